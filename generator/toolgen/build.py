@@ -1,0 +1,157 @@
+"""The build pipeline for one API and for a project: load -> intent -> lower -> emit (in memory).
+
+`build_api` returns the files of one API as bytes and the diagnostics; it writes nothing. The CLI
+then writes them atomically (`toolgen.write`) or compares them (`--check`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from .emit import json_bytes
+from .emit.catalogs import Catalogs, build_catalogs
+from .emit.policy import policy_json, policy_markdown
+from .emit.report import ToolSize, measure, report_markdown
+from .intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
+from .ir import ApiIR
+from .load import SpecDocument, display_path, load_spec
+from .lower import lower
+from .project import ALL_ARTIFACTS, Artifact, Project
+from .write import Output
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ApiBuild:
+    """The in-memory result of building one API."""
+
+    name: str
+    out: Path
+    ir: ApiIR
+    files: dict[str, bytes]
+    diagnostics: list[Diagnostic]
+    catalogs: Catalogs
+    sizes: list[ToolSize]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def api_name_for(intents: LoadedIntentMap, fallback: str) -> str:
+    if intents.model.api.name:
+        return intents.model.api.name
+    name = re.sub(r"[^a-z0-9_]+", "_", fallback.lower()).strip("_") or "api"
+    return "_" + name if name[0].isdigit() else name
+
+
+def resolve_spec_path(intents: LoadedIntentMap, override: Path | None) -> Path:
+    if override is not None:
+        return override
+    path = intents.spec_path()
+    if path is None:
+        raise DiagnosticError([Diagnostic(
+            "spec-missing", "error", "the intent map names no spec", intents.locate(),
+            "add `spec: path/to/openapi.yaml` (relative to the intent map), or pass --spec")])
+    return path
+
+
+def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Path | None = None,
+              emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None) -> ApiBuild:
+    """Build one API in memory. Raises `DiagnosticError` when the inputs have errors."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    intents = load_intent_map(intent_path)
+    spec_path = resolve_spec_path(intents, spec)
+    sink = DiagnosticSink()
+    if not spec_path.exists():
+        where = intents.locate("spec") if spec is None else SourceLocation(display_path(spec_path))
+        raise DiagnosticError([Diagnostic(
+            "spec-not-found", "error", f"spec file not found: {display_path(spec_path)}", where,
+            "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
+    doc = load_spec(spec_path, sink=sink)
+    timings["load"] = time.perf_counter() - t0
+    api = name or api_name_for(intents, intent_path.stem)
+    if progress:
+        progress(f"{api}: loaded {doc.display} (OpenAPI {doc.openapi})")
+    t1 = time.perf_counter()
+    ir = lower(doc, intents, sink, api)
+    timings["lower"] = time.perf_counter() - t1
+    sink.raise_if_errors()
+    if progress:
+        progress(f"{api}: lowered {len(ir.covered)} of {len(ir.operations)} operations to {len(ir.tools)} tools")
+    t2 = time.perf_counter()
+    files, catalogs, sizes = emit_files(ir, emit, sink.sorted())
+    timings["emit"] = time.perf_counter() - t2
+    diagnostics = sink.sorted()
+    from dataclasses import replace
+
+    ir = replace(ir, diagnostics=tuple(diagnostics))
+    return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings)
+
+
+def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic]
+               ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+    """All files of one API, in memory."""
+    catalogs = build_catalogs(ir)
+    _check_conformance(ir, catalogs)
+    files: dict[str, bytes] = {}
+    if "openai" in emit:
+        files["openai.json"] = json_bytes(catalogs.openai)
+    if "anthropic" in emit:
+        files["anthropic.json"] = json_bytes(catalogs.anthropic)
+    if "mcp" in emit:
+        files["mcp.json"] = json_bytes(catalogs.mcp)
+    policy = policy_json(ir)
+    if "policy" in emit:
+        files["policy.json"] = json_bytes(policy)
+        files["POLICY.md"] = policy_markdown(ir).encode("utf-8")
+    sizes = measure(catalogs) if "report" in emit else []
+    if "report" in emit:
+        files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
+    if "python" in emit:
+        from .emit.python import package_files
+
+        files.update(package_files(ir, policy, catalogs.mcp))
+    return files, catalogs, sizes
+
+
+def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
+    """Every emitted catalog must pass its dialect's rules; a violation is a toolgen bug."""
+    from .conformance import check_catalog
+
+    problems = []
+    for dialect, tools in catalogs.by_dialect().items():
+        problems.extend(check_catalog(dialect, tools))  # type: ignore[arg-type]
+    if problems:
+        first = problems[:5]
+        raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(
+            f"{p.dialect} {p.tool} {p.pointer}: {p.rule}: {p.message}" for p in first))
+
+
+def build_project(project: Project, progress: Progress | None = None
+                  ) -> tuple[list[Output], list[ApiBuild]]:
+    """Build every API of the project in memory. Raises `DiagnosticError` with all APIs' errors."""
+    outputs: list[Output] = []
+    builds: list[ApiBuild] = []
+    errors: list[Diagnostic] = []
+    for target in project.targets:
+        try:
+            build = build_api(target.intent_map, target.out, name=target.name, spec=target.spec,
+                              emit=target.emit, progress=progress)
+        except DiagnosticError as exc:
+            errors.extend(exc.diagnostics)
+            continue
+        builds.append(build)
+        outputs.append(Output(target.out, build.files))
+    if errors:
+        raise DiagnosticError(errors)
+    if project.schema_out is not None:
+        outputs.append(Output(project.schema_out, {"": json_bytes(intent_map_json_schema())}))
+    return outputs, builds
+
+
+__all__ = ["ApiBuild", "build_api", "build_project", "emit_files", "SpecDocument"]

@@ -1,0 +1,154 @@
+"""Diagnostics as data: every stage reports problems as located `Diagnostic` values.
+
+A diagnostic has a stable `code` (kebab-case, e.g. ``ref-external``), a `severity`, a one-line
+`message`, a `location` (file, 1-based line/column and/or JSON pointer) and a `hint` that says what
+to do. Stages collect them in a `DiagnosticSink`; a stage that cannot continue raises
+`DiagnosticError` carrying the error diagnostics. The CLI is the only place that prints them.
+
+Exit codes (one table for every command):
+    0 ok, 1 check/lint failed, 2 bad input, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Literal
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+
+class ExitCode(enum.IntEnum):
+    """The process exit codes shared by every `toolgen` command."""
+
+    OK = 0
+    CHECK_FAILED = 1
+    BAD_INPUT = 2
+    INTERNAL = 3
+
+
+@dataclass(frozen=True, order=True)
+class SourceLocation:
+    """Where a diagnostic points: a display path, optional 1-based line/col, optional JSON pointer."""
+
+    file: str
+    line: int | None = None
+    col: int | None = None
+    pointer: str | None = None
+
+    def render(self) -> str:
+        """``file:line:col`` (or ``file#/json/pointer`` when no line is known)."""
+        text = self.file
+        if self.line is not None:
+            text += f":{self.line}"
+            if self.col is not None:
+                text += f":{self.col}"
+        if self.pointer is not None and self.pointer != "":
+            text += f" (#{self.pointer})" if self.line is not None else f"#{self.pointer}"
+        return text
+
+    def to_json(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "col": self.col, "pointer": self.pointer}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: stable code, severity, message, location and a fix hint."""
+
+    code: str
+    severity: Severity
+    message: str
+    location: SourceLocation | None = None
+    hint: str | None = None
+    tool: str | None = None
+
+    def render(self) -> str:
+        """``file:line:col: severity[code]: message`` followed by an indented hint line."""
+        where = self.location.render() + ": " if self.location else ""
+        text = f"{where}{self.severity}[{self.code}]: {self.message}"
+        if self.hint:
+            text += f"\n    hint: {self.hint}"
+        return text
+
+    def sort_key(self) -> tuple[object, ...]:
+        loc = self.location
+        return (
+            loc.file if loc else "",
+            loc.line if loc and loc.line is not None else 0,
+            loc.col if loc and loc.col is not None else 0,
+            loc.pointer if loc and loc.pointer else "",
+            SEVERITY_ORDER[self.severity],
+            self.code,
+            self.message,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "location": self.location.to_json() if self.location else None,
+            "hint": self.hint,
+            "tool": self.tool,
+        }
+
+
+class DiagnosticError(Exception):
+    """A stage could not continue. Carries the diagnostics that explain why (at least one error)."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]):
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        super().__init__("\n".join(d.render() for d in self.diagnostics))
+
+
+@dataclass
+class DiagnosticSink:
+    """Collects diagnostics from the stages; identical diagnostics are kept once."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+    _seen: set[str] = field(default_factory=set)
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        key = json.dumps(diagnostic.to_json(), sort_keys=True)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.items.append(diagnostic)
+
+    def error(self, code: str, message: str, location: SourceLocation | None = None,
+              hint: str | None = None, tool: str | None = None) -> None:
+        self.add(Diagnostic(code, "error", message, location, hint, tool))
+
+    def warning(self, code: str, message: str, location: SourceLocation | None = None,
+                hint: str | None = None, tool: str | None = None) -> None:
+        self.add(Diagnostic(code, "warning", message, location, hint, tool))
+
+    def info(self, code: str, message: str, location: SourceLocation | None = None,
+             hint: str | None = None, tool: str | None = None) -> None:
+        self.add(Diagnostic(code, "info", message, location, hint, tool))
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        for d in diagnostics:
+            self.add(d)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity == "error"]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.items)
+
+    def raise_if_errors(self) -> None:
+        if self.has_errors:
+            raise DiagnosticError(self.sorted())
+
+    def sorted(self) -> list[Diagnostic]:
+        return sorted(self.items, key=Diagnostic.sort_key)
+
+    def __iter__(self) -> Iterator[Diagnostic]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)

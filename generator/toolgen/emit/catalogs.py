@@ -1,0 +1,55 @@
+"""Model-facing catalogs per dialect: OpenAI strict function tools, Anthropic tools, MCP tools.
+
+Input: `ApiIR`. Output: one list of tool objects per dialect plus the dialect warnings (e.g. a
+tool that cannot be strict, a recursive schema that Anthropic strict mode cannot take). The schema
+rules themselves live in `toolgen.dialects` (see docs/provider-dialects rules cited there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dialects import anthropic_tool, mcp_tool, openai_tool, openai_parameters, anthropic_input_schema, \
+    mcp_input_schema, mcp_output_schema
+from ..ir import ApiIR, Tool
+
+DIALECTS = ("openai", "anthropic", "mcp")
+
+
+@dataclass
+class Catalogs:
+    openai: list[dict[str, Any]] = field(default_factory=list)
+    anthropic: list[dict[str, Any]] = field(default_factory=list)
+    mcp: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (tool, message)
+
+    def by_dialect(self) -> dict[str, list[dict[str, Any]]]:
+        return {"openai": self.openai, "anthropic": self.anthropic, "mcp": self.mcp}
+
+
+def build_catalogs(ir: ApiIR) -> Catalogs:
+    out = Catalogs()
+    for tool in ir.tools:
+        out.openai.append(openai_tool(tool.name, tool.description, tool.input_schema))
+        out.anthropic.append(anthropic_tool(tool.name, tool.description, tool.input_schema))
+        row = tool.policy
+        out.mcp.append(mcp_tool(
+            tool.name, tool.description, tool.input_schema, tool.output_schema,
+            title=tool.title,
+            read_only=row.mode != "record",
+            destructive=row.mode == "record" and row.effect == "destructive",
+            idempotent=row.mode != "record" or row.idempotency is not None,
+            open_world=True,
+        ))
+        for dialect, result in (("openai", openai_parameters(tool.input_schema)),
+                                ("anthropic", anthropic_input_schema(tool.input_schema)),
+                                ("mcp", mcp_input_schema(tool.input_schema)),
+                                ("mcp", mcp_output_schema(tool.output_schema))):
+            for warning in result.warnings:
+                out.warnings.append((tool.name, f"{dialect}: {warning}"))
+    return out
+
+
+def tool_of(ir: ApiIR, name: str) -> Tool:
+    return next(t for t in ir.tools if t.name == name)

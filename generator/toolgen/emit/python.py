@@ -1,0 +1,130 @@
+"""The generated Python package: `__init__.py` (jinja2 template + black) holding the policy table and
+the MCP catalog as literals, and `models.py` (datamodel-code-generator) with one pydantic model per
+tool's arguments.
+
+Spec text reaches `__init__.py` only through `toolgen.pyliteral` (the template environment refuses
+anything else). `models.py` is produced by datamodel-code-generator from the canonical input
+schemas with their text annotations (descriptions, titles, examples) removed, so only names, enum
+values and constraints reach it; it is then compiled here as a check before anything is written.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+from typing import Any
+
+from ..ir import ApiIR
+from ..pyliteral import pascal_case, template_env
+
+_ANNOTATIONS = {"description", "title", "examples", "example", "$comment", "deprecated", "default"}
+
+
+def package_files(ir: ApiIR, policy: dict[str, Any], mcp_tools: list[dict[str, Any]]) -> dict[str, bytes]:
+    """`__init__.py` and `models.py` of the generated package, formatted with black."""
+    model_names = _model_names(ir)
+    env = template_env()
+    text = env.get_template("package_init.py.j2").render(
+        api=ir.name,
+        tool_names=[t.name for t in ir.tools],
+        argument_models=model_names,
+        policy=policy,
+        mcp_tools=mcp_tools,
+    )
+    init = _black(text)
+    models = _black(_models_source(ir, model_names))
+    for name, source in (("__init__.py", init), ("models.py", models)):
+        compile(source, f"generated/{ir.name}/{name}", "exec")
+    return {"__init__.py": init.encode("utf-8"), "models.py": models.encode("utf-8")}
+
+
+def _model_names(ir: ApiIR) -> dict[str, str]:
+    names: dict[str, str] = {}
+    used: set[str] = set()
+    for tool in ir.tools:
+        base = pascal_case(tool.name) + "Args"
+        name, n = base, 2
+        while name in used:
+            name, n = f"{base}{n}", n + 1
+        used.add(name)
+        names[tool.name] = name
+    return names
+
+
+def _strip(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        out = {}
+        for key, value in schema.items():
+            if key in _ANNOTATIONS and not isinstance(value, dict):
+                continue
+            if key in ("properties", "$defs", "patternProperties"):
+                out[key] = {k: _strip(v) for k, v in value.items()} if isinstance(value, dict) else value
+            elif key in ("enum", "const", "required"):
+                out[key] = value
+            else:
+                out[key] = _strip(value)
+        return out
+    if isinstance(schema, list):
+        return [_strip(v) for v in schema]
+    return schema
+
+
+def _rewrite_refs(node: Any, prefix: str) -> Any:
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+                out[key] = "#/$defs/" + prefix + value[len("#/$defs/"):]
+            elif key in ("enum", "const"):
+                out[key] = value
+            else:
+                out[key] = _rewrite_refs(value, prefix)
+        return out
+    if isinstance(node, list):
+        return [_rewrite_refs(v, prefix) for v in node]
+    return node
+
+
+def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
+    defs: dict[str, Any] = {}
+    for tool in ir.tools:
+        model = names[tool.name]
+        schema = _strip(copy.deepcopy(tool.input_schema))
+        inner = schema.pop("$defs", {}) or {}
+        prefix = model + "_"
+        schema = _rewrite_refs(schema, prefix)
+        for key, value in inner.items():
+            defs[prefix + key] = _rewrite_refs(value, prefix)
+        schema["title"] = model
+        defs[model] = schema
+    if not defs:
+        return '"""Argument models: this API has no tools."""\n'
+    from datamodel_code_generator import DataModelType, InputFileType, generate
+    from datamodel_code_generator.format import Formatter
+
+    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = generate(
+            json.dumps(document, sort_keys=True),
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.PydanticV2BaseModel,
+            disable_timestamp=True,
+            class_name="ToolArgumentsIndex",
+            custom_file_header='"""Typed argument models of the generated tools (datamodel-code-generator). '
+                               'Do not edit."""',
+            formatters=[Formatter.BLACK],
+            use_field_description=False,
+            enable_version_header=False,
+        )
+    if not isinstance(out, str):
+        raise RuntimeError("datamodel-code-generator returned several modules; expected one")
+    return out
+
+
+def _black(source: str) -> str:
+    import black
+
+    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
+    return black.format_str(source, mode=mode)

@@ -1,0 +1,114 @@
+"""`REPORT.md`: tools, coverage of the spec's operations, catalog bytes and o200k tokens per tool and
+dialect, and the build's warnings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..ir import ApiIR
+from ..tokens import count_tokens
+from . import compact_json
+from .catalogs import Catalogs
+from .policy import _code, _md
+
+
+@dataclass(frozen=True)
+class ToolSize:
+    tool: str
+    bytes: dict[str, int]
+    tokens: dict[str, int]
+
+
+def measure(catalogs: Catalogs) -> list[ToolSize]:
+    """Compact-JSON bytes and o200k tokens of each tool in each dialect."""
+    sizes: dict[str, dict[str, dict[str, int]]] = {}
+    for dialect, tools in catalogs.by_dialect().items():
+        for tool in tools:
+            name = tool["function"]["name"] if dialect == "openai" else tool["name"]
+            text = compact_json(tool)
+            entry = sizes.setdefault(name, {"bytes": {}, "tokens": {}})
+            entry["bytes"][dialect] = len(text.encode("utf-8"))
+            entry["tokens"][dialect] = count_tokens(text)
+    return [ToolSize(name, v["bytes"], v["tokens"]) for name, v in sorted(sizes.items())]
+
+
+def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagnostics: list[Diagnostic]) -> str:
+    covered = set(ir.covered)
+    skipped = {s.operation.pointer: s for s in ir.skipped}
+    total_tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp")}
+    total_bytes = {d: sum(s.bytes.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp")}
+    lines = [
+        f"# {_md(ir.title)}: build report",
+        "",
+        f"Spec `{_md(ir.spec_display)}` (version {_md(ir.version) or 'unknown'}), intent map `{_md(ir.intent_display)}`.",
+        "",
+        "| | count |",
+        "|---|---|",
+        f"| operations in the spec | {len(ir.operations)} |",
+        f"| operations covered by tools | {len(covered)} |",
+        f"| operations skipped (see warnings) | {len(skipped)} |",
+        f"| tools | {len(ir.tools)} |",
+        f"| catalog tokens, o200k (openai / anthropic / mcp) | {total_tokens['openai']} / "
+        f"{total_tokens['anthropic']} / {total_tokens['mcp']} |",
+        f"| catalog bytes (openai / anthropic / mcp) | {total_bytes['openai']} / {total_bytes['anthropic']} / "
+        f"{total_bytes['mcp']} |",
+        "",
+        "## Tools",
+        "",
+        "Sizes are of each tool's compact JSON; tokens use the o200k_base encoding.",
+        "",
+        "| tool | mode | effect | operation | openai tokens | anthropic tokens | mcp tokens | mcp bytes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    by_name = {t.name: t for t in ir.tools}
+    for s in sizes:
+        row = by_name[s.tool].policy
+        lines.append(f"| {_code(s.tool)} | {row.mode} | {row.effect} | {_code(row.method + ' ' + row.path)} | "
+                     f"{s.tokens.get('openai', 0)} | {s.tokens.get('anthropic', 0)} | {s.tokens.get('mcp', 0)} | "
+                     f"{s.bytes.get('mcp', 0)} |")
+    lines += ["", "## Coverage", ""]
+    tool_by_pointer: dict[str, list[str]] = {}
+    for t in ir.tools:
+        tool_by_pointer.setdefault(t.source_pointer, []).append(t.name)
+    cov = [op for op in ir.operations if op.pointer in covered]
+    rest = [op for op in ir.operations if op.pointer not in covered]
+    lines.append(f"Covered ({len(cov)}):")
+    lines.append("")
+    for op in cov:
+        lines.append(f"- {_code(op.method + ' ' + op.path)} ({_code(op.operation_id or '-')}) → "
+                     + ", ".join(_code(n) for n in sorted(tool_by_pointer.get(op.pointer, []))))
+    lines.append("")
+    if rest:
+        lines.append(f"<details><summary>Not covered ({len(rest)})</summary>")
+        lines.append("")
+        for op in rest:
+            why = skipped.get(op.pointer)
+            note = f": skipped, {_md(why.reason)} ({_code(why.code)})" if why else ""
+            lines.append(f"- {_code(op.method + ' ' + op.path)} ({_code(op.operation_id or '-')}){note}")
+        lines += ["", "</details>", ""]
+    else:
+        lines += ["Not covered: none.", ""]
+    warnings = [d for d in diagnostics if d.severity in ("warning", "error")]
+    lines += ["## Warnings", ""]
+    if not warnings and not catalogs.warnings:
+        lines.append("None.")
+    counts: dict[str, int] = {}
+    for d in warnings:
+        counts[d.code] = counts.get(d.code, 0) + 1
+    if counts:
+        lines.append("By code: " + ", ".join(f"{_code(c)} {n}" for c, n in sorted(counts.items())) + ".")
+        lines.append("")
+    for d in warnings[:200]:
+        where = d.location.render() if d.location else ""
+        lines.append(f"- {_code(d.code)} {_md(where)}: {_md(d.message)}")
+    if len(warnings) > 200:
+        lines.append(f"- … and {len(warnings) - 200} more (run `toolgen lint --format json` for all)")
+    for tool, message in sorted(set(catalogs.warnings))[:200]:
+        lines.append(f"- {_code('dialect')} {_code(tool)}: {_md(message)}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def sizes_json(sizes: list[ToolSize]) -> dict[str, Any]:
+    return {s.tool: {"bytes": s.bytes, "tokens": s.tokens} for s in sizes}

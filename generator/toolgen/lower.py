@@ -1,0 +1,1000 @@
+"""Stage 3, `lower`: spec operations + intents -> the frozen IR (`ApiIR` of `Tool`s).
+
+Input: a `SpecDocument` and a `LoadedIntentMap`. Output: `ApiIR`. Diagnostics go to the sink;
+errors in explicit intents make the build fail (the caller raises), while an operation that an
+`include` group cannot lower is skipped with a warning that says why (never silently dropped).
+
+Per operation this builds one canonical input schema (path, query, header and cookie parameters
+plus the request body's properties, collision-safe), the binding table (argument -> location + wire
+name), the output schema (projected, paginated, wrapped to an object root) and the policy row.
+Write and destructive intents become `preview_<name>` (mode preview, effect read) and
+`record_<name>` (mode record).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal
+
+from . import pagination as pagination_detect
+from .diagnostics import DiagnosticError, DiagnosticSink, SourceLocation
+from .intent import IncludeSpec, LoadedIntentMap, PaginationSpec, RetrySpec, ToolIntent
+from .ir import (
+    ApiIR, ArgBinding, ArgLocation, AuthBinding, BodyEncoding, Effect, FixedValue, Idempotency, Mode,
+    OperationRef, OutputPolicy, Pagination, PolicyRow, Retry, SkippedOperation, Tool,
+)
+from .load import SpecDocument
+from .naming import (
+    MAX_TOOL_NAME, arg_name, shorten, snake_case, stable_suffix, tool_name_problem,
+)
+from .operations import Operation, find_operation, list_operations, operation_matches, suggest_operations
+from .pointer import join_pointer
+from .schema import SchemaBudget, SchemaConverter, limit_depth, object_view, project_schema
+
+READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
+              "describe", "download", "export", "retrieve", "show", "head", "options")
+MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", "user-agent", "host"}
+CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.I)
+LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
+TRUNCATED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Present only when the result was cut to the output size budget.",
+    "properties": {"original_bytes": {"type": "integer"}, "omitted_items": {"type": "integer"}},
+}
+DEFAULT_RETRY_ON = ("timeout", "429", "502", "503", "504")
+
+
+@dataclass
+class _Arg:
+    name: str
+    schema: dict[str, Any]
+    binding: ArgBinding | None
+    required: bool
+
+
+@dataclass
+class _Lowered:
+    """An operation lowered once, shared by the preview and record tools of one intent."""
+
+    args: list[_Arg]
+    encoding: BodyEncoding
+    content_type: str | None
+    output_schema: dict[str, Any]
+    pagination: Pagination | None
+    fixed: tuple[FixedValue, ...]
+    auth: tuple[AuthBinding, ...]
+    success: tuple[int, ...]
+    op_scopes: tuple[str, ...]
+
+
+@dataclass
+class _Ctx:
+    doc: SpecDocument
+    intents: LoadedIntentMap
+    sink: DiagnosticSink
+    api: str
+    converter: SchemaConverter
+    names: dict[str, str] = field(default_factory=dict)  # tool name -> operation pointer
+
+
+class _Skip(Exception):
+    """An operation cannot be lowered; carries (code, message, location, hint)."""
+
+    def __init__(self, code: str, message: str, location: SourceLocation | None, hint: str | None = None):
+        super().__init__(message)
+        self.code, self.message, self.location, self.hint = code, message, location, hint
+
+
+def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str) -> ApiIR:
+    """Lower every intent (explicit tools first, then include groups) to tools.
+
+    Raises nothing for bad intents: errors are added to `sink` (the caller decides to stop).
+    """
+    model = intents.model
+    budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)
+    ctx = _Ctx(doc, intents, sink, api_name, SchemaConverter(doc, sink, budget))
+    operations = list_operations(doc)
+    tools: list[Tool] = []
+    covered: dict[str, str] = {}
+    skipped: list[SkippedOperation] = []
+
+    for key, intent in model.tools.items():
+        loc = intents.locate("tools", key, "operation")
+        op = find_operation(operations, intent.operation)
+        if op is None:
+            close = suggest_operations(operations, intent.operation)
+            sink.error("operation-not-found", f"operation {intent.operation!r} (intent `{key}`) is not in "
+                       f"{doc.display}", loc,
+                       f"did you mean {', '.join(repr(c) for c in close)}?" if close else
+                       "use an operationId or `METHOD /path` exactly as written in the spec")
+            continue
+        problem = _explicit_name_problem(key, intent.effect)
+        if problem:
+            sink.error("tool-name-invalid", f"intent `{key}` for operation {op.synthetic_id!r}: {problem}",
+                       intents.locate("tools", key), "choose a shorter name of letters, digits, '_' and '-' "
+                       "(write intents get a 'preview_'/'record_' prefix, which counts toward 64)")
+            continue
+        try:
+            new = _lower_intent(ctx, op, key, intent, ("tools", key), explicit=True)
+        except _Skip as skip:
+            sink.error(skip.code, skip.message, skip.location, skip.hint)
+            continue
+        except DiagnosticError as exc:
+            sink.extend(exc.diagnostics)
+            continue
+        tools.extend(new)
+        covered.setdefault(op.pointer, key)
+
+    for index, group in enumerate(model.include):
+        for op in operations:
+            if op.pointer in covered:
+                continue
+            if not operation_matches(op, group.match) or any(operation_matches(op, p) for p in group.exclude):
+                continue
+            try:
+                intent, name = _infer_intent(ctx, op, group)
+                new = _lower_intent(ctx, op, name, intent, ("include", index), explicit=False, group=group)
+            except _Skip as skip:
+                sink.warning(skip.code, f"skipped {op.key}: {skip.message}", skip.location or doc.locate(op.pointer),
+                             skip.hint)
+                skipped.append(SkippedOperation(_op_ref(op), skip.message, skip.code))
+                covered[op.pointer] = ""
+                continue
+            except DiagnosticError as exc:
+                first = exc.diagnostics[0]
+                for d in exc.diagnostics:
+                    sink.warning(d.code, f"skipped {op.key}: {d.message}", d.location, d.hint)
+                skipped.append(SkippedOperation(_op_ref(op), first.message, first.code))
+                covered[op.pointer] = ""
+                continue
+            tools.extend(new)
+            covered[op.pointer] = name
+
+    for op in operations:
+        if op.pointer not in covered and model.include:
+            continue
+    info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
+    base_url = model.api.base_url or _server_url(doc)
+    ops = tuple(_op_ref(op) for op in operations)
+    return ApiIR(
+        name=api_name,
+        title=model.api.title or str(info.get("title") or api_name),
+        version=str(info.get("version") or ""),
+        base_url=base_url,
+        spec_display=doc.display,
+        intent_display=intents.display,
+        tools=tuple(sorted(tools, key=lambda t: t.name)),
+        operations=ops,
+        covered=tuple(p for p, name in covered.items() if name),
+        skipped=tuple(skipped),
+    )
+
+
+def _op_ref(op: Operation) -> OperationRef:
+    return OperationRef(op.method, op.path, op.operation_id, op.pointer)
+
+
+def _server_url(doc: SpecDocument) -> str:
+    servers = doc.data.get("servers")
+    if isinstance(servers, list) and servers and isinstance(servers[0], dict):
+        url = str(servers[0].get("url") or "")
+        variables = servers[0].get("variables") or {}
+        if isinstance(variables, dict):
+            for name, var in variables.items():
+                if isinstance(var, dict) and "default" in var:
+                    url = url.replace("{" + str(name) + "}", str(var["default"]))
+        return url.rstrip("/")
+    return ""
+
+
+def _explicit_name_problem(key: str, effect: Effect) -> str | None:
+    if effect == "read":
+        return tool_name_problem(key)
+    return tool_name_problem("preview_" + key)
+
+
+# ---------------------------------------------------------------------------------------------
+# include groups: an intent inferred from the operation
+
+
+def _infer_intent(ctx: _Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolIntent, str]:
+    if op.method == "TRACE":
+        raise _Skip("operation-method-unsupported", "TRACE operations are not turned into tools",
+                    ctx.doc.locate(op.pointer))
+    effect: Effect
+    if group.effect != "inferred":
+        effect = group.effect
+    elif op.method in ("GET", "HEAD", "OPTIONS"):
+        effect = "read"
+    elif op.method == "DELETE":
+        effect = "destructive"
+    else:
+        effect = "write"
+    defaults = ctx.intents.model.defaults
+    approval = group.approval or (
+        None if effect == "read" else defaults.approval_destructive if effect == "destructive"
+        else defaults.approval_write)
+    idempotency = None
+    if effect != "read":
+        header = _idempotency_header(ctx, op)
+        from .intent import IdempotencySpec
+
+        if header is not None:
+            idempotency = IdempotencySpec(key="idempotency_key", send_as=f"header:{header}")
+        else:
+            idempotency = IdempotencySpec(key="action_id", send_as="none")
+    name = _include_name(ctx, op, group, effect)
+    intent = ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=approval,
+                        idempotency=idempotency)
+    return intent, name
+
+
+def _idempotency_header(ctx: _Ctx, op: Operation) -> str | None:
+    for param, _ in _parameters(ctx, op):
+        if param.get("in") == "header" and str(param.get("name", "")).lower().replace("_", "-") in (
+                "idempotency-key", "x-idempotency-key"):
+            return str(param["name"])
+    return None
+
+
+def _include_name(ctx: _Ctx, op: Operation, group: IncludeSpec, effect: Effect) -> str:
+    base = group.prefix + snake_case(op.synthetic_id)
+    if not base:
+        base = "op"
+    if effect == "read" and not base.startswith(READ_VERBS) and not group.prefix:
+        base = "get_" + base
+    limit = MAX_TOOL_NAME - (len("preview_") if effect != "read" else 0)
+    short = shorten(base, limit, seed=op.pointer)
+    taken = set(ctx.names)
+    full = (lambda b: [b] if effect == "read" else ["preview_" + b, "record_" + b])
+    if any(n in taken for n in full(short)):
+        short = shorten(f"{base}_{stable_suffix(op.pointer, 6)}", limit, seed=op.pointer + "#dup")
+        ctx.sink.warning("name-collision", f"{op.key}: tool name {base!r} is taken; using {short!r}",
+                         ctx.doc.locate(op.pointer), "give the operation a distinct operationId or an explicit intent")
+    if short != base:
+        ctx.sink.warning("name-shortened",
+                         f"operationId {op.synthetic_id!r} gives tool name {base!r} ({len(base)} chars); "
+                         f"shortened to {', '.join(full(short))}",
+                         ctx.doc.locate(op.pointer), "add an explicit intent to choose a name")
+    return short
+
+
+# ---------------------------------------------------------------------------------------------
+# one intent
+
+
+def _lower_intent(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, where: tuple[str | int, ...],
+                  *, explicit: bool, group: IncludeSpec | None = None) -> list[Tool]:
+    model = ctx.intents.model
+    defaults = model.defaults
+    lowered = _lower_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
+    effect = intent.effect
+    if effect == "read" and intent.approval == "required":
+        ctx.sink.warning("approval-on-read", f"intent `{key}` is a read; approval applies to record tools only",
+                         ctx.intents.locate(*where, "approval") if explicit else None)
+    permission = _permission(ctx, intent, group, lowered.op_scopes, effect)
+    output = OutputPolicy(
+        fields=tuple(intent.output.fields) if intent.output else (),
+        max_bytes=(intent.output.max_bytes if intent.output and intent.output.max_bytes else defaults.output_max_bytes),
+        redact=tuple(intent.output.redact) if intent.output else (),
+        schema_mode=(intent.output.schema_mode if intent.output and intent.output.schema_mode
+                     else defaults.output_schema_mode),
+    )
+    timeout = intent.timeout_ms or defaults.timeout_ms
+    summary = _summary(ctx, op, intent, defaults.description_max_chars)
+    title = intent.title or _title(op)
+    bindings = tuple(a.binding for a in lowered.args if a.binding is not None)
+    base_schema = _input_schema(lowered.args)
+
+    if effect == "read":
+        retry = _retry(intent.retry, defaults.retry, timeout, safe=True)
+        row = PolicyRow(
+            tool=key, mode="read", effect="read", operation_id=op.synthetic_id, method=op.method,
+            path=op.url_path, permission=permission, approval="never", idempotency=None, retry=retry,
+            timeout_ms=timeout, pagination=lowered.pagination, output=output, auth=lowered.auth,
+            body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
+            fixed=lowered.fixed, pair=None, intent=key, success_status=lowered.success)
+        desc = _describe(summary, "read", row, None)
+        ctx.names[key] = op.pointer
+        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer)]
+
+    approval = intent.approval or (defaults.approval_destructive if effect == "destructive"
+                                   else defaults.approval_write)
+    if intent.approval is None and explicit:
+        ctx.sink.info("approval-defaulted", f"intent `{key}` ({effect}) has no `approval`; using {approval!r}",
+                      ctx.intents.locate(*where), "state `approval: required` or `approval: never` explicitly")
+    idem = None
+    record_args = list(lowered.args)
+    if intent.idempotency is not None:
+        send = intent.idempotency.send_as
+        if send == "none":
+            idem = Idempotency(intent.idempotency.key, "none", None)
+            binding = None
+        else:
+            where_, wire = send.split(":", 1)
+            idem = Idempotency(intent.idempotency.key, where_, wire)  # type: ignore[arg-type]
+            binding = ArgBinding(intent.idempotency.key, where_, wire, True)  # type: ignore[arg-type]
+        if any(a.name == intent.idempotency.key for a in record_args):
+            raise _Skip("idempotency-key-collision",
+                        f"idempotency key argument {intent.idempotency.key!r} clashes with an argument of {op.key}",
+                        ctx.intents.locate(*where, "idempotency", "key") if explicit else ctx.doc.locate(op.pointer),
+                        "choose another key name")
+        record_args.append(_Arg(intent.idempotency.key, {
+            "type": "string", "minLength": 1, "maxLength": 255,
+            "description": "Idempotency key: a fresh unique id (e.g. a UUID) per intended action. Retrying "
+                           "with the same key and arguments replays the first result instead of writing twice.",
+        }, binding, True))
+    sent_key = idem is not None and idem.send_in != "none"
+    retry = _retry(intent.retry, defaults.retry, timeout, safe=sent_key)
+    if intent.retry and intent.retry.max_attempts and intent.retry.max_attempts > 1 and not sent_key:
+        ctx.sink.warning("retry-unsafe-write", f"intent `{key}` retries a {effect} whose idempotency key is not "
+                         "sent to the API; retries are disabled", ctx.intents.locate(*where, "retry"),
+                         "send the key to the API (idempotency.send_as) to allow retries")
+    preview_name, record_name = "preview_" + key, "record_" + key
+    preview_row = PolicyRow(
+        tool=preview_name, mode="preview", effect="read", operation_id=op.synthetic_id, method=op.method,
+        path=op.url_path, permission=permission, approval="never", idempotency=None,
+        retry=_retry(None, defaults.retry, timeout, safe=True), timeout_ms=timeout, pagination=None,
+        output=OutputPolicy(max_bytes=output.max_bytes, schema_mode=output.schema_mode), auth=lowered.auth,
+        body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
+        fixed=lowered.fixed, pair=record_name, intent=key, success_status=lowered.success)
+    record_row = PolicyRow(
+        tool=record_name, mode="record", effect=effect, operation_id=op.synthetic_id, method=op.method,
+        path=op.url_path, permission=permission, approval=approval, idempotency=idem, retry=retry,
+        timeout_ms=timeout, pagination=None, output=output, auth=lowered.auth, body_encoding=lowered.encoding,
+        body_content_type=lowered.content_type,
+        bindings=tuple(a.binding for a in record_args if a.binding is not None), fixed=lowered.fixed,
+        pair=preview_name, intent=key, success_status=lowered.success)
+    preview_desc = _describe(summary, "preview", preview_row, record_row)
+    record_desc = _describe(summary, "record", record_row, record_row)
+    ctx.names[preview_name] = op.pointer
+    ctx.names[record_name] = op.pointer
+    return [
+        Tool(preview_name, preview_desc, base_schema, _preview_output_schema(), preview_row,
+             f"Preview: {title}" if title else None, op.pointer),
+        Tool(record_name, record_desc, _input_schema(record_args), lowered.output_schema, record_row, title,
+             op.pointer),
+    ]
+
+
+def _permission(ctx: _Ctx, intent: ToolIntent, group: IncludeSpec | None, op_scopes: tuple[str, ...],
+                effect: Effect) -> tuple[str, ...]:
+    value = intent.permission if intent.permission is not None else (group.permission if group else None)
+    if value is None:
+        if op_scopes:
+            return op_scopes
+        return (f"{ctx.api}:{'write' if effect == 'destructive' else effect}",) if group else ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _retry(spec: RetrySpec | None, default: RetrySpec, timeout_ms: int, *, safe: bool) -> Retry:
+    def pick(name: str, fallback: Any) -> Any:
+        for source in (spec, default):
+            if source is not None and getattr(source, name) is not None:
+                return getattr(source, name)
+        return fallback
+
+    attempts = pick("max_attempts", 3) if safe else 1
+    return Retry(
+        max_attempts=int(attempts),
+        backoff_ms=int(pick("backoff_ms", 200)),
+        deadline_ms=int(pick("deadline_ms", max(timeout_ms * 3, 10_000))),
+        on=tuple(pick("on", DEFAULT_RETRY_ON)),
+    )
+
+
+def _title(op: Operation) -> str | None:
+    summary = op.node.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        text = " ".join(summary.split())
+        return text if len(text) <= 80 else text[:79].rstrip() + "…"
+    return None
+
+
+def _summary(ctx: _Ctx, op: Operation, intent: ToolIntent, limit: int) -> str:
+    if intent.description:
+        return " ".join(intent.description.split())
+    parts = []
+    summary = op.node.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        parts.append(" ".join(summary.split()).rstrip(".") + ".")
+    description = op.node.get("description")
+    if isinstance(description, str) and description.strip():
+        first = description.strip().split("\n\n", 1)[0]
+        first = " ".join(first.split())
+        if first and first.rstrip(".") + "." not in parts:
+            parts.append(first)
+    text = " ".join(parts) or f"Calls {op.method} {op.url_path}."
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def _describe(summary: str, mode: Mode, row: PolicyRow, record: PolicyRow | None) -> str:
+    """The tool description: the intent's text, then what the call does (effect, approval, pages)."""
+    call = f"{row.method} {row.path}"
+    if mode == "read":
+        tail = "Read-only: no side effects."
+        if row.pagination is not None:
+            tail += (f" Returns at most {row.pagination.max_page_size} items per call as `items` plus "
+                     f"`next_cursor`; pass `next_cursor` back as `{row.pagination.cursor_arg}` for the next page.")
+        return f"{summary} {tail}"
+    assert record is not None
+    verb = "Deletes" if record.effect == "destructive" else "Writes"
+    if mode == "preview":
+        gate = ("A human must approve the returned preview_id before " + record.tool + " runs."
+                if record.approval == "required" else f"Then call {record.tool} with the same arguments.")
+        return (f"{summary} PREVIEW ONLY, never writes: checks the arguments and returns the exact request "
+                f"({call}) that {record.tool} would send, and a preview_id. {gate}")
+    gate = (f"Needs human approval of the preview_id from {row.pair} for exactly these arguments; "
+            "call that first." if row.approval == "required" else "No approval needed.")
+    key = ""
+    if row.idempotency is not None:
+        key = f" `{row.idempotency.arg}` makes retries safe: reuse it only to retry the same action."
+    what = "permanently " if record.effect == "destructive" else ""
+    return f"{summary} {verb} {what}via {call}. {gate}{key}"
+
+
+def _preview_output_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["preview_id", "request", "effect", "approval_required", "record_tool"],
+        "properties": {
+            "preview_id": {"type": "string", "description": "Fingerprint of the arguments; a human approves it."},
+            "request": {
+                "type": "object",
+                "description": "The exact request the record tool would send (secrets redacted).",
+                "properties": {
+                    "method": {"type": "string"},
+                    "url": {"type": "string"},
+                    "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "body": {},
+                },
+                "required": ["method", "url"],
+            },
+            "effect": {"type": "string", "enum": ["write", "destructive"]},
+            "side_effects": {"type": "string"},
+            "approval_required": {"type": "boolean"},
+            "record_tool": {"type": "string"},
+            "_truncated": copy.deepcopy(TRUNCATED_SCHEMA),
+        },
+    }
+
+
+def _input_schema(args: list[_Arg]) -> dict[str, Any]:
+    """The tool's input object; `$defs` of argument schemas are hoisted to the root, where their
+    `#/$defs/...` references point."""
+    props: dict[str, Any] = {}
+    defs: dict[str, Any] = {}
+    for a in args:
+        schema = a.schema
+        if "$defs" in schema:
+            schema = dict(schema)
+            defs.update(schema.pop("$defs"))
+        props[a.name] = schema
+    required = [a.name for a in args if a.required]
+    out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+    if required:
+        out["required"] = required
+    if defs:
+        out["$defs"] = {k: defs[k] for k in sorted(defs)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the operation: parameters, body, output
+
+
+def _parameters(ctx: _Ctx, op: Operation) -> list[tuple[dict[str, Any], str]]:
+    """Path-item parameters overridden by operation parameters (same name + in), refs resolved."""
+    merged: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
+    for owner, owner_ptr in ((op.path_item, op.path_item_pointer), (op.node, op.pointer)):
+        params = owner.get("parameters")
+        if not isinstance(params, list):
+            continue
+        for i, raw in enumerate(params):
+            ptr = join_pointer(owner_ptr, "parameters", i)
+            node, target_ptr = ctx.converter.resolve(raw, ptr)
+            if not isinstance(node, dict) or "name" not in node or "in" not in node:
+                raise _Skip("parameter-invalid", f"parameter at #{ptr} has no `name`/`in`", ctx.doc.locate(ptr),
+                            "fix the parameter object")
+            merged[(str(node["name"]), str(node["in"]))] = (node, target_ptr)
+    return list(merged.values())
+
+
+def _security(ctx: _Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tuple[str, ...], set[tuple[str, str]]]:
+    """(auth bindings, OAuth scopes of the chosen requirement, (in, name) pairs of apiKey params)."""
+    requirements = op.node.get("security", ctx.doc.data.get("security"))
+    schemes = ((ctx.doc.data.get("components") or {}).get("securitySchemes") or {})
+    if not isinstance(requirements, list) or not isinstance(schemes, dict):
+        return (), (), set()
+    auth_cfg = ctx.intents.model.auth
+    for requirement in requirements:
+        if not isinstance(requirement, dict):
+            continue
+        if not requirement:
+            return (), (), set()  # `{}` = anonymous access allowed
+        bindings: list[AuthBinding] = []
+        scopes: list[str] = []
+        keys: set[tuple[str, str]] = set()
+        ok = True
+        for name, req_scopes in requirement.items():
+            scheme = schemes.get(name)
+            if isinstance(scheme, dict) and isinstance(scheme.get("$ref"), str):
+                scheme, _ = ctx.converter.resolve(scheme, "/components/securitySchemes/" + name)
+            if not isinstance(scheme, dict):
+                ok = False
+                break
+            secret = auth_cfg[name].secret if name in auth_cfg else _secret_name(ctx.api, name, len(schemes))
+            kind = str(scheme.get("type", ""))
+            sc = tuple(str(s) for s in (req_scopes or []))
+            if kind == "http":
+                http = str(scheme.get("scheme", "bearer")).lower()
+                bindings.append(AuthBinding(name, "basic" if http == "basic" else "bearer", "header",
+                                            "Authorization", secret, sc))
+            elif kind == "apiKey":
+                where = str(scheme.get("in", "header"))
+                wire = str(scheme.get("name", "Authorization"))
+                bindings.append(AuthBinding(name, "apiKey", where if where in ("header", "query", "cookie")
+                                            else "header", wire, secret, sc))  # type: ignore[arg-type]
+                keys.add((where, wire.lower()))
+            elif kind in ("oauth2", "openIdConnect"):
+                bindings.append(AuthBinding(name, kind, "header", "Authorization", secret, sc))
+            else:
+                ok = False
+                break
+            scopes.extend(sc)
+        if ok:
+            return tuple(bindings), tuple(dict.fromkeys(scopes)), keys
+    return (), (), set()
+
+
+def _secret_name(api: str, scheme: str, count: int) -> str:
+    base = api.upper() + ("_TOKEN" if count <= 1 else "_" + re.sub(r"[^A-Za-z0-9]+", "_", scheme).upper())
+    return re.sub(r"_+", "_", base)
+
+
+def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, where: tuple[str | int, ...],
+                     *, explicit: bool, group: IncludeSpec | None) -> _Lowered:
+    doc, sink = ctx.doc, ctx.sink
+    model = ctx.intents.model
+    defaults = model.defaults
+    desc_limit = defaults.argument_description_max_chars
+    auth, op_scopes, key_params = _security(ctx, op)
+    params = _parameters(ctx, op)
+    if len(params) > model.budgets.max_parameters:
+        raise _Skip("operation-too-many-parameters",
+                    f"{len(params)} parameters exceed budgets.max_parameters ({model.budgets.max_parameters})",
+                    doc.locate(op.pointer), "raise budgets.max_parameters or leave this operation out")
+
+    def iloc(*more: str | int) -> SourceLocation | None:
+        return ctx.intents.locate(*where, *more) if explicit else doc.locate(op.pointer)
+
+    fixed_specs = dict(intent.fixed)
+    fixed: list[FixedValue] = []
+    idem_wire: tuple[str, str] | None = None
+    if intent.idempotency is not None and intent.idempotency.send_as != "none":
+        loc_, wire_ = intent.idempotency.send_as.split(":", 1)
+        idem_wire = (loc_, wire_.lower())
+
+    # pagination: explicit, or detected for include groups
+    response_schema, success, response_ptr, link_header = _response(ctx, op)
+    pag_spec: PaginationSpec | None = intent.pagination
+    if pag_spec is None and group is not None and group.paginate and intent.effect == "read":
+        detected = pagination_detect.detect(
+            [str(p.get("name")) for p, _ in params if p.get("in") == "query"],
+            response_schema, link_header)
+        if detected is not None:
+            pag_spec = PaginationSpec(style=detected.style, items=detected.items,  # type: ignore[arg-type]
+                                      cursor=detected.cursor, limit=detected.limit, next=detected.next,
+                                      has_more=detected.has_more, cursor_from_item=detected.cursor_from_item)
+    pag_params: set[str] = set()
+    if pag_spec is not None:
+        for attr in ("cursor", "limit"):
+            name = getattr(pag_spec, attr)
+            if name is None:
+                continue
+            if not any(p.get("in") == "query" and p.get("name") == name for p, _ in params):
+                raise _Skip("pagination-param-missing",
+                            f"pagination.{attr} names query parameter {name!r}, which {op.key} does not have",
+                            iloc("pagination", attr),
+                            "available query parameters: " + ", ".join(
+                                sorted(str(p.get("name")) for p, _ in params if p.get("in") == "query")) or "none")
+            pag_params.add(name)
+        if pag_spec.style in ("cursor", "offset", "page") and pag_spec.cursor is None:
+            raise _Skip("pagination-cursor-missing", f"pagination style {pag_spec.style!r} needs `cursor` "
+                        "(the API parameter that takes the cursor/offset/page)", iloc("pagination"))
+
+    args: list[_Arg] = []
+    for param, ptr in sorted(params, key=lambda pp: (LOCATION_ORDER.get(str(pp[0].get("in")), 9),
+                                                     _path_order(op.path, pp[0]))):
+        where_in = str(param.get("in"))
+        wire = str(param.get("name"))
+        if where_in not in ("path", "query", "header", "cookie"):
+            raise _Skip("parameter-invalid", f"parameter {wire!r} has unknown location {where_in!r}",
+                        doc.locate(ptr), "use path, query, header or cookie")
+        if where_in == "query" and wire in pag_params:
+            continue
+        if (where_in, wire.lower()) in key_params:
+            continue  # an apiKey credential, injected by the runtime
+        if where_in == "header" and wire.lower() in MANAGED_HEADERS:
+            if wire.lower() == "authorization" and not auth:
+                auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
+                                           _secret_name(ctx.api, "", 1)),)
+            continue
+        if idem_wire is not None and (where_in, wire.lower()) == idem_wire:
+            continue  # replaced by the idempotency key argument
+        fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
+        if fixed_key is not None:
+            fixed.append(FixedValue(where_in, wire, fixed_specs.pop(fixed_key)))  # type: ignore[arg-type]
+            continue
+        if where_in in ("header", "query", "cookie") and CREDENTIAL_NAME.search(wire) and (
+                param.get("required") or where_in == "header"):
+            secret = re.sub(r"[^A-Za-z0-9]+", "_", f"{ctx.api}_{wire}").upper().strip("_")
+            auth = auth + (AuthBinding(f"{where_in}:{wire}", "apiKey", where_in, wire, secret),)  # type: ignore[arg-type]
+            sink.info("param-credential", f"{op.key}: {where_in} parameter {wire!r} looks like a credential; "
+                      f"the runtime sends it from secret {secret} instead of a tool argument", doc.locate(ptr))
+            continue
+        schema = _param_schema(ctx, param, ptr)
+        text = param.get("description")
+        if isinstance(text, str) and text.strip() and "description" not in schema:
+            schema["description"] = _cap(text, desc_limit)
+        if param.get("deprecated") is True:
+            schema["deprecated"] = True
+        required = bool(param.get("required")) or where_in == "path"
+        style = param.get("style") if isinstance(param.get("style"), str) else None
+        explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
+        content_type = None
+        if isinstance(param.get("content"), dict) and param["content"]:
+            content_type = sorted(param["content"])[0]
+        binding = ArgBinding("", where_in, wire, required, "omit", style, explode, content_type)  # type: ignore[arg-type]
+        args.append(_Arg(arg_name(wire), schema, binding, required))
+
+    if fixed_specs:
+        first = sorted(fixed_specs)[0]
+        raise _Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
+                    iloc("fixed", first), "use a parameter's wire name, or `in:name`")
+
+    encoding, content_type, body_args = _body(ctx, op, intent, desc_limit)
+    args.extend(body_args)
+
+    reserved = set()
+    pagination = None
+    if pag_spec is not None:
+        pagination = _pagination(ctx, op, pag_spec, defaults, response_schema, iloc)
+        reserved = {pagination.cursor_arg, pagination.page_size_arg}
+    if intent.idempotency is not None:
+        reserved.add(intent.idempotency.key)
+    args = _dedupe_names(args, reserved)
+    for name, means in intent.null.items():
+        hit = next((a for a in args if a.name == name), None)
+        if hit is None or hit.binding is None:
+            raise _Skip("null-unknown-argument", f"`null` names {name!r}, which is not an argument of {op.key}",
+                        iloc("null", name), "available: " + ", ".join(a.name for a in args))
+        hit.binding = _replace_binding(hit.binding, null_means=means)
+    if pagination is not None:
+        args.append(_Arg(pagination.cursor_arg, {
+            "type": ["string", "null"],
+            "description": "Opaque cursor from a previous call's next_cursor; null or absent for the first page.",
+        }, None, False))
+        args.append(_Arg(pagination.page_size_arg, {
+            "type": "integer", "minimum": 1, "maximum": pagination.max_page_size,
+            "description": f"Items per page (default {pagination.default_page_size}).",
+        }, None, False))
+    output_schema = _output_schema(ctx, op, intent, pagination, response_schema, response_ptr, iloc)
+    return _Lowered(args, encoding, content_type, output_schema, pagination, tuple(fixed), auth, success, op_scopes)
+
+
+def _replace_binding(b: ArgBinding, **changes: Any) -> ArgBinding:
+    from dataclasses import replace
+
+    return replace(b, **changes)
+
+
+def _path_order(path: str, param: dict[str, Any]) -> int:
+    if param.get("in") != "path":
+        return 0
+    pos = path.find("{" + str(param.get("name")) + "}")
+    return pos if pos >= 0 else 10_000
+
+
+def _cap(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _param_schema(ctx: _Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
+    if "schema" in param:
+        return ctx.converter.convert(param["schema"], join_pointer(ptr, "schema"), "input")
+    content = param.get("content")
+    if isinstance(content, dict) and content:
+        media = sorted(content)[0]
+        node = content[media]
+        if isinstance(node, dict) and "schema" in node:
+            return ctx.converter.convert(node["schema"], join_pointer(ptr, "content", media, "schema"), "input")
+    return {"type": "string"}
+
+
+_JSON_MEDIA = re.compile(r"^application/([a-z0-9.+-]*\+)?json(;.*)?$", re.I)
+
+
+def _pick_media(content: dict[str, Any]) -> tuple[str, BodyEncoding]:
+    keys = list(content)
+    for m in keys:
+        if m.lower().split(";")[0].strip() == "application/json":
+            return m, "json"
+    for m in keys:
+        if _JSON_MEDIA.match(m.strip()):
+            return m, "json"
+    for m in keys:
+        if m.lower().startswith("application/x-www-form-urlencoded"):
+            return m, "form"
+    for m in keys:
+        if m.lower().startswith("multipart/"):
+            return m, "multipart"
+    for m in keys:
+        if m.lower().startswith("text/"):
+            return m, "text"
+    return keys[0], "binary"
+
+
+def _body(ctx: _Ctx, op: Operation, intent: ToolIntent, desc_limit: int
+          ) -> tuple[BodyEncoding, str | None, list[_Arg]]:
+    raw = op.node.get("requestBody")
+    if raw is None:
+        return "none", None, []
+    ptr = join_pointer(op.pointer, "requestBody")
+    body, body_ptr = ctx.converter.resolve(raw, ptr)
+    if not isinstance(body, dict):
+        return "none", None, []
+    content = body.get("content")
+    if not isinstance(content, dict) or not content:
+        return "none", None, []
+    media, encoding = _pick_media(content)
+    media_node = content[media] if isinstance(content[media], dict) else {}
+    body_required = bool(body.get("required"))
+    schema_ptr = join_pointer(body_ptr, "content", media, "schema")
+    if encoding in ("binary", "text") or "schema" not in media_node:
+        description = "Request body (" + media + ")" + (
+            ", base64-encoded" if encoding == "binary" else "") + "."
+        schema: dict[str, Any] = {"type": "string", "description": description}
+        if encoding == "binary":
+            schema["contentEncoding"] = "base64"
+        return encoding, media, [_Arg("body", schema, ArgBinding("body", "body", "", body_required, "omit",
+                                                                 content_type=media), body_required)]
+    schema = ctx.converter.convert(media_node["schema"], schema_ptr, "input")
+    view = object_view(schema)
+    free_form = view is None or (not view[0] and schema.get("additionalProperties") not in (None, False))
+    if view is None or free_form or "$ref" in schema:
+        if encoding == "form":
+            encoding = "form"
+        schema.setdefault("description", "Request body.")
+        return encoding, media, [_Arg("body", schema, ArgBinding("body", "body", "", body_required), body_required)]
+    props, required = view
+    encodings = media_node.get("encoding") if isinstance(media_node.get("encoding"), dict) else {}
+    defs = schema.get("$defs")
+    args: list[_Arg] = []
+    for prop, prop_schema in props.items():
+        prop_schema = copy.deepcopy(prop_schema)
+        if defs:
+            prop_schema = _attach_defs(prop_schema, defs)
+        if isinstance(prop_schema.get("description"), str):
+            prop_schema["description"] = _cap(prop_schema["description"], desc_limit)
+        is_required = body_required and prop in required
+        null_means = "send" if is_required and _admits_null(prop_schema) else "omit"
+        enc = encodings.get(prop) if isinstance(encodings, dict) else None
+        style = enc.get("style") if isinstance(enc, dict) and isinstance(enc.get("style"), str) else None
+        explode = enc.get("explode") if isinstance(enc, dict) and isinstance(enc.get("explode"), bool) else None
+        part_type = enc.get("contentType") if isinstance(enc, dict) and isinstance(enc.get("contentType"), str) else None
+        binding = ArgBinding("", "body", prop, is_required, null_means, style, explode, part_type)  # type: ignore[arg-type]
+        args.append(_Arg(arg_name(prop), prop_schema, binding, is_required))
+    return encoding, media, args
+
+
+def _admits_null(schema: dict[str, Any]) -> bool:
+    t = schema.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t):
+        return True
+    return any(isinstance(b, dict) and b.get("type") == "null" for b in schema.get("anyOf", []) or [])
+
+
+def _dedupe_names(args: list[_Arg], reserved: set[str]) -> list[_Arg]:
+    """Give every argument a distinct name; on a clash the later location gets `<in>_<name>` and both
+    descriptions say where they go (binding keeps the wire name)."""
+    taken: dict[str, _Arg] = {}
+    clashed: set[int] = set()
+    for arg in args:
+        assert arg.binding is not None
+        base = arg.name
+        name = base
+        if name in taken or name in reserved:
+            if name in taken:
+                clashed.add(id(taken[name]))
+            clashed.add(id(arg))
+            name = arg_name(f"{arg.binding.location}_{base}")
+            n = 2
+            while name in taken or name in reserved:
+                name = arg_name(f"{arg.binding.location}_{base}_{n}")
+                n += 1
+        arg.name = name
+        taken[name] = arg
+    for arg in args:
+        assert arg.binding is not None
+        arg.binding = _replace_binding(arg.binding, arg=arg.name)
+        if id(arg) in clashed:
+            where = {"path": "the URL path", "query": "the query string", "header": "a request header",
+                     "cookie": "a cookie", "body": "the request body"}[arg.binding.location]
+            note = f"Sent in {where} as `{arg.binding.wire_name}`."
+            text = arg.schema.get("description")
+            arg.schema["description"] = f"{text} {note}" if isinstance(text, str) and text else note
+    return args
+
+
+def _response(ctx: _Ctx, op: Operation) -> tuple[Any, tuple[int, ...], str, bool]:
+    """(canonical schema of the success response or None, declared 2xx statuses, pointer, Link header?)."""
+    responses = op.node.get("responses")
+    if not isinstance(responses, dict):
+        return None, (), op.pointer, False
+    codes = sorted(str(c) for c in responses if str(c).startswith("2") or str(c).upper() == "2XX")
+    success = tuple(int(c) for c in codes if c.isdigit())
+    order = [c for c in codes if c.isdigit()] + [c for c in codes if not c.isdigit()]
+    if not order and "default" in responses:
+        order = ["default"]
+    for code in order:
+        ptr = join_pointer(op.pointer, "responses", code)
+        node, node_ptr = ctx.converter.resolve(responses[code], ptr)
+        if not isinstance(node, dict):
+            continue
+        headers = node.get("headers") if isinstance(node.get("headers"), dict) else {}
+        link = any(str(h).lower() == "link" for h in headers)
+        content = node.get("content")
+        if not isinstance(content, dict) or not content:
+            if code in ("204", "205") or len(order) == 1:
+                return None, success, node_ptr, link
+            continue
+        media, encoding = _pick_media(content)
+        media_node = content[media] if isinstance(content[media], dict) else {}
+        if encoding != "json" or "schema" not in media_node:
+            return {"type": "string", "description": f"Response body ({media})."}, success, node_ptr, link
+        schema_ptr = join_pointer(node_ptr, "content", media, "schema")
+        return ctx.converter.convert(media_node["schema"], schema_ptr, "output"), success, schema_ptr, link
+    return None, success, op.pointer, False
+
+
+def _pagination(ctx: _Ctx, op: Operation, spec: PaginationSpec, defaults: Any, response: Any, iloc: Any
+                ) -> Pagination:
+    max_size = spec.max_page_size or defaults.max_page_size
+    page_size = min(spec.page_size or defaults.page_size, max_size)
+    if _field_schema(response, spec.items, array=True) is None:
+        raise _Skip("pagination-items-missing",
+                    f"pagination.items {spec.items!r} is not an array in the success response of {op.key}",
+                    iloc("pagination", "items"), "give the dotted path of the item array ('' for an array body)")
+    return Pagination(style=spec.style, items_field=spec.items, cursor_param=spec.cursor, limit_param=spec.limit,
+                      next_field=spec.next, has_more_field=spec.has_more, cursor_from_item=spec.cursor_from_item,
+                      default_page_size=page_size, max_page_size=max_size)
+
+
+def _field_schema(schema: Any, dotted: str, *, array: bool = False) -> Any:
+    node = schema
+    if dotted:
+        for part in dotted.split("."):
+            view = object_view(node) if isinstance(node, dict) else None
+            if view is None or part not in view[0]:
+                return None
+            node = view[0][part]
+    if array:
+        if not isinstance(node, dict):
+            return None
+        t = node.get("type")
+        if not (t == "array" or (isinstance(t, list) and "array" in t)):
+            return None
+    return node
+
+
+def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pagination | None, response: Any,
+                   response_ptr: str, iloc: Any) -> dict[str, Any]:
+    fields = list(intent.output.fields) if intent.output else []
+    depth = (intent.output.depth if intent.output and intent.output.depth else ctx.intents.model.defaults.output_depth)
+    if response is None:
+        return {"type": "object", "properties": {
+            "status": {"type": "integer", "description": "HTTP status of the (empty) response."}},
+            "required": ["status"]}
+    schema = copy.deepcopy(response)
+    defs = schema.pop("$defs", None)
+
+    def project(node: dict[str, Any], what: str) -> dict[str, Any]:
+        if defs:
+            node = _attach_defs(node, defs)
+        if fields:
+            try:
+                return project_schema(node, fields)
+            except KeyError as exc:
+                view = object_view(node)
+                known = ", ".join(sorted(view[0])) if view else "(not an object)"
+                raise _Skip("output-field-unknown", f"output field {exc.args[0]!r} is not in the {what} of {op.key}",
+                            iloc("output", "fields"), f"available fields: {known}")
+        return limit_depth(node, depth)
+
+    if pagination is not None:
+        items_schema = _field_schema(schema, pagination.items_field, array=True) or {"type": "array", "items": {}}
+        item = copy.deepcopy(items_schema.get("items", {}))
+        item = project(item, "items")
+        item_defs = item.pop("$defs", None)
+        out: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": item},
+                "next_cursor": {"type": ["string", "null"],
+                                "description": "Pass back as cursor for the next page; null on the last page."},
+                "_truncated": copy.deepcopy(TRUNCATED_SCHEMA),
+            },
+            "required": ["items", "next_cursor"],
+        }
+        if item_defs:
+            out["$defs"] = item_defs
+        return out
+    view = object_view(schema)
+    if view is not None and "$ref" not in schema and not schema.get("anyOf") and not schema.get("oneOf"):
+        node = project(schema, "response")
+        node_defs = node.pop("$defs", None)
+        node = copy.deepcopy(node)
+        props = node.setdefault("properties", {})
+        if "_truncated" not in props:
+            props["_truncated"] = copy.deepcopy(TRUNCATED_SCHEMA)
+        t = node.get("type")
+        if isinstance(t, list):  # a nullable object root: the runtime wraps null as {"result": null}
+            node["type"] = "object"
+        if node_defs:
+            node["$defs"] = node_defs
+        return node
+    if fields:
+        raise _Skip("output-not-object", f"output.fields needs an object response; {op.key} returns "
+                    f"{_describe_type(schema)}", iloc("output", "fields"), "remove output.fields")
+    inner = limit_depth(_attach_defs(schema, defs) if defs else schema, depth)
+    inner_defs = inner.pop("$defs", None)
+    out = {"type": "object", "properties": {"result": inner, "_truncated": copy.deepcopy(TRUNCATED_SCHEMA)},
+           "required": ["result"]}
+    if inner_defs:
+        out["$defs"] = inner_defs
+    return out
+
+
+def _describe_type(schema: Any) -> str:
+    if isinstance(schema, dict) and "type" in schema:
+        return f"type {schema['type']!r}"
+    return "a composed schema"
+
+
+def _attach_defs(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Copy of `node` with the `$defs` entries it (transitively) references."""
+    node = copy.deepcopy(node)
+    needed: list[str] = []
+    stack: list[Any] = [node]
+    seen: set[str] = set()
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            ref = cur.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref[len("#/$defs/"):]
+                if name not in seen and name in defs:
+                    seen.add(name)
+                    needed.append(name)
+                    stack.append(defs[name])
+            stack.extend(v for k, v in cur.items() if k != "$defs")
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    if needed:
+        existing = node.setdefault("$defs", {})
+        for name in sorted(needed):
+            existing.setdefault(name, copy.deepcopy(defs[name]))
+    return node
+
+
+def iter_tools(ir: ApiIR) -> Iterable[Tool]:
+    return iter(ir.tools)
+
+
+__all__ = ["lower", "iter_tools", "Literal"]

@@ -1,0 +1,80 @@
+"""Names: tool names and argument names that every dialect accepts, shortened deterministically.
+
+Tool names follow `^[a-zA-Z0-9_-]{1,64}$`, the intersection of OpenAI function names, Anthropic
+clients that enforce 64 and MCP clients (provider-dialects.md A.1, B.1, D.2), counting the
+`preview_`/`record_` prefix. Argument names follow `^[A-Za-z_][A-Za-z0-9_]{0,63}$` (provider-dialects.md
+E.6, the Gemini parameter rule, which also makes them Python-friendly); the wire name is kept in the
+binding table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+ARG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+MAX_TOOL_NAME = 64
+MAX_ARG_NAME = 64
+
+WRITE_PREFIXES = ("preview_", "record_")
+
+_SYMBOLS = {"<": "_lt", ">": "_gt", "=": "_eq", "!": "_not", "[]": "", "@": "_at", "$": "_", "+": "_plus"}
+
+
+def stable_suffix(text: str, length: int = 8) -> str:
+    """A short, stable hex digest of `text` (sha256), independent of hash seeds."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+def snake_case(text: str) -> str:
+    """``issues/list-for-repo`` -> ``issues_list_for_repo``; ``getTicketById`` -> ``get_ticket_by_id``.
+
+    Only ASCII letters, digits and underscores survive; runs of anything else become one ``_``.
+    """
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    text = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+    return re.sub(r"_+", "_", text)
+
+
+def shorten(name: str, limit: int = MAX_TOOL_NAME, *, seed: str | None = None) -> str:
+    """Cut `name` to at most `limit` characters, ending in ``_`` + an 8-hex digest of `seed` (default:
+    `name`), so two long names that share a prefix stay distinct. Names within the limit are
+    returned unchanged."""
+    if len(name) <= limit:
+        return name
+    digest = stable_suffix(seed if seed is not None else name)
+    head = name[: limit - len(digest) - 1].rstrip("_-")
+    return f"{head}_{digest}"
+
+
+def tool_name_problem(name: str) -> str | None:
+    """Why `name` is not a valid tool name, or None."""
+    if not name:
+        return "a tool name must not be empty"
+    if len(name) > MAX_TOOL_NAME:
+        return f"{name!r} is {len(name)} characters; the limit is {MAX_TOOL_NAME}"
+    if not TOOL_NAME_RE.match(name):
+        bad = sorted({c for c in name if not re.match(r"[a-zA-Z0-9_-]", c)})
+        return f"{name!r} contains {''.join(bad)!r}; only letters, digits, '_' and '-' are allowed"
+    return None
+
+
+def arg_name(wire_name: str) -> str:
+    """A valid argument name for a wire name: ``DateCreated<`` -> ``DateCreated_lt``,
+    ``assignee.any`` -> ``assignee_any``, ``X-Request-Id`` -> ``X_Request_Id``, ``2fa`` -> ``_2fa``."""
+    text = wire_name
+    for symbol, replacement in _SYMBOLS.items():
+        text = text.replace(symbol, replacement)
+    text = re.sub(r"[^A-Za-z0-9_]+", "_", text)
+    text = re.sub(r"_+", "_", text)
+    if text != "_":
+        text = text.strip("_") or "_"
+        if wire_name.startswith("_"):
+            text = "_" + text
+    if not text or text[0].isdigit():
+        text = "_" + text
+    if len(text) > MAX_ARG_NAME:
+        text = shorten(text, MAX_ARG_NAME, seed=wire_name)
+    return text

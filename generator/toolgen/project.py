@@ -1,0 +1,144 @@
+"""The project file (`toolgen.yaml`): which APIs to build, from which intent maps, into which folders.
+
+```yaml
+toolgen: 1
+apis:
+  - name: tickets
+    intent_map: intent_maps/tickets.yaml
+    out: generated/tickets
+    # spec: ...   optional; default: the intent map's `spec:` key
+emit: [openai, anthropic, mcp, policy, report, python]
+```
+
+The spec of an API can be overridden without editing any file: `--spec NAME=PATH` on the command
+line, or the environment variable `TOOLGEN_SPEC_<NAME>` (upper case), in that order of precedence.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .diagnostics import Diagnostic, DiagnosticError, SourceLocation
+from .load import display_path, locate_ruamel
+
+PROJECT_FILE = "toolgen.yaml"
+Artifact = Literal["openai", "anthropic", "mcp", "policy", "report", "python"]
+ALL_ARTIFACTS: tuple[Artifact, ...] = ("openai", "anthropic", "mcp", "policy", "report", "python")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ApiEntry(_Strict):
+    name: str = Field(pattern=r"^[a-z_][a-z0-9_]*$", description="API name; also the Python package name.")
+    intent_map: str
+    out: str
+    spec: str | None = None
+    emit: list[Artifact] | None = None
+
+
+class LintConfig(_Strict):
+    severity: dict[str, Literal["error", "warning", "info", "off"]] = Field(default_factory=dict)
+    max_tools: int | None = Field(None, ge=1)
+    max_catalog_tokens: int | None = Field(None, ge=1)
+    large_output_tokens: int | None = Field(None, ge=1)
+
+
+class ProjectFile(_Strict):
+    toolgen: Literal[1]
+    apis: list[ApiEntry] = Field(default_factory=list)
+    emit: list[Artifact] = Field(default_factory=lambda: list(ALL_ARTIFACTS))
+    schema_out: str | None = Field("generated/intent-map.schema.json",
+                                   description="Where to write the intent-map JSON Schema (null: don't).")
+    lint: LintConfig = LintConfig()
+
+
+@dataclass(frozen=True)
+class ApiTarget:
+    """One API to build, with every path resolved."""
+
+    name: str
+    intent_map: Path
+    out: Path
+    spec: Path | None  # None: the intent map's `spec:` key
+    emit: tuple[Artifact, ...]
+
+
+@dataclass
+class Project:
+    root: Path
+    file: Path | None
+    targets: list[ApiTarget]
+    schema_out: Path | None
+    lint: LintConfig = field(default_factory=LintConfig)
+
+
+def spec_override(name: str, cli: dict[str, str]) -> Path | None:
+    if name in cli:
+        return Path(cli[name])
+    env = os.environ.get(f"TOOLGEN_SPEC_{name.upper()}")
+    return Path(env) if env else None
+
+
+def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Project:
+    """Read `toolgen.yaml`. Raises `DiagnosticError` (located) for a bad file."""
+    from ruamel.yaml import YAML
+
+    display = display_path(path)
+    overrides = spec_overrides or {}
+    try:
+        root_node = YAML(typ="rt").load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DiagnosticError([Diagnostic("project-not-found", "error", f"no project file {display}",
+                                          SourceLocation(display),
+                                          "run toolgen in the folder that holds toolgen.yaml, pass --project, "
+                                          "or build one intent map: toolgen build INTENT_MAP --out DIR")])
+    except Exception as exc:
+        raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
+    data = _plain(root_node)
+    try:
+        model = ProjectFile.model_validate(data)
+    except ValidationError as exc:
+        diags = []
+        for err in exc.errors():
+            tokens = [str(p) for p in err["loc"]]
+            line, col = locate_ruamel(root_node, tokens)
+            msg = err["msg"] if err["type"] != "extra_forbidden" else f"unknown key `{tokens[-1]}`"
+            diags.append(Diagnostic("project-invalid", "error", f"{'.'.join(tokens) or 'toolgen.yaml'}: {msg}",
+                                    SourceLocation(display, line, col, "/" + "/".join(tokens)),
+                                    "see README.md, 'The project file'"))
+        raise DiagnosticError(diags)
+    base = path.parent
+    names = [a.name for a in model.apis]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise DiagnosticError([Diagnostic("project-invalid", "error", f"API name {dup[0]!r} is listed twice",
+                                          SourceLocation(display), "give every API a distinct name")])
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        raise DiagnosticError([Diagnostic("spec-override-unknown", "error",
+                                          f"--spec names API {unknown[0]!r}, which {display} does not list",
+                                          SourceLocation(display), f"known APIs: {', '.join(names)}")])
+    targets = []
+    for api in model.apis:
+        override = spec_override(api.name, overrides)
+        spec = override if override is not None else (base / api.spec if api.spec else None)
+        targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
+                                 tuple(api.emit or model.emit)))
+    return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    if isinstance(node, str):
+        return str(node)
+    return node

@@ -1,0 +1,126 @@
+"""Stage 6, `write`: files in memory -> disk, atomically; or `--check`: compare and diff.
+
+A build's output is a mapping from output folder to its files (relative path -> bytes). Each folder
+is owned by toolgen: `write_outputs` stages every folder next to its destination, and only when all
+are staged swaps them in (rename), so a failed build never leaves a half-written tree. Single files
+(e.g. the intent-map JSON Schema) are written through a temporary file and `os.replace`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .load import display_path
+
+
+@dataclass(frozen=True)
+class Output:
+    """A folder toolgen owns (`files` relative to it) or a single file (`files` = {"": content})."""
+
+    path: Path
+    files: dict[str, bytes]
+
+    @property
+    def is_file(self) -> bool:
+        return list(self.files) == [""]
+
+
+def write_outputs(outputs: list[Output]) -> list[Path]:
+    """Write every output; returns the paths written. Either all folders are replaced or none."""
+    staged: list[tuple[Output, Path]] = []
+    try:
+        for out in outputs:
+            out.path.parent.mkdir(parents=True, exist_ok=True)
+            if out.is_file:
+                fd, tmp = tempfile.mkstemp(prefix="." + out.path.name + ".", suffix=".tmp", dir=out.path.parent)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(out.files[""])
+                staged.append((out, Path(tmp)))
+                continue
+            tmp_dir = Path(tempfile.mkdtemp(prefix="." + out.path.name + ".", suffix=".tmp", dir=out.path.parent))
+            for rel, content in sorted(out.files.items()):
+                target = tmp_dir / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+            staged.append((out, tmp_dir))
+    except BaseException:
+        for _, tmp in staged:
+            _remove(tmp)
+        raise
+    written = []
+    for out, tmp in staged:
+        if out.is_file:
+            os.replace(tmp, out.path)
+        else:
+            old = None
+            if out.path.exists():
+                old = out.path.with_name("." + out.path.name + ".old")
+                _remove(old)
+                os.replace(out.path, old)
+            os.replace(tmp, out.path)
+            if old is not None:
+                _remove(old)
+        written.append(out.path)
+    return written
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists():
+        path.unlink()
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One difference between the expected output and the disk."""
+
+    path: str
+    kind: str  # "missing" | "extra" | "changed"
+    diff: str
+
+
+def check_outputs(outputs: list[Output]) -> list[Drift]:
+    """Compare expected outputs with the disk: missing, extra and changed files, with unified diffs."""
+    drifts: list[Drift] = []
+    for out in outputs:
+        if out.is_file:
+            _compare(out.path, out.files[""], drifts)
+            continue
+        expected = {rel: content for rel, content in out.files.items()}
+        present = set()
+        if out.path.is_dir():
+            for p in sorted(out.path.rglob("*")):
+                if p.is_file() and "__pycache__" not in p.parts:
+                    present.add(p.relative_to(out.path).as_posix())
+        for rel in sorted(set(expected) | present):
+            path = out.path / rel
+            if rel not in expected:
+                drifts.append(Drift(display_path(path), "extra", f"extra file {display_path(path)} (not generated)\n"))
+            else:
+                _compare(path, expected[rel], drifts)
+    return drifts
+
+
+def _compare(path: Path, content: bytes, drifts: list[Drift]) -> None:
+    shown = display_path(path)
+    if not path.is_file():
+        drifts.append(Drift(shown, "missing", f"missing file {shown}\n"))
+        return
+    actual = path.read_bytes()
+    if actual == content:
+        return
+    try:
+        a = actual.decode("utf-8").splitlines(keepends=True)
+        b = content.decode("utf-8").splitlines(keepends=True)
+        diff = "".join(difflib.unified_diff(a, b, f"a/{shown}", f"b/{shown}", n=2))
+    except UnicodeDecodeError:
+        diff = f"binary file {shown} differs\n"
+    if len(diff) > 20_000:
+        diff = diff[:20_000] + f"\n… diff of {shown} cut at 20000 characters\n"
+    drifts.append(Drift(shown, "changed", diff))
