@@ -1,0 +1,34 @@
+"""toolgen runtime: enforces a generated package's policy table on every tool call.
+
+Public surface: `Registry` (load + call), `Actor`, `Approval`, `CallResult`, `ToolError`, receipt
+stores, credential providers and audit sinks. See docs/runtime.md.
+"""
+
+from .audit import AuditEvent, AuditSink, FanoutSink, JsonlAuditSink, MemoryAuditSink
+from .credentials import CredentialsProvider, EnvCredentials, StaticCredentials
+from .errors import ERROR_CODES, ToolError
+from .receipts import MemoryReceiptStore, Receipt, ReceiptStore, SqliteReceiptStore
+from .registry import Actor, Approval, CallResult, Registry, canonical_json, fingerprint
+
+__all__ = [
+    "Actor",
+    "Approval",
+    "AuditEvent",
+    "AuditSink",
+    "CallResult",
+    "CredentialsProvider",
+    "ERROR_CODES",
+    "EnvCredentials",
+    "FanoutSink",
+    "JsonlAuditSink",
+    "MemoryAuditSink",
+    "MemoryReceiptStore",
+    "Receipt",
+    "ReceiptStore",
+    "Registry",
+    "SqliteReceiptStore",
+    "StaticCredentials",
+    "ToolError",
+    "canonical_json",
+    "fingerprint",
+]

@@ -1,0 +1,142 @@
+"""Credentials: where the runtime gets secrets and how it puts them on the wire.
+
+Credentials are never tool arguments. A policy row's ``auth`` list names, per security scheme, the
+kind (``bearer``/``basic``/``apiKey``/``oauth2``/``openIdConnect``), where it goes
+(header/query/cookie + wire name) and the name of the secret (``secret``, e.g. ``TICKETS_TOKEN``).
+A `CredentialsProvider` turns a secret name into its value; the default reads environment variables.
+
+The entries of ``auth`` are alternatives (OpenAPI security requirement objects are OR-ed): every
+entry whose secret is available is injected; if none is available the call fails with
+``missing_credential`` naming the environment variables to set. An empty ``auth`` list means the
+operation needs no credentials.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol
+
+from .errors import ToolError, make_error
+
+
+class CredentialsProvider(Protocol):
+    """Returns the value of a named secret, or ``None`` when it is not configured."""
+
+    def get(self, secret: str) -> str | None: ...
+
+
+@dataclass
+class EnvCredentials:
+    """Reads secrets from environment variables named by the policy row (the default provider)."""
+
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+
+    def get(self, secret: str) -> str | None:
+        value = self.environ.get(secret)
+        return value if value else None
+
+
+@dataclass
+class StaticCredentials:
+    """Secrets from an in-memory mapping (tests, embedding applications with their own vault)."""
+
+    secrets: Mapping[str, str]
+
+    def get(self, secret: str) -> str | None:
+        return self.secrets.get(secret)
+
+
+@dataclass
+class Injected:
+    """Credentials resolved for one request: extra headers, query parameters and cookies, plus the
+    secret values (so callers can scrub them from anything echoed back) and the names of the wire
+    locations that must be redacted in previews."""
+
+    headers: dict[str, str] = field(default_factory=dict)
+    query: dict[str, str] = field(default_factory=dict)
+    cookies: dict[str, str] = field(default_factory=dict)
+    secret_values: list[str] = field(default_factory=list)
+
+
+def _bearer(value: str) -> str:
+    return value if value.lower().startswith("bearer ") else f"Bearer {value}"
+
+
+def _basic(value: str) -> str:
+    if value.lower().startswith("basic "):
+        return value
+    return "Basic " + base64.b64encode(value.encode("utf-8")).decode("ascii")
+
+
+def resolve(auth: list[dict[str, Any]], provider: CredentialsProvider, *, tool: str) -> Injected:
+    """Resolve a policy row's ``auth`` entries into wire values.
+
+    bearer/oauth2/openIdConnect → ``Authorization: Bearer <secret>`` (or the row's header name);
+    basic → ``Authorization: Basic base64(<secret>)`` where the secret is ``user:password``;
+    apiKey → the raw secret in the row's header/query/cookie.
+    Raises `ToolError` ``missing_credential`` (naming the secret names, never values) when no entry
+    can be satisfied.
+    """
+    out = Injected()
+    if not auth:
+        return out
+    missing: list[str] = []
+    for entry in auth:
+        secret_name = str(entry.get("secret", ""))
+        value = provider.get(secret_name) if secret_name else None
+        if value is None:
+            missing.append(secret_name)
+            continue
+        kind = str(entry.get("kind", "bearer")).lower()
+        where = str(entry.get("in", "header"))
+        name = str(entry.get("name") or "Authorization")
+        if kind in ("bearer", "oauth2", "openidconnect", "http"):
+            wire = _bearer(value)
+        elif kind == "basic":
+            wire = _basic(value)
+        else:
+            wire = value
+        if where == "query":
+            out.query[name] = wire
+        elif where == "cookie":
+            out.cookies[name] = wire
+        else:
+            out.headers[name] = wire
+        out.secret_values.append(value)
+        if wire != value:
+            out.secret_values.append(wire)
+    if not out.headers and not out.query and not out.cookies:
+        names = ", ".join(sorted({m for m in missing if m})) or "(unnamed)"
+        raise make_error(
+            "missing_credential",
+            f"{tool} needs a credential: set the environment variable {names}.",
+            details={"secrets": sorted({m for m in missing if m})},
+            next_step=f"An operator must set {names} for the runtime; do not retry until then.",
+        )
+    return out
+
+
+def auth_wire_locations(auth: list[dict[str, Any]]) -> tuple[set[str], set[str], set[str]]:
+    """Lower-cased header names, query names and cookie names that carry credentials (for
+    redaction in previews and audit)."""
+    headers: set[str] = set()
+    query: set[str] = set()
+    cookies: set[str] = set()
+    for entry in auth:
+        where = str(entry.get("in", "header"))
+        name = str(entry.get("name") or "Authorization")
+        (query if where == "query" else cookies if where == "cookie" else headers).add(name.lower())
+    return headers, query, cookies
+
+
+__all__ = [
+    "CredentialsProvider",
+    "EnvCredentials",
+    "StaticCredentials",
+    "Injected",
+    "resolve",
+    "auth_wire_locations",
+    "ToolError",
+]

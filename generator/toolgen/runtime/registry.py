@@ -1,0 +1,886 @@
+"""The tool registry: loads a generated package and runs every tool call through one call path.
+
+Input: ``policy.json`` + ``mcp.json`` of a generated API (``docs/generated-format.md``), or the
+generated Python package's ``POLICY``/``MCP_TOOLS`` constants. Output: `CallResult`s.
+
+The call path is a single function, `Registry._pipeline`, with a fixed order no tool can skip:
+
+    find tool → validate arguments (mcp.json ``inputSchema``, JSON Schema 2020-12 incl. formats)
+    → permission (actor scopes ⊇ row.permission) → approval (record rows: an `Approval` whose
+    ``preview_id`` equals the fingerprint of these arguments) → timeout bound → idempotency
+    (receipt store) → HTTP request (with bounded retries) → validate + shape output → result
+
+The pipeline is written once, sans IO: it *yields* the IO it needs (send a request, sleep) and a
+driver performs it — `call` with a sync httpx client, `acall` with an async one. Every decision is
+emitted as an `AuditEvent`.
+
+Fingerprint (shared with the generator, see docs/generated-format.md):
+``"sha256:" + hex(sha256(canonical_json({"intent": intent, "args": args})))`` where `args` are the
+null-normalised, validated arguments minus the idempotency key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import secrets
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Generator, Iterable, Mapping, Union
+
+import httpx
+import jsonschema_rs
+
+from . import credentials as creds
+from .audit import AuditEvent, AuditSink, MemoryAuditSink
+from .errors import ToolError, from_http_response, make_error
+from .receipts import MemoryReceiptStore, Receipt, ReceiptStore
+from .request import BuiltRequest, build_request, normalise_nulls
+from .shaping import (
+    CursorCodec,
+    compact_size,
+    enforce_budget,
+    field_tree,
+    get_path,
+    next_position,
+    project,
+    redact,
+    wrap_body,
+)
+
+#: Bodies larger than this are not read into memory (bytes).
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is calling: an id for audit and receipts, and the permission scopes the caller holds."""
+
+    id: str
+    scopes: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, id: str, scopes: Iterable[str] = ()) -> "Actor":
+        return cls(id, frozenset(scopes))
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A human's approval of one previewed action. `preview_id` is the ``preview_id`` returned by the
+    preview tool; `approved_by` is recorded in the audit log. An approval never grants a scope."""
+
+    preview_id: str
+    approved_by: str | None = None
+
+
+@dataclass
+class CallResult:
+    """The outcome of one call.
+
+    Success: `ok` true, `result` the shaped JSON object, `replayed` true when an idempotency receipt
+    was replayed (no HTTP request was made). Failure: `ok` false and `error` set. `fingerprint` is
+    the canonical-argument fingerprint (``None`` if arguments were invalid); `status` the HTTP
+    status (``None`` without a response); `attempts` the number of HTTP attempts; `warnings` e.g.
+    output-schema mismatches in ``warn`` mode; `call_id` joins the call's audit events.
+    """
+
+    tool: str
+    ok: bool
+    result: dict[str, Any] | None = None
+    error: ToolError | None = None
+    replayed: bool = False
+    fingerprint: str | None = None
+    status: int | None = None
+    attempts: int = 0
+    warnings: list[str] = field(default_factory=list)
+    call_id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"ok": true, "tool", "result", "replayed"[, "warnings"]}`` or ``{"ok": false, "tool",
+        "error": {...}}``."""
+        if self.ok:
+            out: dict[str, Any] = {"ok": True, "tool": self.tool, "result": self.result, "replayed": self.replayed}
+            if self.warnings:
+                out["warnings"] = self.warnings
+            return out
+        assert self.error is not None
+        return {"ok": False, "tool": self.tool, **self.error.to_json()}
+
+
+@dataclass
+class ToolSpec:
+    """A loaded tool: its policy row, its MCP catalog entry and compiled validators."""
+
+    name: str
+    row: dict[str, Any]
+    catalog: dict[str, Any]
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    input_validator: Any
+    output_validator: Any | None
+    send_null: frozenset[str]
+    intent: str
+    mutating: bool
+    field_tree: dict[str, Any]
+    redact_tree: dict[str, Any]
+
+
+# ------------------------------------------------------------------------------------------------
+# IO effects the pipeline yields
+
+
+@dataclass
+class _Send:
+    request: BuiltRequest
+    timeout_s: float
+
+
+@dataclass
+class _Sleep:
+    seconds: float
+
+
+@dataclass
+class _Outcome:
+    """What the driver observed: a response, or a failure `kind` — ``connect`` (nothing was sent),
+    ``timeout`` (sent or partly sent, no answer in time), ``broken`` (connection broke after sending),
+    ``too_large``."""
+
+    status: int = 0
+    headers: httpx.Headers | None = None
+    content: bytes = b""
+    kind: str | None = None
+    elapsed_ms: float = 0.0
+
+
+_Effect = Union[_Send, _Sleep]
+_Pipeline = Generator[_Effect, Any, CallResult]
+
+
+def canonical_json(value: Any) -> str:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def fingerprint(intent: str, args: Mapping[str, Any]) -> str:
+    """The canonical-argument fingerprint (also a preview's ``preview_id``): ``"sha256:<hex>"`` of
+    the canonical JSON of ``{"intent": intent, "args": args}``. `args` must already exclude the
+    idempotency key and optional nulls."""
+    return "sha256:" + hashlib.sha256(canonical_json({"intent": intent, "args": args}).encode("utf-8")).hexdigest()
+
+
+def _pointer(path: Iterable[str | int]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _describe_error(error: Any) -> dict[str, str]:
+    """A jsonschema_rs validation error as ``{"pointer", "keyword", "message"}``. For ``required``
+    the pointer names the missing property; for ``additionalProperties`` the first unexpected one."""
+    path = list(error.instance_path)
+    keyword = str(error.schema_path[-1]) if error.schema_path else ""
+    try:
+        info = error.kind.as_dict()
+    except Exception:  # pragma: no cover - defensive: older jsonschema_rs
+        info = {}
+    if keyword == "required" and isinstance(info.get("property"), str):
+        path.append(info["property"])
+    elif keyword == "additionalProperties" and info.get("unexpected"):
+        path.append(str(info["unexpected"][0]))
+    return {"pointer": _pointer(path), "keyword": keyword, "message": str(error.message)[:300]}
+
+
+def _scrub(value: Any, secret_values: list[str]) -> Any:
+    if not secret_values:
+        return value
+    if isinstance(value, str):
+        for s in secret_values:
+            if s and s in value:
+                value = value.replace(s, "[redacted]")
+        return value
+    if isinstance(value, dict):
+        return {k: _scrub(v, secret_values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, secret_values) for v in value]
+    return value
+
+
+def _decode_body(headers: httpx.Headers | None, content: bytes) -> Any:
+    if not content:
+        return None
+    ctype = (headers.get("content-type", "") if headers is not None else "").lower()
+    if "json" in ctype or not ctype:
+        try:
+            return json.loads(content)
+        except ValueError:
+            if "json" in ctype:
+                return content[:2000].decode("utf-8", "replace")
+    if ctype.startswith("text/") or "xml" in ctype or "html" in ctype or not ctype:
+        return content.decode("utf-8", "replace")
+    return {"content_type": ctype.split(";")[0], "bytes": len(content)}
+
+
+def _default_cursor_key() -> bytes:
+    env = os.environ.get("TOOLGEN_CURSOR_KEY")
+    if env:
+        return hashlib.sha256(env.encode("utf-8")).digest()
+    return secrets.token_bytes(32)
+
+
+class Registry:
+    """Loaded tools of one API plus everything needed to run them.
+
+    Parameters: `policy` (the policy.json object), `catalog` (the mcp.json list); `base_url`
+    overrides the policy's; `credentials` (default: environment variables); `receipts` (default: an
+    in-memory store — pass a `SqliteReceiptStore` for durability); `audit` (default: a
+    `MemoryAuditSink`, exposed as `.audit`); `cursor_key` (HMAC key for cursors; default
+    ``TOOLGEN_CURSOR_KEY`` or random per process); `resend_unknown` (default true: a retry of a write
+    whose outcome is unknown is re-sent when the key is forwarded to the API, which deduplicates it;
+    false: always report ``result_unknown``); `http_client` / `async_http_client` (httpx clients to
+    reuse; created lazily otherwise).
+    """
+
+    def __init__(
+        self,
+        policy: Mapping[str, Any],
+        catalog: list[Mapping[str, Any]],
+        *,
+        base_url: str | None = None,
+        credentials: creds.CredentialsProvider | None = None,
+        receipts: ReceiptStore | None = None,
+        audit: AuditSink | None = None,
+        cursor_key: bytes | None = None,
+        resend_unknown: bool = True,
+        http_client: httpx.Client | None = None,
+        async_http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.policy = dict(policy)
+        self.api: str = str(policy.get("api", ""))
+        self.base_url: str = base_url or str(policy.get("base_url", ""))
+        self.credentials: creds.CredentialsProvider = credentials or creds.EnvCredentials()
+        self.receipts: ReceiptStore = receipts if receipts is not None else MemoryReceiptStore()
+        self.audit: AuditSink = audit if audit is not None else MemoryAuditSink()
+        self.cursors = CursorCodec(cursor_key or _default_cursor_key())
+        self.resend_unknown = resend_unknown
+        self._client = http_client
+        self._aclient = async_http_client
+        self._own_client = http_client is None
+        self._own_aclient = async_http_client is None
+        by_name = {str(t["name"]): dict(t) for t in catalog}
+        self.specs: dict[str, ToolSpec] = {}
+        for row in policy.get("tools", []):
+            name = str(row["tool"])
+            entry = by_name.get(name)
+            if entry is None:
+                raise ValueError(f"policy row {name!r} has no entry in the MCP catalog")
+            self.specs[name] = self._load_spec(dict(row), entry)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _load_spec(row: dict[str, Any], entry: dict[str, Any]) -> ToolSpec:
+        input_schema = entry.get("inputSchema") or {"type": "object"}
+        output_schema = entry.get("outputSchema")
+        out_policy = row.get("output") or {}
+        send_null = frozenset(
+            b["arg"] for b in (row.get("request") or {}).get("bindings", []) if b.get("null") == "send"
+        )
+        intent = str(row.get("intent") or row["tool"].removeprefix("preview_").removeprefix("record_"))
+        effect = row.get("effect", "read")
+        mutating = row.get("mode") == "record" or (row.get("mode") != "preview" and effect != "read")
+        return ToolSpec(
+            name=row["tool"],
+            row=row,
+            catalog=entry,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            input_validator=jsonschema_rs.Draft202012Validator(input_schema, validate_formats=True),
+            output_validator=(
+                jsonschema_rs.Draft202012Validator(output_schema, validate_formats=True)
+                if output_schema and out_policy.get("schema_mode", "warn") != "off"
+                else None
+            ),
+            send_null=send_null,
+            intent=intent,
+            mutating=mutating,
+            field_tree=field_tree(out_policy.get("fields") or []),
+            redact_tree=field_tree(out_policy.get("redact") or []),
+        )
+
+    @classmethod
+    def from_dir(cls, path: str | os.PathLike[str], **options: Any) -> "Registry":
+        """Load ``policy.json`` and ``mcp.json`` from a generated API folder. Raises
+        `FileNotFoundError` / `ValueError` on a missing or malformed package."""
+        folder = Path(path)
+        policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+        catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
+        return cls(policy, catalog, **options)
+
+    @classmethod
+    def from_package(cls, module: ModuleType, **options: Any) -> "Registry":
+        """Load from a generated Python package exposing ``POLICY`` (dict) and ``MCP_TOOLS`` (list)."""
+        return cls(getattr(module, "POLICY"), getattr(module, "MCP_TOOLS"), **options)
+
+    # -- introspection ---------------------------------------------------------------------------
+
+    def tool_names(self) -> list[str]:
+        return sorted(self.specs)
+
+    def catalog(self) -> list[dict[str, Any]]:
+        """The MCP catalog entries (name, title, description, inputSchema, outputSchema, annotations)."""
+        return [self.specs[n].catalog for n in self.tool_names()]
+
+    def row(self, tool: str) -> dict[str, Any]:
+        return self.specs[tool].row
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close clients the registry created (not ones passed in) and the receipt store."""
+        if self._client is not None and self._own_client:
+            self._client.close()
+            self._client = None
+        self.receipts.close()
+
+    async def aclose(self) -> None:
+        if self._aclient is not None and self._own_aclient:
+            await self._aclient.aclose()
+            self._aclient = None
+        self.close()
+
+    def __enter__(self) -> "Registry":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- public entry points ---------------------------------------------------------------------
+
+    def call(self, tool: str, args: Mapping[str, Any] | None, *, actor: Actor,
+             approval: Approval | None = None, timeout_ms: int | None = None) -> CallResult:
+        """Run one tool call synchronously through the call path. Never raises for tool failures:
+        they come back as ``CallResult(ok=False, error=ToolError(...))``. `timeout_ms` can only
+        lower the row's timeout bound."""
+        gen = self._pipeline(tool, args, actor, approval, timeout_ms)
+        try:
+            effect = next(gen)
+            while True:
+                if isinstance(effect, _Sleep):
+                    time.sleep(effect.seconds)
+                    effect = gen.send(None)
+                else:
+                    effect = gen.send(self._send_sync(effect))
+        except StopIteration as stop:
+            result: CallResult = stop.value
+            return result
+
+    async def acall(self, tool: str, args: Mapping[str, Any] | None, *, actor: Actor,
+                    approval: Approval | None = None, timeout_ms: int | None = None) -> CallResult:
+        """`call` for asyncio (httpx.AsyncClient); same call path, same results."""
+        gen = self._pipeline(tool, args, actor, approval, timeout_ms)
+        try:
+            effect = next(gen)
+            while True:
+                if isinstance(effect, _Sleep):
+                    await asyncio.sleep(effect.seconds)
+                    effect = gen.send(None)
+                else:
+                    effect = gen.send(await self._send_async(effect))
+        except StopIteration as stop:
+            result: CallResult = stop.value
+            return result
+
+    # -- drivers ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _httpx_request(send: _Send) -> httpx.Request:
+        return httpx.Request(
+            send.request.method,
+            send.request.url,
+            headers=send.request.headers,
+            content=send.request.content,
+            extensions={"timeout": httpx.Timeout(send.timeout_s).as_dict()},
+        )
+
+    def _send_sync(self, send: _Send) -> _Outcome:
+        if self._client is None:
+            self._client = httpx.Client(follow_redirects=False)
+        started = time.perf_counter()
+        try:
+            response = self._client.send(self._httpx_request(send), stream=True)
+            try:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_RESPONSE_BYTES:
+                        return _Outcome(status=response.status_code, kind="too_large")
+                    chunks.append(chunk)
+            finally:
+                response.close()
+            return _Outcome(response.status_code, response.headers, b"".join(chunks),
+                            elapsed_ms=(time.perf_counter() - started) * 1000)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol):
+            return _Outcome(kind="connect", elapsed_ms=(time.perf_counter() - started) * 1000)
+        except httpx.TimeoutException:
+            return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
+        except httpx.HTTPError:
+            return _Outcome(kind="broken", elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    async def _send_async(self, send: _Send) -> _Outcome:
+        if self._aclient is None:
+            self._aclient = httpx.AsyncClient(follow_redirects=False)
+        started = time.perf_counter()
+        try:
+            response = await self._aclient.send(self._httpx_request(send), stream=True)
+            try:
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > MAX_RESPONSE_BYTES:
+                        return _Outcome(status=response.status_code, kind="too_large")
+                    chunks.append(chunk)
+            finally:
+                await response.aclose()
+            return _Outcome(response.status_code, response.headers, b"".join(chunks),
+                            elapsed_ms=(time.perf_counter() - started) * 1000)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol):
+            return _Outcome(kind="connect", elapsed_ms=(time.perf_counter() - started) * 1000)
+        except httpx.TimeoutException:
+            return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
+        except httpx.HTTPError:
+            return _Outcome(kind="broken", elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    # -- the call path ---------------------------------------------------------------------------
+
+    def _pipeline(self, tool: str, raw_args: Mapping[str, Any] | None, actor: Actor,
+                  approval: Approval | None, timeout_override_ms: int | None) -> _Pipeline:
+        call_id = uuid.uuid4().hex[:16]
+        fp: str | None = None
+
+        def emit(step: str, decision: str, code: str | None = None, **detail: Any) -> None:
+            self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, fp, code, detail))
+
+        def fail(step: str, error: ToolError, **extra: Any) -> CallResult:
+            emit(step, "deny" if error.category in ("policy", "validation") else "fail", error.code,
+                 **{k: v for k, v in error.details.items() if k in ("pointer", "missing", "status")})
+            emit("result", "error", error.code)
+            return CallResult(tool, False, error=error, fingerprint=fp, call_id=call_id, **extra)
+
+        # 1. find tool
+        spec = self.specs.get(tool)
+        if spec is None:
+            return fail("find", make_error("unknown_tool", f"There is no tool named {tool!r}.",
+                                           details={"tool": tool, "available": self.tool_names()}))
+        row = spec.row
+        emit("find", "allow", mode=row.get("mode"), effect=row.get("effect"))
+
+        # 2. validate arguments
+        if raw_args is None:
+            raw_args = {}
+        if not isinstance(raw_args, Mapping):
+            return fail("validate", make_error("invalid_arguments", "Arguments must be a JSON object.",
+                                               details={"pointer": ""}))
+        args = normalise_nulls(raw_args, spec.input_schema, spec.send_null)
+        if not spec.input_validator.is_valid(args):
+            errors = [_describe_error(e) for e in spec.input_validator.iter_errors(args)]
+            errors.sort(key=lambda e: (e["pointer"].count("/"), e["pointer"]))
+            first = errors[0]
+            where = f"argument {first['pointer']}" if first["pointer"] else "arguments"
+            return fail("validate", make_error(
+                "invalid_arguments",
+                f"Invalid {where}: {first['message']}"[:500],
+                details={"pointer": first["pointer"], "keyword": first["keyword"], "errors": errors[:5]},
+            ))
+        idem = row.get("idempotency") if row.get("mode") == "record" else None
+        idem_arg = idem.get("arg") if idem else None
+        fp_args = {k: v for k, v in args.items() if k != idem_arg}
+        pagination = row.get("pagination")
+        cursor_payload: dict[str, Any] | None = None
+        if pagination:
+            cursor_arg = pagination.get("cursor_arg") or "cursor"
+            token = args.get(cursor_arg)
+            if token is not None:
+                try:
+                    if not isinstance(token, str):
+                        raise make_error("invalid_cursor", "The cursor must be a string issued by this tool.",
+                                         details={"pointer": "/" + cursor_arg})
+                    cursor_payload = self.cursors.decode(f"{self.api}/{tool}", token)
+                except ToolError as exc:
+                    exc.details["pointer"] = "/" + cursor_arg
+                    return fail("validate", exc)
+        fp = fingerprint(spec.intent, fp_args)
+        emit("validate", "allow")
+
+        # 3. permission
+        required = [str(s) for s in row.get("permission") or []]
+        missing = [s for s in required if s not in actor.scopes]
+        if missing:
+            return fail("permission", make_error(
+                "permission_denied",
+                f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
+                details={"missing": missing, "required": required},
+            ))
+        emit("permission", "allow", required=required)
+
+        # 4. approval (separate from permission; bound to the preview of these exact arguments)
+        if row.get("mode") == "record" and row.get("approval") == "required":
+            preview_tool = row.get("pair") or "preview_" + spec.intent
+            if approval is None:
+                return fail("approval", make_error(
+                    "approval_required",
+                    f"{tool} needs a human approval of its preview: call {preview_tool} with the same "
+                    "arguments and pass the approved preview_id.",
+                    details={"preview_tool": preview_tool},
+                    next_step=f"Call {preview_tool} with these arguments (without {idem_arg or 'the key'}), "
+                              "get its preview_id approved, then call again with the approval.",
+                ))
+            if approval.preview_id != fp:
+                return fail("approval", make_error(
+                    "approval_mismatch",
+                    f"The approval was given for preview {approval.preview_id[:20]}…, not for these arguments.",
+                    details={"preview_tool": preview_tool, "approved_preview_id": approval.preview_id},
+                ))
+            emit("approval", "allow", approved_by=approval.approved_by)
+
+        # 5. timeout bound
+        retry = row.get("retry") or {}
+        timeout_ms = int(row.get("timeout_ms") or 5000)
+        if timeout_override_ms is not None:
+            timeout_ms = max(1, min(timeout_ms, int(timeout_override_ms)))
+        max_attempts = max(1, int(retry.get("max_attempts") or 1))
+        deadline_ms = int(retry.get("deadline_ms") or timeout_ms * max_attempts)
+        if timeout_override_ms is not None:
+            deadline_ms = min(deadline_ms, timeout_ms * max_attempts)
+        deadline_ms = max(deadline_ms, timeout_ms)
+        started = time.monotonic()
+        deadline = started + deadline_ms / 1000.0
+        emit("timeout", "allow", timeout_ms=timeout_ms, deadline_ms=deadline_ms, max_attempts=max_attempts)
+
+        # the request (built before idempotency so a bad credential/config never leaves a receipt)
+        is_preview = row.get("mode") == "preview"
+        try:
+            if is_preview:
+                injected = None
+            else:
+                injected = creds.resolve(list(row.get("auth") or []), self.credentials, tool=tool)
+            extra_query, page_size, position, skip, link_url = self._pagination_params(row, args, cursor_payload)
+            built = build_request(row, args, base_url=self.base_url, credentials=injected, extra_query=extra_query)
+        except ToolError as exc:
+            return fail("request", exc)
+        except (ValueError, KeyError, TypeError) as exc:
+            return fail("request", make_error("internal_error", f"Could not build the request: {type(exc).__name__}."))
+        if link_url is not None:
+            built.url = link_url
+        secret_values = injected.secret_values if injected is not None else []
+
+        if is_preview:
+            view = built.display()
+            for entry in row.get("auth") or []:
+                where, name = entry.get("in", "header"), entry.get("name") or "Authorization"
+                if where == "header":
+                    view["headers"][name] = "[redacted]"
+            op = row["operation"]
+            preview = {
+                "preview_id": fp,
+                "request": view,
+                "effect": self._previewed_effect(row),
+                "side_effects": f"Sends {op['method'].upper()} {op['path']}"
+                                + (f" ({op['id']})." if op.get("id") else "."),
+                "approval_required": self._record_needs_approval(row),
+                "record_tool": row.get("pair") or "record_" + spec.intent,
+            }
+            emit("http", "skip", reason="preview")
+            emit("result", "ok")
+            return CallResult(tool, True, result=preview, fingerprint=fp, call_id=call_id)
+
+        # 6. idempotency
+        scope = f"{self.api}/{tool}"
+        key: str | None = None
+        forwarded = bool(idem and idem.get("in") in ("header", "query", "body"))
+        if idem and idem_arg:
+            key_value = args.get(idem_arg)
+            key = None if key_value is None else str(key_value)
+        if key is not None:
+            existing = self.receipts.begin(scope, key, fp, actor.id)
+            if existing is not None:
+                decision = self._receipt_decision(existing, fp, forwarded, deadline_ms)
+                if decision == "replay":
+                    emit("idempotency", "replay", original_actor=existing.actor)
+                    emit("result", "ok", replayed=True)
+                    return CallResult(tool, True, result=existing.result, replayed=True, fingerprint=fp,
+                                      status=existing.status, call_id=call_id)
+                if decision == "conflict":
+                    return fail("idempotency", make_error(
+                        "idempotency_conflict",
+                        f"The key {idem_arg}={key!r} was already used by {tool} with different arguments.",
+                        details={"key_arg": idem_arg, "pointer": "/" + str(idem_arg)},
+                    ))
+                if decision == "in_progress":
+                    return fail("idempotency", make_error(
+                        "idempotency_in_progress",
+                        f"A call of {tool} with {idem_arg}={key!r} is still in flight.",
+                        details={"key_arg": idem_arg, "retry_after": 1.0},
+                    ))
+                if decision == "unknown":
+                    return fail("idempotency", make_error(
+                        "result_unknown",
+                        f"An earlier call of {tool} with {idem_arg}={key!r} was interrupted; whether it "
+                        "took effect is unknown, and this API does not deduplicate the key, so it is not re-sent.",
+                        details={"key_arg": idem_arg, "receipt_state": existing.state},
+                        result_known=False,
+                        retryable=False,
+                    ))
+                # resend: the API deduplicates this key, so sending again cannot write twice
+                self.receipts.resume(scope, key)
+                emit("idempotency", "resend", receipt_state=existing.state)
+            else:
+                emit("idempotency", "new")
+
+        # 7. HTTP request, with bounded retries
+        allowed = {str(c) for c in retry.get("on") or []}
+        mutating = spec.mutating
+        attempts = 0
+        outcome: _Outcome | None = None
+        error: ToolError | None = None
+        while True:
+            attempts += 1
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            outcome = yield _Send(built, min(timeout_ms / 1000.0, remaining))
+            emit("http", "send", attempt=attempts, status=outcome.status or None, failure=outcome.kind,
+                 elapsed_ms=round(outcome.elapsed_ms, 1))
+            condition = self._retry_condition(outcome, row)
+            if condition is None:
+                break
+            # may we try again?
+            sent = outcome.kind != "connect"
+            safe = (not mutating) or (not sent) or condition == "429" or forwarded
+            if attempts >= max_attempts or not safe or (condition not in allowed and outcome.kind != "connect"):
+                break
+            delay = float(retry.get("backoff_ms") or 200) / 1000.0 * (2 ** (attempts - 1))
+            if condition == "429" and outcome.headers is not None:
+                from .errors import parse_retry_after
+
+                ra = parse_retry_after(outcome.headers.get("retry-after"))
+                if ra is not None:
+                    delay = max(delay, ra)
+            if time.monotonic() + delay >= deadline:
+                break
+            emit("http", "retry", attempt=attempts, condition=condition, delay_ms=round(delay * 1000))
+            yield _Sleep(delay)
+
+        op_name = row["operation"].get("id") or f"{row['operation']['method']} {row['operation']['path']}"
+        elapsed_ms = round((time.monotonic() - started) * 1000)
+        if outcome is None or outcome.kind in ("timeout", "broken"):
+            if mutating:
+                if key is not None:
+                    self.receipts.mark_unknown(scope, key)
+                error = make_error(
+                    "result_unknown",
+                    f"{tool} sent the write but got no answer in time ({timeout_ms} ms); it may or may not "
+                    "have taken effect.",
+                    details={"timeout_ms": timeout_ms, "observed_ms": elapsed_ms, "attempts": attempts,
+                             "idempotency_key_forwarded": forwarded},
+                    result_known=False,
+                    retryable=forwarded,
+                    next_step=("Retry with the same arguments and the same key: the API deduplicates it."
+                               if forwarded else
+                               "Read the current state before deciding; do not simply call again."),
+                )
+            else:
+                error = make_error(
+                    "tool_timeout",
+                    f"{tool} exceeded its {timeout_ms} ms timeout.",
+                    details={"timeout_ms": timeout_ms, "observed_ms": elapsed_ms, "attempts": attempts},
+                )
+            return fail("http", error, attempts=attempts)
+        if outcome.kind == "connect":
+            if key is not None:
+                self.receipts.release(scope, key)
+            return fail("http", make_error(
+                "upstream_unavailable", f"{tool} could not reach the API ({op_name}).",
+                details={"attempts": attempts, "operation": op_name},
+            ), attempts=attempts)
+        if outcome.kind == "too_large":
+            if key is not None:
+                self.receipts.mark_unknown(scope, key)
+            return fail("http", make_error(
+                "upstream_error", f"{op_name} answered with more than {MAX_RESPONSE_BYTES} bytes.",
+                details={"status": outcome.status}, result_known=not mutating,
+            ), attempts=attempts, status=outcome.status)
+
+        status = outcome.status
+        body = _decode_body(outcome.headers, outcome.content)
+        success = [int(s) for s in row.get("success_status") or []]
+        ok_status = status in success if success else 200 <= status < 300
+        if not ok_status and 200 <= status < 300:
+            ok_status = True  # another 2xx than documented is still a success
+        if not ok_status:
+            error = from_http_response(status, outcome.headers or httpx.Headers(), body, operation=op_name,
+                                       mutating=mutating)
+            error.details = _scrub(error.details, secret_values)
+            error.message = _scrub(error.message, secret_values)
+            if key is not None:
+                if error.result_known:
+                    self.receipts.release(scope, key)
+                else:
+                    self.receipts.mark_unknown(scope, key)
+            return fail("http", error, attempts=attempts, status=status)
+
+        # 8. validate + shape output
+        warnings: list[str] = []
+        try:
+            result, omitted = self._shape(spec, body, status, outcome.headers or httpx.Headers(), page_size,
+                                          position, skip, cursor_payload)
+        except ToolError as exc:
+            if key is not None:
+                self.receipts.complete(scope, key, {"status": status}, status)
+            return fail("output", exc, attempts=attempts, status=status)
+        mode = (row.get("output") or {}).get("schema_mode", "warn")
+        if spec.output_validator is not None and mode != "off":
+            problems = list(spec.output_validator.iter_errors(result))
+            if problems:
+                first = problems[0]
+                message = f"output {_pointer(first.instance_path) or '/'}: {first.message}"[:300]
+                if mode == "strict" and not mutating:
+                    return fail("output", make_error(
+                        "output_invalid", f"{tool}'s response does not match its output schema: {message}",
+                        details={"pointer": _pointer(first.instance_path)},
+                    ), attempts=attempts, status=status)
+                warnings.append(message)
+                emit("output", "warn", pointer=_pointer(first.instance_path))
+        emit("output", "allow", bytes=None if not omitted else omitted)
+        if key is not None:
+            self.receipts.complete(scope, key, result, status)
+        emit("result", "ok", status=status)
+        return CallResult(tool, True, result=result, fingerprint=fp, status=status, attempts=attempts,
+                          warnings=warnings, call_id=call_id)
+
+    # -- helpers of the call path ------------------------------------------------------------------
+
+    def _previewed_effect(self, row: Mapping[str, Any]) -> str:
+        pair = row.get("pair")
+        if pair and pair in self.specs:
+            return str(self.specs[pair].row.get("effect", "write"))
+        effect = str(row.get("effect", "write"))
+        return effect if effect != "read" else "write"
+
+    def _record_needs_approval(self, row: Mapping[str, Any]) -> bool:
+        pair = row.get("pair")
+        if pair and pair in self.specs:
+            return self.specs[pair].row.get("approval") == "required"
+        return True
+
+    @staticmethod
+    def _receipt_decision(existing: Receipt, fp: str, forwarded: bool, deadline_ms: int) -> str:
+        """replay | conflict | in_progress | unknown | resend for an existing receipt."""
+        if existing.fingerprint != fp:
+            return "conflict"
+        if existing.state == "completed":
+            return "replay"
+        if existing.state == "pending" and (time.time() - existing.updated_at) * 1000 < deadline_ms:
+            return "in_progress"
+        return "resend" if forwarded else "unknown"
+
+    @staticmethod
+    def _retry_condition(outcome: _Outcome, row: Mapping[str, Any]) -> str | None:
+        """The retry condition an outcome matches (``timeout``, ``connect``, or the HTTP status as a
+        string), or ``None`` when the outcome is final."""
+        if outcome.kind in ("timeout", "broken"):
+            return "timeout"
+        if outcome.kind == "connect":
+            return "connect"
+        if outcome.kind is None and outcome.status in (408, 425, 429, 500, 502, 503, 504):
+            return str(outcome.status)
+        return None
+
+    def _pagination_params(self, row: Mapping[str, Any], args: Mapping[str, Any],
+                           cursor: dict[str, Any] | None) -> tuple[list[tuple[str, str]], int, Any, int, str | None]:
+        """(extra query pairs, page size, API position, items to skip, next-page URL for link style)."""
+        pagination = row.get("pagination")
+        if not pagination:
+            return [], 0, None, 0, None
+        max_size = int(pagination.get("max_page_size") or 100)
+        page_size = args.get(pagination.get("page_size_arg") or "page_size")
+        if not isinstance(page_size, int) or isinstance(page_size, bool):
+            page_size = int(pagination.get("default_page_size") or 20)
+        page_size = max(1, min(page_size, max_size))
+        position = cursor.get("c") if cursor else None
+        skip = int(cursor.get("s") or 0) if cursor else 0
+        if cursor is not None and int(cursor.get("n") or page_size) != page_size:
+            # the page geometry is part of the position for offset/page styles
+            page_size = int(cursor.get("n") or page_size)
+        query: list[tuple[str, str]] = []
+        style = pagination.get("style")
+        limit_param = pagination.get("limit_param")
+        cursor_param = pagination.get("cursor_param")
+        link_url: str | None = None
+        if style == "link" and position:
+            link_url = str(position)
+            if not link_url.startswith(self._origin()):
+                raise make_error("invalid_cursor", "The cursor points outside this API.",
+                                 details={"pointer": "/" + (pagination.get("cursor_arg") or "cursor")})
+            return [], page_size, position, skip, link_url
+        if limit_param:
+            query.append((str(limit_param), str(page_size)))
+        if position is not None and cursor_param:
+            query.append((str(cursor_param), str(position)))
+        return query, page_size, position, skip, link_url
+
+    def _origin(self) -> str:
+        url = httpx.URL(self.base_url)
+        return f"{url.scheme}://{url.netloc.decode('ascii')}"
+
+    def _shape(self, spec: ToolSpec, body: Any, status: int, headers: httpx.Headers, page_size: int,
+               position: Any, skip: int, cursor: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
+        row = spec.row
+        out_policy = row.get("output") or {}
+        max_bytes = int(out_policy.get("max_bytes") or 16000)
+        pagination = row.get("pagination")
+        if pagination:
+            raw_items = get_path(body, pagination.get("items") or "")
+            items: list[Any] = list(raw_items) if isinstance(raw_items, list) else []
+            next_pos = next_position(pagination, body, headers, items, page_size, position)
+            visible = items[skip:]
+            shaped = [project(redact(i, spec.redact_tree), spec.field_tree) for i in visible]
+            scope = f"{self.api}/{spec.name}"
+            result: dict[str, Any] = {
+                "items": shaped,
+                "next_cursor": None if next_pos is None else self.cursors.encode(scope, {"c": next_pos, "n": page_size}),
+            }
+            result, omitted = enforce_budget(result, max_bytes, list_key="items")
+            if omitted:
+                style = pagination.get("style")
+                marker = result.get("_truncated")
+                while True:
+                    kept = len(result.get("items", []))
+                    if style == "cursor" and pagination.get("cursor_from_item") and kept:
+                        last = get_path(visible[kept - 1], pagination["cursor_from_item"])
+                        payload: dict[str, Any] = {"c": last, "n": page_size}
+                    elif style == "offset":
+                        payload = {"c": int(position or 0) + skip + kept, "n": page_size}
+                    else:
+                        payload = {"c": position, "s": skip + kept, "n": page_size}
+                    result["next_cursor"] = self.cursors.encode(scope, payload)
+                    if compact_size(result) <= max_bytes or not result.get("items"):
+                        break
+                    result["items"] = result["items"][:-1]
+                    if isinstance(marker, dict):
+                        marker["omitted_items"] = len(visible) - len(result["items"])
+                omitted = len(visible) - len(result.get("items", []))
+            return result, omitted
+        shaped_body = wrap_body(body, status)
+        shaped_body = project(redact(shaped_body, spec.redact_tree), spec.field_tree)
+        if not isinstance(shaped_body, dict):
+            shaped_body = {"result": shaped_body}
+        return enforce_budget(shaped_body, max_bytes)
+
+
+__all__ = ["Actor", "Approval", "CallResult", "Registry", "ToolSpec", "fingerprint", "canonical_json"]

@@ -1,0 +1,301 @@
+"""Output shaping: what of an API response the model gets to see.
+
+Stage input: a decoded response body (and headers, for Link pagination) plus the row's ``output``
+and ``pagination`` policy. Stage output: a JSON object — projected to ``output.fields`` (dotted
+paths; a path through an array applies to each element), with ``output.redact`` paths replaced by
+``"[redacted]"``, paginated lists normalised to ``{"items": [...], "next_cursor": str | null}``, and
+cut to ``output.max_bytes`` (UTF-8 bytes of compact JSON) with an explicit
+``"_truncated": {"original_bytes": n, "omitted_items": k}`` marker.
+
+Cursors are issued by the runtime: ``base64url(json payload) "." base64url(HMAC-SHA256)`` over the
+API, the tool and the payload, with a runtime key. A cursor from another tool, another runtime key,
+or edited by hand fails with ``invalid_cursor``. The payload wraps the API's own position (cursor
+value, offset, page number or next-page URL) plus a count of items to skip on that page (used when
+the size budget cut a page short, so no item is silently lost).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import re
+from typing import Any, Iterable, Mapping
+
+from .errors import ToolError, make_error
+
+REDACTED = "[redacted]"
+
+Tree = dict[str, "Tree"]
+
+
+def field_tree(paths: Iterable[str]) -> Tree:
+    """Dotted paths → nested dict tree (``["a.b", "a.c", "d"]`` → ``{"a": {"b": {}, "c": {}}, "d": {}}``)."""
+    tree: Tree = {}
+    for path in paths:
+        node = tree
+        for part in path.split("."):
+            if part == "":
+                continue
+            node = node.setdefault(part, {})
+    return tree
+
+
+def project(value: Any, tree: Tree) -> Any:
+    """Keep only the paths of `tree` in `value` (through arrays; absent paths are skipped)."""
+    if not tree:
+        return value
+    if isinstance(value, list):
+        return [project(v, tree) for v in value]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, sub in tree.items():
+            if key in value:
+                out[key] = project(value[key], sub)
+        return out
+    return value
+
+
+def redact(value: Any, tree: Tree) -> Any:
+    """Replace the leaves named by `tree` with ``"[redacted]"`` (through arrays); a new value."""
+    if not tree:
+        return value
+    if isinstance(value, list):
+        return [redact(v, tree) for v in value]
+    if isinstance(value, dict):
+        out = dict(value)
+        for key, sub in tree.items():
+            if key in out:
+                out[key] = REDACTED if not sub else redact(out[key], sub)
+        return out
+    return value
+
+
+def get_path(value: Any, dotted: str | None) -> Any:
+    """The value at a dotted path of nested objects (``""``/``None`` = the value itself); ``None``
+    when absent."""
+    if not dotted:
+        return value
+    for part in dotted.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value
+
+
+def wrap_body(body: Any, status: int) -> dict[str, Any]:
+    """A non-object body becomes ``{"result": body}``; an empty body ``{"status": status}``."""
+    if body is None:
+        return {"status": status}
+    if isinstance(body, dict):
+        return body
+    return {"result": body}
+
+
+def compact_size(value: Any) -> int:
+    """UTF-8 byte length of the compact JSON serialisation."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _largest_list(value: dict[str, Any]) -> str | None:
+    best: str | None = None
+    best_size = -1
+    for key, item in value.items():
+        if isinstance(item, list) and item:
+            size = compact_size(item)
+            if size > best_size:
+                best, best_size = key, size
+    return best
+
+
+def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | None = None) -> tuple[dict[str, Any], int]:
+    """Cut `result` to at most `max_bytes` (compact JSON, UTF-8) and mark the cut.
+
+    Items are dropped from the end of `list_key` (or the largest top-level array) first; if that is
+    not enough, long strings are shortened (suffix ``"…"``). A cut result carries
+    ``"_truncated": {"original_bytes": n, "omitted_items": k}``. Returns (result, omitted_items).
+    `max_bytes` <= 0 disables the budget.
+    """
+    original = compact_size(result)
+    if max_bytes <= 0 or original <= max_bytes:
+        return result, 0
+    out = dict(result)
+    marker = {"original_bytes": original, "omitted_items": 0}
+    out["_truncated"] = marker
+    key = list_key if list_key is not None and isinstance(out.get(list_key), list) else _largest_list(out)
+    omitted = 0
+    if key is not None:
+        items = list(out[key])
+        lo, hi = 0, len(items)
+        # largest prefix that fits
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            out[key] = items[:mid]
+            marker["omitted_items"] = len(items) - mid
+            if compact_size(out) <= max_bytes:
+                lo = mid
+            else:
+                hi = mid - 1
+        out[key] = items[:lo]
+        omitted = len(items) - lo
+        marker["omitted_items"] = omitted
+        if compact_size(out) <= max_bytes:
+            return out, omitted
+    # shorten strings, longest first
+    for _ in range(64):
+        size = compact_size(out)
+        if size <= max_bytes:
+            return out, omitted
+        path, length = _longest_string(out, ())
+        if path is None or length <= 16:
+            break
+        excess = size - max_bytes
+        keep = max(8, length - excess - 8)
+        _set_in(out, path, _get_in(out, path)[:keep] + "…")
+    if compact_size(out) <= max_bytes:
+        return out, omitted
+    return {"_truncated": marker}, omitted
+
+
+def _longest_string(value: Any, path: tuple[Any, ...]) -> tuple[tuple[Any, ...] | None, int]:
+    best: tuple[tuple[Any, ...] | None, int] = (None, 0)
+    if isinstance(value, str):
+        return path, len(value)
+    children: Iterable[tuple[Any, Any]]
+    if isinstance(value, dict):
+        children = ((k, v) for k, v in value.items() if k != "_truncated")
+    elif isinstance(value, list):
+        children = enumerate(value)
+    else:
+        return best
+    for k, v in children:
+        p, n = _longest_string(v, path + (k,))
+        if n > best[1]:
+            best = (p, n)
+    return best
+
+
+def _get_in(value: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _set_in(value: Any, path: tuple[Any, ...], new: Any) -> None:
+    # copy containers on the way down so the caller's original body is untouched
+    for part in path[:-1]:
+        child = value[part]
+        child = dict(child) if isinstance(child, dict) else list(child)
+        value[part] = child
+        value = child
+    value[path[-1]] = new
+
+
+# --------------------------------------------------------------------------------------------------
+# cursors
+
+
+class CursorCodec:
+    """Issues and checks the runtime's opaque pagination cursors.
+
+    `key` is the HMAC key (bytes; keep it stable across processes that must accept each other's
+    cursors). Tokens are bound to ``(api, tool)``.
+    """
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) < 16:
+            raise ValueError("cursor key must be at least 16 bytes")
+        self._key = key
+
+    def _mac(self, scope: str, payload: bytes) -> bytes:
+        return hmac.new(self._key, scope.encode("utf-8") + b"\x00" + payload, hashlib.sha256).digest()[:18]
+
+    def encode(self, scope: str, payload: Mapping[str, Any]) -> str:
+        """An opaque token for `payload` (a JSON object) bound to `scope` (``"<api>/<tool>"``)."""
+        raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode("utf-8")
+        body = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        mac = base64.urlsafe_b64encode(self._mac(scope, raw)).rstrip(b"=").decode("ascii")
+        return f"{body}.{mac}"
+
+    def decode(self, scope: str, token: str) -> dict[str, Any]:
+        """The payload of a token issued for `scope`; raises `ToolError` ``invalid_cursor`` for
+        anything else (malformed, tampered, another tool's or another key's cursor)."""
+        try:
+            body, mac = token.split(".")
+            raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+            given = base64.urlsafe_b64decode(mac + "=" * (-len(mac) % 4))
+        except (ValueError, binascii.Error):
+            raise _invalid_cursor() from None
+        if not hmac.compare_digest(given, self._mac(scope, raw)):
+            raise _invalid_cursor()
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            raise _invalid_cursor() from None
+        if not isinstance(payload, dict):
+            raise _invalid_cursor()
+        return payload
+
+
+def _invalid_cursor() -> ToolError:
+    return make_error(
+        "invalid_cursor",
+        "The cursor was not issued by this tool (it is malformed, edited, expired or from another tool).",
+        details={"pointer": "/cursor"},
+    )
+
+
+_LINK_RE = re.compile(r'<([^>]*)>\s*((?:;\s*[^;,]+)*)')
+
+
+def parse_link_next(header: str | None) -> str | None:
+    """The ``rel="next"`` target of an RFC 8288 ``Link`` header, or ``None``."""
+    if not header:
+        return None
+    for match in _LINK_RE.finditer(header):
+        url, params = match.group(1), match.group(2)
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "rel" and "next" in value.strip().strip('"').lower().split():
+                return url
+    return None
+
+
+def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str, str], items: list[Any],
+                  page_size: int, position: Any) -> Any:
+    """The API position of the page after this one, or ``None`` when this was the last page.
+
+    cursor style: the value at ``next_field``, or the ``cursor_from_item`` field of the last item
+    while ``has_more_field`` is true (or, without a flag, while the page was full).
+    offset style: ``position + len(items)`` while the page was full (or the flag says more).
+    page style: ``position + 1`` under the same rule (first page = 1). link style: the next URL.
+    """
+    style = pagination.get("style")
+    has_more_field = pagination.get("has_more_field")
+    flag = get_path(body, has_more_field) if has_more_field else None
+    full = len(items) >= page_size
+    more = bool(flag) if has_more_field and isinstance(flag, bool) else full
+    if style == "cursor":
+        next_field = pagination.get("next_field")
+        if next_field:
+            token = get_path(body, next_field)
+            if token in (None, ""):
+                return None
+            if has_more_field and flag is False:
+                return None
+            return token
+        from_item = pagination.get("cursor_from_item")
+        if from_item and items and more:
+            last = get_path(items[-1], from_item)
+            return last if last not in (None, "") else None
+        return None
+    if style == "offset":
+        return (int(position or 0) + len(items)) if more and items else None
+    if style == "page":
+        return (int(position or 1) + 1) if more and items else None
+    if style == "link":
+        return parse_link_next(headers.get("link"))
+    return None
