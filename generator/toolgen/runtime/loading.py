@@ -1,0 +1,90 @@
+"""Shared option handling of `toolgen call` and `toolgen serve`: find a generated package, open the
+receipt store, load or create the cursor key.
+
+`resolve_package(API_OR_DIR)`: a folder holding ``policy.json`` + ``mcp.json``, or the name of an
+API of the project file (``toolgen.yaml``: its ``out`` folder), or ``generated/<name>``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from .receipts import DEFAULT_RECEIPTS_PATH
+
+
+class PackageNotFound(Exception):
+    """API_OR_DIR names neither a generated package folder nor an API of the project."""
+
+
+def resolve_package(api_or_dir: str, *, cwd: Path | None = None) -> Path:
+    """The folder of a generated package. Raises `PackageNotFound` with a readable message."""
+    base = cwd or Path.cwd()
+    candidate = Path(api_or_dir)
+    if not candidate.is_absolute():
+        candidate = base / candidate
+    if (candidate / "policy.json").is_file():
+        return candidate
+    project = base / "toolgen.yaml"
+    if project.is_file():
+        try:
+            import yaml
+
+            data: Any = yaml.safe_load(project.read_text(encoding="utf-8")) or {}
+            for api in data.get("apis", []) or []:
+                if isinstance(api, dict) and api.get("name") == api_or_dir and api.get("out"):
+                    out = base / str(api["out"])
+                    if (out / "policy.json").is_file():
+                        return out
+        except Exception:  # a broken project file is not our concern here; fall through
+            pass
+    generated = base / "generated" / api_or_dir
+    if (generated / "policy.json").is_file():
+        return generated
+    raise PackageNotFound(
+        f"{api_or_dir!r} is neither a folder with policy.json nor a built API (run `toolgen build` first)."
+    )
+
+
+def cursor_key_for(receipts_path: Path) -> bytes:
+    """The HMAC key for cursors: ``TOOLGEN_CURSOR_KEY`` if set, else a random key kept in
+    ``<receipts folder>/cursor.key`` (created 0600) so that successive `toolgen call`s accept each
+    other's cursors."""
+    env = os.environ.get("TOOLGEN_CURSOR_KEY")
+    if env:
+        import hashlib
+
+        return hashlib.sha256(env.encode("utf-8")).digest()
+    key_file = receipts_path.parent / "cursor.key"
+    try:
+        data = key_file.read_bytes()
+        if len(data) >= 32:
+            return data[:32]
+    except FileNotFoundError:
+        pass
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_bytes(32)
+    try:
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process created it a moment ago
+        return key_file.read_bytes()[:32]
+    try:
+        os.write(fd, key)
+    finally:
+        os.close(fd)
+    return key
+
+
+def default_receipts_path() -> Path:
+    """``TOOLGEN_RECEIPTS`` or `DEFAULT_RECEIPTS_PATH` (``.toolgen/receipts.sqlite3`` under cwd)."""
+    env = os.environ.get("TOOLGEN_RECEIPTS")
+    return Path(env) if env else DEFAULT_RECEIPTS_PATH
+
+
+def parse_scopes(value: str | None) -> list[str]:
+    """``"a,b"`` → ``["a", "b"]`` (blank entries dropped); ``None`` → ``TOOLGEN_SCOPES`` or none."""
+    if value is None:
+        value = os.environ.get("TOOLGEN_SCOPES", "")
+    return [s.strip() for s in value.split(",") if s.strip()]

@@ -1,0 +1,144 @@
+"""`toolgen serve`: expose a generated package as an MCP server over stdio.
+
+Built on the official MCP Python SDK's low-level `Server`, with explicit ``tools/list`` and
+``tools/call`` handlers so the catalog is exactly ``mcp.json`` (inputSchema, outputSchema,
+annotations) and results are exactly what the runtime returns:
+
+- success: ``structuredContent`` = the shaped result, plus the same JSON as one text block;
+  ``_meta["toolgen/replayed"]`` is true when an idempotency receipt was replayed;
+- tool failure (validation, policy, timeout, upstream...): ``isError: true`` with the structured error
+  ``{"error": {...}}`` as ``structuredContent`` and as text — the model sees it and can correct itself;
+- protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params).
+
+The actor and its scopes are fixed when the server starts (``--scopes``/``--actor``): a client
+cannot raise its own permissions. Approvals travel in the request's ``_meta``:
+``{"toolgen/approval": "<preview_id>"}`` or ``{"toolgen/approval": {"preview_id": ..., "approved_by": ...}}``
+— set by the host application after a human approved the preview, never by the model (which only
+writes ``arguments``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from .audit import JsonlAuditSink, MemoryAuditSink
+from .loading import PackageNotFound, cursor_key_for, default_receipts_path, parse_scopes, resolve_package
+from .receipts import SqliteReceiptStore
+from .registry import Actor, Approval, CallResult, Registry
+
+APPROVAL_META_KEY = "toolgen/approval"
+REPLAYED_META_KEY = "toolgen/replayed"
+
+
+def _approval_from_meta(meta: Any) -> Approval | None:
+    if not meta:
+        return None
+    value = meta.get(APPROVAL_META_KEY) if isinstance(meta, dict) else None
+    if isinstance(value, str) and value:
+        return Approval(value)
+    if isinstance(value, dict) and isinstance(value.get("preview_id"), str):
+        by = value.get("approved_by")
+        return Approval(value["preview_id"], approved_by=str(by) if by is not None else None)
+    return None
+
+
+def to_call_tool_result(result: CallResult) -> Any:
+    """A runtime `CallResult` as an MCP ``CallToolResult``."""
+    import mcp_types as types
+
+    if result.ok:
+        payload: Any = result.result
+        meta = {REPLAYED_META_KEY: True} if result.replayed else None
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+            structured_content=payload,
+            is_error=False,
+            _meta=meta,
+        )
+    assert result.error is not None
+    payload = result.error.to_json()
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+        structured_content=payload,
+        is_error=True,
+    )
+
+
+def build_server(registry: Registry, actor: Actor) -> Any:
+    """An `mcp.server.lowlevel.Server` serving `registry`'s tools as `actor`."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    tools = [types.Tool.model_validate(entry) for entry in registry.catalog()]
+
+    async def on_list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: Any, params: Any) -> Any:
+        name = params.name
+        if name not in registry.specs:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
+        meta = params.meta if getattr(params, "meta", None) is not None else getattr(ctx, "meta", None)
+        approval = _approval_from_meta(dict(meta) if meta else None)
+        result = await registry.acall(name, params.arguments or {}, actor=actor, approval=approval)
+        return to_call_tool_result(result)
+
+    return Server(
+        f"toolgen-{registry.api or 'api'}",
+        version=str(registry.policy.get("version", "")),
+        instructions=(
+            f"Tools for the {registry.policy.get('title') or registry.api} API, enforced by the toolgen "
+            "runtime. Writes are split into preview_* (no side effects, returns a preview_id) and "
+            "record_* (needs an approval of that preview_id and an idempotency key)."
+        ),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+async def serve_stdio(registry: Registry, actor: Actor) -> None:
+    """Serve `registry` over stdin/stdout until the client disconnects."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(registry, actor)
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        await registry.aclose()
+
+
+@click.command("serve")
+@click.argument("api_or_dir")
+@click.option("--scopes", default=None, help="Comma-separated scopes of the served actor (env: TOOLGEN_SCOPES).")
+@click.option("--actor", "actor_id", default="mcp", show_default=True, help="Actor id for audit and receipts.")
+@click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
+@click.option("--receipts", "receipts_path", type=click.Path(path_type=Path), default=None,
+              help="SQLite receipt store (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
+@click.option("--audit-log", type=click.Path(path_type=Path), default=None,
+              help="Append audit events as JSON lines to this file.")
+def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
+                  receipts_path: Path | None, audit_log: Path | None) -> None:
+    """Serve the tools of a generated package as an MCP server over stdio."""
+    import sys
+
+    try:
+        folder = resolve_package(api_or_dir)
+    except PackageNotFound as exc:
+        click.echo(f"toolgen serve: {exc}", err=True)
+        sys.exit(2)
+    path = receipts_path or default_receipts_path()
+    registry = Registry.from_dir(
+        folder,
+        base_url=base_url,
+        receipts=SqliteReceiptStore(path),
+        audit=JsonlAuditSink(audit_log) if audit_log else MemoryAuditSink(),
+        cursor_key=cursor_key_for(path),
+    )
+    anyio.run(serve_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)))

@@ -1,0 +1,126 @@
+"""`toolgen call` and `toolgen serve` end to end: real subprocesses, the real MCP SDK client over
+stdio, the loopback tickets API."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.runtime_env import tickets_dir
+from tests.support.tickets_server import TicketsServer
+
+TOOLGEN = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
+
+
+def run_call(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str,
+             token: str | None = None) -> tuple[int, Any, str]:
+    env = dict(os.environ, TICKETS_TOKEN=token or server.token)
+    env.pop("TOOLGEN_SCOPES", None)
+    proc = subprocess.run(
+        [TOOLGEN, "call", str(tickets_dir()), tool, "--args", args if isinstance(args, str) else json.dumps(args),
+         "--base-url", server.base_url, "--receipts", str(tmp_path / "r.sqlite3"), *extra],
+        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
+    )
+    out = json.loads(proc.stdout) if proc.stdout.strip() else None
+    return proc.returncode, out, proc.stderr
+
+
+def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Path) -> None:
+    code, out, _ = run_call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"}, "--scopes", "ticket:read")
+    assert code == 0 and out["ok"] and out["result"]["id"] == "T-102"
+
+    code, out, _ = run_call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"})
+    assert code == 1 and out["error"]["code"] == "permission_denied"
+
+    args = {"ticket_id": "T-103", "note": "Called back.", "visibility": "internal"}
+    code, preview, _ = run_call(server, tmp_path, "preview_ticket_followup", args, "--scopes", "ticket:write")
+    assert code == 0 and preview["result"]["preview_id"].startswith("sha256:")
+    record = dict(args, action_id="cli-1")
+    code, out, _ = run_call(server, tmp_path, "record_ticket_followup", record, "--scopes", "ticket:write")
+    assert code == 1 and out["error"]["code"] == "approval_required"
+    approve = ["--scopes", "ticket:write", "--approve", preview["result"]["preview_id"]]
+    code, first, _ = run_call(server, tmp_path, "record_ticket_followup", record, *approve)
+    assert code == 0 and first["replayed"] is False
+    code, second, _ = run_call(server, tmp_path, "record_ticket_followup", record, *approve)
+    assert code == 0 and second["replayed"] is True and second["result"] == first["result"]
+    assert server.side_effects["addFollowup"] == 1
+
+    # pagination cursors survive between processes (key kept beside the receipts)
+    code, page1, _ = run_call(server, tmp_path, "list_tickets", {"page_size": 2}, "--scopes", "ticket:read")
+    code, page2, _ = run_call(server, tmp_path, "list_tickets", {"page_size": 2, "cursor": page1["result"]["next_cursor"]},
+                              "--scopes", "ticket:read")
+    assert code == 0 and page2["ok"]
+    assert {i["id"] for i in page1["result"]["items"]}.isdisjoint({i["id"] for i in page2["result"]["items"]})
+
+
+def test_call_bad_input_exit_2(server: TicketsServer, tmp_path: Path) -> None:
+    code, out, err = run_call(server, tmp_path, "get_ticket", "{not json")
+    assert code == 2 and out is None and "JSON" in err
+    code, out, err = run_call(server, tmp_path, "no_such_tool", {})
+    assert code == 2 and "unknown tool" in err
+    proc = subprocess.run([TOOLGEN, "call", str(tmp_path / "nowhere"), "get_ticket"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+
+
+def test_call_secret_never_printed(server: TicketsServer, tmp_path: Path) -> None:
+    code, out, err = run_call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"}, "--scopes", "ticket:read",
+                              token="wrong-secret-token-123")
+    assert code == 1 and out["error"]["code"] == "upstream_unauthorized"
+    assert "wrong-secret-token-123" not in json.dumps(out) + err
+
+
+@pytest.mark.anyio
+async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> None:
+    from mcp import Client, StdioServerParameters
+    from mcp.shared.exceptions import MCPError
+
+    params = StdioServerParameters(
+        command=TOOLGEN,
+        args=["serve", str(tickets_dir()), "--scopes", "ticket:read,ticket:write", "--base-url", server.base_url,
+              "--receipts", str(tmp_path / "mcp.sqlite3")],
+        env={"TICKETS_TOKEN": server.token, "PATH": os.environ.get("PATH", "")},
+        cwd=str(tmp_path),
+    )
+    catalog = json.loads((tickets_dir() / "mcp.json").read_text())
+    async with Client(params) as client:
+        listed = await client.list_tools()
+        assert sorted(t.name for t in listed.tools) == sorted(t["name"] for t in catalog)
+        by_name = {t.name: t for t in listed.tools}
+        for entry in catalog:
+            assert by_name[entry["name"]].input_schema == entry["inputSchema"]
+            assert by_name[entry["name"]].output_schema == entry.get("outputSchema")
+
+        ok = await client.call_tool("get_ticket", {"ticket_id": "T-102"})
+        assert ok.is_error is False and ok.structured_content["id"] == "T-102"
+        assert json.loads(ok.content[0].text) == ok.structured_content  # type: ignore[union-attr]
+
+        bad = await client.call_tool("get_ticket", {"ticket_id": "nope"})
+        assert bad.is_error is True
+        assert bad.structured_content["error"]["code"] == "invalid_arguments"
+        assert bad.structured_content["error"]["details"]["pointer"] == "/ticket_id"
+
+        args = {"ticket_id": "T-104", "note": "From MCP.", "visibility": "public"}
+        preview = await client.call_tool("preview_ticket_followup", args)
+        preview_id = preview.structured_content["preview_id"]
+        denied = await client.call_tool("record_ticket_followup", dict(args, action_id="mcp-1"))
+        assert denied.is_error and denied.structured_content["error"]["code"] == "approval_required"
+        meta: Any = {"toolgen/approval": {"preview_id": preview_id, "approved_by": "human"}}
+        first = await client.call_tool("record_ticket_followup", dict(args, action_id="mcp-1"), meta=meta)
+        assert first.is_error is False, first
+        again = await client.call_tool("record_ticket_followup", dict(args, action_id="mcp-1"), meta=meta)
+        assert again.is_error is False and (again.meta or {}).get("toolgen/replayed") is True
+        assert server.side_effects["addFollowup"] == 1
+
+        no_scope = await client.call_tool("record_ticket_delete", {"ticket_id": "T-104", "action_id": "x"})
+        assert no_scope.is_error and no_scope.structured_content["error"]["code"] in ("permission_denied",)
+
+        with pytest.raises(MCPError):
+            await client.call_tool("no_such_tool", {})
