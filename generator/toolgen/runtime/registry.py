@@ -876,10 +876,13 @@ class Registry:
                         marker["omitted_items"] = len(visible) - len(result["items"])
                 omitted = len(visible) - len(result.get("items", []))
             return result, omitted
+        if isinstance(body, list):
+            # an array body: projection and redaction apply to each item, then it is wrapped
+            items_out = [project(redact(i, spec.redact_tree), spec.field_tree) for i in body]
+            return enforce_budget({"result": items_out}, max_bytes, list_key="result")
         shaped_body = wrap_body(body, status)
-        shaped_body = project(redact(shaped_body, spec.redact_tree), spec.field_tree)
-        if not isinstance(shaped_body, dict):
-            shaped_body = {"result": shaped_body}
+        if isinstance(body, dict):
+            shaped_body = project(redact(shaped_body, spec.redact_tree), spec.field_tree)
         return enforce_budget(shaped_body, max_bytes)
 
 

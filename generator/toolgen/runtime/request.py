@@ -373,7 +373,9 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         if arg not in args:
             continue
         value = args[arg]
-        if value is None and binding.get("null", "omit") != "send":
+        # null on an optional argument means "leave it out"; on a required one (validation admitted
+        # null, so the schema is nullable) or with "null": "send" it is sent as JSON null
+        if value is None and binding.get("null", "omit") != "send" and not binding.get("required"):
             continue
         sources.append((binding, value))
 
