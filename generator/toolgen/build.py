@@ -72,7 +72,10 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
         raise DiagnosticError([Diagnostic(
             "spec-not-found", "error", f"spec file not found: {display_path(spec_path)}", where,
             "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
-    doc = load_spec(spec_path, sink=sink)
+    try:
+        doc = load_spec(spec_path, sink=sink)
+    except DiagnosticError:
+        raise
     timings["load"] = time.perf_counter() - t0
     api = name or api_name_for(intents, intent_path.stem)
     if progress:
@@ -80,6 +83,9 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     t1 = time.perf_counter()
     ir = lower(doc, intents, sink, api)
     timings["lower"] = time.perf_counter() - t1
+    located = DiagnosticSink()
+    located.extend(doc.fill_locations(sink.items))
+    sink = located
     sink.raise_if_errors()
     if progress:
         progress(f"{api}: lowered {len(ir.covered)} of {len(ir.operations)} operations to {len(ir.tools)} tools")

@@ -130,7 +130,6 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
 
             project.targets = [replace(t, emit=artifacts) for t in project.targets]
         outputs, builds = build_project(project, progress=progress)
-    warnings = [d for b in builds for d in b.diagnostics if d.severity == "warning"]
     if check:
         drifts = check_outputs(outputs)
         if drifts:
@@ -146,8 +145,8 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
     written = write_outputs(outputs)
     if progress:
         for b in builds:
-            progress(f"{b.name}: wrote {len(b.files)} files to {b.out} ({len(b.ir.tools)} tools, "
-                     f"{len(warnings)} warnings)")
+            n = sum(d.severity == "warning" for d in b.diagnostics)
+            progress(f"{b.name}: wrote {len(b.files)} files to {b.out} ({len(b.ir.tools)} tools, {n} warnings)")
     if not quiet:
         click.echo(f"toolgen: built {len(builds)} API{'s' if len(builds) != 1 else ''} "
                    f"({sum(len(b.ir.tools) for b in builds)} tools, {len(written)} outputs).", err=True)

@@ -93,6 +93,10 @@ class ToolIntent(_Strict):
         default_factory=dict,
         description="Parameters the runtime always sends and the model never sees, by wire name "
                     "(`in:name` to disambiguate, e.g. `header:Notion-Version`).")
+    hide: list[str] = Field(
+        default_factory=list,
+        description="Optional parameters or body properties (wire names) the model never sees and the runtime "
+                    "never sends.")
     null: dict[str, Literal["omit", "send"]] = Field(
         default_factory=dict, description="Per argument: what a null value means (default omit).")
 
@@ -120,13 +124,22 @@ class Defaults(_Strict):
     approval_write: Literal["never", "required"] = "required"
     approval_destructive: Literal["never", "required"] = "required"
     description_max_chars: int = Field(1000, ge=80)
-    argument_description_max_chars: int = Field(300, ge=40)
+    argument_description_max_chars: int = Field(200, ge=40)
+    output_descriptions: bool = Field(
+        False, description="Keep property descriptions in output schemas (they cost catalog tokens).")
     retry: RetrySpec = RetrySpec()
 
 
 class AuthSpec(_Strict):
+    """The runtime secret of a security scheme. For a spec that declares no security (GitHub's), give
+    `kind` (and for apiKey `in`/`name`): the credential then applies to every operation."""
+
     secret: str = Field(description="Name of the runtime secret (environment variable) holding the credential.",
                         pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    kind: Literal["bearer", "basic", "apiKey"] | None = Field(
+        None, description="Declare a scheme the spec lacks: bearer, basic or apiKey.")
+    in_: Literal["header", "query", "cookie"] = Field("header", alias="in")
+    name: str | None = Field(None, description="apiKey parameter name (default: Authorization).")
 
 
 class Budgets(_Strict):
@@ -139,6 +152,8 @@ class ApiSpec(_Strict):
     name: str | None = Field(None, pattern=r"^[a-z_][a-z0-9_]*$")
     title: str | None = None
     base_url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict,
+                                    description="Headers the runtime sends on every call (e.g. an API version).")
 
 
 class IntentMap(_Strict):

@@ -38,11 +38,6 @@ READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read
 MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", "user-agent", "host"}
 CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.I)
 LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
-TRUNCATED_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "Present only when the result was cut to the output size budget.",
-    "properties": {"original_bytes": {"type": "integer"}, "omitted_items": {"type": "integer"}},
-}
 DEFAULT_RETRY_ON = ("timeout", "429", "502", "503", "504")
 
 
@@ -323,8 +318,7 @@ def _lower_intent(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, where:
                         "choose another key name")
         record_args.append(_Arg(intent.idempotency.key, {
             "type": "string", "minLength": 1, "maxLength": 255,
-            "description": "Idempotency key: a fresh unique id (e.g. a UUID) per intended action. Retrying "
-                           "with the same key and arguments replays the first result instead of writing twice.",
+            "description": "Unique id of this action (e.g. a UUID); reuse it only to retry the same call.",
         }, binding, True))
     sent_key = idem is not None and idem.send_in != "none"
     retry = _retry(intent.retry, defaults.retry, timeout, safe=sent_key)
@@ -416,49 +410,34 @@ def _describe(summary: str, mode: Mode, row: PolicyRow, record: PolicyRow | None
     """The tool description: the intent's text, then what the call does (effect, approval, pages)."""
     call = f"{row.method} {row.path}"
     if mode == "read":
-        tail = "Read-only: no side effects."
+        tail = "Read-only."
         if row.pagination is not None:
-            tail += (f" Returns at most {row.pagination.max_page_size} items per call as `items` plus "
-                     f"`next_cursor`; pass `next_cursor` back as `{row.pagination.cursor_arg}` for the next page.")
+            tail += f" Pages: pass next_cursor back as {row.pagination.cursor_arg}."
         return f"{summary} {tail}"
     assert record is not None
     verb = "Deletes" if record.effect == "destructive" else "Writes"
     if mode == "preview":
         gate = ("A human must approve the returned preview_id before " + record.tool + " runs."
                 if record.approval == "required" else f"Then call {record.tool} with the same arguments.")
-        return (f"{summary} PREVIEW ONLY, never writes: checks the arguments and returns the exact request "
-                f"({call}) that {record.tool} would send, and a preview_id. {gate}")
-    gate = (f"Needs human approval of the preview_id from {row.pair} for exactly these arguments; "
-            "call that first." if row.approval == "required" else "No approval needed.")
-    key = ""
-    if row.idempotency is not None:
-        key = f" `{row.idempotency.arg}` makes retries safe: reuse it only to retry the same action."
-    what = "permanently " if record.effect == "destructive" else ""
-    return f"{summary} {verb} {what}via {call}. {gate}{key}"
+        return (f"PREVIEW ONLY, never writes: returns the exact request {record.tool} would send and a "
+                f"preview_id. {gate} {record.tool}: {_first_sentence(summary)}")
+    gate = (f"Needs human approval of the preview_id from {row.pair} (same arguments)."
+            if row.approval == "required" else "No approval needed.")
+    return f"{summary} {verb} ({row.method}). {gate}"
 
 
 def _preview_output_schema() -> dict[str, Any]:
+    """What every preview tool returns (docs/generated-format.md, "Preview tools")."""
     return {
         "type": "object",
         "required": ["preview_id", "request", "effect", "approval_required", "record_tool"],
         "properties": {
-            "preview_id": {"type": "string", "description": "Fingerprint of the arguments; a human approves it."},
-            "request": {
-                "type": "object",
-                "description": "The exact request the record tool would send (secrets redacted).",
-                "properties": {
-                    "method": {"type": "string"},
-                    "url": {"type": "string"},
-                    "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "body": {},
-                },
-                "required": ["method", "url"],
-            },
-            "effect": {"type": "string", "enum": ["write", "destructive"]},
+            "preview_id": {"type": "string"},
+            "request": {"type": "object"},
+            "effect": {"type": "string"},
             "side_effects": {"type": "string"},
             "approval_required": {"type": "boolean"},
             "record_tool": {"type": "string"},
-            "_truncated": copy.deepcopy(TRUNCATED_SCHEMA),
         },
     }
 
@@ -511,6 +490,9 @@ def _security(ctx: _Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tuple[
     if not isinstance(requirements, list) or not isinstance(schemes, dict):
         return (), (), set()
     auth_cfg = ctx.intents.model.auth
+    configured = [r for r in requirements if isinstance(r, dict) and r and all(k in auth_cfg for k in r)]
+    if configured:
+        requirements = configured + [r for r in requirements if r not in configured]
     for requirement in requirements:
         if not isinstance(requirement, dict):
             continue
@@ -551,6 +533,25 @@ def _security(ctx: _Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tuple[
     return (), (), set()
 
 
+def _declares_anonymous(ctx: _Ctx, op: Operation) -> bool:
+    """`security: []` (or a `{}` alternative) on the operation: callable without credentials."""
+    sec = op.node.get("security")
+    return isinstance(sec, list) and (not sec or any(isinstance(r, dict) and not r for r in sec))
+
+
+def _declared_auth(ctx: _Ctx) -> tuple[AuthBinding, ...]:
+    """Credentials the intent map declares for a spec without security schemes (`auth.X.kind`)."""
+    out = []
+    for name, spec in ctx.intents.model.auth.items():
+        if spec.kind is None:
+            continue
+        if spec.kind == "apiKey":
+            out.append(AuthBinding(name, "apiKey", spec.in_, spec.name or "Authorization", spec.secret))
+        else:
+            out.append(AuthBinding(name, spec.kind, "header", "Authorization", spec.secret))
+    return tuple(out)
+
+
 def _secret_name(api: str, scheme: str, count: int) -> str:
     base = api.upper() + ("_TOKEN" if count <= 1 else "_" + re.sub(r"[^A-Za-z0-9]+", "_", scheme).upper())
     return re.sub(r"_+", "_", base)
@@ -563,6 +564,8 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
     defaults = model.defaults
     desc_limit = defaults.argument_description_max_chars
     auth, op_scopes, key_params = _security(ctx, op)
+    if not auth and not _declares_anonymous(ctx, op):
+        auth = _declared_auth(ctx)
     params = _parameters(ctx, op)
     if len(params) > model.budgets.max_parameters:
         raise _Skip("operation-too-many-parameters",
@@ -572,8 +575,10 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
     def iloc(*more: str | int) -> SourceLocation | None:
         return ctx.intents.locate(*where, *more) if explicit else doc.locate(op.pointer)
 
+    hidden = set(intent.hide)
     fixed_specs = dict(intent.fixed)
-    fixed: list[FixedValue] = []
+    fixed: list[FixedValue] = [FixedValue("header", k, v) for k, v in sorted(model.api.headers.items())]
+    api_headers = {k.lower() for k in model.api.headers}
     idem_wire: tuple[str, str] | None = None
     if intent.idempotency is not None and intent.idempotency.send_as != "none":
         loc_, wire_ = intent.idempotency.send_as.split(":", 1)
@@ -619,6 +624,14 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
             continue
         if (where_in, wire.lower()) in key_params:
             continue  # an apiKey credential, injected by the runtime
+        if wire in hidden:
+            if param.get("required") or where_in == "path":
+                raise _Skip("hide-required", f"`hide` names {wire!r}, a required parameter of {op.key}",
+                            iloc("hide"), "only optional parameters can be hidden; use `fixed` to set a value")
+            hidden.discard(wire)
+            continue
+        if where_in == "header" and wire.lower() in api_headers:
+            continue  # sent by the runtime from api.headers
         if where_in == "header" and wire.lower() in MANAGED_HEADERS:
             if wire.lower() == "authorization" and not auth:
                 auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
@@ -658,7 +671,19 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
                     iloc("fixed", first), "use a parameter's wire name, or `in:name`")
 
     encoding, content_type, body_args = _body(ctx, op, intent, desc_limit)
-    args.extend(body_args)
+    for arg in body_args:
+        assert arg.binding is not None
+        if arg.binding.wire_name in hidden and arg.binding.wire_name:
+            if arg.required:
+                raise _Skip("hide-required", f"`hide` names {arg.binding.wire_name!r}, a required body property "
+                            f"of {op.key}", iloc("hide"), "only optional properties can be hidden")
+            hidden.discard(arg.binding.wire_name)
+            continue
+        args.append(arg)
+    if hidden:
+        first = sorted(hidden)[0]
+        raise _Skip("hide-unknown", f"`hide` names {first!r}, which is not a parameter or body property of {op.key}",
+                    iloc("hide"), "use the wire name as written in the spec")
 
     reserved = set()
     pagination = None
@@ -677,13 +702,15 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
     if pagination is not None:
         args.append(_Arg(pagination.cursor_arg, {
             "type": ["string", "null"],
-            "description": "Opaque cursor from a previous call's next_cursor; null or absent for the first page.",
+            "description": "next_cursor of the previous page; omit for the first page.",
         }, None, False))
         args.append(_Arg(pagination.page_size_arg, {
             "type": "integer", "minimum": 1, "maximum": pagination.max_page_size,
-            "description": f"Items per page (default {pagination.default_page_size}).",
+            "description": f"Default {pagination.default_page_size}.",
         }, None, False))
     output_schema = _output_schema(ctx, op, intent, pagination, response_schema, response_ptr, iloc)
+    if not defaults.output_descriptions:
+        output_schema = _strip_descriptions(output_schema)
     return _Lowered(args, encoding, content_type, output_schema, pagination, tuple(fixed), auth, success, op_scopes)
 
 
@@ -700,9 +727,26 @@ def _path_order(path: str, param: dict[str, Any]) -> int:
     return pos if pos >= 0 else 10_000
 
 
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^()]*\))*\)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*_(\"'])")
+
+
 def _cap(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """Description text for a catalog: Markdown links reduced to their text (URLs cost tokens and
+    help no model), whitespace collapsed, cut at a sentence end within `limit` characters when one
+    exists, else at `limit` with an ellipsis."""
+    text = " ".join(_MD_LINK.sub(r"\1", text).split())
+    if len(text) <= limit:
+        return text
+    cut = [m.start() for m in _SENTENCE_END.finditer(text) if m.start() <= limit]
+    if cut and cut[-1] >= limit // 3:
+        return text[: cut[-1]]
+    return text[: limit - 1].rstrip() + "…"
+
+
+def _first_sentence(text: str) -> str:
+    m = _SENTENCE_END.search(text)
+    return text[: m.start()] if m else text
 
 
 def _param_schema(ctx: _Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
@@ -765,7 +809,11 @@ def _body(ctx: _Ctx, op: Operation, intent: ToolIntent, desc_limit: int
         return encoding, media, [_Arg("body", schema, ArgBinding("body", "body", "", body_required, "omit",
                                                                  content_type=media), body_required)]
     schema = ctx.converter.convert(media_node["schema"], schema_ptr, "input")
+    schema = _unwrap_single_branch(schema)
     view = object_view(schema)
+    if view is not None and not view[0] and schema.get("additionalProperties") in (None, False) \
+            and "$ref" not in schema:
+        return "none", None, []  # an empty object body (Stripe's GETs declare one): send no body
     free_form = view is None or (not view[0] and schema.get("additionalProperties") not in (None, False))
     if view is None or free_form or "$ref" in schema:
         if encoding == "form":
@@ -791,6 +839,21 @@ def _body(ctx: _Ctx, op: Operation, intent: ToolIntent, desc_limit: int
         binding = ArgBinding("", "body", prop, is_required, null_means, style, explode, part_type)  # type: ignore[arg-type]
         args.append(_Arg(arg_name(prop), prop_schema, binding, is_required))
     return encoding, media, args
+
+
+def _unwrap_single_branch(schema: dict[str, Any]) -> dict[str, Any]:
+    """`{"oneOf": [X]}` (or anyOf) with nothing else that constrains -> X with the annotations kept."""
+    for key in ("oneOf", "anyOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and len(branches) == 1 and isinstance(branches[0], dict) \
+                and "$ref" not in branches[0]:
+            rest = {k: v for k, v in schema.items() if k != key}
+            if set(rest) <= {"description", "title", "$defs"}:
+                merged = dict(branches[0])
+                for k, v in rest.items():
+                    merged.setdefault(k, v)
+                return merged
+    return schema
 
 
 def _admits_null(schema: dict[str, Any]) -> bool:
@@ -909,7 +972,11 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
             node = _attach_defs(node, defs)
         if fields:
             try:
-                return project_schema(node, fields)
+                # a kept field is kept whole, but only `depth` levels below it (Stripe's expandable
+                # fields would otherwise pull in a 65-schema recursive group)
+                below = intent.output.depth if intent.output and intent.output.depth else 1
+                levels = max(f.count(".") for f in fields) + below
+                return limit_depth(project_schema(node, fields), levels)
             except KeyError as exc:
                 view = object_view(node)
                 known = ", ".join(sorted(view[0])) if view else "(not an object)"
@@ -926,9 +993,7 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
             "type": "object",
             "properties": {
                 "items": {"type": "array", "items": item},
-                "next_cursor": {"type": ["string", "null"],
-                                "description": "Pass back as cursor for the next page; null on the last page."},
-                "_truncated": copy.deepcopy(TRUNCATED_SCHEMA),
+                "next_cursor": {"type": ["string", "null"]},
             },
             "required": ["items", "next_cursor"],
         }
@@ -940,25 +1005,57 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
         node = project(schema, "response")
         node_defs = node.pop("$defs", None)
         node = copy.deepcopy(node)
-        props = node.setdefault("properties", {})
-        if "_truncated" not in props:
-            props["_truncated"] = copy.deepcopy(TRUNCATED_SCHEMA)
+        node.setdefault("properties", {})
         t = node.get("type")
         if isinstance(t, list):  # a nullable object root: the runtime wraps null as {"result": null}
             node["type"] = "object"
         if node_defs:
             node["$defs"] = node_defs
         return node
+    if fields and (schema.get("anyOf") or schema.get("oneOf") or "$ref" in schema):
+        # a union (Stripe: customer | deleted_customer): each object branch keeps the fields it has
+        node = project(schema, "response")
+        node_defs = node.pop("$defs", None)
+        out = {"type": "object", **{k: v for k, v in node.items() if k != "type"}}
+        if node_defs:
+            out["$defs"] = node_defs
+        return out
+    if fields and _field_schema(schema, "", array=True) is not None:
+        # an array body (GitHub's label lists): the fields apply to each item, wrapped as {"result": [...]}
+        item = project({**copy.deepcopy(schema.get("items", {}))}, "items")
+        item_defs = item.pop("$defs", None)
+        out = {"type": "object", "properties": {"result": {"type": "array", "items": item}}, "required": ["result"]}
+        if item_defs:
+            out["$defs"] = item_defs
+        return out
     if fields:
         raise _Skip("output-not-object", f"output.fields needs an object response; {op.key} returns "
                     f"{_describe_type(schema)}", iloc("output", "fields"), "remove output.fields")
     inner = limit_depth(_attach_defs(schema, defs) if defs else schema, depth)
     inner_defs = inner.pop("$defs", None)
-    out = {"type": "object", "properties": {"result": inner, "_truncated": copy.deepcopy(TRUNCATED_SCHEMA)},
-           "required": ["result"]}
+    out = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
     if inner_defs:
         out["$defs"] = inner_defs
     return out
+
+
+def _strip_descriptions(node: Any) -> Any:
+    """Drop `description`/`title` annotations (not property names called so) from a schema tree."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key in ("description", "title") and isinstance(value, str):
+                continue
+            if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
+                out[key] = {k: _strip_descriptions(v) for k, v in value.items()}
+            elif key in ("enum", "const", "default", "required", "examples"):
+                out[key] = value
+            else:
+                out[key] = _strip_descriptions(value)
+        return out
+    if isinstance(node, list):
+        return [_strip_descriptions(v) for v in node]
+    return node
 
 
 def _describe_type(schema: Any) -> str:

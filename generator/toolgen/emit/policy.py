@@ -139,7 +139,7 @@ def policy_markdown(ir: ApiIR) -> str:
         if r.mode == "preview":
             continue
         lines.append(f"<details><summary>{_code(r.tool)}: {_code(r.method + ' ' + r.path)}, "
-                     f"{r.body_encoding} body</summary>")
+                     f"{'no' if r.body_encoding == 'none' else r.body_encoding} body</summary>")
         lines.append("")
         if not r.bindings and not r.fixed and r.pagination is None:
             lines.append("No arguments.")

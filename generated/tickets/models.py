@@ -1,0 +1,79 @@
+"""Typed argument models of the generated tools (datamodel-code-generator). Do not edit."""
+
+from __future__ import annotations
+
+from typing import Any
+from pydantic import BaseModel, ConfigDict, RootModel, conint, constr
+from enum import Enum
+
+
+class ToolArgumentsIndex(RootModel[Any]):
+    root: Any
+
+
+class GetTicketArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
+
+
+class GetTicketHistoryArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
+
+
+class Status(Enum):
+    open = "open"
+    pending = "pending"
+    closed = "closed"
+
+
+class ListTicketsArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cursor: str | None = None
+    page_size: conint(ge=1, le=50) | None = None
+    status: Status | None = None
+
+
+class PreviewTicketDeleteArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
+
+
+class Visibility(Enum):
+    internal = "internal"
+    public = "public"
+
+
+class PreviewTicketFollowupArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    note: constr(min_length=1, max_length=2000)
+    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
+    visibility: Visibility
+
+
+class RecordTicketDeleteArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action_id: constr(min_length=1, max_length=255)
+    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
+
+
+class RecordTicketFollowupArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action_id: constr(min_length=1, max_length=255)
+    note: constr(min_length=1, max_length=2000)
+    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
+    visibility: Visibility
