@@ -415,3 +415,29 @@ async def test_async_call_path(server: TicketsServer, tmp_path: Path) -> None:
 
 def test_actor_type() -> None:
     assert Actor.of("a", ["x", "x"]).scopes == frozenset({"x"})
+
+
+def test_registry_from_generated_python_package(server: TicketsServer) -> None:
+    """The generated package's POLICY/MCP_TOOLS constants load the same registry as the JSON files."""
+    import importlib.util
+    import json
+
+    init = tickets_dir() / "__init__.py"
+    spec = importlib.util.spec_from_file_location("generated_tickets_pkg", init,
+                                                  submodule_search_locations=[str(tickets_dir())])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(spec.name, None)
+    from_pkg = Registry.from_package(module, base_url=server.base_url,
+                                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}))
+    assert from_pkg.policy == json.loads((tickets_dir() / "policy.json").read_text())
+    assert from_pkg.catalog() == sorted(json.loads((tickets_dir() / "mcp.json").read_text()), key=lambda t: t["name"])
+    res = from_pkg.call("get_ticket", {"ticket_id": "T-101"}, actor=READER)
+    assert res.ok and res.result is not None and res.result["id"] == "T-101"
+    from_pkg.close()

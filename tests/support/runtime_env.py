@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from toolgen.runtime import Actor
@@ -11,17 +10,11 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO / ".." / "shared"
 GENERATED = REPO / "generated"
 GENERATED_TICKETS = GENERATED / "tickets"
-FIXTURE_TICKETS = REPO / "tests" / "fixtures" / "tickets"
 
 
 def tickets_dir() -> Path:
-    """The generated tickets package (falls back to the hand-written fixture until it exists)."""
-    override = os.environ.get("TOOLGEN_TEST_TICKETS_DIR")
-    if override:
-        return Path(override)
-    if (GENERATED_TICKETS / "policy.json").exists():
-        return GENERATED_TICKETS
-    return FIXTURE_TICKETS
+    """The generated tickets package (`toolgen build` output, committed under generated/tickets)."""
+    return GENERATED_TICKETS
 
 
 READER = Actor.of("reader", ["ticket:read"])
