@@ -1094,4 +1094,26 @@ def iter_tools(ir: ApiIR) -> Iterable[Tool]:
     return iter(ir.tools)
 
 
-__all__ = ["lower", "iter_tools", "Literal"]
+# ---------------------------------------------------------------------------------------------
+# hooks for `toolgen init` and `toolgen lint`: the same parameter and response choice as the build
+
+
+def operation_parameters(doc: SpecDocument, converter: SchemaConverter, op: Operation
+                         ) -> list[tuple[dict[str, Any], str]]:
+    """The operation's parameters (path-item ones overridden by the operation's), `$ref`s resolved,
+    as (parameter object, pointer). Raises `DiagnosticError` for a broken `$ref`; [] for an invalid
+    parameter list."""
+    try:
+        return _parameters(_Ctx(doc, None, converter.sink, "", converter), op)  # type: ignore[arg-type]
+    except _Skip:
+        return []
+
+
+def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> tuple[Any, bool]:
+    """(canonical schema of the success response the build uses, or None for an empty body; whether
+    that response declares a `Link` header). Raises `DiagnosticError` for a schema it cannot convert."""
+    schema, _, _, link = _response(_Ctx(doc, None, converter.sink, "", converter), op)  # type: ignore[arg-type]
+    return schema, link
+
+
+__all__ = ["lower", "iter_tools", "operation_parameters", "operation_response", "Literal"]
