@@ -131,7 +131,8 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
 
     problems = []
     for dialect, tools in catalogs.by_dialect().items():
-        problems.extend(check_catalog(dialect, tools))  # type: ignore[arg-type]
+        # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
+        problems.extend(check_catalog(dialect, tools, max_tools=None))  # type: ignore[arg-type]
     if problems:
         first = problems[:5]
         raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(

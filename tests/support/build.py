@@ -1,0 +1,62 @@
+"""Helpers to build a spec with an intent map in a temporary folder and read what was generated."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from toolgen.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = (REPO / ".." / "shared").resolve()
+CASES = SHARED / "cases"
+REAL = SHARED / "specs" / "real"
+
+
+@dataclass
+class Built:
+    out: Path
+    result: Result
+
+    def json(self, name: str) -> Any:
+        return json.loads((self.out / name).read_text(encoding="utf-8"))
+
+    def tool(self, dialect: str, name: str) -> dict[str, Any]:
+        for tool in self.json(f"{dialect}.json"):
+            tool_name = tool["function"]["name"] if dialect == "openai" else tool["name"]
+            if tool_name == name:
+                return tool  # type: ignore[no-any-return]
+        raise KeyError(f"no {dialect} tool {name!r}")
+
+    def names(self, dialect: str = "mcp") -> list[str]:
+        return [t["function"]["name"] if dialect == "openai" else t["name"] for t in self.json(f"{dialect}.json")]
+
+    def row(self, name: str) -> dict[str, Any]:
+        return next(r for r in self.json("policy.json")["tools"] if r["tool"] == name)
+
+    def rows_for(self, operation_id: str) -> list[dict[str, Any]]:
+        return [r for r in self.json("policy.json")["tools"] if r["operation"]["id"] == operation_id]
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def build(tmp: Path, spec: Path, body: str = 'include: [{match: "*"}]\n', *, name: str = "api",
+          emit: str = "openai,anthropic,mcp,policy,report", expect: int = 0) -> Built:
+    """Write an intent map for `spec` (body = YAML after the header) and build it into tmp/out."""
+    intent = tmp / f"{name}.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: {name}}}\n{body}",
+                      encoding="utf-8")
+    out = tmp / "out"
+    result = run("build", str(intent), "--out", str(out), "-q", "--emit", emit)
+    assert result.exit_code == expect, result.output
+    return Built(out, result)
+
+
+def case_spec(number: str) -> Path:
+    return next(CASES.glob(f"{number}-*")) / "spec.yaml"

@@ -1,0 +1,209 @@
+"""`toolgen build`: the golden record, --check, atomic writes, determinism, located errors, exit codes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.build import REAL, REPO, SHARED, build, run
+from toolgen.build import build_project
+from toolgen.project import load_project
+from toolgen.write import check_outputs
+
+TICKETS_SPEC = REPO / "specs" / "tickets.yaml"
+needs_shared = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/specs/real is not available")
+
+
+@needs_shared
+def test_generated_tree_matches_inputs() -> None:
+    """generated/ is the golden record of the whole repo: it must equal what the inputs produce."""
+    project = load_project(REPO / "toolgen.yaml")
+    outputs, builds = build_project(project)
+    drifts = check_outputs(outputs)
+    message = "".join(d.diff for d in drifts[:3])
+    assert not drifts, f"generated/ is stale; refresh with `toolgen build` and commit:\n{message}"
+    assert {b.name for b in builds} == {"tickets", "github", "stripe"}
+    github = next(b for b in builds if b.name == "github")
+    assert len(github.ir.covered) >= 15
+    assert any(t.policy.effect == "destructive" for t in github.ir.tools)
+
+
+def _copy_project(tmp: Path) -> Path:
+    root = tmp / "proj"
+    (root / "specs").mkdir(parents=True)
+    (root / "intent_maps").mkdir()
+    shutil.copy(TICKETS_SPEC, root / "specs" / "tickets.yaml")
+    shutil.copy(REPO / "intent_maps" / "tickets.yaml", root / "intent_maps" / "tickets.yaml")
+    (root / "toolgen.yaml").write_text(
+        "toolgen: 1\napis:\n  - {name: tickets, intent_map: intent_maps/tickets.yaml, out: generated/tickets}\n")
+    return root
+
+
+def _in(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "toolgen", *args], cwd=root, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_check_reports_stale_extra_and_missing_files(tmp_path: Path) -> None:
+    root = _copy_project(tmp_path)
+    assert _in(root, "build", "-q").returncode == 0
+    assert _in(root, "build", "--check", "-q").returncode == 0
+    policy = root / "generated" / "tickets" / "POLICY.md"
+    policy.write_text(policy.read_text().replace("**required**", "never", 1))
+    (root / "generated" / "tickets" / "stray.txt").write_text("x")
+    (root / "generated" / "tickets" / "REPORT.md").unlink()
+    proc = _in(root, "build", "--check")
+    assert proc.returncode == 1
+    assert "--- a/generated/tickets/POLICY.md" in proc.stderr and "+| `record_ticket_delete`" in proc.stderr
+    assert "extra file generated/tickets/stray.txt" in proc.stderr
+    assert "missing file generated/tickets/REPORT.md" in proc.stderr
+    assert _in(root, "build", "-q").returncode == 0
+    assert not (root / "generated" / "tickets" / "stray.txt").exists()
+    assert _in(root, "build", "--check", "-q").returncode == 0
+
+
+def test_failed_build_writes_nothing(tmp_path: Path) -> None:
+    root = _copy_project(tmp_path)
+    assert _in(root, "build", "-q").returncode == 0
+    before = {p: p.read_bytes() for p in (root / "generated").rglob("*") if p.is_file()}
+    intent = root / "intent_maps" / "tickets.yaml"
+    intent.write_text(intent.read_text().replace("operation: getTicketHistory", "operation: getTicketHistroy")
+                      .replace("timeout_ms: 5000", "timeout_ms: 4000"))
+    proc = _in(root, "build")
+    assert proc.returncode == 2
+    assert "intent_maps/tickets.yaml:" in proc.stderr and "getTicketHistory" in proc.stderr  # did-you-mean
+    assert "nothing was written" in proc.stderr
+    after = {p: p.read_bytes() for p in (root / "generated").rglob("*") if p.is_file()}
+    assert after == before
+    assert not [p for p in root.rglob("*.tmp")]
+
+
+def test_two_processes_with_different_hash_seeds_are_byte_identical(tmp_path: Path) -> None:
+    trees = []
+    for seed in ("1", "4242"):
+        out = tmp_path / f"out{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(REPO / "intent_maps" / "tickets.yaml"),
+                               "--out", str(out), "-q"], env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        trees.append({p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()})
+    assert trees[0] == trees[1]
+    text = b"".join(trees[0].values()).decode()
+    assert str(tmp_path) not in text and str(REPO) not in text  # no absolute paths
+
+
+def test_generated_package_imports_and_describes_itself(tmp_path: Path) -> None:
+    out = tmp_path / "tickets_pkg"
+    result = run("build", str(REPO / "intent_maps" / "tickets.yaml"), "--out", str(out), "-q")
+    assert result.exit_code == 0, result.output
+    proc = subprocess.run([sys.executable, "-c", (
+        "import tickets_pkg as p; m = p.argument_model('record_ticket_followup');"
+        "print(p.API, len(p.TOOL_NAMES), sorted(m.model_fields))")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[:2] == ["tickets", "7"]
+    assert "'action_id'" in proc.stdout and "'note'" in proc.stdout
+
+
+def test_spec_override_by_flag_and_env(tmp_path: Path) -> None:
+    intent = tmp_path / "m.yaml"
+    intent.write_text("toolgen: 1\nspec: missing.yaml\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n")
+    result = run("build", str(intent), "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2 and "spec file not found" in result.output and "m.yaml:2:" in result.output
+    result = run("build", str(intent), "--out", str(tmp_path / "o"), "--spec", str(TICKETS_SPEC), "-q")
+    assert result.exit_code == 0, result.output
+    root = _copy_project(tmp_path)
+    (root / "specs" / "tickets.yaml").rename(root / "elsewhere.yaml")
+    assert _in(root, "build", "-q").returncode == 2
+    env = {**os.environ, "TOOLGEN_SPEC_TICKETS": str(root / "elsewhere.yaml")}
+    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", "-q"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_intent_map_errors_are_located_with_hints(tmp_path: Path) -> None:
+    built = build(tmp_path, TICKETS_SPEC, """tools:
+  get_ticket:
+    operation: getTicket
+    efect: read
+  list_tickets:
+    operation: listTickets
+    effect: reed
+""", expect=2)
+    out = built.result.output
+    assert "api.yaml:7:5" in out and "unknown key `efect`" in out and "did you mean `effect`?" in out
+    assert "api.yaml:10:5" in out and "'reed'" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_output_field_lists_the_available_ones(tmp_path: Path) -> None:
+    built = build(tmp_path, TICKETS_SPEC, """tools:
+  get_ticket:
+    operation: getTicket
+    effect: read
+    output: {fields: [id, subjct]}
+""", expect=2)
+    assert "output-field-unknown" in built.result.output and "'subjct'" in built.result.output
+    assert "subject" in built.result.output
+
+
+def test_swagger2_is_a_clear_error(tmp_path: Path) -> None:
+    spec = REAL / "petstore-swagger2.json"
+    if not spec.exists():
+        pytest.skip("shared specs not available")
+    built = build(tmp_path, spec, expect=2)
+    assert "spec-swagger2" in built.result.output and "Swagger 2.0" in built.result.output
+    assert "petstore-swagger2.json:2:3" in built.result.output
+
+
+def test_external_ref_is_refused_with_location(tmp_path: Path) -> None:
+    spec = tmp_path / "ext.yaml"
+    spec.write_text("""openapi: 3.0.3
+info: {title: t, version: '1'}
+paths:
+  /a:
+    post:
+      operationId: createA
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: 'other.yaml#/components/schemas/A'}
+      responses: {'200': {description: ok}}
+""")
+    built = build(tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2)
+    assert "ref-external" in built.result.output and "ext.yaml:10:" in built.result.output
+
+
+def test_yaml_syntax_error_in_spec_is_located(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("openapi: 3.0.3\ninfo: {title: t, version: '1'\npaths: {}\n")
+    built = build(tmp_path, spec, expect=2)
+    assert "yaml-syntax" in built.result.output and "bad.yaml:3:" in built.result.output
+
+
+def test_hostile_description_cannot_inject_code(tmp_path: Path) -> None:
+    import json
+
+    canary = tmp_path / "canary"
+    payload = f'x"""\n\'\'\'\nimport os; os.system("touch {canary}")\n{{{{ 1 }}}} ${{x}} \\ \u2028 \r'
+    spec = tmp_path / "evil.json"
+    spec.write_text(json.dumps({
+        "openapi": "3.0.3",
+        "info": {"title": payload, "version": "1"},
+        "paths": {"/a": {"get": {
+            "operationId": "getA", "summary": payload,
+            "parameters": [{"name": "q", "in": "query", "description": payload,
+                            "schema": {"type": "string", "enum": [payload, "class", "None"]}}],
+            "responses": {"200": {"description": "ok"}}}}},
+    }))
+    built = build(tmp_path, spec, emit="openai,anthropic,mcp,policy,report,python")
+    proc = subprocess.run([sys.executable, "-c", "import out, out.models; print(out.MCP_TOOLS[0]['title'])"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert not canary.exists()
+    assert "touch" in proc.stdout  # the text survives, as data
