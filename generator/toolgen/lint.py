@@ -1,0 +1,815 @@
+"""Stage 4, `lint`: IR + intent map + spec -> findings (`Diagnostic`s with a rule code).
+
+Input: the `SpecDocument`, the `LoadedIntentMap`, the `ApiIR` that `lower` built from them and the
+diagnostics the build itself reported. Output: a list of `Diagnostic`s, one per finding, located in
+the intent map (``file:line:col``) or, for what only the spec knows, at the spec's JSON pointer.
+
+Every finding's `code` is the id of a rule in `RULES`: kebab-case, stable, the same scheme the build
+uses for its own diagnostics. The build's diagnostics are lint findings too (`operation-not-found`,
+`tool-name-invalid`, ...): lint reuses them rather than checking the same thing twice. A rule has a
+default severity that the project file can change per rule (`lint.severity` in toolgen.yaml, with
+`off` to silence it); `--strict` then turns warnings into errors.
+
+The pure part is `lint_api` (no IO); `lint_target` loads the files and `lint_command` is the CLI.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Literal
+
+import click
+
+from .diagnostics import SEVERITY_ORDER, Diagnostic, DiagnosticError, DiagnosticSink, ExitCode, Severity, \
+    SourceLocation
+from .emit import compact_json
+from .intent import LoadedIntentMap, ToolIntent
+from .ir import ApiIR, Tool
+from .load import SpecDocument
+from .operations import Operation, list_operations, operation_matches
+from .pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
+
+Level = Literal["error", "warning", "info", "off"]
+
+DEFAULT_MAX_TOOLS = 128  # OpenAI's limit on tools per request
+DEFAULT_MAX_CATALOG_TOKENS = 32_000
+DEFAULT_LARGE_OUTPUT_TOKENS = 1_500
+DESCRIPTION_LIMIT = 1024
+SYNONYM_VERBS = ("search", "find", "query", "lookup", "get", "fetch", "retrieve")
+IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
+
+
+# ---------------------------------------------------------------------------------------------
+# the rule registry
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A lint rule: stable id, default severity, one-line summary, help text (what to do).
+
+    `source` is ``lint`` for checks made here and ``build`` for diagnostics the build pipeline
+    reports (lint passes them through; their severity is the build's unless configured).
+    """
+
+    id: str
+    severity: Severity
+    summary: str
+    help: str
+    source: Literal["lint", "build"] = "lint"
+    relevel: bool = False  # build rules: report at `severity`, not at the build's own severity
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _rule(id: str, severity: Severity, summary: str, help: str, source: Literal["lint", "build"] = "lint",
+          relevel: bool = False) -> Rule:
+    rule = Rule(id, severity, summary, help, source, relevel)
+    RULES[id] = rule
+    return rule
+
+
+# mapping: the intent map against the spec
+OPERATION_NOT_FOUND = _rule(
+    "operation-not-found", "error", "An intent names an operation that is not in the spec.",
+    "Use an operationId or `METHOD /path` exactly as the spec writes it.", "build")
+OPERATION_MAPPED_TWICE = _rule(
+    "operation-mapped-twice", "warning", "Two intents map the same operation without a difference that "
+    "justifies it.",
+    "Remove one intent, or make the second a real specialisation (different `fixed` values, `hide` or "
+    "`output` projection).")
+TOOL_NAME_DUPLICATE = _rule(
+    "tool-name-duplicate", "error", "Two intents produce the same tool name.",
+    "Rename one intent; a write intent X also produces preview_X and record_X.")
+TOOL_NAME_INVALID = _rule(
+    "tool-name-invalid", "error", "A tool name breaks the dialect name rules (^[a-zA-Z0-9_-]{1,64}$, prefix included).",
+    "Choose a name of letters, digits, '_' and '-' that stays within 64 characters with 'preview_'.", "build")
+# effects and the runtime policy
+EFFECT_CONTRADICTS_METHOD = _rule(
+    "effect-contradicts-method", "error", "The effect contradicts the HTTP method (a DELETE, PUT or PATCH "
+    "marked read).",
+    "Mark it `write` or `destructive`: a read tool is never previewed, approved or made idempotent.")
+EFFECT_WRITE_ON_SAFE_METHOD = _rule(
+    "effect-write-on-safe-method", "warning", "A GET/HEAD/OPTIONS operation is marked write or destructive.",
+    "Allowed (some APIs mutate on GET), but confirm it; set this rule to `off` for APIs that do.")
+EFFECT_DELETE_NOT_DESTRUCTIVE = _rule(
+    "effect-delete-not-destructive", "warning", "A DELETE operation is marked `write`, not `destructive`.",
+    "Mark it `destructive` unless the deletion is trivially undone.")
+DESTRUCTIVE_WITHOUT_APPROVAL = _rule(
+    "destructive-without-approval", "error", "A destructive tool runs without human approval.",
+    "Set `approval: required`; approval is bound to the preview_id, so a human sees the exact request.")
+IDEMPOTENCY_HEADER_UNUSED = _rule(
+    "idempotency-header-unused", "error", "The operation declares an Idempotency-Key header but the tool "
+    "does not send its idempotency key there.",
+    "Set `idempotency: {key: action_id, send_as: \"header:Idempotency-Key\"}` so retries are safe at the API.")
+IDEMPOTENCY_KEY_MISSING = _rule(
+    "idempotency-key-missing", "warning", "A write or destructive tool has no idempotency key.",
+    "Add `idempotency: {key: action_id, send_as: none}`: the runtime then stores receipts and replays a "
+    "repeated call instead of writing twice.")
+PERMISSION_MISSING = _rule(
+    "permission-missing", "warning", "A tool requires no permission, so every actor may call it.",
+    "Set `permission:` to the scope(s) an actor needs.")
+SCOPE_UNKNOWN = _rule(
+    "scope-unknown", "error", "A permission names a scope the spec's OAuth security schemes do not declare.",
+    "Use one of the scopes of the operation's OAuth security scheme (a typo grants nothing at the API).")
+# outputs and pagination
+PAGINATION_MISSING = _rule(
+    "pagination-missing", "warning", "A list operation (array response or paging parameters) has no "
+    "pagination intent.",
+    "Add `pagination:` so the model gets `items` + `next_cursor` pages of a bounded size.")
+OUTPUT_UNPROJECTED_LARGE = _rule(
+    "output-unprojected-large", "warning", "A tool returns a large response schema without an output "
+    "projection.",
+    "Add `output: {fields: [...]}` with what the model needs (large outputs cost context and get truncated).")
+# descriptions and names
+DESCRIPTION_MISSING = _rule(
+    "description-missing", "warning", "A tool has no description: neither the intent nor the operation has one.",
+    "Write `description:` saying what the tool does, when to use it and when not to.")
+DESCRIPTION_TOO_LONG = _rule(
+    "description-too-long", "warning", f"A tool description is longer than {DESCRIPTION_LIMIT} characters.",
+    f"Shorten it to at most {DESCRIPTION_LIMIT} characters; clients truncate or reject longer descriptions.")
+DESCRIPTION_NO_WHEN_NOT = _rule(
+    "description-no-when-not-to-use", "warning", "A tool with a near-synonym in the same map does not say when "
+    "not to use it.",
+    "Name the other tool in the description (\"use search_x for free-text queries\") or say what it is not for.")
+TOOL_NAME_NEAR_SYNONYM = _rule(
+    "tool-name-near-synonym", "info", "Two tool names differ only by a synonym verb (search_/find_/query_/"
+    "lookup_/get_ of the same noun).",
+    "Prefer one verb per noun, or make the names say how the tools differ.")
+# the catalog as a whole
+CATALOG_TOO_MANY_TOOLS = _rule(
+    "catalog-too-many-tools", "warning", f"The catalog has more tools than `lint.max_tools` (default "
+    f"{DEFAULT_MAX_TOOLS}, OpenAI's per-request limit).",
+    "Split the API into several intent maps (namespaces) or leave rarely used operations out.")
+CATALOG_TOO_MANY_TOKENS = _rule(
+    "catalog-too-many-tokens", "warning", f"The catalog is larger than `lint.max_catalog_tokens` (default "
+    f"{DEFAULT_MAX_CATALOG_TOKENS:,} o200k tokens).",
+    "Project outputs, shorten descriptions, or split the API into several intent maps.")
+OPERATIONS_UNCOVERED = _rule(
+    "operations-uncovered", "info", "Operations of the spec that no tool covers (one finding with the count).",
+    "Nothing to do if that is intended; REPORT.md lists them.")
+LINT_CONFIG_UNKNOWN_RULE = _rule(
+    "lint-config-unknown-rule", "warning", "toolgen.yaml configures the severity of a rule that does not exist.",
+    "Use a rule id from `toolgen lint --list-rules`.")
+
+# diagnostics of the build pipeline that lint passes through (severity as the build reports it:
+# an explicit intent that cannot be lowered is an error; an include-group operation is skipped
+# with a warning)
+for _id, _sev, _summary, _help in (
+    ("name-collision", "warning", "An include group's tool name was taken; a suffix was added.",
+     "Give the operation an explicit intent with a name of your choice."),
+    ("name-shortened", "warning", "A generated tool name was longer than 64 characters and was shortened.",
+     "Give the operation an explicit intent with a shorter name."),
+    ("approval-defaulted", "info", "A write intent has no `approval`; the map's default applies.",
+     "State `approval: required` or `approval: never`."),
+    ("approval-on-read", "warning", "A read intent sets `approval`, which applies to record tools only.",
+     "Remove `approval`, or mark the intent write."),
+    ("retry-unsafe-write", "warning", "A write retries although its idempotency key is not sent to the API.",
+     "Send the key (`idempotency.send_as`) or drop `retry`."),
+    ("idempotency-key-collision", "error", "The idempotency key argument clashes with an operation argument.",
+     "Choose another `idempotency.key`."),
+    ("pagination-param-missing", "error", "`pagination` names a query parameter the operation lacks.",
+     "Use the operation's own cursor/limit parameter names."),
+    ("pagination-items-missing", "error", "`pagination.items` is not an array in the response.",
+     "Give the dotted path of the item array ('' when the body is the array)."),
+    ("pagination-cursor-missing", "error", "A cursor/offset/page pagination has no `cursor` parameter.",
+     "Name the API parameter that takes the cursor, offset or page."),
+    ("output-field-unknown", "error", "`output.fields` names a field the response does not have.",
+     "Use dotted paths of the response (or of each item for paginated tools)."),
+    ("output-not-object", "error", "`output.fields` on a response that is not an object.",
+     "Remove `output.fields`."),
+    ("hide-required", "error", "`hide` names a required parameter.", "Use `fixed` to set a value instead."),
+    ("hide-unknown", "error", "`hide` names something the operation does not have.",
+     "Use wire names as the spec writes them."),
+    ("fixed-unknown", "error", "`fixed` names something the operation does not have.",
+     "Use a parameter's wire name, or `in:name`."),
+    ("null-unknown-argument", "error", "`null` names an argument the tool does not have.",
+     "Use an argument name of the tool."),
+    ("param-credential", "info", "A parameter looks like a credential; the runtime sends it from a secret.",
+     "Nothing to do if that is right."),
+    ("parameter-invalid", "error", "A parameter of the operation is malformed.", "Fix the spec."),
+    ("operation-too-many-parameters", "error", "An operation has more parameters than `budgets.max_parameters`.",
+     "Raise the budget or leave the operation out."),
+    ("operation-method-unsupported", "warning", "TRACE operations are not turned into tools.", "Nothing to do."),
+    ("schema-too-large", "error", "A schema expands beyond the schema budget.",
+     "Project the output, or raise `budgets.max_schema_nodes`."),
+    ("schema-allof-conflict", "error", "An allOf merges contradictory schemas.", "Fix the spec."),
+    ("schema-invalid", "warning", "A schema object in the spec is malformed.", "Fix the spec."),
+    ("spec-schema-invalid", "warning", "A part of the spec does not follow the OpenAPI schema.", "Fix the spec."),
+):
+    _rule(_id, _sev, _summary, _help, "build")  # type: ignore[arg-type]
+# a property of the spec that the build handles (recursive schemas become $defs); nothing to fix in
+# the intent map, so lint reports it as info whatever the build says
+_rule("schema-cycle", "info", "A recursive schema is kept as `$defs` references.",
+      "Nothing to do unless a target without recursive-schema support matters.", "build", relevel=True)
+
+
+def rule_for(code: str) -> Rule:
+    """The registered rule, or an ad-hoc descriptor for a build diagnostic not (yet) registered."""
+    return RULES.get(code) or Rule(code, "warning", f"Build diagnostic `{code}`.", "See the message.", "build")
+
+
+def rules_markdown() -> str:
+    """The rules table for docs/review.md (`toolgen lint --list-rules`)."""
+    lines = ["| rule | default | checks | fix |", "|---|---|---|---|"]
+    for source in ("lint", "build"):
+        for rule in RULES.values():
+            if rule.source != source:
+                continue
+            sev = rule.severity + ("¹" if source == "build" else "")
+            summary, help_ = (t.replace("|", "\\|") for t in (rule.summary, rule.help))
+            lines.append(f"| `{rule.id}` | {sev} | {summary} | {help_} |")
+    lines += ["", "¹ Reported by the build pipeline and passed through by lint; its severity is the build's "
+              "(an explicit intent that cannot be lowered is an error, an operation of an `include` group is "
+              "skipped with a warning) unless `lint.severity` sets one."]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# settings
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    """Per-rule severity overrides and the budgets of the catalog rules (toolgen.yaml `lint:`)."""
+
+    severity: dict[str, Level] = field(default_factory=dict)
+    max_tools: int = DEFAULT_MAX_TOOLS
+    max_catalog_tokens: int = DEFAULT_MAX_CATALOG_TOKENS
+    large_output_tokens: int = DEFAULT_LARGE_OUTPUT_TOKENS
+
+    @classmethod
+    def from_config(cls, config: Any) -> "LintSettings":
+        """From a `toolgen.project.LintConfig` (or None)."""
+        if config is None:
+            return cls()
+        return cls(dict(config.severity), config.max_tools or DEFAULT_MAX_TOOLS,
+                   config.max_catalog_tokens or DEFAULT_MAX_CATALOG_TOKENS,
+                   config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS)
+
+
+def apply_severity(findings: Iterable[Diagnostic], settings: LintSettings, strict: bool) -> list[Diagnostic]:
+    """Configured severities (dropping `off` rules), then `--strict` (warnings become errors)."""
+    out = []
+    for d in findings:
+        level = settings.severity.get(d.code)
+        if level == "off":
+            continue
+        sev: Severity = level if level is not None else d.severity  # type: ignore[assignment]
+        if strict and sev == "warning":
+            sev = "error"
+        out.append(d if sev == d.severity else replace(d, severity=sev))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the pure stage
+
+
+@dataclass
+class LintInput:
+    """Everything `lint_api` reads. `build_diagnostics` are the diagnostics of load + lower."""
+
+    doc: SpecDocument
+    intents: LoadedIntentMap
+    ir: ApiIR
+    build_diagnostics: list[Diagnostic]
+    settings: LintSettings = field(default_factory=LintSettings)
+
+
+@dataclass
+class _IntentView:
+    """The tools of one intent (explicit, or one operation of an include group)."""
+
+    key: str
+    explicit: bool
+    intent: ToolIntent | None
+    group: int | None
+    op: Operation
+    main: Tool  # the read tool, or the record tool of a write
+    preview: Tool | None
+
+
+class _Linter:
+    def __init__(self, data: LintInput):
+        self.data = data
+        self.doc = data.doc
+        self.intents = data.intents
+        self.model = data.intents.model
+        self.ir = data.ir
+        self.settings = data.settings
+        self.sink = DiagnosticSink()
+        self.operations = list_operations(self.doc)
+        self.op_by_pointer = {op.pointer: op for op in self.operations}
+        from .intent import intent_map_json_schema  # noqa: F401  (keeps the import graph explicit)
+        from .lower import operation_parameters, operation_response
+        from .schema import SchemaBudget, SchemaConverter
+
+        budget = SchemaBudget(max_nodes=self.model.budgets.max_schema_nodes,
+                              max_depth=self.model.budgets.max_schema_depth)
+        self.converter = SchemaConverter(self.doc, DiagnosticSink(), budget)
+        self._params = operation_parameters
+        self._response = operation_response
+        self._param_cache: dict[str, list[dict[str, Any]]] = {}
+        self._response_cache: dict[str, tuple[Any, bool] | None] = {}
+        self.views = list(self._views())
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _views(self) -> Iterator[_IntentView]:
+        by_intent: dict[str, list[Tool]] = {}
+        for tool in self.ir.tools:
+            by_intent.setdefault(tool.policy.intent or tool.name, []).append(tool)
+        for key, tools in by_intent.items():
+            main = next((t for t in tools if t.policy.mode in ("read", "record")), tools[0])
+            preview = next((t for t in tools if t.policy.mode == "preview"), None)
+            op = self.op_by_pointer.get(main.source_pointer)
+            if op is None:
+                continue
+            intent = self.model.tools.get(key)
+            explicit = intent is not None and self._same_op(intent, op)
+            group = None if explicit else self._group_of(op)
+            yield _IntentView(key, explicit, intent if explicit else None, group, op, main, preview)
+
+    def _same_op(self, intent: ToolIntent, op: Operation) -> bool:
+        from .operations import find_operation
+
+        found = find_operation(self.operations, intent.operation)
+        return found is not None and found.pointer == op.pointer
+
+    def _group_of(self, op: Operation) -> int | None:
+        for i, group in enumerate(self.model.include):
+            if operation_matches(op, group.match) and not any(operation_matches(op, p) for p in group.exclude):
+                return i
+        return None
+
+    def where(self, view: _IntentView, *keys: str) -> SourceLocation:
+        """The intent's key (or its first present sub-key), else its include group, else the spec."""
+        if view.explicit:
+            node = self.intents.root.get("tools", {}).get(view.key) if self.intents.root is not None else None
+            for k in keys:
+                if isinstance(node, dict) and k in node:
+                    return self.intents.locate("tools", view.key, k)
+            return self.intents.locate("tools", view.key)
+        if view.group is not None:
+            node = self.intents.root.get("include", [])[view.group] if self.intents.root is not None else None
+            for k in keys:
+                if isinstance(node, dict) and k in node:
+                    return self.intents.locate("include", view.group, k)
+            return self.intents.locate("include", view.group)
+        return self.doc.locate(view.op.pointer)
+
+    def params(self, op: Operation) -> list[dict[str, Any]]:
+        if op.pointer not in self._param_cache:
+            try:
+                self._param_cache[op.pointer] = [p for p, _ in self._params(self.doc, self.converter, op)]
+            except DiagnosticError:
+                self._param_cache[op.pointer] = []
+        return self._param_cache[op.pointer]
+
+    def response(self, op: Operation) -> tuple[Any, bool] | None:
+        if op.pointer not in self._response_cache:
+            try:
+                self._response_cache[op.pointer] = self._response(self.doc, self.converter, op)
+            except DiagnosticError:
+                self._response_cache[op.pointer] = None
+        return self._response_cache[op.pointer]
+
+    def add(self, rule: Rule, message: str, location: SourceLocation | None, hint: str | None = None,
+            tool: str | None = None) -> None:
+        self.sink.add(Diagnostic(rule.id, rule.severity, message, location, hint or rule.help, tool))
+
+    # --- rules ------------------------------------------------------------------------------
+
+    def run(self) -> list[Diagnostic]:
+        for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
+                      self.check_pagination, self.check_outputs, self.check_descriptions, self.check_catalog,
+                      self.check_coverage):
+            check()
+        return self.sink.items
+
+    def check_mapping(self) -> None:
+        seen: dict[str, str] = {}
+        for key, intent in self.model.tools.items():
+            from .operations import find_operation
+
+            op = find_operation(self.operations, intent.operation)
+            if op is None:
+                continue
+            other = seen.get(op.pointer)
+            if other is not None:
+                first = self.model.tools[other]
+                if (first.fixed, first.hide, first.output) == (intent.fixed, intent.hide, intent.output):
+                    self.add(OPERATION_MAPPED_TWICE,
+                             f"intent `{key}` maps {op.key}, which intent `{other}` already maps, with the same "
+                             "fixed values, hidden arguments and output", self.intents.locate("tools", key, "operation"),
+                             tool=key)
+            else:
+                seen[op.pointer] = key
+        names: dict[str, Tool] = {}
+        for tool in self.ir.tools:
+            if tool.name in names:
+                key = tool.policy.intent
+                loc = (self.intents.locate("tools", key) if key in self.model.tools else
+                       self.doc.locate(tool.source_pointer))
+                self.add(TOOL_NAME_DUPLICATE, f"tool name `{tool.name}` is produced twice (intents "
+                         f"`{names[tool.name].policy.intent}` and `{key}`)", loc, tool=tool.name)
+            else:
+                names[tool.name] = tool
+
+    def check_effects(self) -> None:
+        for view in self.views:
+            method, effect = view.op.method, view.main.policy.effect
+            loc = self.where(view, "effect")
+            if effect == "read" and method in ("DELETE", "PUT", "PATCH"):
+                self.add(EFFECT_CONTRADICTS_METHOD, f"`{view.key}` is marked read but {view.op.key} is a {method}",
+                         loc, tool=view.main.name)
+            elif effect != "read" and method in ("GET", "HEAD", "OPTIONS"):
+                self.add(EFFECT_WRITE_ON_SAFE_METHOD, f"`{view.key}` is marked {effect} but {view.op.key} is a "
+                         f"{method}; confirm that this API mutates on {method}", loc, tool=view.main.name)
+            elif effect == "write" and method == "DELETE":
+                self.add(EFFECT_DELETE_NOT_DESTRUCTIVE, f"`{view.key}` is marked write but {view.op.key} deletes",
+                         loc, tool=view.main.name)
+
+    def _idempotency_header(self, op: Operation) -> str | None:
+        for p in self.params(op):
+            if p.get("in") == "header" and str(p.get("name", "")).lower().replace("_", "-") in IDEMPOTENCY_HEADERS:
+                return str(p["name"])
+        return None
+
+    def check_policy(self) -> None:
+        for view in self.views:
+            row = view.main.policy
+            if not row.permission:
+                self.add(PERMISSION_MISSING, f"`{view.main.name}` requires no permission", self.where(view),
+                         tool=view.main.name)
+            if row.mode != "record":
+                continue
+            if row.effect == "destructive" and row.approval != "required":
+                self.add(DESTRUCTIVE_WITHOUT_APPROVAL, f"`{row.tool}` is destructive ({view.op.key}) but needs "
+                         "no approval", self.where(view, "approval", "effect"), tool=row.tool)
+            header = self._idempotency_header(view.op)
+            idem = row.idempotency
+            if header is not None:
+                sent = idem is not None and idem.send_in == "header" and (idem.wire_name or "").lower() == \
+                    header.lower()
+                if not sent:
+                    self.add(IDEMPOTENCY_HEADER_UNUSED, f"{view.op.key} declares the `{header}` header but "
+                             f"`{row.tool}` does not send its idempotency key there",
+                             self.where(view, "idempotency"),
+                             f"set `idempotency: {{key: action_id, send_as: \"header:{header}\"}}`", tool=row.tool)
+            elif idem is None:
+                self.add(IDEMPOTENCY_KEY_MISSING, f"`{row.tool}` ({row.effect}) has no idempotency key",
+                         self.where(view), tool=row.tool)
+
+    def spec_scopes(self) -> tuple[dict[str, set[str]], set[str]]:
+        """(OAuth scheme name -> declared scopes, every scope any security requirement names)."""
+        schemes = (self.doc.data.get("components") or {}).get("securitySchemes") or {}
+        declared: dict[str, set[str]] = {}
+        if isinstance(schemes, dict):
+            for name, scheme in schemes.items():
+                if not isinstance(scheme, dict) or scheme.get("type") != "oauth2":
+                    continue
+                scopes: set[str] = set()
+                flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}
+                for flow in flows.values():
+                    if isinstance(flow, dict) and isinstance(flow.get("scopes"), dict):
+                        scopes.update(str(s) for s in flow["scopes"])
+                declared[str(name)] = scopes
+        used: set[str] = set()
+        for req in self._requirements(self.doc.data.get("security")):
+            for scopes_ in req.values():
+                used.update(str(s) for s in scopes_ or [])
+        for op in self.operations:
+            for req in self._requirements(op.node.get("security")):
+                for scopes_ in req.values():
+                    used.update(str(s) for s in scopes_ or [])
+        return declared, used
+
+    @staticmethod
+    def _requirements(value: Any) -> list[dict[str, Any]]:
+        return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+    def check_scopes(self) -> None:
+        declared, used = self.spec_scopes()
+        if not any(declared.values()):
+            return  # the spec declares no OAuth scopes: permissions are the API's own names
+        known = set().union(*declared.values()) | used
+        for view in self.views:
+            reqs = self._requirements(view.op.node.get("security", self.doc.data.get("security")))
+            if not any(name in declared and declared[name] for r in reqs for name in r):
+                continue  # the operation is not protected by an OAuth scheme with scopes
+            for scope in view.main.policy.permission:
+                if scope not in known:
+                    import difflib
+
+                    close = difflib.get_close_matches(scope, sorted(known), n=1)
+                    self.add(SCOPE_UNKNOWN, f"`{view.main.name}` requires scope {scope!r}, which the spec's OAuth "
+                             "schemes do not declare", self.where(view, "permission"),
+                             f"did you mean {close[0]!r}?" if close else None, tool=view.main.name)
+
+    def check_pagination(self) -> None:
+        paging = set(CURSOR_PARAMS) | set(OFFSET_PARAMS) | set(PAGE_PARAMS)
+        for view in self.views:
+            row = view.main.policy
+            if row.mode != "read" or row.pagination is not None:
+                continue
+            response = self.response(view.op)
+            schema, link = response if response is not None else (None, False)
+            is_array = isinstance(schema, dict) and (schema.get("type") == "array" or (
+                isinstance(schema.get("type"), list) and "array" in schema["type"]))
+            query = [str(p.get("name")) for p in self.params(view.op) if p.get("in") == "query"]
+            pagers = sorted(paging & set(query))
+            has_items = find_items_field(schema) is not None
+            bounded = bool(view.intent and view.intent.output and view.intent.output.max_bytes)
+            if is_array and not (pagers or link) and bounded:
+                continue  # nothing to page with; the intent bounds the list explicitly
+            if is_array or ((pagers or link) and has_items):
+                why = "returns an array" if is_array else "has an item array"
+                also = f" and takes {', '.join(pagers)}" if pagers else (" and a Link header" if link else "")
+                self.add(PAGINATION_MISSING, f"`{row.tool}` lists ({view.op.key} {why}{also}) but has no "
+                         "pagination", self.where(view),
+                         None if (pagers or link) else "the API declares no paging parameters: bound the list with "
+                         "`output.max_bytes` and `output.fields`, or set this rule to off for it", tool=row.tool)
+
+    def check_outputs(self) -> None:
+        from .tokens import count_tokens
+
+        budget = self.settings.large_output_tokens
+        for view in self.views:
+            row = view.main.policy
+            if row.output.fields:
+                continue
+            response = self.response(view.op)
+            if response is None or response[0] is None:
+                continue
+            text = compact_json(response[0])
+            if len(text) <= budget:
+                continue  # a token is at least one character
+            tokens = count_tokens(text[: budget * 16])
+            if tokens <= budget:
+                continue
+            more = "" if len(text) <= budget * 16 else "more than "
+            self.add(OUTPUT_UNPROJECTED_LARGE, f"`{row.tool}` returns the whole response of {view.op.key} "
+                     f"({more}{tokens:,} tokens of schema; budget {budget:,}) without `output.fields`",
+                     self.where(view, "output"), tool=row.tool)
+
+    def _synonyms(self) -> dict[str, list[_IntentView]]:
+        groups: dict[str, dict[str, list[_IntentView]]] = {}
+        for view in self.views:
+            parts = view.key.lower().split("_")
+            verb = parts[0]
+            if verb == "look" and len(parts) > 2 and parts[1] == "up":
+                verb, parts = "lookup", ["lookup"] + parts[2:]
+            if verb not in SYNONYM_VERBS or len(parts) < 2:
+                continue
+            noun = "_".join(parts[1:-1] + [_singular(parts[-1])])
+            groups.setdefault(noun, {}).setdefault(verb, []).append(view)
+        return {noun: [v for vs in verbs.values() for v in vs] for noun, verbs in groups.items() if len(verbs) > 1}
+
+    def check_descriptions(self) -> None:
+        for view in self.views:
+            has_own = bool(view.intent and view.intent.description)
+            summary = view.op.node.get("summary")
+            description = view.op.node.get("description")
+            if not has_own and not (isinstance(summary, str) and summary.strip()) and not (
+                    isinstance(description, str) and description.strip()):
+                self.add(DESCRIPTION_MISSING, f"`{view.key}` has no description ({view.op.key} has no summary or "
+                         "description either)", self.where(view), tool=view.main.name)
+        for tool in self.ir.tools:
+            if len(tool.description) > DESCRIPTION_LIMIT:
+                view = next((v for v in self.views if tool in (v.main, v.preview)), None)
+                loc = self.where(view, "description") if view else self.doc.locate(tool.source_pointer)
+                self.add(DESCRIPTION_TOO_LONG, f"the description of `{tool.name}` is {len(tool.description):,} "
+                         f"characters (limit {DESCRIPTION_LIMIT:,}, generated text included)", loc, tool=tool.name)
+        for noun, views in sorted(self._synonyms().items()):
+            names = sorted(v.key for v in views)
+            first = min(views, key=lambda v: v.key)
+            self.add(TOOL_NAME_NEAR_SYNONYM, f"tool names {', '.join(f'`{n}`' for n in names)} are near-synonyms "
+                     f"(same noun {noun!r})", self.where(first), tool=first.key)
+            for view in views:
+                others = [v for v in views if v is not view]
+                text = view.intent.description if view.intent and view.intent.description else view.main.description
+                if _says_when_not(text, [o.main.name for o in others] + [o.key for o in others]
+                                  + [o.preview.name for o in others if o.preview]):
+                    continue
+                self.add(DESCRIPTION_NO_WHEN_NOT, f"`{view.key}` has near-synonym(s) "
+                         f"{', '.join(f'`{o.key}`' for o in others)} but its description does not say when not to "
+                         "use it", self.where(view, "description"), tool=view.main.name)
+
+    def check_catalog(self) -> None:
+        from .emit.catalogs import build_catalogs
+        from .tokens import count_tokens
+
+        where = self.intents.locate("tools") if self.model.tools else self.intents.locate()
+        n = len(self.ir.tools)
+        if n > self.settings.max_tools:
+            self.add(CATALOG_TOO_MANY_TOOLS, f"the catalog has {n:,} tools (max_tools {self.settings.max_tools:,})",
+                     where)
+        if not self.ir.tools:
+            return
+        catalogs = build_catalogs(self.ir)
+        budget = self.settings.max_catalog_tokens
+        sizes = {}
+        for dialect, tools in catalogs.by_dialect().items():
+            text = compact_json(tools)
+            sizes[dialect] = count_tokens(text) if len(text) > budget else 0
+        dialect, tokens = max(sizes.items(), key=lambda kv: kv[1])
+        if tokens > budget:
+            self.add(CATALOG_TOO_MANY_TOKENS, f"the {dialect} catalog is {tokens:,} o200k tokens "
+                     f"(max_catalog_tokens {budget:,})", where)
+
+    def check_coverage(self) -> None:
+        covered = set(self.ir.covered)
+        rest = [op for op in self.operations if op.pointer not in covered]
+        if rest:
+            shown = ", ".join(op.operation_id or op.key for op in rest[:5])
+            more = f" and {len(rest) - 5:,} more" if len(rest) > 5 else ""
+            self.add(OPERATIONS_UNCOVERED, f"{len(rest):,} of {len(self.operations):,} operations of "
+                     f"{self.doc.display} are not covered by any tool: {shown}{more}", self.intents.locate(),
+                     "add intents (or an `include` group) for the ones agents need; REPORT.md lists them all")
+
+
+_WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only for|only when|not to)\b|"
+                       r"\buse \w+ (for|to|when|instead)\b", re.I)
+
+
+def _says_when_not(text: str, others: list[str]) -> bool:
+    """Whether a description names one of the other tools or gives negative guidance."""
+    lowered = text.lower()
+    if any(re.search(rf"\b{re.escape(o.lower())}\b", lowered) for o in others):
+        return True
+    return bool(_WHEN_NOT.search(text))
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def lint_api(data: LintInput) -> list[Diagnostic]:
+    """All findings for one API, build diagnostics included, sorted by location; severities are the
+    rules' defaults (apply `apply_severity` for the configured ones). Pure: reads no files."""
+    linter = _Linter(data)
+    sink = DiagnosticSink()
+    for d in data.build_diagnostics:
+        rule = RULES.get(d.code)
+        sink.add(replace(d, severity=rule.severity) if rule is not None and rule.relevel else d)
+    sink.extend(linter.run())
+    return sorted(data.doc.fill_locations(sink.items), key=Diagnostic.sort_key)
+
+
+# ---------------------------------------------------------------------------------------------
+# loading (IO) and the command
+
+
+@dataclass
+class LintTarget:
+    """One intent map to lint, with its spec override and API name (from the project, if any)."""
+
+    intent_map: Path
+    spec: Path | None = None
+    name: str | None = None
+
+
+@dataclass
+class LintResult:
+    """The findings of one intent map; `bad_input` when it could not be loaded at all."""
+
+    target: LintTarget
+    findings: list[Diagnostic]
+    intent_display: str
+    bad_input: bool = False
+
+
+def lint_target(target: LintTarget, settings: LintSettings) -> LintResult:
+    """Load one intent map and its spec, lower it and lint it. Input errors (an unparsable intent map,
+    a missing spec) come back as `bad_input` with their located diagnostics."""
+    from .build import api_name_for, resolve_spec_path
+    from .intent import load_intent_map
+    from .load import display_path, load_spec
+    from .lower import lower
+
+    display = display_path(target.intent_map)
+    try:
+        intents = load_intent_map(target.intent_map)
+        spec_path = resolve_spec_path(intents, target.spec)
+        if not spec_path.exists():
+            where = intents.locate("spec") if target.spec is None else SourceLocation(display_path(spec_path))
+            raise DiagnosticError([Diagnostic(
+                "spec-not-found", "error", f"spec file not found: {display_path(spec_path)}", where,
+                "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
+        sink = DiagnosticSink()
+        doc = load_spec(spec_path, sink=sink)
+    except DiagnosticError as exc:
+        return LintResult(target, list(exc.diagnostics), display, bad_input=True)
+    api = target.name or api_name_for(intents, target.intent_map.stem)
+    ir = lower(doc, intents, sink, api)
+    findings = lint_api(LintInput(doc, intents, ir, list(sink.items), settings))
+    return LintResult(target, findings, intents.display)
+
+
+def _config_findings(project_file: Path | None, settings: LintSettings) -> list[Diagnostic]:
+    unknown = [code for code in settings.severity if code not in RULES]
+    if not unknown or project_file is None:
+        return []
+    from ruamel.yaml import YAML
+
+    from .load import display_path, locate_ruamel
+
+    root = YAML(typ="rt").load(project_file.read_text(encoding="utf-8"))
+    out = []
+    for code in unknown:
+        line, col = locate_ruamel(root, ["lint", "severity", code])
+        import difflib
+
+        close = difflib.get_close_matches(code, list(RULES), n=1)
+        out.append(Diagnostic(LINT_CONFIG_UNKNOWN_RULE.id, LINT_CONFIG_UNKNOWN_RULE.severity,
+                              f"lint.severity configures unknown rule {code!r}",
+                              SourceLocation(display_path(project_file), line, col, f"/lint/severity/{code}"),
+                              f"did you mean {close[0]!r}?" if close else LINT_CONFIG_UNKNOWN_RULE.help))
+    return out
+
+
+def _targets(paths: tuple[Path, ...], project_file: Path | None) -> tuple[list[LintTarget], LintSettings, Path | None]:
+    from .project import load_project
+
+    explicit = project_file is not None
+    pf = project_file or Path("toolgen.yaml")
+    project = None
+    if explicit or pf.exists():
+        project = load_project(pf)
+    settings = LintSettings.from_config(project.lint if project else None)
+    if not paths:
+        if project is None:
+            raise click.UsageError("no toolgen.yaml here: pass intent maps to lint, or --project FILE")
+        return [LintTarget(t.intent_map, t.spec, t.name) for t in project.targets], settings, pf
+    known = {t.intent_map.resolve(): t for t in project.targets} if project else {}
+    out = []
+    for path in paths:
+        files = sorted(list(path.glob("*.yaml")) + list(path.glob("*.yml"))) if path.is_dir() else [path]
+        for f in files:
+            t = known.get(f.resolve())
+            out.append(LintTarget(f, t.spec, t.name) if t else LintTarget(f))
+    return out, settings, pf if project else None
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True, help="Output format (github: workflow annotations).")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
+              help="Project file (default: ./toolgen.yaml).")
+@click.option("--list-rules", is_flag=True, help="Print the rules as a Markdown table and exit.")
+def lint_command(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None, list_rules: bool) -> None:
+    """Lint intent maps against their specs and the generated surface.
+
+    With no PATHS, lints every intent map of toolgen.yaml. Exit 0: no errors (warnings allowed
+    unless --strict); 1: findings at error level; 2: bad input; 3: internal error.
+    """
+    from .cli import guarded
+
+    @guarded
+    def run() -> None:
+        if list_rules:
+            click.echo(rules_markdown(), nl=False)
+            return
+        code = run_lint(paths, fmt, strict, project_file, click.echo)
+        sys.exit(code)
+
+    run()
+
+
+def run_lint(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None,
+             echo: Callable[[str], Any]) -> int:
+    """Lint, print in `fmt` through `echo`, and return the exit code."""
+    from .lint_report import render
+
+    targets, settings, pf = _targets(paths, project_file)
+    results = [lint_target(t, settings) for t in targets]
+    config = apply_severity(_config_findings(pf, settings), settings, strict)
+    findings: list[tuple[Diagnostic, str]] = [(d, pf.as_posix() if pf else "") for d in config]
+    bad = False
+    for r in results:
+        bad = bad or r.bad_input
+        kept = r.findings if r.bad_input else apply_severity(r.findings, settings, strict)
+        findings.extend((d, r.intent_display) for d in kept)
+    echo(render(fmt, findings, [r.intent_display for r in results]))
+    if bad:
+        return ExitCode.BAD_INPUT
+    if any(d.severity == "error" for d, _ in findings):
+        return ExitCode.CHECK_FAILED
+    return ExitCode.OK
+
+
+__all__ = ["RULES", "Rule", "LintSettings", "LintInput", "LintTarget", "LintResult", "lint_api", "lint_target",
+           "apply_severity", "rules_markdown", "lint_command", "run_lint", "SEVERITY_ORDER"]
