@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AuditEvent:
     """One decision. `ts` is Unix seconds; `call_id` groups the events of one call; `step` is the
     call-path step; `decision` e.g. ``allow``/``deny``/``replay``/``send``; `code` the error code

@@ -27,7 +27,6 @@ import json
 import os
 import secrets
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -460,7 +459,7 @@ class Registry:
 
     def _pipeline(self, tool: str, raw_args: Mapping[str, Any] | None, actor: Actor,
                   approval: Approval | None, timeout_override_ms: int | None) -> _Pipeline:
-        call_id = uuid.uuid4().hex[:16]
+        call_id = secrets.token_hex(8)
         fp: str | None = None
 
         def emit(step: str, decision: str, code: str | None = None, **detail: Any) -> None:
@@ -745,7 +744,7 @@ class Registry:
             return fail("output", exc, attempts=attempts, status=status)
         mode = (row.get("output") or {}).get("schema_mode", "warn")
         if spec.output_validator is not None and mode != "off":
-            problems = list(spec.output_validator.iter_errors(result))
+            problems = [] if spec.output_validator.is_valid(result) else list(spec.output_validator.iter_errors(result))
             if problems:
                 first = problems[0]
                 message = f"output {_pointer(first.instance_path) or '/'}: {first.message}"[:300]
