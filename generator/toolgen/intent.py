@@ -119,7 +119,10 @@ class Defaults(_Strict):
     page_size: int = Field(20, ge=1)
     max_page_size: int = Field(100, ge=1, le=1000)
     output_max_bytes: int = Field(16_000, ge=256)
-    output_depth: int = Field(3, ge=1, le=32)
+    output_depth: int = Field(3, ge=1, le=32, description="Most levels kept in an unprojected output schema.")
+    output_schema_nodes: int = Field(
+        400, ge=10, description="Node budget of an unprojected output schema: fewer levels are kept when the "
+                                "deepest allowed level would exceed it.")
     output_schema_mode: Literal["strict", "warn", "off"] = "warn"
     approval_write: Literal["never", "required"] = "required"
     approval_destructive: Literal["never", "required"] = "required"

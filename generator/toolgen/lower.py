@@ -31,7 +31,7 @@ from .naming import (
 )
 from .operations import Operation, find_operation, list_operations, operation_matches, suggest_operations
 from .pointer import join_pointer
-from .schema import SchemaBudget, SchemaConverter, limit_depth, object_view, project_schema
+from .schema import SchemaBudget, SchemaConverter, limit_depth, object_view, project_schema, schema_nodes
 
 READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
               "describe", "download", "export", "retrieve", "show", "head", "options")
@@ -964,12 +964,13 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
         return {"type": "object", "properties": {
             "status": {"type": "integer", "description": "HTTP status of the (empty) response."}},
             "required": ["status"]}
-    schema = copy.deepcopy(response)
+    node_budget = ctx.intents.model.defaults.output_schema_nodes
+    schema = dict(response)  # shallow: the helpers below build new trees and never mutate their input
     defs = schema.pop("$defs", None)
 
     def project(node: dict[str, Any], what: str) -> dict[str, Any]:
         if defs:
-            node = _attach_defs(node, defs)
+            node = {**node, "$defs": defs}  # project_schema/limit_depth copy only the $defs still used
         if fields:
             try:
                 # a kept field is kept whole, but only `depth` levels below it (Stripe's expandable
@@ -982,12 +983,11 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
                 known = ", ".join(sorted(view[0])) if view else "(not an object)"
                 raise _Skip("output-field-unknown", f"output field {exc.args[0]!r} is not in the {what} of {op.key}",
                             iloc("output", "fields"), f"available fields: {known}")
-        return limit_depth(node, depth)
+        return _bounded(node, depth, node_budget)
 
     if pagination is not None:
         items_schema = _field_schema(schema, pagination.items_field, array=True) or {"type": "array", "items": {}}
-        item = copy.deepcopy(items_schema.get("items", {}))
-        item = project(item, "items")
+        item = project(dict(items_schema.get("items", {})), "items")
         item_defs = item.pop("$defs", None)
         out: dict[str, Any] = {
             "type": "object",
@@ -1004,7 +1004,6 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
     if view is not None and "$ref" not in schema and not schema.get("anyOf") and not schema.get("oneOf"):
         node = project(schema, "response")
         node_defs = node.pop("$defs", None)
-        node = copy.deepcopy(node)
         node.setdefault("properties", {})
         t = node.get("type")
         if isinstance(t, list):  # a nullable object root: the runtime wraps null as {"result": null}
@@ -1022,7 +1021,7 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
         return out
     if fields and _field_schema(schema, "", array=True) is not None:
         # an array body (GitHub's label lists): the fields apply to each item, wrapped as {"result": [...]}
-        item = project({**copy.deepcopy(schema.get("items", {}))}, "items")
+        item = project(dict(schema.get("items", {})), "items")
         item_defs = item.pop("$defs", None)
         out = {"type": "object", "properties": {"result": {"type": "array", "items": item}}, "required": ["result"]}
         if item_defs:
@@ -1031,12 +1030,26 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
     if fields:
         raise _Skip("output-not-object", f"output.fields needs an object response; {op.key} returns "
                     f"{_describe_type(schema)}", iloc("output", "fields"), "remove output.fields")
-    inner = limit_depth(_attach_defs(schema, defs) if defs else schema, depth)
+    inner = _bounded({**schema, "$defs": defs} if defs else schema, depth, node_budget)
     inner_defs = inner.pop("$defs", None)
     out = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
     if inner_defs:
         out["$defs"] = inner_defs
     return out
+
+
+def _bounded(schema: dict[str, Any], depth: int, budget: int) -> dict[str, Any]:
+    """`limit_depth` at the deepest level ≤ `depth` whose result stays within `budget` schema nodes
+    (at least one level). Wide APIs (Stripe objects with ~100 expandable properties) get fewer levels."""
+    best = limit_depth(schema, 1)
+    for level in range(2, depth + 1):
+        if schema_nodes(best) > budget:
+            break
+        candidate = limit_depth(schema, level)
+        if schema_nodes(candidate) > budget:
+            break
+        best = candidate
+    return best
 
 
 def _strip_descriptions(node: Any) -> Any:
