@@ -32,10 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import httpx  # noqa: E402
+import httpx
+from tests.support.tickets_server import TicketsServer
 
-from tests.support.tickets_server import TicketsServer  # noqa: E402
-from toolgen.runtime import (  # noqa: E402
+from toolgen.runtime import (
     Actor,
     Approval,
     MemoryAuditSink,
@@ -46,7 +46,7 @@ from toolgen.runtime import (  # noqa: E402
 )
 
 
-def _serve(conn: "multiprocessing.connection.Connection") -> None:
+def _serve(conn: multiprocessing.connection.Connection) -> None:
     with TicketsServer() as server:
         conn.send((server.base_url, server.token))
         conn.recv()  # block until the parent is done
@@ -110,11 +110,11 @@ def main() -> None:
         for rnd in range(opts.rounds):
             base = rnd * 1_000_000
             for i in range(opts.reads // opts.rounds):
-                t0 = clock(); bare_read(base + i); t1 = clock(); runtime_read(base + i); t2 = clock()  # noqa: E702
+                t0 = clock(); bare_read(base + i); t1 = clock(); runtime_read(base + i); t2 = clock()
                 samples["bare_read"].append((t1 - t0) * 1e6)
                 samples["runtime_read"].append((t2 - t1) * 1e6)
             for i in range(opts.writes // opts.rounds):
-                t0 = clock(); bare_write(base + i); t1 = clock(); runtime_write(base + i); t2 = clock()  # noqa: E702
+                t0 = clock(); bare_write(base + i); t1 = clock(); runtime_write(base + i); t2 = clock()
                 samples["bare_write"].append((t1 - t0) * 1e6)
                 samples["runtime_write"].append((t2 - t1) * 1e6)
         registry.close()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -12,16 +12,16 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.support.recording_server import RecordingServer  # noqa: E402
-from tests.support.tickets_server import TicketsServer  # noqa: E402
-from toolgen.runtime import (  # noqa: E402
+from tests.support.recording_server import RecordingServer
+from tests.support.runtime_env import tickets_dir
+from tests.support.tickets_server import TicketsServer
+
+from toolgen.runtime import (
     MemoryAuditSink,
     Registry,
     SqliteReceiptStore,
     StaticCredentials,
 )
-
-from tests.support.runtime_env import tickets_dir  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
+from tests.support.runtime_env import ADMIN, READER, WRITER, tickets_dir
 from tests.support.tickets_server import TicketsServer
+
 from toolgen.runtime import (
     Actor,
     Approval,
@@ -23,8 +24,6 @@ from toolgen.runtime import (
     StaticCredentials,
 )
 from toolgen.runtime.shaping import CursorCodec
-
-from tests.support.runtime_env import ADMIN, READER, WRITER, tickets_dir
 
 NOTE = {"ticket_id": "T-102", "note": "Customer asked for a callback.", "visibility": "public"}
 

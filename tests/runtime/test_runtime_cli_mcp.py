@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.support.runtime_env import tickets_dir
 from tests.support.tickets_server import TicketsServer
 
@@ -26,7 +25,7 @@ def run_call(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra
     proc = subprocess.run(
         [TOOLGEN, "call", str(tickets_dir()), tool, "--args", args if isinstance(args, str) else json.dumps(args),
          "--base-url", server.base_url, "--receipts", str(tmp_path / "r.sqlite3"), *extra],
-        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
+        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, check=False,
     )
     out = json.loads(proc.stdout) if proc.stdout.strip() else None
     return proc.returncode, out, proc.stderr
@@ -66,7 +65,7 @@ def test_call_bad_input_exit_2(server: TicketsServer, tmp_path: Path) -> None:
     code, out, err = run_call(server, tmp_path, "no_such_tool", {})
     assert code == 2 and "unknown tool" in err
     proc = subprocess.run([TOOLGEN, "call", str(tmp_path / "nowhere"), "get_ticket"], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, check=False)
     assert proc.returncode == 2
 
 

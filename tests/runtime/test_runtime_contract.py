@@ -3,15 +3,15 @@ for every generated package in generated/ (and the tickets package), against a r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
-
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import GENERATED, tickets_dir
 from tests.support.tickets_server import TicketsServer
+
 from toolgen.runtime import MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.contract import CannotSynthesise, derive_cases, run_case, string_for_pattern
 

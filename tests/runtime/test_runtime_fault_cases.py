@@ -8,15 +8,16 @@ then its tools run through the runtime against a recording loopback server.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import SHARED
-from toolgen.runtime import Actor, Approval, MemoryReceiptStore, Registry, StaticCredentials
+
+from toolgen.runtime import Actor, Approval, MemoryReceiptStore, Registry
 from toolgen.runtime.request import build_request, normalise_nulls
 
 CASES = SHARED / "cases"

@@ -4,14 +4,15 @@ headers, credentials, the Stripe Idempotency-Key header) and the pagination curs
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qsl
 
 import pytest
-
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import GENERATED
+
 from toolgen.runtime import Actor, Approval, MemoryReceiptStore, Registry, StaticCredentials
 
 GITHUB = GENERATED / "github"

@@ -11,14 +11,19 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tests.support.recording_server import RecordingServer
+
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.credentials import Injected
 from toolgen.runtime.errors import from_http_response, parse_retry_after
-from toolgen.runtime.request import build_request, deep_object_pairs, normalise_nulls, serialise_path, serialise_query
+from toolgen.runtime.request import (
+    build_request,
+    deep_object_pairs,
+    normalise_nulls,
+    serialise_path,
+    serialise_query,
+)
 from toolgen.runtime.shaping import CursorCodec, enforce_budget, field_tree, parse_link_next, project, redact
-
 
 # --- serialisation -----------------------------------------------------------------------------------
 

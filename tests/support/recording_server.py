@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
 
 
@@ -60,7 +60,7 @@ class _State:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_Server"
+    server: _Server
     protocol_version = "HTTP/1.1"
     # buffer the response (status line, headers, body) into one write; BaseHTTPRequestHandler
     # flushes after each request. Unbuffered writes + Nagle + delayed ACK cost ~40 ms per call.
@@ -141,7 +141,7 @@ class RecordingServer:
                                                 {} if body is None and status != 204 else body,
                                                 headers or {}, content_type))
 
-    def start(self) -> "RecordingServer":
+    def start(self) -> Self:
         self.thread.start()
         return self
 
@@ -149,7 +149,7 @@ class RecordingServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> "RecordingServer":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 TOKEN = "test-token-7f3a"
@@ -68,7 +68,7 @@ class TicketsState:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "TicketsHTTPServer"
+    server: TicketsHTTPServer
     protocol_version = "HTTP/1.1"
     # buffer the response (status line, headers, body) into one write; BaseHTTPRequestHandler
     # flushes after each request. Unbuffered writes + Nagle + delayed ACK cost ~40 ms per call.
@@ -316,7 +316,7 @@ class TicketsServer:
         with self.state.lock:
             return [r for r in self.state.requests if r.method == method and r.path.endswith(path_suffix)]
 
-    def start(self) -> "TicketsServer":
+    def start(self) -> Self:
         self.thread.start()
         return self
 
@@ -324,7 +324,7 @@ class TicketsServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> "TicketsServer":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

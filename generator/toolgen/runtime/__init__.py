@@ -11,13 +11,13 @@ from .receipts import MemoryReceiptStore, Receipt, ReceiptStore, SqliteReceiptSt
 from .registry import Actor, Approval, CallResult, Registry, canonical_json, fingerprint
 
 __all__ = [
+    "ERROR_CODES",
     "Actor",
     "Approval",
     "AuditEvent",
     "AuditSink",
     "CallResult",
     "CredentialsProvider",
-    "ERROR_CODES",
     "EnvCredentials",
     "FanoutSink",
     "JsonlAuditSink",

@@ -13,9 +13,10 @@ import json
 import os
 import threading
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 
 @dataclass(slots=True)
@@ -75,7 +76,7 @@ class JsonlAuditSink:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._fh = open(self.path, "a", encoding="utf-8")
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the sink
 
     def emit(self, event: AuditEvent) -> None:
         line = json.dumps(event.to_json(), separators=(",", ":"), ensure_ascii=False, sort_keys=True)

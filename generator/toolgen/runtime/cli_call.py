@@ -83,7 +83,7 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
         try:
             result = registry.call(tool, args, actor=Actor.of(actor_id, parse_scopes(scopes)),
                                    approval=Approval(preview_id, approved_by=actor_id) if preview_id else None)
-        except Exception as exc:  # the runtime reports tool failures as data; this is a bug
+        except Exception as exc:  # noqa: BLE001 - tool failures are data; anything raised here is a bug
             click.echo(f"toolgen call: internal error ({type(exc).__name__})", err=True)
             sys.exit(3)
     click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, sort_keys=True))

@@ -21,17 +21,17 @@ target server has received so far (a recording stub or a real test server).
 from __future__ import annotations
 
 import copy
+import importlib
 import re
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .registry import Actor, Approval, Registry
 
-try:  # Python 3.11+: the regex parser lives in re._parser
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
-_C = _sre_parse  # constants are re-exported there (LITERAL, IN, ...)
+# the stdlib regex parser (re._parser since Python 3.11; sre_parse before)
+_sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
 
 
 class ContractFailure(AssertionError):

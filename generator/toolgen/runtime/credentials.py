@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from .errors import ToolError, make_error
 
@@ -134,9 +135,9 @@ def auth_wire_locations(auth: list[dict[str, Any]]) -> tuple[set[str], set[str],
 __all__ = [
     "CredentialsProvider",
     "EnvCredentials",
-    "StaticCredentials",
     "Injected",
-    "resolve",
-    "auth_wire_locations",
+    "StaticCredentials",
     "ToolError",
+    "auth_wire_locations",
+    "resolve",
 ]

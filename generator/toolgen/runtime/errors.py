@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import email.utils
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 Category = Literal["validation", "policy", "conflict", "not_found", "rate_limited", "dependency", "internal"]
 

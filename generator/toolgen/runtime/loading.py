@@ -29,17 +29,17 @@ def resolve_package(api_or_dir: str, *, cwd: Path | None = None) -> Path:
         return candidate
     project = base / "toolgen.yaml"
     if project.is_file():
-        try:
-            import yaml
+        import yaml  # type: ignore[import-untyped]
 
+        try:
             data: Any = yaml.safe_load(project.read_text(encoding="utf-8")) or {}
             for api in data.get("apis", []) or []:
                 if isinstance(api, dict) and api.get("name") == api_or_dir and api.get("out"):
                     out = base / str(api["out"])
                     if (out / "policy.json").is_file():
                         return out
-        except Exception:  # a broken project file is not our concern here; fall through
-            pass
+        except (OSError, ValueError, AttributeError, yaml.YAMLError):
+            data = None  # a broken project file is `toolgen build`'s to report; fall through
     generated = base / "generated" / api_or_dir
     if (generated / "policy.json").is_file():
         return generated

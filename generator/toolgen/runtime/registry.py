@@ -27,10 +27,11 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Generator, Iterable, Mapping, Union
+from typing import Any, Self
 
 import httpx
 import jsonschema_rs
@@ -64,7 +65,7 @@ class Actor:
     scopes: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, id: str, scopes: Iterable[str] = ()) -> "Actor":
+    def of(cls, id: str, scopes: Iterable[str] = ()) -> Actor:
         return cls(id, frozenset(scopes))
 
 
@@ -157,7 +158,7 @@ class _Outcome:
     elapsed_ms: float = 0.0
 
 
-_Effect = Union[_Send, _Sleep]
+_Effect = _Send | _Sleep
 _Pipeline = Generator[_Effect, Any, CallResult]
 
 
@@ -184,7 +185,7 @@ def _describe_error(error: Any) -> dict[str, str]:
     keyword = str(error.schema_path[-1]) if error.schema_path else ""
     try:
         info = error.kind.as_dict()
-    except Exception:  # pragma: no cover - defensive: older jsonschema_rs
+    except (AttributeError, TypeError):  # pragma: no cover - defensive: older jsonschema_rs
         info = {}
     if keyword == "required" and isinstance(info.get("property"), str):
         path.append(info["property"])
@@ -311,7 +312,7 @@ class Registry:
         )
 
     @classmethod
-    def from_dir(cls, path: str | os.PathLike[str], **options: Any) -> "Registry":
+    def from_dir(cls, path: str | os.PathLike[str], **options: Any) -> Registry:
         """Load ``policy.json`` and ``mcp.json`` from a generated API folder. Raises
         `FileNotFoundError` / `ValueError` on a missing or malformed package."""
         folder = Path(path)
@@ -320,9 +321,9 @@ class Registry:
         return cls(policy, catalog, **options)
 
     @classmethod
-    def from_package(cls, module: ModuleType, **options: Any) -> "Registry":
+    def from_package(cls, module: ModuleType, **options: Any) -> Registry:
         """Load from a generated Python package exposing ``POLICY`` (dict) and ``MCP_TOOLS`` (list)."""
-        return cls(getattr(module, "POLICY"), getattr(module, "MCP_TOOLS"), **options)
+        return cls(module.POLICY, module.MCP_TOOLS, **options)
 
     # -- introspection ---------------------------------------------------------------------------
 
@@ -351,7 +352,7 @@ class Registry:
             self._aclient = None
         self.close()
 
-    def __enter__(self) -> "Registry":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -885,4 +886,4 @@ class Registry:
         return enforce_budget(shaped_body, max_bytes)
 
 
-__all__ = ["Actor", "Approval", "CallResult", "Registry", "ToolSpec", "fingerprint", "canonical_json"]
+__all__ = ["Actor", "Approval", "CallResult", "Registry", "ToolSpec", "canonical_json", "fingerprint"]

@@ -19,8 +19,9 @@ with ``"null": "send"``, keeps its null and is sent as JSON ``null``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from .credentials import Injected
@@ -330,8 +331,8 @@ def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str]:
     digest = hashlib.sha256(b"".join(h + d for h, d in parts)).hexdigest()[:32]
     boundary = f"toolgen-{digest}"
     out = bytearray()
-    for head, data in parts:
-        out += f"--{boundary}\r\n".encode() + head + b"\r\n" + data + b"\r\n"
+    for head_bytes, data in parts:
+        out += f"--{boundary}\r\n".encode() + head_bytes + b"\r\n" + data + b"\r\n"
     out += f"--{boundary}--\r\n".encode()
     return bytes(out), f"multipart/form-data; boundary={boundary}"
 
@@ -360,10 +361,10 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
 
     bindings: list[Mapping[str, Any]] = list(req.get("bindings") or [])
     idem = row.get("idempotency")
-    if idem and idem.get("in") in ("header", "query", "body") and idem.get("name"):
-        if not any(b.get("arg") == idem["arg"] for b in bindings):
-            bindings.append({"arg": idem["arg"], "in": idem["in"], "name": idem["name"], "required": True,
-                             "null": "omit"})
+    if (idem and idem.get("in") in ("header", "query", "body") and idem.get("name")
+            and not any(b.get("arg") == idem["arg"] for b in bindings)):
+        bindings.append({"arg": idem["arg"], "in": idem["in"], "name": idem["name"], "required": True,
+                         "null": "omit"})
     sources: list[tuple[Mapping[str, Any], Any]] = []
     for fixed in req.get("fixed") or []:
         sources.append(({"in": fixed["in"], "name": fixed["name"], "null": "send", "required": True},

@@ -22,7 +22,8 @@ import hashlib
 import hmac
 import json
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .errors import ToolError, make_error
 
