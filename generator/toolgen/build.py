@@ -60,20 +60,25 @@ def resolve_spec_path(intents: LoadedIntentMap, override: Path | None) -> Path:
 
 
 def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Path | None = None,
-              emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None) -> ApiBuild:
-    """Build one API in memory. Raises `DiagnosticError` when the inputs have errors."""
+              emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
+              base: Path | None = None) -> ApiBuild:
+    """Build one API in memory. Raises `DiagnosticError` when the inputs have errors.
+
+    Paths in messages and generated files are shown relative to `base` (the project root; default:
+    the working directory), so the output does not depend on where toolgen runs from.
+    """
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    intents = load_intent_map(intent_path)
+    intents = load_intent_map(intent_path, display_path(intent_path, base))
     spec_path = resolve_spec_path(intents, spec)
     sink = DiagnosticSink()
     if not spec_path.exists():
-        where = intents.locate("spec") if spec is None else SourceLocation(display_path(spec_path))
+        where = intents.locate("spec") if spec is None else SourceLocation(display_path(spec_path, base))
         raise DiagnosticError([Diagnostic(
-            "spec-not-found", "error", f"spec file not found: {display_path(spec_path)}", where,
+            "spec-not-found", "error", f"spec file not found: {display_path(spec_path, base)}", where,
             "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
     try:
-        doc = load_spec(spec_path, sink=sink)
+        doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
     except DiagnosticError:
         raise
     timings["load"] = time.perf_counter() - t0
@@ -148,7 +153,7 @@ def build_project(project: Project, progress: Progress | None = None
     for target in project.targets:
         try:
             build = build_api(target.intent_map, target.out, name=target.name, spec=target.spec,
-                              emit=target.emit, progress=progress)
+                              emit=target.emit, progress=progress, base=project.root)
         except DiagnosticError as exc:
             errors.extend(exc.diagnostics)
             continue

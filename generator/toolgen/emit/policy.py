@@ -110,7 +110,7 @@ def policy_markdown(ir: ApiIR) -> str:
             pages = f"{r.pagination.style}, ≤{r.pagination.max_page_size}"
         out = []
         if r.output.fields:
-            out.append(f"{len(r.output.fields)} fields")
+            out.append(f"{len(r.output.fields)} field{'s' if len(r.output.fields) != 1 else ''}")
         out.append(f"≤{_bytes(r.output.max_bytes)}")
         if r.output.redact:
             out.append("redacts " + ", ".join(_code(p) for p in r.output.redact))
