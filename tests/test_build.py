@@ -207,3 +207,36 @@ def test_hostile_description_cannot_inject_code(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert not canary.exists()
     assert "touch" in proc.stdout  # the text survives, as data
+
+
+def test_external_file_refs_bundled_when_allowed(tmp_path: Path) -> None:
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "models.yaml").write_text("""components:
+  schemas:
+    A:
+      type: object
+      required: [name]
+      properties:
+        name: {type: string, maxLength: 10}
+        tag: {$ref: '#/components/schemas/Tag'}
+    Tag: {type: string, enum: [x, y]}
+""")
+    spec = tmp_path / "ext.yaml"
+    spec.write_text("""openapi: 3.0.3
+info: {title: t, version: '1'}
+paths:
+  /a:
+    post:
+      operationId: createA
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: 'common/models.yaml#/components/schemas/A'}
+      responses: {'200': {description: ok}}
+""")
+    refused = build(tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2)
+    assert "allow_external_refs" in refused.result.output
+    built = build(tmp_path, spec, "allow_external_refs: true\n"
+                  "tools:\n  a: {operation: createA, effect: write, approval: never}\n")
+    props = built.tool("mcp", "record_a")["inputSchema"]["properties"]
+    assert props["name"]["maxLength"] == 10 and props["tag"]["enum"] == ["x", "y"]

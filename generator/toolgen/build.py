@@ -81,6 +81,10 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
         doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
     except DiagnosticError:
         raise
+    if intents.model.allow_external_refs:
+        from .bundle import bundle_external_refs
+
+        doc.data = bundle_external_refs(spec_path, doc.data, base)
     timings["load"] = time.perf_counter() - t0
     api = name or api_name_for(intents, intent_path.stem)
     if progress:

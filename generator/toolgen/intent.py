@@ -164,6 +164,8 @@ class IntentMap(_Strict):
 
     toolgen: Literal[1] = Field(description="Format version of the intent map.")
     spec: str | None = Field(None, description="Path of the OpenAPI document, relative to this file.")
+    allow_external_refs: bool = Field(
+        False, description="Bundle `$ref`s to other files (never URLs) into the spec before building.")
     api: ApiSpec = ApiSpec()
     auth: dict[str, AuthSpec] = Field(default_factory=dict, description="securitySchemes key -> runtime secret.")
     defaults: Defaults = Defaults()

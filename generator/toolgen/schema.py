@@ -262,8 +262,8 @@ class SchemaConverter:
                 message = f"external $ref {ref!r}: resolving external references is not implemented yet"
             raise DiagnosticError([Diagnostic(
                 "ref-external", "error", message, where,
-                "bundle the spec into one file first (e.g. `redocly bundle` or "
-                "`swagger-cli bundle`), then point toolgen at the bundled file")])
+                "bundle the spec into one file first (e.g. `redocly bundle`), or set "
+                "`allow_external_refs: true` in the intent map to bundle sibling files")])
         if target != "" and not target.startswith("/"):
             raise DiagnosticError([Diagnostic(
                 "ref-invalid", "error", f"$ref {ref!r} is not a JSON pointer fragment", where,
