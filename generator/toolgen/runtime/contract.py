@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .registry import Actor, Approval, Registry
+from .request import resolve_local_ref
 
 # the stdlib regex parser (re._parser since Python 3.11; sre_parse before)
 _sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
@@ -140,17 +141,6 @@ def _from_class(items: list[Any]) -> str:
     return "a"
 
 
-def _resolve(node: Any, root: Mapping[str, Any]) -> Any:
-    seen = 0
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#") and seen < 32:
-        target: Any = root
-        for part in node["$ref"][1:].split("/")[1:]:
-            target = target.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(target, dict) else {}
-        node = target
-        seen += 1
-    return node
-
-
 def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[str, Any] | None = None,
                name: str | None = None, depth: int = 0) -> Any:
     """A value valid for `schema` (best effort; the caller validates). `arg_examples` overrides by
@@ -159,7 +149,7 @@ def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[st
         return copy.deepcopy(arg_examples[name])
     if depth > 12:
         raise CannotSynthesise("schema too deep")
-    schema = _resolve(schema, root)
+    schema = resolve_local_ref(schema, root)
     if not isinstance(schema, dict) or not schema:
         return "x"
     if "const" in schema:
@@ -173,13 +163,13 @@ def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[st
         return copy.deepcopy(schema["examples"][0])
     for key in ("anyOf", "oneOf"):
         if key in schema:
-            branches = [b for b in schema[key] if _resolve(b, root).get("type") != "null"]
+            branches = [b for b in schema[key] if resolve_local_ref(b, root).get("type") != "null"]
             if branches:
                 return synthesise(branches[0], root, arg_examples=arg_examples, name=name, depth=depth + 1)
     if "allOf" in schema:
         merged: dict[str, Any] = {}
         for member in schema["allOf"]:
-            m = _resolve(member, root)
+            m = resolve_local_ref(member, root)
             if isinstance(m, dict):
                 for k, v in m.items():
                     if k == "properties":
@@ -282,7 +272,7 @@ def _error_code(result: Any) -> str | None:
 
 def _wrong_value(schema: Any, root: Mapping[str, Any]) -> Any:
     """A value of a JSON type `schema` does not admit (``_NO_WRONG`` when it admits every type)."""
-    schema = _resolve(schema, root)
+    schema = resolve_local_ref(schema, root)
     if not isinstance(schema, dict):
         return _NO_WRONG
     kinds = schema.get("type")
@@ -426,7 +416,7 @@ def _change_one_argument(reg: Registry, tool: str, args: dict[str, Any], key_arg
     for name, value in args.items():
         if name == key_arg:
             continue
-        sub = _resolve(props.get(name, {}), spec.input_schema)
+        sub = resolve_local_ref(props.get(name, {}), spec.input_schema)
         if isinstance(sub, dict) and isinstance(sub.get("enum"), list):
             others = [v for v in sub["enum"] if v != value and v is not None]
             if others:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .receipts import DEFAULT_RECEIPTS_PATH
+from .shaping import cursor_key_from_env
 
 
 class PackageNotFound(Exception):
@@ -52,11 +53,9 @@ def cursor_key_for(receipts_path: Path) -> bytes:
     """The HMAC key for cursors: ``TOOLGEN_CURSOR_KEY`` if set, else a random key kept in
     ``<receipts folder>/cursor.key`` (created 0600) so that successive `toolgen call`s accept each
     other's cursors."""
-    env = os.environ.get("TOOLGEN_CURSOR_KEY")
-    if env:
-        import hashlib
-
-        return hashlib.sha256(env.encode("utf-8")).digest()
+    from_env = cursor_key_from_env()
+    if from_env is not None:
+        return from_env
     key_file = receipts_path.parent / "cursor.key"
     try:
         data = key_file.read_bytes()

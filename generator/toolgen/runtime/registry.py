@@ -36,14 +36,16 @@ from typing import Any, Self
 import httpx
 import jsonschema_rs
 
+from ..pointer import join_pointer
 from . import credentials as creds
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
-from .errors import ToolError, from_http_response, make_error
+from .errors import ToolError, from_http_response, make_error, parse_retry_after
 from .receipts import MemoryReceiptStore, Receipt, ReceiptStore
 from .request import BuiltRequest, build_request, normalise_nulls
 from .shaping import (
     CursorCodec,
     compact_size,
+    cursor_key_from_env,
     enforce_budget,
     field_tree,
     get_path,
@@ -162,6 +164,16 @@ _Effect = _Send | _Sleep
 _Pipeline = Generator[_Effect, Any, CallResult]
 
 
+def _failure_kind(exc: httpx.HTTPError) -> str:
+    """``connect`` when nothing was sent (connect error/timeout, no pooled connection, bad URL),
+    ``timeout`` when the request went out but no answer came in time, else ``broken``."""
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)):
+        return "connect"
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout"
+    return "broken"
+
+
 def canonical_json(value: Any) -> str:
     """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -175,7 +187,7 @@ def fingerprint(intent: str, args: Mapping[str, Any]) -> str:
 
 
 def _pointer(path: Iterable[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    return join_pointer("", *path)
 
 
 def _describe_error(error: Any) -> dict[str, str]:
@@ -225,10 +237,7 @@ def _decode_body(headers: httpx.Headers | None, content: bytes) -> Any:
 
 
 def _default_cursor_key() -> bytes:
-    env = os.environ.get("TOOLGEN_CURSOR_KEY")
-    if env:
-        return hashlib.sha256(env.encode("utf-8")).digest()
-    return secrets.token_bytes(32)
+    return cursor_key_from_env() or secrets.token_bytes(32)
 
 
 class Registry:
@@ -424,12 +433,8 @@ class Registry:
                 response.close()
             return _Outcome(response.status_code, response.headers, b"".join(chunks),
                             elapsed_ms=(time.perf_counter() - started) * 1000)
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol):
-            return _Outcome(kind="connect", elapsed_ms=(time.perf_counter() - started) * 1000)
-        except httpx.TimeoutException:
-            return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
-        except httpx.HTTPError:
-            return _Outcome(kind="broken", elapsed_ms=(time.perf_counter() - started) * 1000)
+        except httpx.HTTPError as exc:
+            return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000)
 
     async def _send_async(self, send: _Send) -> _Outcome:
         if self._aclient is None:
@@ -449,12 +454,8 @@ class Registry:
                 await response.aclose()
             return _Outcome(response.status_code, response.headers, b"".join(chunks),
                             elapsed_ms=(time.perf_counter() - started) * 1000)
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol):
-            return _Outcome(kind="connect", elapsed_ms=(time.perf_counter() - started) * 1000)
-        except httpx.TimeoutException:
-            return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
-        except httpx.HTTPError:
-            return _Outcome(kind="broken", elapsed_ms=(time.perf_counter() - started) * 1000)
+        except httpx.HTTPError as exc:
+            return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000)
 
     # -- the call path ---------------------------------------------------------------------------
 
@@ -666,8 +667,6 @@ class Registry:
                 break
             delay = float(retry.get("backoff_ms") or 200) / 1000.0 * (2 ** (attempts - 1))
             if condition == "429" and outcome.headers is not None:
-                from .errors import parse_retry_after
-
                 ra = parse_retry_after(outcome.headers.get("retry-after"))
                 if ra is not None:
                     delay = max(delay, ra)

@@ -18,33 +18,33 @@ with ``"null": "send"``, keeps its null and is sent as JSON ``null``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..pointer import PointerError, ref_to_pointer, resolve_pointer
 from .credentials import Injected
-
-REDACTED = "[redacted]"
-
+from .shaping import REDACTED
 
 # --------------------------------------------------------------------------------------------------
 # null normalisation
 
 
-def _resolve(node: Any, root: Mapping[str, Any]) -> Any:
-    """Follow local ``$ref``s (``#/...``) of `node` inside `root` (at most 32 hops)."""
+def resolve_local_ref(node: Any, root: Mapping[str, Any]) -> Any:
+    """Follow local ``$ref``s (``#/$defs/...``) of `node` inside the schema `root` (at most 32 hops);
+    an unresolvable reference gives ``{}`` (accept anything)."""
     hops = 0
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#") and hops < 32:
-        target: Any = root
-        for part in node["$ref"][1:].split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, dict) and part in target:
-                target = target[part]
-            else:
-                return {}
-        node = target
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and hops < 32:
+        pointer = ref_to_pointer(node["$ref"])
+        if pointer is None:
+            return {}
+        try:
+            node = resolve_pointer(root, pointer)
+        except PointerError:
+            return {}
         hops += 1
     return node
 
@@ -52,7 +52,7 @@ def _resolve(node: Any, root: Mapping[str, Any]) -> Any:
 def _object_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], dict[str, Any], Any]:
     """(required names, property schemas, additionalProperties schema) of an object schema, merging
     ``allOf`` members and the first object-typed ``anyOf``/``oneOf`` branch."""
-    node = _resolve(node, root)
+    node = resolve_local_ref(node, root)
     required: set[str] = set()
     props: dict[str, Any] = {}
     extra: Any = None
@@ -71,7 +71,7 @@ def _object_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], dict[str
         extra = extra if extra is not None else e
     for key in ("anyOf", "oneOf"):
         for branch in node.get(key, []) or []:
-            b = _resolve(branch, root)
+            b = resolve_local_ref(branch, root)
             if isinstance(b, dict) and (b.get("type") == "object" or "properties" in b):
                 r, p, e = _object_view(b, root)
                 required |= r
@@ -82,14 +82,14 @@ def _object_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], dict[str
 
 
 def _items_schema(node: Any, root: Mapping[str, Any]) -> Any:
-    node = _resolve(node, root)
+    node = resolve_local_ref(node, root)
     if not isinstance(node, dict):
         return None
     if "items" in node:
         return node["items"]
     for key in ("anyOf", "oneOf"):
         for branch in node.get(key, []) or []:
-            b = _resolve(branch, root)
+            b = resolve_local_ref(branch, root)
             if isinstance(b, dict) and (b.get("type") == "array" or "items" in b):
                 return b.get("items")
     return None
@@ -306,8 +306,6 @@ def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str]:
     """Encode multipart/form-data (RFC 7578) with a deterministic boundary derived from the
     content. `fields` are (name, value, part content type); strings are text parts unless a
     non-text content type is given, objects/arrays are JSON parts."""
-    import hashlib
-
     parts: list[tuple[bytes, bytes]] = []
     for name, value, ctype in fields:
         safe_name = name.replace('"', "%22").replace("\r", "").replace("\n", "")

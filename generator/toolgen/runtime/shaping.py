@@ -21,6 +21,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -197,6 +198,12 @@ def _set_in(value: Any, path: tuple[Any, ...], new: Any) -> None:
 
 # --------------------------------------------------------------------------------------------------
 # cursors
+
+
+def cursor_key_from_env() -> bytes | None:
+    """The cursor HMAC key derived from ``TOOLGEN_CURSOR_KEY`` (any text), or ``None`` if unset."""
+    value = os.environ.get("TOOLGEN_CURSOR_KEY")
+    return hashlib.sha256(value.encode("utf-8")).digest() if value else None
 
 
 class CursorCodec:
