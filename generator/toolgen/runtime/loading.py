@@ -30,7 +30,7 @@ def resolve_package(api_or_dir: str, *, cwd: Path | None = None) -> Path:
         return candidate
     project = base / "toolgen.yaml"
     if project.is_file():
-        import yaml  # type: ignore[import-untyped]
+        import yaml  # type: ignore[import-untyped, unused-ignore]
 
         try:
             data: Any = yaml.safe_load(project.read_text(encoding="utf-8")) or {}
