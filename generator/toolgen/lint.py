@@ -435,10 +435,7 @@ class _Linter:
                          loc, tool=view.main.name)
 
     def _idempotency_header(self, op: Operation) -> str | None:
-        for p in self.params(op):
-            if p.get("in") == "header" and str(p.get("name", "")).lower().replace("_", "-") in IDEMPOTENCY_HEADERS:
-                return str(p["name"])
-        return None
+        return idempotency_header(self.params(op))
 
     def check_policy(self) -> None:
         for view in self.views:
@@ -466,32 +463,11 @@ class _Linter:
                          self.where(view), tool=row.tool)
 
     def spec_scopes(self) -> tuple[dict[str, set[str]], set[str]]:
-        """(OAuth scheme name -> declared scopes, every scope any security requirement names)."""
-        schemes = (self.doc.data.get("components") or {}).get("securitySchemes") or {}
-        declared: dict[str, set[str]] = {}
-        if isinstance(schemes, dict):
-            for name, scheme in schemes.items():
-                if not isinstance(scheme, dict) or scheme.get("type") != "oauth2":
-                    continue
-                scopes: set[str] = set()
-                flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}
-                for flow in flows.values():
-                    if isinstance(flow, dict) and isinstance(flow.get("scopes"), dict):
-                        scopes.update(str(s) for s in flow["scopes"])
-                declared[str(name)] = scopes
-        used: set[str] = set()
-        for req in self._requirements(self.doc.data.get("security")):
-            for scopes_ in req.values():
-                used.update(str(s) for s in scopes_ or [])
-        for op in self.operations:
-            for req in self._requirements(op.node.get("security")):
-                for scopes_ in req.values():
-                    used.update(str(s) for s in scopes_ or [])
-        return declared, used
+        return declared_oauth_scopes(self.doc), used_scopes(self.doc, self.operations)
 
     @staticmethod
     def _requirements(value: Any) -> list[dict[str, Any]]:
-        return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+        return _requirements(value)
 
     def check_scopes(self) -> None:
         declared, used = self.spec_scopes()
@@ -499,7 +475,7 @@ class _Linter:
             return  # the spec declares no OAuth scopes: permissions are the API's own names
         known = set().union(*declared.values()) | used
         for view in self.views:
-            reqs = self._requirements(view.op.node.get("security", self.doc.data.get("security")))
+            reqs = operation_requirements(self.doc, view.op)
             if not any(name in declared and declared[name] for r in reqs for name in r):
                 continue  # the operation is not protected by an OAuth scheme with scopes
             for scope in view.main.policy.permission:
@@ -532,8 +508,8 @@ class _Linter:
                 also = f" and takes {', '.join(pagers)}" if pagers else (" and a Link header" if link else "")
                 self.add(PAGINATION_MISSING, f"`{row.tool}` lists ({view.op.key} {why}{also}) but has no "
                          "pagination", self.where(view),
-                         None if (pagers or link) else "the API declares no paging parameters: bound the list with "
-                         "`output.max_bytes` and `output.fields`, or set this rule to off for it", tool=row.tool)
+                         None if (pagers or link) else "the API declares no paging parameters: set `output.max_bytes` (and `output.fields`) to bound the list, "
+                         "or turn this rule off for it", tool=row.tool)
 
     def check_outputs(self) -> None:
         from .tokens import count_tokens
@@ -543,11 +519,8 @@ class _Linter:
             row = view.main.policy
             if row.output.fields:
                 continue
-            response = self.response(view.op)
-            if response is None or response[0] is None:
-                continue
-            text = compact_json(response[0])
-            if len(text) <= budget:
+            text = self.response_text(view.op)
+            if text is None or len(text) <= budget:
                 continue  # a token is at least one character
             tokens = count_tokens(text[: budget * 16])
             if tokens <= budget:
@@ -556,6 +529,42 @@ class _Linter:
             self.add(OUTPUT_UNPROJECTED_LARGE, f"`{row.tool}` returns the whole response of {view.op.key} "
                      f"({more}{tokens:,} tokens of schema; budget {budget:,}) without `output.fields`",
                      self.where(view, "output"), tool=row.tool)
+
+    def response_text(self, op: Operation) -> str | None:
+        """The success response's schema as the spec writes it, with every schema it references
+        (transitively, each once), as compact JSON: the measure of "how large is this output".
+        Measured on the spec rather than the converted schema so that a 450-operation spec whose
+        responses share a recursive group of 65 schemas (Stripe's) is measured in milliseconds."""
+        from .pointer import PointerError, ref_to_pointer, resolve_pointer
+
+        node = _success_schema(op, self.doc.data)
+        if node is None:
+            return None
+        parts: list[str] = []
+        seen: set[str] = set()
+        stack: list[Any] = [node]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, dict):
+                ref = cur.get("$ref")
+                if isinstance(ref, str):
+                    target = ref_to_pointer(ref)
+                    if target is not None and target not in seen:
+                        seen.add(target)
+                        try:
+                            stack.append(resolve_pointer(self.doc.data, target))
+                        except PointerError:
+                            pass
+                stack.extend(v for k, v in cur.items() if k != "$ref")
+            elif isinstance(cur, list):
+                stack.extend(cur)
+        parts.append(compact_json(node))
+        for target in sorted(seen):
+            try:
+                parts.append(compact_json(resolve_pointer(self.doc.data, target)))
+            except PointerError:
+                continue
+        return ",".join(parts)
 
     def _synonyms(self) -> dict[str, list[_IntentView]]:
         groups: dict[str, dict[str, list[_IntentView]]] = {}
@@ -635,6 +644,84 @@ class _Linter:
 
 _WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only for|only when|not to)\b|"
                        r"\buse \w+ (for|to|when|instead)\b", re.I)
+
+
+def _requirements(value: Any) -> list[dict[str, Any]]:
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+
+def declared_oauth_scopes(doc: SpecDocument) -> dict[str, set[str]]:
+    """OAuth2 security scheme name -> the scopes its flows declare (`components.securitySchemes`)."""
+    schemes = (doc.data.get("components") or {}).get("securitySchemes") or {}
+    declared: dict[str, set[str]] = {}
+    if isinstance(schemes, dict):
+        for name, scheme in schemes.items():
+            if not isinstance(scheme, dict) or scheme.get("type") != "oauth2":
+                continue
+            scopes: set[str] = set()
+            flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}
+            for flow in flows.values():
+                if isinstance(flow, dict) and isinstance(flow.get("scopes"), dict):
+                    scopes.update(str(s) for s in flow["scopes"])
+            declared[str(name)] = scopes
+    return declared
+
+
+def used_scopes(doc: SpecDocument, operations: list[Operation]) -> set[str]:
+    """Every scope a security requirement of the spec names (global or per operation)."""
+    used: set[str] = set()
+    for value in [doc.data.get("security")] + [op.node.get("security") for op in operations]:
+        for req in _requirements(value):
+            for scopes in req.values():
+                if isinstance(scopes, list):
+                    used.update(str(s) for s in scopes)
+    return used
+
+
+def operation_requirements(doc: SpecDocument, op: Operation) -> list[dict[str, Any]]:
+    """The security requirements in force for `op` (its own, else the document's)."""
+    return _requirements(op.node.get("security", doc.data.get("security")))
+
+
+def _success_schema(op: Operation, data: dict[str, Any]) -> Any:
+    """The raw schema of the first 2xx response with a JSON body (refs of the response and media
+    objects followed), or None."""
+    from .pointer import PointerError, ref_to_pointer, resolve_pointer
+
+    def follow(node: Any) -> Any:
+        for _ in range(16):
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                return node
+            target = ref_to_pointer(node["$ref"])
+            if target is None:
+                return None
+            try:
+                node = resolve_pointer(data, target)
+            except PointerError:
+                return None
+        return None
+
+    responses = op.node.get("responses")
+    if not isinstance(responses, dict):
+        return None
+    for _, key in sorted((str(c), c) for c in responses if str(c).startswith("2")):
+        response = follow(responses[key])
+        content = response.get("content") if isinstance(response, dict) else None
+        if not isinstance(content, dict):
+            continue
+        media = next((m for m in content if m.split(";")[0].strip().lower() == "application/json"), None) or \
+            next((m for m in content if "json" in m.lower()), None)
+        if media is not None and isinstance(content[media], dict) and "schema" in content[media]:
+            return content[media]["schema"]
+    return None
+
+
+def idempotency_header(parameters: Iterable[dict[str, Any]]) -> str | None:
+    """The name of an `Idempotency-Key` (or `X-Idempotency-Key`) header parameter, if declared."""
+    for p in parameters:
+        if p.get("in") == "header" and str(p.get("name", "")).lower().replace("_", "-") in IDEMPOTENCY_HEADERS:
+            return str(p["name"])
+    return None
 
 
 def _says_when_not(text: str, others: list[str]) -> bool:
