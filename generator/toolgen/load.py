@@ -349,11 +349,12 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
             doc_probe.locate_now("/swagger"),
             "convert it first (e.g. with swagger2openapi or the Swagger Editor's 'Convert to OpenAPI 3'), "
             "then point toolgen at the converted file")])
-    version_text = data.get("openapi")
-    if not isinstance(version_text, str):
+    version_field = data.get("openapi")
+    if not isinstance(version_field, str):
         raise DiagnosticError([Diagnostic(
             "spec-version-missing", "error", "no `openapi` version field: is this an OpenAPI document?",
             SourceLocation(display, 1, 1, ""), "add `openapi: 3.1.0` (or 3.0.x) at the top level")])
+    version_text = version_field
     if re.match(r"^3\.0(\.\d+)?", version_text):
         version: OpenAPIVersion = "3.0"
     elif re.match(r"^3\.1(\.\d+)?", version_text):
@@ -380,7 +381,10 @@ def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None) -> None:
         errors: list[Diagnostic] = []
         seen: set[str] = set()
         for err in exc.errors():
-            pointer, in_schema = _loc_to_pointer(doc.data, err["loc"])
+            mapped = _loc_to_pointer(doc.data, err["loc"], boolean_schemas=doc.version == "3.1")
+            if mapped is None:  # the other branch of a Reference | Object union: noise
+                continue
+            pointer, in_schema = mapped
             key = pointer + "|" + err["msg"]
             if key in seen:
                 continue
@@ -399,11 +403,18 @@ def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None) -> None:
             raise DiagnosticError(doc.fill_locations(errors[:20]))
 
 
-def _loc_to_pointer(data: Any, loc: tuple[Any, ...]) -> tuple[str, bool]:
+def _loc_to_pointer(data: Any, loc: tuple[Any, ...], *, boolean_schemas: bool = False
+                    ) -> tuple[str, bool] | None:
     """Map a pydantic error location onto a JSON pointer that exists in `data`.
 
     Union branch tags (model names such as ``Reference``) are not in the data and are skipped.
-    Returns (pointer, whether the location is inside a schema object).
+    Returns (pointer, whether the location is inside a schema object), or None for an error that
+    only says the value does not fit the *other* branch of a ``Reference | X`` union: a value
+    without ``$ref`` failing the ``Reference`` branch, or a value with ``$ref`` failing the object
+    branch (pydantic reports every branch; only the branch the value is meant for says what is wrong).
+    A property literally named like a keyword (``properties: {additionalProperties: ...}``) is
+    still inside its schema. With `boolean_schemas` (OpenAPI 3.1 = JSON Schema 2020-12), ``true`` and
+    ``false`` in a schema position are valid schemas, which openapi-pydantic's model rejects: None.
     """
     node = data
     parts: list[str] = []
@@ -417,6 +428,16 @@ def _loc_to_pointer(data: Any, loc: tuple[Any, ...]) -> tuple[str, bool]:
         elif isinstance(node, list) and isinstance(item, int) and 0 <= item < len(node):
             parts.append(str(item))
             node = node[item]
+        elif isinstance(item, str) and _BRANCH_TAG.match(item) and isinstance(node, dict):
+            if (item == "Reference") != ("$ref" in node):
+                return None
+        elif isinstance(item, str) and _BRANCH_TAG.match(item) and isinstance(node, bool):
+            if boolean_schemas and in_schema:
+                return None
         else:
             continue
     return "".join("/" + escape_token(p) for p in parts), in_schema
+
+
+#: pydantic's union branch tags are model class names (``Reference``, ``Schema``, ``RequestBody``)
+_BRANCH_TAG = re.compile(r"^[A-Z][A-Za-z0-9]*$")

@@ -1,0 +1,70 @@
+"""`load`: which openapi-pydantic validation errors stop a build and which are schema-internal warnings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolgen.diagnostics import DiagnosticError, DiagnosticSink
+from toolgen.load import load_spec
+
+
+def _spec(tmp: Path, version: str, body_schema: Any, **extra: Any) -> Path:
+    doc = {
+        "openapi": version,
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/r/{id}": {"patch": {
+            "operationId": "patchR",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "requestBody": {"content": {"application/json": {"schema": body_schema}}},
+            "responses": {"204": {"description": "ok"}},
+        }}},
+        **extra,
+    }
+    path = tmp / "spec.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_property_named_additional_properties_is_not_a_structural_error(tmp_path: Path) -> None:
+    """Vercel: `properties: {additionalProperties: false, ...}` (a property literally named so, whose
+    schema is the boolean `false`) is a valid 3.1 schema; pydantic's union errors are not spec errors."""
+    schema = {"type": "object", "properties": {"additionalProperties": False, "name": {"type": "string"}}}
+    sink = DiagnosticSink()
+    load_spec(_spec(tmp_path, "3.1.0", schema), sink=sink)
+    assert [d for d in sink.items if d.severity != "info"] == []
+
+
+def test_boolean_schema_in_30_is_a_located_warning_not_an_error(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"flag": False}}
+    sink = DiagnosticSink()
+    load_spec(_spec(tmp_path, "3.0.3", schema), sink=sink)
+    codes = {d.code for d in sink.items}
+    assert codes == {"spec-schema-invalid"}
+    assert all(d.location and d.location.pointer and d.location.pointer.endswith("/properties/flag")
+               for d in sink.items)
+
+
+def test_schema_internal_problem_reports_only_the_meant_branch(tmp_path: Path) -> None:
+    """A bad keyword deep in an inline schema: one warning at the schema, no `Reference` noise, and
+    no spec-invalid error for the request body that holds it."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}}
+    sink = DiagnosticSink()
+    load_spec(_spec(tmp_path, "3.0.3", schema), sink=sink)
+    messages = [d.message for d in sink.items]
+    assert messages and all("Reference" not in m for m in messages)
+    assert all(d.code == "spec-schema-invalid" for d in sink.items)
+
+
+def test_structural_error_outside_schemas_still_fails(tmp_path: Path) -> None:
+    path = _spec(tmp_path, "3.0.3", {"type": "object"})
+    doc = json.loads(path.read_text())
+    doc["paths"]["/r/{id}"]["patch"]["responses"] = "nope"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DiagnosticError) as exc:
+        load_spec(path, sink=DiagnosticSink())
+    assert {d.code for d in exc.value.diagnostics} == {"spec-invalid"}
+    assert all(d.location and d.location.line for d in exc.value.diagnostics)
