@@ -102,18 +102,19 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
           check: bool, emit: str | None, quiet: bool) -> None:
     """Build generated/ for every API of the project (or one INTENT_MAP with --out)."""
     from .build import build_api, build_project
-    from .project import ALL_ARTIFACTS, load_project
+    from .project import ALL_ARTIFACTS, Artifact, load_project
     from .write import Output, check_outputs, write_outputs
 
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
-    artifacts = ALL_ARTIFACTS
+    artifacts: tuple[Artifact, ...] = ALL_ARTIFACTS
     if emit:
-        artifacts = tuple(a.strip() for a in emit.split(",") if a.strip())  # type: ignore[assignment]
-        bad = [a for a in artifacts if a not in ALL_ARTIFACTS]
+        wanted = [a.strip() for a in emit.split(",") if a.strip()]
+        bad = [a for a in wanted if a not in ALL_ARTIFACTS]
         if bad:
             raise click.BadParameter(f"unknown artifact {bad[0]!r}; choose from {', '.join(ALL_ARTIFACTS)}",
                                      param_hint="--emit")
+        artifacts = tuple(a for a in ALL_ARTIFACTS if a in wanted)
     if intent_map is not None:
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")

@@ -67,7 +67,7 @@ def find_items_field(response_schema: Any) -> str | None:
     for name in ITEM_FIELDS:
         if _is_array(props.get(name)):
             return name
-    arrays = [k for k, v in props.items() if _is_array(v)]
+    arrays = [str(k) for k, v in props.items() if _is_array(v)]
     if len(arrays) == 1:
         return arrays[0]
     return None

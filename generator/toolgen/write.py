@@ -37,10 +37,10 @@ def write_outputs(outputs: list[Output]) -> list[Path]:
         for out in outputs:
             out.path.parent.mkdir(parents=True, exist_ok=True)
             if out.is_file:
-                fd, tmp = tempfile.mkstemp(prefix="." + out.path.name + ".", suffix=".tmp", dir=out.path.parent)
+                fd, tmp_name = tempfile.mkstemp(prefix="." + out.path.name + ".", suffix=".tmp", dir=out.path.parent)
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(out.files[""])
-                staged.append((out, Path(tmp)))
+                staged.append((out, Path(tmp_name)))
                 continue
             tmp_dir = Path(tempfile.mkdtemp(prefix="." + out.path.name + ".", suffix=".tmp", dir=out.path.parent))
             for rel, content in sorted(out.files.items()):

@@ -126,5 +126,5 @@ def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
 def _black(source: str) -> str:
     import black
 
-    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
+    mode = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
     return black.format_str(source, mode=mode)
