@@ -1,0 +1,219 @@
+"""Build every real spec of the shared corpus with an include-everything intent map and record what happens.
+
+Run on demand (the slow test `tests/test_real_specs.py` calls `sweep_spec` for each spec, one test per spec):
+
+    python benchmarks/sweep.py [--shared ../shared] [--only stripe,github-api.github.com]
+
+For each spec in ``<shared>/specs/real/`` it writes an intent map ``include: [{match: "*"}]`` into a
+temporary folder, builds it in-process with the JSON outputs (``openai,anthropic,mcp,policy``), checks
+every catalog with `toolgen.conformance.check_catalog` (no per-request tool cap), checks that every
+operation is either covered by a tool or skipped with a diagnostic, and records: operations, tools,
+skipped operations by reason code, warnings by code, o200k catalog tokens per dialect and the build
+time. Results go to ``benchmarks/results/sweep.md`` and ``sweep.json``.
+
+The Swagger 2.0 Petstore is expected to fail with the located ``spec-swagger2`` error (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_SHARED = REPO / ".." / "shared"
+RESULTS = REPO / "benchmarks" / "results"
+JSON_OUTPUTS = ("openai", "anthropic", "mcp", "policy")
+#: specs that must not build, and the error code they must give instead
+EXPECTED_ERRORS = {"petstore-swagger2.json": "spec-swagger2"}
+
+
+@dataclass
+class SpecResult:
+    spec: str
+    openapi: str = ""
+    operations: int = 0
+    covered: int = 0
+    tools: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # reason code -> operations
+    warnings: dict[str, int] = field(default_factory=dict)  # diagnostic code -> count
+    dialect_warnings: int = 0  # e.g. tools that cannot be strict (free-form objects)
+    strict_openai: int = 0  # tools emitted with strict: true
+    tokens: dict[str, int] = field(default_factory=dict)  # dialect -> o200k tokens of the catalog
+    seconds: float = 0.0  # in-process build of the JSON outputs (load + lower + emit + conformance)
+    error: str | None = None  # expected error code (exit 2), if the spec must not build
+    violations: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # operations neither covered nor skipped (bugs)
+
+
+def real_specs(shared: Path = DEFAULT_SHARED) -> list[Path]:
+    folder = shared / "specs" / "real"
+    return sorted(p for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml"))
+
+
+def include_everything_map(spec: Path, folder: Path, name: str) -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: {name}}}\n"
+                    'include: [{match: "*"}]\n', encoding="utf-8")
+    return path
+
+
+def api_name(spec: Path) -> str:
+    import re
+
+    name = re.sub(r"[^a-z0-9]+", "_", spec.stem.lower()).strip("_")
+    return name if not name[0].isdigit() else "_" + name
+
+
+def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
+    """Build `spec` with an include-everything intent map (in memory) and check the result."""
+    from toolgen.build import build_api
+    from toolgen.conformance import check_catalog
+    from toolgen.diagnostics import DiagnosticError
+
+    result = SpecResult(spec.name)
+    with tempfile.TemporaryDirectory() as tmp:
+        name = api_name(spec)
+        intent = include_everything_map(spec, Path(tmp), name)
+        start = time.perf_counter()
+        try:
+            build = build_api(intent, Path(tmp) / "out", emit=JSON_OUTPUTS)  # type: ignore[arg-type]
+        except DiagnosticError as exc:
+            result.seconds = round(time.perf_counter() - start, 3)
+            codes = sorted({d.code for d in exc.diagnostics if d.severity == "error"})
+            result.error = ",".join(codes)
+            result.openapi = _openapi_version(spec)
+            return result
+        result.seconds = round(time.perf_counter() - start, 3)
+    ir = build.ir
+    result.operations = len(ir.operations)
+    result.covered = len(ir.covered)
+    result.tools = len(ir.tools)
+    result.skipped = dict(sorted(Counter(s.code for s in ir.skipped).items()))
+    result.warnings = dict(sorted(Counter(d.code for d in build.diagnostics if d.severity == "warning").items()))
+    result.dialect_warnings = len(build.catalogs.warnings)
+    result.strict_openai = sum(1 for t in build.catalogs.openai if t["function"].get("strict") is True)
+    covered, skipped = set(ir.covered), {s.operation.pointer for s in ir.skipped}
+    result.dropped = [f"{op.method} {op.path}" for op in ir.operations
+                      if op.pointer not in covered and op.pointer not in skipped]
+    for dialect, tools in build.catalogs.by_dialect().items():
+        for v in check_catalog(dialect, tools, max_tools=None):  # type: ignore[arg-type]
+            result.violations.append(v.render())
+    if tokens:
+        from toolgen.emit.report import measure
+
+        sizes = measure(build.catalogs)
+        result.tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp")}
+    result.openapi = _openapi_version(spec)
+    return result
+
+
+def _openapi_version(spec: Path) -> str:
+    text = spec.read_text(encoding="utf-8")[:4000]
+    import re
+
+    m = re.search(r"""["']?(openapi|swagger)["']?\s*:\s*["']?([0-9.]+)""", text)
+    return f"{'swagger ' if m and m.group(1) == 'swagger' else ''}{m.group(2)}" if m else "?"
+
+
+def check(result: SpecResult) -> list[str]:
+    """What is wrong with one sweep result (empty list = the spec passes the sweep)."""
+    problems: list[str] = []
+    expected = EXPECTED_ERRORS.get(result.spec)
+    if expected is not None:
+        if result.error != expected:
+            problems.append(f"expected error {expected}, got {result.error or 'a successful build'}")
+        return problems
+    if result.error:
+        problems.append(f"build failed: {result.error}")
+        return problems
+    if result.dropped:
+        problems.append(f"{len(result.dropped)} operations silently dropped: {result.dropped[:5]}")
+    if result.covered + sum(result.skipped.values()) != result.operations:
+        problems.append(f"covered {result.covered} + skipped {sum(result.skipped.values())} != "
+                        f"operations {result.operations}")
+    if result.violations:
+        problems.append(f"{len(result.violations)} conformance violations: {result.violations[:3]}")
+    if result.operations and not result.tools:
+        problems.append("no tools")
+    return problems
+
+
+def markdown(results: list[SpecResult]) -> str:
+    lines = [
+        "# Sweep: every real spec, include-everything intent map",
+        "",
+        ("Generated by `python benchmarks/sweep.py` (also run, one test per spec, by `tests/test_real_specs.py`). "
+        "Each spec in `../shared/specs/real/` is built in-process with `include: [{match: \"*\"}]` and the JSON "
+        "outputs (openai, anthropic, mcp, policy); every catalog passes `toolgen.conformance.check_catalog`; every "
+        "operation is covered by a tool or skipped with a diagnostic. Tokens: o200k_base, compact JSON of each "
+        "tool, summed per catalog. Seconds: load + lower + emit + conformance check, one run, 2 cores."),
+        "",
+        ("| spec | OpenAPI | operations | covered | skipped (reason) | tools | strict (openai) | warnings by code "
+        "| tokens openai / anthropic / mcp | build s |"),
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        if r.error:
+            lines.append(f"| `{r.spec}` | {r.openapi} | — | — | — | — | — | error `{r.error}` (exit 2, expected) "
+                         f"| — | {r.seconds:.2f} |")
+            continue
+        skipped = ", ".join(f"{n} `{c}`" for c, n in r.skipped.items()) or "0"
+        warnings = ", ".join(f"`{c}` {n}" for c, n in r.warnings.items()) or "none"
+        tokens = " / ".join(f"{r.tokens.get(d, 0):,}" for d in ("openai", "anthropic", "mcp"))
+        lines.append(f"| `{r.spec}` | {r.openapi} | {r.operations:,} | {r.covered:,} | {skipped} | {r.tools:,} "
+                     f"| {r.strict_openai:,} | {warnings} | {tokens} | {r.seconds:.2f} |")
+    ok = [r for r in results if not r.error]
+    lines += [
+        "",
+        (f"Totals over the {len(ok)} specs that build: {sum(r.operations for r in ok):,} operations, "
+        f"{sum(r.covered for r in ok):,} covered, {sum(sum(r.skipped.values()) for r in ok):,} skipped, "
+        f"{sum(r.tools for r in ok):,} tools ({sum(r.strict_openai for r in ok):,} OpenAI-strict), "
+        f"{sum(r.seconds for r in ok):.1f} s of builds."),
+        "",
+        ("Warning codes: `name-shortened` (an operationId longer than the 64-character tool-name limit, cut with a "
+        "stable hash suffix), `schema-cycle` (one warning per group of mutually recursive schemas, kept as "
+        "`$defs`), `spec-schema-invalid` (a schema object that is not valid for the document's OpenAPI version, "
+        "read leniently), `name-collision` (two operations that sanitise to one tool name)."),
+    ]
+    problems = [(r.spec, p) for r in results for p in check(r)]
+    lines += ["", "Problems: " + ("none." if not problems else "")]
+    for spec, p in problems:
+        lines.append(f"- `{spec}`: {p}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    parser.add_argument("--only", default="", help="comma-separated spec stems")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    specs = real_specs(args.shared)
+    if args.only:
+        wanted = {s.strip() for s in args.only.split(",")}
+        specs = [s for s in specs if s.stem in wanted or s.name in wanted]
+    results = []
+    for spec in specs:
+        r = sweep_spec(spec)
+        results.append(r)
+        status = "; ".join(check(r)) or "ok"
+        print(f"{r.spec:32} ops={r.operations:5} tools={r.tools:5} skipped={sum(r.skipped.values()):3} "
+              f"{r.seconds:6.2f}s  {status}", file=sys.stderr)
+    # the slowest spec first would hide the small ones; keep the corpus order (by name)
+    if not args.only:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "sweep.md").write_text(markdown(results), encoding="utf-8")
+        (args.out / "sweep.json").write_text(json.dumps([asdict(r) for r in results], indent=2, sort_keys=True)
+                                             + "\n", encoding="utf-8")
+    return 1 if any(check(r) for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO / "generator"))
+    raise SystemExit(main())
