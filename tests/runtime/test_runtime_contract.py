@@ -53,6 +53,8 @@ def test_tickets_contract_against_real_server(case, server: TicketsServer) -> No
                             receipts=MemoryReceiptStore())
     try:
         run_case(reg, case, lambda: len(server.state.requests))
+    except CannotSynthesise as exc:
+        pytest.skip(str(exc))
     finally:
         reg.close()
 

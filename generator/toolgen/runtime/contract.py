@@ -382,7 +382,7 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
                 _expect(first.ok, f"first call failed: {first.to_json()}")
                 changed = _change_one_argument(reg, _tool, args, _key)
                 if changed is None:
-                    return  # nothing else to vary: a conflict cannot be expressed for this tool
+                    raise CannotSynthesise(f"{_tool}: no other valid value to vary for a conflict")
                 before = wire()
                 res = reg.call(_tool, changed, actor=_actor, approval=_approval_for(reg, _tool, changed))
                 _expect(_error_code(res) == "idempotency_conflict",
