@@ -1,0 +1,139 @@
+"""`toolgen diff`: two generated trees built with `toolgen build INTENT --out DIR` from the clean
+widgets map and from changed.yaml (one change of every risky kind), compared both ways; the git mode
+(`git show`, no checkout) in a scratch repository; Markdown and JSON output; --fail-on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from conftest import FIXTURE
+
+EMIT = "mcp,policy"
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """<tmp>/clean/widgets and <tmp>/changed/widgets, built once for the module."""
+    from click.testing import CliRunner
+
+    from toolgen.cli import main
+
+    root = tmp_path_factory.mktemp("diff")
+    for name in ("clean", "changed"):
+        result = CliRunner().invoke(main, ["build", str(FIXTURE / "intent_maps" / f"{name}.yaml"),
+                                           "--out", str(root / name / "widgets"), "-q", "--emit", EMIT])
+        assert result.exit_code == 0, result.output
+    return root
+
+
+def _diff(cli: Callable[..., Any], old: Path, new: Path, *more: str) -> dict[str, Any]:
+    result = cli("diff", str(old), str(new), "--format", "json", *more)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def _kinds(report: dict[str, Any], risky: bool | None = None) -> set[tuple[str, str]]:
+    return {(c["tool"], c["kind"]) for c in report["changes"] if risky is None or c["risky"] == risky}
+
+
+EXPECTED_RISKY = {
+    ("list_all_widgets", "tool-renamed"),
+    ("usage_report", "tool-removed"),
+    ("record_recolour_widget", "tool-added"),
+    ("touch_widget", "operation-changed"),
+    ("record_update_widget", "effect-widened"),
+    ("record_delete_widget", "approval-removed"),
+    ("get_widget", "permission-changed"),
+    ("record_remove_widget_tag", "idempotency-removed"),
+    ("record_create_widget", "idempotency-not-sent"),
+    ("widgets_by_name", "argument-removed"),
+}
+
+
+def test_each_risky_kind_is_reported(trees: Path, cli: Callable[..., Any]) -> None:
+    report = _diff(cli, trees / "clean", trees / "changed")
+    assert EXPECTED_RISKY <= _kinds(report, risky=True)
+    assert report["risky"] == len([c for c in report["changes"] if c["risky"]])
+    # risky changes come first
+    flags = [c["risky"] for c in report["changes"]]
+    assert flags == sorted(flags, reverse=True)
+    other = _kinds(report, risky=False)
+    assert {("preview_recolour_widget", "tool-added"), ("list_gadgets", "description-changed"),
+            ("record_update_widget", "approval-added")} <= other
+    tokens = report["apis"]["widgets"]["tokens"]
+    assert tokens["new"] > tokens["old"] > 0 and tokens["delta"] == tokens["new"] - tokens["old"]
+    assert report["apis"]["widgets"]["tools"] == {"old": 14, "new": 15}
+
+
+def test_reverse_direction(trees: Path, cli: Callable[..., Any]) -> None:
+    report = _diff(cli, trees / "changed", trees / "clean")
+    risky = _kinds(report, risky=True)
+    assert ("widgets_by_name", "argument-required-added") in risky  # `q` was fixed, now the caller's
+    assert ("list_widgets", "tool-renamed") in risky
+    assert ("record_recolour_widget", "tool-removed") in risky
+    other = _kinds(report, risky=False)
+    assert {("usage_report", "tool-added"), ("record_update_widget", "effect-narrowed"),
+            ("record_delete_widget", "approval-added")} <= other
+
+
+def test_no_change(trees: Path, cli: Callable[..., Any]) -> None:
+    result = cli("diff", str(trees / "clean"), str(trees / "clean"), "--fail-on", "any")
+    assert result.exit_code == 0
+    assert "No changes to the generated tool surface." in result.stdout
+
+
+def test_markdown_and_fail_on(trees: Path, cli: Callable[..., Any]) -> None:
+    result = cli("diff", str(trees / "clean"), str(trees / "changed"))
+    assert result.exit_code == 0  # --fail-on never is the default
+    md = result.stdout
+    assert md.index("### Risky changes") < md.index("### Other changes") < md.index("### Catalog size")
+    assert "| `record_delete_widget` | approval removed | required → never |" in md
+    assert "| widgets | 14 → 15 |" in md
+    assert cli("diff", str(trees / "clean"), str(trees / "changed"), "--fail-on", "risky").exit_code == 1
+    assert cli("diff", str(trees / "changed"), str(trees / "changed"), "--fail-on", "risky").exit_code == 0
+
+
+def test_bad_input(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    assert cli("diff", str(tmp_path / "a"), str(tmp_path / "b")).exit_code == 2
+    bad = tmp_path / "bad" / "x"
+    bad.mkdir(parents=True)
+    (bad / "policy.json").write_text("{not json", encoding="utf-8")
+    result = cli("diff", str(bad), str(bad))
+    assert result.exit_code == 2 and "diff-input-invalid" in result.stderr
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.test", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@example.test", "PATH": "/usr/bin:/bin:/usr/local/bin",
+                        "HOME": str(cwd)})
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_ref_against_working_tree(trees: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      cli: Callable[..., Any]) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(trees / "clean", repo / "generated")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "generated")
+    _git(repo, "commit", "-q", "-m", "base")
+    shutil.rmtree(repo / "generated" / "widgets")
+    shutil.copytree(trees / "changed" / "widgets", repo / "generated" / "widgets")
+    (repo / "sub").mkdir()
+    monkeypatch.chdir(repo)
+    result = cli("diff", "--format", "json")  # default: HEAD vs the working tree
+    assert result.exit_code == 0, result.stderr
+    assert EXPECTED_RISKY <= _kinds(json.loads(result.stdout), risky=True)
+    assert cli("diff", "HEAD", "--fail-on", "risky").exit_code == 1
+    monkeypatch.chdir(repo / "sub")  # paths are relative to the working directory, as in git
+    assert EXPECTED_RISKY <= _kinds(json.loads(cli("diff", "--dir", "../generated", "--format", "json").stdout),
+                                    risky=True)
+    monkeypatch.chdir(repo)
+    bad = cli("diff", "no-such-ref")
+    assert bad.exit_code == 2 and "diff-git-error" in bad.stderr
