@@ -108,7 +108,7 @@ def read_dir(path: Path) -> dict[str, Surface]:
 
 def _git(*args: str) -> str:
     try:
-        proc = subprocess.run(["git", *args], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(["git", *args], check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
         raise DiagnosticError([Diagnostic("diff-git-error", "error", f"cannot run git: {exc}", None,
                                           "install git, or compare two folders: toolgen diff OLD_DIR NEW_DIR")])
@@ -148,10 +148,11 @@ def read_git(ref: str, directory: str) -> dict[str, Surface]:
 
 
 def _args(tool: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
-    schema = (tool or {}).get("inputSchema") or {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
-    return props, required
+    schema: dict[str, Any] = (tool or {}).get("inputSchema") or {}
+    props = schema.get("properties")
+    required = schema.get("required")
+    return (props if isinstance(props, dict) else {},
+            {str(r) for r in required} if isinstance(required, list) else set())
 
 
 def _op(row: dict[str, Any]) -> str:
@@ -301,9 +302,9 @@ def render_markdown(result: DiffResult, base: str, head: str) -> str:
     if not result.changes:
         lines += ["No changes to the generated tool surface.", ""]
     else:
-        lines += [f"**{len(risky)} risky change{'s' if len(risky) != 1 else ''}**, {len(other)} other "
+        lines += [(f"**{len(risky)} risky change{'s' if len(risky) != 1 else ''}**, {len(other)} other "
                   f"change{'s' if len(other) != 1 else ''}; MCP catalog {old_total:,} → {new_total:,} o200k tokens "
-                  f"({new_total - old_total:+,}).", ""]
+                  f"({new_total - old_total:+,})."), ""]
     for title, changes in (("Risky changes", risky), ("Other changes", other)):
         if not changes:
             continue
@@ -365,5 +366,14 @@ def diff_command(refs: tuple[str, ...], directory: str, fmt: str, fail_on: Liter
     run()
 
 
-__all__ = ["Surface", "Change", "DiffResult", "read_dir", "read_git", "diff_surfaces", "render_markdown",
-           "render_json", "diff_command"]
+__all__ = [
+    "Change",
+    "DiffResult",
+    "Surface",
+    "diff_command",
+    "diff_surfaces",
+    "read_dir",
+    "read_git",
+    "render_json",
+    "render_markdown",
+]

@@ -287,7 +287,8 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipp
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 
-    info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
+    raw_info = doc.data.get("info")
+    info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     title = " ".join(str(info.get("title") or data["api"]["name"]).split())
     version = str(info.get("version") or "")
     root = CommentedMap()
@@ -404,4 +405,4 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     run()
 
 
-__all__ = ["draft_intent_map", "init_command", "api_name_from", "InitResult"]
+__all__ = ["InitResult", "api_name_from", "draft_intent_map", "init_command"]

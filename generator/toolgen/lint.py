@@ -17,14 +17,22 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Literal
+from typing import Any, Literal
 
 import click
 
-from .diagnostics import SEVERITY_ORDER, Diagnostic, DiagnosticError, DiagnosticSink, ExitCode, Severity, \
-    SourceLocation
+from .diagnostics import (
+    SEVERITY_ORDER,
+    Diagnostic,
+    DiagnosticError,
+    DiagnosticSink,
+    ExitCode,
+    Severity,
+    SourceLocation,
+)
 from .emit import compact_json
 from .intent import LoadedIntentMap, ToolIntent
 from .ir import ApiIR, Tool
@@ -222,9 +230,9 @@ def rules_markdown() -> str:
             sev = rule.severity + ("¹" if source == "build" else "")
             summary, help_ = (t.replace("|", "\\|") for t in (rule.summary, rule.help))
             lines.append(f"| `{rule.id}` | {sev} | {summary} | {help_} |")
-    lines += ["", "¹ Reported by the build pipeline and passed through by lint; its severity is the build's "
+    lines += ["", ("¹ Reported by the build pipeline and passed through by lint; its severity is the build's "
               "(an explicit intent that cannot be lowered is an error, an operation of an `include` group is "
-              "skipped with a warning) unless `lint.severity` sets one."]
+              "skipped with a warning) unless `lint.severity` sets one.")]
     return "\n".join(lines) + "\n"
 
 
@@ -242,7 +250,7 @@ class LintSettings:
     large_output_tokens: int = DEFAULT_LARGE_OUTPUT_TOKENS
 
     @classmethod
-    def from_config(cls, config: Any) -> "LintSettings":
+    def from_config(cls, config: Any) -> LintSettings:
         """From a `toolgen.project.LintConfig` (or None)."""
         if config is None:
             return cls()
@@ -258,7 +266,7 @@ def apply_severity(findings: Iterable[Diagnostic], settings: LintSettings, stric
         level = settings.severity.get(d.code)
         if level == "off":
             continue
-        sev: Severity = level if level is not None else d.severity  # type: ignore[assignment]
+        sev: Severity = level if level is not None else d.severity
         if strict and sev == "warning":
             sev = "error"
         out.append(d if sev == d.severity else replace(d, severity=sev))
@@ -590,8 +598,8 @@ class _Linter:
                          "description either)", self.where(view), tool=view.main.name)
         for tool in self.ir.tools:
             if len(tool.description) > DESCRIPTION_LIMIT:
-                view = next((v for v in self.views if tool in (v.main, v.preview)), None)
-                loc = self.where(view, "description") if view else self.doc.locate(tool.source_pointer)
+                owner = next((v for v in self.views if tool in (v.main, v.preview)), None)
+                loc = self.where(owner, "description") if owner else self.doc.locate(tool.source_pointer)
                 self.add(DESCRIPTION_TOO_LONG, f"the description of `{tool.name}` is {len(tool.description):,} "
                          f"characters (limit {DESCRIPTION_LIMIT:,}, generated text included)", loc, tool=tool.name)
         for noun, views in sorted(self._synonyms().items()):
@@ -643,7 +651,7 @@ class _Linter:
 
 
 _WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only for|only when|not to)\b|"
-                       r"\buse \w+ (for|to|when|instead)\b", re.I)
+                       r"\buse \w+ (for|to|when|instead)\b", re.IGNORECASE)
 
 
 def _requirements(value: Any) -> list[dict[str, Any]]:
@@ -659,8 +667,8 @@ def declared_oauth_scopes(doc: SpecDocument) -> dict[str, set[str]]:
             if not isinstance(scheme, dict) or scheme.get("type") != "oauth2":
                 continue
             scopes: set[str] = set()
-            flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}
-            for flow in flows.values():
+            flows = scheme.get("flows")
+            for flow in flows.values() if isinstance(flows, dict) else ():
                 if isinstance(flow, dict) and isinstance(flow.get("scopes"), dict):
                     scopes.update(str(s) for s in flow["scopes"])
             declared[str(name)] = scopes
@@ -898,5 +906,18 @@ def run_lint(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path
     return ExitCode.OK
 
 
-__all__ = ["RULES", "Rule", "LintSettings", "LintInput", "LintTarget", "LintResult", "lint_api", "lint_target",
-           "apply_severity", "rules_markdown", "lint_command", "run_lint", "SEVERITY_ORDER"]
+__all__ = [
+    "RULES",
+    "SEVERITY_ORDER",
+    "LintInput",
+    "LintResult",
+    "LintSettings",
+    "LintTarget",
+    "Rule",
+    "apply_severity",
+    "lint_api",
+    "lint_command",
+    "lint_target",
+    "rules_markdown",
+    "run_lint",
+]

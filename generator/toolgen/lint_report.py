@@ -79,7 +79,7 @@ def render_json(findings: list[Finding], files: list[str]) -> str:
 @lru_cache(maxsize=8)
 def _repo_root(cwd: str) -> Path:
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True,
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], check=False, cwd=cwd, capture_output=True, text=True,
                              timeout=10)
         if top.returncode == 0 and top.stdout.strip():
             return Path(top.stdout.strip()).resolve()

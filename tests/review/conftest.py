@@ -6,8 +6,9 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result

@@ -16,8 +16,8 @@ from typing import Any
 import click
 import pytest
 import yaml
-
 from conftest import FIXTURE, REPO
+
 from toolgen.cli import main
 
 HOOKS = REPO / ".pre-commit-hooks.yaml"
@@ -32,7 +32,7 @@ def _toolgen() -> str:
 def _run(entry: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     argv = shlex.split(entry)
     assert argv[0] == "toolgen"
-    return subprocess.run([_toolgen(), *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=120,
+    return subprocess.run([_toolgen(), *argv[1:]], check=False, cwd=cwd, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "NO_COLOR": "1"})
 
 

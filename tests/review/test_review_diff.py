@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from conftest import FIXTURE
 
 EMIT = "mcp,policy"

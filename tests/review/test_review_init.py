@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jsonschema
 import pytest
 import yaml
-
 from conftest import SHARED
+
 from toolgen.intent import intent_map_json_schema
 from toolgen.lint import LintSettings, LintTarget, lint_target
 from toolgen.naming import tool_name_problem

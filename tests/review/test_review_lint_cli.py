@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jsonschema
 import pytest
-
 from conftest import REPO
+
 from toolgen import __version__
 from toolgen.lint import RULES, rules_markdown
 

@@ -4,9 +4,10 @@ near miss (a similar change that is fine). The clean map itself has no finding a
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml
