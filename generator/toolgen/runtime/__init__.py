@@ -7,7 +7,8 @@ stores, credential providers and audit sinks. See docs/runtime.md.
 from .audit import AuditEvent, AuditSink, FanoutSink, JsonlAuditSink, MemoryAuditSink
 from .credentials import CredentialsProvider, EnvCredentials, StaticCredentials
 from .errors import ERROR_CODES, ToolError
-from .receipts import MemoryReceiptStore, Receipt, ReceiptStore, SqliteReceiptStore
+from .receipts import MemoryReceiptStore, Receipt, ReceiptStore, SqliteReceiptStore, receipts_from_url
+from .receipts_redis import RedisReceiptStore
 from .registry import Actor, Approval, CallResult, Registry, canonical_json, fingerprint
 
 __all__ = [
@@ -25,10 +26,12 @@ __all__ = [
     "MemoryReceiptStore",
     "Receipt",
     "ReceiptStore",
+    "RedisReceiptStore",
     "Registry",
     "SqliteReceiptStore",
     "StaticCredentials",
     "ToolError",
     "canonical_json",
     "fingerprint",
+    "receipts_from_url",
 ]

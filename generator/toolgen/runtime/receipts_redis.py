@@ -1,0 +1,219 @@
+"""`RedisReceiptStore`: idempotency receipts shared by many runtime workers through one Redis server.
+
+Same semantics as `SqliteReceiptStore` (see receipts.py); every operation is one Lua script on one
+Redis key, so each is atomic across processes and machines and the store works on Redis Cluster.
+
+Layout: one hash per receipt, ``<prefix>r:<len(scope)>:<scope>:<key>`` (the length makes the
+split between scope and key unambiguous), fields ``fingerprint state actor result status
+created_at updated_at``; `result` is compact JSON. Times are the writing worker's Unix time, as in
+SQLite (the registry compares them with its own clock to tell a stale *pending* from a live one, so
+workers' clocks should agree within a fraction of a tool's deadline).
+
+Lifetimes: *pending* and *unknown* receipts never expire (forgetting one could let a write happen
+twice). A *completed* receipt lives forever by default; ``completed_ttl`` (seconds) lets Redis
+expire it — choose at least the API's own idempotency window, since after expiry the same key
+writes again.
+
+Durability is Redis's: run it with ``appendonly yes`` (``appendfsync everysec``) for receipts that
+survive a Redis restart; with snapshots only, the last seconds of receipts can be lost.
+
+Needs the optional `redis` package (``pip install 'toolgen[redis]'``); it is imported only when a
+store is created.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import TYPE_CHECKING, Any, cast
+
+from .receipts import Receipt, ReceiptState
+
+if TYPE_CHECKING:
+    import redis
+
+#: Key prefix of every key the store writes.
+DEFAULT_PREFIX = "toolgen:"
+
+# KEYS[1] receipt; ARGV fingerprint, actor, now. Returns nil when created, else the existing hash.
+_BEGIN = """
+local existing = redis.call('HGETALL', KEYS[1])
+if #existing > 0 then return existing end
+redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'state', 'pending', 'actor', ARGV[2],
+           'created_at', ARGV[3], 'updated_at', ARGV[3])
+return nil
+"""
+
+# KEYS[1] receipt; ARGV result JSON, status, now, ttl seconds (0 = none). Returns 1 when updated.
+_COMPLETE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'completed', 'result', ARGV[1], 'status', ARGV[2], 'updated_at', ARGV[3])
+local ttl = tonumber(ARGV[4])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
+return 1
+"""
+
+# KEYS[1] receipt; ARGV now. pending → unknown.
+_MARK_UNKNOWN = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'unknown', 'updated_at', ARGV[1])
+return 1
+"""
+
+# KEYS[1] receipt; ARGV now. unknown/pending → pending (a completed receipt stays completed).
+_RESUME = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state or state == 'completed' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'pending', 'updated_at', ARGV[1])
+return 1
+"""
+
+# KEYS[1] receipt. Deletes it unless it is completed.
+_RELEASE = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state or state == 'completed' then return 0 end
+return redis.call('DEL', KEYS[1])
+"""
+
+# KEYS[1] receipt; ARGV cutoff. Deletes it when completed and last updated before the cutoff.
+_PURGE_ONE = """
+local fields = redis.call('HMGET', KEYS[1], 'state', 'updated_at')
+if fields[1] ~= 'completed' or tonumber(fields[2]) >= tonumber(ARGV[1]) then return 0 end
+return redis.call('DEL', KEYS[1])
+"""
+
+
+def _import_redis() -> Any:
+    try:
+        import redis
+    except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "RedisReceiptStore needs the 'redis' package: pip install 'toolgen[redis]' (or 'redis>=5')"
+        ) from exc
+    return redis
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class RedisReceiptStore:
+    """A `ReceiptStore` on a Redis server, shared by every worker that uses the same server, database
+    and `prefix`.
+
+    `client_or_url`: a ``redis://``/``rediss://``/``unix://`` URL (`redis.Redis.from_url`; socket
+    timeouts default to 5 s unless the URL sets them) or an existing `redis.Redis` client (not
+    closed by `close`). `prefix`: namespace of the keys. `completed_ttl`: seconds after which Redis
+    drops a completed receipt (default ``None``: never).
+    """
+
+    def __init__(
+        self,
+        client_or_url: str | redis.Redis = "redis://127.0.0.1:6379/0",
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        completed_ttl: float | None = None,
+    ) -> None:
+        if completed_ttl is not None and completed_ttl <= 0:
+            raise ValueError("completed_ttl must be a positive number of seconds (or None for no expiry)")
+        redis_mod = _import_redis()
+        if isinstance(client_or_url, str):
+            self._client: redis.Redis = redis_mod.Redis.from_url(
+                client_or_url, socket_timeout=5.0, socket_connect_timeout=5.0
+            )
+            self._own_client = True
+        else:
+            self._client = client_or_url
+            self._own_client = False
+        self.prefix = prefix
+        self.completed_ttl = completed_ttl
+        self._ttl_ms = 0 if completed_ttl is None else max(1, round(completed_ttl * 1000))
+        reg = self._client.register_script
+        self._begin, self._complete, self._mark_unknown = reg(_BEGIN), reg(_COMPLETE), reg(_MARK_UNKNOWN)
+        self._resume, self._release, self._purge_one = reg(_RESUME), reg(_RELEASE), reg(_PURGE_ONE)
+
+    @property
+    def client(self) -> redis.Redis:
+        return self._client
+
+    def redis_key(self, scope: str, key: str) -> str:
+        """The Redis key of the receipt ``(scope, key)``."""
+        return f"{self.prefix}r:{len(scope)}:{scope}:{key}"
+
+    def _receipt(self, scope: str, key: str, raw: Any) -> Receipt | None:
+        if not raw:
+            return None
+        if isinstance(raw, dict):
+            items = {_text(k): _text(v) for k, v in raw.items()}
+        else:  # a flat [field, value, ...] list, as a script returns HGETALL
+            flat = [_text(v) for v in raw]
+            items = dict(zip(flat[0::2], flat[1::2], strict=True))
+        result = items.get("result")
+        status = items.get("status")
+        return Receipt(
+            scope,
+            key,
+            items["fingerprint"],
+            cast(ReceiptState, items["state"]),
+            items.get("actor", ""),
+            json.loads(result) if result is not None else None,
+            int(status) if status is not None else None,
+            float(items.get("created_at", 0.0)),
+            float(items.get("updated_at", 0.0)),
+        )
+
+    # -- ReceiptStore --------------------------------------------------------------------------------
+
+    def begin(self, scope: str, key: str, fingerprint: str, actor: str) -> Receipt | None:
+        raw = self._begin(keys=[self.redis_key(scope, key)], args=[fingerprint, actor, repr(time.time())])
+        return None if raw is None else self._receipt(scope, key, raw)
+
+    def complete(self, scope: str, key: str, result: Any, status: int) -> None:
+        text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+        self._complete(keys=[self.redis_key(scope, key)], args=[text, int(status), repr(time.time()), self._ttl_ms])
+
+    def mark_unknown(self, scope: str, key: str) -> None:
+        self._mark_unknown(keys=[self.redis_key(scope, key)], args=[repr(time.time())])
+
+    def resume(self, scope: str, key: str) -> None:
+        self._resume(keys=[self.redis_key(scope, key)], args=[repr(time.time())])
+
+    def release(self, scope: str, key: str) -> None:
+        self._release(keys=[self.redis_key(scope, key)])
+
+    def get(self, scope: str, key: str) -> Receipt | None:
+        return self._receipt(scope, key, self._client.hgetall(self.redis_key(scope, key)))
+
+    def close(self) -> None:
+        if self._own_client:
+            self._client.close()
+
+    # -- maintenance ---------------------------------------------------------------------------------
+
+    def purge(self, older_than_seconds: float) -> int:
+        """Delete completed receipts older than the given age (as `SqliteReceiptStore.purge`);
+        returns how many were deleted. Walks this prefix's keys with SCAN."""
+        cutoff = repr(time.time() - older_than_seconds)
+        deleted = 0
+        for name in self._client.scan_iter(match=f"{_glob_escape(self.prefix)}r:*", count=500):
+            deleted += int(self._purge_one(keys=[name], args=[cutoff]))
+        return deleted
+
+    def shared_cursor_key(self) -> bytes:
+        """A 32-byte HMAC key for pagination cursors, created once and kept in Redis
+        (``<prefix>cursor-key``), so every worker sharing this store accepts the others' cursors."""
+        name = f"{self.prefix}cursor-key"
+        self._client.set(name, secrets.token_hex(32), nx=True)
+        value = self._client.get(name)
+        try:
+            data = bytes.fromhex(_text(value))
+        except ValueError:
+            data = b""
+        if len(data) < 32:
+            raise ValueError(f"the Redis key {name!r} holds no usable cursor key (64 hex digits)")
+        return data[:32]
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
