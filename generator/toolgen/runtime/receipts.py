@@ -101,24 +101,28 @@ class MemoryReceiptStore:
             self._data[(scope, key)] = Receipt(scope, key, fingerprint, "pending", actor, None, None, now, now)
             return None
 
-    def _set(self, scope: str, key: str, **changes: Any) -> None:
+    def _set(self, scope: str, key: str, only_from: tuple[ReceiptState, ...], **changes: Any) -> None:
         with self._lock:
             existing = self._data.get((scope, key))
-            if existing is not None:
+            if existing is not None and existing.state in only_from:
                 self._data[(scope, key)] = replace(existing, updated_at=time.time(), **changes)
 
+    # the same state rules as SqliteReceiptStore: a completed receipt is never reopened or released
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
-        self._set(scope, key, state="completed", result=result, status=status)
+        copy = json.loads(json.dumps(result, ensure_ascii=False))  # stored as JSON, like the other stores
+        self._set(scope, key, ("pending", "unknown", "completed"), state="completed", result=copy, status=status)
 
     def mark_unknown(self, scope: str, key: str) -> None:
-        self._set(scope, key, state="unknown")
+        self._set(scope, key, ("pending",), state="unknown")
 
     def resume(self, scope: str, key: str) -> None:
-        self._set(scope, key, state="pending")
+        self._set(scope, key, ("pending", "unknown"), state="pending")
 
     def release(self, scope: str, key: str) -> None:
         with self._lock:
-            self._data.pop((scope, key), None)
+            existing = self._data.get((scope, key))
+            if existing is not None and existing.state != "completed":
+                del self._data[(scope, key)]
 
     def get(self, scope: str, key: str) -> Receipt | None:
         with self._lock:
