@@ -1,7 +1,10 @@
 """`toolgen call`: run one tool call through the runtime from the shell.
 
     toolgen call API_OR_DIR TOOL --args JSON [--scopes a,b] [--approve PREVIEW_ID]
-                 [--base-url URL] [--receipts PATH] [--actor ID] [--audit-log PATH]
+                 [--base-url URL] [--receipts PATH_OR_URL] [--actor ID] [--audit-log PATH]
+
+``--receipts`` (env ``TOOLGEN_RECEIPTS``) is a SQLite file path or a store URL: ``redis://host:6379/0``
+(shared by many workers; needs the ``redis`` extra), ``sqlite:///file``, ``memory://``.
 
 Prints the structured result (``{"ok": true, "result": ..., "replayed": ...}``) or error
 (``{"ok": false, "error": {...}}``) as JSON on stdout. Exit codes (the project's table): 0 success,
@@ -12,15 +15,81 @@ package or tool), 3 internal error.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import click
 
 from .audit import JsonlAuditSink, MemoryAuditSink
-from .loading import PackageNotFound, cursor_key_for, default_receipts_path, parse_scopes, resolve_package
-from .receipts import SqliteReceiptStore
+from .loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
+from .receipts import (
+    DEFAULT_RECEIPTS_PATH,
+    ReceiptStore,
+    SqliteReceiptStore,
+    receipts_from_url,
+    receipts_scheme,
+)
 from .registry import Actor, Approval, Registry
+from .shaping import cursor_key_from_env
+
+RECEIPTS_HELP = ("Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB (shared by many "
+                 "workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
+
+
+class ReceiptStoreError(Exception):
+    """--receipts names a store that cannot be opened; the message is safe to print (no password)."""
+
+
+def display_receipts(spec: str) -> str:
+    """`spec` with any password in a URL replaced by ``***``."""
+    if receipts_scheme_or_none(spec) in (None, "sqlite", "memory"):
+        return spec
+    parts = urlsplit(spec)
+    if parts.password is None:
+        return spec
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+def receipts_scheme_or_none(spec: str) -> str | None:
+    try:
+        return receipts_scheme(spec)
+    except ValueError:
+        return None
+
+
+def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
+    """The receipt store named by ``--receipts`` / ``TOOLGEN_RECEIPTS`` (default
+    `DEFAULT_RECEIPTS_PATH`) and the pagination-cursor key that goes with it: ``TOOLGEN_CURSOR_KEY``
+    if set, else one kept beside a SQLite file, or in Redis for a Redis store (so every worker
+    accepts every other's cursors), or a random one for ``memory://``. Raises `ReceiptStoreError`."""
+    text = spec or os.environ.get("TOOLGEN_RECEIPTS") or str(DEFAULT_RECEIPTS_PATH)
+    shown = display_receipts(text)
+    try:
+        store = receipts_from_url(text)
+    except (ValueError, ImportError, OSError) as exc:
+        raise ReceiptStoreError(f"cannot open the receipt store {shown}: {exc}") from None
+    try:
+        env_key = cursor_key_from_env()
+        if env_key is not None:
+            key = env_key
+        elif isinstance(store, SqliteReceiptStore):
+            key = cursor_key_for(store.path)
+        elif receipts_scheme(text) == "redis":
+            from .receipts_redis import RedisReceiptStore
+
+            assert isinstance(store, RedisReceiptStore)
+            key = store.shared_cursor_key()  # also checks that the server answers
+        else:
+            key = secrets.token_bytes(32)
+    except Exception as exc:  # noqa: BLE001 - e.g. redis.ConnectionError; report it, don't trace back
+        store.close()
+        raise ReceiptStoreError(f"cannot open the receipt store {shown}: {type(exc).__name__}: {exc}") from None
+    return store, key
 
 
 def _read_args(value: str) -> object:
@@ -42,12 +111,11 @@ def _read_args(value: str) -> object:
 @click.option("--actor", "actor_id", default="cli", show_default=True, help="Actor id for audit and receipts.")
 @click.option("--approve", "preview_id", default=None, help="An approved preview_id (record tools).")
 @click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
-@click.option("--receipts", "receipts_path", type=click.Path(path_type=Path), default=None,
-              help="SQLite receipt store (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
+@click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
 @click.option("--audit-log", type=click.Path(path_type=Path), default=None,
               help="Append audit events as JSON lines to this file.")
 def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None, actor_id: str,
-                 preview_id: str | None, base_url: str | None, receipts_path: Path | None,
+                 preview_id: str | None, base_url: str | None, receipts_spec: str | None,
                  audit_log: Path | None) -> None:
     """Run TOOL of a generated package against its API and print the structured result as JSON."""
     try:
@@ -63,16 +131,21 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
     except PackageNotFound as exc:
         click.echo(f"toolgen call: {exc}", err=True)
         sys.exit(2)
-    path = receipts_path or default_receipts_path()
+    try:
+        receipts, cursor_key = open_receipts(receipts_spec)
+    except ReceiptStoreError as exc:
+        click.echo(f"toolgen call: {exc}", err=True)
+        sys.exit(2)
     try:
         registry = Registry.from_dir(
             folder,
             base_url=base_url,
-            receipts=SqliteReceiptStore(path),
+            receipts=receipts,
             audit=JsonlAuditSink(audit_log) if audit_log else MemoryAuditSink(),
-            cursor_key=cursor_key_for(path),
+            cursor_key=cursor_key,
         )
     except (OSError, ValueError) as exc:
+        receipts.close()
         click.echo(f"toolgen call: cannot load {folder}: {exc}", err=True)
         sys.exit(2)
     with registry:

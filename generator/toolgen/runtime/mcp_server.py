@@ -27,8 +27,8 @@ import anyio
 import click
 
 from .audit import JsonlAuditSink, MemoryAuditSink
-from .loading import PackageNotFound, cursor_key_for, default_receipts_path, parse_scopes, resolve_package
-from .receipts import SqliteReceiptStore
+from .cli_call import RECEIPTS_HELP, ReceiptStoreError, open_receipts
+from .loading import PackageNotFound, parse_scopes, resolve_package
 from .registry import Actor, Approval, CallResult, Registry
 
 APPROVAL_META_KEY = "toolgen/approval"
@@ -119,12 +119,11 @@ async def serve_stdio(registry: Registry, actor: Actor) -> None:
 @click.option("--scopes", default=None, help="Comma-separated scopes of the served actor (env: TOOLGEN_SCOPES).")
 @click.option("--actor", "actor_id", default="mcp", show_default=True, help="Actor id for audit and receipts.")
 @click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
-@click.option("--receipts", "receipts_path", type=click.Path(path_type=Path), default=None,
-              help="SQLite receipt store (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
+@click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
 @click.option("--audit-log", type=click.Path(path_type=Path), default=None,
               help="Append audit events as JSON lines to this file.")
 def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
-                  receipts_path: Path | None, audit_log: Path | None) -> None:
+                  receipts_spec: str | None, audit_log: Path | None) -> None:
     """Serve the tools of a generated package as an MCP server over stdio."""
     import sys
 
@@ -133,12 +132,16 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
     except PackageNotFound as exc:
         click.echo(f"toolgen serve: {exc}", err=True)
         sys.exit(2)
-    path = receipts_path or default_receipts_path()
+    try:
+        receipts, cursor_key = open_receipts(receipts_spec)
+    except ReceiptStoreError as exc:
+        click.echo(f"toolgen serve: {exc}", err=True)
+        sys.exit(2)
     registry = Registry.from_dir(
         folder,
         base_url=base_url,
-        receipts=SqliteReceiptStore(path),
+        receipts=receipts,
         audit=JsonlAuditSink(audit_log) if audit_log else MemoryAuditSink(),
-        cursor_key=cursor_key_for(path),
+        cursor_key=cursor_key,
     )
     anyio.run(serve_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)))
