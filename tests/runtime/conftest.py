@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,3 +70,62 @@ def recorder() -> Iterator[RecordingServer]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _unavailable(reason: str) -> None:
+    """Skip locally; in CI (``CI=true``, where .ci/run installs redis-server) a missing server fails."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI must run the Redis receipt-store tests: see .ci/run)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``redis-server`` on loopback for this test session (one per xdist worker), no
+    persistence; its URL. Skipped when redis-server or the `redis` package is missing."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        _unavailable("redis-server is not on PATH (apt-get install redis-server)")
+    try:
+        import redis
+    except ModuleNotFoundError:
+        _unavailable("the redis package is not installed (pip install -e '.[dev]')")
+    workdir = tmp_path_factory.mktemp("redis")
+    for _ in range(3):  # the free port can be taken between probing and binding; try again
+        port = _free_port()
+        proc = subprocess.Popen(
+            [str(binary), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        url = f"redis://127.0.0.1:{port}/0"
+        client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+        deadline = time.monotonic() + 10
+        up = False
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                up = bool(client.ping())
+                break
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.02)
+        client.close()
+        if up:
+            try:
+                yield url
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            return
+        proc.kill()
+        proc.wait()
+    pytest.fail("redis-server did not answer PING within 10 s")

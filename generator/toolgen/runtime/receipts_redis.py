@@ -87,7 +87,7 @@ return redis.call('DEL', KEYS[1])
 def _import_redis() -> Any:
     try:
         import redis
-    except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the extra
+    except ModuleNotFoundError as exc:
         raise ImportError(
             "RedisReceiptStore needs the 'redis' package: pip install 'toolgen[redis]' (or 'redis>=5')"
         ) from exc
