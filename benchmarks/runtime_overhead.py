@@ -13,7 +13,12 @@ both sides alike:
   output-schema check) over the same client;
 - idempotent write: ``POST /v1/tickets/T-102/followups`` with a fresh ``Idempotency-Key``, versus
   ``registry.call("record_ticket_followup", ...)`` with an approval, a fresh ``action_id`` and
-  SQLite receipts (pending + completed rows per call, WAL) on a temporary file.
+  SQLite receipts (pending + completed rows per call, WAL) on a temporary file;
+- when ``redis-server`` and the `redis` package are available (or ``--redis-url`` names a server),
+  the same idempotent write with a `RedisReceiptStore` (two Lua scripts per call), interleaved in
+  the same loop, so its cost is compared with SQLite's on the same calls. The benchmark's own
+  server runs with ``appendonly yes``/``appendfsync everysec`` (the durable setting docs/runtime.md
+  recommends); ``--no-redis`` skips it.
 
 Prints the median per-call time of each side in µs, the absolute overhead and the ratio. Targets:
 reads ≤ 15 % overhead, writes ≤ 1 ms overhead.
@@ -23,10 +28,15 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import shutil
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +49,8 @@ from toolgen.runtime import (
     Actor,
     Approval,
     MemoryAuditSink,
+    ReceiptStore,
+    RedisReceiptStore,
     Registry,
     SqliteReceiptStore,
     StaticCredentials,
@@ -52,18 +64,76 @@ def _serve(conn: multiprocessing.connection.Connection) -> None:
         conn.recv()  # block until the parent is done
 
 
+@contextmanager
+def _redis(url: str | None, folder: str, enabled: bool) -> Iterator[str | None]:
+    """A Redis URL to benchmark against: `url` if given, else a redis-server started here on a free
+    loopback port (AOF, fsync every second), else None when Redis is unavailable or disabled."""
+    if not enabled:
+        yield None
+        return
+    try:
+        import redis
+    except ModuleNotFoundError:
+        print("redis: the redis package is not installed (pip install -e '.[redis]'); skipping Redis writes")
+        yield None
+        return
+    if url is not None:
+        yield url
+        return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        print("redis: redis-server is not on PATH; skipping Redis writes")
+        yield None
+        return
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                             "yes", "--appendfsync", "everysec", "--dir", folder, "--loglevel", "warning"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client = redis.Redis.from_url(url)
+        for _ in range(500):
+            try:
+                client.ping()
+                break
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.02)
+        client.close()
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+
+
+def _store_only(store: ReceiptStore, n: int) -> float:
+    """Median µs of one pending + completed receipt pair on `store`, without HTTP."""
+    times = []
+    result = {"id": "F-1", "ticket_id": "T-102", "note": "Benchmark note.", "visibility": "internal"}
+    for i in range(n):
+        t0 = time.perf_counter()
+        assert store.begin("bench/store_only", f"s-{i}", "sha256:x", "bench") is None
+        store.complete("bench/store_only", f"s-{i}", result, 201)
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reads", type=int, default=2000)
     parser.add_argument("--writes", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5, help="split the runs into this many rounds")
+    parser.add_argument("--redis-url", default=None, help="benchmark Redis receipts on this server "
+                        "(default: start a redis-server if one is on PATH)")
+    parser.add_argument("--no-redis", action="store_true", help="skip the Redis receipt measurement")
     opts = parser.parse_args()
 
     parent, child = multiprocessing.Pipe()
     proc = multiprocessing.Process(target=_serve, args=(child,), daemon=True)
     proc.start()
     base_url, token = parent.recv()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _redis(opts.redis_url, tmp, not opts.no_redis) as redis_url:
         client = httpx.Client()
         auth = {"Authorization": f"Bearer {token}"}
         registry = Registry.from_dir(
@@ -72,6 +142,14 @@ def main() -> None:
             receipts=SqliteReceiptStore(Path(tmp) / "receipts.sqlite3"),
             audit=MemoryAuditSink(maxlen=1000), http_client=client, cursor_key=b"b" * 32,
         )
+        redis_registry = None
+        if redis_url is not None:
+            redis_registry = Registry.from_dir(
+                REPO / "generated" / "tickets", base_url=base_url,
+                credentials=StaticCredentials({"TICKETS_TOKEN": token}),
+                receipts=RedisReceiptStore(redis_url, prefix=f"bench-{time.time_ns()}:"),
+                audit=MemoryAuditSink(maxlen=1000), http_client=client, cursor_key=b"b" * 32,
+            )
         reader = Actor.of("bench", ["ticket:read"])
         writer = Actor.of("bench", ["ticket:read", "ticket:write"])
         note = {"ticket_id": "T-102", "note": "Benchmark note.", "visibility": "internal"}
@@ -99,13 +177,21 @@ def main() -> None:
                                 approval=approval)
             assert res.ok and not res.replayed, res.to_json()
 
-        for fn in (bare_read, runtime_read, bare_write, runtime_write):  # warm up connections, caches
+        def redis_write(i: int) -> None:
+            assert redis_registry is not None
+            res = redis_registry.call("record_ticket_followup", dict(note, action_id=f"rd-{i}"), actor=writer,
+                                      approval=approval)
+            assert res.ok and not res.replayed, res.to_json()
+
+        warm = [bare_read, runtime_read, bare_write, runtime_write] + ([redis_write] if redis_registry else [])
+        for fn in warm:  # warm up connections, caches
             for i in range(50):
                 fn(10_000_000 + i + hash(fn.__name__) % 1000 * 1000)
 
         # call-by-call interleaving: each runtime call is paired with a bare call made right
         # before it, so load changes on the machine hit both sides alike
-        samples: dict[str, list[float]] = {"bare_read": [], "runtime_read": [], "bare_write": [], "runtime_write": []}
+        samples: dict[str, list[float]] = {"bare_read": [], "runtime_read": [], "bare_write": [], "runtime_write": [],
+                                           "redis_write": []}
         clock = time.perf_counter
         for rnd in range(opts.rounds):
             base = rnd * 1_000_000
@@ -117,12 +203,19 @@ def main() -> None:
                 t0 = clock(); bare_write(base + i); t1 = clock(); runtime_write(base + i); t2 = clock()
                 samples["bare_write"].append((t1 - t0) * 1e6)
                 samples["runtime_write"].append((t2 - t1) * 1e6)
+                if redis_registry is not None:
+                    t3 = clock(); redis_write(base + i); t4 = clock()
+                    samples["redis_write"].append((t4 - t3) * 1e6)
+        store_only: dict[str, float] = {"sqlite": _store_only(SqliteReceiptStore(Path(tmp) / "only.sqlite3"), 2000)}
+        if redis_registry is not None:
+            store_only["redis"] = _store_only(redis_registry.receipts, 2000)
+            redis_registry.close()
         registry.close()
         client.close()
     parent.send("done")
     proc.join(timeout=5)
 
-    med = {k: statistics.median(v) for k, v in samples.items()}
+    med = {k: statistics.median(v) for k, v in samples.items() if v}
     read_over = med["runtime_read"] - med["bare_read"]
     write_over = med["runtime_write"] - med["bare_write"]
     print(f"reads : bare {med['bare_read']:8.1f} µs  runtime {med['runtime_read']:8.1f} µs  "
@@ -131,6 +224,13 @@ def main() -> None:
     print(f"writes: bare {med['bare_write']:8.1f} µs  runtime {med['runtime_write']:8.1f} µs  "
           f"overhead {write_over:7.1f} µs  ratio {med['runtime_write'] / med['bare_write']:.3f}  "
           f"(target ≤ 1000 µs) {'OK' if write_over <= 1000 else 'MISSED'}")
+    if "redis_write" in med:
+        redis_over = med["redis_write"] - med["bare_write"]
+        print(f"writes, Redis receipts: runtime {med['redis_write']:8.1f} µs  overhead {redis_over:7.1f} µs  "
+              f"vs SQLite {med['redis_write'] - med['runtime_write']:+7.1f} µs per idempotent write  "
+              f"(target ≤ 1000 µs) {'OK' if redis_over <= 1000 else 'MISSED'}")
+    print("receipt store alone (begin + complete, median): "
+          + ", ".join(f"{name} {us:6.1f} µs" for name, us in store_only.items()))
     for kind in ("read", "write"):
         b, r = samples[f"bare_{kind}"], samples[f"runtime_{kind}"]
         print(f"  {kind:5s} mean: bare {statistics.fmean(b):8.1f} µs  runtime {statistics.fmean(r):8.1f} µs;  "
