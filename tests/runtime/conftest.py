@@ -88,7 +88,7 @@ def _unavailable(reason: str) -> None:
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``redis-server`` on loopback for this test session (one per xdist worker), no
-    persistence; its URL. Skipped when redis-server or the `redis` package is missing."""
+    persistence; its TCP URL (it also listens on ``redis.sock`` in `redis_socket`'s folder). Skipped when redis-server or the `redis` package is missing."""
     binary = shutil.which("redis-server")
     if binary is None:
         _unavailable("redis-server is not on PATH (apt-get install redis-server)")
@@ -101,7 +101,8 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         port = _free_port()
         proc = subprocess.Popen(
             [str(binary), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning"],
+             "--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning",
+             "--unixsocket", str(workdir / "redis.sock"), "--unixsocketperm", "700"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         url = f"redis://127.0.0.1:{port}/0"
@@ -129,3 +130,11 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc.kill()
         proc.wait()
     pytest.fail("redis-server did not answer PING within 10 s")
+
+
+@pytest.fixture(scope="session")
+def redis_socket(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The unix socket of the `redis_url` server."""
+    sockets = list(tmp_path_factory.getbasetemp().glob("redis*/redis.sock"))
+    assert sockets, "redis-server opened no unix socket"
+    return sockets[0]

@@ -332,7 +332,8 @@ def test_redis_stores_with_other_prefixes_do_not_see_each_other(redis_url: str) 
     two.close()
 
 
-def test_receipts_from_url(tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_receipts_from_url(tmp_path: Path, redis_url: str, redis_socket: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
     path_store = receipts_from_url(str(tmp_path / "plain.sqlite3"))
     assert isinstance(path_store, SqliteReceiptStore) and path_store.path == tmp_path / "plain.sqlite3"
     path_store.close()
@@ -345,6 +346,11 @@ def test_receipts_from_url(tmp_path: Path, redis_url: str, monkeypatch: pytest.M
     assert isinstance(red, RedisReceiptStore) and red.prefix == "app1:" and red.completed_ttl == 86400
     assert red.client.ping()
     red.close()
+    for sock_url in (f"redis+unix://{redis_socket}?db=0&prefix=sock:", f"unix://{redis_socket}"):
+        over_socket = receipts_from_url(sock_url)
+        assert isinstance(over_socket, RedisReceiptStore) and over_socket.client.ping()
+        assert over_socket.begin("a/t", "sock", "fp", "x") is None
+        over_socket.close()
     for bad in ("postgres://db/receipts", "sqlite://", f"{redis_url}?completed_ttl=soon"):
         with pytest.raises(ValueError):
             receipts_from_url(bad)

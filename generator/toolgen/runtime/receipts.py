@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 ReceiptState = Literal["pending", "unknown", "completed"]
 
@@ -299,6 +299,7 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
                 raise ValueError(f"completed_ttl must be a number of seconds, not {value!r}") from None
         else:
             passed.append((name, value))
-    url = urlunsplit((_REDIS_SCHEMES[parts.scheme.lower()], parts.netloc, parts.path, urlencode(passed),
-                      parts.fragment))
+    query = urlencode(passed)
+    # not urlunsplit: it drops the "//" of unix:///path when there is no host
+    url = f"{_REDIS_SCHEMES[parts.scheme.lower()]}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
     return RedisReceiptStore(url, prefix=prefix, completed_ttl=completed_ttl)
