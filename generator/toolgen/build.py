@@ -6,11 +6,13 @@ then writes them atomically (`toolgen.write`) or compares them (`--check`).
 
 from __future__ import annotations
 
+import gc
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from .emit import json_bytes
@@ -67,6 +69,29 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     Paths in messages and generated files are shown relative to `base` (the project root; default:
     the working directory), so the output does not depend on where toolgen runs from.
     """
+    with _gc_paused():
+        return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the duration of a build.
+
+    A build allocates millions of small, acyclic dicts and lists (schemas) while the parsed spec (a
+    13 MB document is millions of objects) stays alive; every full collection walks all of them, which
+    cost a third of a large build. Reference counting still frees everything the build drops; the
+    previous collector state is restored afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,
+               emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None) -> ApiBuild:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))

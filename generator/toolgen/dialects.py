@@ -1132,11 +1132,13 @@ def mcp_output_schema(canonical: dict[str, JSON]) -> DialectSchema:
 # --- tool objects ----------------------------------------------------------------------------------
 
 
-def openai_tool(name: str, description: str, canonical_input: dict[str, JSON]) -> dict[str, JSON]:
+def openai_tool(name: str, description: str, canonical_input: dict[str, JSON], *,
+                parameters: DialectSchema | None = None) -> dict[str, JSON]:
     """Chat Completions function tool (A.1): ``{"type": "function", "function": {name, description,
     parameters, strict}}``; `strict` is always explicit (A.1 "strict default") and False when
-    `openai_parameters` found something strict mode cannot carry."""
-    params = openai_parameters(canonical_input)
+    `openai_parameters` found something strict mode cannot carry. `parameters`: the already computed
+    ``openai_parameters(canonical_input)``, if the caller has it."""
+    params = parameters if parameters is not None else openai_parameters(canonical_input)
     return {
         "type": "function",
         "function": {
@@ -1148,7 +1150,8 @@ def openai_tool(name: str, description: str, canonical_input: dict[str, JSON]) -
     }
 
 
-def anthropic_tool(name: str, description: str, canonical_input: dict[str, JSON]) -> dict[str, JSON]:
+def anthropic_tool(name: str, description: str, canonical_input: dict[str, JSON], *,
+                   input_schema: DialectSchema | None = None) -> dict[str, JSON]:
     """Anthropic Messages API tool (B.1): ``{"name", "description", "input_schema"}``.
 
     ``strict`` is never sent: strict tool use has per-request budgets (B.2: 20 strict tools, 24 optional
@@ -1157,7 +1160,7 @@ def anthropic_tool(name: str, description: str, canonical_input: dict[str, JSON]
     return {
         "name": name,
         "description": description,
-        "input_schema": anthropic_input_schema(canonical_input).schema,
+        "input_schema": (input_schema if input_schema is not None else anthropic_input_schema(canonical_input)).schema,
     }
 
 
@@ -1172,12 +1175,15 @@ def mcp_tool(
     destructive: bool,
     idempotent: bool,
     open_world: bool = True,
+    input_schema: DialectSchema | None = None,
+    output_schema: DialectSchema | None = None,
 ) -> dict[str, JSON]:
     """MCP 2025-11-25 `Tool` (D.1): name, title?, description, inputSchema, outputSchema?, annotations.
 
     All four hints are explicit booleans (their defaults differ per hint, D.1). `title` is sent at the
     top level only (display precedence `title` -> `annotations.title` -> `name`, so repeating it in
     the annotations adds bytes, not meaning). Raises ValueError for a read-only destructive tool.
+    `input_schema`/`output_schema`: the already computed `mcp_input_schema`/`mcp_output_schema`, if any.
     """
     if read_only and destructive:
         raise ValueError(f"tool {name!r}: a read-only tool cannot be destructive (D.1 annotations)")
@@ -1185,9 +1191,10 @@ def mcp_tool(
     if title:
         tool["title"] = title
     tool["description"] = description
-    tool["inputSchema"] = mcp_input_schema(canonical_input).schema
+    tool["inputSchema"] = (input_schema if input_schema is not None else mcp_input_schema(canonical_input)).schema
     if canonical_output is not None:
-        tool["outputSchema"] = mcp_output_schema(canonical_output).schema
+        tool["outputSchema"] = (output_schema if output_schema is not None
+                                else mcp_output_schema(canonical_output)).schema
     tool["annotations"] = {
         "readOnlyHint": bool(read_only),
         "destructiveHint": bool(destructive),

@@ -13,7 +13,6 @@ Write and destructive intents become `preview_<name>` (mode preview, effect read
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal
@@ -31,7 +30,9 @@ from .naming import (
 )
 from .operations import Operation, find_operation, list_operations, operation_matches, suggest_operations
 from .pointer import join_pointer
-from .schema import SchemaBudget, SchemaConverter, limit_depth, object_view, project_schema, schema_nodes
+from .schema import (
+    SchemaBudget, SchemaConverter, copy_tree as _copy_tree, limit_depth, object_view, project_schema, schema_nodes,
+)
 
 READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
               "describe", "download", "export", "retrieve", "show", "head", "options")
@@ -585,7 +586,8 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
         idem_wire = (loc_, wire_.lower())
 
     # pagination: explicit, or detected for include groups
-    response_schema, success, response_ptr, link_header = _response(ctx, op)
+    # read-only: `_output_schema` builds a new tree (projection / depth limit) from it
+    response_schema, success, response_ptr, link_header = _response(ctx, op, copy=False)
     pag_spec: PaginationSpec | None = intent.pagination
     if pag_spec is None and group is not None and group.paginate and intent.effect == "read":
         detected = pagination_detect.detect(
@@ -808,7 +810,8 @@ def _body(ctx: _Ctx, op: Operation, intent: ToolIntent, desc_limit: int
             schema["contentEncoding"] = "base64"
         return encoding, media, [_Arg("body", schema, ArgBinding("body", "body", "", body_required, "omit",
                                                                  content_type=media), body_required)]
-    schema = ctx.converter.convert(media_node["schema"], schema_ptr, "input")
+    # read-only result (shares the converter's memo): every path below copies what it keeps
+    schema = ctx.converter.convert(media_node["schema"], schema_ptr, "input", copy=False)
     schema = _unwrap_single_branch(schema)
     view = object_view(schema)
     if view is not None and not view[0] and schema.get("additionalProperties") in (None, False) \
@@ -818,6 +821,7 @@ def _body(ctx: _Ctx, op: Operation, intent: ToolIntent, desc_limit: int
     if view is None or free_form or "$ref" in schema:
         if encoding == "form":
             encoding = "form"
+        schema = _copy_tree(schema)
         schema.setdefault("description", "Request body.")
         return encoding, media, [_Arg("body", schema, ArgBinding("body", "body", "", body_required), body_required)]
     props, required = view
@@ -825,9 +829,7 @@ def _body(ctx: _Ctx, op: Operation, intent: ToolIntent, desc_limit: int
     defs = schema.get("$defs")
     args: list[_Arg] = []
     for prop, prop_schema in props.items():
-        prop_schema = copy.deepcopy(prop_schema)
-        if defs:
-            prop_schema = _attach_defs(prop_schema, defs)
+        prop_schema = _attach_defs(prop_schema, defs) if defs else _copy_tree(prop_schema)
         if isinstance(prop_schema.get("description"), str):
             prop_schema["description"] = _cap(prop_schema["description"], desc_limit)
         is_required = body_required and prop in required
@@ -895,8 +897,10 @@ def _dedupe_names(args: list[_Arg], reserved: set[str]) -> list[_Arg]:
     return args
 
 
-def _response(ctx: _Ctx, op: Operation) -> tuple[Any, tuple[int, ...], str, bool]:
-    """(canonical schema of the success response or None, declared 2xx statuses, pointer, Link header?)."""
+def _response(ctx: _Ctx, op: Operation, *, copy: bool = True) -> tuple[Any, tuple[int, ...], str, bool]:
+    """(canonical schema of the success response or None, declared 2xx statuses, pointer, Link header?).
+
+    ``copy=False``: the schema is read-only (it shares the converter's memo; see `SchemaConverter.convert`)."""
     responses = op.node.get("responses")
     if not isinstance(responses, dict):
         return None, (), op.pointer, False
@@ -922,7 +926,8 @@ def _response(ctx: _Ctx, op: Operation) -> tuple[Any, tuple[int, ...], str, bool
         if encoding != "json" or "schema" not in media_node:
             return {"type": "string", "description": f"Response body ({media})."}, success, node_ptr, link
         schema_ptr = join_pointer(node_ptr, "content", media, "schema")
-        return ctx.converter.convert(media_node["schema"], schema_ptr, "output"), success, schema_ptr, link
+        return (ctx.converter.convert(media_node["schema"], schema_ptr, "output", copy=copy), success, schema_ptr,
+                link)
     return None, success, op.pointer, False
 
 
@@ -1079,7 +1084,7 @@ def _describe_type(schema: Any) -> str:
 
 def _attach_defs(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """Copy of `node` with the `$defs` entries it (transitively) references."""
-    node = copy.deepcopy(node)
+    node = _copy_tree(node)
     needed: list[str] = []
     stack: list[Any] = [node]
     seen: set[str] = set()
@@ -1099,7 +1104,7 @@ def _attach_defs(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     if needed:
         existing = node.setdefault("$defs", {})
         for name in sorted(needed):
-            existing.setdefault(name, copy.deepcopy(defs[name]))
+            existing.setdefault(name, _copy_tree(defs[name]))
     return node
 
 

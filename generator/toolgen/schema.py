@@ -59,6 +59,7 @@ __all__ = [
     "limit_depth",
     "schema_nodes",
     "def_name_for_pointer",
+    "copy_tree",
 ]
 
 TOO_LARGE_HINT = "project the output (output.fields) or raise budgets.max_schema_nodes"
@@ -173,12 +174,17 @@ class SchemaConverter:
 
     # --- public API ---------------------------------------------------------------------------
 
-    def convert(self, node: Any, pointer: str, context: Context) -> JSONSchema:
+    def convert(self, node: Any, pointer: str, context: Context, *, copy: bool = True) -> JSONSchema:
         """Convert the schema `node` (found at JSON `pointer` of ``doc.data``) for `context`.
 
         Returns a fresh canonical JSON Schema 2020-12 dict; recursive schemas appear under a
         root-level ``$defs``. Raises `DiagnosticError` (codes ``ref-*``, ``schema-allof-conflict``,
         ``schema-too-large``); emits ``schema-cycle`` warnings to the sink.
+
+        ``copy=False`` skips the final deep copy: the result then shares sub-objects with the
+        converter's memo (and with other results), so the caller must treat it as read-only and copy
+        what it changes (`project_schema` and `limit_depth` build new trees). On a large response
+        schema the copy costs more than the conversion.
         """
         if context not in ("input", "output"):
             raise ValueError(f"context must be 'input' or 'output', not {context!r}")
@@ -219,7 +225,7 @@ class SchemaConverter:
                 self.doc.locate(pointer), TOO_LARGE_HINT)])
         if defs:
             self._warn_cycles(sorted(seen))
-        return _copy_dict(root)
+        return _copy_dict(root) if copy else root
 
     def resolve(self, node: Any, pointer: str) -> tuple[Any, str]:
         """Follow a ``$ref`` chain from `node` (any OpenAPI object, at `pointer`) to its target.
@@ -1275,3 +1281,8 @@ def limit_depth(schema: JSONSchema, depth: int) -> JSONSchema:
     body = {k: v for k, v in schema.items() if k != "$defs"}
     limited = _limit(body, 0, depth, schema, frozenset())
     return _with_used_defs(limited, defs or {})
+
+
+#: deep copy of a JSON tree (shared sub-objects become separate copies), for callers of
+#: ``convert(..., copy=False)`` that need to change part of a result
+copy_tree = _copy_tree

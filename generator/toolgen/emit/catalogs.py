@@ -29,10 +29,15 @@ class Catalogs:
 
 
 def build_catalogs(ir: ApiIR) -> Catalogs:
+    """Each tool's dialect schemas are computed once and feed both the tool object and the warnings."""
     out = Catalogs()
     for tool in ir.tools:
-        out.openai.append(openai_tool(tool.name, tool.description, tool.input_schema))
-        out.anthropic.append(anthropic_tool(tool.name, tool.description, tool.input_schema))
+        openai = openai_parameters(tool.input_schema)
+        anthropic = anthropic_input_schema(tool.input_schema)
+        mcp_in = mcp_input_schema(tool.input_schema)
+        mcp_out = mcp_output_schema(tool.output_schema)
+        out.openai.append(openai_tool(tool.name, tool.description, tool.input_schema, parameters=openai))
+        out.anthropic.append(anthropic_tool(tool.name, tool.description, tool.input_schema, input_schema=anthropic))
         row = tool.policy
         out.mcp.append(mcp_tool(
             tool.name, tool.description, tool.input_schema, tool.output_schema,
@@ -41,11 +46,10 @@ def build_catalogs(ir: ApiIR) -> Catalogs:
             destructive=row.mode == "record" and row.effect == "destructive",
             idempotent=row.mode != "record" or row.idempotency is not None,
             open_world=True,
+            input_schema=mcp_in,
+            output_schema=mcp_out,
         ))
-        for dialect, result in (("openai", openai_parameters(tool.input_schema)),
-                                ("anthropic", anthropic_input_schema(tool.input_schema)),
-                                ("mcp", mcp_input_schema(tool.input_schema)),
-                                ("mcp", mcp_output_schema(tool.output_schema))):
+        for dialect, result in (("openai", openai), ("anthropic", anthropic), ("mcp", mcp_in), ("mcp", mcp_out)):
             for warning in result.warnings:
                 out.warnings.append((tool.name, f"{dialect}: {warning}"))
     return out
