@@ -467,6 +467,15 @@ class Registry:
         def emit(step: str, decision: str, code: str | None = None, **detail: Any) -> None:
             self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, fp, code, detail))
 
+        def store(op: str, *args: Any) -> None:
+            """A receipt-store update after the request was sent: a store failure (Redis down, SQLite
+            locked) must not hide the call's real outcome, so it is audited and the call goes on."""
+            try:
+                getattr(self.receipts, op)(*args)
+            except Exception as exc:  # noqa: BLE001 - any store failure is reported, never raised
+                emit("idempotency", "store_failed", "receipt_store_unavailable", operation=op,
+                     error=type(exc).__name__)
+
         def fail(step: str, error: ToolError, **extra: Any) -> CallResult:
             emit(step, "deny" if error.category in ("policy", "validation") else "fail", error.code,
                  **{k: v for k, v in error.details.items() if k in ("pointer", "missing", "status")})
@@ -608,7 +617,15 @@ class Registry:
             key_value = args.get(idem_arg)
             key = None if key_value is None else str(key_value)
         if key is not None:
-            existing = self.receipts.begin(scope, key, fp, actor.id)
+            try:
+                existing = self.receipts.begin(scope, key, fp, actor.id)
+            except Exception as exc:  # noqa: BLE001 - any store outage (Redis down, SQLite locked): nothing sent yet
+                return fail("idempotency", make_error(
+                    "receipt_store_unavailable",
+                    f"{tool}: the receipt store could not record the idempotency key ({type(exc).__name__}); "
+                    "the request was not sent.",
+                    details={"store": type(self.receipts).__name__},
+                ))
             if existing is not None:
                 decision = self._receipt_decision(existing, fp, forwarded, deadline_ms)
                 if decision == "replay":
@@ -638,7 +655,7 @@ class Registry:
                         retryable=False,
                     ))
                 # resend: the API deduplicates this key, so sending again cannot write twice
-                self.receipts.resume(scope, key)
+                store("resume", scope, key)
                 emit("idempotency", "resend", receipt_state=existing.state)
             else:
                 emit("idempotency", "new")
@@ -680,7 +697,7 @@ class Registry:
         if outcome is None or outcome.kind in ("timeout", "broken"):
             if mutating:
                 if key is not None:
-                    self.receipts.mark_unknown(scope, key)
+                    store("mark_unknown", scope, key)
                 error = make_error(
                     "result_unknown",
                     f"{tool} sent the write but got no answer in time ({timeout_ms} ms); it may or may not "
@@ -702,14 +719,14 @@ class Registry:
             return fail("http", error, attempts=attempts)
         if outcome.kind == "connect":
             if key is not None:
-                self.receipts.release(scope, key)
+                store("release", scope, key)
             return fail("http", make_error(
                 "upstream_unavailable", f"{tool} could not reach the API ({op_name}).",
                 details={"attempts": attempts, "operation": op_name},
             ), attempts=attempts)
         if outcome.kind == "too_large":
             if key is not None:
-                self.receipts.mark_unknown(scope, key)
+                store("mark_unknown", scope, key)
             return fail("http", make_error(
                 "upstream_error", f"{op_name} answered with more than {MAX_RESPONSE_BYTES} bytes.",
                 details={"status": outcome.status}, result_known=not mutating,
@@ -728,9 +745,9 @@ class Registry:
             error.message = _scrub(error.message, secret_values)
             if key is not None:
                 if error.result_known:
-                    self.receipts.release(scope, key)
+                    store("release", scope, key)
                 else:
-                    self.receipts.mark_unknown(scope, key)
+                    store("mark_unknown", scope, key)
             return fail("http", error, attempts=attempts, status=status)
 
         # 8. validate + shape output
@@ -740,7 +757,7 @@ class Registry:
                                           position, skip, cursor_payload)
         except ToolError as exc:
             if key is not None:
-                self.receipts.complete(scope, key, {"status": status}, status)
+                store("complete", scope, key, {"status": status}, status)
             return fail("output", exc, attempts=attempts, status=status)
         mode = (row.get("output") or {}).get("schema_mode", "warn")
         if spec.output_validator is not None and mode != "off":
@@ -757,12 +774,13 @@ class Registry:
                 emit("output", "warn", pointer=_pointer(first.instance_path))
         emit("output", "allow", bytes=None if not omitted else omitted)
         if key is not None:
-            self.receipts.complete(scope, key, result, status)
+            store("complete", scope, key, result, status)
         emit("result", "ok", status=status)
         return CallResult(tool, True, result=result, fingerprint=fp, status=status, attempts=attempts,
                           warnings=warnings, call_id=call_id)
 
     # -- helpers of the call path ------------------------------------------------------------------
+
 
     def _previewed_effect(self, row: Mapping[str, Any]) -> str:
         pair = row.get("pair")

@@ -1,0 +1,66 @@
+"""A receipt store that fails must never cause a write without a receipt, nor hide a write's outcome."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import pytest
+from tests.support.runtime_env import WRITER, tickets_dir
+from tests.support.tickets_server import TicketsServer
+
+from toolgen.runtime import (
+    Approval,
+    MemoryAuditSink,
+    MemoryReceiptStore,
+    Registry,
+    StaticCredentials,
+)
+
+NOTE = {"ticket_id": "T-102", "note": "Outage drill.", "visibility": "internal"}
+
+
+def _registry(server: TicketsServer, receipts: Any, audit: MemoryAuditSink) -> Registry:
+    return Registry.from_dir(tickets_dir(), base_url=server.base_url,
+                             credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+                             receipts=receipts, audit=audit, cursor_key=b"k" * 32)
+
+
+def _approved(reg: Registry) -> Approval:
+    preview = reg.call("preview_ticket_followup", NOTE, actor=WRITER)
+    assert preview.ok, preview.to_json()
+    return Approval(preview.result["preview_id"])  # type: ignore[index]
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_store_sends_nothing(server: TicketsServer) -> None:
+    pytest.importorskip("redis")
+    from toolgen.runtime import RedisReceiptStore
+
+    store = RedisReceiptStore(f"redis://127.0.0.1:{_closed_port()}/0")  # nothing listens there
+    reg = _registry(server, store, MemoryAuditSink())
+    res = reg.call("record_ticket_followup", dict(NOTE, action_id="out-1"), actor=WRITER, approval=_approved(reg))
+    assert not res.ok and res.error is not None
+    assert res.error.code == "receipt_store_unavailable"
+    assert res.error.retryable is True and res.error.result_known is True
+    assert server.side_effects["addFollowup"] == 0 and not server.requests_for("POST", "/followups")
+
+
+class _FailsOnComplete(MemoryReceiptStore):
+    def complete(self, *args: Any, **kwargs: Any) -> None:
+        raise OSError("store went away")
+
+
+def test_store_failure_after_the_write_keeps_the_result(server: TicketsServer) -> None:
+    audit = MemoryAuditSink()
+    reg = _registry(server, _FailsOnComplete(), audit)
+    res = reg.call("record_ticket_followup", dict(NOTE, action_id="out-2"), actor=WRITER, approval=_approved(reg))
+    assert res.ok, res.to_json()
+    assert server.side_effects["addFollowup"] == 1
+    failures = [e for e in audit.events if e.decision == "store_failed"]
+    assert failures and failures[0].code == "receipt_store_unavailable"
