@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Callable, Iterator, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -28,6 +28,7 @@ from toolgen.dialects import (
     TOOL_NAME_RE,
     is_array_schema,
     is_object_schema,
+    iter_nodes,
     iter_schemas,
     openai_limit_problems,
     recursive_ref_targets,
@@ -35,6 +36,7 @@ from toolgen.dialects import (
     types_of,
     unresolved_refs,
 )
+from toolgen.pointer import escape_token
 
 _rs_meta: ModuleType | None
 try:  # optional accelerator; jsonschema remains the reference and gives the messages
@@ -92,13 +94,64 @@ def _check_names(report: _Report, names: list[tuple[str, str, JSON]], rule_prefi
         seen[name] = label
 
 
+Walk = Callable[[JSON], Iterator[tuple[str, JSON]]]
+
+
+def _last_token_walk(schema: JSON) -> Iterator[tuple[str, JSON]]:
+    """`iter_schemas` (same nodes, same order) with only the *last* token of each pointer, as
+    ``"/token"``: enough for the checks to decide, much cheaper than full pointers. `_checked` runs a
+    check with it first and walks again with full pointers only when the check found something."""
+    stack: list[tuple[str, JSON]] = [("", schema)]
+    while stack:
+        token, node = stack.pop()
+        yield token, node
+        if not isinstance(node, dict):
+            continue
+        children: list[tuple[str, JSON]] = []
+        for key, value in node.items():
+            if key in _MAP_KEYS:
+                if isinstance(value, dict):
+                    children.extend(("/" + (escape_token(name) if "/" in name or "~" in name else name), sub)
+                                    for name, sub in value.items())
+            elif key in _LIST_KEYS:
+                if isinstance(value, list):
+                    children.extend(("/" + str(i), sub) for i, sub in enumerate(value))
+            elif key in _ONE_KEYS:
+                if isinstance(value, list):
+                    if key == "items":
+                        children.extend(("/" + str(i), sub) for i, sub in enumerate(value))
+                elif isinstance(value, (dict, bool)):
+                    children.append(("/" + key, value))
+        children.reverse()
+        stack.extend(children)
+
+
+_MAP_KEYS = frozenset(("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"))
+_LIST_KEYS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
+_ONE_KEYS = frozenset(("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+                       "unevaluatedItems", "unevaluatedProperties", "contentSchema"))
+
+
+def _checked(check: Callable[..., None], report: _Report, *args: Any) -> None:
+    """Run `check(report, *args, walk=...)` cheaply: first over `_last_token_walk` into a scratch
+    report; only if that finds a problem, again over `iter_schemas` into `report` (full pointers)."""
+    scratch = _Report(report.dialect)
+    check(scratch, *args, walk=_last_token_walk)
+    if scratch.items:
+        check(report, *args, walk=iter_schemas)
+
+
 def _check_items_and_refs(report: _Report, tool: str, base: str, schema: JSON, prefix: str) -> None:
     """Every array has `items` (A.2 "Array keywords", E point 4); every `$ref` resolves (D.1, case 21)."""
-    for ptr, node in iter_schemas(schema):
-        if isinstance(node, dict) and is_array_schema(node) and "items" not in node:
-            report.add(tool, base + ptr, "E.4-array-items", "array schema without items")
+    _checked(_check_items, report, tool, base, schema)
     for ptr, ref in unresolved_refs(schema):
         report.add(tool, base + ptr, f"{prefix}-ref-resolves", f"$ref {ref!r} does not resolve in the schema")
+
+
+def _check_items(report: _Report, tool: str, base: str, schema: JSON, *, walk: Walk) -> None:
+    for ptr, node in walk(schema):
+        if isinstance(node, dict) and is_array_schema(node) and "items" not in node:
+            report.add(tool, base + ptr, "E.4-array-items", "array schema without items")
 
 
 def _fast_meta_valid(schema: JSON) -> bool:
@@ -112,7 +165,7 @@ def _fast_meta_valid(schema: JSON) -> bool:
             return False
     except Exception:  # unknown $schema, registry problems: let jsonschema decide and explain
         return False
-    for _, node in iter_schemas(schema):
+    for node in iter_nodes(schema):
         if isinstance(node, dict):
             patterns = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
             if isinstance(node.get("patternProperties"), dict):
@@ -138,7 +191,12 @@ def _check_2020_12(report: _Report, tool: str, base: str, schema: JSON, rule: st
 
 def _check_no_nullable(report: _Report, tool: str, base: str, schema: JSON, rule: str) -> None:
     """OpenAPI 3.0 `nullable` means nothing to JSON Schema (case 08)."""
-    for ptr, node in iter_schemas(schema):
+    if any(isinstance(node, dict) and "nullable" in node for node in iter_nodes(schema)):
+        _checked(_check_nullable_nodes, report, tool, base, schema, rule)
+
+
+def _check_nullable_nodes(report: _Report, tool: str, base: str, schema: JSON, rule: str, *, walk: Walk) -> None:
+    for ptr, node in walk(schema):
         if isinstance(node, dict) and "nullable" in node:
             report.add(tool, base + ptr, rule, "OpenAPI `nullable` keyword; use a null type instead")
 
@@ -154,7 +212,14 @@ def _check_openai_strict(report: _Report, tool: str, base: str, schema: dict[str
     """A.2 strict subset, A.4 (default, enum + null), E point 3 (toolgen's keyword allow-list)."""
     if "anyOf" in schema:
         report.add(tool, base, "A.2-root-anyOf", "root must not be anyOf")
-    for ptr, node in iter_schemas(schema):
+    _checked(_check_openai_strict_nodes, report, tool, base, schema)
+    for rule, message in openai_limit_problems(schema_stats(schema)):
+        report.add(tool, base, rule, message)
+
+
+def _check_openai_strict_nodes(report: _Report, tool: str, base: str, schema: dict[str, JSON], *,
+                               walk: Walk) -> None:
+    for ptr, node in walk(schema):
         where = base + ptr
         if node is False and ptr.endswith("/additionalProperties"):
             continue
@@ -199,8 +264,6 @@ def _check_openai_strict(report: _Report, tool: str, base: str, schema: dict[str
                 report.add(tool, where, "A.2-format", f"format {fmt!r} is not allowed here")
         if "null" in types and isinstance(node.get("enum"), list) and None not in node["enum"]:
             report.add(tool, where, "A.4-enum-null", "type admits null but enum lacks null")
-    for rule, message in openai_limit_problems(schema_stats(schema)):
-        report.add(tool, base, rule, message)
 
 
 def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None = OPENAI_MAX_TOOLS
@@ -329,10 +392,12 @@ def check_mcp_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
             _check_2020_12(report, label, base, schema, "D.1-json-schema-2020-12")
             _check_items_and_refs(report, label, base, schema, "D.1")
             _check_no_nullable(report, label, base, schema, "D.1-nullable")
-            for ptr, node in iter_schemas(schema):
-                if isinstance(node, dict) and node.get("format") in OPENAPI_ONLY_FORMATS:
-                    report.add(label, base + ptr, "D.1-format",
-                               f"OpenAPI-only format {node['format']!r} (move it to the description)")
+            if any(isinstance(node, dict) and node.get("format") in OPENAPI_ONLY_FORMATS
+                   for node in iter_nodes(schema)):
+                for ptr, node in iter_schemas(schema):
+                    if isinstance(node, dict) and node.get("format") in OPENAPI_ONLY_FORMATS:
+                        report.add(label, base + ptr, "D.1-format",
+                                   f"OpenAPI-only format {node['format']!r} (move it to the description)")
         ann = tool.get("annotations")
         if not isinstance(ann, dict):
             report.add(label, "/annotations", "D.1-annotations", "annotations must be an object")

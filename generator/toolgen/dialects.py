@@ -223,6 +223,48 @@ def iter_schemas(node: JSON, pointer: str = "", *, into_defs: bool = True) -> It
         stack.extend(reversed(children))
 
 
+def iter_nodes(node: JSON, *, into_defs: bool = True) -> Iterator[JSON]:
+    """The nodes `iter_schemas` yields, in the same order, without building their JSON pointers.
+
+    Checks walk every schema of a catalog; building a pointer for every node (escaping every
+    property name) cost more than the checks. They scan with this and only walk again with
+    `iter_schemas` when they found something to report."""
+    stack: list[JSON] = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if isinstance(cur, dict):
+            children = child_nodes(cur, into_defs=into_defs)
+            if children:
+                children.reverse()
+                stack.extend(children)
+
+
+def child_nodes(node: dict[str, JSON], *, into_defs: bool = True) -> list[JSON]:
+    """The subschemas `child_schemas` yields, in the same order, without their JSON pointers."""
+    children: list[JSON] = []
+    for key, value in node.items():
+        if key in _SCHEMA_MAP_KEY_SET:
+            if isinstance(value, dict) and (into_defs or key not in _DEFS_KEY_SET):
+                children.extend(value.values())
+        elif key in _SCHEMA_LIST_KEY_SET:
+            if isinstance(value, list):
+                children.extend(value)
+        elif key in _SCHEMA_KEY_SET:
+            if isinstance(value, list):
+                if key == "items":
+                    children.extend(value)
+            elif isinstance(value, (dict, bool)):
+                children.append(value)
+    return children
+
+
+_SCHEMA_MAP_KEY_SET = frozenset(_SCHEMA_MAP_KEYS)
+_SCHEMA_LIST_KEY_SET = frozenset(_SCHEMA_LIST_KEYS)
+_SCHEMA_KEY_SET = frozenset(_SCHEMA_KEYS)
+_DEFS_KEY_SET = frozenset(_DEFS_KEYS)
+
+
 def resolve_local_ref(root: JSON, ref: str) -> JSON:
     """The schema a local `$ref` (``#``, ``#/json/pointer`` or ``#anchor``) names inside `root`.
 
@@ -240,6 +282,17 @@ def resolve_local_ref(root: JSON, ref: str) -> JSON:
 
 def unresolved_refs(schema: JSON) -> list[tuple[str, str]]:
     """``(pointer, ref)`` of every `$ref` in `schema` that does not resolve inside `schema` (D.1, case 21)."""
+    refs = {node["$ref"] if isinstance(node["$ref"], str) else None
+            for node in iter_nodes(schema) if isinstance(node, dict) and "$ref" in node}
+    if not refs:
+        return []
+    if None not in refs:
+        try:
+            for ref in refs:
+                resolve_local_ref(schema, ref)  # type: ignore[arg-type]
+            return []
+        except PointerError:
+            pass  # walk again with pointers to say where
     bad: list[tuple[str, str]] = []
     for ptr, node in iter_schemas(schema):
         if isinstance(node, dict) and "$ref" in node:
@@ -278,7 +331,7 @@ def recursive_ref_targets(root: JSON) -> list[str]:
     Used for A.2 (OpenAI keeps recursive `$defs`) and B.2 (Anthropic strict rejects recursion)."""
     targets: list[str] = []
     seen: set[str] = set()
-    for _, node in iter_schemas(root):
+    for node in iter_nodes(root):
         if isinstance(node, dict) and "$ref" in node:
             tp = _ref_target_pointer(root, node["$ref"])
             if tp is not None and tp not in seen:
@@ -287,7 +340,7 @@ def recursive_ref_targets(root: JSON) -> list[str]:
     edges: dict[str, list[str]] = {}
     for tp in targets:
         out: list[str] = []
-        for _, node in iter_schemas(resolve_pointer(root, tp), into_defs=False):
+        for node in iter_nodes(resolve_pointer(root, tp), into_defs=False):
             if isinstance(node, dict) and "$ref" in node:
                 dest = _ref_target_pointer(root, node["$ref"])
                 if dest is not None and dest not in out:
@@ -345,7 +398,7 @@ def schema_stats(schema: JSON) -> SchemaStats:
                 for name, sub in defs.items():
                     chars += len(str(name))
                     walk(sub, 1)
-        for _, sub in child_schemas(node, into_defs=False):
+        for sub in child_nodes(node, into_defs=False):
             walk(sub, level)
 
     walk(schema, 0)
@@ -953,6 +1006,8 @@ def _allof_members(canonical: JSON) -> set[str]:
     ``additionalProperties: false`` would reject the members the other parts declare."""
     found: set[str] = set()
     todo: list[str] = []
+    if not any(isinstance(node, dict) and isinstance(node.get("allOf"), list) for node in iter_nodes(canonical)):
+        return found
     for ptr, node in iter_schemas(canonical):
         if isinstance(node, dict) and isinstance(node.get("allOf"), list):
             todo.extend(f"{ptr}/allOf/{i}" for i in range(len(node["allOf"])))
@@ -991,6 +1046,8 @@ def _ref_warnings(schema: JSON, dialect: str) -> list[str]:
 def _has_free_form(schema: JSON) -> list[str]:
     """Pointers of object nodes that accept undeclared members, and of `{}`/true nodes."""
     found: list[str] = []
+    if not any(_free_form_node(node) for node in iter_nodes(schema)):
+        return found
     for ptr, node in iter_schemas(schema):
         if node is True or node == {}:
             found.append(ptr)
@@ -998,6 +1055,13 @@ def _has_free_form(schema: JSON) -> list[str]:
             if node.get("additionalProperties", _MISSING) is not False or "patternProperties" in node:
                 found.append(ptr)
     return found
+
+
+def _free_form_node(node: JSON) -> bool:
+    if node is True or node == {}:
+        return True
+    return (isinstance(node, dict) and is_object_schema(node) and "$ref" not in node
+            and (node.get("additionalProperties", _MISSING) is not False or "patternProperties" in node))
 
 
 def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
@@ -1034,7 +1098,7 @@ def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
         strict = False
         warnings.append(f"free-form object or unconstrained value (#{ptr}): anthropic strict disabled")
     optional = unions = 0
-    for _, node in iter_schemas(out):
+    for node in iter_nodes(out):
         if not isinstance(node, dict):
             continue
         if isinstance(node.get("properties"), dict):

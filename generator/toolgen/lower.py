@@ -1047,11 +1047,11 @@ def _bounded(schema: dict[str, Any], depth: int, budget: int) -> dict[str, Any]:
     """`limit_depth` at the deepest level ≤ `depth` whose result stays within `budget` schema nodes
     (at least one level). Wide APIs (Stripe objects with ~100 expandable properties) get fewer levels."""
     best = limit_depth(schema, 1)
+    if schema_nodes(best) > budget:
+        return best
     for level in range(2, depth + 1):
-        if schema_nodes(best) > budget:
-            break
-        candidate = limit_depth(schema, level)
-        if schema_nodes(candidate) > budget:
+        candidate = limit_depth(schema, level, max_nodes=budget)  # None (early) when over the budget
+        if candidate is None:
             break
         best = candidate
     return best

@@ -42,7 +42,7 @@ import hashlib
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal, Mapping, NamedTuple, Sequence
+from typing import Any, Iterator, Literal, Mapping, NamedTuple, Sequence, overload
 
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from .load import SpecDocument
@@ -1229,45 +1229,79 @@ def _permissive(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset())
     return {}
 
 
-def _limit(node: Any, level: int, depth: int, root: JSONSchema, active: frozenset[tuple[str, int]]) -> Any:
+class _OverBudget(Exception):
+    """`limit_depth(..., max_nodes=n)`: the result would have more than n schema nodes."""
+
+
+class _NodeCount:
+    """Schema nodes `_limit` has produced so far; every dict it returns at a schema position is one
+    distinct node of the result (a lower bound of `schema_nodes(result)`, which also counts nodes
+    inside copied `not`/`if` values and kept `$defs`)."""
+
+    __slots__ = ("cap", "n")
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.n = 0
+
+    def add(self) -> None:
+        self.n += 1
+        if self.n > self.cap:
+            raise _OverBudget
+
+
+def _limit(node: Any, level: int, depth: int, root: JSONSchema, active: frozenset[tuple[str, int]],
+           count: _NodeCount | None = None) -> Any:
     if not isinstance(node, dict):
         return node
     if level > depth and _is_container(node, root):
+        if count is not None:
+            count.add()
         return _permissive(node, root)
     ref = node.get("$ref")
     if isinstance(ref, str):
         target = _local_def(node, root)
         if target is not None:
             if (ref, level) in active:  # re-entered without going deeper: stop with "any"
+                if count is not None:
+                    count.add()
                 return {}
             merged = dict(target)
             merged.update({k: v for k, v in node.items() if k != "$ref"})
-            return _limit(merged, level, depth, root, active | {(ref, level)})
+            return _limit(merged, level, depth, root, active | {(ref, level)}, count)
+    if count is not None:
+        count.add()
     out: JSONSchema = {}
     for key, value in node.items():
         if key in ("not", "if"):  # contravariant: loosening them would reject more
             out[key] = _copy_tree(value)
         elif key in _DEEPER_MAP and isinstance(value, dict):
-            out[key] = {k: _limit(v, level + 1, depth, root, active) for k, v in value.items()}
+            out[key] = {k: _limit(v, level + 1, depth, root, active, count) for k, v in value.items()}
         elif key in _DEEPER_ONE or key == "additionalItems":
             if isinstance(value, list):
-                out[key] = [_limit(v, level + 1, depth, root, active) for v in value]
+                out[key] = [_limit(v, level + 1, depth, root, active, count) for v in value]
             else:
-                out[key] = _limit(value, level + 1, depth, root, active)
+                out[key] = _limit(value, level + 1, depth, root, active, count)
         elif key == "prefixItems" and isinstance(value, list):
-            out[key] = [_limit(v, level + 1, depth, root, active) for v in value]
+            out[key] = [_limit(v, level + 1, depth, root, active, count) for v in value]
         elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
-            out[key] = [_limit(v, level, depth, root, active) for v in value]
+            out[key] = [_limit(v, level, depth, root, active, count) for v in value]
         elif key in ("then", "else"):
-            out[key] = _limit(value, level, depth, root, active)
+            out[key] = _limit(value, level, depth, root, active, count)
         elif key == "dependentSchemas" and isinstance(value, dict):
-            out[key] = {k: _limit(v, level, depth, root, active) for k, v in value.items()}
+            out[key] = {k: _limit(v, level, depth, root, active, count) for k, v in value.items()}
         else:
             out[key] = _copy_tree(value)
     return out
 
 
-def limit_depth(schema: JSONSchema, depth: int) -> JSONSchema:
+@overload
+def limit_depth(schema: JSONSchema, depth: int) -> JSONSchema: ...
+@overload
+def limit_depth(schema: JSONSchema, depth: int, *, max_nodes: int) -> JSONSchema | None: ...
+
+
+def limit_depth(schema: JSONSchema, depth: int, *, max_nodes: int | None = None) -> JSONSchema | None:
     """Cut a canonical schema below `depth` data levels; returns a new schema.
 
     The root is level 0; each step through ``properties``/``items``/``additionalProperties``
@@ -1276,11 +1310,21 @@ def limit_depth(schema: JSONSchema, depth: int) -> JSONSchema:
     (keeping ``null`` in the type when it was nullable), or ``{}`` when it has no type, so the
     result accepts every instance the original accepted. ``$defs`` are inlined while walking (so
     recursion is cut at `depth`); those still referenced (from ``not``/``if``) are kept.
+
+    With `max_nodes`, returns None as soon as the result is known to exceed that many schema nodes
+    (`schema_nodes`), without building the rest of it; a result is returned only when it fits.
     """
     defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
     body = {k: v for k, v in schema.items() if k != "$defs"}
-    limited = _limit(body, 0, depth, schema, frozenset())
-    return _with_used_defs(limited, defs or {})
+    count = _NodeCount(max_nodes) if max_nodes is not None else None
+    try:
+        limited = _limit(body, 0, depth, schema, frozenset(), count)
+    except _OverBudget:
+        return None
+    result = _with_used_defs(limited, defs or {})
+    if max_nodes is not None and schema_nodes(result) > max_nodes:
+        return None
+    return result
 
 
 #: deep copy of a JSON tree (shared sub-objects become separate copies), for callers of
