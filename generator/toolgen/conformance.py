@@ -32,11 +32,12 @@ from toolgen.dialects import (
     iter_schemas,
     openai_limit_problems,
     recursive_ref_targets,
+    resolve_local_ref,
     schema_stats,
     types_of,
     unresolved_refs,
 )
-from toolgen.pointer import escape_token
+from toolgen.pointer import PointerError, escape_token
 
 _rs_meta: ModuleType | None
 try:  # optional accelerator; jsonschema remains the reference and gives the messages
@@ -141,9 +142,53 @@ def _checked(check: Callable[..., None], report: _Report, *args: Any) -> None:
         check(report, *args, walk=iter_schemas)
 
 
-def _check_items_and_refs(report: _Report, tool: str, base: str, schema: JSON, prefix: str) -> None:
+class _Summary:
+    """What one walk over a schema found, so each check walks again (with pointers, to report) only
+    when there is something to report: arrays without `items`, `$ref` values, `nullable` keys,
+    OpenAPI-only formats and the regular expressions to compile."""
+
+    __slots__ = ("array_without_items", "bad_format", "nullable", "patterns", "refs")
+
+    def __init__(self, schema: JSON) -> None:
+        self.array_without_items = self.nullable = self.bad_format = False
+        self.refs: set[Any] = set()
+        self.patterns: list[str] = []
+        for node in iter_nodes(schema):
+            if not isinstance(node, dict):
+                continue
+            if "items" not in node and is_array_schema(node):
+                self.array_without_items = True
+            if "$ref" in node:
+                ref = node["$ref"]
+                self.refs.add(ref if isinstance(ref, str) else None)
+            if "nullable" in node:
+                self.nullable = True
+            if isinstance(node.get("format"), str) and node["format"] in OPENAPI_ONLY_FORMATS:
+                self.bad_format = True
+            if "pattern" in node and isinstance(node["pattern"], str):
+                self.patterns.append(node["pattern"])
+            if "patternProperties" in node and isinstance(node["patternProperties"], dict):
+                self.patterns.extend(node["patternProperties"])
+
+    def refs_resolve(self, schema: JSON) -> bool:
+        if None in self.refs:
+            return False
+        try:
+            for ref in self.refs:
+                resolve_local_ref(schema, ref)
+        except PointerError:
+            return False
+        return True
+
+
+def _check_items_and_refs(report: _Report, tool: str, base: str, schema: JSON, prefix: str,
+                          summary: _Summary | None = None) -> None:
     """Every array has `items` (A.2 "Array keywords", E point 4); every `$ref` resolves (D.1, case 21)."""
-    _checked(_check_items, report, tool, base, schema)
+    summary = summary or _Summary(schema)
+    if summary.array_without_items:
+        _checked(_check_items, report, tool, base, schema)
+    if not summary.refs or summary.refs_resolve(schema):
+        return
     for ptr, ref in unresolved_refs(schema):
         report.add(tool, base + ptr, f"{prefix}-ref-resolves", f"$ref {ref!r} does not resolve in the schema")
 
@@ -154,7 +199,7 @@ def _check_items(report: _Report, tool: str, base: str, schema: JSON, *, walk: W
             report.add(tool, base + ptr, "E.4-array-items", "array schema without items")
 
 
-def _fast_meta_valid(schema: JSON) -> bool:
+def _fast_meta_valid(schema: JSON, summary: _Summary | None = None) -> bool:
     """True when the (optional, much faster) jsonschema_rs meta-validator accepts `schema` as 2020-12
     and every `pattern` compiles; False means "ask jsonschema", which also yields the message."""
     if _rs_meta is None or not isinstance(schema, dict):
@@ -165,22 +210,18 @@ def _fast_meta_valid(schema: JSON) -> bool:
             return False
     except Exception:  # unknown $schema, registry problems: let jsonschema decide and explain
         return False
-    for node in iter_nodes(schema):
-        if isinstance(node, dict):
-            patterns = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
-            if isinstance(node.get("patternProperties"), dict):
-                patterns += list(node["patternProperties"])
-            for pattern in patterns:
-                try:
-                    re.compile(pattern)
-                except re.error:
-                    return False
+    for pattern in (summary or _Summary(schema)).patterns:
+        try:
+            re.compile(pattern)
+        except re.error:
+            return False
     return True
 
 
-def _check_2020_12(report: _Report, tool: str, base: str, schema: JSON, rule: str) -> None:
+def _check_2020_12(report: _Report, tool: str, base: str, schema: JSON, rule: str,
+                   summary: _Summary | None = None) -> None:
     """Valid under the JSON Schema 2020-12 meta-schema (B.1 `input_schema`, D.1)."""
-    if _fast_meta_valid(schema):
+    if _fast_meta_valid(schema, summary):
         return
     try:
         Draft202012Validator.check_schema(schema)
@@ -189,9 +230,10 @@ def _check_2020_12(report: _Report, tool: str, base: str, schema: JSON, rule: st
         report.add(tool, base + path, rule, f"not valid JSON Schema 2020-12: {exc.message}")
 
 
-def _check_no_nullable(report: _Report, tool: str, base: str, schema: JSON, rule: str) -> None:
+def _check_no_nullable(report: _Report, tool: str, base: str, schema: JSON, rule: str,
+                       summary: _Summary | None = None) -> None:
     """OpenAPI 3.0 `nullable` means nothing to JSON Schema (case 08)."""
-    if any(isinstance(node, dict) and "nullable" in node for node in iter_nodes(schema)):
+    if (summary or _Summary(schema)).nullable:
         _checked(_check_nullable_nodes, report, tool, base, schema, rule)
 
 
@@ -303,8 +345,9 @@ def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
         base = "/function/parameters"
         if not _object_root(report, label, base, params, "A.2-root-object", "parameters"):
             continue
-        _check_items_and_refs(report, label, base, params, "A.2")
-        _check_no_nullable(report, label, base, params, "E.2-nullable")
+        summary = _Summary(params)
+        _check_items_and_refs(report, label, base, params, "A.2", summary)
+        _check_no_nullable(report, label, base, params, "E.2-nullable", summary)
         if fn.get("strict") is True:
             _check_openai_strict(report, label, base, params)
     _check_names(report, names, "A.1")
@@ -340,9 +383,10 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
         base = "/input_schema"
         if not _object_root(report, label, base, schema, "B.1-input-schema-object", "input_schema"):
             continue
-        _check_2020_12(report, label, base, schema, "B.1-json-schema-2020-12")
-        _check_items_and_refs(report, label, base, schema, "B.1")
-        _check_no_nullable(report, label, base, schema, "E.2-nullable")
+        summary = _Summary(schema)
+        _check_2020_12(report, label, base, schema, "B.1-json-schema-2020-12", summary)
+        _check_items_and_refs(report, label, base, schema, "B.1", summary)
+        _check_no_nullable(report, label, base, schema, "E.2-nullable", summary)
         if tool.get("strict") is True:
             for ptr in recursive_ref_targets(schema):
                 report.add(label, base + ptr, "B.2-recursion", "recursive schemas are not supported in strict")
@@ -389,11 +433,11 @@ def check_mcp_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
             base = f"/{key}"
             if not _object_root(report, label, base, schema, rule, key):
                 continue
-            _check_2020_12(report, label, base, schema, "D.1-json-schema-2020-12")
-            _check_items_and_refs(report, label, base, schema, "D.1")
-            _check_no_nullable(report, label, base, schema, "D.1-nullable")
-            if any(isinstance(node, dict) and node.get("format") in OPENAPI_ONLY_FORMATS
-                   for node in iter_nodes(schema)):
+            summary = _Summary(schema)
+            _check_2020_12(report, label, base, schema, "D.1-json-schema-2020-12", summary)
+            _check_items_and_refs(report, label, base, schema, "D.1", summary)
+            _check_no_nullable(report, label, base, schema, "D.1-nullable", summary)
+            if summary.bad_format:
                 for ptr, node in iter_schemas(schema):
                     if isinstance(node, dict) and node.get("format") in OPENAPI_ONLY_FORMATS:
                         report.add(label, base + ptr, "D.1-format",

@@ -11,8 +11,8 @@ catalog (`openai_tool`, `anthropic_tool`, `mcp_tool`).
 
 Every rule cites a section of ``docs/provider-dialects.md`` (shared design material):
 A.x OpenAI function tools and strict mode, B.x Anthropic tools, D.x MCP 2025-11-25, E the portable
-intersection. The transforms are pure: they deep-copy their input, never mutate it, and build output
-dicts in a fixed order (callers serialise with ``sort_keys`` anyway). Keywords a dialect cannot carry
+intersection. The transforms are pure: they never mutate their input, share no mutable object with it,
+and build output dicts in a fixed order (callers serialise with ``sort_keys`` anyway). Keywords a dialect cannot carry
 are summarised in the node's ``description`` as ``(keyword: value; ...)``; the toolgen runtime
 validates every call against the canonical schema, so nothing is lost at run time.
 
@@ -491,6 +491,18 @@ def _apply_nullable(schema: dict[str, JSON]) -> dict[str, JSON]:
     return s
 
 
+def _copy_json(value: JSON) -> JSON:
+    """Deep copy of a JSON value (scalars are returned as they are)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy_json(v) for v in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return copy.deepcopy(value)
+
+
 def _dedupe(values: list[JSON]) -> list[JSON]:
     seen: set[str] = set()
     out: list[JSON] = []
@@ -521,7 +533,7 @@ def _rewrite_refs(node: JSON, fn: Callable[[str], str]) -> JSON:
         if key == "$ref" and isinstance(value, str):
             out[key] = fn(value)
         elif key in ("enum", "const", "default", "examples", "example"):
-            out[key] = copy.deepcopy(value)
+            out[key] = _copy_json(value)
         else:
             out[key] = _rewrite_refs(value, fn)
     return out
@@ -620,7 +632,8 @@ class _OpenAIStrict:
     """One run of the OpenAI strict transform (A.2, A.4, E)."""
 
     def __init__(self, canonical: dict[str, JSON]):
-        self.doc: dict[str, JSON] = copy.deepcopy(canonical)
+        # read only: every node is rebuilt, and values taken over whole (enum, const) are copied
+        self.doc: dict[str, JSON] = canonical
         self.cyclic: set[str] = set(recursive_ref_targets(self.doc))
         self.notes: list[str] = []
         self.warnings: list[str] = []
@@ -823,9 +836,10 @@ class _OpenAIStrict:
                 parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", _label_child(label, key, i))
                                   for i, b in enumerate(value)]
             elif key == "enum":
-                parts["enum"] = _dedupe(list(value)) if isinstance(value, list) else value
+                parts["enum"] = _dedupe([_copy_json(v) for v in value]) if isinstance(value, list) \
+                    else _copy_json(value)
             elif key == "const":
-                parts["const"] = copy.deepcopy(value)
+                parts["const"] = _copy_json(value)
             elif key == "format":
                 stringy = types is not None and "string" in types and set(types) <= {"string", "null"}
                 if stringy and value in OPENAI_STRICT_FORMATS:
@@ -983,9 +997,9 @@ class _Light:
                 moved.append((key, value))
             elif key == "example":
                 if "examples" not in schema:
-                    out["examples"] = [copy.deepcopy(value)]
+                    out["examples"] = [_copy_json(value)]
             else:
-                out[key] = copy.deepcopy(value)
+                out[key] = _copy_json(value)
         if (self.rules.close_objects and isinstance(out.get("properties"), dict)
                 and ptr not in self.keep_open
                 and not any(k in out for k in ("additionalProperties", "patternProperties",
@@ -1046,8 +1060,6 @@ def _ref_warnings(schema: JSON, dialect: str) -> list[str]:
 def _has_free_form(schema: JSON) -> list[str]:
     """Pointers of object nodes that accept undeclared members, and of `{}`/true nodes."""
     found: list[str] = []
-    if not any(_free_form_node(node) for node in iter_nodes(schema)):
-        return found
     for ptr, node in iter_schemas(schema):
         if node is True or node == {}:
             found.append(ptr)
@@ -1089,23 +1101,28 @@ def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
         out = {**kept, "type": "object", "properties": {}, "additionalProperties": False}
     elif "properties" not in out and types_of(out) == ["object"]:
         out["properties"] = {}
-    warnings: list[str] = _ref_warnings(out, "anthropic")
-    strict = not warnings
-    for ptr in recursive_ref_targets(out):
-        strict = False
-        warnings.append(f"recursive schema (#{ptr}): anthropic strict disabled")
-    for ptr in _has_free_form(out):
-        strict = False
-        warnings.append(f"free-form object or unconstrained value (#{ptr}): anthropic strict disabled")
     optional = unions = 0
+    has_ref = free_form = False  # one walk decides which of the (pointer-naming) walks below are needed
     for node in iter_nodes(out):
+        if not free_form and _free_form_node(node):
+            free_form = True
         if not isinstance(node, dict):
             continue
+        if "$ref" in node:
+            has_ref = True
         if isinstance(node.get("properties"), dict):
             req = node.get("required", [])
             optional += sum(1 for k in node["properties"] if k not in req)
         if "anyOf" in node or isinstance(node.get("type"), list):
             unions += 1
+    warnings: list[str] = _ref_warnings(out, "anthropic") if has_ref else []
+    strict = not warnings
+    for ptr in recursive_ref_targets(out) if has_ref else ():
+        strict = False
+        warnings.append(f"recursive schema (#{ptr}): anthropic strict disabled")
+    for ptr in _has_free_form(out) if free_form else ():
+        strict = False
+        warnings.append(f"free-form object or unconstrained value (#{ptr}): anthropic strict disabled")
     if optional > ANTHROPIC_MAX_OPTIONAL:
         strict = False
         warnings.append(f"{optional} optional properties > {ANTHROPIC_MAX_OPTIONAL} (#): "
