@@ -31,7 +31,7 @@ from .naming import (
 from .operations import Operation, find_operation, list_operations, operation_matches, suggest_operations
 from .pointer import join_pointer
 from .schema import (
-    SchemaBudget, SchemaConverter, copy_tree as _copy_tree, limit_depth, object_view, project_schema, schema_nodes,
+    SchemaBudget, SchemaConverter, copy_tree as _copy_tree, limit_depth, object_view, project_schema,
 )
 
 READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
@@ -1046,9 +1046,10 @@ def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pag
 def _bounded(schema: dict[str, Any], depth: int, budget: int) -> dict[str, Any]:
     """`limit_depth` at the deepest level ≤ `depth` whose result stays within `budget` schema nodes
     (at least one level). Wide APIs (Stripe objects with ~100 expandable properties) get fewer levels."""
-    best = limit_depth(schema, 1)
-    if schema_nodes(best) > budget:
-        return best
+    first = limit_depth(schema, 1, max_nodes=budget)  # None when over the budget
+    if first is None:
+        return limit_depth(schema, 1)
+    best = first
     for level in range(2, depth + 1):
         candidate = limit_depth(schema, level, max_nodes=budget)  # None (early) when over the budget
         if candidate is None:

@@ -1047,6 +1047,8 @@ def _collect_def_refs(node: Any, out: set[str]) -> None:
 def _with_used_defs(body: JSONSchema, defs: Mapping[str, Any]) -> JSONSchema:
     """`body` (without $defs) plus copies of the $defs entries it still references, transitively."""
     body.pop("$defs", None)
+    if not defs:
+        return body
     used: set[str] = set()
     _collect_def_refs(body, used)
     todo = sorted(used)
@@ -1234,18 +1236,20 @@ class _OverBudget(Exception):
 
 
 class _NodeCount:
-    """Schema nodes `_limit` has produced so far; every dict it returns at a schema position is one
-    distinct node of the result (a lower bound of `schema_nodes(result)`, which also counts nodes
-    inside copied `not`/`if` values and kept `$defs`)."""
+    """Schema nodes `_limit` has produced so far: every dict it returns at a schema position is one
+    distinct node of the result (a `_permissive` array two: it carries ``items: {}``). That is
+    `schema_nodes(result)` exactly, unless a schema was copied whole (`not`, `if`, `contentSchema`)
+    or `$defs` are kept (`inexact`); then it is a lower bound."""
 
-    __slots__ = ("cap", "n")
+    __slots__ = ("cap", "inexact", "n")
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
         self.n = 0
+        self.inexact = False
 
-    def add(self) -> None:
-        self.n += 1
+    def add(self, n: int = 1) -> None:
+        self.n += n
         if self.n > self.cap:
             raise _OverBudget
 
@@ -1255,9 +1259,10 @@ def _limit(node: Any, level: int, depth: int, root: JSONSchema, active: frozense
     if not isinstance(node, dict):
         return node
     if level > depth and _is_container(node, root):
+        loose = _permissive(node, root)
         if count is not None:
-            count.add()
-        return _permissive(node, root)
+            count.add(2 if isinstance(loose.get("items"), dict) else 1)
+        return loose
     ref = node.get("$ref")
     if isinstance(ref, str):
         target = _local_def(node, root)
@@ -1275,6 +1280,8 @@ def _limit(node: Any, level: int, depth: int, root: JSONSchema, active: frozense
     for key, value in node.items():
         if key in ("not", "if"):  # contravariant: loosening them would reject more
             out[key] = _copy_tree(value)
+            if count is not None:
+                count.inexact = True
         elif key in _DEEPER_MAP and isinstance(value, dict):
             out[key] = {k: _limit(v, level + 1, depth, root, active, count) for k, v in value.items()}
         elif key in _DEEPER_ONE or key == "additionalItems":
@@ -1292,6 +1299,8 @@ def _limit(node: Any, level: int, depth: int, root: JSONSchema, active: frozense
             out[key] = {k: _limit(v, level, depth, root, active, count) for k, v in value.items()}
         else:
             out[key] = _copy_tree(value)
+            if count is not None and key in ("contentSchema", "$defs"):
+                count.inexact = True
     return out
 
 
@@ -1322,7 +1331,8 @@ def limit_depth(schema: JSONSchema, depth: int, *, max_nodes: int | None = None)
     except _OverBudget:
         return None
     result = _with_used_defs(limited, defs or {})
-    if max_nodes is not None and schema_nodes(result) > max_nodes:
+    if max_nodes is not None and count is not None and (count.inexact or "$defs" in result) \
+            and schema_nodes(result) > max_nodes:
         return None
     return result
 
