@@ -62,8 +62,10 @@ def test_check_reports_stale_extra_and_missing_files(tmp_path: Path) -> None:
     assert "--- a/generated/tickets/POLICY.md" in proc.stderr and "+| `record_ticket_delete`" in proc.stderr
     assert "extra file generated/tickets/stray.txt" in proc.stderr
     assert "missing file generated/tickets/REPORT.md" in proc.stderr
+    refused = _in(root, "build", "-q")  # toolgen never deletes a file it did not write
+    assert refused.returncode == 2 and "stray.txt" in refused.stderr
+    (root / "generated" / "tickets" / "stray.txt").unlink()
     assert _in(root, "build", "-q").returncode == 0
-    assert not (root / "generated" / "tickets" / "stray.txt").exists()
     assert _in(root, "build", "--check", "-q").returncode == 0
 
 
@@ -240,3 +242,34 @@ paths:
                   "tools:\n  a: {operation: createA, effect: write, approval: never}\n")
     props = built.tool("mcp", "record_a")["inputSchema"]["properties"]
     assert props["name"]["maxLength"] == 10 and props["tag"]["enum"] == ["x", "y"]
+
+
+@pytest.mark.parametrize("where", ["inputs", "parent", "dot", "dotdot", "foreign", "file"])
+def test_output_folder_that_would_lose_data_is_refused(tmp_path: Path, where: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(TICKETS_SPEC, work / "tickets.yaml")
+    intent = work / "intent.yaml"
+    intent.write_text("toolgen: 1\nspec: tickets.yaml\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n")
+    out = {"inputs": work, "parent": tmp_path, "dot": Path("."), "dotdot": Path(".."),
+           "foreign": work / "mine", "file": work / "afile"}[where]
+    if where == "foreign":
+        out.mkdir()
+        (out / "notes.txt").write_text("keep me")
+    if where == "file":
+        out.write_text("keep me")
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(out)], cwd=work,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "out-unsafe" in proc.stderr and "Traceback" not in proc.stderr
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+
+
+def test_rebuilding_a_toolgen_folder_replaces_it(tmp_path: Path) -> None:
+    intent = REPO / "intent_maps" / "tickets.yaml"
+    out = tmp_path / "gen"
+    assert run("build", str(intent), "--out", str(out), "-q").exit_code == 0
+    (out / "__pycache__").mkdir()
+    assert run("build", str(intent), "--out", str(out), "-q", "--emit", "openai,policy").exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["POLICY.md", "openai.json", "policy.json"]

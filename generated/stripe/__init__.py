@@ -4954,11 +4954,6 @@ def argument_model(tool: str) -> Any:
     return getattr(models, ARGUMENT_MODELS[tool])
 
 
-def register(registry: Any) -> None:
-    """Add this API's tools to a toolgen runtime `Registry`."""
-    registry.register_api(POLICY, MCP_TOOLS)
-
-
 def load_registry(**options: Any) -> Any:
     """A toolgen runtime `Registry` serving just this API (`options` go to `Registry.from_package`)."""
     from toolgen.runtime import Registry

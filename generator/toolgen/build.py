@@ -41,6 +41,7 @@ class ApiBuild:
     catalogs: Catalogs
     sizes: list[ToolSize]
     seconds: dict[str, float] = field(default_factory=dict)
+    inputs: tuple[Path, ...] = ()  # the intent map and the spec (an output folder must never hold them)
 
 
 def api_name_for(intents: LoadedIntentMap, fallback: str) -> str:
@@ -130,7 +131,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     from dataclasses import replace
 
     ir = replace(ir, diagnostics=tuple(diagnostics))
-    return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings)
+    return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path))
 
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic]

@@ -103,7 +103,7 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
     """Build generated/ for every API of the project (or one INTENT_MAP with --out)."""
     from .build import build_api, build_project
     from .project import ALL_ARTIFACTS, Artifact, load_project
-    from .write import Output, check_outputs, write_outputs
+    from .write import Output, check_destinations, check_outputs, write_outputs
 
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
@@ -143,6 +143,12 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
             click.echo(f"toolgen: generated files are up to date ({len(builds)} API"
                        f"{'s' if len(builds) != 1 else ''}).", err=True)
         return
+    protected = [Path.cwd(), *(p for b in builds for p in b.inputs)]
+    if intent_map is None:
+        protected.append(project_file or Path("toolgen.yaml"))
+    problems = check_destinations(outputs, protected)
+    if problems:
+        raise DiagnosticError(problems)
     written = write_outputs(outputs)
     if progress:
         for b in builds:

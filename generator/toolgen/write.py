@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .diagnostics import Diagnostic, SourceLocation
 from .load import display_path
 
 
@@ -30,8 +31,58 @@ class Output:
         return list(self.files) == [""]
 
 
+# every file name toolgen may write into an output folder (any artifact selection), and caches
+OWNED_NAMES = frozenset({"openai.json", "anthropic.json", "mcp.json", "policy.json", "POLICY.md", "REPORT.md",
+                         "__init__.py", "models.py", "__pycache__"})
+
+
+def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Diagnostic]:
+    """Refuse destinations that would lose data: an output folder that is an existing file, that
+    holds (or is) an input or the working directory, that overlaps another output, or that already
+    holds files toolgen does not write. toolgen replaces its output folders whole, so these checks
+    run before anything is written. Returns `out-unsafe` error diagnostics (empty when all is safe).
+    """
+    problems: list[Diagnostic] = []
+    resolved = [(out, out.path.resolve()) for out in outputs]
+    guarded = [p.resolve() for p in protected]
+
+    def bad(out: Output, message: str, hint: str) -> None:
+        problems.append(Diagnostic("out-unsafe", "error", message, SourceLocation(display_path(out.path)), hint))
+
+    for i, (out, path) in enumerate(resolved):
+        shown = display_path(out.path)
+        if out.is_file:
+            if path.is_dir():
+                bad(out, f"{shown} is a folder; toolgen writes a file there", "choose another path")
+            continue
+        if path.exists() and not path.is_dir():
+            bad(out, f"output folder {shown} is an existing file", "choose a folder path")
+            continue
+        inside = [g for g in guarded if g == path or path in g.parents]
+        if inside:
+            bad(out, f"output folder {shown} holds {display_path(inside[0])}, which toolgen must not replace",
+                "toolgen replaces an output folder whole: give each API its own folder, e.g. generated/<api>")
+            continue
+        for j, (other, other_path) in enumerate(resolved):
+            if j != i and not other.is_file and (other_path == path or path in other_path.parents):
+                bad(out, f"output folders {shown} and {display_path(other.path)} overlap",
+                    "give every API a separate folder")
+                break
+        else:
+            if path.is_dir():
+                foreign = sorted(p.name for p in path.iterdir() if p.name not in OWNED_NAMES
+                                 and p.name not in out.files)
+                if foreign:
+                    bad(out, f"output folder {shown} holds files toolgen did not write: "
+                             f"{', '.join(foreign[:3])}{' …' if len(foreign) > 3 else ''}",
+                        "toolgen replaces an output folder whole: use an empty folder (or move these files)")
+    return problems
+
+
 def write_outputs(outputs: list[Output]) -> list[Path]:
-    """Write every output; returns the paths written. Either all folders are replaced or none."""
+    """Write every output; returns the paths written. Either all folders are replaced or none.
+    Call `check_destinations` first."""
+    outputs = [Output(out.path.resolve(), out.files) for out in outputs]
     staged: list[tuple[Output, Path]] = []
     try:
         for out in outputs:
@@ -53,19 +104,24 @@ def write_outputs(outputs: list[Output]) -> list[Path]:
             _remove(tmp)
         raise
     written = []
-    for out, tmp in staged:
-        if out.is_file:
-            os.replace(tmp, out.path)
-        else:
-            old = None
-            if out.path.exists():
-                old = out.path.with_name("." + out.path.name + ".old")
-                _remove(old)
-                os.replace(out.path, old)
-            os.replace(tmp, out.path)
-            if old is not None:
-                _remove(old)
-        written.append(out.path)
+    try:
+        for out, tmp in staged:
+            if out.is_file:
+                os.replace(tmp, out.path)
+            else:
+                old = None
+                if out.path.exists():
+                    old = out.path.with_name("." + out.path.name + ".old")
+                    _remove(old)
+                    os.replace(out.path, old)
+                os.replace(tmp, out.path)
+                if old is not None:
+                    _remove(old)
+            written.append(out.path)
+    finally:
+        for _, tmp in staged:  # leftovers of a swap that failed half-way
+            if tmp.exists():
+                _remove(tmp)
     return written
 
 

@@ -41,8 +41,9 @@ def main() -> None:
                 out[key] = "created"
         store.close()
     else:
-        approval = Approval(job["preview_id"], approved_by="race@example.com")
         for key in job["keys"]:
+            # one human approval per action: both workers present the same approval for the same key
+            approval = Approval(job["preview_id"], approved_by="race@example.com", approval_id=f"approval-{key}")
             res = registry.call("record_ticket_followup", dict(job["args"], action_id=key), actor=WRITER,
                                 approval=approval)
             if res.ok:

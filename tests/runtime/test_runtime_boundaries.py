@@ -360,7 +360,7 @@ def test_pending_receipt_after_crash(server: TicketsServer, tmp_path: Path) -> N
     # a fresh pending receipt (another worker is mid-call) is reported as in progress
     assert store.begin("tickets/record_ticket_delete", "del-busy", approval.preview_id, "admin") is None
     busy = reg.call("record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-busy"}, actor=ADMIN,
-                    approval=approval)
+                    approval=Approval(approval.preview_id, approval_id="second approval"))
     assert busy.error is not None and busy.error.code == "idempotency_in_progress" and busy.error.retryable
     reg.close()
 

@@ -223,7 +223,7 @@ def test_pending_left_by_a_crash(reg: Registry, server: TicketsServer, backend: 
     # a live claim (another worker is mid-call) is reported as in progress, retryable
     assert store.begin(DELETE, "del-busy", approval.preview_id, "admin") is None
     busy = reg.call("record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-busy"}, actor=ADMIN,
-                    approval=approval)
+                    approval=Approval(approval.preview_id, approval_id="second approval"))
     assert busy.error is not None and busy.error.code == "idempotency_in_progress" and busy.error.retryable
     # with a forwarded key, a stale claim is re-sent once (the API deduplicates), then replayed
     note = approve(reg, "preview_ticket_followup", NOTE)

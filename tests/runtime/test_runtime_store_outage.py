@@ -52,7 +52,11 @@ def test_unreachable_store_sends_nothing(server: TicketsServer) -> None:
 
 
 class _FailsOnComplete(MemoryReceiptStore):
-    def complete(self, *args: Any, **kwargs: Any) -> None:
+    """The store goes away after the write was sent (approvals, recorded before, still work)."""
+
+    def complete(self, scope: str, *args: Any, **kwargs: Any) -> None:
+        if scope.endswith("#approval"):
+            return super().complete(scope, *args, **kwargs)
         raise OSError("store went away")
 
 
@@ -64,3 +68,17 @@ def test_store_failure_after_the_write_keeps_the_result(server: TicketsServer) -
     assert server.side_effects["addFollowup"] == 1
     failures = [e for e in audit.events if e.decision == "store_failed"]
     assert failures and failures[0].code == "receipt_store_unavailable"
+
+
+def test_an_approval_is_spent_on_one_action(server: TicketsServer) -> None:
+    reg = _registry(server, MemoryReceiptStore(), MemoryAuditSink())
+    approval = _approved(reg)
+    first = reg.call("record_ticket_followup", dict(NOTE, action_id="a-1"), actor=WRITER, approval=approval)
+    again = reg.call("record_ticket_followup", dict(NOTE, action_id="a-1"), actor=WRITER, approval=approval)
+    other = reg.call("record_ticket_followup", dict(NOTE, action_id="a-2"), actor=WRITER, approval=approval)
+    assert first.ok and again.ok and again.replayed
+    assert other.error is not None and other.error.code == "approval_used" and other.error.category == "policy"
+    assert server.side_effects["addFollowup"] == 1
+    fresh = Approval(approval.preview_id, approval_id="second yes")  # a second human approval of the same action
+    assert reg.call("record_ticket_followup", dict(NOTE, action_id="a-2"), actor=WRITER, approval=fresh).ok
+    assert server.side_effects["addFollowup"] == 2

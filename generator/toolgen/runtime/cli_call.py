@@ -110,13 +110,16 @@ def _read_args(value: str) -> object:
 @click.option("--scopes", default=None, help="Comma-separated scopes the actor holds (env: TOOLGEN_SCOPES).")
 @click.option("--actor", "actor_id", default="cli", show_default=True, help="Actor id for audit and receipts.")
 @click.option("--approve", "preview_id", default=None, help="An approved preview_id (record tools).")
+@click.option("--approval-id", default=None,
+              help="Id of this approval: an approval is spent on one action; a second approval of the same "
+                   "preview needs its own id.")
 @click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
 @click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
 @click.option("--audit-log", type=click.Path(path_type=Path), default=None,
               help="Append audit events as JSON lines to this file.")
 def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None, actor_id: str,
-                 preview_id: str | None, base_url: str | None, receipts_spec: str | None,
-                 audit_log: Path | None) -> None:
+                 preview_id: str | None, approval_id: str | None, base_url: str | None,
+                 receipts_spec: str | None, audit_log: Path | None) -> None:
     """Run TOOL of a generated package against its API and print the structured result as JSON."""
     try:
         args = _read_args(args_text)
@@ -155,7 +158,8 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
             sys.exit(2)
         try:
             result = registry.call(tool, args, actor=Actor.of(actor_id, parse_scopes(scopes)),
-                                   approval=Approval(preview_id, approved_by=actor_id) if preview_id else None)
+                                   approval=Approval(preview_id, approved_by=actor_id, approval_id=approval_id)
+                                   if preview_id else None)
         except Exception as exc:  # noqa: BLE001 - tool failures are data; anything raised here is a bug
             click.echo(f"toolgen call: internal error ({type(exc).__name__})", err=True)
             sys.exit(3)

@@ -37,6 +37,11 @@ ERROR_CODES: dict[str, tuple[Category, bool, str]] = {
         False,
         "The approval is for other arguments: preview these exact arguments and get them approved.",
     ),
+    "approval_used": (
+        "policy",
+        False,
+        "That approval was spent on another action: preview again and get this action approved.",
+    ),
     "idempotency_conflict": (
         "conflict",
         False,

@@ -12,7 +12,8 @@ annotations) and results are exactly what the runtime returns:
 
 The actor and its scopes are fixed when the server starts (``--scopes``/``--actor``): a client
 cannot raise its own permissions. Approvals travel in the request's ``_meta``:
-``{"toolgen/approval": "<preview_id>"}`` or ``{"toolgen/approval": {"preview_id": ..., "approved_by": ...}}``
+``{"toolgen/approval": "<preview_id>"}`` or
+``{"toolgen/approval": {"preview_id": ..., "approved_by": ..., "approval_id": ...}}``
 — set by the host application after a human approved the preview, never by the model (which only
 writes ``arguments``).
 """
@@ -43,7 +44,9 @@ def _approval_from_meta(meta: Any) -> Approval | None:
         return Approval(value)
     if isinstance(value, dict) and isinstance(value.get("preview_id"), str):
         by = value.get("approved_by")
-        return Approval(value["preview_id"], approved_by=str(by) if by is not None else None)
+        approval_id = value.get("approval_id")
+        return Approval(value["preview_id"], approved_by=str(by) if by is not None else None,
+                        approval_id=str(approval_id) if approval_id is not None else None)
     return None
 
 

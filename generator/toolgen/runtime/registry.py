@@ -74,10 +74,16 @@ class Actor:
 @dataclass(frozen=True)
 class Approval:
     """A human's approval of one previewed action. `preview_id` is the ``preview_id`` returned by the
-    preview tool; `approved_by` is recorded in the audit log. An approval never grants a scope."""
+    preview tool; `approved_by` is recorded in the audit log. An approval never grants a scope.
+
+    An approval is spent on one action: the first record call that uses it binds it to its
+    idempotency key (or, without one, to that single call); retries with the same key may reuse it,
+    any other action gets `approval_used`. `approval_id` tells apart two approvals of identical
+    arguments (default: the `preview_id`, i.e. one approval per previewed request)."""
 
     preview_id: str
     approved_by: str | None = None
+    approval_id: str | None = None
 
 
 @dataclass
@@ -463,6 +469,8 @@ class Registry:
                   approval: Approval | None, timeout_override_ms: int | None) -> _Pipeline:
         call_id = secrets.token_hex(8)
         fp: str | None = None
+        if isinstance(approval, str):  # a bare preview_id is an approval of that preview
+            approval = Approval(approval)
 
         def emit(step: str, decision: str, code: str | None = None, **detail: Any) -> None:
             self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, fp, code, detail))
@@ -555,6 +563,28 @@ class Registry:
                     "approval_mismatch",
                     f"The approval was given for preview {approval.preview_id[:20]}…, not for these arguments.",
                     details={"preview_tool": preview_tool, "approved_preview_id": approval.preview_id},
+                ))
+            # an approval is spent on one action (bound to its idempotency key), so one "yes" cannot
+            # authorise an unbounded number of writes with fresh keys
+            token = approval.approval_id or approval.preview_id
+            action = str(args.get(idem_arg)) if idem_arg and args.get(idem_arg) is not None \
+                else f"call:{call_id}"
+            approval_scope = f"{self.api}/{tool}#approval"
+            try:
+                spent = self.receipts.begin(approval_scope, token, "action:" + action, actor.id)
+                if spent is None:
+                    self.receipts.complete(approval_scope, token, {"approved_by": approval.approved_by}, 0)
+            except Exception as exc:  # noqa: BLE001 - any store outage: refuse before sending anything
+                return fail("approval", make_error(
+                    "receipt_store_unavailable",
+                    f"{tool}: the receipt store could not record the approval ({type(exc).__name__}); "
+                    "nothing was sent.", details={"store": type(self.receipts).__name__}))
+            if spent is not None and spent.fingerprint != "action:" + action:
+                return fail("approval", make_error(
+                    "approval_used",
+                    f"The approval of {approval.preview_id[:20]}… was already used for another action.",
+                    details={"preview_tool": preview_tool},
+                    next_step=f"Call {preview_tool} again and get a new approval for this action.",
                 ))
             emit("approval", "allow", approved_by=approval.approved_by)
 
