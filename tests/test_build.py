@@ -273,3 +273,19 @@ def test_rebuilding_a_toolgen_folder_replaces_it(tmp_path: Path) -> None:
     (out / "__pycache__").mkdir()
     assert run("build", str(intent), "--out", str(out), "-q", "--emit", "openai,policy").exit_code == 0
     assert sorted(p.name for p in out.iterdir()) == ["POLICY.md", "openai.json", "policy.json"]
+
+
+def test_spec_location_and_working_directory_do_not_change_the_output(tmp_path: Path) -> None:
+    root = _copy_project(tmp_path)
+    assert _in(root, "build", "-q").returncode == 0
+    moved = tmp_path / "elsewhere" / "copy.yaml"
+    moved.parent.mkdir()
+    shutil.copy(TICKETS_SPEC, moved)
+    env = {**os.environ, "TOOLGEN_SPEC_TICKETS": str(moved)}
+    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", "--check"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    # a single intent map: --spec NAME=PATH and TOOLGEN_SPEC_<NAME> apply too
+    intent = root / "intent_maps" / "tickets.yaml"
+    bad = run("build", str(intent), "--out", str(tmp_path / "o"), "--spec", "tickets=nowhere.yaml")
+    assert bad.exit_code == 2 and "nowhere.yaml" in bad.output

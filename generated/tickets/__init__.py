@@ -36,7 +36,7 @@ POLICY: dict[str, Any] = {
     "title": "Tickets API",
     "version": "1.2.0",
     "base_url": "http://127.0.0.1:8765/v1",
-    "spec": "specs/tickets.yaml",
+    "spec": "../specs/tickets.yaml",
     "tools": [
         {
             "tool": "get_ticket",

@@ -23,7 +23,7 @@ from .intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
 from .ir import ApiIR
 from .load import SpecDocument, display_path, load_spec
 from .lower import lower
-from .project import ALL_ARTIFACTS, Artifact, Project
+from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
 from .write import Output
 
 Progress = Callable[[str], None]
@@ -64,14 +64,17 @@ def resolve_spec_path(intents: LoadedIntentMap, override: Path | None) -> Path:
 
 def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Path | None = None,
               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
-              base: Path | None = None) -> ApiBuild:
+              base: Path | None = None, spec_overrides: dict[str, str] | None = None) -> ApiBuild:
     """Build one API in memory. Raises `DiagnosticError` when the inputs have errors.
 
-    Paths in messages and generated files are shown relative to `base` (the project root; default:
-    the working directory), so the output does not depend on where toolgen runs from.
+    The spec is `spec` if given, else `spec_overrides[<api>]`, else `TOOLGEN_SPEC_<API>`, else the
+    intent map's `spec:` key. Paths in messages are shown relative to `base` (the project root;
+    default: the working directory); generated files name the inputs as the intent map declares them,
+    so the output does not depend on where toolgen runs from or where the spec lives.
     """
     with _gc_paused():
-        return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base)
+        return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
+                          spec_overrides=spec_overrides)
 
 
 @contextmanager
@@ -92,10 +95,14 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,
-               emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None) -> ApiBuild:
+               emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None,
+               spec_overrides: dict[str, str] | None = None) -> ApiBuild:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
+    api = name or api_name_for(intents, intent_path.stem)
+    if spec is None:  # --spec NAME=PATH, then TOOLGEN_SPEC_<NAME>, then the intent map's `spec:`
+        spec = spec_override(api, spec_overrides or {})
     spec_path = resolve_spec_path(intents, spec)
     sink = DiagnosticSink()
     if not spec_path.exists():
@@ -112,7 +119,6 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
 
         doc.data = bundle_external_refs(spec_path, doc.data, base)
     timings["load"] = time.perf_counter() - t0
-    api = name or api_name_for(intents, intent_path.stem)
     if progress:
         progress(f"{api}: loaded {doc.display} (OpenAPI {doc.openapi})")
     t1 = time.perf_counter()
@@ -124,12 +130,16 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     sink.raise_if_errors()
     if progress:
         progress(f"{api}: lowered {len(ir.covered)} of {len(ir.operations)} operations to {len(ir.tools)} tools")
+    # generated files name the inputs as the intent map declares them, never by where they happen to
+    # be on this machine: an overridden spec location or another working directory changes nothing
+    from dataclasses import replace
+
+    ir = replace(ir, spec_display=intents.model.spec or spec_path.name,
+                 intent_display=display_path(intent_path, base) if base is not None else intent_path.name)
     t2 = time.perf_counter()
     files, catalogs, sizes = emit_files(ir, emit, sink.sorted())
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
-    from dataclasses import replace
-
     ir = replace(ir, diagnostics=tuple(diagnostics))
     return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path))
 

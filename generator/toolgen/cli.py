@@ -119,7 +119,7 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")
         spec = Path(single) if single else None
-        one = build_api(intent_map, out, spec=spec, emit=artifacts, progress=progress)
+        one = build_api(intent_map, out, spec=spec, emit=artifacts, progress=progress, spec_overrides=named)
         outputs = [Output(out, one.files)]
         builds = [one]
     else:
