@@ -2252,10 +2252,9 @@ MCP_TOOLS: list[dict[str, Any]] = [
                             ],
                         },
                         "phone": {
-                            "maxLength": 5000,
-                            "type": [
-                                "string",
-                                "null",
+                            "enum": [
+                                "[redacted]",
+                                None,
                             ],
                         },
                     },

@@ -644,7 +644,10 @@ MCP_TOOLS: list[dict[str, Any]] = [
                             "type": "string",
                         },
                         "phone": {
-                            "type": "string",
+                            "enum": [
+                                "[redacted]",
+                                None,
+                            ],
                         },
                     },
                     "required": [

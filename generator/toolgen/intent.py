@@ -152,7 +152,17 @@ class Budgets(_Strict):
 
 
 class ApiSpec(_Strict):
-    name: str | None = Field(None, pattern=r"^[a-z_][a-z0-9_]*$")
+    name: str | None = Field(None, pattern=r"^[a-z_][a-z0-9_]*$",
+                             description="API name: lower-case letters, digits, '_' (also the Python package name).")
+
+    @field_validator("name")
+    @classmethod
+    def _importable(cls, value: str | None) -> str | None:
+        import keyword
+
+        if value is not None and (keyword.iskeyword(value) or keyword.issoftkeyword(value)):
+            raise ValueError(f"{value!r} is a Python keyword, so the generated package could not be imported")
+        return value
     title: str | None = None
     base_url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict,

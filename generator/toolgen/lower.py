@@ -96,6 +96,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     covered: dict[str, str] = {}
     skipped: list[SkippedOperation] = []
 
+    _check_intent_map(ctx, operations)
     for key, intent in model.tools.items():
         loc = intents.locate("tools", key, "operation")
         op = find_operation(operations, intent.operation)
@@ -166,6 +167,33 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
         covered=tuple(p for p, name in covered.items() if name),
         skipped=tuple(skipped),
     )
+
+
+def _check_intent_map(ctx: _Ctx, operations: list[Operation]) -> None:
+    """Checks of the intent map as a whole against the spec (located errors and warnings)."""
+    import difflib
+
+    model, sink, intents = ctx.intents.model, ctx.sink, ctx.intents
+    schemes = (ctx.doc.data.get("components") or {}).get("securitySchemes") or {}
+    for name, spec in model.auth.items():
+        if spec.kind is None and name not in schemes:
+            close = difflib.get_close_matches(name, [str(k) for k in schemes], n=1)
+            sink.error("auth-scheme-unknown", f"auth names security scheme {name!r}, which the spec does not declare",
+                       intents.locate("auth", name),
+                       f"did you mean `{close[0]}`?" if close else
+                       "use a key of components.securitySchemes, or declare the credential with `kind:`")
+    for key, intent in model.tools.items():
+        scopes = [intent.permission] if isinstance(intent.permission, str) else list(intent.permission or [])
+        for scope in scopes:
+            if not scope.strip() or any(c.isspace() for c in scope):
+                sink.error("permission-invalid", f"intent `{key}`: permission {scope!r} is not one scope",
+                           intents.locate("tools", key, "permission"),
+                           "write one scope, or a list of scopes: permission: [a:read, b:read]")
+    for index, group in enumerate(model.include):
+        if not any(operation_matches(op, group.match) for op in operations):
+            sink.warning("include-matches-nothing", f"include pattern {group.match!r} matches no operation of the spec",
+                         intents.locate("include", index, "match"),
+                         "patterns match an operationId, `METHOD /path` or `tag:NAME` (globs allowed)")
 
 
 def _op_ref(op: Operation) -> OperationRef:
@@ -643,7 +671,12 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
             continue  # replaced by the idempotency key argument
         fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
         if fixed_key is not None:
-            fixed.append(FixedValue(where_in, wire, fixed_specs.pop(fixed_key)))  # type: ignore[arg-type]
+            value = fixed_specs.pop(fixed_key)
+            problem = _value_problem(_param_schema(ctx, param, ptr), value)
+            if problem:
+                raise _Skip("fixed-invalid", f"`fixed` value {value!r} for parameter {wire!r} of {op.key} is "
+                            f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
+            fixed.append(FixedValue(where_in, wire, value))  # type: ignore[arg-type]
             continue
         if where_in in ("header", "query", "cookie") and CREDENTIAL_NAME.search(wire) and (
                 param.get("required") or where_in == "header"):
@@ -714,6 +747,14 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
     if not defaults.output_descriptions:
         output_schema = _strip_descriptions(output_schema)
     return _Lowered(args, encoding, content_type, output_schema, pagination, tuple(fixed), auth, success, op_scopes)
+
+
+def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
+    """Why `value` does not validate against `schema` (JSON Schema 2020-12), or None."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
+    return None if error is None else error.message
 
 
 def _replace_binding(b: ArgBinding, **changes: Any) -> ArgBinding:
@@ -939,19 +980,50 @@ def _pagination(ctx: _Ctx, op: Operation, spec: PaginationSpec, defaults: Any, r
         raise _Skip("pagination-items-missing",
                     f"pagination.items {spec.items!r} is not an array in the success response of {op.key}",
                     iloc("pagination", "items"), "give the dotted path of the item array ('' for an array body)")
+    for attr in ("next", "has_more"):
+        path = getattr(spec, attr)
+        if path is not None and _field_schema(response, path) is None:
+            raise _Skip("pagination-field-missing",
+                        f"pagination.{attr} {path!r} is not a field of the success response of {op.key}",
+                        iloc("pagination", attr), "give the dotted path of that field in the response body")
+    if spec.cursor_from_item is not None:
+        items = _field_schema(response, spec.items, array=True) or {}
+        if _field_schema(items.get("items"), spec.cursor_from_item, defs=response.get("$defs")) is None:
+            raise _Skip("pagination-field-missing",
+                        f"pagination.cursor_from_item {spec.cursor_from_item!r} is not a field of the items of "
+                        f"{op.key}", iloc("pagination", "cursor_from_item"), "name a field of one item, e.g. id")
+    if spec.style == "cursor" and spec.next is None and spec.cursor_from_item is None:
+        raise _Skip("pagination-next-missing",
+                    f"cursor pagination of {op.key} needs `next` (where the next cursor is in the response) or "
+                    "`cursor_from_item` (+ `has_more`): without them no next page can be reached",
+                    iloc("pagination"), "e.g. next: next_cursor, or cursor_from_item: id with has_more: has_more")
     return Pagination(style=spec.style, items_field=spec.items, cursor_param=spec.cursor, limit_param=spec.limit,
                       next_field=spec.next, has_more_field=spec.has_more, cursor_from_item=spec.cursor_from_item,
                       default_page_size=page_size, max_page_size=max_size)
 
 
-def _field_schema(schema: Any, dotted: str, *, array: bool = False) -> Any:
-    node = schema
+def _field_schema(schema: Any, dotted: str, *, array: bool = False, defs: dict[str, Any] | None = None) -> Any:
+    """The sub-schema at a dotted path of object properties (following `#/$defs/...` references of
+    the root, or of `defs`), or None. With `array`, only an array schema counts."""
+    if defs is None and isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
+        defs = schema["$defs"]
+
+    def deref(node: Any) -> Any:
+        seen = 0
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str) and defs and seen < 50:
+            node = defs.get(node["$ref"].removeprefix("#/$defs/"), node)
+            seen += 1
+        return node
+
+    node = deref(schema)
     if dotted:
         for part in dotted.split("."):
+            node = deref(node)
             view = object_view(node) if isinstance(node, dict) else None
             if view is None or part not in view[0]:
                 return None
             node = view[0][part]
+    node = deref(node)
     if array:
         if not isinstance(node, dict):
             return None
@@ -961,8 +1033,58 @@ def _field_schema(schema: Any, dotted: str, *, array: bool = False) -> Any:
     return node
 
 
+REDACTED_SCHEMA: dict[str, Any] = {"description": "Redacted by the runtime policy.", "enum": ["[redacted]", None]}
+
+
 def _output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pagination | None, response: Any,
                    response_ptr: str, iloc: Any) -> dict[str, Any]:
+    """The output schema with `output.redact` paths checked against the response and replaced by the
+    value the runtime puts there, so a redacted `format: email` field still validates."""
+    out = _shaped_output_schema(ctx, op, intent, pagination, response, response_ptr, iloc)
+    redact = list(intent.output.redact) if intent.output else []
+    if not redact:
+        return out
+    base = response
+    if pagination is not None and isinstance(response, dict):
+        items = _field_schema(response, pagination.items_field, array=True) or {}
+        base = {**items.get("items", {}), "$defs": response.get("$defs", {})}
+    elif isinstance(response, dict) and _field_schema(response, "", array=True) is not None:
+        base = {**response.get("items", {}), "$defs": response.get("$defs", {})}
+    for index, path in enumerate(redact):
+        try:
+            if not isinstance(base, dict):
+                raise KeyError(path)
+            project_schema(base, [path])
+        except KeyError:
+            raise _Skip("output-redact-unknown", f"output.redact {path!r} is not a field of the response of "
+                        f"{op.key}, so nothing would be redacted", iloc("output", "redact", index),
+                        "use a dotted path of the response (the same form as output.fields)")
+        target = out["properties"]["items"]["items"] if pagination is not None else out
+        if pagination is None and "result" in out.get("properties", {}) and "items" in out["properties"]["result"]:
+            target = out["properties"]["result"]["items"]
+        _redact_in(target, path.split("."))
+    return out
+
+
+def _redact_in(node: Any, parts: list[str]) -> None:
+    """Replace the schema at `parts` (through arrays and union branches) by `REDACTED_SCHEMA`."""
+    if not isinstance(node, dict) or not parts:
+        return
+    for key in ("anyOf", "oneOf"):
+        for branch in node.get(key) or []:
+            _redact_in(branch, parts)
+    if isinstance(node.get("items"), dict):
+        _redact_in(node["items"], parts)
+    props = node.get("properties")
+    if isinstance(props, dict) and parts[0] in props:
+        if len(parts) == 1:
+            props[parts[0]] = {"description": REDACTED_SCHEMA["description"], "enum": list(REDACTED_SCHEMA["enum"])}
+        else:
+            _redact_in(props[parts[0]], parts[1:])
+
+
+def _shaped_output_schema(ctx: _Ctx, op: Operation, intent: ToolIntent, pagination: Pagination | None,
+                          response: Any, response_ptr: str, iloc: Any) -> dict[str, Any]:
     fields = list(intent.output.fields) if intent.output else []
     depth = (intent.output.depth if intent.output and intent.output.depth else ctx.intents.model.defaults.output_depth)
     if response is None:
