@@ -59,3 +59,11 @@ def test_redacted_field_keeps_a_valid_output_schema(tmp_path: Path) -> None:
     schema = built.tool("mcp", "get_ticket")["outputSchema"]
     jsonschema.validate({"id": "T-1", "requester": {"email": "[redacted]"}}, schema,
                         cls=jsonschema.Draft202012Validator, format_checker=jsonschema.FormatChecker())
+
+
+def test_build_reports_lint_findings_as_warnings(tmp_path: Path) -> None:
+    built = build(tmp_path, TICKETS, "tools:\n  ticket_delete:\n    operation: deleteTicket\n"
+                  "    effect: destructive\n    permission: ticket:delete\n    approval: never\n"
+                  "    idempotency: {key: action_id}\n")
+    report = (built.out / "REPORT.md").read_text()
+    assert "destructive-without-approval" in report and "(a lint error)" in report

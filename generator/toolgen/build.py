@@ -7,6 +7,7 @@ then writes them atomically (`toolgen.write`) or compares them (`--check`).
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 import re
 import time
 from contextlib import contextmanager
@@ -128,11 +129,21 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     located.extend(doc.fill_locations(sink.items))
     sink = located
     sink.raise_if_errors()
+    if "report" in emit:
+        # the lint stage: its findings reach REPORT.md and the build's warning count, so a build never
+        # says "0 warnings" about a map that `toolgen lint` rejects; only `toolgen lint` fails on them
+        from .lint import LintInput, lint_api
+
+        t_lint = time.perf_counter()
+        for finding in lint_api(LintInput(doc, intents, ir, [])):
+            if finding.severity == "error":
+                finding = replace(finding, severity="warning", message=f"{finding.message} (a lint error)")
+            sink.add(finding)
+        timings["lint"] = time.perf_counter() - t_lint
     if progress:
         progress(f"{api}: lowered {len(ir.covered)} of {len(ir.operations)} operations to {len(ir.tools)} tools")
     # generated files name the inputs as the intent map declares them, never by where they happen to
     # be on this machine: an overridden spec location or another working directory changes nothing
-    from dataclasses import replace
 
     ir = replace(ir, spec_display=intents.model.spec or spec_path.name,
                  intent_display=display_path(intent_path, base) if base is not None else intent_path.name)

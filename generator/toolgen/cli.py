@@ -155,8 +155,10 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
             n = sum(d.severity == "warning" for d in b.diagnostics)
             progress(f"{b.name}: wrote {len(b.files)} files to {b.out} ({len(b.ir.tools)} tools, {n} warnings)")
     if not quiet:
-        click.echo(f"toolgen: built {len(builds)} API{'s' if len(builds) != 1 else ''} "
-                   f"({sum(len(b.ir.tools) for b in builds)} tools, {len(written)} outputs).", err=True)
+        warned = sum(d.severity == "warning" for b in builds for d in b.diagnostics)
+        click.echo(f"toolgen: built {len(builds)} API{'s' if len(builds) != 1 else ''}, "
+                   f"{sum(len(b.ir.tools) for b in builds)} tools, {warned} warning{'s' if warned != 1 else ''} "
+                   "(see REPORT.md).", err=True)
 
 
 @main.command("schema")
