@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 from toolgen.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
+TICKETS_SPEC_PATH = REPO / "specs" / "tickets.yaml"
 SHARED = (REPO / ".." / "shared").resolve()
 CASES = SHARED / "cases"
 REAL = SHARED / "specs" / "real"

@@ -322,7 +322,7 @@ class Registry:
             send_null=send_null,
             intent=intent,
             mutating=mutating,
-            field_tree=field_tree(out_policy.get("fields") or []),
+            field_tree=field_tree(out_policy.get("fields") or _declared_fields(row, output_schema)),
             redact_tree=field_tree(out_policy.get("redact") or []),
         )
 
@@ -931,6 +931,26 @@ class Registry:
         if isinstance(body, dict):
             shaped_body = project(redact(shaped_body, spec.redact_tree), spec.field_tree)
         return enforce_budget(shaped_body, max_bytes)
+
+
+def _declared_fields(row: Mapping[str, Any], output_schema: Any) -> list[str]:
+    """Without `output.fields`, the result keeps the top-level properties its output schema declares
+    (of each item, for a paginated tool): a field the API adds that the spec does not declare never
+    reaches the model. Schemas that allow other properties, or declare none, keep everything."""
+    if row.get("mode") == "preview" or not isinstance(output_schema, dict):
+        return []
+    node = output_schema
+    if row.get("pagination"):
+        node = ((node.get("properties") or {}).get("items") or {}).get("items") or {}
+    if not isinstance(node, dict) or "anyOf" in node or "oneOf" in node or "$ref" in node:
+        return []
+    props = node.get("properties")
+    extra = node.get("additionalProperties")
+    if not isinstance(props, dict) or not props or (extra is not None and extra is not False):
+        return []
+    if set(props) == {"result"} or set(props) == {"status"}:
+        return []  # a wrapped body: its content is not projected
+    return sorted(props)
 
 
 __all__ = ["Actor", "Approval", "CallResult", "Registry", "ToolSpec", "canonical_json", "fingerprint"]

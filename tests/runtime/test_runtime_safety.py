@@ -1,4 +1,5 @@
-"""A receipt store that fails must never cause a write without a receipt, nor hide a write's outcome."""
+"""Safety nets of the runtime: receipt-store outages never cause a write without a receipt nor hide an
+outcome; an approval is spent on one action; undeclared response fields never reach the model."""
 
 from __future__ import annotations
 
@@ -82,3 +83,29 @@ def test_an_approval_is_spent_on_one_action(server: TicketsServer) -> None:
     fresh = Approval(approval.preview_id, approval_id="second yes")  # a second human approval of the same action
     assert reg.call("record_ticket_followup", dict(NOTE, action_id="a-2"), actor=WRITER, approval=fresh).ok
     assert server.side_effects["addFollowup"] == 2
+
+
+def test_undeclared_response_fields_never_reach_the_model(tmp_path: Any) -> None:
+    """Without output.fields, a result keeps only what its output schema declares."""
+    from click.testing import CliRunner
+
+    from tests.support.build import TICKETS_SPEC_PATH as spec
+    from tests.support.recording_server import RecordingServer
+    from toolgen.cli import main
+
+    intent = tmp_path / "m.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {spec}\napi: {{name: t}}\ntools:\n"
+                      "  get_ticket: {operation: getTicket, effect: read, permission: ticket:read}\n")
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", str(intent), "--out", str(out), "-q"]).exit_code == 0
+    with RecordingServer() as rec:
+        rec.reply("GET", r"/tickets/T-1$", body={"id": "T-1", "subject": "s", "status": "open", "priority": "low",
+                                                  "created_at": "2026-01-01T00:00:00Z", "secret_cost": 42})
+        reg = Registry.from_dir(out, base_url=rec.base_url, credentials=StaticCredentials({"T_TOKEN": "x"}))
+        from toolgen.runtime import Actor
+
+        res = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=Actor.of("a", ["ticket:read"]))
+        reg.close()
+    assert res.ok, res.to_json()
+    assert res.result == {"id": "T-1", "subject": "s", "status": "open", "priority": "low",
+                          "created_at": "2026-01-01T00:00:00Z"}
