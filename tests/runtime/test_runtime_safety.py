@@ -88,9 +88,9 @@ def test_an_approval_is_spent_on_one_action(server: TicketsServer) -> None:
 def test_undeclared_response_fields_never_reach_the_model(tmp_path: Any) -> None:
     """Without output.fields, a result keeps only what its output schema declares."""
     from click.testing import CliRunner
-
     from tests.support.build import TICKETS_SPEC_PATH as spec
     from tests.support.recording_server import RecordingServer
+
     from toolgen.cli import main
 
     intent = tmp_path / "m.yaml"
