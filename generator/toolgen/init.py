@@ -172,7 +172,7 @@ class _Drafter:
         fields_of = response
         if effect == "read":
             query = [str(p.get("name")) for p in params if p.get("in") == "query"]
-            found = detect(query, response, link)
+            found = detect(query, response, link, param_types=_param_types(params))
             if found is not None:
                 pag = {"style": found.style, "items": found.items}
                 for attr in ("cursor", "limit", "next", "has_more", "cursor_from_item"):
@@ -406,3 +406,13 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
 
 
 __all__ = ["InitResult", "api_name_from", "draft_intent_map", "init_command"]
+
+
+def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:
+    """JSON type of each query parameter that declares a single one (for pagination detection)."""
+    out: dict[str, str] = {}
+    for p in params:
+        schema = p.get("schema")
+        if p.get("in") == "query" and isinstance(schema, dict) and isinstance(schema.get("type"), str):
+            out[str(p.get("name"))] = schema["type"]
+    return out

@@ -222,9 +222,15 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     except FileNotFoundError:
         raise DiagnosticError([Diagnostic("file-not-found", "error", f"intent map not found: {display}",
                                           SourceLocation(display), "check the path")])
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DiagnosticError([Diagnostic("file-unreadable", "error", f"cannot read {display}: {exc}",
-                                          SourceLocation(display))])
+    except IsADirectoryError:
+        raise DiagnosticError([Diagnostic("file-unreadable", "error", f"{display} is a folder, not an intent map",
+                                          SourceLocation(display), "name the intent map's .yaml file")])
+    except UnicodeDecodeError as exc:
+        raise DiagnosticError([Diagnostic("file-encoding", "error", f"{display} is not UTF-8 text (byte {exc.start})",
+                                          SourceLocation(display), "save the intent map as UTF-8 YAML")])
+    except OSError as exc:
+        raise DiagnosticError([Diagnostic("file-unreadable", "error", f"cannot read {display}: {exc.strerror}",
+                                          SourceLocation(display), "check that the file exists and is readable")])
     yaml = YAML(typ="rt")
     try:
         root = yaml.load(text)
@@ -278,6 +284,12 @@ _FIELD_DOCS = {
     "effect": "one of read, write, destructive",
     "approval": "one of never, required",
     "toolgen": "the format version; write `toolgen: 1`",
+    "send_as": "write `header:NAME`, `query:NAME`, `body:FIELD` or `none`, e.g. header:Idempotency-Key",
+    "key": "the name of the record tool's argument: letters, digits and '_', e.g. action_id",
+    "name": "lower-case letters, digits and '_', starting with a letter or '_' (it is also a Python package name)",
+    "secret": "an environment-variable name: letters, digits and '_'",
+    "style": "one of cursor, offset, page, link",
+    "schema_mode": "one of strict, warn, off",
 }
 
 

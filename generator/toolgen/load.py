@@ -277,9 +277,14 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
         raise DiagnosticError([Diagnostic(
             "file-not-found", "error", f"file not found: {display}", SourceLocation(display),
             "check the path (relative paths are resolved against the file that names them)")])
+    except IsADirectoryError:
+        raise DiagnosticError([Diagnostic(
+            "file-unreadable", "error", f"{display} is a folder, not a file", SourceLocation(display),
+            "name the OpenAPI document itself (a .json or .yaml file)")])
     except OSError as exc:
         raise DiagnosticError([Diagnostic(
-            "file-unreadable", "error", f"cannot read {display}: {exc.strerror}", SourceLocation(display))])
+            "file-unreadable", "error", f"cannot read {display}: {exc.strerror}", SourceLocation(display),
+            "check that the file exists and is readable")])
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -292,9 +297,13 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
             return text, json.loads(text), "json"
         except json.JSONDecodeError as exc:
             if path.suffix.lower() == ".json":
+                before = text[:exc.pos].rstrip()
+                hint = "fix the JSON syntax at this position"
+                if before.endswith(",") and exc.msg.startswith(("Expecting value", "Expecting property name")):
+                    hint = "remove the trailing comma before this position (JSON allows none)"
                 raise DiagnosticError([Diagnostic(
                     "json-syntax", "error", f"invalid JSON: {exc.msg}",
-                    SourceLocation(display, exc.lineno, exc.colno), "fix the JSON syntax at this position")])
+                    SourceLocation(display, exc.lineno, exc.colno), hint)])
     try:
         data = yaml.load(text, Loader=_YamlLoader)
     except yaml.MarkedYAMLError as exc:
@@ -324,6 +333,38 @@ def _jsonify(value: Any) -> Any:
     return str(value)
 
 
+#: a \u escape of a UTF-16 surrogate (JSON and YAML double-quoted strings; YAML also has \U)
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|\\U0000[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogate_paths(data: Any, limit: int = 5) -> list[list[str]]:
+    """Paths (JSON pointer tokens) of keys and strings in `data` that hold a UTF-16 surrogate code
+    point: a JSON ``\\ud800`` without its pair, or any surrogate escape in YAML (which does not pair
+    them). Such text cannot be encoded as UTF-8, so no output could hold it. At most `limit` paths."""
+    found: list[list[str]] = []
+    stack: list[tuple[Any, list[str]]] = [(data, [])]
+    while stack and len(found) < limit:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                found.append(path)
+        elif isinstance(node, dict):
+            for key, value in reversed(list(node.items())):
+                key_text = str(key)
+                if _SURROGATE.search(key_text):
+                    found.append(path + [key_text])
+                else:
+                    stack.append((value, path + [key_text]))
+        elif isinstance(node, list):
+            stack.extend((v, path + [str(i)]) for i, v in reversed(list(enumerate(node))))
+    return found[:limit]
+
+
+def join_tokens(tokens: list[str]) -> str:
+    return "".join("/" + escape_token(t) for t in tokens)
+
+
 _SCHEMA_KEYS = {"schema", "schemas", "items", "properties", "additionalProperties", "allOf", "anyOf",
                 "oneOf", "not", "$defs", "prefixItems", "patternProperties"}
 
@@ -340,6 +381,14 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
         raise DiagnosticError([Diagnostic(
             "spec-not-object", "error", "an OpenAPI document must be a mapping at its top level",
             SourceLocation(display, 1, 1, ""), "is this the right file?")])
+    if SURROGATE_ESCAPE.search(text):
+        bad = surrogate_paths(data)
+        if bad:
+            probe = SpecDocument(path, display, text, data, fmt, "3.0", str(data.get("openapi", "")))
+            raise DiagnosticError(probe.fill_locations([Diagnostic(
+                "spec-encoding", "error", "text holds an unpaired UTF-16 surrogate escape (e.g. \\ud800), "
+                "which is not a Unicode character and cannot be written as UTF-8", probe.locate(join_tokens(p)),
+                "write the character itself, or a complete surrogate pair in JSON") for p in bad]))
     if "swagger" in data:
         version_text = str(data.get("swagger"))
         doc_probe = SpecDocument(path, display, text, data, fmt, "3.0", version_text)

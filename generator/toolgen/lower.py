@@ -620,7 +620,10 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
     if pag_spec is None and group is not None and group.paginate and intent.effect == "read":
         detected = pagination_detect.detect(
             [str(p.get("name")) for p, _ in params if p.get("in") == "query"],
-            response_schema, link_header)
+            response_schema, link_header,
+            param_types={str(p.get("name")): p["schema"]["type"] for p, _ in params
+                         if p.get("in") == "query" and isinstance(p.get("schema"), dict)
+                         and isinstance(p["schema"].get("type"), str)})
         if detected is not None:
             pag_spec = PaginationSpec(style=detected.style, items=detected.items,  # type: ignore[arg-type]
                                       cursor=detected.cursor, limit=detected.limit, next=detected.next,

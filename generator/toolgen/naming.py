@@ -64,7 +64,10 @@ def tool_name_problem(name: str) -> str | None:
 def arg_name(wire_name: str) -> str:
     """A valid argument name for a wire name: ``DateCreated<`` -> ``DateCreated_lt``,
     ``assignee.any`` -> ``assignee_any``, ``X-Request-Id`` -> ``X_Request_Id``, ``2fa`` -> ``_2fa``."""
-    text = wire_name
+    import unicodedata
+
+    # letters with accents keep their base letter (ünïcode -> unicode); other non-ASCII goes below
+    text = unicodedata.normalize("NFKD", wire_name).encode("ascii", "ignore").decode("ascii") or wire_name
     for symbol, replacement in _SYMBOLS.items():
         text = text.replace(symbol, replacement)
     text = re.sub(r"[^A-Za-z0-9_]+", "_", text)

@@ -73,13 +73,28 @@ def find_items_field(response_schema: Any) -> str | None:
     return None
 
 
-def detect(query_params: list[str], response_schema: Any, link_header: bool) -> DetectedPagination | None:
-    """Pagination of an operation from its query-parameter names, its (canonical) 2xx response
-    schema and whether the response declares a `Link` header (RFC 8288)."""
+def detect(query_params: list[str], response_schema: Any, link_header: bool,
+           param_types: dict[str, str] | None = None) -> DetectedPagination | None:
+    """Pagination of an operation from its query-parameter names (and, when known, their JSON types:
+    an `offset` or `page` parameter that takes a string is a cursor token, as in Asana), its
+    (canonical) 2xx response schema and whether the response declares a `Link` header (RFC 8288)."""
     items = find_items_field(response_schema)
     if items is None:
         return None
+    types = param_types or {}
     names = set(query_params)
+    for name in list(names):
+        if name in OFFSET_PARAMS + PAGE_PARAMS and types.get(name) == "string":
+            names.discard(name)
+            if name in OFFSET_PARAMS:
+                names.add(f"\0token:{name}")  # an opaque offset token: a cursor under another name
+    token = next((n[len("\0token:"):] for n in names if n.startswith("\0token:")), None)
+    if token is not None:
+        next_field = next((f for f in NEXT_FIELDS + ("next_page.offset",) if _field(response_schema, f) is not None),
+                          None)
+        if next_field is not None:
+            limit = next((p for p in LIMIT_PARAMS if p in names), None)
+            return DetectedPagination("cursor", items, token, limit, next=next_field)
     limit = next((p for p in LIMIT_PARAMS if p in names), None)
     cursor = next((p for p in CURSOR_PARAMS if p in names), None)
     if cursor is not None:
