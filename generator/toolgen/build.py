@@ -22,7 +22,7 @@ from .emit.policy import policy_json, policy_markdown
 from .emit.report import ToolSize, measure, report_markdown
 from .intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
 from .ir import ApiIR
-from .load import SpecDocument, display_path, load_spec
+from .load import SURROGATE_ESCAPE, SpecDocument, display_path, load_spec, surrogate_paths
 from .lower import lower
 from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
 from .write import Output
@@ -101,6 +101,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
+    _refuse_surrogates(intents)
     api = name or api_name_for(intents, intent_path.stem)
     if spec is None:  # --spec NAME=PATH, then TOOLGEN_SPEC_<NAME>, then the intent map's `spec:`
         spec = spec_override(api, spec_overrides or {})
@@ -153,6 +154,22 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
     return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path))
+
+
+def _refuse_surrogates(intents: LoadedIntentMap) -> None:
+    """An intent map whose text holds a surrogate escape (``"\\ud800"``): YAML reads it as a lone
+    surrogate, which no UTF-8 output can hold. A located error instead of a crash while writing."""
+    try:
+        text = intents.path.read_text(encoding="utf-8-sig")
+    except OSError:
+        return
+    if not SURROGATE_ESCAPE.search(text):
+        return
+    bad = surrogate_paths(intents.root)
+    if bad:
+        raise DiagnosticError([Diagnostic(
+            "intent-encoding", "error", "text holds a UTF-16 surrogate escape (e.g. \\ud800), which is not a "
+            "Unicode character", intents.locate(*p), "write the character itself") for p in bad])
 
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic]

@@ -31,7 +31,23 @@ def _stderr_console() -> Any:
 
 def print_diagnostics(diagnostics: Iterable[Diagnostic]) -> None:
     for d in diagnostics:
-        click.echo(d.render(), err=True)
+        click.echo(_one_line_fields(d).render(), err=True)
+
+
+#: line breaks and other control characters a spec may carry in names, paths and messages: printed
+#: escaped, so one diagnostic stays one line (+ its hint) and spec text cannot forge log lines
+_CONTROL = {c: repr(chr(c))[1:-1] for c in (*range(0x20), 0x7f, 0x85, 0x2028, 0x2029)}
+
+
+def _one_line_fields(d: Diagnostic) -> Diagnostic:
+    from dataclasses import replace
+
+    loc = d.location
+    if loc is not None:
+        loc = replace(loc, file=loc.file.translate(_CONTROL),
+                      pointer=loc.pointer.translate(_CONTROL) if loc.pointer is not None else None)
+    return replace(d, message=d.message.translate(_CONTROL), location=loc,
+                   hint=d.hint.translate(_CONTROL) if d.hint is not None else None)
 
 
 def guarded(func: F) -> F:

@@ -39,6 +39,7 @@ messages and output do not depend on dict or set iteration order.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -576,7 +577,11 @@ class SchemaConverter:
 
         for key, value in node.items():
             if key == "type":
-                out["type"] = _normalise_type(value)
+                types = _valid_type(value)
+                if types is None:
+                    self._invalid_keyword(pointer, key, value, "a JSON type name or a list of them")
+                else:
+                    out["type"] = types
             elif key == "properties" and isinstance(value, dict):
                 props: dict[str, Any] = {}
                 for name, prop in value.items():
@@ -596,7 +601,10 @@ class SchemaConverter:
                 else:
                     out[key] = sub(value, key)
             elif key in _SCHEMA_LIST and isinstance(value, list):
-                out[key] = [sub(v, key, i) for i, v in enumerate(value)]
+                if value or key == "prefixItems":
+                    out[key] = [sub(v, key, i) for i, v in enumerate(value)]
+                else:
+                    self._invalid_keyword(pointer, key, value, "a non-empty list of schemas")
             elif key == "items":
                 if isinstance(value, list):  # draft-04 tuple form
                     out["prefixItems"] = [sub(v, "items", i) for i, v in enumerate(value)]
@@ -617,7 +625,11 @@ class SchemaConverter:
                 elif isinstance(value, (int, float)):
                     out[key] = value
             elif key in _VALUE_KEYS:
-                out[key] = value
+                valid = _valid_value(key, value)
+                if valid is _INVALID:
+                    self._invalid_keyword(pointer, key, value, _VALUE_RULES.get(key, ("", ""))[1])
+                else:
+                    out[key] = valid
         # 3.0 boolean exclusive bounds replace the inclusive bound
         for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
             if node.get(key) is True and key in out:
@@ -640,6 +652,15 @@ class SchemaConverter:
             if "array" in type_list and "items" not in out and "prefixItems" not in out:
                 out["items"] = {}
         return _Built(out, frozenset(refs), origin, frozenset(dropped), pointer)
+
+    def _invalid_keyword(self, pointer: str, key: str, value: Any, expected: str) -> None:
+        """A keyword whose value JSON Schema 2020-12 does not allow: dropped, with a located warning
+        (left in, it would make every emitted catalog invalid; the spec stays the thing to fix)."""
+        shown = _show(value) if not isinstance(value, str) else repr(value)
+        self.sink.warning(
+            "schema-keyword-invalid",
+            f"`{key}: {shown[:80]}` is not valid JSON Schema ({key} must be {expected}); dropped",
+            self.doc.locate(join_pointer(pointer, key)), "fix the schema in the spec")
 
     # --- allOf merge --------------------------------------------------------------------------
 
@@ -795,6 +816,70 @@ def _find_cycle(members: list[str], edges: Mapping[str, list[str]]) -> tuple[str
                 state[path.pop()] = 2
                 iters.pop()
     return None
+
+
+_JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null", "file"})
+_INVALID: Any = object()
+
+
+def _valid_type(value: Any) -> Any:
+    """The `type` keyword normalised (`_normalise_type`), or None when it names no JSON type: a
+    non-string, an unknown name, a list without one known name. ``file`` (OpenAPI 2) is kept here
+    and rewritten by the caller."""
+    if isinstance(value, str):
+        return value if value in _JSON_TYPES else None
+    if isinstance(value, list) and value and all(isinstance(t, str) and t in _JSON_TYPES for t in value):
+        return _normalise_type(value)
+    return None
+
+
+def _non_negative_int(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return _INVALID
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else _INVALID
+    return value
+
+
+def _number(value: Any) -> Any:
+    return value if _is_number(value) and math.isfinite(value) else _INVALID
+
+
+def _regex(value: Any) -> Any:
+    if not isinstance(value, str):
+        return _INVALID
+    try:
+        re.compile(value)
+    except (re.error, RecursionError, OverflowError):
+        return _INVALID
+    return value
+
+
+def _dependent_required(value: Any) -> Any:
+    if isinstance(value, dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                       and len(set(v)) == len(v) for v in value.values()):
+        return value
+    return _INVALID
+
+
+#: keyword -> (check returning the value to keep or _INVALID, what it must be)
+_VALUE_RULES: dict[str, tuple[Any, str]] = {
+    **{k: (lambda v: v if isinstance(v, str) else _INVALID, "a string")
+       for k in ("title", "description", "format", "contentEncoding", "contentMediaType")},
+    **{k: (lambda v: v if isinstance(v, bool) else _INVALID, "a boolean") for k in ("deprecated", "uniqueItems")},
+    **{k: (_non_negative_int, "a non-negative integer")
+       for k in ("maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
+                 "maxContains", "minContains")},
+    **{k: (_number, "a number") for k in ("maximum", "minimum")},
+    "multipleOf": (lambda v: v if _number(v) is not _INVALID and v > 0 else _INVALID, "a number above 0"),
+    "pattern": (_regex, "a regular expression (Python `re` syntax; the runtime enforces it)"),
+    "dependentRequired": (_dependent_required, "an object of lists of unique strings"),
+}
+
+
+def _valid_value(key: str, value: Any) -> Any:
+    rule = _VALUE_RULES.get(key)
+    return value if rule is None else rule[0](value)
 
 
 def _is_number(value: Any) -> bool:

@@ -36,6 +36,7 @@ def package_files(ir: ApiIR, policy: dict[str, Any], mcp_tools: list[dict[str, A
     models = _black(_models_source(ir, model_names))
     for name, source in (("__init__.py", init), ("models.py", models)):
         compile(source, f"generated/{ir.name}/{name}", "exec")
+    _check_model_names(models, model_names)
     return {"__init__.py": init.encode("utf-8"), "models.py": models.encode("utf-8")}
 
 
@@ -43,13 +44,25 @@ def _model_names(ir: ApiIR) -> dict[str, str]:
     names: dict[str, str] = {}
     used: set[str] = set()
     for tool in ir.tools:
-        base = pascal_case(tool.name) + "Args"
+        # letters and digits only: datamodel-code-generator rewrites other class names (`False_Args`
+        # would become `FalseArgs`), and ARGUMENT_MODELS must name the classes it really wrote
+        base = "".join(ch for ch in pascal_case(tool.name) if ch.isalnum()) + "Args"
         name, n = base, 2
         while name in used:
             name, n = f"{base}{n}", n + 1
         used.add(name)
         names[tool.name] = name
     return names
+
+
+def _check_model_names(source: str, names: dict[str, str]) -> None:
+    """Every class `ARGUMENT_MODELS` names is defined at the top level of models.py."""
+    import ast
+
+    defined = {node.name for node in ast.parse(source).body if isinstance(node, ast.ClassDef)}
+    missing = sorted(set(names.values()) - defined)
+    if missing:
+        raise RuntimeError(f"models.py lacks the argument models {missing[:5]} (a toolgen bug)")
 
 
 def _strip(schema: Any) -> Any:
