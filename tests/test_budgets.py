@@ -1,0 +1,148 @@
+"""Resource bounds: schemas that explode when inlined and operations with thousands of parameters are
+reported against the intent map's budgets (`budgets.max_schema_nodes`, `budgets.max_schema_depth`,
+`budgets.max_parameters`), promptly and in bounded memory; never a hang or an exhausted machine.
+
+An explicit tool over a budget is an error (exit 2, the budget named, nothing written); an operation
+taken by an include group is skipped with a warning that says why, and the rest of the API builds.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.build import run
+from toolgen.schema import limit_depth, schema_nodes
+
+MEMORY_LIMIT = 2 * 1024**3  # address space of the child build: far below what inlining these would take
+
+
+def _spec(kind: str, n: int) -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    body: dict[str, Any] = {"$ref": "#/components/schemas/S0"}
+    params: list[dict[str, Any]] = []
+    if kind == "wide":  # S0 = anyOf of n refs to S1, S1 = anyOf of n refs to S2, ...: n^8 nodes inlined
+        for i in range(8):
+            schemas[f"S{i}"] = ({"anyOf": [{"$ref": f"#/components/schemas/S{i + 1}"} for _ in range(n)]}
+                                if i < 7 else {"type": "object", "properties": {"a": {"type": "string"}}})
+    elif kind == "deep":  # a chain of n nested objects
+        for i in range(n):
+            schemas[f"S{i}"] = ({"type": "object", "properties": {"next": {"$ref": f"#/components/schemas/S{i + 1}"}}}
+                                if i < n - 1 else {"type": "string"})
+    elif kind == "params":
+        params = [{"name": f"p{i}", "in": "query", "schema": {"type": "string"}} for i in range(n)]
+        body = {"type": "object", "properties": {"x": {"type": "string"}}}
+    big: dict[str, Any] = {"operationId": "big", "parameters": params,
+                           "requestBody": {"content": {"application/json": {"schema": body}}},
+                           "responses": {"204": {"description": "done"}}}
+    return {
+        "openapi": "3.0.3", "info": {"title": "budgets", "version": "1"},
+        "paths": {"/big": {"post": big},
+                  "/small": {"get": {"operationId": "small", "responses": {"204": {"description": "ok"}}}}},
+        "components": {"schemas": schemas},
+    }
+
+
+def _write(tmp: Path, kind: str, n: int, body: str) -> Path:
+    spec = tmp / f"{kind}.json"
+    spec.write_text(json.dumps(_spec(kind, n)), encoding="utf-8")
+    intent = tmp / f"{kind}.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {spec.name}\napi: {{name: {kind}}}\n{body}", encoding="utf-8")
+    return intent
+
+
+def _build_bounded(intent: Path, out: Path) -> tuple[int, str, float]:
+    """`toolgen build` in a child process with a memory cap; returns (exit code, stderr, seconds)."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(out), "-q",
+                           "--emit", "openai,anthropic,mcp,policy,report"],
+                          capture_output=True, text=True, timeout=120, preexec_fn=cap, cwd=intent.parent)
+    return proc.returncode, proc.stderr, time.monotonic() - start
+
+
+EXPLICIT = "tools:\n  big: {operation: big, effect: write, approval: required}\n"
+INCLUDE = 'include: [{match: "*"}]\n'
+CASES = [("wide", 12, "schema-too-large", "budgets.max_schema_nodes"),
+         ("deep", 400, "schema-too-large", "budgets.max_schema_depth"),
+         ("params", 5000, "operation-too-many-parameters", "budgets.max_parameters")]
+
+
+@pytest.mark.parametrize("kind,n,code,budget", CASES)
+def test_explicit_tool_over_a_budget_is_a_located_error(tmp_path: Path, kind: str, n: int, code: str,
+                                                        budget: str) -> None:
+    intent = _write(tmp_path, kind, n, EXPLICIT)
+    rc, err, seconds = _build_bounded(intent, tmp_path / "out")
+    assert rc == 2, err
+    assert f"error[{code}]" in err and budget in err and f"{kind}.json:" in err
+    assert "Traceback" not in err and "nothing was written" in err
+    assert not (tmp_path / "out").exists()
+    assert seconds < 60
+
+
+@pytest.mark.parametrize("kind,n,code,budget", CASES)
+def test_include_group_skips_the_operation_with_a_warning(tmp_path: Path, kind: str, n: int, code: str,
+                                                          budget: str) -> None:
+    intent = _write(tmp_path, kind, n, INCLUDE)
+    rc, err, seconds = _build_bounded(intent, tmp_path / "out")
+    assert rc == 0, err
+    assert seconds < 60
+    report = (tmp_path / "out" / "REPORT.md").read_text(encoding="utf-8")
+    assert "skipped, " in report and f"`{code}`" in report
+    assert "`POST /big`" in report  # named among the operations not covered
+    names = [t["name"] for t in json.loads((tmp_path / "out" / "mcp.json").read_text(encoding="utf-8"))]
+    assert names == ["get_small"]
+
+
+def test_budgets_are_configurable(tmp_path: Path) -> None:
+    """The same operation builds once the intent map raises the budget, and fails when it is lowered."""
+    intent = _write(tmp_path, "params", 600, "budgets: {max_parameters: 1000}\n" + EXPLICIT)
+    result = run("build", str(intent), "--out", str(tmp_path / "out"), "-q", "--emit", "mcp,policy")
+    assert result.exit_code == 0, result.output
+    intent = _write(tmp_path, "wide", 3, "budgets: {max_schema_nodes: 100}\n" + EXPLICIT)
+    result = run("build", str(intent), "--out", str(tmp_path / "out2"), "-q", "--emit", "mcp,policy")
+    assert result.exit_code == 2 and "budget 100 nodes" in result.output, result.output
+    intent = _write(tmp_path, "wide", 3, "budgets: {max_schema_nodes: 100000}\n" + EXPLICIT)
+    result = run("build", str(intent), "--out", str(tmp_path / "out3"), "-q", "--emit", "mcp,policy")
+    assert result.exit_code == 0, result.output
+
+
+# --- limit_depth(max_nodes=...) decides exactly like counting the full result ---------------------
+
+
+def _schemas() -> st.SearchStrategy[dict[str, Any]]:
+    leaf = st.sampled_from([{"type": "string"}, {"type": "integer"}, {}, {"type": ["string", "null"]},
+                            {"$ref": "#/$defs/R"}, {"type": "array"}, {"type": "object"}])
+    return st.recursive(leaf, lambda inner: st.one_of(
+        st.builds(lambda p: {"type": "object", "properties": p},
+                  st.dictionaries(st.sampled_from("abcdef"), inner, max_size=4)),
+        st.builds(lambda i: {"type": "array", "items": i}, inner),
+        st.builds(lambda b: {"anyOf": b}, st.lists(inner, min_size=1, max_size=3)),
+        st.builds(lambda n, t: {"not": n, "type": t}, inner, st.sampled_from(["object", "string"])),
+        st.builds(lambda a: {"type": "object", "additionalProperties": a}, inner),
+    ), max_leaves=25)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(body=_schemas(), recursive=_schemas(), depth=st.integers(1, 4), cap=st.integers(0, 60))
+def test_limit_depth_with_a_node_budget_matches_counting(body: dict[str, Any], recursive: dict[str, Any],
+                                                         depth: int, cap: int) -> None:
+    schema = {**body, "$defs": {"R": {"type": "object", "properties": {"self": {"$ref": "#/$defs/R"},
+                                                                        "v": recursive}}}}
+    full = limit_depth(schema, depth)
+    bounded = limit_depth(schema, depth, max_nodes=cap)
+    if schema_nodes(full) > cap:
+        assert bounded is None
+    else:
+        assert bounded == full
