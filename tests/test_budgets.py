@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from tests.support.build import run
+
 from toolgen.schema import limit_depth, schema_nodes
 
 MEMORY_LIMIT = 2 * 1024**3  # address space of the child build: far below what inlining these would take
@@ -68,7 +68,8 @@ def _build_bounded(intent: Path, out: Path) -> tuple[int, str, float]:
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(out), "-q",
                            "--emit", "openai,anthropic,mcp,policy,report"],
-                          capture_output=True, text=True, timeout=120, preexec_fn=cap, cwd=intent.parent)
+                          check=False, capture_output=True, text=True, timeout=120, preexec_fn=cap,
+                          cwd=intent.parent)
     return proc.returncode, proc.stderr, time.monotonic() - start
 
 

@@ -25,8 +25,9 @@ import re
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -186,7 +187,7 @@ def hostile_intent_body(draw: Any, canary: str, doc: dict[str, Any]) -> str:
 def _yaml_str(json_text: str) -> str:
     """JSON text as YAML flow text: characters YAML treats as line breaks or does not allow raw (JSON
     allows them raw) are escaped; other non-ASCII stays raw, since YAML does not pair escaped surrogates."""
-    return _YAML_UNSAFE.sub(lambda m: "\\u%04x" % ord(m.group()), json_text)
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
