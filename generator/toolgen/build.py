@@ -10,10 +10,10 @@ import gc
 from dataclasses import replace
 import re
 import time
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol, runtime_checkable
 
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from .emit import json_bytes
@@ -28,6 +28,27 @@ from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
 from .write import Output
 
 Progress = Callable[[str], None]
+Advance = Callable[[int, int], None]
+
+
+@runtime_checkable
+class StepProgress(Protocol):
+    """A `Progress` (one line per finished step) that can also follow a long step while it runs:
+    `steps(label)` is a context manager yielding ``advance(done, total)``. The CLI shows a transient
+    bar on a terminal; elsewhere a plain line printer is enough (quiet and line-oriented in CI)."""
+
+    def __call__(self, line: str) -> None: ...
+
+    def steps(self, label: str) -> AbstractContextManager[Advance]: ...
+
+
+@contextmanager
+def _steps(progress: Progress | None, label: str) -> Iterator[Advance | None]:
+    if isinstance(progress, StepProgress):
+        with progress.steps(label) as advance:
+            yield advance
+    else:
+        yield None
 
 
 @dataclass
@@ -124,7 +145,8 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     if progress:
         progress(f"{api}: loaded {doc.display} (OpenAPI {doc.openapi})")
     t1 = time.perf_counter()
-    ir = lower(doc, intents, sink, api)
+    with _steps(progress, f"{api}: lowering operations") as advance:
+        ir = lower(doc, intents, sink, api, progress=advance)
     timings["lower"] = time.perf_counter() - t1
     located = DiagnosticSink()
     located.extend(doc.fill_locations(sink.items))
@@ -149,7 +171,8 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     ir = replace(ir, spec_display=intents.model.spec or spec_path.name,
                  intent_display=display_path(intent_path, base) if base is not None else intent_path.name)
     t2 = time.perf_counter()
-    files, catalogs, sizes = emit_files(ir, emit, sink.sorted())
+    with _steps(progress, f"{api}: emitting catalogs") as advance:
+        files, catalogs, sizes = emit_files(ir, emit, sink.sorted(), progress=advance)
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
@@ -172,10 +195,10 @@ def _refuse_surrogates(intents: LoadedIntentMap) -> None:
             "Unicode character", intents.locate(*p), "write the character itself") for p in bad])
 
 
-def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic]
-               ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
-    """All files of one API, in memory."""
-    catalogs = build_catalogs(ir)
+def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
+               progress: Advance | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+    """All files of one API, in memory. `progress(done, total)` follows the catalog's tools."""
+    catalogs = build_catalogs(ir, progress)
     _check_conformance(ir, catalogs)
     files: dict[str, bytes] = {}
     if "openai" in emit:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 import click
 
@@ -92,12 +94,44 @@ def _parse_spec_overrides(values: tuple[str, ...]) -> tuple[dict[str, str], str 
     return named, single
 
 
+class _TerminalProgress:
+    """Progress on a terminal: finished steps as lines, long steps (lowering operations, emitting
+    catalogs) as a transient rich bar that disappears when the step ends (`toolgen.build.StepProgress`)."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+
+    def __call__(self, line: str) -> None:
+        from rich.markup import escape
+
+        self.console.print(f"[dim]·[/dim] {escape(line)}", highlight=False)
+
+    @contextmanager
+    def steps(self, label: str) -> Iterator[Callable[[int, int], None]]:
+        from rich.markup import escape
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=self.console, transient=True) as bar:
+            task = bar.add_task(escape(label), total=None)
+            last = [0.0]
+
+            def advance(done: int, total: int) -> None:
+                now = time.monotonic()
+                if done >= total or now - last[0] >= 0.05:  # the bar redraws 10 times a second anyway
+                    last[0] = now
+                    bar.update(task, completed=done, total=total)
+
+            yield advance
+
+
 def _progress_printer(quiet: bool) -> Callable[[str], None] | None:
+    """None with --quiet; a rich `_TerminalProgress` when stderr is a terminal; else plain lines
+    (CI logs: one line per finished step, no bars, no control sequences)."""
     if quiet:
         return None
     if sys.stderr.isatty():
-        console = _stderr_console()
-        return lambda line: console.print(f"[dim]·[/dim] {line}")
+        return _TerminalProgress(_stderr_console())
     return lambda line: click.echo(line, err=True)
 
 

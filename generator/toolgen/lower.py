@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from . import pagination as pagination_detect
 from .diagnostics import DiagnosticError, DiagnosticSink, SourceLocation
@@ -83,10 +83,14 @@ class _Skip(Exception):
         self.code, self.message, self.location, self.hint = code, message, location, hint
 
 
-def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str) -> ApiIR:
+def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str,
+          progress: Callable[[int, int], None] | None = None) -> ApiIR:
     """Lower every intent (explicit tools first, then include groups) to tools.
 
     Raises nothing for bad intents: errors are added to `sink` (the caller decides to stop).
+    `progress(done, total)`, if given, is called as each explicit intent and each operation an include
+    group looks at is taken up (total = explicit intents + operations x include groups); it only
+    reports, the result does not depend on it.
     """
     model = intents.model
     budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)
@@ -97,7 +101,16 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     skipped: list[SkippedOperation] = []
 
     _check_intent_map(ctx, operations)
+    total, done = len(model.tools) + len(operations) * len(model.include), 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
     for key, intent in model.tools.items():
+        step()
         loc = intents.locate("tools", key, "operation")
         op = find_operation(operations, intent.operation)
         if op is None:
@@ -126,6 +139,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
 
     for index, group in enumerate(model.include):
         for op in operations:
+            step()
             if op.pointer in covered:
                 continue
             if not operation_matches(op, group.match) or any(operation_matches(op, p) for p in group.exclude):

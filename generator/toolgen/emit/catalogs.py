@@ -8,7 +8,7 @@ rules themselves live in `toolgen.dialects` (see docs/provider-dialects rules ci
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..dialects import anthropic_tool, mcp_tool, openai_tool, openai_parameters, anthropic_input_schema, \
     mcp_input_schema, mcp_output_schema
@@ -28,10 +28,13 @@ class Catalogs:
         return {"openai": self.openai, "anthropic": self.anthropic, "mcp": self.mcp}
 
 
-def build_catalogs(ir: ApiIR) -> Catalogs:
-    """Each tool's dialect schemas are computed once and feed both the tool object and the warnings."""
+def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None) -> Catalogs:
+    """Each tool's dialect schemas are computed once and feed both the tool object and the warnings.
+    `progress(done, total)` is called after each tool, if given."""
     out = Catalogs()
-    for tool in ir.tools:
+    for done, tool in enumerate(ir.tools, 1):
+        if progress is not None:
+            progress(done, len(ir.tools))
         openai = openai_parameters(tool.input_schema)
         anthropic = anthropic_input_schema(tool.input_schema)
         mcp_in = mcp_input_schema(tool.input_schema)
