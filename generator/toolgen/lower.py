@@ -642,6 +642,13 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
             pag_spec = PaginationSpec(style=detected.style, items=detected.items,  # type: ignore[arg-type]
                                       cursor=detected.cursor, limit=detected.limit, next=detected.next,
                                       has_more=detected.has_more, cursor_from_item=detected.cursor_from_item)
+            try:  # a guess the response does not bear out: build the tool without paging, not skip it
+                _pagination(ctx, op, pag_spec, defaults, response_schema, lambda *_: doc.locate(op.pointer))
+            except _Skip as skip:
+                sink.info("pagination-not-detected", f"{op.key}: looks paginated, but {skip.message}; the tool "
+                          "returns one page as the API sends it", doc.locate(op.pointer),
+                          "declare `pagination` in an explicit intent to page it")
+                pag_spec = None
     pag_params: set[str] = set()
     if pag_spec is not None:
         for attr in ("cursor", "limit"):
