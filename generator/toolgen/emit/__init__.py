@@ -33,7 +33,7 @@ class _Unsupported(Exception):
 def _indented(value: Any, indent: str) -> str:
     kind = type(value)
     if kind is str:
-        return encode_basestring(value)  # type: ignore[no-any-return]
+        return encode_basestring(value)
     if kind is dict:
         if not value:
             return "{}"
