@@ -7,13 +7,13 @@ then writes them atomically (`toolgen.write`) or compares them (`--check`).
 from __future__ import annotations
 
 import gc
-from dataclasses import replace
 import re
 import time
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from .emit import json_bytes
@@ -133,10 +133,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         raise DiagnosticError([Diagnostic(
             "spec-not-found", "error", f"spec file not found: {display_path(spec_path, base)}", where,
             "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
-    try:
-        doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
-    except DiagnosticError:
-        raise
+    doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
     if intents.model.allow_external_refs:
         from .bundle import bundle_external_refs
 
@@ -257,4 +254,4 @@ def build_project(project: Project, progress: Progress | None = None
     return outputs, builds
 
 
-__all__ = ["ApiBuild", "build_api", "build_project", "emit_files", "SpecDocument"]
+__all__ = ["ApiBuild", "SpecDocument", "build_api", "build_project", "emit_files"]

@@ -43,7 +43,7 @@ def bundle_external_refs(path: Path, data: dict[str, Any], base: Path | None = N
                 if owner == path.resolve():
                     continue  # a local ref of the main document
                 file_part = owner.name  # a local ref inside an external file: same file
-            if re.match(r"^[a-z][a-z0-9+.-]*://", file_part, re.I):
+            if re.match(r"^[a-z][a-z0-9+.-]*://", file_part, re.IGNORECASE):
                 raise DiagnosticError([Diagnostic(
                     "ref-external", "error", f"$ref {ref!r} points at a URL; toolgen does not fetch URLs",
                     SourceLocation(display_path(owner, base), None, None, at + "/$ref"),

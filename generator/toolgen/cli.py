@@ -13,9 +13,10 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -199,7 +200,7 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
     problems = check_destinations(outputs, protected)
     if problems:
         raise DiagnosticError(problems)
-    written = write_outputs(outputs)
+    write_outputs(outputs)
     if progress:
         for b in builds:
             n = sum(d.severity == "warning" for d in b.diagnostics)

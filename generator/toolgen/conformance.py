@@ -12,9 +12,9 @@ list means the catalog conforms. Nothing here raises on bad input: malformed too
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -39,7 +39,7 @@ from toolgen.dialects import (
 )
 from toolgen.pointer import PointerError, escape_token
 
-_rs_meta: ModuleType | None
+_rs_meta: Any
 try:  # optional accelerator; jsonschema remains the reference and gives the messages
     from jsonschema_rs import meta as _rs_meta
 except ImportError:  # pragma: no cover - depends on the environment

@@ -38,8 +38,9 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from toolgen.pointer import PointerError, escape_token, ref_to_pointer, resolve_pointer
 

@@ -14,30 +14,56 @@ Write and destructive intents become `preview_<name>` (mode preview, effect read
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 from . import pagination as pagination_detect
 from .diagnostics import DiagnosticError, DiagnosticSink, SourceLocation
 from .intent import IncludeSpec, LoadedIntentMap, PaginationSpec, RetrySpec, ToolIntent
 from .ir import (
-    ApiIR, ArgBinding, ArgLocation, AuthBinding, BodyEncoding, Effect, FixedValue, Idempotency, Mode,
-    OperationRef, OutputPolicy, Pagination, PolicyRow, Retry, SkippedOperation, Tool,
+    ApiIR,
+    ArgBinding,
+    AuthBinding,
+    BodyEncoding,
+    Effect,
+    FixedValue,
+    Idempotency,
+    Mode,
+    OperationRef,
+    OutputPolicy,
+    Pagination,
+    PolicyRow,
+    Retry,
+    SkippedOperation,
+    Tool,
 )
 from .load import SpecDocument
 from .naming import (
-    MAX_TOOL_NAME, arg_name, shorten, snake_case, stable_suffix, tool_name_problem,
+    MAX_TOOL_NAME,
+    arg_name,
+    shorten,
+    snake_case,
+    stable_suffix,
+    tool_name_problem,
 )
 from .operations import Operation, find_operation, list_operations, operation_matches, suggest_operations
 from .pointer import join_pointer
 from .schema import (
-    SchemaBudget, SchemaConverter, copy_tree as _copy_tree, limit_depth, object_view, project_schema,
+    SchemaBudget,
+    SchemaConverter,
+    limit_depth,
+    object_view,
+    project_schema,
+)
+from .schema import (
+    copy_tree as _copy_tree,
 )
 
 READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
               "describe", "download", "export", "retrieve", "show", "head", "options")
 MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", "user-agent", "host"}
-CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.I)
+CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE)
 LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
 DEFAULT_RETRY_ON = ("timeout", "429", "502", "503", "504")
 
@@ -166,7 +192,8 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     for op in operations:
         if op.pointer not in covered and model.include:
             continue
-    info = doc.data.get("info") if isinstance(doc.data.get("info"), dict) else {}
+    raw_info = doc.data.get("info")
+    info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     base_url = model.api.base_url or _server_url(doc)
     ops = tuple(_op_ref(op) for op in operations)
     return ApiIR(
@@ -286,7 +313,9 @@ def _include_name(ctx: _Ctx, op: Operation, group: IncludeSpec, effect: Effect) 
     limit = MAX_TOOL_NAME - (len("preview_") if effect != "read" else 0)
     short = shorten(base, limit, seed=op.pointer)
     taken = set(ctx.names)
-    full = (lambda b: [b] if effect == "read" else ["preview_" + b, "record_" + b])
+    def full(b: str) -> list[str]:
+        return [b] if effect == "read" else ["preview_" + b, "record_" + b]
+
     if any(n in taken for n in full(short)):
         short = shorten(f"{base}_{stable_suffix(op.pointer, 6)}", limit, seed=op.pointer + "#dup")
         ctx.sink.warning("name-collision", f"{op.key}: tool name {base!r} is taken; using {short!r}",
@@ -451,7 +480,6 @@ def _summary(ctx: _Ctx, op: Operation, intent: ToolIntent, limit: int) -> str:
 
 def _describe(summary: str, mode: Mode, row: PolicyRow, record: PolicyRow | None) -> str:
     """The tool description: the intent's text, then what the call does (effect, approval, pages)."""
-    call = f"{row.method} {row.path}"
     if mode == "read":
         tail = "Read-only."
         if row.pagination is not None:
@@ -639,7 +667,7 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
                          if p.get("in") == "query" and isinstance(p.get("schema"), dict)
                          and isinstance(p["schema"].get("type"), str)})
         if detected is not None:
-            pag_spec = PaginationSpec(style=detected.style, items=detected.items,  # type: ignore[arg-type]
+            pag_spec = PaginationSpec(style=detected.style, items=detected.items,  # type: ignore[arg-type,unused-ignore]
                                       cursor=detected.cursor, limit=detected.limit, next=detected.next,
                                       has_more=detected.has_more, cursor_from_item=detected.cursor_from_item)
             try:  # a guess the response does not bear out: build the tool without paging, not skip it
@@ -828,7 +856,7 @@ def _param_schema(ctx: _Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
     return {"type": "string"}
 
 
-_JSON_MEDIA = re.compile(r"^application/([a-z0-9.+-]*\+)?json(;.*)?$", re.I)
+_JSON_MEDIA = re.compile(r"^application/([a-z0-9.+-]*\+)?json(;.*)?$", re.IGNORECASE)
 
 
 def _pick_media(content: dict[str, Any]) -> tuple[str, BodyEncoding]:
@@ -979,7 +1007,8 @@ def _response(ctx: _Ctx, op: Operation, *, copy: bool = True) -> tuple[Any, tupl
         node, node_ptr = ctx.converter.resolve(responses[code], ptr)
         if not isinstance(node, dict):
             continue
-        headers = node.get("headers") if isinstance(node.get("headers"), dict) else {}
+        raw_headers = node.get("headers")
+        headers: dict[str, Any] = raw_headers if isinstance(raw_headers, dict) else {}
         link = any(str(h).lower() == "link" for h in headers)
         content = node.get("content")
         if not isinstance(content, dict) or not content:
@@ -1281,4 +1310,4 @@ def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operat
     return schema, link
 
 
-__all__ = ["lower", "iter_tools", "operation_parameters", "operation_response", "Literal"]
+__all__ = ["Literal", "iter_tools", "lower", "operation_parameters", "operation_response"]

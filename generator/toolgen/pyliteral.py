@@ -51,7 +51,7 @@ def _render(value: Any, indent: int, width: int) -> str:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"dict key {key!r} is not a string")
-            items.append(f"{pad}{repr(str(key))}: {_render(item, indent + width, width)},")
+            items.append(f"{pad}{str(key)!r}: {_render(item, indent + width, width)},")
         return "{\n" + "\n".join(items) + "\n" + end + "}"
     if isinstance(value, (list, tuple)):
         if not value:

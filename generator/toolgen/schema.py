@@ -42,8 +42,9 @@ import hashlib
 import math
 import re
 from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal, Mapping, NamedTuple, Sequence, overload
+from typing import Any, Literal, NamedTuple, overload
 
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from .load import SpecDocument
@@ -55,12 +56,12 @@ JSONSchema = dict[str, Any]
 __all__ = [
     "SchemaBudget",
     "SchemaConverter",
+    "copy_tree",
+    "def_name_for_pointer",
+    "limit_depth",
     "object_view",
     "project_schema",
-    "limit_depth",
     "schema_nodes",
-    "def_name_for_pointer",
-    "copy_tree",
 ]
 
 TOO_LARGE_HINT = "project the output (output.fields) or raise budgets.max_schema_nodes"

@@ -7,11 +7,19 @@ rules themselves live in `toolgen.dialects` (see docs/provider-dialects rules ci
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from ..dialects import anthropic_tool, mcp_tool, openai_tool, openai_parameters, anthropic_input_schema, \
-    mcp_input_schema, mcp_output_schema
+from ..dialects import (
+    anthropic_input_schema,
+    anthropic_tool,
+    mcp_input_schema,
+    mcp_output_schema,
+    mcp_tool,
+    openai_parameters,
+    openai_tool,
+)
 from ..ir import ApiIR, Tool
 
 DIALECTS = ("openai", "anthropic", "mcp")
