@@ -247,7 +247,7 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     if not isinstance(root, dict):
         raise DiagnosticError([Diagnostic("intent-not-mapping", "error", "an intent map must be a mapping",
                                           SourceLocation(display, 1, 1), "start from `toolgen init SPEC`")])
-    data = _plain(root)
+    data = plain_yaml(root)
     try:
         model = IntentMap.model_validate(data)
     except ValidationError as exc:
@@ -264,11 +264,12 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     return LoadedIntentMap(model, path, display, root)
 
 
-def _plain(node: Any) -> Any:
+def plain_yaml(node: Any) -> Any:
+    """A ruamel round-trip tree as plain JSON values (str keys, str/int/float/bool/None leaves)."""
     if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
+        return {str(k): plain_yaml(v) for k, v in node.items()}
     if isinstance(node, list):
-        return [_plain(v) for v in node]
+        return [plain_yaml(v) for v in node]
     if isinstance(node, str):
         return str(node)
     if isinstance(node, bool) or node is None:

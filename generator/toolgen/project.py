@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation
+from .intent import plain_yaml
 from .load import display_path, locate_ruamel
 
 PROJECT_FILE = "toolgen.yaml"
@@ -101,7 +102,7 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                                           "or build one intent map: toolgen build INTENT_MAP --out DIR")])
     except Exception as exc:
         raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
-    data = _plain(root_node)
+    data = plain_yaml(root_node)
     try:
         model = ProjectFile.model_validate(data)
     except ValidationError as exc:
@@ -133,12 +134,3 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                                  tuple(api.emit or model.emit)))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
-
-def _plain(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    if isinstance(node, str):
-        return str(node)
-    return node
