@@ -92,6 +92,35 @@ def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
     return store, key
 
 
+def open_registry(command: str, api_or_dir: str, base_url: str | None, receipts_spec: str | None,
+                  audit_log: Path | None) -> Registry:
+    """The registry behind `toolgen call` / `toolgen serve`: the generated package (name or folder),
+    its receipt store (path or URL) and audit sink. A bad argument prints one line naming `command`
+    and exits 2."""
+    try:
+        folder = resolve_package(api_or_dir)
+    except PackageNotFound as exc:
+        click.echo(f"toolgen {command}: {exc}", err=True)
+        sys.exit(2)
+    try:
+        receipts, cursor_key = open_receipts(receipts_spec)
+    except ReceiptStoreError as exc:
+        click.echo(f"toolgen {command}: {exc}", err=True)
+        sys.exit(2)
+    try:
+        return Registry.from_dir(
+            folder,
+            base_url=base_url,
+            receipts=receipts,
+            audit=JsonlAuditSink(audit_log) if audit_log else MemoryAuditSink(),
+            cursor_key=cursor_key,
+        )
+    except (OSError, ValueError) as exc:
+        receipts.close()
+        click.echo(f"toolgen {command}: cannot load {folder}: {exc}", err=True)
+        sys.exit(2)
+
+
 def _read_args(value: str) -> object:
     if value == "-":
         text = sys.stdin.read()
@@ -129,28 +158,7 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
     if not isinstance(args, dict):
         click.echo("toolgen call: --args must be a JSON object", err=True)
         sys.exit(2)
-    try:
-        folder = resolve_package(api_or_dir)
-    except PackageNotFound as exc:
-        click.echo(f"toolgen call: {exc}", err=True)
-        sys.exit(2)
-    try:
-        receipts, cursor_key = open_receipts(receipts_spec)
-    except ReceiptStoreError as exc:
-        click.echo(f"toolgen call: {exc}", err=True)
-        sys.exit(2)
-    try:
-        registry = Registry.from_dir(
-            folder,
-            base_url=base_url,
-            receipts=receipts,
-            audit=JsonlAuditSink(audit_log) if audit_log else MemoryAuditSink(),
-            cursor_key=cursor_key,
-        )
-    except (OSError, ValueError) as exc:
-        receipts.close()
-        click.echo(f"toolgen call: cannot load {folder}: {exc}", err=True)
-        sys.exit(2)
+    registry = open_registry("call", api_or_dir, base_url, receipts_spec, audit_log)
     with registry:
         if tool not in registry.specs:
             click.echo(f"toolgen call: unknown tool {tool!r}; available: {', '.join(registry.tool_names())}",

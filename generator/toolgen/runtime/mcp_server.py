@@ -27,9 +27,8 @@ from typing import Any
 import anyio
 import click
 
-from .audit import JsonlAuditSink, MemoryAuditSink
-from .cli_call import RECEIPTS_HELP, ReceiptStoreError, open_receipts
-from .loading import PackageNotFound, parse_scopes, resolve_package
+from .cli_call import RECEIPTS_HELP, open_registry
+from .loading import parse_scopes
 from .registry import Actor, Approval, CallResult, Registry
 
 APPROVAL_META_KEY = "toolgen/approval"
@@ -128,23 +127,5 @@ async def serve_stdio(registry: Registry, actor: Actor) -> None:
 def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
                   receipts_spec: str | None, audit_log: Path | None) -> None:
     """Serve the tools of a generated package as an MCP server over stdio."""
-    import sys
-
-    try:
-        folder = resolve_package(api_or_dir)
-    except PackageNotFound as exc:
-        click.echo(f"toolgen serve: {exc}", err=True)
-        sys.exit(2)
-    try:
-        receipts, cursor_key = open_receipts(receipts_spec)
-    except ReceiptStoreError as exc:
-        click.echo(f"toolgen serve: {exc}", err=True)
-        sys.exit(2)
-    registry = Registry.from_dir(
-        folder,
-        base_url=base_url,
-        receipts=receipts,
-        audit=JsonlAuditSink(audit_log) if audit_log else MemoryAuditSink(),
-        cursor_key=cursor_key,
-    )
+    registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log)
     anyio.run(serve_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)))
