@@ -14,9 +14,9 @@ Write and destructive intents become `preview_<name>` (mode preview, effect read
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from . import pagination as pagination_detect
 from .diagnostics import DiagnosticError, DiagnosticSink, SourceLocation
@@ -189,9 +189,6 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             tools.extend(new)
             covered[op.pointer] = name
 
-    for op in operations:
-        if op.pointer not in covered and model.include:
-            continue
     raw_info = doc.data.get("info")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     base_url = model.api.base_url or _server_url(doc)
@@ -1284,10 +1281,6 @@ def _attach_defs(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def iter_tools(ir: ApiIR) -> Iterable[Tool]:
-    return iter(ir.tools)
-
-
 # ---------------------------------------------------------------------------------------------
 # hooks for `toolgen init` and `toolgen lint`: the same parameter and response choice as the build
 
@@ -1310,4 +1303,4 @@ def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operat
     return schema, link
 
 
-__all__ = ["Literal", "iter_tools", "lower", "operation_parameters", "operation_response"]
+__all__ = ["lower", "operation_parameters", "operation_response"]
