@@ -163,10 +163,11 @@ def test_swagger2_is_a_clear_error(tmp_path: Path) -> None:
     assert "petstore-swagger2.json:2:3" in built.result.output
 
 
-def test_external_ref_is_refused_with_location(tmp_path: Path) -> None:
+def _spec_with_body_ref(tmp_path: Path, ref: str) -> Path:
+    """A one-operation spec (createA) whose JSON request body is the `$ref` `ref` (on line 10)."""
     spec = tmp_path / "ext.yaml"
-    spec.write_text("""openapi: 3.0.3
-info: {title: t, version: '1'}
+    spec.write_text(f"""openapi: 3.0.3
+info: {{title: t, version: '1'}}
 paths:
   /a:
     post:
@@ -174,9 +175,14 @@ paths:
       requestBody:
         content:
           application/json:
-            schema: {$ref: 'other.yaml#/components/schemas/A'}
-      responses: {'200': {description: ok}}
+            schema: {{$ref: '{ref}'}}
+      responses: {{'200': {{description: ok}}}}
 """)
+    return spec
+
+
+def test_external_ref_is_refused_with_location(tmp_path: Path) -> None:
+    spec = _spec_with_body_ref(tmp_path, "other.yaml#/components/schemas/A")
     built = build(tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2)
     assert "ref-external" in built.result.output and "ext.yaml:10:" in built.result.output
 
@@ -223,19 +229,7 @@ def test_external_file_refs_bundled_when_allowed(tmp_path: Path) -> None:
         tag: {$ref: '#/components/schemas/Tag'}
     Tag: {type: string, enum: [x, y]}
 """)
-    spec = tmp_path / "ext.yaml"
-    spec.write_text("""openapi: 3.0.3
-info: {title: t, version: '1'}
-paths:
-  /a:
-    post:
-      operationId: createA
-      requestBody:
-        content:
-          application/json:
-            schema: {$ref: 'common/models.yaml#/components/schemas/A'}
-      responses: {'200': {description: ok}}
-""")
+    spec = _spec_with_body_ref(tmp_path, "common/models.yaml#/components/schemas/A")
     refused = build(tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2)
     assert "allow_external_refs" in refused.result.output
     built = build(tmp_path, spec, "allow_external_refs: true\n"
