@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.build import REAL, REPO, SHARED, build, run
+from tests.support.build import REAL, REPO, build, run
 from toolgen.build import build_project
 from toolgen.project import load_project
 from toolgen.write import check_outputs
