@@ -209,7 +209,7 @@ def test_hostile_description_cannot_inject_code(tmp_path: Path) -> None:
                             "schema": {"type": "string", "enum": [payload, "class", "None"]}}],
             "responses": {"200": {"description": "ok"}}}}},
     }))
-    built = build(tmp_path, spec, emit="openai,anthropic,mcp,policy,report,python")
+    build(tmp_path, spec, emit="openai,anthropic,mcp,policy,report,python")
     proc = subprocess.run([sys.executable, "-c", "import out, out.models; print(out.MCP_TOOLS[0]['title'])"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
