@@ -3,7 +3,8 @@
 A receipt is keyed by ``(scope, key)``: `scope` is ``"<api>/<tool>"`` (keys are scoped per tool,
 not per actor — the key is usually forwarded to the API, which scopes it by the runtime's own
 credential, shared by all actors; see docs/runtime.md) and `key` is the idempotency-key argument.
-It stores the canonical-argument `fingerprint`, a `state` and, once completed, the shaped result.
+It stores the canonical-request `fingerprint`, a `state`, the owner's `lease_ms` (how long the owner
+may hold a ``pending`` receipt before it counts as abandoned) and, once completed, the shaped result.
 
 States: ``pending`` (written before the HTTP request), ``unknown`` (the request timed out: the
 write may or may not have happened), ``completed`` (the result is stored and will be replayed).
@@ -49,15 +50,25 @@ class Receipt:
     status: int | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
+    lease_ms: int = 0
+
+    def in_flight(self, now: float, fallback_lease_ms: int) -> bool:
+        """True while a ``pending`` receipt is inside the window its owner stored (`lease_ms`,
+        milliseconds since `updated_at`): the owner may still be waiting for the API. Receipts
+        written without a lease use `fallback_lease_ms`. Another caller's own deadline never
+        shortens the window."""
+        lease = self.lease_ms if self.lease_ms > 0 else fallback_lease_ms
+        return self.state == "pending" and (now - self.updated_at) * 1000 < lease
 
 
 class ReceiptStore(Protocol):
     """Storage for idempotency receipts. All methods are atomic; `begin` must be a compare-and-set
     so that two concurrent calls with one key cannot both start a write."""
 
-    def begin(self, scope: str, key: str, fingerprint: str, actor: str) -> Receipt | None:
+    def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         """Insert a ``pending`` receipt unless one exists. Returns ``None`` when this call created
-        it (go ahead and send), else the existing receipt (do not send blindly)."""
+        it (go ahead and send), else the existing receipt (do not send blindly). `lease_ms` is how
+        long (milliseconds) the caller may take before its ``pending`` receipt counts as abandoned."""
         ...
 
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
@@ -68,8 +79,9 @@ class ReceiptStore(Protocol):
         """Mark the receipt ``unknown``: the request was sent but its outcome was not observed."""
         ...
 
-    def resume(self, scope: str, key: str) -> None:
-        """Set an ``unknown``/``pending`` receipt back to ``pending`` (a safe resend is starting)."""
+    def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
+        """Set an ``unknown``/``pending`` receipt back to ``pending`` (a safe resend is starting),
+        with the resender's `lease_ms`."""
         ...
 
     def release(self, scope: str, key: str) -> None:
@@ -92,13 +104,14 @@ class MemoryReceiptStore:
         self._data: dict[tuple[str, str], Receipt] = {}
         self._lock = threading.Lock()
 
-    def begin(self, scope: str, key: str, fingerprint: str, actor: str) -> Receipt | None:
+    def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         with self._lock:
             existing = self._data.get((scope, key))
             if existing is not None:
                 return existing
             now = time.time()
-            self._data[(scope, key)] = Receipt(scope, key, fingerprint, "pending", actor, None, None, now, now)
+            self._data[(scope, key)] = Receipt(scope, key, fingerprint, "pending", actor, None, None, now, now,
+                                               int(lease_ms))
             return None
 
     def _set(self, scope: str, key: str, only_from: tuple[ReceiptState, ...], **changes: Any) -> None:
@@ -115,8 +128,8 @@ class MemoryReceiptStore:
     def mark_unknown(self, scope: str, key: str) -> None:
         self._set(scope, key, ("pending",), state="unknown")
 
-    def resume(self, scope: str, key: str) -> None:
-        self._set(scope, key, ("pending", "unknown"), state="pending")
+    def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
+        self._set(scope, key, ("pending", "unknown"), state="pending", lease_ms=int(lease_ms))
 
     def release(self, scope: str, key: str) -> None:
         with self._lock:
@@ -143,6 +156,7 @@ CREATE TABLE IF NOT EXISTS receipts (
   status INTEGER,
   created_at REAL NOT NULL,
   updated_at REAL NOT NULL,
+  lease_ms INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (scope, key)
 ) WITHOUT ROWID
 """
@@ -160,20 +174,24 @@ class SqliteReceiptStore:
         self.path = Path(path)
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=5.0)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA busy_timeout=5000")
         self._conn.execute(_SCHEMA)
+        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(receipts)")}
+        if "lease_ms" not in columns:  # a file written by an earlier version
+            self._conn.execute("ALTER TABLE receipts ADD COLUMN lease_ms INTEGER NOT NULL DEFAULT 0")
 
-    def begin(self, scope: str, key: str, fingerprint: str, actor: str) -> Receipt | None:
+    def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         now = time.time()
         with self._lock:
             cur = self._conn.execute(
                 "INSERT OR IGNORE INTO receipts (scope, key, fingerprint, state, actor, result, status,"
-                " created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, NULL, NULL, ?, ?)",
-                (scope, key, fingerprint, actor, now, now),
+                " created_at, updated_at, lease_ms) VALUES (?, ?, ?, 'pending', ?, NULL, NULL, ?, ?, ?)",
+                (scope, key, fingerprint, actor, now, now, int(lease_ms)),
             )
             if cur.rowcount == 1:
                 return None
@@ -194,11 +212,12 @@ class SqliteReceiptStore:
                 (time.time(), scope, key),
             )
 
-    def resume(self, scope: str, key: str) -> None:
+    def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
         with self._lock:
             self._conn.execute(
-                "UPDATE receipts SET state='pending', updated_at=? WHERE scope=? AND key=? AND state!='completed'",
-                (time.time(), scope, key),
+                "UPDATE receipts SET state='pending', updated_at=?, lease_ms=? WHERE scope=? AND key=?"
+                " AND state!='completed'",
+                (time.time(), int(lease_ms), scope, key),
             )
 
     def release(self, scope: str, key: str) -> None:
@@ -211,15 +230,15 @@ class SqliteReceiptStore:
 
     def _get_locked(self, scope: str, key: str) -> Receipt | None:
         row = self._conn.execute(
-            "SELECT fingerprint, state, actor, result, status, created_at, updated_at FROM receipts"
+            "SELECT fingerprint, state, actor, result, status, created_at, updated_at, lease_ms FROM receipts"
             " WHERE scope=? AND key=?",
             (scope, key),
         ).fetchone()
         if row is None:
             return None
-        fingerprint, state, actor, result, status, created, updated = row
+        fingerprint, state, actor, result, status, created, updated, lease_ms = row
         return Receipt(scope, key, fingerprint, state, actor, json.loads(result) if result is not None else None,
-                       status, created, updated)
+                       status, created, updated, int(lease_ms or 0))
 
     def purge(self, older_than_seconds: float) -> int:
         """Delete completed receipts older than the given age; returns how many were deleted."""
@@ -233,6 +252,16 @@ class SqliteReceiptStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _create_private(path: Path) -> None:
+    """Create the receipts file readable by its owner only (mode 0600): receipts hold result bodies.
+    An existing file keeps its mode."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
 
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")

@@ -5,7 +5,7 @@ Redis key, so each is atomic across processes and machines and the store works o
 
 Layout: one hash per receipt, ``<prefix>r:<len(scope)>:<scope>:<key>`` (the length makes the
 split between scope and key unambiguous), fields ``fingerprint state actor result status
-created_at updated_at``; `result` is compact JSON. Times are the writing worker's Unix time, as in
+created_at updated_at lease_ms``; `result` is compact JSON. Times are the writing worker's Unix time, as in
 SQLite (the registry compares them with its own clock to tell a stale *pending* from a live one, so
 workers' clocks should agree within a fraction of a tool's deadline).
 
@@ -36,12 +36,12 @@ if TYPE_CHECKING:
 #: Key prefix of every key the store writes.
 DEFAULT_PREFIX = "toolgen:"
 
-# KEYS[1] receipt; ARGV fingerprint, actor, now. Returns nil when created, else the existing hash.
+# KEYS[1] receipt; ARGV fingerprint, actor, now, lease_ms. Returns nil when created, else the existing hash.
 _BEGIN = """
 local existing = redis.call('HGETALL', KEYS[1])
 if #existing > 0 then return existing end
 redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'state', 'pending', 'actor', ARGV[2],
-           'created_at', ARGV[3], 'updated_at', ARGV[3])
+           'created_at', ARGV[3], 'updated_at', ARGV[3], 'lease_ms', ARGV[4])
 return nil
 """
 
@@ -61,11 +61,11 @@ redis.call('HSET', KEYS[1], 'state', 'unknown', 'updated_at', ARGV[1])
 return 1
 """
 
-# KEYS[1] receipt; ARGV now. unknown/pending → pending (a completed receipt stays completed).
+# KEYS[1] receipt; ARGV now, lease_ms. unknown/pending → pending (a completed receipt stays completed).
 _RESUME = """
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state or state == 'completed' then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'pending', 'updated_at', ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'pending', 'updated_at', ARGV[1], 'lease_ms', ARGV[2])
 return 1
 """
 
@@ -161,12 +161,14 @@ class RedisReceiptStore:
             int(status) if status is not None else None,
             float(items.get("created_at", 0.0)),
             float(items.get("updated_at", 0.0)),
+            int(items.get("lease_ms", 0) or 0),
         )
 
     # -- ReceiptStore --------------------------------------------------------------------------------
 
-    def begin(self, scope: str, key: str, fingerprint: str, actor: str) -> Receipt | None:
-        raw = self._begin(keys=[self.redis_key(scope, key)], args=[fingerprint, actor, repr(time.time())])
+    def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
+        raw = self._begin(keys=[self.redis_key(scope, key)],
+                          args=[fingerprint, actor, repr(time.time()), int(lease_ms)])
         return None if raw is None else self._receipt(scope, key, raw)
 
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
@@ -176,8 +178,8 @@ class RedisReceiptStore:
     def mark_unknown(self, scope: str, key: str) -> None:
         self._mark_unknown(keys=[self.redis_key(scope, key)], args=[repr(time.time())])
 
-    def resume(self, scope: str, key: str) -> None:
-        self._resume(keys=[self.redis_key(scope, key)], args=[repr(time.time())])
+    def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
+        self._resume(keys=[self.redis_key(scope, key)], args=[repr(time.time()), int(lease_ms)])
 
     def release(self, scope: str, key: str) -> None:
         self._release(keys=[self.redis_key(scope, key)])
