@@ -1745,6 +1745,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -1847,6 +1848,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -1951,6 +1953,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -2070,6 +2073,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -2197,6 +2201,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -2283,6 +2288,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -2383,6 +2389,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -2504,6 +2511,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -2606,6 +2614,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,

@@ -1083,6 +1083,7 @@ POLICY: dict[str, Any] = {
                 "arg": "idempotency_key",
                 "in": "header",
                 "name": "Idempotency-Key",
+                "honoured_by_api": True,
             },
             "retry": {
                 "max_attempts": 3,
@@ -1171,6 +1172,7 @@ POLICY: dict[str, Any] = {
                 "arg": "idempotency_key",
                 "in": "header",
                 "name": "Idempotency-Key",
+                "honoured_by_api": True,
             },
             "retry": {
                 "max_attempts": 3,
@@ -1274,6 +1276,7 @@ POLICY: dict[str, Any] = {
                 "arg": "idempotency_key",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -1343,6 +1346,7 @@ POLICY: dict[str, Any] = {
                 "arg": "idempotency_key",
                 "in": "header",
                 "name": "Idempotency-Key",
+                "honoured_by_api": True,
             },
             "retry": {
                 "max_attempts": 3,
@@ -1456,6 +1460,7 @@ POLICY: dict[str, Any] = {
                 "arg": "idempotency_key",
                 "in": "header",
                 "name": "Idempotency-Key",
+                "honoured_by_api": True,
             },
             "retry": {
                 "max_attempts": 3,

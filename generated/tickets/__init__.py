@@ -437,6 +437,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "none",
                 "name": None,
+                "honoured_by_api": False,
             },
             "retry": {
                 "max_attempts": 1,
@@ -507,6 +508,7 @@ POLICY: dict[str, Any] = {
                 "arg": "action_id",
                 "in": "header",
                 "name": "Idempotency-Key",
+                "honoured_by_api": True,
             },
             "retry": {
                 "max_attempts": 3,

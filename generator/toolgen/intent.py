@@ -47,6 +47,13 @@ class IdempotencySpec(_Strict):
         description="`header:NAME`, `query:NAME`, `body:FIELD`, or `none` (used for receipts only).",
         pattern=r"^(none|(header|query|body):.+)$",
     )
+    honoured_by_api: bool | None = Field(
+        None,
+        description="Whether the API deduplicates requests by this key (as Stripe and the IETF Idempotency-Key "
+        "draft do: a repeat with the same key returns the first result instead of writing again). Only then does "
+        "the runtime re-send a write whose outcome is unknown; otherwise it returns `result_unknown` and never "
+        "re-sends. Lint asks for it whenever the key is sent to the API. Needs `send_as` other than `none`.",
+    )
 
 
 class PaginationSpec(_Strict):

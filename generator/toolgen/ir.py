@@ -95,11 +95,14 @@ class Idempotency:
     """Where the idempotency key comes from (`arg`, a record-tool argument) and how it is sent.
 
     `send_in` is ``header``/``query``/``body`` or ``none`` (the key is used for receipts only).
+    `honoured_by_api` is ``True`` when the intent map declares that the API deduplicates by the key,
+    ``False`` when it declares it does not, ``None`` when it does not say (treated as ``False``).
     """
 
     arg: str
     send_in: Literal["header", "query", "body", "none"]
     wire_name: str | None
+    honoured_by_api: bool | None = None
 
 
 @dataclass(frozen=True)

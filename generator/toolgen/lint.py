@@ -117,6 +117,11 @@ IDEMPOTENCY_KEY_MISSING = _rule(
     "idempotency-key-missing", "warning", "A write or destructive tool has no idempotency key.",
     "Add `idempotency: {key: action_id, send_as: none}`: the runtime then stores receipts and replays a "
     "repeated call instead of writing twice.")
+IDEMPOTENCY_HONOUR_UNDECLARED = _rule(
+    "idempotency-honour-undeclared", "warning", "A write sends its idempotency key to the API but does not say "
+    "whether the API deduplicates by it.",
+    "Set `idempotency.honoured_by_api: true` only if the API returns the first result for a repeated key (the "
+    "runtime then re-sends a write whose outcome is unknown), else `false` (never re-sent).")
 PERMISSION_MISSING = _rule(
     "permission-missing", "warning", "A tool requires no permission, so every actor may call it.",
     "Set `permission:` to the scope(s) an actor needs.")
@@ -469,6 +474,10 @@ class _Linter:
             elif idem is None:
                 self.add(IDEMPOTENCY_KEY_MISSING, f"`{row.tool}` ({row.effect}) has no idempotency key",
                          self.where(view), tool=row.tool)
+            if idem is not None and idem.send_in != "none" and idem.honoured_by_api is None:
+                self.add(IDEMPOTENCY_HONOUR_UNDECLARED, f"`{row.tool}` sends its idempotency key to the API as "
+                         f"{idem.send_in} `{idem.wire_name}` but does not say whether the API deduplicates by it",
+                         self.where(view, "idempotency"), tool=row.tool)
 
     def spec_scopes(self) -> tuple[dict[str, set[str]], set[str]]:
         return declared_oauth_scopes(self.doc), used_scopes(self.doc, self.operations)

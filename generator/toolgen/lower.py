@@ -374,11 +374,19 @@ def _lower_intent(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, where:
     if intent.idempotency is not None:
         send = intent.idempotency.send_as
         if send == "none":
+            if intent.idempotency.honoured_by_api:
+                ctx.sink.error(
+                    "idempotency-honoured-unsent",
+                    f"intent `{key}` says the API honours its idempotency key, but the key is not sent to the API",
+                    ctx.intents.locate(*where, "idempotency", "honoured_by_api"),
+                    "set `send_as` to where the API reads the key (e.g. \"header:Idempotency-Key\"), "
+                    "or drop `honoured_by_api`")
             idem = Idempotency(intent.idempotency.key, "none", None)
             binding = None
         else:
             where_, wire = send.split(":", 1)
-            idem = Idempotency(intent.idempotency.key, where_, wire)  # type: ignore[arg-type]
+            idem = Idempotency(intent.idempotency.key, where_, wire,  # type: ignore[arg-type]
+                               intent.idempotency.honoured_by_api)
             binding = ArgBinding(intent.idempotency.key, where_, wire, True)  # type: ignore[arg-type]
         if any(a.name == intent.idempotency.key for a in record_args):
             raise _Skip("idempotency-key-collision",

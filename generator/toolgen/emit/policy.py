@@ -22,7 +22,8 @@ def row_json(row: PolicyRow) -> dict[str, Any]:
         "permission": list(row.permission),
         "approval": row.approval,
         "idempotency": None if row.idempotency is None else {
-            "arg": row.idempotency.arg, "in": row.idempotency.send_in, "name": row.idempotency.wire_name},
+            "arg": row.idempotency.arg, "in": row.idempotency.send_in, "name": row.idempotency.wire_name,
+            "honoured_by_api": bool(row.idempotency.honoured_by_api)},
         "retry": {"max_attempts": row.retry.max_attempts, "backoff_ms": row.retry.backoff_ms,
                   "deadline_ms": row.retry.deadline_ms, "on": list(row.retry.on)},
         "timeout_ms": row.timeout_ms,
@@ -103,6 +104,7 @@ def policy_markdown(ir: ApiIR) -> str:
             idem = f"{_code(r.idempotency.arg)} (receipts only)"
         else:
             idem = f"{_code(r.idempotency.arg)} → {r.idempotency.send_in} {_code(r.idempotency.wire_name or '')}"
+            idem += " (deduplicated by the API)" if r.idempotency.honoured_by_api else " (not deduplicated: never re-sent)"
         retry = "none" if r.retry.max_attempts <= 1 else f"{r.retry.max_attempts}× within {_ms(r.retry.deadline_ms)}"
         if r.pagination is None:
             pages = "—"
