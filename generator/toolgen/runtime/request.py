@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..pointer import PointerError, ref_to_pointer, resolve_pointer
+from .arguments import invalid_argument
 from .credentials import Injected
 from .shaping import REDACTED
 
@@ -113,6 +114,72 @@ def _strip(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
     return value
 
 
+def _branches_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], bool]:
+    """(declared property names, closed?) of an object schema, over ``allOf`` members and *every*
+    object branch of ``anyOf``/``oneOf``. Closed: some properties are declared and nothing says
+    more are allowed (no ``additionalProperties``/``patternProperties`` anywhere in the view)."""
+    node = resolve_local_ref(node, root)
+    if not isinstance(node, dict):
+        return set(), False
+    names: set[str] = set(node.get("properties") or {}) if isinstance(node.get("properties"), dict) else set()
+    closed = bool(names) and "additionalProperties" not in node and "patternProperties" not in node
+    if node.get("additionalProperties") is False:
+        closed = True
+    open_member = False
+    for member in node.get("allOf", []) or []:
+        n, c = _branches_view(member, root)
+        names |= n
+        open_member = open_member or (bool(n) and not c)
+    object_branches = [b for key in ("anyOf", "oneOf") for b in (node.get(key) or [])
+                       if isinstance(resolve_local_ref(b, root), dict)
+                       and (resolve_local_ref(b, root).get("type") == "object"
+                            or "properties" in resolve_local_ref(b, root))]
+    if object_branches:
+        views = [_branches_view(b, root) for b in object_branches]
+        for n, _ in views:
+            names |= n
+        closed = (closed or not node.get("properties")) and all(c for _, c in views)
+    return names, closed and not open_member
+
+
+def undeclared_member(args: Mapping[str, Any], input_schema: Mapping[str, Any]) -> tuple[str | int, ...] | None:
+    """The path of the first member of a *nested* argument object that its schema does not declare,
+    where the schema declares properties and allows no others by omission (an OpenAPI object with
+    ``properties`` and no ``additionalProperties`` is open in JSON Schema, but a tool's input is
+    closed: the strict dialect views say so, and an undeclared member would reach the API
+    unreviewed, e.g. Stripe's ``created[evil][deep]=1``). ``None`` when every member is declared."""
+    _, props, extra = _object_view(input_schema, input_schema)
+    for key, value in args.items():
+        child = props.get(key, extra if isinstance(extra, dict) else None)
+        found = _first_undeclared(value, child, input_schema, (key,))
+        if found is not None:
+            return found
+    return None
+
+
+def _first_undeclared(value: Any, schema: Any, root: Mapping[str, Any],
+                      path: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
+    if len(path) > 64 or schema is None:
+        return None
+    if isinstance(value, dict):
+        names, closed = _branches_view(schema, root)
+        _, props, extra = _object_view(schema, root)
+        for key, item in value.items():
+            if closed and key not in names:
+                return path + (key,)
+            found = _first_undeclared(item, props.get(key, extra if isinstance(extra, dict) else None), root,
+                                      path + (key,))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        items = _items_schema(schema, root)
+        for index, item in enumerate(value):
+            found = _first_undeclared(item, items, root, path + (index,))
+            if found is not None:
+                return found
+    return None
+
+
 def normalise_nulls(args: Mapping[str, Any], input_schema: Mapping[str, Any],
                     send_null: Iterable[str] = ()) -> dict[str, Any]:
     """Remove nulls that mean "omit" from the arguments (a new dict; the input is not modified).
@@ -191,26 +258,37 @@ def serialise_path(name: str, value: Any, style: str | None, explode: bool | Non
     return text
 
 
-def deep_object_pairs(prefix: str, value: Any) -> list[tuple[str, str]]:
+def deep_object_pairs(prefix: str, value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str, str]]:
     """Flatten `value` into bracketed pairs: ``{"a": {"b": 1}}`` under ``p`` → ``p[a][b]=1``;
     arrays are indexed (``p[0]=x``), as Stripe's form encoding expects. Nulls are dropped; an empty
-    string value is sent as is (Stripe uses it to unset a field)."""
+    string value is sent as is (Stripe uses it to unset a field).
+
+    The bracket syntax has no escape, so an object key containing ``[`` or ``]`` would address
+    another field (``{"a][b": 1}`` → ``p[a][b]=1``): such a key raises `ToolError`
+    ``invalid_arguments`` at `path` + the key."""
     out: list[tuple[str, str]] = []
     if value is None:
         return out
     if isinstance(value, dict):
         for key, item in value.items():
-            out.extend(deep_object_pairs(f"{prefix}[{key}]", item))
+            _check_bracket_key(str(key), path + (key,))
+            out.extend(deep_object_pairs(f"{prefix}[{key}]", item, path + (key,)))
         return out
     if isinstance(value, list):
         for index, item in enumerate(value):
-            out.extend(deep_object_pairs(f"{prefix}[{index}]", item))
+            out.extend(deep_object_pairs(f"{prefix}[{index}]", item, path + (index,)))
         return out
     out.append((prefix, scalar(value)))
     return out
 
 
-def serialise_query(name: str, value: Any, style: str | None, explode: bool | None) -> list[tuple[str, str]]:
+def _check_bracket_key(key: str, path: tuple[str | int, ...]) -> None:
+    if "[" in key or "]" in key:
+        raise invalid_argument(path, "an object key may not contain '[' or ']' in this API's form encoding")
+
+
+def serialise_query(name: str, value: Any, style: str | None, explode: bool | None,
+                    path: tuple[str | int, ...] = ()) -> list[tuple[str, str]]:
     """One query parameter (or form-body field) as (name, value) pairs, not yet percent-encoded.
 
     ``form`` (default, explode defaults to true): arrays → repeated names or ``a,b``; objects →
@@ -223,7 +301,7 @@ def serialise_query(name: str, value: Any, style: str | None, explode: bool | No
         return []
     if style == "deepObject":
         if isinstance(value, (dict, list)):
-            return deep_object_pairs(name, value)
+            return deep_object_pairs(name, value, path)
         return [(name, scalar(value))]
     if isinstance(value, list):
         items = [scalar(v) for v in value if v is not None]
@@ -259,15 +337,28 @@ def serialise_header(value: Any, explode: bool | None) -> str:
 # --------------------------------------------------------------------------------------------------
 # the request
 
+#: Path segment values that HTTP clients and servers remove or collapse (RFC 3986 §5.2.4): a
+#: request built with one of them is not the request that was previewed and approved.
+_DOT_SEGMENTS = ("", ".", "..")
+_HEADER_CHARS = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\t"}
+#: RFC 6265 cookie-octet: no CTLs, whitespace, DQUOTE, comma, semicolon or backslash.
+_COOKIE_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - set('",;\\')
+
 
 @dataclass
 class BuiltRequest:
     """An HTTP request ready to send.
 
-    `url` is absolute and includes the encoded query string; `headers` are (name, value) pairs;
-    `content` is the encoded body (or ``None``); `body_view` is what previews show as the body (the
-    JSON value, the form pairs as an object, multipart field names, or a byte count); `secret_*`
-    record which header/query/cookie names carry credentials, for redaction.
+    `url` is absolute and includes the encoded query string; `headers` are (name, value) pairs
+    (with the ``Cookie`` header); `content` is the encoded body (or ``None``); `body_view` is what
+    previews show as the body (the JSON value, the form pairs as an object, multipart field names, or
+    a byte count); `redact_*` record which header/query names carry credentials, for redaction.
+
+    `canonical` is the request a preview shows and an approval covers: method, URL, headers,
+    cookies and a SHA-256 of the body, *without* the credentials and without the idempotency key
+    (a preview has neither). It is computed once, from the same serialisation as the wire request;
+    `with_credentials` only appends credentials, so the wire request is the canonical one plus
+    the key and the credentials, byte for byte.
     """
 
     method: str
@@ -277,6 +368,29 @@ class BuiltRequest:
     body_view: Any = None
     redact_headers: set[str] = field(default_factory=set)
     redact_query: set[str] = field(default_factory=set)
+    canonical: dict[str, Any] = field(default_factory=dict)
+    cookies: list[tuple[str, str]] = field(default_factory=list)
+
+    def with_credentials(self, credentials: Injected | None) -> BuiltRequest:
+        """A copy with `credentials` appended: headers, query pairs (after the arguments' query) and
+        cookies. The canonical request is unchanged."""
+        if credentials is None:
+            return self
+        headers = [(k, v) for k, v in self.headers if k.lower() != "cookie"]
+        redact_headers = set(self.redact_headers)
+        for k, v in credentials.headers.items():
+            headers.append((k, v))
+            redact_headers.add(k.lower())
+        url = self.url
+        redact_query = set(self.redact_query)
+        if credentials.query:
+            url += ("&" if "?" in url else "?") + urlencode(list(credentials.query.items()), quote_via=quote)
+            redact_query.update(k.lower() for k in credentials.query)
+        cookies = list(self.cookies) + list(credentials.cookies.items())
+        if cookies:
+            headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in cookies)))
+        return BuiltRequest(self.method, url, headers, self.content, self.body_view, redact_headers,
+                            redact_query, self.canonical, cookies)
 
     def display(self) -> dict[str, Any]:
         """The request as previews and audit show it: credential headers/query values replaced by
@@ -335,6 +449,70 @@ def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str]:
     return bytes(out), f"multipart/form-data; boundary={boundary}"
 
 
+def _header_value(value: str, path: tuple[str | int, ...]) -> str:
+    """A header value as sent: surrounding whitespace removed (RFC 9110 §5.5: it is not part of the
+    value); refuses CR, LF, NUL, other control characters and non-ASCII text, which would split the
+    header, be rejected by the HTTP client after a receipt exists, or reach the API re-encoded."""
+    text = value.strip(" \t")
+    bad = next((ch for ch in text if ch not in _HEADER_CHARS), None)
+    if bad is not None:
+        raise invalid_argument(path, f"a header value may hold printable ASCII only, not {bad!r}")
+    return text
+
+
+def _cookie_value(value: str, path: tuple[str | int, ...]) -> str:
+    bad = next((ch for ch in value if ch not in _COOKIE_CHARS), None)
+    if bad is not None:
+        raise invalid_argument(path, f"a cookie value may not contain {bad!r} (RFC 6265 cookie-octet)")
+    return value
+
+
+@dataclass
+class _Body:
+    """The body parts of one request, collected from the bindings; `key` marks the idempotency key."""
+
+    encoding: str
+    value: Any = None
+    value_set: bool = False
+    key_field: str | None = None
+    form_pairs: list[tuple[str, str, bool]] = field(default_factory=list)
+    multipart: list[tuple[str, Any, str | None, bool]] = field(default_factory=list)
+
+    def encode(self, content_type: str | None, *, with_key: bool) -> tuple[bytes | None, Any, str | None]:
+        """(content, body view, Content-Type) with or without the idempotency key."""
+        encoding = self.encoding
+        if encoding == "form":
+            pairs = [(k, v) for k, v, is_key in self.form_pairs if with_key or not is_key]
+            if not pairs:
+                return None, None, None
+            view: Any = dict(pairs) if len({k for k, _ in pairs}) == len(pairs) else pairs
+            return (urlencode(pairs).encode("ascii"), view,
+                    content_type or "application/x-www-form-urlencoded")
+        if encoding == "multipart":
+            fields = [(n, v, c) for n, v, c, is_key in self.multipart if with_key or not is_key]
+            if not fields:
+                return None, None, None
+            content, ctype = _multipart(fields)
+            return content, {"multipart_fields": [n for n, _, _ in fields]}, ctype
+        if not self.value_set:
+            return None, None, None
+        body = self.value
+        if not with_key and self.key_field is not None and isinstance(body, dict):
+            body = {k: v for k, v in body.items() if k != self.key_field}
+        if encoding in ("binary", "text"):
+            if isinstance(body, (bytes, bytearray)):
+                content = bytes(body)
+            elif isinstance(body, str):
+                content = body.encode("utf-8")
+            else:
+                content = _json_bytes(body)
+            return (content, body if encoding == "text" else {"bytes": len(content)},
+                    content_type or ("text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream"))
+        if encoding == "json":
+            return _json_bytes(body), body, content_type or "application/json"
+        return None, None, None
+
+
 def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: str,
                   credentials: Injected | None = None,
                   extra_query: Iterable[tuple[str, str]] = ()) -> BuiltRequest:
@@ -342,26 +520,32 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
 
     Only arguments named in the binding table reach the wire (an argument the schema does not
     declare, e.g. a readOnly ``id`` smuggled past validation, is never forwarded). `extra_query`
-    carries pagination parameters set by the runtime. Raises `ValueError` if a required path
-    parameter is missing (validation normally prevents that).
+    carries pagination parameters set by the runtime; `credentials` are appended last
+    (`BuiltRequest.with_credentials`).
+
+    Raises `ToolError` ``invalid_arguments`` (``details.pointer`` names the argument) when a value
+    cannot be sent as previewed: a path segment that would be empty or a dot segment (``.``/``..``,
+    which clients and servers collapse: ``/customers/.`` becomes ``/customers``); a header value
+    with control characters or non-ASCII text; a cookie value outside RFC 6265's cookie-octet;
+    an object key with ``[``/``]`` in bracketed (deepObject) encoding. Raises `ValueError` if a
+    required path parameter is missing (validation normally prevents that).
     """
     op = row["operation"]
     req = row.get("request") or {}
     encoding = req.get("encoding") or "none"
-    path: str = op["path"]
-    query: list[tuple[str, str]] = []
-    headers: list[tuple[str, str]] = []
+    # (name, value, is_key) in binding order
+    query: list[tuple[str, str, bool]] = []
+    headers: list[tuple[str, str, bool]] = []
     cookies: list[tuple[str, str]] = []
-    body: Any = None
-    body_set = False
-    form_pairs: list[tuple[str, str]] = []
-    multipart_fields: list[tuple[str, Any, str | None]] = []
+    body = _Body(encoding)
+    path_values: dict[str, tuple[str, str]] = {}
 
     bindings: list[Mapping[str, Any]] = list(req.get("bindings") or [])
     idem = row.get("idempotency")
-    if (idem and idem.get("in") in ("header", "query", "body") and idem.get("name")
-            and not any(b.get("arg") == idem["arg"] for b in bindings)):
-        bindings.append({"arg": idem["arg"], "in": idem["in"], "name": idem["name"], "required": True,
+    key_arg = idem.get("arg") if idem and idem.get("in") in ("header", "query", "body") else None
+    if (key_arg and idem and idem.get("name")
+            and not any(b.get("arg") == key_arg for b in bindings)):
+        bindings.append({"arg": key_arg, "in": idem["in"], "name": idem["name"], "required": True,
                          "null": "omit"})
     sources: list[tuple[Mapping[str, Any], Any]] = []
     for fixed in req.get("fixed") or []:
@@ -383,88 +567,93 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         name = binding.get("name") or ""
         style = binding.get("style")
         explode = binding.get("explode")
+        arg = binding.get("arg")
+        at: tuple[str | int, ...] = (arg,) if arg else ()
+        is_key = arg is not None and arg == key_arg
         if where == "path":
-            path = path.replace("{" + name + "}", serialise_path(name, value, style, explode))
+            path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
         elif where == "query":
-            query.extend(serialise_query(name, value, style, explode))
+            query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at))
         elif where == "header":
-            headers.append((name, serialise_header(value, explode)))
+            headers.append((name, _header_value(serialise_header(value, explode), at), is_key))
         elif where == "cookie":
-            for k, v in serialise_query(name, value, style, explode):
-                cookies.append((k, v))
+            for k, v in serialise_query(name, value, style, explode, at):
+                cookies.append((k, _cookie_value(v, at)))
         elif where == "body":
             if encoding == "form":
                 if name:
                     form_style = style
                     if form_style is None and isinstance(value, dict):
                         form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
-                    form_pairs.extend(serialise_query(name, value, form_style, explode))
+                    body.form_pairs.extend((k, v, is_key)
+                                           for k, v in serialise_query(name, value, form_style, explode, at))
                 elif isinstance(value, dict):
                     for k, v in value.items():
-                        form_pairs.extend(serialise_query(k, v, "deepObject" if isinstance(v, (dict, list)) else None, None))
+                        _check_bracket_key(str(k), at + (k,))
+                        body.form_pairs.extend(
+                            (fk, fv, False) for fk, fv in serialise_query(
+                                k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
             elif encoding == "multipart":
                 if name:
-                    multipart_fields.append((name, value, binding.get("content_type")))
+                    body.multipart.append((name, value, binding.get("content_type"), is_key))
                 elif isinstance(value, dict):
                     for k, v in value.items():
-                        multipart_fields.append((k, v, None))
+                        body.multipart.append((k, v, None, False))
                 else:
-                    multipart_fields.append(("file", value, binding.get("content_type")))
+                    body.multipart.append(("file", value, binding.get("content_type"), is_key))
             else:
                 if name:
-                    if not isinstance(body, dict):
-                        body = {}
-                    body[name] = value
+                    if not isinstance(body.value, dict):
+                        body.value = {}
+                    body.value[name] = value
+                    if is_key:
+                        body.key_field = name
                 else:
-                    body = value
-                body_set = True
+                    body.value = value
+                body.value_set = True
+
+    # the path, segment by segment: a segment a value fills in must stay a real segment
+    segments: list[str] = []
+    for template in str(op["path"]).split("/"):
+        segment = template
+        filled: list[str] = []
+        for name, (arg_name, text) in path_values.items():
+            if "{" + name + "}" in segment:
+                segment = segment.replace("{" + name + "}", text)
+                filled.append(arg_name)
+        if filled and segment in _DOT_SEGMENTS:
+            raise invalid_argument((filled[0],), f"the value would make the path segment {segment!r}, which "
+                                                  "HTTP collapses into another resource; send the real identifier")
+        segments.append(segment)
+    path = "/".join(segments)
     if "{" in path:
         missing = path[path.index("{") + 1: path.index("}")] if "}" in path else path
         raise ValueError(f"path parameter {missing!r} has no value")
 
-    redact_headers: set[str] = set()
-    redact_query: set[str] = set()
-    if credentials is not None:
-        for k, v in credentials.headers.items():
-            headers.append((k, v))
-            redact_headers.add(k.lower())
-        for k, v in credentials.query.items():
-            query.append((k, v))
-            redact_query.add(k.lower())
-        for k, v in credentials.cookies.items():
-            cookies.append((k, v))
-    query.extend(extra_query)
+    extra = list(extra_query)
+    wire_query = [(k, v) for k, v, _ in query] + extra
+    canonical_query = [(k, v) for k, v, is_key in query if not is_key] + extra
+    content, body_view, content_type = body.encode(req.get("content_type"), with_key=True)
+    canonical_content, canonical_type = content, content_type
+    if key_arg and (body.key_field is not None or any(k for *_, k in body.form_pairs)
+                    or any(k for *_, k in body.multipart)):
+        canonical_content, _, canonical_type = body.encode(req.get("content_type"), with_key=False)
+    wire_headers = [(k, v) for k, v, _ in headers]
+    if content_type is not None:
+        wire_headers.append(("Content-Type", content_type))
     if cookies:
-        headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in cookies)))
+        wire_headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in cookies)))
 
-    content: bytes | None = None
-    body_view: Any = None
-    content_type = req.get("content_type")
-    if encoding == "form" and form_pairs:
-        content = urlencode(form_pairs).encode("ascii")
-        body_view = {k: v for k, v in form_pairs} if len({k for k, _ in form_pairs}) == len(form_pairs) else form_pairs
-        headers.append(("Content-Type", content_type or "application/x-www-form-urlencoded"))
-    elif encoding == "multipart" and multipart_fields:
-        content, ctype = _multipart(multipart_fields)
-        body_view = {"multipart_fields": [n for n, _, _ in multipart_fields]}
-        headers.append(("Content-Type", ctype))
-    elif encoding in ("binary", "text") and body_set:
-        if isinstance(body, (bytes, bytearray)):
-            content = bytes(body)
-        elif isinstance(body, str):
-            content = body.encode("utf-8")
-        else:
-            content = _json_bytes(body)
-        body_view = body if encoding == "text" else {"bytes": len(content)}
-        headers.append(("Content-Type", content_type or
-                        ("text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream")))
-    elif encoding == "json" and body_set:
-        content = _json_bytes(body)
-        body_view = body
-        headers.append(("Content-Type", content_type or "application/json"))
-
-    url = base_url.rstrip("/") + path
-    if query:
-        url += "?" + urlencode(query, quote_via=quote)
-    return BuiltRequest(method=op["method"].upper(), url=url, headers=headers, content=content,
-                        body_view=body_view, redact_headers=redact_headers, redact_query=redact_query)
+    root = base_url.rstrip("/") + path
+    url = root + ("?" + urlencode(wire_query, quote_via=quote) if wire_query else "")
+    canonical = {
+        "method": op["method"].upper(),
+        "url": root + ("?" + urlencode(canonical_query, quote_via=quote) if canonical_query else ""),
+        "headers": sorted([k.lower(), v] for k, v, is_key in headers if not is_key)
+        + ([["content-type", canonical_type]] if canonical_type is not None else []),
+        "cookies": [[k, v] for k, v in cookies],
+        "body_sha256": None if canonical_content is None else hashlib.sha256(canonical_content).hexdigest(),
+    }
+    built = BuiltRequest(method=op["method"].upper(), url=url, headers=wire_headers, content=content,
+                         body_view=body_view, canonical=canonical, cookies=cookies)
+    return built.with_credentials(credentials)

@@ -1,0 +1,132 @@
+"""Caller input → plain JSON arguments: the first thing the call path does with what a caller sent.
+
+Input: whatever a caller passes as a tool's arguments — JSON decoded by an MCP server or the CLI,
+or Python values from an embedding application (e.g. a generated argument model's
+``model_dump()``). Output: a new ``dict`` of plain JSON values (``dict`` with ``str`` keys, ``list``,
+``str``, ``int``, ``float``, ``bool``, ``None``), or a `ToolError` ``invalid_arguments`` whose
+``details.pointer`` (RFC 6901) names the offending value. Nothing here raises anything else, so the
+call path can run this before it writes a receipt or sends a byte.
+
+Conversions (each a value's standard JSON form): `uuid.UUID` → its canonical text;
+`datetime.datetime`/`date`/`time` → ISO 8601 (``isoformat()``, RFC 3339 for an aware datetime);
+`decimal.Decimal` → a number; `enum.Enum` → its value; tuples → arrays; an integral float (``1.0``)
+→ the integer ``1`` (within ±2**53, where the two are the same JSON number), so it is sent as ``1``.
+
+Refused: NaN and ±Infinity (not JSON), bytes (send text), other Python objects, non-string object
+keys, strings holding a lone surrogate (not encodable as UTF-8), nesting deeper than
+`MAX_ARGUMENT_DEPTH` levels and more than `MAX_ARGUMENT_NODES` values. The walk is iterative: no
+input, however deep or self-referencing, can exhaust the interpreter's stack.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import enum
+import math
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from ..pointer import join_pointer
+from .errors import ToolError, make_error
+
+#: Deepest nesting of arguments accepted (a top-level argument is depth 1).
+MAX_ARGUMENT_DEPTH = 64
+#: Most values (scalars and containers) accepted in one call's arguments.
+MAX_ARGUMENT_NODES = 200_000
+#: Integral floats up to this magnitude are sent as integers (IEEE 754 doubles are exact below it).
+_EXACT_INT = 2**53
+
+
+def invalid_argument(path: tuple[str | int, ...], message: str) -> ToolError:
+    """An ``invalid_arguments`` error for the value at `path` (pointer in ``details.pointer``)."""
+    pointer = join_pointer("", *path)
+    where = f"argument {pointer}" if pointer else "arguments"
+    return make_error("invalid_arguments", f"Invalid {where}: {message}"[:500],
+                      details={"pointer": pointer, "keyword": "type", "errors": [
+                          {"pointer": pointer, "keyword": "type", "message": message[:300]}]})
+
+
+def _text(value: str, path: tuple[str | int, ...]) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise invalid_argument(path, f"text holds a lone surrogate (U+{ord(value[exc.start]):04X}); "
+                                     "send valid Unicode") from None
+    return value
+
+
+def _scalar(value: Any, path: tuple[str | int, ...]) -> Any:
+    if isinstance(value, enum.Enum):
+        return _scalar(value.value, path)
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _text(str(value), path)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise invalid_argument(path, f"{value!r} is not a JSON number")
+        if value.is_integer() and abs(value) <= _EXACT_INT:
+            return int(value)
+        return float(value)
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise invalid_argument(path, f"{value} is not a JSON number")
+        return int(value) if value == value.to_integral_value() and abs(value) <= _EXACT_INT else float(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raise invalid_argument(path, "bytes are not a JSON value; send text (base64 for binary data)")
+    raise invalid_argument(path, f"a Python {type(value).__name__} is not a JSON value")
+
+
+def plain_arguments(raw: Any) -> dict[str, Any]:
+    """`raw` (a mapping) as plain JSON arguments; raises `ToolError` ``invalid_arguments``.
+
+    ``None`` counts as no arguments (``{}``). Key order is kept."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise invalid_argument((), "arguments must be a JSON object")
+    root: dict[str, Any] = {}
+    # (source value, target container, slot in the target, path)
+    stack: list[tuple[Any, Any, Any, tuple[str | int, ...]]] = []
+
+    def open_object(source: Mapping[Any, Any], path: tuple[str | int, ...], target: dict[str, Any]) -> None:
+        for key in source:
+            if not isinstance(key, str):
+                raise invalid_argument(path, f"object keys must be strings, not {type(key).__name__}")
+            _text(key, path + (key,))
+            target[key] = None  # keeps the caller's key order; the value is filled in below
+        for key, item in reversed(list(source.items())):
+            stack.append((item, target, key, path + (key,)))
+
+    open_object(raw, (), root)
+    nodes = 0
+    while stack:
+        value, target, slot, path = stack.pop()
+        nodes += 1
+        if nodes > MAX_ARGUMENT_NODES:
+            raise invalid_argument((), f"more than {MAX_ARGUMENT_NODES} values in one call")
+        if len(path) > MAX_ARGUMENT_DEPTH:
+            raise invalid_argument(path[:MAX_ARGUMENT_DEPTH], f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+        if isinstance(value, Mapping):
+            obj: dict[str, Any] = {}
+            target[slot] = obj
+            open_object(value, path, obj)
+        elif isinstance(value, (list, tuple)):
+            arr: list[Any] = [None] * len(value)
+            target[slot] = arr
+            for index in range(len(value) - 1, -1, -1):
+                stack.append((value[index], arr, index, path + (index,)))
+        else:
+            target[slot] = _scalar(value, path)
+    return root
+
+
+__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_ARGUMENT_NODES", "invalid_argument", "plain_arguments"]
