@@ -5,7 +5,12 @@ Built on the official MCP Python SDK's low-level `Server`, with explicit ``tools
 annotations) and results are exactly what the runtime returns:
 
 - success: ``structuredContent`` = the shaped result, plus the same JSON as one text block;
-  ``_meta["toolgen/replayed"]`` is true when an idempotency receipt was replayed;
+  ``_meta["toolgen/replayed"]`` is true when an idempotency receipt was replayed. A success result
+  always conforms to the tool's ``outputSchema`` (MCP 2025-11-25, "Output Schema": servers MUST
+  provide structured results that conform; clients reject others). A result that does not (the API
+  drifted from its spec, in ``warn`` output mode) is sent as a tool error ``output_invalid`` that
+  still says what is known: ``result_known`` (the call itself succeeded), the idempotency key of its
+  completed receipt, the mismatch, and the result as text;
 - tool failure (validation, policy, timeout, upstream...): ``isError: true`` with the structured error
   ``{"error": {...}}`` as ``structuredContent`` and as text — the model sees it and can correct itself;
 - protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params).
@@ -26,8 +31,10 @@ from typing import Any
 
 import anyio
 import click
+import jsonschema_rs
 
 from .cli_call import RECEIPTS_HELP, open_registry
+from .errors import make_error
 from .loading import parse_scopes
 from .registry import Actor, Approval, CallResult, Registry
 
@@ -47,6 +54,43 @@ def _approval_from_meta(meta: Any) -> Approval | None:
         return Approval(value["preview_id"], approved_by=str(by) if by is not None else None,
                         approval_id=str(approval_id) if approval_id is not None else None)
     return None
+
+
+def _drift_error(result: CallResult, problems: list[str]) -> CallResult:
+    """A successful call whose result breaks the tool's output schema, as a structured error that
+    keeps everything known about the call."""
+    error = make_error(
+        "output_invalid",
+        f"{result.tool} succeeded, but the API's answer does not match the tool's output schema: "
+        + "; ".join(problems)[:300],
+        details={"call_succeeded": True, "status": result.status, "replayed": result.replayed,
+                 "idempotency_key": result.idempotency_key,
+                 "receipt_state": "completed" if result.idempotency_key is not None else None,
+                 "problems": problems[:5],
+                 "result_text": json.dumps(result.result, ensure_ascii=False)[:4000]},
+        result_known=True,
+        next_step="The action is done (do not repeat it); report the schema drift to an operator.",
+    )
+    return CallResult(result.tool, False, error=error, fingerprint=result.fingerprint, status=result.status,
+                      attempts=result.attempts, call_id=result.call_id, idempotency_key=result.idempotency_key)
+
+
+def conforming(registry: Registry, result: CallResult) -> CallResult:
+    """`result`, or the `_drift_error` for it when a success does not conform to the tool's
+    ``outputSchema`` (checked here whatever the output mode, with the registry's validator)."""
+    if not result.ok:
+        return result
+    spec = registry.specs.get(result.tool)
+    validator = None
+    if spec is not None and spec.output_schema:
+        validator = spec.output_validator or jsonschema_rs.Draft202012Validator(spec.output_schema,
+                                                                                validate_formats=True)
+    problems = list(result.warnings)
+    if validator is not None and not validator.is_valid(result.result):
+        problems.extend(str(e.message)[:200] for e in list(validator.iter_errors(result.result))[:3])
+    if not isinstance(result.result, dict):
+        problems.append("the result is not a JSON object")
+    return _drift_error(result, problems) if problems else result
 
 
 def to_call_tool_result(result: CallResult) -> Any:
@@ -89,7 +133,7 @@ def build_server(registry: Registry, actor: Actor) -> Any:
         meta = params.meta if getattr(params, "meta", None) is not None else getattr(ctx, "meta", None)
         approval = _approval_from_meta(dict(meta) if meta else None)
         result = await registry.acall(name, params.arguments or {}, actor=actor, approval=approval)
-        return to_call_tool_result(result)
+        return to_call_tool_result(conforming(registry, result))
 
     return Server(
         f"toolgen-{registry.api or 'api'}",

@@ -5,18 +5,26 @@ generated Python package's ``POLICY``/``MCP_TOOLS`` constants. Output: `CallResu
 
 The call path is a single function, `Registry._pipeline`, with a fixed order no tool can skip:
 
-    find tool → validate arguments (mcp.json ``inputSchema``, JSON Schema 2020-12 incl. formats)
-    → permission (actor scopes ⊇ row.permission) → approval (record rows: an `Approval` whose
-    ``preview_id`` equals the fingerprint of these arguments) → timeout bound → idempotency
-    (receipt store) → HTTP request (with bounded retries) → validate + shape output → result
+    find tool → validate arguments (plain JSON, mcp.json ``inputSchema`` as JSON Schema 2020-12
+    incl. formats, closed nested objects, then the canonical request itself) → permission (actor
+    scopes ⊇ row.permission) → approval (record rows: an `Approval` whose ``preview_id`` equals the
+    fingerprint of this canonical request; spent only when the request is about to be sent) →
+    timeout bound → idempotency (receipt store) → HTTP request (bounded retries; a write is re-sent
+    only where it cannot write twice) → validate + shape output → result
 
 The pipeline is written once, sans IO: it *yields* the IO it needs (send a request, sleep) and a
 driver performs it — `call` with a sync httpx client, `acall` with an async one. Every decision is
 emitted as an `AuditEvent`.
 
-Fingerprint (shared with the generator, see docs/generated-format.md):
-``"sha256:" + hex(sha256(canonical_json({"intent": intent, "args": args})))`` where `args` are the
-null-normalised, validated arguments minus the idempotency key.
+Fingerprint (see docs/generated-format.md): ``"sha256:" + hex(sha256(canonical_json({"intent":
+intent, "request": canonical})))`` where `canonical` is `BuiltRequest.canonical`: the method, the
+final URL, the headers, the cookies and the SHA-256 of the body exactly as they go on the wire,
+minus the credentials and the idempotency key. A preview's ``preview_id`` is this fingerprint, so an
+approval covers one request byte for byte; the idempotency receipt stores it too.
+
+Result knowledge: `ToolError.result_known` is false once any attempt of a write may have reached the
+API without a definitive answer (timeout, broken connection, 5xx, 3xx), and stays false unless a
+later attempt gets the API's own success; the receipt is then kept as ``unknown``, never released.
 """
 
 from __future__ import annotations
@@ -32,22 +40,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Self
+from urllib.parse import quote
 
 import httpx
 import jsonschema_rs
 
 from ..pointer import join_pointer
 from . import credentials as creds
+from .arguments import invalid_argument, plain_arguments
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .errors import ToolError, from_http_response, make_error, parse_retry_after
 from .receipts import MemoryReceiptStore, Receipt, ReceiptStore
-from .request import BuiltRequest, build_request, normalise_nulls
+from .request import build_request, normalise_nulls, undeclared_member
 from .shaping import (
     CursorCodec,
-    compact_size,
     cursor_key_from_env,
     enforce_budget,
     field_tree,
+    fit_page,
     get_path,
     next_position,
     project,
@@ -57,6 +67,11 @@ from .shaping import (
 
 #: Bodies larger than this are not read into memory (bytes).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+#: JSON bodies nested deeper than this are not shaped (an unreadable body, not a crash).
+MAX_RESPONSE_DEPTH = 128
+#: Added to a call's deadline to form the lease its pending receipt stores (milliseconds): the
+#: window in which another caller treats the receipt as in flight.
+_LEASE_MARGIN_MS = 2000
 
 
 @dataclass(frozen=True)
@@ -92,9 +107,10 @@ class CallResult:
 
     Success: `ok` true, `result` the shaped JSON object, `replayed` true when an idempotency receipt
     was replayed (no HTTP request was made). Failure: `ok` false and `error` set. `fingerprint` is
-    the canonical-argument fingerprint (``None`` if arguments were invalid); `status` the HTTP
+    the canonical-request fingerprint (``None`` if arguments were invalid); `status` the HTTP
     status (``None`` without a response); `attempts` the number of HTTP attempts; `warnings` e.g.
-    output-schema mismatches in ``warn`` mode; `call_id` joins the call's audit events.
+    output-schema mismatches in ``warn`` mode; `call_id` joins the call's audit events;
+    `idempotency_key` the key of the receipt a record call completed or replayed.
     """
 
     tool: str
@@ -107,6 +123,7 @@ class CallResult:
     attempts: int = 0
     warnings: list[str] = field(default_factory=list)
     call_id: str = ""
+    idempotency_key: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """``{"ok": true, "tool", "result", "replayed"[, "warnings"]}`` or ``{"ok": false, "tool",
@@ -136,6 +153,7 @@ class ToolSpec:
     mutating: bool
     field_tree: dict[str, Any]
     redact_tree: dict[str, Any]
+    check_tools: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -144,7 +162,7 @@ class ToolSpec:
 
 @dataclass
 class _Send:
-    request: BuiltRequest
+    request: httpx.Request
     timeout_s: float
 
 
@@ -170,9 +188,10 @@ _Effect = _Send | _Sleep
 _Pipeline = Generator[_Effect, Any, CallResult]
 
 
-def _failure_kind(exc: httpx.HTTPError) -> str:
+def _failure_kind(exc: Exception) -> str:
     """``connect`` when nothing was sent (connect error/timeout, no pooled connection, bad URL),
-    ``timeout`` when the request went out but no answer came in time, else ``broken``."""
+    ``timeout`` when the request went out but no answer came in time, else ``broken`` (the request
+    may have been sent: any other failure, including ones the HTTP client does not classify)."""
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)):
         return "connect"
     if isinstance(exc, httpx.TimeoutException):
@@ -180,16 +199,51 @@ def _failure_kind(exc: httpx.HTTPError) -> str:
     return "broken"
 
 
+def _may_have_applied(outcome: _Outcome) -> bool:
+    """Whether a write attempt with this outcome may have taken effect without the API saying so:
+    no answer (timeout, broken connection), a server error or gateway failure, or a redirect (the
+    API answered, but not with the write's result)."""
+    if outcome.kind in ("timeout", "broken"):
+        return True
+    if outcome.kind is None:
+        return outcome.status >= 500 or 300 <= outcome.status < 400
+    return False
+
+
+def _key_in_use(body: Any) -> bool:
+    """Whether an error body says the idempotency key is in use by a request still running (Stripe's
+    ``idempotency_key_in_use``; the IETF Idempotency-Key draft's 409 for a concurrent request)."""
+    texts: list[str] = []
+    for node in (body, body.get("error") if isinstance(body, dict) else None):
+        if isinstance(node, dict):
+            texts.extend(str(node.get(k, "")) for k in ("code", "type", "title", "detail", "message"))
+    joined = " ".join(texts).lower()
+    return "idempotency" in joined or "idempotent" in joined
+
+
+def _secret_forms(values: Iterable[str]) -> list[str]:
+    """Each secret as sent and as an API may echo it: raw, percent-encoded, JSON-escaped."""
+    out: list[str] = []
+    for value in values:
+        if not value:
+            continue
+        for form in (value, quote(value, safe=""), json.dumps(value)[1:-1]):
+            if form and form not in out:
+                out.append(form)
+    return sorted(out, key=len, reverse=True)
+
+
 def canonical_json(value: Any) -> str:
     """``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def fingerprint(intent: str, args: Mapping[str, Any]) -> str:
-    """The canonical-argument fingerprint (also a preview's ``preview_id``): ``"sha256:<hex>"`` of
-    the canonical JSON of ``{"intent": intent, "args": args}``. `args` must already exclude the
-    idempotency key and optional nulls."""
-    return "sha256:" + hashlib.sha256(canonical_json({"intent": intent, "args": args}).encode("utf-8")).hexdigest()
+def fingerprint(intent: str, canonical_request: Mapping[str, Any]) -> str:
+    """The canonical-request fingerprint (also a preview's ``preview_id``): ``"sha256:<hex>"`` of
+    the canonical JSON of ``{"intent": intent, "request": canonical_request}``, where
+    `canonical_request` is a `BuiltRequest.canonical` (no credentials, no idempotency key)."""
+    text = canonical_json({"intent": intent, "request": canonical_request})
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _pointer(path: Iterable[str | int]) -> str:
@@ -213,33 +267,63 @@ def _describe_error(error: Any) -> dict[str, str]:
 
 
 def _scrub(value: Any, secret_values: list[str]) -> Any:
+    """`value` with every occurrence of a secret (in strings and object keys) replaced by
+    ``"[redacted]"``. Bounded depth: it runs on decoded bodies already checked by `_depth_exceeds`
+    and on arguments bounded by `MAX_ARGUMENT_DEPTH`."""
     if not secret_values:
         return value
     if isinstance(value, str):
         for s in secret_values:
-            if s and s in value:
+            if s in value:
                 value = value.replace(s, "[redacted]")
         return value
     if isinstance(value, dict):
-        return {k: _scrub(v, secret_values) for k, v in value.items()}
+        return {_scrub(k, secret_values): _scrub(v, secret_values) for k, v in value.items()}
     if isinstance(value, list):
         return [_scrub(v, secret_values) for v in value]
     return value
 
 
-def _decode_body(headers: httpx.Headers | None, content: bytes) -> Any:
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether a decoded JSON value nests deeper than `limit` (an iterative walk)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, str | None]:
+    """(decoded body, problem): JSON for JSON media types (and for untyped bodies that parse), text
+    for other text, a size note for binary. `problem` is set, and the body not to be trusted, when
+    a JSON body does not parse or nests deeper than `MAX_RESPONSE_DEPTH`, or the API sent an HTML
+    page (an error or login page, never a tool result)."""
     if not content:
-        return None
+        return None, None
     ctype = (headers.get("content-type", "") if headers is not None else "").lower()
     if "json" in ctype or not ctype:
         try:
-            return json.loads(content)
-        except ValueError:
+            value = json.loads(content)
+        except (ValueError, RecursionError):
             if "json" in ctype:
-                return content[:2000].decode("utf-8", "replace")
-    if ctype.startswith("text/") or "xml" in ctype or "html" in ctype or not ctype:
-        return content.decode("utf-8", "replace")
-    return {"content_type": ctype.split(";")[0], "bytes": len(content)}
+                return content[:2000].decode("utf-8", "replace"), "invalid JSON"
+        else:
+            if _depth_exceeds(value, MAX_RESPONSE_DEPTH):
+                return None, f"JSON nested deeper than {MAX_RESPONSE_DEPTH} levels"
+            return value, None
+    if "html" in ctype:
+        return content[:2000].decode("utf-8", "replace"), "an HTML page where data was expected"
+    if ctype.startswith("text/") or "xml" in ctype or not ctype:
+        return content.decode("utf-8", "replace"), None
+    return {"content_type": ctype.split(";")[0], "bytes": len(content)}, None
 
 
 def _default_cursor_key() -> bytes:
@@ -293,8 +377,34 @@ class Registry:
             if entry is None:
                 raise ValueError(f"policy row {name!r} has no entry in the MCP catalog")
             self.specs[name] = self._load_spec(dict(row), entry)
+        for spec in self.specs.values():
+            if spec.mutating:
+                spec.check_tools = self._read_tools_for(spec.row)
 
     # -- loading ---------------------------------------------------------------------------------
+
+    def _read_tools_for(self, row: Mapping[str, Any]) -> tuple[str, ...]:
+        """The read tools that show the state a write changes: those whose path shares the most
+        leading segments with the write's path (``POST /v1/customers/{customer}`` →
+        ``get_customer``, ``list_customers``), at most three, by name."""
+        target = [p for p in str(row["operation"]["path"]).split("/") if p]
+        scored: list[tuple[int, str]] = []
+        for name, spec in self.specs.items():
+            if spec.mutating or spec.row.get("mode") == "preview":
+                continue
+            path = [p for p in str(spec.row["operation"]["path"]).split("/") if p]
+            common = 0
+            for a, b in zip(target, path):
+                if a != b:
+                    break
+                common += 1
+            literal = [p for p in path[:common] if not p.startswith("{")]
+            if literal and len(path) <= len(target) + 1:
+                scored.append((common, name))
+        if not scored:
+            return ()
+        best = max(score for score, _ in scored)
+        return tuple(sorted(name for score, name in scored if score == best)[:3])
 
     @staticmethod
     def _load_spec(row: dict[str, Any], entry: dict[str, Any]) -> ToolSpec:
@@ -375,11 +485,15 @@ class Registry:
 
     # -- public entry points ---------------------------------------------------------------------
 
-    def call(self, tool: str, args: Mapping[str, Any] | None, *, actor: Actor,
-             approval: Approval | None = None, timeout_ms: int | None = None) -> CallResult:
-        """Run one tool call synchronously through the call path. Never raises for tool failures:
-        they come back as ``CallResult(ok=False, error=ToolError(...))``. `timeout_ms` can only
-        lower the row's timeout bound."""
+    def call(self, tool: str, args: Any, *, actor: Actor,
+             approval: Approval | str | None = None, timeout_ms: int | None = None) -> CallResult:
+        """Run one tool call synchronously through the call path.
+
+        Never raises, whatever the caller passes and whatever the API answers: every failure is a
+        ``CallResult(ok=False, error=ToolError(...))`` (``invalid_arguments`` with a JSON pointer for
+        anything wrong with `args`, checked before a receipt is written or a byte is sent), and a
+        call never leaves its idempotency receipt ``pending``. `timeout_ms` can only lower the
+        row's timeout bound; it never shortens another call's in-flight window."""
         gen = self._pipeline(tool, args, actor, approval, timeout_ms)
         try:
             effect = next(gen)
@@ -392,10 +506,12 @@ class Registry:
         except StopIteration as stop:
             result: CallResult = stop.value
             return result
+        except Exception as exc:  # noqa: BLE001 - the promise: a call never raises
+            return self._crashed(tool, exc)
 
-    async def acall(self, tool: str, args: Mapping[str, Any] | None, *, actor: Actor,
-                    approval: Approval | None = None, timeout_ms: int | None = None) -> CallResult:
-        """`call` for asyncio (httpx.AsyncClient); same call path, same results."""
+    async def acall(self, tool: str, args: Any, *, actor: Actor,
+                    approval: Approval | str | None = None, timeout_ms: int | None = None) -> CallResult:
+        """`call` for asyncio (httpx.AsyncClient); same call path, same results, same guarantees."""
         gen = self._pipeline(tool, args, actor, approval, timeout_ms)
         try:
             effect = next(gen)
@@ -408,25 +524,34 @@ class Registry:
         except StopIteration as stop:
             result: CallResult = stop.value
             return result
+        except Exception as exc:  # noqa: BLE001 - the promise: a call never raises
+            return self._crashed(tool, exc)
+
+    def _crashed(self, tool: Any, exc: Exception) -> CallResult:
+        """The result of a call whose path failed before it held a receipt (a runtime bug); the
+        call path settles any receipt it holds itself."""
+        name = str(tool)[:200]
+        try:
+            self.audit.emit(AuditEvent(time.time(), "", name, "", "result", "error", None, "internal_error",
+                                       {"error": type(exc).__name__}))
+        except Exception:  # noqa: BLE001, S110 - the audit sink failing must not turn into a raise either
+            pass
+        spec = self.specs.get(name)
+        return CallResult(name, False, error=make_error(
+            "internal_error", f"{name}: the runtime failed while handling the call ({type(exc).__name__}).",
+            result_known=not (spec is not None and spec.mutating)))
 
     # -- drivers ---------------------------------------------------------------------------------
-
-    @staticmethod
-    def _httpx_request(send: _Send) -> httpx.Request:
-        return httpx.Request(
-            send.request.method,
-            send.request.url,
-            headers=send.request.headers,
-            content=send.request.content,
-            extensions={"timeout": httpx.Timeout(send.timeout_s).as_dict()},
-        )
+    # A driver performs the IO the call path yields and never raises: whatever the HTTP client
+    # throws becomes an `_Outcome` the call path classifies.
 
     def _send_sync(self, send: _Send) -> _Outcome:
         if self._client is None:
             self._client = httpx.Client(follow_redirects=False)
         started = time.perf_counter()
+        send.request.extensions["timeout"] = httpx.Timeout(send.timeout_s).as_dict()
         try:
-            response = self._client.send(self._httpx_request(send), stream=True)
+            response = self._client.send(send.request, stream=True)
             try:
                 chunks: list[bytes] = []
                 size = 0
@@ -439,15 +564,16 @@ class Registry:
                 response.close()
             return _Outcome(response.status_code, response.headers, b"".join(chunks),
                             elapsed_ms=(time.perf_counter() - started) * 1000)
-        except httpx.HTTPError as exc:
+        except Exception as exc:  # noqa: BLE001 - see _failure_kind
             return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000)
 
     async def _send_async(self, send: _Send) -> _Outcome:
         if self._aclient is None:
             self._aclient = httpx.AsyncClient(follow_redirects=False)
         started = time.perf_counter()
+        send.request.extensions["timeout"] = httpx.Timeout(send.timeout_s).as_dict()
         try:
-            response = await self._aclient.send(self._httpx_request(send), stream=True)
+            response = await self._aclient.send(send.request, stream=True)
             try:
                 chunks: list[bytes] = []
                 size = 0
@@ -460,20 +586,22 @@ class Registry:
                 await response.aclose()
             return _Outcome(response.status_code, response.headers, b"".join(chunks),
                             elapsed_ms=(time.perf_counter() - started) * 1000)
-        except httpx.HTTPError as exc:
+        except Exception as exc:  # noqa: BLE001 - see _failure_kind
             return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000)
 
     # -- the call path ---------------------------------------------------------------------------
 
-    def _pipeline(self, tool: str, raw_args: Mapping[str, Any] | None, actor: Actor,
-                  approval: Approval | None, timeout_override_ms: int | None) -> _Pipeline:
+    def _pipeline(self, tool: str, raw_args: Any, actor: Actor,
+                  approval: Approval | str | None, timeout_override_ms: int | None) -> _Pipeline:
         call_id = secrets.token_hex(8)
         fp: str | None = None
+        secret_values: list[str] = []
         if isinstance(approval, str):  # a bare preview_id is an approval of that preview
             approval = Approval(approval)
 
         def emit(step: str, decision: str, code: str | None = None, **detail: Any) -> None:
-            self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, fp, code, detail))
+            self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, fp, code,
+                                       _scrub(detail, secret_values)))
 
         def store(op: str, *args: Any) -> None:
             """A receipt-store update after the request was sent: a store failure (Redis down, SQLite
@@ -485,26 +613,29 @@ class Registry:
                      error=type(exc).__name__)
 
         def fail(step: str, error: ToolError, **extra: Any) -> CallResult:
+            error.message = _scrub(error.message, secret_values)
+            error.details = _scrub(error.details, secret_values)
+            if error.next_step:
+                error.next_step = _scrub(error.next_step, secret_values)
             emit(step, "deny" if error.category in ("policy", "validation") else "fail", error.code,
                  **{k: v for k, v in error.details.items() if k in ("pointer", "missing", "status")})
             emit("result", "error", error.code)
             return CallResult(tool, False, error=error, fingerprint=fp, call_id=call_id, **extra)
 
         # 1. find tool
-        spec = self.specs.get(tool)
+        spec = self.specs.get(tool) if isinstance(tool, str) else None
         if spec is None:
-            return fail("find", make_error("unknown_tool", f"There is no tool named {tool!r}.",
-                                           details={"tool": tool, "available": self.tool_names()}))
+            return fail("find", make_error("unknown_tool", f"There is no tool named {str(tool)[:200]!r}.",
+                                           details={"tool": str(tool)[:200], "available": self.tool_names()}))
         row = spec.row
         emit("find", "allow", mode=row.get("mode"), effect=row.get("effect"))
 
-        # 2. validate arguments
-        if raw_args is None:
-            raw_args = {}
-        if not isinstance(raw_args, Mapping):
-            return fail("validate", make_error("invalid_arguments", "Arguments must be a JSON object.",
-                                               details={"pointer": ""}))
-        args = normalise_nulls(raw_args, spec.input_schema, spec.send_null)
+        # 2. validate arguments: plain JSON, the canonical input schema, closed nested objects, then
+        #    the request itself (every value must reach the wire exactly as the preview shows it)
+        try:
+            args = normalise_nulls(plain_arguments(raw_args), spec.input_schema, spec.send_null)
+        except ToolError as exc:
+            return fail("validate", exc)
         if not spec.input_validator.is_valid(args):
             errors = [_describe_error(e) for e in spec.input_validator.iter_errors(args)]
             errors.sort(key=lambda e: (e["pointer"].count("/"), e["pointer"]))
@@ -515,9 +646,12 @@ class Registry:
                 f"Invalid {where}: {first['message']}"[:500],
                 details={"pointer": first["pointer"], "keyword": first["keyword"], "errors": errors[:5]},
             ))
+        undeclared = undeclared_member(args, spec.input_schema)
+        if undeclared is not None:
+            return fail("validate", invalid_argument(
+                undeclared, "the schema declares no such property; remove it"))
         idem = row.get("idempotency") if row.get("mode") == "record" else None
         idem_arg = idem.get("arg") if idem else None
-        fp_args = {k: v for k, v in args.items() if k != idem_arg}
         pagination = row.get("pagination")
         cursor_payload: dict[str, Any] | None = None
         if pagination:
@@ -532,7 +666,17 @@ class Registry:
                 except ToolError as exc:
                     exc.details["pointer"] = "/" + cursor_arg
                     return fail("validate", exc)
-        fp = fingerprint(spec.intent, fp_args)
+        try:
+            extra_query, page_size, position, skip, link_url = self._pagination_params(row, args, cursor_payload)
+            built = build_request(row, args, base_url=self.base_url, extra_query=extra_query)
+        except ToolError as exc:
+            return fail("validate", exc)
+        except (ValueError, KeyError, TypeError) as exc:
+            return fail("request", make_error("internal_error", f"Could not build the request: {type(exc).__name__}."))
+        if link_url is not None:
+            built.url = link_url
+            built.canonical = {**built.canonical, "url": link_url}
+        fp = fingerprint(spec.intent, built.canonical)
         emit("validate", "allow")
 
         # 3. permission
@@ -546,9 +690,11 @@ class Registry:
             ))
         emit("permission", "allow", required=required)
 
-        # 4. approval (separate from permission; bound to the preview of these exact arguments)
-        if row.get("mode") == "record" and row.get("approval") == "required":
-            preview_tool = row.get("pair") or "preview_" + spec.intent
+        # 4. approval (separate from permission; bound to the canonical request of the preview). It is
+        #    checked here and spent only once the request is about to be sent (below).
+        needs_approval = row.get("mode") == "record" and row.get("approval") == "required"
+        preview_tool = row.get("pair") or "preview_" + spec.intent
+        if needs_approval:
             if approval is None:
                 return fail("approval", make_error(
                     "approval_required",
@@ -561,39 +707,20 @@ class Registry:
             if approval.preview_id != fp:
                 return fail("approval", make_error(
                     "approval_mismatch",
-                    f"The approval was given for preview {approval.preview_id[:20]}…, not for these arguments.",
-                    details={"preview_tool": preview_tool, "approved_preview_id": approval.preview_id},
+                    f"The approval was given for preview {str(approval.preview_id)[:20]}…, not for this request.",
+                    details={"preview_tool": preview_tool, "approved_preview_id": str(approval.preview_id)[:80]},
                 ))
-            # an approval is spent on one action (bound to its idempotency key), so one "yes" cannot
-            # authorise an unbounded number of writes with fresh keys
-            token = approval.approval_id or approval.preview_id
-            action = str(args.get(idem_arg)) if idem_arg and args.get(idem_arg) is not None \
-                else f"call:{call_id}"
-            approval_scope = f"{self.api}/{tool}#approval"
-            try:
-                spent = self.receipts.begin(approval_scope, token, "action:" + action, actor.id)
-                if spent is None:
-                    self.receipts.complete(approval_scope, token, {"approved_by": approval.approved_by}, 0)
-            except Exception as exc:  # noqa: BLE001 - any store outage: refuse before sending anything
-                return fail("approval", make_error(
-                    "receipt_store_unavailable",
-                    f"{tool}: the receipt store could not record the approval ({type(exc).__name__}); "
-                    "nothing was sent.", details={"store": type(self.receipts).__name__}))
-            if spent is not None and spent.fingerprint != "action:" + action:
-                return fail("approval", make_error(
-                    "approval_used",
-                    f"The approval of {approval.preview_id[:20]}… was already used for another action.",
-                    details={"preview_tool": preview_tool},
-                    next_step=f"Call {preview_tool} again and get a new approval for this action.",
-                ))
-            emit("approval", "allow", approved_by=approval.approved_by)
 
         # 5. timeout bound
         retry = row.get("retry") or {}
         timeout_ms = int(row.get("timeout_ms") or 5000)
-        if timeout_override_ms is not None:
-            timeout_ms = max(1, min(timeout_ms, int(timeout_override_ms)))
         max_attempts = max(1, int(retry.get("max_attempts") or 1))
+        row_deadline_ms = max(int(retry.get("deadline_ms") or timeout_ms * max_attempts), timeout_ms)
+        if timeout_override_ms is not None:
+            try:
+                timeout_ms = max(1, min(timeout_ms, int(timeout_override_ms)))
+            except (TypeError, ValueError, OverflowError):
+                return fail("validate", invalid_argument((), "timeout_ms must be a whole number of milliseconds"))
         deadline_ms = int(retry.get("deadline_ms") or timeout_ms * max_attempts)
         if timeout_override_ms is not None:
             deadline_ms = min(deadline_ms, timeout_ms * max_attempts)
@@ -602,24 +729,7 @@ class Registry:
         deadline = started + deadline_ms / 1000.0
         emit("timeout", "allow", timeout_ms=timeout_ms, deadline_ms=deadline_ms, max_attempts=max_attempts)
 
-        # the request (built before idempotency so a bad credential/config never leaves a receipt)
-        is_preview = row.get("mode") == "preview"
-        try:
-            if is_preview:
-                injected = None
-            else:
-                injected = creds.resolve(list(row.get("auth") or []), self.credentials, tool=tool)
-            extra_query, page_size, position, skip, link_url = self._pagination_params(row, args, cursor_payload)
-            built = build_request(row, args, base_url=self.base_url, credentials=injected, extra_query=extra_query)
-        except ToolError as exc:
-            return fail("request", exc)
-        except (ValueError, KeyError, TypeError) as exc:
-            return fail("request", make_error("internal_error", f"Could not build the request: {type(exc).__name__}."))
-        if link_url is not None:
-            built.url = link_url
-        secret_values = injected.secret_values if injected is not None else []
-
-        if is_preview:
+        if row.get("mode") == "preview":
             view = built.display()
             for entry in row.get("auth") or []:
                 where, name = entry.get("in", "header"), entry.get("name") or "Authorization"
@@ -639,16 +749,38 @@ class Registry:
             emit("result", "ok")
             return CallResult(tool, True, result=preview, fingerprint=fp, call_id=call_id)
 
+        # the wire request: the canonical one plus the key and the credentials, nothing else
+        try:
+            injected = creds.resolve(list(row.get("auth") or []), self.credentials, tool=tool)
+        except ToolError as exc:
+            return fail("request", exc)
+        secret_values.extend(_secret_forms(injected.secret_values))
+        wire = built.with_credentials(injected)
+        try:
+            http_request = httpx.Request(wire.method, wire.url, headers=wire.headers, content=wire.content)
+            sent_url = str(http_request.url)
+        except Exception as exc:  # noqa: BLE001 - an unsendable URL or header: nothing was sent
+            return fail("request", make_error(
+                "internal_error", f"{tool}: the HTTP client refused the request ({type(exc).__name__}); nothing was sent."))
+        if sent_url != wire.url:
+            return fail("request", make_error(
+                "internal_error",
+                f"{tool}: the HTTP client would send another URL than the previewed one; nothing was sent.",
+                details={"previewed_url": wire.display()["url"], "client_url": _scrub(sent_url, secret_values)}))
+
         # 6. idempotency
         scope = f"{self.api}/{tool}"
         key: str | None = None
         forwarded = bool(idem and idem.get("in") in ("header", "query", "body"))
+        honoured = forwarded and bool(idem and idem.get("honoured_by_api")) and self.resend_unknown
         if idem and idem_arg:
             key_value = args.get(idem_arg)
             key = None if key_value is None else str(key_value)
+        lease_ms = deadline_ms + _LEASE_MARGIN_MS
+        decision = "new"
         if key is not None:
             try:
-                existing = self.receipts.begin(scope, key, fp, actor.id)
+                existing = self.receipts.begin(scope, key, fp, actor.id, lease_ms)
             except Exception as exc:  # noqa: BLE001 - any store outage (Redis down, SQLite locked): nothing sent yet
                 return fail("idempotency", make_error(
                     "receipt_store_unavailable",
@@ -657,16 +789,16 @@ class Registry:
                     details={"store": type(self.receipts).__name__},
                 ))
             if existing is not None:
-                decision = self._receipt_decision(existing, fp, forwarded, deadline_ms)
+                decision = self._receipt_decision(existing, fp, honoured, row_deadline_ms + _LEASE_MARGIN_MS)
                 if decision == "replay":
                     emit("idempotency", "replay", original_actor=existing.actor)
                     emit("result", "ok", replayed=True)
-                    return CallResult(tool, True, result=existing.result, replayed=True, fingerprint=fp,
-                                      status=existing.status, call_id=call_id)
+                    return CallResult(tool, True, result=_scrub(existing.result, secret_values), replayed=True,
+                                      fingerprint=fp, status=existing.status, call_id=call_id, idempotency_key=key)
                 if decision == "conflict":
                     return fail("idempotency", make_error(
                         "idempotency_conflict",
-                        f"The key {idem_arg}={key!r} was already used by {tool} with different arguments.",
+                        f"The key {idem_arg}={key!r} was already used by {tool} with a different request.",
                         details={"key_arg": idem_arg, "pointer": "/" + str(idem_arg)},
                     ))
                 if decision == "in_progress":
@@ -676,138 +808,215 @@ class Registry:
                         details={"key_arg": idem_arg, "retry_after": 1.0},
                     ))
                 if decision == "unknown":
-                    return fail("idempotency", make_error(
-                        "result_unknown",
-                        f"An earlier call of {tool} with {idem_arg}={key!r} was interrupted; whether it "
-                        "took effect is unknown, and this API does not deduplicate the key, so it is not re-sent.",
-                        details={"key_arg": idem_arg, "receipt_state": existing.state},
-                        result_known=False,
-                        retryable=False,
-                    ))
-                # resend: the API deduplicates this key, so sending again cannot write twice
-                store("resume", scope, key)
+                    return fail("idempotency", self._unknown_error(
+                        spec, f"An earlier call of {tool} with {idem_arg}={key!r} was interrupted; whether it "
+                              "took effect is unknown, and this API is not declared to deduplicate the key, so "
+                              "it is not re-sent.",
+                        honoured=False, details={"key_arg": idem_arg, "receipt_state": existing.state}))
+                store("resume", scope, key, lease_ms)
                 emit("idempotency", "resend", receipt_state=existing.state)
             else:
                 emit("idempotency", "new")
 
-        # 7. HTTP request, with bounded retries
-        allowed = {str(c) for c in retry.get("on") or []}
-        mutating = spec.mutating
-        attempts = 0
-        outcome: _Outcome | None = None
-        error: ToolError | None = None
-        while True:
-            attempts += 1
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            outcome = yield _Send(built, min(timeout_ms / 1000.0, remaining))
-            emit("http", "send", attempt=attempts, status=outcome.status or None, failure=outcome.kind,
-                 elapsed_ms=round(outcome.elapsed_ms, 1))
-            condition = self._retry_condition(outcome, row)
-            if condition is None:
-                break
-            # may we try again?
-            sent = outcome.kind != "connect"
-            safe = (not mutating) or (not sent) or condition == "429" or forwarded
-            if attempts >= max_attempts or not safe or (condition not in allowed and outcome.kind != "connect"):
-                break
-            delay = float(retry.get("backoff_ms") or 200) / 1000.0 * (2 ** (attempts - 1))
-            if condition == "429" and outcome.headers is not None:
-                ra = parse_retry_after(outcome.headers.get("retry-after"))
-                if ra is not None:
-                    delay = max(delay, ra)
-            if time.monotonic() + delay >= deadline:
-                break
-            emit("http", "retry", attempt=attempts, condition=condition, delay_ms=round(delay * 1000))
-            yield _Sleep(delay)
+        # from here on this call holds the receipt: however the call ends, it never stays pending
+        held = {"open": key is not None}
 
-        op_name = row["operation"].get("id") or f"{row['operation']['method']} {row['operation']['path']}"
-        elapsed_ms = round((time.monotonic() - started) * 1000)
-        if outcome is None or outcome.kind in ("timeout", "broken"):
-            if mutating:
-                if key is not None:
-                    store("mark_unknown", scope, key)
-                error = make_error(
-                    "result_unknown",
-                    f"{tool} sent the write but got no answer in time ({timeout_ms} ms); it may or may not "
-                    "have taken effect.",
-                    details={"timeout_ms": timeout_ms, "observed_ms": elapsed_ms, "attempts": attempts,
-                             "idempotency_key_forwarded": forwarded},
-                    result_known=False,
-                    retryable=forwarded,
-                    next_step=("Retry with the same arguments and the same key: the API deduplicates it."
-                               if forwarded else
-                               "Read the current state before deciding; do not simply call again."),
-                )
-            else:
-                error = make_error(
-                    "tool_timeout",
-                    f"{tool} exceeded its {timeout_ms} ms timeout.",
-                    details={"timeout_ms": timeout_ms, "observed_ms": elapsed_ms, "attempts": attempts},
-                )
-            return fail("http", error, attempts=attempts)
-        if outcome.kind == "connect":
-            if key is not None:
-                store("release", scope, key)
-            return fail("http", make_error(
-                "upstream_unavailable", f"{tool} could not reach the API ({op_name}).",
-                details={"attempts": attempts, "operation": op_name},
-            ), attempts=attempts)
-        if outcome.kind == "too_large":
-            if key is not None:
-                store("mark_unknown", scope, key)
-            return fail("http", make_error(
-                "upstream_error", f"{op_name} answered with more than {MAX_RESPONSE_BYTES} bytes.",
-                details={"status": outcome.status}, result_known=not mutating,
-            ), attempts=attempts, status=outcome.status)
+        def settle(op: str, *extra: Any) -> None:
+            if held["open"] and key is not None:
+                store(op, scope, key, *extra)
+            held["open"] = False
 
-        status = outcome.status
-        body = _decode_body(outcome.headers, outcome.content)
-        success = [int(s) for s in row.get("success_status") or []]
-        ok_status = status in success if success else 200 <= status < 300
-        if not ok_status and 200 <= status < 300:
-            ok_status = True  # another 2xx than documented is still a success
-        if not ok_status:
-            error = from_http_response(status, outcome.headers or httpx.Headers(), body, operation=op_name,
-                                       mutating=mutating)
-            error.details = _scrub(error.details, secret_values)
-            error.message = _scrub(error.message, secret_values)
-            if key is not None:
-                if error.result_known:
-                    store("release", scope, key)
-                else:
-                    store("mark_unknown", scope, key)
-            return fail("http", error, attempts=attempts, status=status)
-
-        # 8. validate + shape output
-        warnings: list[str] = []
         try:
-            result, omitted = self._shape(spec, body, status, outcome.headers or httpx.Headers(), page_size,
-                                          position, skip, cursor_payload)
-        except ToolError as exc:
-            if key is not None:
-                store("complete", scope, key, {"status": status}, status)
-            return fail("output", exc, attempts=attempts, status=status)
-        mode = (row.get("output") or {}).get("schema_mode", "warn")
-        if spec.output_validator is not None and mode != "off":
-            problems = [] if spec.output_validator.is_valid(result) else list(spec.output_validator.iter_errors(result))
-            if problems:
-                first = problems[0]
-                message = f"output {_pointer(first.instance_path) or '/'}: {first.message}"[:300]
-                if mode == "strict" and not mutating:
-                    return fail("output", make_error(
-                        "output_invalid", f"{tool}'s response does not match its output schema: {message}",
-                        details={"pointer": _pointer(first.instance_path)},
+            # 4b. spend the approval on this action, now that it will be sent
+            if needs_approval and approval is not None:
+                token = approval.approval_id or approval.preview_id
+                action = f"key:{key}" if key is not None else f"call:{call_id}"
+                approval_scope = f"{self.api}/{tool}#approval"
+                try:
+                    spent = self.receipts.begin(approval_scope, str(token), "action:" + action, actor.id)
+                    if spent is None:
+                        self.receipts.complete(approval_scope, str(token), {"approved_by": approval.approved_by}, 0)
+                except Exception as exc:  # noqa: BLE001 - any store outage: refuse before sending anything
+                    settle("release" if decision == "new" else "mark_unknown")
+                    return fail("approval", make_error(
+                        "receipt_store_unavailable",
+                        f"{tool}: the receipt store could not record the approval ({type(exc).__name__}); "
+                        "nothing was sent.", details={"store": type(self.receipts).__name__}))
+                if spent is not None and spent.fingerprint != "action:" + action:
+                    settle("release" if decision == "new" else "mark_unknown")
+                    return fail("approval", make_error(
+                        "approval_used",
+                        f"The approval of {str(approval.preview_id)[:20]}… was already used for another action.",
+                        details={"preview_tool": preview_tool},
+                        next_step=f"Call {preview_tool} again and get a new approval for this action.",
+                    ))
+                emit("approval", "allow", approved_by=approval.approved_by)
+
+            # 7. HTTP request, with bounded retries. What is known of a write only grows: once an
+            #    attempt may have reached the API without a definitive answer, only the API's own
+            #    success (or replay) makes the outcome known again.
+            mutating = spec.mutating
+            uncertain = mutating and decision == "resend"
+            allowed = {str(c) for c in retry.get("on") or []}
+            attempts = 0
+            outcome: _Outcome | None = None
+            while True:
+                attempts += 1
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 and attempts > 1:
+                    break
+                outcome = yield _Send(http_request, max(0.001, min(timeout_ms / 1000.0, remaining)))
+                emit("http", "send", attempt=attempts, status=outcome.status or None, failure=outcome.kind,
+                     elapsed_ms=round(outcome.elapsed_ms, 1))
+                if mutating and _may_have_applied(outcome):
+                    uncertain = True
+                condition = self._retry_condition(outcome, row)
+                if condition is None:
+                    break
+                if mutating:
+                    # re-sending a write is safe only where it cannot write twice: the API deduplicates
+                    # the key, or nothing so far can have reached it
+                    safe = honoured or (not uncertain and (outcome.kind == "connect" or condition in ("429", "425")))
+                else:
+                    safe = True
+                if attempts >= max_attempts or not safe or (condition not in allowed and outcome.kind != "connect"):
+                    break
+                delay = float(retry.get("backoff_ms") or 200) / 1000.0 * (2 ** (attempts - 1))
+                if condition == "429" and outcome.headers is not None:
+                    ra = parse_retry_after(outcome.headers.get("retry-after"))
+                    if ra is not None:
+                        delay = max(delay, ra)
+                if time.monotonic() + delay >= deadline:
+                    break
+                emit("http", "retry", attempt=attempts, condition=condition, delay_ms=round(delay * 1000))
+                yield _Sleep(delay)
+
+            op_name = row["operation"].get("id") or f"{row['operation']['method']} {row['operation']['path']}"
+            elapsed_ms = round((time.monotonic() - started) * 1000)
+            assert outcome is not None
+            timing = {"timeout_ms": timeout_ms, "observed_ms": elapsed_ms, "attempts": attempts}
+            if outcome.kind in ("timeout", "broken", "connect", "too_large") and mutating and (
+                    uncertain or outcome.kind == "too_large"):
+                settle("mark_unknown")
+                what = {"timeout": f"got no answer in time ({timeout_ms} ms)",
+                        "broken": "lost the connection before the answer",
+                        "connect": "could not reach the API on a later attempt",
+                        "too_large": f"got an answer larger than {MAX_RESPONSE_BYTES} bytes"}[outcome.kind]
+                return fail("http", self._unknown_error(
+                    spec, f"{tool} sent the write but {what}; it may or may not have taken effect.",
+                    honoured=honoured, details={**timing, "idempotency_key_forwarded": forwarded}),
+                    attempts=attempts)
+            if outcome.kind == "timeout":
+                return fail("http", make_error(
+                    "tool_timeout", f"{tool} exceeded its {timeout_ms} ms timeout.", details=timing),
+                    attempts=attempts)
+            if outcome.kind == "broken":
+                return fail("http", make_error(
+                    "upstream_unavailable",
+                    f"{tool}: the connection to the API broke after {round(outcome.elapsed_ms)} ms, before an answer.",
+                    details={**timing, "operation": op_name}), attempts=attempts)
+            if outcome.kind == "connect":
+                settle("release")
+                return fail("http", make_error(
+                    "upstream_unavailable", f"{tool} could not reach the API ({op_name}).",
+                    details={"attempts": attempts, "operation": op_name},
+                ), attempts=attempts)
+            if outcome.kind == "too_large":
+                return fail("http", make_error(
+                    "upstream_error", f"{op_name} answered with more than {MAX_RESPONSE_BYTES} bytes.",
+                    details={"status": outcome.status},
+                ), attempts=attempts, status=outcome.status)
+
+            status = outcome.status
+            headers = outcome.headers or httpx.Headers()
+            body, unreadable = _decode_body(headers, outcome.content)
+            body = _scrub(body, secret_values)
+            success = [int(s) for s in row.get("success_status") or []]
+            ok_status = (status in success if success else False) or 200 <= status < 300
+            if not ok_status:
+                error = from_http_response(status, headers, body if unreadable is None else None,
+                                           operation=op_name, mutating=mutating)
+                if mutating and forwarded and status == 409 and _key_in_use(body):
+                    settle("mark_unknown")
+                    return fail("http", make_error(
+                        "idempotency_in_progress",
+                        f"{op_name} says a request with this idempotency key is still being processed.",
+                        details={**error.details, "key_arg": idem_arg}, result_known=False, retryable=True,
+                        next_step="Wait, then retry with the same arguments and the same key.",
                     ), attempts=attempts, status=status)
-                warnings.append(message)
-                emit("output", "warn", pointer=_pointer(first.instance_path))
-        emit("output", "allow", bytes=None if not omitted else omitted)
-        if key is not None:
-            store("complete", scope, key, result, status)
-        emit("result", "ok", status=status)
-        return CallResult(tool, True, result=result, fingerprint=fp, status=status, attempts=attempts,
-                          warnings=warnings, call_id=call_id)
+                if mutating and (uncertain or not error.result_known or 300 <= status < 400):
+                    settle("mark_unknown")
+                    return fail("http", self._unknown_error(
+                        spec, f"{op_name} answered HTTP {status}, but an attempt may already have written; "
+                              "whether the write took effect is unknown." if uncertain and error.result_known
+                        else f"{op_name} answered HTTP {status}; the write may or may not have happened.",
+                        honoured=honoured, details={**error.details, **timing}),
+                        attempts=attempts, status=status)
+                settle("release")
+                return fail("http", error, attempts=attempts, status=status)
+
+            # 8. validate + shape output
+            if unreadable is not None:
+                settle("mark_unknown")
+                message = f"{op_name} answered HTTP {status} with a body that cannot be read ({unreadable})."
+                if mutating:
+                    return fail("output", self._unknown_error(
+                        spec, message + " The API reported success, but what it did is not known.",
+                        honoured=honoured, details={"status": status, "problem": unreadable}),
+                        attempts=attempts, status=status)
+                return fail("output", make_error("output_invalid", message,
+                                                 details={"status": status, "problem": unreadable}),
+                            attempts=attempts, status=status)
+            warnings: list[str] = []
+            try:
+                result, omitted = self._shape(spec, body, status, headers, page_size, position, skip,
+                                              cursor_payload)
+            except ToolError as exc:
+                settle("complete", {"status": status}, status)
+                return fail("output", exc, attempts=attempts, status=status)
+            mode = (row.get("output") or {}).get("schema_mode", "warn")
+            if spec.output_validator is not None and mode != "off":
+                problems = [] if spec.output_validator.is_valid(result) else list(spec.output_validator.iter_errors(result))
+                if problems:
+                    first = problems[0]
+                    message = f"output {_pointer(first.instance_path) or '/'}: {first.message}"[:300]
+                    if mode == "strict" and not mutating:
+                        return fail("output", make_error(
+                            "output_invalid", f"{tool}'s response does not match its output schema: {message}",
+                            details={"pointer": _pointer(first.instance_path)},
+                        ), attempts=attempts, status=status)
+                    warnings.append(message)
+                    emit("output", "warn", pointer=_pointer(first.instance_path))
+            emit("output", "allow", bytes=None if not omitted else omitted)
+            settle("complete", result, status)
+            emit("result", "ok", status=status)
+            return CallResult(tool, True, result=result, fingerprint=fp, status=status, attempts=attempts,
+                              warnings=warnings, call_id=call_id, idempotency_key=key)
+        except Exception as exc:  # noqa: BLE001 - a fault in the call path never escapes as an exception
+            settle("mark_unknown")
+            return fail("result", make_error(
+                "internal_error", f"{tool}: the runtime failed while handling the call ({type(exc).__name__}).",
+                result_known=not spec.mutating, details={"receipt_state": "unknown" if key is not None else None}))
+        finally:
+            settle("mark_unknown")
+
+    def _unknown_error(self, spec: ToolSpec, message: str, *, honoured: bool, details: dict[str, Any]) -> ToolError:
+        """``result_unknown``: the write may or may not have taken effect. The next step says how to
+        find out (the read tools of the same resource) or, where the API deduplicates the key, to
+        retry with the same key."""
+        idem = spec.row.get("idempotency") or {}
+        key_arg = idem.get("arg") or "the key"
+        checks = ", ".join(spec.check_tools)
+        look = f"Read the current state first ({checks})" if checks else "Read the current state first"
+        if honoured:
+            step = (f"Retry with the same arguments and the same {key_arg}: the API deduplicates it, so it "
+                    "cannot write twice.")
+        else:
+            step = (f"{look}. If the write did not happen, call again with a new {key_arg}; do not simply "
+                    "repeat the call: this API is not declared to deduplicate the key, so the runtime does "
+                    "not re-send it.")
+        return make_error("result_unknown", message, details={**details, "check_tools": list(spec.check_tools)},
+                          result_known=False, retryable=honoured, next_step=step)
 
     # -- helpers of the call path ------------------------------------------------------------------
 
@@ -826,15 +1035,18 @@ class Registry:
         return True
 
     @staticmethod
-    def _receipt_decision(existing: Receipt, fp: str, forwarded: bool, deadline_ms: int) -> str:
-        """replay | conflict | in_progress | unknown | resend for an existing receipt."""
+    def _receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_ms: int) -> str:
+        """replay | conflict | in_progress | unknown | resend for an existing receipt. A ``pending``
+        receipt is in flight for the lease its owner stored (`Receipt.in_flight`), whatever this
+        caller's deadline; after it, or once ``unknown``, the write is re-sent only to an API that
+        deduplicates the key."""
         if existing.fingerprint != fp:
             return "conflict"
         if existing.state == "completed":
             return "replay"
-        if existing.state == "pending" and (time.time() - existing.updated_at) * 1000 < deadline_ms:
+        if existing.in_flight(time.time(), fallback_lease_ms):
             return "in_progress"
-        return "resend" if forwarded else "unknown"
+        return "resend" if honoured else "unknown"
 
     @staticmethod
     def _retry_condition(outcome: _Outcome, row: Mapping[str, Any]) -> str | None:
@@ -898,31 +1110,20 @@ class Registry:
             visible = items[skip:]
             shaped = [project(redact(i, spec.redact_tree), spec.field_tree) for i in visible]
             scope = f"{self.api}/{spec.name}"
-            result: dict[str, Any] = {
-                "items": shaped,
-                "next_cursor": None if next_pos is None else self.cursors.encode(scope, {"c": next_pos, "n": page_size}),
-            }
-            result, omitted = enforce_budget(result, max_bytes, list_key="items")
-            if omitted:
-                style = pagination.get("style")
-                marker = result.get("_truncated")
-                while True:
-                    kept = len(result.get("items", []))
-                    if style == "cursor" and pagination.get("cursor_from_item") and kept:
-                        last = get_path(visible[kept - 1], pagination["cursor_from_item"])
-                        payload: dict[str, Any] = {"c": last, "n": page_size}
-                    elif style == "offset":
-                        payload = {"c": int(position or 0) + skip + kept, "n": page_size}
-                    else:
-                        payload = {"c": position, "s": skip + kept, "n": page_size}
-                    result["next_cursor"] = self.cursors.encode(scope, payload)
-                    if compact_size(result) <= max_bytes or not result.get("items"):
-                        break
-                    result["items"] = result["items"][:-1]
-                    if isinstance(marker, dict):
-                        marker["omitted_items"] = len(visible) - len(result["items"])
-                omitted = len(visible) - len(result.get("items", []))
-            return result, omitted
+            style = pagination.get("style")
+
+            def cursor_after(kept: int) -> str | None:
+                """The cursor once the first `kept` visible items were shown."""
+                if kept >= len(visible):
+                    return None if next_pos is None else self.cursors.encode(scope, {"c": next_pos, "n": page_size})
+                if style == "cursor" and pagination.get("cursor_from_item") and kept:
+                    last = get_path(visible[kept - 1], pagination["cursor_from_item"])
+                    return self.cursors.encode(scope, {"c": last, "n": page_size})
+                if style == "offset":
+                    return self.cursors.encode(scope, {"c": int(position or 0) + skip + kept, "n": page_size})
+                return self.cursors.encode(scope, {"c": position, "s": skip + kept, "n": page_size})
+
+            return fit_page(shaped, max_bytes, cursor_after)
         if isinstance(body, list):
             # an array body: projection and redaction apply to each item, then it is wrapped
             items_out = [project(redact(i, spec.redact_tree), spec.field_tree) for i in body]

@@ -162,6 +162,83 @@ def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | No
     return {"_truncated": marker}, omitted
 
 
+def shrink(value: Any, max_bytes: int) -> tuple[Any, bool]:
+    """`value` made to fit `max_bytes` (compact JSON, UTF-8) as far as it can without losing its
+    identity: long strings are shortened first (suffix ``"…"``, longest first, never below 16
+    characters), then the largest nested objects and arrays are replaced by ``"[omitted]"``; scalars
+    at the top level (ids, numbers, flags) are always kept. Returns (value, changed). The input is not
+    modified. It may still exceed `max_bytes` when its kept scalars alone do."""
+    if compact_size(value) <= max_bytes:
+        return value, False
+    out = json.loads(json.dumps(value, ensure_ascii=False))  # a private copy to edit in place
+    for _ in range(256):
+        size = compact_size(out)
+        if size <= max_bytes:
+            return out, True
+        path, length = _longest_string(out, ())
+        if path is None or length <= 16:
+            break
+        keep = max(16, length - (size - max_bytes) - 8)
+        _set_in(out, path, _get_in(out, path)[:keep] + "…")
+    while compact_size(out) > max_bytes:
+        path = _largest_container(out, ())
+        if path is None:
+            break
+        _set_in(out, path, "[omitted]")
+    return out, True
+
+
+def _largest_container(value: Any, path: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The path of the largest object or array strictly inside `value`, or ``None``."""
+    best: tuple[tuple[Any, ...] | None, int] = (None, -1)
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, path)]
+    while stack:
+        node, at = stack.pop()
+        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, child in children:
+            if isinstance(child, (dict, list)):
+                size = compact_size(child)
+                if size > best[1]:
+                    best = (at + (k,), size)
+                stack.append((child, at + (k,)))
+    return best[0]
+
+
+def fit_page(items: list[Any], max_bytes: int, cursor_after: Any) -> tuple[dict[str, Any], int]:
+    """A page ``{"items", "next_cursor"[, "_truncated"]}`` of at most `max_bytes` that always makes
+    progress: the longest prefix of `items` that fits, and at least the first item (shortened by
+    `shrink` when it alone is larger than the budget), so following ``next_cursor`` can never
+    return the same position twice. `cursor_after(k)` is the ``next_cursor`` once the first `k` items
+    were shown (``k == len(items)``: the API's own next page). Returns (page, omitted items); a cut
+    page carries ``"_truncated": {"original_bytes", "omitted_items"[, "shortened_items"]}``."""
+    page: dict[str, Any] = {"items": items, "next_cursor": cursor_after(len(items))}
+    original = compact_size(page)
+    if max_bytes <= 0 or original <= max_bytes or not items:
+        return page, 0
+    marker: dict[str, Any] = {"original_bytes": original, "omitted_items": 0}
+
+    def candidate(k: int) -> dict[str, Any]:
+        marker["omitted_items"] = len(items) - k
+        return {"items": items[:k], "next_cursor": cursor_after(k), "_truncated": dict(marker)}
+
+    lo, hi = 1, len(items)
+    if compact_size(candidate(1)) > max_bytes:
+        page = candidate(1)
+        room = max_bytes - (compact_size(page) - compact_size(items[0]))
+        first, changed = shrink(items[0], max(room, 0))
+        page["items"] = [first]
+        if changed:
+            page["_truncated"]["shortened_items"] = 1
+        return page, len(items) - 1
+    while lo < hi:  # largest prefix that fits
+        mid = (lo + hi + 1) // 2
+        if compact_size(candidate(mid)) <= max_bytes:
+            lo = mid
+        else:
+            hi = mid - 1
+    return candidate(lo), len(items) - lo
+
+
 def _longest_string(value: Any, path: tuple[Any, ...]) -> tuple[tuple[Any, ...] | None, int]:
     best: tuple[tuple[Any, ...] | None, int] = (None, 0)
     if isinstance(value, str):
