@@ -54,7 +54,6 @@ from toolgen.runtime import (
     Registry,
     SqliteReceiptStore,
     StaticCredentials,
-    fingerprint,
 )
 
 
@@ -153,7 +152,9 @@ def main() -> None:
         reader = Actor.of("bench", ["ticket:read"])
         writer = Actor.of("bench", ["ticket:read", "ticket:write"])
         note = {"ticket_id": "T-102", "note": "Benchmark note.", "visibility": "internal"}
-        approval = Approval(fingerprint(registry.specs["record_ticket_followup"].intent, note))
+        preview = registry.call("preview_ticket_followup", note, actor=writer)
+        assert preview.ok and preview.result is not None, preview.to_json()
+        approval = Approval(preview.result["preview_id"])
         url_read = f"{base_url}/tickets/T-102"
         url_write = f"{base_url}/tickets/T-102/followups"
 
