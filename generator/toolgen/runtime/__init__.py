@@ -7,8 +7,14 @@ stores, credential providers and audit sinks. See docs/runtime.md.
 from .audit import AuditEvent, AuditSink, FanoutSink, JsonlAuditSink, MemoryAuditSink
 from .credentials import CredentialsProvider, EnvCredentials, StaticCredentials
 from .errors import ERROR_CODES, ToolError
-from .receipts import MemoryReceiptStore, Receipt, ReceiptStore, SqliteReceiptStore, receipts_from_url
-from .receipts_redis import RedisReceiptStore
+from .receipts import (
+    MemoryReceiptStore,
+    Receipt,
+    ReceiptStore,
+    RedisReceiptStore,
+    SqliteReceiptStore,
+    receipts_from_url,
+)
 from .registry import Actor, Approval, CallResult, Registry, canonical_json, fingerprint
 
 __all__ = [

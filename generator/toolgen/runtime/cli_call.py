@@ -80,7 +80,7 @@ def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
         elif isinstance(store, SqliteReceiptStore):
             key = cursor_key_for(store.path)
         elif receipts_scheme(text) == "redis":
-            from .receipts_redis import RedisReceiptStore
+            from .receipts import RedisReceiptStore
 
             assert isinstance(store, RedisReceiptStore)
             key = store.shared_cursor_key()  # also checks that the server answers

@@ -1,6 +1,6 @@
 """`RedisReceiptStore`: idempotency receipts shared by many runtime workers through one Redis server.
 
-Same semantics as `SqliteReceiptStore` (see receipts.py); every operation is one Lua script on one
+Same semantics as `SqliteReceiptStore` (see sqlite.py and base.py); every operation is one Lua script on one
 Redis key, so each is atomic across processes and machines and the store works on Redis Cluster.
 
 Layout: one hash per receipt, ``<prefix>r:<len(scope)>:<scope>:<key>`` (the length makes the
@@ -28,7 +28,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from .receipts import Receipt, ReceiptState
+from .base import Receipt, ReceiptState
 
 if TYPE_CHECKING:
     import redis

@@ -1,0 +1,91 @@
+"""Idempotency receipts: the durable record that makes a repeated write safe.
+
+`base` defines the `Receipt` and the `ReceiptStore` protocol; the stores are `MemoryReceiptStore`
+(memory.py: tests and single-process embedding), `SqliteReceiptStore` (sqlite.py: the default;
+one file, survives restarts, shared by the processes of one machine) and `RedisReceiptStore`
+(redis.py, optional `redis` extra: shared by workers on many machines). `receipts_from_url` picks
+one from a URL or a path (``toolgen call/serve --receipts``). One behavioural test suite runs
+against all three.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from .base import Receipt, ReceiptState, ReceiptStore
+from .memory import MemoryReceiptStore
+from .redis import DEFAULT_PREFIX, RedisReceiptStore
+from .sqlite import DEFAULT_RECEIPTS_PATH, SqliteReceiptStore
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
+_REDIS_SCHEMES = {"redis": "redis", "rediss": "rediss", "redis+unix": "unix", "unix": "unix"}
+
+
+def receipts_scheme(spec: str | os.PathLike[str]) -> str:
+    """``"redis"``, ``"sqlite"`` or ``"memory"``: the store `receipts_from_url` opens for `spec`.
+    Raises `ValueError` for an unknown URL scheme."""
+    if not isinstance(spec, str):
+        return "sqlite"
+    match = _SCHEME.match(spec)
+    if match is None:
+        return "sqlite"
+    scheme = match.group(1).lower()
+    if scheme in _REDIS_SCHEMES:
+        return "redis"
+    if scheme in ("sqlite", "memory"):
+        return scheme
+    raise ValueError(
+        f"unknown receipt store URL scheme {scheme!r}: use redis://, rediss://, redis+unix://, sqlite:///PATH, "
+        "memory:// or a file path"
+    )
+
+
+def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
+    """Open the receipt store a URL or path names:
+
+    - ``redis://[[user]:password@]host[:port][/db]``, ``rediss://...`` (TLS),
+      ``redis+unix:///path/to/redis.sock?db=0`` → `RedisReceiptStore`. The query parameters
+      ``prefix`` (key namespace, default ``toolgen:``) and ``completed_ttl`` (seconds a completed
+      receipt is kept; default forever) configure the store; any others go to redis-py.
+    - ``sqlite:///relative/file`` or ``sqlite:////absolute/file`` → `SqliteReceiptStore`.
+    - ``memory://`` → `MemoryReceiptStore` (one process, lost on exit).
+    - anything without a scheme is a SQLite file path.
+
+    Raises `ValueError` for an unknown scheme or a bad parameter, `ImportError` when a Redis URL is
+    given without the `redis` package installed.
+    """
+    kind = receipts_scheme(spec)
+    if kind == "memory":
+        return MemoryReceiptStore()
+    if kind == "sqlite":
+        text = os.fspath(spec)
+        if isinstance(text, str) and text.lower().startswith("sqlite://"):
+            text = text[len("sqlite://"):]
+            text = text.removeprefix("/")
+            if not text:
+                raise ValueError("a sqlite:// receipts URL needs a file: sqlite:///receipts.sqlite3")
+        return SqliteReceiptStore(text)
+    parts = urlsplit(str(spec))
+    prefix = DEFAULT_PREFIX
+    completed_ttl: float | None = None
+    passed: list[tuple[str, str]] = []
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name == "prefix":
+            prefix = value
+        elif name == "completed_ttl":
+            try:
+                completed_ttl = float(value) if value not in ("", "none", "0") else None
+            except ValueError:
+                raise ValueError(f"completed_ttl must be a number of seconds, not {value!r}") from None
+        else:
+            passed.append((name, value))
+    query = urlencode(passed)
+    # not urlunsplit: it drops the "//" of unix:///path when there is no host
+    url = f"{_REDIS_SCHEMES[parts.scheme.lower()]}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
+    return RedisReceiptStore(url, prefix=prefix, completed_ttl=completed_ttl)
+
+
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "MemoryReceiptStore", "Receipt", "ReceiptState", "ReceiptStore",
+           "RedisReceiptStore", "SqliteReceiptStore", "receipts_from_url", "receipts_scheme"]

@@ -1,0 +1,59 @@
+"""`MemoryReceiptStore`: receipts in one process's memory (tests, embedding; lost on exit)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+from .base import Receipt, ReceiptState
+
+
+class MemoryReceiptStore:
+    """An in-process `ReceiptStore` (lost on restart)."""
+
+    def __init__(self) -> None:
+        self._data: dict[tuple[str, str], Receipt] = {}
+        self._lock = threading.Lock()
+
+    def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
+        with self._lock:
+            existing = self._data.get((scope, key))
+            if existing is not None:
+                return existing
+            now = time.time()
+            self._data[(scope, key)] = Receipt(scope, key, fingerprint, "pending", actor, None, None, now, now,
+                                               int(lease_ms))
+            return None
+
+    def _set(self, scope: str, key: str, only_from: tuple[ReceiptState, ...], **changes: Any) -> None:
+        with self._lock:
+            existing = self._data.get((scope, key))
+            if existing is not None and existing.state in only_from:
+                self._data[(scope, key)] = replace(existing, updated_at=time.time(), **changes)
+
+    # the same state rules as SqliteReceiptStore: a completed receipt is never reopened or released
+    def complete(self, scope: str, key: str, result: Any, status: int) -> None:
+        copy = json.loads(json.dumps(result, ensure_ascii=False))  # stored as JSON, like the other stores
+        self._set(scope, key, ("pending", "unknown", "completed"), state="completed", result=copy, status=status)
+
+    def mark_unknown(self, scope: str, key: str) -> None:
+        self._set(scope, key, ("pending",), state="unknown")
+
+    def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
+        self._set(scope, key, ("pending", "unknown"), state="pending", lease_ms=int(lease_ms))
+
+    def release(self, scope: str, key: str) -> None:
+        with self._lock:
+            existing = self._data.get((scope, key))
+            if existing is not None and existing.state != "completed":
+                del self._data[(scope, key)]
+
+    def get(self, scope: str, key: str) -> Receipt | None:
+        with self._lock:
+            return self._data.get((scope, key))
+
+    def close(self) -> None:
+        pass
