@@ -152,6 +152,9 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
     """Run TOOL of a generated package against its API and print the structured result as JSON."""
     try:
         args = _read_args(args_text)
+    except RecursionError:
+        click.echo("toolgen call: --args is nested too deeply to read (arguments may nest 64 levels)", err=True)
+        sys.exit(2)
     except (ValueError, OSError) as exc:
         click.echo(f"toolgen call: --args is not valid JSON: {exc}", err=True)
         sys.exit(2)
