@@ -43,8 +43,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import httpx
-from tests.support.tickets_server import TicketsServer
 
+from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Actor,
     Approval,

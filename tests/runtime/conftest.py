@@ -19,8 +19,8 @@ if str(REPO) not in sys.path:
 
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import tickets_dir
-from tests.support.tickets_server import TicketsServer
 
+from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     MemoryAuditSink,
     Registry,

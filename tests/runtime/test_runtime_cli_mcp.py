@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from tests.support.runtime_env import tickets_dir
-from tests.support.tickets_server import TicketsServer
+
+from toolgen.examples.tickets_server import TicketsServer
 
 TOOLGEN = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
 

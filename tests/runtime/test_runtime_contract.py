@@ -10,8 +10,8 @@ import httpx
 import pytest
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import GENERATED, tickets_dir
-from tests.support.tickets_server import TicketsServer
 
+from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.contract import CannotSynthesise, derive_cases, run_case, string_for_pattern
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 from tests.support.runtime_env import ADMIN, WRITER, tickets_dir
-from tests.support.tickets_server import TicketsServer
 
+from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Approval,
     MemoryReceiptStore,

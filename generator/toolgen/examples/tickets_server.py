@@ -1,7 +1,10 @@
-"""A real HTTP server implementing specs/tickets.yaml, for end-to-end runtime tests.
+"""The example tickets API (specs/tickets.yaml) as a real HTTP server: to try the runtime by hand, and
+the API of the end-to-end runtime tests.
+
+    python -m toolgen.examples.tickets_server --port 8765     # http://127.0.0.1:8765/v1, token below
 
 Runs on 127.0.0.1 (port 0 = any free port) in a background thread (stdlib `ThreadingHTTPServer`),
-keeps its data in memory and behaves like a careful real API:
+keeps its data in memory (60 tickets, ``T-100`` … ``T-159``) and behaves like a careful real API:
 
 - bearer-token check (401 problem+json without it);
 - RFC 9457 ``application/problem+json`` errors (400/401/404/409/422);
@@ -16,6 +19,7 @@ keeps its data in memory and behaves like a careful real API:
 
 from __future__ import annotations
 
+import argparse
 import json
 import threading
 import time
@@ -25,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
+#: The bearer token the example server accepts (``TICKETS_TOKEN`` for the runtime).
 TOKEN = "test-token-7f3a"
 
 
@@ -280,20 +285,20 @@ class TicketsHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, state: TicketsState) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, state: TicketsState, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.state = state
 
 
 class TicketsServer:
     """Start/stop wrapper. `base_url` ends in ``/v1``; `token` is the accepted bearer token."""
 
-    def __init__(self, n_tickets: int = 60) -> None:
+    def __init__(self, n_tickets: int = 60, *, port: int = 0) -> None:
         self.state = TicketsState()
         for n in range(100, 100 + n_tickets):
             t = _ticket(n)
             self.state.tickets[t["id"]] = t
-        self.httpd = TicketsHTTPServer(self.state)
+        self.httpd = TicketsHTTPServer(self.state, port)
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.token = TOKEN
 
@@ -331,11 +336,21 @@ class TicketsServer:
         self.stop()
 
 
-if __name__ == "__main__":  # manual use: python -m tests.support.tickets_server
-    with TicketsServer() as srv:
-        print(f"tickets API on {srv.base_url} (token {srv.token}); Ctrl-C to stop")
+def main(argv: list[str] | None = None) -> None:
+    """``python -m toolgen.examples.tickets_server [--port N]``: serve until Ctrl-C."""
+    parser = argparse.ArgumentParser(prog="python -m toolgen.examples.tickets_server",
+                                     description="The example tickets API on 127.0.0.1, data in memory.")
+    parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (0: any free port)")
+    options = parser.parse_args(argv)
+    with TicketsServer(port=options.port) as srv:
+        print(f"tickets API on {srv.base_url}; bearer token: {srv.token}", flush=True)
+        print(f"  export TICKETS_TOKEN={srv.token}", flush=True)
         try:
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
             pass
+
+
+if __name__ == "__main__":
+    main()
