@@ -745,6 +745,9 @@ class Registry:
                 "approval_required": self._record_needs_approval(row),
                 "record_tool": row.get("pair") or "record_" + spec.intent,
             }
+            blockers = self._preview_blockers(row, built, preview["record_tool"])
+            if blockers:
+                preview["cannot_send"] = blockers
             emit("http", "skip", reason="preview")
             emit("result", "ok")
             return CallResult(tool, True, result=preview, fingerprint=fp, call_id=call_id)
@@ -999,6 +1002,21 @@ class Registry:
                 result_known=not spec.mutating, details={"receipt_state": "unknown" if key is not None else None}))
         finally:
             settle("mark_unknown")
+
+    def _preview_blockers(self, row: Mapping[str, Any], built: Any, tool: str) -> list[str]:
+        """Why the record call of a preview would not send the request it shows (empty when it
+        would): a credential the runtime does not have, or a URL the HTTP client would change."""
+        blockers: list[str] = []
+        try:
+            creds.resolve(list(row.get("auth") or []), self.credentials, tool=tool)
+        except ToolError as exc:
+            blockers.append(f"{exc.code}: {exc.message}")
+        try:
+            if str(httpx.URL(built.url)) != built.url:
+                blockers.append("internal_error: the HTTP client would send another URL than the one shown")
+        except Exception as exc:  # noqa: BLE001 - an unparsable URL is reported, never raised
+            blockers.append(f"internal_error: the URL cannot be sent ({type(exc).__name__})")
+        return blockers
 
     def _unknown_error(self, spec: ToolSpec, message: str, *, honoured: bool, details: dict[str, Any]) -> ToolError:
         """``result_unknown``: the write may or may not have taken effect. The next step says how to
