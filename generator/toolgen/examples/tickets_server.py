@@ -63,7 +63,7 @@ class RecordedRequest:
 class TicketsState:
     tickets: dict[str, dict[str, Any]] = field(default_factory=dict)
     followups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    idempotency: dict[str, tuple[str, int, bytes]] = field(default_factory=dict)
+    idempotency: dict[str, tuple[bytes, int, bytes]] = field(default_factory=dict)
     side_effects: Counter[str] = field(default_factory=Counter)
     requests: list[RecordedRequest] = field(default_factory=list)
     stall: list[tuple[float, bool]] = field(default_factory=list)  # (seconds, after_commit)
@@ -305,7 +305,7 @@ class TicketsServer:
     @property
     def base_url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     @property
     def side_effects(self) -> Counter[str]:

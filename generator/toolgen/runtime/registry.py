@@ -745,7 +745,7 @@ class Registry:
                 "approval_required": self._record_needs_approval(row),
                 "record_tool": row.get("pair") or "record_" + spec.intent,
             }
-            blockers = self._preview_blockers(row, built, preview["record_tool"])
+            blockers = self._preview_blockers(row, built, str(preview["record_tool"]))
             if blockers:
                 preview["cannot_send"] = blockers
             emit("http", "skip", reason="preview")
