@@ -154,7 +154,11 @@ def main() -> None:
         note = {"ticket_id": "T-102", "note": "Benchmark note.", "visibility": "internal"}
         preview = registry.call("preview_ticket_followup", note, actor=writer)
         assert preview.ok and preview.result is not None, preview.to_json()
-        approval = Approval(preview.result["preview_id"])
+        preview_id = preview.result["preview_id"]
+
+        def approval(tag: str) -> Approval:
+            """One approval per write: an approval is spent on one action (its idempotency key)."""
+            return Approval(preview_id, approved_by="bench", approval_id=tag)
         url_read = f"{base_url}/tickets/T-102"
         url_write = f"{base_url}/tickets/T-102/followups"
 
@@ -175,13 +179,13 @@ def main() -> None:
 
         def runtime_write(i: int) -> None:
             res = registry.call("record_ticket_followup", dict(note, action_id=f"rt-{i}"), actor=writer,
-                                approval=approval)
+                                approval=approval(f"rt-{i}"))
             assert res.ok and not res.replayed, res.to_json()
 
         def redis_write(i: int) -> None:
             assert redis_registry is not None
             res = redis_registry.call("record_ticket_followup", dict(note, action_id=f"rd-{i}"), actor=writer,
-                                      approval=approval)
+                                      approval=approval(f"rd-{i}"))
             assert res.ok and not res.replayed, res.to_json()
 
         warm = [bare_read, runtime_read, bare_write, runtime_write] + ([redis_write] if redis_registry else [])

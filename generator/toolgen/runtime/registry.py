@@ -284,6 +284,17 @@ def _scrub(value: Any, secret_values: list[str]) -> Any:
     return value
 
 
+def _may_hold_secret(content: bytes, secret_values: list[str]) -> bool:
+    """Whether a body's bytes can hold a secret once decoded: one appears as is (in any of the forms
+    `_secret_forms` lists), or the body uses JSON escapes (``\\u0073``, ``\\/``) that could spell
+    one. Lets the common case skip the decoded walk."""
+    if not secret_values or not content:
+        return False
+    if b"\\" in content:
+        return True
+    return any(s.encode("utf-8") in content for s in secret_values)
+
+
 def _depth_exceeds(value: Any, limit: int) -> bool:
     """Whether a decoded JSON value nests deeper than `limit` (an iterative walk)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -933,7 +944,8 @@ class Registry:
             status = outcome.status
             headers = outcome.headers or httpx.Headers()
             body, unreadable = _decode_body(headers, outcome.content)
-            body = _scrub(body, secret_values)
+            if _may_hold_secret(outcome.content, secret_values):
+                body = _scrub(body, secret_values)
             success = [int(s) for s in row.get("success_status") or []]
             ok_status = (status in success if success else False) or 200 <= status < 300
             if not ok_status:
