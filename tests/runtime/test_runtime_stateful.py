@@ -1,0 +1,266 @@
+"""A stateful attack on the write path: preview → approve → record → retry with the same key →
+restart (a new registry over the same SQLite receipts file) → fault injection, in any order.
+
+Two configurations run against the fault-injecting loopback server: an API that deduplicates by
+``Idempotency-Key`` (and a policy row that says so) and one that does not. After every step:
+
+- every request on the wire equals the request its preview showed (key and credentials aside);
+- an API that honours keys sees at most one side effect per key; an API that does not is never sent
+  a write again automatically unless its previous answer proved nothing was done (429) — one
+  request per record call otherwise — and so also sees at most one side effect per key;
+- a key whose outcome became unknown (``result_known: false``) only becomes known again through a
+  definitive 2xx or a replay, never through a later 409/429/4xx/3xx;
+- no receipt is left ``pending`` once a call has returned;
+- the credential never appears in a result, in the receipts file or in an audit event, even when
+  the API echoes it in a success body;
+- `Registry.call` never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hypothesis import event, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
+from tests.support.runtime_env import GENERATED
+
+from toolgen.runtime import (
+    Actor,
+    Approval,
+    CallResult,
+    MemoryAuditSink,
+    Registry,
+    SqliteReceiptStore,
+    StaticCredentials,
+)
+
+TOKEN = "tkt-live-4f9a8b7c6d5e4f3a"
+SECRETS = (TOKEN, f"Bearer {TOKEN}")
+TOOL = "record_ticket_followup"
+PREVIEW = "preview_ticket_followup"
+FOLLOWUPS = r"^/v1/tickets/T-[0-9]+/followups$"
+NOTES = ("Called the customer back.", "Refund issued.", "Escalated to tier two.")
+KEYS = ("key-a", "key-b", "key-c", "key-d")
+WRITER = Actor.of("machine", ["ticket:read", "ticket:write"])
+TIMEOUT_MS = 300
+
+FAULTS: dict[str, Fault] = {
+    "hang": Fault.hang(0.5),
+    "hang_holding_key": Fault.hang(0.5, hold_key=True),
+    "drop_after_write": Fault.drop(write=True),
+    "drop_before_write": Fault.drop(write=False),
+    "gateway_503": Fault.answer(503),
+    "rate_limited": Fault.rate_limited("0"),
+    "key_in_use": Fault.key_in_use(),
+    "rejected_400": Fault.answer(400, {"error": {"type": "invalid_request_error", "message": "bad"}}),
+    "html_201": Fault.html(status=201),
+    "echo_201": Fault.echo_auth("id", "ticket_id", status=201),
+    "redirect_303": Fault.redirect(303, "/v1/elsewhere", write=True),
+}
+
+
+def _followup(req: Received, n: int) -> dict[str, Any]:
+    sent = req.json() if req.body else {}
+    return {"id": f"F-{n}", "ticket_id": req.path.split("/")[3], "note": sent.get("note"),
+            "visibility": sent.get("visibility"), "created_at": "2025-03-01T12:00:00Z"}
+
+
+def _package(honoured: bool) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    policy = json.loads((GENERATED / "tickets" / "policy.json").read_text(encoding="utf-8"))
+    catalog = json.loads((GENERATED / "tickets" / "mcp.json").read_text(encoding="utf-8"))
+    for row in policy["tools"]:
+        idem = row.get("idempotency")
+        if idem and idem.get("in") in ("header", "query", "body"):
+            idem["honoured_by_api"] = honoured
+        if row.get("retry"):
+            row["retry"]["backoff_ms"] = 20
+    return policy, catalog
+
+
+class WritePathMachine(RuleBasedStateMachine):
+    """One API, one receipts file, a few keys and notes; see the module docstring."""
+
+    HONOURED: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder = Path(tempfile.mkdtemp(prefix="toolgen-machine-"))
+        self.receipts_path = self.folder / "receipts.sqlite3"
+        self.server = FaultServer(honours_keys=self.HONOURED).start()
+        self.server.route("POST", FOLLOWUPS, status=201, body=_followup)
+        self.policy, self.catalog = _package(self.HONOURED)
+        self.audit = MemoryAuditSink()
+        self.registry = self._open()
+        self.previews: dict[int, tuple[str, dict[str, Any]]] = {}
+        self.action_of: dict[str, int] = {}
+        self.known: dict[str, bool] = {}
+
+    # -- calls and checks ----------------------------------------------------------------------------
+
+    def _open(self) -> Registry:
+        self.audit = MemoryAuditSink()
+        return Registry(self.policy, self.catalog, base_url=self.server.base_url + "/v1",
+                        credentials=StaticCredentials({"TICKETS_TOKEN": TOKEN}),
+                        receipts=SqliteReceiptStore(self.receipts_path), audit=self.audit,
+                        cursor_key=b"m" * 32)
+
+    def _call(self, tool: str, args: dict[str, Any], approval: Approval | None = None) -> CallResult:
+        failure = ""
+        try:
+            result = self.registry.call(tool, args, actor=WRITER, approval=approval, timeout_ms=TIMEOUT_MS)
+        except Exception as exc:  # noqa: BLE001 - the guarantee under test is that nothing is raised
+            failure = f"Registry.call({tool!r}) raised {type(exc).__name__}: {str(exc)[:300]}"
+        assert not failure, failure
+        assert isinstance(result, CallResult)
+        text = json.dumps(result.to_json(), ensure_ascii=False)
+        for secret in SECRETS:
+            assert secret not in text, f"the credential reached the result: {text[:300]}"
+        return result
+
+    def _args(self, note: int) -> dict[str, Any]:
+        return {"ticket_id": "T-102", "note": NOTES[note], "visibility": "public"}
+
+    def _preview(self, note: int) -> tuple[str, dict[str, Any]]:
+        if note not in self.previews:
+            before = len(self.server.requests)
+            shown = self._call(PREVIEW, self._args(note))
+            assert shown.ok and shown.result is not None, shown.to_json()
+            assert len(self.server.requests) == before, "a preview sent a request"
+            self.previews[note] = (shown.result["preview_id"], shown.result["request"])
+        return self.previews[note]
+
+    def _record(self, key: str, note: int) -> tuple[CallResult, list[Received]]:
+        preview_id, shown = self._preview(note)
+        approval = Approval(preview_id, approved_by="reviewer", approval_id=f"{key}/{note}")
+        before = len(self.server.requests)
+        result = self._call(TOOL, dict(self._args(note), action_id=key), approval)
+        sent = self.server.requests[before:]
+        for request in sent:
+            problems = preview_mismatches(shown, method=request.method, path=request.path,
+                                          raw_query=request.raw_query, headers=request.headers,
+                                          body=request.body, key_header="Idempotency-Key")
+            assert problems == [], problems
+            assert request.header("Idempotency-Key") == key
+        if not self.HONOURED:
+            # no automatic resend: a request is only sent again after an answer proving the earlier
+            # one did nothing (429); a timeout, a dropped connection or a 5xx leaves it possibly done
+            earlier = [r.answered for r in sent[:-1]]
+            assert all(status == 429 for status in earlier), (
+                f"re-sent to an API that does not deduplicate, after answers {earlier}")
+        for k, count in self.server.side_effects_by_key().items():
+            assert count <= 1, f"key {k!r} was written {count} times"
+        return result, sent
+
+    def _receipt(self, key: str) -> Any:
+        return self.registry.receipts.get(f"{self.registry.api}/{TOOL}", key)
+
+    def _observe(self, key: str, result: CallResult) -> None:
+        """Result knowledge only grows: after an unknown outcome, only a success makes it known."""
+        event(f"record: {'replayed' if result.replayed else 'ok'}" if result.ok
+              else f"record: {result.error.code if result.error else '?'}")
+        if result.ok:
+            self.known[key] = True
+            return
+        assert result.error is not None
+        if self.known.get(key) is False:
+            assert result.error.result_known is False, (
+                f"key {key!r}: an unknown outcome became known without a 2xx or a replay: {result.to_json()}")
+        self.known[key] = result.error.result_known
+
+    # -- rules ---------------------------------------------------------------------------------------
+
+    @rule(note=st.integers(0, len(NOTES) - 1))
+    def preview(self, note: int) -> None:
+        self._preview(note)
+
+    @rule(key=st.sampled_from(KEYS), note=st.integers(0, len(NOTES) - 1))
+    def record(self, key: str, note: int) -> None:
+        existing = self._receipt(key)
+        if existing is not None and key in self.action_of and self.action_of[key] != note:
+            result, sent = self._record(key, note)  # the key is taken by another action
+            assert result.error is not None and result.error.code == "idempotency_conflict", result.to_json()
+            assert sent == [], "a conflicting key reached the API"
+            return
+        if existing is None:
+            self.action_of[key] = note  # a new action (or the earlier one is known not to have happened)
+            self.known.pop(key, None)
+        result, _ = self._record(key, self.action_of[key])
+        self._observe(key, result)
+
+    @rule(key=st.sampled_from(KEYS), note=st.integers(0, len(NOTES) - 1),
+          kind=st.sampled_from(sorted(FAULTS)))
+    def record_under_fault(self, key: str, note: int, kind: str) -> None:
+        """The next request of this record call meets `kind` (later ones are answered normally)."""
+        self.server.clear_scripts()
+        self.server.script("POST", FOLLOWUPS, FAULTS[kind])
+        self.record(key, note)
+        self.server.clear_scripts()
+
+    @precondition(lambda self: bool(self.action_of))
+    @rule(data=st.data())
+    def retry(self, data: st.DataObject) -> None:
+        key = data.draw(st.sampled_from(sorted(self.action_of)))
+        result, _ = self._record(key, self.action_of[key])
+        self._observe(key, result)
+
+    @rule()
+    def restart(self) -> None:
+        self.registry.close()
+        self.registry = self._open()
+
+    @rule(kind=st.sampled_from(sorted(FAULTS)))
+    def inject_fault(self, kind: str) -> None:
+        self.server.script("POST", FOLLOWUPS, FAULTS[kind])
+
+    @rule()
+    def clear_faults(self) -> None:
+        self.server.clear_scripts()
+
+    # -- invariants ----------------------------------------------------------------------------------
+
+    @invariant()
+    def no_receipt_is_pending(self) -> None:
+        with sqlite3.connect(str(self.receipts_path)) as conn:
+            pending = conn.execute("SELECT scope, key FROM receipts WHERE state = 'pending'").fetchall()
+        assert pending == [], f"receipts left pending after the call returned: {pending}"
+
+    @invariant()
+    def no_secret_is_stored_or_audited(self) -> None:
+        stored = b"".join(p.read_bytes() for p in self.folder.glob("receipts.sqlite3*"))
+        for secret in SECRETS:
+            assert secret.encode() not in stored, "the credential was written to the receipts file"
+        for audited in self.audit.events:
+            text = json.dumps(audited.to_json(), ensure_ascii=False, default=str)
+            for secret in SECRETS:
+                assert secret not in text, f"the credential reached the audit log: {text[:300]}"
+
+    def teardown(self) -> None:
+        try:
+            self.registry.close()
+        finally:
+            self.server.stop()
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class HonouredKeysMachine(WritePathMachine):
+    HONOURED = True
+
+
+class UnhonouredKeysMachine(WritePathMachine):
+    HONOURED = False
+
+
+MACHINE_SETTINGS = settings(max_examples=25, stateful_step_count=12, deadline=None)
+
+TestHonouredKeys = HonouredKeysMachine.TestCase
+TestHonouredKeys.settings = MACHINE_SETTINGS
+TestUnhonouredKeys = UnhonouredKeysMachine.TestCase
+TestUnhonouredKeys.settings = MACHINE_SETTINGS
