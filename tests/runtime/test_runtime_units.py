@@ -240,8 +240,13 @@ def test_offset_and_next_field_and_link_styles(recorder: RecordingServer) -> Non
     assert recorder.last.raw_query == "page=2&limit=2"
     recorder.reply("GET", "/items", body=[{"id": 9}], headers={"Link": '<https://evil.test/items?page=2>; rel="next"'})
     evil = reg.call("by_link", {}, actor=ANY)
-    follow = reg.call("by_link", {"cursor": evil.result["next_cursor"]}, actor=ANY)  # type: ignore[index]
-    assert follow.error is not None and follow.error.code == "invalid_cursor"  # never leaves the API's origin
+    assert evil.ok and evil.result["next_cursor"] is None  # type: ignore[index]  # no cursor to another origin
+    # a cursor holding another origin (issued by a runtime with the same key) is refused too
+    for target in ("https://evil.test/items?page=2", recorder.base_url + ".evil.test/items",
+                   recorder.base_url.replace("http://", "http://user@") + "/items"):
+        forged = reg.cursors.encode(f"{reg.api}/by_link", {"c": target, "n": 2})
+        follow = reg.call("by_link", {"cursor": forged}, actor=ANY)
+        assert follow.error is not None and follow.error.code == "invalid_cursor", target
 
 
 def test_truncated_page_continues_where_it_was_cut(recorder: RecordingServer) -> None:

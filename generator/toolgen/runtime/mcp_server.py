@@ -67,6 +67,7 @@ def _drift_error(result: CallResult, problems: list[str]) -> CallResult:
                  "idempotency_key": result.idempotency_key,
                  "receipt_state": "completed" if result.idempotency_key is not None else None,
                  "problems": problems[:5],
+                 "next_cursor": result.result.get("next_cursor") if isinstance(result.result, dict) else None,
                  "result_text": json.dumps(result.result, ensure_ascii=False)[:4000]},
         result_known=True,
         next_step="The action is done (do not repeat it); report the schema drift to an operator.",

@@ -40,8 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Self
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
+import anyio
 import httpx
 import jsonschema_rs
 
@@ -51,7 +52,7 @@ from .arguments import invalid_argument, plain_arguments
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .errors import ToolError, from_http_response, make_error, parse_retry_after
 from .receipts import MemoryReceiptStore, Receipt, ReceiptStore
-from .request import build_request, normalise_nulls, undeclared_member
+from .request import BuiltRequest, build_request, normalise_nulls, undeclared_member
 from .shaping import (
     CursorCodec,
     cursor_key_from_env,
@@ -62,6 +63,7 @@ from .shaping import (
     next_position,
     project,
     redact,
+    shrink,
     wrap_body,
 )
 
@@ -72,6 +74,8 @@ MAX_RESPONSE_DEPTH = 128
 #: Added to a call's deadline to form the lease its pending receipt stores (milliseconds): the
 #: window in which another caller treats the receipt as in flight.
 _LEASE_MARGIN_MS = 2000
+#: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
+_MAX_PROBLEM_BYTES = 2000
 
 
 @dataclass(frozen=True)
@@ -312,6 +316,10 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, str | None]:
     """(decoded body, problem): JSON for JSON media types (and for untyped bodies that parse), text
     for other text, a size note for binary. `problem` is set, and the body not to be trusted, when
@@ -322,7 +330,9 @@ def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, st
     ctype = (headers.get("content-type", "") if headers is not None else "").lower()
     if "json" in ctype or not ctype:
         try:
-            value = json.loads(content)
+            # RFC 8259 §8.1: JSON between systems is UTF-8 (no UTF-16/32 detection, so a secret cannot
+            # hide from the byte-level check in another encoding); NaN and Infinity are not JSON
+            value = json.loads(content.decode("utf-8-sig"), parse_constant=_refuse_constant)
         except (ValueError, RecursionError):
             if "json" in ctype:
                 return content[:2000].decode("utf-8", "replace"), "invalid JSON"
@@ -371,6 +381,9 @@ class Registry:
         self.policy = dict(policy)
         self.api: str = str(policy.get("api", ""))
         self.base_url: str = base_url or str(policy.get("base_url", ""))
+        if "@" in self.base_url.split("?", 1)[0].split("#", 1)[0] and httpx.URL(self.base_url).userinfo:
+            raise ValueError("the base URL holds credentials (user:password@); give them to the runtime as a "
+                             "secret, never in the URL (previews and cursors would show them)")
         self.credentials: creds.CredentialsProvider = credentials or creds.EnvCredentials()
         self.receipts: ReceiptStore = receipts if receipts is not None else MemoryReceiptStore()
         self.audit: AuditSink = audit if audit is not None else MemoryAuditSink()
@@ -519,6 +532,9 @@ class Registry:
             return result
         except Exception as exc:  # noqa: BLE001 - the promise: a call never raises
             return self._crashed(tool, exc)
+        except BaseException:  # KeyboardInterrupt, SystemExit: settle the receipt, then let it go on
+            gen.close()
+            raise
 
     async def acall(self, tool: str, args: Any, *, actor: Actor,
                     approval: Approval | str | None = None, timeout_ms: int | None = None) -> CallResult:
@@ -537,6 +553,9 @@ class Registry:
             return result
         except Exception as exc:  # noqa: BLE001 - the promise: a call never raises
             return self._crashed(tool, exc)
+        except BaseException:  # cancellation: the receipt is settled (unknown) now, not at garbage collection
+            gen.close()
+            raise
 
     def _crashed(self, tool: Any, exc: Exception) -> CallResult:
         """The result of a call whose path failed before it held a receipt (a runtime bug); the
@@ -570,6 +589,8 @@ class Registry:
                     size += len(chunk)
                     if size > MAX_RESPONSE_BYTES:
                         return _Outcome(status=response.status_code, kind="too_large")
+                    if time.perf_counter() - started > send.timeout_s:  # a body trickling in past the deadline
+                        return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
                     chunks.append(chunk)
             finally:
                 response.close()
@@ -584,21 +605,28 @@ class Registry:
         started = time.perf_counter()
         send.request.extensions["timeout"] = httpx.Timeout(send.timeout_s).as_dict()
         try:
-            response = await self._aclient.send(send.request, stream=True)
-            try:
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_RESPONSE_BYTES:
-                        return _Outcome(status=response.status_code, kind="too_large")
-                    chunks.append(chunk)
-            finally:
-                await response.aclose()
-            return _Outcome(response.status_code, response.headers, b"".join(chunks),
-                            elapsed_ms=(time.perf_counter() - started) * 1000)
+            with anyio.fail_after(send.timeout_s + 0.05):  # the whole attempt, not each socket read
+                return await self._exchange_async(self._aclient, send, started)
+        except TimeoutError:
+            return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
         except Exception as exc:  # noqa: BLE001 - see _failure_kind
             return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000)
+
+    @staticmethod
+    async def _exchange_async(client: httpx.AsyncClient, send: _Send, started: float) -> _Outcome:
+        response = await client.send(send.request, stream=True)
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    return _Outcome(status=response.status_code, kind="too_large")
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        return _Outcome(response.status_code, response.headers, b"".join(chunks),
+                        elapsed_ms=(time.perf_counter() - started) * 1000)
 
     # -- the call path ---------------------------------------------------------------------------
 
@@ -610,9 +638,16 @@ class Registry:
         if isinstance(approval, str):  # a bare preview_id is an approval of that preview
             approval = Approval(approval)
 
+        audit_failures: list[str] = []
+
         def emit(step: str, decision: str, code: str | None = None, **detail: Any) -> None:
-            self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, fp, code,
-                                       _scrub(detail, secret_values)))
+            """Audit one decision. A failing sink never breaks the call; it only stops a call that
+            has not sent anything yet (below: nothing is sent unaudited)."""
+            try:
+                self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, fp, code,
+                                           _scrub(detail, secret_values)))
+            except Exception as exc:  # noqa: BLE001 - the sink's own failure
+                audit_failures.append(type(exc).__name__)
 
         def store(op: str, *args: Any) -> None:
             """A receipt-store update after the request was sent: a store failure (Redis down, SQLite
@@ -790,7 +825,10 @@ class Registry:
         if idem and idem_arg:
             key_value = args.get(idem_arg)
             key = None if key_value is None else str(key_value)
-        lease_ms = deadline_ms + _LEASE_MARGIN_MS
+            if key is not None and not key.strip():
+                return fail("validate", invalid_argument((str(idem_arg),), "an idempotency key may not be blank"))
+        # the owner's worst case: its deadline, plus one socket read that started just before it
+        lease_ms = deadline_ms + timeout_ms + _LEASE_MARGIN_MS
         decision = "new"
         if key is not None:
             try:
@@ -865,6 +903,10 @@ class Registry:
                         next_step=f"Call {preview_tool} again and get a new approval for this action.",
                     ))
                 emit("approval", "allow", approved_by=approval.approved_by)
+            if audit_failures:
+                settle("release" if decision == "new" else "mark_unknown")
+                return fail("audit", make_error(
+                    "internal_error", f"{tool}: the audit sink failed ({audit_failures[0]}); nothing was sent."))
 
             # 7. HTTP request, with bounded retries. What is known of a write only grows: once an
             #    attempt may have reached the API without a definitive answer, only the API's own
@@ -951,6 +993,9 @@ class Registry:
             if not ok_status:
                 error = from_http_response(status, headers, body if unreadable is None else None,
                                            operation=op_name, mutating=mutating)
+                if "problem" in error.details:  # an API's error body: redacted and bounded like a result
+                    error.details["problem"] = shrink(redact(error.details["problem"], spec.redact_tree),
+                                                      _MAX_PROBLEM_BYTES)[0]
                 if mutating and forwarded and status == 409 and _key_in_use(body):
                     settle("mark_unknown")
                     return fail("http", make_error(
@@ -985,7 +1030,7 @@ class Registry:
             warnings: list[str] = []
             try:
                 result, omitted = self._shape(spec, body, status, headers, page_size, position, skip,
-                                              cursor_payload)
+                                              cursor_payload, wire, secret_values)
             except ToolError as exc:
                 settle("complete", {"status": status}, status)
                 return fail("output", exc, attempts=attempts, status=status)
@@ -1113,7 +1158,7 @@ class Registry:
         link_url: str | None = None
         if style == "link" and position:
             link_url = str(position)
-            if not link_url.startswith(self._origin()):
+            if not self._same_origin(link_url):
                 raise make_error("invalid_cursor", "The cursor points outside this API.",
                                  details={"pointer": "/" + (pagination.get("cursor_arg") or "cursor")})
             return [], page_size, position, skip, link_url
@@ -1123,12 +1168,41 @@ class Registry:
             query.append((str(cursor_param), str(position)))
         return query, page_size, position, skip, link_url
 
-    def _origin(self) -> str:
-        url = httpx.URL(self.base_url)
-        return f"{url.scheme}://{url.netloc.decode('ascii')}"
+    def _same_origin(self, url: str) -> bool:
+        """Whether `url` is an absolute URL of the API's own origin (RFC 6454: scheme, host and
+        port equal to the base URL's), without userinfo. A text prefix is not enough:
+        ``https://api.example.com.evil.net`` and ``https://api.example.com@evil.net`` start with
+        the origin's text."""
+        try:
+            target, base = httpx.URL(url), httpx.URL(self.base_url)
+        except Exception:  # noqa: BLE001 - an unparsable URL is simply not ours
+            return False
+        return (target.is_absolute_url and not target.userinfo and target.scheme == base.scheme
+                and target.host == base.host and target.port == base.port)
+
+    def _link_position(self, raw: str, request: BuiltRequest, secret_values: list[str]) -> str | None:
+        """The next-page URL of a ``Link`` header made safe to keep in a cursor: resolved against the
+        request URL (RFC 8288 allows relative targets), on the API's own origin only, and stripped of
+        the credential query parameters the runtime adds itself (an API that copies its query into
+        the link would otherwise put the key into a readable cursor). ``None`` (the last page) for
+        a target elsewhere, or one that still holds a secret."""
+        try:
+            url = httpx.URL(request.url).join(raw)
+        except Exception:  # noqa: BLE001 - an unparsable link ends the walk
+            return None
+        if not self._same_origin(str(url)):
+            return None
+        if request.redact_query:
+            kept = [(k, v) for k, v in url.params.multi_items() if k.lower() not in request.redact_query]
+            url = url.copy_with(query=urlencode(kept, quote_via=quote).encode("ascii") or None)
+        text = str(url)
+        if any(secret in text for secret in secret_values):
+            return None
+        return text
 
     def _shape(self, spec: ToolSpec, body: Any, status: int, headers: httpx.Headers, page_size: int,
-               position: Any, skip: int, cursor: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
+               position: Any, skip: int, cursor: dict[str, Any] | None, request: BuiltRequest,
+               secret_values: list[str]) -> tuple[dict[str, Any], int]:
         row = spec.row
         out_policy = row.get("output") or {}
         max_bytes = int(out_policy.get("max_bytes") or 16000)
@@ -1137,6 +1211,8 @@ class Registry:
             raw_items = get_path(body, pagination.get("items") or "")
             items: list[Any] = list(raw_items) if isinstance(raw_items, list) else []
             next_pos = next_position(pagination, body, headers, items, page_size, position)
+            if pagination.get("style") == "link" and next_pos is not None:
+                next_pos = self._link_position(str(next_pos), request, secret_values)
             visible = items[skip:]
             shaped = [project(redact(i, spec.redact_tree), spec.field_tree) for i in visible]
             scope = f"{self.api}/{spec.name}"
@@ -1148,7 +1224,9 @@ class Registry:
                     return None if next_pos is None else self.cursors.encode(scope, {"c": next_pos, "n": page_size})
                 if style == "cursor" and pagination.get("cursor_from_item") and kept:
                     last = get_path(visible[kept - 1], pagination["cursor_from_item"])
-                    return self.cursors.encode(scope, {"c": last, "n": page_size})
+                    if last not in (None, "") and last != position:
+                        return self.cursors.encode(scope, {"c": last, "n": page_size})
+                    # the last shown item names no position: stay on this page, skip what was shown
                 if style == "offset":
                     return self.cursors.encode(scope, {"c": int(position or 0) + skip + kept, "n": page_size})
                 return self.cursors.encode(scope, {"c": position, "s": skip + kept, "n": page_size})

@@ -450,14 +450,16 @@ def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str]:
 
 
 def _header_value(value: str, path: tuple[str | int, ...]) -> str:
-    """A header value as sent: surrounding whitespace removed (RFC 9110 §5.5: it is not part of the
-    value); refuses CR, LF, NUL, other control characters and non-ASCII text, which would split the
-    header, be rejected by the HTTP client after a receipt exists, or reach the API re-encoded."""
-    text = value.strip(" \t")
-    bad = next((ch for ch in text if ch not in _HEADER_CHARS), None)
+    """A header value exactly as sent. Refuses CR, LF, NUL, other control characters and non-ASCII
+    text, which would split the header, be rejected by the HTTP client after a receipt exists, or
+    reach the API re-encoded; and surrounding blanks, which HTTP strips (RFC 9110 §5.5), so the API
+    would see another value than the one previewed, keyed and approved."""
+    bad = next((ch for ch in value if ch not in _HEADER_CHARS), None)
     if bad is not None:
         raise invalid_argument(path, f"a header value may hold printable ASCII only, not {bad!r}")
-    return text
+    if value != value.strip(" \t"):
+        raise invalid_argument(path, "a header value may not start or end with a space or tab (HTTP drops them)")
+    return value
 
 
 def _cookie_value(value: str, path: tuple[str | int, ...]) -> str:

@@ -162,46 +162,68 @@ def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | No
     return {"_truncated": marker}, omitted
 
 
+#: Strings up to this many characters are never shortened by `shrink`.
+_KEEP_CHARS = 64
+
+
 def shrink(value: Any, max_bytes: int) -> tuple[Any, bool]:
     """`value` made to fit `max_bytes` (compact JSON, UTF-8) as far as it can without losing its
-    identity: long strings are shortened first (suffix ``"…"``, longest first, never below 16
-    characters), then the largest nested objects and arrays are replaced by ``"[omitted]"``; scalars
-    at the top level (ids, numbers, flags) are always kept. Returns (value, changed). The input is not
-    modified. It may still exceed `max_bytes` when its kept scalars alone do."""
-    if compact_size(value) <= max_bytes:
+    identity or its type: long strings are shortened first (suffix ``"…"``, longest first, never
+    below 64 characters, so identifiers, dates and other short formatted values stay whole), then the largest nested arrays and objects are emptied (``[]``, ``{}``);
+    scalars outside them (ids, numbers, flags) are always kept. Returns (value, changed). The input
+    is not modified. It may still exceed `max_bytes` when its kept scalars alone do.
+
+    Linear in the size of `value`: sizes are measured once and updated arithmetically, so a hostile
+    multi-megabyte item costs one pass, not one pass per cut."""
+    total = compact_size(value)
+    if total <= max_bytes:
         return value, False
     out = json.loads(json.dumps(value, ensure_ascii=False))  # a private copy to edit in place
-    for _ in range(256):
-        size = compact_size(out)
-        if size <= max_bytes:
-            return out, True
-        path, length = _longest_string(out, ())
-        if path is None or length <= 16:
-            break
-        keep = max(16, length - (size - max_bytes) - 8)
-        _set_in(out, path, _get_in(out, path)[:keep] + "…")
-    while compact_size(out) > max_bytes:
-        path = _largest_container(out, ())
-        if path is None:
-            break
-        _set_in(out, path, "[omitted]")
-    return out, True
-
-
-def _largest_container(value: Any, path: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The path of the largest object or array strictly inside `value`, or ``None``."""
-    best: tuple[tuple[Any, ...] | None, int] = (None, -1)
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, path)]
+    strings: list[tuple[int, tuple[Any, ...]]] = []
+    containers: list[tuple[int, tuple[Any, ...]]] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(out, ())]
     while stack:
         node, at = stack.pop()
         children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         for k, child in children:
-            if isinstance(child, (dict, list)):
-                size = compact_size(child)
-                if size > best[1]:
-                    best = (at + (k,), size)
+            if isinstance(child, str) and len(child) > _KEEP_CHARS:
+                strings.append((len(child), at + (k,)))
+            elif isinstance(child, (dict, list)):
+                containers.append((compact_size(child), at + (k,)))
                 stack.append((child, at + (k,)))
-    return best[0]
+    # 1. shorten strings, longest first, each just enough (sizes in UTF-8 bytes of the JSON text)
+    for _, path in sorted(strings, key=lambda e: (-e[0], e[1])):
+        if total <= max_bytes:
+            return out, True
+        text = _get_in(out, path)
+        size = len(json.dumps(text, ensure_ascii=False).encode("utf-8"))
+        keep = max(_KEEP_CHARS, len(text) - max(0, total - max_bytes) - 8)
+        if keep >= len(text):
+            continue
+        cut = text[:keep] + "…"
+        _put(out, path, cut)
+        total -= size - len(json.dumps(cut, ensure_ascii=False).encode("utf-8"))
+    total = compact_size(out)
+    # 2. empty the largest containers, skipping those inside one already emptied
+    emptied: list[tuple[Any, ...]] = []
+    for _, path in sorted(containers, key=lambda e: (-e[0], e[1])):
+        if total <= max_bytes:
+            break
+        if any(path[: len(e)] == e for e in emptied):
+            continue
+        node = _get_in(out, path)
+        before = compact_size(node)
+        _put(out, path, {} if isinstance(node, dict) else [])
+        total -= before - 2
+        emptied.append(path)
+    return out, True
+
+
+def _put(value: Any, path: tuple[Any, ...], new: Any) -> None:
+    """Set the value at `path` in place (`value` is a private copy)."""
+    for part in path[:-1]:
+        value = value[part]
+    value[path[-1]] = new
 
 
 def fit_page(items: list[Any], max_bytes: int, cursor_after: Any) -> tuple[dict[str, Any], int]:
