@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import secrets
 import time
@@ -63,6 +64,7 @@ from .shaping import (
     next_position,
     project,
     redact,
+    redact_anywhere,
     shrink,
     wrap_body,
 )
@@ -320,6 +322,15 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one too large for a double (``1e999``) would become infinity,
+    which no JSON output can carry, so it makes the body unreadable instead."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} overflows a double")
+    return value
+
+
 def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, str | None]:
     """(decoded body, problem): JSON for JSON media types (and for untyped bodies that parse), text
     for other text, a size note for binary. `problem` is set, and the body not to be trusted, when
@@ -332,7 +343,8 @@ def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, st
         try:
             # RFC 8259 §8.1: JSON between systems is UTF-8 (no UTF-16/32 detection, so a secret cannot
             # hide from the byte-level check in another encoding); NaN and Infinity are not JSON
-            value = json.loads(content.decode("utf-8-sig"), parse_constant=_refuse_constant)
+            value = json.loads(content.decode("utf-8-sig"), parse_constant=_refuse_constant,
+                               parse_float=_finite_float)
         except (ValueError, RecursionError):
             if "json" in ctype:
                 return content[:2000].decode("utf-8", "replace"), "invalid JSON"
@@ -879,6 +891,10 @@ class Registry:
             held["open"] = False
 
         try:
+            if audit_failures:  # nothing is sent unaudited, and nothing is spent for a call that is not sent
+                settle("release" if decision == "new" else "mark_unknown")
+                return fail("audit", make_error(
+                    "internal_error", f"{tool}: the audit sink failed ({audit_failures[0]}); nothing was sent."))
             # 4b. spend the approval on this action, now that it will be sent
             if needs_approval and approval is not None:
                 token = approval.approval_id or approval.preview_id
@@ -994,7 +1010,7 @@ class Registry:
                 error = from_http_response(status, headers, body if unreadable is None else None,
                                            operation=op_name, mutating=mutating)
                 if "problem" in error.details:  # an API's error body: redacted and bounded like a result
-                    error.details["problem"] = shrink(redact(error.details["problem"], spec.redact_tree),
+                    error.details["problem"] = shrink(redact_anywhere(error.details["problem"], spec.redact_tree),
                                                       _MAX_PROBLEM_BYTES)[0]
                 if mutating and forwarded and status == 409 and _key_in_use(body):
                     settle("mark_unknown")

@@ -75,6 +75,19 @@ def redact(value: Any, tree: Tree) -> Any:
     return value
 
 
+def redact_anywhere(value: Any, tree: Tree) -> Any:
+    """`redact` applied at every object inside `value`, not only at its top: an error body may
+    echo the resource at any depth (``{"errors": [{"requester": {"phone": …}}]}``). A new value;
+    `value` is a decoded body, so its depth is bounded."""
+    if not tree:
+        return value
+    if isinstance(value, dict):
+        return {k: redact_anywhere(v, tree) for k, v in redact(value, tree).items()}
+    if isinstance(value, list):
+        return [redact_anywhere(v, tree) for v in value]
+    return value
+
+
 def get_path(value: Any, dotted: str | None) -> Any:
     """The value at a dotted path of nested objects (``""``/``None`` = the value itself); ``None``
     when absent."""
@@ -164,12 +177,15 @@ def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | No
 
 #: Strings up to this many characters are never shortened by `shrink`.
 _KEEP_CHARS = 64
+#: A string without spaces (an id, URL, date, token) is shortened only beyond this length.
+_ATOM_CHARS = 2048
 
 
 def shrink(value: Any, max_bytes: int) -> tuple[Any, bool]:
     """`value` made to fit `max_bytes` (compact JSON, UTF-8) as far as it can without losing its
-    identity or its type: long strings are shortened first (suffix ``"…"``, longest first, never
-    below 64 characters, so identifiers, dates and other short formatted values stay whole), then the largest nested arrays and objects are emptied (``[]``, ``{}``);
+    identity or its type: long prose strings (with a space) are shortened first (suffix ``"…"``,
+    longest first, never below 64 characters; identifiers, URLs, dates and other atomic values of up
+    to 2,048 characters stay whole, so a shortened value still matches its schema's format), then the largest nested arrays and objects are emptied (``[]``, ``{}``);
     scalars outside them (ids, numbers, flags) are always kept. Returns (value, changed). The input
     is not modified. It may still exceed `max_bytes` when its kept scalars alone do.
 
@@ -186,7 +202,7 @@ def shrink(value: Any, max_bytes: int) -> tuple[Any, bool]:
         node, at = stack.pop()
         children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         for k, child in children:
-            if isinstance(child, str) and len(child) > _KEEP_CHARS:
+            if isinstance(child, str) and len(child) > _KEEP_CHARS and (" " in child or len(child) > _ATOM_CHARS):
                 strings.append((len(child), at + (k,)))
             elif isinstance(child, (dict, list)):
                 containers.append((compact_size(child), at + (k,)))
