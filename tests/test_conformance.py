@@ -5,7 +5,8 @@ transforms and must have no violations."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 

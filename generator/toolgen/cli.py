@@ -67,7 +67,7 @@ def guarded(func: F) -> F:
             sys.exit(ExitCode.BAD_INPUT)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
-        except Exception as exc:  # an internal error: say so, point at the fix, no traceback by default
+        except Exception as exc:  # noqa: BLE001 - an internal error: say so, point at the fix, no traceback by default
             if os.environ.get("TOOLGEN_DEBUG"):
                 traceback.print_exc()
             click.echo(f"toolgen: internal error: {type(exc).__name__}: {exc}", err=True)

@@ -208,7 +208,7 @@ def _fast_meta_valid(schema: JSON, summary: _Summary | None = None) -> bool:
     try:
         if not _rs_meta.is_valid(probe):
             return False
-    except Exception:  # unknown $schema, registry problems: let jsonschema decide and explain
+    except Exception:  # noqa: BLE001 - unknown $schema, registry problems: let jsonschema decide and explain
         return False
     for pattern in (summary or _Summary(schema)).patterns:
         try:

@@ -419,8 +419,8 @@ def openai_limit_problems(stats: SchemaStats) -> list[tuple[str, str]]:
         out.append(("A.2-limits-chars", f"{stats.chars} chars of names/enums/consts > {OPENAI_MAX_CHARS}"))
     if stats.big_string_enum_chars > OPENAI_BIG_ENUM_CHARS:
         out.append(("A.2-limits-chars",
-                    f"a string enum with > {OPENAI_BIG_ENUM_VALUES} values totals "
-                    f"{stats.big_string_enum_chars} chars > {OPENAI_BIG_ENUM_CHARS}"))
+                    (f"a string enum with > {OPENAI_BIG_ENUM_VALUES} values totals "
+                     f"{stats.big_string_enum_chars} chars > {OPENAI_BIG_ENUM_CHARS}")))
     return out
 
 
@@ -564,9 +564,7 @@ def _admits_null(node: JSON) -> bool:
         return False
     if isinstance(node.get("anyOf"), list) and not any(_admits_null(b) for b in node["anyOf"]):
         return False
-    if types is None and any(k in node for k in ("properties", "items", "allOf", "not")):
-        return False
-    return True
+    return not (types is None and any(k in node for k in ("properties", "items", "allOf", "not")))
 
 
 def _null_consistent(node: dict[str, JSON]) -> dict[str, JSON]:
@@ -1060,14 +1058,7 @@ def _ref_warnings(schema: JSON, dialect: str) -> list[str]:
 
 def _has_free_form(schema: JSON) -> list[str]:
     """Pointers of object nodes that accept undeclared members, and of `{}`/true nodes."""
-    found: list[str] = []
-    for ptr, node in iter_schemas(schema):
-        if node is True or node == {}:
-            found.append(ptr)
-        elif isinstance(node, dict) and is_object_schema(node) and "$ref" not in node:
-            if node.get("additionalProperties", _MISSING) is not False or "patternProperties" in node:
-                found.append(ptr)
-    return found
+    return [ptr for ptr, node in iter_schemas(schema) if _free_form_node(node)]
 
 
 def _free_form_node(node: JSON) -> bool:

@@ -240,7 +240,7 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
             "yaml-syntax", "error", f"invalid YAML: {exc.problem}",
             SourceLocation(display, mark.line + 1 if mark else None, mark.column + 1 if mark else None),
             "fix the YAML syntax at this position")])
-    except Exception as exc:  # ruamel raises several unrelated error types for bad input
+    except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
     if root is None:
         root = {}

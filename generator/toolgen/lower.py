@@ -745,12 +745,12 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
         explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
         content_type = None
         if isinstance(param.get("content"), dict) and param["content"]:
-            content_type = sorted(param["content"])[0]
+            content_type = min(param["content"])
         binding = ArgBinding("", where_in, wire, required, "omit", style, explode, content_type)  # type: ignore[arg-type]
         args.append(_Arg(arg_name(wire), schema, binding, required))
 
     if fixed_specs:
-        first = sorted(fixed_specs)[0]
+        first = min(fixed_specs)
         raise _Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
                     iloc("fixed", first), "use a parameter's wire name, or `in:name`")
 
@@ -765,7 +765,7 @@ def _lower_operation(ctx: _Ctx, op: Operation, key: str, intent: ToolIntent, whe
             continue
         args.append(arg)
     if hidden:
-        first = sorted(hidden)[0]
+        first = min(hidden)
         raise _Skip("hide-unknown", f"`hide` names {first!r}, which is not a parameter or body property of {op.key}",
                     iloc("hide"), "use the wire name as written in the spec")
 
@@ -846,7 +846,7 @@ def _param_schema(ctx: _Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
         return ctx.converter.convert(param["schema"], join_pointer(ptr, "schema"), "input")
     content = param.get("content")
     if isinstance(content, dict) and content:
-        media = sorted(content)[0]
+        media = min(content)
         node = content[media]
         if isinstance(node, dict) and "schema" in node:
             return ctx.converter.convert(node["schema"], join_pointer(ptr, "content", media, "schema"), "input")

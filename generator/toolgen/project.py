@@ -100,7 +100,7 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                                           SourceLocation(display),
                                           "run toolgen in the folder that holds toolgen.yaml, pass --project, "
                                           "or build one intent map: toolgen build INTENT_MAP --out DIR")])
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
     data = plain_yaml(root_node)
     try:

@@ -50,10 +50,10 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
         f"| operations covered by tools | {len(covered)} |",
         f"| operations skipped (see warnings) | {len(skipped)} |",
         f"| tools | {len(ir.tools)} |",
-        f"| catalog tokens, o200k (openai / anthropic / mcp) | {total_tokens['openai']} / "
-        f"{total_tokens['anthropic']} / {total_tokens['mcp']} |",
-        f"| catalog bytes (openai / anthropic / mcp) | {total_bytes['openai']} / {total_bytes['anthropic']} / "
-        f"{total_bytes['mcp']} |",
+        (f"| catalog tokens, o200k (openai / anthropic / mcp) | {total_tokens['openai']} / "
+         f"{total_tokens['anthropic']} / {total_tokens['mcp']} |"),
+        (f"| catalog bytes (openai / anthropic / mcp) | {total_bytes['openai']} / {total_bytes['anthropic']} / "
+         f"{total_bytes['mcp']} |"),
         "",
         "## Tools",
         "",
