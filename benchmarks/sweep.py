@@ -73,8 +73,8 @@ def api_name(spec: Path) -> str:
 def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
     """Build `spec` with an include-everything intent map (in memory) and check the result."""
     from toolgen.build import build_api
-    from toolgen.conformance import check_catalog
     from toolgen.diagnostics import DiagnosticError
+    from toolgen.dialects._check import check_catalog
 
     result = SpecResult(spec.name)
     with tempfile.TemporaryDirectory() as tmp:

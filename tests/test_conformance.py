@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from toolgen.conformance import (
+from toolgen.dialects._check import (
     Violation,
     check_anthropic_catalog,
     check_catalog,
     check_mcp_catalog,
     check_openai_catalog,
 )
-from toolgen.dialects import anthropic_tool, mcp_tool, openai_tool
+from toolgen.dialects.openai import anthropic_tool, mcp_tool, openai_tool
 
 CANONICAL = {
     "type": "object",

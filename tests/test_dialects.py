@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from toolgen.conformance import check_anthropic_catalog, check_mcp_catalog, check_openai_catalog
-from toolgen.dialects import (
+from toolgen.dialects._check import check_anthropic_catalog, check_mcp_catalog, check_openai_catalog
+from toolgen.dialects.openai import (
     OPENAI_STRICT_FORMATS,
     anthropic_input_schema,
     anthropic_tool,

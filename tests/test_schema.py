@@ -16,10 +16,8 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from toolgen.diagnostics import DiagnosticError, DiagnosticSink
-from toolgen.load import SpecDocument, load_spec, read_structured
-from toolgen.pointer import join_pointer, resolve_pointer
-from toolgen.schema import (
+from toolgen.compile.load import SpecDocument, load_spec, read_structured
+from toolgen.compile.schema import (
     SchemaBudget,
     SchemaConverter,
     def_name_for_pointer,
@@ -28,6 +26,8 @@ from toolgen.schema import (
     project_schema,
     schema_nodes,
 )
+from toolgen.diagnostics import DiagnosticError, DiagnosticSink
+from toolgen.pointer import join_pointer, resolve_pointer
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CASES = SHARED / "cases"
@@ -565,9 +565,9 @@ def test_depth_budget(tmp_path: Path) -> None:
 _DETERMINISM_SCRIPT = """
 import json, sys
 from pathlib import Path
-from toolgen.load import load_spec
+from toolgen.compile.load import load_spec
 from toolgen.diagnostics import DiagnosticSink
-from toolgen.schema import SchemaConverter
+from toolgen.compile.schema import SchemaConverter
 doc = load_spec(Path(sys.argv[1]))
 sink = DiagnosticSink()
 c = SchemaConverter(doc, sink)

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from .compile.intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
+from .compile.ir import ApiIR
+from .compile.load import SURROGATE_ESCAPE, SpecDocument, display_path, load_spec, surrogate_paths
+from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
 from .emit.report import ToolSize, measure, report_markdown
-from .intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
-from .ir import ApiIR
-from .load import SURROGATE_ESCAPE, SpecDocument, display_path, load_spec, surrogate_paths
-from .lower import lower
 from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
 from .write import Output
 
@@ -135,7 +135,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
             "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
     doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
     if intents.model.allow_external_refs:
-        from .bundle import bundle_external_refs
+        from .compile.bundle import bundle_external_refs
 
         doc.data = bundle_external_refs(spec_path, doc.data, base)
     timings["load"] = time.perf_counter() - t0
@@ -152,7 +152,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     if "report" in emit:
         # the lint stage: its findings reach REPORT.md and the build's warning count, so a build never
         # says "0 warnings" about a map that `toolgen lint` rejects; only `toolgen lint` fails on them
-        from .lint import LintInput, lint_api
+        from .review.lint.linter import LintInput, lint_api
 
         t_lint = time.perf_counter()
         for finding in lint_api(LintInput(doc, intents, ir, [])):
@@ -220,7 +220,7 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
 
 def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
     """Every emitted catalog must pass its dialect's rules; a violation is a toolgen bug."""
-    from .conformance import check_catalog
+    from .dialects._check import check_catalog
 
     problems = []
     for dialect, tools in catalogs.by_dialect().items():

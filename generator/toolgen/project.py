@@ -23,9 +23,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .compile.intent import plain_yaml
+from .compile.load import display_path, locate_ruamel
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation
-from .intent import plain_yaml
-from .load import display_path, locate_ruamel
 
 PROJECT_FILE = "toolgen.yaml"
 Artifact = Literal["openai", "anthropic", "mcp", "policy", "report", "python"]

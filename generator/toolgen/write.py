@@ -15,8 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .compile.load import display_path
 from .diagnostics import Diagnostic, SourceLocation
-from .load import display_path
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from toolgen.lint import RULES, LintSettings, LintTarget, apply_severity, lint_target
+from toolgen.review.lint import RULES, LintSettings, LintTarget, apply_severity, lint_target
 
 Mutation = Callable[[dict[str, Any]], None]
 

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 import click
 
-from . import __version__
-from .diagnostics import Diagnostic, DiagnosticError, ExitCode
+from .. import __version__
+from ..diagnostics import Diagnostic, DiagnosticError, ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -152,9 +152,9 @@ def _progress_printer(quiet: bool) -> Callable[[str], None] | None:
 def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], project_file: Path | None,
           check: bool, emit: str | None, quiet: bool) -> None:
     """Build generated/ for every API of the project (or one INTENT_MAP with --out)."""
-    from .build import build_api, build_project
-    from .project import ALL_ARTIFACTS, Artifact, load_project
-    from .write import Output, check_destinations, check_outputs, write_outputs
+    from ..build import build_api, build_project
+    from ..project import ALL_ARTIFACTS, Artifact, load_project
+    from ..write import Output, check_destinations, check_outputs, write_outputs
 
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
@@ -216,8 +216,8 @@ def build(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], pro
 @guarded
 def schema_command() -> None:
     """Print the JSON Schema of the intent-map format (for editors)."""
-    from .emit import json_bytes
-    from .intent import intent_map_json_schema
+    from ..compile.intent import intent_map_json_schema
+    from ..emit import json_bytes
 
     sys.stdout.write(json_bytes(intent_map_json_schema()).decode("utf-8"))
 
@@ -226,11 +226,11 @@ def _register_optional_commands() -> None:
     """Commands that live in their own modules (runtime, review workflow)."""
     import importlib
 
-    for module, attr in (("toolgen.runtime.cli_call", "call_command"),
+    for module, attr in (("toolgen.cli.call", "call_command"),
                          ("toolgen.runtime.mcp_server", "serve_command"),
-                         ("toolgen.lint", "lint_command"),
-                         ("toolgen.init", "init_command"),
-                         ("toolgen.diff", "diff_command")):
+                         ("toolgen.review.lint.linter", "lint_command"),
+                         ("toolgen.review.init", "init_command"),
+                         ("toolgen.review.diff", "diff_command")):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -23,17 +23,17 @@ from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from .audit import JsonlAuditSink, MemoryAuditSink
-from .loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
-from .receipts import (
+from ..runtime.audit import JsonlAuditSink, MemoryAuditSink
+from ..runtime.loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
+from ..runtime.receipts import (
     DEFAULT_RECEIPTS_PATH,
     ReceiptStore,
     SqliteReceiptStore,
     receipts_from_url,
     receipts_scheme,
 )
-from .registry import Actor, Approval, Registry
-from .shaping import cursor_key_from_env
+from ..runtime.registry import Actor, Approval, Registry
+from ..runtime.shaping import cursor_key_from_env
 
 RECEIPTS_HELP = ("Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB (shared by many "
                  "workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
@@ -80,7 +80,7 @@ def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
         elif isinstance(store, SqliteReceiptStore):
             key = cursor_key_for(store.path)
         elif receipts_scheme(text) == "redis":
-            from .receipts_redis import RedisReceiptStore
+            from ..runtime.receipts_redis import RedisReceiptStore
 
             assert isinstance(store, RedisReceiptStore)
             key = store.shared_cursor_key()  # also checks that the server answers

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .diagnostics import Diagnostic, DiagnosticError, SourceLocation
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation
 from .load import display_path, locate_ruamel
 
 Effect = Literal["read", "write", "destructive"]

@@ -24,8 +24,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import ValidationError
 
-from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
-from .pointer import escape_token, parse_pointer
+from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from ..pointer import escape_token, parse_pointer
 
 OpenAPIVersion = Literal["3.0", "3.1"]
 

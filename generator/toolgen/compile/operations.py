@@ -11,9 +11,9 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
+from ..naming import snake_case
+from ..pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointer
 from .load import SpecDocument
-from .naming import snake_case
-from .pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointer
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from toolgen.dialects import (
+from toolgen.dialects.openai import (
     ANTHROPIC_FORMATS,
     OPENAI_FORBIDDEN_COMPOSITION,
     OPENAI_STRICT_FORMATS,

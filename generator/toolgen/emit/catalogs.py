@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..dialects import (
+from ..compile.ir import ApiIR, Tool
+from ..dialects.openai import (
     anthropic_input_schema,
     anthropic_tool,
     mcp_input_schema,
@@ -20,7 +21,6 @@ from ..dialects import (
     openai_parameters,
     openai_tool,
 )
-from ..ir import ApiIR, Tool
 
 DIALECTS = ("openai", "anthropic", "mcp")
 

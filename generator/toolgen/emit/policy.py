@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import ApiIR, PolicyRow
+from ..compile.ir import ApiIR, PolicyRow
 
 POLICY_FORMAT = 1
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}

@@ -15,8 +15,8 @@ import json
 import warnings
 from typing import Any
 
-from ..ir import ApiIR
-from ..pyliteral import pascal_case, template_env
+from ..compile.ir import ApiIR
+from .pyliteral import pascal_case, template_env
 
 _ANNOTATIONS = {"description", "title", "examples", "example", "$comment", "deprecated", "default"}
 

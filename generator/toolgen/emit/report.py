@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..compile.ir import ApiIR
 from ..diagnostics import Diagnostic
-from ..ir import ApiIR
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs

@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 def template_dir() -> Path:
-    packaged = Path(__file__).resolve().parent / "templates"
+    here = Path(__file__).resolve()  # toolgen/emit/template_path.py
+    packaged = here.parents[1] / "templates"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[2] / "templates"
+    return here.parents[3] / "templates"

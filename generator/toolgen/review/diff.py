@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import click
 
-from .diagnostics import Diagnostic, DiagnosticError, ExitCode, SourceLocation
+from ..diagnostics import Diagnostic, DiagnosticError, ExitCode, SourceLocation
 
 _EFFECT_RANK = {"read": 0, "write": 1, "destructive": 2}
 
@@ -39,8 +39,8 @@ class Surface:
 
     def tokens(self) -> int:
         """o200k tokens of the MCP catalog as compact JSON (what a client sends)."""
-        from .emit import compact_json
-        from .tokens import count_tokens
+        from ..emit import compact_json
+        from ..tokens import count_tokens
 
         return count_tokens(compact_json([self.tools[n] for n in sorted(self.tools)]))
 
@@ -84,7 +84,7 @@ def _surface(policy: Any, mcp: Any, where: str) -> Surface:
 
 def read_dir(path: Path) -> dict[str, Surface]:
     """Surfaces of a generated folder: `path` itself when it holds policy.json, else its subfolders."""
-    from .load import display_path
+    from ..compile.load import display_path
 
     if not path.is_dir():
         raise DiagnosticError([Diagnostic("diff-input-missing", "error", f"no folder {display_path(path)}",
@@ -344,7 +344,7 @@ def diff_command(refs: tuple[str, ...], directory: str, fmt: str, fail_on: Liter
     Risky changes come first: tools removed or renamed, effect widened, approval removed,
     permission changed, idempotency key removed, new required or removed arguments.
     """
-    from .cli import guarded
+    from ..cli import guarded
 
     @guarded
     def run() -> None:

@@ -33,10 +33,10 @@ from typing import Any
 
 import click
 
-from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
-from .load import SpecDocument
-from .naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix
-from .operations import Operation, list_operations
+from ..compile.load import SpecDocument
+from ..compile.operations import Operation, list_operations
+from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix
 
 MAX_FIELD_HINTS = 15
 KEY_CANDIDATES = ("action_id", "idempotency_key", "toolgen_action_id")
@@ -82,7 +82,7 @@ def _operation_ref(op: Operation, id_counts: dict[str, int]) -> str:
 
 
 def _top_fields(schema: Any) -> list[str]:
-    from .schema import object_view
+    from ..compile.schema import object_view
 
     if not isinstance(schema, dict):
         return []
@@ -92,8 +92,8 @@ def _top_fields(schema: Any) -> list[str]:
 
 class _Drafter:
     def __init__(self, doc: SpecDocument, api: str):
-        from .lint import declared_oauth_scopes
-        from .schema import SchemaConverter
+        from ..compile.schema import SchemaConverter
+        from .lint.linter import declared_oauth_scopes
 
         self.doc = doc
         self.api = api
@@ -121,7 +121,7 @@ class _Drafter:
         return any(n in self.taken for n in self._names(name, effect))
 
     def permission(self, op: Operation, effect: str, draft: _Draft) -> Any:
-        from .lint import operation_requirements
+        from .lint.linter import operation_requirements
 
         reqs = operation_requirements(self.doc, op)
         for req in reqs:
@@ -136,9 +136,9 @@ class _Drafter:
         return f"{self.api}:{'read' if effect == 'read' else 'write'}"
 
     def draft(self, op: Operation, id_counts: dict[str, int]) -> _Draft:
-        from .lint import idempotency_header
-        from .lower import operation_parameters, operation_response
-        from .pagination import detect
+        from ..compile.lower import operation_parameters, operation_response
+        from ..compile.pagination import detect
+        from .lint.linter import idempotency_header
 
         effect = _effect(op)
         key = self.name(op, effect)
@@ -204,8 +204,8 @@ def _items_schema(response: Any, dotted: str) -> Any:
 
 def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> dict[str, str]:
     """Lower the draft in memory: intent key -> first error message, for intents the build rejects."""
-    from .intent import IntentMap, LoadedIntentMap
-    from .lower import lower
+    from ..compile.intent import IntentMap, LoadedIntentMap
+    from ..compile.lower import lower
 
     model = IntentMap.model_validate(data)
     loaded = LoadedIntentMap(model, out, out.name, None)
@@ -371,11 +371,11 @@ def _comment_lines(lines: list[str]) -> list[str]:
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool) -> None:
     """Write a draft intent map for SPEC, to edit before building."""
-    from .cli import guarded
+    from ..cli import guarded
 
     @guarded
     def run() -> None:
-        from .load import display_path, load_spec
+        from ..compile.load import display_path, load_spec
 
         name = api_name or api_name_from(spec.stem.split(".")[0] if "." in spec.stem else spec.stem)
         if not re.match(r"^[a-z_][a-z0-9_]*$", name):

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import click
 
-from .cli_call import RECEIPTS_HELP, open_registry
+from ..cli.call import RECEIPTS_HELP, open_registry
 from .loading import parse_scopes
 from .registry import Actor, Approval, CallResult, Registry
 

@@ -18,10 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import pagination as pagination_detect
-from .diagnostics import DiagnosticError, DiagnosticSink, SourceLocation
-from .intent import IncludeSpec, LoadedIntentMap, PaginationSpec, RetrySpec, ToolIntent
-from .ir import (
+from ...diagnostics import DiagnosticError, DiagnosticSink, SourceLocation
+from ...naming import (
+    MAX_TOOL_NAME,
+    arg_name,
+    shorten,
+    snake_case,
+    stable_suffix,
+    tool_name_problem,
+)
+from ...pointer import join_pointer
+from .. import pagination as pagination_detect
+from ..intent import IncludeSpec, LoadedIntentMap, PaginationSpec, RetrySpec, ToolIntent
+from ..ir import (
     ApiIR,
     ArgBinding,
     AuthBinding,
@@ -38,25 +47,16 @@ from .ir import (
     SkippedOperation,
     Tool,
 )
-from .load import SpecDocument
-from .naming import (
-    MAX_TOOL_NAME,
-    arg_name,
-    shorten,
-    snake_case,
-    stable_suffix,
-    tool_name_problem,
-)
-from .operations import Operation, find_operation, list_operations, operation_matches, suggest_operations
-from .pointer import join_pointer
-from .schema import (
+from ..load import SpecDocument
+from ..operations import Operation, find_operation, list_operations, operation_matches, suggest_operations
+from ..schema import (
     SchemaBudget,
     SchemaConverter,
     limit_depth,
     object_view,
     project_schema,
 )
-from .schema import (
+from ..schema import (
     copy_tree as _copy_tree,
 )
 
@@ -281,7 +281,7 @@ def _infer_intent(ctx: _Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolInt
     idempotency = None
     if effect != "read":
         header = _idempotency_header(ctx, op)
-        from .intent import IdempotencySpec
+        from ..intent import IdempotencySpec
 
         if header is not None:
             idempotency = IdempotencySpec(key="idempotency_key", send_as=f"header:{header}")

@@ -46,9 +46,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, overload
 
-from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
-from .load import SpecDocument
-from .pointer import PointerError, join_pointer, parse_pointer, ref_to_pointer, resolve_pointer
+from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
+from ...pointer import PointerError, join_pointer, parse_pointer, ref_to_pointer, resolve_pointer
+from ..load import SpecDocument
 
 Context = Literal["input", "output"]
 JSONSchema = dict[str, Any]

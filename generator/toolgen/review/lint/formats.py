@@ -23,8 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .diagnostics import Diagnostic, SourceLocation
+from ... import __version__
+from ...diagnostics import Diagnostic, SourceLocation
 
 Finding = tuple[Diagnostic, str]  # (diagnostic, display path of its intent map)
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -64,7 +64,7 @@ def render_text(findings: list[Finding], files: list[str]) -> str:
 
 
 def render_json(findings: list[Finding], files: list[str]) -> str:
-    from .lint import rule_for
+    from .linter import rule_for
 
     out = {
         "format": 1,
@@ -114,7 +114,7 @@ def _in_repo(d: Diagnostic, intent_map: str) -> tuple[str | None, SourceLocation
 
 
 def render_sarif(findings: list[Finding]) -> str:
-    from .lint import RULES, rule_for
+    from .linter import RULES, rule_for
 
     codes = list(RULES) + sorted({d.code for d, _ in findings} - set(RULES))
     rules = []

@@ -24,7 +24,12 @@ from typing import Any, Literal
 
 import click
 
-from .diagnostics import (
+from ...compile.intent import LoadedIntentMap, ToolIntent
+from ...compile.ir import ApiIR, Tool
+from ...compile.load import SpecDocument
+from ...compile.operations import Operation, list_operations, operation_matches
+from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
+from ...diagnostics import (
     SEVERITY_ORDER,
     Diagnostic,
     DiagnosticError,
@@ -33,12 +38,7 @@ from .diagnostics import (
     Severity,
     SourceLocation,
 )
-from .emit import compact_json
-from .intent import LoadedIntentMap, ToolIntent
-from .ir import ApiIR, Tool
-from .load import SpecDocument
-from .operations import Operation, list_operations, operation_matches
-from .pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
+from ...emit import compact_json
 
 Level = Literal["error", "warning", "info", "off"]
 
@@ -312,9 +312,9 @@ class _Linter:
         self.sink = DiagnosticSink()
         self.operations = list_operations(self.doc)
         self.op_by_pointer = {op.pointer: op for op in self.operations}
-        from .intent import intent_map_json_schema  # noqa: F401  (keeps the import graph explicit)
-        from .lower import operation_parameters, operation_response
-        from .schema import SchemaBudget, SchemaConverter
+        from ...compile.intent import intent_map_json_schema  # noqa: F401  (keeps the import graph explicit)
+        from ...compile.lower import operation_parameters, operation_response
+        from ...compile.schema import SchemaBudget, SchemaConverter
 
         budget = SchemaBudget(max_nodes=self.model.budgets.max_schema_nodes,
                               max_depth=self.model.budgets.max_schema_depth)
@@ -343,7 +343,7 @@ class _Linter:
             yield _IntentView(key, explicit, intent if explicit else None, group, op, main, preview)
 
     def _same_op(self, intent: ToolIntent, op: Operation) -> bool:
-        from .operations import find_operation
+        from ...compile.operations import find_operation
 
         found = find_operation(self.operations, intent.operation)
         return found is not None and found.pointer == op.pointer
@@ -402,7 +402,7 @@ class _Linter:
     def check_mapping(self) -> None:
         seen: dict[str, str] = {}
         for key, intent in self.model.tools.items():
-            from .operations import find_operation
+            from ...compile.operations import find_operation
 
             op = find_operation(self.operations, intent.operation)
             if op is None:
@@ -520,7 +520,7 @@ class _Linter:
                          "or turn this rule off for it", tool=row.tool)
 
     def check_outputs(self) -> None:
-        from .tokens import count_tokens
+        from ...tokens import count_tokens
 
         budget = self.settings.large_output_tokens
         for view in self.views:
@@ -543,7 +543,7 @@ class _Linter:
         (transitively, each once), as compact JSON: the measure of "how large is this output".
         Measured on the spec rather than the converted schema so that a 450-operation spec whose
         responses share a recursive group of 65 schemas (Stripe's) is measured in milliseconds."""
-        from .pointer import PointerError, ref_to_pointer, resolve_pointer
+        from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 
         node = _success_schema(op, self.doc.data)
         if node is None:
@@ -618,8 +618,8 @@ class _Linter:
                          "use it", self.where(view, "description"), tool=view.main.name)
 
     def check_catalog(self) -> None:
-        from .emit.catalogs import build_catalogs
-        from .tokens import count_tokens
+        from ...emit.catalogs import build_catalogs
+        from ...tokens import count_tokens
 
         where = self.intents.locate("tools") if self.model.tools else self.intents.locate()
         n = len(self.ir.tools)
@@ -694,7 +694,7 @@ def operation_requirements(doc: SpecDocument, op: Operation) -> list[dict[str, A
 def _success_schema(op: Operation, data: dict[str, Any]) -> Any:
     """The raw schema of the first 2xx response with a JSON body (refs of the response and media
     objects followed), or None."""
-    from .pointer import PointerError, ref_to_pointer, resolve_pointer
+    from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 
     def follow(node: Any) -> Any:
         for _ in range(16):
@@ -788,10 +788,10 @@ class LintResult:
 def lint_target(target: LintTarget, settings: LintSettings) -> LintResult:
     """Load one intent map and its spec, lower it and lint it. Input errors (an unparsable intent map,
     a missing spec) come back as `bad_input` with their located diagnostics."""
-    from .build import api_name_for, resolve_spec_path
-    from .intent import load_intent_map
-    from .load import display_path, load_spec
-    from .lower import lower
+    from ...build import api_name_for, resolve_spec_path
+    from ...compile.intent import load_intent_map
+    from ...compile.load import display_path, load_spec
+    from ...compile.lower import lower
 
     display = display_path(target.intent_map)
     try:
@@ -818,7 +818,7 @@ def _config_findings(project_file: Path | None, settings: LintSettings) -> list[
         return []
     from ruamel.yaml import YAML
 
-    from .load import display_path, locate_ruamel
+    from ...compile.load import display_path, locate_ruamel
 
     root = YAML(typ="rt").load(project_file.read_text(encoding="utf-8"))
     out = []
@@ -835,7 +835,7 @@ def _config_findings(project_file: Path | None, settings: LintSettings) -> list[
 
 
 def _targets(paths: tuple[Path, ...], project_file: Path | None) -> tuple[list[LintTarget], LintSettings, Path | None]:
-    from .project import load_project
+    from ...project import load_project
 
     explicit = project_file is not None
     pf = project_file or Path("toolgen.yaml")
@@ -871,7 +871,7 @@ def lint_command(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: 
     With no PATHS, lints every intent map of toolgen.yaml. Exit 0: no errors (warnings allowed
     unless --strict); 1: findings at error level; 2: bad input; 3: internal error.
     """
-    from .cli import guarded
+    from ...cli import guarded
 
     @guarded
     def run() -> None:
@@ -887,7 +887,7 @@ def lint_command(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: 
 def run_lint(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None,
              echo: Callable[[str], Any]) -> int:
     """Lint, print in `fmt` through `echo`, and return the exit code."""
-    from .lint_report import render
+    from .formats import render
 
     targets, settings, pf = _targets(paths, project_file)
     results = [lint_target(t, settings) for t in targets]
