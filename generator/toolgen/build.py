@@ -7,7 +7,6 @@ then writes them atomically (`toolgen.write`) or compares them (`--check`).
 from __future__ import annotations
 
 import gc
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -15,11 +14,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from .compile.intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
+from .compile.inputs import api_name_for, refuse_surrogates, require_spec, resolve_spec_path
+from .compile.intent import intent_map_json_schema, load_intent_map
 from .compile.ir import ApiIR
-from .compile.load import SURROGATE_ESCAPE, SpecDocument, display_path, load_spec, surrogate_paths
+from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
-from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
@@ -66,24 +66,6 @@ class ApiBuild:
     inputs: tuple[Path, ...] = ()  # the intent map and the spec (an output folder must never hold them)
 
 
-def api_name_for(intents: LoadedIntentMap, fallback: str) -> str:
-    if intents.model.api.name:
-        return intents.model.api.name
-    name = re.sub(r"[^a-z0-9_]+", "_", fallback.lower()).strip("_") or "api"
-    return "_" + name if name[0].isdigit() else name
-
-
-def resolve_spec_path(intents: LoadedIntentMap, override: Path | None) -> Path:
-    if override is not None:
-        return override
-    path = intents.spec_path()
-    if path is None:
-        raise DiagnosticError([Diagnostic(
-            "spec-missing", "error", "the intent map names no spec", intents.locate(),
-            "add `spec: path/to/openapi.yaml` (relative to the intent map), or pass --spec")])
-    return path
-
-
 def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Path | None = None,
               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
               base: Path | None = None, spec_overrides: dict[str, str] | None = None) -> ApiBuild:
@@ -122,17 +104,13 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
-    _refuse_surrogates(intents)
+    refuse_surrogates(intents)
     api = name or api_name_for(intents, intent_path.stem)
     if spec is None:  # --spec NAME=PATH, then TOOLGEN_SPEC_<NAME>, then the intent map's `spec:`
         spec = spec_override(api, spec_overrides or {})
     spec_path = resolve_spec_path(intents, spec)
     sink = DiagnosticSink()
-    if not spec_path.exists():
-        where = intents.locate("spec") if spec is None else SourceLocation(display_path(spec_path, base))
-        raise DiagnosticError([Diagnostic(
-            "spec-not-found", "error", f"spec file not found: {display_path(spec_path, base)}", where,
-            "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
+    require_spec(intents, spec_path, overridden=spec is not None, base=base)
     doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
     if intents.model.allow_external_refs:
         from .compile.bundle import bundle_external_refs
@@ -174,22 +152,6 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
     return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path))
-
-
-def _refuse_surrogates(intents: LoadedIntentMap) -> None:
-    """An intent map whose text holds a surrogate escape (``"\\ud800"``): YAML reads it as a lone
-    surrogate, which no UTF-8 output can hold. A located error instead of a crash while writing."""
-    try:
-        text = intents.path.read_text(encoding="utf-8-sig")
-    except OSError:
-        return
-    if not SURROGATE_ESCAPE.search(text):
-        return
-    bad = surrogate_paths(intents.root)
-    if bad:
-        raise DiagnosticError([Diagnostic(
-            "intent-encoding", "error", "text holds a UTF-16 surrogate escape (e.g. \\ud800), which is not a "
-            "Unicode character", intents.locate(*p), "write the character itself") for p in bad])
 
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],

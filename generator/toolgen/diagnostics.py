@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import enum
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
@@ -28,6 +30,18 @@ class ExitCode(enum.IntEnum):
     CHECK_FAILED = 1
     BAD_INPUT = 2
     INTERNAL = 3
+
+
+def display_path(path: Path, base: Path | None = None) -> str:
+    """A path for messages: relative to `base` (default: the working directory) when inside it."""
+    base = base or Path.cwd()
+    try:
+        return str(path.resolve().relative_to(base.resolve()))
+    except ValueError:
+        try:
+            return os.path.relpath(path.resolve(), base.resolve())
+        except ValueError:
+            return path.name
 
 
 @dataclass(frozen=True, order=True)

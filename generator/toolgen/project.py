@@ -24,8 +24,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .compile.intent import plain_yaml
-from .compile.load import display_path, locate_ruamel
-from .diagnostics import Diagnostic, DiagnosticError, SourceLocation
+from .compile.sourcemap import locate_ruamel
+from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 
 PROJECT_FILE = "toolgen.yaml"
 Artifact = Literal["openai", "anthropic", "mcp", "policy", "report", "python"]

@@ -15,8 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .compile.load import display_path
-from .diagnostics import Diagnostic, SourceLocation
+from .diagnostics import Diagnostic, SourceLocation, display_path
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import stable_suffix
 from ..pointer import PointerError, escape_token, resolve_pointer
-from .load import display_path, read_structured
+from .load import read_structured
 
 STORE = "x-toolgen-external"
 

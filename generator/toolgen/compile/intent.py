@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation
-from .load import display_path, locate_ruamel
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from .sourcemap import locate_ruamel
 
 Effect = Literal["read", "write", "destructive"]
 

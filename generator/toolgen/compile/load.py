@@ -24,8 +24,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import ValidationError
 
-from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..pointer import escape_token, parse_pointer
+from .sourcemap import locate_json_many, locate_ruamel, ruamel_tree
 
 OpenAPIVersion = Literal["3.0", "3.1"]
 
@@ -76,7 +77,7 @@ class SpecDocument:
             found = locate_json_many(self.text, wanted)
         else:
             if self._yaml_root is None:
-                self._yaml_root = _ruamel_load(self.text)
+                self._yaml_root = ruamel_tree(self.text)
             found = {p: locate_ruamel(self._yaml_root, parse_pointer(p)) for p in wanted}
         self._lines.update(found)
 
@@ -94,180 +95,6 @@ class SpecDocument:
             out.append(d)
         return out
 
-
-
-def _ruamel_load(text: str) -> Any:
-    from ruamel.yaml import YAML
-
-    loader = YAML(typ="rt")
-    return loader.load(text)
-
-
-def locate_ruamel(root: Any, tokens: list[str]) -> tuple[int, int]:
-    """Line/col (1-based) of the node at `tokens` in a ruamel round-trip tree."""
-    node = root
-    best = (1, 1)
-    for token in tokens:
-        lc = getattr(node, "lc", None)
-        if isinstance(node, dict) and token in node:
-            if lc is not None:
-                try:
-                    line, col = lc.key(token)
-                    best = (line + 1, col + 1)
-                except (KeyError, TypeError):
-                    pass
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            if lc is not None:
-                try:
-                    line, col = lc.item(int(token))
-                    best = (line + 1, col + 1)
-                except (KeyError, TypeError):
-                    pass
-            node = node[int(token)]
-        else:
-            break
-    return best
-
-
-_WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
-
-
-def locate_json(text: str, tokens: list[str]) -> tuple[int, int]:
-    """Line/col (1-based) of the member named by `tokens` in JSON `text`.
-
-    Walks only along the pointer, skipping sibling values with the C decoder, so it is cheap even
-    on a 13 MB document. For an object member it points at the member's key.
-    """
-    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
-    found = pos
-    for token in tokens:
-        if pos >= len(text):
-            break
-        ch = text[pos]
-        if ch == "{":
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            hit = False
-            while pos < len(text) and text[pos] != "}":
-                key_start = pos
-                key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]  # skip ':'
-                if key == token:
-                    found = key_start
-                    hit = True
-                    break
-                _, pos = _DECODER.raw_decode(text, pos)
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                if pos < len(text) and text[pos] == ",":
-                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            if not hit:
-                break
-        elif ch == "[" and token.isdigit():
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            index = int(token)
-            i = 0
-            while pos < len(text) and text[pos] != "]" and i < index:
-                _, pos = _DECODER.raw_decode(text, pos)
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                if pos < len(text) and text[pos] == ",":
-                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-                i += 1
-            if i != index or pos >= len(text) or text[pos] == "]":
-                break
-            found = pos
-        else:
-            break
-    return _line_col(text, found)
-
-
-def locate_json_many(text: str, pointers: list[str]) -> dict[str, tuple[int, int]]:
-    """Line/col (1-based) of many JSON pointers in one pass over `text`.
-
-    Descends only into members on the way to a wanted pointer and skips every other value with the
-    C decoder. A pointer that does not exist gets the position of its longest existing prefix.
-    """
-    trie: dict[str, Any] = {}
-    for pointer in pointers:
-        node = trie
-        for token in parse_pointer(pointer):
-            node = node.setdefault(token, {})
-    offsets: dict[tuple[str, ...], int] = {(): _WS.match(text, 0).end()}  # type: ignore[union-attr]
-
-    def walk(pos: int, node: dict[str, Any], path: tuple[str, ...]) -> None:
-        if pos >= len(text) or not node:
-            return
-        ch = text[pos]
-        if ch == "{":
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            while pos < len(text) and text[pos] != "}":
-                key_start = pos
-                key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-                if key in node:
-                    offsets[path + (key,)] = key_start
-                    walk(pos, node[key], path + (key,))
-                _, pos = _DECODER.raw_decode(text, pos)
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                if pos < len(text) and text[pos] == ",":
-                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-        elif ch == "[":
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            index = 0
-            while pos < len(text) and text[pos] != "]":
-                token = str(index)
-                if token in node:
-                    offsets[path + (token,)] = pos
-                    walk(pos, node[token], path + (token,))
-                _, pos = _DECODER.raw_decode(text, pos)
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                if pos < len(text) and text[pos] == ",":
-                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-                index += 1
-
-    try:
-        walk(offsets[()], trie, ())
-    except (ValueError, IndexError):  # text and data disagree (cannot happen for text we parsed): best effort
-        pass
-    wanted_offsets: dict[str, int] = {}
-    for pointer in pointers:
-        tokens = tuple(parse_pointer(pointer))
-        while tokens not in offsets:
-            tokens = tokens[:-1]
-        wanted_offsets[pointer] = offsets[tokens]
-    # one forward sweep turns offsets into line/col
-    result: dict[str, tuple[int, int]] = {}
-    line, line_start, cursor = 1, 0, 0
-    for pointer, offset in sorted(wanted_offsets.items(), key=lambda kv: kv[1]):
-        line += text.count("\n", cursor, offset)
-        nl = text.rfind("\n", cursor, offset)
-        if nl >= 0:
-            line_start = nl + 1
-        cursor = offset
-        result[pointer] = (line, offset - line_start + 1)
-    return result
-
-
-def _line_col(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return line, col
-
-
-def display_path(path: Path, base: Path | None = None) -> str:
-    """A path for messages: relative to `base` (default: the working directory) when inside it."""
-    base = base or Path.cwd()
-    try:
-        return str(path.resolve().relative_to(base.resolve()))
-    except ValueError:
-        import os
-
-        try:
-            return os.path.relpath(path.resolve(), base.resolve())
-        except ValueError:
-            return path.name
 
 
 def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json", "yaml"]]:

@@ -8,6 +8,7 @@ not listed. Path items that are `$ref`s are followed.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ from ..pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointe
 from .load import SpecDocument
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
 
 
 @dataclass(frozen=True)
@@ -120,3 +122,52 @@ def suggest_operations(operations: list[Operation], ref: str, n: int = 3) -> lis
 
     names = [op.operation_id for op in operations if op.operation_id] + [op.key for op in operations]
     return difflib.get_close_matches(ref, names, n=n, cutoff=0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# what an operation declares: security requirements, OAuth scopes, an idempotency-key header
+
+
+def _requirements(value: Any) -> list[dict[str, Any]]:
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+
+def declared_oauth_scopes(doc: SpecDocument) -> dict[str, set[str]]:
+    """OAuth2 security scheme name -> the scopes its flows declare (`components.securitySchemes`)."""
+    schemes = (doc.data.get("components") or {}).get("securitySchemes") or {}
+    declared: dict[str, set[str]] = {}
+    if isinstance(schemes, dict):
+        for name, scheme in schemes.items():
+            if not isinstance(scheme, dict) or scheme.get("type") != "oauth2":
+                continue
+            scopes: set[str] = set()
+            flows = scheme.get("flows")
+            for flow in flows.values() if isinstance(flows, dict) else ():
+                if isinstance(flow, dict) and isinstance(flow.get("scopes"), dict):
+                    scopes.update(str(s) for s in flow["scopes"])
+            declared[str(name)] = scopes
+    return declared
+
+
+def used_scopes(doc: SpecDocument, operations: list[Operation]) -> set[str]:
+    """Every scope a security requirement of the spec names (global or per operation)."""
+    used: set[str] = set()
+    for value in [doc.data.get("security")] + [op.node.get("security") for op in operations]:
+        for req in _requirements(value):
+            for scopes in req.values():
+                if isinstance(scopes, list):
+                    used.update(str(s) for s in scopes)
+    return used
+
+
+def operation_requirements(doc: SpecDocument, op: Operation) -> list[dict[str, Any]]:
+    """The security requirements in force for `op` (its own, else the document's)."""
+    return _requirements(op.node.get("security", doc.data.get("security")))
+
+
+def idempotency_header(parameters: Iterable[dict[str, Any]]) -> str | None:
+    """The name of an `Idempotency-Key` (or `X-Idempotency-Key`) header parameter, if declared."""
+    for p in parameters:
+        if p.get("in") == "header" and str(p.get("name", "")).lower().replace("_", "-") in IDEMPOTENCY_HEADERS:
+            return str(p["name"])
+    return None

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import click
 
-from ..diagnostics import Diagnostic, DiagnosticError, ExitCode, SourceLocation
+from ..diagnostics import Diagnostic, DiagnosticError, ExitCode, SourceLocation, display_path
 
 _EFFECT_RANK = {"read": 0, "write": 1, "destructive": 2}
 
@@ -84,8 +84,6 @@ def _surface(policy: Any, mcp: Any, where: str) -> Surface:
 
 def read_dir(path: Path) -> dict[str, Surface]:
     """Surfaces of a generated folder: `path` itself when it holds policy.json, else its subfolders."""
-    from ..compile.load import display_path
-
     if not path.is_dir():
         raise DiagnosticError([Diagnostic("diff-input-missing", "error", f"no folder {display_path(path)}",
                                           SourceLocation(display_path(path)), "pass two generated folders")])

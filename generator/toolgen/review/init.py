@@ -34,8 +34,14 @@ from typing import Any
 import click
 
 from ..compile.load import SpecDocument
-from ..compile.operations import Operation, list_operations
-from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from ..compile.operations import (
+    Operation,
+    declared_oauth_scopes,
+    idempotency_header,
+    list_operations,
+    operation_requirements,
+)
+from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix
 
 MAX_FIELD_HINTS = 15
@@ -93,7 +99,6 @@ def _top_fields(schema: Any) -> list[str]:
 class _Drafter:
     def __init__(self, doc: SpecDocument, api: str):
         from ..compile.schema import SchemaConverter
-        from .lint.linter import declared_oauth_scopes
 
         self.doc = doc
         self.api = api
@@ -121,8 +126,6 @@ class _Drafter:
         return any(n in self.taken for n in self._names(name, effect))
 
     def permission(self, op: Operation, effect: str, draft: _Draft) -> Any:
-        from .lint.linter import operation_requirements
-
         reqs = operation_requirements(self.doc, op)
         for req in reqs:
             scopes = [str(s) for name, value in req.items() if name in self.declared and isinstance(value, list)
@@ -138,7 +141,6 @@ class _Drafter:
     def draft(self, op: Operation, id_counts: dict[str, int]) -> _Draft:
         from ..compile.lower import operation_parameters, operation_response
         from ..compile.pagination import detect
-        from .lint.linter import idempotency_header
 
         effect = _effect(op)
         key = self.name(op, effect)
@@ -375,7 +377,7 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
 
     @guarded
     def run() -> None:
-        from ..compile.load import display_path, load_spec
+        from ..compile.load import load_spec
 
         name = api_name or api_name_from(spec.stem.split(".")[0] if "." in spec.stem else spec.stem)
         if not re.match(r"^[a-z_][a-z0-9_]*$", name):

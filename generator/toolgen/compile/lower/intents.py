@@ -48,7 +48,14 @@ from ..ir import (
     Tool,
 )
 from ..load import SpecDocument
-from ..operations import Operation, find_operation, list_operations, operation_matches, suggest_operations
+from ..operations import (
+    Operation,
+    find_operation,
+    idempotency_header,
+    list_operations,
+    operation_matches,
+    suggest_operations,
+)
 from ..schema import (
     SchemaBudget,
     SchemaConverter,
@@ -294,11 +301,7 @@ def _infer_intent(ctx: _Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolInt
 
 
 def _idempotency_header(ctx: _Ctx, op: Operation) -> str | None:
-    for param, _ in _parameters(ctx, op):
-        if param.get("in") == "header" and str(param.get("name", "")).lower().replace("_", "-") in (
-                "idempotency-key", "x-idempotency-key"):
-            return str(param["name"])
-    return None
+    return idempotency_header(param for param, _ in _parameters(ctx, op))
 
 
 def _include_name(ctx: _Ctx, op: Operation, group: IncludeSpec, effect: Effect) -> str:

@@ -27,7 +27,15 @@ import click
 from ...compile.intent import LoadedIntentMap, ToolIntent
 from ...compile.ir import ApiIR, Tool
 from ...compile.load import SpecDocument
-from ...compile.operations import Operation, list_operations, operation_matches
+from ...compile.operations import (
+    Operation,
+    declared_oauth_scopes,
+    idempotency_header,
+    list_operations,
+    operation_matches,
+    operation_requirements,
+    used_scopes,
+)
 from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
 from ...diagnostics import (
     SEVERITY_ORDER,
@@ -37,6 +45,7 @@ from ...diagnostics import (
     ExitCode,
     Severity,
     SourceLocation,
+    display_path,
 )
 from ...emit import compact_json
 
@@ -47,7 +56,6 @@ DEFAULT_MAX_CATALOG_TOKENS = 32_000
 DEFAULT_LARGE_OUTPUT_TOKENS = 1_500
 DESCRIPTION_LIMIT = 1024
 SYNONYM_VERBS = ("search", "find", "query", "lookup", "get", "fetch", "retrieve")
-IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -473,10 +481,6 @@ class _Linter:
     def spec_scopes(self) -> tuple[dict[str, set[str]], set[str]]:
         return declared_oauth_scopes(self.doc), used_scopes(self.doc, self.operations)
 
-    @staticmethod
-    def _requirements(value: Any) -> list[dict[str, Any]]:
-        return _requirements(value)
-
     def check_scopes(self) -> None:
         declared, used = self.spec_scopes()
         if not any(declared.values()):
@@ -654,43 +658,6 @@ _WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only 
                        r"\buse \w+ (for|to|when|instead)\b", re.IGNORECASE)
 
 
-def _requirements(value: Any) -> list[dict[str, Any]]:
-    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
-
-
-def declared_oauth_scopes(doc: SpecDocument) -> dict[str, set[str]]:
-    """OAuth2 security scheme name -> the scopes its flows declare (`components.securitySchemes`)."""
-    schemes = (doc.data.get("components") or {}).get("securitySchemes") or {}
-    declared: dict[str, set[str]] = {}
-    if isinstance(schemes, dict):
-        for name, scheme in schemes.items():
-            if not isinstance(scheme, dict) or scheme.get("type") != "oauth2":
-                continue
-            scopes: set[str] = set()
-            flows = scheme.get("flows")
-            for flow in flows.values() if isinstance(flows, dict) else ():
-                if isinstance(flow, dict) and isinstance(flow.get("scopes"), dict):
-                    scopes.update(str(s) for s in flow["scopes"])
-            declared[str(name)] = scopes
-    return declared
-
-
-def used_scopes(doc: SpecDocument, operations: list[Operation]) -> set[str]:
-    """Every scope a security requirement of the spec names (global or per operation)."""
-    used: set[str] = set()
-    for value in [doc.data.get("security")] + [op.node.get("security") for op in operations]:
-        for req in _requirements(value):
-            for scopes in req.values():
-                if isinstance(scopes, list):
-                    used.update(str(s) for s in scopes)
-    return used
-
-
-def operation_requirements(doc: SpecDocument, op: Operation) -> list[dict[str, Any]]:
-    """The security requirements in force for `op` (its own, else the document's)."""
-    return _requirements(op.node.get("security", doc.data.get("security")))
-
-
 def _success_schema(op: Operation, data: dict[str, Any]) -> Any:
     """The raw schema of the first 2xx response with a JSON body (refs of the response and media
     objects followed), or None."""
@@ -721,14 +688,6 @@ def _success_schema(op: Operation, data: dict[str, Any]) -> Any:
             next((m for m in content if "json" in m.lower()), None)
         if media is not None and isinstance(content[media], dict) and "schema" in content[media]:
             return content[media]["schema"]
-    return None
-
-
-def idempotency_header(parameters: Iterable[dict[str, Any]]) -> str | None:
-    """The name of an `Idempotency-Key` (or `X-Idempotency-Key`) header parameter, if declared."""
-    for p in parameters:
-        if p.get("in") == "header" and str(p.get("name", "")).lower().replace("_", "-") in IDEMPOTENCY_HEADERS:
-            return str(p["name"])
     return None
 
 
@@ -788,20 +747,16 @@ class LintResult:
 def lint_target(target: LintTarget, settings: LintSettings) -> LintResult:
     """Load one intent map and its spec, lower it and lint it. Input errors (an unparsable intent map,
     a missing spec) come back as `bad_input` with their located diagnostics."""
-    from ...build import api_name_for, resolve_spec_path
+    from ...compile.inputs import api_name_for, require_spec, resolve_spec_path
     from ...compile.intent import load_intent_map
-    from ...compile.load import display_path, load_spec
+    from ...compile.load import load_spec
     from ...compile.lower import lower
 
     display = display_path(target.intent_map)
     try:
         intents = load_intent_map(target.intent_map)
         spec_path = resolve_spec_path(intents, target.spec)
-        if not spec_path.exists():
-            where = intents.locate("spec") if target.spec is None else SourceLocation(display_path(spec_path))
-            raise DiagnosticError([Diagnostic(
-                "spec-not-found", "error", f"spec file not found: {display_path(spec_path)}", where,
-                "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
+        require_spec(intents, spec_path, overridden=target.spec is not None)
         sink = DiagnosticSink()
         doc = load_spec(spec_path, sink=sink)
     except DiagnosticError as exc:
@@ -818,7 +773,7 @@ def _config_findings(project_file: Path | None, settings: LintSettings) -> list[
         return []
     from ruamel.yaml import YAML
 
-    from ...compile.load import display_path, locate_ruamel
+    from ...compile.sourcemap import locate_ruamel
 
     root = YAML(typ="rt").load(project_file.read_text(encoding="utf-8"))
     out = []
