@@ -3,15 +3,12 @@
 A diagnostic has a stable `code` (kebab-case, e.g. ``ref-external``), a `severity`, a one-line
 `message`, a `location` (file, 1-based line/column and/or JSON pointer) and a `hint` that says what
 to do. Stages collect them in a `DiagnosticSink`; a stage that cannot continue raises
-`DiagnosticError` carrying the error diagnostics. The CLI is the only place that prints them.
-
-Exit codes (one table for every command):
-    0 ok, 1 check/lint failed, 2 bad input, 3 internal error.
+`DiagnosticError` carrying the error diagnostics. The CLI is the only place that prints them (and
+maps them to its exit codes, `toolgen.cli.exits`).
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -21,15 +18,6 @@ from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
-
-
-class ExitCode(enum.IntEnum):
-    """The process exit codes shared by every `toolgen` command."""
-
-    OK = 0
-    CHECK_FAILED = 1
-    BAD_INPUT = 2
-    INTERNAL = 3
 
 
 def display_path(path: Path, base: Path | None = None) -> str:

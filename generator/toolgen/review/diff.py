@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import click
-
-from ..diagnostics import Diagnostic, DiagnosticError, ExitCode, SourceLocation, display_path
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 
 _EFFECT_RANK = {"read": 0, "write": 1, "destructive": 2}
 
@@ -329,46 +326,10 @@ def render_json(result: DiffResult, base: str, head: str) -> str:
     }, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-@click.command("diff")
-@click.argument("refs", nargs=-1, metavar="[BASE_REF | OLD_DIR NEW_DIR]")
-@click.option("--dir", "directory", default="generated", show_default=True,
-              help="The generated folder compared at BASE_REF and in the working tree.")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-@click.option("--fail-on", type=click.Choice(["risky", "any", "never"]), default="never", show_default=True,
-              help="Exit 1 when a risky change (or any change) is found.")
-def diff_command(refs: tuple[str, ...], directory: str, fmt: str, fail_on: Literal["risky", "any", "never"]) -> None:
-    """Compare the generated tool surface: BASE_REF (default HEAD) vs the working tree, or OLD_DIR vs NEW_DIR.
-
-    Risky changes come first: tools removed or renamed, effect widened, approval removed,
-    permission changed, idempotency key removed, new required or removed arguments.
-    """
-    from ..cli import guarded
-
-    @guarded
-    def run() -> None:
-        if len(refs) > 2:
-            raise click.UsageError("pass BASE_REF, or OLD_DIR NEW_DIR")
-        if len(refs) == 2:
-            old, new = read_dir(Path(refs[0])), read_dir(Path(refs[1]))
-            base, head = refs[0], refs[1]
-        else:
-            ref = refs[0] if refs else "HEAD"
-            old, new = read_git(ref, directory), read_dir(Path(directory))
-            base, head = f"{ref}:{directory}", "working tree"
-        result = diff_surfaces(old, new)
-        render = render_json if fmt == "json" else render_markdown
-        click.echo(render(result, base, head), nl=False)
-        if (fail_on == "risky" and result.risky) or (fail_on == "any" and result.changes):
-            sys.exit(ExitCode.CHECK_FAILED)
-
-    run()
-
-
 __all__ = [
     "Change",
     "DiffResult",
     "Surface",
-    "diff_command",
     "diff_surfaces",
     "read_dir",
     "read_git",

@@ -16,13 +16,10 @@ The pure part is `lint_api` (no IO); `lint_target` loads the files and `lint_com
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
-
-import click
 
 from ...compile.intent import LoadedIntentMap, ToolIntent
 from ...compile.ir import ApiIR, Tool
@@ -42,7 +39,6 @@ from ...diagnostics import (
     Diagnostic,
     DiagnosticError,
     DiagnosticSink,
-    ExitCode,
     Severity,
     SourceLocation,
     display_path,
@@ -767,7 +763,7 @@ def lint_target(target: LintTarget, settings: LintSettings) -> LintResult:
     return LintResult(target, findings, intents.display)
 
 
-def _config_findings(project_file: Path | None, settings: LintSettings) -> list[Diagnostic]:
+def config_findings(project_file: Path | None, settings: LintSettings) -> list[Diagnostic]:
     unknown = [code for code in settings.severity if code not in RULES]
     if not unknown or project_file is None:
         return []
@@ -789,78 +785,6 @@ def _config_findings(project_file: Path | None, settings: LintSettings) -> list[
     return out
 
 
-def _targets(paths: tuple[Path, ...], project_file: Path | None) -> tuple[list[LintTarget], LintSettings, Path | None]:
-    from ...project import load_project
-
-    explicit = project_file is not None
-    pf = project_file or Path("toolgen.yaml")
-    project = None
-    if explicit or pf.exists():
-        project = load_project(pf)
-    settings = LintSettings.from_config(project.lint if project else None)
-    if not paths:
-        if project is None:
-            raise click.UsageError("no toolgen.yaml here: pass intent maps to lint, or --project FILE")
-        return [LintTarget(t.intent_map, t.spec, t.name) for t in project.targets], settings, pf
-    known = {t.intent_map.resolve(): t for t in project.targets} if project else {}
-    out = []
-    for path in paths:
-        files = sorted(list(path.glob("*.yaml")) + list(path.glob("*.yml"))) if path.is_dir() else [path]
-        for f in files:
-            t = known.get(f.resolve())
-            out.append(LintTarget(f, t.spec, t.name) if t else LintTarget(f))
-    return out, settings, pf if project else None
-
-
-@click.command("lint")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-              show_default=True, help="Output format (github: workflow annotations).")
-@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-@click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
-              help="Project file (default: ./toolgen.yaml).")
-@click.option("--list-rules", is_flag=True, help="Print the rules as a Markdown table and exit.")
-def lint_command(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None, list_rules: bool) -> None:
-    """Lint intent maps against their specs and the generated surface.
-
-    With no PATHS, lints every intent map of toolgen.yaml. Exit 0: no errors (warnings allowed
-    unless --strict); 1: findings at error level; 2: bad input; 3: internal error.
-    """
-    from ...cli import guarded
-
-    @guarded
-    def run() -> None:
-        if list_rules:
-            click.echo(rules_markdown(), nl=False)
-            return
-        code = run_lint(paths, fmt, strict, project_file, click.echo)
-        sys.exit(code)
-
-    run()
-
-
-def run_lint(paths: tuple[Path, ...], fmt: str, strict: bool, project_file: Path | None,
-             echo: Callable[[str], Any]) -> int:
-    """Lint, print in `fmt` through `echo`, and return the exit code."""
-    from .formats import render
-
-    targets, settings, pf = _targets(paths, project_file)
-    results = [lint_target(t, settings) for t in targets]
-    config = apply_severity(_config_findings(pf, settings), settings, strict)
-    findings: list[tuple[Diagnostic, str]] = [(d, pf.as_posix() if pf else "") for d in config]
-    bad = False
-    for r in results:
-        bad = bad or r.bad_input
-        kept = r.findings if r.bad_input else apply_severity(r.findings, settings, strict)
-        findings.extend((d, r.intent_display) for d in kept)
-    echo(render(fmt, findings, [r.intent_display for r in results]))
-    if bad:
-        return ExitCode.BAD_INPUT
-    if any(d.severity == "error" for d, _ in findings):
-        return ExitCode.CHECK_FAILED
-    return ExitCode.OK
-
-
 __all__ = [
     "RULES",
     "SEVERITY_ORDER",
@@ -870,9 +794,8 @@ __all__ = [
     "LintTarget",
     "Rule",
     "apply_severity",
+    "config_findings",
     "lint_api",
-    "lint_command",
     "lint_target",
     "rules_markdown",
-    "run_lint",
 ]
