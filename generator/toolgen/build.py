@@ -25,6 +25,7 @@ from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
 from .emit.report import ToolSize, measure, report_markdown
 from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
+from .review.lint import LintInput, lint_api
 from .write import Output
 
 Progress = Callable[[str], None]
@@ -130,8 +131,6 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     if "report" in emit:
         # the lint stage: its findings reach REPORT.md and the build's warning count, so a build never
         # says "0 warnings" about a map that `toolgen lint` rejects; only `toolgen lint` fails on them
-        from .review.lint.linter import LintInput, lint_api
-
         t_lint = time.perf_counter()
         for finding in lint_api(LintInput(doc, intents, ir, [])):
             if finding.severity == "error":

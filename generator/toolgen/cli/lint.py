@@ -22,9 +22,9 @@ from ..review.lint import (
     apply_severity,
     config_findings,
     lint_target,
+    render,
     rules_markdown,
 )
-from ..review.lint.formats import render
 from .exits import ExitCode, guarded
 
 

@@ -1,18 +1,10 @@
-"""`toolgen lint`: rules, the linter and its output formats."""
+"""`toolgen lint`: the rule table (`rules`), the linter (`linter`, a pure stage the build runs too),
+loading what to lint (`targets`) and the output formats (`formats`: text, json, sarif, github)."""
 
-from .linter import (
-    RULES,
-    LintInput,
-    LintResult,
-    LintSettings,
-    LintTarget,
-    Rule,
-    apply_severity,
-    config_findings,
-    lint_api,
-    lint_target,
-    rules_markdown,
-)
+from .formats import render
+from .linter import LintInput, lint_api
+from .rules import RULES, LintSettings, Rule, apply_severity, rule_for, rules_markdown
+from .targets import LintResult, LintTarget, config_findings, lint_target
 
 __all__ = [
     "RULES",
@@ -25,5 +17,7 @@ __all__ = [
     "config_findings",
     "lint_api",
     "lint_target",
+    "render",
+    "rule_for",
     "rules_markdown",
 ]

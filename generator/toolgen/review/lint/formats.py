@@ -25,6 +25,7 @@ from typing import Any
 
 from ... import __version__
 from ...diagnostics import Diagnostic, SourceLocation
+from .rules import RULES, rule_for
 
 Finding = tuple[Diagnostic, str]  # (diagnostic, display path of its intent map)
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -64,8 +65,6 @@ def render_text(findings: list[Finding], files: list[str]) -> str:
 
 
 def render_json(findings: list[Finding], files: list[str]) -> str:
-    from .linter import rule_for
-
     out = {
         "format": 1,
         "tool": {"name": "toolgen", "version": __version__},
@@ -114,8 +113,6 @@ def _in_repo(d: Diagnostic, intent_map: str) -> tuple[str | None, SourceLocation
 
 
 def render_sarif(findings: list[Finding]) -> str:
-    from .linter import RULES, rule_for
-
     codes = list(RULES) + sorted({d.code for d, _ in findings} - set(RULES))
     rules = []
     for code in codes:

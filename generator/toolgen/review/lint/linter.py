@@ -1,32 +1,31 @@
-"""Stage 4, `lint`: IR + intent map + spec -> findings (`Diagnostic`s with a rule code).
+"""Stage `lint`: IR + intent map + spec -> findings (`Diagnostic`s with a rule code of `rules`).
 
-Input: the `SpecDocument`, the `LoadedIntentMap`, the `ApiIR` that `lower` built from them and the
-diagnostics the build itself reported. Output: a list of `Diagnostic`s, one per finding, located in
-the intent map (``file:line:col``) or, for what only the spec knows, at the spec's JSON pointer.
+Input: `LintInput`: the `SpecDocument`, the `LoadedIntentMap`, the `ApiIR` that `lower` built from
+them, the diagnostics the build itself reported and the `LintSettings`. Output: a list of
+`Diagnostic`s, one per finding, located in the intent map (``file:line:col``) or, for what only the
+spec knows, at the spec's JSON pointer; severities are the rules' defaults.
 
-Every finding's `code` is the id of a rule in `RULES`: kebab-case, stable, the same scheme the build
-uses for its own diagnostics. The build's diagnostics are lint findings too (`operation-not-found`,
-`tool-name-invalid`, ...): lint reuses them rather than checking the same thing twice. A rule has a
-default severity that the project file can change per rule (`lint.severity` in toolgen.yaml, with
-`off` to silence it); `--strict` then turns warnings into errors.
-
-The pure part is `lint_api` (no IO); `lint_target` loads the files and `lint_command` is the CLI.
+The build's diagnostics are lint findings too (`operation-not-found`, `tool-name-invalid`, ...):
+lint reuses them rather than checking the same thing twice. `lint_api` is pure (no IO): the build
+runs it for REPORT.md, `toolgen lint` through `toolgen.review.lint.targets`.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ...compile.intent import LoadedIntentMap, ToolIntent
 from ...compile.ir import ApiIR, Tool
 from ...compile.load import SpecDocument
+from ...compile.lower import operation_parameters, operation_response
 from ...compile.operations import (
     Operation,
     declared_oauth_scopes,
+    find_operation,
     idempotency_header,
     list_operations,
     operation_matches,
@@ -34,251 +33,38 @@ from ...compile.operations import (
     used_scopes,
 )
 from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
-from ...diagnostics import (
-    SEVERITY_ORDER,
-    Diagnostic,
-    DiagnosticError,
-    DiagnosticSink,
-    Severity,
-    SourceLocation,
-    display_path,
-)
+from ...compile.schema import SchemaBudget, SchemaConverter
+from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...emit import compact_json
-
-Level = Literal["error", "warning", "info", "off"]
-
-DEFAULT_MAX_TOOLS = 128  # OpenAI's limit on tools per request
-DEFAULT_MAX_CATALOG_TOKENS = 32_000
-DEFAULT_LARGE_OUTPUT_TOKENS = 1_500
-DESCRIPTION_LIMIT = 1024
-SYNONYM_VERBS = ("search", "find", "query", "lookup", "get", "fetch", "retrieve")
-
-
-# ---------------------------------------------------------------------------------------------
-# the rule registry
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A lint rule: stable id, default severity, one-line summary, help text (what to do).
-
-    `source` is ``lint`` for checks made here and ``build`` for diagnostics the build pipeline
-    reports (lint passes them through; their severity is the build's unless configured).
-    """
-
-    id: str
-    severity: Severity
-    summary: str
-    help: str
-    source: Literal["lint", "build"] = "lint"
-    relevel: bool = False  # build rules: report at `severity`, not at the build's own severity
-
-
-RULES: dict[str, Rule] = {}
-
-
-def _rule(id: str, severity: Severity, summary: str, help: str, source: Literal["lint", "build"] = "lint",
-          relevel: bool = False) -> Rule:
-    rule = Rule(id, severity, summary, help, source, relevel)
-    RULES[id] = rule
-    return rule
-
-
-# mapping: the intent map against the spec
-OPERATION_NOT_FOUND = _rule(
-    "operation-not-found", "error", "An intent names an operation that is not in the spec.",
-    "Use an operationId or `METHOD /path` exactly as the spec writes it.", "build")
-OPERATION_MAPPED_TWICE = _rule(
-    "operation-mapped-twice", "warning", "Two intents map the same operation without a difference that "
-    "justifies it.",
-    "Remove one intent, or make the second a real specialisation (different `fixed` values, `hide` or "
-    "`output` projection).")
-TOOL_NAME_DUPLICATE = _rule(
-    "tool-name-duplicate", "error", "Two intents produce the same tool name.",
-    "Rename one intent; a write intent X also produces preview_X and record_X.")
-TOOL_NAME_INVALID = _rule(
-    "tool-name-invalid", "error", "A tool name breaks the dialect name rules (^[a-zA-Z0-9_-]{1,64}$, prefix included).",
-    "Choose a name of letters, digits, '_' and '-' that stays within 64 characters with 'preview_'.", "build")
-# effects and the runtime policy
-EFFECT_CONTRADICTS_METHOD = _rule(
-    "effect-contradicts-method", "error", "The effect contradicts the HTTP method (a DELETE, PUT or PATCH "
-    "marked read).",
-    "Mark it `write` or `destructive`: a read tool is never previewed, approved or made idempotent.")
-EFFECT_WRITE_ON_SAFE_METHOD = _rule(
-    "effect-write-on-safe-method", "warning", "A GET/HEAD/OPTIONS operation is marked write or destructive.",
-    "Allowed (some APIs mutate on GET), but confirm it; set this rule to `off` for APIs that do.")
-EFFECT_DELETE_NOT_DESTRUCTIVE = _rule(
-    "effect-delete-not-destructive", "warning", "A DELETE operation is marked `write`, not `destructive`.",
-    "Mark it `destructive` unless the deletion is trivially undone.")
-DESTRUCTIVE_WITHOUT_APPROVAL = _rule(
-    "destructive-without-approval", "error", "A destructive tool runs without human approval.",
-    "Set `approval: required`; approval is bound to the preview_id, so a human sees the exact request.")
-IDEMPOTENCY_HEADER_UNUSED = _rule(
-    "idempotency-header-unused", "error", "The operation declares an Idempotency-Key header but the tool "
-    "does not send its idempotency key there.",
-    "Set `idempotency: {key: action_id, send_as: \"header:Idempotency-Key\"}` so retries are safe at the API.")
-IDEMPOTENCY_KEY_MISSING = _rule(
-    "idempotency-key-missing", "warning", "A write or destructive tool has no idempotency key.",
-    "Add `idempotency: {key: action_id, send_as: none}`: the runtime then stores receipts and replays a "
-    "repeated call instead of writing twice.")
-PERMISSION_MISSING = _rule(
-    "permission-missing", "warning", "A tool requires no permission, so every actor may call it.",
-    "Set `permission:` to the scope(s) an actor needs.")
-SCOPE_UNKNOWN = _rule(
-    "scope-unknown", "error", "A permission names a scope the spec's OAuth security schemes do not declare.",
-    "Use one of the scopes of the operation's OAuth security scheme (a typo grants nothing at the API).")
-# outputs and pagination
-PAGINATION_MISSING = _rule(
-    "pagination-missing", "warning", "A list operation (array response or paging parameters) has no "
-    "pagination intent.",
-    "Add `pagination:` so the model gets `items` + `next_cursor` pages of a bounded size.")
-OUTPUT_UNPROJECTED_LARGE = _rule(
-    "output-unprojected-large", "warning", "A tool returns a large response schema without an output "
-    "projection.",
-    "Add `output: {fields: [...]}` with what the model needs (large outputs cost context and get truncated).")
-# descriptions and names
-DESCRIPTION_MISSING = _rule(
-    "description-missing", "warning", "A tool has no description: neither the intent nor the operation has one.",
-    "Write `description:` saying what the tool does, when to use it and when not to.")
-DESCRIPTION_TOO_LONG = _rule(
-    "description-too-long", "warning", f"A tool description is longer than {DESCRIPTION_LIMIT} characters.",
-    f"Shorten it to at most {DESCRIPTION_LIMIT} characters; clients truncate or reject longer descriptions.")
-DESCRIPTION_NO_WHEN_NOT = _rule(
-    "description-no-when-not-to-use", "warning", "A tool with a near-synonym in the same map does not say when "
-    "not to use it.",
-    "Name the other tool in the description (\"use search_x for free-text queries\") or say what it is not for.")
-TOOL_NAME_NEAR_SYNONYM = _rule(
-    "tool-name-near-synonym", "info", "Two tool names differ only by a synonym verb (search_/find_/query_/"
-    "lookup_/get_ of the same noun).",
-    "Prefer one verb per noun, or make the names say how the tools differ.")
-# the catalog as a whole
-CATALOG_TOO_MANY_TOOLS = _rule(
-    "catalog-too-many-tools", "warning", f"The catalog has more tools than `lint.max_tools` (default "
-    f"{DEFAULT_MAX_TOOLS}, OpenAI's per-request limit).",
-    "Split the API into several intent maps (namespaces) or leave rarely used operations out.")
-CATALOG_TOO_MANY_TOKENS = _rule(
-    "catalog-too-many-tokens", "warning", f"The catalog is larger than `lint.max_catalog_tokens` (default "
-    f"{DEFAULT_MAX_CATALOG_TOKENS:,} o200k tokens).",
-    "Project outputs, shorten descriptions, or split the API into several intent maps.")
-OPERATIONS_UNCOVERED = _rule(
-    "operations-uncovered", "info", "Operations of the spec that no tool covers (one finding with the count).",
-    "Nothing to do if that is intended; REPORT.md lists them.")
-LINT_CONFIG_UNKNOWN_RULE = _rule(
-    "lint-config-unknown-rule", "warning", "toolgen.yaml configures the severity of a rule that does not exist.",
-    "Use a rule id from `toolgen lint --list-rules`.")
-
-# diagnostics of the build pipeline that lint passes through (severity as the build reports it:
-# an explicit intent that cannot be lowered is an error; an include-group operation is skipped
-# with a warning)
-for _id, _sev, _summary, _help in (
-    ("name-collision", "warning", "An include group's tool name was taken; a suffix was added.",
-     "Give the operation an explicit intent with a name of your choice."),
-    ("name-shortened", "warning", "A generated tool name was longer than 64 characters and was shortened.",
-     "Give the operation an explicit intent with a shorter name."),
-    ("approval-defaulted", "info", "A write intent has no `approval`; the map's default applies.",
-     "State `approval: required` or `approval: never`."),
-    ("approval-on-read", "warning", "A read intent sets `approval`, which applies to record tools only.",
-     "Remove `approval`, or mark the intent write."),
-    ("retry-unsafe-write", "warning", "A write retries although its idempotency key is not sent to the API.",
-     "Send the key (`idempotency.send_as`) or drop `retry`."),
-    ("idempotency-key-collision", "error", "The idempotency key argument clashes with an operation argument.",
-     "Choose another `idempotency.key`."),
-    ("pagination-param-missing", "error", "`pagination` names a query parameter the operation lacks.",
-     "Use the operation's own cursor/limit parameter names."),
-    ("pagination-items-missing", "error", "`pagination.items` is not an array in the response.",
-     "Give the dotted path of the item array ('' when the body is the array)."),
-    ("pagination-cursor-missing", "error", "A cursor/offset/page pagination has no `cursor` parameter.",
-     "Name the API parameter that takes the cursor, offset or page."),
-    ("output-field-unknown", "error", "`output.fields` names a field the response does not have.",
-     "Use dotted paths of the response (or of each item for paginated tools)."),
-    ("output-not-object", "error", "`output.fields` on a response that is not an object.",
-     "Remove `output.fields`."),
-    ("hide-required", "error", "`hide` names a required parameter.", "Use `fixed` to set a value instead."),
-    ("hide-unknown", "error", "`hide` names something the operation does not have.",
-     "Use wire names as the spec writes them."),
-    ("fixed-unknown", "error", "`fixed` names something the operation does not have.",
-     "Use a parameter's wire name, or `in:name`."),
-    ("null-unknown-argument", "error", "`null` names an argument the tool does not have.",
-     "Use an argument name of the tool."),
-    ("param-credential", "info", "A parameter looks like a credential; the runtime sends it from a secret.",
-     "Nothing to do if that is right."),
-    ("parameter-invalid", "error", "A parameter of the operation is malformed.", "Fix the spec."),
-    ("operation-too-many-parameters", "error", "An operation has more parameters than `budgets.max_parameters`.",
-     "Raise the budget or leave the operation out."),
-    ("operation-method-unsupported", "warning", "TRACE operations are not turned into tools.", "Nothing to do."),
-    ("schema-too-large", "error", "A schema expands beyond the schema budget.",
-     "Project the output, or raise `budgets.max_schema_nodes`."),
-    ("schema-allof-conflict", "error", "An allOf merges contradictory schemas.", "Fix the spec."),
-    ("schema-invalid", "warning", "A schema object in the spec is malformed.", "Fix the spec."),
-    ("spec-schema-invalid", "warning", "A part of the spec does not follow the OpenAPI schema.", "Fix the spec."),
-):
-    _rule(_id, _sev, _summary, _help, "build")  # type: ignore[arg-type]
-# a property of the spec that the build handles (recursive schemas become $defs); nothing to fix in
-# the intent map, so lint reports it as info whatever the build says
-_rule("schema-cycle", "info", "A recursive schema is kept as `$defs` references.",
-      "Nothing to do unless a target without recursive-schema support matters.", "build", relevel=True)
-
-
-def rule_for(code: str) -> Rule:
-    """The registered rule, or an ad-hoc descriptor for a build diagnostic not (yet) registered."""
-    return RULES.get(code) or Rule(code, "warning", f"Build diagnostic `{code}`.", "See the message.", "build")
-
-
-def rules_markdown() -> str:
-    """The rules table for docs/review.md (`toolgen lint --list-rules`)."""
-    lines = ["| rule | default | checks | fix |", "|---|---|---|---|"]
-    for source in ("lint", "build"):
-        for rule in RULES.values():
-            if rule.source != source:
-                continue
-            sev = rule.severity + ("¹" if source == "build" else "")
-            summary, help_ = (t.replace("|", "\\|") for t in (rule.summary, rule.help))
-            lines.append(f"| `{rule.id}` | {sev} | {summary} | {help_} |")
-    lines += ["", ("¹ Reported by the build pipeline and passed through by lint; its severity is the build's "
-              "(an explicit intent that cannot be lowered is an error, an operation of an `include` group is "
-              "skipped with a warning) unless `lint.severity` sets one.")]
-    return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------------------------------------
-# settings
-
-
-@dataclass(frozen=True)
-class LintSettings:
-    """Per-rule severity overrides and the budgets of the catalog rules (toolgen.yaml `lint:`)."""
-
-    severity: dict[str, Level] = field(default_factory=dict)
-    max_tools: int = DEFAULT_MAX_TOOLS
-    max_catalog_tokens: int = DEFAULT_MAX_CATALOG_TOKENS
-    large_output_tokens: int = DEFAULT_LARGE_OUTPUT_TOKENS
-
-    @classmethod
-    def from_config(cls, config: Any) -> LintSettings:
-        """From a `toolgen.project.LintConfig` (or None)."""
-        if config is None:
-            return cls()
-        return cls(dict(config.severity), config.max_tools or DEFAULT_MAX_TOOLS,
-                   config.max_catalog_tokens or DEFAULT_MAX_CATALOG_TOKENS,
-                   config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS)
-
-
-def apply_severity(findings: Iterable[Diagnostic], settings: LintSettings, strict: bool) -> list[Diagnostic]:
-    """Configured severities (dropping `off` rules), then `--strict` (warnings become errors)."""
-    out = []
-    for d in findings:
-        level = settings.severity.get(d.code)
-        if level == "off":
-            continue
-        sev: Severity = level if level is not None else d.severity
-        if strict and sev == "warning":
-            sev = "error"
-        out.append(d if sev == d.severity else replace(d, severity=sev))
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# the pure stage
+from ...emit.catalogs import build_catalogs
+from ...pointer import PointerError, ref_to_pointer, resolve_pointer
+from ...tokens import count_tokens
+from .rules import (
+    CATALOG_TOO_MANY_TOKENS,
+    CATALOG_TOO_MANY_TOOLS,
+    DESCRIPTION_LIMIT,
+    DESCRIPTION_MISSING,
+    DESCRIPTION_NO_WHEN_NOT,
+    DESCRIPTION_TOO_LONG,
+    DESTRUCTIVE_WITHOUT_APPROVAL,
+    EFFECT_CONTRADICTS_METHOD,
+    EFFECT_DELETE_NOT_DESTRUCTIVE,
+    EFFECT_WRITE_ON_SAFE_METHOD,
+    IDEMPOTENCY_HEADER_UNUSED,
+    IDEMPOTENCY_KEY_MISSING,
+    OPERATION_MAPPED_TWICE,
+    OPERATIONS_UNCOVERED,
+    OUTPUT_UNPROJECTED_LARGE,
+    PAGINATION_MISSING,
+    PERMISSION_MISSING,
+    RULES,
+    SCOPE_UNKNOWN,
+    SYNONYM_VERBS,
+    TOOL_NAME_DUPLICATE,
+    TOOL_NAME_NEAR_SYNONYM,
+    LintSettings,
+    Rule,
+)
 
 
 @dataclass
@@ -316,10 +102,6 @@ class _Linter:
         self.sink = DiagnosticSink()
         self.operations = list_operations(self.doc)
         self.op_by_pointer = {op.pointer: op for op in self.operations}
-        from ...compile.intent import intent_map_json_schema  # noqa: F401  (keeps the import graph explicit)
-        from ...compile.lower import operation_parameters, operation_response
-        from ...compile.schema import SchemaBudget, SchemaConverter
-
         budget = SchemaBudget(max_nodes=self.model.budgets.max_schema_nodes,
                               max_depth=self.model.budgets.max_schema_depth)
         self.converter = SchemaConverter(self.doc, DiagnosticSink(), budget)
@@ -347,8 +129,6 @@ class _Linter:
             yield _IntentView(key, explicit, intent if explicit else None, group, op, main, preview)
 
     def _same_op(self, intent: ToolIntent, op: Operation) -> bool:
-        from ...compile.operations import find_operation
-
         found = find_operation(self.operations, intent.operation)
         return found is not None and found.pointer == op.pointer
 
@@ -406,8 +186,6 @@ class _Linter:
     def check_mapping(self) -> None:
         seen: dict[str, str] = {}
         for key, intent in self.model.tools.items():
-            from ...compile.operations import find_operation
-
             op = find_operation(self.operations, intent.operation)
             if op is None:
                 continue
@@ -488,8 +266,6 @@ class _Linter:
                 continue  # the operation is not protected by an OAuth scheme with scopes
             for scope in view.main.policy.permission:
                 if scope not in known:
-                    import difflib
-
                     close = difflib.get_close_matches(scope, sorted(known), n=1)
                     self.add(SCOPE_UNKNOWN, f"`{view.main.name}` requires scope {scope!r}, which the spec's OAuth "
                              "schemes do not declare", self.where(view, "permission"),
@@ -520,8 +296,6 @@ class _Linter:
                          "or turn this rule off for it", tool=row.tool)
 
     def check_outputs(self) -> None:
-        from ...tokens import count_tokens
-
         budget = self.settings.large_output_tokens
         for view in self.views:
             row = view.main.policy
@@ -543,8 +317,6 @@ class _Linter:
         (transitively, each once), as compact JSON: the measure of "how large is this output".
         Measured on the spec rather than the converted schema so that a 450-operation spec whose
         responses share a recursive group of 65 schemas (Stripe's) is measured in milliseconds."""
-        from ...pointer import PointerError, ref_to_pointer, resolve_pointer
-
         node = _success_schema(op, self.doc.data)
         if node is None:
             return None
@@ -618,9 +390,6 @@ class _Linter:
                          "use it", self.where(view, "description"), tool=view.main.name)
 
     def check_catalog(self) -> None:
-        from ...emit.catalogs import build_catalogs
-        from ...tokens import count_tokens
-
         where = self.intents.locate("tools") if self.model.tools else self.intents.locate()
         n = len(self.ir.tools)
         if n > self.settings.max_tools:
@@ -657,8 +426,6 @@ _WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only 
 def _success_schema(op: Operation, data: dict[str, Any]) -> Any:
     """The raw schema of the first 2xx response with a JSON body (refs of the response and media
     objects followed), or None."""
-    from ...pointer import PointerError, ref_to_pointer, resolve_pointer
-
     def follow(node: Any) -> Any:
         for _ in range(16):
             if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
@@ -717,85 +484,4 @@ def lint_api(data: LintInput) -> list[Diagnostic]:
     return sorted(data.doc.fill_locations(sink.items), key=Diagnostic.sort_key)
 
 
-# ---------------------------------------------------------------------------------------------
-# loading (IO) and the command
-
-
-@dataclass
-class LintTarget:
-    """One intent map to lint, with its spec override and API name (from the project, if any)."""
-
-    intent_map: Path
-    spec: Path | None = None
-    name: str | None = None
-
-
-@dataclass
-class LintResult:
-    """The findings of one intent map; `bad_input` when it could not be loaded at all."""
-
-    target: LintTarget
-    findings: list[Diagnostic]
-    intent_display: str
-    bad_input: bool = False
-
-
-def lint_target(target: LintTarget, settings: LintSettings) -> LintResult:
-    """Load one intent map and its spec, lower it and lint it. Input errors (an unparsable intent map,
-    a missing spec) come back as `bad_input` with their located diagnostics."""
-    from ...compile.inputs import api_name_for, require_spec, resolve_spec_path
-    from ...compile.intent import load_intent_map
-    from ...compile.load import load_spec
-    from ...compile.lower import lower
-
-    display = display_path(target.intent_map)
-    try:
-        intents = load_intent_map(target.intent_map)
-        spec_path = resolve_spec_path(intents, target.spec)
-        require_spec(intents, spec_path, overridden=target.spec is not None)
-        sink = DiagnosticSink()
-        doc = load_spec(spec_path, sink=sink)
-    except DiagnosticError as exc:
-        return LintResult(target, list(exc.diagnostics), display, bad_input=True)
-    api = target.name or api_name_for(intents, target.intent_map.stem)
-    ir = lower(doc, intents, sink, api)
-    findings = lint_api(LintInput(doc, intents, ir, list(sink.items), settings))
-    return LintResult(target, findings, intents.display)
-
-
-def config_findings(project_file: Path | None, settings: LintSettings) -> list[Diagnostic]:
-    unknown = [code for code in settings.severity if code not in RULES]
-    if not unknown or project_file is None:
-        return []
-    from ruamel.yaml import YAML
-
-    from ...compile.sourcemap import locate_ruamel
-
-    root = YAML(typ="rt").load(project_file.read_text(encoding="utf-8"))
-    out = []
-    for code in unknown:
-        line, col = locate_ruamel(root, ["lint", "severity", code])
-        import difflib
-
-        close = difflib.get_close_matches(code, list(RULES), n=1)
-        out.append(Diagnostic(LINT_CONFIG_UNKNOWN_RULE.id, LINT_CONFIG_UNKNOWN_RULE.severity,
-                              f"lint.severity configures unknown rule {code!r}",
-                              SourceLocation(display_path(project_file), line, col, f"/lint/severity/{code}"),
-                              f"did you mean {close[0]!r}?" if close else LINT_CONFIG_UNKNOWN_RULE.help))
-    return out
-
-
-__all__ = [
-    "RULES",
-    "SEVERITY_ORDER",
-    "LintInput",
-    "LintResult",
-    "LintSettings",
-    "LintTarget",
-    "Rule",
-    "apply_severity",
-    "config_findings",
-    "lint_api",
-    "lint_target",
-    "rules_markdown",
-]
+__all__ = ["LintInput", "lint_api"]
