@@ -74,7 +74,7 @@ def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
     """Build `spec` with an include-everything intent map (in memory) and check the result."""
     from toolgen.build import build_api
     from toolgen.diagnostics import DiagnosticError
-    from toolgen.dialects._check import check_catalog
+    from toolgen.dialects import check_catalog
 
     result = SpecResult(spec.name)
     with tempfile.TemporaryDirectory() as tmp:
@@ -97,7 +97,7 @@ def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
     result.skipped = dict(sorted(Counter(s.code for s in ir.skipped).items()))
     result.warnings = dict(sorted(Counter(d.code for d in build.diagnostics if d.severity == "warning").items()))
     result.dialect_warnings = len(build.catalogs.warnings)
-    result.strict_openai = sum(1 for t in build.catalogs.openai if t["function"].get("strict") is True)
+    result.strict_openai = sum(1 for t in build.catalogs["openai"] if t["function"].get("strict") is True)
     covered, skipped = set(ir.covered), {s.operation.pointer for s in ir.skipped}
     result.dropped = [f"{op.method} {op.path}" for op in ir.operations
                       if op.pointer not in covered and op.pointer not in skipped]

@@ -10,14 +10,10 @@ from typing import Any
 
 import pytest
 
-from toolgen.dialects._check import (
-    Violation,
-    check_anthropic_catalog,
-    check_catalog,
-    check_mcp_catalog,
-    check_openai_catalog,
-)
-from toolgen.dialects.openai import anthropic_tool, mcp_tool, openai_tool
+from toolgen.dialects import Violation, check_catalog
+from toolgen.dialects.anthropic import anthropic_tool, check_anthropic_catalog
+from toolgen.dialects.mcp import check_mcp_catalog, mcp_tool
+from toolgen.dialects.openai import check_openai_catalog, openai_tool
 
 CANONICAL = {
     "type": "object",

@@ -16,20 +16,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from toolgen.dialects._check import check_anthropic_catalog, check_mcp_catalog, check_openai_catalog
-from toolgen.dialects.openai import (
-    OPENAI_STRICT_FORMATS,
-    anthropic_input_schema,
-    anthropic_tool,
-    iter_schemas,
+from toolgen.dialects import iter_schemas, resolve_local_ref, unresolved_refs
+from toolgen.dialects.anthropic import anthropic_input_schema, anthropic_tool, check_anthropic_catalog
+from toolgen.dialects.mcp import (
+    check_mcp_catalog,
     mcp_input_schema,
     mcp_output_needs_wrap,
     mcp_output_schema,
     mcp_tool,
+)
+from toolgen.dialects.openai import (
+    OPENAI_STRICT_FORMATS,
+    check_openai_catalog,
     openai_parameters,
     openai_tool,
-    resolve_local_ref,
-    unresolved_refs,
 )
 
 # --- canonical inputs ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 from tests.support.build import CASES, Built, build, case_spec
 
-from toolgen.dialects._check import check_catalog
+from toolgen.dialects import check_catalog
 
 pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases is not available")
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from toolgen.build import build_api
 from toolgen.diagnostics import DiagnosticError
-from toolgen.dialects._check import check_catalog
+from toolgen.dialects import check_catalog
 from toolgen.naming import ARG_NAME_RE, TOOL_NAME_RE
 from toolgen.project import ALL_ARTIFACTS
 

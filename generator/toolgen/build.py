@@ -14,15 +14,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from .compile.bundle import bundle_external_refs
 from .compile.inputs import api_name_for, refuse_surrogates, require_spec, resolve_spec_path
 from .compile.intent import intent_map_json_schema, load_intent_map
 from .compile.ir import ApiIR
 from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
+from .dialects import check_catalog
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
+from .emit.python import package_files
 from .emit.report import ToolSize, measure, report_markdown
 from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
 from .review.lint import LintInput, lint_api
@@ -114,8 +117,6 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     require_spec(intents, spec_path, overridden=spec is not None, base=base)
     doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
     if intents.model.allow_external_refs:
-        from .compile.bundle import bundle_external_refs
-
         doc.data = bundle_external_refs(spec_path, doc.data, base)
     timings["load"] = time.perf_counter() - t0
     if progress:
@@ -159,12 +160,9 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     catalogs = build_catalogs(ir, progress)
     _check_conformance(ir, catalogs)
     files: dict[str, bytes] = {}
-    if "openai" in emit:
-        files["openai.json"] = json_bytes(catalogs.openai)
-    if "anthropic" in emit:
-        files["anthropic.json"] = json_bytes(catalogs.anthropic)
-    if "mcp" in emit:
-        files["mcp.json"] = json_bytes(catalogs.mcp)
+    for dialect, tools in catalogs.by_dialect().items():
+        if dialect in emit:
+            files[f"{dialect}.json"] = json_bytes(tools)
     policy = policy_json(ir)
     if "policy" in emit:
         files["policy.json"] = json_bytes(policy)
@@ -173,20 +171,16 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     if "report" in emit:
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
     if "python" in emit:
-        from .emit.python import package_files
-
-        files.update(package_files(ir, policy, catalogs.mcp))
+        files.update(package_files(ir, policy, catalogs["mcp"]))  # the package serves the MCP catalog
     return files, catalogs, sizes
 
 
 def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
     """Every emitted catalog must pass its dialect's rules; a violation is a toolgen bug."""
-    from .dialects._check import check_catalog
-
     problems = []
     for dialect, tools in catalogs.by_dialect().items():
         # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
-        problems.extend(check_catalog(dialect, tools, max_tools=None))  # type: ignore[arg-type]
+        problems.extend(check_catalog(dialect, tools, max_tools=None))
     if problems:
         first = problems[:5]
         raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(

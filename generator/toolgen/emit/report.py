@@ -8,6 +8,7 @@ from typing import Any
 
 from ..compile.ir import ApiIR
 from ..diagnostics import Diagnostic
+from ..dialects import registry
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs
@@ -26,7 +27,7 @@ def measure(catalogs: Catalogs) -> list[ToolSize]:
     sizes: dict[str, dict[str, dict[str, int]]] = {}
     for dialect, tools in catalogs.by_dialect().items():
         for tool in tools:
-            name = tool["function"]["name"] if dialect == "openai" else tool["name"]
+            name = registry()[dialect].tool_name(tool)
             text = compact_json(tool)
             entry = sizes.setdefault(name, {"bytes": {}, "tokens": {}})
             entry["bytes"][dialect] = len(text.encode("utf-8"))
