@@ -164,7 +164,7 @@ class Summary:
 
 
 def check_items_and_refs(report: Report, tool: str, base: str, schema: JSON, prefix: str,
-                          summary: Summary | None = None) -> None:
+                         summary: Summary | None = None) -> None:
     """Every array has `items` (A.2 "Array keywords", E point 4); every `$ref` resolves (D.1, case 21)."""
     summary = summary or Summary(schema)
     if summary.array_without_items:
@@ -201,7 +201,7 @@ def _fast_meta_valid(schema: JSON, summary: Summary | None = None) -> bool:
 
 
 def check_2020_12(report: Report, tool: str, base: str, schema: JSON, rule: str,
-                   summary: Summary | None = None) -> None:
+                  summary: Summary | None = None) -> None:
     """Valid under the JSON Schema 2020-12 meta-schema (B.1 `input_schema`, D.1)."""
     if _fast_meta_valid(schema, summary):
         return
@@ -213,7 +213,7 @@ def check_2020_12(report: Report, tool: str, base: str, schema: JSON, rule: str,
 
 
 def check_no_nullable(report: Report, tool: str, base: str, schema: JSON, rule: str,
-                       summary: Summary | None = None) -> None:
+                      summary: Summary | None = None) -> None:
     """OpenAPI 3.0 `nullable` means nothing to JSON Schema (case 08)."""
     if (summary or Summary(schema)).nullable:
         checked(_check_nullable_nodes, report, tool, base, schema, rule)

@@ -18,11 +18,11 @@ JSON = Any
 
 # Where subschemas live in a 2020-12 schema (applicator vocabulary).
 SCHEMA_MAP_KEYS: tuple[str, ...] = ("properties", "patternProperties", "$defs", "definitions",
-                                     "dependentSchemas")
+                                    "dependentSchemas")
 SCHEMA_LIST_KEYS: tuple[str, ...] = ("allOf", "anyOf", "oneOf", "prefixItems")
 SCHEMA_KEYS: tuple[str, ...] = ("items", "additionalProperties", "not", "if", "then", "else", "contains",
-                                 "propertyNames", "unevaluatedItems", "unevaluatedProperties",
-                                 "contentSchema")
+                                "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+                                "contentSchema")
 DEFS_KEYS: tuple[str, ...] = ("$defs", "definitions")
 MISSING: Any = object()
 

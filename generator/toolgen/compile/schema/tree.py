@@ -19,7 +19,7 @@ JSONSchema = dict[str, Any]
 
 #: keywords whose value is one schema (booleans allowed)
 ONE_SCHEMA = ("additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
-               "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+              "unevaluatedItems", "unevaluatedProperties", "contentSchema")
 #: keywords whose value maps names to schemas
 SCHEMA_MAP = ("properties", "patternProperties", "dependentSchemas")
 #: keywords whose value is a list of schemas (allOf is merged, never emitted by the converter)
@@ -87,8 +87,8 @@ def schema_children(node: JSONSchema) -> Iterator[Any]:
 
 
 def measure_node(node: Any, memo: dict[int, tuple[int, int]],
-                  persistent: dict[int, tuple[int, int]] | None = None,
-                  fragments: set[int] | None = None) -> tuple[int, int]:
+                 persistent: dict[int, tuple[int, int]] | None = None,
+                 fragments: set[int] | None = None) -> tuple[int, int]:
     """(schema nodes, depth) of a schema that may share sub-objects; linear in distinct objects."""
     if not isinstance(node, dict):
         return 0, 0
