@@ -32,6 +32,7 @@ from ..runtime.receipts import (
     receipts_from_url,
     receipts_scheme,
 )
+from ..runtime.receipts_redis import RedisReceiptStore
 from ..runtime.registry import Actor, Approval, Registry
 from ..runtime.shaping import cursor_key_from_env
 
@@ -80,8 +81,6 @@ def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
         elif isinstance(store, SqliteReceiptStore):
             key = cursor_key_for(store.path)
         elif receipts_scheme(text) == "redis":
-            from ..runtime.receipts_redis import RedisReceiptStore
-
             assert isinstance(store, RedisReceiptStore)
             key = store.shared_cursor_key()  # also checks that the server answers
         else:

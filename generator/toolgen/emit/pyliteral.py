@@ -14,6 +14,8 @@ import math
 import re
 from typing import Any
 
+from .template_path import template_dir
+
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -96,8 +98,6 @@ def _finalize(value: Any) -> Any:
 def template_env() -> Any:
     """A jinja2 environment over the shipped templates whose output can only be escaped text."""
     import jinja2
-
-    from .template_path import template_dir
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir())),

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..emit import compact_json
+from ..tokens import count_tokens
 
 _EFFECT_RANK = {"read": 0, "write": 1, "destructive": 2}
 
@@ -36,9 +38,6 @@ class Surface:
 
     def tokens(self) -> int:
         """o200k tokens of the MCP catalog as compact JSON (what a client sends)."""
-        from ..emit import compact_json
-        from ..tokens import count_tokens
-
         return count_tokens(compact_json([self.tools[n] for n in sorted(self.tools)]))
 
 

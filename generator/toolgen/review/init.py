@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..compile.intent import IntentMap, LoadedIntentMap
 from ..compile.load import SpecDocument
+from ..compile.lower import lower, operation_parameters, operation_response
 from ..compile.operations import (
     Operation,
     declared_oauth_scopes,
@@ -38,6 +40,8 @@ from ..compile.operations import (
     list_operations,
     operation_requirements,
 )
+from ..compile.pagination import detect
+from ..compile.schema import SchemaConverter, object_view
 from ..diagnostics import DiagnosticError, DiagnosticSink
 from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix
 
@@ -85,8 +89,6 @@ def _operation_ref(op: Operation, id_counts: dict[str, int]) -> str:
 
 
 def _top_fields(schema: Any) -> list[str]:
-    from ..compile.schema import object_view
-
     if not isinstance(schema, dict):
         return []
     view = object_view(schema)
@@ -95,8 +97,6 @@ def _top_fields(schema: Any) -> list[str]:
 
 class _Drafter:
     def __init__(self, doc: SpecDocument, api: str):
-        from ..compile.schema import SchemaConverter
-
         self.doc = doc
         self.api = api
         self.sink = DiagnosticSink()
@@ -136,9 +136,6 @@ class _Drafter:
         return f"{self.api}:{'read' if effect == 'read' else 'write'}"
 
     def draft(self, op: Operation, id_counts: dict[str, int]) -> _Draft:
-        from ..compile.lower import operation_parameters, operation_response
-        from ..compile.pagination import detect
-
         effect = _effect(op)
         key = self.name(op, effect)
         intent: dict[str, Any] = {"operation": _operation_ref(op, id_counts), "effect": effect}
@@ -203,9 +200,6 @@ def _items_schema(response: Any, dotted: str) -> Any:
 
 def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> dict[str, str]:
     """Lower the draft in memory: intent key -> first error message, for intents the build rejects."""
-    from ..compile.intent import IntentMap, LoadedIntentMap
-    from ..compile.lower import lower
-
     model = IntentMap.model_validate(data)
     loaded = LoadedIntentMap(model, out, out.name, None)
     sink = DiagnosticSink()

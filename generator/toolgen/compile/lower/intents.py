@@ -15,7 +15,7 @@ from typing import Any
 
 from ...diagnostics import DiagnosticError, DiagnosticSink
 from ...naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, tool_name_problem
-from ..intent import IncludeSpec, LoadedIntentMap, ToolIntent
+from ..intent import IdempotencySpec, IncludeSpec, LoadedIntentMap, ToolIntent
 from ..ir import ApiIR, Effect, OperationRef, SkippedOperation, Tool
 from ..load import SpecDocument
 from ..operations import (
@@ -202,8 +202,6 @@ def _infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolInte
     idempotency = None
     if effect != "read":
         header = _idempotency_header(ctx, op)
-        from ..intent import IdempotencySpec
-
         if header is not None:
             idempotency = IdempotencySpec(key="idempotency_key", send_as=f"header:{header}")
         else:
