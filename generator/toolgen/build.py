@@ -1,7 +1,11 @@
-"""The build pipeline for one API and for a project: load -> intent -> lower -> emit (in memory).
+"""Stage `build`: the pipeline for one API and for a project, in memory.
 
-`build_api` returns the files of one API as bytes and the diagnostics; it writes nothing. The CLI
-then writes them atomically (`toolgen.write`) or compares them (`--check`).
+Input: an intent map (the spec comes from its `spec:` key or an override), or a `Project` of them.
+Output: an `ApiBuild` per API: its files as bytes (catalogs, policy table, report, Python package),
+the IR, the catalogs and the located diagnostics; `build_project` also returns the `Output`s to
+write. The stages run in order: load -> intent -> lower -> lint -> emit, and the catalogs are checked
+against their dialects' rules. Nothing is written here: the CLI writes the outputs atomically
+(`toolgen.write`) or compares them (`--check`). Bad input raises `DiagnosticError`.
 """
 
 from __future__ import annotations

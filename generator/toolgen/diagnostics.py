@@ -1,4 +1,7 @@
-"""Diagnostics as data: every stage reports problems as located `Diagnostic` values.
+"""Kernel `diagnostics`: every stage reports problems as located `Diagnostic` values (data).
+
+Input: what a stage found wrong, and where. Output: `Diagnostic`s, collected in a `DiagnosticSink`
+or raised in a `DiagnosticError`; `display_path` gives the path a message shows.
 
 A diagnostic has a stable `code` (kebab-case, e.g. ``ref-external``), a `severity`, a one-line
 `message`, a `location` (file, 1-based line/column and/or JSON pointer) and a `hint` that says what

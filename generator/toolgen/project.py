@@ -1,5 +1,9 @@
 """The project file (`toolgen.yaml`): which APIs to build, from which intent maps, into which folders.
 
+Input: the path of toolgen.yaml and the command line's spec overrides. Output: a `Project`: one
+`ApiTarget` per API (intent map, output folder, spec, artifacts, all paths resolved), the intent-map
+schema's path and the `lint:` settings. A bad file raises a located `DiagnosticError`.
+
 ```yaml
 toolgen: 1
 apis:

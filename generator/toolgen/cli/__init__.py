@@ -2,7 +2,8 @@
 
     toolgen build · lint · init · diff · call · serve · schema
 
-Every command shares one exit-code table (`toolgen.cli.exits`): 0 ok · 1 check or lint failed ·
+Input: the command line. Output: what each command prints, and the exit code. Every command
+shares one exit-code table (`toolgen.cli.exits`): 0 ok · 1 check or lint failed ·
 2 bad input (spec, intent map, project file, arguments) · 3 internal error. User mistakes are printed
 as located diagnostics (`file:line:col: error[code]: message` + hint), never as tracebacks.
 """

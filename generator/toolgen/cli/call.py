@@ -1,5 +1,8 @@
 """`toolgen call`: run one tool call through the runtime from the shell.
 
+Input: a generated package (folder or API name of the project file), a tool name, its arguments as
+JSON, the actor's scopes and an approval. Output: the runtime's result or error as JSON on stdout.
+
     toolgen call API_OR_DIR TOOL --args JSON [--scopes a,b] [--approve PREVIEW_ID]
                  [--base-url URL] [--receipts PATH_OR_URL] [--actor ID] [--audit-log PATH]
 

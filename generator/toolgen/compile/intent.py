@@ -1,4 +1,7 @@
-"""Stage 2, `intent`: an intent-map YAML file -> validated `IntentMap` + source positions.
+"""Stage `intent`: an intent-map YAML file -> a validated `IntentMap` with source positions.
+
+Input: the path of an intent map. Output: `LoadedIntentMap`: the pydantic `IntentMap`, the path to
+show in messages and the ruamel.yaml tree that locates any key at file:line:col.
 
 The intent map says, per operation, what it means: effect, permission scope, approval, idempotency
 key, pagination, output projection and budget. Its format is defined once, by the pydantic models

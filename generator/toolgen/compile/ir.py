@@ -1,4 +1,7 @@
-"""The frozen, typed intermediate representation produced by `lower` and consumed by `lint`/`emit`.
+"""The IR: the frozen, typed intermediate representation between the compile stages and the rest.
+
+Input: built by `toolgen.compile.lower` from the spec and the intent map. Output: read by the
+dialects (catalogs), `emit` (policy table, report, Python package) and the linter; nobody changes it.
 
 An `ApiIR` holds the `Tool`s of one API. A tool is what a model sees (name, description, input and
 output schema as canonical JSON Schema 2020-12) plus what the runtime enforces (`PolicyRow`), plus

@@ -1,4 +1,4 @@
-"""Stage 1, `load`: an OpenAPI file on disk -> `SpecDocument` (raw data + typed model + source map).
+"""Stage `load`: an OpenAPI file on disk -> `SpecDocument` (raw data + typed model + source map).
 
 Input: a path to an OpenAPI 3.0.x or 3.1.x document in JSON or YAML.
 Output: `SpecDocument` holding the raw JSON data (what later stages read), the openapi-pydantic

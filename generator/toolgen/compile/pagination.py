@@ -1,4 +1,10 @@
-"""Detecting how a list operation pages, from common parameter and response-field names.
+"""Stage `lower`, pagination detection: how a list operation pages, from common parameter and
+response-field names.
+
+Input: the operation's query parameter names (and their JSON types), the canonical schema of its
+success response and whether that response declares a `Link` header. Output: a
+`DetectedPagination` (style, item array, cursor and limit parameters, next cursor, has-more flag)
+or None.
 
 Used by `include` groups (so a whole spec gets paginated list tools) and by `toolgen init` (which
 writes the detected pagination into a draft intent map for a human to confirm). Detection is

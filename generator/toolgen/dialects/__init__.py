@@ -1,5 +1,9 @@
-"""Provider dialects: a canonical IR tool -> the tool object each provider accepts, and the check
-that a whole catalog keeps that provider's rules.
+"""Stage `dialects`: a canonical IR tool -> the tool object each provider accepts, and the check that
+a whole catalog keeps that provider's rules.
+
+Input: IR `Tool`s (canonical JSON Schema 2020-12 input and output schemas, the policy row). Output:
+per dialect, each tool's object and the view's warnings (`Dialect.catalog_entry`), and the
+`Violation`s of a whole catalog (`check_catalog`).
 
 One module per provider (`openai`, `anthropic`, `mcp`) owns its view transform, its conformance rules
 and its limits, and exports ``DIALECT`` (a `Dialect`); the private modules hold what they share

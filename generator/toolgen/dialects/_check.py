@@ -7,6 +7,8 @@ violation rather than as a provider's HTTP 400 at run time. A `Violation` names 
 tool, a JSON pointer into the tool object, a short rule id that cites the section of
 ``docs/provider-dialects.md`` (``A.2-additionalProperties``, ``D.1-ref-resolves``...) and a message.
 Nothing here raises on bad input: malformed tools are violations.
+
+Input: one dialect's catalog (a list of tool objects). Output: `Violation`s (none: it conforms).
 """
 
 from __future__ import annotations

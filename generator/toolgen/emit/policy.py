@@ -1,5 +1,9 @@
-"""The runtime policy table: `policy.json` (what the runtime enforces) and `POLICY.md` (what a
-reviewer reads in a PR). Format: docs/generated-format.md."""
+"""Stage `emit`, the runtime policy table: `ApiIR` -> `policy.json` (what the runtime enforces) and
+`POLICY.md` (what a reviewer reads in a PR).
+
+Input: the IR's `PolicyRow`s. Output: the JSON value of `policy.json` and the Markdown text of
+`POLICY.md`. Format: docs/generated-format.md.
+"""
 
 from __future__ import annotations
 

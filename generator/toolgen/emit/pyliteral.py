@@ -1,4 +1,8 @@
-"""The one trust boundary for spec text entering generated Python.
+"""Stage `emit`, the one trust boundary for spec text entering generated Python.
+
+Input: any value from a spec or an intent map. Output: Python source text that evaluates to exactly
+that value (`py_literal`), a proven-safe identifier (`py_identifier`), or the jinja2 environment the
+package templates are rendered with (`template_env`).
 
 Every value from a spec or intent map that reaches a generated `.py` file goes through `py_literal`
 (built on `repr`, which always yields a valid Python literal for str/int/float/bool/None) or

@@ -1,5 +1,9 @@
-"""`REPORT.md`: tools, coverage of the spec's operations, catalog bytes and o200k tokens per tool and
-dialect, and the build's warnings."""
+"""Stage `emit`, `REPORT.md`: tools, coverage of the spec's operations, catalog bytes and o200k tokens
+per tool and dialect, and the build's warnings.
+
+Input: the `ApiIR`, its `Catalogs` and the build's diagnostics. Output: `measure` -> a `ToolSize`
+per tool (compact-JSON bytes and tokens in each dialect); `report_markdown` -> the Markdown text.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""Where the jinja2 templates live: inside the wheel (`toolgen/templates/`) or, in a source
-checkout, the repository's `templates/` folder."""
+"""Stage `emit`: where the jinja2 templates of the generated package live.
+
+Input: none. Output: the folder: inside the wheel (`toolgen/templates/`) or, in a source checkout,
+the repository's `templates/` folder.
+"""
 
 from __future__ import annotations
 

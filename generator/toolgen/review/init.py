@@ -11,8 +11,9 @@ with
 - `approval: required` on every write (a comment says to decide) and destructive intent;
 - the idempotency key sent as the operation's `Idempotency-Key` header when it declares one, else
   kept for receipts only (`send_as: none`);
-- pagination detected by `toolgen.pagination.detect` from query parameter names, the canonical
-  success response (the one the build uses, via `toolgen.lower.operation_response`) and Link headers;
+- pagination detected by `toolgen.compile.pagination.detect` from query parameter names, the
+  canonical success response (the one the build uses, via `toolgen.compile.lower.operation_response`)
+  and Link headers;
 - comments above each intent: the operation and its summary, and the response's top-level fields as
   an `output.fields` projection to choose from.
 

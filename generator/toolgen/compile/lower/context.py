@@ -1,7 +1,8 @@
-"""What the lowering modules share while one API is lowered: the context (`Ctx`), an argument under
+"""Stage `lower`, shared types. What the lowering modules share while one API is lowered: the context (`Ctx`), an argument under
 construction (`Arg`), an operation lowered once for both tools of a write (`Lowered`), and `Skip`,
 raised when an operation cannot become a tool (an error for an explicit intent; for an include
-group, a located warning and the operation is skipped).
+group, a located warning and the operation is skipped). `Ctx` holds the input (document, intent
+map, sink, schema converter); `Lowered` is the output of `toolgen.compile.lower.operation`.
 """
 
 from __future__ import annotations
