@@ -1,4 +1,4 @@
-"""Conformance checker (toolgen.conformance): each rule is shown to fire on a deliberately broken
+"""Conformance checks (`check_*_catalog` of toolgen.dialects.openai, .anthropic, .mcp): each rule is shown to fire on a deliberately broken
 catalog, so removing a rule check makes a test here fail. Baseline catalogs come from the dialect
 transforms and must have no violations."""
 

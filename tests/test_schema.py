@@ -1,4 +1,4 @@
-"""Tests for `toolgen.schema`: OpenAPI Schema Objects -> canonical JSON Schema 2020-12."""
+"""Tests for `toolgen.compile.schema`: OpenAPI Schema Objects -> canonical JSON Schema 2020-12."""
 
 from __future__ import annotations
 
