@@ -96,7 +96,6 @@ class SpecDocument:
         return out
 
 
-
 def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json", "yaml"]]:
     """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located)."""
     try:

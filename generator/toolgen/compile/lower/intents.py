@@ -135,7 +135,6 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
 
 def _check_intent_map(ctx: Ctx, operations: list[Operation]) -> None:
     """Checks of the intent map as a whole against the spec (located errors and warnings)."""
-
     model, sink, intents = ctx.intents.model, ctx.sink, ctx.intents
     schemes = (ctx.doc.data.get("components") or {}).get("securitySchemes") or {}
     for name, spec in model.auth.items():

@@ -148,7 +148,6 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     return ParameterArgs(args, fixed, auth, hidden)
 
 
-
 def _param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
     if "schema" in param:
         return ctx.converter.convert(param["schema"], join_pointer(ptr, "schema"), "input")
@@ -163,7 +162,6 @@ def _param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
 
 def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
     """Why `value` does not validate against `schema` (JSON Schema 2020-12), or None."""
-
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
     return None if error is None else error.message
 
