@@ -188,7 +188,7 @@ def catalog_comparison(shared: Path) -> dict[str, Any]:
 
 def _strict_shaped(schema: dict[str, Any]) -> bool:
     """Whether a schema would pass OpenAI strict as is (toolgen's own checker on a strict tool)."""
-    from toolgen.conformance import check_openai_catalog
+    from toolgen.dialects.openai import check_openai_catalog
 
     tool = {"type": "function", "function": {"name": "t", "description": "", "parameters": schema, "strict": True}}
     return not check_openai_catalog([tool])

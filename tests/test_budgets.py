@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import run
 
-from toolgen.schema import limit_depth, schema_nodes
+from toolgen.compile.schema import limit_depth, schema_nodes
 
 MEMORY_LIMIT = 2 * 1024**3  # address space of the child build: far below what inlining these would take
 

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests.support.build import REAL, REPO, build, run
+
 from toolgen.build import build_project
 from toolgen.project import load_project
 from toolgen.write import check_outputs
@@ -45,7 +45,7 @@ def _copy_project(tmp: Path) -> Path:
 
 
 def _in(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolgen", *args], cwd=root, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "toolgen", *args], check=False, cwd=root, capture_output=True, text=True,
                           timeout=300)
 
 
@@ -91,7 +91,7 @@ def test_two_processes_with_different_hash_seeds_are_byte_identical(tmp_path: Pa
         out = tmp_path / f"out{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed}
         proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(REPO / "intent_maps" / "tickets.yaml"),
-                               "--out", str(out), "-q"], env=env, capture_output=True, text=True, timeout=300)
+                               "--out", str(out), "-q"], check=False, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
         trees.append({p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()})
     assert trees[0] == trees[1]
@@ -106,7 +106,7 @@ def test_generated_package_imports_and_describes_itself(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", (
         "import tickets_pkg as p; m = p.argument_model('record_ticket_followup');"
         "print(p.API, len(p.TOOL_NAMES), sorted(m.model_fields))")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[:2] == ["tickets", "7"]
     assert "'action_id'" in proc.stdout and "'note'" in proc.stdout
@@ -123,7 +123,7 @@ def test_spec_override_by_flag_and_env(tmp_path: Path) -> None:
     (root / "specs" / "tickets.yaml").rename(root / "elsewhere.yaml")
     assert _in(root, "build", "-q").returncode == 2
     env = {**os.environ, "TOOLGEN_SPEC_TICKETS": str(root / "elsewhere.yaml")}
-    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", "-q"], cwd=root, env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", "-q"], check=False, cwd=root, env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
 
@@ -211,7 +211,7 @@ def test_hostile_description_cannot_inject_code(tmp_path: Path) -> None:
     }))
     build(tmp_path, spec, emit="openai,anthropic,mcp,policy,report,python")
     proc = subprocess.run([sys.executable, "-c", "import out, out.models; print(out.MCP_TOOLS[0]['title'])"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                          check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert not canary.exists()
     assert "touch" in proc.stdout  # the text survives, as data
@@ -253,7 +253,7 @@ def test_output_folder_that_would_lose_data_is_refused(tmp_path: Path, where: st
     if where == "file":
         out.write_text("keep me")
     before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
-    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(out)], cwd=work,
+    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", str(intent), "--out", str(out)], check=False, cwd=work,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "out-unsafe" in proc.stderr and "Traceback" not in proc.stderr
@@ -276,7 +276,7 @@ def test_spec_location_and_working_directory_do_not_change_the_output(tmp_path: 
     moved.parent.mkdir()
     shutil.copy(TICKETS_SPEC, moved)
     env = {**os.environ, "TOOLGEN_SPEC_TICKETS": str(moved)}
-    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", "--check"], cwd=root, env=env,
+    proc = subprocess.run([sys.executable, "-m", "toolgen", "build", "--check"], check=False, cwd=root, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     # a single intent map: --spec NAME=PATH and TOOLGEN_SPEC_<NAME> apply too

@@ -1,22 +1,19 @@
-"""Conformance checker (toolgen.conformance): each rule is shown to fire on a deliberately broken
+"""Conformance checks (`check_*_catalog` of toolgen.dialects.openai, .anthropic, .mcp): each rule is shown to fire on a deliberately broken
 catalog, so removing a rule check makes a test here fail. Baseline catalogs come from the dialect
 transforms and must have no violations."""
 
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from toolgen.conformance import (
-    Violation,
-    check_anthropic_catalog,
-    check_catalog,
-    check_mcp_catalog,
-    check_openai_catalog,
-)
-from toolgen.dialects import anthropic_tool, mcp_tool, openai_tool
+from toolgen.dialects import Violation, check_catalog
+from toolgen.dialects.anthropic import anthropic_tool, check_anthropic_catalog
+from toolgen.dialects.mcp import check_mcp_catalog, mcp_tool
+from toolgen.dialects.openai import check_openai_catalog, openai_tool
 
 CANONICAL = {
     "type": "object",

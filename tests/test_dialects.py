@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,20 +17,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from toolgen.conformance import check_anthropic_catalog, check_mcp_catalog, check_openai_catalog
-from toolgen.dialects import (
-    OPENAI_STRICT_FORMATS,
-    anthropic_input_schema,
-    anthropic_tool,
-    iter_schemas,
+import toolgen.dialects
+from toolgen.dialects import dialect, iter_schemas, registry, resolve_local_ref, unresolved_refs
+from toolgen.dialects.anthropic import anthropic_input_schema, anthropic_tool, check_anthropic_catalog
+from toolgen.dialects.mcp import (
+    check_mcp_catalog,
     mcp_input_schema,
     mcp_output_needs_wrap,
     mcp_output_schema,
     mcp_tool,
+)
+from toolgen.dialects.openai import (
+    OPENAI_STRICT_FORMATS,
+    check_openai_catalog,
     openai_parameters,
     openai_tool,
-    resolve_local_ref,
-    unresolved_refs,
 )
 
 # --- canonical inputs ------------------------------------------------------------------------------
@@ -913,3 +915,13 @@ def test_openapi_nullable_on_ref_becomes_null_union_everywhere() -> None:
         assert valid({**schema, "properties": {"addr": addr}}, {"addr": None}), fn.__name__
         assert valid(schema, {"addr": {"s": "x"}})
     assert "Address" in json.dumps(openai_parameters(canonical).schema["properties"]["addr"])
+
+
+def test_every_dialect_module_is_registered_in_rank_order() -> None:
+    """A provider is one module of toolgen.dialects that exports `DIALECT`; the registry finds it."""
+    package = Path(toolgen.dialects.__file__).parent
+    modules = sorted(p.stem for p in package.glob("*.py") if not p.stem.startswith("_"))
+    assert sorted(registry()) == modules
+    assert list(registry()) == ["openai", "anthropic", "mcp"]  # the order of catalogs and REPORT.md
+    with pytest.raises(ValueError):
+        dialect("gemini")

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import pytest
-
 from tests.support.build import CASES, Built, build, case_spec
-from toolgen.conformance import check_catalog
+
+from toolgen.dialects import check_catalog
 
 pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases is not available")
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -34,8 +34,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from toolgen.build import build_api
-from toolgen.conformance import check_catalog
 from toolgen.diagnostics import DiagnosticError
+from toolgen.dialects import check_catalog
 from toolgen.naming import ARG_NAME_RE, TOOL_NAME_RE
 from toolgen.project import ALL_ARTIFACTS
 

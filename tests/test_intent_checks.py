@@ -7,27 +7,26 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from tests.support.build import REPO, build
 
 TICKETS = REPO / "specs" / "tickets.yaml"
 
 
 @pytest.mark.parametrize("body, code, where", [
-    ("tools:\n  get_ticket:\n    operation: getTicket\n    effect: read\n"
-     "    output: {redact: [requester.mail]}\n", "output-redact-unknown", "api.yaml:8:"),
+    (("tools:\n  get_ticket:\n    operation: getTicket\n    effect: read\n"
+      "    output: {redact: [requester.mail]}\n"), "output-redact-unknown", "api.yaml:8:"),
     ("auth:\n  oauht: {secret: T}\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n",
      "auth-scheme-unknown", "api.yaml:5:"),
     ("tools:\n  get_ticket: {operation: getTicket, effect: read, permission: 'ticket:read ticket:write'}\n",
      "permission-invalid", "api.yaml:5:"),
     ("tools:\n  get_ticket: {operation: getTicket, effect: read, permission: ''}\n", "permission-invalid", "api.yaml:5:"),
-    ("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
-     "    pagination: {style: cursor, cursor: starting_after, items: data}\n", "pagination-next-missing", "api.yaml:8:"),
-    ("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
-     "    pagination: {style: cursor, cursor: starting_after, items: data, next: next_token}\n",
+    (("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
+      "    pagination: {style: cursor, cursor: starting_after, items: data}\n"), "pagination-next-missing", "api.yaml:8:"),
+    (("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
+      "    pagination: {style: cursor, cursor: starting_after, items: data, next: next_token}\n"),
      "pagination-field-missing", "api.yaml:8:"),
-    ("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
-     "    pagination: {style: cursor, cursor: starting_after, items: data, has_more: has_more, cursor_from_item: ident}\n",
+    (("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n"
+      "    pagination: {style: cursor, cursor: starting_after, items: data, has_more: has_more, cursor_from_item: ident}\n"),
      "pagination-field-missing", "api.yaml:8:"),
     ("tools:\n  list_tickets:\n    operation: listTickets\n    effect: read\n    fixed: {status: archived}\n",
      "fixed-invalid", "api.yaml:8:"),

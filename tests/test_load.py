@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from toolgen.compile.load import load_spec
 from toolgen.diagnostics import DiagnosticError, DiagnosticSink
-from toolgen.load import load_spec
 
 
 def _spec(tmp: Path, version: str, body_schema: Any, **extra: Any) -> Path:

@@ -10,7 +10,7 @@ from rich.console import Console
 from tests.support.build import REPO, run
 
 from toolgen.build import StepProgress, build_api
-from toolgen.cli import _progress_printer, _TerminalProgress
+from toolgen.cli.build import _progress_printer, _TerminalProgress
 
 TICKETS = REPO / "intent_maps" / "tickets.yaml"
 

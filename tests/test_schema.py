@@ -1,4 +1,4 @@
-"""Tests for `toolgen.schema`: OpenAPI Schema Objects -> canonical JSON Schema 2020-12."""
+"""Tests for `toolgen.compile.schema`: OpenAPI Schema Objects -> canonical JSON Schema 2020-12."""
 
 from __future__ import annotations
 
@@ -8,17 +8,16 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from toolgen.diagnostics import DiagnosticError, DiagnosticSink
-from toolgen.load import SpecDocument, load_spec, read_structured
-from toolgen.pointer import join_pointer, resolve_pointer
-from toolgen.schema import (
+from toolgen.compile.load import SpecDocument, load_spec, read_structured
+from toolgen.compile.schema import (
     SchemaBudget,
     SchemaConverter,
     def_name_for_pointer,
@@ -27,6 +26,8 @@ from toolgen.schema import (
     project_schema,
     schema_nodes,
 )
+from toolgen.diagnostics import DiagnosticError, DiagnosticSink
+from toolgen.pointer import join_pointer, resolve_pointer
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CASES = SHARED / "cases"
@@ -564,9 +565,9 @@ def test_depth_budget(tmp_path: Path) -> None:
 _DETERMINISM_SCRIPT = """
 import json, sys
 from pathlib import Path
-from toolgen.load import load_spec
+from toolgen.compile.load import load_spec
 from toolgen.diagnostics import DiagnosticSink
-from toolgen.schema import SchemaConverter
+from toolgen.compile.schema import SchemaConverter
 doc = load_spec(Path(sys.argv[1]))
 sink = DiagnosticSink()
 c = SchemaConverter(doc, sink)

@@ -1,13 +1,16 @@
-"""The build pipeline for one API and for a project: load -> intent -> lower -> emit (in memory).
+"""Stage `build`: the pipeline for one API and for a project, in memory.
 
-`build_api` returns the files of one API as bytes and the diagnostics; it writes nothing. The CLI
-then writes them atomically (`toolgen.write`) or compares them (`--check`).
+Input: an intent map (the spec comes from its `spec:` key or an override), or a `Project` of them.
+Output: an `ApiBuild` per API: its files as bytes (catalogs, policy table, report, Python package),
+the IR, the catalogs and the located diagnostics; `build_project` also returns the `Output`s to
+write. The stages run in order: load -> intent -> lower -> lint -> emit, and the catalogs are checked
+against their dialects' rules. Nothing is written here: the CLI writes the outputs atomically
+(`toolgen.write`) or compares them (`--check`). Bad input raises `DiagnosticError`.
 """
 
 from __future__ import annotations
 
 import gc
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -15,16 +18,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from .compile.bundle import bundle_external_refs
+from .compile.inputs import api_name_for, refuse_surrogates, require_spec, resolve_spec_path
+from .compile.intent import intent_map_json_schema, load_intent_map
+from .compile.ir import ApiIR
+from .compile.load import SpecDocument, load_spec
+from .compile.lower import lower
+from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
+from .dialects import check_catalog
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
+from .emit.python import package_files
 from .emit.report import ToolSize, measure, report_markdown
-from .intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
-from .ir import ApiIR
-from .load import SURROGATE_ESCAPE, SpecDocument, display_path, load_spec, surrogate_paths
-from .lower import lower
 from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
+from .review.lint import LintInput, lint_api
 from .write import Output
 
 Progress = Callable[[str], None]
@@ -66,24 +74,6 @@ class ApiBuild:
     inputs: tuple[Path, ...] = ()  # the intent map and the spec (an output folder must never hold them)
 
 
-def api_name_for(intents: LoadedIntentMap, fallback: str) -> str:
-    if intents.model.api.name:
-        return intents.model.api.name
-    name = re.sub(r"[^a-z0-9_]+", "_", fallback.lower()).strip("_") or "api"
-    return "_" + name if name[0].isdigit() else name
-
-
-def resolve_spec_path(intents: LoadedIntentMap, override: Path | None) -> Path:
-    if override is not None:
-        return override
-    path = intents.spec_path()
-    if path is None:
-        raise DiagnosticError([Diagnostic(
-            "spec-missing", "error", "the intent map names no spec", intents.locate(),
-            "add `spec: path/to/openapi.yaml` (relative to the intent map), or pass --spec")])
-    return path
-
-
 def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Path | None = None,
               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
               base: Path | None = None, spec_overrides: dict[str, str] | None = None) -> ApiBuild:
@@ -122,21 +112,15 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
-    _refuse_surrogates(intents)
+    refuse_surrogates(intents)
     api = name or api_name_for(intents, intent_path.stem)
     if spec is None:  # --spec NAME=PATH, then TOOLGEN_SPEC_<NAME>, then the intent map's `spec:`
         spec = spec_override(api, spec_overrides or {})
     spec_path = resolve_spec_path(intents, spec)
     sink = DiagnosticSink()
-    if not spec_path.exists():
-        where = intents.locate("spec") if spec is None else SourceLocation(display_path(spec_path, base))
-        raise DiagnosticError([Diagnostic(
-            "spec-not-found", "error", f"spec file not found: {display_path(spec_path, base)}", where,
-            "fix the intent map's `spec:` path, or point at your copy with --spec / TOOLGEN_SPEC_<API>")])
+    require_spec(intents, spec_path, overridden=spec is not None, base=base)
     doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
     if intents.model.allow_external_refs:
-        from .bundle import bundle_external_refs
-
         doc.data = bundle_external_refs(spec_path, doc.data, base)
     timings["load"] = time.perf_counter() - t0
     if progress:
@@ -152,8 +136,6 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     if "report" in emit:
         # the lint stage: its findings reach REPORT.md and the build's warning count, so a build never
         # says "0 warnings" about a map that `toolgen lint` rejects; only `toolgen lint` fails on them
-        from .lint import LintInput, lint_api
-
         t_lint = time.perf_counter()
         for finding in lint_api(LintInput(doc, intents, ir, [])):
             if finding.severity == "error":
@@ -176,34 +158,15 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path))
 
 
-def _refuse_surrogates(intents: LoadedIntentMap) -> None:
-    """An intent map whose text holds a surrogate escape (``"\\ud800"``): YAML reads it as a lone
-    surrogate, which no UTF-8 output can hold. A located error instead of a crash while writing."""
-    try:
-        text = intents.path.read_text(encoding="utf-8-sig")
-    except OSError:
-        return
-    if not SURROGATE_ESCAPE.search(text):
-        return
-    bad = surrogate_paths(intents.root)
-    if bad:
-        raise DiagnosticError([Diagnostic(
-            "intent-encoding", "error", "text holds a UTF-16 surrogate escape (e.g. \\ud800), which is not a "
-            "Unicode character", intents.locate(*p), "write the character itself") for p in bad])
-
-
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
                progress: Advance | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools."""
     catalogs = build_catalogs(ir, progress)
     _check_conformance(ir, catalogs)
     files: dict[str, bytes] = {}
-    if "openai" in emit:
-        files["openai.json"] = json_bytes(catalogs.openai)
-    if "anthropic" in emit:
-        files["anthropic.json"] = json_bytes(catalogs.anthropic)
-    if "mcp" in emit:
-        files["mcp.json"] = json_bytes(catalogs.mcp)
+    for dialect, tools in catalogs.by_dialect().items():
+        if dialect in emit:
+            files[f"{dialect}.json"] = json_bytes(tools)
     policy = policy_json(ir)
     if "policy" in emit:
         files["policy.json"] = json_bytes(policy)
@@ -212,20 +175,16 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     if "report" in emit:
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
     if "python" in emit:
-        from .emit.python import package_files
-
-        files.update(package_files(ir, policy, catalogs.mcp))
+        files.update(package_files(ir, policy, catalogs["mcp"]))  # the package serves the MCP catalog
     return files, catalogs, sizes
 
 
 def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
     """Every emitted catalog must pass its dialect's rules; a violation is a toolgen bug."""
-    from .conformance import check_catalog
-
     problems = []
     for dialect, tools in catalogs.by_dialect().items():
         # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
-        problems.extend(check_catalog(dialect, tools, max_tools=None))  # type: ignore[arg-type]
+        problems.extend(check_catalog(dialect, tools, max_tools=None))
     if problems:
         first = problems[:5]
         raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(

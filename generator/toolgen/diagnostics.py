@@ -1,33 +1,38 @@
-"""Diagnostics as data: every stage reports problems as located `Diagnostic` values.
+"""Kernel `diagnostics`: every stage reports problems as located `Diagnostic` values (data).
+
+Input: what a stage found wrong, and where. Output: `Diagnostic`s, collected in a `DiagnosticSink`
+or raised in a `DiagnosticError`; `display_path` gives the path a message shows.
 
 A diagnostic has a stable `code` (kebab-case, e.g. ``ref-external``), a `severity`, a one-line
 `message`, a `location` (file, 1-based line/column and/or JSON pointer) and a `hint` that says what
 to do. Stages collect them in a `DiagnosticSink`; a stage that cannot continue raises
-`DiagnosticError` carrying the error diagnostics. The CLI is the only place that prints them.
-
-Exit codes (one table for every command):
-    0 ok, 1 check/lint failed, 2 bad input, 3 internal error.
+`DiagnosticError` carrying the error diagnostics. The CLI is the only place that prints them (and
+maps them to its exit codes, `toolgen.cli.exits`).
 """
 
 from __future__ import annotations
 
-import enum
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
-class ExitCode(enum.IntEnum):
-    """The process exit codes shared by every `toolgen` command."""
-
-    OK = 0
-    CHECK_FAILED = 1
-    BAD_INPUT = 2
-    INTERNAL = 3
+def display_path(path: Path, base: Path | None = None) -> str:
+    """A path for messages: relative to `base` (default: the working directory) when inside it."""
+    base = base or Path.cwd()
+    try:
+        return str(path.resolve().relative_to(base.resolve()))
+    except ValueError:
+        try:
+            return os.path.relpath(path.resolve(), base.resolve())
+        except ValueError:
+            return path.name
 
 
 @dataclass(frozen=True, order=True)

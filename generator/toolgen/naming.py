@@ -1,4 +1,6 @@
-"""Names: tool names and argument names that every dialect accepts, shortened deterministically.
+"""Kernel `naming`: tool names and argument names that every dialect accepts, shortened deterministically.
+
+Input: operationIds, intent keys and wire names. Output: valid names (or why one is not valid).
 
 Tool names follow `^[a-zA-Z0-9_-]{1,64}$`, the intersection of OpenAI function names, Anthropic
 clients that enforce 64 and MCP clients (provider-dialects.md A.1, B.1, D.2), counting the

@@ -1,4 +1,7 @@
-"""JSON Pointer (RFC 6901) and local `$ref` helpers.
+"""Kernel `pointer`: JSON Pointer (RFC 6901) and local `$ref` helpers.
+
+Input: JSON pointers, `$ref` strings and JSON data. Output: reference tokens, decoded pointers and
+the values they name (`PointerError` when none).
 
 A `$ref` in an OpenAPI document is a URI reference; a local one is a fragment holding a JSON pointer
 (RFC 3986 percent-encoding applies to the fragment, then RFC 6901 `~1`/`~0` escapes). OpenAPI 3.0

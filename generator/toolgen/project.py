@@ -1,5 +1,9 @@
 """The project file (`toolgen.yaml`): which APIs to build, from which intent maps, into which folders.
 
+Input: the path of toolgen.yaml and the command line's spec overrides. Output: a `Project`: one
+`ApiTarget` per API (intent map, output folder, spec, artifacts, all paths resolved), the intent-map
+schema's path and the `lint:` settings. A bad file raises a located `DiagnosticError`.
+
 ```yaml
 toolgen: 1
 apis:
@@ -23,9 +27,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .diagnostics import Diagnostic, DiagnosticError, SourceLocation
-from .intent import plain_yaml
-from .load import display_path, locate_ruamel
+from .compile.intent import plain_yaml
+from .compile.sourcemap import locate_ruamel
+from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 
 PROJECT_FILE = "toolgen.yaml"
 Artifact = Literal["openai", "anthropic", "mcp", "policy", "report", "python"]
@@ -100,7 +104,7 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                                           SourceLocation(display),
                                           "run toolgen in the folder that holds toolgen.yaml, pass --project, "
                                           "or build one intent map: toolgen build INTENT_MAP --out DIR")])
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
     data = plain_yaml(root_node)
     try:

@@ -1,4 +1,6 @@
-"""Token counts of catalog text with the o200k_base encoding (offline, via bpe-openai)."""
+"""Kernel `tokens`: token counts of catalog text with the o200k_base encoding (offline, via bpe-openai).
+
+Input: text (a catalog's compact JSON). Output: its number of o200k_base tokens."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Stage 6, `write`: files in memory -> disk, atomically; or `--check`: compare and diff.
+"""Stage `write`: files in memory -> disk, atomically; or `--check`: compare and diff.
+
+Input: `Output`s (a folder and its files as bytes, or one file). Output: the files on disk, or the
+`Drift`s between them and the disk; `check_destinations` refuses folders that would lose data.
 
 A build's output is a mapping from output folder to its files (relative path -> bytes). Each folder
 is owned by toolgen: `write_outputs` stages every folder next to its destination, and only when all
@@ -15,8 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .diagnostics import Diagnostic, SourceLocation
-from .load import display_path
+from .diagnostics import Diagnostic, SourceLocation, display_path
 
 
 @dataclass(frozen=True)

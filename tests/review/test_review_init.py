@@ -16,9 +16,9 @@ import pytest
 import yaml
 from conftest import SHARED
 
-from toolgen.intent import intent_map_json_schema
-from toolgen.lint import LintSettings, LintTarget, lint_target
+from toolgen.compile.intent import intent_map_json_schema
 from toolgen.naming import tool_name_problem
+from toolgen.review.lint import LintSettings, LintTarget, lint_target
 
 BUILD_EMIT = "openai,anthropic,mcp,policy"  # the Python package emit is slow on huge maps
 REAL = SHARED / "specs" / "real"

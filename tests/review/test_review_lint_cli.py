@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO
 
 from toolgen import __version__
-from toolgen.lint import RULES, rules_markdown
+from toolgen.review.lint import RULES, rules_markdown
 
 FINDINGS = "intent_maps/findings.yaml"
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from toolgen.lint import RULES, LintSettings, LintTarget, apply_severity, lint_target
+from toolgen.review.lint import RULES, LintSettings, LintTarget, apply_severity, lint_target
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -87,6 +87,10 @@ CASES = [
          _drop("delete_widget", "approval")),  # the map's default for destructive intents is `required`
     Case("idempotency-header-unused", _set("create_widget", idempotency={"key": "action_id", "send_as": "none"}),
          _set("create_widget", idempotency={"key": "action_id", "send_as": "header:idempotency-key"})),
+    Case("idempotency-honour-undeclared",
+         _set("create_widget", idempotency={"key": "action_id", "send_as": "header:Idempotency-Key"}),
+         _set("create_widget", idempotency={"key": "action_id", "send_as": "header:Idempotency-Key",
+                                            "honoured_by_api": False})),
     Case("idempotency-key-missing", _drop("update_widget", "idempotency"),
          _set("update_widget", idempotency={"key": "op_id", "send_as": "none"})),
     Case("permission-missing", _drop("list_gadgets", "permission"),

@@ -1,7 +1,10 @@
-"""Stage 5, `emit`: IR -> files in memory (`dict[str, bytes]`, relative path -> content).
+"""Stage `emit`: IR -> files in memory (`dict[str, bytes]`, relative path -> content).
 
-Nothing here touches the disk; `write` does. Every JSON file is serialised by `json_bytes`
-(sorted keys, two-space indent, UTF-8, final newline), so output is byte-identical across runs.
+Input: the `ApiIR` (and the catalogs built from it). Output: the catalogs (`catalogs`: one per
+dialect), the policy table (`policy`: policy.json, POLICY.md), REPORT.md (`report`) and the Python
+package (`python`, whose only way to write spec text into code is `pyliteral`). Nothing here touches
+the disk; `write` does. Every JSON file is serialised by `json_bytes` (sorted keys, two-space indent,
+UTF-8, final newline), so output is byte-identical across runs.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The generated Python package: `__init__.py` (jinja2 template + black) holding the policy table and
-the MCP catalog as literals, and `models.py` (datamodel-code-generator) with one pydantic model per
-tool's arguments.
+"""Stage `emit`, the generated Python package: `__init__.py` (jinja2 template + black) holding the
+policy table and the MCP catalog as literals, and `models.py` (datamodel-code-generator) with one
+pydantic model per tool's arguments.
 
-Spec text reaches `__init__.py` only through `toolgen.pyliteral` (the template environment refuses
+Input: the `ApiIR`, its policy table and its MCP catalog. Output: the two files as bytes.
+Spec text reaches `__init__.py` only through `toolgen.emit.pyliteral` (the template environment refuses
 anything else). `models.py` is produced by datamodel-code-generator from the canonical input
 schemas with their text annotations (descriptions, titles, examples) removed, so only names, enum
 values and constraints reach it; it is then compiled here as a check before anything is written.
@@ -15,8 +16,8 @@ import json
 import warnings
 from typing import Any
 
-from ..ir import ApiIR
-from ..pyliteral import pascal_case, template_env
+from ..compile.ir import ApiIR
+from .pyliteral import pascal_case, template_env
 
 _ANNOTATIONS = {"description", "title", "examples", "example", "$comment", "deprecated", "default"}
 
@@ -132,7 +133,7 @@ def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
             enable_version_header=False,
         )
     if not isinstance(out, str):
-        raise RuntimeError("datamodel-code-generator returned several modules; expected one")
+        raise RuntimeError("datamodel-code-generator returned several modules; expected one")  # noqa: TRY004 - a toolgen bug, not bad input
     return out
 
 

@@ -1,13 +1,18 @@
-"""`REPORT.md`: tools, coverage of the spec's operations, catalog bytes and o200k tokens per tool and
-dialect, and the build's warnings."""
+"""Stage `emit`, `REPORT.md`: tools, coverage of the spec's operations, catalog bytes and o200k tokens
+per tool and dialect, and the build's warnings.
+
+Input: the `ApiIR`, its `Catalogs` and the build's diagnostics. Output: `measure` -> a `ToolSize`
+per tool (compact-JSON bytes and tokens in each dialect); `report_markdown` -> the Markdown text.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from ..compile.ir import ApiIR
 from ..diagnostics import Diagnostic
-from ..ir import ApiIR
+from ..dialects import registry
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs
@@ -26,7 +31,7 @@ def measure(catalogs: Catalogs) -> list[ToolSize]:
     sizes: dict[str, dict[str, dict[str, int]]] = {}
     for dialect, tools in catalogs.by_dialect().items():
         for tool in tools:
-            name = tool["function"]["name"] if dialect == "openai" else tool["name"]
+            name = registry()[dialect].tool_name(tool)
             text = compact_json(tool)
             entry = sizes.setdefault(name, {"bytes": {}, "tokens": {}})
             entry["bytes"][dialect] = len(text.encode("utf-8"))
@@ -50,10 +55,10 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
         f"| operations covered by tools | {len(covered)} |",
         f"| operations skipped (see warnings) | {len(skipped)} |",
         f"| tools | {len(ir.tools)} |",
-        f"| catalog tokens, o200k (openai / anthropic / mcp) | {total_tokens['openai']} / "
-        f"{total_tokens['anthropic']} / {total_tokens['mcp']} |",
-        f"| catalog bytes (openai / anthropic / mcp) | {total_bytes['openai']} / {total_bytes['anthropic']} / "
-        f"{total_bytes['mcp']} |",
+        (f"| catalog tokens, o200k (openai / anthropic / mcp) | {total_tokens['openai']} / "
+         f"{total_tokens['anthropic']} / {total_tokens['mcp']} |"),
+        (f"| catalog bytes (openai / anthropic / mcp) | {total_bytes['openai']} / {total_bytes['anthropic']} / "
+         f"{total_bytes['mcp']} |"),
         "",
         "## Tools",
         "",

@@ -26,16 +26,11 @@ writes ``arguments``).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-import anyio
-import click
 import jsonschema_rs
 
-from .cli_call import RECEIPTS_HELP, open_registry
 from .errors import make_error
-from .loading import parse_scopes
 from .registry import Actor, Approval, CallResult, Registry
 
 APPROVAL_META_KEY = "toolgen/approval"
@@ -159,18 +154,3 @@ async def serve_stdio(registry: Registry, actor: Actor) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         await registry.aclose()
-
-
-@click.command("serve")
-@click.argument("api_or_dir")
-@click.option("--scopes", default=None, help="Comma-separated scopes of the served actor (env: TOOLGEN_SCOPES).")
-@click.option("--actor", "actor_id", default="mcp", show_default=True, help="Actor id for audit and receipts.")
-@click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
-@click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
-@click.option("--audit-log", type=click.Path(path_type=Path), default=None,
-              help="Append audit events as JSON lines to this file.")
-def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
-                  receipts_spec: str | None, audit_log: Path | None) -> None:
-    """Serve the tools of a generated package as an MCP server over stdio."""
-    registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log)
-    anyio.run(serve_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)))

@@ -1,0 +1,180 @@
+"""`toolgen call`: run one tool call through the runtime from the shell.
+
+Input: a generated package (folder or API name of the project file), a tool name, its arguments as
+JSON, the actor's scopes and an approval. Output: the runtime's result or error as JSON on stdout.
+
+    toolgen call API_OR_DIR TOOL --args JSON [--scopes a,b] [--approve PREVIEW_ID]
+                 [--base-url URL] [--receipts PATH_OR_URL] [--actor ID] [--audit-log PATH]
+
+``--receipts`` (env ``TOOLGEN_RECEIPTS``) is a SQLite file path or a store URL: ``redis://host:6379/0``
+(shared by many workers; needs the ``redis`` extra), ``sqlite:///file``, ``memory://``.
+
+Prints the structured result (``{"ok": true, "result": ..., "replayed": ...}``) or error
+(``{"ok": false, "error": {...}}``) as JSON on stdout. Exit codes (the project's table): 0 success,
+1 the tool call failed (a structured tool error), 2 bad command-line input (unreadable JSON, unknown
+package or tool), 3 internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import click
+
+from ..runtime.audit import JsonlAuditSink, MemoryAuditSink
+from ..runtime.loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
+from ..runtime.receipts import (
+    DEFAULT_RECEIPTS_PATH,
+    ReceiptStore,
+    RedisReceiptStore,
+    SqliteReceiptStore,
+    receipts_from_url,
+    receipts_scheme,
+)
+from ..runtime.registry import Actor, Approval, Registry
+from ..runtime.shaping import cursor_key_from_env
+
+RECEIPTS_HELP = ("Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB (shared by many "
+                 "workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
+
+
+class ReceiptStoreError(Exception):
+    """--receipts names a store that cannot be opened; the message is safe to print (no password)."""
+
+
+def display_receipts(spec: str) -> str:
+    """`spec` with any password in a URL replaced by ``***``."""
+    if receipts_scheme_or_none(spec) in (None, "sqlite", "memory"):
+        return spec
+    parts = urlsplit(spec)
+    if parts.password is None:
+        return spec
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+def receipts_scheme_or_none(spec: str) -> str | None:
+    try:
+        return receipts_scheme(spec)
+    except ValueError:
+        return None
+
+
+def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
+    """The receipt store named by ``--receipts`` / ``TOOLGEN_RECEIPTS`` (default
+    `DEFAULT_RECEIPTS_PATH`) and the pagination-cursor key that goes with it: ``TOOLGEN_CURSOR_KEY``
+    if set, else one kept beside a SQLite file, or in Redis for a Redis store (so every worker
+    accepts every other's cursors), or a random one for ``memory://``. Raises `ReceiptStoreError`."""
+    text = spec or os.environ.get("TOOLGEN_RECEIPTS") or str(DEFAULT_RECEIPTS_PATH)
+    shown = display_receipts(text)
+    try:
+        store = receipts_from_url(text)
+    except (ValueError, ImportError, OSError) as exc:
+        raise ReceiptStoreError(f"cannot open the receipt store {shown}: {exc}") from None
+    try:
+        env_key = cursor_key_from_env()
+        if env_key is not None:
+            key = env_key
+        elif isinstance(store, SqliteReceiptStore):
+            key = cursor_key_for(store.path)
+        elif receipts_scheme(text) == "redis":
+            assert isinstance(store, RedisReceiptStore)
+            key = store.shared_cursor_key()  # also checks that the server answers
+        else:
+            key = secrets.token_bytes(32)
+    except Exception as exc:  # noqa: BLE001 - e.g. redis.ConnectionError; report it, don't trace back
+        store.close()
+        raise ReceiptStoreError(f"cannot open the receipt store {shown}: {type(exc).__name__}: {exc}") from None
+    return store, key
+
+
+def open_registry(command: str, api_or_dir: str, base_url: str | None, receipts_spec: str | None,
+                  audit_log: Path | None) -> Registry:
+    """The registry behind `toolgen call` / `toolgen serve`: the generated package (name or folder),
+    its receipt store (path or URL) and audit sink. A bad argument prints one line naming `command`
+    and exits 2."""
+    try:
+        folder = resolve_package(api_or_dir)
+    except PackageNotFound as exc:
+        click.echo(f"toolgen {command}: {exc}", err=True)
+        sys.exit(2)
+    try:
+        receipts, cursor_key = open_receipts(receipts_spec)
+    except ReceiptStoreError as exc:
+        click.echo(f"toolgen {command}: {exc}", err=True)
+        sys.exit(2)
+    try:
+        return Registry.from_dir(
+            folder,
+            base_url=base_url,
+            receipts=receipts,
+            audit=JsonlAuditSink(audit_log) if audit_log else MemoryAuditSink(),
+            cursor_key=cursor_key,
+        )
+    except (OSError, ValueError) as exc:
+        receipts.close()
+        click.echo(f"toolgen {command}: cannot load {folder}: {exc}", err=True)
+        sys.exit(2)
+
+
+def _read_args(value: str) -> object:
+    if value == "-":
+        text = sys.stdin.read()
+    elif value.startswith("@"):
+        text = Path(value[1:]).read_text(encoding="utf-8")
+    else:
+        text = value
+    return json.loads(text)
+
+
+@click.command("call")
+@click.argument("api_or_dir")
+@click.argument("tool")
+@click.option("--args", "args_text", default="{}", show_default=True,
+              help="Tool arguments as a JSON object; '-' reads stdin, '@FILE' reads a file.")
+@click.option("--scopes", default=None, help="Comma-separated scopes the actor holds (env: TOOLGEN_SCOPES).")
+@click.option("--actor", "actor_id", default="cli", show_default=True, help="Actor id for audit and receipts.")
+@click.option("--approve", "preview_id", default=None, help="An approved preview_id (record tools).")
+@click.option("--approval-id", default=None,
+              help="Id of this approval: an approval is spent on one action; a second approval of the same "
+                   "preview needs its own id.")
+@click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
+@click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
+@click.option("--audit-log", type=click.Path(path_type=Path), default=None,
+              help="Append audit events as JSON lines to this file.")
+def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None, actor_id: str,
+                 preview_id: str | None, approval_id: str | None, base_url: str | None,
+                 receipts_spec: str | None, audit_log: Path | None) -> None:
+    """Run TOOL of a generated package against its API and print the structured result as JSON."""
+    try:
+        args = _read_args(args_text)
+    except RecursionError:
+        click.echo("toolgen call: --args is nested too deeply to read (arguments may nest 64 levels)", err=True)
+        sys.exit(2)
+    except (ValueError, OSError) as exc:
+        click.echo(f"toolgen call: --args is not valid JSON: {exc}", err=True)
+        sys.exit(2)
+    if not isinstance(args, dict):
+        click.echo("toolgen call: --args must be a JSON object", err=True)
+        sys.exit(2)
+    registry = open_registry("call", api_or_dir, base_url, receipts_spec, audit_log)
+    with registry:
+        if tool not in registry.specs:
+            click.echo(f"toolgen call: unknown tool {tool!r}; available: {', '.join(registry.tool_names())}",
+                       err=True)
+            sys.exit(2)
+        try:
+            result = registry.call(tool, args, actor=Actor.of(actor_id, parse_scopes(scopes)),
+                                   approval=Approval(preview_id, approved_by=actor_id, approval_id=approval_id)
+                                   if preview_id else None)
+        except Exception as exc:  # noqa: BLE001 - tool failures are data; anything raised here is a bug
+            click.echo(f"toolgen call: internal error ({type(exc).__name__})", err=True)
+            sys.exit(3)
+    click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, sort_keys=True))
+    sys.exit(0 if result.ok else 1)

@@ -1,0 +1,77 @@
+"""The exit-code table of every `toolgen` command, and `guarded`, which applies it.
+
+    0 ok · 1 check or lint failed · 2 bad input (spec, intent map, project file, arguments) · 3 internal error
+
+Input: a command function that raises `DiagnosticError` for bad input. Output: the same command,
+printing located diagnostics (`file:line:col: error[code]: message` + hint) instead of tracebacks and
+exiting with the code above. Set TOOLGEN_DEBUG=1 to see the traceback of an internal error.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import click
+
+from ..diagnostics import Diagnostic, DiagnosticError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExitCode(enum.IntEnum):
+    """The process exit codes shared by every `toolgen` command."""
+
+    OK = 0
+    CHECK_FAILED = 1
+    BAD_INPUT = 2
+    INTERNAL = 3
+
+
+def print_diagnostics(diagnostics: Iterable[Diagnostic]) -> None:
+    for d in diagnostics:
+        click.echo(_one_line_fields(d).render(), err=True)
+
+
+#: line breaks and other control characters a spec may carry in names, paths and messages: printed
+#: escaped, so one diagnostic stays one line (+ its hint) and spec text cannot forge log lines
+_CONTROL = {c: repr(chr(c))[1:-1] for c in (*range(0x20), 0x7f, 0x85, 0x2028, 0x2029)}
+
+
+def _one_line_fields(d: Diagnostic) -> Diagnostic:
+    loc = d.location
+    if loc is not None:
+        loc = replace(loc, file=loc.file.translate(_CONTROL),
+                      pointer=loc.pointer.translate(_CONTROL) if loc.pointer is not None else None)
+    return replace(d, message=d.message.translate(_CONTROL), location=loc,
+                   hint=d.hint.translate(_CONTROL) if d.hint is not None else None)
+
+
+def guarded(func: F) -> F:
+    """Map `DiagnosticError` to exit 2 and unexpected exceptions to exit 3, without tracebacks."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except DiagnosticError as exc:
+            print_diagnostics(exc.diagnostics)
+            n = sum(1 for d in exc.diagnostics if d.severity == "error")
+            click.echo(f"toolgen: {n} error{'s' if n != 1 else ''}; nothing was written.", err=True)
+            sys.exit(ExitCode.BAD_INPUT)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - an internal error: say so, point at the fix, no traceback by default
+            if os.environ.get("TOOLGEN_DEBUG"):
+                traceback.print_exc()
+            click.echo(f"toolgen: internal error: {type(exc).__name__}: {exc}", err=True)
+            click.echo("  this is a toolgen bug; rerun with TOOLGEN_DEBUG=1 and report the traceback", err=True)
+            sys.exit(ExitCode.INTERNAL)
+
+    return wrapper  # type: ignore[return-value]

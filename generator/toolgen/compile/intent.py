@@ -1,0 +1,370 @@
+"""Stage `intent`: an intent-map YAML file -> a validated `IntentMap` with source positions.
+
+Input: the path of an intent map. Output: `LoadedIntentMap`: the pydantic `IntentMap`, the path to
+show in messages and the ruamel.yaml tree that locates any key at file:line:col.
+
+The intent map says, per operation, what it means: effect, permission scope, approval, idempotency
+key, pagination, output projection and budget. Its format is defined once, by the pydantic models
+below (unknown keys are errors); the same models produce the published JSON Schema
+(`intent_map_json_schema`) that editors use.
+
+Errors are located `Diagnostic`s (file:line:col from the YAML) raised as `DiagnosticError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from .sourcemap import locate_ruamel
+
+Effect = Literal["read", "write", "destructive"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RetrySpec(_Strict):
+    """Bounded retries. Writes without an idempotency key are never retried."""
+
+    max_attempts: int | None = Field(None, ge=1, le=10, description="Tries in total, including the first.")
+    backoff_ms: int | None = Field(None, ge=0, le=60_000, description="First backoff; doubles each try.")
+    deadline_ms: int | None = Field(None, ge=1, le=600_000, description="No retry starts after this.")
+    on: list[str] | None = Field(None, description="Conditions that allow a retry: `timeout` or HTTP statuses.")
+
+
+class IdempotencySpec(_Strict):
+    """Where the idempotency key comes from and how it is sent."""
+
+    key: str = Field(description="Name of the record tool's argument that carries the key.",
+                     pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    send_as: str = Field(
+        "none",
+        description="`header:NAME`, `query:NAME`, `body:FIELD`, or `none` (used for receipts only).",
+        pattern=r"^(none|(header|query|body):.+)$",
+    )
+    honoured_by_api: bool | None = Field(
+        None,
+        description="Whether the API deduplicates requests by this key (as Stripe and the IETF Idempotency-Key "
+        "draft do: a repeat with the same key returns the first result instead of writing again). Only then does "
+        "the runtime re-send a write whose outcome is unknown; otherwise it returns `result_unknown` and never "
+        "re-sends. Lint asks for it whenever the key is sent to the API. Needs `send_as` other than `none`.",
+    )
+
+
+class PaginationSpec(_Strict):
+    """How a list operation pages; the runtime normalises it to `items` + an opaque `next_cursor`."""
+
+    style: Literal["cursor", "offset", "page", "link"]
+    items: str = Field("", description="Dotted path of the item array in the response; '' = the body is the array.")
+    cursor: str | None = Field(None, description="API parameter for the cursor / offset / page number.")
+    limit: str | None = Field(None, description="API parameter for the page size.")
+    next: str | None = Field(None, description="Dotted path of the API's next cursor in the response body.")
+    has_more: str | None = Field(None, description="Dotted path of a has-more flag in the response body.")
+    cursor_from_item: str | None = Field(
+        None, description="For `starting_after` APIs: the item field whose value on the last item is the next cursor.")
+    page_size: int | None = Field(None, ge=1, description="Default page size.")
+    max_page_size: int | None = Field(None, ge=1, le=1000, description="Upper bound the model may ask for.")
+
+
+class OutputSpec(_Strict):
+    """What of the response the model sees."""
+
+    fields: list[str] = Field(default_factory=list, description="Dotted paths to keep; empty = no projection.")
+    max_bytes: int | None = Field(None, ge=256, description="Size budget of the serialised result.")
+    redact: list[str] = Field(default_factory=list, description="Dotted paths replaced by '[redacted]'.")
+    schema_mode: Literal["strict", "warn", "off"] | None = None
+    depth: int | None = Field(None, ge=1, le=32, description="Depth kept in an unprojected output schema.")
+
+
+class ToolIntent(_Strict):
+    """One intent: an operation and what it means. Reads become one tool named by the key; write and
+    destructive intents become `preview_<key>` and `record_<key>`."""
+
+    operation: str = Field(description="operationId, or `METHOD /path` as in the spec.")
+    effect: Effect
+    permission: str | list[str] | None = Field(None, description="Scope(s) the actor needs.")
+    approval: Literal["never", "required"] | None = None
+    idempotency: IdempotencySpec | None = None
+    pagination: PaginationSpec | None = None
+    output: OutputSpec | None = None
+    description: str | None = None
+    title: str | None = None
+    timeout_ms: int | None = Field(None, ge=1, le=600_000)
+    retry: RetrySpec | None = None
+    fixed: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Parameters the runtime always sends and the model never sees, by wire name "
+                    "(`in:name` to disambiguate, e.g. `header:Notion-Version`).")
+    hide: list[str] = Field(
+        default_factory=list,
+        description="Optional parameters or body properties (wire names) the model never sees and the runtime "
+                    "never sends.")
+    null: dict[str, Literal["omit", "send"]] = Field(
+        default_factory=dict, description="Per argument: what a null value means (default omit).")
+
+
+class IncludeSpec(_Strict):
+    """A group of operations taken whole, effects inferred from the method unless given."""
+
+    match: str = Field("*", description="Glob on operationId, `METHOD /path`, or `tag:NAME`.")
+    exclude: list[str] = Field(default_factory=list, description="Globs of the same kinds to leave out.")
+    effect: Effect | Literal["inferred"] = "inferred"
+    permission: str | list[str] | None = Field(
+        None, description="Default: the operation's OAuth scopes, else `<api>:<effect>`.")
+    approval: Literal["never", "required"] | None = None
+    prefix: str = Field("", pattern=r"^[A-Za-z0-9_-]*$", description="Prefix for generated tool names.")
+    paginate: bool = Field(True, description="Detect pagination from common parameter names.")
+
+
+class Defaults(_Strict):
+    timeout_ms: int = Field(5000, ge=1, le=600_000)
+    page_size: int = Field(20, ge=1)
+    max_page_size: int = Field(100, ge=1, le=1000)
+    output_max_bytes: int = Field(16_000, ge=256)
+    output_depth: int = Field(3, ge=1, le=32, description="Most levels kept in an unprojected output schema.")
+    output_schema_nodes: int = Field(
+        400, ge=10, description="Node budget of an unprojected output schema: fewer levels are kept when the "
+                                "deepest allowed level would exceed it.")
+    output_schema_mode: Literal["strict", "warn", "off"] = "warn"
+    approval_write: Literal["never", "required"] = "required"
+    approval_destructive: Literal["never", "required"] = "required"
+    description_max_chars: int = Field(1000, ge=80)
+    argument_description_max_chars: int = Field(200, ge=40)
+    output_descriptions: bool = Field(
+        False, description="Keep property descriptions in output schemas (they cost catalog tokens).")
+    retry: RetrySpec = RetrySpec()
+
+
+class AuthSpec(_Strict):
+    """The runtime secret of a security scheme. For a spec that declares no security (GitHub's), give
+    `kind` (and for apiKey `in`/`name`): the credential then applies to every operation."""
+
+    secret: str = Field(description="Name of the runtime secret (environment variable) holding the credential.",
+                        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    kind: Literal["bearer", "basic", "apiKey"] | None = Field(
+        None, description="Declare a scheme the spec lacks: bearer, basic or apiKey.")
+    in_: Literal["header", "query", "cookie"] = Field("header", alias="in")
+    name: str | None = Field(None, description="apiKey parameter name (default: Authorization).")
+
+
+class Budgets(_Strict):
+    max_schema_nodes: int = Field(20_000, ge=10)
+    max_schema_depth: int = Field(64, ge=2)
+    max_parameters: int = Field(500, ge=1)
+
+
+class ApiSpec(_Strict):
+    name: str | None = Field(None, pattern=r"^[a-z_][a-z0-9_]*$",
+                             description="API name: lower-case letters, digits, '_' (also the Python package name).")
+
+    @field_validator("name")
+    @classmethod
+    def _importable(cls, value: str | None) -> str | None:
+        import keyword
+
+        if value is not None and (keyword.iskeyword(value) or keyword.issoftkeyword(value)):
+            raise ValueError(f"{value!r} is a Python keyword, so the generated package could not be imported")
+        return value
+    title: str | None = None
+    base_url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict,
+                                    description="Headers the runtime sends on every call (e.g. an API version).")
+
+
+class IntentMap(_Strict):
+    """The whole intent map file."""
+
+    toolgen: Literal[1] = Field(description="Format version of the intent map.")
+    spec: str | None = Field(None, description="Path of the OpenAPI document, relative to this file.")
+    allow_external_refs: bool = Field(
+        False, description="Bundle `$ref`s to other files (never URLs) into the spec before building.")
+    api: ApiSpec = ApiSpec()
+    auth: dict[str, AuthSpec] = Field(default_factory=dict, description="securitySchemes key -> runtime secret.")
+    defaults: Defaults = Defaults()
+    budgets: Budgets = Budgets()
+    tools: dict[str, ToolIntent] = Field(default_factory=dict)
+    include: list[IncludeSpec] = Field(default_factory=list)
+
+    @field_validator("tools")
+    @classmethod
+    def _tool_keys(cls, value: dict[str, ToolIntent]) -> dict[str, ToolIntent]:
+        return value
+
+
+@dataclass
+class LoadedIntentMap:
+    """A validated intent map plus what is needed to locate its keys in diagnostics."""
+
+    model: IntentMap
+    path: Path
+    display: str
+    root: Any  # ruamel round-trip tree
+
+    def locate(self, *keys: str | int) -> SourceLocation:
+        """file:line:col of the key path (e.g. ``("tools", "get_ticket", "operation")``)."""
+        tokens = [str(k) for k in keys]
+        line, col = locate_ruamel(self.root, tokens) if self.root is not None else (None, None)
+        pointer = "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+        return SourceLocation(self.display, line, col, pointer)
+
+    def spec_path(self) -> Path | None:
+        if self.model.spec is None:
+            return None
+        return (self.path.parent / self.model.spec)
+
+
+def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
+    """Read and validate an intent map. Raises `DiagnosticError` with located diagnostics."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
+
+    display = display or display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DiagnosticError([Diagnostic("file-not-found", "error", f"intent map not found: {display}",
+                                          SourceLocation(display), "check the path")])
+    except IsADirectoryError:
+        raise DiagnosticError([Diagnostic("file-unreadable", "error", f"{display} is a folder, not an intent map",
+                                          SourceLocation(display), "name the intent map's .yaml file")])
+    except UnicodeDecodeError as exc:
+        raise DiagnosticError([Diagnostic("file-encoding", "error", f"{display} is not UTF-8 text (byte {exc.start})",
+                                          SourceLocation(display), "save the intent map as UTF-8 YAML")])
+    except OSError as exc:
+        raise DiagnosticError([Diagnostic("file-unreadable", "error", f"cannot read {display}: {exc.strerror}",
+                                          SourceLocation(display), "check that the file exists and is readable")])
+    yaml = YAML(typ="rt")
+    try:
+        root = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise DiagnosticError([Diagnostic(
+            "yaml-syntax", "error", f"invalid YAML: {exc.problem}",
+            SourceLocation(display, mark.line + 1 if mark else None, mark.column + 1 if mark else None),
+            "fix the YAML syntax at this position")])
+    except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
+        raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
+    if root is None:
+        root = {}
+    if not isinstance(root, dict):
+        raise DiagnosticError([Diagnostic("intent-not-mapping", "error", "an intent map must be a mapping",
+                                          SourceLocation(display, 1, 1), "start from `toolgen init SPEC`")])
+    data = plain_yaml(root)
+    try:
+        model = IntentMap.model_validate(data)
+    except ValidationError as exc:
+        diagnostics = []
+        for err in exc.errors():
+            loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal[")))]
+            tokens = [str(p) for p in loc]
+            line, col = locate_ruamel(root, tokens)
+            pointer = "".join("/" + t for t in tokens)
+            message, hint = _explain(err, loc, data)
+            diagnostics.append(Diagnostic("intent-invalid", "error", message,
+                                          SourceLocation(display, line, col, pointer), hint))
+        raise DiagnosticError(diagnostics)
+    return LoadedIntentMap(model, path, display, root)
+
+
+def plain_yaml(node: Any) -> Any:
+    """A ruamel round-trip tree as plain JSON values (str keys, str/int/float/bool/None leaves)."""
+    if isinstance(node, dict):
+        return {str(k): plain_yaml(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [plain_yaml(v) for v in node]
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return str(node)
+
+
+_FIELD_DOCS = {
+    "effect": "one of read, write, destructive",
+    "approval": "one of never, required",
+    "toolgen": "the format version; write `toolgen: 1`",
+    "send_as": "write `header:NAME`, `query:NAME`, `body:FIELD` or `none`, e.g. header:Idempotency-Key",
+    "key": "the name of the record tool's argument: letters, digits and '_', e.g. action_id",
+    "name": "lower-case letters, digits and '_', starting with a letter or '_' (it is also a Python package name)",
+    "secret": "an environment-variable name: letters, digits and '_'",
+    "style": "one of cursor, offset, page, link",
+    "schema_mode": "one of strict, warn, off",
+}
+
+
+def _explain(err: Any, loc: list[Any], data: Any) -> tuple[str, str | None]:
+    """A readable message + hint for one pydantic error."""
+    where = ".".join(str(p) for p in loc) or "(top level)"
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        key = str(loc[-1]) if loc else ""
+        parent_model = _model_at(loc[:-1])
+        known = sorted(parent_model.model_fields) if parent_model else []
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(known)}" if known else None)
+        return f"unknown key `{key}` in {'.'.join(str(p) for p in loc[:-1]) or 'the intent map'}", hint
+    if kind == "missing":
+        field = str(loc[-1]) if loc else ""
+        return f"missing required key `{field}` in {'.'.join(str(p) for p in loc[:-1]) or 'the intent map'}", \
+            _FIELD_DOCS.get(field)
+    field = str(loc[-1]) if loc else ""
+    value = err.get("input")
+    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return f"{where}: {err['msg']} (got {shown})", _FIELD_DOCS.get(field)
+
+
+def _model_at(loc: list[Any]) -> type[BaseModel] | None:
+    """The pydantic model class that validates the object at `loc` (for did-you-mean hints)."""
+    model: type[BaseModel] | None = IntentMap
+    i = 0
+    while model is not None and i < len(loc):
+        key = loc[i]
+        field = model.model_fields.get(str(key))
+        if field is None:
+            return None
+        annotation = field.annotation
+        nested = _models_in(annotation)
+        if str(key) in ("tools", "auth"):
+            i += 2  # dict key then the value
+        elif str(key) == "include":
+            i += 2  # list index then the value
+        else:
+            i += 1
+        model = nested
+    return model
+
+
+def _models_in(annotation: Any) -> type[BaseModel] | None:
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _models_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def intent_map_json_schema() -> dict[str, Any]:
+    """The published JSON Schema (2020-12) of the intent-map format."""
+    schema = IntentMap.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://toolgen.dev/schemas/intent-map-1.json"
+    schema["title"] = "toolgen intent map"
+    return schema
+
+
+SEND_AS_RE = re.compile(r"^(header|query|body):(.+)$")

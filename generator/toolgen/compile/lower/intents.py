@@ -1,0 +1,239 @@
+"""Stage `lower`, the driver: spec operations + intents -> the frozen IR (`ApiIR` of `Tool`s).
+
+Input: a `SpecDocument` and a `LoadedIntentMap`. Output: `ApiIR`. Explicit intents are lowered first,
+then every operation an `include` group matches and no tool covers yet (its intent inferred from
+the HTTP method; its name from the operationId, shortened and made unique). Diagnostics go to the
+sink: errors in explicit intents make the build fail (the caller raises), while an operation that
+an `include` group cannot lower is skipped with a warning that says why (never silently dropped).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from typing import Any
+
+from ...diagnostics import DiagnosticError, DiagnosticSink
+from ...naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, tool_name_problem
+from ..intent import IdempotencySpec, IncludeSpec, LoadedIntentMap, ToolIntent
+from ..ir import ApiIR, Effect, OperationRef, SkippedOperation, Tool
+from ..load import SpecDocument
+from ..operations import (
+    Operation,
+    find_operation,
+    idempotency_header,
+    list_operations,
+    operation_matches,
+    suggest_operations,
+)
+from ..schema import SchemaBudget, SchemaConverter
+from .context import Ctx, Skip
+from .parameters import merged_parameters
+from .tools import lower_intent
+
+READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
+              "describe", "download", "export", "retrieve", "show", "head", "options")
+
+
+def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str,
+          progress: Callable[[int, int], None] | None = None) -> ApiIR:
+    """Lower every intent (explicit tools first, then include groups) to tools.
+
+    Raises nothing for bad intents: errors are added to `sink` (the caller decides to stop).
+    `progress(done, total)`, if given, is called as each explicit intent and each operation an include
+    group looks at is taken up (total = explicit intents + operations x include groups); it only
+    reports, the result does not depend on it.
+    """
+    model = intents.model
+    budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)
+    ctx = Ctx(doc, intents, sink, api_name, SchemaConverter(doc, sink, budget))
+    operations = list_operations(doc)
+    tools: list[Tool] = []
+    covered: dict[str, str] = {}
+    skipped: list[SkippedOperation] = []
+
+    _check_intent_map(ctx, operations)
+    total, done = len(model.tools) + len(operations) * len(model.include), 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    for key, intent in model.tools.items():
+        step()
+        loc = intents.locate("tools", key, "operation")
+        op = find_operation(operations, intent.operation)
+        if op is None:
+            close = suggest_operations(operations, intent.operation)
+            sink.error("operation-not-found", f"operation {intent.operation!r} (intent `{key}`) is not in "
+                       f"{doc.display}", loc,
+                       f"did you mean {', '.join(repr(c) for c in close)}?" if close else
+                       "use an operationId or `METHOD /path` exactly as written in the spec")
+            continue
+        problem = _explicit_name_problem(key, intent.effect)
+        if problem:
+            sink.error("tool-name-invalid", f"intent `{key}` for operation {op.synthetic_id!r}: {problem}",
+                       intents.locate("tools", key), "choose a shorter name of letters, digits, '_' and '-' "
+                       "(write intents get a 'preview_'/'record_' prefix, which counts toward 64)")
+            continue
+        try:
+            new = lower_intent(ctx, op, key, intent, ("tools", key), explicit=True)
+        except Skip as skip:
+            sink.error(skip.code, skip.message, skip.location, skip.hint)
+            continue
+        except DiagnosticError as exc:
+            sink.extend(exc.diagnostics)
+            continue
+        tools.extend(new)
+        covered.setdefault(op.pointer, key)
+
+    for index, group in enumerate(model.include):
+        for op in operations:
+            step()
+            if op.pointer in covered:
+                continue
+            if not operation_matches(op, group.match) or any(operation_matches(op, p) for p in group.exclude):
+                continue
+            try:
+                intent, name = _infer_intent(ctx, op, group)
+                new = lower_intent(ctx, op, name, intent, ("include", index), explicit=False, group=group)
+            except Skip as skip:
+                sink.warning(skip.code, f"skipped {op.key}: {skip.message}", skip.location or doc.locate(op.pointer),
+                             skip.hint)
+                skipped.append(SkippedOperation(_op_ref(op), skip.message, skip.code))
+                covered[op.pointer] = ""
+                continue
+            except DiagnosticError as exc:
+                first = exc.diagnostics[0]
+                for d in exc.diagnostics:
+                    sink.warning(d.code, f"skipped {op.key}: {d.message}", d.location, d.hint)
+                skipped.append(SkippedOperation(_op_ref(op), first.message, first.code))
+                covered[op.pointer] = ""
+                continue
+            tools.extend(new)
+            covered[op.pointer] = name
+
+    raw_info = doc.data.get("info")
+    info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
+    base_url = model.api.base_url or _server_url(doc)
+    ops = tuple(_op_ref(op) for op in operations)
+    return ApiIR(
+        name=api_name,
+        title=model.api.title or str(info.get("title") or api_name),
+        version=str(info.get("version") or ""),
+        base_url=base_url,
+        spec_display=doc.display,
+        intent_display=intents.display,
+        tools=tuple(sorted(tools, key=lambda t: t.name)),
+        operations=ops,
+        covered=tuple(p for p, name in covered.items() if name),
+        skipped=tuple(skipped),
+    )
+
+
+def _check_intent_map(ctx: Ctx, operations: list[Operation]) -> None:
+    """Checks of the intent map as a whole against the spec (located errors and warnings)."""
+    model, sink, intents = ctx.intents.model, ctx.sink, ctx.intents
+    schemes = (ctx.doc.data.get("components") or {}).get("securitySchemes") or {}
+    for name, spec in model.auth.items():
+        if spec.kind is None and name not in schemes:
+            close = difflib.get_close_matches(name, [str(k) for k in schemes], n=1)
+            sink.error("auth-scheme-unknown", f"auth names security scheme {name!r}, which the spec does not declare",
+                       intents.locate("auth", name),
+                       f"did you mean `{close[0]}`?" if close else
+                       "use a key of components.securitySchemes, or declare the credential with `kind:`")
+    for key, intent in model.tools.items():
+        scopes = [intent.permission] if isinstance(intent.permission, str) else list(intent.permission or [])
+        for scope in scopes:
+            if not scope.strip() or any(c.isspace() for c in scope):
+                sink.error("permission-invalid", f"intent `{key}`: permission {scope!r} is not one scope",
+                           intents.locate("tools", key, "permission"),
+                           "write one scope, or a list of scopes: permission: [a:read, b:read]")
+    for index, group in enumerate(model.include):
+        if not any(operation_matches(op, group.match) for op in operations):
+            sink.warning("include-matches-nothing", f"include pattern {group.match!r} matches no operation of the spec",
+                         intents.locate("include", index, "match"),
+                         "patterns match an operationId, `METHOD /path` or `tag:NAME` (globs allowed)")
+
+
+def _op_ref(op: Operation) -> OperationRef:
+    return OperationRef(op.method, op.path, op.operation_id, op.pointer)
+
+
+def _server_url(doc: SpecDocument) -> str:
+    servers = doc.data.get("servers")
+    if isinstance(servers, list) and servers and isinstance(servers[0], dict):
+        url = str(servers[0].get("url") or "")
+        variables = servers[0].get("variables") or {}
+        if isinstance(variables, dict):
+            for name, var in variables.items():
+                if isinstance(var, dict) and "default" in var:
+                    url = url.replace("{" + str(name) + "}", str(var["default"]))
+        return url.rstrip("/")
+    return ""
+
+
+def _explicit_name_problem(key: str, effect: Effect) -> str | None:
+    if effect == "read":
+        return tool_name_problem(key)
+    return tool_name_problem("preview_" + key)
+
+
+def _infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolIntent, str]:
+    if op.method == "TRACE":
+        raise Skip("operation-method-unsupported", "TRACE operations are not turned into tools",
+                   ctx.doc.locate(op.pointer))
+    effect: Effect
+    if group.effect != "inferred":
+        effect = group.effect
+    elif op.method in ("GET", "HEAD", "OPTIONS"):
+        effect = "read"
+    elif op.method == "DELETE":
+        effect = "destructive"
+    else:
+        effect = "write"
+    defaults = ctx.intents.model.defaults
+    approval = group.approval or (
+        None if effect == "read" else defaults.approval_destructive if effect == "destructive"
+        else defaults.approval_write)
+    idempotency = None
+    if effect != "read":
+        header = _idempotency_header(ctx, op)
+        if header is not None:
+            idempotency = IdempotencySpec(key="idempotency_key", send_as=f"header:{header}")
+        else:
+            idempotency = IdempotencySpec(key="action_id", send_as="none")
+    name = _include_name(ctx, op, group, effect)
+    intent = ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=approval,
+                        idempotency=idempotency)
+    return intent, name
+
+
+def _idempotency_header(ctx: Ctx, op: Operation) -> str | None:
+    return idempotency_header(param for param, _ in merged_parameters(ctx, op))
+
+
+def _include_name(ctx: Ctx, op: Operation, group: IncludeSpec, effect: Effect) -> str:
+    base = group.prefix + snake_case(op.synthetic_id)
+    if not base:
+        base = "op"
+    if effect == "read" and not base.startswith(READ_VERBS) and not group.prefix:
+        base = "get_" + base
+    limit = MAX_TOOL_NAME - (len("preview_") if effect != "read" else 0)
+    short = shorten(base, limit, seed=op.pointer)
+    taken = set(ctx.names)
+    def full(b: str) -> list[str]:
+        return [b] if effect == "read" else ["preview_" + b, "record_" + b]
+
+    if any(n in taken for n in full(short)):
+        short = shorten(f"{base}_{stable_suffix(op.pointer, 6)}", limit, seed=op.pointer + "#dup")
+        ctx.sink.warning("name-collision", f"{op.key}: tool name {base!r} is taken; using {short!r}",
+                         ctx.doc.locate(op.pointer), "give the operation a distinct operationId or an explicit intent")
+    if short != base:
+        ctx.sink.warning("name-shortened",
+                         f"operationId {op.synthetic_id!r} gives tool name {base!r} ({len(base)} chars); "
+                         f"shortened to {', '.join(full(short))}",
+                         ctx.doc.locate(op.pointer), "add an explicit intent to choose a name")
+    return short

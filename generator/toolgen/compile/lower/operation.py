@@ -1,0 +1,123 @@
+"""One operation, lowered once: its parameters, request body, security and outputs -> `Lowered`.
+
+Input: an `Operation`, the intent that maps it (and its include group, if any) and where the intent
+sits in the intent map. Output: `Lowered`: the tool arguments (parameters, then body properties, then
+the paging arguments; every name distinct), the body encoding, the output schema, the pagination,
+the fixed values, the credentials the runtime injects, the success statuses and the operation's
+OAuth scopes. The preview and record tools of a write share it. Raises `Skip` (and `DiagnosticError`
+for a broken ``$ref``) when the operation cannot become a tool as the intent says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ...diagnostics import SourceLocation
+from ...naming import arg_name
+from ..intent import IncludeSpec, ToolIntent
+from ..ir import ArgBinding
+from ..operations import Operation
+from .body import body_arguments
+from .context import Arg, Ctx, Lowered, Skip
+from .outputs import strip_descriptions, success_response, tool_output_schema
+from .paging import lower_pagination, paging_args, paging_params, paging_spec
+from .parameters import merged_parameters, parameter_args
+from .security import operation_auth
+
+
+def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: tuple[str | int, ...],
+                    *, explicit: bool, group: IncludeSpec | None) -> Lowered:
+    """Lower `op` for `intent` (see the module docstring); `where` locates the intent's keys when it is
+    explicit (an include group's operation is located at the operation in the spec)."""
+    doc = ctx.doc
+    model = ctx.intents.model
+    defaults = model.defaults
+    auth, op_scopes, key_params = operation_auth(ctx, op)
+    params = merged_parameters(ctx, op)
+    if len(params) > model.budgets.max_parameters:
+        raise Skip("operation-too-many-parameters",
+                   f"{len(params)} parameters exceed budgets.max_parameters ({model.budgets.max_parameters})",
+                   doc.locate(op.pointer), "raise budgets.max_parameters or leave this operation out")
+
+    def iloc(*more: str | int) -> SourceLocation | None:
+        return ctx.intents.locate(*where, *more) if explicit else doc.locate(op.pointer)
+
+    # read-only: `tool_output_schema` builds a new tree (projection / depth limit) from it
+    response_schema, success, response_ptr, link_header = success_response(ctx, op, copy=False)
+    pag_spec = paging_spec(ctx, op, intent, group, params, response_schema, link_header)
+    plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,
+                          paging=paging_params(op, pag_spec, params, iloc), iloc=iloc)
+    args, hidden = plan.args, plan.hidden
+    encoding, content_type, body_args = body_arguments(ctx, op, intent, defaults.argument_description_max_chars)
+    for arg in body_args:
+        assert arg.binding is not None
+        if arg.binding.wire_name in hidden and arg.binding.wire_name:
+            if arg.required:
+                raise Skip("hide-required", f"`hide` names {arg.binding.wire_name!r}, a required body property "
+                           f"of {op.key}", iloc("hide"), "only optional properties can be hidden")
+            hidden.discard(arg.binding.wire_name)
+            continue
+        args.append(arg)
+    if hidden:
+        first = min(hidden)
+        raise Skip("hide-unknown", f"`hide` names {first!r}, which is not a parameter or body property of {op.key}",
+                   iloc("hide"), "use the wire name as written in the spec")
+
+    reserved = set()
+    pagination = None
+    if pag_spec is not None:
+        pagination = lower_pagination(ctx, op, pag_spec, defaults, response_schema, iloc)
+        reserved = {pagination.cursor_arg, pagination.page_size_arg}
+    if intent.idempotency is not None:
+        reserved.add(intent.idempotency.key)
+    args = _dedupe_names(args, reserved)
+    for name, means in intent.null.items():
+        hit = next((a for a in args if a.name == name), None)
+        if hit is None or hit.binding is None:
+            raise Skip("null-unknown-argument", f"`null` names {name!r}, which is not an argument of {op.key}",
+                       iloc("null", name), "available: " + ", ".join(a.name for a in args))
+        hit.binding = _replace_binding(hit.binding, null_means=means)
+    if pagination is not None:
+        args.extend(paging_args(pagination))
+    output_schema = tool_output_schema(ctx, op, intent, pagination, response_schema, response_ptr, iloc)
+    if not defaults.output_descriptions:
+        output_schema = strip_descriptions(output_schema)
+    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed), plan.auth, success,
+                   op_scopes)
+
+
+def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:
+    """Give every argument a distinct name; on a clash the later location gets `<in>_<name>` and both
+    descriptions say where they go (binding keeps the wire name)."""
+    taken: dict[str, Arg] = {}
+    clashed: set[int] = set()
+    for arg in args:
+        assert arg.binding is not None
+        base = arg.name
+        name = base
+        if name in taken or name in reserved:
+            if name in taken:
+                clashed.add(id(taken[name]))
+            clashed.add(id(arg))
+            name = arg_name(f"{arg.binding.location}_{base}")
+            n = 2
+            while name in taken or name in reserved:
+                name = arg_name(f"{arg.binding.location}_{base}_{n}")
+                n += 1
+        arg.name = name
+        taken[name] = arg
+    for arg in args:
+        assert arg.binding is not None
+        arg.binding = _replace_binding(arg.binding, arg=arg.name)
+        if id(arg) in clashed:
+            where = {"path": "the URL path", "query": "the query string", "header": "a request header",
+                     "cookie": "a cookie", "body": "the request body"}[arg.binding.location]
+            note = f"Sent in {where} as `{arg.binding.wire_name}`."
+            text = arg.schema.get("description")
+            arg.schema["description"] = f"{text} {note}" if isinstance(text, str) and text else note
+    return args
+
+
+def _replace_binding(b: ArgBinding, **changes: Any) -> ArgBinding:
+    return replace(b, **changes)

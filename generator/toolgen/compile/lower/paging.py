@@ -1,0 +1,118 @@
+"""Pagination: the intent's `pagination` (or one detected for an include group) -> the tool's paging.
+
+Input: a `PaginationSpec`, the operation's query parameters and its success response. Output: the
+IR `Pagination` (style, where the items, the next cursor and `has_more` are, page sizes), the query
+parameters the runtime fills while paging, and the `cursor` / `page_size` arguments the model passes
+instead. Paths that name nothing in the response, or parameters the operation lacks, raise `Skip`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..intent import IncludeSpec, PaginationSpec, ToolIntent
+from ..ir import Pagination
+from ..operations import Operation
+from ..pagination import detect
+from .context import Arg, Ctx, Locate, Skip
+from .outputs import field_schema
+
+
+def paging_spec(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None,
+                params: list[tuple[dict[str, Any], str]], response: Any, link_header: bool) -> PaginationSpec | None:
+    """The intent's `pagination`, or for a read of an include group with `paginate`, what
+    `toolgen.compile.pagination.detect` finds in the query parameters, the response and its Link
+    header. A detected guess the response does not bear out is dropped with a
+    ``pagination-not-detected`` note: the tool is built without paging, not skipped."""
+    spec: PaginationSpec | None = intent.pagination
+    if spec is not None or group is None or not group.paginate or intent.effect != "read":
+        return spec
+    doc = ctx.doc
+    detected = detect(
+        [str(p.get("name")) for p, _ in params if p.get("in") == "query"],
+        response, link_header,
+        param_types={str(p.get("name")): p["schema"]["type"] for p, _ in params
+                     if p.get("in") == "query" and isinstance(p.get("schema"), dict)
+                     and isinstance(p["schema"].get("type"), str)})
+    if detected is None:
+        return None
+    spec = PaginationSpec(style=detected.style, items=detected.items,  # type: ignore[arg-type,unused-ignore]
+                          cursor=detected.cursor, limit=detected.limit, next=detected.next,
+                          has_more=detected.has_more, cursor_from_item=detected.cursor_from_item)
+    try:  # a guess the response does not bear out: build the tool without paging, not skip it
+        lower_pagination(ctx, op, spec, ctx.intents.model.defaults, response, lambda *_: doc.locate(op.pointer))
+    except Skip as skip:
+        ctx.sink.info("pagination-not-detected", f"{op.key}: looks paginated, but {skip.message}; the tool "
+                      "returns one page as the API sends it", doc.locate(op.pointer),
+                      "declare `pagination` in an explicit intent to page it")
+        return None
+    return spec
+
+
+def paging_params(op: Operation, spec: PaginationSpec | None, params: list[tuple[dict[str, Any], str]],
+                  iloc: Locate) -> set[str]:
+    """The query parameters the runtime fills while paging (`cursor`, `limit`): never tool arguments.
+    Raises `Skip` when one is not a query parameter of `op`, or when a cursor, offset or page style
+    names no `cursor` parameter."""
+    found: set[str] = set()
+    if spec is None:
+        return found
+    for attr in ("cursor", "limit"):
+        name = getattr(spec, attr)
+        if name is None:
+            continue
+        if not any(p.get("in") == "query" and p.get("name") == name for p, _ in params):
+            raise Skip("pagination-param-missing",
+                       f"pagination.{attr} names query parameter {name!r}, which {op.key} does not have",
+                       iloc("pagination", attr),
+                       "available query parameters: " + ", ".join(
+                           sorted(str(p.get("name")) for p, _ in params if p.get("in") == "query")) or "none")
+        found.add(name)
+    if spec.style in ("cursor", "offset", "page") and spec.cursor is None:
+        raise Skip("pagination-cursor-missing", f"pagination style {spec.style!r} needs `cursor` "
+                   "(the API parameter that takes the cursor/offset/page)", iloc("pagination"))
+    return found
+
+
+def paging_args(pagination: Pagination) -> list[Arg]:
+    """The two arguments a paged tool takes instead of the API's paging parameters."""
+    return [
+        Arg(pagination.cursor_arg, {
+            "type": ["string", "null"],
+            "description": "next_cursor of the previous page; omit for the first page.",
+        }, None, False),
+        Arg(pagination.page_size_arg, {
+            "type": "integer", "minimum": 1, "maximum": pagination.max_page_size,
+            "description": f"Default {pagination.default_page_size}.",
+        }, None, False),
+    ]
+
+
+def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: Any, response: Any, iloc: Any
+                ) -> Pagination:
+    max_size = spec.max_page_size or defaults.max_page_size
+    page_size = min(spec.page_size or defaults.page_size, max_size)
+    if field_schema(response, spec.items, array=True) is None:
+        raise Skip("pagination-items-missing",
+                   f"pagination.items {spec.items!r} is not an array in the success response of {op.key}",
+                   iloc("pagination", "items"), "give the dotted path of the item array ('' for an array body)")
+    for attr in ("next", "has_more"):
+        path = getattr(spec, attr)
+        if path is not None and field_schema(response, path) is None:
+            raise Skip("pagination-field-missing",
+                       f"pagination.{attr} {path!r} is not a field of the success response of {op.key}",
+                       iloc("pagination", attr), "give the dotted path of that field in the response body")
+    if spec.cursor_from_item is not None:
+        items = field_schema(response, spec.items, array=True) or {}
+        if field_schema(items.get("items"), spec.cursor_from_item, defs=response.get("$defs")) is None:
+            raise Skip("pagination-field-missing",
+                       f"pagination.cursor_from_item {spec.cursor_from_item!r} is not a field of the items of "
+                       f"{op.key}", iloc("pagination", "cursor_from_item"), "name a field of one item, e.g. id")
+    if spec.style == "cursor" and spec.next is None and spec.cursor_from_item is None:
+        raise Skip("pagination-next-missing",
+                   f"cursor pagination of {op.key} needs `next` (where the next cursor is in the response) or "
+                   "`cursor_from_item` (+ `has_more`): without them no next page can be reached",
+                   iloc("pagination"), "e.g. next: next_cursor, or cursor_from_item: id with has_more: has_more")
+    return Pagination(style=spec.style, items_field=spec.items, cursor_param=spec.cursor, limit_param=spec.limit,
+                      next_field=spec.next, has_more_field=spec.has_more, cursor_from_item=spec.cursor_from_item,
+                      default_page_size=page_size, max_page_size=max_size)

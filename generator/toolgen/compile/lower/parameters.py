@@ -1,0 +1,184 @@
+"""Parameters: an operation's path, query, header and cookie parameters -> tool arguments and the
+values the runtime sends on its own.
+
+Input: the path item's and the operation's parameter objects (the operation's win on the same name
+and location; ``$ref``s followed) and the intent (`hide`, `fixed`, the idempotency key's wire name).
+Output: `ParameterArgs`: one argument per parameter the model passes (a valid argument name, the
+parameter's converted schema and description, a binding that keeps the wire name, style and explode),
+the fixed values, and the credentials the runtime injects instead of the model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from ...naming import arg_name
+from ...pointer import join_pointer
+from ..intent import ToolIntent
+from ..ir import ArgBinding, AuthBinding, FixedValue
+from ..load import SpecDocument
+from ..operations import Operation
+from ..schema import SchemaConverter
+from .context import Arg, Ctx, Locate, Skip
+from .security import secret_name
+from .text import cap_text
+
+MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", "user-agent", "host"}
+CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE)
+LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
+
+
+def merged_parameters(ctx: Ctx, op: Operation) -> list[tuple[dict[str, Any], str]]:
+    """Path-item parameters overridden by operation parameters (same name + in), refs resolved."""
+    merged: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
+    for owner, owner_ptr in ((op.path_item, op.path_item_pointer), (op.node, op.pointer)):
+        params = owner.get("parameters")
+        if not isinstance(params, list):
+            continue
+        for i, raw in enumerate(params):
+            ptr = join_pointer(owner_ptr, "parameters", i)
+            node, target_ptr = ctx.converter.resolve(raw, ptr)
+            if not isinstance(node, dict) or "name" not in node or "in" not in node:
+                raise Skip("parameter-invalid", f"parameter at #{ptr} has no `name`/`in`", ctx.doc.locate(ptr),
+                           "fix the parameter object")
+            merged[(str(node["name"]), str(node["in"]))] = (node, target_ptr)
+    return list(merged.values())
+
+
+@dataclass
+class ParameterArgs:
+    """What an operation's parameters become: the arguments the model sees, the values the runtime
+    always sends (`api.headers`, `fixed`), the credentials found among them, and the `hide` entries no
+    parameter matched (the request body may still have them)."""
+
+    args: list[Arg]
+    fixed: list[FixedValue]
+    auth: tuple[AuthBinding, ...]
+    hidden: set[str]
+
+
+def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tuple[dict[str, Any], str]], *,
+                   auth: tuple[AuthBinding, ...], key_params: set[tuple[str, str]], paging: set[str],
+                   iloc: Locate) -> ParameterArgs:
+    """The parameters in argument order (path, query, header, cookie; path ones as the path names
+    them), minus what the model must not pass: the paging parameters (`paging`), apiKey credentials
+    (`key_params`), hidden ones, headers the runtime manages or sends from `api.headers`, the
+    idempotency key's wire parameter, `fixed` values (checked against the parameter's schema) and
+    parameters that look like credentials (sent from a secret, with a ``param-credential`` note).
+    Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
+    names no parameter."""
+    doc, sink = ctx.doc, ctx.sink
+    model = ctx.intents.model
+    desc_limit = model.defaults.argument_description_max_chars
+    hidden = set(intent.hide)
+    fixed_specs = dict(intent.fixed)
+    fixed: list[FixedValue] = [FixedValue("header", k, v) for k, v in sorted(model.api.headers.items())]
+    api_headers = {k.lower() for k in model.api.headers}
+    idem_wire: tuple[str, str] | None = None
+    if intent.idempotency is not None and intent.idempotency.send_as != "none":
+        loc_, wire_ = intent.idempotency.send_as.split(":", 1)
+        idem_wire = (loc_, wire_.lower())
+
+    args: list[Arg] = []
+    for param, ptr in sorted(params, key=lambda pp: (LOCATION_ORDER.get(str(pp[0].get("in")), 9),
+                                                     _path_order(op.path, pp[0]))):
+        where_in = str(param.get("in"))
+        wire = str(param.get("name"))
+        if where_in not in ("path", "query", "header", "cookie"):
+            raise Skip("parameter-invalid", f"parameter {wire!r} has unknown location {where_in!r}",
+                       doc.locate(ptr), "use path, query, header or cookie")
+        if where_in == "query" and wire in paging:
+            continue
+        if (where_in, wire.lower()) in key_params:
+            continue  # an apiKey credential, injected by the runtime
+        if wire in hidden:
+            if param.get("required") or where_in == "path":
+                raise Skip("hide-required", f"`hide` names {wire!r}, a required parameter of {op.key}",
+                           iloc("hide"), "only optional parameters can be hidden; use `fixed` to set a value")
+            hidden.discard(wire)
+            continue
+        if where_in == "header" and wire.lower() in api_headers:
+            continue  # sent by the runtime from api.headers
+        if where_in == "header" and wire.lower() in MANAGED_HEADERS:
+            if wire.lower() == "authorization" and not auth:
+                auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
+                                           secret_name(ctx.api, "", 1)),)
+            continue
+        if idem_wire is not None and (where_in, wire.lower()) == idem_wire:
+            continue  # replaced by the idempotency key argument
+        fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
+        if fixed_key is not None:
+            value = fixed_specs.pop(fixed_key)
+            problem = _value_problem(_param_schema(ctx, param, ptr), value)
+            if problem:
+                raise Skip("fixed-invalid", f"`fixed` value {value!r} for parameter {wire!r} of {op.key} is "
+                           f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
+            fixed.append(FixedValue(where_in, wire, value))  # type: ignore[arg-type]
+            continue
+        if where_in in ("header", "query", "cookie") and CREDENTIAL_NAME.search(wire) and (
+                param.get("required") or where_in == "header"):
+            secret = re.sub(r"[^A-Za-z0-9]+", "_", f"{ctx.api}_{wire}").upper().strip("_")
+            auth = auth + (AuthBinding(f"{where_in}:{wire}", "apiKey", where_in, wire, secret),)  # type: ignore[arg-type]
+            sink.info("param-credential", f"{op.key}: {where_in} parameter {wire!r} looks like a credential; "
+                      f"the runtime sends it from secret {secret} instead of a tool argument", doc.locate(ptr))
+            continue
+        schema = _param_schema(ctx, param, ptr)
+        text = param.get("description")
+        if isinstance(text, str) and text.strip() and "description" not in schema:
+            schema["description"] = cap_text(text, desc_limit)
+        if param.get("deprecated") is True:
+            schema["deprecated"] = True
+        required = bool(param.get("required")) or where_in == "path"
+        style = param.get("style") if isinstance(param.get("style"), str) else None
+        explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
+        content_type = None
+        if isinstance(param.get("content"), dict) and param["content"]:
+            content_type = min(param["content"])
+        binding = ArgBinding("", where_in, wire, required, "omit", style, explode, content_type)  # type: ignore[arg-type]
+        args.append(Arg(arg_name(wire), schema, binding, required))
+
+    if fixed_specs:
+        first = min(fixed_specs)
+        raise Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
+                   iloc("fixed", first), "use a parameter's wire name, or `in:name`")
+    return ParameterArgs(args, fixed, auth, hidden)
+
+
+def _param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
+    if "schema" in param:
+        return ctx.converter.convert(param["schema"], join_pointer(ptr, "schema"), "input")
+    content = param.get("content")
+    if isinstance(content, dict) and content:
+        media = min(content)
+        node = content[media]
+        if isinstance(node, dict) and "schema" in node:
+            return ctx.converter.convert(node["schema"], join_pointer(ptr, "content", media, "schema"), "input")
+    return {"type": "string"}
+
+
+def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
+    """Why `value` does not validate against `schema` (JSON Schema 2020-12), or None."""
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
+    return None if error is None else error.message
+
+
+def _path_order(path: str, param: dict[str, Any]) -> int:
+    if param.get("in") != "path":
+        return 0
+    pos = path.find("{" + str(param.get("name")) + "}")
+    return pos if pos >= 0 else 10_000
+
+
+def operation_parameters(doc: SpecDocument, converter: SchemaConverter, op: Operation
+                         ) -> list[tuple[dict[str, Any], str]]:
+    """The operation's parameters (path-item ones overridden by the operation's), `$ref`s resolved,
+    as (parameter object, pointer). Raises `DiagnosticError` for a broken `$ref`; [] for an invalid
+    parameter list."""
+    try:
+        return merged_parameters(Ctx(doc, None, converter.sink, "", converter), op)  # type: ignore[arg-type]
+    except Skip:
+        return []

@@ -1,0 +1,173 @@
+"""The spec's operations as plain records, and finding them by operationId or `METHOD /path`.
+
+Input: a loaded `SpecDocument`. Output: `Operation` records in document order (paths, then methods
+in the order OpenAPI lists them). `webhooks` (OpenAPI 3.1) are not callable operations and are
+not listed. Path items that are `$ref`s are followed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..naming import snake_case
+from ..pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointer
+from .load import SpecDocument
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the spec. `path` is the path key as written (it may carry a `#fragment`,
+    as in Box's spec); `url_path` is the part that goes on the wire."""
+
+    method: str  # upper case
+    path: str
+    operation_id: str | None
+    pointer: str
+    node: dict[str, Any]
+    path_item: dict[str, Any]
+    path_item_pointer: str
+
+    @property
+    def url_path(self) -> str:
+        return self.path.split("#", 1)[0]
+
+    @property
+    def key(self) -> str:
+        """``METHOD /path`` as written in the spec."""
+        return f"{self.method} {self.path}"
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        tags = self.node.get("tags") or ()
+        return tuple(str(t) for t in tags if isinstance(t, (str, int)))
+
+    @property
+    def synthetic_id(self) -> str:
+        """operationId, or one derived from method and path when the spec has none."""
+        if self.operation_id:
+            return self.operation_id
+        return snake_case(f"{self.method.lower()} {self.path}") or self.method.lower()
+
+
+def list_operations(doc: SpecDocument) -> list[Operation]:
+    """Every operation under `paths`, in document order."""
+    out: list[Operation] = []
+    paths = doc.data.get("paths") or {}
+    if not isinstance(paths, dict):
+        return out
+    for path, item in paths.items():
+        item_pointer = join_pointer("/paths", path)
+        if isinstance(item, dict) and isinstance(item.get("$ref"), str):
+            target = ref_to_pointer(item["$ref"])
+            if target is not None:
+                try:
+                    item = resolve_pointer(doc.data, target)
+                    item_pointer = target
+                except PointerError:
+                    item = {}
+        if not isinstance(item, dict):
+            continue
+        for method in METHODS:
+            node = item.get(method)
+            if not isinstance(node, dict):
+                continue
+            op_id = node.get("operationId")
+            out.append(Operation(
+                method=method.upper(),
+                path=str(path),
+                operation_id=str(op_id) if isinstance(op_id, (str, int)) and str(op_id) else None,
+                pointer=join_pointer(item_pointer, method),
+                node=node,
+                path_item=item,
+                path_item_pointer=item_pointer,
+            ))
+    return out
+
+
+def find_operation(operations: list[Operation], ref: str) -> Operation | None:
+    """Find by operationId, else by ``METHOD /path`` (method case-insensitive)."""
+    for op in operations:
+        if op.operation_id == ref:
+            return op
+    parts = ref.strip().split(None, 1)
+    if len(parts) == 2:
+        method, path = parts[0].upper(), parts[1].strip()
+        for op in operations:
+            if op.method == method and op.path == path:
+                return op
+    for op in operations:
+        if op.operation_id is None and op.synthetic_id == ref:
+            return op
+    return None
+
+
+def operation_matches(op: Operation, pattern: str) -> bool:
+    """Glob match on operationId, on ``METHOD /path``, or ``tag:NAME``."""
+    if pattern.startswith("tag:"):
+        wanted = pattern[4:]
+        return any(fnmatch.fnmatchcase(t, wanted) for t in op.tags)
+    if fnmatch.fnmatchcase(op.key, pattern) or fnmatch.fnmatchcase(f"{op.method} {op.url_path}", pattern):
+        return True
+    return fnmatch.fnmatchcase(op.synthetic_id, pattern)
+
+
+def suggest_operations(operations: list[Operation], ref: str, n: int = 3) -> list[str]:
+    import difflib
+
+    names = [op.operation_id for op in operations if op.operation_id] + [op.key for op in operations]
+    return difflib.get_close_matches(ref, names, n=n, cutoff=0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# what an operation declares: security requirements, OAuth scopes, an idempotency-key header
+
+
+def _requirements(value: Any) -> list[dict[str, Any]]:
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+
+def declared_oauth_scopes(doc: SpecDocument) -> dict[str, set[str]]:
+    """OAuth2 security scheme name -> the scopes its flows declare (`components.securitySchemes`)."""
+    schemes = (doc.data.get("components") or {}).get("securitySchemes") or {}
+    declared: dict[str, set[str]] = {}
+    if isinstance(schemes, dict):
+        for name, scheme in schemes.items():
+            if not isinstance(scheme, dict) or scheme.get("type") != "oauth2":
+                continue
+            scopes: set[str] = set()
+            flows = scheme.get("flows")
+            for flow in flows.values() if isinstance(flows, dict) else ():
+                if isinstance(flow, dict) and isinstance(flow.get("scopes"), dict):
+                    scopes.update(str(s) for s in flow["scopes"])
+            declared[str(name)] = scopes
+    return declared
+
+
+def used_scopes(doc: SpecDocument, operations: list[Operation]) -> set[str]:
+    """Every scope a security requirement of the spec names (global or per operation)."""
+    used: set[str] = set()
+    for value in [doc.data.get("security")] + [op.node.get("security") for op in operations]:
+        for req in _requirements(value):
+            for scopes in req.values():
+                if isinstance(scopes, list):
+                    used.update(str(s) for s in scopes)
+    return used
+
+
+def operation_requirements(doc: SpecDocument, op: Operation) -> list[dict[str, Any]]:
+    """The security requirements in force for `op` (its own, else the document's)."""
+    return _requirements(op.node.get("security", doc.data.get("security")))
+
+
+def idempotency_header(parameters: Iterable[dict[str, Any]]) -> str | None:
+    """The name of an `Idempotency-Key` (or `X-Idempotency-Key`) header parameter, if declared."""
+    for p in parameters:
+        if p.get("in") == "header" and str(p.get("name", "")).lower().replace("_", "-") in IDEMPOTENCY_HEADERS:
+            return str(p["name"])
+    return None

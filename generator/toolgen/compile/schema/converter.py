@@ -1,0 +1,264 @@
+"""The schema converter: one OpenAPI Schema Object -> canonical JSON Schema 2020-12 (see the package).
+
+Input: a Schema Object of a `SpecDocument` (raw, possibly a ``{"$ref": ...}``), the JSON pointer where
+it sits and a context (``"input"`` or ``"output"``). Output: a fresh canonical schema, recursive parts
+under a root ``$defs``. `SchemaConverter` walks the structure (properties, items, applicators) and
+hands each keyword family to its own module: `refs` (``$ref``, cycles), `composition` (``allOf``),
+`nullability` (``nullable``, readOnly/writeOnly) and `formats` (the value keywords).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
+from ...pointer import join_pointer, resolve_pointer
+from ..load import SpecDocument
+from .composition import CompositionMixin, drop_properties
+from .formats import finish_values, value_keyword
+from .nullability import ReadWriteMixin, make_nullable
+from .refs import RefsMixin, Scc, def_name_for_pointer
+from .tree import (
+    EMPTY,
+    ONE_SCHEMA,
+    SCHEMA_LIST,
+    SCHEMA_MAP,
+    Built,
+    Context,
+    JSONSchema,
+    copy_dict,
+    measure_node,
+    show,
+)
+
+TOO_LARGE_HINT = "project the output (output.fields) or raise budgets.max_schema_nodes"
+TOO_DEEP_HINT = "project the output (output.fields) or raise budgets.max_schema_depth"
+
+
+@dataclass(frozen=True)
+class SchemaBudget:
+    """Limits for one converted schema (after inlining, including ``$defs``)."""
+
+    max_nodes: int = 20_000  # schema nodes (dicts in schema positions), see `schema_nodes`
+    max_depth: int = 64  # nesting depth of schema nodes; the root alone has depth 1
+
+
+class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
+    """Converts OpenAPI Schema Objects of one document into canonical JSON Schema 2020-12.
+
+    One converter per document: it memoises converted ``$ref`` targets per (pointer, context), the
+    reference graph's strongly connected components, and readOnly/writeOnly flags.
+    """
+
+    def __init__(self, doc: SpecDocument, sink: DiagnosticSink, budget: SchemaBudget = SchemaBudget(),
+                 *, allow_external_refs: bool = False) -> None:
+        self.doc = doc
+        self.sink = sink
+        self.budget = budget
+        self.allow_external_refs = allow_external_refs
+        self._cache: dict[tuple[str, str], Built] = {}
+        self._in_progress: set[tuple[str, str]] = set()
+        self._measured: dict[int, tuple[int, int]] = {}  # id(cached fragment) -> (nodes, depth)
+        self._fragment_ids: set[int] = set()
+        self._rw_memo: dict[str, tuple[bool, bool]] = {}
+        self._edges_memo: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+        self._scc_of: dict[str, int] = {}
+        self._sccs: list[Scc] = []
+        self._def_ptr: dict[str, str] = {}  # $defs name -> pointer
+        self._warned: set[int] = set()
+
+    def convert(self, node: Any, pointer: str, context: Context, *, copy: bool = True) -> JSONSchema:
+        """Convert the schema `node` (found at JSON `pointer` of ``doc.data``) for `context`.
+
+        Returns a fresh canonical JSON Schema 2020-12 dict; recursive schemas appear under a
+        root-level ``$defs``. Raises `DiagnosticError` (codes ``ref-*``, ``schema-allof-conflict``,
+        ``schema-too-large``); emits ``schema-cycle`` warnings to the sink.
+
+        ``copy=False`` skips the final deep copy: the result then shares sub-objects with the
+        converter's memo (and with other results), so the caller must treat it as read-only and copy
+        what it changes (`project_schema` and `limit_depth` build new trees). On a large response
+        schema the copy costs more than the conversion.
+        """
+        if context not in ("input", "output"):
+            raise ValueError(f"context must be 'input' or 'output', not {context!r}")
+        built = self._build(node, pointer, context, 1)
+        root, refs = built.schema, built.refs
+        # A root that is a reference to a recursive schema: inline that schema one level.
+        for _ in range(16):
+            target = root.get("$ref")
+            if not (isinstance(target, str) and target.startswith("#/$defs/")):
+                break
+            def_ptr = self._def_ptr[target[len("#/$defs/"):]]
+            body = self._cached(def_ptr, context, 1)
+            rest = {k: v for k, v in root.items() if k != "$ref"}
+            merged = self._merge_built(body, Built(rest, EMPTY, {}, EMPTY, pointer), pointer)
+            root, refs = merged.schema, refs | body.refs
+        defs: dict[str, JSONSchema] = {}
+        todo = sorted(refs, reverse=True)
+        seen = set(refs)
+        while todo:
+            def_ptr = todo.pop()
+            body = self._cached(def_ptr, context, 2)
+            defs[def_name_for_pointer(def_ptr)] = body.schema
+            for ref in sorted(body.refs - seen, reverse=True):
+                seen.add(ref)
+                todo.append(ref)
+        if defs:
+            root = dict(root)
+            root.pop("$defs", None)
+            root["$defs"] = {name: defs[name] for name in sorted(defs)}
+        nodes, depth = self._measure(root, {})
+        if depth > self.budget.max_depth:
+            raise self._too_deep(pointer)
+        if nodes > self.budget.max_nodes:
+            raise DiagnosticError([Diagnostic(
+                "schema-too-large", "error",
+                f"schema expands to {nodes:,} nodes after inlining $refs "
+                f"(budget {self.budget.max_nodes:,} nodes)",
+                self.doc.locate(pointer), TOO_LARGE_HINT)])
+        if defs:
+            self._warn_cycles(sorted(seen))
+        return copy_dict(root) if copy else root
+
+    def _cached(self, pointer: str, context: str, level: int) -> Built:
+        key = (pointer, context)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        if key in self._in_progress:  # pragma: no cover - the SCC analysis prevents this
+            raise DiagnosticError([Diagnostic(
+                "ref-cycle", "error", f"$ref cycle through #{pointer} could not be broken",
+                self.doc.locate(pointer), "report this as a toolgen bug")])
+        self._in_progress.add(key)
+        try:
+            node = resolve_pointer(self.doc.data, pointer)
+            built = self._build(node, pointer, context, level)
+        finally:
+            self._in_progress.discard(key)
+        self._cache[key] = built
+        self._fragment_ids.add(id(built.schema))
+        return built
+
+    def _measure(self, node: Any, memo: dict[int, tuple[int, int]]) -> tuple[int, int]:
+        return measure_node(node, memo, self._measured, self._fragment_ids)
+
+    def _too_deep(self, pointer: str) -> DiagnosticError:
+        return DiagnosticError([Diagnostic(
+            "schema-too-large", "error",
+            f"schema nests more than {self.budget.max_depth} levels deep after inlining $refs "
+            f"(budget {self.budget.max_depth} levels)",
+            self.doc.locate(pointer), TOO_DEEP_HINT)])
+
+    def _build(self, node: Any, pointer: str, context: str, level: int) -> Built:
+        if level > self.budget.max_depth:
+            raise self._too_deep(pointer)
+        if node is True:
+            return Built({}, EMPTY, {}, EMPTY, pointer)
+        if node is False:
+            return Built({"not": {}}, EMPTY, {}, EMPTY, pointer)
+        if not isinstance(node, dict):
+            self.sink.warning(
+                "schema-invalid",
+                f"expected a schema object, found {type(node).__name__}; read as {{}} (any)",
+                self.doc.locate(pointer), "fix the schema in the spec")
+            return Built({}, EMPTY, {}, EMPTY, pointer)
+        parts: list[Built] = []
+        if "$ref" in node:
+            parts.append(self._ref_part(node, pointer, context, level))
+        branches = node.get("allOf")
+        if isinstance(branches, list):
+            for i, branch in enumerate(branches):
+                parts.append(self._build(branch, join_pointer(pointer, "allOf", i), context, level))
+        local = self._plain(node, pointer, context, level)
+        if parts:
+            result = parts[0]
+            rest = parts[1:] + ([local] if local.schema or local.dropped else [])
+            for part in rest:
+                result = self._merge_built(result, part, pointer)
+            if rest and result.dropped:
+                result = drop_properties(result)
+        else:
+            result = local
+        if node.get("nullable") is True or node.get("x-nullable") is True:
+            result = result._replace(schema=make_nullable(result.schema))
+        return result
+
+    def _ref_part(self, node: dict[str, Any], pointer: str, context: str, level: int) -> Built:
+        target = self._ref_pointer(node["$ref"], pointer)
+        self._lookup(target, pointer)
+        if self._is_recursive(target, pointer):
+            name = def_name_for_pointer(target)
+            self._def_ptr[name] = target
+            return Built({"$ref": "#/$defs/" + name}, frozenset([target]), {}, EMPTY, target)
+        return self._cached(target, context, level)
+
+    def _plain(self, node: dict[str, Any], pointer: str, context: str, level: int) -> Built:
+        """The keywords of `node` other than $ref/allOf/nullable: the structure (properties, items,
+        applicators) converted here, each value keyword by `formats`."""
+        out: JSONSchema = {}
+        refs: set[str] = set()
+        origin: dict[str, str] = {}
+        dropped: list[str] = []
+
+        def sub(value: Any, *tokens: str | int) -> Any:
+            built = self._build(value, join_pointer(pointer, *tokens), context, level + 1)
+            refs.update(built.refs)
+            return built.schema
+
+        def sub_or_bool(value: Any, *tokens: str | int) -> Any:
+            return value if isinstance(value, bool) else sub(value, *tokens)
+
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                props: dict[str, Any] = {}
+                for name, prop in value.items():
+                    read_only, write_only = self._rw(prop)
+                    if (context == "input" and read_only) or (context == "output" and write_only):
+                        dropped.append(name)
+                        continue
+                    props[name] = sub(prop, "properties", name)
+                    origin[name] = join_pointer(pointer, "properties", name)
+                out["properties"] = props
+            elif key in SCHEMA_MAP and isinstance(value, dict):
+                out[key] = {name: sub(v, key, name) for name, v in value.items()}
+            elif key in ONE_SCHEMA:
+                if key in ("additionalProperties", "unevaluatedProperties", "unevaluatedItems") \
+                        and isinstance(value, bool):
+                    out[key] = value
+                else:
+                    out[key] = sub(value, key)
+            elif key in SCHEMA_LIST and isinstance(value, list):
+                if value or key == "prefixItems":
+                    out[key] = [sub(v, key, i) for i, v in enumerate(value)]
+                else:
+                    self._invalid_keyword(pointer, key, value, "a non-empty list of schemas")
+            elif key == "items":
+                if isinstance(value, list):  # draft-04 tuple form
+                    out["prefixItems"] = [sub(v, "items", i) for i, v in enumerate(value)]
+                    extra = node.get("additionalItems")
+                    if extra is not None:
+                        out["items"] = sub_or_bool(extra, "additionalItems")
+                else:
+                    out["items"] = sub_or_bool(value, "items")
+            else:  # a value keyword (type, required, enum, bounds, format, ...): `formats`
+                expected = value_keyword(key, value, out, node)
+                if expected is not None:
+                    self._invalid_keyword(pointer, key, value, expected)
+        if "required" in out:  # without the properties this context does not see
+            required = [r for r in out["required"] if r not in dropped]
+            if required:
+                out["required"] = required
+            else:
+                del out["required"]
+        finish_values(out, node)
+        return Built(out, frozenset(refs), origin, frozenset(dropped), pointer)
+
+    def _invalid_keyword(self, pointer: str, key: str, value: Any, expected: str) -> None:
+        """A keyword whose value JSON Schema 2020-12 does not allow: dropped, with a located warning
+        (left in, it would make every emitted catalog invalid; the spec stays the thing to fix)."""
+        shown = show(value) if not isinstance(value, str) else repr(value)
+        self.sink.warning(
+            "schema-keyword-invalid",
+            f"`{key}: {shown[:80]}` is not valid JSON Schema ({key} must be {expected}); dropped",
+            self.doc.locate(join_pointer(pointer, key)), "fix the schema in the spec")

@@ -1,0 +1,161 @@
+"""The value keywords of a schema (types, formats, bounds, enums, lengths): OpenAPI's forms -> the
+canonical JSON Schema 2020-12 forms, invalid values found and named.
+
+Input: the raw keywords of one Schema Object. Output: the canonical value keywords in the converter's
+output dict: a de-duplicated `type` with ``null`` last, 3.0 boolean ``exclusiveMinimum`` /
+``exclusiveMaximum`` in their numeric form, ``type: file`` as a binary string, de-duplicated `enum`s
+(null added when the type admits it), `items` on every array. A value 2020-12 does not allow (a
+negative ``maxLength``, a ``pattern`` that does not compile, ...) is reported back so the converter
+can drop it with a located ``schema-keyword-invalid`` warning.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from .tree import JSONSchema, as_list, is_number, value_key
+
+#: keywords copied as plain values
+_VALUE_KEYS = frozenset({
+    "title", "description", "default", "deprecated", "format", "const", "multipleOf", "maximum",
+    "minimum", "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems",
+    "maxContains", "minContains", "maxProperties", "minProperties", "dependentRequired",
+    "contentEncoding", "contentMediaType",
+})
+
+
+_JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null", "file"})
+
+
+_INVALID: Any = object()
+
+
+def _valid_type(value: Any) -> Any:
+    """The `type` keyword normalised (`normalise_type`), or None when it names no JSON type: a
+    non-string, an unknown name, a list without one known name. ``file`` (OpenAPI 2) is kept here
+    and rewritten by the caller."""
+    if isinstance(value, str):
+        return value if value in _JSON_TYPES else None
+    if isinstance(value, list) and value and all(isinstance(t, str) and t in _JSON_TYPES for t in value):
+        return normalise_type(value)
+    return None
+
+
+def _non_negative_int(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return _INVALID
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else _INVALID
+    return value
+
+
+def _number(value: Any) -> Any:
+    return value if is_number(value) and math.isfinite(value) else _INVALID
+
+
+def _regex(value: Any) -> Any:
+    if not isinstance(value, str):
+        return _INVALID
+    try:
+        re.compile(value)
+    except (re.error, RecursionError, OverflowError):
+        return _INVALID
+    return value
+
+
+def _dependent_required(value: Any) -> Any:
+    if isinstance(value, dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                       and len(set(v)) == len(v) for v in value.values()):
+        return value
+    return _INVALID
+
+
+#: keyword -> (check returning the value to keep or _INVALID, what it must be)
+_VALUE_RULES: dict[str, tuple[Any, str]] = {
+    **{k: (lambda v: v if isinstance(v, str) else _INVALID, "a string")
+       for k in ("title", "description", "format", "contentEncoding", "contentMediaType")},
+    **{k: (lambda v: v if isinstance(v, bool) else _INVALID, "a boolean") for k in ("deprecated", "uniqueItems")},
+    **{k: (_non_negative_int, "a non-negative integer")
+       for k in ("maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
+                 "maxContains", "minContains")},
+    **{k: (_number, "a number") for k in ("maximum", "minimum")},
+    "multipleOf": (lambda v: v if _number(v) is not _INVALID and v > 0 else _INVALID, "a number above 0"),
+    "pattern": (_regex, "a regular expression (Python `re` syntax; the runtime enforces it)"),
+    "dependentRequired": (_dependent_required, "an object of lists of unique strings"),
+}
+
+
+def _valid_value(key: str, value: Any) -> Any:
+    rule = _VALUE_RULES.get(key)
+    return value if rule is None else rule[0](value)
+
+
+def normalise_type(value: Any) -> Any:
+    """Type keyword: de-duplicated, declared order, ``null`` last; one entry -> a string."""
+    if not isinstance(value, list):
+        return value
+    seen = list(dict.fromkeys(t for t in value if isinstance(t, str)))
+    ordered = [t for t in seen if t != "null"] + (["null"] if "null" in seen else [])
+    return ordered[0] if len(ordered) == 1 else ordered
+
+
+def _dedupe(values: list[Any]) -> list[Any]:
+    seen: set[Any] = set()
+    out: list[Any] = []
+    for value in values:
+        key = value_key(value)
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
+def value_keyword(key: str, value: Any, out: JSONSchema, node: JSONSchema) -> str | None:
+    """Copy the value keyword `key` of `node` (``type``, ``required``, ``enum``, the bounds, ``format``
+    and the other `_VALUE_KEYS`) into `out` in canonical form. Returns what the value must be when
+    JSON Schema 2020-12 does not allow it (the caller drops it with a warning), else None. Keywords
+    that are not value keywords are left alone."""
+    if key == "type":
+        types = _valid_type(value)
+        if types is None:
+            return "a JSON type name or a list of them"
+        out["type"] = types
+    elif key == "required" and isinstance(value, list):
+        out["required"] = list(dict.fromkeys(v for v in value if isinstance(v, str)))
+    elif key == "enum" and isinstance(value, list):
+        out["enum"] = _dedupe(value)
+    elif key in ("exclusiveMinimum", "exclusiveMaximum"):
+        if isinstance(value, bool):
+            bound = "minimum" if key == "exclusiveMinimum" else "maximum"
+            if value and isinstance(node.get(bound), (int, float)):
+                out[key] = node[bound]
+        elif isinstance(value, (int, float)):
+            out[key] = value
+    elif key in _VALUE_KEYS:
+        valid = _valid_value(key, value)
+        if valid is _INVALID:
+            return _VALUE_RULES.get(key, ("", ""))[1]
+        out[key] = valid
+    return None
+
+
+def finish_values(out: JSONSchema, node: JSONSchema) -> None:
+    """The value keywords that depend on each other, once all are in `out`: an OpenAPI 3.0 boolean
+    exclusive bound replaces its inclusive bound; ``type: file`` (OpenAPI 2) becomes a binary string;
+    a type that admits null puts null in `enum`; an array gets ``items`` (``{}`` when absent)."""
+    for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if node.get(key) is True and key in out:
+            out.pop(bound, None)
+    types = out.get("type")
+    if types == "file" or (isinstance(types, list) and "file" in types):
+        out["type"] = normalise_type(["string" if t == "file" else t for t in as_list(types)])
+        out["format"] = "binary"
+    types = out.get("type")
+    if types is not None:
+        type_list = as_list(types)
+        if "null" in type_list and "enum" in out and None not in out["enum"]:
+            out["enum"] = out["enum"] + [None]
+        if "array" in type_list and "items" not in out and "prefixItems" not in out:
+            out["items"] = {}

@@ -1,0 +1,165 @@
+"""Canonical schemas as JSON trees: where the subschemas are, how big a tree is, copying it.
+
+Input: canonical JSON Schema 2020-12 dicts (as `SchemaConverter` builds them; sub-objects may be
+shared while a result is assembled). Output: their direct subschemas (`schema_children`), schema node
+counts and depth (`schema_nodes`, `measure_node`), deep copies that share nothing (`copy_tree`), and
+the `Built` record the converter's keyword families pass between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal, NamedTuple
+
+Context = Literal["input", "output"]
+JSONSchema = dict[str, Any]
+
+# --- keyword tables ------------------------------------------------------------------------------
+
+
+#: keywords whose value is one schema (booleans allowed)
+ONE_SCHEMA = ("additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
+              "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+#: keywords whose value maps names to schemas
+SCHEMA_MAP = ("properties", "patternProperties", "dependentSchemas")
+#: keywords whose value is a list of schemas (allOf is merged, never emitted by the converter)
+SCHEMA_LIST = ("anyOf", "oneOf", "prefixItems")
+
+
+class Built(NamedTuple):
+    """A converted schema while results are assembled (sub-objects may be shared; never mutated).
+
+    `refs`: pointers of recursive schemas referenced as ``#/$defs/...`` anywhere inside;
+    `origin`: top-level property name -> pointer of the schema it came from (for conflict messages);
+    `dropped`: top-level property names removed by readOnly/writeOnly filtering; `src`: pointer of
+    the schema node this was built from.
+    """
+
+    schema: JSONSchema
+    refs: frozenset[str]
+    origin: Mapping[str, str]
+    dropped: frozenset[str]
+    src: str
+
+
+EMPTY: frozenset[str] = frozenset()
+
+
+def copy_tree(value: Any) -> Any:
+    """Deep copy of JSON values; shared sub-objects become separate copies."""
+    if type(value) is dict:
+        return copy_dict(value)
+    if type(value) is list:
+        return _copy_list(value)
+    return value
+
+
+def copy_dict(value: dict[str, Any]) -> dict[str, Any]:
+    # dict.copy() plus replacing only the container values is the fastest pure-Python deep copy
+    new = value.copy()
+    for key, item in value.items():
+        kind = type(item)
+        if kind is dict:
+            new[key] = copy_dict(item)
+        elif kind is list:
+            new[key] = _copy_list(item)
+    return new
+
+
+def _copy_list(value: list[Any]) -> list[Any]:
+    return [copy_dict(v) if type(v) is dict else _copy_list(v) if type(v) is list else v for v in value]
+
+
+def schema_children(node: JSONSchema) -> Iterator[Any]:
+    """Direct sub-schemas of a canonical schema (including root ``$defs`` entries)."""
+    for key, value in node.items():
+        if key in SCHEMA_MAP or key == "$defs":
+            if isinstance(value, dict):
+                yield from value.values()
+        elif key in SCHEMA_LIST or key == "allOf":
+            if isinstance(value, list):
+                yield from value
+        elif key in ONE_SCHEMA or key in ("items", "additionalItems"):
+            if isinstance(value, list):
+                yield from value
+            else:
+                yield value
+
+
+def measure_node(node: Any, memo: dict[int, tuple[int, int]],
+                 persistent: dict[int, tuple[int, int]] | None = None,
+                 fragments: set[int] | None = None) -> tuple[int, int]:
+    """(schema nodes, depth) of a schema that may share sub-objects; linear in distinct objects."""
+    if not isinstance(node, dict):
+        return 0, 0
+    key = id(node)
+    hit = memo.get(key)
+    if hit is None and persistent is not None:
+        hit = persistent.get(key)
+    if hit is not None:
+        return hit
+    count, depth = 1, 0
+    for child in schema_children(node):
+        c, d = measure_node(child, memo, persistent, fragments)
+        count += c
+        depth = max(depth, d)
+    result = (count, depth + 1)
+    memo[key] = result
+    if persistent is not None and fragments is not None and key in fragments:
+        persistent[key] = result
+    return result
+
+
+def schema_nodes(schema: Any) -> int:
+    """Number of schema nodes (dicts in schema positions, ``$defs`` entries included) in `schema`."""
+    return measure_node(schema, {})[0]
+
+
+def local_def(schema: JSONSchema, root: JSONSchema) -> JSONSchema | None:
+    ref = schema.get("$ref")
+    if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
+        return None
+    defs = root.get("$defs")
+    if not isinstance(defs, dict):
+        return None
+    target = defs.get(ref[len("#/$defs/"):])
+    return target if isinstance(target, dict) else None
+
+
+def as_list(types: Any) -> list[Any]:
+    return list(types) if isinstance(types, list) else [types]
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def value_key(value: Any) -> Any:
+    """A hashable identity for a JSON value: 1 == 1.0, but True != 1 and "1" != 1."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and value.is_integer():
+            return ("n", int(value))
+        return ("n", value)
+    if isinstance(value, str):
+        return ("s", value)
+    if value is None:
+        return ("z",)
+    if isinstance(value, list):
+        return ("l", tuple(value_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("o", tuple(sorted((str(k), value_key(v)) for k, v in value.items())))
+    return ("?", repr(value))
+
+
+def same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return a is b
+    return bool(value_key(a) == value_key(b))
+
+
+def show(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    return repr(value) if not isinstance(value, str) else value

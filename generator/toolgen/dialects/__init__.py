@@ -1,0 +1,89 @@
+"""Stage `dialects`: a canonical IR tool -> the tool object each provider accepts, and the check that
+a whole catalog keeps that provider's rules.
+
+Input: IR `Tool`s (canonical JSON Schema 2020-12 input and output schemas, the policy row). Output:
+per dialect, each tool's object and the view's warnings (`Dialect.catalog_entry`), and the
+`Violation`s of a whole catalog (`check_catalog`).
+
+One module per provider (`openai`, `anthropic`, `mcp`) owns its view transform, its conformance rules
+and its limits, and exports ``DIALECT`` (a `Dialect`); the private modules hold what they share
+(`_walk`: schema walkers; `_base`: `DialectSchema` and the keyword notes; `_light`: the structure-keeping
+transform; `_check`: `Violation` and the common checks). `registry()` finds every dialect module, so a
+new provider is one new module.
+
+Rules cite ``docs/provider-dialects.md``: A.x OpenAI function tools and strict mode, B.x Anthropic
+tools, D.x MCP 2025-11-25, E the portable intersection.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from functools import cache
+from types import MappingProxyType
+from typing import Any, Literal
+
+from ._base import Dialect, DialectSchema
+from ._check import Violation
+from ._walk import (
+    child_schemas,
+    is_array_schema,
+    is_object_schema,
+    iter_nodes,
+    iter_schemas,
+    recursive_ref_targets,
+    resolve_local_ref,
+    types_of,
+    unresolved_refs,
+)
+
+
+@cache
+def registry() -> Mapping[str, Dialect]:
+    """Every dialect, by name, in `Dialect.rank` order: the modules of this package that define
+    ``DIALECT``."""
+    found: list[Dialect] = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        dialect = getattr(importlib.import_module(f"{__name__}.{info.name}"), "DIALECT", None)
+        if isinstance(dialect, Dialect):
+            found.append(dialect)
+    return MappingProxyType({d.name: d for d in sorted(found, key=lambda d: (d.rank, d.name))})
+
+
+def dialect(name: str) -> Dialect:
+    """The dialect called `name`. Raises ValueError for an unknown one."""
+    found = registry().get(name)
+    if found is None:
+        raise ValueError(f"unknown dialect {name!r}")
+    return found
+
+
+def check_catalog(name: str, tools: list[dict[str, Any]], *,
+                  max_tools: int | None | Literal["default"] = "default") -> list[Violation]:
+    """Check a catalog of dialect `name` against its provider's rules; an empty list means it conforms.
+    `max_tools`: the cap on tools per request (default: the provider's own; None skips the check).
+    Raises ValueError for an unknown dialect."""
+    found = dialect(name)
+    return found.check(tools, found.max_tools if max_tools == "default" else max_tools)
+
+
+__all__ = [
+    "Dialect",
+    "DialectSchema",
+    "Violation",
+    "check_catalog",
+    "child_schemas",
+    "dialect",
+    "is_array_schema",
+    "is_object_schema",
+    "iter_nodes",
+    "iter_schemas",
+    "recursive_ref_targets",
+    "registry",
+    "resolve_local_ref",
+    "types_of",
+    "unresolved_refs",
+]

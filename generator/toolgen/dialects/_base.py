@@ -1,0 +1,157 @@
+"""What every dialect shares: the result of a view transform (`DialectSchema`), the descriptor a
+dialect module exports (`Dialect`), and the helpers that move keywords a dialect cannot carry into
+the node's description as ``(keyword: value; ...)``.
+
+Input: canonical schema nodes and the keywords a transform decided to move. Output: description
+text, reviewer notes, and nodes with OpenAPI's ``nullable`` turned into a JSON Schema null type.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..compile.ir import Tool
+from ._check import Violation
+from ._walk import DEFS_KEYS, types_of
+
+JSON = Any
+
+#: Keywords dropped without a note: identifiers, comments, OpenAPI-only decorations.
+SILENT_DROP: frozenset[str] = frozenset(
+    {"$schema", "$id", "$comment", "$anchor", "$dynamicAnchor", "$vocabulary", "discriminator", "xml",
+     "externalDocs"}
+)
+#: Keywords that annotate a `$ref` and may be overridden by the referrer when inlining.
+ANNOTATIONS: frozenset[str] = frozenset(
+    {"description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly",
+     "$comment"}
+)
+#: Fixed order in which moved keywords are summarised (others follow alphabetically).
+_NOTE_ORDER: tuple[str, ...] = (
+    "format", "minLength", "maxLength", "pattern", "minimum", "exclusiveMinimum", "maximum",
+    "exclusiveMaximum", "multipleOf", "minItems", "maxItems", "uniqueItems", "prefixItems", "contains",
+    "minContains", "maxContains", "minProperties", "maxProperties", "propertyNames", "default",
+    "examples", "example", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
+)
+_RAW_STRING_NOTES: frozenset[str] = frozenset({"format", "pattern", "contentMediaType", "contentEncoding"})
+_NOTE_VALUE_MAX = 160
+
+
+@dataclass(frozen=True)
+class DialectSchema:
+    """One dialect's view of a canonical schema.
+
+    `schema`: the transformed schema. `notes`: what moved into descriptions, as
+    ``"<property path>: <keyword> <value>"`` (e.g. ``"title: maxLength 200"``). `strict`: whether the
+    tool can be marked strict in this dialect (always False for MCP, which has no such flag).
+    `warnings`: why strict is off, or other problems (each names a JSON pointer of the canonical schema).
+    """
+
+    schema: dict[str, JSON]
+    notes: tuple[str, ...]
+    strict: bool
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One provider dialect as the rest of toolgen sees it. A module of `toolgen.dialects` that
+    defines ``DIALECT = Dialect(...)`` is a dialect: `toolgen.dialects.registry()` finds it, the build
+    emits its catalog and checks it on every build.
+
+    `name` keys the catalog (``<name>.json``); `rank` orders the dialects (catalogs, reports);
+    `catalog_entry(tool)` is the tool object and the warnings of the view transform; `tool_name(entry)`
+    reads a tool object's name back; `check(tools, max_tools)` re-checks a whole catalog against the
+    provider's rules; `max_tools` is the provider's cap on tools per request (None: none).
+    """
+
+    name: str
+    rank: int
+    catalog_entry: Callable[[Tool], tuple[dict[str, JSON], tuple[str, ...]]]
+    tool_name: Callable[[dict[str, JSON]], str]
+    check: Callable[[list[dict[str, JSON]], int | None], list[Violation]]
+    max_tools: int | None = None
+
+
+def render_note_value(key: str, value: JSON) -> str:
+    if key in _RAW_STRING_NOTES and isinstance(value, str):
+        text = value
+    else:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    if len(text) > _NOTE_VALUE_MAX:
+        text = text[: _NOTE_VALUE_MAX - 1] + "\u2026"
+    return text
+
+
+def order_moved(moved: list[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
+    rank = {k: i for i, k in enumerate(_NOTE_ORDER)}
+    return sorted(moved, key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
+
+
+def describe(description: JSON, moved: list[tuple[str, JSON]]) -> str | None:
+    """`description` + ``" (k: v; k2: v2)"`` for the moved keywords (A.4, E point 3)."""
+    base = description if isinstance(description, str) else None
+    if not moved:
+        return base
+    suffix = "(" + "; ".join(f"{k}: {render_note_value(k, v)}" for k, v in order_moved(moved)) + ")"
+    return f"{base.rstrip()} {suffix}" if base else suffix
+
+
+def label_child(label: str, key: str, name: str | int | None = None) -> str:
+    """Human path of a subschema for notes: ``options.timeoutMs``, ``tags[]``, ``urls|1``."""
+    if key == "properties":
+        return f"{label}.{name}" if label else str(name)
+    if key == "items":
+        return f"{label or '(root)'}[]"
+    if key in ("anyOf", "oneOf", "allOf"):
+        return f"{label or '(root)'}|{name}"
+    if key in DEFS_KEYS:
+        return f"$defs.{name}"
+    if key == "additionalProperties":
+        return f"{label}.*" if label else "*"
+    return f"{label or '(root)'}.{key}" + (f".{name}" if name is not None else "")
+
+
+def apply_nullable(schema: dict[str, JSON]) -> dict[str, JSON]:
+    """OpenAPI 3.0 ``nullable: true`` -> a JSON Schema null type (case 08; never left in any dialect)."""
+    if "nullable" not in schema:
+        return schema
+    s = dict(schema)
+    flag = s.pop("nullable")
+    if flag is not True:
+        return s
+    types = types_of(s)
+    if types is not None:
+        if "null" not in types:
+            s["type"] = types + ["null"]
+        if isinstance(s.get("enum"), list) and None not in s["enum"]:
+            s["enum"] = list(s["enum"]) + [None]
+        return s
+    if isinstance(s.get("enum"), list):
+        if None not in s["enum"]:
+            s["enum"] = list(s["enum"]) + [None]
+        return s
+    if any(k in s for k in ("$ref", "anyOf", "oneOf", "allOf")):
+        desc = s.pop("description", None)
+        wrapped: dict[str, JSON] = {}
+        if desc is not None:
+            wrapped["description"] = desc
+        wrapped["anyOf"] = [s, {"type": "null"}]
+        return wrapped
+    return s
+
+
+def copy_json(value: JSON) -> JSON:
+    """Deep copy of a JSON value (scalars are returned as they are)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [copy_json(v) for v in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return copy.deepcopy(value)

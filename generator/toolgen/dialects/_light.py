@@ -1,0 +1,140 @@
+"""The light view transform shared by Anthropic and MCP: keyword-level rewrites that keep a canonical
+schema's structure, so its local `$ref`s keep resolving.
+
+Input: a canonical schema and the dialect's `LightRules` (which formats it keeps, whether `default`
+moves into the description, whether ``oneOf`` becomes ``anyOf``, whether objects are closed).
+Output: the rewritten schema and the reviewer notes of what moved into descriptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..pointer import PointerError, escape_token, resolve_pointer
+from ._base import JSON, apply_nullable, copy_json, describe, label_child, order_moved, render_note_value
+from ._walk import (
+    SCHEMA_KEYS,
+    SCHEMA_LIST_KEYS,
+    SCHEMA_MAP_KEYS,
+    iter_nodes,
+    iter_schemas,
+    ref_target_pointer,
+    types_of,
+    unresolved_refs,
+)
+
+
+@dataclass(frozen=True)
+class LightRules:
+    dialect: str
+    keep_format: Callable[[str], bool]
+    move_default: bool
+    oneof_to_anyof: bool
+    close_objects: bool
+
+
+class Light:
+    """Keyword-level rewrite that keeps the schema's structure (so local `$ref`s still resolve)."""
+
+    def __init__(self, rules: LightRules, canonical: JSON):
+        self.rules = rules
+        self.notes: list[str] = []
+        self.keep_open: set[str] = _allof_members(canonical) if rules.close_objects else set()
+
+    def node(self, schema: JSON, ptr: str, label: str) -> JSON:
+        if not isinstance(schema, dict):
+            return schema
+        schema = apply_nullable(schema)
+        out: dict[str, JSON] = {}
+        moved: list[tuple[str, JSON]] = []
+        for key, value in schema.items():
+            if key.startswith("x-") or key in ("$comment", "discriminator", "xml", "externalDocs"):
+                continue
+            if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
+                out[key] = {
+                    name: self.node(sub, f"{ptr}/{escape_token(key)}/{escape_token(str(name))}",
+                                    label_child(label, key, name))
+                    for name, sub in value.items()
+                }
+            elif key in SCHEMA_LIST_KEYS and isinstance(value, list):
+                new_key = key
+                if key == "oneOf" and self.rules.oneof_to_anyof and "anyOf" not in schema:
+                    new_key = "anyOf"
+                out[new_key] = [self.node(sub, f"{ptr}/{key}/{i}", label_child(label, key, i))
+                                for i, sub in enumerate(value)]
+            elif key in SCHEMA_KEYS:
+                if isinstance(value, list):
+                    out[key] = [self.node(sub, f"{ptr}/{key}/{i}", label_child(label, key, i))
+                                for i, sub in enumerate(value)]
+                else:
+                    out[key] = self.node(value, f"{ptr}/{key}", label_child(label, key))
+            elif key == "format":
+                if isinstance(value, str) and self.rules.keep_format(value) and (
+                    types_of(schema) is None or "string" in (types_of(schema) or [])
+                ):
+                    out[key] = value
+                else:
+                    moved.append((key, value))
+            elif key == "default" and self.rules.move_default:
+                moved.append((key, value))
+            elif key == "example":
+                if "examples" not in schema:
+                    out["examples"] = [copy_json(value)]
+            else:
+                out[key] = copy_json(value)
+        if (self.rules.close_objects and isinstance(out.get("properties"), dict)
+                and ptr not in self.keep_open
+                and not any(k in out for k in ("additionalProperties", "patternProperties",
+                                               "unevaluatedProperties", "allOf", "anyOf", "oneOf",
+                                               "$ref"))):
+            out["additionalProperties"] = False
+        if moved:
+            for key, value in order_moved(moved):
+                self.notes.append(f"{label or '(root)'}: {key} {render_note_value(key, value)}")
+            text = describe(out.get("description"), moved)
+            if text:
+                out["description"] = text
+        return out
+
+
+def _allof_members(canonical: JSON) -> set[str]:
+    """Pointers of `allOf` members and of the schemas their `$ref`s reach: closing those with
+    ``additionalProperties: false`` would reject the members the other parts declare."""
+    found: set[str] = set()
+    todo: list[str] = []
+    if not any(isinstance(node, dict) and isinstance(node.get("allOf"), list) for node in iter_nodes(canonical)):
+        return found
+    for ptr, node in iter_schemas(canonical):
+        if isinstance(node, dict) and isinstance(node.get("allOf"), list):
+            todo.extend(f"{ptr}/allOf/{i}" for i in range(len(node["allOf"])))
+    while todo:
+        ptr = todo.pop()
+        if ptr in found:
+            continue
+        found.add(ptr)
+        try:
+            node = resolve_pointer(canonical, ptr)
+        except PointerError:
+            continue
+        if isinstance(node, dict) and "$ref" in node:
+            target = ref_target_pointer(canonical, node["$ref"])
+            if target is not None:
+                todo.append(target)
+    return found
+
+
+def is_empty_params(schema: dict[str, JSON]) -> bool:
+    """A root object that takes no arguments: no properties, closed or unspecified extras (case 24)."""
+    if types_of(schema) != ["object"] or schema.get("properties"):
+        return False
+    if schema.get("additionalProperties", False) is not False:
+        return False
+    structural = ("patternProperties", "anyOf", "oneOf", "allOf", "$ref", "propertyNames", "not", "if",
+                  "dependentSchemas", "unevaluatedProperties", "minProperties")
+    return not any(k in schema for k in structural)
+
+
+def ref_warnings(schema: JSON, dialect: str) -> list[str]:
+    return [f"unresolvable $ref {ref!r} (#{ptr}): {dialect} schema is not self-contained"
+            for ptr, ref in unresolved_refs(schema)]

@@ -1,0 +1,731 @@
+"""The OpenAI dialect: Chat Completions function tools in strict mode (``docs/provider-dialects.md``
+A.1, A.2, A.4 and E, the portable intersection).
+
+Input: an IR `Tool` (its canonical input schema: self-contained JSON Schema 2020-12, root
+``type: object``, every constraint of the spec, the original optionality, ``$defs`` + ``$ref`` for
+recursive schemas). Output: the strict view (`openai_parameters` -> `DialectSchema`), the tool object
+(`openai_tool`), the A.2 limits (`schema_stats`, `openai_limit_problems`) and the conformance check
+of a whole catalog (`check_openai_catalog`).
+
+Decisions:
+
+* ``$ref`` with siblings (A.2 "$ref siblings", case 13): a non-recursive ``$ref`` is inlined and its
+  siblings (description, default, ...) are placed on the inlined node; a recursive ``$ref`` stays a
+  bare ``{"$ref": ...}`` and, when it has siblings, is wrapped as
+  ``{"description": ..., "anyOf": [{"$ref": ...}]}``. Only recursive targets are emitted in ``$defs``.
+* Free-form objects (``{"type": "object"}`` without properties, ``additionalProperties`` that is
+  ``true`` or a schema, ``patternProperties``) and unconstrained values (``{}``) cannot be strict: the
+  *tool* is emitted with ``strict: false`` and a warning naming the JSON pointer; the rest of the
+  schema keeps the strict normalisation.
+* A root ``{"type": "object"}`` without ``properties`` is an empty parameter list, not a free-form
+  object (case 24).
+* Keywords strict mode cannot carry are summarised in the node's ``description`` as
+  ``(keyword: value; ...)``; the toolgen runtime validates every call against the canonical schema,
+  so nothing is lost at run time. The transform is pure: it never mutates its input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..compile.ir import Tool
+from ..pointer import escape_token, resolve_pointer
+from ._base import (
+    ANNOTATIONS,
+    SILENT_DROP,
+    Dialect,
+    DialectSchema,
+    apply_nullable,
+    copy_json,
+    describe,
+    label_child,
+    order_moved,
+    render_note_value,
+)
+from ._check import (
+    Report,
+    Summary,
+    Violation,
+    Walk,
+    check_items_and_refs,
+    check_names,
+    check_no_nullable,
+    checked,
+    object_root,
+    tool_label,
+)
+from ._walk import (
+    DEFS_KEYS,
+    MISSING,
+    child_nodes,
+    is_array_schema,
+    is_object_schema,
+    recursive_ref_targets,
+    ref_target_pointer,
+    types_of,
+)
+
+JSON = Any
+
+# --- limits and keyword sets -------------------------------------------------------------------------
+
+#: A.2 "Formats allowed" (OpenAI strict).
+OPENAI_STRICT_FORMATS: frozenset[str] = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+#: A.2 "Limits".
+OPENAI_MAX_DEPTH = 10
+OPENAI_MAX_PROPERTIES = 5000
+OPENAI_MAX_ENUM_VALUES = 1000
+OPENAI_MAX_CHARS = 120_000
+OPENAI_BIG_ENUM_VALUES = 250
+OPENAI_BIG_ENUM_CHARS = 15_000
+#: Keywords an OpenAI strict schema may carry (A.2, E point 3). Everything else moves to the description.
+OPENAI_STRICT_KEYWORDS: frozenset[str] = frozenset(
+    {
+        "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf",
+        "$defs", "$ref", "description", "title", "format",
+    }
+)
+#: A.2 "Composition": keywords OpenAI strict rejects.
+OPENAI_FORBIDDEN_COMPOSITION: frozenset[str] = frozenset(
+    {"allOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas"}
+)
+#: A.1 "Max tools per request".
+OPENAI_MAX_TOOLS = 128
+_JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
+
+
+@dataclass(frozen=True)
+class SchemaStats:
+    """Size figures of a schema as OpenAI counts them (A.2 "Limits", measured conservatively, A.3).
+
+    `max_depth`: nesting of object/array nodes, root object = 1; `$defs` entries count as if placed
+    directly under the root (level 2), references are not followed. `properties`: object properties in
+    total (incl. `$defs`). `enum_values`: enum values in total. `chars`: characters of property names,
+    `$defs` names, string forms of enum and const values. `big_string_enum_chars`: the largest total
+    length of a string enum with more than 250 values (0 if none).
+    """
+
+    max_depth: int
+    properties: int
+    enum_values: int
+    chars: int
+    big_string_enum_chars: int
+
+
+def schema_stats(schema: JSON) -> SchemaStats:
+    """Measure `schema` against OpenAI's limits (A.2 "Limits"; conservative counting per A.3)."""
+    max_depth = 0
+    properties = 0
+    enum_values = 0
+    chars = 0
+    big = 0
+
+    def walk(node: JSON, level: int) -> None:
+        nonlocal max_depth, properties, enum_values, chars, big
+        if not isinstance(node, dict):
+            return
+        if is_object_schema(node) or is_array_schema(node):
+            level += 1
+            max_depth = max(max_depth, level)
+        props = node.get("properties")
+        if isinstance(props, dict):
+            properties += len(props)
+            chars += sum(len(str(k)) for k in props)
+        enum = node.get("enum")
+        if isinstance(enum, list):
+            enum_values += len(enum)
+            enum_chars = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in enum)
+            chars += enum_chars
+            strings = [v for v in enum if isinstance(v, str)]
+            if len(strings) > OPENAI_BIG_ENUM_VALUES and all(v is None or isinstance(v, str) for v in enum):
+                big = max(big, sum(len(v) for v in strings))
+        if "const" in node:
+            c = node["const"]
+            chars += len(c) if isinstance(c, str) else len(json.dumps(c))
+        for key in DEFS_KEYS:
+            defs = node.get(key)
+            if isinstance(defs, dict):
+                for name, sub in defs.items():
+                    chars += len(str(name))
+                    walk(sub, 1)
+        for sub in child_nodes(node, into_defs=False):
+            walk(sub, level)
+
+    walk(schema, 0)
+    return SchemaStats(max_depth, properties, enum_values, chars, big)
+
+
+def openai_limit_problems(stats: SchemaStats) -> list[tuple[str, str]]:
+    """``(rule, message)`` for every A.2 limit `stats` exceeds."""
+    out: list[tuple[str, str]] = []
+    if stats.max_depth > OPENAI_MAX_DEPTH:
+        out.append(("A.2-limits-depth", f"nesting depth {stats.max_depth} > {OPENAI_MAX_DEPTH}"))
+    if stats.properties > OPENAI_MAX_PROPERTIES:
+        out.append(("A.2-limits-properties", f"{stats.properties} properties > {OPENAI_MAX_PROPERTIES}"))
+    if stats.enum_values > OPENAI_MAX_ENUM_VALUES:
+        out.append(("A.2-limits-enum", f"{stats.enum_values} enum values > {OPENAI_MAX_ENUM_VALUES}"))
+    if stats.chars > OPENAI_MAX_CHARS:
+        out.append(("A.2-limits-chars", f"{stats.chars} chars of names/enums/consts > {OPENAI_MAX_CHARS}"))
+    if stats.big_string_enum_chars > OPENAI_BIG_ENUM_CHARS:
+        out.append(("A.2-limits-chars",
+                    (f"a string enum with > {OPENAI_BIG_ENUM_VALUES} values totals "
+                     f"{stats.big_string_enum_chars} chars > {OPENAI_BIG_ENUM_CHARS}")))
+    return out
+
+
+def _dedupe(values: list[JSON]) -> list[JSON]:
+    seen: set[str] = set()
+    out: list[JSON] = []
+    for v in values:
+        key = json.dumps(v, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
+
+
+def _ordered(parts: dict[str, JSON], order: tuple[str, ...]) -> dict[str, JSON]:
+    out = {k: parts[k] for k in order if k in parts}
+    for k, v in parts.items():
+        if k not in out:
+            out[k] = v
+    return out
+
+
+_OPENAI_KEY_ORDER: tuple[str, ...] = (
+    "title", "description", "type", "enum", "const", "format", "properties", "required",
+    "additionalProperties", "patternProperties", "items", "anyOf", "allOf", "$ref", "$defs",
+)
+
+
+def _admits_null(node: JSON) -> bool:
+    """Whether null passes every constraint of `node` that toolgen emits (type, enum, const, anyOf);
+    `$ref` counts as not admitting null (conservative)."""
+    if not isinstance(node, dict):
+        return node is True
+    if "$ref" in node:
+        return False
+    types = types_of(node)
+    if types is not None and "null" not in types:
+        return False
+    if "const" in node and node["const"] is not None:
+        return False
+    if isinstance(node.get("enum"), list) and None not in node["enum"]:
+        return False
+    if isinstance(node.get("anyOf"), list) and not any(_admits_null(b) for b in node["anyOf"]):
+        return False
+    return not (types is None and any(k in node for k in ("properties", "items", "allOf", "not")))
+
+
+def _null_consistent(node: dict[str, JSON]) -> dict[str, JSON]:
+    """A.4 "Enum + nullable": when the type admits null, `enum` lists null too (const -> enum)."""
+    types = types_of(node)
+    if types is None or "null" not in types:
+        return node
+    if isinstance(node.get("enum"), list) and None not in node["enum"]:
+        node["enum"] = list(node["enum"]) + [None]
+    if "const" in node and node["const"] is not None:
+        node["enum"] = [node.pop("const"), None]
+    return node
+
+
+def _widen_null(node: JSON) -> JSON:
+    """Make an originally optional member nullable (A.2 "Optional fields", A.4, E point 2).
+
+    Typed nodes get ``"null"`` in their type array (and in `enum`; a `const` becomes a two-value
+    `enum`); `anyOf` nodes get a ``{"type": "null"}`` branch; `$ref` nodes (and anything else) are
+    wrapped as ``anyOf: [<node>, {"type": "null"}]``."""
+    if not isinstance(node, dict) or _admits_null(node):
+        return node
+    s = dict(node)
+    if "$ref" in s or "allOf" in s:
+        return {"anyOf": [s, {"type": "null"}]}
+    changed = False
+    if isinstance(s.get("anyOf"), list):
+        if not any(_admits_null(b) for b in s["anyOf"]):
+            s["anyOf"] = list(s["anyOf"]) + [{"type": "null"}]
+        changed = True
+    types = types_of(s)
+    if types is not None:
+        if "null" not in types:
+            s["type"] = types + ["null"]
+        changed = True
+    if isinstance(s.get("enum"), list):
+        if None not in s["enum"]:
+            s["enum"] = list(s["enum"]) + [None]
+        changed = True
+    if "const" in s:
+        s["enum"] = [s.pop("const"), None]
+        changed = True
+    if changed:
+        return _ordered(s, _OPENAI_KEY_ORDER)
+    desc = s.pop("description", None)
+    out: dict[str, JSON] = {}
+    if desc is not None:
+        out["description"] = desc
+    out["anyOf"] = [s, {"type": "null"}]
+    return out
+
+
+def _def_name(pointer: str) -> str:
+    tokens = [t for t in pointer.split("/") if t]
+    if len(tokens) == 2 and tokens[0] in DEFS_KEYS:
+        raw = tokens[1].replace("~1", "/").replace("~0", "~")
+    else:
+        raw = "ref_" + "_".join(tokens)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", raw)
+    return name or "def"
+
+
+class _OpenAIStrict:
+    """One run of the OpenAI strict transform (A.2, A.4, E)."""
+
+    def __init__(self, canonical: dict[str, JSON]):
+        # read only: every node is rebuilt, and values taken over whole (enum, const) are copied
+        self.doc: dict[str, JSON] = canonical
+        self.cyclic: set[str] = set(recursive_ref_targets(self.doc))
+        self.notes: list[str] = []
+        self.warnings: list[str] = []
+        self.strict = True
+        self.def_names: dict[str, str] = {}
+        self.pending: list[str] = []
+
+    # -- bookkeeping
+    def block(self, pointer: str, reason: str) -> None:
+        self.strict = False
+        msg = f"{reason} (#{pointer}): openai strict disabled"
+        if msg not in self.warnings:
+            self.warnings.append(msg)
+
+    def note(self, label: str, moved: list[tuple[str, JSON]]) -> None:
+        for key, value in order_moved(moved):
+            self.notes.append(f"{label or '(root)'}: {key} {render_note_value(key, value)}")
+
+    def def_ref(self, pointer: str) -> str:
+        if pointer == "":
+            return "#"
+        if pointer not in self.def_names:
+            base = _def_name(pointer)
+            name, n = base, 2
+            used = set(self.def_names.values())
+            while name in used:
+                name, n = f"{base}_{n}", n + 1
+            self.def_names[pointer] = name
+            self.pending.append(pointer)
+        return f"#/$defs/{self.def_names[pointer]}"
+
+    # -- run
+    def run(self) -> DialectSchema:
+        doc = self.doc
+        if isinstance(doc.get("$ref"), str):  # a root $ref is inlined once, even when recursive
+            tp = ref_target_pointer(doc, doc["$ref"])
+            if tp is not None:
+                sib = {k: v for k, v in doc.items() if k != "$ref" and k not in DEFS_KEYS}
+                doc = self.merge_ref(resolve_pointer(self.doc, tp), sib)
+        root = self.node(doc, "", "", is_root=True)
+        if types_of(root) != ["object"]:
+            self.block("", "root is not type object (A.2 Root)")
+        if "anyOf" in root:
+            self.block("", "root uses anyOf (A.2 Root)")
+        defs: dict[str, JSON] = {}
+        while self.pending:
+            ptr = self.pending.pop(0)
+            name = self.def_names[ptr]
+            defs[name] = self.node(resolve_pointer(self.doc, ptr), ptr, f"$defs.{name}")
+        if defs:
+            root["$defs"] = defs
+        for _rule, message in openai_limit_problems(schema_stats(root)):
+            self.block("", f"{message} (A.2 Limits)")
+        return DialectSchema(root, tuple(self.notes), self.strict, tuple(self.warnings))
+
+    def merge_ref(self, target: JSON, siblings: dict[str, JSON]) -> dict[str, JSON]:
+        """Inline `target` with the referrer's `siblings`: annotations from the referrer win; other
+        keywords the target lacks are added; conflicting ones are AND-ed through `allOf`."""
+        if target is True or target == {}:
+            return dict(siblings)
+        if not isinstance(target, dict):
+            return {**siblings, "not": {}}
+        merged = dict(target)
+        for key, value in siblings.items():
+            if key in ANNOTATIONS or key not in merged:
+                merged[key] = value
+            elif merged[key] != value:
+                merged.setdefault("allOf", [])
+                merged["allOf"] = list(merged["allOf"]) + [{key: value}]
+        return merged
+
+    def ref(self, schema: dict[str, JSON], ptr: str, label: str) -> JSON:
+        """A.2 "$ref siblings": inline non-recursive refs; keep recursive ones bare (wrapped in a
+        one-branch anyOf when they carry siblings, so the description survives; case 13)."""
+        siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in DEFS_KEYS}
+        tp = ref_target_pointer(self.doc, schema["$ref"])
+        if tp is None:
+            self.block(ptr, f"unresolvable $ref {schema['$ref']!r}")
+            return self.node(siblings, ptr, label)
+        if tp not in self.cyclic:
+            target = resolve_pointer(self.doc, tp)
+            return self.node(self.merge_ref(target, siblings), ptr, label)
+        out_ref = self.def_ref(tp)
+        if not siblings:
+            return {"$ref": out_ref}
+        moved = [(k, v) for k, v in siblings.items()
+                 if k not in ("description", "title", "nullable") and k not in SILENT_DROP
+                 and not k.startswith("x-")]
+        self.note(label, moved)
+        out: dict[str, JSON] = {}
+        if isinstance(siblings.get("title"), str):
+            out["title"] = siblings["title"]
+        text = describe(siblings.get("description"), moved)
+        if text:
+            out["description"] = text
+        out["anyOf"] = [{"$ref": out_ref}]
+        if siblings.get("nullable") is True:
+            out["anyOf"].append({"type": "null"})
+        if len(out) == 1:
+            return {"$ref": out_ref} if len(out["anyOf"]) == 1 else out
+        return out
+
+    def merge_all_of(self, schema: dict[str, JSON], ptr: str) -> dict[str, JSON] | None:
+        """A.2 "Composition": fold `allOf` into its node when the parts merge without conflict
+        (properties united, required united); None when they do not."""
+        parts = schema.get("allOf")
+        if not isinstance(parts, list):
+            return None
+        merged = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in parts:
+            if isinstance(part, dict) and "$ref" in part:
+                tp = ref_target_pointer(self.doc, part["$ref"])
+                if tp is None or tp in self.cyclic:
+                    return None
+                part = self.merge_ref(resolve_pointer(self.doc, tp),
+                                      {k: v for k, v in part.items() if k != "$ref"})
+            if part is True or part == {}:
+                continue
+            if not isinstance(part, dict):
+                return None
+            for key, value in part.items():
+                if key in SILENT_DROP or key.startswith("x-"):
+                    continue
+                if key == "properties" and isinstance(value, dict):
+                    props = dict(merged.get("properties", {}))
+                    for name, sub in value.items():
+                        if name in props and props[name] != sub:
+                            props[name] = {"allOf": [props[name], sub]}  # merged when visited
+                        else:
+                            props[name] = sub
+                    merged["properties"] = props
+                elif key == "required" and isinstance(value, list):
+                    req = list(merged.get("required", []))
+                    merged["required"] = req + [r for r in value if r not in req]
+                elif key in ANNOTATIONS:
+                    merged.setdefault(key, value)
+                elif key == "type" and "type" in merged:
+                    mine, theirs = types_of(merged) or [], types_of(part) or []
+                    both = [t for t in mine if t in theirs or (t == "integer" and "number" in theirs)]
+                    both += [t for t in theirs if t == "integer" and "number" in mine and t not in both]
+                    if not both:
+                        return None
+                    merged["type"] = both[0] if len(both) == 1 else both
+                elif key == "allOf" and isinstance(value, list):
+                    merged["allOf"] = list(merged.get("allOf", [])) + value
+                elif key not in merged or merged[key] == value:
+                    merged[key] = value
+                else:
+                    return None
+        return merged
+
+    def node(self, schema: JSON, ptr: str, label: str, *, is_root: bool = False) -> JSON:
+        """Transform one canonical node (and its subtree) to the OpenAI strict subset."""
+        if schema is True or (isinstance(schema, dict) and not schema):
+            self.block(ptr, "unconstrained value {}")
+            return {}
+        if not isinstance(schema, dict):
+            self.block(ptr, "schema that admits nothing (false)")
+            return {"not": {}}
+        schema = apply_nullable(schema)
+        if "$ref" in schema:
+            return self.ref(schema, ptr, label)
+        while "allOf" in schema:
+            merged = self.merge_all_of(schema, ptr)
+            if merged is None:
+                self.block(ptr, "allOf that cannot be merged (A.2 Composition)")
+                break
+            schema = merged
+            if "$ref" in schema:
+                return self.ref(schema, ptr, label)
+
+        parts: dict[str, JSON] = {}
+        moved: list[tuple[str, JSON]] = []
+        types = types_of(schema)
+        if types is None and "anyOf" not in schema and "oneOf" not in schema:
+            if "properties" in schema:
+                types = ["object"]
+            elif "items" in schema:
+                types = ["array"]
+        is_object = types is not None and "object" in types
+        is_array = types is not None and "array" in types
+
+        for key, value in schema.items():
+            if key in SILENT_DROP or key.startswith("x-") or key in DEFS_KEYS:
+                continue
+            if key in ("properties", "required", "additionalProperties", "patternProperties", "items",
+                       "allOf"):
+                continue  # structural, handled below
+            if key == "type":
+                continue
+            if key in ("description", "title"):
+                parts[key] = value
+            elif key in ("anyOf", "oneOf"):
+                if not isinstance(value, list):
+                    continue
+                if key == "oneOf" and "anyOf" in schema:
+                    self.block(ptr, "anyOf and oneOf on one node (A.2 Composition)")
+                    moved.append((key, value))
+                    continue
+                parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", label_child(label, key, i))
+                                  for i, b in enumerate(value)]
+            elif key == "enum":
+                parts["enum"] = _dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
+                    else copy_json(value)
+            elif key == "const":
+                parts["const"] = copy_json(value)
+            elif key == "format":
+                stringy = types is not None and "string" in types and set(types) <= {"string", "null"}
+                if stringy and value in OPENAI_STRICT_FORMATS:
+                    parts["format"] = value
+                else:
+                    moved.append((key, value))
+            else:
+                moved.append((key, value))
+
+        if types is not None:
+            parts["type"] = types[0] if len(types) == 1 else list(types)
+
+        if is_object:
+            self.object_parts(schema, parts, ptr, label, is_root)
+        if is_array:
+            items = schema.get("items", MISSING)
+            if items is MISSING or isinstance(items, list):
+                self.block(ptr, "array without a single items schema (A.2 Array keywords)")
+                if isinstance(items, list):
+                    moved.append(("items", items))
+                parts["items"] = {}
+            else:
+                parts["items"] = self.node(items, f"{ptr}/items", label_child(label, "items"))
+        if "allOf" in schema:  # could not merge: keep for the non-strict tool
+            parts["allOf"] = [self.node(p, f"{ptr}/allOf/{i}", label_child(label, "allOf", i))
+                              for i, p in enumerate(schema["allOf"])]
+
+        if moved:
+            self.note(label, moved)
+            text = describe(parts.get("description"), moved)
+            if text:
+                parts["description"] = text
+        out = _null_consistent(_ordered(parts, _OPENAI_KEY_ORDER))
+        if not any(k in out for k in ("type", "enum", "const", "anyOf", "allOf", "$ref")):
+            self.block(ptr, "unconstrained value {}")
+        return out
+
+    def object_parts(self, schema: dict[str, JSON], parts: dict[str, JSON], ptr: str, label: str,
+                     is_root: bool) -> None:
+        """A.2 "Every object" / "required" / "Optional fields"; A.1 objects carry `properties`."""
+        props = schema.get("properties")
+        if props is not None and not isinstance(props, dict):
+            self.block(ptr, "properties is not an object")
+            props = None
+        required = [r for r in schema.get("required", []) if isinstance(r, str)] \
+            if isinstance(schema.get("required"), list) else []
+        ap = schema.get("additionalProperties", MISSING)
+        pattern_props = schema.get("patternProperties")
+        free = (pattern_props is not None
+                or (ap is not MISSING and ap is not False)
+                or (ap is MISSING and props is None and not is_root))
+        out_props: dict[str, JSON] = {}
+        for name, sub in (props or {}).items():
+            child = self.node(sub, f"{ptr}/properties/{escape_token(name)}",
+                              label_child(label, "properties", name))
+            out_props[name] = child if name in required else _widen_null(child)
+        undeclared = [r for r in required if r not in out_props]
+        if undeclared and not free:
+            self.block(ptr, f"required but undeclared properties {undeclared}")
+        parts["properties"] = out_props
+        parts["required"] = list(out_props)
+        if not free:
+            parts["additionalProperties"] = False
+            return
+        self.block(ptr, "free-form object (A.2 Every object)")
+        if isinstance(pattern_props, dict):
+            parts["patternProperties"] = {
+                k: self.node(v, f"{ptr}/patternProperties/{escape_token(k)}", f"{label}.<{k}>")
+                for k, v in pattern_props.items()
+            }
+        if isinstance(ap, dict):
+            parts["additionalProperties"] = self.node(ap, f"{ptr}/additionalProperties",
+                                                      label_child(label, "additionalProperties")) \
+                if ap else True
+        elif ap is True:
+            parts["additionalProperties"] = True
+
+
+def openai_parameters(canonical: dict[str, JSON]) -> DialectSchema:
+    """OpenAI strict function `parameters` from a canonical input schema (A.1, A.2, A.4, E).
+
+    * every object (root, nested, in `items`/`anyOf`/`$defs`, empty ones) gets `properties`,
+      `required` = all keys and ``additionalProperties: false``;
+    * originally optional members become nullable (type array with ``"null"``; ``anyOf`` + null
+      branch for `$ref`/`anyOf` members); `enum`s of null-admitting nodes contain null (A.4);
+    * ``oneOf`` -> ``anyOf``; mergeable ``allOf`` is folded; ``not``/``if``/``then``/``else``/
+      ``dependent*`` move to the description (the runtime enforces them);
+    * non-recursive `$ref`s are inlined (referrer siblings on the inlined node); recursive ones stay in
+      ``$defs`` as bare ``$ref`` (with siblings: ``{"description", "anyOf": [{"$ref"}]}``);
+    * ``default``, ``examples``, ``deprecated``, ``readOnly``/``writeOnly``, every string/number/array/
+      object constraint keyword and ``format`` outside A.2's list (or on non-strings) move to the
+      description, e.g. ``"Subject line. (maxLength: 200; pattern: ^T-\\d+$)"``;
+    * free-form objects, ``{}``, unmergeable ``allOf``, roots that are not plain objects, and schemas
+      over the A.2 limits (depth 10, 5000 properties, 1000 enum values, 120000 chars) make
+      ``strict`` False, each with a warning naming the canonical JSON pointer.
+    """
+    return _OpenAIStrict(canonical).run()
+
+
+def openai_tool(name: str, description: str, canonical_input: dict[str, JSON], *,
+                parameters: DialectSchema | None = None) -> dict[str, JSON]:
+    """Chat Completions function tool (A.1): ``{"type": "function", "function": {name, description,
+    parameters, strict}}``; `strict` is always explicit (A.1 "strict default") and False when
+    `openai_parameters` found something strict mode cannot carry. `parameters`: the already computed
+    ``openai_parameters(canonical_input)``, if the caller has it."""
+    params = parameters if parameters is not None else openai_parameters(canonical_input)
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": params.schema,
+            "strict": params.strict,
+        },
+    }
+
+
+def _check_openai_strict(report: Report, tool: str, base: str, schema: dict[str, JSON]) -> None:
+    """A.2 strict subset, A.4 (default, enum + null), E point 3 (toolgen's keyword allow-list)."""
+    if "anyOf" in schema:
+        report.add(tool, base, "A.2-root-anyOf", "root must not be anyOf")
+    checked(_check_openai_strict_nodes, report, tool, base, schema)
+    for rule, message in openai_limit_problems(schema_stats(schema)):
+        report.add(tool, base, rule, message)
+
+
+def _check_openai_strict_nodes(report: Report, tool: str, base: str, schema: dict[str, JSON], *,
+                               walk: Walk) -> None:
+    for ptr, node in walk(schema):
+        where = base + ptr
+        if node is False and ptr.endswith("/additionalProperties"):
+            continue
+        if not isinstance(node, dict):
+            report.add(tool, where, "A.2-types", "boolean schema; strict needs a typed schema")
+            continue
+        if not any(k in node for k in ("type", "enum", "const", "anyOf", "$ref")):
+            report.add(tool, where, "A.2-types", "schema admits any value; strict needs a type")
+        for key in node:
+            if key in OPENAI_STRICT_KEYWORDS:
+                continue
+            if key in OPENAI_FORBIDDEN_COMPOSITION:
+                report.add(tool, where, "A.2-composition", f"{key!r} is not supported in strict mode")
+            elif key == "default":
+                report.add(tool, where, "A.4-default", "'default' must move into the description")
+            else:
+                report.add(tool, where, "E.3-keyword",
+                           f"{key!r} is outside the strict keyword set (move it to the description)")
+        if "$ref" in node and len(node) > 1:
+            others = sorted(k for k in node if k != "$ref")
+            report.add(tool, where, "A.2-ref-siblings", f"$ref cannot have keywords {others}")
+        types = types_of(node) or []
+        bad_types = [t for t in types if t not in _JSON_TYPES]
+        if bad_types or ("type" in node and types_of(node) is None):
+            report.add(tool, where, "A.2-types", f"unknown type {node.get('type')!r}")
+        if is_object_schema(node):
+            props = node.get("properties")
+            if not isinstance(props, dict):
+                report.add(tool, where, "A.1-object-properties", "object without properties")
+                props = {}
+            if node.get("additionalProperties", None) is not False:
+                report.add(tool, where, "A.2-additionalProperties",
+                           "'additionalProperties' is required to be supplied and to be false")
+            required = node.get("required")
+            if (not isinstance(required, list) or len(required) != len(set(map(str, required)))
+                    or set(required) != set(props)):
+                report.add(tool, where, "A.2-required",
+                           "'required' must be an array including every key in properties")
+        if "format" in node:
+            fmt = node["format"]
+            if fmt not in OPENAI_STRICT_FORMATS or not types or not set(types) <= {"string", "null"}:
+                report.add(tool, where, "A.2-format", f"format {fmt!r} is not allowed here")
+        if "null" in types and isinstance(node.get("enum"), list) and None not in node["enum"]:
+            report.add(tool, where, "A.4-enum-null", "type admits null but enum lacks null")
+
+
+def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None = OPENAI_MAX_TOOLS
+                         ) -> list[Violation]:
+    """Check a Chat Completions catalog (A.1, A.2, A.4, E).
+
+    Every tool: shape ``{"type": "function", "function": {...}}``, explicit boolean `strict` (A.1
+    "toolgen should"), name pattern and uniqueness, object root (not anyOf), arrays with `items`,
+    resolvable `$ref`s, no `nullable`. Strict tools additionally: every object closed with complete
+    `required` and `properties`, only the strict keyword set, allowed formats on strings only, no
+    `default`, no `$ref` siblings, null in enums of nullable nodes, the A.2 limits.
+    `max_tools`: the A.1 cap on tools per request (``A.1-max-tools``); None skips it (include-all
+    builds may legitimately exceed it and are split by the caller)."""
+    report = Report("openai")
+    if not isinstance(tools, list):
+        report.add("", "", "A.1-shape", "catalog must be a list of tools")
+        return report.items
+    if max_tools is not None and len(tools) > max_tools:
+        report.add("", "", "A.1-max-tools", f"{len(tools)} tools > {max_tools} per request")
+    names: list[tuple[str, str, JSON]] = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(
+                tool.get("function"), dict):
+            report.add(f"#{i}", f"/{i}", "A.1-shape", 'tool must be {"type": "function", "function": {...}}')
+            continue
+        fn = tool["function"]
+        label = tool_label(fn.get("name"), i)
+        names.append((label, "/function/name", fn.get("name")))
+        if "description" in fn and not isinstance(fn["description"], str):
+            report.add(label, "/function/description", "A.1-shape", "description must be a string")
+        if not isinstance(fn.get("strict"), bool):
+            report.add(label, "/function/strict", "A.1-strict-explicit",
+                       "strict must be sent explicitly as true or false")
+        if "parameters" not in fn:
+            continue  # A.1: omitted parameters = empty parameter list
+        params = fn["parameters"]
+        base = "/function/parameters"
+        if not object_root(report, label, base, params, "A.2-root-object", "parameters"):
+            continue
+        summary = Summary(params)
+        check_items_and_refs(report, label, base, params, "A.2", summary)
+        check_no_nullable(report, label, base, params, "E.2-nullable", summary)
+        if fn.get("strict") is True:
+            _check_openai_strict(report, label, base, params)
+    check_names(report, names, "A.1")
+    return report.items
+
+
+def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...]]:
+    parameters = openai_parameters(tool.input_schema)
+    return openai_tool(tool.name, tool.description, tool.input_schema, parameters=parameters), parameters.warnings
+
+
+def _entry_name(entry: dict[str, JSON]) -> str:
+    return str(entry["function"]["name"])
+
+
+def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violation]:
+    return check_openai_catalog(tools, max_tools=max_tools)
+
+
+DIALECT = Dialect("openai", 0, _catalog_entry, _entry_name, _check, OPENAI_MAX_TOOLS)

@@ -1,0 +1,337 @@
+"""`toolgen diff`: what changed in the generated tool surface, risky changes first (for PR review).
+
+Input: two versions of the generated folder, each read as `policy.json` + `mcp.json` per API folder
+(`Surface`). The old version comes from a git ref (read with `git ls-tree` / `git show`, nothing is
+checked out) or a directory; the new one from the working tree or a directory. Output: a list of
+`Change`s and per-API catalog token counts (`DiffResult`), rendered as Markdown (a PR comment) or
+JSON.
+
+Risky changes are the ones a reviewer must look at because callers break or the runtime gate got
+weaker: a tool removed or renamed, a tool calling another operation, a new record (writing) tool,
+effect widened (read → write → destructive), approval removed, permission changed, idempotency key
+removed or no longer sent to the API, a new required argument, an argument removed. Everything else
+(new read tools, optional arguments, description, output or other policy changes) is listed after.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..emit import compact_json
+from ..tokens import count_tokens
+
+_EFFECT_RANK = {"read": 0, "write": 1, "destructive": 2}
+
+
+@dataclass(frozen=True)
+class Surface:
+    """One API's generated tool surface: policy rows and MCP tools by tool name."""
+
+    api: str
+    rows: dict[str, dict[str, Any]]
+    tools: dict[str, dict[str, Any]]
+
+    def tokens(self) -> int:
+        """o200k tokens of the MCP catalog as compact JSON (what a client sends)."""
+        return count_tokens(compact_json([self.tools[n] for n in sorted(self.tools)]))
+
+
+@dataclass(frozen=True)
+class Change:
+    api: str
+    tool: str
+    kind: str
+    risky: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"api": self.api, "tool": self.tool, "kind": self.kind, "risky": self.risky, "detail": self.detail}
+
+
+@dataclass
+class DiffResult:
+    changes: list[Change] = field(default_factory=list)
+    tokens: dict[str, tuple[int, int]] = field(default_factory=dict)  # api -> (old, new)
+    tools: dict[str, tuple[int, int]] = field(default_factory=dict)  # api -> (old count, new count)
+
+    @property
+    def risky(self) -> list[Change]:
+        return [c for c in self.changes if c.risky]
+
+
+# ---------------------------------------------------------------------------------------------
+# reading surfaces
+
+
+def _surface(policy: Any, mcp: Any, where: str) -> Surface:
+    if not isinstance(policy, dict) or not isinstance(policy.get("tools"), list) or not isinstance(mcp, list):
+        raise DiagnosticError([Diagnostic("diff-input-invalid", "error",
+                                          f"{where}: policy.json or mcp.json is not a toolgen output",
+                                          SourceLocation(where), "point at folders written by `toolgen build`")])
+    rows = {str(r["tool"]): r for r in policy["tools"] if isinstance(r, dict) and "tool" in r}
+    tools = {str(t["name"]): t for t in mcp if isinstance(t, dict) and "name" in t}
+    return Surface(str(policy.get("api") or Path(where).name), rows, tools)
+
+
+def read_dir(path: Path) -> dict[str, Surface]:
+    """Surfaces of a generated folder: `path` itself when it holds policy.json, else its subfolders."""
+    if not path.is_dir():
+        raise DiagnosticError([Diagnostic("diff-input-missing", "error", f"no folder {display_path(path)}",
+                                          SourceLocation(display_path(path)), "pass two generated folders")])
+    folders = [path] if (path / "policy.json").exists() else sorted(
+        p for p in path.iterdir() if (p / "policy.json").is_file())
+    out: dict[str, Surface] = {}
+    for folder in folders:
+        where = display_path(folder)
+        try:
+            policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+            mcp_file = folder / "mcp.json"
+            mcp = json.loads(mcp_file.read_text(encoding="utf-8")) if mcp_file.exists() else []
+        except (OSError, ValueError) as exc:
+            raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
+                                              SourceLocation(where))])
+        surface = _surface(policy, mcp, where)
+        out[surface.api] = surface
+    return out
+
+
+def _git(*args: str) -> str:
+    try:
+        proc = subprocess.run(["git", *args], check=False, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise DiagnosticError([Diagnostic("diff-git-error", "error", f"cannot run git: {exc}", None,
+                                          "install git, or compare two folders: toolgen diff OLD_DIR NEW_DIR")])
+    if proc.returncode != 0:
+        raise DiagnosticError([Diagnostic("diff-git-error", "error", f"git {' '.join(args)}: "
+                                          f"{proc.stderr.strip() or 'failed'}", None,
+                                          "check the ref (e.g. `git fetch origin main` in CI) and the --dir path")])
+    return proc.stdout
+
+
+def read_git(ref: str, directory: str) -> dict[str, Surface]:
+    """Surfaces of `directory` (relative to the working directory) at git `ref`; {} when absent."""
+    _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    base = directory.rstrip("/")
+    listing = _git("ls-tree", "-r", "--name-only", ref, "--", base + "/")
+    files = set(listing.splitlines())
+    out: dict[str, Surface] = {}
+    candidates = sorted(f[: -len("/policy.json")] for f in files if f.endswith("/policy.json"))
+    if f"{base}/policy.json" in files:
+        candidates = [base]
+    prefix = _git("rev-parse", "--show-prefix").strip()
+    for folder in candidates:
+        rel = folder[len(prefix):] if prefix and folder.startswith(prefix) else folder
+        where = f"{ref}:{rel}"
+        try:
+            policy = json.loads(_git("show", f"{ref}:./{rel}/policy.json"))
+            mcp = json.loads(_git("show", f"{ref}:./{rel}/mcp.json")) if f"{folder}/mcp.json" in files else []
+        except ValueError as exc:
+            raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}", None)])
+        surface = _surface(policy, mcp, where)
+        out[surface.api] = surface
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing
+
+
+def _args(tool: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
+    schema: dict[str, Any] = (tool or {}).get("inputSchema") or {}
+    props = schema.get("properties")
+    required = schema.get("required")
+    return (props if isinstance(props, dict) else {},
+            {str(r) for r in required} if isinstance(required, list) else set())
+
+
+def _op(row: dict[str, Any]) -> str:
+    op = row.get("operation") or {}
+    return f"{op.get('method', '?')} {op.get('path', '?')}"
+
+
+def _perm(row: dict[str, Any]) -> str:
+    return ", ".join(row.get("permission") or []) or "(none)"
+
+
+def _idem(row: dict[str, Any]) -> str:
+    idem = row.get("idempotency")
+    if not idem:
+        return "none"
+    sent = "receipts only" if idem.get("in") == "none" else f"{idem.get('in')} {idem.get('name')}"
+    return f"{idem.get('arg')} ({sent})"
+
+
+_COMPARED = {"tool", "mode", "effect", "operation", "permission", "approval", "idempotency", "output", "pair",
+             "intent"}
+
+
+def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str, Any],
+                 old_tool: dict[str, Any] | None, new_tool: dict[str, Any] | None) -> list[Change]:
+    """Changes of one tool present in both versions (possibly under two names)."""
+    out: list[Change] = []
+
+    def add(kind: str, risky: bool, detail: str) -> None:
+        out.append(Change(api, name, kind, risky, detail))
+
+    if _op(old_row) != _op(new_row):
+        add("operation-changed", True, f"{_op(old_row)} → {_op(new_row)}")
+    old_e, new_e = str(old_row.get("effect")), str(new_row.get("effect"))
+    if old_e != new_e:
+        widened = _EFFECT_RANK.get(new_e, 0) > _EFFECT_RANK.get(old_e, 0)
+        add("effect-widened" if widened else "effect-narrowed", widened, f"{old_e} → {new_e}")
+    old_a, new_a = old_row.get("approval"), new_row.get("approval")
+    if old_a != new_a:
+        removed = old_a == "required"
+        add("approval-removed" if removed else "approval-added", removed, f"{old_a} → {new_a}")
+    if sorted(old_row.get("permission") or []) != sorted(new_row.get("permission") or []):
+        add("permission-changed", True, f"{_perm(old_row)} → {_perm(new_row)}")
+    old_i, new_i = old_row.get("idempotency"), new_row.get("idempotency")
+    if old_i != new_i:
+        if old_i and not new_i:
+            add("idempotency-removed", True, f"{_idem(old_row)} → none")
+        elif old_i and new_i and old_i.get("in") != "none" and new_i.get("in") == "none":
+            add("idempotency-not-sent", True, f"{_idem(old_row)} → {_idem(new_row)}")
+        else:
+            add("idempotency-changed", False, f"{_idem(old_row)} → {_idem(new_row)}")
+    old_props, old_req = _args(old_tool)
+    new_props, new_req = _args(new_tool)
+    for arg in sorted(set(old_props) - set(new_props)):
+        add("argument-removed", True, f"`{arg}` removed (calls that pass it now fail validation)")
+    for arg in sorted(set(new_props) - set(old_props)):
+        if arg in new_req:
+            add("argument-required-added", True, f"new required argument `{arg}`")
+        else:
+            add("argument-added", False, f"new optional argument `{arg}`")
+    for arg in sorted(set(old_props) & set(new_props)):
+        if arg in new_req and arg not in old_req:
+            add("argument-now-required", True, f"`{arg}` is now required")
+        elif old_props[arg] != new_props[arg] or (arg in old_req) != (arg in new_req):
+            add("argument-changed", False, f"`{arg}`: schema or optionality changed")
+    if (old_tool or {}).get("description") != (new_tool or {}).get("description"):
+        add("description-changed", False, "description text changed")
+    if (old_tool or {}).get("outputSchema") != (new_tool or {}).get("outputSchema") or \
+            old_row.get("output") != new_row.get("output"):
+        add("output-changed", False, "output schema or output policy (fields, budget, redaction) changed")
+    other = sorted(k for k in set(old_row) | set(new_row) if k not in _COMPARED and old_row.get(k) != new_row.get(k))
+    if other:
+        add("policy-changed", False, "changed: " + ", ".join(other))
+    return out
+
+
+def diff_surfaces(old: dict[str, Surface], new: dict[str, Surface]) -> DiffResult:
+    """All changes between two sets of surfaces, risky ones first, then by API and tool."""
+    result = DiffResult()
+    for api in sorted(set(old) | set(new)):
+        o, n = old.get(api), new.get(api)
+        if o is None and n is not None:
+            result.changes.append(Change(api, "*", "api-added", False, f"{len(n.rows)} tools"))
+        if n is None and o is not None:
+            result.changes.append(Change(api, "*", "api-removed", True, f"{len(o.rows)} tools removed"))
+        o = o or Surface(api, {}, {})
+        n = n or Surface(api, {}, {})
+        result.tokens[api] = (o.tokens() if o.tools else 0, n.tokens() if n.tools else 0)
+        result.tools[api] = (len(o.rows), len(n.rows))
+        if api not in old or api not in new:
+            continue
+        removed = sorted(set(o.rows) - set(n.rows))
+        added = sorted(set(n.rows) - set(o.rows))
+        pairs: list[tuple[str, str]] = []
+        for old_name in list(removed):
+            key = (_op(o.rows[old_name]), o.rows[old_name].get("mode"))
+            match = next((a for a in added if (_op(n.rows[a]), n.rows[a].get("mode")) == key), None)
+            if match is not None:
+                pairs.append((old_name, match))
+                removed.remove(old_name)
+                added.remove(match)
+        for name in removed:
+            row = o.rows[name]
+            result.changes.append(Change(api, name, "tool-removed", True,
+                                         f"{row.get('mode')} tool for {_op(row)} removed (callers break)"))
+        for name in added:
+            row = n.rows[name]
+            writes = row.get("mode") == "record"
+            detail = (f"new {row.get('effect')} tool for {_op(row)}" + (", approval " + str(row.get("approval"))
+                                                                          if writes else ""))
+            result.changes.append(Change(api, name, "tool-added", writes, detail))
+        for old_name, new_name in pairs:
+            result.changes.append(Change(api, new_name, "tool-renamed", True,
+                                         f"`{old_name}` → `{new_name}` ({_op(n.rows[new_name])}; callers break)"))
+            result.changes.extend(compare_tool(api, new_name, o.rows[old_name], n.rows[new_name],
+                                               o.tools.get(old_name), n.tools.get(new_name)))
+        for name in sorted(set(o.rows) & set(n.rows)):
+            result.changes.extend(compare_tool(api, name, o.rows[name], n.rows[name], o.tools.get(name),
+                                               n.tools.get(name)))
+    result.changes.sort(key=lambda c: (not c.risky, c.api, c.tool, c.kind))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# rendering
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _table(changes: list[Change]) -> list[str]:
+    lines = ["| tool | change | details |", "|---|---|---|"]
+    for c in changes:
+        tool = "(API)" if c.tool == "*" else f"`{_cell(c.tool)}`"
+        lines.append(f"| {tool} | {c.kind.replace('-', ' ')} | {_cell(c.detail)} |")
+    return lines
+
+
+def render_markdown(result: DiffResult, base: str, head: str) -> str:
+    """A PR comment: summary line, risky changes (a table per API), other changes, catalog sizes."""
+    risky = result.risky
+    other = [c for c in result.changes if not c.risky]
+    old_total = sum(o for o, _ in result.tokens.values())
+    new_total = sum(n for _, n in result.tokens.values())
+    lines = [f"## toolgen: tool surface diff (`{base}` → `{head}`)", ""]
+    if not result.changes:
+        lines += ["No changes to the generated tool surface.", ""]
+    else:
+        lines += [(f"**{len(risky)} risky change{'s' if len(risky) != 1 else ''}**, {len(other)} other "
+                  f"change{'s' if len(other) != 1 else ''}; MCP catalog {old_total:,} → {new_total:,} o200k tokens "
+                  f"({new_total - old_total:+,})."), ""]
+    for title, changes in (("Risky changes", risky), ("Other changes", other)):
+        if not changes:
+            continue
+        lines += [f"### {title}", ""]
+        for api in sorted({c.api for c in changes}):
+            lines += [f"**{_cell(api)}**", ""] + _table([c for c in changes if c.api == api]) + [""]
+    lines += ["### Catalog size", "", "| API | tools | MCP tokens (o200k) | Δ |", "|---|---|---|---|"]
+    for api in sorted(result.tokens):
+        (ot, nt), (oc, nc) = result.tokens[api], result.tools[api]
+        lines.append(f"| {_cell(api)} | {oc} → {nc} | {ot:,} → {nt:,} | {nt - ot:+,} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(result: DiffResult, base: str, head: str) -> str:
+    return json.dumps({
+        "format": 1,
+        "base": base,
+        "head": head,
+        "risky": len(result.risky),
+        "changes": [c.to_json() for c in result.changes],
+        "apis": {api: {"tools": {"old": result.tools[api][0], "new": result.tools[api][1]},
+                       "tokens": {"old": o, "new": n, "delta": n - o}}
+                 for api, (o, n) in sorted(result.tokens.items())},
+    }, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+__all__ = [
+    "Change",
+    "DiffResult",
+    "Surface",
+    "diff_surfaces",
+    "read_dir",
+    "read_git",
+    "render_json",
+    "render_markdown",
+]

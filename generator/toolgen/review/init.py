@@ -1,0 +1,370 @@
+"""`toolgen init SPEC`: a draft intent map for a spec, for a human to edit.
+
+Input: a loaded `SpecDocument`. Output: the intent map as YAML text (ruamel.yaml, with comments):
+every operation of the spec as an explicit intent, grouped by its first tag (a comment per group),
+with
+
+- the effect inferred from the HTTP method (GET/HEAD/OPTIONS read, DELETE destructive, else write);
+- the permission from the operation's OAuth scopes when it has some, else ``<api>:read|write`` (none
+  when the operation is protected by an OAuth scheme that declares scopes but asks for none: the spec
+  says no scope is needed, and a made-up one would not exist);
+- `approval: required` on every write (a comment says to decide) and destructive intent;
+- the idempotency key sent as the operation's `Idempotency-Key` header when it declares one, else
+  kept for receipts only (`send_as: none`);
+- pagination detected by `toolgen.compile.pagination.detect` from query parameter names, the
+  canonical success response (the one the build uses, via `toolgen.compile.lower.operation_response`)
+  and Link headers;
+- comments above each intent: the operation and its summary, and the response's top-level fields as
+  an `output.fields` projection to choose from.
+
+Names are snake_case operationIds (``METHOD /path`` when the spec has none), valid tool names,
+unique, and at most 64 characters with the `preview_` prefix. The draft is lowered once in memory:
+an operation the build cannot turn into a tool is left out as a comment saying why, so `toolgen
+build` works on the draft and `toolgen lint` reports warnings only.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..compile.intent import IntentMap, LoadedIntentMap
+from ..compile.load import SpecDocument
+from ..compile.lower import lower, operation_parameters, operation_response
+from ..compile.operations import (
+    Operation,
+    declared_oauth_scopes,
+    idempotency_header,
+    list_operations,
+    operation_requirements,
+)
+from ..compile.pagination import detect
+from ..compile.schema import SchemaConverter, object_view
+from ..diagnostics import DiagnosticError, DiagnosticSink
+from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix
+
+MAX_FIELD_HINTS = 15
+KEY_CANDIDATES = ("action_id", "idempotency_key", "toolgen_action_id")
+
+
+@dataclass
+class _Draft:
+    """One operation's intent while the map is drafted."""
+
+    op: Operation
+    key: str
+    intent: dict[str, Any]
+    notes: list[str] = field(default_factory=list)  # comment lines above the intent
+    eol: dict[str, str] = field(default_factory=dict)  # key -> end-of-line comment
+
+
+@dataclass
+class InitResult:
+    """The draft's text and what went into it."""
+
+    text: str
+    api: str
+    intents: int
+    skipped: list[tuple[str, str]]  # (operation, reason)
+
+
+def api_name_from(text: str) -> str:
+    """A valid API name (``^[a-z_][a-z0-9_]*$``) from a file stem or title."""
+    name = re.sub(r"[^a-z0-9_]+", "_", snake_case(text)).strip("_") or "api"
+    return "_" + name if name[0].isdigit() else name
+
+
+def _effect(op: Operation) -> str:
+    if op.method in ("GET", "HEAD", "OPTIONS"):
+        return "read"
+    return "destructive" if op.method == "DELETE" else "write"
+
+
+def _operation_ref(op: Operation, id_counts: dict[str, int]) -> str:
+    if op.operation_id and id_counts.get(op.operation_id, 0) == 1:
+        return op.operation_id
+    return op.key
+
+
+def _top_fields(schema: Any) -> list[str]:
+    if not isinstance(schema, dict):
+        return []
+    view = object_view(schema)
+    return list(view[0]) if view else []
+
+
+class _Drafter:
+    def __init__(self, doc: SpecDocument, api: str):
+        self.doc = doc
+        self.api = api
+        self.sink = DiagnosticSink()
+        self.converter = SchemaConverter(doc, self.sink)
+        self.declared = declared_oauth_scopes(doc)
+        self.taken: set[str] = set()
+
+    def name(self, op: Operation, effect: str) -> str:
+        base = snake_case(op.synthetic_id) or "op"
+        limit = MAX_TOOL_NAME - (len("preview_") if effect != "read" else 0)
+        name = shorten(base, limit, seed=op.pointer)
+        n = 0
+        while self._clash(name, effect):
+            n += 1
+            name = shorten(f"{base}_{stable_suffix(op.pointer + '#' * n, 6)}", limit, seed=op.pointer + str(n))
+        self.taken.update(self._names(name, effect))
+        return name
+
+    @staticmethod
+    def _names(name: str, effect: str) -> list[str]:
+        return [name] if effect == "read" else [name, "preview_" + name, "record_" + name]
+
+    def _clash(self, name: str, effect: str) -> bool:
+        return any(n in self.taken for n in self._names(name, effect))
+
+    def permission(self, op: Operation, effect: str, draft: _Draft) -> Any:
+        reqs = operation_requirements(self.doc, op)
+        for req in reqs:
+            scopes = [str(s) for name, value in req.items() if name in self.declared and isinstance(value, list)
+                      for s in value]
+            if scopes:
+                unique = list(dict.fromkeys(scopes))
+                return unique[0] if len(unique) == 1 else unique
+        if any(self.declared.get(name) for req in reqs for name in req):
+            draft.notes.append("permission: the spec asks for no OAuth scope here; add one if actors must hold it")
+            return None
+        return f"{self.api}:{'read' if effect == 'read' else 'write'}"
+
+    def draft(self, op: Operation, id_counts: dict[str, int]) -> _Draft:
+        effect = _effect(op)
+        key = self.name(op, effect)
+        intent: dict[str, Any] = {"operation": _operation_ref(op, id_counts), "effect": effect}
+        draft = _Draft(op, key, intent)
+        summary = op.node.get("summary") or op.node.get("description") or ""
+        summary = " ".join(str(summary).split())
+        head = f"{op.key}" + (f": {summary[:100]}" + ("…" if len(summary) > 100 else "") if summary else "")
+        draft.notes.append(head)
+        if not summary:
+            draft.notes.append("description: the spec has none; write what the tool does and when not to use it")
+        permission = self.permission(op, effect, draft)
+        if permission is not None:
+            intent["permission"] = permission
+        try:
+            params = [p for p, _ in operation_parameters(self.doc, self.converter, op)]
+        except DiagnosticError:
+            params = []
+        try:
+            response, link = operation_response(self.doc, self.converter, op)
+        except DiagnosticError:
+            response, link = None, False
+        if effect != "read":
+            intent["approval"] = "required"
+            draft.eol["approval"] = ("destructive: keep it" if effect == "destructive"
+                                     else "decide: `never` for low-risk writes")
+            header = idempotency_header(params)
+            intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": f"header:{header}" if header else "none"}
+            if not header:
+                draft.eol["idempotency"] = "receipts only: the API takes no idempotency key"
+        fields_of = response
+        if effect == "read":
+            query = [str(p.get("name")) for p in params if p.get("in") == "query"]
+            found = detect(query, response, link, param_types=_param_types(params))
+            if found is not None:
+                pag = {"style": found.style, "items": found.items}
+                for attr in ("cursor", "limit", "next", "has_more", "cursor_from_item"):
+                    value = getattr(found, attr)
+                    if value is not None:
+                        pag[attr] = value
+                intent["pagination"] = pag
+                draft.eol["pagination"] = "detected; check it"
+                fields_of = _items_schema(response, found.items)
+        if isinstance(fields_of, dict) and fields_of.get("type") == "array":
+            fields_of = fields_of.get("items")
+        fields = _top_fields(fields_of)
+        if fields:
+            shown = ", ".join(fields[:MAX_FIELD_HINTS]) + (f", … (+{len(fields) - MAX_FIELD_HINTS})"
+                                                          if len(fields) > MAX_FIELD_HINTS else "")
+            draft.notes.append(f"output: {{fields: [...]}}  # keep what the model needs, from: {shown}")
+        return draft
+
+
+def _items_schema(response: Any, dotted: str) -> Any:
+    node = response
+    for part in [p for p in dotted.split(".") if p]:
+        props = node.get("properties") if isinstance(node, dict) else None
+        if not isinstance(props, dict) or part not in props:
+            return None
+        node = props[part]
+    return node
+
+
+def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> dict[str, str]:
+    """Lower the draft in memory: intent key -> first error message, for intents the build rejects."""
+    model = IntentMap.model_validate(data)
+    loaded = LoadedIntentMap(model, out, out.name, None)
+    sink = DiagnosticSink()
+    ir = lower(doc, loaded, sink, api)
+    produced = {t.policy.intent for t in ir.tools}
+    errors: dict[str, str] = {}
+    for d in sink.errors:
+        pointer = d.location.pointer if d.location else None
+        if pointer and pointer.startswith("/tools/"):
+            key = pointer.split("/")[2].replace("~1", "/").replace("~0", "~")
+            errors.setdefault(key, f"{d.code}: {d.message}")
+    for key in data["tools"]:
+        if key not in produced and key not in errors:
+            errors[key] = "the build cannot turn this operation into a tool (run `toolgen lint` with it to see why)"
+    return errors
+
+
+def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str) -> InitResult:
+    """The draft intent map of `doc` (see the module docstring). `spec_ref` is the `spec:` value
+    (relative to `out`); `command` is quoted in the header comment."""
+    drafter = _Drafter(doc, api)
+    operations = list_operations(doc)
+    id_counts: dict[str, int] = {}
+    for op in operations:
+        if op.operation_id:
+            id_counts[op.operation_id] = id_counts.get(op.operation_id, 0) + 1
+    drafts: list[_Draft] = []
+    skipped: list[tuple[str, str]] = []
+    for op in operations:
+        if op.method == "TRACE":
+            skipped.append((op.key, "TRACE operations are not turned into tools"))
+            continue
+        drafts.append(drafter.draft(op, id_counts))
+
+    data: dict[str, Any] = {"toolgen": 1, "spec": spec_ref, "api": {"name": api},
+                            "tools": {d.key: d.intent for d in drafts}}
+    for _ in range(3):
+        errors = _lower_errors(doc, data, api, out)
+        if not errors:
+            break
+        retried = False
+        for key, message in errors.items():
+            draft = next(d for d in drafts if d.key == key)
+            idem = draft.intent.get("idempotency")
+            if message.startswith("idempotency-key-collision") and idem and idem["key"] != KEY_CANDIDATES[-1]:
+                idem["key"] = KEY_CANDIDATES[KEY_CANDIDATES.index(idem["key"]) + 1]
+                retried = True
+                continue
+            skipped.append((draft.op.key, message))
+            drafts.remove(draft)
+            del data["tools"][key]
+        if not retried:
+            break
+    text = _render(doc, drafts, data, skipped, command)
+    return InitResult(text, api, len(drafts), skipped)
+
+
+def _group_order(doc: SpecDocument, drafts: list[_Draft]) -> list[tuple[str, list[_Draft]]]:
+    groups: dict[str, list[_Draft]] = {}
+    for d in drafts:
+        tag = d.op.tags[0] if d.op.tags else ""
+        groups.setdefault(tag, []).append(d)
+    declared = [str(t.get("name")) for t in doc.data.get("tags") or [] if isinstance(t, dict)]
+    order = [t for t in declared if t in groups] + [t for t in groups if t not in declared]
+    return [(t, groups[t]) for t in order]
+
+
+def _tag_descriptions(doc: SpecDocument) -> dict[str, str]:
+    out = {}
+    for t in doc.data.get("tags") or []:
+        if isinstance(t, dict) and isinstance(t.get("description"), str):
+            out[str(t.get("name"))] = " ".join(t["description"].split())[:100]
+    return out
+
+
+def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipped: list[tuple[str, str]],
+            command: str) -> str:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    raw_info = doc.data.get("info")
+    info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
+    title = " ".join(str(info.get("title") or data["api"]["name"]).split())
+    version = str(info.get("version") or "")
+    root = CommentedMap()
+    root["toolgen"] = 1
+    root["spec"] = data["spec"]
+    api = CommentedMap()
+    api["name"] = data["api"]["name"]
+    root["api"] = api
+    if not (doc.data.get("components") or {}).get("securitySchemes"):
+        root.yaml_set_comment_before_after_key(
+            "api", after="The spec declares no security scheme. If the API needs a credential, declare it:\n"
+            "auth: {token: {secret: " + data["api"]["name"].upper() + "_TOKEN, kind: bearer}}", after_indent=0)
+    tools = CommentedMap()
+    root["tools"] = tools
+    descriptions = _tag_descriptions(doc)
+    for tag, members in _group_order(doc, drafts):
+        first = True
+        for d in members:
+            node = CommentedMap()
+            for k, v in d.intent.items():
+                if isinstance(v, dict):
+                    inner = CommentedMap(v)
+                    inner.fa.set_flow_style()
+                    node[k] = inner
+                elif isinstance(v, list):
+                    from ruamel.yaml.comments import CommentedSeq
+
+                    seq = CommentedSeq(v)
+                    seq.fa.set_flow_style()
+                    node[k] = seq
+                else:
+                    node[k] = v
+            for k, comment in d.eol.items():
+                if k in node:
+                    node.yaml_add_eol_comment(comment, k)
+            tools[d.key] = node
+            lines = [""]
+            if first:
+                label = tag or "(no tag)"
+                about = f": {descriptions[tag]}" if tag in descriptions else ""
+                lines += [f"=== {label} ({len(members)} operation{'s' if len(members) != 1 else ''}){about} ===", ""]
+                first = False
+            lines += d.notes
+            tools.yaml_set_comment_before_after_key(d.key, before="\n".join(_comment_lines(lines)), indent=2)
+    yaml = YAML(typ="rt")
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    buf = io.StringIO()
+    yaml.dump(root, buf)
+    body = buf.getvalue()
+    header = [
+        f"Draft intent map for {title}" + (f" {version}" if version else "") + f", written by `{command}`.",
+        "Review it before use: effects are inferred from the HTTP method, approval is required on every",
+        "write until you decide otherwise, and pagination was detected from parameter names. Delete the",
+        "intents agents do not need (a catalog of more than 128 tools does not fit one OpenAI request),",
+        "add a description that says when NOT to use a tool, and project large outputs with output.fields.",
+    ]
+    text = "".join(f"# {line}\n" for line in header) + body
+    if skipped:
+        text += "\n# Operations left out (the build cannot turn them into tools as drafted):\n"
+        for key, reason in skipped:
+            text += f"#   {_one_line(key)}: {_one_line(reason)[:300]}\n"
+    return text
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _comment_lines(lines: list[str]) -> list[str]:
+    # ruamel writes each line of `before` as a comment; an empty line stays a blank line
+    return [line.replace("\n", " ") for line in lines]
+
+
+__all__ = ["InitResult", "api_name_from", "draft_intent_map"]
+
+
+def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:
+    """JSON type of each query parameter that declares a single one (for pagination detection)."""
+    out: dict[str, str] = {}
+    for p in params:
+        schema = p.get("schema")
+        if p.get("in") == "query" and isinstance(schema, dict) and isinstance(schema.get("type"), str):
+            out[str(p.get("name"))] = schema["type"]
+    return out

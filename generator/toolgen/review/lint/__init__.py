@@ -1,0 +1,23 @@
+"""`toolgen lint`: the rule table (`rules`), the linter (`linter`, a pure stage the build runs too),
+loading what to lint (`targets`) and the output formats (`formats`: text, json, sarif, github)."""
+
+from .formats import render
+from .linter import LintInput, lint_api
+from .rules import RULES, LintSettings, Rule, apply_severity, rule_for, rules_markdown
+from .targets import LintResult, LintTarget, config_findings, lint_target
+
+__all__ = [
+    "RULES",
+    "LintInput",
+    "LintResult",
+    "LintSettings",
+    "LintTarget",
+    "Rule",
+    "apply_severity",
+    "config_findings",
+    "lint_api",
+    "lint_target",
+    "render",
+    "rule_for",
+    "rules_markdown",
+]

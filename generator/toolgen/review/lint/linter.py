@@ -1,0 +1,492 @@
+"""Stage `lint`: IR + intent map + spec -> findings (`Diagnostic`s with a rule code of `rules`).
+
+Input: `LintInput`: the `SpecDocument`, the `LoadedIntentMap`, the `ApiIR` that `lower` built from
+them, the diagnostics the build itself reported and the `LintSettings`. Output: a list of
+`Diagnostic`s, one per finding, located in the intent map (``file:line:col``) or, for what only the
+spec knows, at the spec's JSON pointer; severities are the rules' defaults.
+
+The build's diagnostics are lint findings too (`operation-not-found`, `tool-name-invalid`, ...):
+lint reuses them rather than checking the same thing twice. `lint_api` is pure (no IO): the build
+runs it for REPORT.md, `toolgen lint` through `toolgen.review.lint.targets`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ...compile.intent import LoadedIntentMap, ToolIntent
+from ...compile.ir import ApiIR, Tool
+from ...compile.load import SpecDocument
+from ...compile.lower import operation_parameters, operation_response
+from ...compile.operations import (
+    Operation,
+    declared_oauth_scopes,
+    find_operation,
+    idempotency_header,
+    list_operations,
+    operation_matches,
+    operation_requirements,
+    used_scopes,
+)
+from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
+from ...compile.schema import SchemaBudget, SchemaConverter
+from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from ...emit import compact_json
+from ...emit.catalogs import build_catalogs
+from ...pointer import PointerError, ref_to_pointer, resolve_pointer
+from ...tokens import count_tokens
+from .rules import (
+    CATALOG_TOO_MANY_TOKENS,
+    CATALOG_TOO_MANY_TOOLS,
+    DESCRIPTION_LIMIT,
+    DESCRIPTION_MISSING,
+    DESCRIPTION_NO_WHEN_NOT,
+    DESCRIPTION_TOO_LONG,
+    DESTRUCTIVE_WITHOUT_APPROVAL,
+    EFFECT_CONTRADICTS_METHOD,
+    EFFECT_DELETE_NOT_DESTRUCTIVE,
+    EFFECT_WRITE_ON_SAFE_METHOD,
+    IDEMPOTENCY_HEADER_UNUSED,
+    IDEMPOTENCY_HONOUR_UNDECLARED,
+    IDEMPOTENCY_KEY_MISSING,
+    OPERATION_MAPPED_TWICE,
+    OPERATIONS_UNCOVERED,
+    OUTPUT_UNPROJECTED_LARGE,
+    PAGINATION_MISSING,
+    PERMISSION_MISSING,
+    RULES,
+    SCOPE_UNKNOWN,
+    SYNONYM_VERBS,
+    TOOL_NAME_DUPLICATE,
+    TOOL_NAME_NEAR_SYNONYM,
+    LintSettings,
+    Rule,
+)
+
+
+@dataclass
+class LintInput:
+    """Everything `lint_api` reads. `build_diagnostics` are the diagnostics of load + lower."""
+
+    doc: SpecDocument
+    intents: LoadedIntentMap
+    ir: ApiIR
+    build_diagnostics: list[Diagnostic]
+    settings: LintSettings = field(default_factory=LintSettings)
+
+
+@dataclass
+class _IntentView:
+    """The tools of one intent (explicit, or one operation of an include group)."""
+
+    key: str
+    explicit: bool
+    intent: ToolIntent | None
+    group: int | None
+    op: Operation
+    main: Tool  # the read tool, or the record tool of a write
+    preview: Tool | None
+
+
+class _Linter:
+    def __init__(self, data: LintInput):
+        self.data = data
+        self.doc = data.doc
+        self.intents = data.intents
+        self.model = data.intents.model
+        self.ir = data.ir
+        self.settings = data.settings
+        self.sink = DiagnosticSink()
+        self.operations = list_operations(self.doc)
+        self.op_by_pointer = {op.pointer: op for op in self.operations}
+        budget = SchemaBudget(max_nodes=self.model.budgets.max_schema_nodes,
+                              max_depth=self.model.budgets.max_schema_depth)
+        self.converter = SchemaConverter(self.doc, DiagnosticSink(), budget)
+        self._params = operation_parameters
+        self._response = operation_response
+        self._param_cache: dict[str, list[dict[str, Any]]] = {}
+        self._response_cache: dict[str, tuple[Any, bool] | None] = {}
+        self.views = list(self._views())
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _views(self) -> Iterator[_IntentView]:
+        by_intent: dict[str, list[Tool]] = {}
+        for tool in self.ir.tools:
+            by_intent.setdefault(tool.policy.intent or tool.name, []).append(tool)
+        for key, tools in by_intent.items():
+            main = next((t for t in tools if t.policy.mode in ("read", "record")), tools[0])
+            preview = next((t for t in tools if t.policy.mode == "preview"), None)
+            op = self.op_by_pointer.get(main.source_pointer)
+            if op is None:
+                continue
+            intent = self.model.tools.get(key)
+            explicit = intent is not None and self._same_op(intent, op)
+            group = None if explicit else self._group_of(op)
+            yield _IntentView(key, explicit, intent if explicit else None, group, op, main, preview)
+
+    def _same_op(self, intent: ToolIntent, op: Operation) -> bool:
+        found = find_operation(self.operations, intent.operation)
+        return found is not None and found.pointer == op.pointer
+
+    def _group_of(self, op: Operation) -> int | None:
+        for i, group in enumerate(self.model.include):
+            if operation_matches(op, group.match) and not any(operation_matches(op, p) for p in group.exclude):
+                return i
+        return None
+
+    def where(self, view: _IntentView, *keys: str) -> SourceLocation:
+        """The intent's key (or its first present sub-key), else its include group, else the spec."""
+        if view.explicit:
+            node = self.intents.root.get("tools", {}).get(view.key) if self.intents.root is not None else None
+            for k in keys:
+                if isinstance(node, dict) and k in node:
+                    return self.intents.locate("tools", view.key, k)
+            return self.intents.locate("tools", view.key)
+        if view.group is not None:
+            node = self.intents.root.get("include", [])[view.group] if self.intents.root is not None else None
+            for k in keys:
+                if isinstance(node, dict) and k in node:
+                    return self.intents.locate("include", view.group, k)
+            return self.intents.locate("include", view.group)
+        return self.doc.locate(view.op.pointer)
+
+    def params(self, op: Operation) -> list[dict[str, Any]]:
+        if op.pointer not in self._param_cache:
+            try:
+                self._param_cache[op.pointer] = [p for p, _ in self._params(self.doc, self.converter, op)]
+            except DiagnosticError:
+                self._param_cache[op.pointer] = []
+        return self._param_cache[op.pointer]
+
+    def response(self, op: Operation) -> tuple[Any, bool] | None:
+        if op.pointer not in self._response_cache:
+            try:
+                self._response_cache[op.pointer] = self._response(self.doc, self.converter, op)
+            except DiagnosticError:
+                self._response_cache[op.pointer] = None
+        return self._response_cache[op.pointer]
+
+    def add(self, rule: Rule, message: str, location: SourceLocation | None, hint: str | None = None,
+            tool: str | None = None) -> None:
+        self.sink.add(Diagnostic(rule.id, rule.severity, message, location, hint or rule.help, tool))
+
+    # --- rules ------------------------------------------------------------------------------
+
+    def run(self) -> list[Diagnostic]:
+        for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
+                      self.check_pagination, self.check_outputs, self.check_descriptions, self.check_catalog,
+                      self.check_coverage):
+            check()
+        return self.sink.items
+
+    def check_mapping(self) -> None:
+        seen: dict[str, str] = {}
+        for key, intent in self.model.tools.items():
+            op = find_operation(self.operations, intent.operation)
+            if op is None:
+                continue
+            other = seen.get(op.pointer)
+            if other is not None:
+                first = self.model.tools[other]
+                if (first.fixed, first.hide, first.output) == (intent.fixed, intent.hide, intent.output):
+                    self.add(OPERATION_MAPPED_TWICE,
+                             f"intent `{key}` maps {op.key}, which intent `{other}` already maps, with the same "
+                             "fixed values, hidden arguments and output", self.intents.locate("tools", key, "operation"),
+                             tool=key)
+            else:
+                seen[op.pointer] = key
+        names: dict[str, Tool] = {}
+        for tool in self.ir.tools:
+            if tool.name in names:
+                key = tool.policy.intent
+                loc = (self.intents.locate("tools", key) if key in self.model.tools else
+                       self.doc.locate(tool.source_pointer))
+                self.add(TOOL_NAME_DUPLICATE, f"tool name `{tool.name}` is produced twice (intents "
+                         f"`{names[tool.name].policy.intent}` and `{key}`)", loc, tool=tool.name)
+            else:
+                names[tool.name] = tool
+
+    def check_effects(self) -> None:
+        for view in self.views:
+            method, effect = view.op.method, view.main.policy.effect
+            loc = self.where(view, "effect")
+            if effect == "read" and method in ("DELETE", "PUT", "PATCH"):
+                self.add(EFFECT_CONTRADICTS_METHOD, f"`{view.key}` is marked read but {view.op.key} is a {method}",
+                         loc, tool=view.main.name)
+            elif effect != "read" and method in ("GET", "HEAD", "OPTIONS"):
+                self.add(EFFECT_WRITE_ON_SAFE_METHOD, f"`{view.key}` is marked {effect} but {view.op.key} is a "
+                         f"{method}; confirm that this API mutates on {method}", loc, tool=view.main.name)
+            elif effect == "write" and method == "DELETE":
+                self.add(EFFECT_DELETE_NOT_DESTRUCTIVE, f"`{view.key}` is marked write but {view.op.key} deletes",
+                         loc, tool=view.main.name)
+
+    def _idempotency_header(self, op: Operation) -> str | None:
+        return idempotency_header(self.params(op))
+
+    def check_policy(self) -> None:
+        for view in self.views:
+            row = view.main.policy
+            if not row.permission:
+                self.add(PERMISSION_MISSING, f"`{view.main.name}` requires no permission", self.where(view),
+                         tool=view.main.name)
+            if row.mode != "record":
+                continue
+            if row.effect == "destructive" and row.approval != "required":
+                self.add(DESTRUCTIVE_WITHOUT_APPROVAL, f"`{row.tool}` is destructive ({view.op.key}) but needs "
+                         "no approval", self.where(view, "approval", "effect"), tool=row.tool)
+            header = self._idempotency_header(view.op)
+            idem = row.idempotency
+            if header is not None:
+                sent = idem is not None and idem.send_in == "header" and (idem.wire_name or "").lower() == \
+                    header.lower()
+                if not sent:
+                    self.add(IDEMPOTENCY_HEADER_UNUSED, f"{view.op.key} declares the `{header}` header but "
+                             f"`{row.tool}` does not send its idempotency key there",
+                             self.where(view, "idempotency"),
+                             f"set `idempotency: {{key: action_id, send_as: \"header:{header}\"}}`", tool=row.tool)
+            elif idem is None:
+                self.add(IDEMPOTENCY_KEY_MISSING, f"`{row.tool}` ({row.effect}) has no idempotency key",
+                         self.where(view), tool=row.tool)
+            if idem is not None and idem.send_in != "none" and idem.honoured_by_api is None:
+                self.add(IDEMPOTENCY_HONOUR_UNDECLARED, f"`{row.tool}` sends its idempotency key to the API as "
+                         f"{idem.send_in} `{idem.wire_name}` but does not say whether the API deduplicates by it",
+                         self.where(view, "idempotency"), tool=row.tool)
+
+    def spec_scopes(self) -> tuple[dict[str, set[str]], set[str]]:
+        return declared_oauth_scopes(self.doc), used_scopes(self.doc, self.operations)
+
+    def check_scopes(self) -> None:
+        declared, used = self.spec_scopes()
+        if not any(declared.values()):
+            return  # the spec declares no OAuth scopes: permissions are the API's own names
+        known = set().union(*declared.values()) | used
+        for view in self.views:
+            reqs = operation_requirements(self.doc, view.op)
+            if not any(name in declared and declared[name] for r in reqs for name in r):
+                continue  # the operation is not protected by an OAuth scheme with scopes
+            for scope in view.main.policy.permission:
+                if scope not in known:
+                    close = difflib.get_close_matches(scope, sorted(known), n=1)
+                    self.add(SCOPE_UNKNOWN, f"`{view.main.name}` requires scope {scope!r}, which the spec's OAuth "
+                             "schemes do not declare", self.where(view, "permission"),
+                             f"did you mean {close[0]!r}?" if close else None, tool=view.main.name)
+
+    def check_pagination(self) -> None:
+        paging = set(CURSOR_PARAMS) | set(OFFSET_PARAMS) | set(PAGE_PARAMS)
+        for view in self.views:
+            row = view.main.policy
+            if row.mode != "read" or row.pagination is not None:
+                continue
+            response = self.response(view.op)
+            schema, link = response if response is not None else (None, False)
+            is_array = isinstance(schema, dict) and (schema.get("type") == "array" or (
+                isinstance(schema.get("type"), list) and "array" in schema["type"]))
+            query = [str(p.get("name")) for p in self.params(view.op) if p.get("in") == "query"]
+            pagers = sorted(paging & set(query))
+            has_items = find_items_field(schema) is not None
+            bounded = bool(view.intent and view.intent.output and view.intent.output.max_bytes)
+            if is_array and not (pagers or link) and bounded:
+                continue  # nothing to page with; the intent bounds the list explicitly
+            if is_array or ((pagers or link) and has_items):
+                why = "returns an array" if is_array else "has an item array"
+                also = f" and takes {', '.join(pagers)}" if pagers else (" and a Link header" if link else "")
+                self.add(PAGINATION_MISSING, f"`{row.tool}` lists ({view.op.key} {why}{also}) but has no "
+                         "pagination", self.where(view),
+                         None if (pagers or link) else "the API declares no paging parameters: set `output.max_bytes` (and `output.fields`) to bound the list, "
+                         "or turn this rule off for it", tool=row.tool)
+
+    def check_outputs(self) -> None:
+        budget = self.settings.large_output_tokens
+        for view in self.views:
+            row = view.main.policy
+            if row.output.fields:
+                continue
+            text = self.response_text(view.op)
+            if text is None or len(text) <= budget:
+                continue  # a token is at least one character
+            tokens = count_tokens(text[: budget * 16])
+            if tokens <= budget:
+                continue
+            more = "" if len(text) <= budget * 16 else "more than "
+            self.add(OUTPUT_UNPROJECTED_LARGE, f"`{row.tool}` returns the whole response of {view.op.key} "
+                     f"({more}{tokens:,} tokens of schema; budget {budget:,}) without `output.fields`",
+                     self.where(view, "output"), tool=row.tool)
+
+    def response_text(self, op: Operation) -> str | None:
+        """The success response's schema as the spec writes it, with every schema it references
+        (transitively, each once), as compact JSON: the measure of "how large is this output".
+        Measured on the spec rather than the converted schema so that a 450-operation spec whose
+        responses share a recursive group of 65 schemas (Stripe's) is measured in milliseconds."""
+        node = _success_schema(op, self.doc.data)
+        if node is None:
+            return None
+        parts: list[str] = []
+        seen: set[str] = set()
+        stack: list[Any] = [node]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, dict):
+                ref = cur.get("$ref")
+                if isinstance(ref, str):
+                    target = ref_to_pointer(ref)
+                    if target is not None and target not in seen:
+                        seen.add(target)
+                        try:
+                            stack.append(resolve_pointer(self.doc.data, target))
+                        except PointerError:
+                            pass
+                stack.extend(v for k, v in cur.items() if k != "$ref")
+            elif isinstance(cur, list):
+                stack.extend(cur)
+        parts.append(compact_json(node))
+        for target in sorted(seen):
+            try:
+                parts.append(compact_json(resolve_pointer(self.doc.data, target)))
+            except PointerError:
+                continue
+        return ",".join(parts)
+
+    def _synonyms(self) -> dict[str, list[_IntentView]]:
+        groups: dict[str, dict[str, list[_IntentView]]] = {}
+        for view in self.views:
+            parts = view.key.lower().split("_")
+            verb = parts[0]
+            if verb == "look" and len(parts) > 2 and parts[1] == "up":
+                verb, parts = "lookup", ["lookup"] + parts[2:]
+            if verb not in SYNONYM_VERBS or len(parts) < 2:
+                continue
+            noun = "_".join(parts[1:-1] + [_singular(parts[-1])])
+            groups.setdefault(noun, {}).setdefault(verb, []).append(view)
+        return {noun: [v for vs in verbs.values() for v in vs] for noun, verbs in groups.items() if len(verbs) > 1}
+
+    def check_descriptions(self) -> None:
+        for view in self.views:
+            has_own = bool(view.intent and view.intent.description)
+            summary = view.op.node.get("summary")
+            description = view.op.node.get("description")
+            if not has_own and not (isinstance(summary, str) and summary.strip()) and not (
+                    isinstance(description, str) and description.strip()):
+                self.add(DESCRIPTION_MISSING, f"`{view.key}` has no description ({view.op.key} has no summary or "
+                         "description either)", self.where(view), tool=view.main.name)
+        for tool in self.ir.tools:
+            if len(tool.description) > DESCRIPTION_LIMIT:
+                owner = next((v for v in self.views if tool in (v.main, v.preview)), None)
+                loc = self.where(owner, "description") if owner else self.doc.locate(tool.source_pointer)
+                self.add(DESCRIPTION_TOO_LONG, f"the description of `{tool.name}` is {len(tool.description):,} "
+                         f"characters (limit {DESCRIPTION_LIMIT:,}, generated text included)", loc, tool=tool.name)
+        for noun, views in sorted(self._synonyms().items()):
+            names = sorted(v.key for v in views)
+            first = min(views, key=lambda v: v.key)
+            self.add(TOOL_NAME_NEAR_SYNONYM, f"tool names {', '.join(f'`{n}`' for n in names)} are near-synonyms "
+                     f"(same noun {noun!r})", self.where(first), tool=first.key)
+            for view in views:
+                others = [v for v in views if v is not view]
+                text = view.intent.description if view.intent and view.intent.description else view.main.description
+                if _says_when_not(text, [o.main.name for o in others] + [o.key for o in others]
+                                  + [o.preview.name for o in others if o.preview]):
+                    continue
+                self.add(DESCRIPTION_NO_WHEN_NOT, f"`{view.key}` has near-synonym(s) "
+                         f"{', '.join(f'`{o.key}`' for o in others)} but its description does not say when not to "
+                         "use it", self.where(view, "description"), tool=view.main.name)
+
+    def check_catalog(self) -> None:
+        where = self.intents.locate("tools") if self.model.tools else self.intents.locate()
+        n = len(self.ir.tools)
+        if n > self.settings.max_tools:
+            self.add(CATALOG_TOO_MANY_TOOLS, f"the catalog has {n:,} tools (max_tools {self.settings.max_tools:,})",
+                     where)
+        if not self.ir.tools:
+            return
+        catalogs = build_catalogs(self.ir)
+        budget = self.settings.max_catalog_tokens
+        sizes = {}
+        for dialect, tools in catalogs.by_dialect().items():
+            text = compact_json(tools)
+            sizes[dialect] = count_tokens(text) if len(text) > budget else 0
+        dialect, tokens = max(sizes.items(), key=lambda kv: kv[1])
+        if tokens > budget:
+            self.add(CATALOG_TOO_MANY_TOKENS, f"the {dialect} catalog is {tokens:,} o200k tokens "
+                     f"(max_catalog_tokens {budget:,})", where)
+
+    def check_coverage(self) -> None:
+        covered = set(self.ir.covered)
+        rest = [op for op in self.operations if op.pointer not in covered]
+        if rest:
+            shown = ", ".join(op.operation_id or op.key for op in rest[:5])
+            more = f" and {len(rest) - 5:,} more" if len(rest) > 5 else ""
+            self.add(OPERATIONS_UNCOVERED, f"{len(rest):,} of {len(self.operations):,} operations of "
+                     f"{self.doc.display} are not covered by any tool: {shown}{more}", self.intents.locate(),
+                     "add intents (or an `include` group) for the ones agents need; REPORT.md lists them all")
+
+
+_WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only for|only when|not to)\b|"
+                       r"\buse \w+ (for|to|when|instead)\b", re.IGNORECASE)
+
+
+def _success_schema(op: Operation, data: dict[str, Any]) -> Any:
+    """The raw schema of the first 2xx response with a JSON body (refs of the response and media
+    objects followed), or None."""
+    def follow(node: Any) -> Any:
+        for _ in range(16):
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                return node
+            target = ref_to_pointer(node["$ref"])
+            if target is None:
+                return None
+            try:
+                node = resolve_pointer(data, target)
+            except PointerError:
+                return None
+        return None
+
+    responses = op.node.get("responses")
+    if not isinstance(responses, dict):
+        return None
+    for _, key in sorted((str(c), c) for c in responses if str(c).startswith("2")):
+        response = follow(responses[key])
+        content = response.get("content") if isinstance(response, dict) else None
+        if not isinstance(content, dict):
+            continue
+        media = next((m for m in content if m.split(";")[0].strip().lower() == "application/json"), None) or \
+            next((m for m in content if "json" in m.lower()), None)
+        if media is not None and isinstance(content[media], dict) and "schema" in content[media]:
+            return content[media]["schema"]
+    return None
+
+
+def _says_when_not(text: str, others: list[str]) -> bool:
+    """Whether a description names one of the other tools or gives negative guidance."""
+    lowered = text.lower()
+    if any(re.search(rf"\b{re.escape(o.lower())}\b", lowered) for o in others):
+        return True
+    return bool(_WHEN_NOT.search(text))
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def lint_api(data: LintInput) -> list[Diagnostic]:
+    """All findings for one API, build diagnostics included, sorted by location; severities are the
+    rules' defaults (apply `apply_severity` for the configured ones). Pure: reads no files."""
+    linter = _Linter(data)
+    sink = DiagnosticSink()
+    for d in data.build_diagnostics:
+        rule = RULES.get(d.code)
+        sink.add(replace(d, severity=rule.severity) if rule is not None and rule.relevel else d)
+    sink.extend(linter.run())
+    return sorted(data.doc.fill_locations(sink.items), key=Diagnostic.sort_key)
+
+
+__all__ = ["LintInput", "lint_api"]

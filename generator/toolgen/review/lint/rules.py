@@ -1,0 +1,249 @@
+"""The lint rules: stable ids, default severities, what each checks and how to fix it; the settings
+that change them.
+
+Input: nothing (the table is data) and, for the settings, the `lint:` section of toolgen.yaml
+(`toolgen.project.LintConfig`). Output: `RULES` (id -> `Rule`), `LintSettings` and `apply_severity`,
+which turns the linter's findings into the configured severities (`off` drops them; `--strict`
+makes warnings errors). Every finding's `code` is the id of a rule: kebab-case, stable, the same
+scheme the build uses for its own diagnostics, which lint passes through (``source="build"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from ...diagnostics import Diagnostic, Severity
+
+Level = Literal["error", "warning", "info", "off"]
+
+DEFAULT_MAX_TOOLS = 128  # OpenAI's limit on tools per request
+DEFAULT_MAX_CATALOG_TOKENS = 32_000
+DEFAULT_LARGE_OUTPUT_TOKENS = 1_500
+DESCRIPTION_LIMIT = 1024
+SYNONYM_VERBS = ("search", "find", "query", "lookup", "get", "fetch", "retrieve")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A lint rule: stable id, default severity, one-line summary, help text (what to do).
+
+    `source` is ``lint`` for checks made here and ``build`` for diagnostics the build pipeline
+    reports (lint passes them through; their severity is the build's unless configured).
+    """
+
+    id: str
+    severity: Severity
+    summary: str
+    help: str
+    source: Literal["lint", "build"] = "lint"
+    relevel: bool = False  # build rules: report at `severity`, not at the build's own severity
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _rule(id: str, severity: Severity, summary: str, help: str, source: Literal["lint", "build"] = "lint",
+          relevel: bool = False) -> Rule:
+    rule = Rule(id, severity, summary, help, source, relevel)
+    RULES[id] = rule
+    return rule
+
+
+# mapping: the intent map against the spec
+OPERATION_NOT_FOUND = _rule(
+    "operation-not-found", "error", "An intent names an operation that is not in the spec.",
+    "Use an operationId or `METHOD /path` exactly as the spec writes it.", "build")
+OPERATION_MAPPED_TWICE = _rule(
+    "operation-mapped-twice", "warning", "Two intents map the same operation without a difference that "
+    "justifies it.",
+    "Remove one intent, or make the second a real specialisation (different `fixed` values, `hide` or "
+    "`output` projection).")
+TOOL_NAME_DUPLICATE = _rule(
+    "tool-name-duplicate", "error", "Two intents produce the same tool name.",
+    "Rename one intent; a write intent X also produces preview_X and record_X.")
+TOOL_NAME_INVALID = _rule(
+    "tool-name-invalid", "error", "A tool name breaks the dialect name rules (^[a-zA-Z0-9_-]{1,64}$, prefix included).",
+    "Choose a name of letters, digits, '_' and '-' that stays within 64 characters with 'preview_'.", "build")
+# effects and the runtime policy
+EFFECT_CONTRADICTS_METHOD = _rule(
+    "effect-contradicts-method", "error", "The effect contradicts the HTTP method (a DELETE, PUT or PATCH "
+    "marked read).",
+    "Mark it `write` or `destructive`: a read tool is never previewed, approved or made idempotent.")
+EFFECT_WRITE_ON_SAFE_METHOD = _rule(
+    "effect-write-on-safe-method", "warning", "A GET/HEAD/OPTIONS operation is marked write or destructive.",
+    "Allowed (some APIs mutate on GET), but confirm it; set this rule to `off` for APIs that do.")
+EFFECT_DELETE_NOT_DESTRUCTIVE = _rule(
+    "effect-delete-not-destructive", "warning", "A DELETE operation is marked `write`, not `destructive`.",
+    "Mark it `destructive` unless the deletion is trivially undone.")
+DESTRUCTIVE_WITHOUT_APPROVAL = _rule(
+    "destructive-without-approval", "error", "A destructive tool runs without human approval.",
+    "Set `approval: required`; approval is bound to the preview_id, so a human sees the exact request.")
+IDEMPOTENCY_HEADER_UNUSED = _rule(
+    "idempotency-header-unused", "error", "The operation declares an Idempotency-Key header but the tool "
+    "does not send its idempotency key there.",
+    "Set `idempotency: {key: action_id, send_as: \"header:Idempotency-Key\"}` so retries are safe at the API.")
+IDEMPOTENCY_KEY_MISSING = _rule(
+    "idempotency-key-missing", "warning", "A write or destructive tool has no idempotency key.",
+    "Add `idempotency: {key: action_id, send_as: none}`: the runtime then stores receipts and replays a "
+    "repeated call instead of writing twice.")
+IDEMPOTENCY_HONOUR_UNDECLARED = _rule(
+    "idempotency-honour-undeclared", "warning", "A write sends its idempotency key to the API but does not say "
+    "whether the API deduplicates by it.",
+    "Set `idempotency.honoured_by_api: true` only if the API returns the first result for a repeated key (the "
+    "runtime then re-sends a write whose outcome is unknown), else `false` (never re-sent).")
+PERMISSION_MISSING = _rule(
+    "permission-missing", "warning", "A tool requires no permission, so every actor may call it.",
+    "Set `permission:` to the scope(s) an actor needs.")
+SCOPE_UNKNOWN = _rule(
+    "scope-unknown", "error", "A permission names a scope the spec's OAuth security schemes do not declare.",
+    "Use one of the scopes of the operation's OAuth security scheme (a typo grants nothing at the API).")
+# outputs and pagination
+PAGINATION_MISSING = _rule(
+    "pagination-missing", "warning", "A list operation (array response or paging parameters) has no "
+    "pagination intent.",
+    "Add `pagination:` so the model gets `items` + `next_cursor` pages of a bounded size.")
+OUTPUT_UNPROJECTED_LARGE = _rule(
+    "output-unprojected-large", "warning", "A tool returns a large response schema without an output "
+    "projection.",
+    "Add `output: {fields: [...]}` with what the model needs (large outputs cost context and get truncated).")
+# descriptions and names
+DESCRIPTION_MISSING = _rule(
+    "description-missing", "warning", "A tool has no description: neither the intent nor the operation has one.",
+    "Write `description:` saying what the tool does, when to use it and when not to.")
+DESCRIPTION_TOO_LONG = _rule(
+    "description-too-long", "warning", f"A tool description is longer than {DESCRIPTION_LIMIT} characters.",
+    f"Shorten it to at most {DESCRIPTION_LIMIT} characters; clients truncate or reject longer descriptions.")
+DESCRIPTION_NO_WHEN_NOT = _rule(
+    "description-no-when-not-to-use", "warning", "A tool with a near-synonym in the same map does not say when "
+    "not to use it.",
+    "Name the other tool in the description (\"use search_x for free-text queries\") or say what it is not for.")
+TOOL_NAME_NEAR_SYNONYM = _rule(
+    "tool-name-near-synonym", "info", "Two tool names differ only by a synonym verb (search_/find_/query_/"
+    "lookup_/get_ of the same noun).",
+    "Prefer one verb per noun, or make the names say how the tools differ.")
+# the catalog as a whole
+CATALOG_TOO_MANY_TOOLS = _rule(
+    "catalog-too-many-tools", "warning", f"The catalog has more tools than `lint.max_tools` (default "
+    f"{DEFAULT_MAX_TOOLS}, OpenAI's per-request limit).",
+    "Split the API into several intent maps (namespaces) or leave rarely used operations out.")
+CATALOG_TOO_MANY_TOKENS = _rule(
+    "catalog-too-many-tokens", "warning", f"The catalog is larger than `lint.max_catalog_tokens` (default "
+    f"{DEFAULT_MAX_CATALOG_TOKENS:,} o200k tokens).",
+    "Project outputs, shorten descriptions, or split the API into several intent maps.")
+OPERATIONS_UNCOVERED = _rule(
+    "operations-uncovered", "info", "Operations of the spec that no tool covers (one finding with the count).",
+    "Nothing to do if that is intended; REPORT.md lists them.")
+LINT_CONFIG_UNKNOWN_RULE = _rule(
+    "lint-config-unknown-rule", "warning", "toolgen.yaml configures the severity of a rule that does not exist.",
+    "Use a rule id from `toolgen lint --list-rules`.")
+
+# diagnostics of the build pipeline that lint passes through (severity as the build reports it:
+# an explicit intent that cannot be lowered is an error; an include-group operation is skipped
+# with a warning)
+for _id, _sev, _summary, _help in (
+    ("name-collision", "warning", "An include group's tool name was taken; a suffix was added.",
+     "Give the operation an explicit intent with a name of your choice."),
+    ("name-shortened", "warning", "A generated tool name was longer than 64 characters and was shortened.",
+     "Give the operation an explicit intent with a shorter name."),
+    ("approval-defaulted", "info", "A write intent has no `approval`; the map's default applies.",
+     "State `approval: required` or `approval: never`."),
+    ("approval-on-read", "warning", "A read intent sets `approval`, which applies to record tools only.",
+     "Remove `approval`, or mark the intent write."),
+    ("retry-unsafe-write", "warning", "A write retries although its idempotency key is not sent to the API.",
+     "Send the key (`idempotency.send_as`) or drop `retry`."),
+    ("idempotency-key-collision", "error", "The idempotency key argument clashes with an operation argument.",
+     "Choose another `idempotency.key`."),
+    ("pagination-param-missing", "error", "`pagination` names a query parameter the operation lacks.",
+     "Use the operation's own cursor/limit parameter names."),
+    ("pagination-items-missing", "error", "`pagination.items` is not an array in the response.",
+     "Give the dotted path of the item array ('' when the body is the array)."),
+    ("pagination-cursor-missing", "error", "A cursor/offset/page pagination has no `cursor` parameter.",
+     "Name the API parameter that takes the cursor, offset or page."),
+    ("output-field-unknown", "error", "`output.fields` names a field the response does not have.",
+     "Use dotted paths of the response (or of each item for paginated tools)."),
+    ("output-not-object", "error", "`output.fields` on a response that is not an object.",
+     "Remove `output.fields`."),
+    ("hide-required", "error", "`hide` names a required parameter.", "Use `fixed` to set a value instead."),
+    ("hide-unknown", "error", "`hide` names something the operation does not have.",
+     "Use wire names as the spec writes them."),
+    ("fixed-unknown", "error", "`fixed` names something the operation does not have.",
+     "Use a parameter's wire name, or `in:name`."),
+    ("null-unknown-argument", "error", "`null` names an argument the tool does not have.",
+     "Use an argument name of the tool."),
+    ("param-credential", "info", "A parameter looks like a credential; the runtime sends it from a secret.",
+     "Nothing to do if that is right."),
+    ("parameter-invalid", "error", "A parameter of the operation is malformed.", "Fix the spec."),
+    ("operation-too-many-parameters", "error", "An operation has more parameters than `budgets.max_parameters`.",
+     "Raise the budget or leave the operation out."),
+    ("operation-method-unsupported", "warning", "TRACE operations are not turned into tools.", "Nothing to do."),
+    ("schema-too-large", "error", "A schema expands beyond the schema budget.",
+     "Project the output, or raise `budgets.max_schema_nodes`."),
+    ("schema-allof-conflict", "error", "An allOf merges contradictory schemas.", "Fix the spec."),
+    ("schema-invalid", "warning", "A schema object in the spec is malformed.", "Fix the spec."),
+    ("spec-schema-invalid", "warning", "A part of the spec does not follow the OpenAPI schema.", "Fix the spec."),
+):
+    _rule(_id, _sev, _summary, _help, "build")  # type: ignore[arg-type]
+# a property of the spec that the build handles (recursive schemas become $defs); nothing to fix in
+# the intent map, so lint reports it as info whatever the build says
+_rule("schema-cycle", "info", "A recursive schema is kept as `$defs` references.",
+      "Nothing to do unless a target without recursive-schema support matters.", "build", relevel=True)
+
+
+def rule_for(code: str) -> Rule:
+    """The registered rule, or an ad-hoc descriptor for a build diagnostic not (yet) registered."""
+    return RULES.get(code) or Rule(code, "warning", f"Build diagnostic `{code}`.", "See the message.", "build")
+
+
+def rules_markdown() -> str:
+    """The rules table for docs/review.md (`toolgen lint --list-rules`)."""
+    lines = ["| rule | default | checks | fix |", "|---|---|---|---|"]
+    for source in ("lint", "build"):
+        for rule in RULES.values():
+            if rule.source != source:
+                continue
+            sev = rule.severity + ("¹" if source == "build" else "")
+            summary, help_ = (t.replace("|", "\\|") for t in (rule.summary, rule.help))
+            lines.append(f"| `{rule.id}` | {sev} | {summary} | {help_} |")
+    lines += ["", ("¹ Reported by the build pipeline and passed through by lint; its severity is the build's "
+              "(an explicit intent that cannot be lowered is an error, an operation of an `include` group is "
+              "skipped with a warning) unless `lint.severity` sets one.")]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# settings
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    """Per-rule severity overrides and the budgets of the catalog rules (toolgen.yaml `lint:`)."""
+
+    severity: dict[str, Level] = field(default_factory=dict)
+    max_tools: int = DEFAULT_MAX_TOOLS
+    max_catalog_tokens: int = DEFAULT_MAX_CATALOG_TOKENS
+    large_output_tokens: int = DEFAULT_LARGE_OUTPUT_TOKENS
+
+    @classmethod
+    def from_config(cls, config: Any) -> LintSettings:
+        """From a `toolgen.project.LintConfig` (or None)."""
+        if config is None:
+            return cls()
+        return cls(dict(config.severity), config.max_tools or DEFAULT_MAX_TOOLS,
+                   config.max_catalog_tokens or DEFAULT_MAX_CATALOG_TOKENS,
+                   config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS)
+
+
+def apply_severity(findings: Iterable[Diagnostic], settings: LintSettings, strict: bool) -> list[Diagnostic]:
+    """Configured severities (dropping `off` rules), then `--strict` (warnings become errors)."""
+    out = []
+    for d in findings:
+        level = settings.severity.get(d.code)
+        if level == "off":
+            continue
+        sev: Severity = level if level is not None else d.severity
+        if strict and sev == "warning":
+            sev = "error"
+        out.append(d if sev == d.severity else replace(d, severity=sev))
+    return out
