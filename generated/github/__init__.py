@@ -72,7 +72,7 @@ POLICY: dict[str, Any] = {
     "title": "GitHub issue triage",
     "version": "23.0.2",
     "base_url": "https://api.github.com",
-    "spec": "../../shared/specs/real/github-api.github.com.json",
+    "spec": "../specs/github.slice.json",
     "tools": [
         {
             "tool": "get_issue",

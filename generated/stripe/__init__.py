@@ -56,7 +56,7 @@ POLICY: dict[str, Any] = {
     "title": "Stripe billing support",
     "version": "Wed Oct 15 2025 13:53:19 GMT+0000 (Coordinated Universal Time)",
     "base_url": "https://api.stripe.com",
-    "spec": "../../shared/specs/real/stripe.json",
+    "spec": "../specs/stripe.slice.json",
     "tools": [
         {
             "tool": "get_balance",

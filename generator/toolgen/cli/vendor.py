@@ -1,0 +1,100 @@
+"""`toolgen vendor`: write (or check) the slice of a large spec that an intent map needs.
+
+Input: an intent map and the full upstream document (``--from``). Output: the slice
+(`toolgen.compile.slice`: the operations the intent map turns into tools, everything they reach by
+``$ref``, security schemes, servers, used tags, and an ``x-toolgen-slice`` provenance record with the
+source's name, version and SHA-256) written as JSON where the intent map's ``spec:`` points, or to
+``--out``. A build from the slice gives the same catalogs, policy and package as a build from the
+full document, so a repository can commit the slice instead of the upstream file.
+
+``--check`` writes nothing and exits 1 when the committed slice differs from what the source gives
+(the source changed, or the intent map now needs other operations). Exit codes as every command:
+0 ok, 1 check failed, 2 bad input, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from ..build import build_api
+from ..compile.inputs import resolve_spec_path
+from ..compile.intent import load_intent_map
+from ..compile.slice import SliceError, document_sha256, slice_document
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from .exits import ExitCode, guarded
+
+
+def slice_bytes(intent_path: Path, source: Path) -> bytes:
+    """The slice of `source` that the intent map at `intent_path` needs, as the bytes `toolgen vendor`
+    writes (JSON, one-space indent, keys in the source's order, a final newline). Raises
+    `DiagnosticError` for a bad intent map, spec or ``$ref``."""
+    build = build_api(intent_path, Path(tempfile.gettempdir()), spec=source, emit=("policy",))
+    raw = source.read_bytes()
+    data = json.loads(raw) if source.suffix.lower() == ".json" else _yaml(source)
+    try:
+        sliced = slice_document(data, build.ir.covered, source=source.name, sha256=document_sha256(raw))
+    except SliceError as exc:
+        raise DiagnosticError([Diagnostic("slice-ref", "error", str(exc),
+                                          SourceLocation(display_path(source), None, None, exc.pointer),
+                                          "bundle the document first, or fix the reference")]) from None
+    return (json.dumps(sliced, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _yaml(path: Path) -> object:
+    import yaml
+
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+@click.command("vendor")
+@click.argument("intent_map", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--from", "source", required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The full upstream OpenAPI document to slice.")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Where to write the slice (default: the intent map's `spec:` path).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when the slice is missing or differs.")
+@guarded
+def vendor_command(intent_map: Path, source: Path, out: Path | None, check: bool) -> None:
+    """Write the slice of SOURCE that INTENT_MAP needs (its operations and their $ref closure)."""
+    intents = load_intent_map(intent_map, display_path(intent_map))
+    target = out or resolve_spec_path(intents, None)
+    if target.resolve() == source.resolve():
+        raise DiagnosticError([Diagnostic(
+            "vendor-overwrites-source", "error", f"the slice would overwrite its source {display_path(source)}",
+            intents.locate("spec"), "point the intent map's `spec:` (or --out) at a new file, e.g. specs/<api>.slice.json")])
+    content = slice_bytes(intent_map, source)
+    shown = display_path(target)
+    if check:
+        current = target.read_bytes() if target.exists() else b""
+        if current == content:
+            click.echo(f"toolgen vendor: {shown} is up to date with {display_path(source)}.")
+            return
+        diff = difflib.unified_diff(current.decode("utf-8", "replace").splitlines(),
+                                    content.decode("utf-8").splitlines(), f"{shown} (committed)",
+                                    f"{shown} (from {source.name})", lineterm="", n=1)
+        lines = list(diff)
+        for line in lines[:60]:
+            click.echo(line)
+        if len(lines) > 60:
+            click.echo(f"… {len(lines) - 60} more diff lines")
+        click.echo(f"toolgen vendor: {shown} is stale; run `toolgen vendor {display_path(intent_map)} "
+                   f"--from {display_path(source)}`.", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".toolgen-", suffix=".json")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(content)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # an ordinary file, as the editor or git would create it
+    os.replace(tmp, target)
+    operations = json.loads(content)["x-toolgen-slice"]["operations"]
+    click.echo(f"toolgen vendor: wrote {shown} ({operations} operations, {len(content):,} bytes) "
+               f"from {display_path(source)}.")
