@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.build import REAL, REPO, build, run
@@ -283,3 +285,16 @@ def test_spec_location_and_working_directory_do_not_change_the_output(tmp_path: 
     intent = root / "intent_maps" / "tickets.yaml"
     bad = run("build", str(intent), "--out", str(tmp_path / "o"), "--spec", "tickets=nowhere.yaml")
     assert bad.exit_code == 2 and "nowhere.yaml" in bad.output
+
+
+@pytest.mark.parametrize("array", [{"type": "array", "prefixItems": []}, {"type": "array", "items": []}])
+def test_empty_tuple_forms_are_dropped_not_emitted(tmp_path: Path, array: dict[str, Any]) -> None:
+    """JSON Schema 2020-12 requires a non-empty `prefixItems`; an empty tuple (3.1 `prefixItems: []`,
+    or the draft-04 `items: []`) constrains nothing, so it is dropped with a warning and every
+    catalog stays conformant (it once failed the build with an internal error)."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/x": {"get": {
+        "operationId": "getX", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": array}}}}}}}}), encoding="utf-8")
+    built = build(tmp_path, spec)
+    assert "prefixItems" not in json.dumps(built.tool("mcp", "get_x")["outputSchema"])

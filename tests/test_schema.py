@@ -900,3 +900,4 @@ def test_invalid_schema_value_is_a_warning(tmp_path: Path) -> None:
     assert schema["properties"]["x"] == {}
     assert [d.code for d in sink] == ["schema-invalid"]
 
+

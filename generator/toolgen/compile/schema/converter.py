@@ -229,13 +229,14 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
                 else:
                     out[key] = sub(value, key)
             elif key in SCHEMA_LIST and isinstance(value, list):
-                if value or key == "prefixItems":
+                if value:  # JSON Schema 2020-12: allOf/anyOf/oneOf/prefixItems are non-empty arrays
                     out[key] = [sub(v, key, i) for i, v in enumerate(value)]
                 else:
                     self._invalid_keyword(pointer, key, value, "a non-empty list of schemas")
             elif key == "items":
-                if isinstance(value, list):  # draft-04 tuple form
-                    out["prefixItems"] = [sub(v, "items", i) for i, v in enumerate(value)]
+                if isinstance(value, list):  # draft-04 tuple form (an empty tuple constrains nothing)
+                    if value:
+                        out["prefixItems"] = [sub(v, "items", i) for i, v in enumerate(value)]
                     extra = node.get("additionalItems")
                     if extra is not None:
                         out["items"] = sub_or_bool(extra, "additionalItems")
