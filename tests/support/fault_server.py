@@ -38,8 +38,10 @@ from collections import Counter, deque
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qsl
+
+from toolgen.examples.loopback import LoopbackServer
 
 #: Methods whose requests change nothing on the server unless a fault says otherwise.
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -404,16 +406,15 @@ class _HTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class FaultServer:
+class FaultServer(LoopbackServer):
     """Start with ``with FaultServer(honours_keys=True) as srv:``; `base_url` has no path."""
 
     def __init__(self, *, honours_keys: bool = True) -> None:
         self.honours_keys = honours_keys
         self.state = _State()
         self.stopping = threading.Event()
-        self.httpd = _HTTPServer(self)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
+        self.httpd: _HTTPServer = _HTTPServer(self)
+        super().__init__(self.httpd)
 
     @property
     def base_url(self) -> str:
@@ -577,20 +578,9 @@ class FaultServer:
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
-    def start(self) -> Self:
-        self.thread.start()
-        return self
-
     def stop(self) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.stopping.set()  # releases handlers that stall on purpose
+        super().stop()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -13,8 +13,10 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from toolgen.examples.loopback import LoopbackServer
 
 
 @dataclass
@@ -108,12 +110,12 @@ class _Server(ThreadingHTTPServer):
         self.base_url = f"http://{host}:{port}"
 
 
-class RecordingServer:
+class RecordingServer(LoopbackServer):
     """Start with ``with RecordingServer() as srv:``; `base_url` has no path."""
 
     def __init__(self) -> None:
-        self.httpd = _Server()
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.httpd: _Server = _Server()
+        super().__init__(self.httpd)
 
     @property
     def base_url(self) -> str:
@@ -141,16 +143,3 @@ class RecordingServer:
                                                 {} if body is None and status != 204 else body,
                                                 headers or {}, content_type))
 
-    def start(self) -> Self:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -37,7 +38,7 @@ def slice_bytes(intent_path: Path, source: Path) -> bytes:
     `DiagnosticError` for a bad intent map, spec or ``$ref``."""
     build = build_api(intent_path, Path(tempfile.gettempdir()), spec=source, emit=("policy",))
     raw = source.read_bytes()
-    data = json.loads(raw) if source.suffix.lower() == ".json" else _yaml(source)
+    data: dict[str, Any] = json.loads(raw) if source.suffix.lower() == ".json" else _yaml(source)
     try:
         sliced = slice_document(data, build.ir.covered, source=source.name, sha256=document_sha256(raw))
     except SliceError as exc:
@@ -47,10 +48,14 @@ def slice_bytes(intent_path: Path, source: Path) -> bytes:
     return (json.dumps(sliced, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _yaml(path: Path) -> object:
+def _yaml(path: Path) -> dict[str, Any]:
     import yaml
 
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise DiagnosticError([Diagnostic("spec-not-object", "error", "the document is not an object",
+                                          SourceLocation(display_path(path)), "slice an OpenAPI document")])
+    return data
 
 
 @click.command("vendor")

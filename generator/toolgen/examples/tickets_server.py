@@ -26,8 +26,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from .loopback import LoopbackServer
 
 #: The bearer token the example server accepts (``TICKETS_TOKEN`` for the runtime).
 TOKEN = "test-token-7f3a"
@@ -290,7 +292,7 @@ class TicketsHTTPServer(ThreadingHTTPServer):
         self.state = state
 
 
-class TicketsServer:
+class TicketsServer(LoopbackServer):
     """Start/stop wrapper. `base_url` ends in ``/v1``; `token` is the accepted bearer token."""
 
     def __init__(self, n_tickets: int = 60, *, port: int = 0) -> None:
@@ -298,8 +300,8 @@ class TicketsServer:
         for n in range(100, 100 + n_tickets):
             t = _ticket(n)
             self.state.tickets[t["id"]] = t
-        self.httpd = TicketsHTTPServer(self.state, port)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.httpd: TicketsHTTPServer = TicketsHTTPServer(self.state, port)
+        super().__init__(self.httpd)
         self.token = TOKEN
 
     @property
@@ -321,19 +323,6 @@ class TicketsServer:
         with self.state.lock:
             return [r for r in self.state.requests if r.method == method and r.path.endswith(path_suffix)]
 
-    def start(self) -> Self:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> None:
