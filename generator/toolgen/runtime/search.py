@@ -196,6 +196,10 @@ def query_terms(query: str) -> tuple[list[str], set[str]]:
     """The search terms of `query` (stop words dropped, abbreviations expanded) and the action classes
     it asks for."""
     text = " " + " ".join(split_words(query)) + " "
+    for phrase in ACTION_PHRASES:  # separable phrasal verbs: "take the label off" → "take off the label"
+        verb, _, particle = phrase.partition(" ")
+        if " " not in particle:
+            text = re.sub(rf" {verb} ((?:[a-z0-9]+ ){{1,4}}){particle} ", rf" {verb} {particle} \1", text)
     actions: set[str] = set()
     for phrase, api_words in sorted(PHRASE_SYNONYMS.items(), key=lambda kv: (-len(kv[0]), kv[0])):
         if f" {phrase} " in text:
