@@ -104,6 +104,10 @@ RELATED = {
     ("search", "get"), ("create", "update"), ("update", "create"), ("delete", "update"),
     ("cancel", "delete"), ("delete", "cancel"), ("detach", "delete"), ("delete", "detach"),
 }
+#: the tables whose words say what an operation is about (for `ToolIndex._coverage`)
+STRUCTURE = ("f_core", "f_object", "f_nouns")
+#: how much the share of the request's terms a document names weighs: score × (1 - w + w × share)
+COVERAGE_WEIGHT = 0.5
 EXACT_BOOST = 0.6
 RELATED_BOOST = 0.2
 
@@ -115,6 +119,10 @@ ABBREVIATIONS: dict[str, tuple[str, ...]] = {
     "sub": ("subscription",), "subs": ("subscription",), "env": ("environment",), "envs": ("environment",),
     "config": ("configuration",), "configs": ("configuration",), "msg": ("message",),
     "desc": ("description",), "perm": ("permission",), "perms": ("permission",), "info": ("information",),
+    # the prefixes of object ids people paste (cus_123, ch_1, pi_3...)
+    "cus": ("customer",), "ch": ("charge",), "pi": ("payment", "intent"), "pm": ("payment", "method"),
+    "prod": ("product",), "acct": ("account",), "txn": ("transaction",), "evt": ("event",),
+    "po": ("payout",), "dp": ("dispute",), "ii": ("invoiceitem",), "seti": ("setup", "intent"),
 }
 NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "app": ("application",), "apps": ("application",), "auth": ("authorization",), "ci": ("workflow", "check"),
@@ -144,6 +152,9 @@ _BOILERPLATE = (
     re.compile(r"\s*Read-only\..*", re.DOTALL),
 )
 _TAG = re.compile(r"<[^>]+>")
+#: values a request carries, not words to search: owner/repo, src/app.py, jane@example.com; of an
+#: object id (cus_123) only the prefix is kept, which names the object
+_VALUE = re.compile(r"\S+[/@.]\S+|\b([a-z]+)_[A-Za-z0-9]*[0-9][A-Za-z0-9]*\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
 
 
@@ -195,7 +206,7 @@ def _clean(text: str) -> str:
 def query_terms(query: str) -> tuple[list[str], set[str]]:
     """The search terms of `query` (stop words dropped, abbreviations expanded) and the action classes
     it asks for."""
-    text = " " + " ".join(split_words(query)) + " "
+    text = " " + " ".join(split_words(_VALUE.sub(lambda m: f" {m.group(1) or ''} ", query))) + " "
     for phrase in ACTION_PHRASES:  # separable phrasal verbs: "take the label off" → "take off the label"
         verb, _, particle = phrase.partition(" ")
         if " " not in particle:
@@ -221,14 +232,22 @@ def query_terms(query: str) -> tuple[list[str], set[str]]:
     if "list" in actions and "get" in actions and words and words[0] not in ACTION_WORDS["get"]:
         actions.discard("get")
     actions |= {w for w in words if w in PATH_ACTIONS}
+    if "get" in actions and "list" not in actions and any(_plural(w) for w in words):
+        actions = (actions - {"get"}) | {"list"}  # "show the open issues": a plural object asks for a list
     expanded = [*words, *(w for word in words for w in WORD_SYNONYMS.get(word, ()))]
-    terms = [w for w in _expand(expanded) if w not in STOP_WORDS]
+    terms = [w for w in _expand(expanded) if w not in STOP_WORDS and not w.isdigit()]
     return terms, actions
 
 
 def _first_sentence(text: str) -> str:
     """The first sentence of a description: the title of an operation that has none."""
     return re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0][:200]
+
+
+def _plural(word: str) -> bool:
+    """Whether `word` looks like a plural noun (issues, repositories; not status, class, this)."""
+    return (len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ys"))
+            and word not in STOP_WORDS and not any(word in ws for ws in ACTION_WORDS.values()))
 
 
 def _path_nouns(path: str) -> list[str]:
@@ -418,6 +437,23 @@ class ToolIndex:
         """Index the tools of a loaded `toolgen.runtime.Registry`."""
         return cls(registry.policy, registry.catalog())
 
+    def _coverage(self, terms: list[str]) -> dict[int, float]:
+        """Per document, the share of the request's distinct terms that its name, title, keywords,
+        object or path nouns contain (FTS5 matching, so stemmed): a document that names every thing the
+        request names beats one that matches a single rare word many times."""
+        distinct = list(dict.fromkeys(terms))
+        if not distinct:
+            return {}
+        found: dict[int, int] = {}
+        for term in distinct:
+            rows: set[int] = set()
+            for table in STRUCTURE:
+                rows.update(r for (r,) in self._db.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',)))
+            for rowid in rows:
+                found[rowid] = found.get(rowid, 0) + 1
+        return {rowid: n / len(distinct) for rowid, n in found.items()}
+
     # -- search ----------------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -441,13 +477,14 @@ class ToolIndex:
             for rowid, raw in self._db.execute(
                     f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * table_weight
+        coverage = self._coverage(terms[: len(terms) - len(actions)])
         ranked: list[tuple[float, str, Hit]] = []
         for rowid, total in totals.items():
             doc = self._docs[rowid - 1]
             tool = next((t for t, need in doc.tools if held is None or need <= held), None)
             if tool is None:
                 continue
-            score = total
+            score = total * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
             if actions:
                 if doc.actions & actions:
                     score *= 1 + EXACT_BOOST
