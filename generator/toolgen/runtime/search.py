@@ -61,6 +61,7 @@ ACTION_WORDS: dict[str, tuple[str, ...]] = {
                "unlink", "unfollow", "unstar", "unwatch", "unsubscribe", "unblock", "unlock", "trash", "disable"),
     "create": ("create", "add", "new", "make", "open", "start", "post", "write", "creates", "adds",
                "register", "submit", "file", "raise", "generate", "issue", "send", "attach", "invite", "trigger",
+               "save",
                "leave", "put"),
     "update": ("update", "edit", "change", "modify", "rename", "set", "patch", "replace", "updates",
                "adjust", "configure", "enable", "disable", "toggle", "move", "transfer", "mark", "reopen",
@@ -88,7 +89,7 @@ PHRASE_SYNONYMS: dict[str, str] = {
 #: single words → the API's words, added to the query (people say "reply", specs say "comment")
 WORD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "reply": ("comment",), "replies": ("comment",), "my": ("authenticated", "user"),
-    "mine": ("authenticated", "user"), "me": ("authenticated", "user"), "i": ("authenticated", "user"),
+    "mine": ("authenticated", "user"),
     "who": ("users",), "approve": ("review",), "assign": ("assignees",), "unassign": ("assignees",),
     "emoji": ("reaction",), "teammate": ("member",), "colleague": ("member",),
     "settings": ("configuration",), "trigger": ("dispatch",), "manually": ("dispatch",), "ban": ("block",), "customer": ("customers",),
@@ -108,6 +109,15 @@ RELATED = {
 STRUCTURE = ("f_core", "f_object", "f_nouns")
 #: how much the share of the request's terms a document names weighs: score × (1 - w + w × share)
 COVERAGE_WEIGHT = 0.5
+#: words that end a request's object: what follows them is context ("from issue 12")
+PREPOSITIONS = frozenset({"on", "in", "for", "of", "from", "to", "at", "with", "by", "under", "into", "onto",
+                          "inside", "within", "across", "about", "between", "after", "before", "since"})
+#: the weight of matching the request's object (`_analyse`) against the operation's object
+HEAD_WEIGHT = 1.0
+#: the action classes that read; a request for a read and a tool that writes (or the reverse) are
+#: scored down by `FAMILY_PENALTY`
+READS = frozenset({"get", "list", "search"})
+FAMILY_PENALTY = 0.3
 EXACT_BOOST = 0.6
 RELATED_BOOST = 0.2
 
@@ -124,24 +134,20 @@ ABBREVIATIONS: dict[str, tuple[str, ...]] = {
     "prod": ("product",), "acct": ("account",), "txn": ("transaction",), "evt": ("event",),
     "po": ("payout",), "dp": ("dispute",), "ii": ("invoiceitem",), "seti": ("setup", "intent"),
 }
-NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {
+NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {  # plurals need no entry: the porter stemmer joins them
     "app": ("application",), "apps": ("application",), "auth": ("authorization",), "ci": ("workflow", "check"),
     "gha": ("actions", "workflow"), "bug": ("issue",), "bugs": ("issue",), "ticket": ("issue",),
-    "tickets": ("issue",), "collaborator": ("collaborators",), "dm": ("message",), "id": (),
+    "tickets": ("issue",), "dm": ("message",),
     "cc": ("card",), "card": ("payment", "method"), "cards": ("payment", "method"),
     "chargeback": ("dispute",), "chargebacks": ("dispute",), "promo": ("promotion",),
-    "sku": ("product", "price"), "bill": ("invoice",), "bills": ("invoice",), "refunds": ("refund",),
-    "payment": ("payment", "intent"), "payments": ("payment", "intent"), "client": ("customer",),
-    "clients": ("customer",), "plan": ("price", "plan"), "plans": ("price", "plan"),
+    "sku": ("product", "price"), "bill": ("invoice",), "bills": ("invoice",),
+    "payment": ("intent",), "payments": ("intent",), "client": ("customer",),
+    "clients": ("customer",), "plan": ("price",), "plans": ("price",),
     "webhook": ("hook",), "webhooks": ("hook",), "hook": ("webhook",), "hooks": ("webhook",),
-    "secret": ("secrets",), "key": ("keys",), "gist": ("gists",), "fork": ("forks",),
     "star": ("starred", "starring"), "stars": ("starred", "starring"), "stargazer": ("star",),
-    "watch": ("subscription", "watched"), "follower": ("followers",),
-    "branch": ("branches",), "tag": ("tags",), "release": ("releases",), "commit": ("commits",),
-    "ssh": ("key",), "gpg": ("key",), "runner": ("runners",), "artifact": ("artifacts",),
-    "cancels": ("cancel",), "refund": ("refunds",),
-    "payout": ("payouts",), "coupon": ("coupons", "discount"), "discount": ("coupon",),
-    "tax": ("tax",), "trial": ("trial",), "void": ("void",), "email": ("emails",),
+    "stargazers": ("star",), "starred": ("stargazers",), "watch": ("subscription", "watched"),
+    "ssh": ("key",), "gpg": ("key",), "coupon": ("discount",), "discount": ("coupon",),
+    "tag": ("ref",), "tags": ("ref",), "branch": ("ref",),
 }
 STOP_WORDS = frozenset(
     ["a", "an", "the", "of", "to", "in", "on", "for", "from", "by", "with", "and", "or", "at", "as", "is", "are", "be", "been", "this", "that", "these", "those", "it", "its", "my", "our", "your", "their", "me", "we", "i", "you", "us", "them", "please", "can", "could", "would", "should", "will", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "there", "here", "into", "onto", "about", "so", "any", "some", "one", "via", "using", "use", "want", "need", "just", "also", "then", "than", "if", "else", "too", "very", "out", "up", "off", "over", "under", "again", "only", "own", "same", "such", "no", "nor", "not", "have", "has", "had", "having", "am", "was", "were", "being", "let", "lets", "i'd", "i'm", "we're", "it's"]
@@ -204,8 +210,15 @@ def _clean(text: str) -> str:
 
 
 def query_terms(query: str) -> tuple[list[str], set[str]]:
-    """The search terms of `query` (stop words dropped, abbreviations expanded) and the action classes
-    it asks for."""
+    """The search terms of `query` (stop words dropped, abbreviations expanded, the API's words for
+    everyday ones added) and the action classes it asks for."""
+    terms, _, _, actions = _analyse(query)
+    return terms, actions
+
+
+def _analyse(query: str) -> tuple[list[str], list[str], list[str], set[str]]:
+    """`query_terms`, plus the terms the request itself names (without added synonyms) and the terms of
+    its object: the words before the first preposition ("remove *the bug label* from issue 12")."""
     text = " " + " ".join(split_words(_VALUE.sub(lambda m: f" {m.group(1) or ''} ", query))) + " "
     for phrase in ACTION_PHRASES:  # separable phrasal verbs: "take the label off" → "take off the label"
         verb, _, particle = phrase.partition(" ")
@@ -219,7 +232,7 @@ def query_terms(query: str) -> tuple[list[str], set[str]]:
         if f" {phrase} " in text:
             actions.add(action)
             text = text.replace(f" {phrase} ", f" {action} ")
-    words = text.split()
+    words = [w for w in text.split() if len(w) > 1 or w.isdigit()]
     if words:
         first_actions = {a for a, ws in ACTION_WORDS.items() if words[0] in ws}
         actions |= first_actions
@@ -231,12 +244,24 @@ def query_terms(query: str) -> tuple[list[str], set[str]]:
         actions.add("list")
     if "list" in actions and "get" in actions and words and words[0] not in ACTION_WORDS["get"]:
         actions.discard("get")
-    actions |= {w for w in words if w in PATH_ACTIONS}
+    named = [w for w in words if w in PATH_ACTIONS]
+    if named and (not actions or words[0] in PATH_ACTIONS):  # "refund a payment", not "get a refund's status"
+        actions |= set(named)
     if "get" in actions and "list" not in actions and any(_plural(w) for w in words):
         actions = (actions - {"get"}) | {"list"}  # "show the open issues": a plural object asks for a list
     expanded = [*words, *(w for word in words for w in WORD_SYNONYMS.get(word, ()))]
     terms = [w for w in _expand(expanded) if w not in STOP_WORDS and not w.isdigit()]
-    return terms, actions
+    own = [w for w in _expand(words) if w not in STOP_WORDS and not w.isdigit()]
+    head: list[str] = []
+    for i, word in enumerate(words):
+        if word in PREPOSITIONS and head:
+            break
+        if i == 0 and any(word in ws for ws in ACTION_WORDS.values()) or word in ACTION_WORDS:
+            continue
+        head.append(word)
+    head_expanded = [*head, *(w for word in head for w in WORD_SYNONYMS.get(word, ()))]
+    head_terms = [w for w in _expand(head_expanded) if w not in STOP_WORDS and not w.isdigit()]
+    return terms, own, head_terms, actions
 
 
 def _first_sentence(text: str) -> str:
@@ -465,7 +490,7 @@ class ToolIndex:
         call)."""
         if limit <= 0:
             return []
-        terms, actions = query_terms(query)
+        terms, own, head, actions = _analyse(query)
         if not terms:
             return []
         held = None if scopes is None else frozenset(scopes)
@@ -477,7 +502,12 @@ class ToolIndex:
             for rowid, raw in self._db.execute(
                     f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * table_weight
-        coverage = self._coverage(terms[: len(terms) - len(actions)])
+        if head:  # the request's object, matched against the operation's object
+            match_head = " OR ".join(dict.fromkeys(f'"{t}"' for t in head))
+            for rowid, raw in self._db.execute(
+                    "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)):
+                totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_WEIGHT
+        coverage = self._coverage(own)
         ranked: list[tuple[float, str, Hit]] = []
         for rowid, total in totals.items():
             doc = self._docs[rowid - 1]
@@ -490,6 +520,8 @@ class ToolIndex:
                     score *= 1 + EXACT_BOOST
                 elif any((a, b) in RELATED for a in actions for b in doc.actions):
                     score *= 1 + RELATED_BOOST
+                if (actions <= READS) != (doc.actions <= READS):
+                    score *= 1 - FAMILY_PENALTY  # a write for a read request, or a read for a write
             score = round(score, 6)
             ranked.append((-score, tool, Hit(tool, doc.toolset, score, doc.operation)))
         ranked.sort(key=lambda item: (item[0], item[1]))
