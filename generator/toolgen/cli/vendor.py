@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -37,7 +38,7 @@ def slice_bytes(intent_path: Path, source: Path) -> bytes:
     `DiagnosticError` for a bad intent map, spec or ``$ref``."""
     build = build_api(intent_path, Path(tempfile.gettempdir()), spec=source, emit=("policy",))
     raw = source.read_bytes()
-    data = json.loads(raw) if source.suffix.lower() == ".json" else _yaml(source)
+    data: Any = json.loads(raw) if source.suffix.lower() == ".json" else _yaml(source)
     try:
         sliced = slice_document(data, build.ir.covered, source=source.name, sha256=document_sha256(raw))
     except SliceError as exc:
