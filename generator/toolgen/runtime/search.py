@@ -109,6 +109,10 @@ RELATED = {
 STRUCTURE = ("f_core", "f_object", "f_nouns")
 #: how much the share of the request's terms a document names weighs: score × (1 - w + w × share)
 COVERAGE_WEIGHT = 0.5
+#: verbs of reading that name no thing: only their action class is searched for ("find" must not
+#: match "findings")
+READ_VERBS = frozenset({"find", "fetch", "retrieve", "read", "show", "view", "see", "display", "inspect",
+                        "lookup", "locate", "browse", "enumerate", "look", "retrieves", "gets", "lists"})
 #: words that end a request's object: what follows them is context ("from issue 12")
 PREPOSITIONS = frozenset({"on", "in", "for", "of", "from", "to", "at", "with", "by", "under", "into", "onto",
                           "inside", "within", "across", "about", "between", "after", "before", "since"})
@@ -249,6 +253,7 @@ def _analyse(query: str) -> tuple[list[str], list[str], list[str], set[str]]:
         actions |= set(named)
     if "get" in actions and "list" not in actions and any(_plural(w) for w in words):
         actions = (actions - {"get"}) | {"list"}  # "show the open issues": a plural object asks for a list
+    words = [w for w in words if w not in READ_VERBS]  # their action class stands for them
     expanded = [*words, *(w for word in words for w in WORD_SYNONYMS.get(word, ()))]
     terms = [w for w in _expand(expanded) if w not in STOP_WORDS and not w.isdigit()]
     own = [w for w in _expand(words) if w not in STOP_WORDS and not w.isdigit()]
