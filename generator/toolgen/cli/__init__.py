@@ -1,6 +1,6 @@
 """`toolgen`, the command line: one module per command, the only package that imports click.
 
-    toolgen build · lint · init · diff · vendor · call · serve · schema
+    toolgen build · lint · init · diff · vendor · call · serve · search · schema
 
 Input: the command line. Output: what each command prints, and the exit code. Every command
 shares one exit-code table (`toolgen.cli.exits`): 0 ok · 1 check or lint failed ·
@@ -19,6 +19,7 @@ from .diff import diff_command
 from .init import init_command
 from .lint import lint_command
 from .schema import schema_command
+from .search import search_command
 from .serve import serve_command
 from .vendor import vendor_command
 
@@ -30,7 +31,7 @@ def main() -> None:
 
 
 for _command in (build_command, schema_command, call_command, serve_command, lint_command, init_command,
-                 diff_command, vendor_command):
+                 diff_command, vendor_command, search_command):
     main.add_command(_command)
 
 __all__ = ["main"]

@@ -1,7 +1,7 @@
 """toolgen runtime: enforces a generated package's policy table on every tool call.
 
 Public surface: `Registry` (load + call), `Actor`, `Approval`, `CallResult`, `ToolError`, receipt
-stores, credential providers and audit sinks. See docs/runtime.md.
+stores, credential providers, audit sinks and tool search (`ToolIndex`, `Hit`). See docs/runtime.md.
 """
 
 from .audit import AuditEvent, AuditSink, FanoutSink, JsonlAuditSink, MemoryAuditSink
@@ -16,6 +16,7 @@ from .receipts import (
     receipts_from_url,
 )
 from .registry import Actor, Approval, CallResult, Registry, canonical_json, fingerprint
+from .search import Hit, ToolIndex
 
 __all__ = [
     "ERROR_CODES",
@@ -27,6 +28,7 @@ __all__ = [
     "CredentialsProvider",
     "EnvCredentials",
     "FanoutSink",
+    "Hit",
     "JsonlAuditSink",
     "MemoryAuditSink",
     "MemoryReceiptStore",
@@ -37,6 +39,7 @@ __all__ = [
     "SqliteReceiptStore",
     "StaticCredentials",
     "ToolError",
+    "ToolIndex",
     "canonical_json",
     "fingerprint",
     "receipts_from_url",

@@ -1,0 +1,251 @@
+"""Measure tool search on the include-everything GitHub and Stripe builds.
+
+    python benchmarks/tool_search.py [--shared ../shared] [--only github,stripe] [--show-misses]
+
+For each query set of ``benchmarks/queries/<api>.yaml`` (requests phrased as people and agents
+phrase them, each labelled with every operation that serves it) this builds the API's whole spec
+from ``<shared>/specs/real/`` with an include-everything intent map into a temporary folder (policy
+table + MCP catalog), indexes it with `toolgen.runtime.search.ToolIndex`, and ranks the operations
+for every request. In the same run, and with the same engine (SQLite FTS5, bm25, porter
+tokenizer), it ranks the operations by plain BM25 over their raw text (summary, description,
+operationId, path; the request's words OR-ed, English stop words dropped, no expansion) as the
+baseline.
+
+It reports recall@1, recall@5 and MRR (over the first 10 results) per query kind, for the tuned
+part of each set and for the held-out part (every fifth request), and writes
+``benchmarks/results/tool_search.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_SHARED = REPO / ".." / "shared"
+QUERIES = REPO / "benchmarks" / "queries"
+RESULTS = REPO / "benchmarks" / "results"
+APIS = ("github", "stripe")
+DEPTH = 10  # results considered for MRR
+HELD_OUT_EVERY = 5  # every fifth request is held out
+
+
+@dataclass
+class Query:
+    text: str
+    kind: str
+    ops: frozenset[str]
+    held_out: bool
+
+
+@dataclass
+class Scores:
+    """recall@1, recall@5 and MRR over a group of requests."""
+
+    n: int = 0
+    at1: int = 0
+    at5: int = 0
+    rr: float = 0.0
+    misses: list[str] = field(default_factory=list)
+
+    def add(self, rank: int | None, text: str) -> None:
+        self.n += 1
+        if rank is not None:
+            self.at1 += rank == 1
+            self.at5 += rank <= 5
+            self.rr += 1.0 / rank
+        if rank is None or rank > 5:
+            self.misses.append(text)
+
+    def row(self) -> tuple[float, float, float]:
+        if not self.n:
+            return (0.0, 0.0, 0.0)
+        return (self.at1 / self.n, self.at5 / self.n, self.rr / self.n)
+
+
+def load_queries(api: str) -> tuple[str, list[Query]]:
+    data = yaml.safe_load((QUERIES / f"{api}.yaml").read_text(encoding="utf-8"))
+    queries = [Query(str(q["q"]), str(q["kind"]), frozenset(str(o) for o in q["ops"]),
+                     (i + 1) % HELD_OUT_EVERY == 0)
+               for i, q in enumerate(data["queries"])]
+    return str(data["spec"]), queries
+
+
+def _operations(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """operationId → its raw text fields (summary, description, path, method)."""
+    out: dict[str, dict[str, str]] = {}
+    for path, item in (spec.get("paths") or {}).items():
+        for method, op in item.items():
+            if not isinstance(op, dict) or method.startswith("x-") or method == "parameters":
+                continue
+            op_id = str(op.get("operationId") or f"{method.upper()} {path}")
+            out[op_id] = {"summary": str(op.get("summary") or ""), "description": str(op.get("description") or ""),
+                          "path": path, "method": method.upper()}
+    return out
+
+
+def build_package(spec_path: Path, name: str, folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Build `spec_path` with an include-everything intent map; the policy table and MCP catalog."""
+    from toolgen.build import build_api
+
+    intent = folder / f"{name}.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec_path.resolve()))}\napi: {{name: {name}}}\n"
+                      'include: [{match: "*"}]\n', encoding="utf-8")
+    build = build_api(intent, folder / "out", emit=("mcp", "policy"))
+    return json.loads(build.files["policy.json"]), json.loads(build.files["mcp.json"])
+
+
+class PlainBM25:
+    """The baseline: one FTS5 document per operation (summary, description, operationId, path), bm25,
+    porter tokenizer, the request's words OR-ed."""
+
+    def __init__(self, operations: dict[str, dict[str, str]]) -> None:
+        from toolgen.runtime.search import STOP_WORDS
+
+        self.stop = STOP_WORDS
+        self.ids = sorted(operations)
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE ops USING fts5(text, tokenize='porter unicode61')")
+        for i, op_id in enumerate(self.ids, 1):
+            op = operations[op_id]
+            text = " ".join((op["summary"], re.sub(r"<[^>]+>", " ", op["description"]), op_id, op["path"]))
+            self.db.execute("INSERT INTO ops(rowid, text) VALUES (?, ?)", (i, text))
+
+    def rank(self, query: str, limit: int) -> list[str]:
+        words = [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in self.stop]
+        if not words:
+            return []
+        match = " OR ".join(dict.fromkeys(f'"{w}"' for w in words))
+        rows = self.db.execute("SELECT rowid FROM ops WHERE ops MATCH ? ORDER BY bm25(ops), rowid LIMIT ?",
+                               (match, limit)).fetchall()
+        return [self.ids[r - 1] for (r,) in rows]
+
+
+def _rank_of(ranked: list[str], labels: frozenset[str]) -> int | None:
+    for i, op in enumerate(ranked, 1):
+        if op in labels:
+            return i
+    return None
+
+
+@dataclass
+class ApiResult:
+    api: str
+    operations: int
+    tools: int
+    index_seconds: float
+    query_ms: float
+    #: (engine, part, kind) → Scores; part is "tuned" or "held-out"; kind "all" sums the kinds
+    scores: dict[tuple[str, str, str], Scores]
+
+
+def evaluate(api: str, shared: Path = DEFAULT_SHARED) -> ApiResult:
+    """Build `api`'s whole spec, index it and score both engines on its query set."""
+    from toolgen.runtime.search import ToolIndex
+
+    spec_name, queries = load_queries(api)
+    spec_path = shared / "specs" / "real" / spec_name
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    operations = _operations(spec)
+    by_route = {f"{v['method']} {v['path']}": k for k, v in operations.items()}
+    for q in queries:
+        unknown = [o for o in q.ops if o not in operations and o not in by_route]
+        if unknown:
+            raise SystemExit(f"{api}: {q.text!r} is labelled with unknown operations {unknown}")
+        q.ops = frozenset(by_route.get(o, o) for o in q.ops)
+    with tempfile.TemporaryDirectory() as tmp:
+        policy, catalog = build_package(spec_path, api, Path(tmp))
+    start = time.perf_counter()
+    index = ToolIndex(policy, catalog)
+    index_seconds = time.perf_counter() - start
+    baseline = PlainBM25(operations)
+    engines: dict[str, Callable[[str], list[str]]] = {
+        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)],
+        "plain bm25": lambda text: baseline.rank(text, DEPTH),
+    }
+    scores: dict[tuple[str, str, str], Scores] = {}
+    spent = 0.0
+    for engine, rank in engines.items():
+        for q in queries:
+            start = time.perf_counter()
+            ranked = rank(q.text)
+            if engine == "toolgen":
+                spent += time.perf_counter() - start
+            part = "held-out" if q.held_out else "tuned"
+            r = _rank_of(ranked, q.ops)
+            for kind in (q.kind, "all"):
+                scores.setdefault((engine, part, kind), Scores()).add(r, q.text)
+            scores.setdefault((engine, "all", "all"), Scores()).add(r, q.text)
+    return ApiResult(api, len(operations), len(policy["tools"]), index_seconds,
+                     1000 * spent / max(1, len(queries)), scores)
+
+
+def _fmt(values: Iterable[float]) -> str:
+    return " | ".join(f"{v:.2f}" for v in values)
+
+
+def render(results: list[ApiResult]) -> str:
+    lines = ["# Tool search quality", "",
+             ("`python benchmarks/tool_search.py`: the query sets of `benchmarks/queries/` against the "
+             "include-everything builds of GitHub and Stripe. *toolgen* is `toolgen.runtime.search` (what "
+             "`toolgen search` runs); *plain bm25* is the same FTS5 engine over each operation's raw text "
+             "(summary, description, operationId, path) with the request's words, no expansion. A request "
+             "counts as found at rank k when one of its labelled operations is the k-th result. *tuned* is "
+             "the part of each set the ranking was developed on; *held-out* (every fifth request) was only "
+             "evaluated."), ""]
+    for res in results:
+        total = res.scores[("toolgen", "all", "all")].n
+        lines += [f"## {res.api}", "",
+                  (f"{res.operations} operations, {res.tools} tools, {total} requests; index built in "
+                  f"{res.index_seconds:.2f} s, {res.query_ms:.1f} ms per query."), "",
+                  "| part | kind | n | toolgen R@1 | R@5 | MRR | plain bm25 R@1 | R@5 | MRR |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        kinds = sorted({k for (_, _, k) in res.scores if k != "all"})
+        for part in ("tuned", "held-out"):
+            for kind in [*kinds, "all"]:
+                ours = res.scores.get(("toolgen", part, kind))
+                base = res.scores.get(("plain bm25", part, kind))
+                if ours is None or base is None:
+                    continue
+                label = f"**{kind}**" if kind == "all" else kind
+                lines.append(f"| {part} | {label} | {ours.n} | {_fmt(ours.row())} | {_fmt(base.row())} |")
+        ours, base = res.scores[("toolgen", "all", "all")], res.scores[("plain bm25", "all", "all")]
+        lines.append(f"| **both** | **all** | {ours.n} | {_fmt(ours.row())} | {_fmt(base.row())} |")
+        misses = res.scores[("toolgen", "all", "all")].misses
+        lines += ["", f"Not in toolgen's top 5 ({len(misses)}): " + ("; ".join(f"“{m}”" for m in misses) or "none"),
+                  ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    parser.add_argument("--only", default=",".join(APIS))
+    parser.add_argument("--show-misses", action="store_true", help="print the tuned requests not in the top 5")
+    parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/tool_search.md")
+    args = parser.parse_args(argv)
+    results = [evaluate(api, args.shared) for api in args.only.split(",") if api]
+    text = render(results)
+    if args.show_misses:
+        for res in results:
+            print(res.api, "tuned misses:", res.scores[("toolgen", "tuned", "all")].misses, file=sys.stderr)
+    print(text)
+    if not args.no_write:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "tool_search.md").write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""`toolgen search API_OR_DIR "QUERY"`: rank the tools of a generated package for a request.
+
+Input: a generated package (folder or API name of the project file, as `toolgen call` takes it), a
+request in plain words, how many results, the output format and, optionally, the caller's scopes.
+Output: the ranked tools (`toolgen.runtime.search`), as text or as a JSON list of
+``{tool, toolset, score, operation}``, best first.
+
+    toolgen search API_OR_DIR "QUERY" [--limit K] [--format text|json] [--scopes a,b]
+
+With ``--scopes`` (or ``TOOLGEN_SCOPES``) only tools whose permission those scopes satisfy are listed;
+without, every tool is. Exit codes: 0 (also when nothing matches), 2 bad input (unknown package,
+a limit below 1), 3 internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from ..runtime.loading import PackageNotFound, parse_scopes, resolve_package
+from ..runtime.search import ToolIndex
+
+
+@click.command("search")
+@click.argument("api_or_dir")
+@click.argument("query")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many tools to list.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--scopes", default=None,
+              help="Comma-separated scopes of the caller: list only tools they allow (env: TOOLGEN_SCOPES).")
+def search_command(api_or_dir: str, query: str, limit: int, fmt: str, scopes: str | None) -> None:
+    """Rank the tools of a generated package for QUERY, best first."""
+    try:
+        folder = resolve_package(api_or_dir)
+    except PackageNotFound as exc:
+        click.echo(f"toolgen search: {exc}", err=True)
+        sys.exit(2)
+    try:
+        index = ToolIndex.from_dir(folder)
+    except (OSError, ValueError) as exc:
+        click.echo(f"toolgen search: cannot load {folder}: {exc}", err=True)
+        sys.exit(2)
+    held = parse_scopes(scopes) if scopes is not None or "TOOLGEN_SCOPES" in os.environ else None
+    hits = index.search(query, scopes=held, limit=limit)
+    if fmt == "json":
+        click.echo(json.dumps([h.to_json() for h in hits], indent=2, ensure_ascii=False))
+        return
+    if not hits:
+        click.echo("no matching tool", err=True)
+        return
+    width = max(len(h.tool) for h in hits)
+    for rank, hit in enumerate(hits, 1):
+        toolset = f"  [{hit.toolset}]" if hit.toolset else ""
+        click.echo(f"{rank:>2}. {hit.tool:<{width}}  {hit.score:8.3f}  {hit.operation}{toolset}")
