@@ -91,6 +91,17 @@ def spec_override(name: str, cli: dict[str, str]) -> Path | None:
     return Path(env) if env else None
 
 
+def find_project_file(start: Path) -> Path | None:
+    """The nearest `toolgen.yaml` in the folder of `start` (a file) or above it, else None: a single
+    intent map is built relative to the project that holds it."""
+    here = start.resolve().parent
+    for folder in (here, *here.parents):
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Project:
     """Read `toolgen.yaml`. Raises `DiagnosticError` (located) for a bad file."""
     from ruamel.yaml import YAML
@@ -137,4 +148,5 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
                                  tuple(api.emit or model.emit)))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
+
 

@@ -14,21 +14,26 @@ from typing import Any
 import pytest
 from conftest import FIXTURE
 
-EMIT = "mcp,policy"
+from toolgen.project import Artifact
+
+EMIT: tuple[Artifact, ...] = ("mcp", "policy")
 
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """<tmp>/clean/widgets and <tmp>/changed/widgets, built once for the module."""
-    from click.testing import CliRunner
+    """<tmp>/clean/widgets and <tmp>/changed/widgets, built once for the module. changed.yaml drops
+    approval gates on purpose, which `toolgen build` refuses; the risky tree is built with those rules
+    demoted to warnings (as a project's `lint.severity` would)."""
+    from toolgen.build import build_api
+    from toolgen.review.lint import LintSettings
+    from toolgen.write import Output, write_outputs
 
-    from toolgen.cli import main
-
+    lenient = LintSettings(severity={"destructive-without-approval": "warning", "idempotency-header-unused": "warning"})
     root = tmp_path_factory.mktemp("diff")
     for name in ("clean", "changed"):
-        result = CliRunner().invoke(main, ["build", str(FIXTURE / "intent_maps" / f"{name}.yaml"),
-                                           "--out", str(root / name / "widgets"), "-q", "--emit", EMIT])
-        assert result.exit_code == 0, result.output
+        built = build_api(FIXTURE / "intent_maps" / f"{name}.yaml", root / name / "widgets", emit=EMIT, lint=lenient)
+        assert not built.errors, built.errors
+        write_outputs([Output(built.out, built.files)])
     return root
 
 
@@ -137,3 +142,4 @@ def test_git_ref_against_working_tree(trees: Path, tmp_path: Path, monkeypatch: 
     monkeypatch.chdir(repo)
     bad = cli("diff", "no-such-ref")
     assert bad.exit_code == 2 and "diff-git-error" in bad.stderr
+
