@@ -162,7 +162,9 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
     blocked: dict[str, list[str]] = {}  # secret -> tools that cannot be called without it
     for name in tools if tools is not None else registry.tool_names():
         spec = registry.specs.get(name)
-        auth = list(spec.row.get("auth") or []) if spec is not None else []
+        if spec is None or spec.row.get("mode") == "preview":  # a preview sends nothing
+            continue
+        auth = list(spec.row.get("auth") or [])
         secrets_ = [str(a.get("secret") or "") for a in auth]
         if not auth or any(s and env.get(s) for s in secrets_):
             continue
