@@ -147,9 +147,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     if run_lint:
         # the lint stage: the build reports what `toolgen lint` knows, at the project's severities
         t_lint = time.perf_counter()
-        linted = DiagnosticSink()  # the build's own diagnostics pass through lint, at lint's levels
-        linted.extend(lint_api(LintInput(doc, intents, ir, sink.items, lint)))
-        sink = linted
+        sink.extend(lint_api(LintInput(doc, intents, ir, [], lint)))  # the build's own keep their severity
         timings["lint"] = time.perf_counter() - t_lint
     kept = DiagnosticSink()
     kept.extend(apply_severity(sink.items, lint, strict=False))
