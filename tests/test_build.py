@@ -298,3 +298,99 @@ def test_empty_tuple_forms_are_dropped_not_emitted(tmp_path: Path, array: dict[s
             "application/json": {"schema": array}}}}}}}}), encoding="utf-8")
     built = build(tmp_path, spec)
     assert "prefixItems" not in json.dumps(built.tool("mcp", "get_x")["outputSchema"])
+
+
+def _unsafe_project(tmp: Path, lint: str = "") -> Path:
+    """The tickets project with a destructive intent that needs no approval and an undeclared scope."""
+    root = _copy_project(tmp)
+    intent = root / "intent_maps" / "tickets.yaml"
+    text = intent.read_text()
+    start = text.index("  ticket_delete:")
+    end = text.index("  get_ticket_history:")
+    block = text[start:end].replace("approval: required", "approval: never").replace("ticket:delete", "ticket:purge")
+    intent.write_text(text[:start] + block + text[end:])
+    if lint:
+        (root / "toolgen.yaml").write_text((root / "toolgen.yaml").read_text() + lint)
+    return root
+
+
+def _here(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`toolgen ARGS` in-process, in `root` (faster than a subprocess; same exit code and stderr)."""
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        result = run(*args)
+    finally:
+        os.chdir(cwd)
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+
+
+def test_build_prints_lint_errors_and_fails(tmp_path: Path) -> None:
+    """A destructive intent with `approval: never` and a scope the spec does not declare: the build
+    prints both findings, located, exits 1 and writes nothing (with or without --check)."""
+    root = _unsafe_project(tmp_path)
+    for args in (["build"], ["build", "--check"], ["build", "intent_maps/tickets.yaml", "--out", "generated/tickets"]):
+        proc = _here(root, *args)
+        assert proc.returncode == 1, proc.stderr
+        assert "intent_maps/tickets.yaml:" in proc.stderr
+        assert "error[destructive-without-approval]" in proc.stderr, proc.stderr
+        assert "error[scope-unknown]" in proc.stderr, proc.stderr
+        assert "nothing was written" in proc.stderr
+        assert not (root / "generated").exists()
+
+
+def test_build_honours_configured_severities(tmp_path: Path) -> None:
+    """`lint.severity` in toolgen.yaml applies to the build: the two findings demoted to warnings
+    build (exit 0), are printed and reach REPORT.md; `off` drops a finding altogether."""
+    root = _unsafe_project(tmp_path, "lint:\n  severity: {destructive-without-approval: warning, scope-unknown: off}\n")
+    proc = _here(root, "build")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning[destructive-without-approval]" in proc.stderr
+    assert "scope-unknown" not in proc.stderr
+    assert "1 warning," in proc.stderr and "1 warnings" not in proc.stderr
+    report = (root / "generated" / "tickets" / "REPORT.md").read_text()
+    assert "destructive-without-approval" in report and "scope-unknown" not in report
+
+
+def test_single_map_project_and_check_agree(tmp_path: Path) -> None:
+    """One set of inputs, one set of bytes: the project build, one API of it by name, the intent map
+    on its own (from the root and from elsewhere) and --check agree byte for byte."""
+    root = _copy_project(tmp_path)
+    assert _here(root, "build", "-q").returncode == 0
+    project = root / "generated" / "tickets"
+    golden = {p.name: p.read_bytes() for p in project.iterdir()}
+    single = _here(root, "build", "intent_maps/tickets.yaml", "--out", "single/tickets", "-q")
+    assert single.returncode == 0, single.stderr
+    assert {p.name: p.read_bytes() for p in (root / "single" / "tickets").iterdir()} == golden
+    elsewhere = subprocess.run([sys.executable, "-m", "toolgen", "build", str(root / "intent_maps" / "tickets.yaml"),
+                                "--out", str(tmp_path / "other"), "-q"], check=False, cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300)
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "other").iterdir()} == golden
+    shutil.rmtree(project)
+    assert _here(root, "build", "intent_maps/tickets.yaml", "--out", "generated/tickets", "-q").returncode == 0
+    assert _here(root, "build", "--check", "-q").returncode == 0
+    named = _here(root, "build", "tickets", "--check")
+    assert named.returncode == 0 and "(1 API)" in named.stderr, named.stderr
+    assert _here(root, "build", "--api", "tickets", "--check", "-q").returncode == 0
+    unknown = _here(root, "build", "nope")
+    assert unknown.returncode == 2 and "no API named 'nope'" in unknown.stderr
+
+
+def test_absolute_spec_path_never_reaches_generated_files(tmp_path: Path) -> None:
+    root = _copy_project(tmp_path)
+    intent = root / "intent_maps" / "tickets.yaml"
+    spec = (root / "specs" / "tickets.yaml").resolve()
+    intent.write_text(intent.read_text().replace("spec: ../specs/tickets.yaml", f"spec: {spec}"))
+    outside = tmp_path / "elsewhere" / "tickets-api.yaml"
+    outside.parent.mkdir()
+    shutil.copy(spec, outside)
+    assert _here(root, "build", "-q").returncode == 0
+    env = {**os.environ, "TOOLGEN_SPEC_TICKETS": str(outside)}
+    assert subprocess.run([sys.executable, "-m", "toolgen", "build", "intent_maps/tickets.yaml", "--out", "single",
+                           "-q"], check=False, cwd=root, env=env, timeout=300).returncode == 0
+    for folder in (root / "generated" / "tickets", root / "single"):
+        for path in folder.iterdir():
+            text = path.read_text(encoding="utf-8")
+            assert str(tmp_path) not in text, path.name
+    assert "`specs/tickets.yaml`" in (root / "generated" / "tickets" / "POLICY.md").read_text()

@@ -60,9 +60,10 @@ def test_redacted_field_keeps_a_valid_output_schema(tmp_path: Path) -> None:
                         cls=jsonschema.Draft202012Validator, format_checker=jsonschema.FormatChecker())
 
 
-def test_build_reports_lint_findings_as_warnings(tmp_path: Path) -> None:
+def test_build_fails_on_lint_errors(tmp_path: Path) -> None:
+    """A lint error fails the build (exit 1), printed and located; nothing is written."""
     built = build(tmp_path, TICKETS, "tools:\n  ticket_delete:\n    operation: deleteTicket\n"
                   "    effect: destructive\n    permission: ticket:delete\n    approval: never\n"
-                  "    idempotency: {key: action_id}\n")
-    report = (built.out / "REPORT.md").read_text()
-    assert "destructive-without-approval" in report and "(a lint error)" in report
+                  "    idempotency: {key: action_id}\n", expect=1)
+    assert "api.yaml:" in built.result.output and "error[destructive-without-approval]" in built.result.output
+    assert not built.out.exists()

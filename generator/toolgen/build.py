@@ -32,7 +32,7 @@ from .emit.policy import policy_json, policy_markdown
 from .emit.python import package_files
 from .emit.report import ToolSize, measure, report_markdown
 from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
-from .review.lint import LintInput, lint_api
+from .review.lint import LintInput, LintSettings, apply_severity, lint_api
 from .write import Output
 
 Progress = Callable[[str], None]
@@ -73,20 +73,31 @@ class ApiBuild:
     seconds: dict[str, float] = field(default_factory=dict)
     inputs: tuple[Path, ...] = ()  # the intent map and the spec (an output folder must never hold them)
 
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """Error-severity findings (of the lint stage): a build with any must not be written."""
+        return [d for d in self.diagnostics if d.severity == "error"]
+
 
 def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Path | None = None,
               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
-              base: Path | None = None, spec_overrides: dict[str, str] | None = None) -> ApiBuild:
+              base: Path | None = None, spec_overrides: dict[str, str] | None = None,
+              lint: LintSettings | None = None, run_lint: bool = True) -> ApiBuild:
     """Build one API in memory. Raises `DiagnosticError` when the inputs have errors.
 
     The spec is `spec` if given, else `spec_overrides[<api>]`, else `TOOLGEN_SPEC_<API>`, else the
     intent map's `spec:` key. Paths in messages are shown relative to `base` (the project root;
-    default: the working directory); generated files name the inputs as the intent map declares them,
-    so the output does not depend on where toolgen runs from or where the spec lives.
+    default: the working directory); generated files name the inputs relative to it (a spec the
+    intent map names by a relative path, as declared; an absolute one outside `base` by its file
+    name), so the output does not depend on where toolgen runs from or where the spec lives.
+
+    The lint stage runs unless `run_lint` is false; its findings, at the severities of `lint` (the
+    project's `lint:` settings), join `diagnostics`. Error-severity findings do not raise: the build
+    is returned with them (`ApiBuild.errors`), and the caller decides not to write it.
     """
     with _gc_paused():
         return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
-                          spec_overrides=spec_overrides)
+                          spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint)
 
 
 @contextmanager
@@ -108,7 +119,7 @@ def _gc_paused() -> Iterator[None]:
 
 def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,
                emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None,
-               spec_overrides: dict[str, str] | None = None) -> ApiBuild:
+               spec_overrides: dict[str, str] | None, lint: LintSettings, run_lint: bool) -> ApiBuild:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
@@ -133,29 +144,54 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     located.extend(doc.fill_locations(sink.items))
     sink = located
     sink.raise_if_errors()
-    if "report" in emit:
-        # the lint stage: its findings reach REPORT.md and the build's warning count, so a build never
-        # says "0 warnings" about a map that `toolgen lint` rejects; only `toolgen lint` fails on them
+    if run_lint:
+        # the lint stage: the build reports what `toolgen lint` knows, at the project's severities
         t_lint = time.perf_counter()
-        for finding in lint_api(LintInput(doc, intents, ir, [])):
-            if finding.severity == "error":
-                finding = replace(finding, severity="warning", message=f"{finding.message} (a lint error)")
-            sink.add(finding)
+        sink.extend(lint_api(LintInput(doc, intents, ir, [], lint)))  # the build's own keep their severity
         timings["lint"] = time.perf_counter() - t_lint
+    kept = DiagnosticSink()
+    kept.extend(apply_severity(sink.items, lint, strict=False))
+    sink = kept
     if progress:
         progress(f"{api}: lowered {len(ir.covered)} of {len(ir.operations)} operations to {len(ir.tools)} tools")
-    # generated files name the inputs as the intent map declares them, never by where they happen to
-    # be on this machine: an overridden spec location or another working directory changes nothing
-
-    ir = replace(ir, spec_display=intents.model.spec or spec_path.name,
-                 intent_display=display_path(intent_path, base) if base is not None else intent_path.name)
+    # generated files name the inputs relative to the project root, never by where they happen to be
+    # on this machine: an overridden spec location or another working directory changes nothing
+    spec_display = generated_spec_display(intents.model.spec, spec_path, base)
+    intent_display = display_path(intent_path, base) if base is not None else intent_path.name
+    ir = replace(ir, spec_display=spec_display, intent_display=intent_display)
+    declared = intents.model.spec
+    spec_where = (display_path(intent_path.parent / declared, base) if base is not None and declared is not None
+                  and spec_display == declared
+                  else spec_display)  # where REPORT.md locates findings in the spec
+    shown = _relocated(sink.sorted(), doc.display, spec_where)
     t2 = time.perf_counter()
     with _steps(progress, f"{api}: emitting catalogs") as advance:
-        files, catalogs, sizes = emit_files(ir, emit, sink.sorted(), progress=advance)
+        files, catalogs, sizes = emit_files(ir, emit, shown, progress=advance)
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
     return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path))
+
+
+def generated_spec_display(declared: str | None, spec_path: Path, base: Path | None) -> str:
+    """How generated files name the spec: as the intent map declares it when that is a relative path;
+    an absolute one (or an override's path when the map declares none) relative to `base` when inside
+    it, else by its file name. Never an absolute path: the bytes must not depend on the machine."""
+    if declared and not Path(declared).is_absolute() and not declared.startswith("~"):
+        return declared
+    target = Path(declared).expanduser() if declared else spec_path
+    if base is not None:
+        try:
+            return target.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            pass
+    return target.name
+
+
+def _relocated(diagnostics: list[Diagnostic], spec_file: str, spec_display: str) -> list[Diagnostic]:
+    """Diagnostics located in the spec, named as the generated files name the spec."""
+    return [replace(d, location=replace(d.location, file=spec_display))
+            if d.location is not None and d.location.file == spec_file else d for d in diagnostics]
 
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
@@ -193,14 +229,16 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
 
 def build_project(project: Project, progress: Progress | None = None
                   ) -> tuple[list[Output], list[ApiBuild]]:
-    """Build every API of the project in memory. Raises `DiagnosticError` with all APIs' errors."""
+    """Build every API of the project in memory. Raises `DiagnosticError` with all APIs' input
+    errors; lint errors come back in the builds (`ApiBuild.errors`)."""
     outputs: list[Output] = []
     builds: list[ApiBuild] = []
     errors: list[Diagnostic] = []
+    settings = LintSettings.from_config(project.lint)
     for target in project.targets:
         try:
             build = build_api(target.intent_map, target.out, name=target.name, spec=target.spec,
-                              emit=target.emit, progress=progress, base=project.root)
+                              emit=target.emit, progress=progress, base=project.root, lint=settings)
         except DiagnosticError as exc:
             errors.extend(exc.diagnostics)
             continue

@@ -91,6 +91,17 @@ def spec_override(name: str, cli: dict[str, str]) -> Path | None:
     return Path(env) if env else None
 
 
+def find_project_file(start: Path) -> Path | None:
+    """The nearest `toolgen.yaml` in the folder of `start` (a file) or above it, else None: a single
+    intent map is built relative to the project that holds it."""
+    here = start.resolve().parent
+    for folder in (here, *here.parents):
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Project:
     """Read `toolgen.yaml`. Raises `DiagnosticError` (located) for a bad file."""
     from ruamel.yaml import YAML
@@ -138,3 +149,51 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                                  tuple(api.emit or model.emit)))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
+
+
+NEW_PROJECT_HEADER = """\
+# The APIs this project builds. `toolgen build` builds them all; `toolgen build --check` fails when
+# their generated files are stale (run it in CI).
+"""
+
+
+def add_api(path: Path, name: str, intent_map: str, out: str) -> str:
+    """Add an API to the project file at `path` (created if missing), keeping the comments and layout
+    of an existing one. Returns "created", "added", or "listed" (an API of that name is there
+    already; the file is left as it is). Paths are relative to the project file's folder. Raises a
+    located `DiagnosticError` for a project file that cannot be read."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    entry = CommentedMap([("name", name), ("intent_map", intent_map), ("out", out)])
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    if not path.exists():
+        import io
+
+        buf = io.StringIO()
+        yaml.dump(CommentedMap([("toolgen", 1), ("apis", CommentedSeq([entry]))]), buf)
+        _write_atomic(path, NEW_PROJECT_HEADER + buf.getvalue())
+        return "created"
+    project = load_project(path)  # a located error for a bad file, before anything changes
+    if any(t.name == name for t in project.targets):
+        return "listed"
+    root = yaml.load(path.read_text(encoding="utf-8"))
+    apis = root.get("apis")
+    if apis is None:
+        root["apis"] = CommentedSeq([entry])
+    else:
+        apis.append(entry)
+    import io
+
+    buf = io.StringIO()
+    yaml.dump(root, buf)
+    _write_atomic(path, buf.getvalue())
+    return "added"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

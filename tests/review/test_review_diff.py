@@ -14,21 +14,26 @@ from typing import Any
 import pytest
 from conftest import FIXTURE
 
-EMIT = "mcp,policy"
+from toolgen.project import Artifact
+
+EMIT: tuple[Artifact, ...] = ("mcp", "policy")
 
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """<tmp>/clean/widgets and <tmp>/changed/widgets, built once for the module."""
-    from click.testing import CliRunner
+    """<tmp>/clean/widgets and <tmp>/changed/widgets, built once for the module. changed.yaml drops
+    approval gates on purpose, which `toolgen build` refuses; the risky tree is built with those rules
+    demoted to warnings (as a project's `lint.severity` would)."""
+    from toolgen.build import build_api
+    from toolgen.review.lint import LintSettings
+    from toolgen.write import Output, write_outputs
 
-    from toolgen.cli import main
-
+    lenient = LintSettings(severity={"destructive-without-approval": "warning", "idempotency-header-unused": "warning"})
     root = tmp_path_factory.mktemp("diff")
     for name in ("clean", "changed"):
-        result = CliRunner().invoke(main, ["build", str(FIXTURE / "intent_maps" / f"{name}.yaml"),
-                                           "--out", str(root / name / "widgets"), "-q", "--emit", EMIT])
-        assert result.exit_code == 0, result.output
+        built = build_api(FIXTURE / "intent_maps" / f"{name}.yaml", root / name / "widgets", emit=EMIT, lint=lenient)
+        assert not built.errors, built.errors
+        write_outputs([Output(built.out, built.files)])
     return root
 
 
@@ -136,4 +141,63 @@ def test_git_ref_against_working_tree(trees: Path, tmp_path: Path, monkeypatch: 
                                     risky=True)
     monkeypatch.chdir(repo)
     bad = cli("diff", "no-such-ref")
-    assert bad.exit_code == 2 and "diff-git-error" in bad.stderr
+    assert bad.exit_code == 2 and "diff-unknown-ref" in bad.stderr
+
+
+def test_description_change_is_shown(trees: Path, cli: Callable[..., Any]) -> None:
+    report = _diff(cli, trees / "clean", trees / "changed")
+    detail = next(c["detail"] for c in report["changes"]
+                  if (c["tool"], c["kind"]) == ("list_gadgets", "description-changed"))
+    assert detail.startswith("“") and " → “" in detail, detail
+    assert "Now with a longer description." in detail.split(" → ")[1]
+    assert "Now with" not in detail.split(" → ")[0]
+
+
+def test_description_still_promising_approval_is_risky() -> None:
+    from toolgen.review.diff import compare_tool, describe_change
+
+    row = {"tool": "record_x", "mode": "record", "effect": "write", "operation": {"method": "POST", "path": "/x"},
+           "approval": "required"}
+    text = ("Append one follow-up note to a ticket. Preview first: the preview returns a preview_id that a human "
+            "approves; then record with the same arguments.")
+    tool = {"name": "record_x", "description": text}
+    changes = compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, tool)
+    stale = [c for c in changes if c.kind == "description-stale"]
+    assert len(stale) == 1 and stale[0].risky and "preview_id" in stale[0].detail
+    assert not [c for c in compare_tool("api", "record_x", row, row, tool, tool) if c.kind == "description-stale"]
+    plain = {**tool, "description": "Append one follow-up note to a ticket."}
+    assert not [c for c in compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, plain)
+                if c.kind == "description-stale"]
+    long_old, long_new = "word " * 60 + "a human approves it. " + "tail " * 60, "word " * 60 + "it. " + "tail " * 60
+    shown = describe_change(long_old, long_new)
+    assert len(shown) < 200 and "a human approves it" in shown and shown.count("…") >= 2
+
+
+def test_diff_and_report_count_tokens_alike() -> None:
+    from conftest import REPO
+
+    from toolgen.review.diff import read_dir
+
+    surface = read_dir(REPO / "generated" / "tickets")["tickets"]
+    report = (REPO / "generated" / "tickets" / "REPORT.md").read_text(encoding="utf-8")
+    row = next(line for line in report.splitlines() if line.startswith("| catalog tokens"))
+    assert row.rstrip(" |").split(" / ")[-1] == str(surface.tokens())
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_repository_without_commits_is_a_located_error(trees: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       cli: Callable[..., Any]) -> None:
+    repo = tmp_path / "fresh"
+    shutil.copytree(trees / "clean", repo / "generated")
+    _git(repo, "init", "-q")
+    monkeypatch.chdir(repo)
+    result = cli("diff")
+    assert result.exit_code == 2
+    assert "generated: error[diff-no-commits]: the repository has no commits yet" in result.stderr
+    assert "rev-parse" not in result.stderr and "nothing was written" not in result.stderr
+    unknown = cli("diff", "no-such-ref")
+    assert unknown.exit_code == 2 and "error[diff-no-commits]" in unknown.stderr
+    _git(repo, "add", "generated")
+    _git(repo, "commit", "-q", "-m", "base")
+    unknown = cli("diff", "no-such-ref")
+    assert unknown.exit_code == 2 and "error[diff-unknown-ref]: git knows no commit 'no-such-ref'" in unknown.stderr

@@ -155,3 +155,99 @@ def test_init_on_real_spec(spec: str, tmp_path: Path, monkeypatch: pytest.Monkey
     t_build = time.perf_counter() - t2
     assert build.exit_code == 0, build.stderr[-3000:]
     print(f"\n{spec}: {len(data['tools'])} intents; init {t_init:.1f}s, lint {t_lint:.1f}s, build {t_build:.1f}s")
+
+
+def test_init_completes_the_project(project: Path, cli: Callable[..., Any]) -> None:
+    """init writes `auth:` with the secrets it chose, adds the API to toolgen.yaml (comments kept),
+    and the next steps it prints keep `toolgen build --check` green."""
+    config = project / "toolgen.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "# a closing comment\n", encoding="utf-8")
+    assert cli("build", "-q").exit_code == 0
+    result = cli("init", "specs/widgets.yaml", "--name", "gizmos")
+    assert result.exit_code == 0, result.stderr
+    data = _check_draft(project / "intent_maps" / "gizmos.yaml")
+    assert data["auth"] == {"oauth": {"secret": "GIZMOS_OAUTH"}, "apiKey": {"secret": "GIZMOS_APIKEY"}}
+    text = config.read_text(encoding="utf-8")
+    assert "# The review-workflow fixture project (tests/review)." in text and "# a closing comment" in text
+    assert "# no Python package: keeps the hook tests fast" in text
+    entries = yaml.safe_load(text)["apis"]
+    assert entries[-1] == {"name": "gizmos", "intent_map": "intent_maps/gizmos.yaml", "out": "generated/gizmos"}
+    assert "toolgen build gizmos" in result.stderr and "toolgen build --check" in result.stderr
+    assert "export GIZMOS_APIKEY=... GIZMOS_OAUTH=..." in result.stderr
+    assert cli("build", "gizmos", "-q").exit_code == 0
+    assert cli("build", "--check", "-q").exit_code == 0
+    again = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--force")
+    assert again.exit_code == 0 and "already lists an API named 'gizmos'" in again.stderr
+    assert config.read_text(encoding="utf-8") == text
+
+
+def test_init_creates_the_project_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       cli: Callable[..., Any]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "api.yaml").write_text(_NOTES_SPEC, encoding="utf-8")
+    result = cli("init", "api.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert yaml.safe_load((tmp_path / "toolgen.yaml").read_text(encoding="utf-8")) == {
+        "toolgen": 1, "apis": [{"name": "api", "intent_map": "intent_maps/api.yaml", "out": "generated/api"}]}
+    text = (tmp_path / "intent_maps" / "api.yaml").read_text(encoding="utf-8")
+    assert yaml.safe_load(text)["auth"] == {"oauth": {"secret": "API_TOKEN"}}
+    # the POST inherits the top-level read scope: a hint says to check it
+    assert "check this: POST changes data, but its scope (notes:read, inherited from the spec's top-level " \
+           "security) says read" in text
+    assert "permission: notes:read  # check this" in text
+    # the Markdown tag description stays readable: plain words, wrapped, no link targets or marks
+    assert "# === notes (2 operations) ===\n  # Notes are short texts. See the notes guide for limits and" in text
+    assert "](" not in text and "**" not in text and "##" not in text.split("tools:")[1]
+    assert cli("build", "-q").exit_code == 0
+    assert cli("build", "--check", "-q").exit_code == 0
+
+
+_NOTES_SPEC = """\
+openapi: 3.1.0
+info: {title: Notes, version: '1'}
+servers: [{url: 'https://notes.example.com/v1'}]
+security: [{oauth: ['notes:read']}]
+tags:
+  - name: notes
+    description: |
+      ## Notes
+
+      Notes are **short** texts. See [the notes guide](https://example.com/guide) for limits and
+      `formatting` rules, and *never* store secrets in them: every note is visible to every member
+      of the workspace, including guests invited to a single project, and to the audit export.
+
+      A second paragraph that the comment leaves out.
+components:
+  securitySchemes:
+    oauth:
+      type: oauth2
+      flows:
+        clientCredentials:
+          tokenUrl: https://notes.example.com/token
+          scopes: {'notes:read': Read notes, 'notes:write': Write notes}
+paths:
+  /notes:
+    get:
+      operationId: listNotes
+      tags: [notes]
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {type: array, items: {type: object, properties: {id: {type: string}}}}
+    post:
+      operationId: createNote
+      tags: [notes]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {type: object, properties: {text: {type: string}}, required: [text]}
+      responses:
+        '201':
+          description: created
+          content:
+            application/json:
+              schema: {type: object, properties: {id: {type: string}}}
+"""

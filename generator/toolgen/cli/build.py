@@ -1,9 +1,16 @@
-"""`toolgen build [INTENT_MAP --out DIR] [--check] [--spec …] [--emit …]`.
+"""`toolgen build [NAME | INTENT_MAP --out DIR] [--api NAME] [--check] [--spec …] [--emit …]`.
 
-Input: the project file (every API it lists) or one intent map, with spec overrides
-(``--spec NAME=PATH``, ``TOOLGEN_SPEC_<NAME>``). Output: `generated/` written atomically through
-`toolgen.write`, or with --check nothing written and exit 1 with a unified diff when it is stale.
+Input: the project file (every API it lists, or the one named), or one intent map, with spec
+overrides (``--spec NAME=PATH``, ``TOOLGEN_SPEC_<NAME>``). Output: every finding of the build and
+its lint stage, located, on stderr; then `generated/` written atomically through `toolgen.write`, or
+with --check nothing written and exit 1 with a unified diff when it is stale. An error-severity
+finding (at the project's `lint:` severities) fails the build: exit 1, nothing written.
 Progress goes to stderr: a transient bar on a terminal, one line per finished step elsewhere.
+
+One set of inputs gives one set of bytes however the build is invoked: a single intent map is built
+relative to the project root (the folder of the nearest toolgen.yaml above it, or --project), and when
+the project lists it, under the project's API name, spec and lint settings, exactly as `toolgen build`
+would. Outside any project, generated files name the intent map by its file name.
 """
 
 from __future__ import annotations
@@ -18,11 +25,12 @@ from typing import Any
 
 import click
 
-from ..build import build_api, build_project
-from ..diagnostics import DiagnosticError
-from ..project import ALL_ARTIFACTS, Artifact, load_project
+from ..build import ApiBuild, build_api, build_project
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
+from ..review.lint import LintSettings
 from ..write import Output, check_destinations, check_outputs, write_outputs
-from .exits import ExitCode, guarded
+from .exits import ExitCode, guarded, print_diagnostics
 
 
 def _stderr_console() -> Any:
@@ -85,7 +93,8 @@ def _progress_printer(quiet: bool) -> Callable[[str], None] | None:
 
 
 @click.command("build")
-@click.argument("intent_map", required=False, type=click.Path(path_type=Path))
+@click.argument("target", required=False, metavar="[NAME | INTENT_MAP]")
+@click.option("--api", "api_name", default=None, metavar="NAME", help="Build only this API of the project file.")
 @click.option("--out", type=click.Path(path_type=Path), help="Output folder when building one INTENT_MAP.")
 @click.option("--spec", "specs", multiple=True, metavar="[NAME=]PATH",
               help="Spec override: PATH for a single intent map, NAME=PATH for an API of the project. "
@@ -97,9 +106,10 @@ def _progress_printer(quiet: bool) -> Callable[[str], None] | None:
               help="Comma-separated artifacts: openai,anthropic,mcp,policy,report,python (default: all).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
 @guarded
-def build_command(intent_map: Path | None, out: Path | None, specs: tuple[str, ...], project_file: Path | None,
-                  check: bool, emit: str | None, quiet: bool) -> None:
-    """Build generated/ for every API of the project (or one INTENT_MAP with --out)."""
+def build_command(target: str | None, api_name: str | None, out: Path | None, specs: tuple[str, ...],
+                  project_file: Path | None, check: bool, emit: str | None, quiet: bool) -> None:
+    """Build generated/ for every API of the project, one API of it (NAME or --api NAME), or one
+    INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build."""
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
     artifacts: tuple[Artifact, ...] = ALL_ARTIFACTS
@@ -110,20 +120,36 @@ def build_command(intent_map: Path | None, out: Path | None, specs: tuple[str, .
             raise click.BadParameter(f"unknown artifact {bad[0]!r}; choose from {', '.join(ALL_ARTIFACTS)}",
                                      param_hint="--emit")
         artifacts = tuple(a for a in ALL_ARTIFACTS if a in wanted)
+    intent_map: Path | None = None
+    if target is not None and api_name is not None:
+        raise click.UsageError("pass an API name or an intent map, not both")
+    if target is not None and (out is not None or Path(target).is_file() or target.endswith((".yaml", ".yml"))):
+        intent_map = Path(target)
+    elif target is not None:
+        api_name = target
     if intent_map is not None:
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")
-        spec = Path(single) if single else None
-        one = build_api(intent_map, out, spec=spec, emit=artifacts, progress=progress, spec_overrides=named)
+        one = _build_single(intent_map, out, project_file, Path(single) if single else None, named, artifacts,
+                            progress)
         outputs = [Output(out, one.files)]
         builds = [one]
     else:
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
-        project = load_project(project_file or Path("toolgen.yaml"), named)
+        project = load_project(project_file or Path(PROJECT_FILE), named)
+        if api_name is not None:
+            project = _only(project, api_name)
         if emit:
             project.targets = [replace(t, emit=artifacts) for t in project.targets]
         outputs, builds = build_project(project, progress=progress)
+    findings = [d for b in builds for d in b.diagnostics if not quiet or d.severity != "info"]
+    print_diagnostics(findings)
+    errors = sum(len(b.errors) for b in builds)
+    if errors:
+        click.echo(f"toolgen: {errors} error{_s(errors)} (see above; `toolgen lint` explains each rule); "
+                   "nothing was written.", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
     if check:
         drifts = check_outputs(outputs)
         if drifts:
@@ -138,17 +164,65 @@ def build_command(intent_map: Path | None, out: Path | None, specs: tuple[str, .
         return
     protected = [Path.cwd(), *(p for b in builds for p in b.inputs)]
     if intent_map is None:
-        protected.append(project_file or Path("toolgen.yaml"))
+        protected.append(project_file or Path(PROJECT_FILE))
     problems = check_destinations(outputs, protected)
     if problems:
         raise DiagnosticError(problems)
     write_outputs(outputs)
     if progress:
         for b in builds:
-            n = sum(d.severity == "warning" for d in b.diagnostics)
-            progress(f"{b.name}: wrote {len(b.files)} files to {b.out} ({len(b.ir.tools)} tools, {n} warnings)")
+            n = _count(b, "warning")
+            progress(f"{b.name}: wrote {len(b.files)} files to {b.out} ({len(b.ir.tools)} tools, "
+                     f"{n} warning{_s(n)})")
     if not quiet:
-        warned = sum(d.severity == "warning" for b in builds for d in b.diagnostics)
-        click.echo(f"toolgen: built {len(builds)} API{'s' if len(builds) != 1 else ''}, "
-                   f"{sum(len(b.ir.tools) for b in builds)} tools, {warned} warning{'s' if warned != 1 else ''} "
+        warned = sum(_count(b, "warning") for b in builds)
+        info = sum(_count(b, "info") for b in builds)
+        click.echo(f"toolgen: built {len(builds)} API{_s(len(builds))}, "
+                   f"{sum(len(b.ir.tools) for b in builds)} tools, {warned} warning{_s(warned)}, {info} info "
                    "(see REPORT.md).", err=True)
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def _count(build: ApiBuild, severity: str) -> int:
+    return sum(d.severity == severity for d in build.diagnostics)
+
+
+def _only(project: Project, name: str) -> Project:
+    """The project with only the API `name`; a located error when it lists no such API."""
+    targets = [t for t in project.targets if t.name == name]
+    if not targets:
+        display = display_path(project.file) if project.file else PROJECT_FILE
+        known = ", ".join(t.name for t in project.targets) or "none"
+        raise DiagnosticError([Diagnostic(
+            "api-unknown", "error", f"{display} lists no API named {name!r}", SourceLocation(display),
+            f"known APIs: {known}; to build an intent map the project does not list: "
+            "toolgen build INTENT_MAP --out DIR")])
+    return replace(project, targets=targets, schema_out=None)
+
+
+def _api_names(project_file: Path) -> set[str]:
+    try:
+        return {t.name for t in load_project(project_file).targets}
+    except DiagnosticError:
+        return set()
+
+
+def _build_single(intent_map: Path, out: Path, project_file: Path | None, spec: Path | None,
+                  named: dict[str, str], artifacts: tuple[Artifact, ...], progress: Any) -> ApiBuild:
+    """One intent map, built as the project build would build it: relative to the project root, and,
+    when the project lists the map, under its API name, spec and lint settings."""
+    pf = project_file or find_project_file(intent_map)
+    project = load_project(pf, {k: v for k, v in named.items() if k in _api_names(pf)}) if pf is not None else None
+    base = project.root if project is not None else None  # outside a project: named by file name
+    settings = LintSettings.from_config(project.lint if project is not None else None)
+    listed = None
+    if project is not None:
+        listed = next((t for t in project.targets if t.intent_map.resolve() == intent_map.resolve()), None)
+    if listed is not None:
+        return build_api(intent_map, out, name=listed.name, spec=spec or listed.spec, emit=artifacts,
+                         progress=progress, base=base, spec_overrides=named, lint=settings)
+    return build_api(intent_map, out, spec=spec, emit=artifacts, progress=progress, base=base,
+                     spec_overrides=named, lint=settings)

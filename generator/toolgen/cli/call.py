@@ -9,6 +9,10 @@ JSON, the actor's scopes and an approval. Output: the runtime's result or error 
 ``--receipts`` (env ``TOOLGEN_RECEIPTS``) is a SQLite file path or a store URL: ``redis://host:6379/0``
 (shared by many workers; needs the ``redis`` extra), ``sqlite:///file``, ``memory://``.
 
+Before the call, warnings on stderr: the tool's secrets that are not set, and a base URL that looks
+like the spec's example server (a reserved example domain, a local address, a templated URL) when
+--base-url is not given.
+
 Prints the structured result (``{"ok": true, "result": ..., "replayed": ...}``) or error
 (``{"ok": false, "error": {...}}``) as JSON on stdout. Exit codes (the project's table): 0 success,
 1 the tool call failed (a structured tool error), 2 bad command-line input (unreadable JSON, unknown
@@ -27,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 import click
 
 from ..runtime.audit import JsonlAuditSink, MemoryAuditSink
+from ..runtime.errors import scrub_url
 from ..runtime.loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
 from ..runtime.receipts import (
     DEFAULT_RECEIPTS_PATH,
@@ -123,6 +128,65 @@ def open_registry(command: str, api_or_dir: str, base_url: str | None, receipts_
         sys.exit(2)
 
 
+_EXAMPLE_HOSTS = {"example.com", "example.org", "example.net", "localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_EXAMPLE_SUFFIXES = (".example.com", ".example.org", ".example.net", ".example", ".test", ".invalid", ".localhost")
+
+
+def placeholder_base_url(url: str) -> str | None:
+    """Why `url` looks like a spec's example server rather than the API to call (a templated URL, a
+    reserved example domain, a local address, no host at all), or None when it looks real."""
+    if not url:
+        return "is empty"
+    if "{" in url or "}" in url:
+        return "is a templated URL"
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return "is not a valid URL"
+    if not host:
+        return "names no host (a relative server URL)"
+    if host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".localhost"):
+        return "is a local address"
+    if host in _EXAMPLE_HOSTS or host.endswith(_EXAMPLE_SUFFIXES):
+        return "is a reserved example domain"
+    return None
+
+
+def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[str] | None = None,
+                     environ: dict[str, str] | None = None) -> list[str]:
+    """What an operator should know before the first call: tools whose secrets are not set (they will
+    answer `missing_credential`), and a base URL that looks like the spec's example server when
+    --base-url was not given. `tools` limits the secret check (default: every tool)."""
+    env = dict(os.environ) if environ is None else environ
+    out: list[str] = []
+    blocked: dict[str, list[str]] = {}  # secret -> tools that cannot be called without it
+    for name in tools if tools is not None else registry.tool_names():
+        spec = registry.specs.get(name)
+        if spec is None or spec.row.get("mode") == "preview":  # a preview sends nothing
+            continue
+        auth = list(spec.row.get("auth") or [])
+        secrets_ = [str(a.get("secret") or "") for a in auth]
+        if not auth or any(s and env.get(s) for s in secrets_):
+            continue
+        for secret in secrets_:
+            if secret:
+                blocked.setdefault(secret, []).append(name)
+    if blocked:
+        names = sorted(blocked)
+        tools_blocked = sorted({t for ts in blocked.values() for t in ts})
+        shown = ", ".join(tools_blocked[:5]) + (f" and {len(tools_blocked) - 5} more" if len(tools_blocked) > 5 else "")
+        out.append(f"the secret{'s' if len(names) != 1 else ''} {', '.join(names)} "
+                   f"{'are' if len(names) != 1 else 'is'} not set: {shown} will answer missing_credential "
+                   f"(set {' or '.join(names)} in the environment)")
+    if not base_url_given:
+        why = placeholder_base_url(registry.base_url)
+        if why is not None:
+            out.append(f"calling {scrub_url(registry.base_url) if registry.base_url else '(no base URL)'}, the "
+                       f"policy's base URL (from the spec's servers), which {why}; pass --base-url if the "
+                       "API runs elsewhere")
+    return out
+
+
 def _read_args(value: str) -> object:
     if value == "-":
         text = sys.stdin.read()
@@ -169,6 +233,8 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
             click.echo(f"toolgen call: unknown tool {tool!r}; available: {', '.join(registry.tool_names())}",
                        err=True)
             sys.exit(2)
+        for warning in startup_warnings(registry, base_url_given=base_url is not None, tools=[tool]):
+            click.echo(f"toolgen call: warning: {warning}", err=True)
         try:
             result = registry.call(tool, args, actor=Actor.of(actor_id, parse_scopes(scopes)),
                                    approval=Approval(preview_id, approved_by=actor_id, approval_id=approval_id)

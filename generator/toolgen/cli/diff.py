@@ -13,8 +13,9 @@ from typing import Literal
 
 import click
 
+from ..diagnostics import DiagnosticError
 from ..review.diff import diff_surfaces, read_dir, read_git, render_json, render_markdown
-from .exits import ExitCode, guarded
+from .exits import ExitCode, guarded, print_diagnostics
 
 
 @click.command("diff")
@@ -33,6 +34,16 @@ def diff_command(refs: tuple[str, ...], directory: str, fmt: str, fail_on: Liter
     """
     if len(refs) > 2:
         raise click.UsageError("pass BASE_REF, or OLD_DIR NEW_DIR")
+    try:
+        _diff(refs, directory, fmt, fail_on)
+    except DiagnosticError as exc:  # diff writes nothing: say so without "nothing was written"
+        print_diagnostics(exc.diagnostics)
+        n = sum(1 for d in exc.diagnostics if d.severity == "error")
+        click.echo(f"toolgen diff: {n} error{'s' if n != 1 else ''}; no diff was made.", err=True)
+        sys.exit(ExitCode.BAD_INPUT)
+
+
+def _diff(refs: tuple[str, ...], directory: str, fmt: str, fail_on: str) -> None:
     if len(refs) == 2:
         old, new = read_dir(Path(refs[0])), read_dir(Path(refs[1]))
         base, head = refs[0], refs[1]

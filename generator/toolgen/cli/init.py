@@ -1,7 +1,11 @@
-"""`toolgen init SPEC [--out FILE] [--name API] [--force]`: write a draft intent map for a spec.
+"""`toolgen init SPEC [--out FILE] [--name API] [--force] [--project FILE | --no-project]`: write a
+draft intent map for a spec and add it to the project.
 
-Input: an OpenAPI document. Output: the draft of `toolgen.review.init`, written atomically to
-`--out` (default ``intent_maps/<api>.yaml``); an existing file is kept unless --force (exit 2).
+Input: an OpenAPI document. Output: the draft of `toolgen.review.init` (with an `auth:` block naming
+the secrets it chose), written atomically to `--out` (default ``intent_maps/<api>.yaml``); an
+existing file is kept unless --force (exit 2). The API is added to the project file (default
+./toolgen.yaml, created if missing, comments kept), and the next steps printed keep
+`toolgen build --check` green: build the API through the project, commit generated/.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import click
 
 from ..compile.load import load_spec
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
+from ..project import PROJECT_FILE, add_api
 from ..review.init import api_name_from, draft_intent_map
 from .exits import guarded
 
@@ -24,9 +29,13 @@ from .exits import guarded
               help="Where to write the draft (default: intent_maps/<api>.yaml).")
 @click.option("--name", "api_name", default=None, help="API name (default: from the spec's file name).")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
+              help="Project file to add the API to (default: ./toolgen.yaml, created if missing).")
+@click.option("--no-project", is_flag=True, help="Do not add the API to a project file.")
 @guarded
-def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool) -> None:
-    """Write a draft intent map for SPEC, to edit before building."""
+def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool, project_file: Path | None,
+                 no_project: bool) -> None:
+    """Write a draft intent map for SPEC, to edit before building, and add it to toolgen.yaml."""
     name = api_name or api_name_from(spec.stem.split(".")[0] if "." in spec.stem else spec.stem)
     if not re.match(r"^[a-z_][a-z0-9_]*$", name):
         raise DiagnosticError([Diagnostic("init-name-invalid", "error", f"API name {name!r} is not valid",
@@ -48,6 +57,30 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     tmp.write_text(result.text, encoding="utf-8")
     os.replace(tmp, target)
     left = f"; {len(result.skipped)} operations left out (listed at the end)" if result.skipped else ""
-    click.echo(f"toolgen: wrote {display_path(target)} ({result.intents} intents{left}). "
-               f"Next: edit it, then `toolgen lint {display_path(target)}` and "
-               f"`toolgen build {display_path(target)} --out generated/{name}`.", err=True)
+    shown = display_path(target)
+    click.echo(f"toolgen: wrote {shown} ({result.intents} intents{left}).", err=True)
+    steps = [f"edit {shown}: delete the intents agents do not need, decide approvals, write descriptions"]
+    if no_project:
+        steps += [f"toolgen lint {shown}",
+                  f"toolgen build {shown} --out generated/{name}   (or list it in toolgen.yaml and run `toolgen build`)"]
+    else:
+        pf = project_file or Path(PROJECT_FILE)
+        root = pf.resolve().parent
+        intent_ref = Path(os.path.relpath(target.resolve(), root)).as_posix()
+        out_ref = Path(os.path.relpath((root / "generated" / name).resolve(), root)).as_posix()
+        outcome = add_api(pf, name, intent_ref, out_ref)
+        where = display_path(pf)
+        if outcome == "listed":
+            click.echo(f"toolgen: {where} already lists an API named {name!r}; left it as it is.", err=True)
+        else:
+            verb = "created" if outcome == "created" else "added"
+            click.echo(f"toolgen: {verb} {where}: API {name!r}, intent map {intent_ref}, output {out_ref}.",
+                       err=True)
+        flag = "" if project_file is None else f" --project {where}"
+        steps += [f"toolgen lint{flag} {shown}",
+                  f"toolgen build{flag} {name}   (writes {out_ref}; commit it with the intent map)",
+                  f"toolgen build{flag} --check   (in CI: fails when generated files are stale)"]
+    if result.secrets:
+        steps.append("to call the API: export " + " ".join(f"{s}=..." for s in result.secrets)
+                     + f"   (named in the map's `auth:`), then toolgen call generated/{name} TOOL --args JSON")
+    click.echo("Next:\n" + "\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)), err=True)

@@ -109,7 +109,12 @@ def policy_markdown(ir: ApiIR) -> str:
         else:
             idem = f"{_code(r.idempotency.arg)} → {r.idempotency.send_in} {_code(r.idempotency.wire_name or '')}"
             idem += " (deduplicated by the API)" if r.idempotency.honoured_by_api else " (not deduplicated: never re-sent)"
-        retry = "none" if r.retry.max_attempts <= 1 else f"{r.retry.max_attempts}× within {_ms(r.retry.deadline_ms)}"
+        if r.mode == "preview":  # a preview sends nothing: no retry, no timeout
+            retry = timeout = "—"
+        else:
+            retry = ("none" if r.retry.max_attempts <= 1
+                     else f"{r.retry.max_attempts}× within {_ms(r.retry.deadline_ms)}")
+            timeout = _ms(r.timeout_ms)
         if r.pagination is None:
             pages = "—"
         else:
@@ -123,7 +128,7 @@ def policy_markdown(ir: ApiIR) -> str:
         lines.append(
             f"| {_code(r.tool)} | {r.mode} | {effect} | {_code(r.method + ' ' + r.path)} "
             f"| {', '.join(_code(p) for p in r.permission) or '—'} | {approval} | {idem} | {retry} "
-            f"| {_ms(r.timeout_ms)} | {pages} | {'; '.join(out)} |")
+            f"| {timeout} | {pages} | {'; '.join(out)} |")
 
     auths: dict[tuple[str, str, str, str], list[str]] = {}
     for r in rows:
@@ -135,8 +140,8 @@ def policy_markdown(ir: ApiIR) -> str:
     if auths:
         lines += ["| scheme | kind | sent as | secret | tools |", "|---|---|---|---|---|"]
         for (scheme, kind, sent, secret), tools in sorted(auths.items()):
-            shown = ", ".join(_code(t) for t in tools[:6]) + (f" and {len(tools) - 6} more" if len(tools) > 6 else "")
-            lines.append(f"| {_code(scheme)} | {kind} | {_code(sent)} | {_code(secret)} | {shown} |")
+            lines.append(f"| {_code(scheme)} | {kind} | {_code(sent)} | {_code(secret)} | "
+                         f"{', '.join(_code(t) for t in tools)} |")
     else:
         lines.append("None: the spec declares no security requirement for these operations.")
 

@@ -9,13 +9,17 @@ JSON.
 Risky changes are the ones a reviewer must look at because callers break or the runtime gate got
 weaker: a tool removed or renamed, a tool calling another operation, a new record (writing) tool,
 effect widened (read → write → destructive), approval removed, permission changed, idempotency key
-removed or no longer sent to the API, a new required argument, an argument removed. Everything else
-(new read tools, optional arguments, description, output or other policy changes) is listed after.
+removed or no longer sent to the API, a new required argument, an argument removed, and a description
+that still promises approval after the gate was dropped. Everything else (new read tools, optional
+arguments, description changes, shown old → new and shortened, output or other policy changes) is
+listed after. Catalog tokens are counted per tool, as REPORT.md counts them.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +41,9 @@ class Surface:
     tools: dict[str, dict[str, Any]]
 
     def tokens(self) -> int:
-        """o200k tokens of the MCP catalog as compact JSON (what a client sends)."""
-        return count_tokens(compact_json([self.tools[n] for n in sorted(self.tools)]))
+        """o200k tokens of the MCP catalog: the sum over its tools of each tool's compact JSON, counted
+        the way REPORT.md counts them (`toolgen.emit.report.measure`), so the two figures agree."""
+        return sum(count_tokens(compact_json(self.tools[n])) for n in sorted(self.tools))
 
 
 @dataclass(frozen=True)
@@ -113,9 +118,37 @@ def _git(*args: str) -> str:
     return proc.stdout
 
 
+def _git_ok(*args: str) -> bool:
+    try:
+        return subprocess.run(["git", *args], check=False, capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _check_ref(ref: str, directory: str) -> None:
+    """A located error when `ref` cannot be read: not in a git repository, a repository without
+    commits, or an unknown ref; each says what to do instead."""
+    if _git_ok("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"):
+        return
+    where = SourceLocation(display_path(Path(directory)))
+    compare = "or compare two folders: toolgen diff OLD_DIR NEW_DIR"
+    if not _git_ok("rev-parse", "--git-dir"):
+        raise DiagnosticError([Diagnostic("diff-not-a-repository", "error",
+                                          "not in a git repository: there is no base to compare against", where,
+                                          f"run toolgen diff inside the repository, {compare}")])
+    if not _git_ok("rev-parse", "--verify", "--quiet", "HEAD^{commit}"):
+        raise DiagnosticError([Diagnostic("diff-no-commits", "error",
+                                          f"the repository has no commits yet, so {ref} names nothing to compare "
+                                          f"{directory}/ against", where,
+                                          f"commit {directory}/ first (then diff against that commit), {compare}")])
+    raise DiagnosticError([Diagnostic("diff-unknown-ref", "error", f"git knows no commit {ref!r}", where,
+                                      "check the ref (in CI, fetch it first: `git fetch origin main`), "
+                                      + compare)])
+
+
 def read_git(ref: str, directory: str) -> dict[str, Surface]:
     """Surfaces of `directory` (relative to the working directory) at git `ref`; {} when absent."""
-    _git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    _check_ref(ref, directory)
     base = directory.rstrip("/")
     listing = _git("ls-tree", "-r", "--name-only", ref, "--", base + "/")
     files = set(listing.splitlines())
@@ -212,8 +245,13 @@ def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str
             add("argument-now-required", True, f"`{arg}` is now required")
         elif old_props[arg] != new_props[arg] or (arg in old_req) != (arg in new_req):
             add("argument-changed", False, f"`{arg}`: schema or optionality changed")
-    if (old_tool or {}).get("description") != (new_tool or {}).get("description"):
-        add("description-changed", False, "description text changed")
+    old_d, new_d = str((old_tool or {}).get("description") or ""), str((new_tool or {}).get("description") or "")
+    if old_d != new_d:
+        add("description-changed", False, describe_change(old_d, new_d))
+    promise = _APPROVAL_PROMISE.search(new_d)
+    if old_a == "required" and new_a != "required" and promise:
+        add("description-stale", True, "approval was removed, but the description still promises it: "
+            f"“{_around(new_d, promise.start(), promise.end())}”")
     if (old_tool or {}).get("outputSchema") != (new_tool or {}).get("outputSchema") or \
             old_row.get("output") != new_row.get("output"):
         add("output-changed", False, "output schema or output policy (fields, budget, redaction) changed")
@@ -221,6 +259,49 @@ def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str
     if other:
         add("policy-changed", False, "changed: " + ", ".join(other))
     return out
+
+
+_APPROVAL_PROMISE = re.compile(r"\bapprov\w*|\bhuman (?:must )?(?:review|confirm|sign)\w*|\bpreview_id\b", re.IGNORECASE)
+SHOWN = 80  # characters of each side of a changed description
+
+
+def _clip(text: str, start: int, end: int, width: int = SHOWN) -> str:
+    """`text[start:end]`, at most `width` characters, with "…" where text was left out."""
+    segment = text[start:end].strip()
+    cut = len(segment) > width
+    if cut:
+        segment = segment[: width - 1].rstrip() + "…"
+    return ("…" if start > 0 else "") + segment + ("…" if end < len(text) and not cut else "")
+
+
+def _around(text: str, start: int, end: int, width: int = SHOWN) -> str:
+    """The words around `text[start:end]`, about `width` characters."""
+    room = max(0, width - (end - start)) // 2
+    lo = max(0, start - room)
+    if lo > 0:
+        lo = text.find(" ", lo) + 1 or lo
+    hi = min(len(text), end + room)
+    return _clip(text, lo, hi, width)
+
+
+def describe_change(old: str, new: str, width: int = SHOWN) -> str:
+    """“old” → “new”, shortened to the part that changed (with a little context), for a review."""
+    old, new = " ".join(old.split()), " ".join(new.split())
+    if not old:
+        return f"description added: “{_clip(new, 0, len(new), width)}”"
+    if not new:
+        return f"description removed (was “{_clip(old, 0, len(old), width)}”)"
+    prefix = len(os.path.commonprefix([old, new]))
+    limit = min(len(old), len(new)) - prefix
+    suffix = min(limit, len(os.path.commonprefix([old[::-1], new[::-1]])))
+    start = 0
+    if prefix > 20:  # keep a few words before the change
+        start = old.find(" ", prefix - 20) + 1 or prefix
+        start = min(start, prefix)
+    context = 20
+    old_end = min(len(old), len(old) - suffix + context)
+    new_end = min(len(new), len(new) - suffix + context)
+    return f"“{_clip(old, start, old_end, width)}” → “{_clip(new, start, new_end, width)}”"
 
 
 def diff_surfaces(old: dict[str, Surface], new: dict[str, Surface]) -> DiffResult:

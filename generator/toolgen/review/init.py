@@ -15,7 +15,11 @@ with
   canonical success response (the one the build uses, via `toolgen.compile.lower.operation_response`)
   and Link headers;
 - comments above each intent: the operation and its summary, and the response's top-level fields as
-  an `output.fields` projection to choose from.
+  an `output.fields` projection to choose from; a "check this" where the scope the operation
+  inherits looks wrong for its method (a POST whose only scope says read, a GET that asks for write);
+- an `auth:` block naming the runtime secret (environment variable) of every security scheme, as
+  the runtime would name it by default (``<API>_TOKEN``, or ``<API>_<SCHEME>`` for several);
+- tag descriptions as plain, wrapped comment lines (Markdown links, emphasis and headings removed).
 
 Names are snake_case operationIds (``METHOD /path`` when the spec has none), valid tool names,
 unique, and at most 64 characters with the `preview_` prefix. The draft is lowered once in memory:
@@ -34,6 +38,7 @@ from typing import Any
 from ..compile.intent import IntentMap, LoadedIntentMap
 from ..compile.load import SpecDocument
 from ..compile.lower import lower, operation_parameters, operation_response
+from ..compile.lower.security import secret_name
 from ..compile.operations import (
     Operation,
     declared_oauth_scopes,
@@ -69,6 +74,7 @@ class InitResult:
     api: str
     intents: int
     skipped: list[tuple[str, str]]  # (operation, reason)
+    secrets: list[str] = field(default_factory=list)  # the environment variables of its `auth:` block
 
 
 def api_name_from(text: str) -> str:
@@ -130,6 +136,10 @@ class _Drafter:
                       for s in value]
             if scopes:
                 unique = list(dict.fromkeys(scopes))
+                hint = _scope_mismatch(op, effect, unique)
+                if hint:
+                    draft.notes.append(hint)
+                    draft.eol["permission"] = "check this"
                 return unique[0] if len(unique) == 1 else unique
         if any(self.declared.get(name) for req in reqs for name in req):
             draft.notes.append("permission: the spec asks for no OAuth scope here; add one if actors must hold it")
@@ -187,6 +197,25 @@ class _Drafter:
                                                           if len(fields) > MAX_FIELD_HINTS else "")
             draft.notes.append(f"output: {{fields: [...]}}  # keep what the model needs, from: {shown}")
         return draft
+
+
+_READ_WORD = re.compile(r"(?:^|[^a-z])(read|readonly|view|list|get)(?:$|[^a-z])", re.IGNORECASE)
+_WRITE_WORD = re.compile(r"(?:^|[^a-z])(write|create|update|delete|manage|admin|edit|modify)(?:$|[^a-z])", re.IGNORECASE)
+
+
+def _scope_mismatch(op: Operation, effect: str, scopes: list[str]) -> str | None:
+    """A "check this" note when the scopes look wrong for the method: a write whose every scope says
+    read, or a read whose every scope says write. Worded for scopes inherited from the top level."""
+    inherited = "security" not in op.node
+    source = "inherited from the spec's top-level security" if inherited else "from the operation's security"
+    shown = ", ".join(scopes)
+    if effect != "read" and all(_READ_WORD.search(s) and not _WRITE_WORD.search(s) for s in scopes):
+        return (f"check this: {op.method} changes data, but its scope ({shown}, {source}) says read; "
+                "set the permission an actor must hold to write")
+    if effect == "read" and all(_WRITE_WORD.search(s) and not _READ_WORD.search(s) for s in scopes):
+        return (f"check this: {op.method} is drafted as a read, but its scope ({shown}, {source}) says write; "
+                "is the effect or the scope wrong?")
+    return None
 
 
 def _items_schema(response: Any, dotted: str) -> Any:
@@ -255,7 +284,7 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
         if not retried:
             break
     text = _render(doc, drafts, data, skipped, command)
-    return InitResult(text, api, len(drafts), skipped)
+    return InitResult(text, api, len(drafts), skipped, sorted(set(_auth_secrets(doc, api).values())))
 
 
 def _group_order(doc: SpecDocument, drafts: list[_Draft]) -> list[tuple[str, list[_Draft]]]:
@@ -268,12 +297,62 @@ def _group_order(doc: SpecDocument, drafts: list[_Draft]) -> list[tuple[str, lis
     return [(t, groups[t]) for t in order]
 
 
-def _tag_descriptions(doc: SpecDocument) -> dict[str, str]:
+MAX_TAG_LINES = 3
+TAG_WIDTH = 96
+
+
+def _tag_descriptions(doc: SpecDocument) -> dict[str, list[str]]:
+    """Tag -> its description's first paragraph as plain text, wrapped (at most `MAX_TAG_LINES`)."""
     out = {}
     for t in doc.data.get("tags") or []:
         if isinstance(t, dict) and isinstance(t.get("description"), str):
-            out[str(t.get("name"))] = " ".join(t["description"].split())[:100]
+            lines = plain_comment_lines(t["description"])
+            if lines:
+                out[str(t.get("name"))] = lines
     return out
+
+
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MD_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_MD_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+
+
+def plain_comment_lines(markdown: str, width: int = TAG_WIDTH, max_lines: int = MAX_TAG_LINES) -> list[str]:
+    """The first paragraph of a Markdown text as plain words, wrapped to `width`: links keep their
+    text, emphasis, code marks, headings, list bullets and HTML tags go; a cut ends in "…"."""
+    import textwrap
+
+    paragraph: list[str] = []
+    for raw in markdown.replace("\r\n", "\n").split("\n"):
+        line = raw.strip()
+        if not line:
+            if paragraph:
+                break
+            continue
+        if re.match(r"^#{1,6}\s", line):  # a heading is a paragraph of its own: skip it
+            if paragraph:
+                break
+            continue
+        line = re.sub(r"^([-*+]\s+|>\s*|\d+[.)]\s+)", "", line)
+        if line.startswith(("```", "|", "<!--")):
+            if paragraph:
+                break
+            continue
+        paragraph.append(line)
+    text = " ".join(paragraph)
+    text = _MD_LINK.sub(r"\1", text)
+    text = _MD_REF_LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    text = _MD_EMPHASIS.sub(r"\2", text)
+    text = " ".join(text.split())
+    if not text:
+        return []
+    lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][: width - 1].rstrip() + "…"
+    return lines
 
 
 def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipped: list[tuple[str, str]],
@@ -295,6 +374,12 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipp
         root.yaml_set_comment_before_after_key(
             "api", after="The spec declares no security scheme. If the API needs a credential, declare it:\n"
             "auth: {token: {secret: " + data["api"]["name"].upper() + "_TOKEN, kind: bearer}}", after_indent=0)
+    auth = _auth_block(doc, data["api"]["name"])
+    if auth:
+        root["auth"] = auth
+        root.yaml_set_comment_before_after_key(
+            "auth", before="securitySchemes key -> the runtime secret: the environment variable the runtime reads "
+            "the credential from", indent=0)
     tools = CommentedMap()
     root["tools"] = tools
     descriptions = _tag_descriptions(doc)
@@ -322,8 +407,9 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipp
             lines = [""]
             if first:
                 label = tag or "(no tag)"
-                about = f": {descriptions[tag]}" if tag in descriptions else ""
-                lines += [f"=== {label} ({len(members)} operation{'s' if len(members) != 1 else ''}){about} ===", ""]
+                lines += [f"=== {label} ({len(members)} operation{'s' if len(members) != 1 else ''}) ==="]
+                lines += descriptions.get(tag, [])
+                lines.append("")
                 first = False
             lines += d.notes
             tools.yaml_set_comment_before_after_key(d.key, before="\n".join(_comment_lines(lines)), indent=2)
@@ -348,6 +434,29 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipp
     return text
 
 
+def _auth_secrets(doc: SpecDocument, api: str) -> dict[str, str]:
+    """Security scheme -> the secret name the runtime would use by default (so the draft says which
+    environment variables to set)."""
+    schemes = (doc.data.get("components") or {}).get("securitySchemes")
+    if not isinstance(schemes, dict):
+        return {}
+    return {str(name): secret_name(api, str(name), len(schemes)) for name in schemes}
+
+
+def _auth_block(doc: SpecDocument, api: str) -> Any:
+    from ruamel.yaml.comments import CommentedMap
+
+    secrets = _auth_secrets(doc, api)
+    if not secrets:
+        return None
+    block = CommentedMap()
+    for name, secret in secrets.items():
+        entry = CommentedMap({"secret": secret})
+        entry.fa.set_flow_style()
+        block[name] = entry
+    return block
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -357,7 +466,7 @@ def _comment_lines(lines: list[str]) -> list[str]:
     return [line.replace("\n", " ") for line in lines]
 
 
-__all__ = ["InitResult", "api_name_from", "draft_intent_map"]
+__all__ = ["InitResult", "api_name_from", "draft_intent_map", "plain_comment_lines"]
 
 
 def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:

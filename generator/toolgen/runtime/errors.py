@@ -13,6 +13,8 @@ body onto a `ToolError` (https://www.rfc-editor.org/rfc/rfc9457).
 from __future__ import annotations
 
 import email.utils
+import socket
+import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -155,6 +157,63 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
 
 
 _MAX_TEXT = 300
+
+
+def scrub_url(url: str) -> str:
+    """A URL safe to show in an error: origin and path only (no user, password, query or fragment,
+    which may carry credentials such as an apiKey sent in the query)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "(an invalid URL)"
+    if ":" in host:
+        host = f"[{host}]"
+    origin = f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+    return origin + (parts.path or "/")
+
+
+def failure_cause(exc: BaseException) -> str:
+    """Why a request could not reach the API, in words an operator can act on: connection refused,
+    DNS lookup failed, TLS handshake failed, connect timed out, unsupported URL... Only the cause's
+    class, never the exception's text (which may echo the request)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain and len(chain) < 10:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    names = {type(e).__name__ for e in chain}
+    text = " ".join(str(e) for e in chain).lower()
+    if any(isinstance(e, ssl.SSLCertVerificationError) for e in chain) or "certificate_verify_failed" in text:
+        return "TLS handshake failed: the server's certificate was not trusted"
+    if any(isinstance(e, ssl.SSLError) or "SSL" in type(e).__name__ for e in chain):
+        return "TLS handshake failed"
+    if any(isinstance(e, socket.gaierror) for e in chain) or any(
+            m in text for m in ("name or service not known", "nodename nor servname", "name resolution",
+                                "no address associated", "getaddrinfo failed")):
+        return "DNS lookup failed: the host name does not resolve"
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "connection refused" in text \
+            or "errno 111" in text or "actively refused" in text:
+        return "connection refused: nothing listens at that address"
+    if names & {"ConnectTimeout", "PoolTimeout"} or any(isinstance(e, socket.timeout) for e in chain):
+        return "connect timed out"
+    if "UnsupportedProtocol" in names:
+        return "unsupported URL: the base URL needs http:// or https://"
+    if any(isinstance(e, ConnectionResetError) for e in chain):
+        return "connection reset by the server"
+    if any(isinstance(e, OSError) and e.errno is not None for e in chain):
+        code = next(e.errno for e in chain if isinstance(e, OSError) and e.errno is not None)
+        return f"network error ({errno_name(code)})"
+    return f"connection failed ({type(exc).__name__})"
+
+
+def errno_name(code: int) -> str:
+    import errno
+
+    return errno.errorcode.get(code, str(code))
 
 
 def _short(text: str) -> str:

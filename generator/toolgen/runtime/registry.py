@@ -51,7 +51,7 @@ from ..pointer import join_pointer
 from . import credentials as creds
 from .arguments import invalid_argument, plain_arguments
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
-from .errors import ToolError, from_http_response, make_error, parse_retry_after
+from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
 from .receipts import MemoryReceiptStore, Receipt, ReceiptStore
 from .request import BuiltRequest, build_request, normalise_nulls, undeclared_member
 from .shaping import (
@@ -188,6 +188,7 @@ class _Outcome:
     content: bytes = b""
     kind: str | None = None
     elapsed_ms: float = 0.0
+    cause: str | None = None  # why nothing (or no answer) came back, for `upstream_unavailable`
 
 
 _Effect = _Send | _Sleep
@@ -609,7 +610,8 @@ class Registry:
             return _Outcome(response.status_code, response.headers, b"".join(chunks),
                             elapsed_ms=(time.perf_counter() - started) * 1000)
         except Exception as exc:  # noqa: BLE001 - see _failure_kind
-            return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000)
+            return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000,
+                            cause=failure_cause(exc))
 
     async def _send_async(self, send: _Send) -> _Outcome:
         if self._aclient is None:
@@ -622,7 +624,8 @@ class Registry:
         except TimeoutError:
             return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
         except Exception as exc:  # noqa: BLE001 - see _failure_kind
-            return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000)
+            return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000,
+                            cause=failure_cause(exc))
 
     @staticmethod
     async def _exchange_async(client: httpx.AsyncClient, send: _Send, started: float) -> _Outcome:
@@ -982,16 +985,19 @@ class Registry:
                 return fail("http", make_error(
                     "tool_timeout", f"{tool} exceeded its {timeout_ms} ms timeout.", details=timing),
                     attempts=attempts)
+            target = scrub_url(str(http_request.url))
+            cause = outcome.cause or "no cause reported"
             if outcome.kind == "broken":
                 return fail("http", make_error(
                     "upstream_unavailable",
-                    f"{tool}: the connection to the API broke after {round(outcome.elapsed_ms)} ms, before an answer.",
-                    details={**timing, "operation": op_name}), attempts=attempts)
+                    f"{tool}: the connection to {target} broke after {round(outcome.elapsed_ms)} ms, before an "
+                    f"answer ({cause}).",
+                    details={**timing, "operation": op_name, "url": target, "cause": cause}), attempts=attempts)
             if outcome.kind == "connect":
                 settle("release")
                 return fail("http", make_error(
-                    "upstream_unavailable", f"{tool} could not reach the API ({op_name}).",
-                    details={"attempts": attempts, "operation": op_name},
+                    "upstream_unavailable", f"{tool} could not reach the API at {target} ({op_name}): {cause}.",
+                    details={"attempts": attempts, "operation": op_name, "url": target, "cause": cause},
                 ), attempts=attempts)
             if outcome.kind == "too_large":
                 return fail("http", make_error(
