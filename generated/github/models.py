@@ -3,15 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
-from pydantic import (
-    AwareDatetime,
-    BaseModel,
-    ConfigDict,
-    Field,
-    RootModel,
-    conint,
-    constr,
-)
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel, conint, constr
 from enum import Enum
 
 

@@ -164,18 +164,20 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     catalogs = build_catalogs(ir, progress)
     _check_conformance(ir, catalogs)
     files: dict[str, bytes] = {}
+    # the Python package reads its policy table and MCP catalog from policy.json and mcp.json beside it
+    package = "python" in emit
     for dialect, tools in catalogs.by_dialect().items():
-        if dialect in emit:
+        if dialect in emit or (package and dialect == "mcp"):
             files[f"{dialect}.json"] = json_bytes(tools)
-    policy = policy_json(ir)
+    if "policy" in emit or package:
+        files["policy.json"] = json_bytes(policy_json(ir))
     if "policy" in emit:
-        files["policy.json"] = json_bytes(policy)
         files["POLICY.md"] = policy_markdown(ir).encode("utf-8")
     sizes = measure(catalogs) if "report" in emit else []
     if "report" in emit:
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
     if "python" in emit:
-        files.update(package_files(ir, policy, catalogs["mcp"]))  # the package serves the MCP catalog
+        files.update(package_files(ir))
     return files, catalogs, sizes
 
 

@@ -1,17 +1,18 @@
-"""Stage `emit`, the generated Python package: `__init__.py` (jinja2 template + black) holding the
-policy table and the MCP catalog as literals, and `models.py` (datamodel-code-generator) with one
-pydantic model per tool's arguments.
+"""Stage `emit`, the generated Python package: `__init__.py` (jinja2 template + black), a small
+module that reads the policy table and the MCP catalog from the package's own `policy.json` and
+`mcp.json` (data stays data: no formatter runs over it), and `models.py` (datamodel-code-generator,
+formatted once by black) with one pydantic model per tool's arguments.
 
-Input: the `ApiIR`, its policy table and its MCP catalog. Output: the two files as bytes.
-Spec text reaches `__init__.py` only through `toolgen.emit.pyliteral` (the template environment refuses
-anything else). `models.py` is produced by datamodel-code-generator from the canonical input
+Input: the `ApiIR`. Output: the two files as bytes (the build writes `policy.json` and `mcp.json`
+beside them whenever it writes the package). The only spec-derived text in `__init__.py` is the API
+name and the tool -> model class table, and it reaches the file only through `toolgen.emit.pyliteral`
+(the template environment refuses anything else). `models.py` is produced by datamodel-code-generator from the canonical input
 schemas with their text annotations (descriptions, titles, examples) removed, so only names, enum
 values and constraints reach it; it is then compiled here as a check before anything is written.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import warnings
 from typing import Any
@@ -22,17 +23,11 @@ from .pyliteral import pascal_case, template_env
 _ANNOTATIONS = {"description", "title", "examples", "example", "$comment", "deprecated", "default"}
 
 
-def package_files(ir: ApiIR, policy: dict[str, Any], mcp_tools: list[dict[str, Any]]) -> dict[str, bytes]:
-    """`__init__.py` and `models.py` of the generated package, formatted with black."""
+def package_files(ir: ApiIR) -> dict[str, bytes]:
+    """`__init__.py` and `models.py` of the generated package, each formatted by black once."""
     model_names = _model_names(ir)
     env = template_env()
-    text = env.get_template("package_init.py.j2").render(
-        api=ir.name,
-        tool_names=[t.name for t in ir.tools],
-        argument_models=model_names,
-        policy=policy,
-        mcp_tools=mcp_tools,
-    )
+    text = env.get_template("package_init.py.j2").render(api=ir.name, argument_models=model_names)
     init = _black(text)
     models = _black(_models_source(ir, model_names))
     for name, source in (("__init__.py", init), ("models.py", models)):
@@ -104,7 +99,7 @@ def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
     defs: dict[str, Any] = {}
     for tool in ir.tools:
         model = names[tool.name]
-        schema = _strip(copy.deepcopy(tool.input_schema))
+        schema = _strip(tool.input_schema)  # `_strip` builds new containers; the IR is not touched
         inner = schema.pop("$defs", {}) or {}
         prefix = model + "_"
         schema = _rewrite_refs(schema, prefix)
@@ -115,7 +110,6 @@ def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
     if not defs:
         return '"""Argument models: this API has no tools."""\n'
     from datamodel_code_generator import DataModelType, InputFileType, generate
-    from datamodel_code_generator.format import Formatter
 
     document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
     with warnings.catch_warnings():
@@ -128,7 +122,10 @@ def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
             class_name="ToolArgumentsIndex",
             custom_file_header='"""Typed argument models of the generated tools (datamodel-code-generator). '
                                'Do not edit."""',
-            formatters=[Formatter.BLACK],
+            # no formatter here: black runs once, in `package_files`, with toolgen's own settings
+            # (datamodel-code-generator's black would read a pyproject.toml found from the working
+            # directory, so the output would depend on where toolgen runs)
+            formatters=[],
             use_field_description=False,
             enable_version_header=False,
         )
