@@ -133,11 +133,18 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     located.extend(doc.fill_locations(sink.items))
     sink = located
     sink.raise_if_errors()
+    # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
+    t_cat = time.perf_counter()
+    with _steps(progress, f"{api}: emitting catalogs") as advance:
+        catalogs = build_catalogs(ir, advance)
+    _check_conformance(ir, catalogs)
+    sizes = measure(catalogs) if "report" in emit else []
+    timings["catalogs"] = time.perf_counter() - t_cat
     if "report" in emit:
         # the lint stage: its findings reach REPORT.md and the build's warning count, so a build never
         # says "0 warnings" about a map that `toolgen lint` rejects; only `toolgen lint` fails on them
         t_lint = time.perf_counter()
-        for finding in lint_api(LintInput(doc, intents, ir, [])):
+        for finding in lint_api(LintInput(doc, intents, ir, [], catalogs=catalogs, sizes=sizes)):
             if finding.severity == "error":
                 finding = replace(finding, severity="warning", message=f"{finding.message} (a lint error)")
             sink.add(finding)
@@ -150,8 +157,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     ir = replace(ir, spec_display=intents.model.spec or spec_path.name,
                  intent_display=display_path(intent_path, base) if base is not None else intent_path.name)
     t2 = time.perf_counter()
-    with _steps(progress, f"{api}: emitting catalogs") as advance:
-        files, catalogs, sizes = emit_files(ir, emit, sink.sorted(), progress=advance)
+    files, catalogs, sizes = emit_files(ir, emit, sink.sorted(), catalogs=catalogs, sizes=sizes)
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
@@ -159,10 +165,14 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
 
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
-               progress: Advance | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
-    """All files of one API, in memory. `progress(done, total)` follows the catalog's tools."""
-    catalogs = build_catalogs(ir, progress)
-    _check_conformance(ir, catalogs)
+               progress: Advance | None = None, *, catalogs: Catalogs | None = None,
+               sizes: list[ToolSize] | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+    """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
+    catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
+    measured (so nothing is built or tokenised twice)."""
+    if catalogs is None:
+        catalogs = build_catalogs(ir, progress)
+        _check_conformance(ir, catalogs)
     files: dict[str, bytes] = {}
     # the Python package reads its policy table and MCP catalog from policy.json and mcp.json beside it
     package = "python" in emit
@@ -173,7 +183,8 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
         files["policy.json"] = json_bytes(policy_json(ir))
     if "policy" in emit:
         files["POLICY.md"] = policy_markdown(ir).encode("utf-8")
-    sizes = measure(catalogs) if "report" in emit else []
+    if sizes is None:
+        sizes = measure(catalogs) if "report" in emit else []
     if "report" in emit:
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
     if "python" in emit:
