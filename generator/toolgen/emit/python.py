@@ -95,18 +95,84 @@ def _rewrite_refs(node: Any, prefix: str) -> Any:
     return node
 
 
+_SHARED = "Shared_"
+
+
 def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
+    """One JSON Schema document for datamodel-code-generator: a definition per tool's arguments,
+    plus the definitions the tools reach. A definition several tools reach with the same content
+    (a spec's component schema) is emitted once, as `Shared_<name>`; a tool whose definitions
+    differ from the shared ones by the same name keeps all of its own, as `<Model>_<name>`."""
     defs: dict[str, Any] = {}
+    shared: dict[str, Any] = {}
     for tool in ir.tools:
         model = names[tool.name]
         schema = _strip(tool.input_schema)  # `_strip` builds new containers; the IR is not touched
         inner = schema.pop("$defs", {}) or {}
-        prefix = model + "_"
+        # all or nothing per tool: a shared definition's refs must mean the same for every tool
+        if all(key not in shared or shared[key] == value for key, value in inner.items()):
+            prefix = _SHARED
+            for key, value in inner.items():
+                shared.setdefault(key, value)
+        else:
+            prefix = model + "_"
+            for key, value in inner.items():
+                defs[prefix + key] = _rewrite_refs(value, prefix)
         schema = _rewrite_refs(schema, prefix)
-        for key, value in inner.items():
-            defs[prefix + key] = _rewrite_refs(value, prefix)
         schema["title"] = model
         defs[model] = schema
+    for key, value in shared.items():
+        defs[_SHARED + key] = _rewrite_refs(value, _SHARED)
+    return _generate(_hoist_objects(defs))
+
+
+class _Hoister:
+    """Moves every nested object schema (one with `properties`) into a definition of its own, one
+    per distinct content: Stripe's 691 tools nest 2,755 objects of which 315 differ, and
+    datamodel-code-generator's time and models.py's length grow with what it is given. A definition
+    is named after the property that first holds it (`<Property>Object`, numbered when taken: no
+    argument model's name ends so); its content is canonical JSON, so the result is deterministic."""
+
+    def __init__(self, taken: set[str]):
+        self.defs: dict[str, Any] = {}
+        self.by_content: dict[str, str] = {}
+        self.taken = set(taken)
+
+    def visit(self, node: Any, name: str, nested: bool) -> Any:
+        if isinstance(node, list):
+            return [self.visit(v, name, True) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("enum", "const", "required"):
+                out[key] = value
+            elif key in ("properties", "patternProperties") and isinstance(value, dict):
+                out[key] = {prop: self.visit(v, prop, True) for prop, v in value.items()}
+            else:
+                out[key] = self.visit(value, name, True)
+        if not (nested and out.get("type") == "object" and isinstance(out.get("properties"), dict)):
+            return out
+        content = json.dumps(out, sort_keys=True)
+        ref = self.by_content.get(content)
+        if ref is None:
+            base = "".join(ch for ch in pascal_case(name) if ch.isalnum()) or "Item"
+            ref, n = f"{base}Object", 2
+            while ref in self.taken:
+                ref, n = f"{base}{n}Object", n + 1
+            self.taken.add(ref)
+            self.by_content[content] = ref
+            self.defs[ref] = out
+        return {"$ref": "#/$defs/" + ref}
+
+
+def _hoist_objects(defs: dict[str, Any]) -> dict[str, Any]:
+    hoister = _Hoister(set(defs))
+    top = {key: hoister.visit(value, key, False) for key, value in defs.items()}
+    return {**top, **hoister.defs}
+
+
+def _generate(defs: dict[str, Any]) -> str:
     if not defs:
         return '"""Argument models: this API has no tools."""\n'
     from datamodel_code_generator import DataModelType, InputFileType, generate
