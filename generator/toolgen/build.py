@@ -96,14 +96,46 @@ def _gc_paused() -> Iterator[None]:
     A build allocates millions of small, acyclic dicts and lists (schemas) while the parsed spec (a
     13 MB document is millions of objects) stays alive; every full collection walks all of them, which
     cost a third of a large build. Reference counting still frees everything the build drops; the
-    previous collector state is restored afterwards."""
+    previous collector state is restored afterwards. The Python package's stage runs with the
+    collector (`_gc_resumed`)."""
     was_enabled = gc.isenabled()
+    _GC_PAUSED_BY_BUILD.append(was_enabled)
     gc.disable()
     try:
         yield
     finally:
+        _GC_PAUSED_BY_BUILD.pop()
         if was_enabled:
             gc.enable()
+
+
+#: one entry per `_gc_paused` in progress: whether the collector ran before it paused it
+_GC_PAUSED_BY_BUILD: list[bool] = []
+
+
+@contextmanager
+def _gc_resumed() -> Iterator[None]:
+    """Run the collector again inside a paused build, if it ran before the build paused it.
+
+    datamodel-code-generator and black build cyclic trees (parsers, ASTs with parent links); with the
+    collector paused they all stay alive until the build ends, which cost 140 MB of peak memory on
+    Stripe's Python package for a few seconds saved. What exists already (the spec, the IR, the
+    catalogs: millions of objects that live until the build ends) is frozen meanwhile, so the
+    collections walk only the new objects. Measured on Stripe's include-everything package (CPU
+    seconds / peak MB of the stage): paused 9.0 / 410, default thresholds 15.0 / 270, these 11.7 / 285."""
+    if not _GC_PAUSED_BY_BUILD or not _GC_PAUSED_BY_BUILD[-1] or gc.isenabled():
+        yield
+        return
+    gc.freeze()  # the spec, IR and catalogs stay alive to the end: the collector need not walk them
+    thresholds = gc.get_threshold()
+    gc.set_threshold(10_000, 10, 10)  # fewer, larger collections; measured below
+    gc.enable()
+    try:
+        yield
+    finally:
+        gc.disable()
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,
@@ -188,7 +220,8 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     if "report" in emit:
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
     if "python" in emit:
-        files.update(package_files(ir))
+        with _gc_resumed():
+            files.update(package_files(ir))
     return files, catalogs, sizes
 
 
