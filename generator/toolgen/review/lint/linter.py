@@ -24,6 +24,7 @@ from ...compile.load import SpecDocument
 from ...compile.lower import operation_parameters, operation_response
 from ...compile.operations import (
     Operation,
+    OperationIndex,
     declared_oauth_scopes,
     find_operation,
     idempotency_header,
@@ -108,6 +109,7 @@ class _Linter:
         self.sink = DiagnosticSink()
         self.operations = list_operations(self.doc)
         self.op_by_pointer = {op.pointer: op for op in self.operations}
+        self.op_index = OperationIndex(self.operations)
         budget = SchemaBudget(max_nodes=self.model.budgets.max_schema_nodes,
                               max_depth=self.model.budgets.max_schema_depth)
         self.converter = SchemaConverter(self.doc, DiagnosticSink(), budget)
@@ -136,7 +138,7 @@ class _Linter:
             yield _IntentView(key, explicit, intent if explicit else None, group, op, main, preview)
 
     def _same_op(self, intent: ToolIntent, op: Operation) -> bool:
-        found = find_operation(self.operations, intent.operation)
+        found = find_operation(self.op_index, intent.operation)
         return found is not None and found.pointer == op.pointer
 
     def _group_of(self, op: Operation) -> int | None:
@@ -193,7 +195,7 @@ class _Linter:
     def check_mapping(self) -> None:
         seen: dict[str, str] = {}
         for key, intent in self.model.tools.items():
-            op = find_operation(self.operations, intent.operation)
+            op = find_operation(self.op_index, intent.operation)
             if op is None:
                 continue
             other = seen.get(op.pointer)
