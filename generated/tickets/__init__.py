@@ -2,8 +2,8 @@
 
 `POLICY` is the runtime policy table and `MCP_TOOLS` the MCP catalog, whose input schemas are the
 canonical schemas the runtime validates against. Both are data, read from this package's
-`policy.json` and `mcp.json` when it is imported: this module holds nothing from the spec but the
-API name and the tool names.
+`policy.json` and `mcp.json` on first use (so importing the package reads nothing): this module
+holds nothing from the spec but the API name and the tool names.
 """
 
 from __future__ import annotations
@@ -13,12 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-
 API: str = "tickets"
-POLICY: dict[str, Any] = json.loads((_HERE / "policy.json").read_text(encoding="utf-8"))
-MCP_TOOLS: list[dict[str, Any]] = json.loads((_HERE / "mcp.json").read_text(encoding="utf-8"))
-TOOL_NAMES: tuple[str, ...] = tuple(tool["name"] for tool in MCP_TOOLS)
 ARGUMENT_MODELS: dict[str, str] = {
     "get_ticket": "GetTicketArgs",
     "get_ticket_history": "GetTicketHistoryArgs",
@@ -28,6 +23,27 @@ ARGUMENT_MODELS: dict[str, str] = {
     "record_ticket_delete": "RecordTicketDeleteArgs",
     "record_ticket_followup": "RecordTicketFollowupArgs",
 }
+POLICY: dict[str, Any]  # policy.json, read on first use
+MCP_TOOLS: list[dict[str, Any]]  # mcp.json, read on first use
+TOOL_NAMES: tuple[str, ...]  # the tools' names, in catalog order
+
+
+def __getattr__(name: str) -> Any:
+    """Read `POLICY` and `MCP_TOOLS` from the package's JSON files when first asked for."""
+    if name == "POLICY":
+        value: Any = _read("policy.json")
+    elif name == "MCP_TOOLS":
+        value = _read("mcp.json")
+    elif name == "TOOL_NAMES":
+        value = tuple(tool["name"] for tool in __getattr__("MCP_TOOLS"))
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def _read(file: str) -> Any:
+    return json.loads((Path(__file__).resolve().parent / file).read_text(encoding="utf-8"))
 
 
 def argument_model(tool: str) -> Any:
