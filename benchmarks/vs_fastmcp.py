@@ -2,7 +2,8 @@
 
 Run on demand (not part of the test suite); FastMCP is the `bench` extra (`pip install -e ".[bench]"`):
 
-    python benchmarks/vs_fastmcp.py [--reps 5] [--fastmcp-reps 3] [--shared ../shared] [--skip-stripe]
+    python benchmarks/vs_fastmcp.py [--reps 3] [--fastmcp-reps 2] [--shared ../shared] [--skip-stripe]
+                                    [--spec PATH ...]
 
 1. Catalog size for the same 16 GitHub operations (issues list-for-repo/get/create/update/create-comment/
    list-comments/add-labels/remove-label/lock, repos get/delete, search issues-and-pull-requests, pulls
@@ -12,12 +13,13 @@ Run on demand (not part of the test suite); FastMCP is the `bench` extra (`pip i
    `fastmcp.Client` and serialised as the MCP `Tool` objects a client gets (`model_dump(by_alias=True,
    exclude_none=True)`). Both sides: compact JSON (sorted keys) of ``{"tools": [...]}``. Also checked:
    every toolgen tool is OpenAI-strict and carries its effect and approval (policy row + MCP annotations).
-2. Build time of the whole GitHub spec and the whole Stripe spec: toolgen with an include-everything intent
-   map, three dialects + policy (JSON outputs, `build_api` in-process: load, lower, emit, conformance
-   check), versus FastMCP reading the same file, building its server and listing its tools. Every
-   repetition runs in a fresh process (toolgen and FastMCP alternate); the time is measured inside the
-   process after imports; medians are compared. The wall time of the whole process (interpreter start
-   and imports included) is reported too.
+2. Build time and peak memory of the whole GitHub spec and the whole Stripe spec (or of each ``--spec``
+   file): toolgen's DEFAULT build with an include-everything intent map (every artifact, what
+   `toolgen build` writes: three catalogs, policy, REPORT.md with lint, the Python package;
+   `benchmarks/buildcost.py`), and its JSON-only build for reference, versus FastMCP reading the same
+   file, building its server and listing its tools. Every repetition runs in a fresh process (toolgen
+   and FastMCP alternate); the time is measured inside the process after imports; medians are
+   compared. Peak memory is each process's peak resident set (imports included).
 
 Results: printed, and written to `benchmarks/results/vs_fastmcp.md` (+ `.json`).
 """
@@ -30,7 +32,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -61,20 +62,6 @@ def tokens(text: str) -> int:
 # --- workers (one fresh process per measurement) ----------------------------------------------------
 
 
-def worker_toolgen(spec: Path) -> dict[str, Any]:
-    from toolgen.build import build_api
-
-    with tempfile.TemporaryDirectory() as tmp:
-        intent = Path(tmp) / "api.yaml"
-        intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
-                          'include: [{match: "*"}]\n', encoding="utf-8")
-        start = time.perf_counter()
-        built = build_api(intent, Path(tmp) / "out", emit=JSON_OUTPUTS, run_lint=False)  # type: ignore[arg-type]
-        seconds = time.perf_counter() - start
-    return {"seconds": seconds, "tools": len(built.ir.tools), "operations": len(built.ir.operations),
-            "bytes": sum(len(b) for b in built.files.values())}
-
-
 def fastmcp_list(spec_data: dict[str, Any]) -> list[dict[str, Any]]:
     import asyncio
     import warnings
@@ -94,15 +81,27 @@ def fastmcp_list(spec_data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def worker_fastmcp(spec: Path) -> dict[str, Any]:
-    start = time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
     data = json.loads(spec.read_text(encoding="utf-8"))
     tools = fastmcp_list(data)
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "tools": len(tools), "bytes": len(compact({"tools": tools}).encode("utf-8"))}
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    from buildcost import _peak_mb
+
+    return {"seconds": seconds, "cpu_seconds": cpu, "tools": len(tools),
+            "bytes": len(compact({"tools": tools}).encode("utf-8")), "peak_mb": _peak_mb()}
 
 
 def run_worker(kind: str, spec: Path) -> dict[str, Any]:
-    """One measurement in a fresh interpreter; adds the process's wall time (start-up and imports)."""
+    """One measurement in a fresh interpreter; adds the process's wall time (start-up and imports).
+    `kind`: ``toolgen`` (the default build), ``toolgen-json`` (JSON outputs only) or ``fastmcp``."""
+    from buildcost import DEFAULT, JSON_ONLY, measure
+
+    if kind.startswith("toolgen"):
+        start = time.perf_counter()
+        result = measure(spec, JSON_ONLY if kind == "toolgen-json" else DEFAULT)
+        result["wall"] = time.perf_counter() - start
+        result["bytes"] = result["output_bytes"]
+        return result
     start = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", kind, str(spec)],
@@ -197,26 +196,38 @@ def _strict_shaped(schema: dict[str, Any]) -> bool:
 # --- 2. build time ----------------------------------------------------------------------------------
 
 
-def time_comparison(shared: Path, spec_name: str, reps: int, fast_reps: int) -> dict[str, Any]:
-    spec = shared / "specs" / "real" / spec_name
+def time_comparison(spec: Path, reps: int, fast_reps: int) -> dict[str, Any]:
     ours: list[dict[str, Any]] = []
+    json_only: list[dict[str, Any]] = []
     theirs: list[dict[str, Any]] = []
     for i in range(max(reps, fast_reps)):  # alternate, so drift on a shared machine hits both sides
         if i < reps:
             ours.append(run_worker("toolgen", spec))
-            print(f"  {spec_name} toolgen #{i + 1}: {ours[-1]['seconds']:.2f} s", file=sys.stderr)
+            print(f"  {spec.name} toolgen #{i + 1}: {ours[-1]['seconds']:.2f} s, {ours[-1]['peak_mb']:.0f} MB",
+                  file=sys.stderr)
+            json_only.append(run_worker("toolgen-json", spec))
+            print(f"  {spec.name} toolgen JSON-only #{i + 1}: {json_only[-1]['seconds']:.2f} s", file=sys.stderr)
         if i < fast_reps:
             theirs.append(run_worker("fastmcp", spec))
-            print(f"  {spec_name} fastmcp #{i + 1}: {theirs[-1]['seconds']:.2f} s", file=sys.stderr)
+            print(f"  {spec.name} fastmcp #{i + 1}: {theirs[-1]['seconds']:.2f} s, {theirs[-1]['peak_mb']:.0f} MB",
+                  file=sys.stderr)
     med = statistics.median
     return {
-        "spec": spec_name,
+        "spec": spec.name,
         "toolgen": {"median_s": med(r["seconds"] for r in ours), "runs_s": [r["seconds"] for r in ours],
+                    "median_cpu_s": med(r["cpu_seconds"] for r in ours),
                     "median_wall_s": med(r["wall"] for r in ours), "tools": ours[0]["tools"],
-                    "operations": ours[0]["operations"], "output_bytes": ours[0]["bytes"]},
+                    "peak_mb": max(r["peak_mb"] for r in ours),
+                    "operations": ours[0]["operations"], "output_bytes": ours[0]["bytes"],
+                    "stages": ours[0]["stages"]},
+        "toolgen_json_only": {"median_s": med(r["seconds"] for r in json_only),
+                              "median_cpu_s": med(r["cpu_seconds"] for r in json_only),
+                              "peak_mb": max(r["peak_mb"] for r in json_only),
+                              "output_bytes": json_only[0]["bytes"]},
         "fastmcp": {"median_s": med(r["seconds"] for r in theirs), "runs_s": [r["seconds"] for r in theirs],
                     "median_wall_s": med(r["wall"] for r in theirs), "tools": theirs[0]["tools"],
-                    "catalog_bytes": theirs[0]["bytes"]},
+                    "median_cpu_s": med(r["cpu_seconds"] for r in theirs),
+                    "peak_mb": max(r["peak_mb"] for r in theirs), "catalog_bytes": theirs[0]["bytes"]},
     }
 
 
@@ -269,27 +280,34 @@ def markdown(cat: dict[str, Any], times: list[dict[str, Any]], env: dict[str, st
     for name, p in sorted(t["per_tool"].items(), key=lambda kv: -kv[1]["total"]):
         lines.append(f"| `{name}` | {p['total']} | {p['description']} | {p['inputSchema']} | {p['outputSchema']} "
                      f"| {p['annotations']} |")
-    lines += ["", "</details>", "", "## 2. Build time, whole spec", "",
-              ("toolgen: include-everything intent map, openai + anthropic + mcp + policy (JSON outputs), in-process "
-              "`build_api` (load, lower, emit, conformance check of every catalog). FastMCP: read the same file, "
-              "`FastMCP.from_openapi`, list the tools through `fastmcp.Client`. Each run in a fresh process, timed "
-              "after imports; medians. Wall = the whole process including interpreter start-up and imports."),
+    lines += ["", "</details>", "", "## 2. Build time and peak memory, whole spec", "",
+              ("toolgen: include-everything intent map, the DEFAULT build (every artifact, as `toolgen build` "
+               "writes it: openai, anthropic, mcp, policy.json, POLICY.md, REPORT.md with the lint stage, the "
+               "Python package), in-process `build_api` timed after imports (`benchmarks/buildcost.py`); its "
+               "JSON-only build (openai, anthropic, mcp, policy) for reference. FastMCP: read the same file, "
+               "`FastMCP.from_openapi`, list the tools through `fastmcp.Client`. Each run in a fresh process; "
+               "medians; peak = the process's peak resident memory, imports included."),
               "",
-              ("| spec | toolgen tools | FastMCP tools | toolgen median | FastMCP median | ratio | target | "
-              "toolgen wall | FastMCP wall |"),
-              "|---|---|---|---|---|---|---|---|---|"]
-    targets = {GITHUB_SPEC: 0.5, STRIPE_SPEC: 0.2}
+              ("| spec | toolgen tools | FastMCP tools | toolgen default | (CPU) | toolgen JSON-only | FastMCP | (CPU) "
+               "| default / FastMCP | (CPU) | target | toolgen peak MB | FastMCP peak MB | toolgen output bytes |"),
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    targets = {GITHUB_SPEC: 1.0, STRIPE_SPEC: 0.2}
     for r in times:
         ratio_t = r["toolgen"]["median_s"] / r["fastmcp"]["median_s"]
-        target = targets.get(r["spec"], 1.0)
+        target = targets.get(r["spec"])
+        verdict = f"≤ {target} ({'met' if ratio_t <= target else 'missed'})" if target is not None else "–"
         lines.append(
             f"| `{r['spec']}` ({r['toolgen']['operations']:,} operations) | {r['toolgen']['tools']:,} | "
-            f"{r['fastmcp']['tools']:,} | {r['toolgen']['median_s']:.2f} s | {r['fastmcp']['median_s']:.2f} s | "
-            f"**{ratio_t:.3f}** | ≤ {target} ({'met' if ratio_t <= target else 'missed'}) | "
-            f"{r['toolgen']['median_wall_s']:.2f} s | {r['fastmcp']['median_wall_s']:.2f} s |")
+            f"{r['fastmcp']['tools']:,} | {r['toolgen']['median_s']:.2f} s | {r['toolgen']['median_cpu_s']:.2f} s "
+            f"| {r['toolgen_json_only']['median_s']:.2f} s | {r['fastmcp']['median_s']:.2f} s "
+            f"| {r['fastmcp']['median_cpu_s']:.2f} s | **{ratio_t:.3f}** "
+            f"| {r['toolgen']['median_cpu_s'] / r['fastmcp']['median_cpu_s']:.3f} | {verdict} | {r['toolgen']['peak_mb']:,.0f} | {r['fastmcp']['peak_mb']:,.0f} "
+            f"| {r['toolgen']['output_bytes']:,} |")
     lines += ["", "Runs (s): " + "; ".join(
         f"{r['spec']}: toolgen {', '.join(f'{x:.2f}' for x in r['toolgen']['runs_s'])} / FastMCP "
         f"{', '.join(f'{x:.2f}' for x in r['fastmcp']['runs_s'])}" for r in times) + "."]
+    lines += ["", "Stages of the first toolgen default run (s): " + "; ".join(
+        f"{r['spec']}: " + ", ".join(f"{k} {v:.2f}" for k, v in r["toolgen"]["stages"].items()) for r in times) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -297,14 +315,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "SPEC"), help=argparse.SUPPRESS)
     parser.add_argument("--shared", type=Path, default=REPO / ".." / "shared")
-    parser.add_argument("--reps", type=int, default=5, help="toolgen repetitions per spec")
-    parser.add_argument("--fastmcp-reps", type=int, default=3, help="FastMCP repetitions per spec")
+    parser.add_argument("--reps", type=int, default=3, help="toolgen repetitions per spec")
+    parser.add_argument("--fastmcp-reps", type=int, default=2, help="FastMCP repetitions per spec")
+    parser.add_argument("--spec", type=Path, action="append", default=[],
+                        help="time this OpenAPI file instead of GitHub and Stripe (repeatable)")
     parser.add_argument("--skip-stripe", action="store_true", help="time GitHub only (FastMCP needs ~1 min on Stripe)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.worker:
-        kind, spec = args.worker
-        result = worker_toolgen(Path(spec)) if kind == "toolgen" else worker_fastmcp(Path(spec))
+        _kind, spec = args.worker  # only FastMCP runs here; toolgen runs in benchmarks/buildcost.py
+        result = worker_fastmcp(Path(spec))
         print(json.dumps(result))
         return 0
     import platform
@@ -322,9 +342,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{cat['toolgen']['tokens'] / cat['fastmcp']['tokens']:.4f}; all strict {cat['toolgen']['all_strict']}, "
           f"effect+approval {cat['toolgen']['all_effect_approval']}", file=sys.stderr)
     times = []
-    for spec in [GITHUB_SPEC] + ([] if args.skip_stripe else [STRIPE_SPEC]):
-        print(f"2. build time, {spec}...", file=sys.stderr)
-        r = time_comparison(args.shared, spec, args.reps, args.fastmcp_reps)
+    real = args.shared / "specs" / "real"
+    for spec in args.spec or [real / GITHUB_SPEC] + ([] if args.skip_stripe else [real / STRIPE_SPEC]):
+        print(f"2. build time, {spec.name}...", file=sys.stderr)
+        r = time_comparison(spec, args.reps, args.fastmcp_reps)
         times.append(r)
         print(f"   toolgen median {r['toolgen']['median_s']:.2f} s, FastMCP median {r['fastmcp']['median_s']:.2f} s: "
               f"ratio {r['toolgen']['median_s'] / r['fastmcp']['median_s']:.3f}", file=sys.stderr)
@@ -339,4 +360,5 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(REPO / "generator"))
+    sys.path.insert(0, str(REPO / "benchmarks"))
     raise SystemExit(main())

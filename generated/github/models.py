@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from typing import Any
-from pydantic import (
-    AwareDatetime,
-    BaseModel,
-    ConfigDict,
-    Field,
-    RootModel,
-    conint,
-    constr,
-)
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel, conint, constr
 from enum import Enum
 
 
 class ToolArgumentsIndex(RootModel[Any]):
     root: Any
+
+
+class Confidence(Enum):
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
+class AssigneesObject(BaseModel):
+    confidence: Confidence | None = None
+    login: str | None = None
+    rationale: str | None = None
+    suggest: bool | None = None
 
 
 class GetIssueArgs(BaseModel):
@@ -43,6 +48,30 @@ class GetRepositoryArgs(BaseModel):
     )
     owner: str
     repo: str
+
+
+class Labels2Object(BaseModel):
+    color: str | None = None
+    description: str | None = None
+    id: int | None = None
+    name: str | None = None
+
+
+class Labels3Object(BaseModel):
+    color: str | None = None
+    confidence: Confidence | None = None
+    description: str | None = None
+    id: int | None = None
+    name: str | None = None
+    rationale: str | None = None
+    suggest: bool | None = None
+
+
+class LabelsObject(BaseModel):
+    confidence: Confidence | None = None
+    name: str
+    rationale: str | None = None
+    suggest: bool | None = None
 
 
 class ListIssueCommentsArgs(BaseModel):
@@ -113,25 +142,12 @@ class ListPullRequestsArgs(BaseModel):
     state: State | None = None
 
 
-class Confidence(Enum):
-    low = "low"
-    medium = "medium"
-    high = "high"
-
-
-class Labels(BaseModel):
-    confidence: Confidence | None = None
-    name: str
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
 class PreviewAddIssueLabelsArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     issue_number: int
-    labels: list[str | Labels] | None = Field(None, min_length=1)
+    labels: list[str | LabelsObject] | None = Field(None, min_length=1)
     owner: str
     repo: str
 
@@ -146,20 +162,13 @@ class PreviewCommentOnIssueArgs(BaseModel):
     repo: str
 
 
-class Labels1(BaseModel):
-    color: str | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
-
-
 class PreviewCreateIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     assignees: list[str] | None = None
     body: str | None = None
-    labels: list[str | Labels1] | None = None
+    labels: list[str | Labels2Object] | None = None
     owner: str
     repo: str
     title: str | int
@@ -232,23 +241,6 @@ class PreviewRemoveIssueLabelArgs(BaseModel):
     repo: str
 
 
-class Assignees(BaseModel):
-    confidence: Confidence | None = None
-    login: str | None = None
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
-class Labels2(BaseModel):
-    color: str | None = None
-    confidence: Confidence | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
 class State2(Enum):
     open = "open"
     closed = "closed"
@@ -266,22 +258,15 @@ class PreviewUpdateIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    assignees: list[str | Assignees] | None = None
+    assignees: list[str | AssigneesObject] | None = None
     body: str | None = None
     issue_number: int
-    labels: list[str | Labels2] | None = None
+    labels: list[str | Labels3Object] | None = None
     owner: str
     repo: str
     state: State2 | None = None
     state_reason: StateReason | None = None
     title: str | int | None = None
-
-
-class Labels3(BaseModel):
-    confidence: Confidence | None = None
-    name: str
-    rationale: str | None = None
-    suggest: bool | None = None
 
 
 class RecordAddIssueLabelsArgs(BaseModel):
@@ -290,7 +275,7 @@ class RecordAddIssueLabelsArgs(BaseModel):
     )
     action_id: constr(min_length=1, max_length=255)
     issue_number: int
-    labels: list[str | Labels3] | None = Field(None, min_length=1)
+    labels: list[str | LabelsObject] | None = Field(None, min_length=1)
     owner: str
     repo: str
 
@@ -306,13 +291,6 @@ class RecordCommentOnIssueArgs(BaseModel):
     repo: str
 
 
-class Labels4(BaseModel):
-    color: str | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
-
-
 class RecordCreateIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -320,7 +298,7 @@ class RecordCreateIssueArgs(BaseModel):
     action_id: constr(min_length=1, max_length=255)
     assignees: list[str] | None = None
     body: str | None = None
-    labels: list[str | Labels4] | None = None
+    labels: list[str | Labels2Object] | None = None
     owner: str
     repo: str
     title: str | int
@@ -385,32 +363,15 @@ class RecordRemoveIssueLabelArgs(BaseModel):
     repo: str
 
 
-class Assignees1(BaseModel):
-    confidence: Confidence | None = None
-    login: str | None = None
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
-class Labels5(BaseModel):
-    color: str | None = None
-    confidence: Confidence | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
 class RecordUpdateIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    assignees: list[str | Assignees1] | None = None
+    assignees: list[str | AssigneesObject] | None = None
     body: str | None = None
     issue_number: int
-    labels: list[str | Labels5] | None = None
+    labels: list[str | Labels3Object] | None = None
     owner: str
     repo: str
     state: State2 | None = None

@@ -11,6 +11,13 @@ class ToolArgumentsIndex(RootModel[Any]):
     root: Any
 
 
+class CreatedObject(BaseModel):
+    gt: int | None = None
+    gte: int | None = None
+    lt: int | None = None
+    lte: int | None = None
+
+
 class GetBalanceArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -41,18 +48,11 @@ class ListChargesArgs(BaseModel):
     payment_intent: constr(max_length=5000) | None = None
 
 
-class Created(BaseModel):
-    gt: int | None = None
-    gte: int | None = None
-    lt: int | None = None
-    lte: int | None = None
-
-
 class ListCustomersArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    created: Created | int | None = None
+    created: CreatedObject | int | None = None
     cursor: str | None = None
     email: constr(max_length=512) | None = None
     page_size: conint(ge=1, le=50) | None = None

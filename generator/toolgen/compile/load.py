@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..pointer import escape_token, parse_pointer
-from .sourcemap import locate_json_many, locate_ruamel, ruamel_tree
+from .sourcemap import locate_json_many, locate_yaml, yaml_nodes
 
 OpenAPIVersion = Literal["3.0", "3.1"]
 
@@ -76,9 +76,9 @@ class SpecDocument:
         if self.format == "json":
             found = locate_json_many(self.text, wanted)
         else:
-            if self._yaml_root is None:
-                self._yaml_root = ruamel_tree(self.text)
-            found = {p: locate_ruamel(self._yaml_root, parse_pointer(p)) for p in wanted}
+            if self._yaml_root is None:  # composed once per document, for every batch of pointers
+                self._yaml_root = yaml_nodes(self.text)
+            found = {p: locate_yaml(self._yaml_root, parse_pointer(p)) for p in wanted}
         self._lines.update(found)
 
     def fill_locations(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

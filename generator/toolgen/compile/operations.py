@@ -90,21 +90,39 @@ def list_operations(doc: SpecDocument) -> list[Operation]:
     return out
 
 
-def find_operation(operations: list[Operation], ref: str) -> Operation | None:
-    """Find by operationId, else by ``METHOD /path`` (method case-insensitive)."""
-    for op in operations:
-        if op.operation_id == ref:
-            return op
-    parts = ref.strip().split(None, 1)
-    if len(parts) == 2:
-        method, path = parts[0].upper(), parts[1].strip()
+class OperationIndex:
+    """The operations of a spec by operationId, by ``(METHOD, path)`` and by synthetic id (for
+    operations without an operationId): `find_operation` in constant time. The first operation
+    wins on a duplicate key, as a scan in document order would."""
+
+    def __init__(self, operations: list[Operation]):
+        self.by_id: dict[str, Operation] = {}
+        self.by_route: dict[tuple[str, str], Operation] = {}
+        self.by_synthetic: dict[str, Operation] = {}
         for op in operations:
-            if op.method == method and op.path == path:
-                return op
-    for op in operations:
-        if op.operation_id is None and op.synthetic_id == ref:
+            if op.operation_id is not None:
+                self.by_id.setdefault(op.operation_id, op)
+            else:
+                self.by_synthetic.setdefault(op.synthetic_id, op)
+            self.by_route.setdefault((op.method, op.path), op)
+
+    def find(self, ref: str) -> Operation | None:
+        op = self.by_id.get(ref)
+        if op is not None:
             return op
-    return None
+        parts = ref.strip().split(None, 1)
+        if len(parts) == 2:
+            op = self.by_route.get((parts[0].upper(), parts[1].strip()))
+            if op is not None:
+                return op
+        return self.by_synthetic.get(ref)
+
+
+def find_operation(operations: list[Operation] | OperationIndex, ref: str) -> Operation | None:
+    """Find by operationId, else by ``METHOD /path`` (method case-insensitive), else by synthetic id.
+    Pass an `OperationIndex` when looking up many references (a list is indexed on each call)."""
+    index = operations if isinstance(operations, OperationIndex) else OperationIndex(operations)
+    return index.find(ref)
 
 
 def operation_matches(op: Operation, pattern: str) -> bool:

@@ -51,6 +51,42 @@ def locate_ruamel(root: Any, tokens: list[str]) -> tuple[int, int]:
     return best
 
 
+def yaml_nodes(text: str) -> Any:
+    """The representation tree of YAML `text` (PyYAML's `compose`, with the C loader when it is
+    available): every node knows its start line and column, and nothing is constructed, so this is
+    the cheap way to locate many pointers in a large spec (a ruamel round trip of GitHub's spec as
+    YAML costs tens of seconds). Raises `yaml.YAMLError` on text that does not parse."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.compose(text, Loader=loader)
+
+
+def locate_yaml(root: Any, tokens: list[str]) -> tuple[int, int]:
+    """Line/col (1-based) of the node at `tokens` in a `yaml_nodes` tree: the key of a mapping entry,
+    the item of a sequence (as `locate_ruamel` reports them); the deepest node found otherwise."""
+    import yaml
+
+    node = root
+    best = (1, 1)
+    for token in tokens:
+        if isinstance(node, yaml.MappingNode):
+            match = None
+            for key, value in node.value:  # the last duplicate wins, as in the loaded data
+                if isinstance(key, yaml.ScalarNode) and key.value == token:
+                    match = (key, value)
+            if match is None:
+                break
+            best = (match[0].start_mark.line + 1, match[0].start_mark.column + 1)
+            node = match[1]
+        elif isinstance(node, yaml.SequenceNode) and token.isdigit() and int(token) < len(node.value):
+            node = node.value[int(token)]
+            best = (node.start_mark.line + 1, node.start_mark.column + 1)
+        else:
+            break
+    return best
+
+
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 

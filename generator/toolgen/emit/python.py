@@ -1,17 +1,18 @@
-"""Stage `emit`, the generated Python package: `__init__.py` (jinja2 template + black) holding the
-policy table and the MCP catalog as literals, and `models.py` (datamodel-code-generator) with one
-pydantic model per tool's arguments.
+"""Stage `emit`, the generated Python package: `__init__.py` (jinja2 template + black), a small
+module that reads the policy table and the MCP catalog from the package's own `policy.json` and
+`mcp.json` (data stays data: no formatter runs over it), and `models.py` (datamodel-code-generator,
+formatted once by black) with one pydantic model per tool's arguments.
 
-Input: the `ApiIR`, its policy table and its MCP catalog. Output: the two files as bytes.
-Spec text reaches `__init__.py` only through `toolgen.emit.pyliteral` (the template environment refuses
-anything else). `models.py` is produced by datamodel-code-generator from the canonical input
+Input: the `ApiIR`. Output: the two files as bytes (the build writes `policy.json` and `mcp.json`
+beside them whenever it writes the package). The only spec-derived text in `__init__.py` is the API
+name and the tool -> model class table, and it reaches the file only through `toolgen.emit.pyliteral`
+(the template environment refuses anything else). `models.py` is produced by datamodel-code-generator from the canonical input
 schemas with their text annotations (descriptions, titles, examples) removed, so only names, enum
 values and constraints reach it; it is then compiled here as a check before anything is written.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import warnings
 from typing import Any
@@ -22,17 +23,11 @@ from .pyliteral import pascal_case, template_env
 _ANNOTATIONS = {"description", "title", "examples", "example", "$comment", "deprecated", "default"}
 
 
-def package_files(ir: ApiIR, policy: dict[str, Any], mcp_tools: list[dict[str, Any]]) -> dict[str, bytes]:
-    """`__init__.py` and `models.py` of the generated package, formatted with black."""
+def package_files(ir: ApiIR) -> dict[str, bytes]:
+    """`__init__.py` and `models.py` of the generated package, each formatted by black once."""
     model_names = _model_names(ir)
     env = template_env()
-    text = env.get_template("package_init.py.j2").render(
-        api=ir.name,
-        tool_names=[t.name for t in ir.tools],
-        argument_models=model_names,
-        policy=policy,
-        mcp_tools=mcp_tools,
-    )
+    text = env.get_template("package_init.py.j2").render(api=ir.name, argument_models=model_names)
     init = _black(text)
     models = _black(_models_source(ir, model_names))
     for name, source in (("__init__.py", init), ("models.py", models)):
@@ -100,22 +95,87 @@ def _rewrite_refs(node: Any, prefix: str) -> Any:
     return node
 
 
+_SHARED = "Shared_"
+
+
 def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
+    """One JSON Schema document for datamodel-code-generator: a definition per tool's arguments,
+    plus the definitions the tools reach. A definition several tools reach with the same content
+    (a spec's component schema) is emitted once, as `Shared_<name>`; a tool whose definitions
+    differ from the shared ones by the same name keeps all of its own, as `<Model>_<name>`."""
     defs: dict[str, Any] = {}
+    shared: dict[str, Any] = {}
     for tool in ir.tools:
         model = names[tool.name]
-        schema = _strip(copy.deepcopy(tool.input_schema))
+        schema = _strip(tool.input_schema)  # `_strip` builds new containers; the IR is not touched
         inner = schema.pop("$defs", {}) or {}
-        prefix = model + "_"
+        # all or nothing per tool: a shared definition's refs must mean the same for every tool
+        if all(key not in shared or shared[key] == value for key, value in inner.items()):
+            prefix = _SHARED
+            for key, value in inner.items():
+                shared.setdefault(key, value)
+        else:
+            prefix = model + "_"
+            for key, value in inner.items():
+                defs[prefix + key] = _rewrite_refs(value, prefix)
         schema = _rewrite_refs(schema, prefix)
-        for key, value in inner.items():
-            defs[prefix + key] = _rewrite_refs(value, prefix)
         schema["title"] = model
         defs[model] = schema
+    for key, value in shared.items():
+        defs[_SHARED + key] = _rewrite_refs(value, _SHARED)
+    return _generate(_hoist_objects(defs))
+
+
+class _Hoister:
+    """Moves every nested object schema (one with `properties`) into a definition of its own, one
+    per distinct content: Stripe's 691 tools nest 2,755 objects of which 315 differ, and
+    datamodel-code-generator's time and models.py's length grow with what it is given. A definition
+    is named after the property that first holds it (`<Property>Object`, numbered when taken: no
+    argument model's name ends so); its content is canonical JSON, so the result is deterministic."""
+
+    def __init__(self, taken: set[str]):
+        self.defs: dict[str, Any] = {}
+        self.by_content: dict[str, str] = {}
+        self.taken = set(taken)
+
+    def visit(self, node: Any, name: str, nested: bool) -> Any:
+        if isinstance(node, list):
+            return [self.visit(v, name, True) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("enum", "const", "required"):
+                out[key] = value
+            elif key in ("properties", "patternProperties") and isinstance(value, dict):
+                out[key] = {prop: self.visit(v, prop, True) for prop, v in value.items()}
+            else:
+                out[key] = self.visit(value, name, True)
+        if not (nested and out.get("type") == "object" and isinstance(out.get("properties"), dict)):
+            return out
+        content = json.dumps(out, sort_keys=True)
+        ref = self.by_content.get(content)
+        if ref is None:
+            base = "".join(ch for ch in pascal_case(name) if ch.isalnum()) or "Item"
+            ref, n = f"{base}Object", 2
+            while ref in self.taken:
+                ref, n = f"{base}{n}Object", n + 1
+            self.taken.add(ref)
+            self.by_content[content] = ref
+            self.defs[ref] = out
+        return {"$ref": "#/$defs/" + ref}
+
+
+def _hoist_objects(defs: dict[str, Any]) -> dict[str, Any]:
+    hoister = _Hoister(set(defs))
+    top = {key: hoister.visit(value, key, False) for key, value in defs.items()}
+    return {**top, **hoister.defs}
+
+
+def _generate(defs: dict[str, Any]) -> str:
     if not defs:
         return '"""Argument models: this API has no tools."""\n'
     from datamodel_code_generator import DataModelType, InputFileType, generate
-    from datamodel_code_generator.format import Formatter
 
     document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
     with warnings.catch_warnings():
@@ -128,7 +188,10 @@ def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
             class_name="ToolArgumentsIndex",
             custom_file_header='"""Typed argument models of the generated tools (datamodel-code-generator). '
                                'Do not edit."""',
-            formatters=[Formatter.BLACK],
+            # no formatter here: black runs once, in `package_files`, with toolgen's own settings
+            # (datamodel-code-generator's black would read a pyproject.toml found from the working
+            # directory, so the output would depend on where toolgen runs)
+            formatters=[],
             use_field_description=False,
             enable_version_header=False,
         )

@@ -20,6 +20,7 @@ from ..ir import ApiIR, Effect, OperationRef, SkippedOperation, Tool
 from ..load import SpecDocument
 from ..operations import (
     Operation,
+    OperationIndex,
     find_operation,
     idempotency_header,
     list_operations,
@@ -61,10 +62,11 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
         if progress is not None:
             progress(done, total)
 
+    by_ref = OperationIndex(operations)
     for key, intent in model.tools.items():
         step()
         loc = intents.locate("tools", key, "operation")
-        op = find_operation(operations, intent.operation)
+        op = find_operation(by_ref, intent.operation)
         if op is None:
             close = suggest_operations(operations, intent.operation)
             sink.error("operation-not-found", f"operation {intent.operation!r} (intent `{key}`) is not in "

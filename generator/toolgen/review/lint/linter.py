@@ -24,6 +24,7 @@ from ...compile.load import SpecDocument
 from ...compile.lower import operation_parameters, operation_response
 from ...compile.operations import (
     Operation,
+    OperationIndex,
     declared_oauth_scopes,
     find_operation,
     idempotency_header,
@@ -36,7 +37,8 @@ from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, fin
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...emit import compact_json
-from ...emit.catalogs import build_catalogs
+from ...emit.catalogs import Catalogs, build_catalogs
+from ...emit.report import ToolSize, measure
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...tokens import count_tokens
 from .rules import (
@@ -77,6 +79,10 @@ class LintInput:
     ir: ApiIR
     build_diagnostics: list[Diagnostic]
     settings: LintSettings = field(default_factory=LintSettings)
+    #: the build's catalogs and their per-tool sizes, when it has them already (built and tokenised
+    #: once per build); the linter builds and measures them itself otherwise
+    catalogs: Catalogs | None = None
+    sizes: list[ToolSize] | None = None
 
 
 @dataclass
@@ -103,6 +109,7 @@ class _Linter:
         self.sink = DiagnosticSink()
         self.operations = list_operations(self.doc)
         self.op_by_pointer = {op.pointer: op for op in self.operations}
+        self.op_index = OperationIndex(self.operations)
         budget = SchemaBudget(max_nodes=self.model.budgets.max_schema_nodes,
                               max_depth=self.model.budgets.max_schema_depth)
         self.converter = SchemaConverter(self.doc, DiagnosticSink(), budget)
@@ -110,6 +117,7 @@ class _Linter:
         self._response = operation_response
         self._param_cache: dict[str, list[dict[str, Any]]] = {}
         self._response_cache: dict[str, tuple[Any, bool] | None] = {}
+        self._refs_cache: dict[str, tuple[list[str], str | None]] = {}
         self.views = list(self._views())
 
     # --- helpers ----------------------------------------------------------------------------
@@ -130,7 +138,7 @@ class _Linter:
             yield _IntentView(key, explicit, intent if explicit else None, group, op, main, preview)
 
     def _same_op(self, intent: ToolIntent, op: Operation) -> bool:
-        found = find_operation(self.operations, intent.operation)
+        found = find_operation(self.op_index, intent.operation)
         return found is not None and found.pointer == op.pointer
 
     def _group_of(self, op: Operation) -> int | None:
@@ -187,7 +195,7 @@ class _Linter:
     def check_mapping(self) -> None:
         seen: dict[str, str] = {}
         for key, intent in self.model.tools.items():
-            op = find_operation(self.operations, intent.operation)
+            op = find_operation(self.op_index, intent.operation)
             if op is None:
                 continue
             other = seen.get(op.pointer)
@@ -321,35 +329,37 @@ class _Linter:
         """The success response's schema as the spec writes it, with every schema it references
         (transitively, each once), as compact JSON: the measure of "how large is this output".
         Measured on the spec rather than the converted schema so that a 450-operation spec whose
-        responses share a recursive group of 65 schemas (Stripe's) is measured in milliseconds."""
+        responses share a recursive group of 65 schemas (Stripe's) is measured in milliseconds.
+        Each referenced schema is walked and serialised once per lint run (`_ref_graph`), so the
+        cost of an operation is the size of its own response plus a walk over the `$ref` graph."""
         node = _success_schema(op, self.doc.data)
         if node is None:
             return None
-        parts: list[str] = []
         seen: set[str] = set()
-        stack: list[Any] = [node]
+        stack = list(_direct_refs(node))
         while stack:
-            cur = stack.pop()
-            if isinstance(cur, dict):
-                ref = cur.get("$ref")
-                if isinstance(ref, str):
-                    target = ref_to_pointer(ref)
-                    if target is not None and target not in seen:
-                        seen.add(target)
-                        try:
-                            stack.append(resolve_pointer(self.doc.data, target))
-                        except PointerError:
-                            pass
-                stack.extend(v for k, v in cur.items() if k != "$ref")
-            elif isinstance(cur, list):
-                stack.extend(cur)
-        parts.append(compact_json(node))
-        for target in sorted(seen):
-            try:
-                parts.append(compact_json(resolve_pointer(self.doc.data, target)))
-            except PointerError:
+            target = stack.pop()
+            if target in seen:
                 continue
+            seen.add(target)
+            stack.extend(self._ref_graph(target)[0])
+        parts = [compact_json(node)]
+        parts.extend(text for text in (self._ref_graph(t)[1] for t in sorted(seen)) if text is not None)
         return ",".join(parts)
+
+    def _ref_graph(self, target: str) -> tuple[list[str], str | None]:
+        """The `$ref` targets a referenced schema names directly, and its compact JSON (None when
+        the pointer does not resolve), computed once per lint run."""
+        cached = self._refs_cache.get(target)
+        if cached is None:
+            try:
+                value = resolve_pointer(self.doc.data, target)
+            except PointerError:
+                cached = ([], None)
+            else:
+                cached = (_direct_refs(value), compact_json(value))
+            self._refs_cache[target] = cached
+        return cached
 
     def _synonyms(self) -> dict[str, list[_IntentView]]:
         groups: dict[str, dict[str, list[_IntentView]]] = {}
@@ -402,12 +412,17 @@ class _Linter:
                      where)
         if not self.ir.tools:
             return
-        catalogs = build_catalogs(self.ir)
+        catalogs = self.data.catalogs if self.data.catalogs is not None else build_catalogs(self.ir)
         budget = self.settings.max_catalog_tokens
-        sizes = {}
-        for dialect, tools in catalogs.by_dialect().items():
-            text = compact_json(tools)
-            sizes[dialect] = count_tokens(text) if len(text) > budget else 0
+        # a catalog's tokens are the sum of its tools' tokens (what REPORT.md shows); a catalog whose
+        # compact JSON is shorter than the budget cannot exceed it (a token is at least one character)
+        sizes = {dialect: 0 for dialect in catalogs.by_dialect()}
+        measured = self.data.sizes
+        if measured is None and any(len(compact_json(tools)) > budget for tools in catalogs.by_dialect().values()):
+            measured = measure(catalogs)
+        for size in measured or []:
+            for dialect, tokens in size.tokens.items():
+                sizes[dialect] = sizes.get(dialect, 0) + tokens
         dialect, tokens = max(sizes.items(), key=lambda kv: kv[1])
         if tokens > budget:
             self.add(CATALOG_TOO_MANY_TOKENS, f"the {dialect} catalog is {tokens:,} o200k tokens "
@@ -475,6 +490,24 @@ def _singular(word: str) -> str:
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         return word[:-1]
     return word
+
+
+def _direct_refs(node: Any) -> list[str]:
+    """The JSON pointers of the local `$ref`s inside `node`, without following them."""
+    out: list[str] = []
+    stack: list[Any] = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            ref = cur.get("$ref")
+            if isinstance(ref, str):
+                target = ref_to_pointer(ref)
+                if target is not None:
+                    out.append(target)
+            stack.extend(v for k, v in cur.items() if k != "$ref")
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return out
 
 
 def lint_api(data: LintInput) -> list[Diagnostic]:
