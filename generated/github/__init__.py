@@ -178,6 +178,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "get_pull_request",
@@ -286,6 +287,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "get_repository",
@@ -378,6 +380,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "list_issue_comments",
@@ -492,6 +495,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "list_issues",
@@ -645,6 +649,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "list_pull_requests",
@@ -784,6 +789,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_add_issue_labels",
@@ -880,6 +886,21 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "labels",
+                            "[]",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+            },
         },
         {
             "tool": "preview_comment_on_issue",
@@ -976,6 +997,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 201,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_create_issue",
@@ -1086,6 +1108,31 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 201,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "title",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                    {
+                        "path": [
+                            "labels",
+                            "[]",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+            },
         },
         {
             "tool": "preview_create_pull_request",
@@ -1203,6 +1250,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 201,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_delete_repository",
@@ -1285,6 +1333,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 204,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_lock_issue",
@@ -1381,6 +1430,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 204,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_merge_pull_request",
@@ -1498,6 +1548,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_remove_issue_label",
@@ -1594,6 +1645,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_update_issue",
@@ -1725,6 +1777,43 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "title",
+                            "|0",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                    {
+                        "path": [
+                            "labels",
+                            "[]",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                    {
+                        "path": [
+                            "assignees",
+                            "[]",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+            },
         },
         {
             "tool": "record_add_issue_labels",
@@ -1828,6 +1917,21 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "labels",
+                            "[]",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+            },
         },
         {
             "tool": "record_comment_on_issue",
@@ -1933,6 +2037,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 201,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_create_issue",
@@ -2053,6 +2158,31 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 201,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "title",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                    {
+                        "path": [
+                            "labels",
+                            "[]",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+            },
         },
         {
             "tool": "record_create_pull_request",
@@ -2181,6 +2311,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 201,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_delete_repository",
@@ -2268,6 +2399,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 204,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_lock_issue",
@@ -2369,6 +2501,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 204,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_merge_pull_request",
@@ -2491,6 +2624,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_remove_issue_label",
@@ -2594,6 +2728,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_update_issue",
@@ -2738,6 +2873,43 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "title",
+                            "|0",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                    {
+                        "path": [
+                            "labels",
+                            "[]",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                    {
+                        "path": [
+                            "assignees",
+                            "[]",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+            },
         },
         {
             "tool": "search_issues",
@@ -2848,6 +3020,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
     ],
 }

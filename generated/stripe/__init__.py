@@ -119,6 +119,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "get_charge",
@@ -200,6 +201,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "get_customer",
@@ -278,6 +280,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "list_charges",
@@ -375,6 +378,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "list_customers",
@@ -469,6 +473,19 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "created",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                    },
+                ],
+            },
         },
         {
             "tool": "list_invoices",
@@ -564,6 +581,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "list_payment_intents",
@@ -650,6 +668,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_cancel_payment_intent",
@@ -722,6 +741,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_create_customer",
@@ -809,6 +829,30 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "metadata",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+                "openai": [
+                    {
+                        "path": [
+                            "metadata",
+                            "|0",
+                        ],
+                        "kind": "map_entries",
+                        "reason": "typed map (additionalProperties schema)",
+                    },
+                ],
+            },
         },
         {
             "tool": "preview_delete_customer",
@@ -874,6 +918,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_refund_charge",
@@ -968,6 +1013,30 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "metadata",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+                "openai": [
+                    {
+                        "path": [
+                            "metadata",
+                            "|0",
+                        ],
+                        "kind": "map_entries",
+                        "reason": "typed map (additionalProperties schema)",
+                    },
+                ],
+            },
         },
         {
             "tool": "preview_update_customer",
@@ -1063,6 +1132,30 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "metadata",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+                "openai": [
+                    {
+                        "path": [
+                            "metadata",
+                            "|0",
+                        ],
+                        "kind": "map_entries",
+                        "reason": "typed map (additionalProperties schema)",
+                    },
+                ],
+            },
         },
         {
             "tool": "record_cancel_payment_intent",
@@ -1152,6 +1245,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_create_customer",
@@ -1256,6 +1350,30 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "metadata",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+                "openai": [
+                    {
+                        "path": [
+                            "metadata",
+                            "|0",
+                        ],
+                        "kind": "map_entries",
+                        "reason": "typed map (additionalProperties schema)",
+                    },
+                ],
+            },
         },
         {
             "tool": "record_delete_customer",
@@ -1326,6 +1444,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_refund_charge",
@@ -1440,6 +1559,30 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "metadata",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+                "openai": [
+                    {
+                        "path": [
+                            "metadata",
+                            "|0",
+                        ],
+                        "kind": "map_entries",
+                        "reason": "typed map (additionalProperties schema)",
+                    },
+                ],
+            },
         },
         {
             "tool": "record_update_customer",
@@ -1553,6 +1696,30 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {
+                "gemini": [
+                    {
+                        "path": [
+                            "metadata",
+                        ],
+                        "kind": "json_string",
+                        "reason": "union of several types (no anyOf in Gemini's subset)",
+                        "expect": "any",
+                        "lenient": True,
+                        "keep_strings": True,
+                    },
+                ],
+                "openai": [
+                    {
+                        "path": [
+                            "metadata",
+                            "|0",
+                        ],
+                        "kind": "map_entries",
+                        "reason": "typed map (additionalProperties schema)",
+                    },
+                ],
+            },
         },
     ],
 }

@@ -117,6 +117,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "get_ticket_history",
@@ -187,6 +188,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "list_tickets",
@@ -271,6 +273,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 200,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_ticket_delete",
@@ -337,6 +340,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 204,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "preview_ticket_followup",
@@ -417,6 +421,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 201,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_ticket_delete",
@@ -488,6 +493,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 204,
             ],
+            "dialect_rewrites": {},
         },
         {
             "tool": "record_ticket_followup",
@@ -585,6 +591,7 @@ POLICY: dict[str, Any] = {
             "success_status": [
                 201,
             ],
+            "dialect_rewrites": {},
         },
     ],
 }

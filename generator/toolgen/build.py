@@ -167,10 +167,10 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     for dialect, tools in catalogs.by_dialect().items():
         if dialect in emit:
             files[f"{dialect}.json"] = json_bytes(tools)
-    policy = policy_json(ir)
+    policy = policy_json(ir, catalogs.rewrites)
     if "policy" in emit:
         files["policy.json"] = json_bytes(policy)
-        files["POLICY.md"] = policy_markdown(ir).encode("utf-8")
+        files["POLICY.md"] = policy_markdown(ir, catalogs.rewrites).encode("utf-8")
     sizes = measure(catalogs) if "report" in emit else []
     if "report" in emit:
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")

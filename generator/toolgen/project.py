@@ -11,7 +11,7 @@ apis:
     intent_map: intent_maps/tickets.yaml
     out: generated/tickets
     # spec: ...   optional; default: the intent map's `spec:` key
-emit: [openai, anthropic, mcp, policy, report, python]
+emit: [openai, anthropic, mcp, gemini, policy, report, python]
 ```
 
 The spec of an API can be overridden without editing any file: `--spec NAME=PATH` on the command
@@ -32,8 +32,8 @@ from .compile.sourcemap import locate_ruamel
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 
 PROJECT_FILE = "toolgen.yaml"
-Artifact = Literal["openai", "anthropic", "mcp", "policy", "report", "python"]
-ALL_ARTIFACTS: tuple[Artifact, ...] = ("openai", "anthropic", "mcp", "policy", "report", "python")
+Artifact = Literal["openai", "anthropic", "mcp", "gemini", "policy", "report", "python"]
+ALL_ARTIFACTS: tuple[Artifact, ...] = ("openai", "anthropic", "mcp", "gemini", "policy", "report", "python")
 
 
 class _Strict(BaseModel):
