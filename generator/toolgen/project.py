@@ -53,6 +53,9 @@ class LintConfig(_Strict):
     max_tools: int | None = Field(None, ge=1)
     max_catalog_tokens: int | None = Field(None, ge=1)
     large_output_tokens: int | None = Field(None, ge=1)
+    client_prefix: str | None = Field(None, max_length=63, description=(
+        "The prefix a client puts before every tool name (e.g. mcp__github__); it counts toward the "
+        "providers' name-length limits."))
 
 
 class ProjectFile(_Strict):

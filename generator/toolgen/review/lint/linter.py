@@ -35,11 +35,13 @@ from ...compile.operations import (
 from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from ...dialects import catalog_request_problems
 from ...emit import compact_json
 from ...emit.catalogs import build_catalogs
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...tokens import count_tokens
 from .rules import (
+    CATALOG_REQUEST_LIMITS,
     CATALOG_TOO_MANY_TOKENS,
     CATALOG_TOO_MANY_TOOLS,
     DESCRIPTION_LIMIT,
@@ -403,6 +405,10 @@ class _Linter:
         if not self.ir.tools:
             return
         catalogs = build_catalogs(self.ir)
+        for name, tools in catalogs.by_dialect().items():
+            for problem in catalog_request_problems(name, tools, client_prefix=self.settings.client_prefix):
+                shown = f" (e.g. {', '.join(problem.tools[:3])})" if problem.tools else ""
+                self.add(CATALOG_REQUEST_LIMITS, f"{problem.message}{shown}: {problem.fix}", where)
         budget = self.settings.max_catalog_tokens
         sizes = {}
         for dialect, tools in catalogs.by_dialect().items():
