@@ -112,7 +112,7 @@ def values(schema: Any, root: Any | None = None, depth: int = 0) -> st.SearchStr
         fixed = {k: values(v, root, depth + 1) for k, v in props.items() if k in required}
         optional = {k: values(v, root, depth + 1) for k, v in props.items() if k not in required}
         base = st.fixed_dictionaries(fixed, optional=optional)
-        extra = schema.get("additionalProperties", True if not props else False)
+        extra = schema.get("additionalProperties", not props)
         if extra is False or depth > 6:
             return base
         extras = st.dictionaries(st.text(max_size=6).filter(lambda k: k not in props),

@@ -16,8 +16,8 @@ from typing import Any
 
 from ..compile.ir import Tool
 from ._check import Violation
-from ._walk import DEFS_KEYS, types_of
 from ._limits import Limit
+from ._walk import DEFS_KEYS, types_of
 
 JSON = Any
 

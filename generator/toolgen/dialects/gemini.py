@@ -36,8 +36,8 @@ from ..pointer import resolve_pointer
 from ._base import Dialect, DialectSchema, describe
 from ._check import Report, Violation, tool_label
 from ._light import Light, LightRules
-from ._walk import types_of
 from ._limits import Limit, limit_value
+from ._walk import types_of
 from .openai import _OpenAIStrict
 
 JSON = Any

@@ -28,8 +28,8 @@ from ._check import (
     tool_label,
 )
 from ._light import Light, LightRules, is_empty_params, ref_warnings
-from ._walk import DEFS_KEYS, iter_schemas, types_of
 from ._limits import Limit
+from ._walk import DEFS_KEYS, iter_schemas, types_of
 
 JSON = Any
 

@@ -62,6 +62,7 @@ from ._check import (
     object_root,
     tool_label,
 )
+from ._limits import Limit
 from ._walk import (
     DEFS_KEYS,
     MISSING,
@@ -72,7 +73,6 @@ from ._walk import (
     ref_target_pointer,
     types_of,
 )
-from ._limits import Limit
 
 JSON = Any
 
