@@ -8,7 +8,6 @@ runtime: dialect-shaped arguments send exactly the request the canonical ones do
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -137,9 +136,30 @@ def test_encode_then_decode_gives_the_canonical_value(name: str, dialect: str, d
     jsonschema.validate(value, schema)
     view = VIEWS[dialect](schema)
     sent = encode(value, view.rewrites)
-    if dialect == "openai":  # what the model sends fits the strict schema (absent optionals as null aside)
-        json.dumps(sent)
+    if dialect == "openai":  # what the model sends fits the strict schema (absent optionals sent as null)
+        jsonschema.validate(_with_nulls(sent, view.schema, view.schema), view.schema)
     assert _decode(sent, view.rewrites) == value
+
+
+def _with_nulls(value: Any, schema: Any, root: dict[str, Any]) -> Any:
+    """`value` as an OpenAI strict call carries it: every absent optional property sent as null."""
+    if isinstance(schema, dict) and "$ref" in schema:
+        schema = root if schema["$ref"] == "#" else root["$defs"][schema["$ref"].rsplit("/", 1)[1]]
+    if not isinstance(schema, dict):
+        return value
+    for branch in schema.get("anyOf", []):
+        target = branch
+        if "$ref" in branch:
+            target = root if branch["$ref"] == "#" else root["$defs"][branch["$ref"].rsplit("/", 1)[1]]
+        if (isinstance(value, dict) and "properties" in target) or (isinstance(value, list) and "items" in target):
+            return _with_nulls(value, target, root)
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        return {k: (_with_nulls(value[k], props[k], root) if k in value else None) for k in props} | {
+            k: v for k, v in value.items() if k not in props}
+    if isinstance(value, list) and "items" in schema:
+        return [_with_nulls(v, schema["items"], root) for v in value]
+    return value
 
 
 # --- through the runtime ------------------------------------------------------------------------------
