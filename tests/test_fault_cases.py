@@ -35,6 +35,8 @@ def walk(node: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
 
 def assert_conformant(built: Built) -> None:
     for dialect in ("openai", "anthropic", "mcp", "gemini"):
+        if not (built.out / f"{dialect}.json").exists():
+            continue
         assert check_catalog(dialect, built.json(f"{dialect}.json")) == [], dialect  # type: ignore[arg-type]
 
 

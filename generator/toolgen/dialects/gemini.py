@@ -42,8 +42,8 @@ from .openai import _OpenAIStrict
 
 JSON = Any
 
-#: C.1 / F.3: function names (the intersection of the Gemini API, Vertex and Firebase rules).
-GEMINI_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
+#: F.3: function names are a-z, A-Z, 0-9, ``_ : . -``, at most 64 characters (the Gemini API).
+GEMINI_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 #: C.1 "Parameter names (Vertex)".
 GEMINI_PARAM_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 #: C.2: the `Schema` fields toolgen emits.
