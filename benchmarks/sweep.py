@@ -32,6 +32,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SHARED = REPO / ".." / "shared"
@@ -52,6 +53,7 @@ class SpecResult:
     warnings: dict[str, int] = field(default_factory=dict)  # diagnostic code -> count
     dialect_warnings: int = 0  # e.g. tools that cannot be strict (free-form objects)
     strict_openai: int = 0  # tools emitted with strict: true
+    strict_anthropic: int = 0  # tools sent with strict: true (within one request's budgets)
     tokens: dict[str, int] = field(default_factory=dict)  # dialect -> o200k tokens of the catalog
     seconds: float = 0.0  # in-process build of the JSON outputs (load + lower + emit + conformance)
     error: str | None = None  # expected error code (exit 2), if the spec must not build
@@ -112,13 +114,45 @@ def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
     for dialect, tools in build.catalogs.by_dialect().items():
         for v in check_catalog(dialect, tools, max_tools=None):  # type: ignore[arg-type]
             result.violations.append(v.render())
+    result.strict_anthropic = sum(1 for t in build.catalogs["anthropic"] if t.get("strict") is True)
+    result.violations.extend(_anthropic_budget_left(build.catalogs["anthropic"]))
     if tokens:
         from toolgen.emit.report import measure
 
         sizes = measure(build.catalogs)
-        result.tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp")}
+        result.tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp", "gemini")}
     result.openapi = _openapi_version(spec)
     return result
+
+
+def _anthropic_budget_left(tools: list[dict[str, Any]]) -> list[str]:
+    """Tools left non-strict although the strict subset can express them and the request's budgets
+    (20 strict tools, 24 optional, 16 union parameters) have room for them."""
+    from toolgen.dialects.anthropic import (
+        ANTHROPIC_MAX_OPTIONAL,
+        ANTHROPIC_MAX_STRICT_TOOLS,
+        ANTHROPIC_MAX_UNIONS,
+        _strict_blockers,
+        strict_budget,
+        strict_form,
+    )
+
+    strict = [t for t in tools if t.get("strict") is True]
+    count = len(strict)
+    optional = sum(strict_budget(t["input_schema"])[0] for t in strict)
+    unions = sum(strict_budget(t["input_schema"])[1] for t in strict)
+    out = []
+    for tool in tools:
+        if tool.get("strict") is True:
+            continue
+        schema = strict_form(tool["input_schema"])
+        if _strict_blockers(schema):
+            continue
+        opt, uni = strict_budget(schema)
+        if (count + 1 <= ANTHROPIC_MAX_STRICT_TOOLS and optional + opt <= ANTHROPIC_MAX_OPTIONAL
+                and unions + uni <= ANTHROPIC_MAX_UNIONS):
+            out.append(f"anthropic:{tool['name']}: could be strict within the request's budgets")
+    return out
 
 
 def _openapi_version(spec: Path) -> str:
@@ -147,6 +181,10 @@ def check(result: SpecResult) -> list[str]:
                         f"operations {result.operations}")
     if result.violations:
         problems.append(f"{len(result.violations)} conformance violations: {result.violations[:3]}")
+    if result.strict_openai != result.tools:
+        problems.append(f"only {result.strict_openai} of {result.tools} OpenAI tools are strict")
+    if result.tools and not result.strict_anthropic:
+        problems.append("no Anthropic tool is strict")
     if result.operations and not result.tools:
         problems.append("no tools")
     return problems

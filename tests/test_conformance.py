@@ -67,7 +67,7 @@ def test_baselines_conform() -> None:
 
 def test_unknown_dialect() -> None:
     with pytest.raises(ValueError):
-        check_catalog("gemini", [])  # type: ignore[arg-type]
+        check_catalog("cohere", [])  # type: ignore[arg-type]
 
 
 # --- OpenAI ----------------------------------------------------------------------------------------
@@ -167,9 +167,8 @@ def test_openai_max_tools_is_optional() -> None:
 
 
 def test_openai_non_strict_tools_only_get_basic_checks() -> None:
-    free = {"type": "object", "properties": {"meta": {"type": "object", "default": {}}}}
-    tool = openai_tool("free", "d", free)
-    assert tool["function"]["strict"] is False
+    tool = {"type": "function", "function": {"name": "free", "description": "d", "strict": False, "parameters": {
+        "type": "object", "properties": {"meta": {"type": "object", "default": {}}}}}}
     assert check_openai_catalog([tool]) == []
     broken = copy.deepcopy(tool)
     broken["function"]["parameters"]["properties"]["list"] = {"type": "array"}

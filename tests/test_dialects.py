@@ -32,6 +32,7 @@ from toolgen.dialects.openai import (
     check_openai_catalog,
     openai_parameters,
     openai_tool,
+    schema_stats,
 )
 
 # --- canonical inputs ------------------------------------------------------------------------------
@@ -626,22 +627,27 @@ def test_case08_nullable_inputs() -> None:
 # --- free-form objects and `{}` --------------------------------------------------------------------
 
 
-def test_free_form_objects_make_openai_tool_non_strict() -> None:
+def test_free_form_objects_are_rewritten_so_the_openai_tool_stays_strict() -> None:
     ds = openai_parameters(FREE_FORM)
-    assert ds.strict is False
-    joined = "\n".join(ds.warnings)
-    for pointer in ("#/properties/meta", "#/properties/labels", "#/properties/anything"):
-        assert pointer in joined
-    assert all(w.endswith("openai strict disabled") for w in ds.warnings)
+    assert ds.strict is True, ds.warnings
     props = ds.schema["properties"]
-    assert ds.schema["additionalProperties"] is False  # the rest stays strict-shaped
+    assert ds.schema["additionalProperties"] is False
     assert ds.schema["required"] == ["name", "meta", "labels", "anything"]
-    assert props["labels"]["additionalProperties"] == {"type": "string", "description": "(maxLength: 10)"}
-    assert props["meta"]["properties"] == {}
+    # a free-form object and an unconstrained value: JSON-encoded strings, described as such
+    assert props["meta"]["type"] == ["string", "null"]
+    assert props["meta"]["description"].startswith("Arbitrary metadata (JSON-encoded: send a JSON object")
+    assert props["anything"]["type"] == ["string", "null"]
+    # a typed map: an array of {key, value} entries
+    assert props["labels"]["type"] == ["array", "null"]
+    entry = props["labels"]["items"]
+    assert entry["required"] == ["key", "value"] and entry["additionalProperties"] is False
+    assert entry["properties"]["value"] == {"type": "string", "description": "(maxLength: 10)"}
+    kinds = {tuple(r["path"]): r["kind"] for r in ds.rewrites}
+    assert kinds == {("meta",): "json_string", ("labels",): "map_entries", ("anything",): "json_string"}
     tool = openai_tool("t", "d", FREE_FORM)
-    assert tool["function"]["strict"] is False
+    assert tool["function"]["strict"] is True
     assert check_openai_catalog([tool]) == []
-    instance = {"name": "n", "meta": {"a": [1]}, "labels": {"k": "v"}, "anything": [1, "x"]}
+    instance = {"name": "n", "meta": '{"a": [1]}', "labels": [{"key": "k", "value": "v"}], "anything": "[1]"}
     assert valid(ds.schema, instance)
     assert anthropic_input_schema(FREE_FORM).strict is False
     assert mcp_input_schema(FREE_FORM).schema["properties"]["anything"] == {}
@@ -653,18 +659,21 @@ def test_free_form_objects_make_openai_tool_non_strict() -> None:
 def test_constraints_move_into_descriptions_for_openai() -> None:
     ds = openai_parameters(CONSTRAINTS)
     props = ds.schema["properties"]
-    assert props["title"] == {"description": "Subject line. (maxLength: 200; pattern: ^T-\\d+$)",
-                              "type": "string"}
-    assert props["count"]["description"] == "(format: int32; minimum: 1; maximum: 50; default: 20)"
-    assert props["tags"]["description"] == '(maxItems: 5; uniqueItems: true; examples: [["a"]])'
+    # F.1: pattern, numeric bounds and minItems/maxItems are carried; the rest is described
+    assert props["title"] == {"description": "Subject line. (maxLength: 200)", "type": "string",
+                              "pattern": r"^T-\d+$"}
+    assert props["count"]["description"] == "(format: int32; default: 20)"
+    assert props["count"]["minimum"] == 1 and props["count"]["maximum"] == 50
+    assert props["tags"]["description"] == '(uniqueItems: true; examples: [["a"]])'
+    assert props["tags"]["maxItems"] == 5
     assert props["tags"]["items"] == {"description": "(minLength: 1)", "type": "string"}
     assert props["role"]["description"] == '(default: "viewer"; deprecated: true)'
     assert props["id"]["description"] == "(readOnly: true)"
     assert "title: maxLength 200" in ds.notes
-    assert "title: pattern ^T-\\d+$" in ds.notes
     assert "tags[]: minLength 1" in ds.notes
     assert not any(k in json.dumps(ds.schema) for k in ("x-internal", "$comment"))
     assert ds.strict
+    assert check_openai_catalog([openai_tool("t", "d", CONSTRAINTS)]) == []
 
 
 def test_anthropic_keeps_hints_but_moves_default_and_openapi_formats() -> None:
@@ -718,12 +727,13 @@ def test_allof_of_objects_is_merged() -> None:
         assert valid(fn(canonical).schema, {"item": {"id": "1", "extra": "e"}})
 
 
-def test_unmergeable_allof_disables_strict() -> None:
+def test_unmergeable_allof_becomes_a_json_string() -> None:
     canonical = {"type": "object", "properties": {"v": {"allOf": [{"type": "string"}, {"type": "integer"}]}},
                  "required": ["v"]}
     ds = openai_parameters(canonical)
-    assert ds.strict is False
-    assert any("#/properties/v" in w for w in ds.warnings)
+    assert ds.strict is True
+    assert ds.schema["properties"]["v"]["type"] == "string"
+    assert [r["kind"] for r in ds.rewrites] == ["json_string"]
 
 
 # --- limits (A.2) ----------------------------------------------------------------------------------
@@ -738,9 +748,12 @@ def _nested(depth: int) -> dict[str, Any]:
 
 def test_depth_limit() -> None:
     assert openai_parameters(_nested(10)).strict is True
+    assert not openai_parameters(_nested(10)).rewrites
     ds = openai_parameters(_nested(11))
-    assert ds.strict is False
-    assert any("nesting depth 11" in w for w in ds.warnings)
+    assert ds.strict is True
+    assert schema_stats(ds.schema).max_depth == 10
+    assert [(len(r["path"]), r["kind"], r["reason"]) for r in ds.rewrites] == [
+        (10, "json_string", "nesting below the depth limit")]
 
 
 def test_enum_limit() -> None:
@@ -922,6 +935,6 @@ def test_every_dialect_module_is_registered_in_rank_order() -> None:
     package = Path(toolgen.dialects.__file__).parent
     modules = sorted(p.stem for p in package.glob("*.py") if not p.stem.startswith("_"))
     assert sorted(registry()) == modules
-    assert list(registry()) == ["openai", "anthropic", "mcp"]  # the order of catalogs and REPORT.md
+    assert list(registry()) == ["openai", "anthropic", "mcp", "gemini"]  # the order of catalogs and REPORT.md
     with pytest.raises(ValueError):
-        dialect("gemini")
+        dialect("cohere")

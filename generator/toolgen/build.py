@@ -247,10 +247,11 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     for dialect, tools in catalogs.by_dialect().items():
         if dialect in emit or (package and dialect == "mcp"):
             files[f"{dialect}.json"] = json_bytes(tools)
+    policy = policy_json(ir, catalogs.rewrites)
     if "policy" in emit or package:
-        files["policy.json"] = json_bytes(policy_json(ir))
+        files["policy.json"] = json_bytes(policy)
     if "policy" in emit:
-        files["POLICY.md"] = policy_markdown(ir).encode("utf-8")
+        files["POLICY.md"] = policy_markdown(ir, catalogs.rewrites).encode("utf-8")
     if sizes is None:
         sizes = measure(catalogs) if "report" in emit else []
     if "report" in emit:

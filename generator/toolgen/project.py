@@ -11,7 +11,7 @@ apis:
     intent_map: intent_maps/tickets.yaml
     out: generated/tickets
     # spec: ...   optional; default: the intent map's `spec:` key
-emit: [openai, anthropic, mcp, policy, report, python]
+emit: [openai, anthropic, mcp, gemini, policy, report, python]
 ```
 
 The spec of an API can be overridden without editing any file: `--spec NAME=PATH` on the command
@@ -32,8 +32,8 @@ from .compile.sourcemap import locate_ruamel
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 
 PROJECT_FILE = "toolgen.yaml"
-Artifact = Literal["openai", "anthropic", "mcp", "policy", "report", "python"]
-ALL_ARTIFACTS: tuple[Artifact, ...] = ("openai", "anthropic", "mcp", "policy", "report", "python")
+Artifact = Literal["openai", "anthropic", "mcp", "gemini", "policy", "report", "python"]
+ALL_ARTIFACTS: tuple[Artifact, ...] = ("openai", "anthropic", "mcp", "gemini", "policy", "report", "python")
 
 
 class _Strict(BaseModel):
@@ -53,6 +53,9 @@ class LintConfig(_Strict):
     max_tools: int | None = Field(None, ge=1)
     max_catalog_tokens: int | None = Field(None, ge=1)
     large_output_tokens: int | None = Field(None, ge=1)
+    client_prefix: str | None = Field(None, max_length=63, description=(
+        "The prefix a client puts before every tool name (e.g. mcp__github__); it counts toward the "
+        "providers' name-length limits."))
 
 
 class ProjectFile(_Strict):

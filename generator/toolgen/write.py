@@ -34,7 +34,7 @@ class Output:
 
 
 # every file name toolgen may write into an output folder (any artifact selection), and caches
-OWNED_NAMES = frozenset({"openai.json", "anthropic.json", "mcp.json", "policy.json", "POLICY.md", "REPORT.md",
+OWNED_NAMES = frozenset({"openai.json", "anthropic.json", "mcp.json", "gemini.json", "policy.json", "POLICY.md", "REPORT.md",
                          "__init__.py", "models.py", "__pycache__"})
 
 

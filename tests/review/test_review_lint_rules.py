@@ -115,6 +115,8 @@ CASES = [
          LintSettings(max_tools=14)),
     Case("catalog-too-many-tokens", _set("list_widgets"), _set("list_widgets"), LintSettings(max_catalog_tokens=800),
          LintSettings(max_catalog_tokens=8000)),
+    Case("catalog-request-limits", _set("list_widgets"), _set("list_widgets"),
+         LintSettings(client_prefix="mcp__" + "w" * 40 + "__"), LintSettings(client_prefix="mcp__widgets__")),
     Case("operations-uncovered", _drop("usage_report"), _rename("usage_report", "get_usage_report")),
     # diagnostics of the build, reported by lint
     Case("approval-on-read", _set("get_widget", approval="required"), _set("get_widget", approval="never")),

@@ -92,7 +92,7 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
     catalog = json.loads((tickets_dir() / "mcp.json").read_text())
     async with Client(params) as client:
         listed = await client.list_tools()
-        assert sorted(t.name for t in listed.tools) == sorted(t["name"] for t in catalog)
+        assert [t.name for t in listed.tools] == sorted(t["name"] for t in catalog)  # deterministic order
         by_name = {t.name: t for t in listed.tools}
         for entry in catalog:
             assert by_name[entry["name"]].input_schema == entry["inputSchema"]
@@ -124,3 +124,17 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
 
         with pytest.raises(MCPError):
             await client.call_tool("no_such_tool", {})
+
+
+def test_list_tools_result_is_ordered_and_carries_cache_hints() -> None:
+    """MCP 2026-07-28: a deterministic order, ``ttlMs``/``cacheScope``, all four hints on every tool."""
+    from toolgen.runtime import Registry
+    from toolgen.runtime.mcp_server import list_tools_result
+
+    with Registry.from_dir(tickets_dir()) as reg:
+        result = list_tools_result(reg)
+    dumped = result.model_dump(by_alias=True, exclude_none=True)
+    assert [t["name"] for t in dumped["tools"]] == sorted(t["name"] for t in dumped["tools"])
+    assert dumped["ttlMs"] > 0 and dumped["cacheScope"] == "public"
+    for tool in dumped["tools"]:
+        assert set(tool["annotations"]) >= {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}

@@ -103,7 +103,7 @@ def _progress_printer(quiet: bool) -> Callable[[str], None] | None:
               help="Project file (default: ./toolgen.yaml).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff if generated files are stale.")
 @click.option("--emit", "emit", default=None, metavar="LIST",
-              help="Comma-separated artifacts: openai,anthropic,mcp,policy,report,python (default: all).")
+              help="Comma-separated artifacts: openai,anthropic,mcp,gemini,policy,report,python (default: all).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
 @guarded
 def build_command(target: str | None, api_name: str | None, out: Path | None, specs: tuple[str, ...],

@@ -212,9 +212,11 @@ def _read_args(value: str) -> object:
 @click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
 @click.option("--audit-log", type=click.Path(path_type=Path), default=None,
               help="Append audit events as JSON lines to this file.")
+@click.option("--dialect", type=click.Choice(["openai", "anthropic", "gemini", "mcp"]), default=None,
+              help="The catalog the arguments were written against; its argument rewrites are undone first.")
 def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None, actor_id: str,
                  preview_id: str | None, approval_id: str | None, base_url: str | None,
-                 receipts_spec: str | None, audit_log: Path | None) -> None:
+                 receipts_spec: str | None, audit_log: Path | None, dialect: str | None) -> None:
     """Run TOOL of a generated package against its API and print the structured result as JSON."""
     try:
         args = _read_args(args_text)
@@ -238,7 +240,7 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
         try:
             result = registry.call(tool, args, actor=Actor.of(actor_id, parse_scopes(scopes)),
                                    approval=Approval(preview_id, approved_by=actor_id, approval_id=approval_id)
-                                   if preview_id else None)
+                                   if preview_id else None, dialect=dialect)
         except Exception as exc:  # noqa: BLE001 - tool failures are data; anything raised here is a bug
             click.echo(f"toolgen call: internal error ({type(exc).__name__})", err=True)
             sys.exit(3)

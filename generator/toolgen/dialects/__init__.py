@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from ._base import Dialect, DialectSchema
 from ._check import Violation
+from ._limits import Limit, RequestProblem, limit_value, request_problems
 from ._walk import (
     child_schemas,
     is_array_schema,
@@ -70,10 +71,22 @@ def check_catalog(name: str, tools: list[dict[str, Any]], *,
     return found.check(tools, found.max_tools if max_tools == "default" else max_tools)
 
 
+def catalog_request_problems(name: str, tools: list[dict[str, Any]], *, client_prefix: str = ""
+                             ) -> list[RequestProblem]:
+    """The per-request limits of dialect `name` (its ``LIMITS`` table) that the whole catalog
+    `tools` exceeds: what no single request can carry. `client_prefix`: the prefix a client puts
+    before every tool name (``mcp__<server>__``), counted toward the name length."""
+    found = dialect(name)
+    return request_problems(found.name, found.limits, tools, found.tool_name, client_prefix=client_prefix)
+
+
 __all__ = [
     "Dialect",
     "DialectSchema",
+    "Limit",
+    "RequestProblem",
     "Violation",
+    "catalog_request_problems",
     "check_catalog",
     "child_schemas",
     "dialect",
@@ -81,6 +94,7 @@ __all__ = [
     "is_object_schema",
     "iter_nodes",
     "iter_schemas",
+    "limit_value",
     "recursive_ref_targets",
     "registry",
     "resolve_local_ref",

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..compile.ir import Tool
 from ._check import Violation
+from ._limits import Limit
 from ._walk import DEFS_KEYS, types_of
 
 JSON = Any
@@ -49,12 +50,37 @@ class DialectSchema:
     ``"<property path>: <keyword> <value>"`` (e.g. ``"title: maxLength 200"``). `strict`: whether the
     tool can be marked strict in this dialect (always False for MCP, which has no such flag).
     `warnings`: why strict is off, or other problems (each names a JSON pointer of the canonical schema).
+    `rewrites`: how the view reshaped arguments (`rewrite`), so the runtime can turn what a model sent
+    in this dialect back into canonical arguments.
     """
 
     schema: dict[str, JSON]
     notes: tuple[str, ...]
     strict: bool
     warnings: tuple[str, ...]
+    rewrites: tuple[dict[str, JSON], ...] = ()
+
+
+#: Path steps of a rewrite record that are not property names: every array item, every value of a
+#: map, branch i of an ``anyOf``. A property name that starts with one of ``[{|~`` is written with a
+#: leading ``~`` (the runtime reads it back the same way, `toolgen.runtime.dialect_args`).
+ITEMS_STEP = "[]"
+MAP_VALUES_STEP = "{}"
+
+
+def prop_step(name: str) -> str:
+    """The path step of property `name`."""
+    return "~" + name if name[:1] in ("[", "{", "|", "~") else name
+
+
+def branch_step(index: int) -> str:
+    return f"|{index}"
+
+
+def rewrite(path: tuple[str, ...], kind: str, reason: str, **extra: JSON) -> dict[str, JSON]:
+    """One rewrite record: the argument `path` (steps, see `prop_step`) in the canonical arguments,
+    the `kind` (``json_string``, ``map_entries``, ``enum_strings``, ``rename``, ``ref``) and why."""
+    return {"path": list(path), "kind": kind, "reason": reason, **extra}
 
 
 @dataclass(frozen=True)
@@ -64,17 +90,24 @@ class Dialect:
     emits its catalog and checks it on every build.
 
     `name` keys the catalog (``<name>.json``); `rank` orders the dialects (catalogs, reports);
-    `catalog_entry(tool)` is the tool object and the warnings of the view transform; `tool_name(entry)`
+    `catalog_entry(tool)` is the tool object, the warnings and the argument rewrites of the view
+    transform; `tool_name(entry)`
     reads a tool object's name back; `check(tools, max_tools)` re-checks a whole catalog against the
-    provider's rules; `max_tools` is the provider's cap on tools per request (None: none).
+    provider's rules; `max_tools` is the provider's cap on tools per request (None: none);
+    `limits` its per-request limits table (`toolgen.dialects.limits`); `select(tools, entries)`, if
+    set, makes per-request choices over the whole catalog (e.g. which tools are strict within a
+    budget) and returns the new entries and a ``(tool, decision)`` line per tool.
     """
 
     name: str
     rank: int
-    catalog_entry: Callable[[Tool], tuple[dict[str, JSON], tuple[str, ...]]]
+    catalog_entry: Callable[[Tool], tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]]
     tool_name: Callable[[dict[str, JSON]], str]
     check: Callable[[list[dict[str, JSON]], int | None], list[Violation]]
     max_tools: int | None = None
+    limits: tuple[Limit, ...] = ()
+    select: Callable[[list[Tool], list[dict[str, JSON]]],
+                     tuple[list[dict[str, JSON]], list[tuple[str, str]]]] | None = None
 
 
 def render_note_value(key: str, value: JSON) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..compile.ir import Tool
-from ._base import Dialect, DialectSchema
+from ._base import Dialect, DialectSchema, describe
 from ._check import (
     Report,
     Summary,
@@ -26,6 +26,7 @@ from ._check import (
     tool_label,
 )
 from ._light import Light, LightRules, is_empty_params, ref_warnings
+from ._limits import Limit
 from ._walk import MISSING, is_object_schema, iter_nodes, iter_schemas, recursive_ref_targets, types_of
 
 JSON = Any
@@ -37,6 +38,22 @@ ANTHROPIC_FORMATS: frozenset[str] = frozenset(
 #: B.2 "Budgets" (per request; toolgen also refuses strict for a single tool that exceeds them).
 ANTHROPIC_MAX_OPTIONAL = 24
 ANTHROPIC_MAX_UNIONS = 16
+ANTHROPIC_MAX_STRICT_TOOLS = 20
+#: Per-request limits, each with its source (docs/provider-dialects.md; `toolgen.dialects.limits`).
+LIMITS: tuple[Limit, ...] = (
+    Limit("max_name_length", 64, "B.1 / F.2: 64 characters in Claude clients, the mcp__<server>__ prefix included"),
+    Limit("max_strict_tools", ANTHROPIC_MAX_STRICT_TOOLS, "F.2: 20 strict tools per request"),
+    Limit("max_optional_params", ANTHROPIC_MAX_OPTIONAL, "F.2: 24 optional parameters across strict schemas"),
+    Limit("max_union_params", ANTHROPIC_MAX_UNIONS, "F.2: 16 parameters with union types (anyOf, type arrays)"),
+)
+#: F.2: keywords Anthropic strict schemas do not support (moved into the description of strict tools).
+ANTHROPIC_STRICT_UNSUPPORTED: frozenset[str] = frozenset(
+    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+     "maxItems", "uniqueItems", "minProperties", "maxProperties", "propertyNames", "patternProperties",
+     "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "contains", "minContains",
+     "maxContains", "prefixItems", "unevaluatedItems", "unevaluatedProperties", "examples", "deprecated",
+     "readOnly", "writeOnly", "contentMediaType", "contentEncoding", "oneOf"}
+)
 
 
 def _has_free_form(schema: JSON) -> list[str]:
@@ -112,9 +129,8 @@ def anthropic_tool(name: str, description: str, canonical_input: dict[str, JSON]
                    input_schema: DialectSchema | None = None) -> dict[str, JSON]:
     """Anthropic Messages API tool (B.1): ``{"name", "description", "input_schema"}``.
 
-    ``strict`` is never sent: strict tool use has per-request budgets (B.2: 20 strict tools, 24 optional
-    parameters, 16 unions), so turning it on is a per-deployment choice; `anthropic_input_schema`
-    reports whether it would be possible."""
+    ``strict`` is decided over the whole catalog (`select_strict`: per-request budgets, B.2/F.2);
+    `anthropic_input_schema` reports whether it would be possible for this tool alone."""
     return {
         "name": name,
         "description": description,
@@ -166,14 +182,114 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
                                "strict objects need additionalProperties: false")
                 if "format" in node and node["format"] not in ANTHROPIC_FORMATS:
                     report.add(label, base + ptr, "B.2-format", f"format {node['format']!r} not supported")
+                for key in node:
+                    if key in ANTHROPIC_STRICT_UNSUPPORTED or (key == "minItems" and node[key] not in (0, 1)):
+                        report.add(label, base + ptr, "F.2-keyword", f"{key!r} is not supported in strict schemas")
+    strict = [t for t in tools if isinstance(t, dict) and t.get("strict") is True]
+    optional = sum(strict_budget(t.get("input_schema"))[0] for t in strict)
+    unions = sum(strict_budget(t.get("input_schema"))[1] for t in strict)
+    for actual, cap, what in ((len(strict), ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
+                              (optional, ANTHROPIC_MAX_OPTIONAL, "optional parameters in strict tools"),
+                              (unions, ANTHROPIC_MAX_UNIONS, "union parameters in strict tools")):
+        if actual > cap:
+            report.add("", "", "F.2-budget", f"{actual} {what} > {cap} per request")
     check_names(report, names, "B.1")
     return report.items
 
 
-def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...]]:
+def strict_budget(schema: JSON) -> tuple[int, int]:
+    """(optional parameters, union parameters) of a schema, as the B.2/F.2 budgets count them."""
+    optional = unions = 0
+    for node in iter_nodes(schema):
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("properties"), dict):
+            req = node.get("required", [])
+            optional += sum(1 for k in node["properties"] if k not in req)
+        if "anyOf" in node or isinstance(node.get("type"), list):
+            unions += 1
+    return optional, unions
+
+
+def _strict_blockers(schema: JSON) -> list[str]:
+    """Why Anthropic's strict subset cannot express `schema` (empty: it can)."""
+    why: list[str] = []
+    if recursive_ref_targets(schema):
+        why.append("recursive schema")
+    if _has_free_form(schema):
+        why.append("free-form object")
+    for node in iter_nodes(schema):
+        if isinstance(node, dict) and "allOf" in node:
+            why.append("allOf")
+            break
+    return why
+
+
+def strict_form(schema: JSON) -> JSON:
+    """`schema` with the keywords Anthropic strict does not support moved into descriptions (F.2)."""
+    if isinstance(schema, list):
+        return [strict_form(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, JSON] = {}
+    moved: list[tuple[str, JSON]] = []
+    for key, value in schema.items():
+        if key in ANTHROPIC_STRICT_UNSUPPORTED or (key == "minItems" and value not in (0, 1)):
+            moved.append((key, value))
+        elif key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            out[key] = {k: strict_form(v) for k, v in value.items()}
+        elif key in ("items", "additionalProperties") or key == "anyOf":
+            out[key] = strict_form(value)
+        else:
+            out[key] = value
+    if moved:
+        text = describe(out.get("description"), moved)
+        if text:
+            out["description"] = text
+    return out
+
+
+_SELECT_ORDER = {"destructive": 0, "write": 1}
+
+
+def select_strict(tools: list[Tool], entries: list[dict[str, JSON]]
+                  ) -> tuple[list[dict[str, JSON]], list[tuple[str, str]]]:
+    """B.2 / F.2: mark tools ``strict: true`` where the strict subset can express them, within one
+    request's budgets (20 strict tools, 24 optional and 16 union parameters); record tools of
+    destructive intents first, then other writes, then previews and reads (catalog order within a
+    group). Every other tool carries ``strict: false``, and the decision says why."""
+    order = sorted(range(len(tools)), key=lambda i: (
+        0 if tools[i].policy.mode == "record" else 1 if tools[i].policy.mode == "preview" else 2,
+        _SELECT_ORDER.get(tools[i].policy.effect, 2), i))
+    out = [dict(e) for e in entries]
+    decisions: dict[int, str] = {}
+    count = optional = unions = 0
+    for i in order:
+        schema = strict_form(out[i]["input_schema"])
+        why = _strict_blockers(schema)
+        if why:
+            decisions[i] = "not strict: " + ", ".join(why) + " (outside the strict subset)"
+            out[i]["strict"] = False
+            continue
+        opt, uni = strict_budget(schema)
+        if (count + 1 > ANTHROPIC_MAX_STRICT_TOOLS or optional + opt > ANTHROPIC_MAX_OPTIONAL
+                or unions + uni > ANTHROPIC_MAX_UNIONS):
+            decisions[i] = (f"not strict: over the per-request budget ({opt} optional, {uni} union parameters; "
+                            f"{ANTHROPIC_MAX_STRICT_TOOLS} tools / {ANTHROPIC_MAX_OPTIONAL} optional / "
+                            f"{ANTHROPIC_MAX_UNIONS} unions per request)")
+            out[i]["strict"] = False
+            continue
+        count, optional, unions = count + 1, optional + opt, unions + uni
+        out[i]["input_schema"] = schema
+        out[i]["strict"] = True
+        decisions[i] = f"strict ({opt} optional, {uni} union parameters)"
+    return out, [(tools[i].name, decisions[i]) for i in range(len(tools))]
+
+
+def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     input_schema = anthropic_input_schema(tool.input_schema)
     return (anthropic_tool(tool.name, tool.description, tool.input_schema, input_schema=input_schema),
-            input_schema.warnings)
+            input_schema.warnings, ())
 
 
 def _entry_name(entry: dict[str, JSON]) -> str:
@@ -184,4 +300,4 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_anthropic_catalog(tools)
 
 
-DIALECT = Dialect("anthropic", 1, _catalog_entry, _entry_name, _check)
+DIALECT = Dialect("anthropic", 1, _catalog_entry, _entry_name, _check, None, LIMITS, select_strict)

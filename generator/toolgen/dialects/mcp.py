@@ -28,6 +28,7 @@ from ._check import (
     tool_label,
 )
 from ._light import Light, LightRules, is_empty_params, ref_warnings
+from ._limits import Limit
 from ._walk import DEFS_KEYS, iter_schemas, types_of
 
 JSON = Any
@@ -234,7 +235,7 @@ def check_mcp_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
     return report.items
 
 
-def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...]]:
+def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     input_schema = mcp_input_schema(tool.input_schema)
     output_schema = mcp_output_schema(tool.output_schema)
     row = tool.policy
@@ -248,7 +249,7 @@ def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...]]:
         input_schema=input_schema,
         output_schema=output_schema,
     )
-    return entry, input_schema.warnings + output_schema.warnings
+    return entry, input_schema.warnings + output_schema.warnings, ()
 
 
 def _entry_name(entry: dict[str, JSON]) -> str:
@@ -259,4 +260,9 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_mcp_catalog(tools)
 
 
-DIALECT = Dialect("mcp", 2, _catalog_entry, _entry_name, _check)
+#: Per-request limits, each with its source (docs/provider-dialects.md; `toolgen.dialects.limits`).
+LIMITS: tuple[Limit, ...] = (
+    Limit("max_name_length", 64, "D.2 / F.2: clients enforce 64 characters, their prefix (mcp__<server>__) included"),
+)
+
+DIALECT = Dialect("mcp", 2, _catalog_entry, _entry_name, _check, None, LIMITS)

@@ -35,15 +35,20 @@ from ..compile.ir import Tool
 from ..pointer import escape_token, resolve_pointer
 from ._base import (
     ANNOTATIONS,
+    ITEMS_STEP,
+    MAP_VALUES_STEP,
     SILENT_DROP,
     Dialect,
     DialectSchema,
     apply_nullable,
+    branch_step,
     copy_json,
     describe,
     label_child,
     order_moved,
+    prop_step,
     render_note_value,
+    rewrite,
 )
 from ._check import (
     Report,
@@ -57,6 +62,7 @@ from ._check import (
     object_root,
     tool_label,
 )
+from ._limits import Limit
 from ._walk import (
     DEFS_KEYS,
     MISSING,
@@ -87,15 +93,30 @@ OPENAI_BIG_ENUM_CHARS = 15_000
 OPENAI_STRICT_KEYWORDS: frozenset[str] = frozenset(
     {
         "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf",
-        "$defs", "$ref", "description", "title", "format",
+        "$defs", "$ref", "description", "title", "format", "pattern", "multipleOf", "maximum",
+        "exclusiveMaximum", "minimum", "exclusiveMinimum", "minItems", "maxItems",
     }
 )
+#: F.1: keywords strict mode carries, by the type they apply to.
+OPENAI_STRING_KEYWORDS: frozenset[str] = frozenset({"pattern"})
+OPENAI_NUMBER_KEYWORDS: frozenset[str] = frozenset(
+    {"multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"})
+OPENAI_ARRAY_KEYWORDS: frozenset[str] = frozenset({"minItems", "maxItems"})
 #: A.2 "Composition": keywords OpenAI strict rejects.
 OPENAI_FORBIDDEN_COMPOSITION: frozenset[str] = frozenset(
     {"allOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas"}
 )
 #: A.1 "Max tools per request".
 OPENAI_MAX_TOOLS = 128
+#: Per-request limits, each with its source (docs/provider-dialects.md; `toolgen.dialects.limits`).
+LIMITS: tuple[Limit, ...] = (
+    Limit("max_tools", OPENAI_MAX_TOOLS, "A.1 / F.1: 128 tools per request"),
+    Limit("max_name_length", 64, "A.1: function names ^[a-zA-Z0-9_-]{1,64}$"),
+    Limit("max_depth", OPENAI_MAX_DEPTH, "A.2 / F.1: 10 levels of nesting"),
+    Limit("max_properties", OPENAI_MAX_PROPERTIES, "A.2 / F.1: 5,000 object properties"),
+    Limit("max_enum_values", OPENAI_MAX_ENUM_VALUES, "A.2 / F.1: 1,000 enum values in total"),
+    Limit("max_chars", OPENAI_MAX_CHARS, "A.2 / F.1: 120,000 characters of names and enum/const values"),
+)
 _JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 
 
@@ -283,7 +304,10 @@ def _def_name(pointer: str) -> str:
 
 
 class _OpenAIStrict:
-    """One run of the OpenAI strict transform (A.2, A.4, E)."""
+    """One run of the OpenAI strict transform (A.2, A.4, E, F.1). `widen_optional`: optional members
+    become required-and-nullable (OpenAI); a subclass for another dialect may keep them optional."""
+
+    widen_optional = True
 
     def __init__(self, canonical: dict[str, JSON]):
         # read only: every node is rebuilt, and values taken over whole (enum, const) are copied
@@ -294,6 +318,8 @@ class _OpenAIStrict:
         self.strict = True
         self.def_names: dict[str, str] = {}
         self.pending: list[str] = []
+        self.rewrites: list[dict[str, JSON]] = []
+        self.current_def: str | None = None
 
     # -- bookkeeping
     def block(self, pointer: str, reason: str) -> None:
@@ -305,6 +331,11 @@ class _OpenAIStrict:
     def note(self, label: str, moved: list[tuple[str, JSON]]) -> None:
         for key, value in order_moved(moved):
             self.notes.append(f"{label or '(root)'}: {key} {render_note_value(key, value)}")
+
+    def record(self, path: tuple[str, ...], kind: str, reason: str, **extra: JSON) -> None:
+        if self.current_def is not None:
+            extra = {**extra, "def": self.current_def}
+        self.rewrites.append(rewrite(path, kind, reason, **extra))
 
     def def_ref(self, pointer: str) -> str:
         if pointer == "":
@@ -336,12 +367,17 @@ class _OpenAIStrict:
         while self.pending:
             ptr = self.pending.pop(0)
             name = self.def_names[ptr]
-            defs[name] = self.node(resolve_pointer(self.doc, ptr), ptr, f"$defs.{name}")
+            self.current_def = name
+            defs[name] = self.node(resolve_pointer(self.doc, ptr), ptr, f"$defs.{name}", level=1)
+            self.current_def = None
         if defs:
             root["$defs"] = defs
         for _rule, message in openai_limit_problems(schema_stats(root)):
             self.block("", f"{message} (A.2 Limits)")
-        return DialectSchema(root, tuple(self.notes), self.strict, tuple(self.warnings))
+        rewrites = self.rewrites
+        if not any(r["kind"] != "ref" and "def" in r for r in rewrites):
+            rewrites = [r for r in rewrites if r["kind"] != "ref"]  # nothing to undo inside $defs
+        return DialectSchema(root, tuple(self.notes), self.strict, tuple(self.warnings), tuple(rewrites))
 
     def merge_ref(self, target: JSON, siblings: dict[str, JSON]) -> dict[str, JSON]:
         """Inline `target` with the referrer's `siblings`: annotations from the referrer win; other
@@ -359,18 +395,19 @@ class _OpenAIStrict:
                 merged["allOf"] = list(merged["allOf"]) + [{key: value}]
         return merged
 
-    def ref(self, schema: dict[str, JSON], ptr: str, label: str) -> JSON:
+    def ref(self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...], level: int) -> JSON:
         """A.2 "$ref siblings": inline non-recursive refs; keep recursive ones bare (wrapped in a
         one-branch anyOf when they carry siblings, so the description survives; case 13)."""
         siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in DEFS_KEYS}
         tp = ref_target_pointer(self.doc, schema["$ref"])
         if tp is None:
             self.block(ptr, f"unresolvable $ref {schema['$ref']!r}")
-            return self.node(siblings, ptr, label)
+            return self.node(siblings, ptr, label, path=path, level=level)
         if tp not in self.cyclic:
             target = resolve_pointer(self.doc, tp)
-            return self.node(self.merge_ref(target, siblings), ptr, label)
+            return self.node(self.merge_ref(target, siblings), ptr, label, path=path, level=level)
         out_ref = self.def_ref(tp)
+        self.record(path, "ref", "recursive schema", target="#" if tp == "" else self.def_names[tp])
         if not siblings:
             return {"$ref": out_ref}
         moved = [(k, v) for k, v in siblings.items()
@@ -439,25 +476,117 @@ class _OpenAIStrict:
                     return None
         return merged
 
-    def node(self, schema: JSON, ptr: str, label: str, *, is_root: bool = False) -> JSON:
-        """Transform one canonical node (and its subtree) to the OpenAI strict subset."""
+    # -- rewrites (F.1: what strict mode cannot express becomes something it can)
+    def as_json_string(self, schema: JSON, ptr: str, label: str, path: tuple[str, ...], reason: str) -> JSON:
+        """A string argument holding the JSON text of the canonical value (the runtime parses it
+        and validates the result against the canonical schema)."""
+        node = schema if isinstance(schema, dict) else {}
+        types = types_of(node)
+        solid = [t for t in (types or []) if t != "null"]
+        expect = solid[0] if len(solid) == 1 and solid[0] in ("object", "array") else "any"
+        what = {"object": "a JSON object", "array": "a JSON array"}.get(expect, "a JSON value")
+        summary = {k: v for k, v in node.items()
+                   if k not in ("description", "title", "nullable") and k not in SILENT_DROP
+                   and not k.startswith("x-") and k not in DEFS_KEYS}
+        text = f"JSON-encoded: send {what} as a JSON text string"
+        if summary and summary not in ({"type": "object"}, {"type": "object", "additionalProperties": True}):
+            shape = json.dumps(summary, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            text += "; its schema: " + (shape if len(shape) <= 300 else shape[:299] + "\u2026")
+        desc = node.get("description")
+        out: dict[str, JSON] = {}
+        if isinstance(node.get("title"), str):
+            out["title"] = node["title"]
+        out["description"] = f"{desc.rstrip()} ({text})" if isinstance(desc, str) and desc.strip() else f"({text})"
+        nullable = types is not None and "null" in types or node.get("nullable") is True
+        out["type"] = ["string", "null"] if nullable else "string"
+        lenient = ((types is not None and "string" in types) or "anyOf" in node or "oneOf" in node
+                   or any(step.startswith("|") for step in path))
+        extra: dict[str, JSON] = {"expect": expect}
+        if lenient:
+            extra["lenient"] = True
+        if _admits_string(node):
+            extra["keep_strings"] = True  # a plain string is a canonical value here: parse only containers
+        self.record(path, "json_string", reason, **extra)
+        self.notes.append(f"{label or '(root)'}: JSON-encoded string ({reason})")
+        return out
+
+    def map_entries(self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...],
+                    level: int) -> JSON:
+        """A typed map (``additionalProperties: <schema>``) as an array of ``{key, value}`` entries."""
+        value = self.node(schema["additionalProperties"], f"{ptr}/additionalProperties",
+                          label_child(label, "additionalProperties"), path=path + (MAP_VALUES_STEP,),
+                          level=level + 2)
+        moved = [(k, v) for k, v in schema.items()
+                 if k not in ("type", "description", "title", "additionalProperties", "properties", "required",
+                              "nullable") and k not in SILENT_DROP and not k.startswith("x-")
+                 and k not in DEFS_KEYS]
+        self.note(label, moved)
+        text = describe(schema.get("description"), moved)
+        hint = "(a map: one {key, value} entry per key, keys unique)"
+        out: dict[str, JSON] = {}
+        if isinstance(schema.get("title"), str):
+            out["title"] = schema["title"]
+        out["description"] = f"{text.rstrip()} {hint}" if text else hint
+        types = types_of(schema) or []
+        out["type"] = ["array", "null"] if "null" in types else "array"
+        out["items"] = {"type": "object",
+                        "properties": {"key": {"type": "string"}, "value": value},
+                        "required": ["key", "value"], "additionalProperties": False}
+        self.record(path, "map_entries", "typed map (additionalProperties schema)")
+        self.notes.append(f"{label or '(root)'}: map sent as [{{key, value}}] entries")
+        return out
+
+    def must_rewrite(self, schema: dict[str, JSON], types: list[str] | None, level: int) -> str | None:
+        """Why a (non-root) node cannot be strict as it is, or None. "map" means a typed map."""
+        is_object = types is not None and "object" in types
+        is_array = types is not None and "array" in types
+        if "oneOf" in schema and "anyOf" in schema:
+            return "anyOf and oneOf on one node"
+        if (is_object or is_array) and level + 1 > OPENAI_MAX_DEPTH:
+            return "nesting below the depth limit"
+        if is_array:
+            items = schema.get("items", MISSING)
+            if items is MISSING or isinstance(items, list):
+                return "array without a single items schema"
+        if is_object:
+            props = schema.get("properties")
+            if props is not None and not isinstance(props, dict):
+                return "properties is not an object"
+            ap = schema.get("additionalProperties", MISSING)
+            solid = [t for t in types or [] if t != "null"]
+            if (isinstance(ap, dict) and ap and not props and "patternProperties" not in schema
+                    and solid == ["object"] and level + 2 <= OPENAI_MAX_DEPTH):
+                return "map"
+            if ("patternProperties" in schema or (ap is not MISSING and ap is not False)
+                    or (ap is MISSING and props is None)):
+                return "free-form object"
+            required = schema.get("required")
+            if isinstance(required, list) and any(isinstance(r, str) and r not in (props or {}) for r in required):
+                return "required but undeclared properties"
+        return None
+
+    def node(self, schema: JSON, ptr: str, label: str, *, is_root: bool = False,
+             path: tuple[str, ...] = (), level: int = 0) -> JSON:
+        """Transform one canonical node (and its subtree) to the OpenAI strict subset. `path`: the
+        argument path of the node (rewrite records); `level`: the nesting level of its parent."""
         if schema is True or (isinstance(schema, dict) and not schema):
-            self.block(ptr, "unconstrained value {}")
-            return {}
+            return self.as_json_string(schema, ptr, label, path, "unconstrained value")
         if not isinstance(schema, dict):
             self.block(ptr, "schema that admits nothing (false)")
             return {"not": {}}
         schema = apply_nullable(schema)
         if "$ref" in schema:
-            return self.ref(schema, ptr, label)
+            return self.ref(schema, ptr, label, path, level)
         while "allOf" in schema:
             merged = self.merge_all_of(schema, ptr)
             if merged is None:
+                if not is_root:
+                    return self.as_json_string(schema, ptr, label, path, "allOf strict mode cannot express")
                 self.block(ptr, "allOf that cannot be merged (A.2 Composition)")
                 break
             schema = merged
             if "$ref" in schema:
-                return self.ref(schema, ptr, label)
+                return self.ref(schema, ptr, label, path, level)
 
         parts: dict[str, JSON] = {}
         moved: list[tuple[str, JSON]] = []
@@ -469,6 +598,17 @@ class _OpenAIStrict:
                 types = ["array"]
         is_object = types is not None and "object" in types
         is_array = types is not None and "array" in types
+        if not is_root:
+            why = self.must_rewrite(schema, types, level)
+            if why == "map":
+                return self.map_entries(schema, ptr, label, path, level)
+            if why is not None:
+                return self.as_json_string(schema, ptr, label, path, why)
+        my_level = level + 1 if (is_object or is_array) else level
+        stringy = types is not None and "string" in types and set(types) <= {"string", "null"}
+        numeric = types is not None and bool(set(types) & {"number", "integer"}) and set(types) <= {
+            "number", "integer", "null"}
+        arrayish = types is not None and set(types) <= {"array", "null"} and is_array
 
         for key, value in schema.items():
             if key in SILENT_DROP or key.startswith("x-") or key in DEFS_KEYS:
@@ -483,11 +623,8 @@ class _OpenAIStrict:
             elif key in ("anyOf", "oneOf"):
                 if not isinstance(value, list):
                     continue
-                if key == "oneOf" and "anyOf" in schema:
-                    self.block(ptr, "anyOf and oneOf on one node (A.2 Composition)")
-                    moved.append((key, value))
-                    continue
-                parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", label_child(label, key, i))
+                parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", label_child(label, key, i),
+                                            path=path + (branch_step(i),), level=my_level)
                                   for i, b in enumerate(value)]
             elif key == "enum":
                 parts["enum"] = _dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
@@ -495,11 +632,14 @@ class _OpenAIStrict:
             elif key == "const":
                 parts["const"] = copy_json(value)
             elif key == "format":
-                stringy = types is not None and "string" in types and set(types) <= {"string", "null"}
                 if stringy and value in OPENAI_STRICT_FORMATS:
                     parts["format"] = value
                 else:
                     moved.append((key, value))
+            elif key in OPENAI_STRING_KEYWORDS and stringy and isinstance(value, str) and _compiles(value) or (key in OPENAI_NUMBER_KEYWORDS and numeric and isinstance(value, (int, float))
+                  and not isinstance(value, bool)) or (key in OPENAI_ARRAY_KEYWORDS and arrayish and isinstance(value, int)
+                  and not isinstance(value, bool) and value >= 0):
+                parts[key] = value
             else:
                 moved.append((key, value))
 
@@ -507,18 +647,18 @@ class _OpenAIStrict:
             parts["type"] = types[0] if len(types) == 1 else list(types)
 
         if is_object:
-            self.object_parts(schema, parts, ptr, label, is_root)
+            self.object_parts(schema, parts, ptr, label, is_root, path, my_level)
         if is_array:
             items = schema.get("items", MISSING)
-            if items is MISSING or isinstance(items, list):
+            if items is MISSING or isinstance(items, list):  # only at the root, which is never an array
                 self.block(ptr, "array without a single items schema (A.2 Array keywords)")
-                if isinstance(items, list):
-                    moved.append(("items", items))
                 parts["items"] = {}
             else:
-                parts["items"] = self.node(items, f"{ptr}/items", label_child(label, "items"))
-        if "allOf" in schema:  # could not merge: keep for the non-strict tool
-            parts["allOf"] = [self.node(p, f"{ptr}/allOf/{i}", label_child(label, "allOf", i))
+                parts["items"] = self.node(items, f"{ptr}/items", label_child(label, "items"),
+                                           path=path + (ITEMS_STEP,), level=my_level)
+        if "allOf" in schema:  # could not merge (root only): keep for the non-strict tool
+            parts["allOf"] = [self.node(p, f"{ptr}/allOf/{i}", label_child(label, "allOf", i),
+                                        path=path, level=my_level)
                               for i, p in enumerate(schema["allOf"])]
 
         if moved:
@@ -528,48 +668,61 @@ class _OpenAIStrict:
                 parts["description"] = text
         out = _null_consistent(_ordered(parts, _OPENAI_KEY_ORDER))
         if not any(k in out for k in ("type", "enum", "const", "anyOf", "allOf", "$ref")):
-            self.block(ptr, "unconstrained value {}")
+            if is_root:
+                self.block(ptr, "unconstrained value {}")
+            else:
+                return self.as_json_string(schema, ptr, label, path, "value without a type")
         return out
 
     def object_parts(self, schema: dict[str, JSON], parts: dict[str, JSON], ptr: str, label: str,
-                     is_root: bool) -> None:
-        """A.2 "Every object" / "required" / "Optional fields"; A.1 objects carry `properties`."""
+                     is_root: bool, path: tuple[str, ...], level: int) -> None:
+        """A.2 "Every object" / "required" / "Optional fields"; A.1 objects carry `properties`.
+        Nested free-form objects never get here (`must_rewrite`); a root that accepts extra
+        arguments is closed: only the declared ones are offered."""
         props = schema.get("properties")
         if props is not None and not isinstance(props, dict):
             self.block(ptr, "properties is not an object")
             props = None
         required = [r for r in schema.get("required", []) if isinstance(r, str)] \
             if isinstance(schema.get("required"), list) else []
-        ap = schema.get("additionalProperties", MISSING)
-        pattern_props = schema.get("patternProperties")
-        free = (pattern_props is not None
-                or (ap is not MISSING and ap is not False)
-                or (ap is MISSING and props is None and not is_root))
         out_props: dict[str, JSON] = {}
         for name, sub in (props or {}).items():
             child = self.node(sub, f"{ptr}/properties/{escape_token(name)}",
-                              label_child(label, "properties", name))
-            out_props[name] = child if name in required else _widen_null(child)
+                              label_child(label, "properties", name), path=path + (prop_step(name),),
+                              level=level)
+            out_props[name] = child if name in required or not self.widen_optional else _widen_null(child)
         undeclared = [r for r in required if r not in out_props]
-        if undeclared and not free:
+        if undeclared:
             self.block(ptr, f"required but undeclared properties {undeclared}")
         parts["properties"] = out_props
-        parts["required"] = list(out_props)
-        if not free:
-            parts["additionalProperties"] = False
-            return
-        self.block(ptr, "free-form object (A.2 Every object)")
-        if isinstance(pattern_props, dict):
-            parts["patternProperties"] = {
-                k: self.node(v, f"{ptr}/patternProperties/{escape_token(k)}", f"{label}.<{k}>")
-                for k, v in pattern_props.items()
-            }
-        if isinstance(ap, dict):
-            parts["additionalProperties"] = self.node(ap, f"{ptr}/additionalProperties",
-                                                      label_child(label, "additionalProperties")) \
-                if ap else True
-        elif ap is True:
-            parts["additionalProperties"] = True
+        parts["required"] = list(out_props) if self.widen_optional else [r for r in required if r in out_props]
+        parts["additionalProperties"] = False
+        ap = schema.get("additionalProperties", MISSING)
+        if is_root and (schema.get("patternProperties") is not None or (ap is not MISSING and ap is not False)):
+            self.notes.append("(root): only the declared arguments are offered (additionalProperties closed)")
+
+
+def _admits_string(node: JSON) -> bool:
+    """Whether a canonical node may accept a string (its type, or any branch of its anyOf/oneOf)."""
+    if not isinstance(node, dict):
+        return node is True
+    types = types_of(node)
+    if types is not None and "string" in types:
+        return True
+    if isinstance(node.get("enum"), list) and any(isinstance(v, str) for v in node["enum"]):
+        return True
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list) and any(_admits_string(b) for b in node[key]):
+            return True
+    return False
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
 
 
 def openai_parameters(canonical: dict[str, JSON]) -> DialectSchema:
@@ -661,6 +814,12 @@ def _check_openai_strict_nodes(report: Report, tool: str, base: str, schema: dic
                     or set(required) != set(props)):
                 report.add(tool, where, "A.2-required",
                            "'required' must be an array including every key in properties")
+        for key in OPENAI_STRING_KEYWORDS | OPENAI_NUMBER_KEYWORDS | OPENAI_ARRAY_KEYWORDS:
+            if key in node:
+                allowed = ({"string", "null"} if key in OPENAI_STRING_KEYWORDS else
+                           {"number", "integer", "null"} if key in OPENAI_NUMBER_KEYWORDS else {"array", "null"})
+                if not types or not set(types) <= allowed:
+                    report.add(tool, where, "F.1-keyword-type", f"{key!r} on a node of type {types}")
         if "format" in node:
             fmt = node["format"]
             if fmt not in OPENAI_STRICT_FORMATS or not types or not set(types) <= {"string", "null"}:
@@ -715,9 +874,10 @@ def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
     return report.items
 
 
-def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...]]:
+def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     parameters = openai_parameters(tool.input_schema)
-    return openai_tool(tool.name, tool.description, tool.input_schema, parameters=parameters), parameters.warnings
+    return (openai_tool(tool.name, tool.description, tool.input_schema, parameters=parameters),
+            parameters.warnings, parameters.rewrites)
 
 
 def _entry_name(entry: dict[str, JSON]) -> str:
@@ -728,4 +888,4 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_openai_catalog(tools, max_tools=max_tools)
 
 
-DIALECT = Dialect("openai", 0, _catalog_entry, _entry_name, _check, OPENAI_MAX_TOOLS)
+DIALECT = Dialect("openai", 0, _catalog_entry, _entry_name, _check, OPENAI_MAX_TOOLS, LIMITS)

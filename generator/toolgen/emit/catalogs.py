@@ -19,10 +19,15 @@ from ..dialects import registry
 @dataclass
 class Catalogs:
     """Dialect name -> its catalog (tool objects in the IR's tool order), and the view transforms'
-    warnings as ``(tool, "<dialect>: <message>")``."""
+    warnings as ``(tool, "<dialect>: <message>")``, and the argument rewrites of each tool per dialect
+    (``rewrites[tool][dialect]``, only where a view reshaped arguments; the policy table carries them),
+    and each dialect's per-catalog decisions (``decisions[dialect]``: ``(tool, decision)``, e.g.
+    which tools are strict within Anthropic's budgets)."""
 
     tools: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    rewrites: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    decisions: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     def __getitem__(self, dialect: str) -> list[dict[str, Any]]:
         return self.tools[dialect]
@@ -40,7 +45,13 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
         if progress is not None:
             progress(done, len(ir.tools))
         for dialect in dialects:
-            entry, warnings = dialect.catalog_entry(tool)
+            entry, warnings, rewrites = dialect.catalog_entry(tool)
             out.tools[dialect.name].append(entry)
+            if rewrites:
+                out.rewrites.setdefault(tool.name, {})[dialect.name] = list(rewrites)
             out.warnings.extend((tool.name, f"{dialect.name}: {warning}") for warning in warnings)
+    for dialect in dialects:
+        if dialect.select is not None:
+            out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools),
+                                                                                  out.tools[dialect.name])
     return out

@@ -15,7 +15,9 @@ POLICY_FORMAT = 1
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
 
-def row_json(row: PolicyRow) -> dict[str, Any]:
+def row_json(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """One tool's row. `rewrites`: the tool's argument rewrites per dialect (undone by the runtime
+    before validation, `toolgen.runtime.dialect_args`)."""
     return {
         "tool": row.tool,
         "mode": row.mode,
@@ -43,10 +45,11 @@ def row_json(row: PolicyRow) -> dict[str, Any]:
             "fixed": [{"in": f.location, "name": f.wire_name, "value": f.value} for f in row.fixed],
         },
         "success_status": list(row.success_status),
+        "dialect_rewrites": {d: list(r) for d, r in sorted((rewrites or {}).items())},
     }
 
 
-def policy_json(ir: ApiIR) -> dict[str, Any]:
+def policy_json(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> dict[str, Any]:
     return {
         "format": POLICY_FORMAT,
         "api": ir.name,
@@ -54,7 +57,7 @@ def policy_json(ir: ApiIR) -> dict[str, Any]:
         "version": ir.version,
         "base_url": ir.base_url,
         "spec": ir.spec_display,
-        "tools": [row_json(t.policy) for t in ir.tools],
+        "tools": [row_json(t.policy, (rewrites or {}).get(t.name)) for t in ir.tools],
     }
 
 
@@ -81,7 +84,53 @@ def ordered_rows(ir: ApiIR) -> list[PolicyRow]:
     return sorted((t.policy for t in ir.tools), key=lambda r: (r.intent, _MODE_ORDER[r.mode], r.tool))
 
 
-def policy_markdown(ir: ApiIR) -> str:
+def _path_text(path: list[str]) -> str:
+    text = ""
+    for step in path:
+        if step == "[]":
+            text += "[]"
+        elif step == "{}":
+            text += ".*"
+        elif step.startswith("|"):
+            text += f"|{step[1:]}"
+        else:
+            name = step.removeprefix("~")
+            text += f".{name}" if text else name
+    return text or "(arguments)"
+
+
+def _rewrite_text(record: dict[str, Any]) -> str:
+    kind = record.get("kind")
+    if kind == "json_string":
+        return f"JSON-encoded string ({record.get('reason')})"
+    if kind == "map_entries":
+        return "map sent as [{key, value}] entries"
+    if kind == "enum_strings":
+        return "enum sent as strings: " + ", ".join(f"{k}→{v}" for k, v in (record.get("values") or {}).items())
+    if kind == "rename":
+        return "renamed: " + ", ".join(f"{k}→{v}" for k, v in (record.get("names") or {}).items())
+    return str(kind)
+
+
+def rewrites_markdown(rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None) -> list[str]:
+    """The "Arguments reshaped per dialect" section of POLICY.md."""
+    lines = ["", "## Arguments reshaped per dialect", "",
+             ("Where a provider's schema subset cannot express an argument, its catalog reshapes it and the "
+              "runtime converts what the model sends back to the canonical arguments before validating them."), ""]
+    rows = [(tool, dialect, r) for tool, per in sorted((rewrites or {}).items())
+            for dialect, records in sorted(per.items()) for r in records if r.get("kind") != "ref"]
+    if not rows:
+        return lines + ["None: every dialect sends the canonical arguments."]
+    lines += ["| tool | dialect | argument | sent as |", "|---|---|---|---|"]
+    for tool, dialect, r in rows:
+        where = _path_text(list(r.get("path") or []))
+        if "def" in r:
+            where = f"$defs.{r['def']}" + ("." + where if where != "(arguments)" else "")
+        lines.append(f"| {_code(tool)} | {dialect} | {_code(where)} | {_md(_rewrite_text(r))} |")
+    return lines
+
+
+def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> str:
     rows = ordered_rows(ir)
     lines = [
         f"# {_md(ir.title)}: runtime policy",
@@ -169,4 +218,5 @@ def policy_markdown(ir: ApiIR) -> str:
                 lines.append(f"| (fixed) | {f.location} | {_code(f.wire_name)} | always | value "
                              f"{_code(repr(f.value))} |")
         lines += ["", "</details>", ""]
+    lines += rewrites_markdown(rewrites)
     return "\n".join(lines).rstrip() + "\n"

@@ -42,8 +42,8 @@ def measure(catalogs: Catalogs) -> list[ToolSize]:
 def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagnostics: list[Diagnostic]) -> str:
     covered = set(ir.covered)
     skipped = {s.operation.pointer: s for s in ir.skipped}
-    total_tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp")}
-    total_bytes = {d: sum(s.bytes.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp")}
+    total_tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp", "gemini")}
+    total_bytes = {d: sum(s.bytes.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp", "gemini")}
     lines = [
         f"# {_md(ir.title)}: build report",
         "",
@@ -59,7 +59,9 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
          f"{total_tokens['anthropic']} / {total_tokens['mcp']} |"),
         (f"| catalog bytes (openai / anthropic / mcp) | {total_bytes['openai']} / {total_bytes['anthropic']} / "
          f"{total_bytes['mcp']} |"),
+        f"| gemini catalog, o200k tokens / bytes | {total_tokens['gemini']} / {total_bytes['gemini']} |",
         "",
+        *_strict_lines(catalogs),
         "## Tools",
         "",
         "Sizes are of each tool's compact JSON; tokens use the o200k_base encoding.",
@@ -113,6 +115,28 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
     for tool, message in sorted(set(catalogs.warnings))[:200]:
         lines.append(f"- {_code('dialect')} {_code(tool)}: {_md(message)}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _strict_lines(catalogs: Catalogs) -> list[str]:
+    """Which tools are strict in each dialect, and why the others are not."""
+    tools = catalogs.tools
+    lines = ["## Strict tools", ""]
+    if "openai" in tools:
+        strict = sum(1 for t in tools["openai"] if t["function"].get("strict") is True)
+        lines.append(f"OpenAI: {strict} of {len(tools['openai'])} tools strict.")
+    reshaped = {d: sum(1 for per in catalogs.rewrites.values() if any(r.get("kind") != "ref" for r in per.get(d, [])))
+                for d in ("openai", "gemini")}
+    lines.append(f"Arguments reshaped (undone by the runtime, see POLICY.md): openai {reshaped['openai']} tools, "
+                 f"gemini {reshaped['gemini']} tools.")
+    decisions = catalogs.decisions.get("anthropic")
+    if decisions:
+        chosen = [t for t, d in decisions if d.startswith("strict")]
+        lines += ["", (f"Anthropic: {len(chosen)} of {len(decisions)} tools strict (one request carries at most 20 "
+                       "strict tools, 24 optional and 16 union parameters; records of destructive intents first, "
+                       "then other writes, previews, reads)."), "",
+                  "| tool | anthropic strict |", "|---|---|"]
+        lines += [f"| {_code(t)} | {_md(d)} |" for t, d in decisions]
+    return lines + [""]
 
 
 def sizes_json(sizes: list[ToolSize]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """`toolgen serve`: expose a generated package as an MCP server over stdio.
 
-Built on the official MCP Python SDK's low-level `Server`, with explicit ``tools/list`` and
-``tools/call`` handlers so the catalog is exactly ``mcp.json`` (inputSchema, outputSchema,
+Built on the official MCP Python SDK's low-level `Server` (which speaks MCP 2026-07-28 and still
+serves 2025-11-25 clients through its handshake), with explicit ``tools/list`` and ``tools/call``
+handlers so the catalog is exactly ``mcp.json`` (inputSchema, outputSchema,
 annotations) and results are exactly what the runtime returns:
 
 - success: ``structuredContent`` = the shaped result, plus the same JSON as one text block;
@@ -34,6 +35,10 @@ from .errors import make_error
 from .registry import Actor, Approval, CallResult, Registry
 
 APPROVAL_META_KEY = "toolgen/approval"
+#: MCP 2026-07-28 list results carry freshness hints: the catalog is fixed while the server runs and
+#: does not vary with the caller's authorization, so a client may cache it for an hour and share it.
+LIST_TTL_MS = 3_600_000
+LIST_CACHE_SCOPE = "public"
 REPLAYED_META_KEY = "toolgen/replayed"
 
 
@@ -111,16 +116,26 @@ def to_call_tool_result(result: CallResult) -> Any:
     )
 
 
+def list_tools_result(registry: Registry) -> Any:
+    """The ``tools/list`` result: every tool of the catalog in a deterministic order (by name, MCP
+    2026-07-28 "SHOULD return tools in a deterministic order") with ``ttlMs``/``cacheScope`` (sent to
+    2026-07-28 clients; the SDK leaves them out for 2025-11-25 ones)."""
+    import mcp_types as types
+
+    tools = sorted((types.Tool.model_validate(entry) for entry in registry.catalog()), key=lambda t: t.name)
+    return types.ListToolsResult(tools=tools, ttl_ms=LIST_TTL_MS, cache_scope=LIST_CACHE_SCOPE)
+
+
 def build_server(registry: Registry, actor: Actor) -> Any:
     """An `mcp.server.lowlevel.Server` serving `registry`'s tools as `actor`."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    tools = [types.Tool.model_validate(entry) for entry in registry.catalog()]
+    listed = list_tools_result(registry)
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=tools)
+        return listed
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         name = params.name

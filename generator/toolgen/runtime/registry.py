@@ -51,6 +51,7 @@ from ..pointer import join_pointer
 from . import credentials as creds
 from .arguments import invalid_argument, plain_arguments
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
+from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
 from .receipts import MemoryReceiptStore, Receipt, ReceiptStore
 from .request import BuiltRequest, build_request, normalise_nulls, undeclared_member
@@ -160,6 +161,11 @@ class ToolSpec:
     field_tree: dict[str, Any]
     redact_tree: dict[str, Any]
     check_tools: tuple[str, ...] = ()
+    rewrites: dict[str, Rewrites] = field(default_factory=dict)
+
+
+#: The catalogs a caller's model may have seen (`Registry.call`'s `dialect`).
+KNOWN_DIALECTS: tuple[str, ...] = ("openai", "anthropic", "gemini", "mcp")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -471,6 +477,8 @@ class Registry:
             mutating=mutating,
             field_tree=field_tree(out_policy.get("fields") or _declared_fields(row, output_schema)),
             redact_tree=field_tree(out_policy.get("redact") or []),
+            rewrites={str(d): compile_rewrites(records) for d, records in (row.get("dialect_rewrites") or {}).items()
+                      if isinstance(records, list)},
         )
 
     @classmethod
@@ -523,15 +531,18 @@ class Registry:
     # -- public entry points ---------------------------------------------------------------------
 
     def call(self, tool: str, args: Any, *, actor: Actor,
-             approval: Approval | str | None = None, timeout_ms: int | None = None) -> CallResult:
+             approval: Approval | str | None = None, timeout_ms: int | None = None,
+             dialect: str | None = None) -> CallResult:
         """Run one tool call synchronously through the call path.
 
         Never raises, whatever the caller passes and whatever the API answers: every failure is a
         ``CallResult(ok=False, error=ToolError(...))`` (``invalid_arguments`` with a JSON pointer for
         anything wrong with `args`, checked before a receipt is written or a byte is sent), and a
         call never leaves its idempotency receipt ``pending``. `timeout_ms` can only lower the
-        row's timeout bound; it never shortens another call's in-flight window."""
-        gen = self._pipeline(tool, args, actor, approval, timeout_ms)
+        row's timeout bound; it never shortens another call's in-flight window. `dialect`: the
+        catalog the caller's model saw (``openai``, ``gemini``...); its argument rewrites are undone
+        first (`toolgen.runtime.dialect_args`). None: the arguments are canonical (MCP)."""
+        gen = self._pipeline(tool, args, actor, approval, timeout_ms, dialect)
         try:
             effect = next(gen)
             while True:
@@ -550,9 +561,10 @@ class Registry:
             raise
 
     async def acall(self, tool: str, args: Any, *, actor: Actor,
-                    approval: Approval | str | None = None, timeout_ms: int | None = None) -> CallResult:
+                    approval: Approval | str | None = None, timeout_ms: int | None = None,
+                    dialect: str | None = None) -> CallResult:
         """`call` for asyncio (httpx.AsyncClient); same call path, same results, same guarantees."""
-        gen = self._pipeline(tool, args, actor, approval, timeout_ms)
+        gen = self._pipeline(tool, args, actor, approval, timeout_ms, dialect)
         try:
             effect = next(gen)
             while True:
@@ -646,7 +658,8 @@ class Registry:
     # -- the call path ---------------------------------------------------------------------------
 
     def _pipeline(self, tool: str, raw_args: Any, actor: Actor,
-                  approval: Approval | str | None, timeout_override_ms: int | None) -> _Pipeline:
+                  approval: Approval | str | None, timeout_override_ms: int | None,
+                  dialect: str | None = None) -> _Pipeline:
         call_id = secrets.token_hex(8)
         fp: str | None = None
         secret_values: list[str] = []
@@ -694,7 +707,14 @@ class Registry:
         # 2. validate arguments: plain JSON, the canonical input schema, closed nested objects, then
         #    the request itself (every value must reach the wire exactly as the preview shows it)
         try:
-            args = normalise_nulls(plain_arguments(raw_args), spec.input_schema, spec.send_null)
+            args = plain_arguments(raw_args)
+            if dialect is not None:
+                if dialect not in KNOWN_DIALECTS:
+                    raise make_error("invalid_arguments", f"Unknown dialect {str(dialect)[:40]!r}; known: "
+                                     f"{', '.join(KNOWN_DIALECTS)}.", details={"pointer": "", "dialect": str(dialect)[:40]})
+                if dialect in spec.rewrites:
+                    args = decode_arguments(args, spec.rewrites[dialect])
+            args = normalise_nulls(args, spec.input_schema, spec.send_null)
         except ToolError as exc:
             return fail("validate", exc)
         if not spec.input_validator.is_valid(args):

@@ -36,12 +36,14 @@ from ...compile.operations import (
 from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from ...dialects import catalog_request_problems
 from ...emit import compact_json
 from ...emit.catalogs import Catalogs, build_catalogs
 from ...emit.report import ToolSize, measure
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...tokens import count_tokens
 from .rules import (
+    CATALOG_REQUEST_LIMITS,
     CATALOG_TOO_MANY_TOKENS,
     CATALOG_TOO_MANY_TOOLS,
     DESCRIPTION_LIMIT,
@@ -413,6 +415,10 @@ class _Linter:
         if not self.ir.tools:
             return
         catalogs = self.data.catalogs if self.data.catalogs is not None else build_catalogs(self.ir)
+        for name, tools in catalogs.by_dialect().items():
+            for problem in catalog_request_problems(name, tools, client_prefix=self.settings.client_prefix):
+                shown = f" (e.g. {', '.join(problem.tools[:3])})" if problem.tools else ""
+                self.add(CATALOG_REQUEST_LIMITS, f"{problem.message}{shown}: {problem.fix}", where)
         budget = self.settings.max_catalog_tokens
         # a catalog's tokens are the sum of its tools' tokens (what REPORT.md shows); a catalog whose
         # compact JSON is shorter than the budget cannot exceed it (a token is at least one character)

@@ -128,6 +128,11 @@ CATALOG_TOO_MANY_TOOLS = _rule(
     "catalog-too-many-tools", "warning", f"The catalog has more tools than `lint.max_tools` (default "
     f"{DEFAULT_MAX_TOOLS}, OpenAI's per-request limit).",
     "Split the API into several intent maps (namespaces) or leave rarely used operations out.")
+CATALOG_REQUEST_LIMITS = _rule(
+    "catalog-request-limits", "warning", "No single request can carry the catalog in some dialect: it exceeds "
+    "a per-request limit of that provider (tools per request, name length with `lint.client_prefix`).",
+    "Use toolsets (split the API into several intent maps, or the provider's tool search with deferred "
+    "loading) or shrink the catalog (leave operations out, shorten names).")
 CATALOG_TOO_MANY_TOKENS = _rule(
     "catalog-too-many-tokens", "warning", f"The catalog is larger than `lint.max_catalog_tokens` (default "
     f"{DEFAULT_MAX_CATALOG_TOKENS:,} o200k tokens).",
@@ -224,6 +229,7 @@ class LintSettings:
     max_tools: int = DEFAULT_MAX_TOOLS
     max_catalog_tokens: int = DEFAULT_MAX_CATALOG_TOKENS
     large_output_tokens: int = DEFAULT_LARGE_OUTPUT_TOKENS
+    client_prefix: str = ""
 
     @classmethod
     def from_config(cls, config: Any) -> LintSettings:
@@ -232,7 +238,7 @@ class LintSettings:
             return cls()
         return cls(dict(config.severity), config.max_tools or DEFAULT_MAX_TOOLS,
                    config.max_catalog_tokens or DEFAULT_MAX_CATALOG_TOKENS,
-                   config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS)
+                   config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS, config.client_prefix or "")
 
 
 def apply_severity(findings: Iterable[Diagnostic], settings: LintSettings, strict: bool) -> list[Diagnostic]:
