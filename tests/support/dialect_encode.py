@@ -24,27 +24,29 @@ class _Encoder:
     def __init__(self, rewrites: Rewrites) -> None:
         self.rewrites = rewrites
 
-    def encode(self, value: Any, node: _Node) -> Any:
+    def encode(self, value: Any, node: _Node, item: bool = False) -> Any:
+        """`value` as the model sends it. A null property means "absent" and stays null; a null array
+        item is a value, so a JSON-string item carries it as the text ``"null"``."""
         # children first (they are named by canonical members), then this node's own records
         for step, child in node.children.items():
             if step.startswith("|"):
-                value = self.encode(value, child)
+                value = self.encode(value, child, item)
         if isinstance(value, dict):
             value = {k: (self.encode(v, node.children[_step(k)]) if _step(k) in node.children else v)
                      for k, v in value.items()}
         elif isinstance(value, list) and ITEMS_STEP in node.children:
-            value = [self.encode(v, node.children[ITEMS_STEP]) for v in value]
+            value = [self.encode(v, node.children[ITEMS_STEP], True) for v in value]
         for record in reversed(node.records):
             kind = record["kind"]
             if kind == "ref":
                 target = record.get("target", "#")
                 tree = self.rewrites.root if target == "#" else self.rewrites.defs.get(target)
                 if tree is not None and tree is not node:
-                    value = self.encode(value, tree)
+                    value = self.encode(value, tree, item)
             elif kind == "rename" and isinstance(value, dict):
                 back = {v: k for k, v in record["names"].items()}
                 value = {back.get(k, k): v for k, v in value.items()}
-            elif kind == "json_string" and value is not None:
+            elif kind == "json_string" and (value is not None or item):
                 expect = record.get("expect", "any")
                 if record.get("keep_strings") and not isinstance(value, (dict, list)):
                     continue
