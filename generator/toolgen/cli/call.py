@@ -99,16 +99,22 @@ def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
     return store, key
 
 
+def package_folder(command: str, api_or_dir: str) -> Path:
+    """The folder of a generated package named by API name or path; a bad one prints one line naming
+    `command` and exits 2."""
+    try:
+        return resolve_package(api_or_dir)
+    except PackageNotFound as exc:
+        click.echo(f"toolgen {command}: {exc}", err=True)
+        sys.exit(2)
+
+
 def open_registry(command: str, api_or_dir: str, base_url: str | None, receipts_spec: str | None,
                   audit_log: Path | None) -> Registry:
     """The registry behind `toolgen call` / `toolgen serve`: the generated package (name or folder),
     its receipt store (path or URL) and audit sink. A bad argument prints one line naming `command`
     and exits 2."""
-    try:
-        folder = resolve_package(api_or_dir)
-    except PackageNotFound as exc:
-        click.echo(f"toolgen {command}: {exc}", err=True)
-        sys.exit(2)
+    folder = package_folder(command, api_or_dir)
     try:
         receipts, cursor_key = open_receipts(receipts_spec)
     except ReceiptStoreError as exc:

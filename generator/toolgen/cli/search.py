@@ -20,8 +20,9 @@ import sys
 
 import click
 
-from ..runtime.loading import PackageNotFound, parse_scopes, resolve_package
+from ..runtime.loading import parse_scopes
 from ..runtime.search import ToolIndex
+from .call import package_folder
 
 
 @click.command("search")
@@ -33,11 +34,7 @@ from ..runtime.search import ToolIndex
               help="Comma-separated scopes of the caller: list only tools they allow (env: TOOLGEN_SCOPES).")
 def search_command(api_or_dir: str, query: str, limit: int, fmt: str, scopes: str | None) -> None:
     """Rank the tools of a generated package for QUERY, best first."""
-    try:
-        folder = resolve_package(api_or_dir)
-    except PackageNotFound as exc:
-        click.echo(f"toolgen search: {exc}", err=True)
-        sys.exit(2)
+    folder = package_folder("search", api_or_dir)
     try:
         index = ToolIndex.from_dir(folder)
     except (OSError, ValueError) as exc:

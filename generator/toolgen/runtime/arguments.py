@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import enum
+import json
 import math
 import uuid
 from collections.abc import Mapping
@@ -37,6 +38,24 @@ MAX_ARGUMENT_DEPTH = 64
 MAX_ARGUMENT_NODES = 200_000
 #: Integral floats up to this magnitude are sent as integers (IEEE 754 doubles are exact below it).
 _EXACT_INT = 2**53
+
+
+def strict_json(text: str) -> Any:
+    """`text` parsed as JSON (RFC 8259), refusing what Python's parser lets through but no JSON output
+    can carry: ``NaN``/``Infinity`` and numbers that overflow a double (``1e999``). Raises
+    `ValueError` (and `RecursionError` for absurd nesting), like `json.loads`."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} overflows a double")
+    return value
 
 
 def invalid_argument(path: tuple[str | int, ...], message: str) -> ToolError:
@@ -129,4 +148,4 @@ def plain_arguments(raw: Any) -> dict[str, Any]:
     return root
 
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_ARGUMENT_NODES", "invalid_argument", "plain_arguments"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_ARGUMENT_NODES", "invalid_argument", "plain_arguments", "strict_json"]

@@ -32,12 +32,11 @@ that were never reshaped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .arguments import invalid_argument, plain_arguments
+from .arguments import invalid_argument, plain_arguments, strict_json
 from .errors import ToolError
 
 ITEMS_STEP = "[]"
@@ -144,7 +143,7 @@ class _Decoder:
         lenient = bool(record.get("lenient")) or in_branch
         expect = record.get("expect", "any")
         try:
-            parsed = json.loads(text, parse_constant=_refuse_constant)
+            parsed = strict_json(text)
         except (ValueError, RecursionError) as exc:
             if lenient:
                 return text
@@ -185,10 +184,6 @@ class _Decoder:
 
 def _what(expect: Any) -> str:
     return {"object": "a JSON object", "array": "a JSON array"}.get(str(expect), "a JSON value")
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def step_name(step: str) -> str:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import math
 import os
 import secrets
 import time
@@ -49,7 +48,7 @@ import jsonschema_rs
 
 from ..pointer import join_pointer
 from . import credentials as creds
-from .arguments import invalid_argument, plain_arguments
+from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
@@ -325,19 +324,6 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    """A JSON number as a float; one too large for a double (``1e999``) would become infinity,
-    which no JSON output can carry, so it makes the body unreadable instead."""
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text[:40]} overflows a double")
-    return value
-
-
 def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, str | None]:
     """(decoded body, problem): JSON for JSON media types (and for untyped bodies that parse), text
     for other text, a size note for binary. `problem` is set, and the body not to be trusted, when
@@ -350,8 +336,7 @@ def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, st
         try:
             # RFC 8259 §8.1: JSON between systems is UTF-8 (no UTF-16/32 detection, so a secret cannot
             # hide from the byte-level check in another encoding); NaN and Infinity are not JSON
-            value = json.loads(content.decode("utf-8-sig"), parse_constant=_refuse_constant,
-                               parse_float=_finite_float)
+            value = strict_json(content.decode("utf-8-sig"))
         except (ValueError, RecursionError):
             if "json" in ctype:
                 return content[:2000].decode("utf-8", "replace"), "invalid JSON"
@@ -913,11 +898,18 @@ class Registry:
                 store(op, scope, key, *extra)
             held["open"] = False
 
+        def unaudited() -> CallResult | None:
+            """Nothing is sent unaudited: once the audit sink failed, the call stops here, settling
+            the receipt it holds (released when this call created it)."""
+            if not audit_failures:
+                return None
+            settle("release" if decision == "new" else "mark_unknown")
+            return fail("audit", make_error(
+                "internal_error", f"{tool}: the audit sink failed ({audit_failures[0]}); nothing was sent."))
+
         try:
-            if audit_failures:  # nothing is sent unaudited, and nothing is spent for a call that is not sent
-                settle("release" if decision == "new" else "mark_unknown")
-                return fail("audit", make_error(
-                    "internal_error", f"{tool}: the audit sink failed ({audit_failures[0]}); nothing was sent."))
+            if (stopped := unaudited()) is not None:  # checked before the approval is spent, too
+                return stopped
             # 4b. spend the approval on this action, now that it will be sent
             if needs_approval and approval is not None:
                 token = approval.approval_id or approval.preview_id
@@ -942,10 +934,8 @@ class Registry:
                         next_step=f"Call {preview_tool} again and get a new approval for this action.",
                     ))
                 emit("approval", "allow", approved_by=approval.approved_by)
-            if audit_failures:
-                settle("release" if decision == "new" else "mark_unknown")
-                return fail("audit", make_error(
-                    "internal_error", f"{tool}: the audit sink failed ({audit_failures[0]}); nothing was sent."))
+            if (stopped := unaudited()) is not None:
+                return stopped
 
             # 7. HTTP request, with bounded retries. What is known of a write only grows: once an
             #    attempt may have reached the API without a definitive answer, only the API's own
