@@ -551,3 +551,48 @@ def test_search_tool_definition_is_a_valid_mcp_tool() -> None:
     assert tool.name == "search_tools" and tool.annotations is not None and tool.annotations.read_only_hint is True
     assert SEARCH_TOOL["inputSchema"]["required"] == ["query"]
     assert set(SEARCH_TOOL["inputSchema"]["properties"]) == {"query", "limit"}
+
+
+def test_parse_address_defaults_to_loopback_and_refuses_bare_ipv6() -> None:
+    import click
+
+    from toolgen.cli.serve import parse_address
+
+    assert parse_address("127.0.0.1:0") == ("127.0.0.1", 0)
+    assert parse_address(":8080") == ("127.0.0.1", 8080)
+    assert parse_address("8080") == ("127.0.0.1", 8080)
+    assert parse_address("[::1]:8080") == ("::1", 8080)
+    for bad in ("::1", "host", "host:", "127.0.0.1:65536", "127.0.0.1:-1"):
+        with pytest.raises(click.BadParameter):
+            parse_address(bad)
+
+
+@pytest.mark.anyio
+async def test_fixed_actor_server_lists_by_identity_and_serves_search(server: TicketsServer) -> None:
+    """The stdio server's handlers, in process: the same list, search and refusal rules."""
+    from mcp import Client
+
+    from toolgen.runtime.mcp_server import build_server
+
+    registry = make_registry(server)
+    async with Client(build_server(registry, READER, search_tool=True)) as client:
+        listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == sorted([*READ_TOOLS, SEARCH_TOOL_NAME])
+        found = await client.call_tool(SEARCH_TOOL_NAME, {"query": "add a follow-up note to a ticket"})
+        assert not {t["name"] for t in found.structured_content["tools"]} & set(WRITE_TOOLS)
+        denied = await client.call_tool("record_ticket_followup", {"ticket_id": "T-1", "note": 5})
+        assert error_of(denied)["code"] == "permission_denied"
+    async with Client(build_server(registry, WRITER)) as client:  # no deferred row: no meta-tool
+        from mcp.shared.exceptions import MCPError
+
+        assert SEARCH_TOOL_NAME not in [t.name for t in (await client.list_tools()).tools]
+        with pytest.raises(MCPError):
+            await client.call_tool(SEARCH_TOOL_NAME, {"query": "x"})
+    policy, catalog = policy_and_catalog()
+    policy["tools"][0] = dict(policy["tools"][0], tool=SEARCH_TOOL_NAME)
+    catalog = [dict(e, name=SEARCH_TOOL_NAME) if e["name"] == policy_and_catalog()[0]["tools"][0]["tool"] else e
+               for e in catalog]
+    with pytest.raises(ValueError, match="search meta-tool"):
+        build_server(Registry(policy, catalog), READER, search_tool=True)
+    with pytest.raises(ValueError, match="exactly one"):
+        build_server(registry, None)

@@ -33,14 +33,18 @@ from ..runtime.mcp_server import serve_stdio
 from ..runtime.registry import Actor, Registry
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SEARCH_TOOL_CHOICES = {"auto": None, "always": True, "never": False}
 
 
 def parse_address(value: str) -> tuple[str, int]:
-    """``HOST:PORT``, ``[IPV6]:PORT`` or ``:PORT`` (host 127.0.0.1) → (host, port); raises
+    """``HOST:PORT``, ``[IPV6]:PORT``, ``:PORT`` or ``PORT`` (host 127.0.0.1) → (host, port); raises
     `click.BadParameter` otherwise."""
     host, sep, port_text = value.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    if not sep and value.isdigit():
+        host, sep, port_text = "", ":", value
+    bare_ipv6 = ":" in host and not (host.startswith("[") and host.endswith("]"))
+    if not sep or bare_ipv6 or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise click.BadParameter(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080, :0)",
                                  param_hint="--http")
     host = host.strip("[]") or "127.0.0.1"
@@ -96,6 +100,9 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
             click.echo(f"toolgen serve: warning: {warning}", err=True)
     registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log)
     _warn_startup(registry, base_url)
+    if host not in LOOPBACK:
+        click.echo(f"toolgen serve: warning: listening on {host}, beyond this machine: bearer tokens travel in "
+                   "clear text over plain HTTP; put a TLS-terminating proxy in front", err=True)
     actor = None
     if no_auth:
         actor = Actor.of(actor_id, parse_scopes(scopes))
