@@ -28,6 +28,7 @@ from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials, ToolIndex
 from toolgen.runtime.identity import filter_catalog, permits
 from toolgen.runtime.mcp_http import (
+    StaticToken,
     StaticTokenVerifier,
     TokenFileError,
     load_token_file,
@@ -248,6 +249,7 @@ GOOD = token_sha256("abc")
 @pytest.mark.parametrize(("text", "where", "says"), [
     ("tokens: [\n  {actor: a, sha256: " + GOOD + ", scopes: [x]\n", "3:1", "not valid YAML"),
     ("", "1:1", "empty"),
+    ("tokens:\n  - \x07\n", "2:5", "not valid YAML"),
     ("- a\n", "1:1", "must be a mapping"),
     ("users: []\n", "1:1", "unknown key 'users'"),
     ("tokens: []\n", "1:9", "non-empty list"),
@@ -616,3 +618,39 @@ async def test_http_responses_do_not_wait_for_delayed_acks(
             elapsed.append(time.perf_counter() - start)
             assert response.status_code == 401
     assert statistics.median(elapsed) < 0.035, f"median {statistics.median(elapsed) * 1000:.1f} ms per request"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80).filter(lambda t: t not in {token for token, _ in TOKENS.values()}))
+def test_only_the_exact_token_verifies(presented: str) -> None:
+    verifier_ = StaticTokenVerifier(StaticToken(bytes.fromhex(token_sha256(token)), actor, tuple(scopes))
+                                    for actor, (token, scopes) in TOKENS.items())
+    found = verifier_.lookup(presented)
+    assert found is None
+    for actor, (token, _) in TOKENS.items():
+        hit = verifier_.lookup(token)
+        assert hit is not None and hit.actor == actor
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(
+    st.text(max_size=200),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                     st.sampled_from(["tokens", "actor", "sha256", "scopes", "token", "x"]), inner, max_size=4),
+                 max_leaves=12).map(json.dumps),
+))
+def test_any_token_file_loads_or_fails_located(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    """Whatever a token file holds: a verifier, or a `TokenFileError` naming file:line:col — never
+    another exception, never a plain token echoed."""
+    path = tmp_path_factory.mktemp("tokens") / "tokens.yaml"
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o600)
+    try:
+        verifier_, _ = load_token_file(path)
+    except TokenFileError as exc:
+        assert str(exc).startswith(f"{path}:"), str(exc)
+        where = str(exc)[len(str(path)) + 1:].split(":", 2)
+        assert where[0].isdigit() and where[1].isdigit(), str(exc)
+    else:
+        assert verifier_.tokens

@@ -142,8 +142,13 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(file)
-        raise TokenFileError(f"{where}: not valid YAML/JSON: {getattr(exc, 'problem', None) or 'syntax error'}") from None
+        if mark is not None:
+            line, column = mark.line + 1, mark.column + 1
+        else:  # a reader error (a character YAML does not allow) knows its offset only
+            offset = int(getattr(exc, "position", 0) or 0)
+            line, column = text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or "syntax error"
+        raise TokenFileError(f"{file}:{line}:{column}: not valid YAML/JSON: {problem}") from None
 
     def fail(node: Any, message: str) -> TokenFileError:
         return TokenFileError(f"{_where(file, node)}: {message}")
