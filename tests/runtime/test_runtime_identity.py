@@ -480,7 +480,7 @@ def serve_process(tmp_path: Path, server: TicketsServer, *args: str) -> subproce
 @pytest.mark.anyio
 async def test_cli_serve_http_reports_its_url_serves_and_stops_cleanly(server: TicketsServer, tmp_path: Path) -> None:
     tokens = write_token_file(tmp_path / "tokens.yaml")
-    proc = serve_process(tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens))
+    proc = serve_process(tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens), "--search-tool", "always")
     try:
         assert proc.stderr is not None
         url = None
@@ -492,7 +492,8 @@ async def test_cli_serve_http_reports_its_url_serves_and_stops_cleanly(server: T
                     url = line.split("serving MCP on ", 1)[1].split()[0]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         async with connect(url, TOKENS["writer"][0]) as client:
-            assert [t.name for t in (await client.list_tools()).tools] == sorted(READ_TOOLS + WRITE_TOOLS)
+            listed = [t.name for t in (await client.list_tools()).tools]
+            assert listed == sorted([*READ_TOOLS, *WRITE_TOOLS, SEARCH_TOOL_NAME])
             ok = await client.call_tool("get_ticket", {"ticket_id": "T-105"})
             assert ok.is_error is False
         proc.send_signal(signal.SIGTERM)
