@@ -90,11 +90,15 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
         cwd=str(tmp_path),
     )
     catalog = json.loads((tickets_dir() / "mcp.json").read_text())
+    policy = json.loads((tickets_dir() / "policy.json").read_text())
+    allowed = {"ticket:read", "ticket:write"}
+    visible = sorted(r["tool"] for r in policy["tools"] if set(r["permission"]) <= allowed)
     async with Client(params) as client:
         listed = await client.list_tools()
-        assert [t.name for t in listed.tools] == sorted(t["name"] for t in catalog)  # deterministic order
+        assert [t.name for t in listed.tools] == visible  # only what the actor's scopes allow, in order
+        assert "record_ticket_delete" not in visible
         by_name = {t.name: t for t in listed.tools}
-        for entry in catalog:
+        for entry in (e for e in catalog if e["name"] in visible):
             assert by_name[entry["name"]].input_schema == entry["inputSchema"]
             assert by_name[entry["name"]].output_schema == entry.get("outputSchema")
 
@@ -127,14 +131,18 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
 
 
 def test_list_tools_result_is_ordered_and_carries_cache_hints() -> None:
-    """MCP 2026-07-28: a deterministic order, ``ttlMs``/``cacheScope``, all four hints on every tool."""
-    from toolgen.runtime import Registry
+    """MCP 2026-07-28: a deterministic order, ``ttlMs``/``cacheScope``, all four hints on every tool;
+    a list cut down to one caller's scopes is ``private``."""
+    from toolgen.runtime import Actor, Registry
     from toolgen.runtime.mcp_server import list_tools_result
 
     with Registry.from_dir(tickets_dir()) as reg:
         result = list_tools_result(reg)
+        per_caller = list_tools_result(reg, Actor.of("reader", ["ticket:read"])).model_dump(by_alias=True)
     dumped = result.model_dump(by_alias=True, exclude_none=True)
     assert [t["name"] for t in dumped["tools"]] == sorted(t["name"] for t in dumped["tools"])
     assert dumped["ttlMs"] > 0 and dumped["cacheScope"] == "public"
+    assert per_caller["cacheScope"] == "private"
+    assert [t["name"] for t in per_caller["tools"]] == ["get_ticket", "get_ticket_history", "list_tickets"]
     for tool in dumped["tools"]:
         assert set(tool["annotations"]) >= {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}

@@ -1,37 +1,141 @@
-"""`toolgen serve API_OR_DIR`: serve the tools of a generated package over MCP (stdio).
+"""`toolgen serve API_OR_DIR`: serve the tools of a generated package over MCP (stdio or Streamable HTTP).
 
-Input: a generated package (folder or API name of the project file), the served actor's scopes and
-the receipt store. Output: an MCP server on stdin/stdout (`toolgen.runtime.mcp_server`) until the
-client disconnects; a bad package or receipt store exits 2 (`toolgen.cli.call.open_registry`).
-At start-up, warnings on stderr: secrets that are not set, and a base URL that looks like the spec's
-example server when --base-url is not given (`toolgen.cli.call.startup_warnings`).
+Input: a generated package (folder or API name of the project file), who the caller is, and the
+receipt store. Output: an MCP server until the client disconnects (stdio) or until SIGINT/SIGTERM
+(``--http``), then exit 0.
+
+- stdio (default): one caller, the actor of ``--actor``/``--scopes`` (`toolgen.runtime.mcp_server`).
+- ``--http HOST:PORT``: Streamable HTTP at ``http://HOST:PORT/mcp`` (`toolgen.runtime.mcp_http`);
+  each request's caller is the actor of its bearer token, from ``--tokens FILE`` (SHA-256 of each
+  token, actor, scopes). Without a token file it refuses to start unless ``--no-auth`` (then every
+  request is the ``--actor``/``--scopes`` actor, with a warning). ``PORT`` 0 takes a free port; the
+  bound URL is printed on stderr (``toolgen serve: serving MCP on http://...``).
+
+Exit codes: 0 stopped; 2 bad input (package, receipt store, token file — located —, address, option
+combination); 3 internal error. Warnings on stderr at start-up: secrets that are not set, a base URL
+that looks like the spec's example server (`toolgen.cli.call.startup_warnings`), a token file
+readable by every user.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 import anyio
 import click
 
 from ..runtime.loading import parse_scopes
+from ..runtime.mcp_http import StaticTokenVerifier, TokenFileError, load_token_file, serve_http
 from ..runtime.mcp_server import serve_stdio
-from ..runtime.registry import Actor
+from ..runtime.registry import Actor, Registry
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SEARCH_TOOL_CHOICES = {"auto": None, "always": True, "never": False}
+
+
+def parse_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[IPV6]:PORT``, ``:PORT`` or ``PORT`` (host 127.0.0.1) → (host, port); raises
+    `click.BadParameter` otherwise."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep and value.isdigit():
+        host, sep, port_text = "", ":", value
+    bare_ipv6 = ":" in host and not (host.startswith("[") and host.endswith("]"))
+    if not sep or bare_ipv6 or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise click.BadParameter(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8080, [::1]:8080, :0)",
+                                 param_hint="--http")
+    host = host.strip("[]") or "127.0.0.1"
+    return host, int(port_text)
 
 
 @click.command("serve")
 @click.argument("api_or_dir")
-@click.option("--scopes", default=None, help="Comma-separated scopes of the served actor (env: TOOLGEN_SCOPES).")
+@click.option("--scopes", default=None,
+              help="Comma-separated scopes of the served actor over stdio or --no-auth (env: TOOLGEN_SCOPES).")
 @click.option("--actor", "actor_id", default="mcp", show_default=True, help="Actor id for audit and receipts.")
 @click.option("--base-url", default=None, help="Override the API base URL of the policy table.")
 @click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
 @click.option("--audit-log", type=click.Path(path_type=Path), default=None,
               help="Append audit events as JSON lines to this file.")
+@click.option("--http", "http_address", default=None, metavar="HOST:PORT",
+              help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (PORT 0: any free port).")
+@click.option("--tokens", "tokens_file", type=click.Path(path_type=Path), default=None,
+              help="With --http: the token file (YAML/JSON: actor, sha256 of the token, scopes per token).")
+@click.option("--no-auth", is_flag=True, default=False,
+              help="With --http: serve without tokens, every caller as --actor/--scopes (unsafe off loopback).")
+@click.option("--search-tool", type=click.Choice(sorted(SEARCH_TOOL_CHOICES)), default="auto", show_default=True,
+              help="Serve the search_tools meta-tool: when the package has deferred tools, always, or never.")
 def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
-                  receipts_spec: str | None, audit_log: Path | None) -> None:
-    """Serve the tools of a generated package as an MCP server over stdio."""
+                  receipts_spec: str | None, audit_log: Path | None, http_address: str | None,
+                  tokens_file: Path | None, no_auth: bool, search_tool: str) -> None:
+    """Serve the tools of a generated package as an MCP server, over stdio or Streamable HTTP."""
+    search = SEARCH_TOOL_CHOICES[search_tool]
+    if http_address is None:
+        if tokens_file is not None or no_auth:
+            _bad("--tokens and --no-auth apply to --http only")
+        registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log)
+        _warn_startup(registry, base_url)
+        anyio.run(_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)), search)
+        return
+    try:
+        host, port = parse_address(http_address)
+    except click.BadParameter as exc:
+        _bad(exc.format_message())
+    if tokens_file is not None and no_auth:
+        _bad("--tokens and --no-auth exclude each other")
+    if tokens_file is None and not no_auth:
+        _bad("--http needs --tokens FILE (callers and their scopes); --no-auth serves without authentication")
+    if tokens_file is not None and scopes is not None:
+        _bad("with --tokens each token's scopes apply: drop --scopes")
+    verifier: StaticTokenVerifier | None = None
+    if tokens_file is not None:
+        try:
+            verifier, warnings = load_token_file(tokens_file)
+        except TokenFileError as exc:
+            _bad(str(exc))
+        for warning in warnings:
+            click.echo(f"toolgen serve: warning: {warning}", err=True)
     registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log)
+    _warn_startup(registry, base_url)
+    if host not in LOOPBACK:
+        click.echo(f"toolgen serve: warning: listening on {host}, beyond this machine: bearer tokens travel in "
+                   "clear text over plain HTTP; put a TLS-terminating proxy in front", err=True)
+    actor = None
+    if no_auth:
+        actor = Actor.of(actor_id, parse_scopes(scopes))
+        click.echo("toolgen serve: WARNING: --no-auth: anyone who can reach "
+                   f"{host}:{port} calls the tools as actor {actor.id!r} with scopes "
+                   f"[{', '.join(sorted(actor.scopes))}]; never expose this beyond a trusted machine", err=True)
+
+    def ready(url: str) -> None:
+        who = f"{len(verifier.tokens)} token(s)" if verifier is not None else "NO AUTHENTICATION"
+        click.echo(f"toolgen serve: serving MCP on {url} (Streamable HTTP, {who})", err=True)
+
+    try:
+        anyio.run(_http, registry, verifier, actor, host, port, search, ready)
+    except OSError as exc:
+        _bad(f"cannot listen on {http_address}: {exc.strerror or exc}")
+    click.echo("toolgen serve: stopped", err=True)
+
+
+async def _stdio(registry: Registry, actor: Actor, search: bool | None) -> None:
+    await serve_stdio(registry, actor, search_tool=search)
+
+
+async def _http(registry: Registry, verifier: StaticTokenVerifier | None, actor: Actor | None, host: str,
+                port: int, search: bool | None, ready: Callable[[str], None]) -> None:
+    await serve_http(registry, verifier=verifier, actor=actor, host=host, port=port, search_tool=search,
+                     on_ready=ready)
+
+
+def _warn_startup(registry: Registry, base_url: str | None) -> None:
     for warning in startup_warnings(registry, base_url_given=base_url is not None):
         click.echo(f"toolgen serve: warning: {warning}", err=True)
-    anyio.run(serve_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)))
+
+
+def _bad(message: str) -> NoReturn:
+    click.echo(f"toolgen serve: {message}", err=True)
+    sys.exit(2)

@@ -16,8 +16,18 @@ annotations) and results are exactly what the runtime returns:
   ``{"error": {...}}`` as ``structuredContent`` and as text — the model sees it and can correct itself;
 - protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params).
 
-The actor and its scopes are fixed when the server starts (``--scopes``/``--actor``): a client
-cannot raise its own permissions. Approvals travel in the request's ``_meta``:
+Tools by identity (`toolgen.runtime.identity`): ``tools/list`` holds only the tools the caller's
+scopes allow (MCP 2026-07-28: the list MAY vary with the authorization presented), so it is sent with
+``cacheScope: "private"``. A listed-or-not tool called by name that the caller may not use is refused
+with ``permission_denied`` before its arguments are looked at (`Registry.refuse_hidden`). Over stdio
+the caller is one actor fixed when the server starts (``--scopes``/``--actor``): a client cannot
+raise its own permissions; over Streamable HTTP (`toolgen.runtime.mcp_http`) it is the verified
+bearer token's actor, per request.
+
+Deferred loading: rows with ``loading: deferred`` are not listed; the ``search_tools`` meta-tool
+(`toolgen.runtime.search_tool`) is listed instead and returns their full definitions, and every
+tool stays callable by name. The meta-tool is served when the package has a deferred row
+(``search_tool=None``), always (``True``) or never (``False``). Approvals travel in the request's ``_meta``:
 ``{"toolgen/approval": "<preview_id>"}`` or
 ``{"toolgen/approval": {"preview_id": ..., "approved_by": ..., "approval_id": ...}}``
 — set by the host application after a human approved the preview, never by the model (which only
@@ -27,18 +37,22 @@ writes ``arguments``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema_rs
 
 from .errors import make_error
 from .registry import Actor, Approval, CallResult, Registry
+from .search_tool import SEARCH_TOOL, SEARCH_TOOL_NAME, ToolSearch, has_deferred
 
 APPROVAL_META_KEY = "toolgen/approval"
-#: MCP 2026-07-28 list results carry freshness hints: the catalog is fixed while the server runs and
-#: does not vary with the caller's authorization, so a client may cache it for an hour and share it.
+#: MCP 2026-07-28 list results carry freshness hints: the catalog is fixed while the server runs, so
+#: a client may cache it for an hour; a list cut down to one caller's scopes is ``private`` (reused
+#: only within the authorization context that produced it), the whole catalog ``public``.
 LIST_TTL_MS = 3_600_000
 LIST_CACHE_SCOPE = "public"
+LIST_CACHE_SCOPE_PER_CALLER = "private"
 REPLAYED_META_KEY = "toolgen/replayed"
 
 
@@ -116,34 +130,78 @@ def to_call_tool_result(result: CallResult) -> Any:
     )
 
 
-def list_tools_result(registry: Registry) -> Any:
-    """The ``tools/list`` result: every tool of the catalog in a deterministic order (by name, MCP
-    2026-07-28 "SHOULD return tools in a deterministic order") with ``ttlMs``/``cacheScope`` (sent to
-    2026-07-28 clients; the SDK leaves them out for 2025-11-25 ones)."""
+def list_tools_result(registry: Registry, actor: Actor | None = None, *, search_tool: bool = False) -> Any:
+    """The ``tools/list`` result, in a deterministic order (by name, MCP 2026-07-28 "SHOULD return
+    tools in a deterministic order") with ``ttlMs``/``cacheScope`` (sent to 2026-07-28 clients; the
+    SDK leaves them out for 2025-11-25 ones).
+
+    Without `actor`: every tool of the catalog, ``cacheScope: "public"``. With `actor`: the tools
+    its scopes allow that are not deferred (`Registry.visible_catalog`), plus the ``search_tools``
+    meta-tool when `search_tool`, ``cacheScope: "private"`` (the list depends on who asks)."""
     import mcp_types as types
 
-    tools = sorted((types.Tool.model_validate(entry) for entry in registry.catalog()), key=lambda t: t.name)
-    return types.ListToolsResult(tools=tools, ttl_ms=LIST_TTL_MS, cache_scope=LIST_CACHE_SCOPE)
+    if actor is None:
+        entries = registry.catalog()
+        scope = LIST_CACHE_SCOPE
+    else:
+        entries = registry.visible_catalog(actor, deferred=False)
+        scope = LIST_CACHE_SCOPE_PER_CALLER
+    if search_tool:
+        entries = [*entries, SEARCH_TOOL]
+    tools = sorted((types.Tool.model_validate(entry) for entry in entries), key=lambda t: t.name)
+    return types.ListToolsResult(tools=tools, ttl_ms=LIST_TTL_MS, cache_scope=scope)
 
 
-def build_server(registry: Registry, actor: Actor) -> Any:
-    """An `mcp.server.lowlevel.Server` serving `registry`'s tools as `actor`."""
+ActorResolver = Callable[[Any], Actor]
+"""Who is calling, from the SDK's per-request context (`mcp.server.context.ServerRequestContext`)."""
+
+
+def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: ActorResolver | None = None,
+                 search_tool: bool | None = None) -> Any:
+    """An `mcp.server.lowlevel.Server` serving `registry`'s tools to `actor` (a fixed caller, as over
+    stdio) or to `actor_for(ctx)` (per request, as over HTTP with a bearer token); exactly one of
+    the two. `search_tool`: serve the ``search_tools`` meta-tool (None: when the package has a
+    deferred row). Raises `ValueError` when neither or both callers are given, or when a tool of the
+    package is itself named ``search_tools`` while the meta-tool is served."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    listed = list_tools_result(registry)
+    if (actor is None) == (actor_for is None):
+        raise ValueError("give exactly one of actor (a fixed caller) and actor_for (per request)")
+    serve_search = has_deferred(registry) if search_tool is None else search_tool
+    if serve_search and SEARCH_TOOL_NAME in registry.specs:
+        raise ValueError(f"the package has a tool named {SEARCH_TOOL_NAME!r}, the name of the search meta-tool")
+    search = ToolSearch(registry) if serve_search else None
+    listed: dict[frozenset[str], Any] = {}
+
+    def caller(ctx: Any) -> Actor:
+        if actor_for is not None:
+            return actor_for(ctx)
+        assert actor is not None
+        return actor
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
-        return listed
+        who = caller(ctx)
+        if who.scopes not in listed:
+            if len(listed) >= 256:  # distinct scope sets seen: keep the memory bounded
+                listed.clear()
+            listed[who.scopes] = list_tools_result(registry, who, search_tool=serve_search)
+        return listed[who.scopes]
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         name = params.name
+        who = caller(ctx)
+        if search is not None and name == SEARCH_TOOL_NAME:
+            return to_call_tool_result(search.run(params.arguments or {}, who))
         if name not in registry.specs:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
+        refused = registry.refuse_hidden(name, who)
+        if refused is not None:
+            return to_call_tool_result(refused)
         meta = params.meta if getattr(params, "meta", None) is not None else getattr(ctx, "meta", None)
         approval = _approval_from_meta(dict(meta) if meta else None)
-        result = await registry.acall(name, params.arguments or {}, actor=actor, approval=approval)
+        result = await registry.acall(name, params.arguments or {}, actor=who, approval=approval)
         return to_call_tool_result(conforming(registry, result))
 
     return Server(
@@ -153,17 +211,18 @@ def build_server(registry: Registry, actor: Actor) -> Any:
             f"Tools for the {registry.policy.get('title') or registry.api} API, enforced by the toolgen "
             "runtime. Writes are split into preview_* (no side effects, returns a preview_id) and "
             "record_* (needs an approval of that preview_id and an idempotency key)."
+            + (f" Call {SEARCH_TOOL_NAME} to find tools that are not listed." if serve_search else "")
         ),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
 
 
-async def serve_stdio(registry: Registry, actor: Actor) -> None:
-    """Serve `registry` over stdin/stdout until the client disconnects."""
+async def serve_stdio(registry: Registry, actor: Actor, *, search_tool: bool | None = None) -> None:
+    """Serve `registry` over stdin/stdout to `actor` until the client disconnects."""
     from mcp.server.stdio import stdio_server
 
-    server = build_server(registry, actor)
+    server = build_server(registry, actor, search_tool=search_tool)
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

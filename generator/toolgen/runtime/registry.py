@@ -52,6 +52,7 @@ from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
+from .identity import is_deferred, permits, required_scopes
 from .receipts import MemoryReceiptStore, Receipt, ReceiptStore
 from .request import BuiltRequest, build_request, normalise_nulls, undeclared_member
 from .shaping import (
@@ -685,7 +686,7 @@ class Registry:
         spec = self.specs.get(tool) if isinstance(tool, str) else None
         if spec is None:
             return fail("find", make_error("unknown_tool", f"There is no tool named {str(tool)[:200]!r}.",
-                                           details={"tool": str(tool)[:200], "available": self.tool_names()}))
+                                           details={"tool": str(tool)[:200], "available": self.visible_tools(actor)}))
         row = spec.row
         emit("find", "allow", mode=row.get("mode"), effect=row.get("effect"))
 
@@ -1272,6 +1273,48 @@ class Registry:
         if isinstance(body, dict):
             shaped_body = project(redact(shaped_body, spec.redact_tree), spec.field_tree)
         return enforce_budget(shaped_body, max_bytes)
+
+    # -- tools by identity -----------------------------------------------------------------------
+
+    def permits(self, tool: str, actor: Actor) -> bool:
+        """True when `tool` exists and `actor` holds every scope of its ``permission`` (the rule of
+        the call path's permission step, `toolgen.runtime.identity.permits`)."""
+        spec = self.specs.get(tool)
+        return spec is not None and permits(spec.row, actor.scopes)
+
+    def visible_tools(self, actor: Actor, *, deferred: bool = True) -> list[str]:
+        """The names of the tools `actor`'s scopes allow, sorted; ``deferred=False`` leaves out rows
+        with ``loading: deferred`` (those a client finds through search)."""
+        return [name for name in self.tool_names()
+                if permits(self.specs[name].row, actor.scopes) and (deferred or not is_deferred(self.specs[name].row))]
+
+    def visible_catalog(self, actor: Actor, *, deferred: bool = True) -> list[dict[str, Any]]:
+        """`catalog()` cut down to `visible_tools(actor, deferred=...)`: the MCP entries, by name."""
+        return [self.specs[name].catalog for name in self.visible_tools(actor, deferred=deferred)]
+
+    def refuse_hidden(self, tool: str, actor: Actor) -> CallResult | None:
+        """For a server that lists tools by identity: a call of a tool that exists but that `actor`
+        may not use is refused with ``permission_denied`` before its arguments are looked at (so
+        the refusal says nothing about the tool's schema), and audited (step ``permission``,
+        decision ``deny``). None when the tool is unknown or allowed: the call path goes on."""
+        spec = self.specs.get(tool)
+        if spec is None or permits(spec.row, actor.scopes):
+            return None
+        required = required_scopes(spec.row)
+        missing = [s for s in required if s not in actor.scopes]
+        error = make_error(
+            "permission_denied",
+            f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
+            details={"missing": missing, "required": required},
+        )
+        call_id = secrets.token_hex(8)
+        for step, decision in (("permission", "deny"), ("result", "error")):
+            try:
+                self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, None,
+                                           "permission_denied", {"missing": missing} if step == "permission" else {}))
+            except Exception:  # noqa: BLE001, S110 - a failing sink never breaks a refusal
+                pass
+        return CallResult(tool, False, error=error, call_id=call_id)
 
 
 def _declared_fields(row: Mapping[str, Any], output_schema: Any) -> list[str]:

@@ -1,0 +1,46 @@
+"""`toolgen catalog API_OR_DIR --dialect D --scopes a,b`: a dialect's catalog cut down to a caller's scopes.
+
+Input: a generated package (folder or API name of the project file, as `toolgen call` takes it),
+a dialect (the catalog file ``<dialect>.json`` of the package) and the caller's scopes. Output, on
+stdout: that catalog as JSON without the tools whose ``permission`` the scopes do not satisfy
+(`toolgen.runtime.identity.filter_catalog`), for a host that sends a model only what its caller
+may use. Entries that are not tools of the package (a hosted ``tool_search`` entry) are kept.
+
+    toolgen catalog API_OR_DIR --dialect mcp|openai|anthropic|gemini --scopes a,b
+
+``--scopes ""`` keeps only the tools that need no scope. Exit codes: 0 printed; 2 bad input
+(unknown package, a catalog file that is missing or not JSON); 3 internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..runtime.identity import filter_catalog, permits
+from ..runtime.loading import parse_scopes
+from ..runtime.registry import KNOWN_DIALECTS
+from .call import package_folder
+
+
+@click.command("catalog")
+@click.argument("api_or_dir")
+@click.option("--dialect", type=click.Choice(list(KNOWN_DIALECTS)), default="mcp", show_default=True,
+              help="Which catalog of the package (<dialect>.json).")
+@click.option("--scopes", required=True,
+              help='Comma-separated scopes of the caller; only tools they allow are kept ("" for none).')
+def catalog_command(api_or_dir: str, dialect: str, scopes: str) -> None:
+    """Print a package's catalog in one dialect, holding only the tools SCOPES allow."""
+    folder = package_folder("catalog", api_or_dir)
+    try:
+        policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+        document = json.loads((folder / f"{dialect}.json").read_text(encoding="utf-8"))
+        rows = [row for row in policy.get("tools", []) if isinstance(row, dict)]
+    except (OSError, ValueError, AttributeError) as exc:
+        click.echo(f"toolgen catalog: cannot read the {dialect} catalog of {folder}: {exc}", err=True)
+        sys.exit(2)
+    held = parse_scopes(scopes)
+    hidden = [str(row.get("tool")) for row in rows if not permits(row, held)]
+    click.echo(json.dumps(filter_catalog(document, hidden), indent=2, ensure_ascii=False))

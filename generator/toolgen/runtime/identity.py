@@ -1,0 +1,88 @@
+"""Tools by identity: which tools a caller's scopes allow, and catalogs cut down to them.
+
+Input: a policy row (``policy.json`` ``tools[]``: its ``permission`` list of scopes) or a whole
+catalog document of any dialect (``mcp.json``, ``openai.json``, ``anthropic.json``,
+``gemini.json``), and the scopes a caller holds. Output: a yes/no per tool, or the catalog without
+the tools the caller may not use.
+
+One rule everywhere (``tools/list`` of `toolgen serve`, the ``search_tools`` meta-tool, `toolgen
+catalog --scopes`, `Registry.visible_tools`): a tool is *visible* to a caller when the caller holds
+every scope of the row's ``permission`` — the same rule the call path's permission step enforces.
+MCP 2026-07-28 allows ``tools/list`` to vary with the authorization presented ("servers MAY return
+only the tools the caller's scopes permit"). Hiding never replaces the check: a hidden tool called
+by name is still refused with ``permission_denied`` on the call path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["filter_catalog", "is_deferred", "permits", "required_scopes", "tool_entry_name"]
+
+
+def required_scopes(row: Mapping[str, Any]) -> list[str]:
+    """The scopes a policy row's ``permission`` demands (all of them), as strings."""
+    return [str(s) for s in row.get("permission") or []]
+
+
+def permits(row: Mapping[str, Any], scopes: Iterable[str]) -> bool:
+    """True when `scopes` hold every scope of `row`'s ``permission`` (a row without one needs none)."""
+    held = frozenset(scopes)
+    return all(s in held for s in required_scopes(row))
+
+
+def is_deferred(row: Mapping[str, Any]) -> bool:
+    """True for a row with ``loading: deferred``: found through search, not listed up front."""
+    return row.get("loading") == "deferred"
+
+
+def tool_entry_name(entry: Any) -> str | None:
+    """The tool a catalog entry defines, in any dialect: ``name`` (MCP, Anthropic, Gemini, OpenAI
+    Responses) or ``function.name`` (OpenAI Chat Completions); None for anything else (a hosted
+    ``tool_search`` entry, a namespace)."""
+    if not isinstance(entry, Mapping):
+        return None
+    function = entry.get("function")
+    if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+        return str(function["name"])
+    if entry.get("type") == "namespace":
+        return None
+    name = entry.get("name")
+    return name if isinstance(name, str) else None
+
+
+def filter_catalog(document: Any, hidden: Iterable[str]) -> Any:
+    """`document` (a dialect's catalog: a list of tool entries, or an object holding such lists)
+    without the entries that define a tool named in `hidden`.
+
+    Lists are filtered entry by entry; an entry holding its own ``tools`` list (an OpenAI
+    namespace, a Gemini ``functionDeclarations`` group) is filtered inside, and dropped when
+    nothing of it is left. Entries that define no tool of the package (a hosted ``tool_search``
+    entry, the ``search_tools`` meta-tool) are kept. The input is not modified; order is kept."""
+    drop = frozenset(hidden)
+    return _filter(document, drop)
+
+
+_GROUP_KEYS = ("tools", "functionDeclarations", "function_declarations")
+
+
+def _filter(node: Any, drop: frozenset[str]) -> Any:
+    if isinstance(node, list):
+        out: list[Any] = []
+        for entry in node:
+            name = tool_entry_name(entry)
+            if name is not None and name in drop:
+                continue
+            if isinstance(entry, Mapping) and any(isinstance(entry.get(k), list) for k in _GROUP_KEYS):
+                kept = _filter(entry, drop)
+                groups = [k for k in _GROUP_KEYS if isinstance(entry.get(k), list)]
+                if any(entry[k] for k in groups) and not any(kept[k] for k in groups):
+                    continue  # a group whose every tool is hidden
+                out.append(kept)
+                continue
+            out.append(entry)
+        return out
+    if isinstance(node, Mapping):
+        return {k: _filter(v, drop) if isinstance(v, list) else v for k, v in node.items()}
+    return node

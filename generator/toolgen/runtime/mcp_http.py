@@ -1,0 +1,349 @@
+"""`toolgen serve --http`: the MCP server over Streamable HTTP, callers identified by bearer token.
+
+Input: a loaded `Registry`, a token verifier (the MCP SDK's `TokenVerifier` protocol:
+``async verify_token(token) -> AccessToken | None``) and where to listen. Output: an ASGI app
+(`build_http_app`) or a running server (`serve_http`) built with the official SDK's
+``Server.streamable_http_app``: stateless (no session id; MCP 2026-07-28 requests carry their own
+version, 2025-11-25 clients are served statelessly after their handshake), at path ``/mcp``.
+
+Every request passes the SDK's bearer middleware first: a missing, unknown or expired token is
+answered ``401`` with ``WWW-Authenticate: Bearer error="invalid_token", ...`` (RFC 6750; with
+`AuthSettings.resource_server_url` also ``resource_metadata=`` and the Protected Resource Metadata
+document, RFC 9728, as the MCP authorization specification asks of an OAuth resource server), and
+no handler runs. Otherwise the caller is the token's actor (`actor_from_token`: id = the token's
+subject, else its client id; scopes = the token's scopes) for that one request: it lists only the
+tools its scopes allow and every call goes through the runtime's permission check.
+
+Self-hosting without an authorization server: a static token file (`load_token_file`), holding the
+SHA-256 of each token, never the token::
+
+    tokens:
+      - actor: support-bot                       # audit and receipts name this actor
+        sha256: 9f2c...64 hex digits...          # printf %s "$TOKEN" | sha256sum
+        scopes: [ticket:read, ticket:write]
+
+Tokens are compared in constant time (`hmac.compare_digest` against every entry) and never logged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import re
+import signal
+import socket
+import stat
+import threading
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .registry import Actor, Registry
+
+__all__ = [
+    "MCP_PATH",
+    "StaticToken",
+    "StaticTokenVerifier",
+    "TokenFileError",
+    "actor_from_token",
+    "build_http_app",
+    "load_token_file",
+    "serve_http",
+    "token_sha256",
+]
+
+MCP_PATH = "/mcp"
+#: Longest bearer token looked at (longer ones are refused unhashed).
+MAX_TOKEN_LENGTH = 4096
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+_STR = "tag:yaml.org,2002:str"
+
+
+def token_sha256(token: str) -> str:
+    """The lower-case hex SHA-256 of a token's UTF-8 bytes: what a token file stores."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class StaticToken:
+    """One entry of a token file: the SHA-256 digest (32 bytes) of the token, the actor it
+    authenticates and the scopes that actor holds."""
+
+    digest: bytes
+    actor: str
+    scopes: tuple[str, ...]
+
+
+class StaticTokenVerifier:
+    """A `TokenVerifier` over fixed tokens (known by their SHA-256 only).
+
+    `verify_token` hashes the presented token once and compares the digest with every entry's by
+    `hmac.compare_digest`, without stopping at a match, so the time taken does not depend on which
+    entry matches or how much of a digest agrees. Tokens longer than `MAX_TOKEN_LENGTH` and tokens
+    that match nothing give None (the SDK then answers 401)."""
+
+    def __init__(self, tokens: Iterable[StaticToken]) -> None:
+        self.tokens: tuple[StaticToken, ...] = tuple(tokens)
+
+    def lookup(self, token: str) -> StaticToken | None:
+        if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LENGTH:
+            return None
+        try:
+            digest = hashlib.sha256(token.encode("utf-8")).digest()
+        except UnicodeEncodeError:
+            return None
+        found: StaticToken | None = None
+        for entry in self.tokens:
+            if hmac.compare_digest(digest, entry.digest) and found is None:
+                found = entry
+        return found
+
+    async def verify_token(self, token: str) -> Any:
+        """The SDK's `AccessToken` for a known token (``client_id`` = the actor, ``scopes``), else None."""
+        from mcp.server.auth.provider import AccessToken
+
+        entry = self.lookup(token)
+        if entry is None:
+            return None
+        return AccessToken(token="sha256:" + entry.digest.hex(), client_id=entry.actor, scopes=list(entry.scopes))
+
+
+class TokenFileError(ValueError):
+    """A token file that cannot be used; the message is located (``FILE:LINE:COL: ...``) and never
+    holds a token."""
+
+
+def _where(path: Path, node: Any) -> str:
+    mark = getattr(node, "start_mark", None)
+    return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+
+
+def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, list[str]]:
+    """Read a token file (YAML, or JSON: the same shape) into a verifier, plus warnings (the file is
+    readable by every user of the machine).
+
+    Shape: ``{"tokens": [{"actor": str, "sha256": 64 hex digits, "scopes": [str, ...]}, ...]}``; no
+    other keys; at least one token; no digest twice. Raises `TokenFileError` naming the file, line
+    and column of the first problem and what to do (a ``token:`` key holding a plain token is refused:
+    store its SHA-256)."""
+    import yaml  # type: ignore[import-untyped, unused-ignore]
+
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+        mode = file.stat().st_mode
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TokenFileError(f"{file}: cannot read the token file: {exc.__class__.__name__}: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            line, column = mark.line + 1, mark.column + 1
+        else:  # a reader error (a character YAML does not allow) knows its offset only
+            offset = int(getattr(exc, "position", 0) or 0)
+            line, column = text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or "syntax error"
+        raise TokenFileError(f"{file}:{line}:{column}: not valid YAML/JSON: {problem}") from None
+
+    def fail(node: Any, message: str) -> TokenFileError:
+        return TokenFileError(f"{_where(file, node)}: {message}")
+
+    def mapping(node: Any, what: str, allowed: Sequence[str]) -> dict[str, tuple[Any, Any]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise fail(node, f"{what} must be a mapping")
+        out: dict[str, tuple[Any, Any]] = {}
+        for key, value in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else ""
+            if name == "token":
+                raise fail(key, "a plain token is not accepted: store its SHA-256 instead, "
+                                "`sha256: <printf %s TOKEN | sha256sum>`")
+            if name not in allowed:
+                raise fail(key, f"unknown key {str(name)[:40]!r} in {what}; allowed: {', '.join(allowed)}")
+            if name in out:
+                raise fail(key, f"duplicate key {name!r} in {what}")
+            out[name] = (key, value)
+        return out
+
+    if root is None:
+        raise TokenFileError(f"{file}:1:1: the token file is empty; it needs `tokens:`, a list of "
+                             "{actor, sha256, scopes}")
+    top = mapping(root, "the token file", ("tokens",))
+    if "tokens" not in top:
+        raise fail(root, "missing `tokens:` (a list of {actor, sha256, scopes})")
+    tokens_node = top["tokens"][1]
+    if not isinstance(tokens_node, yaml.SequenceNode) or not tokens_node.value:
+        raise fail(tokens_node, "`tokens` must be a non-empty list of {actor, sha256, scopes}")
+    entries: list[StaticToken] = []
+    seen: dict[bytes, Any] = {}
+    for item in tokens_node.value:
+        fields = mapping(item, "a token entry", ("actor", "sha256", "scopes"))
+        for required in ("actor", "sha256", "scopes"):
+            if required not in fields:
+                raise fail(item, f"the token entry has no `{required}`")
+        actor_node = fields["actor"][1]
+        if not isinstance(actor_node, yaml.ScalarNode) or actor_node.tag != _STR or not actor_node.value.strip():
+            raise fail(actor_node, "`actor` must be a non-empty string (the id audit and receipts record)")
+        digest_node = fields["sha256"][1]
+        digest_text = digest_node.value if isinstance(digest_node, yaml.ScalarNode) else ""
+        if not isinstance(digest_text, str) or not _HEX64.fullmatch(digest_text):
+            raise fail(digest_node, "`sha256` must be the 64 hex digits of the token's SHA-256 "
+                                    "(printf %s TOKEN | sha256sum)")
+        digest = bytes.fromhex(digest_text)
+        if digest in seen:
+            raise fail(digest_node, f"this sha256 is already the token of the entry at {_where(file, seen[digest])}")
+        seen[digest] = digest_node
+        scopes_node = fields["scopes"][1]
+        if not isinstance(scopes_node, yaml.SequenceNode):
+            raise fail(scopes_node, "`scopes` must be a list of scope strings (may be empty: [])")
+        scopes: list[str] = []
+        for scope in scopes_node.value:
+            if not isinstance(scope, yaml.ScalarNode) or scope.tag != _STR or not scope.value.strip():
+                raise fail(scope, "every scope must be a non-empty string, e.g. ticket:read")
+            scopes.append(scope.value.strip())
+        entries.append(StaticToken(digest, actor_node.value.strip(), tuple(dict.fromkeys(scopes))))
+    warnings: list[str] = []
+    if mode & stat.S_IROTH:
+        warnings.append(f"{file} is readable by every user of this machine (mode {stat.S_IMODE(mode):04o}); "
+                        f"run `chmod 600 {file}`")
+    if mode & stat.S_IWOTH:
+        warnings.append(f"{file} is writable by every user of this machine: anyone could add a token")
+    return StaticTokenVerifier(entries), warnings
+
+
+def actor_from_token(access_token: Any) -> Actor:
+    """The caller of a verified `AccessToken`: id = its ``subject`` (the resource owner, when the
+    verifier supplies one), else its ``client_id``; scopes = its ``scopes``."""
+    subject = getattr(access_token, "subject", None)
+    return Actor.of(str(subject or access_token.client_id), [str(s) for s in access_token.scopes or []])
+
+
+#: The caller of a request that has no verified token (cannot happen behind the bearer
+#: middleware): an actor without scopes sees and may call nothing.
+NOBODY = Actor.of("unauthenticated", ())
+
+
+def _actor_of_request(ctx: Any) -> Actor:
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    if isinstance(user, AuthenticatedUser):
+        return actor_from_token(user.access_token)
+    return NOBODY
+
+
+def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None, actor: Actor | None = None,
+                   host: str = "127.0.0.1", search_tool: bool | None = None,
+                   transport_security: Any = None) -> Any:
+    """The Starlette app serving `registry` over Streamable HTTP at ``/mcp``, stateless.
+
+    `verifier`: a `TokenVerifier` (e.g. `StaticTokenVerifier`, or a deployment's own, checking
+    tokens of its OAuth authorization server); `auth`: the SDK's `AuthSettings` for an OAuth
+    resource server (``issuer_url``, ``resource_server_url``, ``required_scopes``; adds
+    ``resource_metadata`` to the 401 challenge and serves the Protected Resource Metadata). Without
+    a verifier, `actor` must be given: every request is that actor, unauthenticated (``--no-auth``).
+    `host` turns on the SDK's DNS-rebinding protection for loopback hosts unless
+    `transport_security` is given. Raises `ValueError` when neither a verifier nor an actor is given."""
+    from mcp.server.auth.settings import AuthSettings
+
+    from .mcp_server import build_server
+
+    if verifier is None:
+        if actor is None:
+            raise ValueError("serving HTTP needs a token verifier (or an explicit unauthenticated actor)")
+        server = build_server(registry, actor, search_tool=search_tool)
+        return server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host,
+                                          transport_security=transport_security)
+    if actor is not None:
+        raise ValueError("with a token verifier the caller comes from the token: do not also give an actor")
+    server = build_server(registry, actor_for=_actor_of_request, search_tool=search_tool)
+    if auth is None:
+        # The SDK installs its bearer middleware only with AuthSettings, whose issuer_url is
+        # mandatory; without resource_server_url and an authorization-server provider it is used
+        # nowhere (no metadata route, no OAuth endpoints), so the server's own origin is given.
+        auth = AuthSettings(issuer_url=f"http://{_url_host(host)}", resource_server_url=None)
+    return server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host, auth=auth,
+                                      token_verifier=verifier, transport_security=transport_security)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on sockets whose
+    # protocol says TCP; with proto 0 every response would wait for a delayed ACK (~40 ms on Linux).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = None, actor: Actor | None = None,
+                     host: str = "127.0.0.1", port: int = 8000, search_tool: bool | None = None,
+                     transport_security: Any = None,
+                     on_ready: Callable[[str], Awaitable[None] | None] | None = None) -> None:
+    """Serve `registry` over Streamable HTTP (`build_http_app`) on `host`:`port` (0: any free port)
+    until SIGINT/SIGTERM, then stop gracefully and return. `on_ready(url)` is called once the
+    server accepts connections, with the endpoint's URL (``http://HOST:PORT/mcp``, the bound port).
+    Raises `OSError` when the address cannot be bound, `ValueError` as `build_http_app`."""
+    import anyio
+    import uvicorn
+
+    app = build_http_app(registry, verifier=verifier, auth=auth, actor=actor, host=host, search_tool=search_tool,
+                         transport_security=transport_security)
+    sock = _bind(host, port)
+    bound = sock.getsockname()[1]
+    server = _graceful_server_class()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+
+    async def announce() -> None:
+        while not server.started and not server.should_exit:
+            await anyio.sleep(0.01)
+        if server.started and on_ready is not None:
+            maybe = on_ready(f"http://{_url_host(host)}:{bound}{MCP_PATH}")
+            if maybe is not None:
+                await maybe
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(announce)
+            await server.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+    finally:
+        sock.close()
+        await registry.aclose()
+
+
+def _graceful_server_class() -> type[Any]:
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn's server, stopping on SIGINT/SIGTERM and then returning normally (uvicorn
+        re-raises the signal after its graceful shutdown, which would end the process with it)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None, None, None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    return GracefulServer
+
