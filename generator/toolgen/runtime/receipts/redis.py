@@ -29,6 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from .base import Receipt, ReceiptState
+from .previews import RedisPreviewStore
 
 if TYPE_CHECKING:
     import redis
@@ -186,6 +187,10 @@ class RedisReceiptStore:
 
     def get(self, scope: str, key: str) -> Receipt | None:
         return self._receipt(scope, key, self._client.hgetall(self.redis_key(scope, key)))
+
+    def previews(self) -> RedisPreviewStore:
+        """The preview store on the same Redis client and prefix (keys ``<prefix>p:...``)."""
+        return RedisPreviewStore(self._client, self.prefix)
 
     def close(self) -> None:
         if self._own_client:
