@@ -52,7 +52,14 @@ from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
-from .receipts import MemoryPreviewStore, MemoryReceiptStore, PreviewStore, Receipt, ReceiptStore, StoredPreview
+from .receipts import (
+    MemoryPreviewStore,
+    MemoryReceiptStore,
+    PreviewStore,
+    Receipt,
+    ReceiptStore,
+    StoredPreview,
+)
 from .request import BuiltRequest, build_request, normalise_nulls, undeclared_member
 from .shaping import (
     CursorCodec,
@@ -1188,6 +1195,10 @@ class Registry:
         preview_tool = str(spec.row.get("pair") or "preview_" + spec.intent)
         try:
             stored: StoredPreview | None = self.preview_store().get(f"{self.api}/{spec.name}", actor.id, preview_id)
+        except (ValueError, TypeError, KeyError):  # an entry that does not decode: changed behind the runtime
+            raise make_error(
+                "preview_mismatch", f"The stored preview {preview_id[:24]}… of {spec.name} cannot be read; nothing "
+                "was sent.", details={**pointer, "preview_tool": preview_tool}) from None
         except Exception as exc:  # noqa: BLE001 - any store outage: nothing is sent
             raise make_error(
                 "receipt_store_unavailable",

@@ -161,8 +161,8 @@ for _id, _sev, _summary, _help in (
      "State `approval: required` or `approval: never`."),
     ("approval-on-read", "warning", "A read intent sets `approval`, which applies to record tools only.",
      "Remove `approval`, or mark the intent write."),
-    ("preview-required", "error", "`preview: false` on a write whose record tool needs its preview "
-     "(`approval: required`, or `record.arguments: preview`).",
+    ("preview-required", "error", ("`preview: false` on a write whose record tool needs its preview "
+     "(`approval: required`, or `record.arguments: preview`)."),
      "Drop `preview: false`, or set `approval: never` and `record.arguments: full`."),
     ("preview-ttl-unused", "warning", "`record.preview_ttl_s` on a record tool that takes the full arguments.",
      "Drop `preview_ttl_s`, or set `record.arguments: preview`."),

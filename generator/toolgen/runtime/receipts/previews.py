@@ -74,7 +74,7 @@ def _keep_until(preview: StoredPreview) -> float:
 def _arguments(text: str) -> dict[str, Any]:
     value = json.loads(text)
     if not isinstance(value, dict):
-        raise ValueError("a stored preview's arguments are not a JSON object")
+        raise TypeError("a stored preview's arguments are not a JSON object")
     return value
 
 
