@@ -742,6 +742,14 @@ class Registry:
         # a record that executes a stored preview: its arguments are the preview's, as stored
         executes = self._executes_preview(row)
         preview_id = str(args.get("preview_id", "")) if executes else None
+        required = [str(s) for s in row.get("permission") or []]
+        missing = [s for s in required if s not in actor.scopes]
+        if preview_id is not None and missing:  # refused before any store is read
+            return fail("permission", make_error(
+                "permission_denied",
+                f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
+                details={"missing": missing, "required": required},
+            ))
         if preview_id is not None:
             try:
                 stored_args = self._stored_arguments(spec, preview_id, actor)
@@ -768,7 +776,7 @@ class Registry:
             extra_query, page_size, position, skip, link_url = self._pagination_params(row, args, cursor_payload)
             built = build_request(row, args, base_url=self.base_url, extra_query=extra_query)
         except ToolError as exc:
-            if preview_id is not None:
+            if preview_id is not None and exc.details.get("pointer") != f"/{idem_arg}":  # not the caller's key
                 return fail("validate", make_error(
                     "preview_mismatch", f"The stored preview {preview_id[:24]}… no longer builds a request "
                     f"({exc.message[:200]}); nothing was sent.", details={"pointer": "/preview_id"}))
@@ -791,8 +799,6 @@ class Registry:
         emit("validate", "allow")
 
         # 3. permission
-        required = [str(s) for s in row.get("permission") or []]
-        missing = [s for s in required if s not in actor.scopes]
         if missing:
             return fail("permission", make_error(
                 "permission_denied",
