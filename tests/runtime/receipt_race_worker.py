@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.support.runtime_env import WRITER, tickets_dir
 from tests.support.records import call_record
+from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.runtime import Approval, Registry, StaticCredentials, receipts_from_url
 

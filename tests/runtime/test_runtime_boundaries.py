@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.runtime_env import ADMIN, READER, WRITER, tickets_dir
 from tests.support.records import acall_record, call_record
+from tests.support.runtime_env import ADMIN, READER, WRITER, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (

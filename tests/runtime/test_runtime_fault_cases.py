@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from tests.support.recording_server import RecordingServer
-from tests.support.runtime_env import SHARED
 from tests.support.records import call_record, preview_tool_of
+from tests.support.runtime_env import SHARED
 
 from toolgen.runtime import Actor, Approval, MemoryReceiptStore, Registry
 from toolgen.runtime.request import build_request, normalise_nulls

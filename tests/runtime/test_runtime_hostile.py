@@ -50,8 +50,8 @@ import pytest
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.hostile_server import HostileServer, RawRequest, prefix_port_pair, response, trickle
 from tests.support.recording_server import RecordingServer
-from tests.support.runtime_env import GENERATED, tickets_dir
 from tests.support.records import acall_record, call_record
+from tests.support.runtime_env import GENERATED, tickets_dir
 
 from toolgen.runtime import (
     Actor,

@@ -11,8 +11,8 @@ from urllib.parse import parse_qsl
 
 import pytest
 from tests.support.recording_server import RecordingServer
-from tests.support.runtime_env import GENERATED
 from tests.support.records import call_record
+from tests.support.runtime_env import GENERATED
 
 from toolgen.runtime import Actor, Approval, MemoryReceiptStore, Registry, StaticCredentials
 

@@ -7,8 +7,8 @@ import socket
 from typing import Any
 
 import pytest
-from tests.support.runtime_env import WRITER, tickets_dir
 from tests.support.records import call_record
+from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
