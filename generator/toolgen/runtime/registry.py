@@ -6,8 +6,10 @@ generated Python package's ``POLICY``/``MCP_TOOLS`` constants. Output: `CallResu
 The call path is a single function, `Registry._pipeline`, with a fixed order no tool can skip:
 
     find tool → validate arguments (plain JSON, mcp.json ``inputSchema`` as JSON Schema 2020-12
-    incl. formats, closed nested objects, then the canonical request itself) → permission (actor
-    scopes ⊇ row.permission) → approval (record rows: an `Approval` whose ``preview_id`` equals the
+    incl. formats, closed nested objects; a record tool executing a stored preview (policy
+    ``record.arguments: preview``) takes the arguments its preview stored, once the actor holds the
+    scopes, and must rebuild a request whose fingerprint is the ``preview_id``; then the canonical
+    request itself) → permission (actor scopes ⊇ row.permission) → approval (record rows: an `Approval` whose ``preview_id`` equals the
     fingerprint of this canonical request; spent only when the request is about to be sent) →
     timeout bound → idempotency (receipt store) → HTTP request (bounded retries; a write is re-sent
     only where it cannot write twice) → validate + shape output → result
@@ -20,7 +22,9 @@ Fingerprint (see docs/generated-format.md): ``"sha256:" + hex(sha256(canonical_j
 intent, "request": canonical})))`` where `canonical` is `BuiltRequest.canonical`: the method, the
 final URL, the headers, the cookies and the SHA-256 of the body exactly as they go on the wire,
 minus the credentials and the idempotency key. A preview's ``preview_id`` is this fingerprint, so an
-approval covers one request byte for byte; the idempotency receipt stores it too.
+approval covers one request byte for byte; the idempotency receipt stores it too. A preview whose
+record tool executes it stores its arguments in the preview store (`receipts.previews`), keyed
+by ``(<api>/<record tool>, actor id, preview_id)``, until ``record.preview_ttl_s`` runs out.
 
 Result knowledge: `ToolError.result_known` is false once any attempt of a write may have reached the
 API without a definitive answer (timeout, broken connection, 5xx, 3xx), and stays false unless a
