@@ -32,6 +32,18 @@ def run_call(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra
     return proc.returncode, out, proc.stderr
 
 
+def test_a_preview_in_a_memory_store_is_gone_for_the_next_command(server: TicketsServer, tmp_path: Path) -> None:
+    args = {"ticket_id": "T-103", "note": "Called back.", "visibility": "internal"}
+    memory = ["--scopes", "ticket:write", "--receipts", "memory://"]
+    code, preview, err = run_call(server, tmp_path, "preview_ticket_followup", args, *memory)
+    assert code == 0 and "memory://" in err and "executes the stored preview" in err, err
+    preview_id = preview["result"]["preview_id"]
+    code, out, err = run_call(server, tmp_path, "record_ticket_followup", {"preview_id": preview_id, "action_id": "m"},
+                              *memory, "--approve", preview_id)
+    assert code == 1 and out["error"]["code"] == "preview_not_found" and "memory://" in err
+    assert server.side_effects["addFollowup"] == 0
+
+
 def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Path) -> None:
     code, out, _ = run_call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"}, "--scopes", "ticket:read")
     assert code == 0 and out["ok"] and out["result"]["id"] == "T-102"

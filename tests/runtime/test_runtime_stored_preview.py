@@ -427,3 +427,18 @@ def test_the_sqlite_previews_table_shares_the_receipts_file(tickets: Registry, r
                             (preview_id,)).fetchall()
     assert rows == [("tickets/record_ticket_followup", "writer", "ticket_followup", 900.0)]
     assert tickets_dir().is_dir()
+
+
+def test_redis_expires_a_stored_preview_after_its_lifetime_once_more(redis_url: str, server: TicketsServer) -> None:
+    from toolgen.runtime import RedisReceiptStore
+
+    store = receipts_from_url(f"{redis_url}?prefix=e-{uuid.uuid4().hex[:10]}:")
+    assert isinstance(store, RedisReceiptStore)
+    reg = _registry(server.base_url, store, ttl=30, secrets={"TICKETS_TOKEN": server.token})
+    preview_id = _preview(reg, NOTE)
+    previews = store.previews()
+    name = previews.redis_key(f"tickets/{FOLLOWUP}", WRITER.id, preview_id)
+    assert name.startswith(store.prefix + "p:") and store.client.exists(name)
+    assert 58_000 < int(store.client.pttl(name)) <= 60_000  # expired after 30 s, kept 30 s more
+    assert not any(k.startswith(store.prefix.encode() + b"r:") for k in store.client.keys(store.prefix + "*"))
+    reg.close()
