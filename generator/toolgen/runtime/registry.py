@@ -1110,7 +1110,8 @@ class Registry:
                         "idempotency_in_progress",
                         f"{op_name} says a request with this idempotency key is still being processed.",
                         details={**error.details, "key_arg": idem_arg}, result_known=False, retryable=True,
-                        next_step="Wait, then retry with the same arguments and the same key.",
+                        next_step="Wait, then retry with the same "
+                                  f"{'preview_id' if preview_id is not None else 'arguments'} and the same key.",
                     ), attempts=attempts, status=status)
                 if mutating and (uncertain or not error.result_known or 300 <= status < 400):
                     settle("mark_unknown")
@@ -1259,8 +1260,9 @@ class Registry:
         key_arg = idem.get("arg") or "the key"
         checks = ", ".join(spec.check_tools)
         look = f"Read the current state first ({checks})" if checks else "Read the current state first"
+        same = "preview_id" if self._executes_preview(spec.row) else "arguments"
         if honoured:
-            step = (f"Retry with the same arguments and the same {key_arg}: the API deduplicates it, so it "
+            step = (f"Retry with the same {same} and the same {key_arg}: the API deduplicates it, so it "
                     "cannot write twice.")
         else:
             step = (f"{look}. If the write did not happen, call again with a new {key_arg}; do not simply "
