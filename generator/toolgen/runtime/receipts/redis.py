@@ -5,7 +5,8 @@ Redis key, so each is atomic across processes and machines and the store works o
 
 Layout: one hash per receipt, ``<prefix>r:<len(scope)>:<scope>:<key>`` (the length makes the
 split between scope and key unambiguous), fields ``fingerprint state actor result status
-created_at updated_at lease_ms``; `result` is compact JSON. Times are the writing worker's Unix time, as in
+created_at updated_at lease_ms``; `result` is compact JSON. Stored previews (`previews()`,
+previews.py) live beside them under ``<prefix>p:...``, each with its own expiry. Times are the writing worker's Unix time, as in
 SQLite (the registry compares them with its own clock to tell a stale *pending* from a live one, so
 workers' clocks should agree within a fraction of a tool's deadline).
 

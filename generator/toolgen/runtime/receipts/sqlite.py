@@ -1,7 +1,8 @@
 """`SqliteReceiptStore`: receipts in one SQLite file, shared by the processes of one machine.
 
 WAL journal, survives restarts, safe across threads and processes sharing one file. The default
-store of `toolgen call` and `toolgen serve` (`DEFAULT_RECEIPTS_PATH`).
+store of `toolgen call` and `toolgen serve` (`DEFAULT_RECEIPTS_PATH`). Stored previews
+(`previews()`, previews.py) are the table ``previews`` of the same file.
 """
 
 from __future__ import annotations
