@@ -106,12 +106,13 @@ def test_generated_package_imports_and_describes_itself(tmp_path: Path) -> None:
     result = run("build", str(REPO / "intent_maps" / "tickets.yaml"), "--out", str(out), "-q")
     assert result.exit_code == 0, result.output
     proc = subprocess.run([sys.executable, "-c", (
-        "import tickets_pkg as p; m = p.argument_model('record_ticket_followup');"
-        "print(p.API, len(p.TOOL_NAMES), sorted(m.model_fields))")],
+        "import tickets_pkg as p; m = p.argument_model('preview_ticket_followup');"
+        "r = p.argument_model('record_ticket_followup');"
+        "print(p.API, len(p.TOOL_NAMES), sorted(m.model_fields), sorted(r.model_fields))")],
         check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[:2] == ["tickets", "7"]
-    assert "'action_id'" in proc.stdout and "'note'" in proc.stdout
+    assert "'note'" in proc.stdout and "['action_id', 'preview_id']" in proc.stdout
 
 
 def test_spec_override_by_flag_and_env(tmp_path: Path) -> None:

@@ -92,12 +92,14 @@ def test_03_collision_safe_bindings(tmp_path: Path) -> None:
         pairs = {(b["in"], b["name"]): b["arg"] for b in bindings if b["arg"] != "action_id"}
         assert set(pairs) == {("path", "id"), ("body", "id"), ("query", "label"), ("body", "label")}
         assert len(set(pairs.values())) == 4  # four distinct arguments
-        schema = built.tool("mcp", name)["inputSchema"]
+        # the model writes the arguments to the preview tool; the record tool executes that preview
+        args_tool = name.replace("record_", "preview_")
+        schema = built.tool("mcp", args_tool)["inputSchema"]
         assert set(pairs.values()) <= set(schema["properties"])
         # the two id arguments say where they go
         assert "path" in schema["properties"][pairs[("path", "id")]]["description"].lower()
         assert "body" in schema["properties"][pairs[("body", "id")]]["description"].lower()
-        params = built.tool("openai", name)["function"]["parameters"]
+        params = built.tool("openai", args_tool)["function"]["parameters"]
         label = params["properties"][pairs[("query", "label")]]
         assert "null" in label["type"]
         assert set(params["required"]) == set(params["properties"])
@@ -106,12 +108,12 @@ def test_03_collision_safe_bindings(tmp_path: Path) -> None:
 def test_05_recursive_schemas_kept_with_defs(tmp_path: Path) -> None:
     built = build(tmp_path, case_spec("05"))
     assert_conformant(built)
-    tool = built.tool("mcp", "record_create_folder_tree")
+    tool = built.tool("mcp", "preview_create_folder_tree")
     schema = tool["inputSchema"]
     jsonschema.Draft202012Validator.check_schema(schema)
-    body_ok = {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}], "action_id": "k"}
+    body_ok = {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]}
     jsonschema.validate(body_ok, schema, cls=jsonschema.Draft202012Validator)
-    openai = built.tool("openai", "record_search_documents")["function"]["parameters"]
+    openai = built.tool("openai", "preview_search_documents")["function"]["parameters"]
     for pointer, node in walk(openai):
         if isinstance(node, dict) and node.get("type") == "object" or (
                 isinstance(node, dict) and isinstance(node.get("type"), list) and "object" in node["type"]):
@@ -129,18 +131,19 @@ def test_05_recursive_schemas_kept_with_defs(tmp_path: Path) -> None:
 def test_08_nullable_becomes_null_types(tmp_path: Path) -> None:
     built = build(tmp_path, case_spec("08"))
     assert_conformant(built)
-    tool = built.tool("mcp", "record_create_item")
-    assert all("nullable" not in str(k) for p, n in walk(tool) if isinstance(n, dict) for k in n)
+    tool = built.tool("mcp", "preview_create_item")  # the arguments; the record tool executes the preview
+    record = built.tool("mcp", "record_create_item")
+    assert all("nullable" not in str(k) for p, n in walk([tool, record]) if isinstance(n, dict) for k in n)
     validator = jsonschema.Draft202012Validator(tool["inputSchema"])
-    assert validator.is_valid({"title": "t", "note": None, "action_id": "k"})
-    assert not validator.is_valid({"title": "t", "action_id": "k"})  # note is required (nullable)
+    assert validator.is_valid({"title": "t", "note": None})
+    assert not validator.is_valid({"title": "t"})  # note is required (nullable)
     for arg in ("price", "tags", "region"):
-        assert validator.is_valid({"title": "t", "note": None, arg: None, "action_id": "k"}), arg
-    jsonschema.validate({"id": "x", "price": None}, tool["outputSchema"], cls=jsonschema.Draft202012Validator)
+        assert validator.is_valid({"title": "t", "note": None, arg: None}), arg
+    jsonschema.validate({"id": "x", "price": None}, record["outputSchema"], cls=jsonschema.Draft202012Validator)
     bindings = {b["name"]: b for b in built.row("record_create_item")["request"]["bindings"]}
     assert bindings["note"]["null"] == "send"
     assert bindings["price"]["null"] == bindings["tags"]["null"] == bindings["region"]["null"] == "omit"
-    params = built.tool("openai", "record_create_item")["function"]["parameters"]
+    params = built.tool("openai", "preview_create_item")["function"]["parameters"]
     assert params["properties"]["title"]["type"] == "string"
     for arg in ("note", "price", "tags", "region"):
         assert "null" in params["properties"][arg]["type"], arg
@@ -148,13 +151,13 @@ def test_08_nullable_becomes_null_types(tmp_path: Path) -> None:
 
 def test_11_top_level_allof_merged_and_conflict_named(tmp_path: Path) -> None:
     built = build(tmp_path, case_spec("11"))
-    tool = built.tool("mcp", "record_create_ad_set_draft")
+    tool = built.tool("mcp", "preview_create_ad_set_draft")
     props = tool["inputSchema"]["properties"]
     assert {"name", "notes", "campaignId", "budget", "accountId"} <= set(props)
     assert set(tool["inputSchema"]["required"]) >= {"name", "campaignId", "budget", "accountId"}
     assert "notes" not in tool["inputSchema"]["required"]
     ok = {"accountId": "a", "name": "n", "campaignId": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
-          "budget": {"amount": 5, "currency": "EUR"}, "action_id": "k"}
+          "budget": {"amount": 5, "currency": "EUR"}}
     jsonschema.validate(ok, tool["inputSchema"], cls=jsonschema.Draft202012Validator)
     for _, node in walk(built.json("openai.json")):
         assert not (isinstance(node, dict) and "allOf" in node)
@@ -170,7 +173,7 @@ def test_11_top_level_allof_merged_and_conflict_named(tmp_path: Path) -> None:
 def test_13_ref_siblings_inlined_for_openai(tmp_path: Path) -> None:
     built = build(tmp_path, case_spec("13"))
     assert_conformant(built)
-    params = built.tool("openai", "record_save_user_info")["function"]["parameters"]
+    params = built.tool("openai", "preview_save_user_info")["function"]["parameters"]
     for pointer, node in walk(params):
         if isinstance(node, dict) and "$ref" in node:
             assert set(node) == {"$ref"}, pointer
@@ -185,14 +188,14 @@ def test_13_ref_siblings_inlined_for_openai(tmp_path: Path) -> None:
 def test_14_formats_per_dialect(tmp_path: Path) -> None:
     built = build(tmp_path, case_spec("14"))
     assert_conformant(built)
-    params = built.tool("openai", "record_scrape_page")["function"]["parameters"]["properties"]
+    params = built.tool("openai", "preview_scrape_page")["function"]["parameters"]["properties"]
     for name, node in params.items():
         if "format" in node:
             assert node["format"] in OPENAI_FORMATS and "string" in node["type"], name
     assert "format" not in params["url"] and "format" not in params["token"] and "format" not in params["retries"]
     assert params["startedAt"]["format"] == "date-time" and params["pageId"]["format"] == "uuid"
     assert "format: uri" in params["url"]["description"]
-    mcp = built.tool("mcp", "record_scrape_page")["inputSchema"]["properties"]
+    mcp = built.tool("mcp", "preview_scrape_page")["inputSchema"]["properties"]
     assert mcp["url"]["format"] == "uri"
     assert "format" not in mcp["token"] and "format" not in mcp["retries"] and "format" not in mcp["ratio"]
 
@@ -200,7 +203,7 @@ def test_14_formats_per_dialect(tmp_path: Path) -> None:
 def test_15_optional_fields_strict_widening_is_openai_only(tmp_path: Path) -> None:
     built = build(tmp_path, case_spec("15"))
     assert_conformant(built)
-    params = built.tool("openai", "record_extract_web_page")["function"]["parameters"]
+    params = built.tool("openai", "preview_extract_web_page")["function"]["parameters"]
     for pointer, node in walk(params):
         if isinstance(node, dict) and "properties" in node:
             assert node["additionalProperties"] is False and set(node["required"]) == set(node["properties"]), pointer
@@ -210,20 +213,24 @@ def test_15_optional_fields_strict_widening_is_openai_only(tmp_path: Path) -> No
     for arg in ("includeImages", "options"):
         assert "null" in json.dumps(props[arg]), arg
     for dialect, key in (("anthropic", "input_schema"), ("mcp", "inputSchema")):
-        schema = built.tool(dialect, "record_extract_web_page")[key]
-        assert set(schema["required"]) == {"urls", "action_id"}
+        schema = built.tool(dialect, "preview_extract_web_page")[key]
+        assert set(schema["required"]) == {"urls"}
+        record = built.tool(dialect, "record_extract_web_page")[key]
+        assert set(record["required"]) == {"preview_id", "action_id"}
 
 
 def test_19_read_only_properties_never_in_inputs(tmp_path: Path) -> None:
     built = build(tmp_path, case_spec("19"))
     assert_conformant(built)
-    for name in ("preview_update_project", "record_update_project"):
-        for dialect, key in (("anthropic", "input_schema"), ("mcp", "inputSchema")):
-            props = built.tool(dialect, name)[key]["properties"]
-            assert {"name", "webhookSecret", "projectId"} <= set(props)
-            assert not {"id", "senderId", "createdAt"} & set(props)
-    mcp = built.tool("mcp", "record_update_project")["inputSchema"]
-    assert set(mcp["required"]) == {"projectId", "name", "action_id"}
+    for dialect, key in (("anthropic", "input_schema"), ("mcp", "inputSchema")):
+        props = built.tool(dialect, "preview_update_project")[key]["properties"]
+        assert {"name", "webhookSecret", "projectId"} <= set(props)
+        assert not {"id", "senderId", "createdAt"} & set(props)
+        assert set(built.tool(dialect, "record_update_project")[key]["properties"]) == {"preview_id", "action_id"}
+    readonly = {b["name"] for b in built.row("record_update_project")["request"]["bindings"]}
+    assert not {"id", "senderId", "createdAt"} & readonly  # nor sent from a stored preview
+    mcp = built.tool("mcp", "preview_update_project")["inputSchema"]
+    assert set(mcp["required"]) == {"projectId", "name"}
     out = built.tool("mcp", "get_project")["outputSchema"]
     assert {"id", "senderId", "createdAt", "name"} <= set(out["properties"])
     assert "webhookSecret" not in out["properties"]

@@ -281,11 +281,17 @@ def _check_one(tmp: Path, importer: _Importer, doc: dict[str, Any], intent_body:
     # names unique and valid
     names = [t.name for t in built.ir.tools]
     assert len(names) == len(set(names))
+    by_name = {t.name: t for t in built.ir.tools}
     for tool in built.ir.tools:
         assert TOOL_NAME_RE.match(tool.name), tool.name
         for arg in tool.input_schema.get("properties", {}):
             assert ARG_NAME_RE.match(arg), arg
-        assert {b.arg for b in tool.policy.bindings} <= set(tool.input_schema.get("properties", {}))
+        declared = set(tool.input_schema.get("properties", {}))
+        if tool.policy.record_arguments == "preview":  # its arguments are its preview tool's, stored
+            key = tool.policy.idempotency.arg if tool.policy.idempotency is not None else None
+            assert tool.policy.pair is not None and declared == {"preview_id"} | ({key} if key else set())
+            declared |= set(by_name[tool.policy.pair].input_schema.get("properties", {}))
+        assert {b.arg for b in tool.policy.bindings} <= declared
     covered, skipped = set(built.ir.covered), {s.operation.pointer for s in built.ir.skipped}
     assert covered | skipped == {op.pointer for op in built.ir.operations}
     # Python compiles and imports (in another process) without running injected code

@@ -21,7 +21,6 @@ ARGUMENT_MODELS: dict[str, str] = {
     "list_issue_comments": "ListIssueCommentsArgs",
     "list_issues": "ListIssuesArgs",
     "list_pull_requests": "ListPullRequestsArgs",
-    "preview_add_issue_labels": "PreviewAddIssueLabelsArgs",
     "preview_comment_on_issue": "PreviewCommentOnIssueArgs",
     "preview_create_issue": "PreviewCreateIssueArgs",
     "preview_create_pull_request": "PreviewCreatePullRequestArgs",

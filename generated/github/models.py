@@ -52,26 +52,26 @@ class GetRepositoryArgs(BaseModel):
 
 class Labels2Object(BaseModel):
     color: str | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
-
-
-class Labels3Object(BaseModel):
-    color: str | None = None
     confidence: Confidence | None = None
     description: str | None = None
     id: int | None = None
     name: str | None = None
+    rationale: str | None = None
+    suggest: bool | None = None
+
+
+class Labels3Object(BaseModel):
+    confidence: Confidence | None = None
+    name: str
     rationale: str | None = None
     suggest: bool | None = None
 
 
 class LabelsObject(BaseModel):
-    confidence: Confidence | None = None
-    name: str
-    rationale: str | None = None
-    suggest: bool | None = None
+    color: str | None = None
+    description: str | None = None
+    id: int | None = None
+    name: str | None = None
 
 
 class ListIssueCommentsArgs(BaseModel):
@@ -142,16 +142,6 @@ class ListPullRequestsArgs(BaseModel):
     state: State | None = None
 
 
-class PreviewAddIssueLabelsArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    issue_number: int
-    labels: list[str | LabelsObject] | None = Field(None, min_length=1)
-    owner: str
-    repo: str
-
-
 class PreviewCommentOnIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -168,7 +158,7 @@ class PreviewCreateIssueArgs(BaseModel):
     )
     assignees: list[str] | None = None
     body: str | None = None
-    labels: list[str | Labels2Object] | None = None
+    labels: list[str | LabelsObject] | None = None
     owner: str
     repo: str
     title: str | int
@@ -261,7 +251,7 @@ class PreviewUpdateIssueArgs(BaseModel):
     assignees: list[str | AssigneesObject] | None = None
     body: str | None = None
     issue_number: int
-    labels: list[str | Labels3Object] | None = None
+    labels: list[str | Labels2Object] | None = None
     owner: str
     repo: str
     state: State2 | None = None
@@ -275,7 +265,7 @@ class RecordAddIssueLabelsArgs(BaseModel):
     )
     action_id: constr(min_length=1, max_length=255)
     issue_number: int
-    labels: list[str | LabelsObject] | None = Field(None, min_length=1)
+    labels: list[str | Labels3Object] | None = Field(None, min_length=1)
     owner: str
     repo: str
 
@@ -285,10 +275,7 @@ class RecordCommentOnIssueArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    body: str
-    issue_number: int
-    owner: str
-    repo: str
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordCreateIssueArgs(BaseModel):
@@ -296,12 +283,7 @@ class RecordCreateIssueArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    assignees: list[str] | None = None
-    body: str | None = None
-    labels: list[str | Labels2Object] | None = None
-    owner: str
-    repo: str
-    title: str | int
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordCreatePullRequestArgs(BaseModel):
@@ -309,13 +291,7 @@ class RecordCreatePullRequestArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    base: str
-    body: str | None = None
-    draft: bool | None = None
-    head: str
-    owner: str
-    repo: str
-    title: str | None = None
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordDeleteRepositoryArgs(BaseModel):
@@ -323,8 +299,7 @@ class RecordDeleteRepositoryArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    owner: str
-    repo: str
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordLockIssueArgs(BaseModel):
@@ -332,10 +307,7 @@ class RecordLockIssueArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    issue_number: int
-    lock_reason: LockReason | None = None
-    owner: str
-    repo: str
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordMergePullRequestArgs(BaseModel):
@@ -343,13 +315,7 @@ class RecordMergePullRequestArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    commit_message: str | None = None
-    commit_title: str | None = None
-    merge_method: MergeMethod | None = None
-    owner: str
-    pull_number: int
-    repo: str
-    sha: str | None = None
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordRemoveIssueLabelArgs(BaseModel):
@@ -357,10 +323,7 @@ class RecordRemoveIssueLabelArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    issue_number: int
-    name: str
-    owner: str
-    repo: str
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordUpdateIssueArgs(BaseModel):
@@ -368,15 +331,7 @@ class RecordUpdateIssueArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    assignees: list[str | AssigneesObject] | None = None
-    body: str | None = None
-    issue_number: int
-    labels: list[str | Labels3Object] | None = None
-    owner: str
-    repo: str
-    state: State2 | None = None
-    state_reason: StateReason | None = None
-    title: str | int | None = None
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class Order(Enum):

@@ -23,7 +23,6 @@ ARGUMENT_MODELS: dict[str, str] = {
     "list_invoices": "ListInvoicesArgs",
     "list_payment_intents": "ListPaymentIntentsArgs",
     "preview_cancel_payment_intent": "PreviewCancelPaymentIntentArgs",
-    "preview_create_customer": "PreviewCreateCustomerArgs",
     "preview_delete_customer": "PreviewDeleteCustomerArgs",
     "preview_refund_charge": "PreviewRefundChargeArgs",
     "preview_update_customer": "PreviewUpdateCustomerArgs",

@@ -100,25 +100,15 @@ class PreviewCancelPaymentIntentArgs(BaseModel):
     intent: constr(max_length=5000)
 
 
-class Metadata(Enum):
-    field_ = ""
-
-
-class PreviewCreateCustomerArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    description: constr(max_length=5000) | None = None
-    email: constr(max_length=512) | None = None
-    metadata: dict[str, str] | Metadata | None = None
-    name: constr(max_length=256) | None = None
-
-
 class PreviewDeleteCustomerArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     customer: constr(max_length=5000)
+
+
+class Metadata(Enum):
+    field_ = ""
 
 
 class Reason(Enum):
@@ -153,9 +143,8 @@ class RecordCancelPaymentIntentArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    cancellation_reason: CancellationReason | None = None
     idempotency_key: constr(min_length=1, max_length=255)
-    intent: constr(max_length=5000)
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordCreateCustomerArgs(BaseModel):
@@ -173,29 +162,21 @@ class RecordDeleteCustomerArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    customer: constr(max_length=5000)
     idempotency_key: constr(min_length=1, max_length=255)
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordRefundChargeArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    amount: int | None = None
-    charge: constr(max_length=5000) | None = None
     idempotency_key: constr(min_length=1, max_length=255)
-    metadata: dict[str, str] | Metadata | None = None
-    payment_intent: constr(max_length=5000) | None = None
-    reason: Reason | None = None
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordUpdateCustomerArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    customer: constr(max_length=5000)
-    description: constr(max_length=5000) | None = None
-    email: constr(max_length=512) | None = None
     idempotency_key: constr(min_length=1, max_length=255)
-    metadata: dict[str, str] | Metadata | None = None
-    name: constr(max_length=256) | None = None
+    preview_id: constr(min_length=1, max_length=200)

@@ -66,7 +66,7 @@ class RecordTicketDeleteArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordTicketFollowupArgs(BaseModel):
@@ -74,6 +74,4 @@ class RecordTicketFollowupArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    note: constr(min_length=1, max_length=2000)
-    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
-    visibility: Visibility
+    preview_id: constr(min_length=1, max_length=200)

@@ -93,6 +93,8 @@ CASES = [
                                             "honoured_by_api": False})),
     Case("idempotency-key-missing", _drop("update_widget", "idempotency"),
          _set("update_widget", idempotency={"key": "op_id", "send_as": "none"})),
+    Case("preview-adds-nothing", _drop("create_widget", "record"),
+         _all(_drop("create_widget", "record"), _set("create_widget", preview=False))),
     Case("permission-missing", _drop("list_gadgets", "permission"),
          _drop("list_widgets", "permission")),  # the operation's OAuth scopes apply
     Case("scope-unknown", _set("list_widgets", permission="widget:reed"),

@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from tests.support.records import call_record
 from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.runtime import Approval, Registry, StaticCredentials, receipts_from_url
@@ -44,7 +45,7 @@ def main() -> None:
         for key in job["keys"]:
             # one human approval per action: both workers present the same approval for the same key
             approval = Approval(job["preview_id"], approved_by="race@example.com", approval_id=f"approval-{key}")
-            res = registry.call("record_ticket_followup", dict(job["args"], action_id=key), actor=WRITER,
+            res = call_record(registry, "record_ticket_followup", dict(job["args"], action_id=key), actor=WRITER,
                                 approval=approval)
             if res.ok:
                 out[key] = "replayed" if res.replayed else "sent"

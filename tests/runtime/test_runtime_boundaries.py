@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.records import acall_record, call_record
 from tests.support.runtime_env import ADMIN, READER, WRITER, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
@@ -76,7 +77,7 @@ def test_02_preview_before_write(registry: Registry, server: TicketsServer) -> N
 
 # 3. write needs approval ---------------------------------------------------------------------------
 def test_03_write_needs_approval(registry: Registry, server: TicketsServer) -> None:
-    res = registry.call("record_ticket_followup", dict(NOTE, action_id="act-0003"), actor=WRITER)
+    res = call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-0003"), actor=WRITER)
     assert not res.ok and res.error is not None
     assert res.error.code == "approval_required" and res.error.category == "policy"
     assert res.error.retryable is False
@@ -98,11 +99,11 @@ def test_04_invalid_arguments(registry: Registry, server: TicketsServer) -> None
     valid = {"ticket_id": "T-102", "note": "hi", "visibility": "internal", "action_id": "a1"}
     for change, pointer in cases:
         args = {**valid, **change}
-        res = registry.call("record_ticket_followup", args, actor=WRITER, approval=Approval("sha256:x"))
+        res = call_record(registry, "record_ticket_followup", args, actor=WRITER, approval=Approval("sha256:x"))
         assert res.error is not None and res.error.code == "invalid_arguments", args
         assert res.error.details["pointer"] == pointer, (args, res.error.details)
         assert res.error.retryable is False and res.error.category == "validation"
-    missing = registry.call("record_ticket_followup", {"ticket_id": "T-102", "visibility": "public",
+    missing = call_record(registry, "record_ticket_followup", {"ticket_id": "T-102", "visibility": "public",
                                                        "action_id": "a1"}, actor=WRITER)
     assert missing.error is not None and missing.error.code == "invalid_arguments"
     assert "note" in missing.error.message and missing.error.details["pointer"] == "/note"
@@ -115,11 +116,11 @@ def test_04_invalid_arguments(registry: Registry, server: TicketsServer) -> None
 # 5. permission boundary ----------------------------------------------------------------------------
 def test_05_permission_boundary(registry: Registry, server: TicketsServer) -> None:
     approval = approve(registry, "preview_ticket_followup", NOTE)
-    res = registry.call("record_ticket_followup", dict(NOTE, action_id="act-0005"), actor=READER,
+    res = call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-0005"), actor=READER,
                         approval=approval)  # approved, but the actor only reads: approval is not permission
     assert res.error is not None and res.error.code == "permission_denied"
     assert res.error.retryable is False and res.error.details["missing"] == ["ticket:write"]
-    delete = registry.call("record_ticket_delete", {"ticket_id": "T-102", "action_id": "d-1"}, actor=WRITER,
+    delete = call_record(registry, "record_ticket_delete", {"ticket_id": "T-102", "action_id": "d-1"}, actor=WRITER,
                            approval=approve(registry, "preview_ticket_delete", {"ticket_id": "T-102"}))
     assert delete.error is not None and delete.error.code == "permission_denied"
     assert post_count(server) == 0 and sum(server.side_effects.values()) == 0
@@ -130,12 +131,12 @@ def test_05_permission_boundary(registry: Registry, server: TicketsServer) -> No
 def test_06_duplicate_action_replayed_once(registry: Registry, server: TicketsServer) -> None:
     approval = approve(registry, "preview_ticket_followup", NOTE)
     args = dict(NOTE, action_id="act-0006")
-    first = registry.call("record_ticket_followup", args, actor=WRITER, approval=approval)
+    first = call_record(registry, "record_ticket_followup", args, actor=WRITER, approval=approval)
     assert first.ok and first.replayed is False, first.to_json()
     assert first.result is not None and first.result["ticket_id"] == "T-102" and first.status == 201
     assert post_count(server) == 1
     assert server.requests_for("POST", "/followups")[0].headers["Idempotency-Key"] == "act-0006"
-    second = registry.call("record_ticket_followup", args, actor=WRITER, approval=approval)
+    second = call_record(registry, "record_ticket_followup", args, actor=WRITER, approval=approval)
     assert second.ok and second.replayed is True
     assert second.result == first.result
     assert post_count(server) == 1 and server.side_effects["addFollowup"] == 1
@@ -145,10 +146,10 @@ def test_06_duplicate_action_replayed_once(registry: Registry, server: TicketsSe
 # 7. idempotency conflict ---------------------------------------------------------------------------
 def test_07_idempotency_conflict(registry: Registry, server: TicketsServer) -> None:
     first_args = dict(NOTE, action_id="act-0007")
-    assert registry.call("record_ticket_followup", first_args, actor=WRITER,
+    assert call_record(registry, "record_ticket_followup", first_args, actor=WRITER,
                          approval=approve(registry, "preview_ticket_followup", NOTE)).ok
     changed = dict(NOTE, note="A different note.")
-    res = registry.call("record_ticket_followup", dict(changed, action_id="act-0007"), actor=WRITER,
+    res = call_record(registry, "record_ticket_followup", dict(changed, action_id="act-0007"), actor=WRITER,
                         approval=approve(registry, "preview_ticket_followup", changed))
     assert res.error is not None and res.error.code == "idempotency_conflict"
     assert res.error.category == "conflict" and res.error.retryable is False
@@ -243,13 +244,13 @@ def test_11_invalid_cursor(registry: Registry, server: TicketsServer) -> None:
 # extra: approval bound to another preview ----------------------------------------------------------
 def test_approval_for_other_arguments_is_rejected(registry: Registry, server: TicketsServer) -> None:
     approval = approve(registry, "preview_ticket_followup", NOTE)
-    res = registry.call("record_ticket_followup", dict(NOTE, note="Something else", action_id="act-x"),
+    res = call_record(registry, "record_ticket_followup", dict(NOTE, note="Something else", action_id="act-x"),
                         actor=WRITER, approval=approval)
     assert res.error is not None and res.error.code == "approval_mismatch"
     assert res.error.retryable is False
     # the approval of one intent does not carry over to another with the same arguments
     delete_approval = approve(registry, "preview_ticket_delete", {"ticket_id": "T-102"})
-    res2 = registry.call("record_ticket_followup", dict(NOTE, action_id="act-y"), actor=WRITER,
+    res2 = call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-y"), actor=WRITER,
                          approval=delete_approval)
     assert res2.error is not None and res2.error.code == "approval_mismatch"
     assert post_count(server) == 0 and server.side_effects["addFollowup"] == 0
@@ -258,9 +259,9 @@ def test_approval_for_other_arguments_is_rejected(registry: Registry, server: Ti
 def test_destructive_write_end_to_end(registry: Registry, server: TicketsServer) -> None:
     args = {"ticket_id": "T-110"}
     approval = approve(registry, "preview_ticket_delete", args)
-    res = registry.call("record_ticket_delete", dict(args, action_id="del-110"), actor=ADMIN, approval=approval)
+    res = call_record(registry, "record_ticket_delete", dict(args, action_id="del-110"), actor=ADMIN, approval=approval)
     assert res.ok and res.status == 204 and res.result == {"status": 204}, res.to_json()
-    again = registry.call("record_ticket_delete", dict(args, action_id="del-110"), actor=ADMIN, approval=approval)
+    again = call_record(registry, "record_ticket_delete", dict(args, action_id="del-110"), actor=ADMIN, approval=approval)
     assert again.ok and again.replayed
     assert server.side_effects["deleteTicket"] == 1 and len(server.requests_for("DELETE")) == 1
     assert "Idempotency-Key" not in server.requests_for("DELETE")[0].headers  # send_as: none
@@ -277,12 +278,12 @@ def test_restart_between_identical_writes_still_replays(server: TicketsServer, t
 
     first_reg = fresh()
     approval = approve(first_reg, "preview_ticket_followup", NOTE)
-    first = first_reg.call("record_ticket_followup", dict(NOTE, action_id="act-restart"), actor=WRITER,
+    first = call_record(first_reg, "record_ticket_followup", dict(NOTE, action_id="act-restart"), actor=WRITER,
                            approval=approval)
     assert first.ok and not first.replayed
     first_reg.close()  # "restart": a new process would open the same file
     second_reg = fresh()
-    second = second_reg.call("record_ticket_followup", dict(NOTE, action_id="act-restart"), actor=WRITER,
+    second = call_record(second_reg, "record_ticket_followup", dict(NOTE, action_id="act-restart"), actor=WRITER,
                              approval=approval)
     second_reg.close()
     assert second.ok and second.replayed and second.result == first.result
@@ -302,17 +303,17 @@ def test_write_timeout_result_unknown_then_retry_does_not_write_twice(registry: 
     # the first attempt commits and loses its answer; any automatic retry stalls too
     server.stall_next(1.2, after_commit=True)
     server.stall_next(1.2, after_commit=False, count=_write_attempts(registry, "record_ticket_followup") - 1)
-    res = registry.call("record_ticket_followup", args, actor=WRITER, approval=approval, timeout_ms=300)
+    res = call_record(registry, "record_ticket_followup", args, actor=WRITER, approval=approval, timeout_ms=300)
     server.state.stall.clear()
     assert res.error is not None and res.error.code == "result_unknown"
     assert res.error.result_known is False
     assert res.error.retryable is True  # only because the key is forwarded to the API, which dedupes it
     assert server.side_effects["addFollowup"] == 1  # the write did happen; the answer was lost
-    retry = registry.call("record_ticket_followup", args, actor=WRITER, approval=approval)
+    retry = call_record(registry, "record_ticket_followup", args, actor=WRITER, approval=approval)
     assert retry.ok, retry.to_json()
     assert retry.result is not None and retry.result["ticket_id"] == "T-102"
     assert server.side_effects["addFollowup"] == 1  # not written twice
-    third = registry.call("record_ticket_followup", args, actor=WRITER, approval=approval)
+    third = call_record(registry, "record_ticket_followup", args, actor=WRITER, approval=approval)
     assert third.ok and third.replayed and post_count(server) >= 2 and server.side_effects["addFollowup"] == 1
 
 
@@ -323,7 +324,7 @@ def test_keyed_write_with_lost_answer_is_retried_automatically(registry: Registr
         pytest.skip("the policy row does not allow retrying a timed-out write")
     approval = approve(registry, "preview_ticket_followup", NOTE)
     server.stall_next(1.2, after_commit=True)
-    res = registry.call("record_ticket_followup", dict(NOTE, action_id="act-auto"), actor=WRITER,
+    res = call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-auto"), actor=WRITER,
                         approval=approval, timeout_ms=300)
     assert res.ok and res.attempts == 2, res.to_json()
     assert post_count(server) == 2 and server.side_effects["addFollowup"] == 1
@@ -333,12 +334,12 @@ def test_write_timeout_without_forwarded_key_is_not_resent(registry: Registry, s
     args = {"ticket_id": "T-120"}
     approval = approve(registry, "preview_ticket_delete", args)
     server.stall_next(1.2, after_commit=True)
-    res = registry.call("record_ticket_delete", dict(args, action_id="del-t"), actor=ADMIN, approval=approval,
+    res = call_record(registry, "record_ticket_delete", dict(args, action_id="del-t"), actor=ADMIN, approval=approval,
                         timeout_ms=300)
     server.state.stall.clear()
     assert res.error is not None and res.error.code == "result_unknown"
     assert res.error.result_known is False and res.error.retryable is False
-    retry = registry.call("record_ticket_delete", dict(args, action_id="del-t"), actor=ADMIN, approval=approval)
+    retry = call_record(registry, "record_ticket_delete", dict(args, action_id="del-t"), actor=ADMIN, approval=approval)
     assert retry.error is not None and retry.error.code == "result_unknown" and retry.error.result_known is False
     assert len(server.requests_for("DELETE")) == 1 and server.side_effects["deleteTicket"] == 1
 
@@ -353,13 +354,13 @@ def test_pending_receipt_after_crash(server: TicketsServer, tmp_path: Path) -> N
     # the crashed process got as far as writing its pending receipt, long ago
     assert store.begin("tickets/record_ticket_delete", "del-crash", approval.preview_id, "admin") is None
     store._conn.execute("UPDATE receipts SET updated_at = updated_at - 3600")
-    res = reg.call("record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-crash"}, actor=ADMIN,
+    res = call_record(reg, "record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-crash"}, actor=ADMIN,
                    approval=approval)
     assert res.error is not None and res.error.code == "result_unknown" and res.error.result_known is False
     assert len(server.requests_for("DELETE")) == 0
     # a fresh pending receipt (another worker is mid-call) is reported as in progress
     assert store.begin("tickets/record_ticket_delete", "del-busy", approval.preview_id, "admin") is None
-    busy = reg.call("record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-busy"}, actor=ADMIN,
+    busy = call_record(reg, "record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-busy"}, actor=ADMIN,
                     approval=Approval(approval.preview_id, approval_id="second approval"))
     assert busy.error is not None and busy.error.code == "idempotency_in_progress" and busy.error.retryable
     reg.close()
@@ -380,7 +381,7 @@ def test_missing_credential_names_the_env_var(server: TicketsServer) -> None:
 
 def test_audit_events_carry_no_argument_values_or_secrets(registry: Registry, server: TicketsServer) -> None:
     approval = approve(registry, "preview_ticket_followup", NOTE)
-    registry.call("record_ticket_followup", dict(NOTE, action_id="act-audit"), actor=WRITER, approval=approval)
+    call_record(registry, "record_ticket_followup", dict(NOTE, action_id="act-audit"), actor=WRITER, approval=approval)
     sink = registry.audit
     assert isinstance(sink, MemoryAuditSink)
     text = str([e.to_json() for e in sink.events])
@@ -402,9 +403,9 @@ async def test_async_call_path(server: TicketsServer, tmp_path: Path) -> None:
         preview = await reg.acall("preview_ticket_followup", NOTE, actor=WRITER)
         assert preview.result is not None
         approval = Approval(preview.result["preview_id"])
-        w1 = await reg.acall("record_ticket_followup", dict(NOTE, action_id="a-async"), actor=WRITER,
+        w1 = await acall_record(reg, "record_ticket_followup", dict(NOTE, action_id="a-async"), actor=WRITER,
                              approval=approval)
-        w2 = await reg.acall("record_ticket_followup", dict(NOTE, action_id="a-async"), actor=WRITER,
+        w2 = await acall_record(reg, "record_ticket_followup", dict(NOTE, action_id="a-async"), actor=WRITER,
                              approval=approval)
         assert w1.ok and not w1.replayed and w2.ok and w2.replayed
         assert server.side_effects["addFollowup"] == 1

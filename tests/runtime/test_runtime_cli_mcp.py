@@ -32,6 +32,18 @@ def run_call(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra
     return proc.returncode, out, proc.stderr
 
 
+def test_a_preview_in_a_memory_store_is_gone_for_the_next_command(server: TicketsServer, tmp_path: Path) -> None:
+    args = {"ticket_id": "T-103", "note": "Called back.", "visibility": "internal"}
+    memory = ["--scopes", "ticket:write", "--receipts", "memory://"]
+    code, preview, err = run_call(server, tmp_path, "preview_ticket_followup", args, *memory)
+    assert code == 0 and "memory://" in err and "executes the stored preview" in err, err
+    preview_id = preview["result"]["preview_id"]
+    code, out, err = run_call(server, tmp_path, "record_ticket_followup", {"preview_id": preview_id, "action_id": "m"},
+                              *memory, "--approve", preview_id)
+    assert code == 1 and out["error"]["code"] == "preview_not_found" and "memory://" in err
+    assert server.side_effects["addFollowup"] == 0
+
+
 def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Path) -> None:
     code, out, _ = run_call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"}, "--scopes", "ticket:read")
     assert code == 0 and out["ok"] and out["result"]["id"] == "T-102"
@@ -42,12 +54,18 @@ def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Pa
     args = {"ticket_id": "T-103", "note": "Called back.", "visibility": "internal"}
     code, preview, _ = run_call(server, tmp_path, "preview_ticket_followup", args, "--scopes", "ticket:write")
     assert code == 0 and preview["result"]["preview_id"].startswith("sha256:")
-    record = dict(args, action_id="cli-1")
+    # the record tool executes the preview stored by the first process (same receipts file, same actor)
+    record = {"preview_id": preview["result"]["preview_id"], "action_id": "cli-1"}
     code, out, _ = run_call(server, tmp_path, "record_ticket_followup", record, "--scopes", "ticket:write")
     assert code == 1 and out["error"]["code"] == "approval_required"
+    assert out["error"]["details"]["request"]["body"] == preview["result"]["request"]["body"]  # what to approve
+    code, out, _ = run_call(server, tmp_path, "record_ticket_followup", dict(args, action_id="cli-1"),
+                            "--scopes", "ticket:write")
+    assert code == 1 and out["error"]["code"] == "invalid_arguments"  # the arguments again: refused
     approve = ["--scopes", "ticket:write", "--approve", preview["result"]["preview_id"]]
     code, first, _ = run_call(server, tmp_path, "record_ticket_followup", record, *approve)
     assert code == 0 and first["replayed"] is False
+    assert first["request"]["url"] == preview["result"]["request"]["url"]
     code, second, _ = run_call(server, tmp_path, "record_ticket_followup", record, *approve)
     assert code == 0 and second["replayed"] is True and second["result"] == first["result"]
     assert server.side_effects["addFollowup"] == 1
@@ -114,16 +132,22 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
         args = {"ticket_id": "T-104", "note": "From MCP.", "visibility": "public"}
         preview = await client.call_tool("preview_ticket_followup", args)
         preview_id = preview.structured_content["preview_id"]
-        denied = await client.call_tool("record_ticket_followup", dict(args, action_id="mcp-1"))
+        record = {"preview_id": preview_id, "action_id": "mcp-1"}
+        denied = await client.call_tool("record_ticket_followup", record)
         assert denied.is_error and denied.structured_content["error"]["code"] == "approval_required"
+        # the host shows the human what the approval covers: the previewed request
+        assert denied.structured_content["error"]["details"]["request"]["body"] == \
+            preview.structured_content["request"]["body"]
         meta: Any = {"toolgen/approval": {"preview_id": preview_id, "approved_by": "human"}}
-        first = await client.call_tool("record_ticket_followup", dict(args, action_id="mcp-1"), meta=meta)
+        first = await client.call_tool("record_ticket_followup", record, meta=meta)
         assert first.is_error is False, first
-        again = await client.call_tool("record_ticket_followup", dict(args, action_id="mcp-1"), meta=meta)
+        shown = (first.meta or {}).get("toolgen/request")
+        assert shown is not None and shown["url"] == preview.structured_content["request"]["url"]
+        again = await client.call_tool("record_ticket_followup", record, meta=meta)
         assert again.is_error is False and (again.meta or {}).get("toolgen/replayed") is True
         assert server.side_effects["addFollowup"] == 1
 
-        no_scope = await client.call_tool("record_ticket_delete", {"ticket_id": "T-104", "action_id": "x"})
+        no_scope = await client.call_tool("record_ticket_delete", {"preview_id": preview_id, "action_id": "x"})
         assert no_scope.is_error and no_scope.structured_content["error"]["code"] in ("permission_denied",)
 
         with pytest.raises(MCPError):

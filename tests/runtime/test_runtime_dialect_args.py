@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.dialect_encode import encode, values
 from tests.support.recording_server import RecordingServer
+from tests.support.records import call_record
 
 from toolgen.dialects.gemini import gemini_parameters
 from toolgen.dialects.openai import openai_parameters
@@ -189,11 +190,11 @@ def test_dialect_arguments_preview_the_same_request(stripe: Registry, metadata: 
     tool = "preview_update_customer"
     row = stripe.row(tool)
     canonical = {"customer": "cus_1", "metadata": metadata, "name": "Ada"}
-    base = stripe.call(tool, canonical, actor=_actor(stripe, tool))
+    base = call_record(stripe, tool, canonical, actor=_actor(stripe, tool))
     assert base.ok, base.to_json()
     for dialect, records in row["dialect_rewrites"].items():
         sent = encode(canonical, records)
-        res = stripe.call(tool, sent, actor=_actor(stripe, tool), dialect=dialect)
+        res = call_record(stripe, tool, sent, actor=_actor(stripe, tool), dialect=dialect)
         assert res.ok, (dialect, sent, res.to_json())
         assert res.result == base.result, dialect
 
@@ -212,7 +213,7 @@ def test_a_record_call_in_a_dialect_sends_the_canonical_request(stripe: Registry
             preview = reg.call("preview_update_customer", args, actor=_actor(reg, "preview_update_customer"),
                                dialect=dialect)
             assert preview.ok, preview.to_json()
-            res = reg.call("record_update_customer", {**args, "idempotency_key": "k-1"},
+            res = call_record(reg, "record_update_customer", {**args, "idempotency_key": "k-1"},
                            actor=_actor(reg, "record_update_customer"), approval=preview.result["preview_id"],
                            dialect=dialect)
             assert res.ok, res.to_json()

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from tests.support.recording_server import RecordingServer
+from tests.support.records import call_record, preview_tool_of
 from tests.support.runtime_env import SHARED
 
 from toolgen.runtime import Actor, Approval, MemoryReceiptStore, Registry
@@ -80,7 +81,7 @@ def _record(reg: Registry, operation_id: str, args: dict[str, Any], key: str = "
     actor = Actor.of("t", row["permission"])
     preview = reg.call(row["pair"], preview_args, actor=Actor.of("t", reg.row(row["pair"])["permission"]))
     assert preview.ok, preview.to_json()
-    return reg.call(record, call_args, actor=actor, approval=Approval(preview.result["preview_id"]))
+    return call_record(reg, record, call_args, actor=actor, approval=Approval(preview.result["preview_id"]))
 
 
 def _arg_for(reg: Registry, tool: str, location: str, wire: str) -> str:
@@ -114,10 +115,13 @@ def test_08_nullable_required_is_sent_optional_null_is_omitted(built: dict[str, 
     spec = reg.specs[record]
     key = (spec.row.get("idempotency") or {}).get("arg")
     base = {key: "k"} if key else {}
-    assert spec.input_validator.is_valid(normalise_nulls({"title": "t", "note": None, **base}, spec.input_schema,
-                                                         spec.send_null))
-    missing_note = reg.call(record, {"title": "t", **base}, actor=Actor.of("t", spec.row["permission"]),
-                            approval=Approval("sha256:irrelevant"))
+    # the arguments are validated where the model writes them: the preview tool of a record executing it
+    checked = reg.specs[preview_tool_of(reg, record) or record]
+    own = base if checked is spec else {}
+    assert checked.input_validator.is_valid(normalise_nulls({"title": "t", "note": None, **own},
+                                                            checked.input_schema, checked.send_null))
+    missing_note = call_record(reg, record, {"title": "t", **base}, actor=Actor.of("t", spec.row["permission"]),
+                               approval=Approval("sha256:irrelevant"))
     assert missing_note.error is not None and missing_note.error.code == "invalid_arguments"
     assert missing_note.error.details["pointer"] == "/note"
     region = _arg_for(reg, record, "query", "region")
@@ -169,7 +173,7 @@ def test_24_no_parameter_operations(built: dict[str, Path], make: Any, recorder:
     reg = make(built["24"])
     for op in ("getHealth", "getCurrentUser"):
         tool = _tool(reg, op, "read")
-        res = reg.call(tool, arguments, actor=Actor.of("t", reg.row(tool)["permission"]))
+        res = call_record(reg, tool, arguments, actor=Actor.of("t", reg.row(tool)["permission"]))
         assert res.ok, res.to_json()
         sent = recorder.last
         assert sent.method == "GET" and sent.raw_query == "" and sent.body == b""

@@ -50,6 +50,7 @@ import pytest
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.hostile_server import HostileServer, RawRequest, prefix_port_pair, response, trickle
 from tests.support.recording_server import RecordingServer
+from tests.support.records import acall_record, call_record
 from tests.support.runtime_env import GENERATED, tickets_dir
 
 from toolgen.runtime import (
@@ -448,7 +449,7 @@ def test_blank_or_padded_header_key_is_refused_before_anything_happens(key: str,
     assert preview.ok and preview.result is not None, preview.to_json()
     approval = Approval(preview.result["preview_id"])
 
-    res = reg.call(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
+    res = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
     assert not res.ok and res.error is not None, res.to_json()
     assert res.error.code == "invalid_arguments", res.to_json()
     assert res.error.details.get("pointer") == "/action_id"
@@ -456,7 +457,7 @@ def test_blank_or_padded_header_key_is_refused_before_anything_happens(key: str,
     assert reg.receipts.get(FOLLOWUP_SCOPE, key) is None
 
     # nothing was spent: the same approval sends the write once under a proper key
-    ok = reg.call(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="k1"), actor=WRITER, approval=approval)
+    ok = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="k1"), actor=WRITER, approval=approval)
     assert ok.ok, ok.to_json()
     assert [r.header("Idempotency-Key") for r in recorder.requests] == ["k1"]
 
@@ -501,7 +502,8 @@ async def test_cancelled_acall_leaves_its_receipt_unknown_at_once() -> None:
             assert preview.ok and preview.result is not None, preview.to_json()
             approval = Approval(preview.result["preview_id"])
             task = asyncio.ensure_future(
-                reg.acall(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval))
+                reg.acall(FOLLOWUP, {"preview_id": approval.preview_id, "action_id": key}, actor=WRITER,
+                          approval=approval))
             for _ in range(500):  # until the API holds the request (at most 5 s)
                 if fault.requests_for(key=key) or task.done():
                     break
@@ -517,7 +519,7 @@ async def test_cancelled_acall_leaves_its_receipt_unknown_at_once() -> None:
             receipt = reg.receipts.get(FOLLOWUP_SCOPE, key)
             assert receipt is not None and receipt.state == "unknown", receipt
 
-            again = await reg.acall(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
+            again = await acall_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
             assert again.error is None or again.error.code != "idempotency_in_progress", again.to_json()
             assert again.ok, again.to_json()  # the API deduplicates the key: re-sent, answered by its replay
             assert fault.side_effects_for(key) == 1
@@ -558,7 +560,7 @@ def test_failing_audit_sink_never_raises_sends_unaudited_or_leaves_a_pending_rec
         approval = Approval(preview.result["preview_id"])
 
         sink.failing = step
-        res = reg.call(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
+        res = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
         receipt = reg.receipts.get(FOLLOWUP_SCOPE, key)
         assert receipt is None or receipt.state != "pending", receipt
         if step in AFTER_SENDING:
@@ -572,7 +574,7 @@ def test_failing_audit_sink_never_raises_sends_unaudited_or_leaves_a_pending_rec
         assert receipt is None  # released: the key is free again
 
         sink.failing = None
-        retry = reg.call(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
+        retry = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), actor=WRITER, approval=approval)
         assert retry.ok, retry.to_json()
         assert fault.side_effects_for(key) == 1
 
@@ -586,11 +588,11 @@ def test_call_stopped_by_a_failing_audit_sink_leaves_its_approval_unspent() -> N
         assert preview.ok and preview.result is not None, preview.to_json()
         approval = Approval(preview.result["preview_id"])
         sink.failing = "idempotency"
-        stopped = reg.call(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="audit-a"), actor=WRITER, approval=approval)
+        stopped = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="audit-a"), actor=WRITER, approval=approval)
         assert stopped.error is not None and stopped.error.code == "internal_error", stopped.to_json()
         assert fault.requests == []
         sink.failing = None
-        fresh = reg.call(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="audit-b"), actor=WRITER, approval=approval)
+        fresh = call_record(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="audit-b"), actor=WRITER, approval=approval)
         assert fresh.ok, fresh.to_json()
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.records import call_record
 from tests.support.runtime_env import ADMIN, WRITER, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
@@ -185,7 +186,7 @@ def test_new_key_is_stored_then_replayed_without_a_second_request(reg: Registry,
                                                                    backend: Backend) -> None:
     approval = approve(reg, "preview_ticket_followup", NOTE)
     args = dict(NOTE, action_id="act-stored")
-    first = reg.call("record_ticket_followup", args, actor=WRITER, approval=approval)
+    first = call_record(reg, "record_ticket_followup", args, actor=WRITER, approval=approval)
     assert first.ok and not first.replayed and first.status == 201, first.to_json()
     stored = reg.receipts.get(FOLLOWUP, "act-stored")
     assert stored is not None and stored.state == "completed" and stored.result == first.result
@@ -193,17 +194,17 @@ def test_new_key_is_stored_then_replayed_without_a_second_request(reg: Registry,
     assert posts(server) == 1
     # a second worker (or a restart) over the same store replays: no second HTTP request
     other = make_registry(server, backend.open())
-    second = other.call("record_ticket_followup", args, actor=WRITER, approval=approval)
+    second = call_record(other, "record_ticket_followup", args, actor=WRITER, approval=approval)
     other.close()
     assert second.ok and second.replayed and second.result == first.result and second.status == 201
     assert posts(server) == 1 and server.side_effects["addFollowup"] == 1
 
 
 def test_same_key_other_arguments_is_a_conflict(reg: Registry, server: TicketsServer) -> None:
-    assert reg.call("record_ticket_followup", dict(NOTE, action_id="act-c"), actor=WRITER,
+    assert call_record(reg, "record_ticket_followup", dict(NOTE, action_id="act-c"), actor=WRITER,
                     approval=approve(reg, "preview_ticket_followup", NOTE)).ok
     changed = dict(NOTE, note="Something else entirely.")
-    res = reg.call("record_ticket_followup", dict(changed, action_id="act-c"), actor=WRITER,
+    res = call_record(reg, "record_ticket_followup", dict(changed, action_id="act-c"), actor=WRITER,
                    approval=approve(reg, "preview_ticket_followup", changed))
     assert res.error is not None and res.error.code == "idempotency_conflict" and not res.error.retryable
     assert posts(server) == 1 and server.side_effects["addFollowup"] == 1
@@ -216,22 +217,22 @@ def test_pending_left_by_a_crash(reg: Registry, server: TicketsServer, backend: 
     # a worker crashed long ago right after claiming the key; the key is not forwarded to the API
     assert store.begin(DELETE, "del-crash", approval.preview_id, "admin") is None
     backend.age(store, DELETE, "del-crash", 3600)
-    res = reg.call("record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-crash"}, actor=ADMIN,
+    res = call_record(reg, "record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-crash"}, actor=ADMIN,
                    approval=approval)
     assert res.error is not None and res.error.code == "result_unknown" and res.error.result_known is False
     assert not server.requests_for("DELETE") and server.side_effects["deleteTicket"] == 0
     # a live claim (another worker is mid-call) is reported as in progress, retryable
     assert store.begin(DELETE, "del-busy", approval.preview_id, "admin") is None
-    busy = reg.call("record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-busy"}, actor=ADMIN,
+    busy = call_record(reg, "record_ticket_delete", {"ticket_id": "T-130", "action_id": "del-busy"}, actor=ADMIN,
                     approval=Approval(approval.preview_id, approval_id="second approval"))
     assert busy.error is not None and busy.error.code == "idempotency_in_progress" and busy.error.retryable
     # with a forwarded key, a stale claim is re-sent once (the API deduplicates), then replayed
     note = approve(reg, "preview_ticket_followup", NOTE)
     assert store.begin(FOLLOWUP, "act-crash", note.preview_id, "writer") is None
     backend.age(store, FOLLOWUP, "act-crash", 3600)
-    resent = reg.call("record_ticket_followup", dict(NOTE, action_id="act-crash"), actor=WRITER, approval=note)
+    resent = call_record(reg, "record_ticket_followup", dict(NOTE, action_id="act-crash"), actor=WRITER, approval=note)
     assert resent.ok and not resent.replayed, resent.to_json()
-    again = reg.call("record_ticket_followup", dict(NOTE, action_id="act-crash"), actor=WRITER, approval=note)
+    again = call_record(reg, "record_ticket_followup", dict(NOTE, action_id="act-crash"), actor=WRITER, approval=note)
     assert again.ok and again.replayed
     assert posts(server) == 1 and server.side_effects["addFollowup"] == 1
 
@@ -240,11 +241,11 @@ def test_lost_answer_is_unknown_and_never_written_twice(reg: Registry, server: T
     args = {"ticket_id": "T-121"}
     approval = approve(reg, "preview_ticket_delete", args)
     server.stall_next(0.8, after_commit=True)
-    res = reg.call("record_ticket_delete", dict(args, action_id="del-lost"), actor=ADMIN, approval=approval,
+    res = call_record(reg, "record_ticket_delete", dict(args, action_id="del-lost"), actor=ADMIN, approval=approval,
                    timeout_ms=250)
     assert res.error is not None and res.error.code == "result_unknown" and not res.error.retryable
     assert reg.receipts.get(DELETE, "del-lost").state == "unknown"  # type: ignore[union-attr]
-    retry = reg.call("record_ticket_delete", dict(args, action_id="del-lost"), actor=ADMIN, approval=approval)
+    retry = call_record(reg, "record_ticket_delete", dict(args, action_id="del-lost"), actor=ADMIN, approval=approval)
     assert retry.error is not None and retry.error.code == "result_unknown"
     assert len(server.requests_for("DELETE")) == 1 and server.side_effects["deleteTicket"] == 1
 
@@ -380,7 +381,8 @@ def test_toolgen_call_with_redis_receipts(server: TicketsServer, tmp_path: Path,
     b.mkdir()
     code, preview, err = _call(server, a, spec, "preview_ticket_followup", NOTE, "--scopes", "ticket:write")
     assert code == 0, err
-    record = dict(NOTE, action_id="cli-redis")
+    # worker b executes the preview worker a stored: previews live in Redis beside the receipts
+    record = {"preview_id": preview["result"]["preview_id"], "action_id": "cli-redis"}
     flags = ["--scopes", "ticket:read,ticket:write", "--approve", preview["result"]["preview_id"]]
     code, first, err = _call(server, a, spec, "record_ticket_followup", record, *flags)
     assert code == 0 and first["replayed"] is False, err

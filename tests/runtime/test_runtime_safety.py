@@ -7,6 +7,7 @@ import socket
 from typing import Any
 
 import pytest
+from tests.support.records import call_record
 from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
@@ -45,7 +46,12 @@ def test_unreachable_store_sends_nothing(server: TicketsServer) -> None:
 
     store = RedisReceiptStore(f"redis://127.0.0.1:{_closed_port()}/0")  # nothing listens there
     reg = _registry(server, store, MemoryAuditSink())
-    res = reg.call("record_ticket_followup", dict(NOTE, action_id="out-1"), actor=WRITER, approval=_approved(reg))
+    # the preview cannot be stored, so there is no preview_id to execute
+    shown = reg.call("preview_ticket_followup", NOTE, actor=WRITER)
+    assert shown.error is not None and shown.error.code == "receipt_store_unavailable", shown.to_json()
+    # nor can a record call read one
+    res = reg.call("record_ticket_followup", {"preview_id": str(shown.fingerprint), "action_id": "out-1"},
+                   actor=WRITER, approval=str(shown.fingerprint))
     assert not res.ok and res.error is not None
     assert res.error.code == "receipt_store_unavailable"
     assert res.error.retryable is True and res.error.result_known is True
@@ -64,7 +70,7 @@ class _FailsOnComplete(MemoryReceiptStore):
 def test_store_failure_after_the_write_keeps_the_result(server: TicketsServer) -> None:
     audit = MemoryAuditSink()
     reg = _registry(server, _FailsOnComplete(), audit)
-    res = reg.call("record_ticket_followup", dict(NOTE, action_id="out-2"), actor=WRITER, approval=_approved(reg))
+    res = call_record(reg, "record_ticket_followup", dict(NOTE, action_id="out-2"), actor=WRITER, approval=_approved(reg))
     assert res.ok, res.to_json()
     assert server.side_effects["addFollowup"] == 1
     failures = [e for e in audit.events if e.decision == "store_failed"]
@@ -74,14 +80,14 @@ def test_store_failure_after_the_write_keeps_the_result(server: TicketsServer) -
 def test_an_approval_is_spent_on_one_action(server: TicketsServer) -> None:
     reg = _registry(server, MemoryReceiptStore(), MemoryAuditSink())
     approval = _approved(reg)
-    first = reg.call("record_ticket_followup", dict(NOTE, action_id="a-1"), actor=WRITER, approval=approval)
-    again = reg.call("record_ticket_followup", dict(NOTE, action_id="a-1"), actor=WRITER, approval=approval)
-    other = reg.call("record_ticket_followup", dict(NOTE, action_id="a-2"), actor=WRITER, approval=approval)
+    first = call_record(reg, "record_ticket_followup", dict(NOTE, action_id="a-1"), actor=WRITER, approval=approval)
+    again = call_record(reg, "record_ticket_followup", dict(NOTE, action_id="a-1"), actor=WRITER, approval=approval)
+    other = call_record(reg, "record_ticket_followup", dict(NOTE, action_id="a-2"), actor=WRITER, approval=approval)
     assert first.ok and again.ok and again.replayed
     assert other.error is not None and other.error.code == "approval_used" and other.error.category == "policy"
     assert server.side_effects["addFollowup"] == 1
     fresh = Approval(approval.preview_id, approval_id="second yes")  # a second human approval of the same action
-    assert reg.call("record_ticket_followup", dict(NOTE, action_id="a-2"), actor=WRITER, approval=fresh).ok
+    assert call_record(reg, "record_ticket_followup", dict(NOTE, action_id="a-2"), actor=WRITER, approval=fresh).ok
     assert server.side_effects["addFollowup"] == 2
 
 

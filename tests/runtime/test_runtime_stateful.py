@@ -4,7 +4,12 @@ restart (a new registry over the same SQLite receipts file) → fault injection,
 Two configurations run against the fault-injecting loopback server: an API that deduplicates by
 ``Idempotency-Key`` (and a policy row that says so) and one that does not. After every step:
 
-- every request on the wire equals the request its preview showed (key and credentials aside);
+- the record tool executes the stored preview (it is given only the preview_id and the key): every
+  request on the wire equals the request its preview showed (key and credentials aside), and a
+  record result names that request;
+- a record of a preview that expired, was changed in the store, or was never made sends nothing
+  (``preview_expired``, ``preview_mismatch``, ``preview_not_found``), and previewing again makes the
+  same preview_id executable again (also after a restart: previews live in the receipts file);
 - an API that honours keys sees at most one side effect per key; an API that does not is never sent
   a write again automatically unless its previous answer proved nothing was done (429) — one
   request per record call otherwise — and so also sees at most one side effect per key;
@@ -49,6 +54,9 @@ PREVIEW = "preview_ticket_followup"
 FOLLOWUPS = r"^/v1/tickets/T-[0-9]+/followups$"
 NOTES = ("Called the customer back.", "Refund issued.", "Escalated to tier two.")
 KEYS = ("key-a", "key-b", "key-c", "key-d")
+#: What the runtime itself answers to a record step it does not accept
+REFUSALS = ("invalid_arguments", "preview_not_found", "preview_expired", "preview_mismatch", "approval_required",
+            "approval_mismatch", "approval_used", "permission_denied")
 WRITER = Actor.of("machine", ["ticket:read", "ticket:write"])
 TIMEOUT_MS = 300
 
@@ -141,8 +149,13 @@ class WritePathMachine(RuleBasedStateMachine):
         preview_id, shown = self._preview(note)
         approval = Approval(preview_id, approved_by="reviewer", approval_id=f"{key}/{note}")
         before = len(self.server.requests)
-        result = self._call(TOOL, dict(self._args(note), action_id=key), approval)
+        result = self._call(TOOL, {"preview_id": preview_id, "action_id": key}, approval)
         sent = self.server.requests[before:]
+        # a live, untouched, approved preview: whatever else happens, the record step itself is accepted
+        assert result.error is None or result.error.code not in REFUSALS, result.to_json()
+        if result.ok:
+            assert result.request is not None and result.request["body"] == shown["body"], result.to_json()
+            assert result.request["url"] == shown["url"]
         for request in sent:
             problems = preview_mismatches(shown, method=request.method, path=request.path,
                                           raw_query=request.raw_query, headers=request.headers,
@@ -210,6 +223,30 @@ class WritePathMachine(RuleBasedStateMachine):
         key = data.draw(st.sampled_from(sorted(self.action_of)))
         result, _ = self._record(key, self.action_of[key])
         self._observe(key, result)
+
+    @precondition(lambda self: bool(self.previews))
+    @rule(data=st.data(), change=st.sampled_from(["expire", "tamper", "forge"]))
+    def record_a_broken_preview(self, data: st.DataObject, change: str) -> None:
+        """The stored preview expired, was rewritten behind the runtime, or never existed: the record
+        call is refused before anything is stored or sent; previewing again restores it."""
+        note = data.draw(st.sampled_from(sorted(self.previews)))
+        preview_id, _ = self.previews[note]
+        with sqlite3.connect(str(self.receipts_path)) as conn:
+            if change == "expire":
+                conn.execute("UPDATE previews SET expires_at = created_at - 1 WHERE preview_id = ?", (preview_id,))
+            elif change == "tamper":
+                other = json.dumps(self._args((note + 1) % len(NOTES)))
+                conn.execute("UPDATE previews SET arguments = ? WHERE preview_id = ?", (other, preview_id))
+        target = "sha256:" + "0" * 64 if change == "forge" else preview_id
+        before = len(self.server.requests)
+        result = self._call(TOOL, {"preview_id": target, "action_id": "probe"},
+                            Approval(target, approval_id=f"probe/{note}/{change}"))
+        expected = {"expire": "preview_expired", "tamper": "preview_mismatch", "forge": "preview_not_found"}[change]
+        assert result.error is not None and result.error.code == expected, result.to_json()
+        assert len(self.server.requests) == before, "a broken preview reached the API"
+        assert self._receipt("probe") is None, "a refused record left a receipt"
+        event(f"broken preview: {change}")
+        del self.previews[note]  # the next record of this note previews again (same preview_id)
 
     @rule()
     def restart(self) -> None:

@@ -44,6 +44,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
 from tests.support.recording_server import RecordingServer
+from tests.support.records import call_record, preview_tool_of, record_arguments
 from tests.support.runtime_env import GENERATED
 
 from toolgen.runtime import (
@@ -179,7 +180,10 @@ def call(reg: Registry, tool: str, args: Any, **kw: Any) -> CallResult:
     """`reg.call`, turning an exception into a test failure that names it."""
     failure = ""
     try:
-        result = reg.call(tool, args, actor=kw.pop("actor", None) or actor_for(reg, tool), **kw)
+        actor = kw.pop("actor", None) or actor_for(reg, tool)
+        # a record tool executing a stored preview: preview `args` as `actor`, record its preview_id
+        sent = record_arguments(reg, tool, args, actor=actor, dialect=kw.get("dialect"))
+        result = sent if isinstance(sent, CallResult) else reg.call(tool, sent, actor=actor, **kw)
     except Exception as exc:  # noqa: BLE001 - the guarantee under test is that nothing is raised
         failure = f"Registry.call({tool!r}) raised {type(exc).__name__}: {str(exc)[:300]}"
     if failure:  # failed outside the handler: a recursion traceback is not worth formatting
@@ -301,7 +305,10 @@ ARG_EXAMPLES: dict[str, Any] = {
 
 
 def rich_args(reg: Registry, tool: str) -> dict[str, Any]:
-    """Valid arguments for `tool` with every optional argument that can be synthesised filled in."""
+    """Valid arguments for `tool` with every optional argument that can be synthesised filled in (for
+    a record tool executing a stored preview: its preview tool's arguments, plus the key)."""
+    record = tool
+    tool = preview_tool_of(reg, tool) or tool
     try:
         args = valid_args(reg, tool, ARG_EXAMPLES)
     except CannotSynthesise as exc:
@@ -318,9 +325,9 @@ def rich_args(reg: Registry, tool: str) -> dict[str, Any]:
         trial = dict(args, **{name: value})
         if value is not None and spec.input_validator.is_valid(trial):
             args = trial
-    key = key_arg(reg, tool)
+    key = key_arg(reg, record)
     if key:
-        args[key] = f"wire-{tool}"
+        args[key] = f"wire-{record}"
     return args
 
 
@@ -348,6 +355,8 @@ def wire_differences(reg: Registry, tool: str, shown: dict[str, Any], sent: Any)
 @pytest.mark.parametrize("api,tool", _record_tools(), ids=[f"{a}-{t}" for a, t in _record_tools()])
 def test_wire_request_equals_previewed_request(api: str, tool: str, recorder: RecordingServer) -> None:
     reg = make_registry(api, recorder.base_url, honoured=True)
+    if not reg.row(tool).get("pair"):
+        pytest.skip(f"{tool} has no preview tool (`preview: false`)")
     args = rich_args(reg, tool)
     shown = preview(reg, tool, args)
     assert shown.ok and shown.result is not None, shown.to_json()
@@ -774,7 +783,7 @@ def test_pending_receipt_window_is_the_owners_not_the_callers(tmp_path: Path) ->
         args = dict(FOLLOWUP_ARGS, action_id=key)
         approval = approve(owner, FOLLOWUP, args)
         done: list[CallResult] = []
-        worker = threading.Thread(target=lambda: done.append(owner.call(FOLLOWUP, args, actor=actor_for(
+        worker = threading.Thread(target=lambda: done.append(call_record(owner, FOLLOWUP, args, actor=actor_for(
             owner, FOLLOWUP), approval=approval)), daemon=True)
         worker.start()
         deadline = time.monotonic() + 5
@@ -823,7 +832,8 @@ async def test_mcp_warn_mode_schema_violation_is_a_tool_error_not_a_crash(fault:
         meta: Any = {"toolgen/approval": {"preview_id": shown.structured_content["preview_id"],
                                           "approved_by": "human"}}
         try:
-            res = await client.call_tool(FOLLOWUP, dict(FOLLOWUP_ARGS, action_id=key), meta=meta)
+            res = await client.call_tool(FOLLOWUP, {"preview_id": shown.structured_content["preview_id"],
+                                                    "action_id": key}, meta=meta)
         except Exception as exc:  # noqa: BLE001 - the guarantee under test is that the client does not raise
             pytest.fail(f"the MCP client raised {type(exc).__name__}: {str(exc)[:300]}")
     assert res.is_error is True, res

@@ -7,7 +7,16 @@ JSON, the actor's scopes and an approval. Output: the runtime's result or error 
                  [--base-url URL] [--receipts PATH_OR_URL] [--actor ID] [--audit-log PATH]
 
 ``--receipts`` (env ``TOOLGEN_RECEIPTS``) is a SQLite file path or a store URL: ``redis://host:6379/0``
-(shared by many workers; needs the ``redis`` extra), ``sqlite:///file``, ``memory://``.
+(shared by many workers; needs the ``redis`` extra), ``sqlite:///file``, ``memory://``. The same store
+keeps previews, so a write is previewed by one command and recorded by the next:
+
+    toolgen call tickets preview_ticket_followup --args '{"ticket_id": "T-101", ...}' --scopes ticket:write
+    # -> {"result": {"preview_id": "sha256:…", "request": {...}}}; a human approves that request
+    toolgen call tickets record_ticket_followup --args '{"preview_id": "sha256:…", "action_id": "a-1"}' \
+        --approve sha256:… --scopes ticket:write
+
+Both commands must use the same store and the same ``--actor`` (a preview is bound to its actor);
+with ``memory://`` the preview is gone when the first command exits.
 
 Before the call, warnings on stderr: the tool's secrets that are not set, and a base URL that looks
 like the spec's example server (a reserved example domain, a local address, a templated URL) when
@@ -35,6 +44,7 @@ from ..runtime.errors import scrub_url
 from ..runtime.loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
 from ..runtime.receipts import (
     DEFAULT_RECEIPTS_PATH,
+    MemoryReceiptStore,
     ReceiptStore,
     RedisReceiptStore,
     SqliteReceiptStore,
@@ -193,6 +203,14 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
     return out
 
 
+def _stores_preview(registry: Registry, tool: str) -> bool:
+    """Whether calling `tool` stores (a preview tool) or needs (a record tool) a stored preview."""
+    row = registry.specs[tool].row
+    record = registry.specs.get(str(row.get("pair"))) if row.get("mode") == "preview" else registry.specs[tool]
+    options = (record.row.get("record") if record is not None else None) or {}
+    return isinstance(options, dict) and options.get("arguments") == "preview"
+
+
 def _read_args(value: str) -> object:
     if value == "-":
         text = sys.stdin.read()
@@ -243,6 +261,10 @@ def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None,
             sys.exit(2)
         for warning in startup_warnings(registry, base_url_given=base_url is not None, tools=[tool]):
             click.echo(f"toolgen call: warning: {warning}", err=True)
+        if isinstance(registry.receipts, MemoryReceiptStore) and _stores_preview(registry, tool):
+            click.echo(f"toolgen call: warning: {tool}'s record tool executes the stored preview, but the "
+                       "memory:// store forgets it when this command exits; use a SQLite file or Redis",
+                       err=True)
         try:
             result = registry.call(tool, args, actor=Actor.of(actor_id, parse_scopes(scopes)),
                                    approval=Approval(preview_id, approved_by=actor_id, approval_id=approval_id)

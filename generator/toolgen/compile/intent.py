@@ -84,6 +84,21 @@ class OutputSpec(_Strict):
     depth: int | None = Field(None, ge=1, le=32, description="Depth kept in an unprojected output schema.")
 
 
+class RecordSpec(_Strict):
+    """What the record tool of a write takes, and how long a stored preview stays executable."""
+
+    arguments: Literal["preview", "full"] | None = Field(
+        None,
+        description="`preview`: `record_<key>` takes only the `preview_id` of `preview_<key>` (plus the idempotency "
+        "key) and the runtime executes exactly the request it stored at preview time, the one the approval is "
+        "bound to. `full`: `record_<key>` takes every argument again and must rebuild the same request. Default: "
+        "`preview` for approval-gated writes, `full` for writes without approval.")
+    preview_ttl_s: int | None = Field(
+        None, ge=10, le=86_400,
+        description="Seconds a stored preview can be executed by the record tool (default `defaults.preview_ttl_s`); "
+                    "after it the record call gets `preview_expired` and must preview again.")
+
+
 class ToolIntent(_Strict):
     """One intent: an operation and what it means. Reads become one tool named by the key; write and
     destructive intents become `preview_<key>` and `record_<key>`."""
@@ -109,6 +124,14 @@ class ToolIntent(_Strict):
                     "never sends.")
     null: dict[str, Literal["omit", "send"]] = Field(
         default_factory=dict, description="Per argument: what a null value means (default omit).")
+    preview: bool | None = Field(
+        None,
+        description="`false` drops the `preview_<key>` tool of a write without approval (`approval: never`); "
+                    "`record_<key>` then takes the full arguments. Refused with `approval: required` or "
+                    "`record.arguments: preview`. Default: a write has a preview tool.")
+    record: RecordSpec | None = Field(
+        None, description="What the record tool takes: the stored preview or the full arguments, and the "
+                          "preview's lifetime.")
 
 
 class IncludeSpec(_Strict):
@@ -134,6 +157,9 @@ class Defaults(_Strict):
         400, ge=10, description="Node budget of an unprojected output schema: fewer levels are kept when the "
                                 "deepest allowed level would exceed it.")
     output_schema_mode: Literal["strict", "warn", "off"] = "warn"
+    preview_ttl_s: int = Field(
+        900, ge=10, le=86_400,
+        description="Seconds a stored preview stays executable by its record tool (see `tools.*.record`).")
     approval_write: Literal["never", "required"] = "required"
     approval_destructive: Literal["never", "required"] = "required"
     description_max_chars: int = Field(1000, ge=80)

@@ -202,6 +202,11 @@ class PolicyRow:
     pair: str | None = None  # preview_X <-> record_X
     intent: str = ""  # the intent-map key this tool came from
     success_status: tuple[int, ...] = ()
+    #: record rows: ``preview`` (the record executes the stored preview, its input is the preview_id)
+    #: or ``full`` (it takes every argument again); ``None`` on read and preview rows
+    record_arguments: Literal["preview", "full"] | None = None
+    #: record rows executing a stored preview: seconds the preview stays executable
+    preview_ttl_s: int | None = None
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,9 @@ def row_json(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = 
         },
         "success_status": list(row.success_status),
         "dialect_rewrites": {d: list(r) for d, r in sorted((rewrites or {}).items())},
+        # record rows only; a row without the key (policy.json of an earlier build) takes full arguments
+        "record": None if row.mode != "record" else {
+            "arguments": row.record_arguments or "full", "preview_ttl_s": row.preview_ttl_s},
     }
 
 
@@ -73,6 +76,10 @@ def _code(text: str) -> str:
 
 def _ms(ms: int) -> str:
     return f"{ms / 1000:g} s" if ms >= 1000 else f"{ms} ms"
+
+
+def _duration(seconds: int) -> str:
+    return f"{seconds // 60} min" if seconds >= 60 and seconds % 60 == 0 else f"{seconds} s"
 
 
 def _bytes(n: int) -> str:
@@ -130,6 +137,16 @@ def rewrites_markdown(rewrites: dict[str, dict[str, list[dict[str, Any]]]] | Non
     return lines
 
 
+def _executes(row: PolicyRow) -> str:
+    """The "record executes" cell: the stored preview (with its lifetime) or the full arguments."""
+    if row.mode != "record":
+        return "—"
+    if row.record_arguments == "preview":
+        ttl = row.preview_ttl_s or 0
+        return f"stored preview of {_code(row.pair or '')} (expires after {_duration(ttl)})"
+    return "full arguments" + ("" if row.pair else " (no preview tool)")
+
+
 def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> str:
     rows = ordered_rows(ir)
     lines = [
@@ -145,8 +162,8 @@ def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]
          f"({sum(r.mode == 'record' and r.effect == 'destructive' for r in rows)} destructive)."),
         "",
         ("| tool | mode | effect | operation | permission | approval | idempotency key | retry | timeout "
-         "| pagination | output |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+         "| pagination | output | record executes |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         effect = f"**{r.effect}**" if r.effect == "destructive" else r.effect
@@ -177,7 +194,7 @@ def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]
         lines.append(
             f"| {_code(r.tool)} | {r.mode} | {effect} | {_code(r.method + ' ' + r.path)} "
             f"| {', '.join(_code(p) for p in r.permission) or '—'} | {approval} | {idem} | {retry} "
-            f"| {timeout} | {pages} | {'; '.join(out)} |")
+            f"| {timeout} | {pages} | {'; '.join(out)} | {_executes(r)} |")
 
     auths: dict[tuple[str, str, str, str], list[str]] = {}
     for r in rows:

@@ -8,11 +8,14 @@ from .audit import AuditEvent, AuditSink, FanoutSink, JsonlAuditSink, MemoryAudi
 from .credentials import CredentialsProvider, EnvCredentials, StaticCredentials
 from .errors import ERROR_CODES, ToolError
 from .receipts import (
+    MemoryPreviewStore,
     MemoryReceiptStore,
+    PreviewStore,
     Receipt,
     ReceiptStore,
     RedisReceiptStore,
     SqliteReceiptStore,
+    StoredPreview,
     receipts_from_url,
 )
 from .registry import Actor, Approval, CallResult, Registry, canonical_json, fingerprint
@@ -31,13 +34,16 @@ __all__ = [
     "Hit",
     "JsonlAuditSink",
     "MemoryAuditSink",
+    "MemoryPreviewStore",
     "MemoryReceiptStore",
+    "PreviewStore",
     "Receipt",
     "ReceiptStore",
     "RedisReceiptStore",
     "Registry",
     "SqliteReceiptStore",
     "StaticCredentials",
+    "StoredPreview",
     "ToolError",
     "ToolIndex",
     "canonical_json",

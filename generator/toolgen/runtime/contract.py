@@ -10,6 +10,10 @@ where it applies:
 - ``replay``: preview → approve → record twice with one key → one request on the wire, second replayed;
 - ``conflict``: the same key with other arguments → ``idempotency_conflict``, no second request.
 
+A record tool that executes a stored preview (policy ``record.arguments: preview``) takes only the
+``preview_id`` and the key: its ``no_approval``, ``replay`` and ``conflict`` cases synthesise the
+arguments of its preview tool, preview them as the recording actor and record that ``preview_id``.
+
 Valid arguments are synthesised from the input schema (enum, const, formats, patterns via a small
 regex generator, bounds), with per-argument overrides (`arg_examples`, e.g. an id that exists on the
 target server). A case whose arguments cannot be synthesised is reported as skipped, never passed.
@@ -338,10 +342,11 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
 
         if scopes:
             def no_scope(reg: Registry, wire: Callable[[], int], *, _tool: str = tool) -> None:
-                args = valid_args(reg, _tool, arg_examples)
+                args = _full_args(reg, _tool, arg_examples)
                 approval = _approval_for(reg, _tool, args)
                 before = wire()
-                res = reg.call(_tool, args, actor=Actor.of("contract-nobody", []), approval=approval)
+                res = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=Actor.of("contract-nobody", []),
+                               approval=approval)
                 _expect(_error_code(res) == "permission_denied", f"expected permission_denied, got {res.to_json()}")
                 _expect(wire() == before, "a request reached the server")
             cases.append(ContractCase(f"{tool}:no_scope", tool, "no_scope", no_scope))
@@ -349,9 +354,10 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
         if row.get("mode") == "record" and row.get("approval") == "required":
             def no_approval(reg: Registry, wire: Callable[[], int], *, _tool: str = tool,
                             _actor: Actor = privileged) -> None:
-                args = valid_args(reg, _tool, arg_examples)
+                args = _full_args(reg, _tool, arg_examples)
+                approval = _approval_for(reg, _tool, args)  # a stored preview, never approved
                 before = wire()
-                res = reg.call(_tool, args, actor=_actor)
+                res = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor)
                 _expect(_error_code(res) == "approval_required", f"expected approval_required, got {res.to_json()}")
                 _expect(wire() == before, "a request reached the server")
             cases.append(ContractCase(f"{tool}:no_approval", tool, "no_approval", no_approval))
@@ -361,14 +367,14 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
 
             def replay(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
                        _actor: Actor = privileged) -> None:
-                args = valid_args(reg, _tool, arg_examples)
+                args = _full_args(reg, _tool, arg_examples)
                 args[_key] = f"contract-replay-{_tool}"[:64]
                 approval = _approval_for(reg, _tool, args)
                 before = wire()
-                first = reg.call(_tool, args, actor=_actor, approval=approval)
+                first = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
                 _expect(first.ok and not first.replayed, f"first call failed: {first.to_json()}")
                 _expect(wire() == before + 1, f"expected 1 request, saw {wire() - before}")
-                second = reg.call(_tool, args, actor=_actor, approval=approval)
+                second = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
                 _expect(second.ok and second.replayed, f"second call was not replayed: {second.to_json()}")
                 _expect(second.result == first.result, "replayed result differs")
                 _expect(wire() == before + 1, "the replay sent a request")
@@ -376,20 +382,59 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
 
             def conflict(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
                          _actor: Actor = privileged) -> None:
-                args = valid_args(reg, _tool, arg_examples)
+                args = _full_args(reg, _tool, arg_examples)
                 args[_key] = f"contract-conflict-{_tool}"[:64]
-                first = reg.call(_tool, args, actor=_actor, approval=_approval_for(reg, _tool, args))
+                approval = _approval_for(reg, _tool, args)
+                first = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
                 _expect(first.ok, f"first call failed: {first.to_json()}")
                 changed = _change_one_argument(reg, _tool, args, _key)
                 if changed is None:
                     raise CannotSynthesise(f"{_tool}: no other valid value to vary for a conflict")
                 before = wire()
-                res = reg.call(_tool, changed, actor=_actor, approval=_approval_for(reg, _tool, changed))
+                other = _approval_for(reg, _tool, changed)
+                res = reg.call(_tool, _record_args(reg, _tool, changed, other), actor=_actor, approval=other)
                 _expect(_error_code(res) == "idempotency_conflict",
                         f"expected idempotency_conflict, got {res.to_json()}")
                 _expect(wire() == before, "the conflicting call sent a request")
             cases.append(ContractCase(f"{tool}:conflict", tool, "conflict", conflict))
     return cases
+
+
+def _preview_tool(reg: Registry, tool: str) -> str | None:
+    """The preview tool whose stored preview the record `tool` executes, or ``None`` (the record
+    takes the full arguments)."""
+    row = reg.specs[tool].row
+    record = row.get("record")
+    pair = row.get("pair")
+    if row.get("mode") == "record" and isinstance(record, dict) and record.get("arguments") == "preview" \
+            and pair in reg.specs:
+        return str(pair)
+    return None
+
+
+def _full_args(reg: Registry, tool: str, arg_examples: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Valid full arguments of `tool`: its own, or for a record tool executing a stored preview, its
+    preview tool's plus the idempotency key."""
+    pair = _preview_tool(reg, tool)
+    if pair is None:
+        return valid_args(reg, tool, arg_examples)
+    args = valid_args(reg, pair, arg_examples)
+    key = (reg.specs[tool].row.get("idempotency") or {}).get("arg")
+    if key:
+        args[str(key)] = valid_args(reg, tool, arg_examples).get(key, "contract-key")
+    return args
+
+
+def _record_args(reg: Registry, tool: str, args: dict[str, Any], approval: Approval | None) -> dict[str, Any]:
+    """What `tool` is called with for the full arguments `args`: `args` itself, or for a record
+    tool executing a stored preview, the previewed ``preview_id`` and the key."""
+    if _preview_tool(reg, tool) is None or approval is None:
+        return args
+    key = (reg.specs[tool].row.get("idempotency") or {}).get("arg")
+    out: dict[str, Any] = {"preview_id": approval.preview_id}
+    if key and key in args:
+        out[str(key)] = args[key]
+    return out
 
 
 def _approval_for(reg: Registry, tool: str, args: dict[str, Any]) -> Approval | None:
@@ -409,7 +454,12 @@ def _approval_for(reg: Registry, tool: str, args: dict[str, Any]) -> Approval | 
 
 
 def _change_one_argument(reg: Registry, tool: str, args: dict[str, Any], key_arg: str) -> dict[str, Any] | None:
-    """A copy of `args` with one argument changed to another valid value, or ``None``."""
+    """A copy of `args` with one argument changed to another valid value, or ``None``. For a record
+    tool executing a stored preview, the arguments of its preview tool are varied."""
+    pair = _preview_tool(reg, tool)
+    if pair is not None:
+        changed = _change_one_argument(reg, pair, {k: v for k, v in args.items() if k != key_arg}, key_arg)
+        return None if changed is None else dict(changed, **{k: v for k, v in args.items() if k == key_arg})
     spec = reg.specs[tool]
     props = spec.input_schema.get("properties") or {}
     candidates: list[tuple[str, Any]] = []

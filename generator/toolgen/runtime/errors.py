@@ -44,6 +44,18 @@ ERROR_CODES: dict[str, tuple[Category, bool, str]] = {
         False,
         "That approval was spent on another action: preview again and get this action approved.",
     ),
+    "preview_not_found": (
+        "validation", False,
+        ("No stored preview has this preview_id for this tool and actor: call the preview tool and pass the "
+        "preview_id it returns.")),
+    "preview_expired": (
+        "validation", False,
+        ("The preview expired: call the preview tool again with the same arguments (same preview_id), then "
+        "record it.")),
+    "preview_mismatch": (
+        "policy", False,
+        ("The stored preview no longer builds the previewed request (the store was changed or the tool's policy "
+        "changed): preview again; nothing was sent.")),
     "idempotency_conflict": (
         "conflict",
         False,

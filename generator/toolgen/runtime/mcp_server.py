@@ -6,7 +6,9 @@ handlers so the catalog is exactly ``mcp.json`` (inputSchema, outputSchema,
 annotations) and results are exactly what the runtime returns:
 
 - success: ``structuredContent`` = the shaped result, plus the same JSON as one text block;
-  ``_meta["toolgen/replayed"]`` is true when an idempotency receipt was replayed. A success result
+  ``_meta["toolgen/replayed"]`` is true when an idempotency receipt was replayed, and
+  ``_meta["toolgen/request"]`` is the redacted request a record tool executing a stored preview sent
+  (method, URL, headers, body: what its preview showed and the approval covers). A success result
   always conforms to the tool's ``outputSchema`` (MCP 2025-11-25, "Output Schema": servers MUST
   provide structured results that conform; clients reject others). A result that does not (the API
   drifted from its spec, in ``warn`` output mode) is sent as a tool error ``output_invalid`` that
@@ -14,6 +16,8 @@ annotations) and results are exactly what the runtime returns:
   completed receipt, the mismatch, and the result as text;
 - tool failure (validation, policy, timeout, upstream...): ``isError: true`` with the structured error
   ``{"error": {...}}`` as ``structuredContent`` and as text — the model sees it and can correct itself;
+  an ``approval_required`` of a record tool executing a stored preview names the request to approve
+  in ``error.details.request`` (and the ``preview_id`` in ``error.details.preview_id``);
 - protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params).
 
 Tools by identity (`toolgen.runtime.identity`): ``tools/list`` holds only the tools the caller's
@@ -54,6 +58,7 @@ LIST_TTL_MS = 3_600_000
 LIST_CACHE_SCOPE = "public"
 LIST_CACHE_SCOPE_PER_CALLER = "private"
 REPLAYED_META_KEY = "toolgen/replayed"
+REQUEST_META_KEY = "toolgen/request"
 
 
 def _approval_from_meta(meta: Any) -> Approval | None:
@@ -114,7 +119,9 @@ def to_call_tool_result(result: CallResult) -> Any:
 
     if result.ok:
         payload: Any = result.result
-        meta = {REPLAYED_META_KEY: True} if result.replayed else None
+        meta: dict[str, Any] | None = {REPLAYED_META_KEY: True} if result.replayed else None
+        if result.request is not None:
+            meta = {**(meta or {}), REQUEST_META_KEY: result.request}
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
             structured_content=payload,
@@ -210,7 +217,8 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
         instructions=(
             f"Tools for the {registry.policy.get('title') or registry.api} API, enforced by the toolgen "
             "runtime. Writes are split into preview_* (no side effects, returns a preview_id) and "
-            "record_* (needs an approval of that preview_id and an idempotency key)."
+            "record_* (executes the previewed request: pass the preview_id and an idempotency key; a host "
+            "approves the preview_id)."
             + (f" Call {SEARCH_TOOL_NAME} to find tools that are not listed." if serve_search else "")
         ),
         on_list_tools=on_list_tools,

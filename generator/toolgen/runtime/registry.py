@@ -6,8 +6,10 @@ generated Python package's ``POLICY``/``MCP_TOOLS`` constants. Output: `CallResu
 The call path is a single function, `Registry._pipeline`, with a fixed order no tool can skip:
 
     find tool → validate arguments (plain JSON, mcp.json ``inputSchema`` as JSON Schema 2020-12
-    incl. formats, closed nested objects, then the canonical request itself) → permission (actor
-    scopes ⊇ row.permission) → approval (record rows: an `Approval` whose ``preview_id`` equals the
+    incl. formats, closed nested objects; a record tool executing a stored preview (policy
+    ``record.arguments: preview``) takes the arguments its preview stored, once the actor holds the
+    scopes, and must rebuild a request whose fingerprint is the ``preview_id``; then the canonical
+    request itself) → permission (actor scopes ⊇ row.permission) → approval (record rows: an `Approval` whose ``preview_id`` equals the
     fingerprint of this canonical request; spent only when the request is about to be sent) →
     timeout bound → idempotency (receipt store) → HTTP request (bounded retries; a write is re-sent
     only where it cannot write twice) → validate + shape output → result
@@ -20,7 +22,9 @@ Fingerprint (see docs/generated-format.md): ``"sha256:" + hex(sha256(canonical_j
 intent, "request": canonical})))`` where `canonical` is `BuiltRequest.canonical`: the method, the
 final URL, the headers, the cookies and the SHA-256 of the body exactly as they go on the wire,
 minus the credentials and the idempotency key. A preview's ``preview_id`` is this fingerprint, so an
-approval covers one request byte for byte; the idempotency receipt stores it too.
+approval covers one request byte for byte; the idempotency receipt stores it too. A preview whose
+record tool executes it stores its arguments in the preview store (`receipts.previews`), keyed
+by ``(<api>/<record tool>, actor id, preview_id)``, until ``record.preview_ttl_s`` runs out.
 
 Result knowledge: `ToolError.result_known` is false once any attempt of a write may have reached the
 API without a definitive answer (timeout, broken connection, 5xx, 3xx), and stays false unless a
@@ -53,7 +57,14 @@ from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
 from .identity import is_deferred, permits, required_scopes
-from .receipts import MemoryReceiptStore, Receipt, ReceiptStore
+from .receipts import (
+    MemoryPreviewStore,
+    MemoryReceiptStore,
+    PreviewStore,
+    Receipt,
+    ReceiptStore,
+    StoredPreview,
+)
 from .request import BuiltRequest, build_request, normalise_nulls, undeclared_member
 from .shaping import (
     CursorCodec,
@@ -77,6 +88,8 @@ MAX_RESPONSE_DEPTH = 128
 #: Added to a call's deadline to form the lease its pending receipt stores (milliseconds): the
 #: window in which another caller treats the receipt as in flight.
 _LEASE_MARGIN_MS = 2000
+#: Seconds a stored preview stays executable when the policy row does not say (``record.preview_ttl_s``).
+DEFAULT_PREVIEW_TTL_S = 900
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 _MAX_PROBLEM_BYTES = 2000
 
@@ -117,7 +130,9 @@ class CallResult:
     the canonical-request fingerprint (``None`` if arguments were invalid); `status` the HTTP
     status (``None`` without a response); `attempts` the number of HTTP attempts; `warnings` e.g.
     output-schema mismatches in ``warn`` mode; `call_id` joins the call's audit events;
-    `idempotency_key` the key of the receipt a record call completed or replayed.
+    `idempotency_key` the key of the receipt a record call completed or replayed; `request` the
+    redacted request a record call that executes a stored preview sent (or replayed), as its preview
+    showed it (``{"method", "url", "headers", "body"}``), so whoever approves sees what ran.
     """
 
     tool: str
@@ -131,14 +146,18 @@ class CallResult:
     warnings: list[str] = field(default_factory=list)
     call_id: str = ""
     idempotency_key: str | None = None
+    request: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"ok": true, "tool", "result", "replayed"[, "warnings"]}`` or ``{"ok": false, "tool",
-        "error": {...}}``."""
+        """``{"ok": true, "tool", "result", "replayed"[, "warnings"][, "request"]}`` or ``{"ok": false,
+        "tool", "error": {...}}`` (a record call executing a stored preview names the request in
+        ``error.details.request``)."""
         if self.ok:
             out: dict[str, Any] = {"ok": True, "tool": self.tool, "result": self.result, "replayed": self.replayed}
             if self.warnings:
                 out["warnings"] = self.warnings
+            if self.request is not None:
+                out["request"] = self.request
             return out
         assert self.error is not None
         return {"ok": False, "tool": self.tool, **self.error.to_json()}
@@ -362,7 +381,8 @@ class Registry:
     Parameters: `policy` (the policy.json object), `catalog` (the mcp.json list); `base_url`
     overrides the policy's; `credentials` (default: environment variables); `receipts` (default: an
     in-memory store — pass a `SqliteReceiptStore` for durability); `audit` (default: a
-    `MemoryAuditSink`, exposed as `.audit`); `cursor_key` (HMAC key for cursors; default
+    `MemoryAuditSink`, exposed as `.audit`); `previews` (default: the receipt store's own preview
+    store, ``receipts.previews()``: same backend, separate table or key prefix); `cursor_key` (HMAC key for cursors; default
     ``TOOLGEN_CURSOR_KEY`` or random per process); `resend_unknown` (default true: a retry of a write
     whose outcome is unknown is re-sent when the key is forwarded to the API, which deduplicates it;
     false: always report ``result_unknown``); `http_client` / `async_http_client` (httpx clients to
@@ -377,6 +397,7 @@ class Registry:
         base_url: str | None = None,
         credentials: creds.CredentialsProvider | None = None,
         receipts: ReceiptStore | None = None,
+        previews: PreviewStore | None = None,
         audit: AuditSink | None = None,
         cursor_key: bytes | None = None,
         resend_unknown: bool = True,
@@ -391,6 +412,7 @@ class Registry:
                              "secret, never in the URL (previews and cursors would show them)")
         self.credentials: creds.CredentialsProvider = credentials or creds.EnvCredentials()
         self.receipts: ReceiptStore = receipts if receipts is not None else MemoryReceiptStore()
+        self._previews = previews
         self.audit: AuditSink = audit if audit is not None else MemoryAuditSink()
         self.cursors = CursorCodec(cursor_key or _default_cursor_key())
         self.resend_unknown = resend_unknown
@@ -649,6 +671,7 @@ class Registry:
         call_id = secrets.token_hex(8)
         fp: str | None = None
         secret_values: list[str] = []
+        shown: dict[str, Any] | None = None  # the request a record executing a stored preview sends
         if isinstance(approval, str):  # a bare preview_id is an approval of that preview
             approval = Approval(approval)
 
@@ -677,6 +700,8 @@ class Registry:
             error.details = _scrub(error.details, secret_values)
             if error.next_step:
                 error.next_step = _scrub(error.next_step, secret_values)
+            if shown is not None and "request" not in error.details:
+                error.details["request"] = _scrub(shown, secret_values)
             emit(step, "deny" if error.category in ("policy", "validation") else "fail", error.code,
                  **{k: v for k, v in error.details.items() if k in ("pointer", "missing", "status")})
             emit("result", "error", error.code)
@@ -719,6 +744,25 @@ class Registry:
                 undeclared, "the schema declares no such property; remove it"))
         idem = row.get("idempotency") if row.get("mode") == "record" else None
         idem_arg = idem.get("arg") if idem else None
+        # a record that executes a stored preview: its arguments are the preview's, as stored
+        executes = self._executes_preview(row)
+        preview_id = str(args.get("preview_id", "")) if executes else None
+        required = [str(s) for s in row.get("permission") or []]
+        missing = [s for s in required if s not in actor.scopes]
+        if preview_id is not None and missing:  # refused before any store is read
+            return fail("permission", make_error(
+                "permission_denied",
+                f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
+                details={"missing": missing, "required": required},
+            ))
+        if preview_id is not None:
+            try:
+                stored_args = self._stored_arguments(spec, preview_id, actor)
+            except ToolError as exc:
+                return fail("validate", exc)
+            if idem_arg and idem_arg in args:
+                stored_args[str(idem_arg)] = args[idem_arg]
+            args = stored_args
         pagination = row.get("pagination")
         cursor_payload: dict[str, Any] | None = None
         if pagination:
@@ -737,6 +781,10 @@ class Registry:
             extra_query, page_size, position, skip, link_url = self._pagination_params(row, args, cursor_payload)
             built = build_request(row, args, base_url=self.base_url, extra_query=extra_query)
         except ToolError as exc:
+            if preview_id is not None and exc.details.get("pointer") != f"/{idem_arg}":  # not the caller's key
+                return fail("validate", make_error(
+                    "preview_mismatch", f"The stored preview {preview_id[:24]}… no longer builds a request "
+                    f"({exc.message[:200]}); nothing was sent.", details={"pointer": "/preview_id"}))
             return fail("validate", exc)
         except (ValueError, KeyError, TypeError) as exc:
             return fail("request", make_error("internal_error", f"Could not build the request: {type(exc).__name__}."))
@@ -744,11 +792,18 @@ class Registry:
             built.url = link_url
             built.canonical = {**built.canonical, "url": link_url}
         fp = fingerprint(spec.intent, built.canonical)
+        if preview_id is not None:
+            if fp != preview_id:
+                # the stored arguments (or the policy) changed since the preview: what would be sent is
+                # not what was shown and approved
+                return fail("validate", make_error(
+                    "preview_mismatch",
+                    f"The stored preview {preview_id[:24]}… builds another request than the one previewed; "
+                    "nothing was sent.", details={"pointer": "/preview_id", "rebuilt_preview_id": fp}))
+            shown = self._display(row, built)
         emit("validate", "allow")
 
         # 3. permission
-        required = [str(s) for s in row.get("permission") or []]
-        missing = [s for s in required if s not in actor.scopes]
         if missing:
             return fail("permission", make_error(
                 "permission_denied",
@@ -762,6 +817,14 @@ class Registry:
         needs_approval = row.get("mode") == "record" and row.get("approval") == "required"
         preview_tool = row.get("pair") or "preview_" + spec.intent
         if needs_approval:
+            if approval is None and preview_id is not None:
+                return fail("approval", make_error(
+                    "approval_required",
+                    f"{tool} needs a human approval of preview {preview_id[:24]}….",
+                    details={"preview_tool": preview_tool, "preview_id": preview_id},
+                    next_step="Show the previewed request to a human, get this preview_id approved, then call "
+                              "again with the approval.",
+                ))
             if approval is None:
                 return fail("approval", make_error(
                     "approval_required",
@@ -797,11 +860,7 @@ class Registry:
         emit("timeout", "allow", timeout_ms=timeout_ms, deadline_ms=deadline_ms, max_attempts=max_attempts)
 
         if row.get("mode") == "preview":
-            view = built.display()
-            for entry in row.get("auth") or []:
-                where, name = entry.get("in", "header"), entry.get("name") or "Authorization"
-                if where == "header":
-                    view["headers"][name] = "[redacted]"
+            view = self._display(row, built)
             op = row["operation"]
             preview = {
                 "preview_id": fp,
@@ -815,6 +874,22 @@ class Registry:
             blockers = self._preview_blockers(row, built, str(preview["record_tool"]))
             if blockers:
                 preview["cannot_send"] = blockers
+            record_spec = self.specs.get(str(preview["record_tool"]))
+            if record_spec is not None and self._executes_preview(record_spec.row):
+                # store what the record tool executes: these validated, normalised arguments
+                ttl = int((record_spec.row.get("record") or {}).get("preview_ttl_s") or DEFAULT_PREVIEW_TTL_S)
+                now = time.time()
+                try:
+                    self.preview_store().put(StoredPreview(
+                        f"{self.api}/{record_spec.name}", actor.id, fp, spec.intent, args, now, now + ttl))
+                except Exception as exc:  # noqa: BLE001 - any store outage: no preview_id to execute
+                    return fail("preview", make_error(
+                        "receipt_store_unavailable",
+                        f"{tool}: the preview store could not keep this preview ({type(exc).__name__}), so "
+                        f"{record_spec.name} could not execute it.",
+                        details={"store": type(self.receipts).__name__}))
+                preview["expires_in_s"] = ttl
+                emit("preview", "stored", ttl_s=ttl)
             emit("http", "skip", reason="preview")
             emit("result", "ok")
             return CallResult(tool, True, result=preview, fingerprint=fp, call_id=call_id)
@@ -867,7 +942,8 @@ class Registry:
                     emit("idempotency", "replay", original_actor=existing.actor)
                     emit("result", "ok", replayed=True)
                     return CallResult(tool, True, result=_scrub(existing.result, secret_values), replayed=True,
-                                      fingerprint=fp, status=existing.status, call_id=call_id, idempotency_key=key)
+                                      fingerprint=fp, status=existing.status, call_id=call_id, idempotency_key=key,
+                                      request=shown)
                 if decision == "conflict":
                     return fail("idempotency", make_error(
                         "idempotency_conflict",
@@ -1035,7 +1111,8 @@ class Registry:
                         "idempotency_in_progress",
                         f"{op_name} says a request with this idempotency key is still being processed.",
                         details={**error.details, "key_arg": idem_arg}, result_known=False, retryable=True,
-                        next_step="Wait, then retry with the same arguments and the same key.",
+                        next_step="Wait, then retry with the same "
+                                  f"{'preview_id' if preview_id is not None else 'arguments'} and the same key.",
                     ), attempts=attempts, status=status)
                 if mutating and (uncertain or not error.result_known or 300 <= status < 400):
                     settle("mark_unknown")
@@ -1084,7 +1161,7 @@ class Registry:
             settle("complete", result, status)
             emit("result", "ok", status=status)
             return CallResult(tool, True, result=result, fingerprint=fp, status=status, attempts=attempts,
-                              warnings=warnings, call_id=call_id, idempotency_key=key)
+                              warnings=warnings, call_id=call_id, idempotency_key=key, request=shown)
         except Exception as exc:  # noqa: BLE001 - a fault in the call path never escapes as an exception
             settle("mark_unknown")
             return fail("result", make_error(
@@ -1092,6 +1169,74 @@ class Registry:
                 result_known=not spec.mutating, details={"receipt_state": "unknown" if key is not None else None}))
         finally:
             settle("mark_unknown")
+
+    def preview_store(self) -> PreviewStore:
+        """The store of previews that record tools execute: the one passed in, else the receipt
+        store's (``receipts.previews()``; opened on first use, so a store outage is a call's
+        ``receipt_store_unavailable``, never a failure to load), else one in memory."""
+        if self._previews is None:
+            opener = getattr(self.receipts, "previews", None)
+            self._previews = opener() if callable(opener) else MemoryPreviewStore()
+        return self._previews
+
+    @staticmethod
+    def _executes_preview(row: Mapping[str, Any]) -> bool:
+        """Whether a record row executes a stored preview (policy ``record.arguments`` =
+        ``preview``). Rows without ``record`` (an earlier policy.json) take the full arguments."""
+        record = row.get("record")
+        return row.get("mode") == "record" and isinstance(record, dict) and record.get("arguments") == "preview"
+
+    @staticmethod
+    def _display(row: Mapping[str, Any], built: BuiltRequest) -> dict[str, Any]:
+        """The request as a preview shows it: `BuiltRequest.display` with every credential header the
+        row declares redacted."""
+        view = built.display()
+        for entry in row.get("auth") or []:
+            where, name = entry.get("in", "header"), entry.get("name") or "Authorization"
+            if where == "header":
+                view["headers"][name] = "[redacted]"
+        return view
+
+    def _stored_arguments(self, spec: ToolSpec, preview_id: str, actor: Actor) -> dict[str, Any]:
+        """The canonical arguments of the stored preview `preview_id` of `spec`'s record tool made
+        by `actor`, validated again against the preview tool's input schema. Raises `ToolError`:
+        ``receipt_store_unavailable`` (store outage), ``preview_not_found``, ``preview_expired``
+        (both pointing at ``/preview_id``), ``preview_mismatch`` (the stored entry is not valid
+        for this tool)."""
+        pointer = {"pointer": "/preview_id"}
+        preview_tool = str(spec.row.get("pair") or "preview_" + spec.intent)
+        try:
+            stored: StoredPreview | None = self.preview_store().get(f"{self.api}/{spec.name}", actor.id, preview_id)
+        except (ValueError, TypeError, KeyError):  # an entry that does not decode: changed behind the runtime
+            raise make_error(
+                "preview_mismatch", f"The stored preview {preview_id[:24]}… of {spec.name} cannot be read; nothing "
+                "was sent.", details={**pointer, "preview_tool": preview_tool}) from None
+        except Exception as exc:  # noqa: BLE001 - any store outage: nothing is sent
+            raise make_error(
+                "receipt_store_unavailable",
+                f"{spec.name}: the preview store could not be read ({type(exc).__name__}); nothing was sent.",
+                details={"store": type(self.receipts).__name__}) from None
+        if stored is None:
+            raise make_error(
+                "preview_not_found",
+                f"No preview {preview_id[:24]}… of {spec.name} was stored for actor {actor.id!r}.",
+                details={**pointer, "preview_tool": preview_tool},
+                next_step=f"Call {preview_tool} with the arguments, then pass the preview_id it returns.")
+        if stored.expired(time.time()):
+            raise make_error(
+                "preview_expired", f"The preview {preview_id[:24]}… of {spec.name} expired.",
+                details={**pointer, "preview_tool": preview_tool},
+                next_step=f"Call {preview_tool} again with the same arguments (same preview_id), then call "
+                          f"{spec.name} again.")
+        pair = self.specs.get(preview_tool)
+        arguments = stored.arguments
+        if (stored.intent != spec.intent or pair is None or not pair.input_validator.is_valid(arguments)
+                or undeclared_member(arguments, pair.input_schema) is not None):
+            raise make_error(
+                "preview_mismatch",
+                f"The stored preview {preview_id[:24]}… does not hold valid arguments of {preview_tool}; "
+                "nothing was sent.", details={**pointer, "preview_tool": preview_tool})
+        return dict(arguments)
 
     def _preview_blockers(self, row: Mapping[str, Any], built: Any, tool: str) -> list[str]:
         """Why the record call of a preview would not send the request it shows (empty when it
@@ -1116,8 +1261,9 @@ class Registry:
         key_arg = idem.get("arg") or "the key"
         checks = ", ".join(spec.check_tools)
         look = f"Read the current state first ({checks})" if checks else "Read the current state first"
+        same = "preview_id" if self._executes_preview(spec.row) else "arguments"
         if honoured:
-            step = (f"Retry with the same arguments and the same {key_arg}: the API deduplicates it, so it "
+            step = (f"Retry with the same {same} and the same {key_arg}: the API deduplicates it, so it "
                     "cannot write twice.")
         else:
             step = (f"{look}. If the write did not happen, call again with a new {key_arg}; do not simply "

@@ -53,12 +53,18 @@ def describe_tool(summary: str, mode: Mode, row: PolicyRow, record: PolicyRow | 
     assert record is not None
     verb = "Deletes" if record.effect == "destructive" else "Writes"
     if mode == "preview":
+        then = (f"Then call {record.tool} with the preview_id." if record.record_arguments == "preview"
+                else f"Then call {record.tool} with the same arguments.")
         gate = ("A human must approve the returned preview_id before " + record.tool + " runs."
-                if record.approval == "required" else f"Then call {record.tool} with the same arguments.")
+                if record.approval == "required" else then)
         return (f"PREVIEW ONLY, never writes: returns the exact request {record.tool} would send and a "
                 f"preview_id. {gate} {record.tool}: {first_sentence(summary)}")
-    gate = (f"Needs human approval of the preview_id from {row.pair} (same arguments)."
-            if row.approval == "required" else "No approval needed.")
+    if row.record_arguments == "preview":
+        gate = (f"Sends exactly the request previewed by {row.pair}: pass its preview_id"
+                + (", which a human must approve." if row.approval == "required" else "."))
+    else:
+        gate = (f"Needs human approval of the preview_id from {row.pair} (same arguments)."
+                if row.approval == "required" else "No approval needed.")
     return f"{summary} {verb} ({row.method}). {gate}"
 
 

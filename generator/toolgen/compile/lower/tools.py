@@ -9,7 +9,7 @@ retries only when the key reaches the API.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ..intent import IncludeSpec, RetrySpec, ToolIntent
 from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
@@ -95,6 +95,12 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         ctx.sink.warning("retry-unsafe-write", f"intent `{key}` retries a {effect} whose idempotency key is not "
                          "sent to the API; retries are disabled", ctx.intents.locate(*where, "retry"),
                          "send the key to the API (idempotency.send_as) to allow retries")
+    arguments, ttl, has_preview = _record_shape(ctx, key, intent, approval, where, explicit=explicit)
+    if arguments == "preview" and intent.idempotency is not None and intent.idempotency.key == PREVIEW_ID_ARG:
+        raise Skip("idempotency-key-collision",
+                   f"idempotency key argument {PREVIEW_ID_ARG!r} clashes with the preview_id argument of record_{key}",
+                   ctx.intents.locate(*where, "idempotency", "key") if explicit else ctx.doc.locate(op.pointer),
+                   "choose another key name")
     preview_name, record_name = "preview_" + key, "record_" + key
     preview_row = PolicyRow(
         tool=preview_name, mode="preview", effect="read", operation_id=op.synthetic_id, method=op.method,
@@ -109,17 +115,65 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         timeout_ms=timeout, pagination=None, output=output, auth=lowered.auth, body_encoding=lowered.encoding,
         body_content_type=lowered.content_type,
         bindings=tuple(a.binding for a in record_args if a.binding is not None), fixed=lowered.fixed,
-        pair=preview_name, intent=key, success_status=lowered.success)
+        pair=preview_name if has_preview else None, intent=key, success_status=lowered.success,
+        record_arguments=arguments, preview_ttl_s=ttl)
     preview_desc = describe_tool(summary, "preview", preview_row, record_row)
     record_desc = describe_tool(summary, "record", record_row, record_row)
-    ctx.names[preview_name] = op.pointer
     ctx.names[record_name] = op.pointer
+    if arguments == "preview":
+        # the record tool takes the preview's id (and the key); the runtime rebuilds the request from the
+        # arguments it stored at preview time, with the bindings of `record_row`
+        record_args = [Arg(PREVIEW_ID_ARG, {
+            "type": "string", "minLength": 1, "maxLength": 200,
+            "description": f"The preview_id returned by {preview_name}; the previewed request is what is sent.",
+        }, None, True)] + [a for a in record_args if intent.idempotency is not None
+                           and a.name == intent.idempotency.key]
+    record_tool = Tool(record_name, record_desc, _input_schema(record_args), lowered.output_schema, record_row,
+                       title, op.pointer)
+    if not has_preview:
+        return [record_tool]
+    ctx.names[preview_name] = op.pointer
     return [
         Tool(preview_name, preview_desc, base_schema, _preview_output_schema(), preview_row,
              f"Preview: {title}" if title else None, op.pointer),
-        Tool(record_name, record_desc, _input_schema(record_args), lowered.output_schema, record_row, title,
-             op.pointer),
+        record_tool,
     ]
+
+
+#: The record tool's argument naming the stored preview it executes.
+PREVIEW_ID_ARG = "preview_id"
+
+
+def _record_shape(ctx: Ctx, key: str, intent: ToolIntent, approval: str, where: tuple[str | int, ...], *,
+                  explicit: bool) -> tuple[Literal["preview", "full"], int | None, bool]:
+    """(what the record tool takes, the stored preview's lifetime in seconds or ``None``, whether the
+    write has a preview tool). Default: ``preview`` for an approval-gated write, else ``full``.
+    `preview: false` is refused (a located error; the preview is kept) with ``approval: required``
+    or ``record.arguments: preview``: a human approves a preview, and only a preview can be executed."""
+    spec = intent.record
+    arguments: Literal["preview", "full"] = (
+        spec.arguments if spec is not None and spec.arguments is not None
+        else ("preview" if approval == "required" else "full"))
+    has_preview = intent.preview is not False
+    if not has_preview:
+        reason = ("its approval is bound to a preview_id" if approval == "required"
+                  else "`record.arguments: preview` executes the stored preview" if arguments == "preview" else None)
+        if reason is not None:
+            ctx.sink.error(
+                "preview-required", f"intent `{key}` sets `preview: false`, but {reason}",
+                ctx.intents.locate(*where, "preview") if explicit else None,
+                "drop `preview: false`, or set `approval: never` and `record.arguments: full`")
+            has_preview = True
+    ttl = None
+    if arguments == "preview":
+        ttl = (spec.preview_ttl_s if spec is not None and spec.preview_ttl_s is not None
+               else ctx.intents.model.defaults.preview_ttl_s)
+    elif spec is not None and spec.preview_ttl_s is not None:
+        ctx.sink.warning(
+            "preview-ttl-unused", f"intent `{key}` sets `record.preview_ttl_s`, but its record tool takes the full "
+            "arguments and executes no stored preview", ctx.intents.locate(*where, "record", "preview_ttl_s")
+            if explicit else None, "drop `preview_ttl_s`, or set `record.arguments: preview`")
+    return arguments, ttl, has_preview
 
 
 def _permission(ctx: Ctx, intent: ToolIntent, group: IncludeSpec | None, op_scopes: tuple[str, ...],

@@ -62,6 +62,7 @@ from .rules import (
     OUTPUT_UNPROJECTED_LARGE,
     PAGINATION_MISSING,
     PERMISSION_MISSING,
+    PREVIEW_ADDS_NOTHING,
     RULES,
     SCOPE_UNKNOWN,
     SYNONYM_VERBS,
@@ -246,6 +247,13 @@ class _Linter:
                          tool=view.main.name)
             if row.mode != "record":
                 continue
+            if (row.effect == "write" and row.approval != "required" and view.preview is not None
+                    and row.record_arguments != "preview"):
+                self.add(PREVIEW_ADDS_NOTHING, f"`{view.preview.name}` previews a write that needs no approval "
+                         f"and `{row.tool}` takes the full arguments: the preview gates nothing",
+                         self.where(view, "approval", "effect"), "set `preview: false` to drop "
+                         f"`{view.preview.name}`, or `approval: required` if a human should see the request first",
+                         tool=view.preview.name)
             if row.effect == "destructive" and row.approval != "required":
                 self.add(DESTRUCTIVE_WITHOUT_APPROVAL, f"`{row.tool}` is destructive ({view.op.key}) but needs "
                          "no approval", self.where(view, "approval", "effect"), tool=row.tool)

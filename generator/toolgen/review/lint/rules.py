@@ -93,6 +93,11 @@ IDEMPOTENCY_HONOUR_UNDECLARED = _rule(
     "whether the API deduplicates by it.",
     "Set `idempotency.honoured_by_api: true` only if the API returns the first result for a repeated key (the "
     "runtime then re-sends a write whose outcome is unknown), else `false` (never re-sent).")
+PREVIEW_ADDS_NOTHING = _rule(
+    "preview-adds-nothing", "info", "A write without approval (effect `write`, `approval: never`) has a preview "
+    "tool that gates nothing: no human approves it and the record tool takes the full arguments.",
+    "Set `preview: false` to drop the `preview_` tool (it costs catalog tokens and a model turn), or "
+    "`approval: required` if a human should see the request first.")
 PERMISSION_MISSING = _rule(
     "permission-missing", "warning", "A tool requires no permission, so every actor may call it.",
     "Set `permission:` to the scope(s) an actor needs.")
@@ -156,6 +161,11 @@ for _id, _sev, _summary, _help in (
      "State `approval: required` or `approval: never`."),
     ("approval-on-read", "warning", "A read intent sets `approval`, which applies to record tools only.",
      "Remove `approval`, or mark the intent write."),
+    ("preview-required", "error", ("`preview: false` on a write whose record tool needs its preview "
+     "(`approval: required`, or `record.arguments: preview`)."),
+     "Drop `preview: false`, or set `approval: never` and `record.arguments: full`."),
+    ("preview-ttl-unused", "warning", "`record.preview_ttl_s` on a record tool that takes the full arguments.",
+     "Drop `preview_ttl_s`, or set `record.arguments: preview`."),
     ("retry-unsafe-write", "warning", "A write retries although its idempotency key is not sent to the API.",
      "Send the key (`idempotency.send_as`) or drop `retry`."),
     ("idempotency-key-collision", "error", "The idempotency key argument clashes with an operation argument.",

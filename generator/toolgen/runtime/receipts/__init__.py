@@ -3,7 +3,8 @@
 `base` defines the `Receipt` and the `ReceiptStore` protocol; the stores are `MemoryReceiptStore`
 (memory.py: tests and single-process embedding), `SqliteReceiptStore` (sqlite.py: the default;
 one file, survives restarts, shared by the processes of one machine) and `RedisReceiptStore`
-(redis.py, optional `redis` extra: shared by workers on many machines). `receipts_from_url` picks
+(redis.py, optional `redis` extra: shared by workers on many machines). Each hands out the preview store on the same
+backend with ``previews()`` (previews.py: what a record tool executes). `receipts_from_url` picks
 one from a URL or a path (``toolgen call/serve --receipts``). One behavioural test suite runs
 against all three.
 """
@@ -16,6 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from .base import Receipt, ReceiptState, ReceiptStore
 from .memory import MemoryReceiptStore
+from .previews import MemoryPreviewStore, PreviewStore, RedisPreviewStore, SqlitePreviewStore, StoredPreview
 from .redis import DEFAULT_PREFIX, RedisReceiptStore
 from .sqlite import DEFAULT_RECEIPTS_PATH, SqliteReceiptStore
 
@@ -87,5 +89,6 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
     return RedisReceiptStore(url, prefix=prefix, completed_ttl=completed_ttl)
 
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "MemoryReceiptStore", "Receipt", "ReceiptState", "ReceiptStore",
-           "RedisReceiptStore", "SqliteReceiptStore", "receipts_from_url", "receipts_scheme"]
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "MemoryPreviewStore", "MemoryReceiptStore", "PreviewStore",
+           "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore", "SqlitePreviewStore",
+           "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme"]

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from .base import Receipt, ReceiptState
+from .previews import MemoryPreviewStore
 
 
 class MemoryReceiptStore:
@@ -17,6 +18,7 @@ class MemoryReceiptStore:
     def __init__(self) -> None:
         self._data: dict[tuple[str, str], Receipt] = {}
         self._lock = threading.Lock()
+        self._previews = MemoryPreviewStore()
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         with self._lock:
@@ -54,6 +56,10 @@ class MemoryReceiptStore:
     def get(self, scope: str, key: str) -> Receipt | None:
         with self._lock:
             return self._data.get((scope, key))
+
+    def previews(self) -> MemoryPreviewStore:
+        """The preview store of this process (one per receipt store)."""
+        return self._previews
 
     def close(self) -> None:
         pass

@@ -5,7 +5,8 @@ Redis key, so each is atomic across processes and machines and the store works o
 
 Layout: one hash per receipt, ``<prefix>r:<len(scope)>:<scope>:<key>`` (the length makes the
 split between scope and key unambiguous), fields ``fingerprint state actor result status
-created_at updated_at lease_ms``; `result` is compact JSON. Times are the writing worker's Unix time, as in
+created_at updated_at lease_ms``; `result` is compact JSON. Stored previews (`previews()`,
+previews.py) live beside them under ``<prefix>p:...``, each with its own expiry. Times are the writing worker's Unix time, as in
 SQLite (the registry compares them with its own clock to tell a stale *pending* from a live one, so
 workers' clocks should agree within a fraction of a tool's deadline).
 
@@ -29,6 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 from .base import Receipt, ReceiptState
+from .previews import RedisPreviewStore
 
 if TYPE_CHECKING:
     import redis
@@ -186,6 +188,10 @@ class RedisReceiptStore:
 
     def get(self, scope: str, key: str) -> Receipt | None:
         return self._receipt(scope, key, self._client.hgetall(self.redis_key(scope, key)))
+
+    def previews(self) -> RedisPreviewStore:
+        """The preview store on the same Redis client and prefix (keys ``<prefix>p:...``)."""
+        return RedisPreviewStore(self._client, self.prefix)
 
     def close(self) -> None:
         if self._own_client:

@@ -1,7 +1,8 @@
 """`SqliteReceiptStore`: receipts in one SQLite file, shared by the processes of one machine.
 
 WAL journal, survives restarts, safe across threads and processes sharing one file. The default
-store of `toolgen call` and `toolgen serve` (`DEFAULT_RECEIPTS_PATH`).
+store of `toolgen call` and `toolgen serve` (`DEFAULT_RECEIPTS_PATH`). Stored previews
+(`previews()`, previews.py) are the table ``previews`` of the same file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Receipt
+from .previews import SqlitePreviewStore
 
 #: Where `toolgen call` / `toolgen serve` keep receipts unless told otherwise (relative to cwd).
 DEFAULT_RECEIPTS_PATH = Path(".toolgen") / "receipts.sqlite3"
@@ -56,6 +58,7 @@ class SqliteReceiptStore:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA busy_timeout=5000")
         self._conn.execute(_SCHEMA)
+        self._previews: SqlitePreviewStore | None = None
         columns = {row[1] for row in self._conn.execute("PRAGMA table_info(receipts)")}
         if "lease_ms" not in columns:  # a file written by an earlier version
             self._conn.execute("ALTER TABLE receipts ADD COLUMN lease_ms INTEGER NOT NULL DEFAULT 0")
@@ -114,6 +117,12 @@ class SqliteReceiptStore:
         fingerprint, state, actor, result, status, created, updated, lease_ms = row
         return Receipt(scope, key, fingerprint, state, actor, json.loads(result) if result is not None else None,
                        status, created, updated, int(lease_ms or 0))
+
+    def previews(self) -> SqlitePreviewStore:
+        """The preview store in the same file (table ``previews``), on this store's connection."""
+        if self._previews is None:
+            self._previews = SqlitePreviewStore(self._conn, self._lock)
+        return self._previews
 
     def purge(self, older_than_seconds: float) -> int:
         """Delete completed receipts older than the given age; returns how many were deleted."""
