@@ -11,19 +11,6 @@ class ToolArgumentsIndex(RootModel[Any]):
     root: Any
 
 
-class Confidence(Enum):
-    low = "low"
-    medium = "medium"
-    high = "high"
-
-
-class AssigneesObject(BaseModel):
-    confidence: Confidence | None = None
-    login: str | None = None
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
 class GetIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -48,30 +35,6 @@ class GetRepositoryArgs(BaseModel):
     )
     owner: str
     repo: str
-
-
-class Labels2Object(BaseModel):
-    color: str | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
-
-
-class Labels3Object(BaseModel):
-    color: str | None = None
-    confidence: Confidence | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
-class LabelsObject(BaseModel):
-    confidence: Confidence | None = None
-    name: str
-    rationale: str | None = None
-    suggest: bool | None = None
 
 
 class ListIssueCommentsArgs(BaseModel):
@@ -142,12 +105,16 @@ class ListPullRequestsArgs(BaseModel):
     state: State | None = None
 
 
+class Label(RootModel[constr(min_length=1)]):
+    root: constr(min_length=1)
+
+
 class PreviewAddIssueLabelsArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     issue_number: int
-    labels: list[str | LabelsObject] | None = Field(None, min_length=1)
+    labels: list[Label] | None = Field(None, min_length=1)
     owner: str
     repo: str
 
@@ -166,12 +133,12 @@ class PreviewCreateIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    assignees: list[str] | None = None
+    assignees: list[constr(min_length=1)] | None = None
     body: str | None = None
-    labels: list[str | Labels2Object] | None = None
+    labels: list[constr(min_length=1)] | None = None
     owner: str
     repo: str
-    title: str | int
+    title: constr(min_length=1)
 
 
 class PreviewCreatePullRequestArgs(BaseModel):
@@ -184,7 +151,7 @@ class PreviewCreatePullRequestArgs(BaseModel):
     head: str
     owner: str
     repo: str
-    title: str | None = None
+    title: constr(min_length=1) | None = None
 
 
 class PreviewDeleteRepositoryArgs(BaseModel):
@@ -258,15 +225,15 @@ class PreviewUpdateIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    assignees: list[str | AssigneesObject] | None = None
+    assignees: list[constr(min_length=1)] | None = None
     body: str | None = None
     issue_number: int
-    labels: list[str | Labels3Object] | None = None
+    labels: list[constr(min_length=1)] | None = None
     owner: str
     repo: str
     state: State2 | None = None
     state_reason: StateReason | None = None
-    title: str | int | None = None
+    title: constr(min_length=1) | None = None
 
 
 class RecordAddIssueLabelsArgs(BaseModel):
@@ -275,7 +242,7 @@ class RecordAddIssueLabelsArgs(BaseModel):
     )
     action_id: constr(min_length=1, max_length=255)
     issue_number: int
-    labels: list[str | LabelsObject] | None = Field(None, min_length=1)
+    labels: list[Label] | None = Field(None, min_length=1)
     owner: str
     repo: str
 
@@ -296,12 +263,12 @@ class RecordCreateIssueArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    assignees: list[str] | None = None
+    assignees: list[constr(min_length=1)] | None = None
     body: str | None = None
-    labels: list[str | Labels2Object] | None = None
+    labels: list[constr(min_length=1)] | None = None
     owner: str
     repo: str
-    title: str | int
+    title: constr(min_length=1)
 
 
 class RecordCreatePullRequestArgs(BaseModel):
@@ -315,7 +282,7 @@ class RecordCreatePullRequestArgs(BaseModel):
     head: str
     owner: str
     repo: str
-    title: str | None = None
+    title: constr(min_length=1) | None = None
 
 
 class RecordDeleteRepositoryArgs(BaseModel):
@@ -368,15 +335,15 @@ class RecordUpdateIssueArgs(BaseModel):
         extra="forbid",
     )
     action_id: constr(min_length=1, max_length=255)
-    assignees: list[str | AssigneesObject] | None = None
+    assignees: list[constr(min_length=1)] | None = None
     body: str | None = None
     issue_number: int
-    labels: list[str | Labels3Object] | None = None
+    labels: list[constr(min_length=1)] | None = None
     owner: str
     repo: str
     state: State2 | None = None
     state_reason: StateReason | None = None
-    title: str | int | None = None
+    title: constr(min_length=1) | None = None
 
 
 class Order(Enum):

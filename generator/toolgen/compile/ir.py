@@ -178,6 +178,21 @@ class OutputPolicy:
 
 
 @dataclass(frozen=True)
+class NarrowedArg:
+    """An argument the intent map narrowed (``tools.<key>.args.<name>``): `schema` is the narrowed
+    schema the runtime validates against (None: the canonical one kept), `description` the override
+    (None: kept), `hidden` whether the argument was removed (the runtime never sends it)."""
+
+    arg: str
+    schema: JSON | None = None
+    description: str | None = None
+    hidden: bool = False
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"arg": self.arg, "schema": self.schema, "description": self.description, "hidden": self.hidden}
+
+
+@dataclass(frozen=True)
 class PolicyRow:
     """One row of the runtime policy table (one per tool)."""
 
@@ -202,6 +217,7 @@ class PolicyRow:
     pair: str | None = None  # preview_X <-> record_X
     intent: str = ""  # the intent-map key this tool came from
     success_status: tuple[int, ...] = ()
+    narrowed: tuple[NarrowedArg, ...] = ()  # intent-map `args` entries, in argument order
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ Input: the IR's `PolicyRow`s. Output: the JSON value of `policy.json` and the Ma
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..compile.ir import ApiIR, PolicyRow
@@ -46,6 +47,7 @@ def row_json(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = 
         },
         "success_status": list(row.success_status),
         "dialect_rewrites": {d: list(r) for d, r in sorted((rewrites or {}).items())},
+        "narrowed": [n.to_json() for n in row.narrowed],
     }
 
 
@@ -218,5 +220,38 @@ def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]
                 lines.append(f"| (fixed) | {f.location} | {_code(f.wire_name)} | always | value "
                              f"{_code(repr(f.value))} |")
         lines += ["", "</details>", ""]
+    lines += narrowed_markdown(rows)
     lines += rewrites_markdown(rewrites)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def narrowed_markdown(rows: list[PolicyRow]) -> list[str]:
+    """The "Arguments narrowed by the intent map" section of POLICY.md: per intent, each `args`
+    entry (narrowed schema, description override, hidden)."""
+    lines = ["", "## Arguments narrowed by the intent map", "",
+             ("Where the intent map narrows an argument (`args`), toolgen proved at build time that every value "
+              "the narrowed schema accepts is valid under the spec's schema; the catalogs show, and the runtime "
+              "validates against, the narrowed schema."), ""]
+    seen: set[str] = set()
+    entries = []
+    for r in rows:
+        if not r.narrowed or r.intent in seen:
+            continue
+        seen.add(r.intent)
+        entries += [(r.intent, n) for n in r.narrowed]
+    if not entries:
+        return lines + ["None: every argument has the spec's schema."]
+    lines += ["| intent | argument | change |", "|---|---|---|"]
+    for intent, n in entries:
+        if n.hidden:
+            change = "hidden (never sent)"
+        else:
+            parts = []
+            if n.schema is not None:
+                text = json.dumps(n.schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                parts.append("schema " + _code(text))
+            if n.description is not None:
+                parts.append("description " + _code(n.description))
+            change = "; ".join(parts)
+        lines.append(f"| {_code(intent)} | {_code(n.arg)} | {change} |")
+    return lines
