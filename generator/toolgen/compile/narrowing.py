@@ -356,8 +356,8 @@ class _Checker:
             self.sub(n.get("items", True), c["items"], ptr + "/items", depth + 1)
 
     def objects(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str, depth: int) -> None:
-        n_required = n.get("required") if isinstance(n.get("required"), list) else []
-        c_required = c.get("required") if isinstance(c.get("required"), list) else []
+        n_required: list[JSON] = n["required"] if isinstance(n.get("required"), list) else []
+        c_required: list[JSON] = c["required"] if isinstance(c.get("required"), list) else []
         missing = [r for r in c_required if r not in n_required]
         if missing:
             raise _Fail(ptr + "/required", f"the canonical schema requires property {missing[0]!r}",
@@ -367,12 +367,12 @@ class _Checker:
         if "patternProperties" in n:
             raise _Fail(ptr + "/patternProperties", "toolgen cannot prove patternProperties in a narrowed schema",
                         "declare the properties by name")
-        n_props = n.get("properties") if isinstance(n.get("properties"), dict) else {}
-        c_props = c.get("properties") if isinstance(c.get("properties"), dict) else {}
+        n_props: dict[str, JSON] = n["properties"] if isinstance(n.get("properties"), dict) else {}
+        c_props: dict[str, JSON] = c["properties"] if isinstance(c.get("properties"), dict) else {}
         n_extra = n.get("additionalProperties", True)
         c_extra = c.get("additionalProperties", True)
         for name, sub in n_props.items():
-            target = c_props[name] if name in c_props else c_extra
+            target = c_props.get(name, c_extra)
             self.sub(sub, target, f"{ptr}/properties/{escape_token(name)}", depth + 1)
         for name, target in c_props.items():
             if name not in n_props:

@@ -26,8 +26,8 @@ from ._check import (
     tool_label,
 )
 from ._light import Light, LightRules, is_empty_params, ref_warnings
-from ._simplify import simplify_schema
 from ._limits import Limit
+from ._simplify import simplify_schema
 from ._walk import MISSING, is_object_schema, iter_nodes, iter_schemas, recursive_ref_targets, types_of
 
 JSON = Any
