@@ -188,3 +188,10 @@ def test_preview_output_schema_is_minimal_and_admits_every_preview_result() -> N
     assert valid(canonical, result) and valid(PREVIEW_OUTPUT_SCHEMA, result)
     assert set(PREVIEW_OUTPUT_SCHEMA["required"]) <= set(canonical["required"])
     assert not valid(PREVIEW_OUTPUT_SCHEMA, {"request": {}})
+
+
+def test_descriptions_only_mode_keeps_the_structure() -> None:
+    schema = {"type": "object", "properties": {
+        "state": {"description": "state", "anyOf": [{"anyOf": [{"type": "string"}]}, {"type": "null"}]}}}
+    simple = simplify_schema(schema, multi_type=False, structural=False)
+    assert simple["properties"]["state"] == {"anyOf": [{"anyOf": [{"type": "string"}]}, {"type": "null"}]}

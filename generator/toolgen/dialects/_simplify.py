@@ -44,9 +44,10 @@ _LOCAL_DEF_REF = re.compile(r"^#/(\$defs|definitions)/[^/]+$")
 _NORMAL = re.compile(r"[\s_\-]+")
 
 
-def simplify_schema(schema: JSON, *, multi_type: bool = True) -> JSON:
-    """`schema` rewritten as the module docstring says; accepts exactly the values `schema` accepts."""
-    structural = all(
+def simplify_schema(schema: JSON, *, multi_type: bool = True, structural: bool = True) -> JSON:
+    """`schema` rewritten as the module docstring says; accepts exactly the values `schema` accepts.
+    `structural=False`: only drop the descriptions (for a dialect whose unions are its own, Gemini's)."""
+    structural = structural and all(
         isinstance(node.get("$ref"), str) and _LOCAL_DEF_REF.match(node["$ref"])
         for node in iter_nodes(schema) if isinstance(node, dict) and "$ref" in node)
     return _Simplifier(structural, multi_type).node(schema)
