@@ -370,3 +370,17 @@ def test_github_map_narrows_labels_to_plain_names() -> None:
     for name in ("record_update_issue", "preview_create_issue", "record_add_issue_labels"):
         labels = tools[name]["inputSchema"]["properties"]["labels"]
         assert labels["items"] == {"type": "string", "minLength": 1}, name
+
+
+def test_narrowing_makes_a_second_intent_of_one_operation_a_specialisation(tmp_path: Path) -> None:
+    from tests.support.build import run
+
+    def lint(extra: str) -> str:
+        intent = tmp_path / "m.yaml"
+        intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(TICKETS))}\napi: {{name: m}}\n" + LIST
+                          + "  list_open_tickets:\n    operation: listTickets\n    effect: read\n" + extra,
+                          encoding="utf-8")
+        return run("lint", str(intent), "--format", "json").output
+
+    assert "operation-mapped-twice" in lint("")
+    assert "operation-mapped-twice" not in lint("    args:\n      status: {schema: {enum: [open]}}\n")

@@ -58,8 +58,8 @@ OPERATION_NOT_FOUND = _rule(
 OPERATION_MAPPED_TWICE = _rule(
     "operation-mapped-twice", "warning", "Two intents map the same operation without a difference that "
     "justifies it.",
-    "Remove one intent, or make the second a real specialisation (different `fixed` values, `hide` or "
-    "`output` projection).")
+    "Remove one intent, or make the second a real specialisation (different `fixed` values, `hide`, "
+    "`args` narrowing or `output` projection).")
 TOOL_NAME_DUPLICATE = _rule(
     "tool-name-duplicate", "error", "Two intents produce the same tool name.",
     "Rename one intent; a write intent X also produces preview_X and record_X.")
