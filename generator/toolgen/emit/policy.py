@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..compile.ir import ApiIR, PolicyRow
+from ..compile.ir import ApiIR, NarrowedArg, PolicyRow
 
 POLICY_FORMAT = 1
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
@@ -226,32 +226,34 @@ def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]
 
 
 def narrowed_markdown(rows: list[PolicyRow]) -> list[str]:
-    """The "Arguments narrowed by the intent map" section of POLICY.md: per intent, each `args`
-    entry (narrowed schema, description override, hidden)."""
+    """The "Arguments narrowed by the intent map" section of POLICY.md: one line per distinct change
+    (narrowed schema, description override, hidden) with the intents that make it."""
     lines = ["", "## Arguments narrowed by the intent map", "",
              ("Where the intent map narrows an argument (`args`), toolgen proved at build time that every value "
               "the narrowed schema accepts is valid under the spec's schema; the catalogs show, and the runtime "
               "validates against, the narrowed schema."), ""]
     seen: set[str] = set()
-    entries = []
+    changes: dict[tuple[str, str], list[str]] = {}
     for r in rows:
         if not r.narrowed or r.intent in seen:
             continue
         seen.add(r.intent)
-        entries += [(r.intent, n) for n in r.narrowed]
-    if not entries:
+        for n in r.narrowed:
+            changes.setdefault((n.arg, _narrowed_text(n)), []).append(r.intent)
+    if not changes:
         return lines + ["None: every argument has the spec's schema."]
-    lines += ["| intent | argument | change |", "|---|---|---|"]
-    for intent, n in entries:
-        if n.hidden:
-            change = "hidden (never sent)"
-        else:
-            parts = []
-            if n.schema is not None:
-                text = json.dumps(n.schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-                parts.append("schema " + _code(text))
-            if n.description is not None:
-                parts.append("description " + _code(n.description))
-            change = "; ".join(parts)
-        lines.append(f"| {_code(intent)} | {_code(n.arg)} | {change} |")
+    lines += ["| argument | change | intents |", "|---|---|---|"]
+    for (arg, change), intents in sorted(changes.items(), key=lambda kv: (kv[1][0], kv[0])):
+        lines.append(f"| {_code(arg)} | {change} | {', '.join(_code(i) for i in intents)} |")
     return lines
+
+
+def _narrowed_text(n: NarrowedArg) -> str:
+    if n.hidden:
+        return "hidden (never sent)"
+    parts = []
+    if n.schema is not None:
+        parts.append("schema " + _code(json.dumps(n.schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)))
+    if n.description is not None:
+        parts.append("description " + _code(n.description))
+    return "; ".join(parts)
