@@ -195,3 +195,105 @@ def test_descriptions_only_mode_keeps_the_structure() -> None:
         "state": {"description": "state", "anyOf": [{"anyOf": [{"type": "string"}]}, {"type": "null"}]}}}
     simple = simplify_schema(schema, multi_type=False, structural=False)
     assert simple["properties"]["state"] == {"anyOf": [{"anyOf": [{"type": "string"}]}, {"type": "null"}]}
+
+
+# --- the same on the schemas of real builds ---------------------------------------------------------------
+
+def _shaped(schema: Any, root: Any, rng: Any, depth: int = 0) -> Any:
+    """A value shaped by `schema` (refs followed within `root`), with random slips so both valid and
+    invalid values come out."""
+    from toolgen.dialects import resolve_local_ref
+
+    if rng.random() < 0.08 or depth > 8 or not isinstance(schema, dict):
+        return rng.choice([None, "", "x" * rng.randint(1, 30), 0, -1, 2**40, 1.5, True, [], {}])
+    if "$ref" in schema:
+        try:
+            return _shaped(resolve_local_ref(root, schema["$ref"]), root, rng, depth + 1)
+        except Exception:  # noqa: BLE001 - an unresolvable ref: any value
+            return None
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return rng.choice(schema["enum"])
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return _shaped(rng.choice(schema[key]), root, rng, depth + 1)
+    t = schema.get("type", "string")
+    t = rng.choice(t) if isinstance(t, list) and t else t
+    if t == "object":
+        props = schema.get("properties") or {}
+        return {k: _shaped(v, root, rng, depth + 1) for k, v in props.items()
+                if k in (schema.get("required") or []) or rng.random() < 0.5}
+    if t == "array":
+        return [_shaped(schema.get("items", {}), root, rng, depth + 1) for _ in range(rng.randint(0, 2))]
+    if t in ("integer", "number"):
+        return rng.choice([0, 1, 7, -3, 100]) + (0.5 if t == "number" and rng.random() < 0.3 else 0)
+    if t == "boolean":
+        return rng.random() < 0.5
+    if t == "null":
+        return None
+    return rng.choice(["a", "2024-01-01T00:00:00Z", "a@b.co", "x" * 300, "https://x.y"])
+
+
+@pytest.mark.parametrize("api", ["tickets", "github", "stripe"])
+def test_committed_apis_views_accept_the_same_values_before_and_after(api: str, tmp_path: Any) -> None:
+    import random
+
+    import jsonschema_rs
+    from tests.support.build import REPO
+
+    from toolgen.build import build_api
+    from toolgen.dialects.mcp import _mcp_light
+
+    built = build_api(REPO / "intent_maps" / f"{api}.yaml", tmp_path, emit=("mcp",), base=REPO, run_lint=False)
+    rng = random.Random(13)
+    compared = 0
+    for tool in built.ir.tools:
+        for canonical in (tool.input_schema, tool.output_schema):
+            before, _ = _mcp_light(canonical, simplify=False)
+            after, _ = _mcp_light(canonical)
+            if before == after:
+                continue
+            v_before = jsonschema_rs.Draft202012Validator(before)
+            v_after = jsonschema_rs.Draft202012Validator(after)
+            for _ in range(300):
+                value = _shaped(before if rng.random() < 0.5 else after, before, rng)
+                assert v_before.is_valid(value) == v_after.is_valid(value), (tool.name, value)
+            compared += 1
+    assert compared > 0 or api == "tickets"
+
+
+REAL_SPECS = ["adyen-checkout.json", "asana.json", "box.json", "digitalocean.json", "github-api.github.com.json",
+              "listennotes.json", "notion.json", "slack.json", "spotify.json", "stripe.json", "twilio-api.json",
+              "vercel.json"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", REAL_SPECS)
+def test_real_spec_views_accept_the_same_values_before_and_after(spec: str, tmp_path: Any) -> None:
+    import random
+
+    import jsonschema_rs
+    from tests.support.build import REAL
+
+    from toolgen.build import build_api
+    from toolgen.dialects.mcp import _mcp_light
+
+    if not (REAL / spec).exists():
+        pytest.skip("../shared/specs/real is not available")
+    intent = tmp_path / "all.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(REAL / spec))}\napi: {{name: all}}\n"
+                      "include: [{match: '*'}]\n", encoding="utf-8")
+    built = build_api(intent, tmp_path / "out", emit=("mcp",), base=tmp_path, run_lint=False)
+    rng = random.Random(spec)
+    for tool in built.ir.tools:
+        for canonical in (tool.input_schema, tool.output_schema):
+            before, _ = _mcp_light(canonical, simplify=False)
+            after, _ = _mcp_light(canonical)
+            if before == after:
+                continue
+            v_before = jsonschema_rs.Draft202012Validator(before)
+            v_after = jsonschema_rs.Draft202012Validator(after)
+            for _ in range(40):
+                value = _shaped(before if rng.random() < 0.5 else after, before, rng)
+                assert v_before.is_valid(value) == v_after.is_valid(value), (spec, tool.name, value)

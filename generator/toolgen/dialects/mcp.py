@@ -65,10 +65,12 @@ def _rewrite_refs(node: JSON, fn: Callable[[str], str]) -> JSON:
     return out
 
 
-def _mcp_light(canonical: JSON) -> tuple[JSON, list[str]]:
+def _mcp_light(canonical: JSON, *, simplify: bool = True) -> tuple[JSON, list[str]]:
+    """The keyword-level MCP view of `canonical` and its notes; `simplify=False` (for the tests that
+    compare the two) leaves out `simplify_schema`."""
     light = Light(LightRules("mcp", lambda f: f in JSON_SCHEMA_FORMATS, False, False, False), canonical)
     out = light.node(canonical, "", "")  # new containers throughout
-    return simplify_schema(out, multi_type=True), light.notes
+    return (simplify_schema(out, multi_type=True) if simplify else out), light.notes
 
 
 def mcp_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
