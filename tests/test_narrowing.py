@@ -113,6 +113,28 @@ def test_hostile_inputs_never_raise() -> None:
     assert narrowed_schema_problem({"type": "string", "maxLength": 3}) is None
 
 
+def test_large_enums_are_checked_quickly() -> None:
+    import time
+
+    values = [f"v{i}" for i in range(20_000)]
+    start = time.perf_counter()
+    assert subset_problems({"enum": values}, {"type": "string", "enum": [*values, "w"]}) == []
+    assert subset_problems({"enum": values}, {"type": "string", "maxLength": 8}) == []
+    assert subset_problems({"enum": [*values, "x"]}, {"type": "string", "enum": values})[0].pointer == "/enum/20000"
+    assert time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize("narrow, canonical, ok", [
+    ({"enum": [1.0, 2]}, {"type": "integer", "enum": [1, 2]}, True),  # 1.0 is the integer 1 in JSON Schema
+    ({"enum": [True]}, {"type": "integer", "enum": [1]}, False),  # true is not 1
+    ({"enum": [1.5]}, {"type": "integer", "enum": [1.5]}, False),  # not an integer
+    ({"enum": [3]}, {"type": "number", "enum": [3.0]}, True),
+    ({"enum": [{"a": [1]}]}, {"enum": [{"a": [1.0]}]}, True),
+])
+def test_enum_equality_follows_json_schema(narrow: Any, canonical: Any, ok: bool) -> None:
+    assert (subset_problems(narrow, canonical) == []) is ok
+
+
 # --- the proof, property-based -------------------------------------------------------------------------
 
 _INT = st.integers(-5, 5)

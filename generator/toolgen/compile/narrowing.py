@@ -144,32 +144,60 @@ def _num(value: JSON) -> Fraction | None:
 class _Checker:
     def __init__(self, root: JSON) -> None:
         self.root = root
-        self._validator: Any = None
+        self._validators: dict[int, Any] = {}
+        self._enum_sets: dict[int, set[str]] = {}
+        self._keep: list[JSON] = []
 
     # -- finite sets: exact ----------------------------------------------------------------------
 
     def canonical_accepts(self, value: JSON, canonical: JSON) -> bool:
+        """Whether `canonical` (its refs resolving in the root's ``$defs``) accepts `value`; False when
+        the schema cannot be evaluated (that proves nothing)."""
         from jsonschema import Draft202012Validator
 
-        root = self.root
-        schema = canonical
-        if isinstance(root, dict) and isinstance(schema, dict) and schema is not root:
-            defs = {k: root[k] for k in ("$defs", "definitions") if k in root}
-            schema = {**defs, **schema}
+        key = id(canonical)
+        if key not in self._validators:
+            root = self.root
+            schema = canonical
+            if isinstance(root, dict) and isinstance(schema, dict) and schema is not root:
+                defs = {k: root[k] for k in ("$defs", "definitions") if k in root}
+                schema = {**defs, **schema}
+            try:
+                self._validators[key] = Draft202012Validator(
+                    schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+            except Exception:  # noqa: BLE001 - a canonical schema jsonschema cannot load proves nothing
+                self._validators[key] = None
+            self._keep.append(canonical)  # ids stay unique while the validator is cached
+        validator = self._validators[key]
+        if validator is None:
+            return False
         try:
-            validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
             return bool(validator.is_valid(value))
         except Exception:  # noqa: BLE001 - a canonical schema jsonschema cannot evaluate proves nothing
             return False
 
-    def narrow_accepts(self, value: JSON, narrow: JSON) -> bool:
+    def canonical_accepts_fast(self, value: JSON, canonical: JSON) -> bool:
+        """`canonical_accepts`, with a set lookup for a canonical node that is an enumeration and its
+        type only (large enums would otherwise cost a scan per value)."""
+        if isinstance(canonical, dict) and isinstance(canonical.get("enum"), list) and all(
+                k in ("enum", "type") or k in ANNOTATION_KEYS for k in canonical):
+            key = id(canonical)
+            if key not in self._enum_sets:
+                self._enum_sets[key] = {_enum_key(v) for v in canonical["enum"]}
+                self._keep.append(canonical)
+            return _admits(_types(canonical), _json_type(value)) and _enum_key(value) in self._enum_sets[key]
+        return self.canonical_accepts(value, canonical)
+
+    @staticmethod
+    def narrow_validator(narrow: JSON) -> Any:
+        """A validator of the narrowed schema, or None when it cannot be loaded (then every listed
+        value counts as accepted, and the canonical schema must accept it)."""
         from jsonschema import Draft202012Validator
 
         try:
-            return bool(Draft202012Validator(narrow, format_checker=Draft202012Validator.FORMAT_CHECKER)
-                        .is_valid(value))
-        except Exception:  # noqa: BLE001 - treat a value the narrowed schema cannot judge as accepted
-            return True
+            return Draft202012Validator(narrow, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        except Exception:  # noqa: BLE001 - see above
+            return None
 
     # -- the structural rules --------------------------------------------------------------------
 
@@ -203,8 +231,10 @@ class _Checker:
         # finite N: check each value it accepts against C, exactly
         if "const" in n or isinstance(n.get("enum"), list):
             values = [n["const"]] if "const" in n else list(n["enum"])
+            rest = {k: v for k, v in n.items() if k not in ("enum", "const")}  # a listed value passes those
+            narrow_validator = self.narrow_validator(rest)
             for i, value in enumerate(values):
-                if self.narrow_accepts(value, n) and not self.canonical_accepts(value, c):
+                if _accepts(narrow_validator, value) and not self.canonical_accepts_fast(value, c):
                     where = ptr + ("/const" if "const" in n else f"/enum/{i}")
                     raise _Fail(where, f"{_show(value)} is not valid under the canonical schema",
                                 "keep only values the operation accepts")
@@ -378,6 +408,36 @@ class _Checker:
             if name not in n_props:
                 self.sub(n_extra, target, ptr + "/additionalProperties", depth + 1)
         self.sub(n_extra, c_extra, ptr + "/additionalProperties", depth + 1)
+
+
+def _enum_key(value: JSON) -> str:
+    """A key equal for JSON values JSON Schema calls equal (1 and 1.0 alike; true and 1 not)."""
+    def norm(v: JSON) -> JSON:
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return v
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, dict):
+            return {str(k): norm(x) for k, x in v.items()}
+        return v
+
+    import json
+
+    try:
+        return json.dumps(norm(value), sort_keys=True, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _accepts(validator: Any, value: JSON) -> bool:
+    if validator is None:
+        return True
+    try:
+        return bool(validator.is_valid(value))
+    except Exception:  # noqa: BLE001 - a value the narrowed schema cannot judge counts as accepted
+        return True
 
 
 def _with_siblings(branch: JSON, parent: dict[str, JSON], key: str) -> JSON:
