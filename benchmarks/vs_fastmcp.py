@@ -3,7 +3,7 @@
 Run on demand (not part of the test suite); FastMCP is the `bench` extra (`pip install -e ".[bench]"`):
 
     python benchmarks/vs_fastmcp.py [--reps 3] [--fastmcp-reps 2] [--shared ../shared] [--skip-stripe]
-                                    [--spec PATH ...]
+                                    [--spec PATH ...] [--catalog-only]
 
 1. Catalog size for the same 16 GitHub operations (issues list-for-repo/get/create/update/create-comment/
    list-comments/add-labels/remove-label/lock, repos get/delete, search issues-and-pull-requests, pulls
@@ -13,6 +13,11 @@ Run on demand (not part of the test suite); FastMCP is the `bench` extra (`pip i
    `fastmcp.Client` and serialised as the MCP `Tool` objects a client gets (`model_dump(by_alias=True,
    exclude_none=True)`). Both sides: compact JSON (sorted keys) of ``{"tools": [...]}``. Also checked:
    every toolgen tool is OpenAI-strict and carries its effect and approval (policy row + MCP annotations).
+   The same for the OpenAI and Anthropic catalogs (toolgen's `openai.json`/`anthropic.json`; FastMCP's
+   tools as a client adapter forwards them, `fastmcp_in_dialect`), each broken down into names,
+   descriptions, input schemas, output schemas, annotations and the JSON envelope (`catalog_parts`),
+   and the same again for the Stripe example (`intent_maps/stripe.yaml`) against FastMCP on the same
+   Stripe operations. `--catalog-only` measures this part alone and keeps the previous build-time rows.
 2. Build time and peak memory of the whole GitHub spec and the whole Stripe spec (or of each ``--spec``
    file): toolgen's DEFAULT build with an include-everything intent map (every artifact, what
    `toolgen build` writes: three catalogs, policy, REPORT.md with lint, the Python package;
@@ -137,29 +142,65 @@ def filtered_spec(spec: dict[str, Any], operation_ids: list[str]) -> dict[str, A
     return {**spec, "paths": paths}
 
 
-def catalog_comparison(shared: Path) -> dict[str, Any]:
-    mcp = json.loads((REPO / "generated" / "github" / "mcp.json").read_text(encoding="utf-8"))
-    policy = json.loads((REPO / "generated" / "github" / "policy.json").read_text(encoding="utf-8"))
-    openai = json.loads((REPO / "generated" / "github" / "openai.json").read_text(encoding="utf-8"))
-    rows = {r["tool"]: r for r in policy["tools"]}
-    toolgen_ops = sorted({r["operation"]["id"] for r in rows.values()})
-    if toolgen_ops != sorted(SIXTEEN):
-        raise SystemExit(f"generated/github covers {toolgen_ops}, not the 16 benchmark operations")
-    toolgen_text = compact({"tools": mcp})
-    spec = json.loads((shared / "specs" / "real" / GITHUB_SPEC).read_text(encoding="utf-8"))
-    fast_tools = fastmcp_list(filtered_spec(spec, SIXTEEN))
-    fast_text = compact({"tools": fast_tools})
+#: The parts of a catalog the breakdown counts. `envelope` is the rest: JSON keys, braces and the
+#: per-tool wrappers (`{"type": "function", "function": ...}`), so the parts add up to the total exactly.
+PARTS = ("names", "descriptions", "inputs", "outputs", "annotations", "envelope")
+DIALECTS = ("mcp", "openai", "anthropic")
 
-    def parts(tool: dict[str, Any]) -> dict[str, int]:
-        out = {"name+title": tokens(compact({k: tool.get(k) for k in ("name", "title") if k in tool})),
-               "description": tokens(tool.get("description") or ""),
-               "inputSchema": tokens(compact(tool.get("inputSchema", {}))),
-               "outputSchema": tokens(compact(tool["outputSchema"])) if "outputSchema" in tool else 0,
-               "annotations": tokens(compact(tool["annotations"])) if "annotations" in tool else 0}
-        out["total"] = tokens(compact(tool))
-        return out
 
-    strict = {t["function"]["name"]: t["function"].get("strict") is True for t in openai}
+def tool_fields(tool: dict[str, Any], dialect: str) -> dict[str, Any]:
+    """The parts of one catalog entry in `dialect` (``mcp``, ``openai``, ``anthropic``); None = absent."""
+    if dialect == "openai":
+        fn = tool["function"]
+        return {"names": fn.get("name"), "descriptions": fn.get("description"), "inputs": fn.get("parameters"),
+                "outputs": None, "annotations": None}
+    if dialect == "anthropic":
+        return {"names": tool.get("name"), "descriptions": tool.get("description"),
+                "inputs": tool.get("input_schema"), "outputs": None, "annotations": None}
+    names = {k: tool[k] for k in ("name", "title") if k in tool}
+    return {"names": names, "descriptions": tool.get("description"), "inputs": tool.get("inputSchema"),
+            "outputs": tool.get("outputSchema"), "annotations": tool.get("annotations")}
+
+
+def _part_tokens(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return tokens(value)
+    if isinstance(value, dict) and set(value) <= {"name", "title"}:  # names: the strings themselves
+        return sum(tokens(v) for v in value.values() if isinstance(v, str))
+    return tokens(compact(value))
+
+
+def catalog_parts(tools: list[dict[str, Any]], dialect: str) -> dict[str, int]:
+    """o200k tokens of the catalog ``{"tools": [...]}`` (`total`) and of its parts summed over the
+    tools (`PARTS`); `envelope` = total - the other parts, so the parts sum to `total`."""
+    out = {part: 0 for part in PARTS}
+    for tool in tools:
+        for part, value in tool_fields(tool, dialect).items():
+            out[part] += _part_tokens(value)
+    out["total"] = tokens(compact({"tools": tools}))
+    out["envelope"] = out["total"] - sum(out[p] for p in PARTS if p != "envelope")
+    return out
+
+
+def fastmcp_in_dialect(tools: list[dict[str, Any]], dialect: str) -> list[dict[str, Any]]:
+    """FastMCP's MCP tools as a client adapter sends them to a provider: OpenAI function tools
+    (``parameters`` = ``inputSchema``, not strict) or Anthropic tools (``input_schema``); MCP as is."""
+    if dialect == "openai":
+        return [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
+                                                  "parameters": t.get("inputSchema", {"type": "object"})}}
+                for t in tools]
+    if dialect == "anthropic":
+        return [{"name": t["name"], "description": t.get("description", ""),
+                 "input_schema": t.get("inputSchema", {"type": "object"})} for t in tools]
+    return tools
+
+
+def effect_and_approval_checks(mcp: list[dict[str, Any]], rows: dict[str, dict[str, Any]],
+                               strict: dict[str, bool]) -> list[tuple[str, bool]]:
+    """Per tool: OpenAI-strict, effect and approval in the policy row, MCP hints that match them, and
+    approval stated in the description."""
     checks = []
     for tool in mcp:
         row = rows[tool["name"]]
@@ -168,20 +209,47 @@ def catalog_comparison(shared: Path) -> dict[str, Any]:
               and row["effect"] in ("read", "write", "destructive") and row["approval"] in ("never", "required")
               and ann.get("readOnlyHint") is (row["mode"] != "record")
               and ann.get("destructiveHint") is (row["mode"] == "record" and row["effect"] == "destructive")
+              and isinstance(ann.get("idempotentHint"), bool) and isinstance(ann.get("openWorldHint"), bool)
               and (row["mode"] != "record" or row["effect"] != "read")
               and (row["approval"] == "never" or "approv" in tool["description"].lower()))
         checks.append((tool["name"], ok))
-    fast_strict_ready = sum(1 for t in fast_tools if _strict_shaped(t.get("inputSchema", {})))
+    return checks
+
+
+def catalog_comparison(shared: Path, api: str = "github", spec_file: str = GITHUB_SPEC,
+                       expected_ops: list[str] | None = None) -> dict[str, Any]:
+    """toolgen's committed catalogs of `api` (``generated/<api>/``) against FastMCP on the same
+    operations of the real spec `spec_file`, per dialect, with the per-part breakdown."""
+    folder = REPO / "generated" / api
+    catalogs = {d: json.loads((folder / f"{d}.json").read_text(encoding="utf-8")) for d in DIALECTS}
+    policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+    rows = {r["tool"]: r for r in policy["tools"]}
+    toolgen_ops = sorted({r["operation"]["id"] for r in rows.values()})
+    if expected_ops is not None and toolgen_ops != sorted(expected_ops):
+        raise SystemExit(f"generated/{api} covers {toolgen_ops}, not the benchmark operations")
+    spec = json.loads((shared / "specs" / "real" / spec_file).read_text(encoding="utf-8"))
+    fast_tools = fastmcp_list(filtered_spec(spec, toolgen_ops))
+    strict = {t["function"]["name"]: t["function"].get("strict") is True for t in catalogs["openai"]}
+    checks = effect_and_approval_checks(catalogs["mcp"], rows, strict)
+    mcp = catalogs["mcp"]
+    per_tool = {t["name"]: {**{p: _part_tokens(v) for p, v in tool_fields(t, "mcp").items()},
+                            "total": tokens(compact(t))} for t in mcp}
+    dialects = {d: {"toolgen": catalog_parts(catalogs[d], d),
+                    "fastmcp": catalog_parts(fastmcp_in_dialect(fast_tools, d), d)} for d in DIALECTS}
+    toolgen_text = compact({"tools": mcp})
+    fast_text = compact({"tools": fast_tools})
     return {
-        "toolgen": {"tools": len(mcp), "operations": len(toolgen_ops), "tokens": tokens(toolgen_text),
-                    "bytes": len(toolgen_text.encode("utf-8")),
-                    "per_tool": {t["name"]: parts(t) for t in mcp},
+        "api": api, "spec": spec_file, "operations": len(toolgen_ops), "dialects": dialects,
+        "toolgen": {"tools": len(mcp), "operations": len(toolgen_ops), "tokens": dialects["mcp"]["toolgen"]["total"],
+                    "bytes": len(toolgen_text.encode("utf-8")), "per_tool": per_tool,
+                    "strict_tools": sum(strict.values()),
                     "all_strict": all(strict.values()), "all_effect_approval": all(ok for _, ok in checks),
                     "failing_checks": [name for name, ok in checks if not ok],
                     "approval_required": sorted(n for n, r in rows.items() if r["approval"] == "required")},
-        "fastmcp": {"tools": len(fast_tools), "tokens": tokens(fast_text), "bytes": len(fast_text.encode("utf-8")),
-                    "per_tool": {t["name"]: parts(t) for t in fast_tools},
-                    "input_schemas_strict_shaped": fast_strict_ready},
+        "fastmcp": {"tools": len(fast_tools), "tokens": dialects["mcp"]["fastmcp"]["total"],
+                    "bytes": len(fast_text.encode("utf-8")),
+                    "input_schemas_strict_shaped": sum(1 for t in fast_tools
+                                                       if _strict_shaped(t.get("inputSchema", {})))},
     }
 
 
@@ -234,53 +302,84 @@ def time_comparison(spec: Path, reps: int, fast_reps: int) -> dict[str, Any]:
 # --- report -----------------------------------------------------------------------------------------
 
 
-def markdown(cat: dict[str, Any], times: list[dict[str, Any]], env: dict[str, str]) -> str:
+_API_NAMES = {"github": "GitHub", "stripe": "Stripe"}
+TARGET = 0.05  # issue 13: the MCP catalog at most 1/20 of FastMCP's on the same operations
+_PART_LABELS = {"names": "names (+ title)", "descriptions": "descriptions", "inputs": "input schemas",
+                "outputs": "output schemas", "annotations": "annotations", "envelope": "JSON envelope"}
+
+
+def breakdown_table(cat: dict[str, Any]) -> list[str]:
+    """Markdown rows: per dialect, toolgen and FastMCP, tokens per part, the total and the ratio."""
+    lines = ["| dialect | side | " + " | ".join(_PART_LABELS[p] for p in PARTS) + " | total | toolgen / FastMCP |",
+             "|---|---|" + "---|" * (len(PARTS) + 2)]
+    for dialect in DIALECTS:
+        both = cat["dialects"][dialect]
+        ratio = both["toolgen"]["total"] / both["fastmcp"]["total"]
+        for side, label in (("toolgen", "toolgen"), ("fastmcp", "FastMCP")):
+            parts = both[side]
+            cells = " | ".join(f"{parts[p]:,}" for p in PARTS)
+            verdict = f"**{ratio:.4f}** (1/{1 / ratio:.0f})" if side == "toolgen" else ""
+            lines.append(f"| {dialect} | {label} | {cells} | {parts['total']:,} | {verdict} |")
+    return lines
+
+
+def catalog_section(cat: dict[str, Any], number: str) -> list[str]:
     t, f = cat["toolgen"], cat["fastmcp"]
+    ops = cat["operations"]
     ratio = t["tokens"] / f["tokens"]
+    lines = [
+        (f"## {number}. Catalog size, the same {ops} {_API_NAMES.get(cat['api'], cat['api'])} operations "
+        f"(`intent_maps/{cat['api']}.yaml`)"),
+        "",
+        ("o200k tokens of the compact JSON `{\"tools\": [...]}`: for MCP what a client receives from `tools/list`; "
+         "for OpenAI and Anthropic the request's `tools` array (toolgen: its own catalogs; FastMCP: its MCP tools as "
+         "a client adapter forwards them: name, description, `inputSchema` as the parameters, not strict)."),
+        "",
+        "| MCP `tools/list` | tools | tokens | tokens per operation | bytes |",
+        "|---|---|---|---|---|",
+        (f"| toolgen (`generated/{cat['api']}/mcp.json`) | {t['tools']} | {t['tokens']:,} | {t['tokens'] / ops:,.0f} "
+         f"| {t['bytes']:,} |"),
+        (f"| FastMCP `from_openapi` (`{cat['spec']}` filtered to the {ops}) | {f['tools']} | {f['tokens']:,} "
+         f"| {f['tokens'] / ops:,.0f} | {f['bytes']:,} |"),
+        "",
+        (f"MCP ratio toolgen / FastMCP: **{ratio:.4f}** (1/{1 / ratio:.1f}; target ≤ 1/20 = 0.05: "
+         f"{'met' if ratio <= TARGET else 'missed'})."),
+        "",
+        (f"OpenAI-strict toolgen tools: {t['strict_tools']} of {t['tools']}; every tool carries its effect and "
+         f"approval (policy row, all four MCP hints matching it, approval stated in the description): "
+         f"**{t['all_effect_approval']}**"
+         + (f" (failing: {', '.join(t['failing_checks'])})" if t["failing_checks"] else "") + ". "
+         f"{ops} operations become {t['tools']} tools (each write is a `preview_*` + `record_*` pair; "
+         f"{len(t['approval_required'])} record tools need approval). FastMCP input schemas that would pass OpenAI "
+         f"strict as they are: {f['input_schemas_strict_shaped']} of {f['tools']}."),
+        "",
+        ("Where the tokens go, per dialect (parts summed over the catalog; the JSON envelope is the rest, so each "
+        "row adds up to its total):"),
+        "",
+        *breakdown_table(cat),
+    ]
+    return lines
+
+
+def markdown(cats: list[dict[str, Any]], times: list[dict[str, Any]], env: dict[str, str],
+             times_note: str | None = None) -> str:
+    t = cats[0]["toolgen"]
     lines = [
         "# toolgen vs FastMCP",
         "",
         "Generated by `python benchmarks/vs_fastmcp.py` (one run; " + ", ".join(f"{k} {v}" for k, v in env.items())
         + ").",
         "",
-        "## 1. Catalog size, the same 16 GitHub operations",
-        "",
-        "o200k tokens of the compact JSON `{\"tools\": [...]}` an MCP client receives from `tools/list`.",
-        "",
-        "| | tools | tokens | tokens per operation | bytes |",
-        "|---|---|---|---|---|",
-        (f"| toolgen (`generated/github/mcp.json`) | {t['tools']} | {t['tokens']:,} | {t['tokens'] / 16:,.0f} "
-        f"| {t['bytes']:,} |"),
-        (f"| FastMCP `from_openapi` (spec filtered to the 16) | {f['tools']} | {f['tokens']:,} | {f['tokens'] / 16:,.0f} "
-        f"| {f['bytes']:,} |"),
-        "",
-        (f"Ratio toolgen / FastMCP: **{ratio:.4f}** (1/{1 / ratio:.0f}; target ≤ 1/20 = 0.05: "
-        f"{'met' if ratio <= 0.05 else 'missed'})."),
-        "",
-        f"Every toolgen tool is OpenAI-strict: **{t['all_strict']}**; every tool carries its effect and approval "
-        f"(policy row, MCP annotations, approval stated in the description): **{t['all_effect_approval']}**"
-        + (f" (failing: {', '.join(t['failing_checks'])})" if t["failing_checks"] else "") + ". "
-        f"toolgen's 16 operations become {t['tools']} tools (each write is a `preview_*` + `record_*` pair; "
-        f"{len(t['approval_required'])} record tools need approval). FastMCP input schemas that would pass OpenAI "
-        f"strict as they are: {f['input_schemas_strict_shaped']} of {f['tools']}.",
-        "",
-        ("Where the tokens go (sums over the catalog; parts are counted separately, so they add up to slightly "
-        "less than the whole):"),
-        "",
-        "| | description | inputSchema | outputSchema | annotations | name + title |",
-        "|---|---|---|---|---|---|",
     ]
-    for label, side in (("toolgen", t), ("FastMCP", f)):
-        sums = {k: sum(p[k] for p in side["per_tool"].values())
-                for k in ("description", "inputSchema", "outputSchema", "annotations", "name+title")}
-        lines.append(f"| {label} | {sums['description']:,} | {sums['inputSchema']:,} | {sums['outputSchema']:,} | "
-                     f"{sums['annotations']:,} | {sums['name+title']:,} |")
-    lines += ["", "<details><summary>toolgen tokens per tool</summary>", "",
-              "| tool | total | description | inputSchema | outputSchema | annotations |", "|---|---|---|---|---|---|"]
+    for i, cat in enumerate(cats):
+        lines += catalog_section(cat, f"1{'abcdefgh'[i]}" if len(cats) > 1 else "1") + [""]
+    lines += ["<details><summary>toolgen tokens per tool, MCP, " + cats[0]["api"] + "</summary>", "",
+              "| tool | total | names | descriptions | inputs | outputs | annotations |", "|---|---|---|---|---|---|---|"]
     for name, p in sorted(t["per_tool"].items(), key=lambda kv: -kv[1]["total"]):
-        lines.append(f"| `{name}` | {p['total']} | {p['description']} | {p['inputSchema']} | {p['outputSchema']} "
-                     f"| {p['annotations']} |")
+        lines.append(f"| `{name}` | {p['total']} | {p['names']} | {p['descriptions']} | {p['inputs']} "
+                     f"| {p['outputs']} | {p['annotations']} |")
     lines += ["", "</details>", "", "## 2. Build time and peak memory, whole spec", "",
+              *([times_note, ""] if times_note else []),
               ("toolgen: include-everything intent map, the DEFAULT build (every artifact, as `toolgen build` "
                "writes it: openai, anthropic, mcp, policy.json, POLICY.md, REPORT.md with the lint stage, the "
                "Python package), in-process `build_api` timed after imports (`benchmarks/buildcost.py`); its "
@@ -320,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", type=Path, action="append", default=[],
                         help="time this OpenAPI file instead of GitHub and Stripe (repeatable)")
     parser.add_argument("--skip-stripe", action="store_true", help="time GitHub only (FastMCP needs ~1 min on Stripe)")
+    parser.add_argument("--catalog-only", action="store_true",
+                        help="measure the catalogs only; keep the build-time rows of the previous run")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -335,25 +436,37 @@ def main(argv: list[str] | None = None) -> int:
 
     env = {"toolgen": __version__, "fastmcp": fastmcp.__version__, "python": platform.python_version(),
            "cpus": str(os.cpu_count())}
-    print("1. catalog size (16 GitHub operations)...", file=sys.stderr)
-    cat = catalog_comparison(args.shared)
-    print(f"   toolgen {cat['toolgen']['tokens']:,} tokens ({cat['toolgen']['tools']} tools), FastMCP "
-          f"{cat['fastmcp']['tokens']:,} tokens ({cat['fastmcp']['tools']} tools): ratio "
-          f"{cat['toolgen']['tokens'] / cat['fastmcp']['tokens']:.4f}; all strict {cat['toolgen']['all_strict']}, "
-          f"effect+approval {cat['toolgen']['all_effect_approval']}", file=sys.stderr)
-    times = []
-    real = args.shared / "specs" / "real"
-    for spec in args.spec or [real / GITHUB_SPEC] + ([] if args.skip_stripe else [real / STRIPE_SPEC]):
-        print(f"2. build time, {spec.name}...", file=sys.stderr)
-        r = time_comparison(spec, args.reps, args.fastmcp_reps)
-        times.append(r)
-        print(f"   toolgen median {r['toolgen']['median_s']:.2f} s, FastMCP median {r['fastmcp']['median_s']:.2f} s: "
-              f"ratio {r['toolgen']['median_s'] / r['fastmcp']['median_s']:.3f}", file=sys.stderr)
-    text = markdown(cat, times, env)
+    cats = []
+    for api, spec_file, expected in (("github", GITHUB_SPEC, SIXTEEN), ("stripe", STRIPE_SPEC, None)):
+        print(f"1. catalog size ({api})...", file=sys.stderr)
+        cat = catalog_comparison(args.shared, api, spec_file, expected)
+        cats.append(cat)
+        ratios = ", ".join(f"{d} {b['toolgen']['total'] / b['fastmcp']['total']:.4f}" for d, b in cat["dialects"].items())
+        print(f"   toolgen {cat['toolgen']['tokens']:,} MCP tokens ({cat['toolgen']['tools']} tools), FastMCP "
+              f"{cat['fastmcp']['tokens']:,} ({cat['fastmcp']['tools']} tools): ratios {ratios}; strict "
+              f"{cat['toolgen']['strict_tools']}/{cat['toolgen']['tools']}, effect+approval "
+              f"{cat['toolgen']['all_effect_approval']}", file=sys.stderr)
+    times: list[dict[str, Any]] = []
+    times_note = None
+    previous = args.out / "vs_fastmcp.json"
+    if args.catalog_only:
+        if previous.exists():
+            times = json.loads(previous.read_text(encoding="utf-8")).get("build_time") or []
+        times_note = ("(`--catalog-only` run: the build-time rows below are the previous full run's, carried over "
+                      "from `vs_fastmcp.json`.)")
+    else:
+        real = args.shared / "specs" / "real"
+        for spec in args.spec or [real / GITHUB_SPEC] + ([] if args.skip_stripe else [real / STRIPE_SPEC]):
+            print(f"2. build time, {spec.name}...", file=sys.stderr)
+            r = time_comparison(spec, args.reps, args.fastmcp_reps)
+            times.append(r)
+            print(f"   toolgen median {r['toolgen']['median_s']:.2f} s, FastMCP median {r['fastmcp']['median_s']:.2f} "
+                  f"s: ratio {r['toolgen']['median_s'] / r['fastmcp']['median_s']:.3f}", file=sys.stderr)
+    text = markdown(cats, times, env, times_note)
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "vs_fastmcp.md").write_text(text, encoding="utf-8")
-    (args.out / "vs_fastmcp.json").write_text(json.dumps({"env": env, "catalog": cat, "build_time": times},
+    (args.out / "vs_fastmcp.json").write_text(json.dumps({"env": env, "catalog": cats, "build_time": times},
                                                          indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0
 

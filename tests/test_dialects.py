@@ -362,7 +362,12 @@ def test_case15_anthropic_and_mcp_keep_original_optionality() -> None:
         assert not valid(schema["properties"]["depth"], None)
         assert not valid(schema["properties"]["includeImages"], None)
     assert "anyOf" in anthropic_input_schema(CASE15).schema["properties"]["urls"]
-    assert "oneOf" in mcp_input_schema(CASE15).schema["properties"]["urls"]  # MCP keeps canonical
+    # MCP: the canonical oneOf of disjoint types collapses to one type array, accepting the same values
+    urls = mcp_input_schema(CASE15).schema["properties"]["urls"]
+    assert urls == {"description": "One URL or a list of URLs", "type": ["array", "string"],
+                    "items": {"type": "string"}}
+    for instance in ("https://a", ["https://a"], [], 3, None, [3], {"u": 1}):
+        assert valid(urls, instance) == valid(CASE15["properties"]["urls"], instance)
 
 
 @pytest.mark.parametrize(

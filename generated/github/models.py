@@ -11,19 +11,6 @@ class ToolArgumentsIndex(RootModel[Any]):
     root: Any
 
 
-class Confidence(Enum):
-    low = "low"
-    medium = "medium"
-    high = "high"
-
-
-class AssigneesObject(BaseModel):
-    confidence: Confidence | None = None
-    login: str | None = None
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
 class GetIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -48,30 +35,6 @@ class GetRepositoryArgs(BaseModel):
     )
     owner: str
     repo: str
-
-
-class Labels2Object(BaseModel):
-    color: str | None = None
-    confidence: Confidence | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
-class Labels3Object(BaseModel):
-    confidence: Confidence | None = None
-    name: str
-    rationale: str | None = None
-    suggest: bool | None = None
-
-
-class LabelsObject(BaseModel):
-    color: str | None = None
-    description: str | None = None
-    id: int | None = None
-    name: str | None = None
 
 
 class ListIssueCommentsArgs(BaseModel):
@@ -156,12 +119,12 @@ class PreviewCreateIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    assignees: list[str] | None = None
+    assignees: list[constr(min_length=1)] | None = None
     body: str | None = None
-    labels: list[str | LabelsObject] | None = None
+    labels: list[constr(min_length=1)] | None = None
     owner: str
     repo: str
-    title: str | int
+    title: constr(min_length=1)
 
 
 class PreviewCreatePullRequestArgs(BaseModel):
@@ -174,7 +137,7 @@ class PreviewCreatePullRequestArgs(BaseModel):
     head: str
     owner: str
     repo: str
-    title: str | None = None
+    title: constr(min_length=1) | None = None
 
 
 class PreviewDeleteRepositoryArgs(BaseModel):
@@ -248,15 +211,19 @@ class PreviewUpdateIssueArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    assignees: list[str | AssigneesObject] | None = None
+    assignees: list[constr(min_length=1)] | None = None
     body: str | None = None
     issue_number: int
-    labels: list[str | Labels2Object] | None = None
+    labels: list[constr(min_length=1)] | None = None
     owner: str
     repo: str
     state: State2 | None = None
     state_reason: StateReason | None = None
-    title: str | int | None = None
+    title: constr(min_length=1) | None = None
+
+
+class Label(RootModel[constr(min_length=1)]):
+    root: constr(min_length=1)
 
 
 class RecordAddIssueLabelsArgs(BaseModel):
@@ -265,7 +232,7 @@ class RecordAddIssueLabelsArgs(BaseModel):
     )
     action_id: constr(min_length=1, max_length=255)
     issue_number: int
-    labels: list[str | Labels3Object] | None = Field(None, min_length=1)
+    labels: list[Label] | None = Field(None, min_length=1)
     owner: str
     repo: str
 

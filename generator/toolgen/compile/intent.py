@@ -99,6 +99,22 @@ class RecordSpec(_Strict):
                     "after it the record call gets `preview_expired` and must preview again.")
 
 
+class ArgSpec(_Strict):
+    """One argument of a tool as the model sees it: a narrower schema, another description, or hidden.
+
+    `schema` must accept only values the canonical schema (from the spec) accepts; toolgen proves it
+    at build time (`toolgen.compile.narrowing`) and the runtime then validates against the narrowed
+    schema. `hide: true` removes an optional argument (the runtime never sends it), like the tool-level
+    `hide` list, which names wire names instead of argument names."""
+
+    schema_: dict[str, Any] | None = Field(
+        None, alias="schema",
+        description="A JSON Schema 2020-12 (inline, no $ref) that accepts a subset of the canonical schema.")
+    description: str | None = Field(None, description="Replaces the argument's description in every catalog.")
+    hide: bool = Field(False, description="Hide this optional argument: the model never sees it, the runtime "
+                                          "never sends it.")
+
+
 class ToolIntent(_Strict):
     """One intent: an operation and what it means. Reads become one tool named by the key; write and
     destructive intents become `preview_<key>` and `record_<key>`."""
@@ -132,6 +148,9 @@ class ToolIntent(_Strict):
     record: RecordSpec | None = Field(
         None, description="What the record tool takes: the stored preview or the full arguments, and the "
                           "preview's lifetime.")
+    args: dict[str, ArgSpec] = Field(
+        default_factory=dict,
+        description="Per argument (by the name the model sees): a narrower `schema`, a `description`, `hide`.")
 
 
 class IncludeSpec(_Strict):
@@ -337,7 +356,7 @@ def _explain(err: Any, loc: list[Any], data: Any) -> tuple[str, str | None]:
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else ""
         parent_model = _model_at(loc[:-1])
-        known = sorted(parent_model.model_fields) if parent_model else []
+        known = sorted(f.alias or n for n, f in parent_model.model_fields.items()) if parent_model else []
         close = difflib.get_close_matches(key, known, n=1)
         hint = f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(known)}" if known else None)
         return f"unknown key `{key}` in {'.'.join(str(p) for p in loc[:-1]) or 'the intent map'}", hint
@@ -362,7 +381,7 @@ def _model_at(loc: list[Any]) -> type[BaseModel] | None:
             return None
         annotation = field.annotation
         nested = _models_in(annotation)
-        if str(key) in ("tools", "auth"):
+        if str(key) in ("tools", "auth", "args"):
             i += 2  # dict key then the value
         elif str(key) == "include":
             i += 2  # list index then the value

@@ -178,6 +178,21 @@ class OutputPolicy:
 
 
 @dataclass(frozen=True)
+class NarrowedArg:
+    """An argument the intent map narrowed (``tools.<key>.args.<name>``): `schema` is the narrowed
+    schema the runtime validates against (None: the canonical one kept), `description` the override
+    (None: kept), `hidden` whether the argument was removed (the runtime never sends it)."""
+
+    arg: str
+    schema: JSON | None = None
+    description: str | None = None
+    hidden: bool = False
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"arg": self.arg, "schema": self.schema, "description": self.description, "hidden": self.hidden}
+
+
+@dataclass(frozen=True)
 class PolicyRow:
     """One row of the runtime policy table (one per tool)."""
 
@@ -207,6 +222,7 @@ class PolicyRow:
     record_arguments: Literal["preview", "full"] | None = None
     #: record rows executing a stored preview: seconds the preview stays executable
     preview_ttl_s: int | None = None
+    narrowed: tuple[NarrowedArg, ...] = ()  # intent-map `args` entries, in argument order
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from ._check import (
 )
 from ._light import Light, LightRules, is_empty_params, ref_warnings
 from ._limits import Limit
+from ._simplify import simplify_schema
 from ._walk import MISSING, is_object_schema, iter_nodes, iter_schemas, recursive_ref_targets, types_of
 
 JSON = Any
@@ -77,7 +78,9 @@ def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
     reference, nor on nodes combining properties with `allOf`/`anyOf`/`oneOf`/`$ref`, where closing
     would reject members declared elsewhere); ``format`` values outside B.2's list (OpenAPI-only
     ones such as password/int32, and ``uri-reference``) and ``default`` move into the description;
-    other constraints stay (hints for non-strict tools, B.1). A root without properties becomes
+    other constraints stay (hints for non-strict tools, B.1); then `simplify_schema` (nested ``anyOf``
+    flattened, unions of bare types as ``[T, "null"]`` type arrays, descriptions that only repeat a
+    property name dropped: the same values accepted). A root without properties becomes
     ``{"type": "object", "properties": {}, "additionalProperties": false}`` (case 24).
 
     `strict` says whether strict tool use (B.2) would be possible: False for recursive schemas
@@ -86,6 +89,7 @@ def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
     """
     light = Light(LightRules("anthropic", lambda f: f in ANTHROPIC_FORMATS, True, True, True), canonical)
     out = light.node(canonical, "", "")  # builds new containers throughout; never mutates `canonical`
+    out = simplify_schema(out, multi_type=False)
     if not isinstance(out, dict):
         out = {"type": "object", "properties": {}}
     if is_empty_params(out):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from ..compile.ir import Tool
@@ -37,6 +38,7 @@ from ._base import Dialect, DialectSchema, describe
 from ._check import Report, Violation, tool_label
 from ._light import Light, LightRules
 from ._limits import Limit, limit_value
+from ._simplify import simplify_schema
 from ._walk import types_of
 from .openai import _OpenAIStrict
 
@@ -324,6 +326,7 @@ def _check_subset(report: Report, tool: str, ptr: str, node: JSON) -> None:
 
 def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     view = gemini_parameters(tool.input_schema)
+    view = replace(view, schema=simplify_schema(view.schema, multi_type=False, structural=False))
     return gemini_declaration(tool.name, tool.description, tool.input_schema, view=view), view.warnings, view.rewrites
 
 

@@ -29,6 +29,7 @@ from ._check import (
 )
 from ._light import Light, LightRules, is_empty_params, ref_warnings
 from ._limits import Limit
+from ._simplify import simplify_schema
 from ._walk import DEFS_KEYS, iter_schemas, types_of
 
 JSON = Any
@@ -64,17 +65,21 @@ def _rewrite_refs(node: JSON, fn: Callable[[str], str]) -> JSON:
     return out
 
 
-def _mcp_light(canonical: JSON) -> tuple[JSON, list[str]]:
+def _mcp_light(canonical: JSON, *, simplify: bool = True) -> tuple[JSON, list[str]]:
+    """The keyword-level MCP view of `canonical` and its notes; `simplify=False` (for the tests that
+    compare the two) leaves out `simplify_schema`."""
     light = Light(LightRules("mcp", lambda f: f in JSON_SCHEMA_FORMATS, False, False, False), canonical)
     out = light.node(canonical, "", "")  # new containers throughout
-    return out, light.notes
+    return (simplify_schema(out, multi_type=True) if simplify else out), light.notes
 
 
 def mcp_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
     """MCP 2025-11-25 `inputSchema` from a canonical input schema (D.1, D.4, E).
 
     The canonical constraints stay (2020-12 is MCP's default dialect and the runtime validates the
-    same schema); ``format`` values that are not JSON Schema 2020-12 formats (OpenAPI-only ones such as
+    same schema), simplified without changing what they accept (`simplify_schema`: nested ``anyOf``
+    flattened, unions of bare types as one type array, descriptions that only repeat a property
+    name dropped); ``format`` values that are not JSON Schema 2020-12 formats (OpenAPI-only ones such as
     password, int32, double, binary) move into the description; OpenAPI ``nullable`` never survives.
     A tool without arguments gets exactly ``{"type": "object", "additionalProperties": false}`` (D.1,
     case 24). Every `$ref` must resolve inside the schema (a warning otherwise). `strict` is always
@@ -235,9 +240,23 @@ def check_mcp_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
     return report.items
 
 
+#: The `outputSchema` of every preview tool in the MCP catalog: the one member a model must use
+#: (`preview_id`). The runtime's preview result (docs/generated-format.md, "Preview tools") always
+#: conforms to it; the other members are described there and in each preview's description.
+PREVIEW_OUTPUT_SCHEMA: dict[str, JSON] = {
+    "type": "object", "properties": {"preview_id": {"type": "string"}}, "required": ["preview_id"],
+}
+
+
+def mcp_preview_output_schema() -> DialectSchema:
+    """The shared minimal `outputSchema` of preview tools (`PREVIEW_OUTPUT_SCHEMA`, a fresh copy)."""
+    return DialectSchema(copy_json(PREVIEW_OUTPUT_SCHEMA), (), False, ())
+
+
 def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     input_schema = mcp_input_schema(tool.input_schema)
-    output_schema = mcp_output_schema(tool.output_schema)
+    output_schema = (mcp_preview_output_schema() if tool.policy.mode == "preview"
+                     else mcp_output_schema(tool.output_schema))
     row = tool.policy
     entry = mcp_tool(
         tool.name, tool.description, tool.input_schema, tool.output_schema,

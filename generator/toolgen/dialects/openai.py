@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..compile.ir import Tool
@@ -63,6 +63,7 @@ from ._check import (
     tool_label,
 )
 from ._limits import Limit
+from ._simplify import simplify_schema
 from ._walk import (
     DEFS_KEYS,
     MISSING,
@@ -876,6 +877,8 @@ def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
 
 def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     parameters = openai_parameters(tool.input_schema)
+    if not parameters.rewrites:  # rewrite paths name anyOf branches by index: simplify only without them
+        parameters = replace(parameters, schema=simplify_schema(parameters.schema, multi_type=False))
     return (openai_tool(tool.name, tool.description, tool.input_schema, parameters=parameters),
             parameters.warnings, parameters.rewrites)
 

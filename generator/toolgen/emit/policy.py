@@ -7,9 +7,10 @@ Input: the IR's `PolicyRow`s. Output: the JSON value of `policy.json` and the Ma
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from ..compile.ir import ApiIR, PolicyRow
+from ..compile.ir import ApiIR, NarrowedArg, PolicyRow
 
 POLICY_FORMAT = 1
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
@@ -49,6 +50,7 @@ def row_json(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = 
         # record rows only; a row without the key (policy.json of an earlier build) takes full arguments
         "record": None if row.mode != "record" else {
             "arguments": row.record_arguments or "full", "preview_ttl_s": row.preview_ttl_s},
+        "narrowed": [n.to_json() for n in row.narrowed],
     }
 
 
@@ -235,5 +237,40 @@ def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]
                 lines.append(f"| (fixed) | {f.location} | {_code(f.wire_name)} | always | value "
                              f"{_code(repr(f.value))} |")
         lines += ["", "</details>", ""]
+    lines += narrowed_markdown(rows)
     lines += rewrites_markdown(rewrites)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def narrowed_markdown(rows: list[PolicyRow]) -> list[str]:
+    """The "Arguments narrowed by the intent map" section of POLICY.md: one line per distinct change
+    (narrowed schema, description override, hidden) with the intents that make it."""
+    lines = ["", "## Arguments narrowed by the intent map", "",
+             ("Where the intent map narrows an argument (`args`), toolgen proved at build time that every value "
+              "the narrowed schema accepts is valid under the spec's schema; the catalogs show, and the runtime "
+              "validates against, the narrowed schema."), ""]
+    seen: set[str] = set()
+    changes: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        if not r.narrowed or r.intent in seen:
+            continue
+        seen.add(r.intent)
+        for n in r.narrowed:
+            changes.setdefault((n.arg, _narrowed_text(n)), []).append(r.intent)
+    if not changes:
+        return lines + ["None: every argument has the spec's schema."]
+    lines += ["| argument | change | intents |", "|---|---|---|"]
+    for (arg, change), intents in sorted(changes.items(), key=lambda kv: (kv[1][0], kv[0])):
+        lines.append(f"| {_code(arg)} | {change} | {', '.join(_code(i) for i in intents)} |")
+    return lines
+
+
+def _narrowed_text(n: NarrowedArg) -> str:
+    if n.hidden:
+        return "hidden (never sent)"
+    parts = []
+    if n.schema is not None:
+        parts.append("schema " + _code(json.dumps(n.schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)))
+    if n.description is not None:
+        parts.append("description " + _code(n.description))
+    return "; ".join(parts)

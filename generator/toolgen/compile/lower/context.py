@@ -13,7 +13,7 @@ from typing import Any
 
 from ...diagnostics import DiagnosticSink, SourceLocation
 from ..intent import LoadedIntentMap
-from ..ir import ArgBinding, AuthBinding, BodyEncoding, FixedValue, Pagination
+from ..ir import ArgBinding, AuthBinding, BodyEncoding, FixedValue, NarrowedArg, Pagination
 from ..load import SpecDocument
 from ..schema import SchemaConverter
 
@@ -42,6 +42,7 @@ class Lowered:
     auth: tuple[AuthBinding, ...]
     success: tuple[int, ...]
     op_scopes: tuple[str, ...]
+    narrowed: tuple[NarrowedArg, ...] = ()
 
 
 @dataclass

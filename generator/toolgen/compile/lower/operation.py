@@ -20,6 +20,7 @@ from ..ir import ArgBinding
 from ..operations import Operation
 from .body import body_arguments
 from .context import Arg, Ctx, Lowered, Skip
+from .narrow import narrow_args
 from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
 from .parameters import merged_parameters, parameter_args
@@ -78,13 +79,14 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
             raise Skip("null-unknown-argument", f"`null` names {name!r}, which is not an argument of {op.key}",
                        iloc("null", name), "available: " + ", ".join(a.name for a in args))
         hit.binding = _replace_binding(hit.binding, null_means=means)
+    args, narrowed = narrow_args(op, intent, args, iloc)
     if pagination is not None:
         args.extend(paging_args(pagination))
     output_schema = tool_output_schema(ctx, op, intent, pagination, response_schema, response_ptr, iloc)
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
     return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed), plan.auth, success,
-                   op_scopes)
+                   op_scopes, narrowed)
 
 
 def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:

@@ -204,10 +204,11 @@ class _Linter:
             other = seen.get(op.pointer)
             if other is not None:
                 first = self.model.tools[other]
-                if (first.fixed, first.hide, first.output) == (intent.fixed, intent.hide, intent.output):
+                if (first.fixed, first.hide, first.output, first.args) == (intent.fixed, intent.hide, intent.output,
+                                                                           intent.args):
                     self.add(OPERATION_MAPPED_TWICE,
                              f"intent `{key}` maps {op.key}, which intent `{other}` already maps, with the same "
-                             "fixed values, hidden arguments and output", self.intents.locate("tools", key, "operation"),
+                             "fixed values, hidden and narrowed arguments and output", self.intents.locate("tools", key, "operation"),
                              tool=key)
             else:
                 seen[op.pointer] = key

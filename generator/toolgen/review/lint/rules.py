@@ -58,8 +58,8 @@ OPERATION_NOT_FOUND = _rule(
 OPERATION_MAPPED_TWICE = _rule(
     "operation-mapped-twice", "warning", "Two intents map the same operation without a difference that "
     "justifies it.",
-    "Remove one intent, or make the second a real specialisation (different `fixed` values, `hide` or "
-    "`output` projection).")
+    "Remove one intent, or make the second a real specialisation (different `fixed` values, `hide`, "
+    "`args` narrowing or `output` projection).")
 TOOL_NAME_DUPLICATE = _rule(
     "tool-name-duplicate", "error", "Two intents produce the same tool name.",
     "Rename one intent; a write intent X also produces preview_X and record_X.")
@@ -187,6 +187,13 @@ for _id, _sev, _summary, _help in (
      "Use a parameter's wire name, or `in:name`."),
     ("null-unknown-argument", "error", "`null` names an argument the tool does not have.",
      "Use an argument name of the tool."),
+    ("arg-unknown", "error", "`args` names an argument the tool does not have.",
+     "Use an argument name as the model sees it (the hint suggests the closest)."),
+    ("arg-narrowing-unproved", "error",
+     "An `args` schema is not provably a subset of the spec's schema for that argument.",
+     "Tighten the narrowed schema as the hint says, or narrow with an enum (checked value by value)."),
+    ("arg-hidden-narrowed", "error", "An `args` entry both hides and narrows an argument.",
+     "Keep `hide: true` alone, or drop it."),
     ("param-credential", "info", "A parameter looks like a credential; the runtime sends it from a secret.",
      "Nothing to do if that is right."),
     ("parameter-invalid", "error", "A parameter of the operation is malformed.", "Fix the spec."),
