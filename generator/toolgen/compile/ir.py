@@ -24,6 +24,7 @@ BodyEncoding = Literal["none", "json", "form", "multipart", "binary", "text"]
 PaginationStyle = Literal["cursor", "offset", "page", "link"]
 Approval = Literal["never", "required"]
 NullMeans = Literal["omit", "send"]
+Loading = Literal["eager", "deferred"]
 
 JSON = Any  # a JSON value: dict/list/str/int/float/bool/None
 
@@ -202,6 +203,21 @@ class PolicyRow:
     pair: str | None = None  # preview_X <-> record_X
     intent: str = ""  # the intent-map key this tool came from
     success_status: tuple[int, ...] = ()
+    toolset: str | None = None  # the toolset (namespace) of the tool, if any
+    loading: Loading = "eager"  # eager: always in the catalog; deferred: found by tool search
+    keywords: tuple[str, ...] = ()  # intent-map `keywords`: extra words tool search indexes
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """A named group of tools (an OpenAI Responses namespace): `description` is what a model reads
+    before it searches, `loading` the toolset's default loading, `origin` where it came from
+    (``declared`` under `toolsets:`, or ``tag``: named after an OpenAPI tag by an include group)."""
+
+    name: str
+    description: str
+    loading: Loading
+    origin: Literal["declared", "tag"] = "declared"
 
 
 @dataclass(frozen=True)
@@ -252,3 +268,4 @@ class ApiIR:
     covered: tuple[str, ...]  # pointers of covered operations
     skipped: tuple[SkippedOperation, ...] = ()
     diagnostics: tuple[Any, ...] = field(default=())  # Diagnostic values, sorted
+    toolsets: tuple[Toolset, ...] = ()  # the toolsets tools use, sorted by name

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..compile.ir import ApiIR
 from ..dialects import registry
+from ..dialects.deferred import DeferredViews, deferred_views
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Catalogs:
     warnings: list[tuple[str, str]] = field(default_factory=list)
     rewrites: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     decisions: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: the catalogs that scale (toolsets, deferred loading, tool search) and what a model sees up front
+    deferred: DeferredViews = field(default_factory=DeferredViews)
 
     def __getitem__(self, dialect: str) -> list[dict[str, Any]]:
         return self.tools[dialect]
@@ -54,4 +57,5 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
         if dialect.select is not None:
             out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools),
                                                                                   out.tools[dialect.name])
+    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets)
     return out
