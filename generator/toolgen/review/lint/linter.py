@@ -67,9 +67,11 @@ from .rules import (
     SYNONYM_VERBS,
     TOOL_NAME_DUPLICATE,
     TOOL_NAME_NEAR_SYNONYM,
+    TOOLSET_NEAR_SYNONYM,
     LintSettings,
     Rule,
 )
+from .toolsets import Member, near_synonyms
 
 
 @dataclass
@@ -192,6 +194,7 @@ class _Linter:
                       self.check_pagination, self.check_outputs, self.check_descriptions, self.check_catalog,
                       self.check_coverage):
             check()
+        self.check_toolsets()
         return self.sink.items
 
     def check_mapping(self) -> None:
@@ -443,6 +446,25 @@ class _Linter:
             self.add(OPERATIONS_UNCOVERED, f"{len(rest):,} of {len(self.operations):,} operations of "
                      f"{self.doc.display} are not covered by any tool: {shown}{more}", self.intents.locate(),
                      "add intents (or an `include` group) for the ones agents need; REPORT.md lists them all")
+
+
+    def check_toolsets(self) -> None:
+        """`toolset-near-synonym`: within each toolset, intents a model could confuse
+        (`toolgen.review.lint.toolsets.near_synonyms`), located at the second intent."""
+        by_toolset: dict[str, list[tuple[Member, _IntentView]]] = {}
+        for view in sorted(self.views, key=lambda v: v.key):
+            toolset = view.main.policy.toolset
+            if toolset is None:
+                continue
+            text = view.intent.description if view.intent and view.intent.description else view.main.description
+            tools = (view.main.name, *((view.preview.name,) if view.preview else ()))
+            by_toolset.setdefault(toolset, []).append((Member(view.key, tools, text), view))
+        for toolset, members in sorted(by_toolset.items()):
+            views = {m.key: v for m, v in members}
+            for first, second, why in near_synonyms([m for m, _ in members]):
+                self.add(TOOLSET_NEAR_SYNONYM, f"toolset `{toolset}`: `{first.key}` and `{second.key}` are "
+                         f"near-synonyms ({why}) and neither description names the other",
+                         self.where(views[second.key], "description"), tool=views[second.key].main.name)
 
 
 _WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only for|only when|not to)\b|"
