@@ -52,7 +52,7 @@ class ApiResult:
 def measure(api: str, shared: Path) -> ApiResult:
     """Build `api` include-everything, toolsets from tags, every tool deferred; its up-front costs."""
     from toolgen.build import build_api
-    from toolgen.dialects.responses import namespace_advice
+    from toolgen.dialects import namespace_advice
     from toolgen.emit.upfront import upfront_costs
 
     spec = (shared / "specs" / "real" / SPECS[api]).resolve()

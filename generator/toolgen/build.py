@@ -25,8 +25,7 @@ from .compile.ir import ApiIR
 from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
-from .dialects import check_catalog
-from .dialects.deferred import check_deferred
+from .dialects import check_catalog, check_deferred
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown

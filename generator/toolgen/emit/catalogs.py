@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile.ir import ApiIR
-from ..dialects import registry
-from ..dialects.deferred import DeferredViews, deferred_views
+from ..dialects import DeferredViews, deferred_views, registry
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Stage `emit`, the up-front cost: the o200k tokens a model sees of each catalog before it searches.
 
-Input: `DeferredViews` (`toolgen.dialects.deferred`: per view, the entries a model sees up front).
+Input: `DeferredViews` (`toolgen.dialects._deferred`: per view, the entries a model sees up front).
 Output: an `UpfrontCost` per view, in `VIEWS` order: the file a client sends or serves, how the view
 is derived, the number of top-level entries (a namespace counts once) and the o200k tokens of their
 compact JSON (summed per entry, as the catalog totals of REPORT.md are). REPORT.md and
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dialects.deferred import VIEWS, DeferredViews
+from ..dialects import VIEWS, DeferredViews
 from ..tokens import count_tokens
 from . import compact_json
 

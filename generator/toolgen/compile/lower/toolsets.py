@@ -70,7 +70,7 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     name = intent.toolset if intent.toolset is not None else (group.toolset if group is not None else None)
     toolset: Toolset | None = None
     if name == TOOLSET_FROM_TAG and intent.toolset is None:
-        toolset = _tag_toolset(ctx, op)
+        toolset = _tag_toolset(ctx, op, group.loading if group is not None else None)
     elif name is not None and name in model.toolsets and toolset_name_problem(name) is None:
         spec = model.toolsets[name]
         toolset = ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
@@ -80,7 +80,9 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     return Placement(toolset.name if toolset is not None else None, loading, keywords)
 
 
-def _tag_toolset(ctx: Ctx, op: Operation) -> Toolset | None:
+def _tag_toolset(ctx: Ctx, op: Operation, loading: Loading | None) -> Toolset | None:
+    """The toolset named after `op`'s first tag: declared under `toolsets:`, or made from the tag (its
+    loading: the include group's `loading` that first names it, else eager)."""
     if not op.tags:
         return None
     tag = op.tags[0]
@@ -94,7 +96,7 @@ def _tag_toolset(ctx: Ctx, op: Operation) -> Toolset | None:
     if declared is not None:
         made = Toolset(name, declared.description.strip(), declared.loading)
     else:
-        made = Toolset(name, _tag_description(ctx.doc.data, tag), "eager", "tag")
+        made = Toolset(name, _tag_description(ctx.doc.data, tag), loading or "eager", "tag")
     ctx.toolsets[name] = made
     return made
 

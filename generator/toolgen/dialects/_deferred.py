@@ -11,7 +11,7 @@ Per dialect:
 
 - OpenAI Chat Completions (``openai.json``): no deferred loading; everything is up front.
 - OpenAI Responses (``openai.responses.json``, written when the API has toolsets or deferred tools):
-  namespaces, ``defer_loading`` and ``tool_search`` (`toolgen.dialects.responses`, F.1).
+  namespaces, ``defer_loading`` and ``tool_search`` (`toolgen.dialects._responses`, F.1).
 - Anthropic (``anthropic.json``): ``defer_loading: true`` on deferred tools plus the BM25 tool-search
   server tool (F.2).
 - MCP (``mcp.json`` keeps every tool's full definition: the server answers ``tools/call`` and the
@@ -31,10 +31,10 @@ from typing import Any
 from ..compile.ir import Tool, Toolset
 from ..search_tool import gemini_search_declaration, mcp_search_tool
 from ._check import Violation
+from ._responses import check_responses_catalog, responses_catalog, responses_upfront
 from .anthropic import anthropic_upfront, check_anthropic_catalog, deferred_catalog
 from .gemini import check_gemini_catalog
 from .mcp import check_mcp_catalog
-from .responses import check_responses_catalog, responses_catalog, responses_upfront
 
 JSON = Any
 
