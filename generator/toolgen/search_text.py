@@ -10,9 +10,9 @@ field); `analyse_query` -> the terms, own terms, object terms and action classes
 The fields of a document (columns of the FTS5 tables in `TABLES`): ``name`` (tool name and operationId,
 split on ``_``, ``-``, ``/`` and camelCase), ``title`` (the catalog title or the description's first
 sentence), ``keywords`` (intent-map `keywords`), ``object`` (the resource the path acts on), ``nouns``
-(the path's literal segments, the toolset's name and description), ``verbs`` (the action class with its
-everyday synonyms, effect and mode), ``args`` (argument names and descriptions) and ``body`` (the
-description without the runtime's boilerplate). API abbreviations are spelled out on both sides
+(the path's literal segments), ``verbs`` (the action class with its everyday synonyms, effect and
+mode), ``args`` (the toolset's name, argument names and descriptions) and ``body`` (the description
+without the runtime's boilerplate). API abbreviations are spelled out on both sides
 (``PR`` -> pull request); phrases users say for an action ("get rid of") become its class.
 """
 
@@ -394,9 +394,9 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
         fields = {
             "name": names, "title": " ".join(_expand(split_words(title))), "keywords": keywords_text,
             "object": " ".join(_expand(_object_nouns(path))),
-            "nouns": " ".join(_expand(_path_nouns(path) + toolset_words)),
+            "nouns": " ".join(_expand(_path_nouns(path))),
             "verbs": _verbs_text(action, main, method, path, body) + "".join(f" act{a}" for a in actions),
-            "args": " ".join(args_text),
+            "args": " ".join([*_expand(toolset_words), *args_text]),
             "body": " ".join(_expand(split_words(body))),
         }
         vocabulary.update(fields["title"].split(), fields["body"].split())

@@ -18,12 +18,11 @@ operation with weighted columns:
 
 - ``name``: the tool name and operationId, split on ``_``, ``-``, ``/`` and camelCase;
 - ``title``: the catalog title (or the operation summary);
-- ``nouns``: the path's literal segments (``/repos/{owner}/{repo}/issues`` → repos, issues) and the
-  toolset's name;
+- ``nouns``: the path's literal segments (``/repos/{owner}/{repo}/issues`` → repos, issues);
 - ``verbs``: the operation's action class (list, get, search, create, update, delete or the path's
   action such as ``cancel``) with its everyday synonyms, its effect and mode;
 - ``keywords``: an intent-map ``keywords`` list, when a policy row carries one;
-- ``args``: argument names and their descriptions;
+- ``args``: the toolset's name, argument names and their descriptions;
 - ``body``: the description, without the runtime's boilerplate.
 
 The query is normalised the same way as the documents (API abbreviations such as ``PR``, ``repo``,
