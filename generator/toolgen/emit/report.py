@@ -12,7 +12,7 @@ from typing import Any
 
 from ..compile.ir import ApiIR, PolicyRow
 from ..diagnostics import Diagnostic
-from ..dialects import registry
+from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, namespace_advice, registry
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs
@@ -142,6 +142,10 @@ def _upfront_lines(catalogs: Catalogs) -> list[str]:
              "| dialect | file | up front | entries | tokens |", "|---|---|---|---|---|"]
     for cost in upfront_costs(views):
         lines.append(f"| {cost.view} | {_code(cost.file)} | {_md(cost.note)} | {cost.entries} | {cost.tokens} |")
+    large = namespace_advice(views.files.get("openai.responses.json", []))
+    if large:
+        lines += ["", (f"OpenAI advises fewer than {NAMESPACE_ADVISED_FUNCTIONS} functions per namespace (F.1); "
+                       "these toolsets have more: " + ", ".join(f"{_code(n)} ({k})" for n, k in large) + ".")]
     return lines + [""]
 
 
