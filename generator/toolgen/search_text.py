@@ -104,6 +104,8 @@ PREPOSITIONS = frozenset({"on", "in", "for", "of", "from", "to", "at", "with", "
                           "inside", "within", "across", "about", "between", "after", "before", "since"})
 #: the weight of matching the request's object (`analyse_query`) against the operation's object
 HEAD_WEIGHT = 1.0
+#: the extra weight of the last noun of a compound object ("repository *secret*"), its head
+HEAD_NOUN_WEIGHT = 0.5
 #: the action classes that read; a request for a read and a tool that writes (or the reverse) are
 #: scored down by `FAMILY_PENALTY`
 READS = frozenset({"get", "list", "search"})
@@ -238,6 +240,10 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
         head.append(word)
     head_expanded = [*head, *(w for word in head for w in WORD_SYNONYMS.get(word, ()))]
     head_terms = [w for w in _expand(head_expanded) if w not in STOP_WORDS and not w.isdigit()]
+    nouns = [w for w in head if w not in STOP_WORDS and not w.isdigit()]
+    if len(nouns) > 1:  # a noun compound names its head last: a "repository secret" is a secret
+        last = nouns[-1]
+        head_terms += [f"^{w}" for w in _expand([last, *WORD_SYNONYMS.get(last, ())]) if w not in STOP_WORDS]
     return terms, own, head_terms, actions
 
 

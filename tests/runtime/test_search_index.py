@@ -107,3 +107,11 @@ def test_cli_json_hits_carry_the_toolset() -> None:
     hits = json.loads(result.output)
     assert hits[0]["tool"] == "record_merge_pull_request" and hits[0]["toolset"] == "pulls"
     assert all(set(h) == {"tool", "toolset", "score", "operation"} for h in hits)
+
+
+def test_the_head_of_a_compound_object_weighs_more() -> None:
+    from toolgen.search_text import analyse_query
+
+    head = analyse_query("add a repository secret for the actions")[2]
+    assert "^secret" in head and "^repository" not in head
+    assert not any(t.startswith("^") for t in analyse_query("add a secret")[2])  # one noun: no compound

@@ -47,6 +47,7 @@ from ..search_text import (
     COVERAGE_WEIGHT,
     EXACT_BOOST,
     FAMILY_PENALTY,
+    HEAD_NOUN_WEIGHT,
     HEAD_WEIGHT,
     READS,
     RELATED,
@@ -178,6 +179,13 @@ class ToolIndex:
             for rowid, raw in self._db.execute(
                     f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * table_weight
+        last = [t[1:] for t in head if t.startswith("^")]  # the head noun of a compound object
+        head = [t for t in head if not t.startswith("^")]
+        if last:
+            match_last = " OR ".join(dict.fromkeys(f'"{t}"' for t in last))
+            for rowid, raw in self._db.execute(
+                    "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_last,)):
+                totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_NOUN_WEIGHT
         if head:  # the request's object, matched against the operation's object
             match_head = " OR ".join(dict.fromkeys(f'"{t}"' for t in head))
             for rowid, raw in self._db.execute(
