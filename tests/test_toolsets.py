@@ -40,6 +40,7 @@ FROM_TAG = 'include: [{match: "*", toolset: from_tag, loading: deferred}]\n'
      "toolset-name-invalid", "api.yaml:4:"),
     ("toolsets: {'ti.ckets': {description: Tickets.}}\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n",
      "toolset-name-invalid", "api.yaml:4:"),
+    ("toolsets: {from_tag: {description: Tickets.}}\n", "toolset-name-invalid", "api.yaml:4:"),
     ("toolsets: {tickets: {description: Tickets., loading: lazy}}\n", "intent-invalid", "api.yaml:4:"),
     ("toolsets: {tickets: {loading: eager}}\n", "intent-invalid", "api.yaml:4:"),
     ("toolsets: {tickets: {description: '" + "x" * 201 + "'}}\n", "intent-invalid", "api.yaml:4:"),

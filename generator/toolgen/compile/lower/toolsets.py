@@ -42,7 +42,9 @@ def check_toolsets(ctx: Ctx) -> None:
     model, intents, sink = ctx.intents.model, ctx.intents, ctx.sink
     declared = sorted(model.toolsets)
     for name in declared:
-        problem = toolset_name_problem(name)
+        problem = toolset_name_problem(name) or (
+            f"{name!r} is reserved: an include group's `toolset: {TOOLSET_FROM_TAG}` names toolsets after tags"
+            if name == TOOLSET_FROM_TAG else None)
         if problem:
             sink.error("toolset-name-invalid", f"toolset {name!r}: {problem}", intents.locate("toolsets", name),
                        "toolset names become OpenAI namespace names: a letter, then letters, digits, '_' or '-', "
@@ -63,6 +65,10 @@ def check_toolsets(ctx: Ctx) -> None:
             unknown(group.toolset, ("include", index, "toolset"), f"include group {group.match!r}")
 
 
+def _valid(name: str) -> bool:
+    return toolset_name_problem(name) is None and name != TOOLSET_FROM_TAG
+
+
 def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None) -> Placement:
     """The toolset, loading and keywords of `intent`'s tools (see the module docstring). An unknown
     toolset (already reported by `check_toolsets`) places the tool in no toolset."""
@@ -71,7 +77,7 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     toolset: Toolset | None = None
     if name == TOOLSET_FROM_TAG and intent.toolset is None:
         toolset = _tag_toolset(ctx, op, group.loading if group is not None else None)
-    elif name is not None and name in model.toolsets and toolset_name_problem(name) is None:
+    elif name is not None and name in model.toolsets and _valid(name):
         spec = model.toolsets[name]
         toolset = ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
     loading: Loading = (intent.loading or (group.loading if group is not None else None)
@@ -119,6 +125,6 @@ def toolsets_of(ctx: Ctx) -> tuple[Toolset, ...]:
     """Every toolset declared or made from a tag, sorted by name (declared ones that no tool uses too)."""
     model = ctx.intents.model
     for name, spec in model.toolsets.items():
-        if toolset_name_problem(name) is None:
+        if _valid(name):
             ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
     return tuple(ctx.toolsets[name] for name in sorted(ctx.toolsets))
