@@ -274,3 +274,27 @@ def test_near_synonyms_rules() -> None:
     told = [m("remove_label", "Remove one label. Use delete_label to delete it from the repository."),
             m("delete_label", "Delete a label from the repository.")]
     assert near_synonyms(told) == []
+
+
+@pytest.mark.slow
+def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: Path) -> None:
+    """Issue 14's target: the whole GitHub description (1,223 operations), toolsets from tags, every
+    tool deferred: at most 2,000 o200k tokens up front in every dialect that defers."""
+    from tests.support.build import REAL
+
+    from toolgen.build import build_api
+    from toolgen.emit.upfront import upfront_costs
+
+    spec = REAL / "github-api.github.com.json"
+    if not spec.exists():
+        pytest.skip("../shared/specs/real is not available")
+    intent = tmp_path / "github.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: github}}\n{FROM_TAG}",
+                      encoding="utf-8")
+    built = build_api(intent, tmp_path / "out", emit=("openai", "anthropic", "mcp", "gemini", "policy"),
+                      run_lint=False)
+    costs = {c.view: c.tokens for c in upfront_costs(built.catalogs.deferred)}
+    assert set(costs) == {"openai", "openai-responses", "anthropic", "mcp", "gemini"}
+    assert all(costs[v] <= 2_000 for v in ("openai-responses", "anthropic", "mcp", "gemini")), costs
+    assert costs["openai"] > 100_000  # Chat Completions cannot defer: the whole catalog
+    assert check_responses_catalog(built.catalogs.deferred.files["openai.responses.json"], max_tools=128) == []
