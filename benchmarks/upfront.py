@@ -3,9 +3,10 @@
     python benchmarks/upfront.py [--shared ../shared] [--only github,stripe]
 
 For each API this builds the whole spec from ``<shared>/specs/real/`` with an intent map that takes
-every operation, names each operation's toolset after its first tag and defers every tool:
+every operation, names each operation's toolset after its first tag (GitHub) or, for a spec without
+tags, its path's first resource segment (Stripe), and defers every tool:
 
-    include: [{match: "*", toolset: from_tag, loading: deferred}]
+    include: [{match: "*", toolset: from_tag, loading: deferred}]     # from_path for Stripe
 
 and reports, per dialect, the o200k tokens a model sees before it searches (`toolgen.emit.upfront`,
 the figures REPORT.md shows), next to the whole catalog. It writes ``benchmarks/results/upfront.md``.
@@ -26,6 +27,9 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SHARED = REPO / ".." / "shared"
 RESULTS = REPO / "benchmarks" / "results"
 SPECS = {"github": "github-api.github.com.json", "stripe": "stripe.json"}
+#: how each spec's operations are grouped: GitHub's by their tags; Stripe's document has no tags, so
+#: by their path's first resource segment
+GROUPING = {"github": "from_tag", "stripe": "from_path"}
 TARGET = 2_000
 
 
@@ -43,6 +47,7 @@ class ApiResult:
     operations: int
     tools: int
     toolsets: int
+    grouping: str
     largest_namespace: tuple[str, int]
     full: dict[str, int]
     rows: list[Row]
@@ -60,7 +65,8 @@ def measure(api: str, shared: Path) -> ApiResult:
         folder = Path(tmp)
         intent = folder / f"{api}.yaml"
         intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: {api}}}\n"
-                          'include: [{match: "*", toolset: from_tag, loading: deferred}]\n', encoding="utf-8")
+                          f'include: [{{match: "*", toolset: {GROUPING[api]}, loading: deferred}}]\n',
+                          encoding="utf-8")
         t0 = time.perf_counter()
         build = build_api(intent, folder / "out", emit=("openai", "anthropic", "mcp", "gemini", "policy", "report"),
                           run_lint=False)
@@ -70,20 +76,21 @@ def measure(api: str, shared: Path) -> ApiResult:
     advice = namespace_advice(views.files.get("openai.responses.json", []))
     largest = max(advice, key=lambda a: (a[1], a[0])) if advice else ("", 0)
     rows = [Row(c.view, c.file, c.entries, c.tokens) for c in upfront_costs(views)]
-    return ApiResult(api, len(build.ir.operations), len(build.ir.tools), len(build.ir.toolsets), largest, full,
-                     rows, seconds)
+    return ApiResult(api, len(build.ir.operations), len(build.ir.tools), len(build.ir.toolsets), GROUPING[api],
+                     largest, full, rows, seconds)
 
 
 def render(results: list[ApiResult]) -> str:
     lines = ["# Up-front cost of include-everything catalogs", "",
              ("`python benchmarks/upfront.py`: every operation of the spec (`include: [{match: \"*\", toolset: "
-              "from_tag, loading: deferred}]`), each operation's toolset named after its first tag, every tool "
+              "from_tag, loading: deferred}]`), each operation's toolset named after its first tag (Stripe's "
+              "document has no tags: `toolset: from_path`, its path's first resource segment), every tool "
               "deferred. *Up front* is what a model sees before it searches (REPORT.md, \"Up-front cost\"): "
               "o200k tokens of the compact JSON of each entry. *Whole catalog* is every tool sent in full. "
               f"Target: at most {TARGET:,} tokens up front in every dialect."), ""]
     for r in results:
         lines += [f"## {r.api}", "",
-                  (f"{r.operations:,} operations, {r.tools:,} tools in {r.toolsets} toolsets"
+                  (f"{r.operations:,} operations, {r.tools:,} tools in {r.toolsets} toolsets (`{r.grouping}`)"
                    + (f" (largest namespace `{r.largest_namespace[0]}`: {r.largest_namespace[1]} functions)"
                       if r.largest_namespace[1] else "")
                    + f"; built in {r.seconds:.1f} s."), "",

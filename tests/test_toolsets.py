@@ -41,6 +41,7 @@ FROM_TAG = 'include: [{match: "*", toolset: from_tag, loading: deferred}]\n'
     ("toolsets: {'ti.ckets': {description: Tickets.}}\ntools:\n  get_ticket: {operation: getTicket, effect: read}\n",
      "toolset-name-invalid", "api.yaml:4:"),
     ("toolsets: {from_tag: {description: Tickets.}}\n", "toolset-name-invalid", "api.yaml:4:"),
+    ("toolsets: {from_path: {description: Tickets.}}\n", "toolset-name-invalid", "api.yaml:4:"),
     ("toolsets: {tickets: {description: Tickets., loading: lazy}}\n", "intent-invalid", "api.yaml:4:"),
     ("toolsets: {tickets: {loading: eager}}\n", "intent-invalid", "api.yaml:4:"),
     ("toolsets: {tickets: {description: '" + "x" * 201 + "'}}\n", "intent-invalid", "api.yaml:4:"),
@@ -106,6 +107,29 @@ def test_declared_toolset_overrides_the_tag_and_a_tool_overrides_its_toolset(tmp
     assert rows["get_issues_get"]["toolset"] == "issues" and rows["get_issues_get"]["loading"] == "eager"
     pulls = [r for r in policy["tools"] if r["toolset"] == "pulls"]
     assert pulls and all(r["loading"] == "deferred" for r in pulls)  # from the toolset
+
+
+def test_toolsets_from_paths(tmp_path: Path) -> None:
+    built = build(tmp_path, TICKETS, "toolsets: {tickets: {description: Support tickets., loading: deferred}}\n"
+                  'include: [{match: "*", toolset: from_path}]\n', emit=ALL)
+    policy = built.json("policy.json")
+    assert {r["toolset"] for r in policy["tools"]} == {"tickets"}
+    assert policy["toolsets"] == [{"name": "tickets", "description": "Support tickets.", "loading": "deferred",
+                                   "origin": "declared"}]
+    assert all(r["loading"] == "deferred" for r in policy["tools"])
+
+
+def test_path_toolsets_skip_versions(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {
+        "/v1/customers/{id}": {"get": {"operationId": "getCustomer", "responses": {"200": {"description": "ok"}}}},
+        "/api/v2.1/payment_intents": {"get": {"operationId": "listIntents",
+                                              "responses": {"200": {"description": "ok"}}}}}}))
+    built = build(tmp_path, spec, 'include: [{match: "*", toolset: from_path, loading: deferred}]\n', emit=ALL)
+    toolsets = {t["name"]: t for t in built.json("policy.json")["toolsets"]}
+    assert sorted(toolsets) == ["customers", "payment_intents"]
+    assert toolsets["customers"] == {"name": "customers", "description": "Operations under /customers.",
+                                     "loading": "deferred", "origin": "path"}
 
 
 def test_tag_names_become_valid_toolset_names() -> None:

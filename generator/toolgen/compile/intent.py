@@ -28,6 +28,9 @@ Effect = Literal["read", "write", "destructive"]
 Loading = Literal["eager", "deferred"]
 #: the value of an include group's `toolset` that names each operation's toolset after its first tag
 TOOLSET_FROM_TAG = "from_tag"
+#: the value of an include group's `toolset` that names each operation's toolset after its path's first
+#: resource segment (``/v1/customers/{id}`` -> customers), for specs without tags
+TOOLSET_FROM_PATH = "from_path"
 
 
 class _Strict(BaseModel):
@@ -134,9 +137,10 @@ class IncludeSpec(_Strict):
     prefix: str = Field("", pattern=r"^[A-Za-z0-9_-]*$", description="Prefix for generated tool names.")
     paginate: bool = Field(True, description="Detect pagination from common parameter names.")
     toolset: str | None = Field(
-        None, description="The toolset of the group's tools: a key of `toolsets`, or `from_tag` (each operation's "
+        None, description="The toolset of the group's tools: a key of `toolsets`, `from_tag` (each operation's "
                           "first tag, written as a toolset name; declare it under `toolsets` to give its "
-                          "description and loading).")
+                          "description and loading) or `from_path` (the path's first segment that is not a "
+                          "version, e.g. customers in /v1/customers/{id}; for specs without tags).")
     loading: Loading | None = Field(
         None, description="`eager` or `deferred` for the group's tools; default: the toolset's `loading`.")
 

@@ -212,12 +212,13 @@ class PolicyRow:
 class Toolset:
     """A named group of tools (an OpenAI Responses namespace): `description` is what a model reads
     before it searches, `loading` the toolset's default loading, `origin` where it came from
-    (``declared`` under `toolsets:`, or ``tag``: named after an OpenAPI tag by an include group)."""
+    (``declared`` under `toolsets:`; ``tag`` or ``path``: named by an include group after an operation's
+    OpenAPI tag or its path's first resource segment)."""
 
     name: str
     description: str
     loading: Loading
-    origin: Literal["declared", "tag"] = "declared"
+    origin: Literal["declared", "tag", "path"] = "declared"
 
 
 @dataclass(frozen=True)

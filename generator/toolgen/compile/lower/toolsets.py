@@ -1,14 +1,16 @@
 """Stage `lower`, toolsets: which toolset (namespace) each tool belongs to and how it loads.
 
 Input: the intent map's `toolsets:` mapping, an intent (explicit, with its own `toolset`/`loading`) or
-an include group (`toolset: NAME` or `toolset: from_tag`, `loading`), and the operation (its first
-tag). Output: a `Placement` per intent (toolset name or None, loading, keywords) and, at the end, the
+an include group (`toolset: NAME`, `from_tag` or `from_path`, `loading`), and the operation (its
+first tag, its path). Output: a `Placement` per intent (toolset name or None, loading, keywords) and, at the end, the
 `Toolset`s the IR carries.
 
 Rules: a tool's `loading` wins over its include group's, which wins over its toolset's; the default is
 ``eager``. An explicit `toolset` must be declared under `toolsets:`; ``from_tag`` names the toolset after
 the operation's first tag (`toolgen.naming.toolset_from_tag`), described by the spec's tag
-description unless the map declares a toolset of that name. Toolset names keep `TOOLSET_NAME_RE`
+description, and ``from_path`` after the path's first segment that is not a version (``/v1/customers``
+-> customers), for specs without tags; a toolset the map declares under that name keeps its own
+description and loading. Toolset names keep `TOOLSET_NAME_RE`
 (every dialect's namespace and name rules). Bad names and unknown toolsets are located errors.
 """
 
@@ -17,14 +19,15 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ...naming import toolset_from_tag, toolset_name_problem
-from ..intent import TOOLSET_FROM_TAG, IncludeSpec, ToolIntent
+from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolIntent
 from ..ir import Loading, Toolset
 from ..operations import Operation
 from .context import Ctx
 
+Origin = Literal["tag", "path"]
 #: longest toolset description taken from a spec's tag (a model reads it before it searches)
 TAG_DESCRIPTION_MAX = 160
 
@@ -43,8 +46,8 @@ def check_toolsets(ctx: Ctx) -> None:
     declared = sorted(model.toolsets)
     for name in declared:
         problem = toolset_name_problem(name) or (
-            f"{name!r} is reserved: an include group's `toolset: {TOOLSET_FROM_TAG}` names toolsets after tags"
-            if name == TOOLSET_FROM_TAG else None)
+            f"{name!r} is reserved: an include group's `toolset: {name}` names toolsets after tags or paths"
+            if name in _DERIVED else None)
         if problem:
             sink.error("toolset-name-invalid", f"toolset {name!r}: {problem}", intents.locate("toolsets", name),
                        "toolset names become OpenAI namespace names: a letter, then letters, digits, '_' or '-', "
@@ -61,12 +64,15 @@ def check_toolsets(ctx: Ctx) -> None:
         if intent.toolset is not None and intent.toolset not in model.toolsets:
             unknown(intent.toolset, ("tools", key, "toolset"), f"intent `{key}`")
     for index, group in enumerate(model.include):
-        if group.toolset is not None and group.toolset != TOOLSET_FROM_TAG and group.toolset not in model.toolsets:
+        if group.toolset is not None and group.toolset not in _DERIVED and group.toolset not in model.toolsets:
             unknown(group.toolset, ("include", index, "toolset"), f"include group {group.match!r}")
 
 
+_DERIVED = (TOOLSET_FROM_TAG, TOOLSET_FROM_PATH)
+
+
 def _valid(name: str) -> bool:
-    return toolset_name_problem(name) is None and name != TOOLSET_FROM_TAG
+    return toolset_name_problem(name) is None and name not in _DERIVED
 
 
 def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None) -> Placement:
@@ -75,8 +81,12 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     model = ctx.intents.model
     name = intent.toolset if intent.toolset is not None else (group.toolset if group is not None else None)
     toolset: Toolset | None = None
-    if name == TOOLSET_FROM_TAG and intent.toolset is None:
-        toolset = _tag_toolset(ctx, op, group.loading if group is not None else None)
+    if name in _DERIVED and intent.toolset is None:
+        loading_ = group.loading if group is not None else None
+        if name == TOOLSET_FROM_TAG:
+            toolset = _derived_toolset(ctx, *_tag_source(ctx, op), loading_)
+        else:
+            toolset = _derived_toolset(ctx, *_path_source(op), loading_)
     elif name is not None and name in model.toolsets and _valid(name):
         spec = model.toolsets[name]
         toolset = ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
@@ -86,13 +96,30 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     return Placement(toolset.name if toolset is not None else None, loading, keywords)
 
 
-def _tag_toolset(ctx: Ctx, op: Operation, loading: Loading | None) -> Toolset | None:
-    """The toolset named after `op`'s first tag: declared under `toolsets:`, or made from the tag (its
-    loading: the include group's `loading` that first names it, else eager)."""
+def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:
+    """The toolset name and description `from_tag` gives `op`: its first tag, described by the spec."""
     if not op.tags:
-        return None
-    tag = op.tags[0]
-    name = toolset_from_tag(tag)
+        return None, "", "tag"
+    return toolset_from_tag(op.tags[0]), _tag_description(ctx.doc.data, op.tags[0]), "tag"
+
+
+#: path segments that are versions or API prefixes, not resources (``/v1/...``, ``/api/...``)
+_NOT_RESOURCES = re.compile(r"^(v[0-9]+(\.[0-9]+)*|api|rest)$", re.IGNORECASE)
+
+
+def _path_source(op: Operation) -> tuple[str | None, str, Origin]:
+    """The toolset name and description `from_path` gives `op`: its path's first literal segment that
+    is not a version (``/v1/customers/{id}`` -> customers)."""
+    for segment in op.url_path.split("/"):
+        if segment and not segment.startswith("{") and not _NOT_RESOURCES.match(segment):
+            return toolset_from_tag(segment), f"Operations under /{segment}.", "path"
+    return None, "", "path"
+
+
+def _derived_toolset(ctx: Ctx, name: str | None, description: str, origin: Origin,
+                     loading: Loading | None) -> Toolset | None:
+    """The toolset named `name` (from a tag or a path): declared under `toolsets:`, or made here with
+    `description` and the include group's `loading` (else eager) the first time it is named."""
     if name is None:
         return None
     known = ctx.toolsets.get(name)
@@ -102,7 +129,7 @@ def _tag_toolset(ctx: Ctx, op: Operation, loading: Loading | None) -> Toolset | 
     if declared is not None:
         made = Toolset(name, declared.description.strip(), declared.loading)
     else:
-        made = Toolset(name, _tag_description(ctx.doc.data, tag), loading or "eager", "tag")
+        made = Toolset(name, description or f"Operations of {name}.", loading or "eager", origin)
     ctx.toolsets[name] = made
     return made
 
