@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.support.build import REPO, build
 
 from toolgen.dialects import check_responses_catalog
@@ -130,6 +132,14 @@ def test_path_toolsets_skip_versions(tmp_path: Path) -> None:
     assert sorted(toolsets) == ["customers", "payment_intents"]
     assert toolsets["customers"] == {"name": "customers", "description": "Operations under /customers.",
                                      "loading": "deferred", "origin": "path"}
+
+
+@given(st.text(max_size=80))
+def test_any_tag_gives_a_valid_toolset_name_or_none(tag: str) -> None:
+    from toolgen.naming import TOOLSET_NAME_RE, toolset_from_tag, toolset_name_problem
+
+    name = toolset_from_tag(tag)
+    assert name is None or (TOOLSET_NAME_RE.match(name) and toolset_name_problem(name) is None)
 
 
 def test_tag_names_become_valid_toolset_names() -> None:

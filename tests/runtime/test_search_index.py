@@ -115,3 +115,23 @@ def test_the_head_of_a_compound_object_weighs_more() -> None:
     head = analyse_query("add a repository secret for the actions")[2]
     assert "^secret" in head and "^repository" not in head
     assert not any(t.startswith("^") for t in analyse_query("add a secret")[2])  # one noun: no compound
+
+
+def test_a_deferred_tool_found_by_search_is_still_checked_on_the_call() -> None:
+    """Deferring a tool only changes what a model sees first: the runtime still knows it and still
+    refuses a caller without its permission, before any request (no base URL is reachable here)."""
+    from toolgen.runtime import Actor, Registry
+
+    policy = json.loads((GENERATED / "github" / "policy.json").read_text(encoding="utf-8"))
+    rows = {r["tool"]: r for r in policy["tools"]}
+    assert rows["record_merge_pull_request"]["loading"] == "deferred"
+    hit = ToolIndex.from_dir(GENERATED / "github").search("merge the pull request", limit=1)[0]
+    assert hit.tool == "record_merge_pull_request"
+    registry = Registry.from_dir(GENERATED / "github", base_url="http://127.0.0.1:9")
+    result = registry.call(hit.tool, {"owner": "o", "repo": "r", "pull_number": 1, "action_id": "a-1"},
+                           actor=Actor.of("agent", ["issues:read"]))
+    assert not result.ok and result.error is not None and result.error.code == "permission_denied"
+    # and a caller whose scopes do not allow it never gets it from search
+    assert all(h.tool != "record_merge_pull_request"
+               for h in ToolIndex.from_dir(GENERATED / "github").search("merge the pull request",
+                                                                        scopes=["issues:read"], limit=20))

@@ -2,8 +2,10 @@
 
 Input: `ApiIR`. Output: `Catalogs`: one list of tool objects per dialect of
 `toolgen.dialects.registry()`, in its order, plus the dialect warnings (e.g. a tool that cannot be
-strict, a recursive schema that Anthropic strict mode cannot take). The schema rules themselves live
-in the dialect modules (`toolgen.dialects.openai`, `.anthropic`, `.mcp`).
+strict, a recursive schema that Anthropic strict mode cannot take), plus the catalogs that scale
+(`Catalogs.deferred`: ``openai.responses.json``, ``anthropic.json`` with its tool-search tool, and what a
+model sees of each dialect before it searches). The schema rules themselves live in the dialect
+modules (`toolgen.dialects.openai`, `.anthropic`, `.mcp`, `.gemini`).
 """
 
 from __future__ import annotations
