@@ -48,6 +48,8 @@ FROM_TAG = 'include: [{match: "*", toolset: from_tag, loading: deferred}]\n'
     ("toolsets: {tickets: {loading: eager}}\n", "intent-invalid", "api.yaml:4:"),
     ("toolsets: {tickets: {description: '" + "x" * 201 + "'}}\n", "intent-invalid", "api.yaml:4:"),
     ("tools:\n  get_ticket: {operation: getTicket, effect: read, loading: later}\n", "intent-invalid", "api.yaml:5:"),
+    (("tools:\n  search_tools: {operation: listTickets, effect: read}\n"
+     "  get_ticket: {operation: getTicket, effect: read, loading: deferred}\n"), "tool-name-reserved", "api.yaml:5:"),
 ])
 def test_toolset_mistake_is_a_located_error(tmp_path: Path, body: str, code: str, where: str) -> None:
     built = build(tmp_path, TICKETS, body, expect=2)

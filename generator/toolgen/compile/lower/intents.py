@@ -31,7 +31,7 @@ from ..schema import SchemaBudget, SchemaConverter
 from .context import Ctx, Skip
 from .parameters import merged_parameters
 from .tools import lower_intent
-from .toolsets import check_toolsets, toolsets_of
+from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
 READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
               "describe", "download", "export", "retrieve", "show", "head", "options")
@@ -119,6 +119,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             tools.extend(new)
             covered[op.pointer] = name
 
+    check_reserved_names(ctx, tools)
     raw_info = doc.data.get("info")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     base_url = model.api.base_url or _server_url(doc)

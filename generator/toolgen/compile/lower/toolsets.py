@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...naming import toolset_from_tag, toolset_name_problem
+from ...search_tool import SEARCH_TOOL_NAME
 from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolIntent
-from ..ir import Loading, Toolset
+from ..ir import Loading, Tool, Toolset
 from ..operations import Operation
 from .context import Ctx
 
@@ -155,3 +156,18 @@ def toolsets_of(ctx: Ctx) -> tuple[Toolset, ...]:
         if _valid(name):
             ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
     return tuple(ctx.toolsets[name] for name in sorted(ctx.toolsets))
+
+
+def check_reserved_names(ctx: Ctx, tools: list[Tool]) -> None:
+    """With deferred tools, `SEARCH_TOOL_NAME` is the search meta-tool's name in the MCP and Gemini
+    catalogs: a tool of that name is a located error (``tool-name-reserved``)."""
+    if not any(t.policy.loading == "deferred" for t in tools):
+        return
+    for tool in tools:
+        if tool.name == SEARCH_TOOL_NAME:
+            key = tool.policy.intent
+            where = (ctx.intents.locate("tools", key) if key in ctx.intents.model.tools
+                     else ctx.doc.locate(tool.source_pointer))
+            ctx.sink.error("tool-name-reserved", f"tool name {SEARCH_TOOL_NAME!r} is the search meta-tool's when "
+                           "tools are deferred", where, "rename the intent (or give the operation an explicit "
+                           "intent with another name)")

@@ -209,6 +209,10 @@ TOOLSET_NAME_INVALID = _rule(
     "toolset-name-invalid", "error", "A toolset name breaks the namespace rules of some dialect "
     "(^[A-Za-z][A-Za-z0-9_-]{0,63}$).",
     "Use a letter, then letters, digits, '_' or '-', at most 64 characters.", "build")
+TOOL_NAME_RESERVED = _rule(
+    "tool-name-reserved", "error", "A tool is named `search_tools`, the search meta-tool's name, while tools are "
+    "deferred.",
+    "Rename the intent, or give the operation an explicit intent with another name.", "build")
 
 
 def rule_for(code: str) -> Rule:
