@@ -10,13 +10,18 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from toolgen.cli import main
-from toolgen.runtime.search import ToolIndex, load_documents
+from toolgen.runtime.search import ToolIndex, load_documents, search_tool_result
 from toolgen.search_text import SEARCH_FORMAT, search_documents
+from toolgen.search_tool import SEARCH_TOOL_INPUT_SCHEMA, SEARCH_TOOL_OUTPUT_SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = REPO / "generated"
@@ -135,3 +140,43 @@ def test_a_deferred_tool_found_by_search_is_still_checked_on_the_call() -> None:
     assert all(h.tool != "record_merge_pull_request"
                for h in ToolIndex.from_dir(GENERATED / "github").search("merge the pull request",
                                                                         scopes=["issues:read"], limit=20))
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 30) | st.sampled_from([3.0, 2.5, 21.0])
+                     | st.text(max_size=12),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                   max_size=3), max_leaves=8)
+_ARGS = st.one_of(_JSON, st.fixed_dictionaries({"query": st.text(max_size=40)},
+                                               optional={"limit": _JSON, "extra": _JSON}))
+
+
+@pytest.fixture(scope="module")
+def github_index() -> tuple[ToolIndex, list[dict[str, object]]]:
+    catalog = json.loads((GENERATED / "github" / "mcp.json").read_text(encoding="utf-8"))
+    return ToolIndex.from_dir(GENERATED / "github"), catalog
+
+
+def test_the_meta_tool_returns_full_definitions_of_allowed_tools(github_index: Any) -> None:
+    index, catalog = github_index
+    answer = search_tool_result(index, catalog, {"query": "merge the pull request", "limit": 3}, scopes=None)
+    jsonschema.validate(answer, SEARCH_TOOL_OUTPUT_SCHEMA)
+    by_name = {t["name"]: t for t in catalog}
+    assert answer["tools"][0] == by_name["record_merge_pull_request"] and len(answer["tools"]) == 3
+    assert [t["name"] for t in answer["tools"]] == [h["tool"] for h in answer["hits"]]
+    allowed = search_tool_result(index, catalog, {"query": "merge the pull request"}, scopes=["issues:read"])
+    assert allowed["tools"] and all(h["tool"] != "record_merge_pull_request" for h in allowed["hits"])
+    rows = {r["tool"]: r for r in json.loads((GENERATED / "github" / "policy.json").read_text())["tools"]}
+    assert all(set(rows[h["tool"]]["permission"]) <= {"issues:read"} for h in allowed["hits"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(arguments=_ARGS)
+def test_the_meta_tool_answers_any_arguments_as_its_input_schema_says(github_index: Any, arguments: Any) -> None:
+    index, catalog = github_index
+    answer = search_tool_result(index, catalog, arguments, scopes=["issues:read"])
+    valid = jsonschema.Draft202012Validator(SEARCH_TOOL_INPUT_SCHEMA).is_valid(arguments)
+    if valid and isinstance(arguments.get("query"), str) and arguments["query"].strip():
+        assert "error" not in answer
+        jsonschema.validate(answer, SEARCH_TOOL_OUTPUT_SCHEMA)
+    else:
+        assert set(answer) == {"error"}
