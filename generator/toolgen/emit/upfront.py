@@ -32,5 +32,7 @@ def upfront_costs(views: DeferredViews) -> list[UpfrontCost]:
         entries = views.upfront.get(view)
         if entries is None:
             continue
+        if not views.deferred and view != "openai":
+            note = "every tool (none is deferred)"
         out.append(UpfrontCost(view, file, note, len(entries), sum(count_tokens(compact_json(e)) for e in entries)))
     return out
