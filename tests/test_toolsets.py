@@ -334,3 +334,17 @@ def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: 
     assert all(costs[v] <= 2_000 for v in ("openai-responses", "anthropic", "mcp", "gemini")), costs
     assert costs["openai"] > 100_000  # Chat Completions cannot defer: the whole catalog
     assert check_responses_catalog(built.catalogs.deferred.files["openai.responses.json"], max_tools=128) == []
+
+
+def test_a_responses_catalog_over_the_request_limit_is_reported(tmp_path: Path) -> None:
+    from toolgen.build import build_api
+    from toolgen.review.lint import LintSettings
+
+    intent = tmp_path / "gh.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(GITHUB))}\napi: {{name: gh}}\n"
+                      'include: [{match: "*", loading: deferred}]\n', encoding="utf-8")
+    flat = build_api(intent, tmp_path / "o1", lint=LintSettings(max_tools=5))
+    assert any(d.code == "catalog-request-limits" and "Responses catalog" in d.message for d in flat.diagnostics)
+    intent.write_text(intent.read_text().replace("loading: deferred", "toolset: from_tag, loading: deferred"))
+    grouped = build_api(intent, tmp_path / "o2", lint=LintSettings(max_tools=5))
+    assert not any("Responses catalog" in d.message for d in grouped.diagnostics)  # 4 namespaces + tool_search

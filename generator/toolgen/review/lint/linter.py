@@ -459,6 +459,14 @@ class _Linter:
             text = view.intent.description if view.intent and view.intent.description else view.main.description
             tools = (view.main.name, *((view.preview.name,) if view.preview else ()))
             by_toolset.setdefault(toolset, []).append((Member(view.key, tools, text), view))
+        catalogs = self.data.catalogs if self.data.catalogs is not None else build_catalogs(self.ir)
+        responses = catalogs.deferred.files.get("openai.responses.json", [])
+        if len(responses) > self.settings.max_tools:
+            self.add(CATALOG_REQUEST_LIMITS, f"the OpenAI Responses catalog has {len(responses):,} top-level tools "
+                     f"(functions of no toolset, namespaces, tool_search; {self.settings.max_tools} per request)",
+                     self.intents.locate("toolsets") if self.model.toolsets else self.intents.locate(),
+                     "put the tools of no toolset into toolsets (`toolset:`, or `toolset: from_tag` on an include "
+                     "group): a namespace is one top-level entry")
         for toolset, members in sorted(by_toolset.items()):
             views = {m.key: v for m, v in members}
             for first, second, why in near_synonyms([m for m, _ in members]):
