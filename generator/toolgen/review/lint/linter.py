@@ -123,6 +123,7 @@ class _Linter:
         self._response_cache: dict[str, tuple[Any, bool] | None] = {}
         self._refs_cache: dict[str, tuple[list[str], str | None]] = {}
         self.views = list(self._views())
+        self._catalogs: Catalogs | None = data.catalogs
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -166,6 +167,12 @@ class _Linter:
                     return self.intents.locate("include", view.group, k)
             return self.intents.locate("include", view.group)
         return self.doc.locate(view.op.pointer)
+
+    def catalogs(self) -> Catalogs:
+        """The build's catalogs, or (for `toolgen lint` on its own) catalogs built once per lint run."""
+        if self._catalogs is None:
+            self._catalogs = build_catalogs(self.ir)
+        return self._catalogs
 
     def params(self, op: Operation) -> list[dict[str, Any]]:
         if op.pointer not in self._param_cache:
@@ -417,7 +424,7 @@ class _Linter:
                      where)
         if not self.ir.tools:
             return
-        catalogs = self.data.catalogs if self.data.catalogs is not None else build_catalogs(self.ir)
+        catalogs = self.catalogs()
         for name, tools in catalogs.by_dialect().items():
             for problem in catalog_request_problems(name, tools, client_prefix=self.settings.client_prefix):
                 shown = f" (e.g. {', '.join(problem.tools[:3])})" if problem.tools else ""
@@ -459,8 +466,7 @@ class _Linter:
             text = view.intent.description if view.intent and view.intent.description else view.main.description
             tools = (view.main.name, *((view.preview.name,) if view.preview else ()))
             by_toolset.setdefault(toolset, []).append((Member(view.key, tools, text), view))
-        catalogs = self.data.catalogs if self.data.catalogs is not None else build_catalogs(self.ir)
-        responses = catalogs.deferred.files.get("openai.responses.json", [])
+        responses = self.catalogs().deferred.files.get("openai.responses.json", []) if self.ir.tools else []
         if len(responses) > self.settings.max_tools:
             self.add(CATALOG_REQUEST_LIMITS, f"the OpenAI Responses catalog has {len(responses):,} top-level tools "
                      f"(functions of no toolset, namespaces, tool_search; {self.settings.max_tools} per request)",
