@@ -269,7 +269,7 @@ def test_rebuilding_a_toolgen_folder_replaces_it(tmp_path: Path) -> None:
     assert run("build", str(intent), "--out", str(out), "-q").exit_code == 0
     (out / "__pycache__").mkdir()
     assert run("build", str(intent), "--out", str(out), "-q", "--emit", "openai,policy").exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["POLICY.md", "openai.json", "policy.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["POLICY.md", "openai.json", "policy.json", "search.json"]
 
 
 def test_spec_location_and_working_directory_do_not_change_the_output(tmp_path: Path) -> None:

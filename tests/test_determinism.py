@@ -1,6 +1,7 @@
 """Determinism at scale: include-everything builds of real specs with recursive schemas, in two
 processes with different hash seeds, give byte-identical trees (the tickets build has its own test in
-test_build.py). Stripe: 452 operations, a 65-schema recursion group; JSON outputs and REPORT.md.
+test_build.py). Stripe: 452 operations, a 65-schema recursion group; JSON outputs and REPORT.md; and
+again with toolsets from paths and every tool deferred (the Responses catalog, search.json).
 Vercel: self-referencing schemas, every artifact including the Python package."""
 
 from __future__ import annotations
@@ -14,8 +15,12 @@ from pathlib import Path
 import pytest
 from tests.support.build import REAL
 
-CASES = [("stripe.json", "openai,anthropic,mcp,policy,report"),
-         ("vercel.json", "openai,anthropic,mcp,policy,report,python")]
+EVERYTHING = '{match: "*"}'
+CASES = [("stripe.json", "openai,anthropic,mcp,policy,report", EVERYTHING),
+         ("vercel.json", "openai,anthropic,mcp,policy,report,python", EVERYTHING),
+         # toolsets from paths, every tool deferred: openai.responses.json, search.json, the up-front views
+         ("stripe.json", "openai,anthropic,mcp,gemini,policy,report",
+          '{match: "*", toolset: from_path, loading: deferred}')]
 
 
 def _tree(out: Path) -> dict[str, bytes]:
@@ -23,13 +28,14 @@ def _tree(out: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("spec,emit", CASES)
-def test_include_everything_build_is_byte_identical_across_hash_seeds(tmp_path: Path, spec: str, emit: str) -> None:
+@pytest.mark.parametrize("spec,emit,include", CASES)
+def test_include_everything_build_is_byte_identical_across_hash_seeds(tmp_path: Path, spec: str, emit: str,
+                                                                      include: str) -> None:
     if not (REAL / spec).exists():
         pytest.skip("../shared/specs/real is not available")
     intent = tmp_path / "api.yaml"
     intent.write_text(f'toolgen: 1\nspec: {json.dumps(str(REAL / spec))}\napi: {{name: api}}\n'
-                      'include: [{match: "*"}]\n', encoding="utf-8")
+                      f"include: [{include}]\n", encoding="utf-8")
     trees = []
     for seed in ("0", "31337"):
         out = tmp_path / f"out{seed}"

@@ -25,12 +25,13 @@ from .compile.ir import ApiIR
 from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
-from .dialects import check_catalog
+from .dialects import check_catalog, check_deferred
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
 from .emit.python import package_files
 from .emit.report import ToolSize, measure, report_markdown
+from .emit.search import search_json
 from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api
 from .write import Output
@@ -244,12 +245,18 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     files: dict[str, bytes] = {}
     # the Python package reads its policy table and MCP catalog from policy.json and mcp.json beside it
     package = "python" in emit
+    scaled = catalogs.deferred.files  # openai.responses.json; anthropic.json with its tool-search tool
     for dialect, tools in catalogs.by_dialect().items():
         if dialect in emit or (package and dialect == "mcp"):
-            files[f"{dialect}.json"] = json_bytes(tools)
+            files[f"{dialect}.json"] = json_bytes(scaled.get(f"{dialect}.json", tools))
+            for name, extra in sorted(scaled.items()):
+                if name.startswith(f"{dialect}.") and name != f"{dialect}.json":
+                    files[name] = json_bytes(extra)
     policy = policy_json(ir, catalogs.rewrites)
     if "policy" in emit or package:
         files["policy.json"] = json_bytes(policy)
+        files["search.json"] = json_bytes(search_json(policy, catalogs.tools.get("mcp", []),
+                                                      catalogs.deferred.searchable))
     if "policy" in emit:
         files["POLICY.md"] = policy_markdown(ir, catalogs.rewrites).encode("utf-8")
     if sizes is None:
@@ -267,7 +274,9 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
     problems = []
     for dialect, tools in catalogs.by_dialect().items():
         # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
-        problems.extend(check_catalog(dialect, tools, max_tools=None))
+        sent = catalogs.deferred.files.get(f"{dialect}.json", tools)  # anthropic.json with its tool-search tool
+        problems.extend(check_catalog(dialect, sent, max_tools=None))
+    problems.extend(check_deferred(catalogs.deferred, include_dialect_files=False))
     if problems:
         first = problems[:5]
         raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(

@@ -17,6 +17,9 @@ import re
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ARG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 MAX_TOOL_NAME = 64
+#: toolset (namespace) names: a letter first, then what every dialect's names allow (A.1 function and
+#: namespace names, B.1, D.2, the Gemini rule of F.3 that a name starts with a letter or '_')
+TOOLSET_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 MAX_ARG_NAME = 64
 
 WRITE_PREFIXES = ("preview_", "record_")
@@ -83,3 +86,26 @@ def arg_name(wire_name: str) -> str:
     if len(text) > MAX_ARG_NAME:
         text = shorten(text, MAX_ARG_NAME, seed=wire_name)
     return text
+
+
+def toolset_name_problem(name: str) -> str | None:
+    """Why `name` is not a valid toolset name (`TOOLSET_NAME_RE`: it becomes an OpenAI namespace name
+    and a prefix clients may put before tool names), or None."""
+    if not name:
+        return "a toolset name must not be empty"
+    if len(name) > MAX_TOOL_NAME:
+        return f"{name!r} is {len(name)} characters; the limit is {MAX_TOOL_NAME}"
+    if not TOOLSET_NAME_RE.match(name):
+        return f"{name!r} must start with a letter and hold only letters, digits, '_' and '-'"
+    return None
+
+
+def toolset_from_tag(tag: str) -> str | None:
+    """The toolset name for an OpenAPI tag: ``Code Scanning`` -> ``code_scanning``, ``code-scanning`` ->
+    ``code_scanning``; a leading digit gets a ``t_`` prefix; None when nothing is left."""
+    name = snake_case(tag)
+    if not name:
+        return None
+    if not name[0].isalpha():
+        name = "t_" + name
+    return shorten(name, MAX_TOOL_NAME)

@@ -62,6 +62,14 @@ class Case:
 
 
 WRITE = {"approval": "required", "idempotency": {"key": "action_id", "send_as": "none"}}
+SAVE = "Save a widget with its name and colour."
+
+
+def _toolsets(**described: str) -> Mutation:
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["toolsets"] = {name: {"description": text} for name, text in described.items()}
+    return mutate
+
 CASES = [
     Case("operation-not-found", _set("list_widgets", operation="listWidget"),
          _set("list_widgets", operation="GET /widgets")),
@@ -113,6 +121,11 @@ CASES = [
               _set("get_widget", description="Get one widget by id. Do not use it to search."))),
     Case("tool-name-near-synonym", _rename("widgets_by_name", "search_widgets"),
          _rename("widgets_by_name", "list_widgets_by_name")),
+    Case("toolset-near-synonym",
+         _all(_toolsets(widgets="Widgets."), _set("create_widget", toolset="widgets", description=SAVE),
+              _set("update_widget", toolset="widgets", description=SAVE)),
+         _all(_toolsets(widgets="Widgets."), _set("create_widget", toolset="widgets", description=SAVE),
+              _set("update_widget", toolset="widgets", description=SAVE + " Use create_widget for a new one."))),
     Case("catalog-too-many-tools", _set("list_widgets"), _set("list_widgets"), LintSettings(max_tools=13),
          LintSettings(max_tools=14)),
     Case("catalog-too-many-tokens", _set("list_widgets"), _set("list_widgets"), LintSettings(max_catalog_tokens=800),

@@ -86,7 +86,7 @@ def test_a_write_is_one_hit_naming_the_acting_tool(github: ToolIndex) -> None:
     hits = github.search("remove a label from an issue", limit=10)
     ops = [h.operation for h in hits]
     assert len(ops) == len(set(ops))  # preview + record are one operation, listed once
-    assert hits[0] == Hit("record_remove_issue_label", None, hits[0].score, "issues/remove-label")
+    assert hits[0] == Hit("record_remove_issue_label", "issues", hits[0].score, "issues/remove-label")
 
 
 def test_tickets_delete_and_list(tickets: ToolIndex) -> None:

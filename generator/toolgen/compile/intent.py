@@ -25,6 +25,12 @@ from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_p
 from .sourcemap import locate_ruamel
 
 Effect = Literal["read", "write", "destructive"]
+Loading = Literal["eager", "deferred"]
+#: the value of an include group's `toolset` that names each operation's toolset after its first tag
+TOOLSET_FROM_TAG = "from_tag"
+#: the value of an include group's `toolset` that names each operation's toolset after its path's first
+#: resource segment (``/v1/customers/{id}`` -> customers), for specs without tags
+TOOLSET_FROM_PATH = "from_path"
 
 
 class _Strict(BaseModel):
@@ -151,6 +157,14 @@ class ToolIntent(_Strict):
     args: dict[str, ArgSpec] = Field(
         default_factory=dict,
         description="Per argument (by the name the model sees): a narrower `schema`, a `description`, `hide`.")
+    toolset: str | None = Field(
+        None, description="The toolset (namespace) this intent's tools belong to: a key of `toolsets`.")
+    loading: Loading | None = Field(
+        None, description="`eager` (always in the catalog) or `deferred` (found by tool search); default: "
+                          "the toolset's `loading`, else eager.")
+    keywords: list[str] = Field(
+        default_factory=list, description="Words users say for this tool that its name and description lack; "
+                                          "tool search indexes them.")
 
 
 class IncludeSpec(_Strict):
@@ -164,6 +178,23 @@ class IncludeSpec(_Strict):
     approval: Literal["never", "required"] | None = None
     prefix: str = Field("", pattern=r"^[A-Za-z0-9_-]*$", description="Prefix for generated tool names.")
     paginate: bool = Field(True, description="Detect pagination from common parameter names.")
+    toolset: str | None = Field(
+        None, description="The toolset of the group's tools: a key of `toolsets`, `from_tag` (each operation's "
+                          "first tag, written as a toolset name; declare it under `toolsets` to give its "
+                          "description and loading) or `from_path` (the path's first segment that is not a "
+                          "version, e.g. customers in /v1/customers/{id}; for specs without tags).")
+    loading: Loading | None = Field(
+        None, description="`eager` or `deferred` for the group's tools; default: the toolset's `loading`.")
+
+
+class ToolsetSpec(_Strict):
+    """A toolset: a named group of tools (a namespace in OpenAI's Responses API) and how it loads."""
+
+    description: str = Field(min_length=1, max_length=200,
+                             description="What the toolset's tools are for, in one short sentence (models "
+                                         "read it before they search).")
+    loading: Loading = Field("eager", description="`eager`: its tools are always in the catalog; `deferred`: "
+                                                  "found by tool search. A tool's own `loading` wins.")
 
 
 class Defaults(_Strict):
@@ -237,6 +268,9 @@ class IntentMap(_Strict):
     budgets: Budgets = Budgets()
     tools: dict[str, ToolIntent] = Field(default_factory=dict)
     include: list[IncludeSpec] = Field(default_factory=list)
+    toolsets: dict[str, ToolsetSpec] = Field(
+        default_factory=dict, description="Toolset name -> its description and loading. Names: a letter, then "
+                                          "letters, digits, '_' or '-', at most 64 characters.")
 
     @field_validator("tools")
     @classmethod
@@ -346,6 +380,8 @@ _FIELD_DOCS = {
     "secret": "an environment-variable name: letters, digits and '_'",
     "style": "one of cursor, offset, page, link",
     "schema_mode": "one of strict, warn, off",
+    "loading": "one of eager, deferred",
+    "description": "one short sentence (at most 200 characters) saying what the toolset's tools are for",
 }
 
 
@@ -381,7 +417,7 @@ def _model_at(loc: list[Any]) -> type[BaseModel] | None:
             return None
         annotation = field.annotation
         nested = _models_in(annotation)
-        if str(key) in ("tools", "auth", "args"):
+        if str(key) in ("tools", "auth", "args", "toolsets"):
             i += 2  # dict key then the value
         elif str(key) == "include":
             i += 2  # list index then the value

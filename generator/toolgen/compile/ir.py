@@ -24,6 +24,7 @@ BodyEncoding = Literal["none", "json", "form", "multipart", "binary", "text"]
 PaginationStyle = Literal["cursor", "offset", "page", "link"]
 Approval = Literal["never", "required"]
 NullMeans = Literal["omit", "send"]
+Loading = Literal["eager", "deferred"]
 
 JSON = Any  # a JSON value: dict/list/str/int/float/bool/None
 
@@ -223,6 +224,22 @@ class PolicyRow:
     #: record rows executing a stored preview: seconds the preview stays executable
     preview_ttl_s: int | None = None
     narrowed: tuple[NarrowedArg, ...] = ()  # intent-map `args` entries, in argument order
+    toolset: str | None = None  # the toolset (namespace) of the tool, if any
+    loading: Loading = "eager"  # eager: always in the catalog; deferred: found by tool search
+    keywords: tuple[str, ...] = ()  # intent-map `keywords`: extra words tool search indexes
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """A named group of tools (an OpenAI Responses namespace): `description` is what a model reads
+    before it searches, `loading` the toolset's default loading, `origin` where it came from
+    (``declared`` under `toolsets:`; ``tag`` or ``path``: named by an include group after an operation's
+    OpenAPI tag or its path's first resource segment)."""
+
+    name: str
+    description: str
+    loading: Loading
+    origin: Literal["declared", "tag", "path"] = "declared"
 
 
 @dataclass(frozen=True)
@@ -273,3 +290,4 @@ class ApiIR:
     covered: tuple[str, ...]  # pointers of covered operations
     skipped: tuple[SkippedOperation, ...] = ()
     diagnostics: tuple[Any, ...] = field(default=())  # Diagnostic values, sorted
+    toolsets: tuple[Toolset, ...] = ()  # the toolsets tools use, sorted by name

@@ -11,6 +11,9 @@ and its limits, and exports ``DIALECT`` (a `Dialect`); the private modules hold 
 transform; `_check`: `Violation` and the common checks). `registry()` finds every dialect module, so a
 new provider is one new module.
 
+`_responses` builds OpenAI's Responses catalog (namespaces, ``defer_loading``, ``tool_search``) and
+`_deferred` the catalogs that scale for every dialect and what a model sees of them up front.
+
 Rules cite ``docs/provider-dialects.md``: A.x OpenAI function tools and strict mode, B.x Anthropic
 tools, D.x MCP 2025-11-25, E the portable intersection.
 """
@@ -26,7 +29,15 @@ from typing import Any, Literal
 
 from ._base import Dialect, DialectSchema
 from ._check import Violation
+from ._deferred import VIEWS, DeferredViews, check_deferred, deferred_views
 from ._limits import Limit, RequestProblem, limit_value, request_problems
+from ._responses import (
+    NAMESPACE_ADVISED_FUNCTIONS,
+    check_responses_catalog,
+    namespace_advice,
+    responses_catalog,
+    responses_upfront,
+)
 from ._walk import (
     child_schemas,
     is_array_schema,
@@ -81,6 +92,9 @@ def catalog_request_problems(name: str, tools: list[dict[str, Any]], *, client_p
 
 
 __all__ = [
+    "NAMESPACE_ADVISED_FUNCTIONS",
+    "VIEWS",
+    "DeferredViews",
     "Dialect",
     "DialectSchema",
     "Limit",
@@ -88,16 +102,22 @@ __all__ = [
     "Violation",
     "catalog_request_problems",
     "check_catalog",
+    "check_deferred",
+    "check_responses_catalog",
     "child_schemas",
+    "deferred_views",
     "dialect",
     "is_array_schema",
     "is_object_schema",
     "iter_nodes",
     "iter_schemas",
     "limit_value",
+    "namespace_advice",
     "recursive_ref_targets",
     "registry",
     "resolve_local_ref",
+    "responses_catalog",
+    "responses_upfront",
     "types_of",
     "unresolved_refs",
 ]

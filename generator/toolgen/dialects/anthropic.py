@@ -10,6 +10,8 @@ whether strict tool use would be possible.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..compile.ir import Tool
@@ -47,6 +49,11 @@ LIMITS: tuple[Limit, ...] = (
     Limit("max_optional_params", ANTHROPIC_MAX_OPTIONAL, "F.2: 24 optional parameters across strict schemas"),
     Limit("max_union_params", ANTHROPIC_MAX_UNIONS, "F.2: 16 parameters with union types (anyOf, type arrays)"),
 )
+#: F.2: the tool-search server tool sent with deferred tools (BM25 over names and descriptions; the regex
+#: variant is `tool_search_tool_regex_20251119`); at most 10,000 tools per request with tool search
+TOOL_SEARCH: dict[str, Any] = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+TOOL_SEARCH_TYPE_RE = re.compile(r"^tool_search_tool_(regex|bm25)_[0-9]{8}$")
+ANTHROPIC_MAX_SEARCH_TOOLS = 10_000
 #: F.2: keywords Anthropic strict schemas do not support (moved into the description of strict tools).
 ANTHROPIC_STRICT_UNSUPPORTED: frozenset[str] = frozenset(
     {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
@@ -154,12 +161,19 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
         report.add("", "", "B.1-fields", "catalog must be a list of tools")
         return report.items
     names: list[tuple[str, str, JSON]] = []
+    deferred = searches = 0
     for i, tool in enumerate(tools):
         if not isinstance(tool, dict):
             report.add(f"#{i}", f"/{i}", "B.1-fields", "tool must be an object")
             continue
         label = tool_label(tool.get("name"), i)
         names.append((label, "/name", tool.get("name")))
+        if "type" in tool:  # a server tool: only the tool-search tools of F.2 are emitted
+            searches += _check_search_tool(report, label, tool)
+            continue
+        if "defer_loading" in tool and not isinstance(tool["defer_loading"], bool):
+            report.add(label, "/defer_loading", "F.2-defer-loading", "defer_loading must be a boolean")
+        deferred += tool.get("defer_loading") is True
         if "description" in tool and not isinstance(tool["description"], str):
             report.add(label, "/description", "B.1-fields", "description must be a string")
         if "strict" in tool and not isinstance(tool["strict"], bool):
@@ -189,6 +203,14 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
                 for key in node:
                     if key in ANTHROPIC_STRICT_UNSUPPORTED or (key == "minItems" and node[key] not in (0, 1)):
                         report.add(label, base + ptr, "F.2-keyword", f"{key!r} is not supported in strict schemas")
+    if deferred and not searches:
+        report.add("", "", "F.2-tool-search", f"{deferred} tools have defer_loading but no tool-search tool is sent")
+    if searches > 1:
+        report.add("", "", "F.2-tool-search", f"{searches} tool-search tools; send one")
+    if searches and len(tools) > ANTHROPIC_MAX_SEARCH_TOOLS:
+        report.add("", "", "F.2-tool-search", f"{len(tools)} tools > {ANTHROPIC_MAX_SEARCH_TOOLS} with tool search")
+    if tools and deferred == len(tools):
+        report.add("", "", "F.2-tool-search", "every tool is deferred: at least one tool must be loaded")
     strict = [t for t in tools if isinstance(t, dict) and t.get("strict") is True]
     optional = sum(strict_budget(t.get("input_schema"))[0] for t in strict)
     unions = sum(strict_budget(t.get("input_schema"))[1] for t in strict)
@@ -199,6 +221,37 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
             report.add("", "", "F.2-budget", f"{actual} {what} > {cap} per request")
     check_names(report, names, "B.1")
     return report.items
+
+
+def _check_search_tool(report: Report, label: str, tool: dict[str, JSON]) -> int:
+    """F.2: a server tool must be a tool-search tool (``tool_search_tool_{regex,bm25}_<date>``), named
+    after its kind, never deferred itself. Returns 1 when it is one, else 0 (and a violation)."""
+    kind = tool.get("type")
+    match = TOOL_SEARCH_TYPE_RE.match(kind) if isinstance(kind, str) else None
+    if match is None:
+        report.add(label, "/type", "F.2-server-tool", f"server tool type {kind!r} is not a tool-search tool")
+        return 0
+    if tool.get("name") != f"tool_search_tool_{match.group(1)}":
+        report.add(label, "/name", "F.2-server-tool", f"a {kind} tool is named tool_search_tool_{match.group(1)}")
+    if tool.get("defer_loading") is True:
+        report.add(label, "/defer_loading", "F.2-tool-search", "the tool-search tool itself cannot be deferred")
+    return 1
+
+
+def deferred_catalog(entries: Sequence[dict[str, JSON]]) -> list[dict[str, JSON]]:
+    """The catalog to send when some tools are deferred (F.2): the tools (deferred ones carry
+    ``defer_loading: true``, see `_catalog_entry`) followed by the BM25 tool-search server tool; the
+    catalog unchanged when none is deferred."""
+    out = list(entries)
+    if any(e.get("defer_loading") is True for e in out):
+        out.append(dict(TOOL_SEARCH))
+    return out
+
+
+def anthropic_upfront(catalog: Sequence[dict[str, JSON]]) -> list[dict[str, JSON]]:
+    """What the model sees of `catalog` before it searches: every tool without ``defer_loading`` and
+    the tool-search tool; deferred tools stay hidden until a search returns a `tool_reference` to them."""
+    return [e for e in catalog if e.get("defer_loading") is not True]
 
 
 def strict_budget(schema: JSON) -> tuple[int, int]:
@@ -292,8 +345,10 @@ def select_strict(tools: list[Tool], entries: list[dict[str, JSON]]
 
 def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     input_schema = anthropic_input_schema(tool.input_schema)
-    return (anthropic_tool(tool.name, tool.description, tool.input_schema, input_schema=input_schema),
-            input_schema.warnings, ())
+    entry = anthropic_tool(tool.name, tool.description, tool.input_schema, input_schema=input_schema)
+    if tool.policy.loading == "deferred":
+        entry["defer_loading"] = True  # F.2: found by the tool-search tool (`deferred_catalog`)
+    return entry, input_schema.warnings, ()
 
 
 def _entry_name(entry: dict[str, JSON]) -> str:

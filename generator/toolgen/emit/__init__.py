@@ -1,9 +1,10 @@
 """Stage `emit`: IR -> files in memory (`dict[str, bytes]`, relative path -> content).
 
 Input: the `ApiIR` (and the catalogs built from it). Output: the catalogs (`catalogs`: one per
-dialect), the policy table (`policy`: policy.json, POLICY.md), REPORT.md (`report`) and the Python
-package (`python`, whose only way to write spec text into code is `pyliteral`). Nothing here touches
-the disk; `write` does. Every JSON file is serialised by `json_bytes` (sorted keys, two-space indent,
+dialect, and `toolgen.dialects.deferred_views` for toolsets and deferred tools), the policy table
+(`policy`: policy.json, POLICY.md), the tool-search index (`search`: search.json), the up-front cost
+(`upfront`), REPORT.md (`report`) and the Python package (`python`, whose only way to write spec
+text into code is `pyliteral`). Nothing here touches the disk; `write` does. Every JSON file is serialised by `json_bytes` (sorted keys, two-space indent,
 UTF-8, final newline), so output is byte-identical across runs.
 """
 

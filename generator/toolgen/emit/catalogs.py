@@ -2,8 +2,10 @@
 
 Input: `ApiIR`. Output: `Catalogs`: one list of tool objects per dialect of
 `toolgen.dialects.registry()`, in its order, plus the dialect warnings (e.g. a tool that cannot be
-strict, a recursive schema that Anthropic strict mode cannot take). The schema rules themselves live
-in the dialect modules (`toolgen.dialects.openai`, `.anthropic`, `.mcp`).
+strict, a recursive schema that Anthropic strict mode cannot take), plus the catalogs that scale
+(`Catalogs.deferred`: ``openai.responses.json``, ``anthropic.json`` with its tool-search tool, and what a
+model sees of each dialect before it searches). The schema rules themselves live in the dialect
+modules (`toolgen.dialects.openai`, `.anthropic`, `.mcp`, `.gemini`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile.ir import ApiIR
-from ..dialects import registry
+from ..dialects import DeferredViews, deferred_views, registry
 
 
 @dataclass
@@ -28,6 +30,8 @@ class Catalogs:
     warnings: list[tuple[str, str]] = field(default_factory=list)
     rewrites: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     decisions: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: the catalogs that scale (toolsets, deferred loading, tool search) and what a model sees up front
+    deferred: DeferredViews = field(default_factory=DeferredViews)
 
     def __getitem__(self, dialect: str) -> list[dict[str, Any]]:
         return self.tools[dialect]
@@ -54,4 +58,5 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
         if dialect.select is not None:
             out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools),
                                                                                   out.tools[dialect.name])
+    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets)
     return out

@@ -51,6 +51,9 @@ def row_json(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = 
         "record": None if row.mode != "record" else {
             "arguments": row.record_arguments or "full", "preview_ttl_s": row.preview_ttl_s},
         "narrowed": [n.to_json() for n in row.narrowed],
+        "toolset": row.toolset,
+        "loading": row.loading,
+        "keywords": list(row.keywords),
     }
 
 
@@ -63,6 +66,8 @@ def policy_json(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] 
         "base_url": ir.base_url,
         "spec": ir.spec_display,
         "tools": [row_json(t.policy, (rewrites or {}).get(t.name)) for t in ir.tools],
+        "toolsets": [{"name": s.name, "description": s.description, "loading": s.loading, "origin": s.origin}
+                     for s in ir.toolsets],
     }
 
 
@@ -163,41 +168,93 @@ def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]
          f"{sum(r.mode == 'preview' for r in rows)} preview, {sum(r.mode == 'record' for r in rows)} record "
          f"({sum(r.mode == 'record' and r.effect == 'destructive' for r in rows)} destructive)."),
         "",
-        ("| tool | mode | effect | operation | permission | approval | idempotency key | retry | timeout "
-         "| pagination | output | record executes |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        effect = f"**{r.effect}**" if r.effect == "destructive" else r.effect
-        approval = "**required**" if r.approval == "required" else ("never" if r.mode == "record" else "—")
-        if r.idempotency is None:
-            idem = "—"
-        elif r.idempotency.send_in == "none":
-            idem = f"{_code(r.idempotency.arg)} (receipts only)"
-        else:
-            idem = f"{_code(r.idempotency.arg)} → {r.idempotency.send_in} {_code(r.idempotency.wire_name or '')}"
-            idem += " (deduplicated by the API)" if r.idempotency.honoured_by_api else " (not deduplicated: never re-sent)"
-        if r.mode == "preview":  # a preview sends nothing: no retry, no timeout
-            retry = timeout = "—"
-        else:
-            retry = ("none" if r.retry.max_attempts <= 1
-                     else f"{r.retry.max_attempts}× within {_ms(r.retry.deadline_ms)}")
-            timeout = _ms(r.timeout_ms)
-        if r.pagination is None:
-            pages = "—"
-        else:
-            pages = f"{r.pagination.style}, ≤{r.pagination.max_page_size}"
-        out = []
-        if r.output.fields:
-            out.append(f"{len(r.output.fields)} field{'s' if len(r.output.fields) != 1 else ''}")
-        out.append(f"≤{_bytes(r.output.max_bytes)}")
-        if r.output.redact:
-            out.append("redacts " + ", ".join(_code(p) for p in r.output.redact))
-        lines.append(
-            f"| {_code(r.tool)} | {r.mode} | {effect} | {_code(r.method + ' ' + r.path)} "
+    header = [("| tool | mode | effect | operation | permission | approval | idempotency key | retry | timeout "
+               "| pagination | output | record executes |"), "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    if not ir.toolsets:
+        lines += header
+    for r in (rows if not ir.toolsets else []):
+        lines.append(_row_line(r))
+    if ir.toolsets:
+        lines += toolsets_markdown(ir)
+        for name, group in grouped_rows(ir):
+            lines += ["", _toolset_heading(ir, name), "", *header, *(_row_line(r) for r in group)]
+    lines += _after_table(ir, rows, rewrites)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def grouped_rows(ir: ApiIR) -> list[tuple[str | None, list[PolicyRow]]]:
+    """`ordered_rows` grouped by toolset: toolsets by name, then the tools in none."""
+    groups: dict[str | None, list[PolicyRow]] = {}
+    for r in ordered_rows(ir):
+        groups.setdefault(r.toolset, []).append(r)
+    return sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
+
+
+def _toolset_heading(ir: ApiIR, name: str | None) -> str:
+    if name is None:
+        return "### Tools in no toolset"
+    toolset = next((t for t in ir.toolsets if t.name == name), None)
+    if toolset is None:
+        return f"### Toolset {_code(name)}"
+    return f"### Toolset {_code(name)} ({toolset.loading}): {_md(toolset.description)}"
+
+
+def toolsets_markdown(ir: ApiIR) -> list[str]:
+    """The "Toolsets" section: each toolset's loading, description and tools (eager / deferred)."""
+    counts: dict[str | None, list[int]] = {}
+    for t in ir.tools:
+        pair = counts.setdefault(t.policy.toolset, [0, 0])
+        pair[0 if t.policy.loading == "eager" else 1] += 1
+    lines = ["## Toolsets", "",
+             ("Tools are grouped into toolsets (namespaces). `eager` tools are in every catalog up front; "
+              "`deferred` tools are found by tool search (a tool's own loading wins over its toolset's)."), "",
+             "| toolset | loading | description | tools (eager / deferred) |", "|---|---|---|---|"]
+    for toolset in ir.toolsets:
+        eager, deferred = counts.get(toolset.name, [0, 0])
+        lines.append(f"| {_code(toolset.name)} | {toolset.loading} | {_md(toolset.description)} | "
+                     f"{eager} / {deferred} |")
+    if None in counts:
+        eager, deferred = counts[None]
+        lines.append(f"| (none) | — | — | {eager} / {deferred} |")
+    return lines
+
+
+def _row_line(r: PolicyRow) -> str:
+    effect = f"**{r.effect}**" if r.effect == "destructive" else r.effect
+    approval = "**required**" if r.approval == "required" else ("never" if r.mode == "record" else "—")
+    if r.idempotency is None:
+        idem = "—"
+    elif r.idempotency.send_in == "none":
+        idem = f"{_code(r.idempotency.arg)} (receipts only)"
+    else:
+        idem = f"{_code(r.idempotency.arg)} → {r.idempotency.send_in} {_code(r.idempotency.wire_name or '')}"
+        idem += " (deduplicated by the API)" if r.idempotency.honoured_by_api else " (not deduplicated: never re-sent)"
+    if r.mode == "preview":  # a preview sends nothing: no retry, no timeout
+        retry = timeout = "—"
+    else:
+        retry = ("none" if r.retry.max_attempts <= 1
+                 else f"{r.retry.max_attempts}× within {_ms(r.retry.deadline_ms)}")
+        timeout = _ms(r.timeout_ms)
+    if r.pagination is None:
+        pages = "—"
+    else:
+        pages = f"{r.pagination.style}, ≤{r.pagination.max_page_size}"
+    out = []
+    if r.output.fields:
+        out.append(f"{len(r.output.fields)} field{'s' if len(r.output.fields) != 1 else ''}")
+    out.append(f"≤{_bytes(r.output.max_bytes)}")
+    if r.output.redact:
+        out.append("redacts " + ", ".join(_code(p) for p in r.output.redact))
+    deferred = " (deferred)" if r.loading == "deferred" else ""
+    return (f"| {_code(r.tool)}{deferred} | {r.mode} | {effect} | {_code(r.method + ' ' + r.path)} "
             f"| {', '.join(_code(p) for p in r.permission) or '—'} | {approval} | {idem} | {retry} "
             f"| {timeout} | {pages} | {'; '.join(out)} | {_executes(r)} |")
 
+
+def _after_table(ir: ApiIR, rows: list[PolicyRow],
+                 rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None) -> list[str]:
+    lines: list[str] = []
     auths: dict[tuple[str, str, str, str], list[str]] = {}
     for r in rows:
         for a in r.auth:
@@ -239,7 +296,7 @@ def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]
         lines += ["", "</details>", ""]
     lines += narrowed_markdown(rows)
     lines += rewrites_markdown(rewrites)
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def narrowed_markdown(rows: list[PolicyRow]) -> list[str]:

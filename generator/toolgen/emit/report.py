@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..compile.ir import ApiIR
+from ..compile.ir import ApiIR, PolicyRow
 from ..diagnostics import Diagnostic
-from ..dialects import registry
+from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, namespace_advice, registry
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs
-from .policy import _code, _md
+from .policy import _code, _md, grouped_rows, toolsets_markdown
+from .upfront import upfront_costs
 
 
 @dataclass(frozen=True)
@@ -61,20 +62,26 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
          f"{total_bytes['mcp']} |"),
         f"| gemini catalog, o200k tokens / bytes | {total_tokens['gemini']} / {total_bytes['gemini']} |",
         "",
+        *_upfront_lines(catalogs),
         *_strict_lines(catalogs),
         "## Tools",
         "",
         "Sizes are of each tool's compact JSON; tokens use the o200k_base encoding.",
         "",
-        "| tool | mode | effect | operation | openai tokens | anthropic tokens | mcp tokens | mcp bytes |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    by_name = {t.name: t for t in ir.tools}
-    for s in sizes:
-        row = by_name[s.tool].policy
-        lines.append(f"| {_code(s.tool)} | {row.mode} | {row.effect} | {_code(row.method + ' ' + row.path)} | "
-                     f"{s.tokens.get('openai', 0)} | {s.tokens.get('anthropic', 0)} | {s.tokens.get('mcp', 0)} | "
-                     f"{s.bytes.get('mcp', 0)} |")
+    header = ["| tool | mode | effect | operation | openai tokens | anthropic tokens | mcp tokens | mcp bytes |",
+              "|---|---|---|---|---|---|---|---|"]
+    by_size = {s.tool: s for s in sizes}
+    if ir.toolsets:
+        lines += toolsets_markdown(ir)
+        for name, rows in grouped_rows(ir):
+            heading = f"### Toolset {_code(name)}" if name is not None else "### Tools in no toolset"
+            lines += ["", heading, "", *header]
+            lines += [_tool_line(r, by_size[r.tool]) for r in sorted(rows, key=lambda r: r.tool) if r.tool in by_size]
+    else:
+        by_name = {t.name: t for t in ir.tools}
+        lines += header
+        lines += [_tool_line(by_name[s.tool].policy, s) for s in sizes]
     lines += ["", "## Coverage", ""]
     tool_by_pointer: dict[str, list[str]] = {}
     for t in ir.tools:
@@ -115,6 +122,31 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
     for tool, message in sorted(set(catalogs.warnings))[:200]:
         lines.append(f"- {_code('dialect')} {_code(tool)}: {_md(message)}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _tool_line(row: PolicyRow, size: ToolSize) -> str:
+    deferred = " (deferred)" if row.loading == "deferred" else ""
+    return (f"| {_code(row.tool)}{deferred} | {row.mode} | {row.effect} | {_code(row.method + ' ' + row.path)} | "
+            f"{size.tokens.get('openai', 0)} | {size.tokens.get('anthropic', 0)} | {size.tokens.get('mcp', 0)} | "
+            f"{size.bytes.get('mcp', 0)} |")
+
+
+def _upfront_lines(catalogs: Catalogs) -> list[str]:
+    """The "Up-front cost" section: per dialect, what a model sees before it searches, in o200k tokens."""
+    views = catalogs.deferred
+    lines = ["## Up-front cost", "",
+             (f"What a model sees before it searches, in o200k tokens of compact JSON. {views.deferred} tools are "
+              "deferred (found by tool search, then loaded in full)." if views.deferred else
+              "No tool is deferred: every catalog is sent whole (mark tools or toolsets `loading: deferred` to "
+              "load them through tool search)."), "",
+             "| dialect | file | up front | entries | tokens |", "|---|---|---|---|---|"]
+    for cost in upfront_costs(views):
+        lines.append(f"| {cost.view} | {_code(cost.file)} | {_md(cost.note)} | {cost.entries} | {cost.tokens} |")
+    large = namespace_advice(views.files.get("openai.responses.json", []))
+    if large:
+        lines += ["", (f"OpenAI advises fewer than {NAMESPACE_ADVISED_FUNCTIONS} functions per namespace (F.1); "
+                       "these toolsets have more: " + ", ".join(f"{_code(n)} ({k})" for n, k in large) + ".")]
+    return lines + [""]
 
 
 def _strict_lines(catalogs: Catalogs) -> list[str]:

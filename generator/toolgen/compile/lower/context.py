@@ -13,7 +13,7 @@ from typing import Any
 
 from ...diagnostics import DiagnosticSink, SourceLocation
 from ..intent import LoadedIntentMap
-from ..ir import ArgBinding, AuthBinding, BodyEncoding, FixedValue, NarrowedArg, Pagination
+from ..ir import ArgBinding, AuthBinding, BodyEncoding, FixedValue, NarrowedArg, Pagination, Toolset
 from ..load import SpecDocument
 from ..schema import SchemaConverter
 
@@ -53,6 +53,7 @@ class Ctx:
     api: str
     converter: SchemaConverter
     names: dict[str, str] = field(default_factory=dict)  # tool name -> operation pointer
+    toolsets: dict[str, Toolset] = field(default_factory=dict)  # toolsets used so far, by name
 
 
 class Skip(Exception):

@@ -31,6 +31,7 @@ from ..schema import SchemaBudget, SchemaConverter
 from .context import Ctx, Skip
 from .parameters import merged_parameters
 from .tools import lower_intent
+from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
 READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read", "check", "count",
               "describe", "download", "export", "retrieve", "show", "head", "options")
@@ -54,6 +55,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     skipped: list[SkippedOperation] = []
 
     _check_intent_map(ctx, operations)
+    check_toolsets(ctx)
     total, done = len(model.tools) + len(operations) * len(model.include), 0
 
     def step() -> None:
@@ -117,6 +119,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             tools.extend(new)
             covered[op.pointer] = name
 
+    check_reserved_names(ctx, tools)
     raw_info = doc.data.get("info")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     base_url = model.api.base_url or _server_url(doc)
@@ -132,6 +135,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
         operations=ops,
         covered=tuple(p for p, name in covered.items() if name),
         skipped=tuple(skipped),
+        toolsets=toolsets_of(ctx),
     )
 
 
@@ -209,7 +213,7 @@ def _infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolInte
             idempotency = IdempotencySpec(key="action_id", send_as="none")
     name = _include_name(ctx, op, group, effect)
     intent = ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=approval,
-                        idempotency=idempotency)
+                        idempotency=idempotency)  # its toolset and loading come from `group` (`place`)
     return intent, name
 
 

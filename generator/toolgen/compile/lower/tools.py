@@ -17,6 +17,7 @@ from ..operations import Operation
 from .context import Arg, Ctx, Skip
 from .operation import lower_operation
 from .text import describe_tool, summary_of, title_of
+from .toolsets import place
 
 DEFAULT_RETRY_ON = ("timeout", "429", "502", "503", "504")
 
@@ -43,6 +44,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
     title = intent.title or title_of(op)
     bindings = tuple(a.binding for a in lowered.args if a.binding is not None)
     base_schema = _input_schema(lowered.args)
+    placed = place(ctx, op, intent, group)
 
     if effect == "read":
         retry = _retry(intent.retry, defaults.retry, timeout, safe=True)
@@ -51,7 +53,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
             path=op.url_path, permission=permission, approval="never", idempotency=None, retry=retry,
             timeout_ms=timeout, pagination=lowered.pagination, output=output, auth=lowered.auth,
             body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
-            fixed=lowered.fixed, pair=None, intent=key, success_status=lowered.success, narrowed=lowered.narrowed)
+            fixed=lowered.fixed, pair=None, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
+            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords)
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
         return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer)]
@@ -108,7 +111,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         retry=_retry(None, defaults.retry, timeout, safe=True), timeout_ms=timeout, pagination=None,
         output=OutputPolicy(max_bytes=output.max_bytes, schema_mode=output.schema_mode), auth=lowered.auth,
         body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
-        fixed=lowered.fixed, pair=record_name, intent=key, success_status=lowered.success, narrowed=lowered.narrowed)
+        fixed=lowered.fixed, pair=record_name, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
+            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords)
     record_row = PolicyRow(
         tool=record_name, mode="record", effect=effect, operation_id=op.synthetic_id, method=op.method,
         path=op.url_path, permission=permission, approval=approval, idempotency=idem, retry=retry,
@@ -116,7 +120,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         body_content_type=lowered.content_type,
         bindings=tuple(a.binding for a in record_args if a.binding is not None), fixed=lowered.fixed,
         pair=preview_name if has_preview else None, intent=key, success_status=lowered.success,
-        record_arguments=arguments, preview_ttl_s=ttl, narrowed=lowered.narrowed)
+        record_arguments=arguments, preview_ttl_s=ttl, narrowed=lowered.narrowed,
+            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords)
     preview_desc = describe_tool(summary, "preview", preview_row, record_row)
     record_desc = describe_tool(summary, "record", record_row, record_row)
     ctx.names[record_name] = op.pointer

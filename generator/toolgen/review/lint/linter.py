@@ -68,9 +68,11 @@ from .rules import (
     SYNONYM_VERBS,
     TOOL_NAME_DUPLICATE,
     TOOL_NAME_NEAR_SYNONYM,
+    TOOLSET_NEAR_SYNONYM,
     LintSettings,
     Rule,
 )
+from .toolsets import Member, near_synonyms
 
 
 @dataclass
@@ -122,6 +124,7 @@ class _Linter:
         self._response_cache: dict[str, tuple[Any, bool] | None] = {}
         self._refs_cache: dict[str, tuple[list[str], str | None]] = {}
         self.views = list(self._views())
+        self._catalogs: Catalogs | None = data.catalogs
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -166,6 +169,12 @@ class _Linter:
             return self.intents.locate("include", view.group)
         return self.doc.locate(view.op.pointer)
 
+    def catalogs(self) -> Catalogs:
+        """The build's catalogs, or (for `toolgen lint` on its own) catalogs built once per lint run."""
+        if self._catalogs is None:
+            self._catalogs = build_catalogs(self.ir)
+        return self._catalogs
+
     def params(self, op: Operation) -> list[dict[str, Any]]:
         if op.pointer not in self._param_cache:
             try:
@@ -193,6 +202,7 @@ class _Linter:
                       self.check_pagination, self.check_outputs, self.check_descriptions, self.check_catalog,
                       self.check_coverage):
             check()
+        self.check_toolsets()
         return self.sink.items
 
     def check_mapping(self) -> None:
@@ -423,7 +433,7 @@ class _Linter:
                      where)
         if not self.ir.tools:
             return
-        catalogs = self.data.catalogs if self.data.catalogs is not None else build_catalogs(self.ir)
+        catalogs = self.catalogs()
         for name, tools in catalogs.by_dialect().items():
             for problem in catalog_request_problems(name, tools, client_prefix=self.settings.client_prefix):
                 shown = f" (e.g. {', '.join(problem.tools[:3])})" if problem.tools else ""
@@ -452,6 +462,32 @@ class _Linter:
             self.add(OPERATIONS_UNCOVERED, f"{len(rest):,} of {len(self.operations):,} operations of "
                      f"{self.doc.display} are not covered by any tool: {shown}{more}", self.intents.locate(),
                      "add intents (or an `include` group) for the ones agents need; REPORT.md lists them all")
+
+
+    def check_toolsets(self) -> None:
+        """`toolset-near-synonym`: within each toolset, intents a model could confuse
+        (`toolgen.review.lint.toolsets.near_synonyms`), located at the second intent."""
+        by_toolset: dict[str, list[tuple[Member, _IntentView]]] = {}
+        for view in sorted(self.views, key=lambda v: v.key):
+            toolset = view.main.policy.toolset
+            if toolset is None:
+                continue
+            text = view.intent.description if view.intent and view.intent.description else view.main.description
+            tools = (view.main.name, *((view.preview.name,) if view.preview else ()))
+            by_toolset.setdefault(toolset, []).append((Member(view.key, tools, text), view))
+        responses = self.catalogs().deferred.files.get("openai.responses.json", []) if self.ir.tools else []
+        if len(responses) > self.settings.max_tools:
+            self.add(CATALOG_REQUEST_LIMITS, f"the OpenAI Responses catalog has {len(responses):,} top-level tools "
+                     f"(functions of no toolset, namespaces, tool_search; {self.settings.max_tools} per request)",
+                     self.intents.locate("toolsets") if self.model.toolsets else self.intents.locate(),
+                     "put the tools of no toolset into toolsets (`toolset:`, or `toolset: from_tag` on an include "
+                     "group): a namespace is one top-level entry")
+        for toolset, members in sorted(by_toolset.items()):
+            views = {m.key: v for m, v in members}
+            for first, second, why in near_synonyms([m for m, _ in members]):
+                self.add(TOOLSET_NEAR_SYNONYM, f"toolset `{toolset}`: `{first.key}` and `{second.key}` are "
+                         f"near-synonyms ({why}) and neither description names the other",
+                         self.where(views[second.key], "description"), tool=views[second.key].main.name)
 
 
 _WHEN_NOT = re.compile(r"\b(do not|don't|never|not for|instead|rather than|only for|only when|not to)\b|"

@@ -213,6 +213,25 @@ _rule("schema-cycle", "info", "A recursive schema is kept as `$defs` references.
       "Nothing to do unless a target without recursive-schema support matters.", "build", relevel=True)
 
 
+# toolsets
+TOOLSET_NEAR_SYNONYM = _rule(
+    "toolset-near-synonym", "warning", "Two tools of one toolset have near-synonym names or descriptions a model "
+    "could confuse.",
+    "Merge them, rename one so the names say how they differ, or name the other tool in each description "
+    "(\"use X for ...\").")
+TOOLSET_UNKNOWN = _rule(
+    "toolset-unknown", "error", "An intent or include group names a toolset that `toolsets:` does not declare.",
+    "Declare it under `toolsets:` with a description and loading, or use a declared name.", "build")
+TOOLSET_NAME_INVALID = _rule(
+    "toolset-name-invalid", "error", "A toolset name breaks the namespace rules of some dialect "
+    "(^[A-Za-z][A-Za-z0-9_-]{0,63}$).",
+    "Use a letter, then letters, digits, '_' or '-', at most 64 characters.", "build")
+TOOL_NAME_RESERVED = _rule(
+    "tool-name-reserved", "error", "A tool is named `search_tools`, the search meta-tool's name, while tools are "
+    "deferred.",
+    "Rename the intent, or give the operation an explicit intent with another name.", "build")
+
+
 def rule_for(code: str) -> Rule:
     """The registered rule, or an ad-hoc descriptor for a build diagnostic not (yet) registered."""
     return RULES.get(code) or Rule(code, "warning", f"Build diagnostic `{code}`.", "See the message.", "build")

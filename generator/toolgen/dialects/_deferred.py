@@ -1,0 +1,109 @@
+"""Catalogs that scale: what each dialect sends when tools are grouped into toolsets or deferred, and
+what a model sees of it before it searches (``docs/provider-dialects.md`` F.1-F.4).
+
+Input: the IR `Tool`s (their policy rows carry `toolset` and `loading`), the per-tool catalogs of
+every dialect (`toolgen.emit.catalogs.Catalogs.tools`) and the API's toolsets. Output:
+`DeferredViews`: the catalog files to write (``openai.responses.json``; ``anthropic.json`` with its
+tool-search tool) and, per view, the entries a model sees up front; `check_deferred` checks both
+against each provider's rules.
+
+Per dialect:
+
+- OpenAI Chat Completions (``openai.json``): no deferred loading; everything is up front.
+- OpenAI Responses (``openai.responses.json``, written when the API has toolsets or deferred tools):
+  namespaces, ``defer_loading`` and ``tool_search`` (`toolgen.dialects._responses`, F.1).
+- Anthropic (``anthropic.json``): ``defer_loading: true`` on deferred tools plus the BM25 tool-search
+  server tool (F.2).
+- MCP (``mcp.json`` keeps every tool's full definition: the server answers ``tools/call`` and the
+  search meta-tool from it): ``tools/list`` shows the eager tools plus the ``search_tools`` meta-tool
+  (`toolgen.search_tool`), which returns the full definitions of deferred tools (F.4).
+- Gemini (``gemini.json``): no deferred loading or hosted search (F.3); a client sends the eager
+  declarations plus the ``search_tools`` declaration, answers it with the same index, and adds the
+  found declarations from ``gemini.json`` to its next request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..compile.ir import Tool, Toolset
+from ..search_tool import gemini_search_declaration, mcp_search_tool
+from ._check import Violation
+from ._responses import check_responses_catalog, responses_catalog, responses_upfront
+from .anthropic import anthropic_upfront, check_anthropic_catalog, deferred_catalog
+from .gemini import check_gemini_catalog
+from .mcp import check_mcp_catalog
+
+JSON = Any
+
+#: up-front views, in report order: (view, file the client sends or serves, how it is derived)
+VIEWS: tuple[tuple[str, str, str], ...] = (
+    ("openai", "openai.json", "Chat Completions: no deferred loading, every tool up front"),
+    ("openai-responses", "openai.responses.json",
+     ("Responses: eager functions, deferred functions by name and description, namespaces by name and "
+     "description, `tool_search`")),
+    ("anthropic", "anthropic.json", ("eager tools and the tool-search tool; deferred tools (`defer_loading`) "
+                                    "load when found")),
+    ("mcp", "mcp.json", "`tools/list`: eager tools and the `search_tools` meta-tool"),
+    ("gemini", "gemini.json", "eager declarations and a client-run `search_tools` declaration"),
+)
+
+
+@dataclass
+class DeferredViews:
+    """`files`: catalog files to write, by name (added, or replacing a dialect's per-tool file);
+    `upfront`: per view of `VIEWS`, the entries a model sees before it searches; `deferred`: how
+    many tools are deferred; `searchable`: the toolsets holding deferred tools (named by the search
+    meta-tool)."""
+
+    files: dict[str, list[dict[str, JSON]]] = field(default_factory=dict)
+    upfront: dict[str, list[dict[str, JSON]]] = field(default_factory=dict)
+    deferred: int = 0
+    searchable: tuple[str, ...] = ()
+
+
+def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, JSON]]],
+                   toolsets: Sequence[Toolset]) -> DeferredViews:
+    """The scaled catalogs and up-front views of one API (see the module docstring). With no toolset
+    and no deferred tool, no file is added and every view is the whole catalog."""
+    deferred = [t for t in tools if t.policy.loading == "deferred"]
+    searchable = tuple(sorted({t.policy.toolset for t in deferred if t.policy.toolset is not None}))
+    out = DeferredViews(deferred=len(deferred), searchable=searchable)
+    eager_names = {t.name for t in tools if t.policy.loading == "eager"}
+    out.upfront["openai"] = list(catalogs.get("openai", []))
+    if toolsets or deferred:
+        responses = responses_catalog(list(tools), catalogs.get("openai", []), list(toolsets))
+        out.files["openai.responses.json"] = responses
+        out.upfront["openai-responses"] = responses_upfront(responses)
+    if deferred:
+        anthropic = deferred_catalog(catalogs.get("anthropic", []))
+        out.files["anthropic.json"] = anthropic
+        out.upfront["anthropic"] = anthropic_upfront(anthropic)
+        out.upfront["mcp"] = [e for e in catalogs.get("mcp", []) if e.get("name") in eager_names]
+        out.upfront["mcp"].append(mcp_search_tool(searchable))
+        out.upfront["gemini"] = [e for e in catalogs.get("gemini", []) if e.get("name") in eager_names]
+        out.upfront["gemini"].append(gemini_search_declaration(searchable))
+    else:
+        for view in ("anthropic", "mcp", "gemini"):
+            out.upfront[view] = list(catalogs.get(view, []))
+    return out
+
+
+def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True) -> list[Violation]:
+    """The added files and the up-front views against their providers' rules: the Responses catalog
+    (`check_responses_catalog`), ``anthropic.json`` with its tool-search tool (unless
+    `include_dialect_files` is false: the build checks each dialect's file itself), and the MCP and
+    Gemini up-front catalogs with the ``search_tools`` meta-tool."""
+    problems: list[Violation] = []
+    responses = views.files.get("openai.responses.json")
+    if responses is not None:
+        problems += check_responses_catalog(responses, max_tools=None)
+    anthropic = views.files.get("anthropic.json")
+    if anthropic is not None and include_dialect_files:
+        problems += check_anthropic_catalog(anthropic)
+    if views.deferred:
+        problems += check_mcp_catalog(views.upfront["mcp"])
+        problems += check_gemini_catalog(views.upfront["gemini"])
+    return problems

@@ -1,0 +1,38 @@
+"""Stage `emit`, the up-front cost: the o200k tokens a model sees of each catalog before it searches.
+
+Input: `DeferredViews` (`toolgen.dialects._deferred`: per view, the entries a model sees up front).
+Output: an `UpfrontCost` per view, in `VIEWS` order: the file a client sends or serves, how the view
+is derived, the number of top-level entries (a namespace counts once) and the o200k tokens of their
+compact JSON (summed per entry, as the catalog totals of REPORT.md are). REPORT.md and
+``benchmarks/upfront.py`` show them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dialects import VIEWS, DeferredViews
+from ..tokens import count_tokens
+from . import compact_json
+
+
+@dataclass(frozen=True)
+class UpfrontCost:
+    view: str
+    file: str
+    note: str
+    entries: int
+    tokens: int
+
+
+def upfront_costs(views: DeferredViews) -> list[UpfrontCost]:
+    """The up-front cost of every view `views` has (see the module docstring)."""
+    out = []
+    for view, file, note in VIEWS:
+        entries = views.upfront.get(view)
+        if entries is None:
+            continue
+        if not views.deferred and view != "openai":
+            note = "every tool (none is deferred)"
+        out.append(UpfrontCost(view, file, note, len(entries), sum(count_tokens(compact_json(e)) for e in entries)))
+    return out

@@ -1,0 +1,108 @@
+"""Lint, toolsets: near-synonym tools within one toolset, which a model choosing inside a namespace
+could confuse.
+
+Input: per toolset, its intents as `Member`s (intent key, tool names, description). Output:
+`near_synonyms` -> ``(first, second, why)`` for every pair that looks alike and whose descriptions do
+not tell them apart by naming each other. Two members look alike when:
+
+- their names hold the same words in another order (``list_comments_issue`` / ``list_issue_comments``),
+  or differ in one word that is a synonym of the other's (``delete_label`` / ``remove_label``), or only
+  in a plural (``get_issue`` / ``get_issues``);
+- or the first sentences of their descriptions share most content words (Jaccard >= `TEXT_JACCARD`
+  over at least `TEXT_MIN_WORDS` words).
+
+Pure and deterministic: pairs come in member order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+TEXT_JACCARD = 0.8
+TEXT_MIN_WORDS = 4
+#: verbs that mean the same action (a model cannot tell ``delete_x`` from ``remove_x`` by name)
+SYNONYM_SETS: tuple[frozenset[str], ...] = (
+    frozenset({"delete", "remove", "destroy", "drop"}),
+    frozenset({"create", "add", "new", "make"}),
+    frozenset({"update", "edit", "modify", "change", "patch"}),
+    frozenset({"get", "fetch", "retrieve", "read", "show"}),
+    frozenset({"list", "enumerate", "all"}),
+    frozenset({"search", "find", "query", "lookup"}),
+)
+_STOP = frozenset({"the", "and", "for", "with", "from", "into", "that", "this", "one", "its", "use", "are", "not",
+                   "all", "any", "you", "your", "can", "will", "was", "has", "have", "which", "when", "only"})
+
+
+@dataclass(frozen=True)
+class Member:
+    """One intent of a toolset: its key, the tools it produces and its description."""
+
+    key: str
+    tools: tuple[str, ...]
+    description: str
+
+
+def _words(key: str) -> list[str]:
+    return [_singular(w) for w in key.lower().split("_") if w]
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _synonyms(a: str, b: str) -> bool:
+    return a != b and any(a in s and b in s for s in SYNONYM_SETS)
+
+
+def name_likeness(a: str, b: str) -> str | None:
+    """Why the intent keys `a` and `b` read alike, or None."""
+    wa, wb = _words(a), _words(b)
+    if wa == wb:
+        return "the same words" if a != b else None
+    if sorted(wa) == sorted(wb):
+        return "the same words in another order"
+    if len(wa) == len(wb):
+        diff = [(x, y) for x, y in zip(wa, wb, strict=True) if x != y]
+        if len(diff) == 1 and _synonyms(*diff[0]):
+            return f"synonyms {diff[0][0]!r} and {diff[0][1]!r}"
+    return None
+
+
+def _content(text: str) -> set[str]:
+    first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+    return {_singular(w) for w in re.findall(r"[a-z]{3,}", first.lower()) if w not in _STOP}
+
+
+def text_likeness(a: str, b: str) -> str | None:
+    """Why descriptions `a` and `b` read alike (their first sentences), or None."""
+    ca, cb = _content(a), _content(b)
+    if min(len(ca), len(cb)) < TEXT_MIN_WORDS:
+        return None
+    jaccard = len(ca & cb) / len(ca | cb)
+    return f"descriptions {jaccard:.0%} alike" if jaccard >= TEXT_JACCARD else None
+
+
+def _names_other(text: str, other: Member) -> bool:
+    lowered = text.lower()
+    return any(re.search(rf"\b{re.escape(n.lower())}\b", lowered) for n in (other.key, *other.tools))
+
+
+def near_synonyms(members: Sequence[Member]) -> list[tuple[Member, Member, str]]:
+    """Pairs of `members` (one toolset) a model could confuse, with why; a pair whose descriptions
+    name each other (either way) is told apart and not reported."""
+    out: list[tuple[Member, Member, str]] = []
+    for i, first in enumerate(members):
+        for second in members[i + 1:]:
+            why = name_likeness(first.key, second.key) or text_likeness(first.description, second.description)
+            if why is None:
+                continue
+            if _names_other(first.description, second) or _names_other(second.description, first):
+                continue
+            out.append((first, second, why))
+    return out
