@@ -389,7 +389,7 @@ def test_runtime_validates_against_the_narrowed_schema(tmp_path: Path) -> None:
 def test_github_map_narrows_labels_to_plain_names() -> None:
     mcp = json.loads((REPO / "generated" / "github" / "mcp.json").read_text(encoding="utf-8"))
     tools = {t["name"]: t for t in mcp}
-    for name in ("record_update_issue", "preview_create_issue", "record_add_issue_labels"):
+    for name in ("preview_update_issue", "preview_create_issue", "record_add_issue_labels"):
         labels = tools[name]["inputSchema"]["properties"]["labels"]
         assert labels["items"] == {"type": "string", "minLength": 1}, name
 

@@ -133,7 +133,7 @@ def test_a_deferred_tool_found_by_search_is_still_checked_on_the_call() -> None:
     hit = ToolIndex.from_dir(GENERATED / "github").search("merge the pull request", limit=1)[0]
     assert hit.tool == "record_merge_pull_request"
     registry = Registry.from_dir(GENERATED / "github", base_url="http://127.0.0.1:9")
-    result = registry.call(hit.tool, {"owner": "o", "repo": "r", "pull_number": 1, "action_id": "a-1"},
+    result = registry.call(hit.tool, {"preview_id": "p-1", "action_id": "a-1"},
                            actor=Actor.of("agent", ["issues:read"]))
     assert not result.ok and result.error is not None and result.error.code == "permission_denied"
     # and a caller whose scopes do not allow it never gets it from search
