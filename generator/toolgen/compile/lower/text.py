@@ -51,7 +51,7 @@ def describe_tool(summary: str, mode: Mode, row: PolicyRow, record: PolicyRow | 
             tail += f" Pages: pass next_cursor back as {row.pagination.cursor_arg}."
         return f"{summary} {tail}"
     assert record is not None
-    verb = "Deletes" if record.effect == "destructive" else "Writes"
+    verb = "Destructive" if record.effect == "destructive" else "Writes"
     if mode == "preview":
         then = (f"Then call {record.tool} with the preview_id." if record.record_arguments == "preview"
                 else f"Then call {record.tool} with the same arguments.")

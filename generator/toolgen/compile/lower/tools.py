@@ -130,7 +130,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         # arguments it stored at preview time, with the bindings of `record_row`
         record_args = [Arg(PREVIEW_ID_ARG, {
             "type": "string", "minLength": 1, "maxLength": 200,
-            "description": f"The preview_id returned by {preview_name}; the previewed request is what is sent.",
+            "description": f"The preview_id {preview_name} returned.",
         }, None, True)] + [a for a in record_args if intent.idempotency is not None
                            and a.name == intent.idempotency.key]
     record_tool = Tool(record_name, record_desc, _input_schema(record_args), lowered.output_schema, record_row,
