@@ -201,3 +201,30 @@ def test_repository_without_commits_is_a_located_error(trees: Path, tmp_path: Pa
     _git(repo, "commit", "-q", "-m", "base")
     unknown = cli("diff", "no-such-ref")
     assert unknown.exit_code == 2 and "error[diff-unknown-ref]: git knows no commit 'no-such-ref'" in unknown.stderr
+
+
+def test_record_narrowing_toolset_and_loading_changes_have_their_own_kinds() -> None:
+    """What a record tool executes, the intent map's narrowings, toolsets and loading are named
+    changes (not a generic policy-changed); dropping a narrowing widens what the runtime accepts, so
+    it is risky."""
+    from toolgen.review.diff import compare_tool
+
+    narrowed = {"arg": "labels", "schema": {"type": "array", "items": {"type": "string"}},
+                "description": None, "hidden": False}
+    old = {"tool": "record_x", "mode": "record", "effect": "write", "operation": {"method": "POST", "path": "/x"},
+           "approval": "required", "record": {"arguments": "preview", "preview_ttl_s": 900},
+           "narrowed": [narrowed], "toolset": "issues", "loading": "eager"}
+    new = {**old, "record": {"arguments": "full", "preview_ttl_s": None}, "narrowed": [],
+           "toolset": "repos", "loading": "deferred"}
+    changes = {c.kind: c for c in compare_tool("api", "record_x", old, new, None, None)}
+    assert changes["record-arguments-changed"].detail == (
+        "the record tool executes the stored preview (expires after 900 s) → full arguments")
+    assert changes["narrowing-removed"].risky and "`labels`" in changes["narrowing-removed"].detail
+    assert changes["toolset-changed"].detail == "toolset issues → repos"
+    assert "tool search" in changes["loading-changed"].detail
+    assert "policy-changed" not in changes
+    back = {c.kind: c for c in compare_tool("api", "record_x", new, old, None, None)}
+    assert "narrowing-added" in back and not back["narrowing-added"].risky
+    wider = {**old, "narrowed": [{**narrowed, "schema": {"type": "array"}}]}
+    assert {c.kind for c in compare_tool("api", "record_x", old, wider, None, None)} == {"narrowing-changed"}
+    assert compare_tool("api", "record_x", old, dict(old), None, None) == []

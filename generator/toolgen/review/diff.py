@@ -200,7 +200,21 @@ def _idem(row: dict[str, Any]) -> str:
 
 
 _COMPARED = {"tool", "mode", "effect", "operation", "permission", "approval", "idempotency", "output", "pair",
-             "intent"}
+             "intent", "record", "narrowed", "toolset", "loading"}
+
+
+def _record(row: dict[str, Any]) -> str:
+    record = row.get("record")
+    if not isinstance(record, dict):
+        return "full arguments"
+    if record.get("arguments") == "preview":
+        return f"the stored preview (expires after {record.get('preview_ttl_s')} s)"
+    return "full arguments"
+
+
+def _narrowed(row: dict[str, Any]) -> dict[str, Any]:
+    entries = row.get("narrowed")
+    return {str(e.get("arg")): e for e in entries if isinstance(e, dict)} if isinstance(entries, list) else {}
 
 
 def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str, Any],
@@ -255,6 +269,25 @@ def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str
     if (old_tool or {}).get("outputSchema") != (new_tool or {}).get("outputSchema") or \
             old_row.get("output") != new_row.get("output"):
         add("output-changed", False, "output schema or output policy (fields, budget, redaction) changed")
+    if _record(old_row) != _record(new_row):
+        add("record-arguments-changed", False, f"the record tool executes {_record(old_row)} → {_record(new_row)}")
+    old_n, new_n = _narrowed(old_row), _narrowed(new_row)
+    for arg in sorted(set(old_n) | set(new_n)):
+        before, after = old_n.get(arg), new_n.get(arg)
+        if before == after:
+            continue
+        if after is None or (before is not None and before.get("schema") is not None and after.get("schema") is None):
+            add("narrowing-removed", True, f"`{arg}`: the intent map's narrowing was removed; the runtime now "
+                "accepts every value the spec's schema accepts")
+        elif before is None:
+            add("narrowing-added", False, f"`{arg}`: narrowed by the intent map")
+        else:
+            add("narrowing-changed", False, f"`{arg}`: the intent map's narrowing changed")
+    if old_row.get("toolset") != new_row.get("toolset"):
+        add("toolset-changed", False, f"toolset {old_row.get('toolset') or '(none)'} → {new_row.get('toolset') or '(none)'}")
+    if (old_row.get("loading") or "eager") != (new_row.get("loading") or "eager"):
+        add("loading-changed", False, f"loading {old_row.get('loading') or 'eager'} → {new_row.get('loading') or 'eager'}"
+            + (" (now found by tool search, not listed up front)" if new_row.get("loading") == "deferred" else ""))
     other = sorted(k for k in set(old_row) | set(new_row) if k not in _COMPARED and old_row.get(k) != new_row.get(k))
     if other:
         add("policy-changed", False, "changed: " + ", ".join(other))
