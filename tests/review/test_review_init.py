@@ -55,7 +55,10 @@ def test_draft_of_the_fixture_spec(project: Path, cli: Callable[..., Any]) -> No
     assert tools["update_widget"]["idempotency"] == {"key": "action_id", "send_as": "none"}
     assert tools["delete_widget"] == {"operation": "deleteWidget", "effect": "destructive",
                                       "permission": "widget:delete", "approval": "required",
-                                      "idempotency": {"key": "action_id", "send_as": "none"}}
+                                      "idempotency": {"key": "action_id", "send_as": "none"}, "toolset": "widgets"}
+    # one toolset per tag, eager in a draft this small, and every tool of the tag in it
+    assert set(data["toolsets"]) == {t["toolset"] for t in tools.values() if "toolset" in t}
+    assert all(spec["loading"] == "eager" for spec in data["toolsets"].values())
     assert tools["list_gadgets"]["permission"] == "widgets:read"  # an apiKey operation: <api>:read
     # comments: tag groups, decisions and projection hints
     assert "# === widgets (8 operations) ===" in text
@@ -198,6 +201,7 @@ def test_init_creates_the_project_file(tmp_path: Path, monkeypatch: pytest.Monke
     # the Markdown tag description stays readable: plain words, wrapped, no link targets or marks
     assert "# === notes (2 operations) ===\n  # Notes are short texts. See the notes guide for limits and" in text
     assert "](" not in text and "**" not in text and "##" not in text.split("tools:")[1]
+    assert yaml.safe_load(text)["toolsets"]["notes"]["description"].startswith("Notes are short texts.")
     assert cli("build", "-q").exit_code == 0
     assert cli("build", "--check", "-q").exit_code == 0
 
@@ -251,3 +255,29 @@ paths:
             application/json:
               schema: {type: object, properties: {id: {type: string}}}
 """
+
+
+def test_a_large_draft_defers_its_toolsets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           cli: Callable[..., Any]) -> None:
+    """More intents than a model should see up front: the drafted toolsets are deferred (found by
+    tool search), the build accepts them and REPORT.md's up-front cost stays small."""
+    from toolgen.review.init import EAGER_INTENTS
+
+    paths = {f"/things{i}/{{id}}": {"get": {"operationId": f"getThing{i}", "tags": [f"group{i % 3}"],
+                                            "parameters": [{"name": "id", "in": "path", "required": True,
+                                                            "schema": {"type": "string"}}],
+                                            "responses": {"200": {"description": "ok"}}}}
+             for i in range(EAGER_INTENTS + 1)}
+    spec = {"openapi": "3.1.0", "info": {"title": "Things", "version": "1"}, "paths": paths,
+            "tags": [{"name": "group0", "description": "The **first** group. More words."}]}
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "things.json").write_text(json.dumps(spec), encoding="utf-8")
+    assert cli("init", "things.json").exit_code == 0
+    data = yaml.safe_load((tmp_path / "intent_maps" / "things.yaml").read_text(encoding="utf-8"))
+    assert data["toolsets"] == {
+        "group0": {"description": "The first group.", "loading": "deferred"},
+        "group1": {"description": "Operations tagged group1.", "loading": "deferred"},
+        "group2": {"description": "Operations tagged group2.", "loading": "deferred"}}
+    assert cli("build", "-q").exit_code == 0
+    policy = json.loads((tmp_path / "generated" / "things" / "policy.json").read_text(encoding="utf-8"))
+    assert {r["loading"] for r in policy["tools"]} == {"deferred"}

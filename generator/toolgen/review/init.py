@@ -19,7 +19,11 @@ with
   inherits looks wrong for its method (a POST whose only scope says read, a GET that asks for write);
 - an `auth:` block naming the runtime secret (environment variable) of every security scheme, as
   the runtime would name it by default (``<API>_TOKEN``, or ``<API>_<SCHEME>`` for several);
-- tag descriptions as plain, wrapped comment lines (Markdown links, emphasis and headings removed).
+- tag descriptions as plain, wrapped comment lines (Markdown links, emphasis and headings removed);
+- a `toolsets:` block with one toolset per first tag (named by `toolgen.naming.toolset_from_tag`,
+  described by the tag's first sentence) and each intent's `toolset`: `eager` when the draft has at
+  most `EAGER_INTENTS` intents, else `deferred` (found by tool search), for the human to pick the
+  toolsets a model sees up front.
 
 Names are snake_case operationIds (``METHOD /path`` when the spec has none), valid tool names,
 unique, and at most 64 characters with the `preview_` prefix. The draft is lowered once in memory:
@@ -39,6 +43,7 @@ from ..compile.intent import IntentMap, LoadedIntentMap
 from ..compile.load import SpecDocument
 from ..compile.lower import lower, operation_parameters, operation_response
 from ..compile.lower.security import secret_name
+from ..compile.lower.toolsets import tag_description
 from ..compile.operations import (
     Operation,
     declared_oauth_scopes,
@@ -49,9 +54,12 @@ from ..compile.operations import (
 from ..compile.pagination import detect
 from ..compile.schema import SchemaConverter, object_view
 from ..diagnostics import DiagnosticError, DiagnosticSink
-from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix
+from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, toolset_from_tag
 
 MAX_FIELD_HINTS = 15
+#: a draft with more intents than this loads its toolsets `deferred` (found by tool search): OpenAI
+#: advises fewer than 20 functions up front, and the whole catalog would not fit one request
+EAGER_INTENTS = 20
 KEY_CANDIDATES = ("action_id", "idempotency_key", "toolgen_action_id")
 
 
@@ -160,6 +168,9 @@ class _Drafter:
         permission = self.permission(op, effect, draft)
         if permission is not None:
             intent["permission"] = permission
+        toolset = toolset_from_tag(op.tags[0]) if op.tags else None
+        if toolset is not None:
+            intent["toolset"] = toolset
         try:
             params = [p for p, _ in operation_parameters(self.doc, self.converter, op)]
         except DiagnosticError:
@@ -266,6 +277,9 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
 
     data: dict[str, Any] = {"toolgen": 1, "spec": spec_ref, "api": {"name": api},
                             "tools": {d.key: d.intent for d in drafts}}
+    toolsets = _toolsets(doc, drafts)
+    if toolsets:
+        data["toolsets"] = toolsets
     for _ in range(3):
         errors = _lower_errors(doc, data, api, out)
         if not errors:
@@ -285,6 +299,30 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
             break
     text = _render(doc, drafts, data, skipped, command)
     return InitResult(text, api, len(drafts), skipped, sorted(set(_auth_secrets(doc, api).values())))
+
+
+def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, str]]:
+    """One toolset per first tag the drafts use (named by `toolset_from_tag`, described by the
+    spec's tag description): `eager` when the draft is small, else `deferred` (found by tool search),
+    for the human to choose which toolsets a model sees up front."""
+    loading = "eager" if len(drafts) <= EAGER_INTENTS else "deferred"
+    out: dict[str, dict[str, str]] = {}
+    for d in drafts:
+        name = d.intent.get("toolset")
+        if isinstance(name, str) and name not in out:
+            out[name] = {"description": _toolset_description(doc, d.op.tags[0]), "loading": loading}
+    return dict(sorted(out.items()))
+
+
+def _toolset_description(doc: SpecDocument, tag: str) -> str:
+    """The first sentence of the tag's description as plain words (no Markdown), as
+    `toolgen.compile.lower.toolsets.tag_description` cuts it."""
+    for t in doc.data.get("tags") or []:
+        if isinstance(t, dict) and t.get("name") == tag and isinstance(t.get("description"), str):
+            plain = " ".join(plain_comment_lines(t["description"], width=100_000, max_lines=1))
+            if plain:
+                return tag_description({"tags": [{"name": tag, "description": plain}]}, tag)
+    return tag_description({}, tag)
 
 
 def _group_order(doc: SpecDocument, drafts: list[_Draft]) -> list[tuple[str, list[_Draft]]]:
@@ -413,6 +451,19 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipp
                 first = False
             lines += d.notes
             tools.yaml_set_comment_before_after_key(d.key, before="\n".join(_comment_lines(lines)), indent=2)
+    if data.get("toolsets"):
+        sets = CommentedMap()
+        for name, spec in data["toolsets"].items():
+            entry = CommentedMap(spec)
+            entry.fa.set_flow_style()
+            sets[name] = entry
+        root["toolsets"] = sets
+        deferred = any(spec["loading"] == "deferred" for spec in data["toolsets"].values())
+        root.yaml_set_comment_before_after_key("toolsets", before=(
+            "\nToolsets (namespaces), one per tag. "
+            + ("With this many tools they are deferred: a model finds their tools by tool search.\n"
+               "Make the toolsets an agent needs first `eager` (a few, under 20 tools up front)."
+               if deferred else "All eager: every tool is in the catalog up front.")), indent=0)
     yaml = YAML(typ="rt")
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)

@@ -101,7 +101,7 @@ def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:
     """The toolset name and description `from_tag` gives `op`: its first tag, described by the spec."""
     if not op.tags:
         return None, "", "tag"
-    return toolset_from_tag(op.tags[0]), _tag_description(ctx.doc.data, op.tags[0]), "tag"
+    return toolset_from_tag(op.tags[0]), tag_description(ctx.doc.data, op.tags[0]), "tag"
 
 
 #: path segments that are versions or API prefixes, not resources (``/v1/...``, ``/api/...``)
@@ -135,7 +135,7 @@ def _derived_toolset(ctx: Ctx, name: str | None, description: str, origin: Origi
     return made
 
 
-def _tag_description(data: Any, tag: str) -> str:
+def tag_description(data: Any, tag: str) -> str:
     """The first sentence of the spec's description of `tag` (markup removed, at most
     `TAG_DESCRIPTION_MAX` characters), else ``Operations tagged <tag>.``."""
     tags = data.get("tags") if isinstance(data, dict) else None
