@@ -84,3 +84,17 @@ async def test_the_served_entry_is_the_built_one_and_its_answer_conforms(github_
         bad = await client.call_tool(SEARCH_TOOL_NAME, {"query": "x" * 501})
         assert bad.is_error is True and bad.structured_content["error"]["code"] == "invalid_arguments"
     await registry.aclose()
+
+
+def test_each_entry_is_a_fresh_value() -> None:
+    """A caller that edits the entry it got (a server adding ``_meta``, a test) changes no later entry
+    and not the kernel's schemas."""
+    from toolgen.search_tool import SEARCH_TOOL_OUTPUT_SCHEMA
+
+    first = mcp_search_tool(["pulls"])
+    first["outputSchema"]["properties"]["hits"]["items"]["required"].append("extra")
+    first["inputSchema"]["properties"].clear()
+    first["annotations"]["readOnlyHint"] = False
+    again = mcp_search_tool(["pulls"])
+    assert again["outputSchema"] == SEARCH_TOOL_OUTPUT_SCHEMA and "extra" not in json.dumps(again)
+    assert set(again["inputSchema"]["properties"]) == {"query", "limit"} and again["annotations"]["readOnlyHint"]
