@@ -1,59 +1,97 @@
 """Kernel `search_tool`: the contract of the tool-search meta-tool, in one place for the build (which
-lists it in the up-front catalogs of MCP and Gemini and measures it) and the runtime (the MCP server
-that answers it, `toolgen serve`).
+lists it in the up-front catalogs of MCP and Gemini, writes it into ``search.json`` and measures it)
+and the runtime (`toolgen.runtime.search_tool.ToolSearch`, which answers it in `toolgen serve`).
 
 Input: the names of the toolsets that hold deferred tools. Output: the meta-tool's MCP `Tool` entry
 (`mcp_search_tool`), its Gemini function declaration (`gemini_search_declaration`), and the constants
 of its contract:
 
-- name ``search_tools`` (`SEARCH_TOOL_NAME`), read-only, never destructive;
-- input ``{"query": string (1-500 characters), "limit": integer 1-20, default 5}``
-  (`SEARCH_TOOL_INPUT_SCHEMA`, closed);
-- output ``{"tools": [Tool, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``
-  (`SEARCH_TOOL_OUTPUT_SCHEMA`): the full MCP tool definitions of the best matches, best first, as
-  ``mcp.json`` holds them (name, title, description, inputSchema, outputSchema, annotations), and the
-  ranked hits of `toolgen.runtime.search.ToolIndex.search` they come from. Only tools whose
-  permission the caller's scopes satisfy are returned; every call of a found tool still goes through
-  the runtime's policy path (permission, approval, idempotency).
+- name ``search_tools`` (`SEARCH_TOOL_NAME`); annotations `SEARCH_TOOL_ANNOTATIONS` (read-only,
+  never destructive, idempotent, closed world);
+- input ``{"query": string (1-500 characters), "limit"?: integer 1-20, default 5}``
+  (`SEARCH_TOOL_INPUT_SCHEMA`, closed); ``limit`` counts hits (operations);
+- output ``{"tools": [definition, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``
+  (`SEARCH_TOOL_OUTPUT_SCHEMA`, closed): ``hits`` are the ranked hits of
+  `toolgen.runtime.search.ToolIndex.search` the caller may use, best first (a write's hit names the
+  tool that acts, ``record_*``, or ``preview_*`` when only the preview is allowed); ``tools`` are
+  the full MCP definitions to call, as ``mcp.json`` holds them (``name`` and ``inputSchema``
+  always; ``title``, ``description``, ``outputSchema``, ``annotations`` when the entry has them),
+  in hit order, a write's hit bringing its operation's ``preview_*`` then ``record_*`` (each only
+  when the caller may use it). Only tools whose permission the caller's scopes satisfy are
+  returned; every call of a found tool still goes through the runtime's policy path (permission,
+  approval, idempotency).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "SEARCH_TOOL_INPUT_SCHEMA", "SEARCH_TOOL_NAME", "SEARCH_TOOL_OUTPUT_SCHEMA",
-           "gemini_search_declaration", "mcp_search_tool", "search_tool_description"]
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "SEARCH_TOOL_ANNOTATIONS", "SEARCH_TOOL_INPUT_SCHEMA",
+           "SEARCH_TOOL_NAME", "SEARCH_TOOL_OUTPUT_SCHEMA", "SEARCH_TOOL_TITLE", "gemini_search_declaration",
+           "mcp_search_tool", "search_tool_description"]
 
 SEARCH_TOOL_NAME = "search_tools"
+SEARCH_TOOL_TITLE = "Search tools"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_QUERY_CHARS = 500
+
+#: MCP `ToolAnnotations` (D.1), all four hints explicit: the meta-tool only reads the package's own index.
+SEARCH_TOOL_ANNOTATIONS: dict[str, Any] = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+                                           "openWorldHint": False}
 
 SEARCH_TOOL_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
                   "description": "What you want to do, in plain words (e.g. \"remove a label from an issue\")."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                  "description": f"Most tools to return (default {DEFAULT_LIMIT})."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
+                  "description": f"Most operations to return (default {DEFAULT_LIMIT})."},
     },
     "required": ["query"],
+    "additionalProperties": False,
+}
+
+#: One found tool: an MCP `Tool` definition as ``mcp.json`` (and ``tools/list``) holds it. Open, so
+#: a definition with members a newer MCP revision adds (``icons``, ``_meta``) still conforms.
+_DEFINITION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "title": {"type": "string"},
+        "description": {"type": "string"},
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+        "annotations": {"type": "object"},
+    },
+    "required": ["name", "inputSchema"],
+}
+
+#: One ranked hit (`toolgen.runtime.search.Hit.to_json`).
+_HIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tool": {"type": "string", "minLength": 1},
+        "toolset": {"type": ["string", "null"]},
+        "score": {"type": "number"},
+        "operation": {"type": "string"},
+    },
+    "required": ["tool", "toolset", "score", "operation"],
     "additionalProperties": False,
 }
 
 SEARCH_TOOL_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "tools": {"type": "array", "items": {"type": "object"},
-                  "description": "Full definitions of the matching tools, best first; call them by name."},
-        "hits": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"tool": {"type": "string"}, "toolset": {"type": ["string", "null"]},
-                           "score": {"type": "number"}, "operation": {"type": "string"}},
-            "required": ["tool", "toolset", "score", "operation"]}},
+        "tools": {"type": "array", "items": _DEFINITION_SCHEMA,
+                  "description": "Full definitions of the found tools, best first; call them by name."},
+        "hits": {"type": "array", "items": _HIT_SCHEMA, "maxItems": MAX_LIMIT,
+                 "description": "The ranked hits the definitions come from, best first."},
     },
     "required": ["tools", "hits"],
+    "additionalProperties": False,
 }
 
 
@@ -61,24 +99,26 @@ def search_tool_description(toolsets: Sequence[str]) -> str:
     """What the model reads about the meta-tool: when to use it and which toolsets it searches
     (`toolsets`: names of the toolsets holding deferred tools, listed in the given order)."""
     text = ("Find more tools of this API: describe the task in plain words and get the full definitions of "
-            "the best matching tools, then call them by name. Use it when no listed tool fits.")
+            "the best matching tools you may use, then call them by name. Use it when no listed tool fits.")
     if toolsets:
         text += " Searchable toolsets: " + ", ".join(toolsets) + "."
     return text
 
 
 def mcp_search_tool(toolsets: Sequence[str]) -> dict[str, Any]:
-    """The meta-tool as an MCP 2025-11-25 / 2026-07-28 `Tool` (D.1): all four hints explicit (it only
-    reads the package's own index: read-only, idempotent, closed world)."""
-    return {
+    """The meta-tool as an MCP 2025-11-25 / 2026-07-28 `Tool` (D.1), the entry the build lists up
+    front and writes into ``search.json`` and the entry `toolgen serve` lists: name, title,
+    description (naming `toolsets` in the given order; the build and the server pass the sorted
+    toolsets holding deferred tools), the input and output schemas and the annotations above. A
+    fresh value each call: callers may not share nested mutable state with the constants."""
+    return copy.deepcopy({
         "name": SEARCH_TOOL_NAME,
-        "title": "Search tools",
+        "title": SEARCH_TOOL_TITLE,
         "description": search_tool_description(toolsets),
         "inputSchema": SEARCH_TOOL_INPUT_SCHEMA,
         "outputSchema": SEARCH_TOOL_OUTPUT_SCHEMA,
-        "annotations": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
-                        "openWorldHint": False},
-    }
+        "annotations": SEARCH_TOOL_ANNOTATIONS,
+    })
 
 
 def gemini_search_declaration(toolsets: Sequence[str]) -> dict[str, Any]:

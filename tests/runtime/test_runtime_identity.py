@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -35,7 +36,7 @@ from toolgen.runtime.mcp_http import (
     serve_http,
     token_sha256,
 )
-from toolgen.runtime.search_tool import SEARCH_TOOL, SEARCH_TOOL_NAME
+from toolgen.search_tool import SEARCH_TOOL_NAME, SEARCH_TOOL_OUTPUT_SCHEMA, mcp_search_tool
 
 pytest.importorskip("mcp")
 httpx2 = pytest.importorskip("httpx2")
@@ -381,11 +382,14 @@ async def test_http_search_tools_respects_scopes_and_returns_full_definitions(
             listed = await client.list_tools()
             assert SEARCH_TOOL_NAME in [t.name for t in listed.tools]
             meta = next(t for t in listed.tools if t.name == SEARCH_TOOL_NAME)
-            assert meta.input_schema == SEARCH_TOOL["inputSchema"] and meta.output_schema == SEARCH_TOOL["outputSchema"]
+            # the kernel's entry (no deferred row here: no toolset named), as the build writes it
+            assert meta.model_dump(by_alias=True, exclude_none=True, mode="json") == mcp_search_tool([])
             found = await client.call_tool(SEARCH_TOOL_NAME, {"query": "delete a ticket", "limit": 10})
             assert found.is_error is False
+            jsonschema.validate(found.structured_content, SEARCH_TOOL_OUTPUT_SCHEMA)
             names = [t["name"] for t in found.structured_content["tools"]]
             assert names and set(names) <= set(READ_TOOLS)
+            assert {h["tool"] for h in found.structured_content["hits"]} <= set(names)
             bad = await client.call_tool(SEARCH_TOOL_NAME, {"query": "", "limit": 0})
             assert error_of(bad)["code"] == "invalid_arguments" and error_of(bad)["details"]["pointer"] in ("/query",
                                                                                                           "/limit")
@@ -395,6 +399,7 @@ async def test_http_search_tools_respects_scopes_and_returns_full_definitions(
             found = await client.call_tool(SEARCH_TOOL_NAME, {"query": "delete a ticket", "limit": 1})
             tools = found.structured_content["tools"]
             assert [t["name"] for t in tools] == ["preview_ticket_delete", "record_ticket_delete"]
+            assert [h["tool"] for h in found.structured_content["hits"]] == ["record_ticket_delete"]
             for tool in tools:
                 expected = catalog[tool["name"]]
                 assert tool == expected  # name, title, description, inputSchema, outputSchema, annotations
@@ -550,10 +555,14 @@ def test_cli_serve_http_no_auth_warns_loudly(server: TicketsServer, tmp_path: Pa
 def test_search_tool_definition_is_a_valid_mcp_tool() -> None:
     import mcp_types as types
 
-    tool = types.Tool.model_validate(SEARCH_TOOL)
+    from toolgen.dialects.mcp import check_mcp_catalog
+
+    entry = mcp_search_tool(["issues", "pulls"])
+    tool = types.Tool.model_validate(entry)
     assert tool.name == "search_tools" and tool.annotations is not None and tool.annotations.read_only_hint is True
-    assert SEARCH_TOOL["inputSchema"]["required"] == ["query"]
-    assert set(SEARCH_TOOL["inputSchema"]["properties"]) == {"query", "limit"}
+    assert entry["inputSchema"]["required"] == ["query"]
+    assert set(entry["inputSchema"]["properties"]) == {"query", "limit"}
+    assert check_mcp_catalog([entry]) == [] and check_mcp_catalog([mcp_search_tool([])]) == []
 
 
 def test_parse_address_defaults_to_loopback_and_refuses_bare_ipv6() -> None:

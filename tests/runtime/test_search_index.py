@@ -19,9 +19,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolgen.cli import main
-from toolgen.runtime.search import ToolIndex, load_documents, search_tool_result
+from toolgen.runtime import Actor, Registry
+from toolgen.runtime.search import ToolIndex, load_documents
+from toolgen.runtime.search_tool import ToolSearch
 from toolgen.search_text import SEARCH_FORMAT, search_documents
-from toolgen.search_tool import SEARCH_TOOL_INPUT_SCHEMA, SEARCH_TOOL_OUTPUT_SCHEMA
+from toolgen.search_tool import (
+    DEFAULT_LIMIT,
+    SEARCH_TOOL_INPUT_SCHEMA,
+    SEARCH_TOOL_NAME,
+    SEARCH_TOOL_OUTPUT_SCHEMA,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = REPO / "generated"
@@ -125,8 +132,6 @@ def test_the_head_of_a_compound_object_weighs_more() -> None:
 def test_a_deferred_tool_found_by_search_is_still_checked_on_the_call() -> None:
     """Deferring a tool only changes what a model sees first: the runtime still knows it and still
     refuses a caller without its permission, before any request (no base URL is reachable here)."""
-    from toolgen.runtime import Actor, Registry
-
     policy = json.loads((GENERATED / "github" / "policy.json").read_text(encoding="utf-8"))
     rows = {r["tool"]: r for r in policy["tools"]}
     assert rows["record_merge_pull_request"]["loading"] == "deferred"
@@ -146,37 +151,67 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 30) | st.sample
                      | st.text(max_size=12),
                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
                                                                                    max_size=3), max_leaves=8)
-_ARGS = st.one_of(_JSON, st.fixed_dictionaries({"query": st.text(max_size=40)},
-                                               optional={"limit": _JSON, "extra": _JSON}))
+_QUERY = st.text(max_size=40) | st.sampled_from(QUERIES) | st.text(min_size=498, max_size=502)
+_ARGS = st.one_of(_JSON, st.fixed_dictionaries({"query": _QUERY}, optional={"limit": _JSON, "extra": _JSON}),
+                  st.fixed_dictionaries({"query": st.sampled_from(QUERIES), "limit": st.integers(-1, 22)}))
+_POLICY_ROWS = json.loads((GENERATED / "github" / "policy.json").read_text(encoding="utf-8"))["tools"]
+_SCOPES = sorted({str(s) for row in _POLICY_ROWS for s in row.get("permission") or []})
 
 
 @pytest.fixture(scope="module")
-def github_index() -> tuple[ToolIndex, list[dict[str, object]]]:
+def github_search() -> tuple[ToolSearch, dict[str, dict[str, Any]]]:
+    """The meta-tool over the generated GitHub package (no base URL is reachable: a search sends no
+    request) and the package's ``mcp.json`` entries by name."""
     catalog = json.loads((GENERATED / "github" / "mcp.json").read_text(encoding="utf-8"))
-    return ToolIndex.from_dir(GENERATED / "github"), catalog
+    registry = Registry.from_dir(GENERATED / "github", base_url="http://127.0.0.1:9")
+    return ToolSearch(registry), {str(t["name"]): t for t in catalog}
 
 
-def test_the_meta_tool_returns_full_definitions_of_allowed_tools(github_index: Any) -> None:
-    index, catalog = github_index
-    answer = search_tool_result(index, catalog, {"query": "merge the pull request", "limit": 3}, scopes=None)
+def _allowed(tool: str, scopes: set[str]) -> bool:
+    row = next(r for r in _POLICY_ROWS if r["tool"] == tool)
+    return set(row.get("permission") or []) <= scopes
+
+
+def test_the_meta_tool_returns_full_definitions_of_allowed_tools(github_search: Any) -> None:
+    search, by_name = github_search
+    everyone = Actor.of("admin", _SCOPES)
+    result = search.run({"query": "merge the pull request", "limit": 3}, everyone)
+    assert result.ok and result.tool == SEARCH_TOOL_NAME
+    answer = result.result
     jsonschema.validate(answer, SEARCH_TOOL_OUTPUT_SCHEMA)
-    by_name = {t["name"]: t for t in catalog}
-    assert answer["tools"][0] == by_name["record_merge_pull_request"] and len(answer["tools"]) == 3
-    assert [t["name"] for t in answer["tools"]] == [h["tool"] for h in answer["hits"]]
-    allowed = search_tool_result(index, catalog, {"query": "merge the pull request"}, scopes=["issues:read"])
-    assert allowed["tools"] and all(h["tool"] != "record_merge_pull_request" for h in allowed["hits"])
-    rows = {r["tool"]: r for r in json.loads((GENERATED / "github" / "policy.json").read_text())["tools"]}
-    assert all(set(rows[h["tool"]]["permission"]) <= {"issues:read"} for h in allowed["hits"])
+    assert answer["hits"][0]["tool"] == "record_merge_pull_request" and len(answer["hits"]) == 3
+    # the hits are the ranking of `toolgen search` (the index of search.json), with the caller's scopes
+    index = ToolIndex.from_dir(GENERATED / "github")
+    assert answer["hits"] == [h.to_json() for h in index.search("merge the pull request", scopes=_SCOPES, limit=3)]
+    # every definition is the mcp.json entry; a write's hit brings preview_* then record_*
+    names = [t["name"] for t in answer["tools"]]
+    assert all(t == by_name[t["name"]] for t in answer["tools"])
+    assert names[:2] == ["preview_merge_pull_request", "record_merge_pull_request"]
+    assert all(h["tool"] in names for h in answer["hits"]) and len(names) == len(set(names))
+    # a caller with fewer scopes gets neither the hit nor the definitions it may not use
+    reader = search.run({"query": "merge the pull request"}, Actor.of("agent", ["issues:read"]))
+    assert reader.ok and reader.result["hits"]
+    assert all(h["tool"] != "record_merge_pull_request" for h in reader.result["hits"])
+    assert all(_allowed(t["name"], {"issues:read"}) for t in reader.result["tools"])
+    assert all(_allowed(h["tool"], {"issues:read"}) for h in reader.result["hits"])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(arguments=_ARGS)
-def test_the_meta_tool_answers_any_arguments_as_its_input_schema_says(github_index: Any, arguments: Any) -> None:
-    index, catalog = github_index
-    answer = search_tool_result(index, catalog, arguments, scopes=["issues:read"])
-    valid = jsonschema.Draft202012Validator(SEARCH_TOOL_INPUT_SCHEMA).is_valid(arguments)
-    if valid and isinstance(arguments.get("query"), str) and arguments["query"].strip():
-        assert "error" not in answer
-        jsonschema.validate(answer, SEARCH_TOOL_OUTPUT_SCHEMA)
+@given(arguments=_ARGS, scopes=st.sets(st.sampled_from(_SCOPES), max_size=4))
+def test_the_meta_tool_answers_any_arguments_as_its_input_schema_says(github_search: Any, arguments: Any,
+                                                                      scopes: set[str]) -> None:
+    """Whatever the arguments and the caller: arguments the input schema accepts give an answer that
+    its output schema accepts, holding only tools the caller may use; any other arguments give
+    ``invalid_arguments`` naming where. Never an exception."""
+    search, by_name = github_search
+    result = search.run(arguments, Actor.of("agent", scopes))
+    assert result.tool == SEARCH_TOOL_NAME
+    if jsonschema.Draft202012Validator(SEARCH_TOOL_INPUT_SCHEMA).is_valid(arguments):
+        assert result.ok, result.error
+        jsonschema.validate(result.result, SEARCH_TOOL_OUTPUT_SCHEMA)
+        assert len(result.result["hits"]) <= arguments.get("limit", DEFAULT_LIMIT)
+        assert all(_allowed(h["tool"], scopes) for h in result.result["hits"])
+        assert all(_allowed(t["name"], scopes) and t == by_name[t["name"]] for t in result.result["tools"])
     else:
-        assert set(answer) == {"error"}
+        assert not result.ok and result.error is not None and result.error.code == "invalid_arguments"
+        assert result.error.details["pointer"] in ("", "/query", "/limit")

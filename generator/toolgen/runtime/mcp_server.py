@@ -48,7 +48,7 @@ import jsonschema_rs
 
 from .errors import make_error
 from .registry import Actor, Approval, CallResult, Registry
-from .search_tool import SEARCH_TOOL, SEARCH_TOOL_NAME, ToolSearch, has_deferred
+from .search_tool import SEARCH_TOOL_NAME, ToolSearch, has_deferred, search_tool_entry
 
 APPROVAL_META_KEY = "toolgen/approval"
 #: MCP 2026-07-28 list results carry freshness hints: the catalog is fixed while the server runs, so
@@ -144,7 +144,8 @@ def list_tools_result(registry: Registry, actor: Actor | None = None, *, search_
 
     Without `actor`: every tool of the catalog, ``cacheScope: "public"``. With `actor`: the tools
     its scopes allow that are not deferred (`Registry.visible_catalog`), plus the ``search_tools``
-    meta-tool when `search_tool`, ``cacheScope: "private"`` (the list depends on who asks)."""
+    meta-tool when `search_tool` (`search_tool_entry`: the kernel's entry, as in ``search.json``),
+    ``cacheScope: "private"`` (the list depends on who asks)."""
     import mcp_types as types
 
     if actor is None:
@@ -154,7 +155,7 @@ def list_tools_result(registry: Registry, actor: Actor | None = None, *, search_
         entries = registry.visible_catalog(actor, deferred=False)
         scope = LIST_CACHE_SCOPE_PER_CALLER
     if search_tool:
-        entries = [*entries, SEARCH_TOOL]
+        entries = [*entries, search_tool_entry(registry)]
     tools = sorted((types.Tool.model_validate(entry) for entry in entries), key=lambda t: t.name)
     return types.ListToolsResult(tools=tools, ttl_ms=LIST_TTL_MS, cache_scope=scope)
 

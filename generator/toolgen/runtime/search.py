@@ -6,8 +6,8 @@ list of `Hit` (tool, toolset, score, operation), never a tool whose permission t
 lack.
 
 One ranking everywhere: `toolgen search`, the Python API (`ToolIndex.search`, `Registry`-based
-`index_for`) and the MCP meta-tool (`toolgen.search_tool`) all call `ToolIndex.search`. The index
-documents are built at `toolgen build` time (``search.json`` beside ``policy.json``, by
+`index_for`) and the MCP meta-tool (`toolgen.runtime.search_tool.ToolSearch`, its contract in
+`toolgen.search_tool`) all call `ToolIndex.search`. The index documents are built at `toolgen build` time (``search.json`` beside ``policy.json``, by
 `toolgen.search_text.search_documents`); `ToolIndex.from_dir` loads them and falls back to building
 them from ``policy.json`` + ``mcp.json`` with the same function when the file is absent or of another
 format, so both paths give the same ranking.
@@ -61,9 +61,8 @@ from ..search_text import (
     search_documents,
     split_words,
 )
-from ..search_tool import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
 
-__all__ = ["STOP_WORDS", "Hit", "ToolIndex", "query_terms", "search_tool_result", "split_words"]
+__all__ = ["STOP_WORDS", "Hit", "ToolIndex", "query_terms", "split_words"]
 
 #: the file `toolgen build` writes the index documents into, beside ``policy.json``
 SEARCH_FILE = "search.json"
@@ -229,30 +228,3 @@ def load_documents(path: Path) -> list[Mapping[str, Any]] | None:
             for d in documents):
         return None
     return documents
-
-
-def search_tool_result(index: ToolIndex, catalog: Sequence[Mapping[str, Any]], arguments: Any, *,
-                       scopes: Iterable[str] | None) -> dict[str, Any]:
-    """The answer of the ``search_tools`` meta-tool (`toolgen.search_tool`) to `arguments`.
-
-    `catalog`: the ``mcp.json`` entries (the full definitions returned); `scopes`: the caller's (only
-    tools they satisfy are returned; None: no filtering). Output: ``{"tools": [Tool, ...], "hits":
-    [Hit.to_json(), ...]}``, best first, or ``{"error": message}`` when `arguments` break the input
-    schema (``query`` a string of 1-500 characters, ``limit`` an integer 1-20, nothing else). Never
-    raises on caller input."""
-    if not isinstance(arguments, Mapping):
-        return {"error": "arguments must be an object {query, limit?}"}
-    extra = sorted(str(k) for k in arguments if k not in ("query", "limit"))
-    if extra:
-        return {"error": f"unknown argument(s): {', '.join(extra)}"}
-    query = arguments.get("query")
-    if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
-        return {"error": f"query must be a non-empty string of at most {MAX_QUERY_CHARS} characters"}
-    limit = arguments.get("limit", DEFAULT_LIMIT)
-    if isinstance(limit, float) and limit.is_integer():  # JSON Schema: 3.0 is an integer
-        limit = int(limit)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        return {"error": f"limit must be an integer from 1 to {MAX_LIMIT}"}
-    by_name = {str(e.get("name")): e for e in catalog}
-    hits = [h for h in index.search(query, scopes=scopes, limit=limit) if h.tool in by_name]
-    return {"tools": [dict(by_name[h.tool]) for h in hits], "hits": [h.to_json() for h in hits]}

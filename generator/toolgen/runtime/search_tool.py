@@ -2,16 +2,22 @@
 
 Input: a loaded `Registry`, the caller (`Actor`) and the meta-tool's arguments
 ``{"query": str, "limit"?: int}``. Output: a `CallResult` whose result is
-``{"tools": [<MCP tool definition>, ...]}`` — each definition exactly as ``tools/list`` would give it
-(``name``, ``title``, ``description``, ``inputSchema``, ``outputSchema``, ``annotations``: the
-package's ``mcp.json`` entry).
+``{"tools": [<MCP tool definition>, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``
+— the contract of the kernel module `toolgen.search_tool` (name, input and output schemas,
+annotations, limits, description), which is the only definition of it.
+
+The entry `toolgen serve` lists (`search_tool_entry`) is ``mcp_search_tool(<the sorted toolsets
+holding deferred rows of the package>)``: the same function and the same toolsets the build uses
+for ``search.json["search_tool"]`` and the up-front MCP catalog, so the three are equal. The server
+derives it from the policy rows rather than reading ``search.json``, so a package without that file
+(or a `Registry` built in memory) serves the same entry.
 
 Ranking is `toolgen.runtime.search.ToolIndex` (the ranking of `toolgen search`), filtered by the
-caller's scopes; a hit that is a write brings its whole operation: ``preview_*`` then ``record_*``
-(each only when the caller's scopes allow it). ``limit`` counts operations, not definitions. Tools
-found this way — deferred ones (``loading: deferred``) included — are called by name through the
-same call path as any other tool. The contract (name, schemas, result shape) is `SEARCH_TOOL`; a
-catalog entry for the meta-tool must equal it.
+caller's scopes; ``hits`` keeps the hits whose tool the caller may use, and each hit brings its
+whole operation into ``tools``: a read its tool, a write ``preview_*`` then ``record_*`` (each only
+when the caller's scopes allow it), each definition exactly the package's ``mcp.json`` entry.
+``limit`` counts hits (operations), not definitions. Tools found this way — deferred ones
+(``loading: deferred``) included — are called by name through the same call path as any other tool.
 """
 
 from __future__ import annotations
@@ -23,62 +29,14 @@ from typing import Any
 import jsonschema_rs
 
 from ..pointer import join_pointer
+from ..search_tool import DEFAULT_LIMIT, SEARCH_TOOL_INPUT_SCHEMA, SEARCH_TOOL_NAME, mcp_search_tool
 from .audit import AuditEvent
 from .errors import make_error
 from .identity import is_deferred
 from .registry import Actor, CallResult, Registry
 from .search import ToolIndex
 
-__all__ = ["SEARCH_TOOL", "SEARCH_TOOL_NAME", "ToolSearch", "has_deferred"]
-
-SEARCH_TOOL_NAME = "search_tools"
-DEFAULT_LIMIT = 5
-MAX_LIMIT = 20
-MAX_QUERY_LENGTH = 500
-
-_DEFINITION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "An MCP tool definition, as tools/list gives it.",
-    "properties": {
-        "name": {"type": "string"},
-        "title": {"type": "string"},
-        "description": {"type": "string"},
-        "inputSchema": {"type": "object"},
-        "outputSchema": {"type": "object"},
-        "annotations": {"type": "object"},
-    },
-    "required": ["name", "inputSchema"],
-}
-
-#: The meta-tool's MCP definition: the contract a catalog entry named ``search_tools`` must equal.
-SEARCH_TOOL: dict[str, Any] = {
-    "name": SEARCH_TOOL_NAME,
-    "title": "Search tools",
-    "description": (
-        "Find the tools of this server that serve a request in plain words (\"remove the bug label "
-        "from issue 12\"). Returns the full definitions of the best matching tools you may call, best "
-        "first; call them by name. Tools not listed up front are found here."
-    ),
-    "inputSchema": {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_LENGTH,
-                      "description": "What you want to do, in plain words."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
-                      "description": f"How many operations to return (default {DEFAULT_LIMIT})."},
-        },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
-    "outputSchema": {
-        "type": "object",
-        "properties": {"tools": {"type": "array", "items": _DEFINITION_SCHEMA}},
-        "required": ["tools"],
-        "additionalProperties": False,
-    },
-    "annotations": {"title": "Search tools", "readOnlyHint": True, "destructiveHint": False,
-                    "idempotentHint": True, "openWorldHint": False},
-}
+__all__ = ["SEARCH_TOOL_NAME", "ToolSearch", "has_deferred", "search_tool_entry", "searchable_toolsets"]
 
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
@@ -88,6 +46,19 @@ def has_deferred(registry: Registry) -> bool:
     return any(is_deferred(spec.row) for spec in registry.specs.values())
 
 
+def searchable_toolsets(registry: Registry) -> list[str]:
+    """The toolsets holding deferred rows of `registry`, sorted (the ``searchable`` toolsets the build
+    names in the meta-tool's description)."""
+    return sorted({str(spec.row["toolset"]) for spec in registry.specs.values()
+                   if is_deferred(spec.row) and spec.row.get("toolset") is not None})
+
+
+def search_tool_entry(registry: Registry) -> dict[str, Any]:
+    """The meta-tool's MCP `Tool` entry for `registry`: ``mcp_search_tool(searchable_toolsets(registry))``,
+    equal to the ``search_tool`` the build wrote into the package's ``search.json``."""
+    return mcp_search_tool(searchable_toolsets(registry))
+
+
 class ToolSearch:
     """The meta-tool over one registry. The index is built on first use (include-everything
     GitHub, 1,223 operations: about half a second) and kept."""
@@ -95,7 +66,8 @@ class ToolSearch:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self._index: ToolIndex | None = None
-        self._validator = jsonschema_rs.Draft202012Validator(SEARCH_TOOL["inputSchema"])
+        self._validator = jsonschema_rs.Draft202012Validator(SEARCH_TOOL_INPUT_SCHEMA)
+        self.entry = search_tool_entry(registry)
 
     @property
     def index(self) -> ToolIndex:
@@ -104,8 +76,10 @@ class ToolSearch:
         return self._index
 
     def run(self, args: Any, actor: Actor) -> CallResult:
-        """Search for `actor`. Never raises on caller input: bad arguments are ``invalid_arguments``
-        naming the JSON pointer of the bad value (``/query``, ``/limit``)."""
+        """Search for `actor`: ``{"tools": [...], "hits": [...]}`` (see the module docstring), which
+        conforms to ``SEARCH_TOOL_OUTPUT_SCHEMA``. Never raises on caller input: arguments the input
+        schema rejects are ``invalid_arguments`` naming the JSON pointer of the bad value
+        (``/query``, ``/limit``)."""
         call_id = secrets.token_hex(8)
         if not self._validator.is_valid(args):
             error = next(iter(self._validator.iter_errors(args)))
@@ -118,19 +92,20 @@ class ToolSearch:
                 "invalid_arguments", f"Invalid argument {pointer or '(arguments)'}: {str(error.message)[:200]}",
                 details={"pointer": pointer}))
         limit = int(args.get("limit", DEFAULT_LIMIT))
-        hits = self.index.search(str(args["query"]), scopes=actor.scopes, limit=limit)
+        ranked = self.index.search(str(args["query"]), scopes=actor.scopes, limit=limit)
+        hits = [hit for hit in ranked if self.registry.permits(hit.tool, actor)]
         by_intent: dict[str, list[str]] = {}
         for name, spec in self.registry.specs.items():
             by_intent.setdefault(spec.intent, []).append(name)
         names: list[str] = []
         for hit in hits:
-            found = self.registry.specs.get(hit.tool)
-            group = by_intent.get(found.intent, [hit.tool]) if found is not None else [hit.tool]
-            group = sorted(group, key=lambda n: (_MODE_ORDER.get(str(self.registry.specs[n].row.get("mode")), 0), n))
+            group = sorted(by_intent.get(self.registry.specs[hit.tool].intent, [hit.tool]),
+                           key=lambda n: (_MODE_ORDER.get(str(self.registry.specs[n].row.get("mode")), 0), n))
             names.extend(n for n in group if n not in names and self.registry.permits(n, actor))
         tools = [dict(self.registry.specs[n].catalog) for n in names]
-        self._audit(call_id, actor, "search", "allow", None, {"results": len(tools)})
-        return CallResult(SEARCH_TOOL_NAME, True, result={"tools": tools}, call_id=call_id)
+        self._audit(call_id, actor, "search", "allow", None, {"results": len(tools), "hits": len(hits)})
+        return CallResult(SEARCH_TOOL_NAME, True, result={"tools": tools, "hits": [h.to_json() for h in hits]},
+                          call_id=call_id)
 
     def _audit(self, call_id: str, actor: Actor, step: str, decision: str, code: str | None,
                detail: dict[str, Any]) -> None:

@@ -1,0 +1,100 @@
+"""One contract for the ``search_tools`` meta-tool (`toolgen.search_tool`), end to end on the
+generated GitHub package (deferred toolsets ``pulls`` and ``repos``): the entry the build lists in
+the up-front MCP catalog, the entry it writes into ``search.json`` and the entry `toolgen serve`
+lists over the official MCP client are one and the same, and a real call's answer conforms to that
+entry's ``outputSchema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from toolgen.build import ApiBuild, build_api
+from toolgen.dialects.mcp import check_mcp_catalog
+from toolgen.runtime import Actor, Registry
+from toolgen.search_tool import SEARCH_TOOL_NAME, mcp_search_tool
+
+pytest.importorskip("mcp")
+
+REPO = Path(__file__).resolve().parents[2]
+GITHUB = REPO / "generated" / "github"
+POLICY_ROWS: list[dict[str, Any]] = json.loads((GITHUB / "policy.json").read_text(encoding="utf-8"))["tools"]
+ALL_SCOPES = sorted({str(s) for row in POLICY_ROWS for s in row.get("permission") or []})
+
+
+@pytest.fixture(scope="module")
+def github_build() -> ApiBuild:
+    """generated/github built again in memory, from the repository's intent map and vendored spec."""
+    return build_api(REPO / "intent_maps" / "github.yaml", GITHUB, base=REPO)
+
+
+def _dump(tool: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
+
+
+def test_the_built_entry_is_the_kernel_entry_over_the_deferred_toolsets(github_build: ApiBuild) -> None:
+    deferred = sorted({str(r["toolset"]) for r in POLICY_ROWS if r["loading"] == "deferred"})
+    assert {"pulls", "repos"} <= set(deferred)  # (and a few deferred tools of `issues`)
+    upfront = github_build.catalogs.deferred.upfront["mcp"]
+    listed = [e for e in upfront if e["name"] == SEARCH_TOOL_NAME]
+    written = json.loads(github_build.files["search.json"])["search_tool"]
+    on_disk = json.loads((GITHUB / "search.json").read_text(encoding="utf-8"))["search_tool"]
+    assert listed == [written] == [on_disk] == [mcp_search_tool(deferred)]
+    assert check_mcp_catalog(upfront) == []
+
+
+@pytest.mark.anyio
+async def test_the_served_entry_is_the_built_one_and_its_answer_conforms(github_build: ApiBuild) -> None:
+    from mcp import Client
+
+    from toolgen.runtime.mcp_server import build_server
+
+    on_disk = json.loads((GITHUB / "search.json").read_text(encoding="utf-8"))["search_tool"]
+    upfront = github_build.catalogs.deferred.upfront["mcp"]
+    registry = Registry.from_dir(GITHUB, base_url="http://127.0.0.1:9")  # a search sends no request
+    async with Client(build_server(registry, Actor.of("admin", ALL_SCOPES))) as client:
+        listed = (await client.list_tools()).tools
+        served = next(_dump(t) for t in listed if t.name == SEARCH_TOOL_NAME)
+        assert served == on_disk
+        # a caller holding every scope is listed exactly the build's up-front MCP catalog
+        assert sorted((_dump(t) for t in listed), key=lambda e: e["name"]) == sorted(upfront,
+                                                                                  key=lambda e: e["name"])
+        found = await client.call_tool(SEARCH_TOOL_NAME, {"query": "merge the pull request", "limit": 4})
+        assert found.is_error is False, found
+        answer = found.structured_content
+        jsonschema.Draft202012Validator(served["outputSchema"]).validate(answer)
+        assert answer["hits"][0] == {**answer["hits"][0], "tool": "record_merge_pull_request", "toolset": "pulls"}
+        names = [t["name"] for t in answer["tools"]]
+        assert "record_merge_pull_request" in names and "record_merge_pull_request" not in [t.name for t in listed]
+        assert len(answer["hits"]) <= 4
+    async with Client(build_server(registry, Actor.of("agent", ["issues:read"]))) as client:
+        listed = (await client.list_tools()).tools
+        assert next(_dump(t) for t in listed if t.name == SEARCH_TOOL_NAME) == on_disk  # the same for everyone
+        found = await client.call_tool(SEARCH_TOOL_NAME, {"query": "merge the pull request"})
+        answer = found.structured_content
+        jsonschema.Draft202012Validator(on_disk["outputSchema"]).validate(answer)
+        rows = {r["tool"]: r for r in POLICY_ROWS}
+        assert all(set(rows[h["tool"]]["permission"]) <= {"issues:read"} for h in answer["hits"])
+        assert all(set(rows[t["name"]]["permission"]) <= {"issues:read"} for t in answer["tools"])
+        bad = await client.call_tool(SEARCH_TOOL_NAME, {"query": "x" * 501})
+        assert bad.is_error is True and bad.structured_content["error"]["code"] == "invalid_arguments"
+    await registry.aclose()
+
+
+def test_each_entry_is_a_fresh_value() -> None:
+    """A caller that edits the entry it got (a server adding ``_meta``, a test) changes no later entry
+    and not the kernel's schemas."""
+    from toolgen.search_tool import SEARCH_TOOL_OUTPUT_SCHEMA
+
+    first = mcp_search_tool(["pulls"])
+    first["outputSchema"]["properties"]["hits"]["items"]["required"].append("extra")
+    first["inputSchema"]["properties"].clear()
+    first["annotations"]["readOnlyHint"] = False
+    again = mcp_search_tool(["pulls"])
+    assert again["outputSchema"] == SEARCH_TOOL_OUTPUT_SCHEMA and "extra" not in json.dumps(again)
+    assert set(again["inputSchema"]["properties"]) == {"query", "limit"} and again["annotations"]["readOnlyHint"]
