@@ -14,7 +14,12 @@ the expiry.
 Lifetime: a preview can be executed until `expires_at` (its ``preview_ttl_s`` after the preview
 call). It is kept for as long again so the record call can say ``preview_expired`` rather than
 ``preview_not_found``; after that it is deleted (Redis expires the key, SQLite and memory purge on
-write).
+write, touching only what has expired: a write costs the same however full the store is).
+
+Bound: each ``(scope, actor)`` keeps at most `MAX_PREVIEWS_PER_ACTOR` previews. Storing one more
+deletes that actor's least recently stored one (previewing it again stores it again, with the same
+``preview_id``), so a caller previewing in a loop never grows the store without bound and never
+pushes out another actor's previews.
 
 The stores share the receipt store's backend: `MemoryPreviewStore` (one process),
 `SqlitePreviewStore` (the receipt file's connection, table ``previews``) and `RedisPreviewStore` (the
@@ -24,6 +29,7 @@ receipt store's client, keys ``<prefix>p:...``). A receipt store hands out its p
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
 import threading
@@ -33,6 +39,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import redis
+
+
+#: Previews kept per ``(scope, actor)``; storing one more deletes that actor's least recently stored one.
+MAX_PREVIEWS_PER_ACTOR = 1000
 
 
 @dataclass(frozen=True)
@@ -79,19 +89,52 @@ def _arguments(text: str) -> dict[str, Any]:
 
 
 class MemoryPreviewStore:
-    """Previews in one process's memory (with `MemoryReceiptStore`)."""
+    """Previews in one process's memory (with `MemoryReceiptStore`). A write purges only the
+    previews past their deletion time (a heap ordered by it) and evicts beyond `max_per_actor`:
+    O(log n) per write."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR) -> None:
+        self.max_per_actor = max(1, int(max_per_actor))
         self._data: dict[tuple[str, str, str], tuple[StoredPreview, str]] = {}
+        # per (scope, actor): its preview ids, least recently stored first
+        self._order: dict[tuple[str, str], dict[str, None]] = {}
+        self._deadlines: list[tuple[float, tuple[str, str, str]]] = []  # (keep until, key), a heap
         self._lock = threading.Lock()
+
+    def size(self) -> int:
+        """How many previews are stored (expired ones not yet purged included)."""
+        with self._lock:
+            return len(self._data)
+
+    def _delete(self, key: tuple[str, str, str]) -> None:
+        del self._data[key]
+        owner = self._order.get(key[:2])
+        if owner is not None:
+            owner.pop(key[2], None)
+            if not owner:
+                del self._order[key[:2]]
 
     def put(self, preview: StoredPreview) -> None:
         text = json.dumps(preview.arguments, ensure_ascii=False)  # stored as JSON, like the other stores
         now = time.time()
+        key = (preview.scope, preview.actor, preview.preview_id)
+        keep = _keep_until(preview)
         with self._lock:
-            for k in [k for k, (p, _) in self._data.items() if _keep_until(p) < now]:
-                del self._data[k]
-            self._data[(preview.scope, preview.actor, preview.preview_id)] = (preview, text)
+            while self._deadlines and self._deadlines[0][0] < now:
+                until, old = heapq.heappop(self._deadlines)
+                found = self._data.get(old)
+                if found is not None and _keep_until(found[0]) == until:  # not refreshed since
+                    self._delete(old)
+            self._data[key] = (preview, text)
+            heapq.heappush(self._deadlines, (keep, key))
+            owner = self._order.setdefault(key[:2], {})
+            owner.pop(key[2], None)  # a refresh makes it the most recently stored
+            owner[key[2]] = None
+            while len(owner) > self.max_per_actor:
+                self._delete((key[0], key[1], next(iter(owner))))
+            if len(self._deadlines) > 2 * len(self._data) + 64:  # refreshed entries left behind
+                self._deadlines = [(_keep_until(p), k) for k, (p, _) in self._data.items()]
+                heapq.heapify(self._deadlines)
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         with self._lock:
@@ -116,16 +159,26 @@ CREATE TABLE IF NOT EXISTS previews (
   PRIMARY KEY (scope, actor, preview_id)
 ) WITHOUT ROWID
 """
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS previews_keep_until ON previews (keep_until)",
+    "CREATE INDEX IF NOT EXISTS previews_by_actor ON previews (scope, actor, created_at)",
+)
 
 
 class SqlitePreviewStore:
-    """Previews in the receipt store's SQLite file (table ``previews``), on its connection and lock."""
+    """Previews in the receipt store's SQLite file (table ``previews``), on its connection and lock.
+    Indexed by deletion time (a write purges only what has expired) and by ``(scope, actor,
+    created_at)`` (evicting beyond `max_per_actor`)."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock,
+                 max_per_actor: int = MAX_PREVIEWS_PER_ACTOR) -> None:
         self._conn = conn
         self._lock = lock
+        self.max_per_actor = max(1, int(max_per_actor))
         with self._lock:
             self._conn.execute(_SCHEMA)
+            for index in _INDEXES:
+                self._conn.execute(index)
 
     def put(self, preview: StoredPreview) -> None:
         text = json.dumps(preview.arguments, separators=(",", ":"), ensure_ascii=False)
@@ -136,6 +189,11 @@ class SqlitePreviewStore:
                 " keep_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (preview.scope, preview.actor, preview.preview_id, preview.intent, text, preview.created_at,
                  preview.expires_at, _keep_until(preview)))
+            # beyond the bound: the actor's least recently stored previews go
+            self._conn.execute(
+                "DELETE FROM previews WHERE scope=? AND actor=? AND preview_id IN (SELECT preview_id FROM previews"
+                " WHERE scope=? AND actor=? ORDER BY created_at DESC, preview_id DESC LIMIT -1 OFFSET ?)",
+                (preview.scope, preview.actor, preview.scope, preview.actor, self.max_per_actor))
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         with self._lock:
@@ -153,25 +211,45 @@ class RedisPreviewStore:
     """Previews on the receipt store's Redis client: one hash per preview,
     ``<prefix>p:<len(scope)>:<scope>:<len(actor)>:<actor>:<preview_id>`` (fields ``intent arguments
     created_at expires_at``), which Redis deletes once the preview has been expired for its lifetime
-    once more."""
+    once more; and per ``(scope, actor)`` a sorted set ``<prefix>pi:<len(scope)>:<scope>:<len(actor)>:<actor>``
+    of its preview ids by deletion time, which bounds them to `max_per_actor` (the excess, least
+    recently stored first, is deleted by the write that stores one more)."""
 
-    def __init__(self, client: redis.Redis, prefix: str) -> None:
+    def __init__(self, client: redis.Redis, prefix: str, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR) -> None:
         self._client = client
         self.prefix = prefix
+        self.max_per_actor = max(1, int(max_per_actor))
 
     def redis_key(self, scope: str, actor: str, preview_id: str) -> str:
         return f"{self.prefix}p:{len(scope)}:{scope}:{len(actor)}:{actor}:{preview_id}"
 
+    def index_key(self, scope: str, actor: str) -> str:
+        return f"{self.prefix}pi:{len(scope)}:{scope}:{len(actor)}:{actor}"
+
     def put(self, preview: StoredPreview) -> None:
         name = self.redis_key(preview.scope, preview.actor, preview.preview_id)
+        index = self.index_key(preview.scope, preview.actor)
         text = json.dumps(preview.arguments, separators=(",", ":"), ensure_ascii=False)
-        keep_ms = max(1, round((_keep_until(preview) - time.time()) * 1000))
+        now = time.time()
+        keep_until = _keep_until(preview)
+        keep_ms = max(1, round((keep_until - now) * 1000))
         pipe = self._client.pipeline(transaction=True)
         pipe.delete(name)
         pipe.hset(name, mapping={"intent": preview.intent, "arguments": text,
                                  "created_at": repr(preview.created_at), "expires_at": repr(preview.expires_at)})
         pipe.pexpire(name, keep_ms)
-        pipe.execute()
+        pipe.zremrangebyscore(index, "-inf", repr(now))  # ids whose hash Redis has deleted
+        pipe.zadd(index, {preview.preview_id: keep_until})
+        pipe.pexpire(index, keep_ms, gt=True)
+        pipe.pexpire(index, keep_ms, nx=True)
+        pipe.zrange(index, 0, -(self.max_per_actor + 1))
+        excess = pipe.execute()[-1]
+        if excess:
+            ids = [_text(pid) for pid in excess]
+            pipe = self._client.pipeline(transaction=True)
+            pipe.zrem(index, *ids)
+            pipe.delete(*(self.redis_key(preview.scope, preview.actor, pid) for pid in ids))
+            pipe.execute()
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         raw = self._client.hgetall(self.redis_key(scope, actor, preview_id))

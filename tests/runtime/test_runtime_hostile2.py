@@ -1,0 +1,126 @@
+"""Attacks on the stored preview, the preview store and the bearer-token file, by a caller that
+controls a tool's arguments or a local user of the serving machine.
+
+- A caller that previews many different requests (a loop of ``preview_*`` calls: no byte reaches
+  the API, so nothing upstream slows it down) must not grow the preview store without bound, must
+  not push out another actor's previews, and must not make every later preview slower (a purge
+  that scans the whole store on every write turns N previews into N² work under the store's lock).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.runtime_env import ADMIN, GENERATED, WRITER
+
+from toolgen.examples.tickets_server import TicketsServer
+from toolgen.runtime import (
+    MemoryReceiptStore,
+    ReceiptStore,
+    Registry,
+    SqliteReceiptStore,
+    StaticCredentials,
+    receipts_from_url,
+)
+from toolgen.runtime.receipts.previews import (
+    MAX_PREVIEWS_PER_ACTOR,
+    MemoryPreviewStore,
+    SqlitePreviewStore,
+    StoredPreview,
+)
+
+FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
+
+
+def _registry(server: TicketsServer, receipts: ReceiptStore) -> Registry:
+    folder = GENERATED / "tickets"
+    if not (folder / "policy.json").is_file():
+        pytest.skip("generated/tickets is not built")
+    return Registry(json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+                    json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+                    base_url=server.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+                    receipts=receipts, cursor_key=b"k" * 32)
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
+    if request.param == "memory":
+        receipts: ReceiptStore = MemoryReceiptStore()
+    elif request.param == "sqlite":
+        receipts = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+    else:
+        url = request.getfixturevalue("redis_url")
+        receipts = receipts_from_url(f"{url}?prefix=h2-{uuid.uuid4().hex[:10]}:")
+    yield receipts
+    receipts.close()
+
+
+def _note(i: int) -> dict[str, Any]:
+    return {"ticket_id": "T-102", "note": f"Flood note {i}.", "visibility": "internal"}
+
+
+def test_previewing_many_requests_keeps_the_preview_store_bounded_per_actor(
+        store: ReceiptStore, server: TicketsServer) -> None:
+    reg = _registry(server, store)
+    admin_first = reg.call(PREVIEW, _note(-1), actor=ADMIN)
+    assert admin_first.ok and admin_first.result is not None
+    ids = []
+    for i in range(MAX_PREVIEWS_PER_ACTOR + 25):
+        shown = reg.call(PREVIEW, _note(i), actor=WRITER)
+        assert shown.ok and shown.result is not None, shown.to_json()
+        ids.append(str(shown.result["preview_id"]))
+    previews, scope = reg.preview_store(), f"{reg.api}/{FOLLOWUP}"
+    kept = [pid for pid in ids if previews.get(scope, WRITER.id, pid) is not None]
+    assert len(kept) == MAX_PREVIEWS_PER_ACTOR, "the preview store grows without bound for one actor"
+    assert kept == ids[-MAX_PREVIEWS_PER_ACTOR:], "the oldest previews go first"
+    # the oldest one is gone (preview it again to execute it); the newest one executes
+    gone = reg.call(FOLLOWUP, {"preview_id": ids[0], "action_id": "old"}, actor=WRITER, approval=ids[0])
+    assert gone.error is not None and gone.error.code == "preview_not_found", gone.to_json()
+    newest = reg.call(FOLLOWUP, {"preview_id": ids[-1], "action_id": "new"}, actor=WRITER, approval=ids[-1])
+    assert newest.ok, newest.to_json()
+    # one actor's flood never pushes out another actor's preview
+    pid = str(admin_first.result["preview_id"])
+    admin = reg.call(FOLLOWUP, {"preview_id": pid, "action_id": "admin"}, actor=ADMIN, approval=pid)
+    assert admin.ok, admin.to_json()
+    assert server.side_effects["addFollowup"] == 2
+    reg.close()
+
+
+def test_refreshing_one_preview_does_not_grow_the_store() -> None:
+    previews = MemoryPreviewStore()
+    now = time.time()
+    for _ in range(5000):
+        previews.put(StoredPreview("t/r", "a", "sha256:1", "i", {"n": 1}, now, now + 900))
+    assert previews.size() == 1
+    assert previews.get("t/r", "a", "sha256:1") is not None
+
+
+def _flood(put: Any, count: int) -> float:
+    now = time.time()
+    started = time.perf_counter()
+    for i in range(count):
+        put(StoredPreview("t/r", f"actor-{i % 40}", f"sha256:{i:064x}", "i", {"note": "x" * 20}, now, now + 900))
+    return time.perf_counter() - started
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_a_preview_costs_the_same_however_full_the_store_is(backend: str, tmp_path: Path) -> None:
+    """20,000 previews by 40 actors: with a purge that scans every stored preview on every write
+    this takes about a minute in memory (~9 s in SQLite); it must stay linear."""
+    if backend == "memory":
+        put = MemoryPreviewStore().put
+    else:
+        conn = sqlite3.connect(str(tmp_path / "p.sqlite3"), isolation_level=None, check_same_thread=False)
+        put = SqlitePreviewStore(conn, threading.Lock()).put
+    first = _flood(put, 2000)
+    rest = _flood(put, 18000)
+    # linear: 9x the previews in well under 9x9 the time (slack for a busy machine)
+    assert rest < max(first * 30, 2.0), f"{backend}: 2,000 previews {first:.2f} s, then 18,000 {rest:.2f} s"
