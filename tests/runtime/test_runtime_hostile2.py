@@ -5,6 +5,8 @@ controls a tool's arguments or a local user of the serving machine.
   the API, so nothing upstream slows it down) must not grow the preview store without bound, must
   not push out another actor's previews, and must not make every later preview slower (a purge
   that scans the whole store on every write turns N previews into N² work under the store's lock).
+- A token file that every user of the machine may write lets any of them add a token with any
+  scopes: the server refuses it instead of warning.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from toolgen.runtime import (
     StaticCredentials,
     receipts_from_url,
 )
+from toolgen.runtime.mcp_http import TokenFileError, load_token_file, token_sha256
 from toolgen.runtime.receipts.previews import (
     MAX_PREVIEWS_PER_ACTOR,
     MemoryPreviewStore,
@@ -124,3 +127,21 @@ def test_a_preview_costs_the_same_however_full_the_store_is(backend: str, tmp_pa
     rest = _flood(put, 18000)
     # linear: 9x the previews in well under 9x9 the time (slack for a busy machine)
     assert rest < max(first * 30, 2.0), f"{backend}: 2,000 previews {first:.2f} s, then 18,000 {rest:.2f} s"
+
+
+# -- the token file ----------------------------------------------------------------------------------------
+
+
+def test_a_world_writable_token_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.yaml"
+    path.write_text(f"tokens:\n  - actor: ops\n    sha256: {token_sha256('t0k3n')}\n    scopes: [admin]\n",
+                    encoding="utf-8")
+    path.chmod(0o666)
+    with pytest.raises(TokenFileError) as caught:
+        load_token_file(path)
+    message = str(caught.value)
+    assert str(path) in message and "writable by every user" in message and "chmod 600" in message
+    assert "t0k3n" not in message
+    path.chmod(0o600)
+    verifier, warnings = load_token_file(path)
+    assert verifier.lookup("t0k3n") is not None and warnings == []

@@ -123,10 +123,11 @@ def _where(path: Path, node: Any) -> str:
 
 def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, list[str]]:
     """Read a token file (YAML, or JSON: the same shape) into a verifier, plus warnings (the file is
-    readable by every user of the machine).
+    readable by every user of the machine). A file every user may write is refused.
 
     Shape: ``{"tokens": [{"actor": str, "sha256": 64 hex digits, "scopes": [str, ...]}, ...]}``; no
-    other keys; at least one token; no digest twice. Raises `TokenFileError` naming the file, line
+    other keys; at least one token; no digest twice; not writable by every user. Raises
+    `TokenFileError` naming the file, line
     and column of the first problem and what to do (a ``token:`` key holding a plain token is refused:
     store its SHA-256)."""
     import yaml  # type: ignore[import-untyped, unused-ignore]
@@ -138,6 +139,9 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
     except (OSError, UnicodeDecodeError) as exc:
         raise TokenFileError(f"{file}: cannot read the token file: {exc.__class__.__name__}: "
                              f"{getattr(exc, 'strerror', None) or exc}") from None
+    if mode & stat.S_IWOTH:  # any local user could add a token with any scopes
+        raise TokenFileError(f"{file}: the token file is writable by every user of this machine (mode "
+                             f"{stat.S_IMODE(mode):04o}), so anyone could add a token; run `chmod 600 {file}`")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -210,8 +214,6 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
     if mode & stat.S_IROTH:
         warnings.append(f"{file} is readable by every user of this machine (mode {stat.S_IMODE(mode):04o}); "
                         f"run `chmod 600 {file}`")
-    if mode & stat.S_IWOTH:
-        warnings.append(f"{file} is writable by every user of this machine: anyone could add a token")
     return StaticTokenVerifier(entries), warnings
 
 
