@@ -145,3 +145,48 @@ def test_a_world_writable_token_file_is_refused(tmp_path: Path) -> None:
     path.chmod(0o600)
     verifier, warnings = load_token_file(path)
     assert verifier.lookup("t0k3n") is not None and warnings == []
+
+
+# -- one preview, many keys ---------------------------------------------------------------------------------
+
+
+def test_keys_racing_on_one_approved_preview_send_it_once(store: ReceiptStore, server: TicketsServer) -> None:
+    """Eight records of one approved preview, each with its own key, released together: the approval
+    is spent by exactly one of them; the others get ``approval_used`` and leave no receipt."""
+    reg = _registry(server, store)
+    shown = reg.call(PREVIEW, _note(0), actor=WRITER)
+    assert shown.ok and shown.result is not None
+    pid = str(shown.result["preview_id"])
+    barrier = threading.Barrier(8)
+    codes: dict[str, str] = {}
+
+    def record(key: str) -> None:
+        barrier.wait()
+        res = reg.call(FOLLOWUP, {"preview_id": pid, "action_id": key}, actor=WRITER, approval=pid)
+        codes[key] = "ok" if res.ok else str(res.error.code if res.error else "?")
+
+    threads = [threading.Thread(target=record, args=(f"race-{i}",)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(codes.values()) == ["approval_used"] * 7 + ["ok"], codes
+    assert server.side_effects["addFollowup"] == 1
+    for key, code in codes.items():
+        receipt = reg.receipts.get(f"{reg.api}/{FOLLOWUP}", key)
+        assert (receipt is not None and receipt.state == "completed") if code == "ok" else receipt is None, key
+    reg.close()
+
+
+def test_without_approval_a_stored_preview_is_sent_once_per_key(server: TicketsServer) -> None:
+    """Documented: executing a stored preview does not consume it; without an approval to spend, each
+    new key sends it again (as two full-argument records with two keys would), the same key replays."""
+    reg = _registry(server, MemoryReceiptStore())
+    reg.specs[FOLLOWUP].row["approval"] = "never"
+    shown = reg.call(PREVIEW, _note(0), actor=WRITER)
+    assert shown.ok and shown.result is not None
+    pid = str(shown.result["preview_id"])
+    results = [reg.call(FOLLOWUP, {"preview_id": pid, "action_id": key}, actor=WRITER) for key in ("a", "b", "a")]
+    assert all(r.ok for r in results), [r.to_json() for r in results]
+    assert [r.replayed for r in results] == [False, False, True]
+    assert server.side_effects["addFollowup"] == 2
