@@ -190,3 +190,43 @@ def test_without_approval_a_stored_preview_is_sent_once_per_key(server: TicketsS
     assert all(r.ok for r in results), [r.to_json() for r in results]
     assert [r.replayed for r in results] == [False, False, True]
     assert server.side_effects["addFollowup"] == 2
+
+
+# -- approvals over MCP ------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("field", ["approval_id", "approved_by", "preview_id"])
+async def test_an_oversized_approval_in_meta_is_no_approval(field: str, server: TicketsServer,
+                                                            tmp_path: Path) -> None:
+    """An MCP client (a bearer token holder over HTTP) controls ``_meta``: an ``approval_id`` of a
+    megabyte would become a receipt key kept for good, an ``approved_by`` of a megabyte would go into
+    every audit event. Over 255 characters the approval is not taken: ``approval_required``, nothing
+    sent, nothing stored, nothing of it audited."""
+    from tests.runtime.test_runtime_identity import (
+        TOKENS,
+        connect,
+        http_server,
+        make_registry,
+        write_token_file,
+    )
+
+    registry = make_registry(server)
+    verifier = load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]
+    huge = "A" * 1_000_000
+    async with http_server(registry, verifier=verifier) as url, connect(url, TOKENS["writer"][0]) as client:
+        shown = await client.call_tool(PREVIEW, _note(0))
+        pid = shown.structured_content["preview_id"]
+        approval = {"preview_id": pid, "approved_by": "human", "approval_id": "a-1", field: huge}
+        refused = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-1"},
+                                         meta={"toolgen/approval": approval})
+        assert refused.is_error and refused.structured_content["error"]["code"] == "approval_required", refused
+        bare = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-2"},
+                                      meta={"toolgen/approval": huge})
+        assert bare.is_error and bare.structured_content["error"]["code"] == "approval_required", bare
+        fine = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-3"},
+                                      meta={"toolgen/approval": {"preview_id": pid, "approved_by": "B" * 255,
+                                                                 "approval_id": 7}})
+        assert fine.is_error is False, fine
+    assert server.side_effects["addFollowup"] == 1
+    assert all(len(json.dumps(e.detail)) < 2000 for e in registry.audit.events)  # type: ignore[attr-defined]
