@@ -230,3 +230,21 @@ async def test_an_oversized_approval_in_meta_is_no_approval(field: str, server: 
         assert fine.is_error is False, fine
     assert server.side_effects["addFollowup"] == 1
     assert all(len(json.dumps(e.detail)) < 2000 for e in registry.audit.events)  # type: ignore[attr-defined]
+
+
+def test_one_actor_with_two_sets_of_scopes_in_a_token_file_is_refused(tmp_path: Path) -> None:
+    """Audit, receipts and stored previews know the actor id alone: a read-only token and an admin
+    token both named ``ops`` would be indistinguishable there. A rotation (same scopes) is fine."""
+    path = tmp_path / "tokens.yaml"
+    entry = "  - actor: ops\n    sha256: {}\n    scopes: [{}]\n"
+    path.write_text("tokens:\n" + entry.format(token_sha256("old"), "ticket:read")
+                    + entry.format(token_sha256("new"), "ticket:read, ticket:delete"), encoding="utf-8")
+    path.chmod(0o600)
+    with pytest.raises(TokenFileError) as caught:
+        load_token_file(path)
+    assert str(caught.value).startswith(f"{path}:5:12: actor 'ops' already has a token with other scopes at "
+                                        f"{path}:2:12"), str(caught.value)
+    path.write_text("tokens:\n" + entry.format(token_sha256("old"), "ticket:read")
+                    + entry.format(token_sha256("new"), "ticket:read"), encoding="utf-8")
+    verifier, _ = load_token_file(path)
+    assert verifier.lookup("old") is not None and verifier.lookup("new") is not None

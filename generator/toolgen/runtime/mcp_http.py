@@ -126,7 +126,8 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
     readable by every user of the machine). A file every user may write is refused.
 
     Shape: ``{"tokens": [{"actor": str, "sha256": 64 hex digits, "scopes": [str, ...]}, ...]}``; no
-    other keys; at least one token; no digest twice; not writable by every user. Raises
+    other keys; at least one token; no digest twice; an actor on several entries holds the same
+    scopes on each; not writable by every user. Raises
     `TokenFileError` naming the file, line
     and column of the first problem and what to do (a ``token:`` key holding a plain token is refused:
     store its SHA-256)."""
@@ -184,6 +185,7 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
         raise fail(tokens_node, "`tokens` must be a non-empty list of {actor, sha256, scopes}")
     entries: list[StaticToken] = []
     seen: dict[bytes, Any] = {}
+    actors: dict[str, tuple[tuple[str, ...], Any]] = {}
     for item in tokens_node.value:
         fields = mapping(item, "a token entry", ("actor", "sha256", "scopes"))
         for required in ("actor", "sha256", "scopes"):
@@ -209,7 +211,14 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
             if not isinstance(scope, yaml.ScalarNode) or scope.tag != _STR or not scope.value.strip():
                 raise fail(scope, "every scope must be a non-empty string, e.g. ticket:read")
             scopes.append(scope.value.strip())
-        entries.append(StaticToken(digest, actor_node.value.strip(), tuple(dict.fromkeys(scopes))))
+        actor_id, held = actor_node.value.strip(), tuple(dict.fromkeys(scopes))
+        if actor_id in actors and frozenset(actors[actor_id][0]) != frozenset(held):
+            # audit, receipts and stored previews know the actor id only: one id, one set of scopes
+            raise fail(actor_node, f"actor {actor_id!r} already has a token with other scopes at "
+                                   f"{_where(file, actors[actor_id][1])}; several tokens of one actor (a "
+                                   "rotation) must hold the same scopes, else give them different actor ids")
+        actors.setdefault(actor_id, (held, actor_node))
+        entries.append(StaticToken(digest, actor_id, held))
     warnings: list[str] = []
     if mode & stat.S_IROTH:
         warnings.append(f"{file} is readable by every user of this machine (mode {stat.S_IMODE(mode):04o}); "
