@@ -168,7 +168,9 @@ _INDEXES = (
 class SqlitePreviewStore:
     """Previews in the receipt store's SQLite file (table ``previews``), on its connection and lock.
     Indexed by deletion time (a write purges only what has expired) and by ``(scope, actor,
-    created_at)`` (evicting beyond `max_per_actor`)."""
+    created_at)`` (evicting beyond `max_per_actor`). `conn` is in autocommit mode
+    (``isolation_level=None``, as `SqliteReceiptStore` opens it): a write is one ``BEGIN IMMEDIATE``
+    transaction."""
 
     def __init__(self, conn: sqlite3.Connection, lock: threading.Lock,
                  max_per_actor: int = MAX_PREVIEWS_PER_ACTOR) -> None:
@@ -183,17 +185,24 @@ class SqlitePreviewStore:
     def put(self, preview: StoredPreview) -> None:
         text = json.dumps(preview.arguments, separators=(",", ":"), ensure_ascii=False)
         with self._lock:
-            self._conn.execute("DELETE FROM previews WHERE keep_until < ?", (time.time(),))
-            self._conn.execute(
-                "INSERT OR REPLACE INTO previews (scope, actor, preview_id, intent, arguments, created_at, expires_at,"
-                " keep_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (preview.scope, preview.actor, preview.preview_id, preview.intent, text, preview.created_at,
-                 preview.expires_at, _keep_until(preview)))
-            # beyond the bound: the actor's least recently stored previews go
-            self._conn.execute(
-                "DELETE FROM previews WHERE scope=? AND actor=? AND preview_id IN (SELECT preview_id FROM previews"
-                " WHERE scope=? AND actor=? ORDER BY created_at DESC, preview_id DESC LIMIT -1 OFFSET ?)",
-                (preview.scope, preview.actor, preview.scope, preview.actor, self.max_per_actor))
+            self._conn.execute("BEGIN IMMEDIATE")  # one transaction: purge, store, evict
+            try:
+                self._conn.execute("DELETE FROM previews WHERE keep_until < ?", (time.time(),))
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO previews (scope, actor, preview_id, intent, arguments, created_at,"
+                    " expires_at, keep_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (preview.scope, preview.actor, preview.preview_id, preview.intent, text, preview.created_at,
+                     preview.expires_at, _keep_until(preview)))
+                # beyond the bound: the actor's least recently stored previews go
+                self._conn.execute(
+                    "DELETE FROM previews WHERE scope=? AND actor=? AND preview_id IN (SELECT preview_id FROM"
+                    " previews WHERE scope=? AND actor=? ORDER BY created_at DESC, preview_id DESC LIMIT -1"
+                    " OFFSET ?)",
+                    (preview.scope, preview.actor, preview.scope, preview.actor, self.max_per_actor))
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         with self._lock:
