@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.support.runtime_env import ADMIN, GENERATED, WRITER
 
 from toolgen.examples.tickets_server import TicketsServer
@@ -246,3 +248,46 @@ def test_one_actor_with_two_sets_of_scopes_in_a_token_file_is_refused(tmp_path: 
                     + entry.format(token_sha256("new"), "ticket:read"), encoding="utf-8")
     verifier, _ = load_token_file(path)
     assert verifier.lookup("old") is not None and verifier.lookup("new") is not None
+
+
+# -- search_tools with hostile queries ---------------------------------------------------------------------
+
+
+FTS_SYNTAX = ['"', "NEAR(", "NEAR/2", "*", "-", "^", ":", "(", ")", "{", "}", "AND", "OR", "NOT", "\x00", "+",
+              "tool:", "description:", "''", "\\", "\u202e", "\ufeff", "é", "ß", "İ", "\U0001f600", " "]
+
+
+@pytest.fixture(scope="module")
+def github_search() -> Any:
+    from toolgen.runtime.search_tool import ToolSearch
+
+    folder = GENERATED / "github"
+    if not (folder / "policy.json").is_file():
+        pytest.skip("generated/github is not built")
+    return ToolSearch(Registry.from_dir(folder))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.lists(st.one_of(st.sampled_from(FTS_SYNTAX), st.sampled_from(["issue", "label", "repo", "pull"]),
+                                st.text(max_size=6)), min_size=1, max_size=40).map("".join),
+       scopes=st.sets(st.sampled_from(["metadata:read", "issues:read", "issues:write", "pull_requests:read",
+                                     "contents:write", "administration:write"])),
+       limit=st.integers(1, 20))
+def test_search_tools_answers_any_query_with_visible_tools_only(github_search: Any, query: str,
+                                                                 scopes: set[str], limit: int) -> None:
+    """FTS5 syntax in a query (quotes, NEAR, prefix stars, column filters, NUL, unbalanced brackets)
+    is text to rank, never a query operator: the meta-tool answers, or refuses with
+    ``invalid_arguments`` at ``/query`` (empty or over 500 characters); every tool returned is one
+    the caller may call; at most `limit` operations."""
+    from toolgen.runtime import Actor
+
+    actor = Actor.of("searcher", sorted(scopes))
+    result = github_search.run({"query": query, "limit": limit}, actor)
+    if not result.ok:
+        assert result.error is not None and result.error.code == "invalid_arguments"
+        assert result.error.details["pointer"] == "/query" and not 1 <= len(query) <= 500
+        return
+    names = [tool["name"] for tool in result.result["tools"]]
+    registry = github_search.registry
+    assert all(registry.permits(name, actor) for name in names), names
+    assert len({registry.specs[name].intent for name in names}) <= limit
