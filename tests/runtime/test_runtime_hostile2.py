@@ -291,3 +291,39 @@ def test_search_tools_answers_any_query_with_visible_tools_only(github_search: A
     registry = github_search.registry
     assert all(registry.permits(name, actor) for name in names), names
     assert len({registry.specs[name].intent for name in names}) <= limit
+
+
+# -- DNS rebinding on every loopback address ---------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_dns_rebinding_protection_covers_every_loopback_address(server: TicketsServer) -> None:
+    """127.0.0.0/8 is loopback, not only 127.0.0.1: served on 127.0.0.2 (here without tokens, the
+    case where a browser page rebinding its name to 127.0.0.2 would otherwise call the tools), a
+    request naming another Host or Origin is refused before any handler runs."""
+    import httpx
+    from tests.runtime.test_runtime_identity import http_server, make_registry
+
+    from toolgen.runtime import Actor
+
+    registry = make_registry(server)
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    async with http_server(registry, actor=Actor.of("local", ["ticket:read"]), host="127.0.0.2") as url, \
+            httpx.AsyncClient(timeout=10) as client:
+        rebound = await client.post(url, json=listing, headers={**headers, "Host": "attacker.example"})
+        assert rebound.status_code == 421, rebound.text
+        foreign = await client.post(url, json=listing, headers={**headers, "Origin": "http://attacker.example"})
+        assert foreign.status_code == 403, foreign.text
+        own = await client.post(url, json=listing, headers=headers)
+        assert own.status_code == 200 and "get_ticket" in own.text, own.text
+    assert [e for e in registry.audit.events if e.actor == "local"] == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True),
+                                                ("[::1]", True), ("localhost", True), ("0.0.0.0", False),
+                                                ("::", False), ("10.0.0.1", False), ("example.test", False)])
+def test_serve_warns_about_clear_text_tokens_beyond_loopback_only(host: str, loopback: bool) -> None:
+    from toolgen.cli.serve import _loopback
+
+    assert _loopback(host) is loopback

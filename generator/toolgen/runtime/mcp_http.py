@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import os
 import re
 import signal
@@ -259,12 +260,14 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
     resource server (``issuer_url``, ``resource_server_url``, ``required_scopes``; adds
     ``resource_metadata`` to the 401 challenge and serves the Protected Resource Metadata). Without
     a verifier, `actor` must be given: every request is that actor, unauthenticated (``--no-auth``).
-    `host` turns on the SDK's DNS-rebinding protection for loopback hosts unless
-    `transport_security` is given. Raises `ValueError` when neither a verifier nor an actor is given."""
+    `host` turns on DNS-rebinding protection (the SDK's Host and Origin checks) for every loopback
+    host (127.0.0.0/8, ``::1``, ``localhost``) unless `transport_security` is given. Raises `ValueError` when neither a verifier nor an actor is given."""
     from mcp.server.auth.settings import AuthSettings
 
     from .mcp_server import build_server
 
+    if transport_security is None:
+        transport_security = _loopback_security(host)
     if verifier is None:
         if actor is None:
             raise ValueError("serving HTTP needs a token verifier (or an explicit unauthenticated actor)")
@@ -281,6 +284,26 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
         auth = AuthSettings(issuer_url=f"http://{_url_host(host)}", resource_server_url=None)
     return server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host, auth=auth,
                                       token_verifier=verifier, transport_security=transport_security)
+
+
+def _loopback_security(host: str) -> Any:
+    """DNS-rebinding protection (Host and Origin checks) for a loopback `host` the SDK does not
+    protect itself (it knows ``127.0.0.1``, ``localhost`` and ``::1`` only; all of 127.0.0.0/8 is
+    loopback): only that host, any port. None for those three and for non-loopback hosts."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    bare = host.strip("[]")
+    if bare in ("127.0.0.1", "localhost", "::1"):
+        return None
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        return None
+    if not address.is_loopback:
+        return None
+    name = f"[{address.compressed}]" if address.version == 6 else address.compressed
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=[f"{name}:*"],
+                                     allowed_origins=[f"http://{name}:*"])
 
 
 def _url_host(host: str) -> str:
