@@ -26,6 +26,7 @@ from tests.support.runtime_env import ADMIN, GENERATED, WRITER
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
+    Actor,
     MemoryReceiptStore,
     ReceiptStore,
     Registry,
@@ -35,8 +36,10 @@ from toolgen.runtime import (
 )
 from toolgen.runtime.mcp_http import TokenFileError, load_token_file, token_sha256
 from toolgen.runtime.receipts.previews import (
+    MAX_PREVIEW_BYTES_PER_ACTOR,
     MAX_PREVIEWS_PER_ACTOR,
     MemoryPreviewStore,
+    SqlitePreviewStore,
     StoredPreview,
 )
 
@@ -95,6 +98,64 @@ def test_previewing_many_requests_keeps_the_preview_store_bounded_per_actor(
     assert admin.ok, admin.to_json()
     assert server.side_effects["addFollowup"] == 2
     reg.close()
+
+
+def test_large_previews_are_bounded_in_bytes_per_actor(store: ReceiptStore) -> None:
+    """A count bound alone is not enough where an argument has no maxLength (a GitHub comment body):
+    one MCP request may carry 4 MiB, so 1,000 previews could hold 4 GB. Each actor's previews of one
+    record tool hold at most `MAX_PREVIEW_BYTES_PER_ACTOR` of arguments; the newest always stays."""
+    folder = GENERATED / "github"
+    if not (folder / "policy.json").is_file():
+        pytest.skip("generated/github is not built")
+    reg = Registry(json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+                   json.loads((folder / "mcp.json").read_text(encoding="utf-8")),
+                   base_url="http://127.0.0.1:9", receipts=store, cursor_key=b"k" * 32)
+    writer = Actor.of("writer", ["issues:write"])
+    other = Actor.of("other", ["issues:write"])
+    body = "x" * 1_000_000
+
+    def preview(i: int, actor: Actor) -> str:
+        shown = reg.call("preview_comment_on_issue", {"owner": "o", "repo": "r", "issue_number": i, "body": body},
+                         actor=actor)
+        assert shown.ok and shown.result is not None, shown.to_json()
+        return str(shown.result["preview_id"])
+
+    theirs = preview(0, other)
+    mine = [preview(i, writer) for i in range(40)]
+    previews, scope = reg.preview_store(), f"{reg.api}/record_comment_on_issue"
+    kept = [pid for pid in mine if previews.get(scope, writer.id, pid) is not None]
+    assert kept and kept == mine[-len(kept):], "the newest previews stay, the oldest go"
+    assert len(kept) * len(body) <= MAX_PREVIEW_BYTES_PER_ACTOR, f"{len(kept)} previews of 1 MB kept"
+    assert previews.get(scope, other.id, theirs) is not None
+    huge = "y" * (MAX_PREVIEW_BYTES_PER_ACTOR + 10)  # a single preview over the budget: stored alone
+    shown = reg.call("preview_comment_on_issue", {"owner": "o", "repo": "r", "issue_number": 99, "body": huge},
+                     actor=writer)
+    assert shown.ok and shown.result is not None
+    assert previews.get(scope, writer.id, str(shown.result["preview_id"])) is not None
+    assert all(previews.get(scope, writer.id, pid) is None for pid in mine)
+    reg.close()
+
+
+def test_a_previews_table_of_the_earlier_layout_is_upgraded_and_counted(tmp_path: Path) -> None:
+    """A receipts file whose ``previews`` table predates the size column keeps its previews, and
+    they count towards the bound."""
+    import sqlite3
+
+    path = tmp_path / "receipts.sqlite3"
+    now = time.time()
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE previews (scope TEXT NOT NULL, actor TEXT NOT NULL, preview_id TEXT NOT NULL,"
+                     " intent TEXT NOT NULL, arguments TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL"
+                     " NOT NULL, keep_until REAL NOT NULL, PRIMARY KEY (scope, actor, preview_id)) WITHOUT ROWID")
+        conn.executemany("INSERT INTO previews VALUES (?, ?, ?, 'i', '{}', ?, ?, ?)",
+                         [("t/r", "a", f"sha256:{i}", now + i / 1000, now + 900, now + 1800) for i in range(3)])
+    receipts = SqliteReceiptStore(path)
+    previews = SqlitePreviewStore(receipts._conn, receipts._lock, max_per_actor=3)
+    assert previews.get("t/r", "a", "sha256:0") is not None
+    previews.put(StoredPreview("t/r", "a", "sha256:new", "i", {}, now + 1, now + 900))
+    assert previews.get("t/r", "a", "sha256:0") is None, "the old rows count towards the bound"
+    assert all(previews.get("t/r", "a", pid) is not None for pid in ("sha256:1", "sha256:2", "sha256:new"))
+    receipts.close()
 
 
 def test_refreshing_one_preview_does_not_grow_the_store() -> None:
@@ -279,7 +340,6 @@ def test_search_tools_answers_any_query_with_visible_tools_only(github_search: A
     is text to rank, never a query operator: the meta-tool answers, or refuses with
     ``invalid_arguments`` at ``/query`` (empty or over 500 characters); every tool returned is one
     the caller may call; at most `limit` operations."""
-    from toolgen.runtime import Actor
 
     actor = Actor.of("searcher", sorted(scopes))
     result = github_search.run({"query": query, "limit": limit}, actor)
@@ -304,7 +364,6 @@ async def test_dns_rebinding_protection_covers_every_loopback_address(server: Ti
     import httpx
     from tests.runtime.test_runtime_identity import http_server, make_registry
 
-    from toolgen.runtime import Actor
 
     registry = make_registry(server)
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
