@@ -158,6 +158,37 @@ def test_a_previews_table_of_the_earlier_layout_is_upgraded_and_counted(tmp_path
     receipts.close()
 
 
+@pytest.mark.parametrize("drift", [+5000, -5000, None])
+def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(drift: int | None, tmp_path: Path) -> None:
+    """``preview_totals`` changed behind the store (a process of an earlier version replacing rows
+    without the triggers seeing it, a hand edit): a preview still stores in bounded time, keeps the
+    bound on the rows that exist, and the totals are counted again."""
+    receipts = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+    previews = SqlitePreviewStore(receipts._conn, receipts._lock, max_per_actor=3)
+    now = time.time()
+    for i in range(3):
+        previews.put(StoredPreview("t/r", "a", f"sha256:{i}", "i", {}, now + i / 1000, now + 900))
+    with receipts._lock:
+        if drift is None:
+            receipts._conn.execute("DELETE FROM preview_totals")
+        else:
+            receipts._conn.execute("UPDATE preview_totals SET count = count + ?, bytes = bytes + ?", (drift, drift))
+    done = threading.Event()
+
+    def put() -> None:
+        previews.put(StoredPreview("t/r", "a", "sha256:new", "i", {}, now + 1, now + 900))
+        done.set()
+
+    threading.Thread(target=put, daemon=True).start()
+    assert done.wait(10), "storing a preview hangs on totals that disagree with the rows"
+    kept = [pid for pid in ("sha256:0", "sha256:1", "sha256:2", "sha256:new") if previews.get("t/r", "a", pid)]
+    assert kept == ["sha256:1", "sha256:2", "sha256:new"], kept
+    with receipts._lock:
+        assert receipts._conn.execute("SELECT count FROM preview_totals WHERE scope='t/r' AND actor='a'").fetchone() \
+            == (3,)
+    receipts.close()
+
+
 def test_refreshing_one_preview_does_not_grow_the_store() -> None:
     previews = MemoryPreviewStore()
     now = time.time()

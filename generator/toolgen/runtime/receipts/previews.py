@@ -172,7 +172,7 @@ CREATE TABLE IF NOT EXISTS previews (
 """
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS previews_keep_until ON previews (keep_until)",
-    "CREATE INDEX IF NOT EXISTS previews_by_actor ON previews (scope, actor, created_at)",
+    "CREATE INDEX IF NOT EXISTS previews_by_actor ON previews (scope, actor, created_at, size)",
 )
 # per (scope, actor): how many previews and how many bytes of arguments, kept by triggers
 _TOTALS = (
@@ -233,19 +233,36 @@ class SqlitePreviewStore:
                     (preview.scope, preview.actor, preview.preview_id, preview.intent, text, preview.created_at,
                      preview.expires_at, _keep_until(preview), len(text.encode("utf-8", "surrogatepass"))))
                 # beyond the bounds: the actor's least recently stored previews go (never the newest)
-                owner = (preview.scope, preview.actor)
-                while True:
-                    count, total = self._conn.execute(
-                        "SELECT count, bytes FROM preview_totals WHERE scope=? AND actor=?", owner).fetchone()
-                    if count <= 1 or (count <= self.max_per_actor and total <= self.max_bytes_per_actor):
-                        break
-                    self._conn.execute(
-                        "DELETE FROM previews WHERE scope=? AND actor=? AND preview_id = (SELECT preview_id FROM"
-                        " previews WHERE scope=? AND actor=? ORDER BY created_at, preview_id LIMIT 1)", owner * 2)
+                self._evict((preview.scope, preview.actor), preview.preview_id)
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+
+    def _evict(self, owner: tuple[str, str], newest: str) -> None:
+        """Delete `owner`'s least recently stored previews beyond the bounds, never `newest`.
+        Below the bounds this reads the totals and one index entry; at them (and whenever the totals
+        disagree with the rows, changed behind the store) it counts the actor's rows again from the
+        covering index, so it ends and evicts exactly whatever the totals said."""
+        where = "FROM previews WHERE scope=? AND actor=?"
+        row = self._conn.execute("SELECT count, bytes FROM preview_totals WHERE scope=? AND actor=?", owner).fetchone()
+        count, total = (int(row[0]), int(row[1])) if row is not None else (0, 0)
+        more = count < 1 or self._conn.execute(f"SELECT 1 {where} LIMIT 1 OFFSET ?", (*owner, count)).fetchone()
+        if not more and count <= self.max_per_actor and total <= self.max_bytes_per_actor:
+            return
+        self._conn.execute("DELETE FROM preview_totals WHERE scope=? AND actor=?", owner)
+        self._conn.execute(f"INSERT INTO preview_totals (scope, actor, count, bytes) SELECT scope, actor, COUNT(*),"
+                           f" SUM(size) {where} GROUP BY scope, actor", owner)
+        count, total = self._conn.execute(f"SELECT COUNT(*), COALESCE(SUM(size), 0) {where}", owner).fetchone()
+        victims: list[tuple[str, str, str]] = []
+        for preview_id, size in self._conn.execute(
+                f"SELECT preview_id, size {where} ORDER BY created_at, preview_id", owner).fetchall():
+            if count <= 1 or (count <= self.max_per_actor and total <= self.max_bytes_per_actor):
+                break
+            if preview_id != newest:
+                victims.append((*owner, str(preview_id)))
+                count, total = count - 1, total - int(size)
+        self._conn.executemany("DELETE FROM previews WHERE scope=? AND actor=? AND preview_id=?", victims)
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         with self._lock:
