@@ -19,6 +19,7 @@ readable by every user.
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -100,7 +101,7 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
             click.echo(f"toolgen serve: warning: {warning}", err=True)
     registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log)
     _warn_startup(registry, base_url)
-    if host not in LOOPBACK:
+    if not _loopback(host):
         click.echo(f"toolgen serve: warning: listening on {host}, beyond this machine: bearer tokens travel in "
                    "clear text over plain HTTP; put a TLS-terminating proxy in front", err=True)
     actor = None
@@ -119,6 +120,16 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
     except OSError as exc:
         _bad(f"cannot listen on {http_address}: {exc.strerror or exc}")
     click.echo("toolgen serve: stopped", err=True)
+
+
+def _loopback(host: str) -> bool:
+    """True for ``localhost`` and every loopback address (127.0.0.0/8, ``::1``)."""
+    if host in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 async def _stdio(registry: Registry, actor: Actor, search: bool | None) -> None:

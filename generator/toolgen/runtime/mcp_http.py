@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import os
 import re
 import signal
@@ -123,10 +124,12 @@ def _where(path: Path, node: Any) -> str:
 
 def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, list[str]]:
     """Read a token file (YAML, or JSON: the same shape) into a verifier, plus warnings (the file is
-    readable by every user of the machine).
+    readable by every user of the machine). A file every user may write is refused.
 
     Shape: ``{"tokens": [{"actor": str, "sha256": 64 hex digits, "scopes": [str, ...]}, ...]}``; no
-    other keys; at least one token; no digest twice. Raises `TokenFileError` naming the file, line
+    other keys; at least one token; no digest twice; an actor on several entries holds the same
+    scopes on each; not writable by every user. Raises
+    `TokenFileError` naming the file, line
     and column of the first problem and what to do (a ``token:`` key holding a plain token is refused:
     store its SHA-256)."""
     import yaml  # type: ignore[import-untyped, unused-ignore]
@@ -138,6 +141,9 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
     except (OSError, UnicodeDecodeError) as exc:
         raise TokenFileError(f"{file}: cannot read the token file: {exc.__class__.__name__}: "
                              f"{getattr(exc, 'strerror', None) or exc}") from None
+    if mode & stat.S_IWOTH:  # any local user could add a token with any scopes
+        raise TokenFileError(f"{file}: the token file is writable by every user of this machine (mode "
+                             f"{stat.S_IMODE(mode):04o}), so anyone could add a token; run `chmod 600 {file}`")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -180,6 +186,7 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
         raise fail(tokens_node, "`tokens` must be a non-empty list of {actor, sha256, scopes}")
     entries: list[StaticToken] = []
     seen: dict[bytes, Any] = {}
+    actors: dict[str, tuple[tuple[str, ...], Any]] = {}
     for item in tokens_node.value:
         fields = mapping(item, "a token entry", ("actor", "sha256", "scopes"))
         for required in ("actor", "sha256", "scopes"):
@@ -205,13 +212,18 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
             if not isinstance(scope, yaml.ScalarNode) or scope.tag != _STR or not scope.value.strip():
                 raise fail(scope, "every scope must be a non-empty string, e.g. ticket:read")
             scopes.append(scope.value.strip())
-        entries.append(StaticToken(digest, actor_node.value.strip(), tuple(dict.fromkeys(scopes))))
+        actor_id, held = actor_node.value.strip(), tuple(dict.fromkeys(scopes))
+        if actor_id in actors and frozenset(actors[actor_id][0]) != frozenset(held):
+            # audit, receipts and stored previews know the actor id only: one id, one set of scopes
+            raise fail(actor_node, f"actor {actor_id!r} already has a token with other scopes at "
+                                   f"{_where(file, actors[actor_id][1])}; several tokens of one actor (a "
+                                   "rotation) must hold the same scopes, else give them different actor ids")
+        actors.setdefault(actor_id, (held, actor_node))
+        entries.append(StaticToken(digest, actor_id, held))
     warnings: list[str] = []
     if mode & stat.S_IROTH:
         warnings.append(f"{file} is readable by every user of this machine (mode {stat.S_IMODE(mode):04o}); "
                         f"run `chmod 600 {file}`")
-    if mode & stat.S_IWOTH:
-        warnings.append(f"{file} is writable by every user of this machine: anyone could add a token")
     return StaticTokenVerifier(entries), warnings
 
 
@@ -248,12 +260,14 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
     resource server (``issuer_url``, ``resource_server_url``, ``required_scopes``; adds
     ``resource_metadata`` to the 401 challenge and serves the Protected Resource Metadata). Without
     a verifier, `actor` must be given: every request is that actor, unauthenticated (``--no-auth``).
-    `host` turns on the SDK's DNS-rebinding protection for loopback hosts unless
-    `transport_security` is given. Raises `ValueError` when neither a verifier nor an actor is given."""
+    `host` turns on DNS-rebinding protection (the SDK's Host and Origin checks) for every loopback
+    host (127.0.0.0/8, ``::1``, ``localhost``) unless `transport_security` is given. Raises `ValueError` when neither a verifier nor an actor is given."""
     from mcp.server.auth.settings import AuthSettings
 
     from .mcp_server import build_server
 
+    if transport_security is None:
+        transport_security = _loopback_security(host)
     if verifier is None:
         if actor is None:
             raise ValueError("serving HTTP needs a token verifier (or an explicit unauthenticated actor)")
@@ -270,6 +284,26 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
         auth = AuthSettings(issuer_url=f"http://{_url_host(host)}", resource_server_url=None)
     return server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host, auth=auth,
                                       token_verifier=verifier, transport_security=transport_security)
+
+
+def _loopback_security(host: str) -> Any:
+    """DNS-rebinding protection (Host and Origin checks) for a loopback `host` the SDK does not
+    protect itself (it knows ``127.0.0.1``, ``localhost`` and ``::1`` only; all of 127.0.0.0/8 is
+    loopback): only that host, any port. None for those three and for non-loopback hosts."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    bare = host.strip("[]")
+    if bare in ("127.0.0.1", "localhost", "::1"):
+        return None
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        return None
+    if not address.is_loopback:
+        return None
+    name = f"[{address.compressed}]" if address.version == 6 else address.compressed
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=[f"{name}:*"],
+                                     allowed_origins=[f"http://{name}:*"])
 
 
 def _url_host(host: str) -> str:

@@ -61,17 +61,34 @@ REPLAYED_META_KEY = "toolgen/replayed"
 REQUEST_META_KEY = "toolgen/request"
 
 
+#: Longest ``preview_id``, ``approval_id`` or ``approved_by`` of an approval in ``_meta`` (an
+#: ``approval_id`` becomes a receipt key kept for good, ``approved_by`` goes to every audit event).
+MAX_APPROVAL_TEXT = 255
+
+
+def _approval_text(value: Any) -> str | None:
+    """A short text of an approval (a string, or a number as text), else None."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    text = value if isinstance(value, str) else str(value)
+    return text if 0 < len(text) <= MAX_APPROVAL_TEXT else None
+
+
 def _approval_from_meta(meta: Any) -> Approval | None:
+    """The approval in a request's ``_meta`` (`APPROVAL_META_KEY`), or None: absent, or not a
+    preview_id string / ``{preview_id, approved_by?, approval_id?}`` object of texts of at most
+    `MAX_APPROVAL_TEXT` characters (the call is then refused ``approval_required``)."""
     if not meta:
         return None
     value = meta.get(APPROVAL_META_KEY) if isinstance(meta, dict) else None
-    if isinstance(value, str) and value:
-        return Approval(value)
+    if isinstance(value, str):
+        return Approval(value) if _approval_text(value) is not None else None
     if isinstance(value, dict) and isinstance(value.get("preview_id"), str):
-        by = value.get("approved_by")
-        approval_id = value.get("approval_id")
-        return Approval(value["preview_id"], approved_by=str(by) if by is not None else None,
-                        approval_id=str(approval_id) if approval_id is not None else None)
+        texts = {k: _approval_text(value.get(k)) for k in ("preview_id", "approved_by", "approval_id")}
+        if any(texts[k] is None for k in ("preview_id", "approved_by", "approval_id")
+               if k == "preview_id" or value.get(k) is not None):
+            return None
+        return Approval(str(texts["preview_id"]), approved_by=texts["approved_by"], approval_id=texts["approval_id"])
     return None
 
 

@@ -14,7 +14,13 @@ the expiry.
 Lifetime: a preview can be executed until `expires_at` (its ``preview_ttl_s`` after the preview
 call). It is kept for as long again so the record call can say ``preview_expired`` rather than
 ``preview_not_found``; after that it is deleted (Redis expires the key, SQLite and memory purge on
-write).
+write, touching only what has expired: a write costs the same however full the store is).
+
+Bound: each ``(scope, actor)`` keeps at most `MAX_PREVIEWS_PER_ACTOR` previews holding at most
+`MAX_PREVIEW_BYTES_PER_ACTOR` of arguments. Storing one more deletes that actor's least recently
+stored ones as needed (the newest always stays) (previewing it again stores it again, with the same
+``preview_id``), so a caller previewing in a loop never grows the store without bound and never
+pushes out another actor's previews.
 
 The stores share the receipt store's backend: `MemoryPreviewStore` (one process),
 `SqlitePreviewStore` (the receipt file's connection, table ``previews``) and `RedisPreviewStore` (the
@@ -24,6 +30,7 @@ receipt store's client, keys ``<prefix>p:...``). A receipt store hands out its p
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
 import threading
@@ -33,6 +40,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import redis
+
+
+#: Previews kept per ``(scope, actor)``; storing one more deletes that actor's least recently stored one.
+MAX_PREVIEWS_PER_ACTOR = 1000
+#: Bytes of stored arguments (their UTF-8 JSON) kept per ``(scope, actor)``, evicting the same way;
+#: the newest preview always stays, whatever its size.
+MAX_PREVIEW_BYTES_PER_ACTOR = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -79,19 +93,58 @@ def _arguments(text: str) -> dict[str, Any]:
 
 
 class MemoryPreviewStore:
-    """Previews in one process's memory (with `MemoryReceiptStore`)."""
+    """Previews in one process's memory (with `MemoryReceiptStore`). A write purges only the
+    previews past their deletion time (a heap ordered by it) and evicts beyond `max_per_actor`
+    previews or `max_bytes_per_actor` bytes of arguments: O(log n) per write."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
+                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
+        self.max_per_actor = max(1, int(max_per_actor))
+        self.max_bytes_per_actor = max(1, int(max_bytes_per_actor))
         self._data: dict[tuple[str, str, str], tuple[StoredPreview, str]] = {}
+        # per (scope, actor): its preview ids -> bytes, least recently stored first; and their total
+        self._order: dict[tuple[str, str], dict[str, int]] = {}
+        self._bytes: dict[tuple[str, str], int] = {}
+        self._deadlines: list[tuple[float, tuple[str, str, str]]] = []  # (keep until, key), a heap
         self._lock = threading.Lock()
+
+    def size(self) -> int:
+        """How many previews are stored (expired ones not yet purged included)."""
+        with self._lock:
+            return len(self._data)
+
+    def _delete(self, key: tuple[str, str, str]) -> None:
+        del self._data[key]
+        owner = self._order.get(key[:2])
+        if owner is not None:
+            self._bytes[key[:2]] -= owner.pop(key[2], 0)
+            if not owner:
+                del self._order[key[:2]], self._bytes[key[:2]]
 
     def put(self, preview: StoredPreview) -> None:
         text = json.dumps(preview.arguments, ensure_ascii=False)  # stored as JSON, like the other stores
         now = time.time()
+        key = (preview.scope, preview.actor, preview.preview_id)
+        keep = _keep_until(preview)
         with self._lock:
-            for k in [k for k, (p, _) in self._data.items() if _keep_until(p) < now]:
-                del self._data[k]
-            self._data[(preview.scope, preview.actor, preview.preview_id)] = (preview, text)
+            while self._deadlines and self._deadlines[0][0] < now:
+                until, old = heapq.heappop(self._deadlines)
+                found = self._data.get(old)
+                if found is not None and _keep_until(found[0]) == until:  # not refreshed since
+                    self._delete(old)
+            if key in self._data:
+                self._delete(key)  # a refresh makes it the most recently stored
+            self._data[key] = (preview, text)
+            heapq.heappush(self._deadlines, (keep, key))
+            owner = self._order.setdefault(key[:2], {})
+            owner[key[2]] = len(text.encode("utf-8", "surrogatepass"))
+            self._bytes[key[:2]] = self._bytes.get(key[:2], 0) + owner[key[2]]
+            while len(owner) > 1 and (len(owner) > self.max_per_actor
+                                      or self._bytes[key[:2]] > self.max_bytes_per_actor):
+                self._delete((key[0], key[1], next(iter(owner))))
+            if len(self._deadlines) > 2 * len(self._data) + 64:  # refreshed entries left behind
+                self._deadlines = [(_keep_until(p), k) for k, (p, _) in self._data.items()]
+                heapq.heapify(self._deadlines)
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         with self._lock:
@@ -113,29 +166,103 @@ CREATE TABLE IF NOT EXISTS previews (
   created_at REAL NOT NULL,
   expires_at REAL NOT NULL,
   keep_until REAL NOT NULL,
+  size INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (scope, actor, preview_id)
 ) WITHOUT ROWID
 """
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS previews_keep_until ON previews (keep_until)",
+    "CREATE INDEX IF NOT EXISTS previews_by_actor ON previews (scope, actor, created_at, size)",
+)
+# per (scope, actor): how many previews and how many bytes of arguments, kept by triggers
+_TOTALS = (
+    ("CREATE TABLE IF NOT EXISTS preview_totals (scope TEXT NOT NULL, actor TEXT NOT NULL, count INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL, PRIMARY KEY (scope, actor)) WITHOUT ROWID"),
+    ("CREATE TRIGGER IF NOT EXISTS previews_counted AFTER INSERT ON previews BEGIN"
+    " INSERT INTO preview_totals (scope, actor, count, bytes) VALUES (new.scope, new.actor, 1, new.size)"
+    " ON CONFLICT (scope, actor) DO UPDATE SET count = count + 1, bytes = bytes + new.size; END"),
+    ("CREATE TRIGGER IF NOT EXISTS previews_uncounted AFTER DELETE ON previews BEGIN"
+    " UPDATE preview_totals SET count = count - 1, bytes = bytes - old.size WHERE scope = old.scope AND"
+    " actor = old.actor; DELETE FROM preview_totals WHERE scope = old.scope AND actor = old.actor AND count <= 0;"
+    " END"),
+)
 
 
 class SqlitePreviewStore:
-    """Previews in the receipt store's SQLite file (table ``previews``), on its connection and lock."""
+    """Previews in the receipt store's SQLite file (table ``previews``), on its connection and lock.
+    Indexed by deletion time (a write purges only what has expired) and by ``(scope, actor,
+    created_at)`` (evicting beyond `max_per_actor` previews or `max_bytes_per_actor` bytes of
+    arguments, column ``size``; table ``preview_totals`` keeps each actor's count and bytes by
+    trigger). `conn` is in autocommit mode
+    (``isolation_level=None``, as `SqliteReceiptStore` opens it): a write is one ``BEGIN IMMEDIATE``
+    transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock,
+                 max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
+                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
         self._conn = conn
         self._lock = lock
+        self.max_per_actor = max(1, int(max_per_actor))
+        self.max_bytes_per_actor = max(1, int(max_bytes_per_actor))
         with self._lock:
             self._conn.execute(_SCHEMA)
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(previews)")}
+            if "size" not in columns:  # a table of an earlier version
+                self._conn.execute("ALTER TABLE previews ADD COLUMN size INTEGER NOT NULL DEFAULT 0")
+            for statement in _TOTALS:
+                self._conn.execute(statement)
+            self._conn.execute("BEGIN IMMEDIATE")  # recount: the table may come from an earlier version
+            self._conn.execute("DELETE FROM preview_totals")
+            self._conn.execute("INSERT INTO preview_totals (scope, actor, count, bytes) SELECT scope, actor,"
+                               " COUNT(*), SUM(size) FROM previews GROUP BY scope, actor")
+            self._conn.execute("COMMIT")
+            for index in _INDEXES:
+                self._conn.execute(index)
 
     def put(self, preview: StoredPreview) -> None:
         text = json.dumps(preview.arguments, separators=(",", ":"), ensure_ascii=False)
         with self._lock:
-            self._conn.execute("DELETE FROM previews WHERE keep_until < ?", (time.time(),))
-            self._conn.execute(
-                "INSERT OR REPLACE INTO previews (scope, actor, preview_id, intent, arguments, created_at, expires_at,"
-                " keep_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (preview.scope, preview.actor, preview.preview_id, preview.intent, text, preview.created_at,
-                 preview.expires_at, _keep_until(preview)))
+            self._conn.execute("BEGIN IMMEDIATE")  # one transaction: purge, store, evict
+            try:
+                self._conn.execute("DELETE FROM previews WHERE keep_until < ?", (time.time(),))
+                self._conn.execute("DELETE FROM previews WHERE scope=? AND actor=? AND preview_id=?",
+                                   (preview.scope, preview.actor, preview.preview_id))  # a refresh
+                self._conn.execute(
+                    "INSERT INTO previews (scope, actor, preview_id, intent, arguments, created_at, expires_at,"
+                    " keep_until, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (preview.scope, preview.actor, preview.preview_id, preview.intent, text, preview.created_at,
+                     preview.expires_at, _keep_until(preview), len(text.encode("utf-8", "surrogatepass"))))
+                # beyond the bounds: the actor's least recently stored previews go (never the newest)
+                self._evict((preview.scope, preview.actor), preview.preview_id)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _evict(self, owner: tuple[str, str], newest: str) -> None:
+        """Delete `owner`'s least recently stored previews beyond the bounds, never `newest`.
+        Below the bounds this reads the totals and one index entry; at them (and whenever the totals
+        disagree with the rows, changed behind the store) it counts the actor's rows again from the
+        covering index, so it ends and evicts exactly whatever the totals said."""
+        where = "FROM previews WHERE scope=? AND actor=?"
+        row = self._conn.execute("SELECT count, bytes FROM preview_totals WHERE scope=? AND actor=?", owner).fetchone()
+        count, total = (int(row[0]), int(row[1])) if row is not None else (0, 0)
+        more = count < 1 or self._conn.execute(f"SELECT 1 {where} LIMIT 1 OFFSET ?", (*owner, count)).fetchone()
+        if not more and count <= self.max_per_actor and total <= self.max_bytes_per_actor:
+            return
+        self._conn.execute("DELETE FROM preview_totals WHERE scope=? AND actor=?", owner)
+        self._conn.execute(f"INSERT INTO preview_totals (scope, actor, count, bytes) SELECT scope, actor, COUNT(*),"
+                           f" SUM(size) {where} GROUP BY scope, actor", owner)
+        count, total = self._conn.execute(f"SELECT COUNT(*), COALESCE(SUM(size), 0) {where}", owner).fetchone()
+        victims: list[tuple[str, str, str]] = []
+        for preview_id, size in self._conn.execute(
+                f"SELECT preview_id, size {where} ORDER BY created_at, preview_id", owner).fetchall():
+            if count <= 1 or (count <= self.max_per_actor and total <= self.max_bytes_per_actor):
+                break
+            if preview_id != newest:
+                victims.append((*owner, str(preview_id)))
+                count, total = count - 1, total - int(size)
+        self._conn.executemany("DELETE FROM previews WHERE scope=? AND actor=? AND preview_id=?", victims)
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         with self._lock:
@@ -149,29 +276,77 @@ class SqlitePreviewStore:
                              float(expires))
 
 
+# KEYS[1] the actor's index (sorted set: preview id -> keep until), KEYS[2] its sizes (hash: id -> bytes);
+# ARGV now, id, keep until, bytes, keep ms, max previews, max bytes. Forgets ids Redis has expired,
+# adds the id, then evicts the least recently stored beyond the bounds (never the id just stored);
+# returns the evicted ids, whose preview hashes the caller deletes.
+_BOOK_PREVIEW = """
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+for _, id in ipairs(expired) do redis.call('HDEL', KEYS[2], id) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[4])
+local total = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[2])) do total = total + tonumber(v) end
+local count = redis.call('ZCARD', KEYS[1])
+local evicted = {}
+while count > 1 and (count > tonumber(ARGV[6]) or total > tonumber(ARGV[7])) do
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+  if oldest == ARGV[2] then break end
+  total = total - tonumber(redis.call('HGET', KEYS[2], oldest) or '0')
+  redis.call('ZREM', KEYS[1], oldest)
+  redis.call('HDEL', KEYS[2], oldest)
+  count = count - 1
+  evicted[#evicted + 1] = oldest
+end
+for _, key in ipairs(KEYS) do
+  if redis.call('PTTL', key) < tonumber(ARGV[5]) then redis.call('PEXPIRE', key, ARGV[5]) end
+end
+return evicted
+"""
+
+
 class RedisPreviewStore:
     """Previews on the receipt store's Redis client: one hash per preview,
     ``<prefix>p:<len(scope)>:<scope>:<len(actor)>:<actor>:<preview_id>`` (fields ``intent arguments
     created_at expires_at``), which Redis deletes once the preview has been expired for its lifetime
-    once more."""
+    once more; and per ``(scope, actor)`` a sorted set ``<prefix>pi:...`` of its preview ids by
+    deletion time and a hash ``<prefix>ps:...`` of their sizes (same ``<len>:<scope>:<len>:<actor>``
+    tail), which bound them to `max_per_actor` previews and `max_bytes_per_actor` bytes (the least
+    recently stored go first, deleted by the write that stores one more)."""
 
-    def __init__(self, client: redis.Redis, prefix: str) -> None:
+    def __init__(self, client: redis.Redis, prefix: str, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
+                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
         self._client = client
         self.prefix = prefix
+        self.max_per_actor = max(1, int(max_per_actor))
+        self.max_bytes_per_actor = max(1, int(max_bytes_per_actor))
+        self._book = client.register_script(_BOOK_PREVIEW)
 
     def redis_key(self, scope: str, actor: str, preview_id: str) -> str:
         return f"{self.prefix}p:{len(scope)}:{scope}:{len(actor)}:{actor}:{preview_id}"
 
+    def index_key(self, scope: str, actor: str, kind: str = "pi") -> str:
+        return f"{self.prefix}{kind}:{len(scope)}:{scope}:{len(actor)}:{actor}"
+
     def put(self, preview: StoredPreview) -> None:
         name = self.redis_key(preview.scope, preview.actor, preview.preview_id)
         text = json.dumps(preview.arguments, separators=(",", ":"), ensure_ascii=False)
-        keep_ms = max(1, round((_keep_until(preview) - time.time()) * 1000))
+        now = time.time()
+        keep_until = _keep_until(preview)
+        keep_ms = max(1, round((keep_until - now) * 1000))
         pipe = self._client.pipeline(transaction=True)
         pipe.delete(name)
         pipe.hset(name, mapping={"intent": preview.intent, "arguments": text,
                                  "created_at": repr(preview.created_at), "expires_at": repr(preview.expires_at)})
         pipe.pexpire(name, keep_ms)
         pipe.execute()
+        evicted = self._book(
+            keys=[self.index_key(preview.scope, preview.actor), self.index_key(preview.scope, preview.actor, "ps")],
+            args=[repr(now), preview.preview_id, repr(keep_until), len(text.encode("utf-8", "surrogatepass")),
+                  keep_ms, self.max_per_actor, self.max_bytes_per_actor])
+        if evicted:
+            self._client.delete(*(self.redis_key(preview.scope, preview.actor, _text(pid)) for pid in evicted))
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         raw = self._client.hgetall(self.redis_key(scope, actor, preview_id))
