@@ -1,0 +1,186 @@
+"""`strict: false` in the intent map: the one way a tool is sent non-strict by choice.
+
+The Stripe slice with `update_customer` marked `strict: false` (its full body: free-form maps,
+`anyOf` unions, untyped values) and `create_customer` left strict. OpenAI gets `strict: false` and the
+natural schema (no argument rewrites, every value typed as OpenAI demands outside strict mode too),
+Anthropic never selects it as strict, POLICY.md and REPORT.md name it as the intent map's choice,
+lint reports `strict-disabled`, and the runtime takes natural arguments for it with
+``dialect="openai"`` without decoding anything. The conformance checker still refuses what OpenAI
+refuses outside strict mode (an untyped `items`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.build import REPO, Built, build, run
+from tests.support.recording_server import RecordingServer
+
+from toolgen.dialects import check_catalog
+from toolgen.dialects._loose import _value_positions
+from toolgen.dialects.openai import check_openai_catalog, openai_loose_parameters
+from toolgen.runtime import Actor, Registry
+from toolgen.runtime.credentials import StaticCredentials
+from toolgen.runtime.receipts import MemoryReceiptStore
+
+STRIPE_SPEC = REPO / "specs" / "stripe.slice.json"
+
+INTENTS = """\
+auth:
+  bearerAuth: {secret: STRIPE_SECRET_KEY}
+tools:
+  update_customer:
+    operation: PostCustomersCustomer
+    effect: write
+    permission: customers:write
+    approval: required
+    strict: false
+    idempotency: {key: idempotency_key, send_as: "header:Idempotency-Key", honoured_by_api: true}
+  create_customer:
+    operation: PostCustomers
+    effect: write
+    permission: customers:write
+    approval: never
+    preview: false
+    idempotency: {key: idempotency_key, send_as: "header:Idempotency-Key", honoured_by_api: true}
+    hide: [expand, cash_balance, invoice_settings, next_invoice_sequence, payment_method, preferred_locales,
+           shipping, source, tax, tax_exempt, tax_id_data, test_clock, coupon, promotion_code,
+           invoice_prefix, balance, address, phone]
+"""
+LOOSE = ("preview_update_customer", "record_update_customer")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return build(tmp_path_factory.mktemp("strict"), STRIPE_SPEC, INTENTS, name="stripe",
+                 emit="openai,anthropic,mcp,gemini,policy,report")
+
+
+def test_openai_sends_the_chosen_tools_non_strict_with_the_natural_schema(built: Built) -> None:
+    preview = built.tool("openai", "preview_update_customer")["function"]
+    assert preview["strict"] is False
+    params = preview["parameters"]
+    # natural values: metadata stays a map (or ""), not [{key, value}] entries or a JSON string
+    metadata = params["properties"]["metadata"]
+    assert "object" in json.dumps(metadata) and '"key"' not in json.dumps(metadata)
+    assert "JSON-encoded" not in json.dumps(params)
+    assert params["properties"]["metadata"] != built.tool("openai", "record_create_customer")[
+        "function"]["parameters"]["properties"]["metadata"]
+    # optional stays optional: no required-and-nullable widening
+    assert params.get("required") == ["customer"]
+    for ptr, node, position in _value_positions(params):
+        if position:
+            assert isinstance(node, dict) and any(k in node for k in ("type", "$ref", "anyOf", "oneOf", "enum")), ptr
+    assert built.tool("openai", "record_update_customer")["function"]["strict"] is False
+    assert built.tool("openai", "record_create_customer")["function"]["strict"] is True
+
+
+def test_no_openai_rewrites_for_the_chosen_tools_and_the_others_keep_theirs(built: Built) -> None:
+    for name in LOOSE:
+        assert "openai" not in built.row(name)["dialect_rewrites"], name
+    assert built.row("record_create_customer")["dialect_rewrites"]["openai"]  # metadata as entries
+
+
+def test_anthropic_never_selects_them_and_every_catalog_conforms(built: Built) -> None:
+    for name in LOOSE:
+        assert built.tool("anthropic", name)["strict"] is False
+    for dialect in ("openai", "anthropic", "mcp", "gemini"):
+        assert check_catalog(dialect, built.json(f"{dialect}.json")) == [], dialect
+
+
+def test_policy_and_report_name_the_choice_apart_from_provider_limits(built: Built) -> None:
+    policy = (built.out / "POLICY.md").read_text(encoding="utf-8")
+    section = policy[policy.index("## Non-strict tools"):]
+    assert "`preview_update_customer`, `record_update_customer`" in section
+    assert "record_create_customer" not in section
+    report = (built.out / "REPORT.md").read_text(encoding="utf-8")
+    assert "OpenAI: 1 of 3 tools strict." in report
+    assert ("Not strict by the intent map's choice (`strict: false`; natural schema, no reshaped arguments; "
+            "never strict in Anthropic either): `preview_update_customer`, `record_update_customer`.") in report
+    assert "because of a provider limit" not in report
+    assert "| `record_update_customer` | not strict: the intent map asks for strict: false |" in report
+
+
+def test_lint_reports_strict_disabled_at_the_key_and_suggests_removing_it(tmp_path: Path) -> None:
+    intent = tmp_path / "stripe.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(STRIPE_SPEC))}\napi: {{name: stripe}}\n{INTENTS}",
+                      encoding="utf-8")
+    found = [d for d in json.loads(run("lint", str(intent), "--format", "json").output)["findings"]
+             if d["code"] == "strict-disabled"]
+    assert len(found) == 1, found
+    finding = found[0]
+    assert finding["severity"] == "info" and finding["tool"] == "record_update_customer"
+    assert "`preview_update_customer`, `record_update_customer` are sent non-strict" in finding["message"]
+    assert finding["location"]["line"] == 12  # the `strict:` key (3 header lines + 9)
+    assert finding["hint"].startswith("remove `strict: false`")
+
+
+@pytest.mark.parametrize("value", ['"no"', "0", "[false]", "null"])
+def test_a_non_boolean_strict_is_a_located_error(tmp_path: Path, value: str) -> None:
+    body = INTENTS.replace("strict: false", f"strict: {value}")
+    result = build(tmp_path, STRIPE_SPEC, body, name="stripe", expect=2).result
+    assert "tools.update_customer.strict" in result.output, result.output
+    assert "stripe.yaml:12:" in result.output, result.output
+    assert not (tmp_path / "out").exists()  # a failed build writes nothing
+
+
+def test_the_checker_refuses_what_openai_refuses_outside_strict_mode() -> None:
+    def catalog(params: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": "t", "description": "d", "parameters": params,
+                                                  "strict": False}}]
+
+    natural = openai_loose_parameters({
+        "type": "object", "additionalProperties": False,
+        "properties": {"rows": {"type": "array", "items": {}}, "any": {}, "m": {"type": "object",
+                       "additionalProperties": {}}, "u": {"anyOf": [{"type": "string"}, {}]}}})
+    assert natural.strict is False and natural.rewrites == ()
+    assert check_openai_catalog(catalog(natural.schema)) == []
+    rules = {v.rule: v.pointer for v in check_openai_catalog(catalog(
+        {"type": "object", "properties": {"rows": {"type": "array", "items": {}}, "x": {"description": "?"}}}))}
+    assert rules["A.1-type"] in ("/function/parameters/properties/rows/items", "/function/parameters/properties/x")
+    assert len([v for v in check_openai_catalog(catalog(
+        {"type": "object", "properties": {"rows": {"type": "array", "items": {}}, "x": {"description": "?"}}}))
+        if v.rule == "A.1-type"]) == 2
+    assert {v.rule for v in check_openai_catalog(catalog({"type": "object"}))} == {"A.1-object-properties"}
+    assert {v.rule for v in check_openai_catalog(catalog(
+        {"type": "object", "properties": {"a": {"type": "array"}}}))} == {"E.4-array-items"}
+    assert {v.rule for v in check_openai_catalog(catalog(
+        {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}}))} == {"E.2-nullable"}
+
+
+# --- through the runtime ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def recorder() -> Iterator[RecordingServer]:
+    with RecordingServer() as srv:
+        yield srv
+
+
+def _registry(built: Built, recorder: RecordingServer) -> Registry:
+    return Registry.from_dir(built.out, base_url=recorder.base_url,
+                             credentials=StaticCredentials({"STRIPE_SECRET_KEY": "sk_test_dummy"}),
+                             receipts=MemoryReceiptStore(), cursor_key=b"c" * 32)
+
+
+def test_the_runtime_takes_natural_arguments_in_the_openai_dialect(built: Built, recorder: RecordingServer) -> None:
+    natural = {"customer": "cus_1", "metadata": {"order": "7"}, "name": "Ada"}
+    actor = Actor.of("t", ("customers:write",))
+    with _registry(built, recorder) as reg:
+        canonical = reg.call("preview_update_customer", natural, actor=actor)
+        sent = reg.call("preview_update_customer", natural, actor=actor, dialect="openai")
+        assert canonical.ok and sent.ok, sent.to_json()
+        assert sent.result["request"] == canonical.result["request"]
+        # nothing is decoded: the entries form strict mode would have needed is refused, not converted
+        entries = reg.call("preview_update_customer", {**natural, "metadata": [{"key": "order", "value": "7"}]},
+                           actor=actor, dialect="openai")
+        assert not entries.ok and entries.error is not None and entries.error.code == "invalid_arguments"
+        # a strict tool of the same build still decodes its entries
+        created = reg.call("record_create_customer", {"email": "a@b.c", "metadata": [{"key": "k", "value": "v"}],
+                                                      "idempotency_key": "k-1"}, actor=actor, dialect="openai")
+        assert created.ok, created.to_json()
+    assert ("metadata[k]", "v") in recorder.last.form()
