@@ -11,18 +11,24 @@ refuses outside strict mode (an untyped `items`).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
-from tests.support.build import REPO, Built, build, run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.support.build import CASES, REAL, REPO, Built, build, run
 from tests.support.recording_server import RecordingServer
+from tests.test_dialects import obj
 
-from toolgen.dialects import check_catalog
+from toolgen.diagnostics import DiagnosticError
+from toolgen.dialects import DialectSchema, check_catalog
 from toolgen.dialects._loose import _value_positions
-from toolgen.dialects.openai import check_openai_catalog, openai_loose_parameters
+from toolgen.dialects.openai import check_openai_catalog, openai_loose_parameters, openai_tool
 from toolgen.runtime import Actor, Registry
 from toolgen.runtime.credentials import StaticCredentials
 from toolgen.runtime.receipts import MemoryReceiptStore
@@ -184,3 +190,75 @@ def test_the_runtime_takes_natural_arguments_in_the_openai_dialect(built: Built,
                                                       "idempotency_key": "k-1"}, actor=actor, dialect="openai")
         assert created.ok, created.to_json()
     assert ("metadata[k]", "v") in recorder.last.form()
+
+
+# --- every schema a user could mark strict: false -----------------------------------------------------
+
+_UNTYPED: list[tuple[dict[str, Any], Any]] = [
+    ({}, {"k": [1]}),
+    ({"description": "anything"}, "s"),
+    ({"type": "array", "items": {}}, [1, "a", None, {"x": 1}]),
+    ({"type": "object", "additionalProperties": {}}, {"a": [1]}),
+    ({"type": "object"}, {"a": 1}),
+    ({"anyOf": [{"type": "string"}, {}]}, 3),
+    ({"type": "array", "items": {"type": "object", "properties": {"v": {}}}}, [{"v": True}]),
+]
+
+
+@st.composite
+def _with_untyped(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
+    schema, instance = draw(obj())
+    schema, instance = copy.deepcopy(schema), dict(instance)
+    for i in draw(st.lists(st.integers(0, len(_UNTYPED) - 1), max_size=3)):
+        sub, value = _UNTYPED[i]
+        schema["properties"][f"u{i}"] = copy.deepcopy(sub)
+        instance[f"u{i}"] = copy.deepcopy(value)
+    return schema, instance
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_with_untyped())
+def test_the_natural_view_accepts_natural_values_and_always_conforms(pair: tuple[dict[str, Any], Any]) -> None:
+    canonical, instance = pair
+    before = copy.deepcopy(canonical)
+    view = openai_loose_parameters(canonical)
+    assert canonical == before  # pure
+    assert view.strict is False and view.rewrites == ()
+    # what the model sends is the canonical value itself: no null widening, no entries, no JSON text
+    assert jsonschema.Draft202012Validator(view.schema).is_valid(instance), (view.schema, instance)
+    jsonschema.Draft202012Validator.check_schema(view.schema)
+    tool = openai_tool("t", "d", canonical, parameters=view)
+    assert check_openai_catalog([tool]) == []
+
+
+_REAL_SPECS = sorted(p for p in REAL.glob("*") if p.suffix in (".json", ".yaml") and "swagger2" not in p.name) \
+    if REAL.is_dir() else []
+
+
+@pytest.mark.skipif(not _REAL_SPECS, reason="../shared/specs/real is not available")
+def test_every_real_and_fault_case_tool_conforms_when_marked_non_strict(tmp_path: Path) -> None:
+    """Whatever tool a user marks `strict: false`, its natural view keeps OpenAI's non-strict rules:
+    every input schema of include-everything builds of ../shared/specs/real and ../shared/cases."""
+    from benchmarks.sweep import api_name, include_everything_map
+
+    from toolgen.build import build_api
+
+    specs = _REAL_SPECS + sorted(CASES.glob("*/spec.yaml"))
+    checked = caught = 0
+    for i, spec in enumerate(specs):
+        folder = tmp_path / f"{i}-{spec.parent.name}-{spec.stem}"
+        folder.mkdir()
+        try:
+            ir = build_api(include_everything_map(spec, folder, api_name(spec)), folder / "out", emit=("openai",),
+                           run_lint=False).ir
+        except DiagnosticError:
+            continue  # a fault case the build refuses (covered by the fault-case tests)
+        tools = [openai_tool(t.name, t.description, t.input_schema,
+                             parameters=openai_loose_parameters(t.input_schema)) for t in ir.tools]
+        assert check_openai_catalog(tools, max_tools=None) == [], spec.name
+        raw = [openai_tool(t.name, t.description, t.input_schema,
+                           parameters=DialectSchema(t.input_schema, (), False, ())) for t in ir.tools]
+        caught += sum(1 for v in check_openai_catalog(raw, max_tools=None) if v.rule == "A.1-type")
+        checked += len(tools)
+    assert checked > 4000
+    assert caught > 0  # the canonical schemas as they are would break the rule: the view is what keeps it
