@@ -56,8 +56,13 @@ tools:
     hide: [expand, cash_balance, invoice_settings, next_invoice_sequence, payment_method, preferred_locales,
            shipping, source, tax, tax_exempt, tax_id_data, test_clock, coupon, promotion_code,
            invoice_prefix, balance, address, phone]
+  list_charges:
+    operation: GetCharges
+    effect: read
+    permission: charges:read
+    strict: false
 """
-LOOSE = ("preview_update_customer", "record_update_customer")
+LOOSE = ("preview_update_customer", "record_update_customer", "list_charges")
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +88,7 @@ def test_openai_sends_the_chosen_tools_non_strict_with_the_natural_schema(built:
             assert isinstance(node, dict) and any(k in node for k in ("type", "$ref", "anyOf", "oneOf", "enum")), ptr
     assert built.tool("openai", "record_update_customer")["function"]["strict"] is False
     assert built.tool("openai", "record_create_customer")["function"]["strict"] is True
+    assert built.tool("openai", "list_charges")["function"]["strict"] is False  # a read tool too
 
 
 def test_no_openai_rewrites_for_the_chosen_tools_and_the_others_keep_theirs(built: Built) -> None:
@@ -101,12 +107,13 @@ def test_anthropic_never_selects_them_and_every_catalog_conforms(built: Built) -
 def test_policy_and_report_name_the_choice_apart_from_provider_limits(built: Built) -> None:
     policy = (built.out / "POLICY.md").read_text(encoding="utf-8")
     section = policy[policy.index("## Non-strict tools"):]
-    assert "`preview_update_customer`, `record_update_customer`" in section
+    assert "`list_charges`, `preview_update_customer`, `record_update_customer`" in section
     assert "record_create_customer" not in section
     report = (built.out / "REPORT.md").read_text(encoding="utf-8")
-    assert "OpenAI: 1 of 3 tools strict." in report
+    assert "OpenAI: 1 of 4 tools strict." in report
     assert ("Not strict by the intent map's choice (`strict: false`; natural schema, no reshaped arguments; "
-            "never strict in Anthropic either): `preview_update_customer`, `record_update_customer`.") in report
+            "never strict in Anthropic either): `list_charges`, `preview_update_customer`, "
+            "`record_update_customer`.") in report
     assert "because of a provider limit" not in report
     assert "| `record_update_customer` | not strict: the intent map asks for strict: false |" in report
 
@@ -117,7 +124,7 @@ def test_lint_reports_strict_disabled_at_the_key_and_suggests_removing_it(tmp_pa
                       encoding="utf-8")
     found = [d for d in json.loads(run("lint", str(intent), "--format", "json").output)["findings"]
              if d["code"] == "strict-disabled"]
-    assert len(found) == 1, found
+    assert [f["tool"] for f in found] == ["record_update_customer", "list_charges"], found
     finding = found[0]
     assert finding["severity"] == "info" and finding["tool"] == "record_update_customer"
     assert "`preview_update_customer`, `record_update_customer` are sent non-strict" in finding["message"]
