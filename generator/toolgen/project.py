@@ -1,8 +1,9 @@
 """The project file (`toolgen.yaml`): which APIs to build, from which intent maps, into which folders.
 
 Input: the path of toolgen.yaml and the command line's spec overrides. Output: a `Project`: one
-`ApiTarget` per API (intent map, output folder, spec, artifacts, all paths resolved), the intent-map
-schema's path and the `lint:` settings. A bad file raises a located `DiagnosticError`.
+`ApiTarget` per API (intent map, output folder, spec, artifacts, all paths resolved, and its dialect
+choices: `dialects:` of the API, else of the project), the intent-map schema's path and the `lint:`
+settings. A bad file (an unknown key, a value outside its set) raises a located `DiagnosticError`.
 
 ```yaml
 toolgen: 1
@@ -32,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .compile.intent import plain_yaml
 from .compile.sourcemap import locate_ruamel
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from .dialects import GeminiParameters
 
 PROJECT_FILE = "toolgen.yaml"
 Artifact = Literal["openai", "anthropic", "mcp", "gemini", "policy", "report", "python"]
@@ -40,9 +42,6 @@ ALL_ARTIFACTS: tuple[Artifact, ...] = ("openai", "anthropic", "mcp", "gemini", "
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-GeminiParameters = Literal["schema", "json_schema"]
 
 
 class GeminiConfig(_Strict):
