@@ -269,3 +269,24 @@ def test_every_real_and_fault_case_tool_conforms_when_marked_non_strict(tmp_path
         checked += len(tools)
     assert checked > 4000
     assert caught > 0  # the canonical schemas as they are would break the rule: the view is what keeps it
+
+
+def test_a_provider_limit_is_reported_apart_from_the_choice(tmp_path: Path) -> None:
+    """1,001 enum values break OpenAI's 1,000 (A.2): that tool is non-strict because of the provider,
+    the other because the intent map asks; REPORT.md says which is which, POLICY.md names only the choice."""
+    spec = tmp_path / "spec.json"
+    param = {"name": "code", "in": "query", "schema": {"type": "string", "enum": [f"c{i}" for i in range(1001)]}}
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}
+    spec.write_text(json.dumps({
+        "openapi": "3.1.0", "info": {"title": "Codes", "version": "1"}, "servers": [{"url": "https://x.test"}],
+        "paths": {"/codes": {"get": {"operationId": "getCodes", "parameters": [param], "responses": ok}},
+                  "/names": {"get": {"operationId": "getNames", "responses": ok}}}}), encoding="utf-8")
+    body = ("tools:\n  get_codes: {operation: getCodes, effect: read, permission: c:read}\n"
+            "  get_names: {operation: getNames, effect: read, permission: c:read, strict: false}\n")
+    built = build(tmp_path, spec, body, name="codes")
+    assert [t["function"]["strict"] for t in built.json("openai.json")] == [False, False]
+    report = (built.out / "REPORT.md").read_text(encoding="utf-8")
+    assert "Not strict because of a provider limit (see the warnings): `get_codes`." in report
+    assert "never strict in Anthropic either): `get_names`." in report
+    policy = (built.out / "POLICY.md").read_text(encoding="utf-8")
+    assert policy[policy.index("## Non-strict tools"):].rstrip().endswith("`get_names`")
