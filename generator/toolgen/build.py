@@ -25,14 +25,14 @@ from .compile.ir import ApiIR
 from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
-from .dialects import check_catalog, check_deferred
+from .dialects import DialectOptions, check_catalog, check_deferred
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
 from .emit.python import package_files
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
-from .project import ALL_ARTIFACTS, Artifact, Project, spec_override
+from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api
 from .write import Output
 
@@ -83,7 +83,8 @@ class ApiBuild:
 def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Path | None = None,
               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
               base: Path | None = None, spec_overrides: dict[str, str] | None = None,
-              lint: LintSettings | None = None, run_lint: bool = True) -> ApiBuild:
+              lint: LintSettings | None = None, run_lint: bool = True,
+              dialect_options: DialectOptions | None = None) -> ApiBuild:
     """Build one API in memory. Raises `DiagnosticError` when the inputs have errors.
 
     The spec is `spec` if given, else `spec_overrides[<api>]`, else `TOOLGEN_SPEC_<API>`, else the
@@ -95,10 +96,12 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     The lint stage runs unless `run_lint` is false; its findings, at the severities of `lint` (the
     project's `lint:` settings), join `diagnostics`. Error-severity findings do not raise: the build
     is returned with them (`ApiBuild.errors`), and the caller decides not to write it.
+    `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
     """
     with _gc_paused():
         return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
-                          spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint)
+                          spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint,
+                          options=dialect_options or DialectOptions())
 
 
 @contextmanager
@@ -152,7 +155,8 @@ def _gc_resumed() -> Iterator[None]:
 
 def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,
                emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None,
-               spec_overrides: dict[str, str] | None, lint: LintSettings, run_lint: bool) -> ApiBuild:
+               spec_overrides: dict[str, str] | None, lint: LintSettings, run_lint: bool,
+               options: DialectOptions) -> ApiBuild:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
@@ -180,7 +184,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
     with _steps(progress, f"{api}: emitting catalogs") as advance:
-        catalogs = build_catalogs(ir, advance)
+        catalogs = build_catalogs(ir, advance, options)
     _check_conformance(ir, catalogs)
     sizes = measure(catalogs) if ("report" in emit or run_lint) else []
     timings["catalogs"] = time.perf_counter() - t_cat
@@ -283,6 +287,11 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
             f"{p.dialect} {p.tool} {p.pointer}: {p.rule}: {p.message}" for p in first))
 
 
+def target_options(target: ApiTarget) -> DialectOptions:
+    """The dialect choices of one API of the project file."""
+    return DialectOptions(gemini_parameters=target.gemini_parameters)
+
+
 def build_project(project: Project, progress: Progress | None = None
                   ) -> tuple[list[Output], list[ApiBuild]]:
     """Build every API of the project in memory. Raises `DiagnosticError` with all APIs' input
@@ -294,7 +303,8 @@ def build_project(project: Project, progress: Progress | None = None
     for target in project.targets:
         try:
             build = build_api(target.intent_map, target.out, name=target.name, spec=target.spec,
-                              emit=target.emit, progress=progress, base=project.root, lint=settings)
+                              emit=target.emit, progress=progress, base=project.root, lint=settings,
+                              dialect_options=target_options(target))
         except DiagnosticError as exc:
             errors.extend(exc.diagnostics)
             continue
@@ -307,4 +317,4 @@ def build_project(project: Project, progress: Progress | None = None
     return outputs, builds
 
 
-__all__ = ["ApiBuild", "SpecDocument", "build_api", "build_project", "emit_files"]
+__all__ = ["ApiBuild", "SpecDocument", "build_api", "build_project", "emit_files", "target_options"]

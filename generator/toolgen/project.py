@@ -1,8 +1,9 @@
 """The project file (`toolgen.yaml`): which APIs to build, from which intent maps, into which folders.
 
 Input: the path of toolgen.yaml and the command line's spec overrides. Output: a `Project`: one
-`ApiTarget` per API (intent map, output folder, spec, artifacts, all paths resolved), the intent-map
-schema's path and the `lint:` settings. A bad file raises a located `DiagnosticError`.
+`ApiTarget` per API (intent map, output folder, spec, artifacts, all paths resolved, and its dialect
+choices: `dialects:` of the API, else of the project), the intent-map schema's path and the `lint:`
+settings. A bad file (an unknown key, a value outside its set) raises a located `DiagnosticError`.
 
 ```yaml
 toolgen: 1
@@ -12,6 +13,8 @@ apis:
     out: generated/tickets
     # spec: ...   optional; default: the intent map's `spec:` key
 emit: [openai, anthropic, mcp, gemini, policy, report, python]
+dialects:                  # optional; also per API (an API's value wins)
+  gemini: {parameters: schema}   # or json_schema: parametersJsonSchema, no reshaped arguments
 ```
 
 The spec of an API can be overridden without editing any file: `--spec NAME=PATH` on the command
@@ -30,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .compile.intent import plain_yaml
 from .compile.sourcemap import locate_ruamel
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from .dialects import GeminiParameters
 
 PROJECT_FILE = "toolgen.yaml"
 Artifact = Literal["openai", "anthropic", "mcp", "gemini", "policy", "report", "python"]
@@ -40,12 +44,23 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class GeminiConfig(_Strict):
+    parameters: GeminiParameters | None = Field(None, description=(
+        "`schema` (default): `parameters` in the conservative OpenAPI-3.0 subset, arguments reshaped where it "
+        "cannot say them; `json_schema`: `parametersJsonSchema` (JSON Schema, canonical arguments)."))
+
+
+class DialectsConfig(_Strict):
+    gemini: GeminiConfig = GeminiConfig()
+
+
 class ApiEntry(_Strict):
     name: str = Field(pattern=r"^[a-z_][a-z0-9_]*$", description="API name; also the Python package name.")
     intent_map: str
     out: str
     spec: str | None = None
     emit: list[Artifact] | None = None
+    dialects: DialectsConfig | None = Field(None, description="This API's dialect choices (override the project's).")
 
 
 class LintConfig(_Strict):
@@ -65,6 +80,7 @@ class ProjectFile(_Strict):
     schema_out: str | None = Field("generated/intent-map.schema.json",
                                    description="Where to write the intent-map JSON Schema (null: don't).")
     lint: LintConfig = LintConfig()
+    dialects: DialectsConfig = Field(DialectsConfig(), description="How catalogs are shaped, per dialect.")
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,7 @@ class ApiTarget:
     out: Path
     spec: Path | None  # None: the intent map's `spec:` key
     emit: tuple[Artifact, ...]
+    gemini_parameters: GeminiParameters = "schema"  # toolgen.yaml `dialects.gemini.parameters`
 
 
 @dataclass
@@ -148,8 +165,10 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
     for api in model.apis:
         override = spec_override(api.name, overrides)
         spec = override if override is not None else (base / api.spec if api.spec else None)
+        gemini = ((api.dialects.gemini.parameters if api.dialects is not None else None)
+                  or model.dialects.gemini.parameters or "schema")
         targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
-                                 tuple(api.emit or model.emit)))
+                                 tuple(api.emit or model.emit), gemini))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
 

@@ -152,6 +152,7 @@ CASES = [
                                           "next": "next_cursor"})),
     Case("null-unknown-argument", _set("update_widget", null={"colour": "send"}),
          _set("update_widget", null={"color": "send"})),
+    Case("strict-disabled", _set("update_widget", strict=False), _set("update_widget", strict=True)),
 ]
 
 

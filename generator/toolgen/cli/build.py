@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from ..build import ApiBuild, build_api, build_project
+from ..build import ApiBuild, build_api, build_project, target_options
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
 from ..review.lint import LintSettings
@@ -223,6 +223,7 @@ def _build_single(intent_map: Path, out: Path, project_file: Path | None, spec: 
         listed = next((t for t in project.targets if t.intent_map.resolve() == intent_map.resolve()), None)
     if listed is not None:
         return build_api(intent_map, out, name=listed.name, spec=spec or listed.spec, emit=artifacts,
-                         progress=progress, base=base, spec_overrides=named, lint=settings)
+                         progress=progress, base=base, spec_overrides=named, lint=settings,
+                         dialect_options=target_options(listed))
     return build_api(intent_map, out, spec=spec, emit=artifacts, progress=progress, base=base,
                      spec_overrides=named, lint=settings)

@@ -165,6 +165,12 @@ class ToolIntent(_Strict):
     keywords: list[str] = Field(
         default_factory=list, description="Words users say for this tool that its name and description lack; "
                                           "tool search indexes them.")
+    strict: bool = Field(
+        True, strict=True,
+        description="`false` asks for this intent's tools (read, preview and record) to be sent non-strict: OpenAI "
+                    "gets `strict: false` and the natural argument schema (no reshaped arguments), Anthropic never "
+                    "marks them strict. The runtime still validates every call against the canonical schema. "
+                    "Default: true (every tool strict where the provider allows).")
 
 
 class IncludeSpec(_Strict):

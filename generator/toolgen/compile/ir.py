@@ -254,6 +254,9 @@ class Tool:
     title: str | None = None
     source_pointer: str = ""  # JSON pointer of the operation in the spec
     notes: tuple[str, ...] = ()  # constraints/defaults summarised in descriptions, for reviewers
+    #: False when the intent map asks for a non-strict tool (`strict: false`): OpenAI gets the natural schema
+    #: with ``strict: false`` and no argument rewrites, Anthropic never selects it as strict
+    strict: bool = True
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ._base import Dialect, DialectSchema
+from ._base import Dialect, DialectOptions, DialectSchema, GeminiParameters
 from ._check import Violation
 from ._deferred import VIEWS, DeferredViews, check_deferred, deferred_views
 from ._limits import Limit, RequestProblem, limit_value, request_problems
@@ -65,6 +65,11 @@ def registry() -> Mapping[str, Dialect]:
     return MappingProxyType({d.name: d for d in sorted(found, key=lambda d: (d.rank, d.name))})
 
 
+def configured(options: DialectOptions) -> list[Dialect]:
+    """Every dialect in `registry` order, shaped by a project's `options` (`Dialect.configure`)."""
+    return [d.configure(options) if d.configure is not None else d for d in registry().values()]
+
+
 def dialect(name: str) -> Dialect:
     """The dialect called `name`. Raises ValueError for an unknown one."""
     found = registry().get(name)
@@ -96,7 +101,9 @@ __all__ = [
     "VIEWS",
     "DeferredViews",
     "Dialect",
+    "DialectOptions",
     "DialectSchema",
+    "GeminiParameters",
     "Limit",
     "RequestProblem",
     "Violation",
@@ -105,6 +112,7 @@ __all__ = [
     "check_deferred",
     "check_responses_catalog",
     "child_schemas",
+    "configured",
     "deferred_views",
     "dialect",
     "is_array_schema",

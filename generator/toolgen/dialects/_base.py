@@ -12,7 +12,7 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..compile.ir import Tool
 from ._check import Violation
@@ -83,6 +83,22 @@ def rewrite(path: tuple[str, ...], kind: str, reason: str, **extra: JSON) -> dic
     return {"path": list(path), "kind": kind, "reason": reason, **extra}
 
 
+GeminiParameters = Literal["schema", "json_schema"]
+
+
+@dataclass(frozen=True)
+class DialectOptions:
+    """A project's choices of how catalogs are shaped (toolgen.yaml ``dialects:``).
+
+    `gemini_parameters`: ``schema`` (default) sends Gemini declarations with ``parameters`` in the
+    conservative OpenAPI-3.0 subset (C.2, F.3; arguments reshaped where the subset cannot say them);
+    ``json_schema`` sends ``parametersJsonSchema`` (C.3: JSON Schema, no reshaped arguments, so the
+    runtime receives canonical values).
+    """
+
+    gemini_parameters: GeminiParameters = "schema"
+
+
 @dataclass(frozen=True)
 class Dialect:
     """One provider dialect as the rest of toolgen sees it. A module of `toolgen.dialects` that
@@ -96,7 +112,9 @@ class Dialect:
     provider's rules; `max_tools` is the provider's cap on tools per request (None: none);
     `limits` its per-request limits table (`toolgen.dialects.limits`); `select(tools, entries)`, if
     set, makes per-request choices over the whole catalog (e.g. which tools are strict within a
-    budget) and returns the new entries and a ``(tool, decision)`` line per tool.
+    budget) and returns the new entries and a ``(tool, decision)`` line per tool. `configure(options)`,
+    if set, returns the dialect as a project's `DialectOptions` shape it (e.g. Gemini's
+    ``parametersJsonSchema``); without it the options do not concern this dialect.
     """
 
     name: str
@@ -108,6 +126,7 @@ class Dialect:
     limits: tuple[Limit, ...] = ()
     select: Callable[[list[Tool], list[dict[str, JSON]]],
                      tuple[list[dict[str, JSON]], list[tuple[str, str]]]] | None = None
+    configure: Callable[[DialectOptions], Dialect] | None = None
 
 
 def render_note_value(key: str, value: JSON) -> str:

@@ -314,7 +314,8 @@ def select_strict(tools: list[Tool], entries: list[dict[str, JSON]]
     """B.2 / F.2: mark tools ``strict: true`` where the strict subset can express them, within one
     request's budgets (20 strict tools, 24 optional and 16 union parameters); record tools of
     destructive intents first, then other writes, then previews and reads (catalog order within a
-    group). Every other tool carries ``strict: false``, and the decision says why."""
+    group). A tool whose intent asks for ``strict: false`` (`Tool.strict`) is never strict. Every other
+    tool carries ``strict: false``, and the decision says why."""
     order = sorted(range(len(tools)), key=lambda i: (
         0 if tools[i].policy.mode == "record" else 1 if tools[i].policy.mode == "preview" else 2,
         _SELECT_ORDER.get(tools[i].policy.effect, 2), i))
@@ -322,6 +323,10 @@ def select_strict(tools: list[Tool], entries: list[dict[str, JSON]]
     decisions: dict[int, str] = {}
     count = optional = unions = 0
     for i in order:
+        if not tools[i].strict:
+            decisions[i] = "not strict: the intent map asks for strict: false"
+            out[i]["strict"] = False
+            continue
         schema = strict_form(out[i]["input_schema"])
         why = _strict_blockers(schema)
         if why:

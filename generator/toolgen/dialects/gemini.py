@@ -34,8 +34,17 @@ from typing import Any
 
 from ..compile.ir import Tool
 from ..pointer import resolve_pointer
-from ._base import Dialect, DialectSchema, describe
-from ._check import Report, Violation, tool_label
+from ._base import Dialect, DialectOptions, DialectSchema, describe
+from ._check import (
+    Report,
+    Summary,
+    Violation,
+    check_2020_12,
+    check_items_and_refs,
+    check_no_nullable,
+    object_root,
+    tool_label,
+)
 from ._light import Light, LightRules
 from ._limits import Limit, limit_value
 from ._simplify import simplify_schema
@@ -257,7 +266,9 @@ def check_gemini_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
     """Check a list of function declarations (C.1, C.2, F.3). `parameters` must keep to the subset:
     upper-case single types, no ``additionalProperties``/``$ref``/``anyOf``/type arrays, string-only
     enums, ``items`` on arrays, ``properties`` an object, `required` naming declared properties,
-    parameter names ``^[A-Za-z_][A-Za-z0-9_]{0,63}$``, formats ``enum``/``date-time`` only."""
+    parameter names ``^[A-Za-z_][A-Za-z0-9_]{0,63}$``, formats ``enum``/``date-time`` only.
+    `parametersJsonSchema` (C.3) must be valid JSON Schema 2020-12 with an object root, `items` on
+    arrays, resolvable `$ref`s and no ``nullable``; the two fields are mutually exclusive."""
     report = Report("gemini")
     if not isinstance(tools, list):
         report.add("", "", "C.1-shape", "catalog must be a list of function declarations")
@@ -285,7 +296,21 @@ def check_gemini_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
                 report.add(label, "/parameters", "C.2-root", 'parameters must be {"type": "OBJECT", ...}')
                 continue
             _check_subset(report, label, "/parameters", params)
+        if "parametersJsonSchema" in tool:
+            _check_json_schema(report, label, tool["parametersJsonSchema"])
     return report.items
+
+
+def _check_json_schema(report: Report, tool: str, schema: JSON) -> None:
+    """C.3 ``parametersJsonSchema``: a JSON Schema (2020-12 valid) whose root is an object, every
+    array with `items`, every `$ref` resolving in the schema, no OpenAPI ``nullable``."""
+    base = "/parametersJsonSchema"
+    if not object_root(report, tool, base, schema, "C.3-root", "parametersJsonSchema"):
+        return
+    summary = Summary(schema)
+    check_2020_12(report, tool, base, schema, "C.3-json-schema", summary)
+    check_items_and_refs(report, tool, base, schema, "C.3", summary)
+    check_no_nullable(report, tool, base, schema, "C.3-nullable", summary)
 
 
 def _check_subset(report: Report, tool: str, ptr: str, node: JSON) -> None:
@@ -330,6 +355,21 @@ def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[
     return gemini_declaration(tool.name, tool.description, tool.input_schema, view=view), view.warnings, view.rewrites
 
 
+def _json_schema_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
+    """The declaration with ``parametersJsonSchema`` (C.3): no reshaped arguments, so no rewrites."""
+    view = gemini_json_schema(tool.input_schema)
+    view = replace(view, schema=simplify_schema(view.schema, multi_type=False))
+    return gemini_declaration(tool.name, tool.description, tool.input_schema, json_schema=True, view=view), \
+        view.warnings, ()
+
+
+def _configure(options: DialectOptions) -> Dialect:
+    """toolgen.yaml ``dialects: {gemini: {parameters: json_schema}}`` -> ``parametersJsonSchema``."""
+    if options.gemini_parameters == "json_schema":
+        return replace(DIALECT, catalog_entry=_json_schema_entry)
+    return DIALECT
+
+
 def _entry_name(entry: dict[str, JSON]) -> str:
     return str(entry["name"])
 
@@ -338,4 +378,5 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_gemini_catalog(tools, max_tools=max_tools)
 
 
-DIALECT = Dialect("gemini", 3, _catalog_entry, _entry_name, _check, limit_value(LIMITS, "max_tools"), LIMITS)
+DIALECT = Dialect("gemini", 3, _catalog_entry, _entry_name, _check, limit_value(LIMITS, "max_tools"), LIMITS,
+                  configure=_configure)

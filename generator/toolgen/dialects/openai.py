@@ -63,6 +63,7 @@ from ._check import (
     tool_label,
 )
 from ._limits import Limit
+from ._loose import check_loose_nodes, loose_parameters
 from ._simplify import simplify_schema
 from ._walk import (
     DEFS_KEYS,
@@ -835,7 +836,8 @@ def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
 
     Every tool: shape ``{"type": "function", "function": {...}}``, explicit boolean `strict` (A.1
     "toolgen should"), name pattern and uniqueness, object root (not anyOf), arrays with `items`,
-    resolvable `$ref`s, no `nullable`. Strict tools additionally: every object closed with complete
+    resolvable `$ref`s, no `nullable`. Non-strict tools: every value-position schema typed and a root
+    with `properties` (`toolgen.dialects._loose.check_loose_nodes`). Strict tools instead: every object closed with complete
     `required` and `properties`, only the strict keyword set, allowed formats on strings only, no
     `default`, no `$ref` siblings, null in enums of nullable nodes, the A.2 limits.
     `max_tools`: the A.1 cap on tools per request (``A.1-max-tools``); None skips it (include-all
@@ -871,11 +873,23 @@ def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
         check_no_nullable(report, label, base, params, "E.2-nullable", summary)
         if fn.get("strict") is True:
             _check_openai_strict(report, label, base, params)
+        else:
+            check_loose_nodes(report, label, base, params)
     check_names(report, names, "A.1")
     return report.items
 
 
+def openai_loose_parameters(canonical: dict[str, JSON]) -> DialectSchema:
+    """The non-strict `parameters` of a tool whose intent asks for ``strict: false``: the natural
+    schema (no argument rewrites) under the rules OpenAI applies outside strict mode too (every value
+    typed, arrays with `items`, a root with `properties`; `toolgen.dialects._loose`)."""
+    return loose_parameters(canonical, OPENAI_STRICT_FORMATS)
+
+
 def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
+    if not tool.strict:  # the intent map asks for it: natural values, nothing to undo at run time
+        loose = openai_loose_parameters(tool.input_schema)
+        return openai_tool(tool.name, tool.description, tool.input_schema, parameters=loose), (), ()
     parameters = openai_parameters(tool.input_schema)
     if not parameters.rewrites:  # rewrite paths name anyOf branches by index: simplify only without them
         parameters = replace(parameters, schema=simplify_schema(parameters.schema, multi_type=False))

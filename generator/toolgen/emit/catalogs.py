@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile.ir import ApiIR
-from ..dialects import DeferredViews, deferred_views, registry
+from ..dialects import DeferredViews, DialectOptions, configured, deferred_views
 
 
 @dataclass
@@ -40,10 +40,12 @@ class Catalogs:
         return self.tools
 
 
-def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None) -> Catalogs:
+def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None,
+                   options: DialectOptions | None = None) -> Catalogs:
     """Each tool's view in each dialect is computed once and feeds both the tool object and the
-    warnings. `progress(done, total)` is called after each tool, if given."""
-    dialects = list(registry().values())
+    warnings. `progress(done, total)` is called after each tool, if given. `options`: the project's
+    dialect choices (toolgen.yaml ``dialects:``; default: none)."""
+    dialects = configured(options or DialectOptions())
     out = Catalogs({d.name: [] for d in dialects})
     for done, tool in enumerate(ir.tools, 1):
         if progress is not None:

@@ -296,7 +296,22 @@ def _after_table(ir: ApiIR, rows: list[PolicyRow],
         lines += ["", "</details>", ""]
     lines += narrowed_markdown(rows)
     lines += rewrites_markdown(rewrites)
+    lines += non_strict_markdown(ir)
     return lines
+
+
+def non_strict_markdown(ir: ApiIR) -> list[str]:
+    """The "Non-strict tools" section of POLICY.md: the tools whose intent asks for ``strict: false``
+    (nothing when there are none). Tools a provider cannot take strict are listed in REPORT.md."""
+    chosen = [t.name for t in ir.tools if not t.strict]
+    if not chosen:
+        return []
+    return ["", "## Non-strict tools", "",
+            ("Non-strict by the intent map's choice (`strict: false`): OpenAI receives them with `strict: false` "
+             "and their natural argument schema (no reshaped arguments), Anthropic never marks them strict; the "
+             "runtime still validates every call against the canonical schema. Tools non-strict because of a "
+             "provider limit are listed in REPORT.md (\"Strict tools\")."), "",
+            ", ".join(_code(n) for n in chosen)]
 
 
 def narrowed_markdown(rows: list[PolicyRow]) -> list[str]:

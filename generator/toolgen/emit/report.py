@@ -63,7 +63,7 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
         f"| gemini catalog, o200k tokens / bytes | {total_tokens['gemini']} / {total_bytes['gemini']} |",
         "",
         *_upfront_lines(catalogs),
-        *_strict_lines(catalogs),
+        *_strict_lines(catalogs, ir),
         "## Tools",
         "",
         "Sizes are of each tool's compact JSON; tokens use the o200k_base encoding.",
@@ -149,13 +149,15 @@ def _upfront_lines(catalogs: Catalogs) -> list[str]:
     return lines + [""]
 
 
-def _strict_lines(catalogs: Catalogs) -> list[str]:
-    """Which tools are strict in each dialect, and why the others are not."""
+def _strict_lines(catalogs: Catalogs, ir: ApiIR) -> list[str]:
+    """Which tools are strict in each dialect, and why the others are not: the intent map's choice
+    (``strict: false``) or a provider limit."""
     tools = catalogs.tools
     lines = ["## Strict tools", ""]
     if "openai" in tools:
         strict = sum(1 for t in tools["openai"] if t["function"].get("strict") is True)
         lines.append(f"OpenAI: {strict} of {len(tools['openai'])} tools strict.")
+        lines += _non_strict_lines(ir, [t["function"] for t in tools["openai"]])
     reshaped = {d: sum(1 for per in catalogs.rewrites.values() if any(r.get("kind") != "ref" for r in per.get(d, [])))
                 for d in ("openai", "gemini")}
     lines.append(f"Arguments reshaped (undone by the runtime, see POLICY.md): openai {reshaped['openai']} tools, "
@@ -169,6 +171,20 @@ def _strict_lines(catalogs: Catalogs) -> list[str]:
                   "| tool | anthropic strict |", "|---|---|"]
         lines += [f"| {_code(t)} | {_md(d)} |" for t, d in decisions]
     return lines + [""]
+
+
+def _non_strict_lines(ir: ApiIR, functions: list[dict[str, Any]]) -> list[str]:
+    """The OpenAI tools sent non-strict, split by cause (nothing when every tool is strict)."""
+    chosen = [t.name for t in ir.tools if not t.strict]
+    by_limit = [str(f.get("name")) for f in functions if f.get("strict") is not True and f.get("name") not in chosen]
+    lines: list[str] = []
+    if chosen:
+        lines.append("Not strict by the intent map's choice (`strict: false`; natural schema, no reshaped "
+                     "arguments; never strict in Anthropic either): " + ", ".join(_code(n) for n in chosen) + ".")
+    if by_limit:
+        lines.append("Not strict because of a provider limit (see the warnings): "
+                     + ", ".join(_code(n) for n in by_limit) + ".")
+    return lines
 
 
 def sizes_json(sizes: list[ToolSize]) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
             toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords)
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
-        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer)]
+        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer, strict=intent.strict)]
 
     approval = intent.approval or (defaults.approval_destructive if effect == "destructive"
                                    else defaults.approval_write)
@@ -134,13 +134,13 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         }, None, True)] + [a for a in record_args if intent.idempotency is not None
                            and a.name == intent.idempotency.key]
     record_tool = Tool(record_name, record_desc, _input_schema(record_args), lowered.output_schema, record_row,
-                       title, op.pointer)
+                       title, op.pointer, strict=intent.strict)
     if not has_preview:
         return [record_tool]
     ctx.names[preview_name] = op.pointer
     return [
         Tool(preview_name, preview_desc, base_schema, _preview_output_schema(), preview_row,
-             f"Preview: {title}" if title else None, op.pointer),
+             f"Preview: {title}" if title else None, op.pointer, strict=intent.strict),
         record_tool,
     ]
 

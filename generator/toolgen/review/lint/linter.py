@@ -37,6 +37,7 @@ from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, fin
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...dialects import catalog_request_problems
+from ...dialects.openai import openai_parameters
 from ...emit import compact_json
 from ...emit.catalogs import Catalogs, build_catalogs
 from ...emit.report import ToolSize, measure
@@ -65,6 +66,7 @@ from .rules import (
     PREVIEW_ADDS_NOTHING,
     RULES,
     SCOPE_UNKNOWN,
+    STRICT_DISABLED,
     SYNONYM_VERBS,
     TOOL_NAME_DUPLICATE,
     TOOL_NAME_NEAR_SYNONYM,
@@ -203,7 +205,24 @@ class _Linter:
                       self.check_coverage):
             check()
         self.check_toolsets()
+        self.check_strict()
         return self.sink.items
+
+    def check_strict(self) -> None:
+        """`strict-disabled`: an intent that sets `strict: false`, located at that key; the hint says
+        whether OpenAI strict mode could carry its tools (then: remove it)."""
+        for view in self.views:
+            if view.intent is None or view.intent.strict:
+                continue
+            tools = [t for t in (view.preview, view.main) if t is not None]
+            names = ", ".join(f"`{t.name}`" for t in tools)
+            could = [t.name for t in tools if openai_parameters(t.input_schema).strict]
+            hint = (f"remove `strict: false`: OpenAI strict mode can carry {', '.join(f'`{n}`' for n in could)} "
+                    "(arguments it cannot express are reshaped and undone by the runtime)" if could else
+                    "nothing to do: no dialect can send these tools strict")
+            self.add(STRICT_DISABLED, f"intent `{view.key}` sets `strict: false`: {names} "
+                     f"{'is' if len(tools) == 1 else 'are'} sent non-strict", self.where(view, "strict"), hint,
+                     tool=view.main.name)
 
     def check_mapping(self) -> None:
         seen: dict[str, str] = {}

@@ -231,6 +231,14 @@ TOOL_NAME_RESERVED = _rule(
     "deferred.",
     "Rename the intent, or give the operation an explicit intent with another name.", "build")
 
+# strictness
+STRICT_DISABLED = _rule(
+    "strict-disabled", "info", "An intent sets `strict: false`: its tools are sent non-strict (OpenAI "
+    "`strict: false` with the natural schema, never strict in Anthropic), so a model may send arguments the "
+    "schema rejects (the runtime still refuses them).",
+    "Remove `strict: false` where the tool could be strict (the hint says when); keep it only where strict "
+    "mode's reshaped arguments (entries, JSON strings) confuse the models you use.")
+
 
 def rule_for(code: str) -> Rule:
     """The registered rule, or an ad-hoc descriptor for a build diagnostic not (yet) registered."""
