@@ -242,6 +242,7 @@ _REAL_SPECS = sorted(p for p in REAL.glob("*") if p.suffix in (".json", ".yaml")
     if REAL.is_dir() else []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _REAL_SPECS, reason="../shared/specs/real is not available")
 def test_every_real_and_fault_case_tool_conforms_when_marked_non_strict(tmp_path: Path) -> None:
     """Whatever tool a user marks `strict: false`, its natural view keeps OpenAI's non-strict rules:
