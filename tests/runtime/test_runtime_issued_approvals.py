@@ -332,3 +332,114 @@ async def test_http_self_approval_refused_issued_approval_accepted(server: Ticke
         used = await client.call_tool(FOLLOWUP, dict(record, action_id="h-2"), meta=meta)
         assert error_of(used)["code"] == "approval_used"
     assert server.side_effects["addFollowup"] == 1
+
+
+@pytest.mark.anyio
+async def test_cli_serve_http_issues_by_default_and_accepts_what_toolgen_approve_issued(
+        server: TicketsServer, tmp_path: Path) -> None:
+    """Two processes on one SQLite file: `toolgen serve --http` (no --approvals) and `toolgen approve`."""
+    pytest.importorskip("mcp")
+    pytest.importorskip("httpx2")
+    import signal
+    import subprocess
+    from functools import partial
+
+    import anyio
+    from tests.runtime.test_runtime_identity import (
+        TOKENS,
+        TOOLGEN,
+        connect,
+        error_of,
+        serve_process,
+        write_token_file,
+    )
+
+    tokens = write_token_file(tmp_path / "tokens.yaml")
+    proc = serve_process(tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens))
+    try:
+        assert proc.stderr is not None
+        url = None
+        with anyio.fail_after(30):
+            while url is None:
+                line = await anyio.to_thread.run_sync(proc.stderr.readline)
+                assert line, "the server exited before serving"
+                assert "--approvals client" not in line
+                if "serving MCP on " in line:
+                    url = line.split("serving MCP on ", 1)[1].split()[0]
+        async with connect(url, TOKENS["writer"][0]) as client:
+            assert "toolgen approve" in (client.instructions or "")
+            pid = (await client.call_tool(PREVIEW, NOTE)).structured_content["preview_id"]
+            record = {"preview_id": pid, "action_id": "p-1"}
+            refused = await client.call_tool(FOLLOWUP, record, meta={"toolgen/approval": pid})
+            assert error_of(refused)["code"] == "approval_required"
+            assert "toolgen approve" in error_of(refused)["next_step"]
+            assert server.side_effects["addFollowup"] == 0
+            approve = await anyio.to_thread.run_sync(partial(
+                subprocess.run, [TOOLGEN, "approve", str(tickets_dir()), FOLLOWUP, pid, "--actor", "writer",
+                                 "--by", "alice", "--receipts", str(tmp_path / "r.sqlite3"), "--base-url",
+                                 server.base_url, "--yes", "--format", "json"],
+                capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False))
+            assert approve.returncode == 0, approve.stderr
+            assert server.token not in approve.stdout + approve.stderr and "[redacted]" in approve.stderr
+            approval_id = json.loads(approve.stdout)["approval_id"]
+            meta = {"toolgen/approval": {"preview_id": pid, "approval_id": approval_id}}
+            ok = await client.call_tool(FOLLOWUP, record, meta=meta)
+            assert ok.is_error is False, ok
+        async with connect(url, TOKENS["admin"][0]) as other:  # another token cannot reuse the writer's
+            assert (await other.call_tool(PREVIEW, NOTE)).structured_content["preview_id"] == pid
+            stolen = await other.call_tool(FOLLOWUP, dict(record, action_id="p-2"), meta=meta)
+            assert error_of(stolen)["code"] == "approval_required"
+        assert server.side_effects["addFollowup"] == 1
+        proc.send_signal(signal.SIGTERM)
+        _, err = await anyio.to_thread.run_sync(partial(proc.communicate, timeout=30))
+        assert proc.returncode == 0, err
+        assert approval_id not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_concurrent_records_spend_an_issued_approval_once(server: TicketsServer, tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "receipts.sqlite3"
+    regs = [_registry(server, SqliteReceiptStore(path)) for _ in range(4)]  # four workers, one file
+    try:
+        pid = _preview(regs[0], NOTE)
+        approval_id = regs[0].issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(lambda n: _record(regs[n % 4], pid, Approval(pid, approval_id=approval_id),
+                                                      key=f"c-{n}"), range(8)))
+        assert sum(r.ok for r in results) == 1, [r.to_json() for r in results]
+        assert {_code(r) for r in results if not r.ok} == {"approval_used"}
+        assert server.side_effects["addFollowup"] == 1
+    finally:
+        for reg in regs:
+            reg.close()
+
+
+def test_no_unissued_approval_text_ever_approves(tickets_server: TicketsServer) -> None:
+    """Any approval a client can put in _meta (texts of up to 255 characters) but did not get issued."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    reg = _registry(tickets_server, MemoryReceiptStore())
+    pid = _preview(reg, dict(NOTE, note=f"property {secrets.token_hex(4)}"))
+    reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)  # one real approval exists
+    before = tickets_server.side_effects["addFollowup"]
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(approval_id=st.one_of(st.text(min_size=1, max_size=255), st.just(pid),
+                                 st.from_regex(r"[A-Za-z0-9_-]{43}", fullmatch=True)),
+           by=st.one_of(st.none(), st.text(max_size=20)))
+    def attack(approval_id: str, by: str | None) -> None:
+        result = _record(reg, pid, Approval(pid, approved_by=by, approval_id=approval_id),
+                         key="k-" + secrets.token_hex(6))
+        assert _code(result) == "approval_required", result.to_json()
+
+    try:
+        attack()
+        assert tickets_server.side_effects["addFollowup"] == before
+    finally:
+        reg.close()
