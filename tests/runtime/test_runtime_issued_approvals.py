@@ -443,3 +443,42 @@ def test_no_unissued_approval_text_ever_approves(tickets_server: TicketsServer) 
         assert tickets_server.side_effects["addFollowup"] == before
     finally:
         reg.close()
+
+
+def test_issuing_is_audited_first_and_a_failing_sink_issues_nothing(server: TicketsServer, tmp_path: Path) -> None:
+    class BrokenSink:
+        def emit(self, event: Any) -> None:
+            if event.step == "approval":
+                raise OSError("disk full")
+
+    reg = _registry(server, SqliteReceiptStore(tmp_path / "r.sqlite3"))
+    try:
+        pid = _preview(reg, NOTE)
+        approval_id = reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
+        issued_events = [e for e in reg.audit.events if e.decision == "issue"]  # type: ignore[attr-defined]
+        assert [(e.tool, e.actor, e.fingerprint, e.detail["approved_by"]) for e in issued_events] == [
+            (FOLLOWUP, WRITER.id, pid, "alice")]
+        assert approval_id not in json.dumps([e.detail for e in reg.audit.events])  # type: ignore[attr-defined]
+        reg.audit = BrokenSink()
+        with pytest.raises(ToolError) as failed:
+            reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
+        assert failed.value.code == "internal_error"
+        with sqlite3.connect(tmp_path / "r.sqlite3") as conn:
+            stored = conn.execute("SELECT COUNT(*) FROM previews WHERE scope LIKE '%#approval'").fetchone()[0]
+        assert stored == 1  # only the first approval exists
+    finally:
+        reg.close()
+
+
+def test_cli_approve_appends_to_the_audit_log(server: TicketsServer, tmp_path: Path) -> None:
+    path, log = tmp_path / "receipts.sqlite3", tmp_path / "audit.jsonl"
+    reg = _registry(server, SqliteReceiptStore(path))
+    try:
+        pid = _preview(reg, NOTE)
+        out = _approve(path, server, pid, "--yes", "--audit-log", str(log))
+        assert out.exit_code == 0, out.output
+        events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        assert [(e["step"], e["decision"], e["detail"]["approved_by"]) for e in events] == [
+            ("approval", "issue", "alice")]
+    finally:
+        reg.close()

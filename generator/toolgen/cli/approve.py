@@ -5,7 +5,8 @@ the ``preview_id`` its preview returned, the actor that made the preview, the ap
 the receipt store the server uses. Output: the approved request, then the ``approval_id``.
 
     toolgen approve API_OR_DIR RECORD_TOOL PREVIEW_ID --actor ACTOR --by NAME
-                    --receipts PATH_OR_URL [--base-url URL] [--ttl SECONDS] [--yes] [--format text|json]
+                    --receipts PATH_OR_URL [--base-url URL] [--audit-log PATH] [--ttl SECONDS] [--yes]
+                    [--format text|json]
 
 The command rebuilds the request the record tool would send from the stored preview (method, URL,
 headers with credentials redacted, body), prints it, asks for confirmation unless ``--yes``, then
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import click
@@ -44,17 +46,19 @@ from .call import RECEIPTS_HELP, open_registry
 @click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL",
               help=RECEIPTS_HELP + " Must be the server's store.")
 @click.option("--base-url", default=None, help="The server's --base-url, if it sets one.")
+@click.option("--audit-log", type=click.Path(path_type=Path), default=None,
+              help="Append the issue's audit event as a JSON line to this file (e.g. the server's --audit-log).")
 @click.option("--ttl", "ttl_s", type=click.FloatRange(min=1, max=MAX_APPROVAL_TTL_S), default=DEFAULT_APPROVAL_TTL_S,
               show_default=True, help="Seconds the approval stays usable.")
 @click.option("--yes", is_flag=True, default=False, help="Approve without asking (the request is still printed).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def approve_command(api_or_dir: str, record_tool: str, preview_id: str, approved_by: str, actor_id: str,
-                    receipts_spec: str | None, base_url: str | None, ttl_s: float, yes: bool,
+                    receipts_spec: str | None, base_url: str | None, audit_log: Path | None, ttl_s: float, yes: bool,
                     output_format: str) -> None:
     """Show a stored preview's request, ask for confirmation, and issue an approval_id for it."""
     if not approved_by.strip():
         _exit(2, "--by must name the approver")
-    registry = open_registry("approve", api_or_dir, base_url, receipts_spec, None, "issued")
+    registry = open_registry("approve", api_or_dir, base_url, receipts_spec, audit_log, "issued")
     try:
         try:
             request = registry.approvable_request(record_tool, preview_id, actor_id)

@@ -1263,7 +1263,8 @@ class Registry:
         actor `actor`, and return its ``approval_id`` (43 URL-safe characters, 256 random bits).
 
         The preview must exist and rebuild its request (`approvable_request`; show that request to
-        the human before calling this). The approval is stored on the receipt store's backend (its
+        the human before calling this). The issue is audited (step ``approval``, decision ``issue``,
+        with the approver) before the approval is stored on the receipt store's backend (its
         preview store, scope ``<api>/<record tool>#approval``, keyed by the SHA-256 of the id, with
         the ``preview_id``, `approved_by` and the approved request) for `ttl_s` seconds, bounded
         like previews per record tool and actor. In ``approvals="issued"`` mode a record call
@@ -1280,12 +1281,24 @@ class Registry:
         request = self.approvable_request(record_tool, preview_id, actor)
         spec = self.specs[record_tool]
         approval_id = secrets.token_urlsafe(32)
+        call_id = secrets.token_hex(8)
         now = time.time()
+        try:  # audited before it exists: an approval the audit log does not show is never stored
+            self.audit.emit(AuditEvent(now, call_id, record_tool, str(actor), "approval", "issue", preview_id, None,
+                                       {"approved_by": by, "ttl_s": float(ttl_s)}))
+        except Exception as exc:  # noqa: BLE001 - the sink's own failure
+            raise make_error("internal_error", f"The audit sink failed ({type(exc).__name__}); no approval was "
+                             "issued.") from None
         try:
             self.preview_store().put(StoredPreview(
                 self._approval_scope(record_tool), str(actor), self._approval_key(approval_id), spec.intent,
                 {"preview_id": preview_id, "approved_by": by, "request": request}, now, now + float(ttl_s)))
         except Exception as exc:  # noqa: BLE001 - any store outage
+            try:
+                self.audit.emit(AuditEvent(time.time(), call_id, record_tool, str(actor), "approval", "fail",
+                                           preview_id, "receipt_store_unavailable", {}))
+            except Exception:  # noqa: BLE001, S110 - already failing; the store error is what is reported
+                pass
             raise make_error("receipt_store_unavailable", f"The approval could not be stored ({type(exc).__name__}).",
                              details={"store": type(self.receipts).__name__}) from None
         return approval_id
