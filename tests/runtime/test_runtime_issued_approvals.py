@@ -45,6 +45,7 @@ from toolgen.runtime import (
     ToolError,
     receipts_from_url,
 )
+from toolgen.runtime.approvals import approval_key
 
 FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
 DELETE, PREVIEW_DELETE = "record_ticket_delete", "preview_ticket_delete"
@@ -126,7 +127,7 @@ def test_forged_or_guessed_approval_ids_are_refused(issued: Registry, server: Ti
     pid = _preview(issued, NOTE)
     real = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
     guesses = [secrets.token_urlsafe(32), real[:-1] + ("A" if real[-1] != "A" else "B"), real.upper(),
-               issued._approval_key(real), " " + real, "x"]  # the stored key is not an approval either
+               approval_key(real), " " + real, "x"]  # the stored key is not an approval either
     for n, guess in enumerate(guesses):
         refused = _record(issued, pid, Approval(pid, approval_id=guess), key=f"g-{n}")
         assert _code(refused) == "approval_required", (guess, refused.to_json())

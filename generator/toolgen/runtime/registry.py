@@ -10,7 +10,9 @@ The call path is a single function, `Registry._pipeline`, with a fixed order no 
     ``record.arguments: preview``) takes the arguments its preview stored, once the actor holds the
     scopes, and must rebuild a request whose fingerprint is the ``preview_id``; then the canonical
     request itself) → permission (actor scopes ⊇ row.permission) → approval (record rows: an `Approval` whose ``preview_id`` equals the
-    fingerprint of this canonical request; spent only when the request is about to be sent) →
+    fingerprint of this canonical request — in ``approvals="issued"`` mode also an ``approval_id``
+    this runtime issued for this record tool, preview and actor, approvals.py; spent only when the
+    request is about to be sent) →
     timeout bound → idempotency (receipt store) → HTTP request (bounded retries; a write is re-sent
     only where it cannot write twice) → validate + shape output → result
 
@@ -52,6 +54,16 @@ import jsonschema_rs
 
 from ..pointer import join_pointer
 from . import credentials as creds
+from .approvals import (
+    APPROVAL_MODES,
+    DEFAULT_APPROVAL_TTL_S,
+    MAX_APPROVAL_TTL_S,
+    approval_key,
+    approval_record,
+    approval_scope,
+    check_issued,
+    issue_next_step,
+)
 from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
@@ -92,14 +104,6 @@ _LEASE_MARGIN_MS = 2000
 DEFAULT_PREVIEW_TTL_S = 900
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 _MAX_PROBLEM_BYTES = 2000
-#: Seconds an issued approval stays usable unless `Registry.issue_approval` is told otherwise.
-DEFAULT_APPROVAL_TTL_S = 900
-#: The longest an issued approval may stay usable (seconds).
-MAX_APPROVAL_TTL_S = 7 * 24 * 3600
-#: Where approvals are accepted from (`Registry` option `approvals`): ``"client"`` takes the caller's
-#: `Approval` as given (the host application is the caller: in process, stdio); ``"issued"`` accepts
-#: only an ``approval_id`` the runtime issued (`Registry.issue_approval`, ``toolgen approve``).
-APPROVAL_MODES = ("client", "issued")
 
 
 @dataclass(frozen=True)
@@ -839,7 +843,7 @@ class Registry:
                 f"{tool} needs a human approval of preview {preview_id[:24]}… issued by this runtime"
                 + (": a preview_id alone is not an approval here." if approval is not None else "."),
                 details={"preview_tool": preview_tool, "preview_id": preview_id, "approvals": "issued"},
-                next_step=self._issue_next_step(tool, preview_id, actor),
+                next_step=issue_next_step(self.api, tool, preview_id, actor.id),
             ))
         if needs_approval:
             if approval is None and preview_id is not None:
@@ -1202,23 +1206,6 @@ class Registry:
 
     # -- issued approvals ------------------------------------------------------------------------
 
-    def _approval_scope(self, record_tool: str) -> str:
-        """The preview-store scope of the approvals issued for `record_tool` (one per record tool)."""
-        return f"{self.api}/{record_tool}#approval"
-
-    @staticmethod
-    def _approval_key(approval_id: str) -> str:
-        """The store key of an issued approval: the SHA-256 of its id (the id itself is never stored,
-        so reading the store does not yield usable approvals)."""
-        return "sha256:" + hashlib.sha256(approval_id.encode("utf-8", "surrogatepass")).hexdigest()
-
-    def _issue_next_step(self, tool: str, preview_id: str | None, actor: Actor) -> str:
-        what = preview_id if preview_id is not None else "PREVIEW_ID"
-        return (f"Ask a human to review and approve the preview: `toolgen approve {self.api or 'API'} {tool} "
-                f"{what} --actor {actor.id} --by NAME` (same receipt store as this server) prints an "
-                "approval_id; then call again with _meta {\"toolgen/approval\": {\"preview_id\": ..., "
-                "\"approval_id\": ...}}.")
-
     def _resolve_record(self, record_tool: str) -> ToolSpec:
         spec = self.specs.get(record_tool) if isinstance(record_tool, str) else None
         if spec is None or spec.row.get("mode") != "record" or spec.row.get("approval") != "required":
@@ -1290,9 +1277,8 @@ class Registry:
             raise make_error("internal_error", f"The audit sink failed ({type(exc).__name__}); no approval was "
                              "issued.") from None
         try:
-            self.preview_store().put(StoredPreview(
-                self._approval_scope(record_tool), str(actor), self._approval_key(approval_id), spec.intent,
-                {"preview_id": preview_id, "approved_by": by, "request": request}, now, now + float(ttl_s)))
+            self.preview_store().put(approval_record(self.api, record_tool, spec.intent, str(actor), approval_id,
+                                                     preview_id, by, request, now, float(ttl_s)))
         except Exception as exc:  # noqa: BLE001 - any store outage
             try:
                 self.audit.emit(AuditEvent(time.time(), call_id, record_tool, str(actor), "approval", "fail",
@@ -1309,31 +1295,18 @@ class Registry:
         `ToolError`: ``approval_required`` (no such approval issued for this record tool and actor, or
         expired), ``approval_mismatch`` (issued for another preview), ``receipt_store_unavailable``."""
         tool = spec.name
-        next_step = self._issue_next_step(tool, fp, actor)
         approval_id = str(approval.approval_id or "")
         try:
-            record = self.preview_store().get(self._approval_scope(tool), actor.id, self._approval_key(approval_id))
-        except (ValueError, TypeError, KeyError):
+            record = self.preview_store().get(approval_scope(self.api, tool), actor.id, approval_key(approval_id))
+        except (ValueError, TypeError, KeyError):  # an entry that does not decode is no approval
             record = None
         except Exception as exc:  # noqa: BLE001 - any store outage: nothing is sent
             raise make_error("receipt_store_unavailable", f"{tool}: the approval store could not be read "
                              f"({type(exc).__name__}); nothing was sent.",
                              details={"store": type(self.receipts).__name__}) from None
-        if record is None:
-            raise make_error("approval_required", f"The approval_id was not issued by this runtime for {tool} and "
-                             f"actor {actor.id!r}; nothing was sent.",
-                             details={"preview_id": fp, "approvals": "issued"}, next_step=next_step)
-        if record.expired(time.time()):
-            raise make_error("approval_required", f"The approval of {fp[:24]}… expired; nothing was sent.",
-                             details={"preview_id": fp, "approvals": "issued", "reason": "expired"},
-                             next_step=next_step)
-        approved = record.arguments.get("preview_id")
-        if approved != fp or record.intent != spec.intent:
-            raise make_error("approval_mismatch", f"The approval was issued for preview {str(approved)[:20]}…, not "
-                             "for this request; nothing was sent.",
-                             details={"approved_preview_id": str(approved)[:80], "approvals": "issued"},
-                             next_step=next_step)
-        return Approval(fp, approved_by=str(record.arguments.get("approved_by") or ""), approval_id=approval_id)
+        approved_by = check_issued(record, api=self.api, tool=tool, intent=spec.intent, fp=fp, actor_id=actor.id,
+                                   now=time.time())
+        return Approval(fp, approved_by=approved_by, approval_id=approval_id)
 
     def preview_store(self) -> PreviewStore:
         """The store of previews that record tools execute: the one passed in, else the receipt
