@@ -1,6 +1,6 @@
 """`toolgen`, the command line: one module per command, the only package that imports click.
 
-    toolgen build · lint · init · diff · vendor · call · serve · search · catalog · schema
+    toolgen build · lint · init · diff · vendor · call · serve · approve · search · catalog · schema
 
 Input: the command line. Output: what each command prints, and the exit code. Every command
 shares one exit-code table (`toolgen.cli.exits`): 0 ok · 1 check or lint failed ·
@@ -13,6 +13,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
+from .approve import approve_command
 from .build import build_command
 from .call import call_command
 from .catalog import catalog_command
@@ -32,7 +33,7 @@ def main() -> None:
 
 
 for _command in (build_command, schema_command, call_command, serve_command, lint_command, init_command,
-                 diff_command, vendor_command, search_command, catalog_command):
+                 diff_command, vendor_command, search_command, catalog_command, approve_command):
     main.add_command(_command)
 
 __all__ = ["main"]

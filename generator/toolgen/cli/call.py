@@ -120,10 +120,10 @@ def package_folder(command: str, api_or_dir: str) -> Path:
 
 
 def open_registry(command: str, api_or_dir: str, base_url: str | None, receipts_spec: str | None,
-                  audit_log: Path | None) -> Registry:
-    """The registry behind `toolgen call` / `toolgen serve`: the generated package (name or folder),
-    its receipt store (path or URL) and audit sink. A bad argument prints one line naming `command`
-    and exits 2."""
+                  audit_log: Path | None, approvals: str = "client") -> Registry:
+    """The registry behind `toolgen call` / `serve` / `approve`: the generated package (name or
+    folder), its receipt store (path or URL), audit sink and approvals mode (``client`` or
+    ``issued``). A bad argument prints one line naming `command` and exits 2."""
     folder = package_folder(command, api_or_dir)
     try:
         receipts, cursor_key = open_receipts(receipts_spec)
@@ -137,6 +137,7 @@ def open_registry(command: str, api_or_dir: str, base_url: str | None, receipts_
             receipts=receipts,
             audit=JsonlAuditSink(audit_log) if audit_log else MemoryAuditSink(),
             cursor_key=cursor_key,
+            approvals=approvals,
         )
     except (OSError, ValueError) as exc:
         receipts.close()

@@ -10,6 +10,10 @@ receipt store. Output: an MCP server until the client disconnects (stdio) or unt
   token, actor, scopes). Without a token file it refuses to start unless ``--no-auth`` (then every
   request is the ``--actor``/``--scopes`` actor, with a warning). ``PORT`` 0 takes a free port; the
   bound URL is printed on stderr (``toolgen serve: serving MCP on http://...``).
+- ``--approvals issued|client``: with ``issued`` (the default over HTTP) a record call's approval must
+  be an ``approval_id`` issued by ``toolgen approve`` on the same receipt store (``--receipts``); with
+  ``client`` (the default over stdio, where the host application is the caller) the ``_meta``
+  approval is taken as given.
 
 Exit codes: 0 stopped; 2 bad input (package, receipt store, token file — located —, address, option
 combination); 3 internal error. Warnings on stderr at start-up: secrets that are not set, a base URL
@@ -31,6 +35,7 @@ import click
 from ..runtime.loading import parse_scopes
 from ..runtime.mcp_http import StaticTokenVerifier, TokenFileError, load_token_file, serve_http
 from ..runtime.mcp_server import serve_stdio
+from ..runtime.receipts import MemoryReceiptStore
 from ..runtime.registry import Actor, Registry
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
 
@@ -67,17 +72,21 @@ def parse_address(value: str) -> tuple[str, int]:
               help="With --http: the token file (YAML/JSON: actor, sha256 of the token, scopes per token).")
 @click.option("--no-auth", is_flag=True, default=False,
               help="With --http: serve without tokens, every caller as --actor/--scopes (unsafe off loopback).")
+@click.option("--approvals", type=click.Choice(["issued", "client"]), default=None,
+              help="Where approvals come from: issued (only an approval_id issued by `toolgen approve` on the same "
+                   "receipt store) or client (the caller's _meta is taken as given). Default: issued with --http, "
+                   "client over stdio.")
 @click.option("--search-tool", type=click.Choice(sorted(SEARCH_TOOL_CHOICES)), default="auto", show_default=True,
               help="Serve the search_tools meta-tool: when the package has deferred tools, always, or never.")
 def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
                   receipts_spec: str | None, audit_log: Path | None, http_address: str | None,
-                  tokens_file: Path | None, no_auth: bool, search_tool: str) -> None:
+                  tokens_file: Path | None, no_auth: bool, approvals: str | None, search_tool: str) -> None:
     """Serve the tools of a generated package as an MCP server, over stdio or Streamable HTTP."""
     search = SEARCH_TOOL_CHOICES[search_tool]
     if http_address is None:
         if tokens_file is not None or no_auth:
             _bad("--tokens and --no-auth apply to --http only")
-        registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log)
+        registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log, approvals or "client")
         _warn_startup(registry, base_url)
         anyio.run(_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)), search)
         return
@@ -99,8 +108,14 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
             _bad(str(exc))
         for warning in warnings:
             click.echo(f"toolgen serve: warning: {warning}", err=True)
-    registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log)
+    registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log, approvals or "issued")
     _warn_startup(registry, base_url)
+    if registry.approvals == "client":
+        click.echo("toolgen serve: warning: --approvals client over HTTP: any token holder with a write's scopes "
+                   "can approve its own previews", err=True)
+    elif isinstance(registry.receipts, MemoryReceiptStore):
+        click.echo("toolgen serve: warning: --approvals issued with a memory:// receipt store: `toolgen approve` "
+                   "cannot reach it, so no approval-gated write can be approved", err=True)
     if not _loopback(host):
         click.echo(f"toolgen serve: warning: listening on {host}, beyond this machine: bearer tokens travel in "
                    "clear text over plain HTTP; put a TLS-terminating proxy in front", err=True)

@@ -33,7 +33,9 @@ Deferred loading: rows with ``loading: deferred`` are not listed; the ``search_t
 tool stays callable by name. The meta-tool is served when the package has a deferred row
 (``search_tool=None``), always (``True``) or never (``False``). Approvals travel in the request's ``_meta``:
 ``{"toolgen/approval": "<preview_id>"}`` or
-``{"toolgen/approval": {"preview_id": ..., "approved_by": ..., "approval_id": ...}}``
+``{"toolgen/approval": {"preview_id": ..., "approved_by": ..., "approval_id": ...}}`` (with a
+registry in ``approvals="issued"`` mode only an issued ``approval_id`` is accepted: ``{"preview_id": ...,
+"approval_id": ...}``, see `Registry.issue_approval`)
 — set by the host application after a human approved the preview, never by the model (which only
 writes ``arguments``).
 """
@@ -237,6 +239,10 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
             "runtime. Writes are split into preview_* (no side effects, returns a preview_id) and "
             "record_* (executes the previewed request: pass the preview_id and an idempotency key; a host "
             "approves the preview_id)."
+            + (" Approvals are issued by this runtime: a human reviews the preview and runs `toolgen approve`, "
+               "which prints an approval_id; pass _meta {\"toolgen/approval\": {\"preview_id\": ..., "
+               "\"approval_id\": ...}}. A preview_id alone is not an approval."
+               if registry.approvals == "issued" else "")
             + (f" Call {SEARCH_TOOL_NAME} to find tools that are not listed." if serve_search else "")
         ),
         on_list_tools=on_list_tools,

@@ -10,7 +10,9 @@ The call path is a single function, `Registry._pipeline`, with a fixed order no 
     ``record.arguments: preview``) takes the arguments its preview stored, once the actor holds the
     scopes, and must rebuild a request whose fingerprint is the ``preview_id``; then the canonical
     request itself) → permission (actor scopes ⊇ row.permission) → approval (record rows: an `Approval` whose ``preview_id`` equals the
-    fingerprint of this canonical request; spent only when the request is about to be sent) →
+    fingerprint of this canonical request — in ``approvals="issued"`` mode also an ``approval_id``
+    this runtime issued for this record tool, preview and actor, approvals.py; spent only when the
+    request is about to be sent) →
     timeout bound → idempotency (receipt store) → HTTP request (bounded retries; a write is re-sent
     only where it cannot write twice) → validate + shape output → result
 
@@ -52,6 +54,16 @@ import jsonschema_rs
 
 from ..pointer import join_pointer
 from . import credentials as creds
+from .approvals import (
+    APPROVAL_MODES,
+    DEFAULT_APPROVAL_TTL_S,
+    MAX_APPROVAL_TTL_S,
+    approval_key,
+    approval_record,
+    approval_scope,
+    check_issued,
+    issue_next_step,
+)
 from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
@@ -386,7 +398,11 @@ class Registry:
     ``TOOLGEN_CURSOR_KEY`` or random per process); `resend_unknown` (default true: a retry of a write
     whose outcome is unknown is re-sent when the key is forwarded to the API, which deduplicates it;
     false: always report ``result_unknown``); `http_client` / `async_http_client` (httpx clients to
-    reuse; created lazily otherwise).
+    reuse; created lazily otherwise); `approvals` (``"client"``, the default: an `Approval` is the
+    caller's word, for a host application that is itself the caller; ``"issued"``: a record call's
+    approval must carry an ``approval_id`` issued by `issue_approval` for exactly this record tool,
+    ``preview_id`` and actor, not expired — see docs/runtime.md "Issued approvals").
+    Raises `ValueError` for an unknown `approvals` mode or a base URL holding credentials.
     """
 
     def __init__(
@@ -403,7 +419,11 @@ class Registry:
         resend_unknown: bool = True,
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
+        approvals: str = "client",
     ) -> None:
+        if approvals not in APPROVAL_MODES:
+            raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}, not {approvals!r}")
+        self.approvals: str = approvals
         self.policy = dict(policy)
         self.api: str = str(policy.get("api", ""))
         self.base_url: str = base_url or str(policy.get("base_url", ""))
@@ -816,6 +836,15 @@ class Registry:
         #    checked here and spent only once the request is about to be sent (below).
         needs_approval = row.get("mode") == "record" and row.get("approval") == "required"
         preview_tool = row.get("pair") or "preview_" + spec.intent
+        issued = self.approvals == "issued"
+        if needs_approval and issued and preview_id is not None and (approval is None or not approval.approval_id):
+            return fail("approval", make_error(
+                "approval_required",
+                f"{tool} needs a human approval of preview {preview_id[:24]}… issued by this runtime"
+                + (": a preview_id alone is not an approval here." if approval is not None else "."),
+                details={"preview_tool": preview_tool, "preview_id": preview_id, "approvals": "issued"},
+                next_step=issue_next_step(self.api, tool, preview_id, actor.id),
+            ))
         if needs_approval:
             if approval is None and preview_id is not None:
                 return fail("approval", make_error(
@@ -840,6 +869,11 @@ class Registry:
                     f"The approval was given for preview {str(approval.preview_id)[:20]}…, not for this request.",
                     details={"preview_tool": preview_tool, "approved_preview_id": str(approval.preview_id)[:80]},
                 ))
+            if issued:
+                try:
+                    approval = self._issued(spec, approval, fp, actor)
+                except ToolError as exc:
+                    return fail("approval", exc)
 
         # 5. timeout bound
         retry = row.get("retry") or {}
@@ -1169,6 +1203,110 @@ class Registry:
                 result_known=not spec.mutating, details={"receipt_state": "unknown" if key is not None else None}))
         finally:
             settle("mark_unknown")
+
+    # -- issued approvals ------------------------------------------------------------------------
+
+    def _resolve_record(self, record_tool: str) -> ToolSpec:
+        spec = self.specs.get(record_tool) if isinstance(record_tool, str) else None
+        if spec is None or spec.row.get("mode") != "record" or spec.row.get("approval") != "required":
+            raise make_error(
+                "unknown_tool", f"{str(record_tool)[:200]!r} is not an approval-gated record tool of {self.api}.",
+                details={"tool": str(record_tool)[:200],
+                         "available": sorted(n for n, s in self.specs.items()
+                                             if s.row.get("mode") == "record" and s.row.get("approval") == "required")})
+        if not self._executes_preview(spec.row):
+            raise make_error(
+                "preview_not_found", f"{record_tool} takes its full arguments (policy record.arguments: full), so "
+                "there is no stored preview to approve; rebuild the package (approval-gated records execute their "
+                "stored preview).", details={"tool": record_tool})
+        return spec
+
+    def approvable_request(self, record_tool: str, preview_id: str, actor_id: str) -> dict[str, Any]:
+        """What a human approves: the request (``method``, ``url``, ``headers`` with credentials
+        redacted, ``body``) that `record_tool` would send for the stored preview `preview_id` made
+        by the actor `actor_id`, rebuilt exactly as the record call rebuilds it.
+
+        Raises `ToolError`: ``unknown_tool`` (not an approval-gated record tool), ``preview_not_found``,
+        ``preview_expired``, ``preview_mismatch`` (the stored preview no longer builds that request,
+        e.g. another base URL), ``receipt_store_unavailable``."""
+        spec = self._resolve_record(record_tool)
+        args = self._stored_arguments(spec, str(preview_id), Actor.of(str(actor_id)))
+        try:
+            built = build_request(spec.row, args, base_url=self.base_url)
+        except ToolError as exc:
+            raise make_error("preview_mismatch", f"The stored preview {preview_id[:24]}… no longer builds a "
+                             f"request ({exc.message[:200]}).", details={"pointer": "/preview_id"}) from None
+        rebuilt = fingerprint(spec.intent, built.canonical)
+        if rebuilt != preview_id:
+            raise make_error(
+                "preview_mismatch", f"The stored preview {preview_id[:24]}… builds another request here than the "
+                "one previewed (is the base URL the server's?).",
+                details={"pointer": "/preview_id", "rebuilt_preview_id": rebuilt})
+        return self._display(spec.row, built)
+
+    def issue_approval(self, record_tool: str, preview_id: str, *, approved_by: str, actor: str,
+                       ttl_s: float = DEFAULT_APPROVAL_TTL_S) -> str:
+        """Issue a human's approval of the stored preview `preview_id` of `record_tool`, made by the
+        actor `actor`, and return its ``approval_id`` (43 URL-safe characters, 256 random bits).
+
+        The preview must exist and rebuild its request (`approvable_request`; show that request to
+        the human before calling this). The issue is audited (step ``approval``, decision ``issue``,
+        with the approver) before the approval is stored on the receipt store's backend (its
+        preview store, scope ``<api>/<record tool>#approval``, keyed by the SHA-256 of the id, with
+        the ``preview_id``, `approved_by` and the approved request) for `ttl_s` seconds, bounded
+        like previews per record tool and actor. In ``approvals="issued"`` mode a record call
+        accepts it only for this record tool, this ``preview_id`` and this actor, before it expires;
+        it is spent on one action like any approval.
+
+        Raises `ValueError` (blank `approved_by`, `ttl_s` outside (0, `MAX_APPROVAL_TTL_S`]) and
+        `ToolError` (as `approvable_request`; ``receipt_store_unavailable`` when it cannot be stored)."""
+        by = str(approved_by).strip()
+        if not by or len(by) > 255:
+            raise ValueError("approved_by must name the approver (1 to 255 characters)")
+        if not 0 < float(ttl_s) <= MAX_APPROVAL_TTL_S:
+            raise ValueError(f"ttl_s must be more than 0 and at most {MAX_APPROVAL_TTL_S} seconds")
+        request = self.approvable_request(record_tool, preview_id, actor)
+        spec = self.specs[record_tool]
+        approval_id = secrets.token_urlsafe(32)
+        call_id = secrets.token_hex(8)
+        now = time.time()
+        try:  # audited before it exists: an approval the audit log does not show is never stored
+            self.audit.emit(AuditEvent(now, call_id, record_tool, str(actor), "approval", "issue", preview_id, None,
+                                       {"approved_by": by, "ttl_s": float(ttl_s)}))
+        except Exception as exc:  # noqa: BLE001 - the sink's own failure
+            raise make_error("internal_error", f"The audit sink failed ({type(exc).__name__}); no approval was "
+                             "issued.") from None
+        try:
+            self.preview_store().put(approval_record(self.api, record_tool, spec.intent, str(actor), approval_id,
+                                                     preview_id, by, request, now, float(ttl_s)))
+        except Exception as exc:  # noqa: BLE001 - any store outage
+            try:
+                self.audit.emit(AuditEvent(time.time(), call_id, record_tool, str(actor), "approval", "fail",
+                                           preview_id, "receipt_store_unavailable", {}))
+            except Exception:  # noqa: BLE001, S110 - already failing; the store error is what is reported
+                pass
+            raise make_error("receipt_store_unavailable", f"The approval could not be stored ({type(exc).__name__}).",
+                             details={"store": type(self.receipts).__name__}) from None
+        return approval_id
+
+    def _issued(self, spec: ToolSpec, approval: Approval, fp: str, actor: Actor) -> Approval:
+        """The issued approval `approval.approval_id` of `spec` for the request `fp` made by `actor`,
+        as an `Approval` carrying the approver the runtime recorded (never the caller's word). Raises
+        `ToolError`: ``approval_required`` (no such approval issued for this record tool and actor, or
+        expired), ``approval_mismatch`` (issued for another preview), ``receipt_store_unavailable``."""
+        tool = spec.name
+        approval_id = str(approval.approval_id or "")
+        try:
+            record = self.preview_store().get(approval_scope(self.api, tool), actor.id, approval_key(approval_id))
+        except (ValueError, TypeError, KeyError):  # an entry that does not decode is no approval
+            record = None
+        except Exception as exc:  # noqa: BLE001 - any store outage: nothing is sent
+            raise make_error("receipt_store_unavailable", f"{tool}: the approval store could not be read "
+                             f"({type(exc).__name__}); nothing was sent.",
+                             details={"store": type(self.receipts).__name__}) from None
+        approved_by = check_issued(record, api=self.api, tool=tool, intent=spec.intent, fp=fp, actor_id=actor.id,
+                                   now=time.time())
+        return Approval(fp, approved_by=approved_by, approval_id=approval_id)
 
     def preview_store(self) -> PreviewStore:
         """The store of previews that record tools execute: the one passed in, else the receipt
