@@ -2,7 +2,8 @@
 
 Attacks: a function the scopes do not allow must not survive inside its namespace, a namespace left
 empty must not be printed, the hosted `tool_search` entry must stay, and a package without the file
-must be refused with exit 2 and the reason, not a traceback.
+must be refused with exit 2 and the reason, not a traceback. Also: the MCP server's instructions
+name the API once whether or not its title already ends in "API".
 """
 
 from __future__ import annotations
@@ -51,3 +52,16 @@ def test_responses_catalog_of_a_package_without_one_is_refused() -> None:
     out = CliRunner().invoke(main, ["catalog", str(tickets_dir()), "--dialect", "openai.responses", "--scopes", ""])
     assert out.exit_code == 2, out.output
     assert "only for a package with toolsets or deferred tools" in out.output
+
+
+@pytest.mark.parametrize("title, expected", [("Tickets API", "Tools for the Tickets API, "),
+                                             ("GitHub v3 REST API", "Tools for the GitHub v3 REST API, "),
+                                             ("Stripe", "Tools for the Stripe API, ")])
+def test_server_instructions_name_the_api_once(title: str, expected: str) -> None:
+    from toolgen.runtime import Actor, Registry
+    from toolgen.runtime.mcp_server import build_server
+
+    registry = Registry.from_dir(tickets_dir())
+    registry.policy["title"] = title
+    instructions = build_server(registry, Actor("reader", [])).instructions or ""
+    assert instructions.startswith(expected), instructions
