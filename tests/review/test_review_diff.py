@@ -168,6 +168,14 @@ def test_description_still_promising_approval_is_risky() -> None:
     plain = {**tool, "description": "Append one follow-up note to a ticket."}
     assert not [c for c in compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, plain)
                 if c.kind == "description-stale"]
+    # the sentence toolgen writes into a tool without approval promises nothing; a later promise still counts
+    generated = {**tool, "description": "Append one follow-up note to a ticket. Writes (POST). No approval needed."}
+    assert not [c for c in compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, generated)
+                if c.kind == "description-stale"]
+    both = {**tool, "description": "No approval needed for drafts; a human approves the preview_id of the rest."}
+    stale = [c for c in compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, both)
+             if c.kind == "description-stale"]
+    assert len(stale) == 1 and "approves" in stale[0].detail, stale
     long_old, long_new = "word " * 60 + "a human approves it. " + "tail " * 60, "word " * 60 + "it. " + "tail " * 60
     shown = describe_change(long_old, long_new)
     assert len(shown) < 200 and "a human approves it" in shown and shown.count("…") >= 2

@@ -5,7 +5,7 @@ the ``preview_id`` its preview returned, the actor that made the preview, the ap
 the receipt store the server uses. Output: the approved request, then the ``approval_id``.
 
     toolgen approve API_OR_DIR RECORD_TOOL PREVIEW_ID --actor ACTOR --by NAME
-                    --receipts PATH_OR_URL [--base-url URL] [--audit-log PATH] [--ttl SECONDS] [--yes]
+                    [--receipts PATH_OR_URL] [--base-url URL] [--audit-log PATH] [--ttl SECONDS] [--yes]
                     [--format text|json]
 
 The command rebuilds the request the record tool would send from the stored preview (method, URL,

@@ -6,9 +6,11 @@ stdout: that catalog as JSON without the tools whose ``permission`` the scopes d
 (`toolgen.runtime.identity.filter_catalog`), for a host that sends a model only what its caller
 may use. Entries that are not tools of the package (a hosted ``tool_search`` entry) are kept.
 
-    toolgen catalog API_OR_DIR --dialect mcp|openai|anthropic|gemini --scopes a,b
+    toolgen catalog API_OR_DIR --dialect mcp|openai|openai.responses|anthropic|gemini --scopes a,b
 
-``--scopes ""`` keeps only the tools that need no scope. Exit codes: 0 printed; 2 bad input
+``openai.responses`` is the Responses catalog (``openai.responses.json``, written only for a package
+with toolsets or deferred tools): functions are filtered inside their namespaces, and a namespace
+left empty is dropped. ``--scopes ""`` keeps only the tools that need no scope. Exit codes: 0 printed; 2 bad input
 (unknown package, a catalog file that is missing or not JSON); 3 internal error.
 """
 
@@ -24,11 +26,14 @@ from ..runtime.loading import parse_scopes
 from ..runtime.registry import KNOWN_DIALECTS
 from .call import package_folder
 
+#: the OpenAI Responses catalog (``openai.responses.json``); its arguments decode as ``openai``'s
+RESPONSES = "openai.responses"
+
 
 @click.command("catalog")
 @click.argument("api_or_dir")
-@click.option("--dialect", type=click.Choice(list(KNOWN_DIALECTS)), default="mcp", show_default=True,
-              help="Which catalog of the package (<dialect>.json).")
+@click.option("--dialect", type=click.Choice([*KNOWN_DIALECTS, RESPONSES]), default="mcp", show_default=True,
+              help="Which catalog of the package (<dialect>.json; openai.responses: the Responses catalog).")
 @click.option("--scopes", required=True,
               help='Comma-separated scopes of the caller; only tools they allow are kept ("" for none).')
 def catalog_command(api_or_dir: str, dialect: str, scopes: str) -> None:
@@ -39,7 +44,9 @@ def catalog_command(api_or_dir: str, dialect: str, scopes: str) -> None:
         document = json.loads((folder / f"{dialect}.json").read_text(encoding="utf-8"))
         rows = [row for row in policy.get("tools", []) if isinstance(row, dict)]
     except (OSError, ValueError, AttributeError) as exc:
-        click.echo(f"toolgen catalog: cannot read the {dialect} catalog of {folder}: {exc}", err=True)
+        absent = dialect == RESPONSES and not (folder / f"{dialect}.json").exists()
+        why = "it is written only for a package with toolsets or deferred tools" if absent else str(exc)
+        click.echo(f"toolgen catalog: cannot read the {dialect} catalog of {folder}: {why}", err=True)
         sys.exit(2)
     held = parse_scopes(scopes)
     hidden = [str(row.get("tool")) for row in rows if not permits(row, held)]

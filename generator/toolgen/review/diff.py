@@ -262,7 +262,7 @@ def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str
     old_d, new_d = str((old_tool or {}).get("description") or ""), str((new_tool or {}).get("description") or "")
     if old_d != new_d:
         add("description-changed", False, describe_change(old_d, new_d))
-    promise = _APPROVAL_PROMISE.search(new_d)
+    promise = _approval_promise(new_d)
     if old_a == "required" and new_a != "required" and promise:
         add("description-stale", True, "approval was removed, but the description still promises it: "
             f"“{_around(new_d, promise.start(), promise.end())}”")
@@ -295,6 +295,17 @@ def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str
 
 
 _APPROVAL_PROMISE = re.compile(r"\bapprov\w*|\bhuman (?:must )?(?:review|confirm|sign)\w*|\bpreview_id\b", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:no|not|never|without)\s+$", re.IGNORECASE)
+
+
+def _approval_promise(description: str) -> re.Match[str] | None:
+    """The first words of `description` that promise a human approval ("approve", "a human reviews",
+    `preview_id`), or None. A negated mention ("No approval needed.", the sentence toolgen itself
+    writes into a tool without approval) promises nothing and is skipped."""
+    for match in _APPROVAL_PROMISE.finditer(description):
+        if not _NEGATED.search(description, 0, match.start()):
+            return match
+    return None
 SHOWN = 80  # characters of each side of a changed description
 
 

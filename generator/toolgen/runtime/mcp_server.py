@@ -231,11 +231,13 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
         result = await registry.acall(name, params.arguments or {}, actor=who, approval=approval)
         return to_call_tool_result(conforming(registry, result))
 
+    named = str(registry.policy.get("title") or registry.api)
+    api_name = named if named.lower().endswith(" api") else f"{named} API"  # "Tickets API", not "Tickets API API"
     return Server(
         f"toolgen-{registry.api or 'api'}",
         version=str(registry.policy.get("version", "")),
         instructions=(
-            f"Tools for the {registry.policy.get('title') or registry.api} API, enforced by the toolgen "
+            f"Tools for the {api_name}, enforced by the toolgen "
             "runtime. Writes are split into preview_* (no side effects, returns a preview_id) and "
             "record_* (executes the previewed request: pass the preview_id and an idempotency key; a host "
             "approves the preview_id)."
