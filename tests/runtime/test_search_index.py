@@ -74,6 +74,24 @@ def test_the_runtime_ranks_with_the_file(github_copy: Path) -> None:
     assert ToolIndex.from_dir(github_copy).search("zebra", limit=3) == []
 
 
+def test_a_registry_loaded_from_a_folder_ranks_with_its_search_json(github_copy: Path) -> None:
+    """What `toolgen serve` searches (`ToolIndex.from_registry` over `Registry.from_dir`) is the
+    build-time index too, not a second analysis; a registry built in memory analyses the package."""
+    from toolgen.runtime import Registry
+
+    path = github_copy / "search.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    doc = next(d for d in data["documents"] if d["intent"] == "lock_issue")
+    doc["fields"]["keywords"] += " zebra"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    loaded = Registry.from_dir(github_copy)
+    assert loaded.source == github_copy
+    assert [h.tool for h in ToolIndex.from_registry(loaded).search("zebra", limit=3)] == ["record_lock_issue"]
+    in_memory = Registry(loaded.policy, loaded.catalog())
+    assert in_memory.source is None
+    assert ToolIndex.from_registry(in_memory).search("zebra", limit=3) == []
+
+
 @pytest.mark.parametrize("content", [
     None,                                       # absent
     "{not json",                                # unreadable

@@ -425,6 +425,9 @@ class Registry:
             raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}, not {approvals!r}")
         self.approvals: str = approvals
         self.policy = dict(policy)
+        #: the generated folder this registry was loaded from (`from_dir`), else None; what else the
+        #: build wrote there (``search.json``) is read from it
+        self.source: Path | None = None
         self.api: str = str(policy.get("api", ""))
         self.base_url: str = base_url or str(policy.get("base_url", ""))
         if "@" in self.base_url.split("?", 1)[0].split("#", 1)[0] and httpx.URL(self.base_url).userinfo:
@@ -516,7 +519,9 @@ class Registry:
         folder = Path(path)
         policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
         catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
-        return cls(policy, catalog, **options)
+        registry = cls(policy, catalog, **options)
+        registry.source = folder
+        return registry
 
     @classmethod
     def from_package(cls, module: ModuleType, **options: Any) -> Registry:

@@ -136,8 +136,12 @@ class ToolIndex:
 
     @classmethod
     def from_registry(cls, registry: Any) -> ToolIndex:
-        """Index the tools of a loaded `toolgen.runtime.Registry`."""
-        return cls(registry.policy, registry.catalog())
+        """Index the tools of a loaded `toolgen.runtime.Registry`: with the documents of the
+        ``search.json`` beside the package it was loaded from (`Registry.from_dir`), as `from_dir`
+        does, else analysed here."""
+        source = getattr(registry, "source", None)
+        documents = load_documents(Path(source) / SEARCH_FILE) if source is not None else None
+        return cls(registry.policy, registry.catalog(), documents=documents)
 
     def _coverage(self, terms: list[str]) -> dict[int, float]:
         """Per document, the share of the request's distinct terms that its name, title, keywords,
