@@ -315,14 +315,10 @@ def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, st
 
 
 def _toolset_description(doc: SpecDocument, tag: str) -> str:
-    """The first sentence of the tag's description as plain words (no Markdown), as
-    `toolgen.compile.lower.toolsets.tag_description` cuts it."""
-    for t in doc.data.get("tags") or []:
-        if isinstance(t, dict) and t.get("name") == tag and isinstance(t.get("description"), str):
-            plain = " ".join(plain_comment_lines(t["description"], width=100_000, max_lines=1))
-            if plain:
-                return tag_description({"tags": [{"name": tag, "description": plain}]}, tag)
-    return tag_description({}, tag)
+    """`tag_description` with Markdown made plain words (emphasis and code marks too), as the draft's
+    comments show tag descriptions."""
+    return tag_description(doc.data, tag,
+                           lambda text: " ".join(plain_comment_lines(text, width=100_000, max_lines=1)))
 
 
 def _group_order(doc: SpecDocument, drafts: list[_Draft]) -> list[tuple[str, list[_Draft]]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -135,14 +136,18 @@ def _derived_toolset(ctx: Ctx, name: str | None, description: str, origin: Origi
     return made
 
 
-def tag_description(data: Any, tag: str) -> str:
-    """The first sentence of the spec's description of `tag` (markup removed, at most
+def _strip_markup(text: str) -> str:
+    """HTML tags dropped, Markdown links reduced to their text."""
+    return re.sub(r"<[^>]+>|\[([^\]]*)\]\([^)]*\)", r"\1", text)
+
+
+def tag_description(data: Any, tag: str, clean: Callable[[str], str] = _strip_markup) -> str:
+    """The first sentence of the spec's description of `tag` (made plain by `clean`, at most
     `TAG_DESCRIPTION_MAX` characters), else ``Operations tagged <tag>.``."""
     tags = data.get("tags") if isinstance(data, dict) else None
     for entry in tags if isinstance(tags, list) else []:
         if isinstance(entry, dict) and entry.get("name") == tag and isinstance(entry.get("description"), str):
-            text = re.sub(r"<[^>]+>|\[([^\]]*)\]\([^)]*\)", r"\1", entry["description"])
-            text = " ".join(text.split())
+            text = " ".join(clean(entry["description"]).split())
             first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
             if first:
                 return first if len(first) <= TAG_DESCRIPTION_MAX else first[: TAG_DESCRIPTION_MAX - 1] + "\u2026"
