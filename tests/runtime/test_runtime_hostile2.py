@@ -414,6 +414,6 @@ async def test_dns_rebinding_protection_covers_every_loopback_address(server: Ti
                                                 ("[::1]", True), ("localhost", True), ("0.0.0.0", False),
                                                 ("::", False), ("10.0.0.1", False), ("example.test", False)])
 def test_serve_warns_about_clear_text_tokens_beyond_loopback_only(host: str, loopback: bool) -> None:
-    from toolgen.cli.serve import _loopback
+    from toolgen.runtime.mcp_http import is_loopback
 
-    assert _loopback(host) is loopback
+    assert is_loopback(host) is loopback

@@ -23,7 +23,6 @@ readable by every user.
 
 from __future__ import annotations
 
-import ipaddress
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,13 +32,12 @@ import anyio
 import click
 
 from ..runtime.loading import parse_scopes
-from ..runtime.mcp_http import StaticTokenVerifier, TokenFileError, load_token_file, serve_http
+from ..runtime.mcp_http import StaticTokenVerifier, TokenFileError, is_loopback, load_token_file, serve_http
 from ..runtime.mcp_server import serve_stdio
 from ..runtime.receipts import MemoryReceiptStore
 from ..runtime.registry import Actor, Registry
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SEARCH_TOOL_CHOICES = {"auto": None, "always": True, "never": False}
 
 
@@ -116,7 +114,7 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
     elif isinstance(registry.receipts, MemoryReceiptStore):
         click.echo("toolgen serve: warning: --approvals issued with a memory:// receipt store: `toolgen approve` "
                    "cannot reach it, so no approval-gated write can be approved", err=True)
-    if not _loopback(host):
+    if not is_loopback(host):
         click.echo(f"toolgen serve: warning: listening on {host}, beyond this machine: bearer tokens travel in "
                    "clear text over plain HTTP; put a TLS-terminating proxy in front", err=True)
     actor = None
@@ -135,16 +133,6 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
     except OSError as exc:
         _bad(f"cannot listen on {http_address}: {exc.strerror or exc}")
     click.echo("toolgen serve: stopped", err=True)
-
-
-def _loopback(host: str) -> bool:
-    """True for ``localhost`` and every loopback address (127.0.0.0/8, ``::1``)."""
-    if host in LOOPBACK:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 async def _stdio(registry: Registry, actor: Actor, search: bool | None) -> None:

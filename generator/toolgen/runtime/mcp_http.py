@@ -286,6 +286,20 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
                                       token_verifier=verifier, transport_security=transport_security)
 
 
+#: the loopback hosts the SDK's DNS-rebinding protection knows by itself
+SDK_PROTECTED_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and every loopback address (127.0.0.0/8, ``::1``; IPv6 in brackets or not)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _loopback_security(host: str) -> Any:
     """DNS-rebinding protection (Host and Origin checks) for a loopback `host` the SDK does not
     protect itself (it knows ``127.0.0.1``, ``localhost`` and ``::1`` only; all of 127.0.0.0/8 is
@@ -293,14 +307,9 @@ def _loopback_security(host: str) -> Any:
     from mcp.server.transport_security import TransportSecuritySettings
 
     bare = host.strip("[]")
-    if bare in ("127.0.0.1", "localhost", "::1"):
+    if bare in SDK_PROTECTED_HOSTS or not is_loopback(bare):
         return None
-    try:
-        address = ipaddress.ip_address(bare)
-    except ValueError:
-        return None
-    if not address.is_loopback:
-        return None
+    address = ipaddress.ip_address(bare)
     name = f"[{address.compressed}]" if address.version == 6 else address.compressed
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=[f"{name}:*"],
                                      allowed_origins=[f"http://{name}:*"])
