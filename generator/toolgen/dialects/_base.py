@@ -188,13 +188,19 @@ def apply_nullable(schema: dict[str, JSON]) -> dict[str, JSON]:
             s["enum"] = list(s["enum"]) + [None]
         return s
     if any(k in s for k in ("$ref", "anyOf", "oneOf", "allOf")):
-        desc = s.pop("description", None)
-        wrapped: dict[str, JSON] = {}
-        if desc is not None:
-            wrapped["description"] = desc
-        wrapped["anyOf"] = [s, {"type": "null"}]
-        return wrapped
+        return or_null(s)
     return s
+
+
+def or_null(schema: dict[str, JSON]) -> dict[str, JSON]:
+    """``{"anyOf": [schema, {"type": "null"}]}``, with `schema`'s description moved to the wrapper
+    (where a model reads it). `schema` is a fresh copy the caller owns: its description is popped."""
+    desc = schema.pop("description", None)
+    wrapped: dict[str, JSON] = {}
+    if desc is not None:
+        wrapped["description"] = desc
+    wrapped["anyOf"] = [schema, {"type": "null"}]
+    return wrapped
 
 
 def copy_json(value: JSON) -> JSON:

@@ -45,6 +45,7 @@ from ._base import (
     copy_json,
     describe,
     label_child,
+    or_null,
     order_moved,
     prop_step,
     render_note_value,
@@ -287,12 +288,7 @@ def _widen_null(node: JSON) -> JSON:
         changed = True
     if changed:
         return _ordered(s, _OPENAI_KEY_ORDER)
-    desc = s.pop("description", None)
-    out: dict[str, JSON] = {}
-    if desc is not None:
-        out["description"] = desc
-    out["anyOf"] = [s, {"type": "null"}]
-    return out
+    return or_null(s)
 
 
 def _def_name(pointer: str) -> str:
