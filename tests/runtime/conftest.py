@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,9 +24,12 @@ from tests.support.runtime_env import tickets_dir
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     MemoryAuditSink,
+    MemoryReceiptStore,
+    ReceiptStore,
     Registry,
     SqliteReceiptStore,
     StaticCredentials,
+    receipts_from_url,
 )
 
 
@@ -138,3 +142,18 @@ def redis_socket(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Pa
     sockets = list(tmp_path_factory.getbasetemp().glob("redis*/redis.sock"))
     assert sockets, "redis-server opened no unix socket"
     return sockets[0]
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def any_receipt_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
+    """A receipt store on each backend in turn: memory, a SQLite file, the session's real Redis (under a
+    key prefix of this test's own); closed afterwards."""
+    if request.param == "memory":
+        store: ReceiptStore = MemoryReceiptStore()
+    elif request.param == "sqlite":
+        store = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+    else:
+        url = request.getfixturevalue("redis_url")
+        store = receipts_from_url(f"{url}?prefix=t-{uuid.uuid4().hex[:10]}:")
+    yield store
+    store.close()

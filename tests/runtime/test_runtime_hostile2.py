@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,6 @@ from toolgen.runtime import (
     Registry,
     SqliteReceiptStore,
     StaticCredentials,
-    receipts_from_url,
 )
 from toolgen.runtime.mcp_http import TokenFileError, load_token_file, token_sha256
 from toolgen.runtime.receipts.previews import (
@@ -56,17 +53,9 @@ def _registry(server: TicketsServer, receipts: ReceiptStore) -> Registry:
                     receipts=receipts, cursor_key=b"k" * 32)
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
-    if request.param == "memory":
-        receipts: ReceiptStore = MemoryReceiptStore()
-    elif request.param == "sqlite":
-        receipts = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
-    else:
-        url = request.getfixturevalue("redis_url")
-        receipts = receipts_from_url(f"{url}?prefix=h2-{uuid.uuid4().hex[:10]}:")
-    yield receipts
-    receipts.close()
+@pytest.fixture
+def store(any_receipt_store: ReceiptStore) -> ReceiptStore:
+    return any_receipt_store
 
 
 def _note(i: int) -> dict[str, Any]:

@@ -43,7 +43,6 @@ from toolgen.runtime import (
     SqliteReceiptStore,
     StaticCredentials,
     ToolError,
-    receipts_from_url,
 )
 from toolgen.runtime.approvals import approval_key
 
@@ -67,17 +66,9 @@ def _registry(server: TicketsServer, receipts: ReceiptStore, approvals: str = "i
                     audit=MemoryAuditSink(), cursor_key=b"k" * 32, approvals=approvals)
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
-    if request.param == "memory":
-        opened: ReceiptStore = MemoryReceiptStore()
-    elif request.param == "sqlite":
-        opened = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
-    else:
-        url = request.getfixturevalue("redis_url")
-        opened = receipts_from_url(f"{url}?prefix=issued-{secrets.token_hex(4)}:")
-    yield opened
-    opened.close()
+@pytest.fixture
+def store(any_receipt_store: ReceiptStore) -> ReceiptStore:
+    return any_receipt_store
 
 
 @pytest.fixture

@@ -241,17 +241,9 @@ def test_a_preview_rewritten_in_sqlite_is_refused(change: str, tickets: Registry
 # -- expiry on every backend ------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
-    if request.param == "memory":
-        store: ReceiptStore = MemoryReceiptStore()
-    elif request.param == "sqlite":
-        store = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
-    else:
-        url = request.getfixturevalue("redis_url")
-        store = receipts_from_url(f"{url}?prefix=p-{uuid.uuid4().hex[:10]}:")
-    yield store
-    store.close()
+@pytest.fixture
+def any_store(any_receipt_store: ReceiptStore) -> ReceiptStore:
+    return any_receipt_store
 
 
 def test_an_expired_preview_must_be_previewed_again(any_store: ReceiptStore, server: TicketsServer) -> None:
