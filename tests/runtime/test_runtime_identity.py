@@ -482,19 +482,26 @@ def serve_process(tmp_path: Path, server: TicketsServer, *args: str) -> subproce
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
 
 
+async def served_url(proc: subprocess.Popen[str]) -> tuple[str, list[str]]:
+    """The URL a `toolgen serve --http` process says it serves, read from its stderr (within 30 s),
+    and the stderr lines up to and including the one that says it."""
+    assert proc.stderr is not None
+    lines: list[str] = []
+    with anyio.fail_after(30):
+        while True:
+            line = await anyio.to_thread.run_sync(proc.stderr.readline)
+            assert line, "the server exited before serving"
+            lines.append(line)
+            if "serving MCP on " in line:
+                return line.split("serving MCP on ", 1)[1].split()[0], lines
+
+
 @pytest.mark.anyio
 async def test_cli_serve_http_reports_its_url_serves_and_stops_cleanly(server: TicketsServer, tmp_path: Path) -> None:
     tokens = write_token_file(tmp_path / "tokens.yaml")
     proc = serve_process(tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens), "--search-tool", "always")
     try:
-        assert proc.stderr is not None
-        url = None
-        with anyio.fail_after(30):
-            while url is None:
-                line = await anyio.to_thread.run_sync(proc.stderr.readline)
-                assert line, "the server exited before serving"
-                if "serving MCP on " in line:
-                    url = line.split("serving MCP on ", 1)[1].split()[0]
+        url, _ = await served_url(proc)
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         async with connect(url, TOKENS["writer"][0]) as client:
             listed = [t.name for t in (await client.list_tools()).tools]

@@ -343,21 +343,15 @@ async def test_cli_serve_http_issues_by_default_and_accepts_what_toolgen_approve
         connect,
         error_of,
         serve_process,
+        served_url,
         write_token_file,
     )
 
     tokens = write_token_file(tmp_path / "tokens.yaml")
     proc = serve_process(tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens))
     try:
-        assert proc.stderr is not None
-        url = None
-        with anyio.fail_after(30):
-            while url is None:
-                line = await anyio.to_thread.run_sync(proc.stderr.readline)
-                assert line, "the server exited before serving"
-                assert "--approvals client" not in line
-                if "serving MCP on " in line:
-                    url = line.split("serving MCP on ", 1)[1].split()[0]
+        url, printed = await served_url(proc)
+        assert not [line for line in printed if "--approvals client" in line]
         async with connect(url, TOKENS["writer"][0]) as client:
             assert "toolgen approve" in (client.instructions or "")
             pid = (await client.call_tool(PREVIEW, NOTE)).structured_content["preview_id"]
