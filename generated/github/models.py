@@ -140,14 +140,6 @@ class PreviewCreatePullRequestArgs(BaseModel):
     title: constr(min_length=1) | None = None
 
 
-class PreviewDeleteRepositoryArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    owner: str
-    repo: str
-
-
 class LockReason(Enum):
     off_topic = "off-topic"
     too_heated = "too heated"
@@ -245,62 +237,6 @@ class RecordCommentOnIssueArgs(BaseModel):
     preview_id: constr(min_length=1, max_length=200)
 
 
-class RecordCreateIssueArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    action_id: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
-class RecordCreatePullRequestArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    action_id: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
-class RecordDeleteRepositoryArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    action_id: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
-class RecordLockIssueArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    action_id: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
-class RecordMergePullRequestArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    action_id: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
-class RecordRemoveIssueLabelArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    action_id: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
-class RecordUpdateIssueArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    action_id: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
 class Order(Enum):
     desc = "desc"
     asc = "asc"
@@ -329,3 +265,13 @@ class SearchIssuesArgs(BaseModel):
     page_size: conint(ge=1, le=50) | None = None
     q: str
     sort: Sort2 | None = None
+
+
+PreviewDeleteRepositoryArgs = GetRepositoryArgs
+RecordCreateIssueArgs = RecordCommentOnIssueArgs
+RecordCreatePullRequestArgs = RecordCommentOnIssueArgs
+RecordDeleteRepositoryArgs = RecordCommentOnIssueArgs
+RecordLockIssueArgs = RecordCommentOnIssueArgs
+RecordMergePullRequestArgs = RecordCommentOnIssueArgs
+RecordRemoveIssueLabelArgs = RecordCommentOnIssueArgs
+RecordUpdateIssueArgs = RecordCommentOnIssueArgs

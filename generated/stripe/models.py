@@ -100,13 +100,6 @@ class PreviewCancelPaymentIntentArgs(BaseModel):
     intent: constr(max_length=5000)
 
 
-class PreviewDeleteCustomerArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    customer: constr(max_length=5000)
-
-
 class Metadata(Enum):
     field_ = ""
 
@@ -158,25 +151,7 @@ class RecordCreateCustomerArgs(BaseModel):
     name: constr(max_length=256) | None = None
 
 
-class RecordDeleteCustomerArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    idempotency_key: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
-class RecordRefundChargeArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    idempotency_key: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
-
-
-class RecordUpdateCustomerArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    idempotency_key: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
+PreviewDeleteCustomerArgs = GetCustomerArgs
+RecordDeleteCustomerArgs = RecordCancelPaymentIntentArgs
+RecordRefundChargeArgs = RecordCancelPaymentIntentArgs
+RecordUpdateCustomerArgs = RecordCancelPaymentIntentArgs

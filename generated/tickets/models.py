@@ -18,13 +18,6 @@ class GetTicketArgs(BaseModel):
     ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
 
 
-class GetTicketHistoryArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
-
-
 class Status(Enum):
     open = "open"
     pending = "pending"
@@ -38,13 +31,6 @@ class ListTicketsArgs(BaseModel):
     cursor: str | None = None
     page_size: conint(ge=1, le=50) | None = None
     status: Status | None = None
-
-
-class PreviewTicketDeleteArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
 
 
 class Visibility(Enum):
@@ -69,9 +55,6 @@ class RecordTicketDeleteArgs(BaseModel):
     preview_id: constr(min_length=1, max_length=200)
 
 
-class RecordTicketFollowupArgs(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    action_id: constr(min_length=1, max_length=255)
-    preview_id: constr(min_length=1, max_length=200)
+GetTicketHistoryArgs = GetTicketArgs
+PreviewTicketDeleteArgs = GetTicketArgs
+RecordTicketFollowupArgs = RecordTicketDeleteArgs

@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 
 from .compile.bundle import bundle_external_refs
 from .compile.inputs import api_name_for, refuse_surrogates, require_spec, resolve_spec_path
-from .compile.intent import intent_map_json_schema, load_intent_map
+from .compile.intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
 from .compile.ir import ApiIR
 from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
@@ -29,11 +29,12 @@ from .dialects import DialectOptions, check_catalog, check_deferred
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
-from .emit.python import package_files
+from .emit.python import models_module, models_plan, package_files
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api
+from .worker import Pending, closing, run_beside
 from .write import Output
 
 Progress = Callable[[str], None]
@@ -181,6 +182,23 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     located.extend(doc.fill_locations(sink.items))
     sink = located
     sink.raise_if_errors()
+    # models.py needs only the argument schemas: a worker process computes it meanwhile
+    models = (run_beside(models_module, models_plan(ir), label="models.py", size=len(ir.tools),
+                         min_size=WORKER_MIN_TOOLS) if "python" in emit else None)
+    with closing(models):
+        return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
+                           run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
+                           spec_path=spec_path, models=models)
+
+
+#: below this many tools, models.py is computed inline: forking costs more than it saves
+WORKER_MIN_TOOLS = 100
+
+
+def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink,
+                timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
+                base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
+                out: Path, intent_path: Path, spec_path: Path, models: Pending[str] | None) -> ApiBuild:
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
     with _steps(progress, f"{api}: emitting catalogs") as advance:
@@ -209,7 +227,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
                   else spec_display)  # where REPORT.md locates findings in the spec
     shown = _relocated(sink.sorted(), doc.display, spec_where)
     t2 = time.perf_counter()
-    files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes)
+    files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, models=models)
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
@@ -239,10 +257,12 @@ def _relocated(diagnostics: list[Diagnostic], spec_file: str, spec_display: str)
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
                progress: Advance | None = None, *, catalogs: Catalogs | None = None,
-               sizes: list[ToolSize] | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+               sizes: list[ToolSize] | None = None, models: Pending[str] | None = None
+               ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
-    measured (so nothing is built or tokenised twice)."""
+    measured (so nothing is built or tokenised twice); `models` is models.py being computed (see
+    `toolgen.worker`), else it is computed here."""
     if catalogs is None:
         catalogs = build_catalogs(ir, progress)
         _check_conformance(ir, catalogs)
@@ -269,7 +289,7 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
     if "python" in emit:
         with _gc_resumed():
-            files.update(package_files(ir))
+            files.update(package_files(ir, models=models.result() if models is not None else None))
     return files, catalogs, sizes
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from ..compile.ir import ApiIR
@@ -23,17 +25,47 @@ from .pyliteral import pascal_case, template_env
 _ANNOTATIONS = {"description", "title", "examples", "example", "$comment", "deprecated", "default"}
 
 
-def package_files(ir: ApiIR) -> dict[str, bytes]:
-    """`__init__.py` and `models.py` of the generated package, each formatted by black once."""
-    model_names = _model_names(ir)
+@dataclass(frozen=True)
+class ModelsPlan:
+    """What `models.py` is made from, decided in the main stage (cheap, pure).
+
+    `document`: the JSON Schema document (text) given to datamodel-code-generator, one definition
+    per distinct argument schema. `names`: tool name -> the class name `ARGUMENT_MODELS` gives it.
+    `aliases`: (alias, class) pairs, one per tool whose arguments equal an earlier tool's: the class
+    is emitted once and the alias is an assignment after it, so every tool keeps its own name."""
+
+    document: str
+    names: dict[str, str]
+    aliases: tuple[tuple[str, str], ...]
+
+
+def package_files(ir: ApiIR, models: str | None = None) -> dict[str, bytes]:
+    """`__init__.py` and `models.py` of the generated package, each formatted by black once.
+
+    `models` is `models_module(models_plan(ir))` when the caller computed it already (the build
+    runs it in a worker process beside the other stages); otherwise it is computed here."""
     env = template_env()
-    text = env.get_template("package_init.py.j2").render(api=ir.name, argument_models=model_names)
+    text = env.get_template("package_init.py.j2").render(api=ir.name, argument_models=_model_names(ir))
     init = _black(text)
-    models = _black(_models_source(ir, model_names))
-    for name, source in (("__init__.py", init), ("models.py", models)):
-        compile(source, f"generated/{ir.name}/{name}", "exec")
-    _check_model_names(models, model_names)
+    compile(init, f"generated/{ir.name}/__init__.py", "exec")
+    if models is None:
+        models = models_module(models_plan(ir))
     return {"__init__.py": init.encode("utf-8"), "models.py": models.encode("utf-8")}
+
+
+def models_module(plan: ModelsPlan) -> str:
+    """The source of `models.py`: datamodel-code-generator over `plan.document`, the aliases, black.
+
+    Pure and self-contained (text in, text out), so it can run in another process. Raises
+    RuntimeError when the result lacks a class `plan.names` promises (a toolgen bug)."""
+    source = _generate(plan.document) if plan.document else '"""Argument models: this API has no tools."""\n'
+    if plan.aliases:
+        tail = template_env().get_template("models_aliases.py.j2").render(aliases=plan.aliases)
+        source = source.rstrip("\n") + "\n\n\n" + tail
+    models = black_by_class(source)
+    compile(models, "generated/models.py", "exec")
+    _check_model_names(models, plan)
+    return models
 
 
 def _model_names(ir: ApiIR) -> dict[str, str]:
@@ -51,14 +83,19 @@ def _model_names(ir: ApiIR) -> dict[str, str]:
     return names
 
 
-def _check_model_names(source: str, names: dict[str, str]) -> None:
-    """Every class `ARGUMENT_MODELS` names is defined at the top level of models.py."""
+def _check_model_names(source: str, plan: ModelsPlan) -> None:
+    """Every name `ARGUMENT_MODELS` gives is defined at the top level of models.py: a class, or an
+    alias assigned once, after the class it names."""
     import ast
 
-    defined = {node.name for node in ast.parse(source).body if isinstance(node, ast.ClassDef)}
-    missing = sorted(set(names.values()) - defined)
-    if missing:
-        raise RuntimeError(f"models.py lacks the argument models {missing[:5]} (a toolgen bug)")
+    tree = ast.parse(source)
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    aliases = dict(plan.aliases)
+    clash = sorted(classes & set(aliases))
+    missing = sorted(set(plan.names.values()) - classes - set(aliases))
+    if clash or missing:
+        raise RuntimeError(f"models.py lacks the argument models {missing[:5]} or defines aliases "
+                           f"{clash[:5]} as classes (a toolgen bug)")
 
 
 def _strip(schema: Any) -> Any:
@@ -98,13 +135,19 @@ def _rewrite_refs(node: Any, prefix: str) -> Any:
 _SHARED = "Shared_"
 
 
-def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
-    """One JSON Schema document for datamodel-code-generator: a definition per tool's arguments,
-    plus the definitions the tools reach. A definition several tools reach with the same content
-    (a spec's component schema) is emitted once, as `Shared_<name>`; a tool whose definitions
-    differ from the shared ones by the same name keeps all of its own, as `<Model>_<name>`."""
+def models_plan(ir: ApiIR) -> ModelsPlan:
+    """One JSON Schema document for datamodel-code-generator: a definition per distinct tool
+    argument schema, plus the definitions the tools reach. A definition several tools reach with the
+    same content (a spec's component schema) is emitted once, as `Shared_<name>`; a tool whose
+    definitions differ from the shared ones by the same name keeps all of its own, as
+    `<Model>_<name>`. Tools whose argument schemas are equal share one class (the first tool's, in
+    catalog order) and the others become aliases of it: GitHub's 1,807 tools have 812 distinct
+    argument schemas (every `record_*` that takes only `preview_id` is one)."""
+    names = _model_names(ir)
     defs: dict[str, Any] = {}
     shared: dict[str, Any] = {}
+    by_content: dict[str, str] = {}
+    aliases: list[tuple[str, str]] = []
     for tool in ir.tools:
         model = names[tool.name]
         schema = _strip(tool.input_schema)  # `_strip` builds new containers; the IR is not touched
@@ -119,11 +162,20 @@ def _models_source(ir: ApiIR, names: dict[str, str]) -> str:
             for key, value in inner.items():
                 defs[prefix + key] = _rewrite_refs(value, prefix)
         schema = _rewrite_refs(schema, prefix)
+        content = json.dumps(schema, sort_keys=True)
+        first = by_content.setdefault(content, model)
+        if first != model:
+            aliases.append((model, first))
+            continue
         schema["title"] = model
         defs[model] = schema
     for key, value in shared.items():
         defs[_SHARED + key] = _rewrite_refs(value, _SHARED)
-    return _generate(_hoist_objects(defs))
+    if not defs:
+        return ModelsPlan("", names, ())
+    hoisted = _hoist_objects(defs, taken=set(names.values()))
+    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": hoisted}
+    return ModelsPlan(json.dumps(document, sort_keys=True), names, tuple(aliases))
 
 
 class _Hoister:
@@ -166,29 +218,26 @@ class _Hoister:
         return {"$ref": "#/$defs/" + ref}
 
 
-def _hoist_objects(defs: dict[str, Any]) -> dict[str, Any]:
-    hoister = _Hoister(set(defs))
+def _hoist_objects(defs: dict[str, Any], taken: set[str]) -> dict[str, Any]:
+    hoister = _Hoister(set(defs) | taken)
     top = {key: hoister.visit(value, key, False) for key, value in defs.items()}
     return {**top, **hoister.defs}
 
 
-def _generate(defs: dict[str, Any]) -> str:
-    if not defs:
-        return '"""Argument models: this API has no tools."""\n'
+def _generate(document: str) -> str:
     from datamodel_code_generator import DataModelType, InputFileType, generate
 
-    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = generate(
-            json.dumps(document, sort_keys=True),
+            document,
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.PydanticV2BaseModel,
             disable_timestamp=True,
             class_name="ToolArgumentsIndex",
             custom_file_header='"""Typed argument models of the generated tools (datamodel-code-generator). '
                                'Do not edit."""',
-            # no formatter here: black runs once, in `package_files`, with toolgen's own settings
+            # no formatter here: black runs once, in `models_module`, with toolgen's own settings
             # (datamodel-code-generator's black would read a pyproject.toml found from the working
             # directory, so the output would depend on where toolgen runs)
             formatters=[],
@@ -200,8 +249,54 @@ def _generate(defs: dict[str, Any]) -> str:
     return out
 
 
+def _mode() -> Any:
+    import black
+
+    return black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
+
+
 def _black(source: str) -> str:
     import black
 
-    mode = black.Mode(target_versions={black.mode.TargetVersion.PY311}, line_length=100)
-    return black.format_str(source, mode=mode)
+    return black.format_str(source, mode=_mode())
+
+
+#: top-level classes per call of black in `black_by_class` (one is fastest: measured 1, 4, 8, 32)
+_CLASSES_PER_CHUNK = 1
+
+
+def black_by_class(source: str) -> str:
+    """black over a module of top-level classes, one class at a time; byte-identical to
+    `black.format_str` over the whole module.
+
+    black's cost grows faster than the module: GitHub's 12,700-line models.py takes 6 s whole and
+    3.5 s a class at a time. Black separates top-level classes by exactly two blank lines whatever
+    stood between them, and formats a class without looking at its neighbours. So the module is cut
+    just before each top-level class (or its first decorator); each piece is formatted alone and the
+    results are joined with two blank lines. The first piece holds what precedes the first class
+    (docstring, imports); a statement between classes stays with the class before it. A module with
+    a top-level comment is formatted whole. `tests/test_models_module.py` checks the equality on the
+    committed packages, on GitHub's whole API and on generated hostile modules."""
+    import ast
+
+    lines = source.split("\n")  # ast counts lines by \n only (not by str.splitlines' U+2028 etc.)
+    if any(line.startswith("#") for line in lines):
+        # black keeps a top-level comment with the statement after it, and its blank lines depend on
+        # what precedes it; datamodel-code-generator writes none, so such a module is formatted whole
+        return _black(source)
+    starts = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef):
+            starts.append(min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1)
+    offsets = [0]  # where each line starts in `source`, and its end
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    offsets[-1] = len(source)
+    cuts = [*sorted({0, *starts[::_CLASSES_PER_CHUNK]}), len(lines)]
+    import black
+
+    mode = _mode()
+    chunks = [black.format_str(source[offsets[a]:offsets[b]], mode=mode) for a, b in pairwise(cuts) if a < b]
+    if len(chunks) == 1:
+        return chunks[0]
+    return "\n\n".join(chunk for chunk in chunks if chunk.strip())  # a blank header formats to "\n"
