@@ -12,8 +12,8 @@ both sides alike:
   ``registry.call("get_ticket", ...)`` (validation, policy, audit, projection/redaction, budget,
   output-schema check) over the same client;
 - idempotent write: ``POST /v1/tickets/T-102/followups`` with a fresh ``Idempotency-Key``, versus
-  ``registry.call("record_ticket_followup", ...)`` with an approval, a fresh ``action_id`` and
-  SQLite receipts (pending + completed rows per call, WAL) on a temporary file;
+  ``registry.call("record_ticket_followup", {"preview_id", "action_id"})``, which executes the
+  stored preview, with an approval, a fresh ``action_id`` and SQLite receipts (pending + completed rows per call, WAL) on a temporary file;
 - when ``redis-server`` and the `redis` package are available (or ``--redis-url`` names a server),
   the same idempotent write with a `RedisReceiptStore` (two Lua scripts per call), interleaved in
   the same loop, so its cost is compared with SQLite's on the same calls. The benchmark's own
@@ -155,6 +155,9 @@ def main() -> None:
         preview = registry.call("preview_ticket_followup", note, actor=writer)
         assert preview.ok and preview.result is not None, preview.to_json()
         preview_id = preview.result["preview_id"]
+        if redis_registry is not None:  # the record executes the preview stored in its own registry's store
+            stored = redis_registry.call("preview_ticket_followup", note, actor=writer)
+            assert stored.ok and stored.result is not None and stored.result["preview_id"] == preview_id
 
         def approval(tag: str) -> Approval:
             """One approval per write: an approval is spent on one action (its idempotency key)."""
@@ -178,13 +181,13 @@ def main() -> None:
             r.json()
 
         def runtime_write(i: int) -> None:
-            res = registry.call("record_ticket_followup", dict(note, action_id=f"rt-{i}"), actor=writer,
+            res = registry.call("record_ticket_followup", {"preview_id": preview_id, "action_id": f"rt-{i}"}, actor=writer,
                                 approval=approval(f"rt-{i}"))
             assert res.ok and not res.replayed, res.to_json()
 
         def redis_write(i: int) -> None:
             assert redis_registry is not None
-            res = redis_registry.call("record_ticket_followup", dict(note, action_id=f"rd-{i}"), actor=writer,
+            res = redis_registry.call("record_ticket_followup", {"preview_id": preview_id, "action_id": f"rd-{i}"}, actor=writer,
                                       approval=approval(f"rd-{i}"))
             assert res.ok and not res.replayed, res.to_json()
 

@@ -176,7 +176,7 @@ class _Drafter:
         except DiagnosticError:
             params = []
         try:
-            response, link = operation_response(self.doc, self.converter, op)
+            response, link = operation_response(self.doc, self.converter, op, copy=False)  # read only
         except DiagnosticError:
             response, link = None, False
         if effect != "read":

@@ -260,8 +260,12 @@ def _describe_type(schema: Any) -> str:
     return "a composed schema"
 
 
-def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> tuple[Any, bool]:
+def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operation, *,
+                       copy: bool = True) -> tuple[Any, bool]:
     """(canonical schema of the success response the build uses, or None for an empty body; whether
-    that response declares a `Link` header). Raises `DiagnosticError` for a schema it cannot convert."""
-    schema, _, _, link = success_response(Ctx(doc, None, converter.sink, "", converter), op)  # type: ignore[arg-type]
+    that response declares a `Link` header). Raises `DiagnosticError` for a schema it cannot convert.
+    ``copy=False``: the schema is read-only, sharing the converter's memo (a reader that looks at many
+    operations then holds each distinct schema once, not one copy per operation)."""
+    schema, _, _, link = success_response(Ctx(doc, None, converter.sink, "", converter), op,  # type: ignore[arg-type]
+                                          copy=copy)
     return schema, link

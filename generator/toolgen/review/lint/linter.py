@@ -125,6 +125,7 @@ class _Linter:
         self._param_cache: dict[str, list[dict[str, Any]]] = {}
         self._response_cache: dict[str, tuple[Any, bool] | None] = {}
         self._refs_cache: dict[str, tuple[list[str], str | None]] = {}
+        self._size_cache: dict[tuple[str, tuple[str, ...], int], tuple[int, int]] = {}
         self.views = list(self._views())
         self._catalogs: Catalogs | None = data.catalogs
 
@@ -188,7 +189,8 @@ class _Linter:
     def response(self, op: Operation) -> tuple[Any, bool] | None:
         if op.pointer not in self._response_cache:
             try:
-                self._response_cache[op.pointer] = self._response(self.doc, self.converter, op)
+                # read only: the schemas share the converter's memo instead of one copy per operation
+                self._response_cache[op.pointer] = self._response(self.doc, self.converter, op, copy=False)
             except DiagnosticError:
                 self._response_cache[op.pointer] = None
         return self._response_cache[op.pointer]
@@ -354,24 +356,29 @@ class _Linter:
             row = view.main.policy
             if row.output.fields:
                 continue
-            text = self.response_text(view.op)
-            if text is None or len(text) <= budget:
-                continue  # a token is at least one character
-            tokens = count_tokens(text[: budget * 16])
+            measured = self.response_size(view.op, budget)
+            if measured is None:
+                continue
+            length, tokens = measured
             if tokens <= budget:
                 continue
-            more = "" if len(text) <= budget * 16 else "more than "
+            more = "" if length <= budget * 16 else "more than "
             self.add(OUTPUT_UNPROJECTED_LARGE, f"`{row.tool}` returns the whole response of {view.op.key} "
                      f"({more}{tokens:,} tokens of schema; budget {budget:,}) without `output.fields`",
                      self.where(view, "output"), tool=row.tool)
 
-    def response_text(self, op: Operation) -> str | None:
-        """The success response's schema as the spec writes it, with every schema it references
-        (transitively, each once), as compact JSON: the measure of "how large is this output".
+    def response_size(self, op: Operation, budget: int) -> tuple[int, int] | None:
+        """(characters, tokens) of the success response's schema as the spec writes it, with every
+        schema it references (transitively, each once), as compact JSON joined by commas: the
+        measure of "how large is this output"; None without a response schema. Tokens are counted on
+        the first ``16 * budget`` characters only, and only when the text is longer than `budget`
+        characters (a token is at least one character; 0 is returned then).
+
         Measured on the spec rather than the converted schema so that a 450-operation spec whose
-        responses share a recursive group of 65 schemas (Stripe's) is measured in milliseconds.
-        Each referenced schema is walked and serialised once per lint run (`_ref_graph`), so the
-        cost of an operation is the size of its own response plus a walk over the `$ref` graph."""
+        responses share a recursive group of 65 schemas (Stripe's) is measured in milliseconds. Each
+        referenced schema is walked and serialised once per lint run (`_ref_graph`), the text is
+        never joined beyond the prefix that is counted, and operations with the same response
+        schema and closure share one measurement."""
         node = _success_schema(op, self.doc.data)
         if node is None:
             return None
@@ -383,9 +390,25 @@ class _Linter:
                 continue
             seen.add(target)
             stack.extend(self._ref_graph(target)[0])
-        parts = [compact_json(node)]
-        parts.extend(text for text in (self._ref_graph(t)[1] for t in sorted(seen)) if text is not None)
-        return ",".join(parts)
+        closure = tuple(sorted(seen))
+        head = compact_json(node)
+        key = (head, closure, budget)
+        hit = self._size_cache.get(key)
+        if hit is not None:
+            return hit
+        texts = [head, *(text for text in (self._ref_graph(t)[1] for t in closure) if text is not None)]
+        length = sum(len(text) for text in texts) + len(texts) - 1
+        tokens = 0
+        if length > budget:
+            limit, taken, size = budget * 16, [], -1
+            for text in texts:
+                taken.append(text)
+                size += len(text) + 1
+                if size >= limit:
+                    break
+            tokens = count_tokens(",".join(taken)[:limit])
+        self._size_cache[key] = (length, tokens)
+        return length, tokens
 
     def _ref_graph(self, target: str) -> tuple[list[str], str | None]:
         """The `$ref` targets a referenced schema names directly, and its compact JSON (None when

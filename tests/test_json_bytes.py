@@ -1,0 +1,44 @@
+"""`toolgen.emit.json_bytes` is byte-identical to the standard library's sorted, indented JSON, for any
+JSON value (and for the values it leaves to the standard library)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolgen.emit import json_bytes
+
+_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+                     max_leaves=40)
+
+
+def _reference(value: Any) -> bytes:
+    return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+@settings(max_examples=400)
+@given(_json)
+def test_equals_the_standard_library(value: Any) -> None:
+    assert json_bytes(value) == _reference(value)
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=3), _json, max_size=3), max_size=5))
+def test_a_catalog_shaped_list_equals_the_standard_library(value: list[Any]) -> None:
+    assert json_bytes(value) == _reference(value)
+    assert json_bytes({"tools": value, "api": "x"}) == _reference({"tools": value, "api": "x"})
+
+
+def test_values_it_leaves_to_the_standard_library() -> None:
+    for value in ({"a": (1, 2)}, [{"b": [(3,)]}], {"x": {"y": [1, {"z": (4,)}]}}):
+        assert json_bytes(value) == _reference(value)
+
+
+def test_deep_nesting_equals_the_standard_library() -> None:
+    value: Any = 1
+    for _ in range(900):
+        value = [value]
+    assert json_bytes({"deep": value}) == _reference({"deep": value})
