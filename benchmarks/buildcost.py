@@ -1,6 +1,6 @@
 """The cost of one toolgen build of one spec, measured in a fresh process.
 
-    python benchmarks/buildcost.py SPEC [--emit LIST] [--write DIR]
+    python benchmarks/buildcost.py SPEC [--emit LIST] [--write DIR] [--no-lint]
 
 Builds SPEC (any OpenAPI file) with an include-everything intent map (``include: [{match: "*"}]``) in
 this process and prints one JSON object: operations, tools, ``seconds`` (wall time of `build_api`,
@@ -11,7 +11,8 @@ bound as the two overlap; each is also given),
 artifacts (default: all of them, what `toolgen build` writes); ``--write DIR`` also writes the files
 and, when the Python package is among them, times importing it in another fresh process
 (``import_seconds``; ``data_seconds``: first use of ``POLICY`` and ``MCP_TOOLS``, which reads the
-JSON files; ``import_peak_mb``).
+JSON files; ``import_peak_mb``); ``--no-lint`` skips the lint stage (the build then counts no
+tokens unless REPORT.md is asked for).
 
 `measure(spec, emit)` runs this script in a subprocess, so each measurement starts from an empty heap
 and its peak memory is its own; `sweep.py --scaling` and `vs_fastmcp.py` use it.
@@ -52,7 +53,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def build_here(spec: Path, emit: str, write: Path | None) -> dict[str, Any]:
+def build_here(spec: Path, emit: str, write: Path | None, lint: bool = True) -> dict[str, Any]:
     from toolgen.build import build_api
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -60,12 +61,13 @@ def build_here(spec: Path, emit: str, write: Path | None) -> dict[str, Any]:
         intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: api}}\n"
                           'include: [{match: "*"}]\n', encoding="utf-8")
         cpu, children, start = time.process_time(), _children_cpu(), time.perf_counter()
-        built = build_api(intent, Path(tmp) / "out", emit=tuple(emit.split(",")))  # type: ignore[arg-type]
+        built = build_api(intent, Path(tmp) / "out", emit=tuple(emit.split(",")),  # type: ignore[arg-type]
+                          run_lint=lint)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         worker_cpu = _children_cpu() - children
     own_peak, worker_peak = _peak_mb(), round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
     result: dict[str, Any] = {
-        "spec": spec.name, "emit": emit, "operations": len(built.ir.operations), "tools": len(built.ir.tools),
+        "spec": spec.name, "emit": emit, "lint": lint, "operations": len(built.ir.operations), "tools": len(built.ir.tools),
         # the worker process that computes models.py beside the build (toolgen.worker) counts too: CPU
         # is both processes'; peak memory the sum of both peaks (they overlap in time)
         "seconds": round(seconds, 3), "cpu_seconds": round(cpu + worker_cpu, 3),
@@ -110,13 +112,16 @@ def _time_import(root: Path) -> dict[str, Any]:
     return result
 
 
-def measure(spec: Path, emit: str = DEFAULT, *, write: bool = False, timeout: float = 3600) -> dict[str, Any]:
+def measure(spec: Path, emit: str = DEFAULT, *, write: bool = False, lint: bool = True,
+            timeout: float = 3600) -> dict[str, Any]:
     """`build_here` in a fresh interpreter (peak memory is this build's alone)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")])}
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, str(Path(__file__).resolve()), str(spec), "--emit", emit]
         if write:
             cmd += ["--write", tmp]
+        if not lint:
+            cmd.append("--no-lint")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"build of {spec.name} ({emit}) failed:\n{proc.stderr[-3000:]}")
@@ -129,8 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("spec", type=Path)
     parser.add_argument("--emit", default=DEFAULT)
     parser.add_argument("--write", type=Path, default=None)
+    parser.add_argument("--no-lint", action="store_true", help="skip the lint stage (`build_api(run_lint=False)`)")
     args = parser.parse_args(argv)
-    print(json.dumps(build_here(args.spec, args.emit, args.write)))
+    print(json.dumps(build_here(args.spec, args.emit, args.write, lint=not args.no_lint)))
     return 0
 
 

@@ -15,7 +15,7 @@ from tests.support.build import REPO
 import toolgen.build as build_module
 from toolgen import worker
 from toolgen.build import build_api
-from toolgen.worker import Pending, run_beside
+from toolgen.worker import Pending, Worker, run_with
 
 
 def _build(tmp: Path, api: str) -> dict[str, bytes]:
@@ -33,28 +33,41 @@ def test_worker_and_inline_builds_are_byte_identical(api: str, tmp_path: Path,
     started: list[Pending[Any]] = []
 
     def spy(*args: Any, **kwargs: Any) -> Pending[Any]:
-        pending = run_beside(*args, **kwargs)
+        pending = run_with(*args, **kwargs)
         started.append(pending)
         return pending
 
-    monkeypatch.setattr(build_module, "run_beside", spy)
+    monkeypatch.setattr(build_module, "run_with", spy)
     forked = _build(tmp_path / "forked", api)
     assert [p.in_worker for p in started] == [True]
     assert forked == inline
     assert forked["models.py"] == (REPO / "generated" / api / "models.py").read_bytes()
 
 
-def _raise(arg: str) -> str:
+def _raise(arg: str) -> list[str]:
     raise ValueError(f"bad {arg}")
 
 
-def _die(arg: str) -> str:
+def _die(arg: str) -> list[str]:
     os._exit(3)
 
 
-def _sleep(arg: float) -> str:
+def _sleep(arg: float) -> list[str]:
     time.sleep(arg)
-    return "woke"
+    return ["woke"]
+
+
+def _same(item: Any) -> Any:
+    return item
+
+
+def _slowly(item: int) -> tuple[int, int]:
+    time.sleep(0.002)
+    return os.getpid(), item * item
+
+
+def _numbers(n: int) -> list[int]:
+    return list(range(n))
 
 
 class _Unpicklable(Exception):
@@ -62,74 +75,90 @@ class _Unpicklable(Exception):
         raise TypeError("no")
 
 
-def _raise_unpicklable(arg: str) -> str:
+def _raise_unpicklable(arg: str) -> list[str]:
     raise _Unpicklable(arg)
 
 
-@pytest.fixture
-def forking(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker, "worker_allowed", lambda: True)
+def _run(prepare: Any, arg: Any, label: str = "x") -> Pending[Any]:
+    return Worker(label).run(prepare, _same, list, arg)
 
 
-@pytest.mark.usefixtures("forking")
+def test_the_build_takes_over_half_of_what_is_left_and_the_order_holds() -> None:
+    pending = Worker("x").run(_numbers, _slowly, list, 400)
+    time.sleep(0.2)  # the worker is part-way through (400 items of 2 ms)
+    results = pending.result()
+    assert [square for _, square in results] == [i * i for i in range(400)]
+    pids = {pid for pid, _ in results}
+    assert os.getpid() in pids and len(pids) == 2  # both processes computed some
+
+
+def test_a_worker_already_through_needs_no_help() -> None:
+    pending = Worker("x").run(_numbers, _same, list, 5)
+    time.sleep(0.5)
+    assert pending.result() == [0, 1, 2, 3, 4]
+
+
 def test_an_exception_in_the_worker_is_raised_in_the_caller() -> None:
-    pending = run_beside(_raise, "input", label="x", size=1, min_size=0)
+    pending = _run(_raise, "input")
     assert pending.in_worker
     with pytest.raises(ValueError, match="bad input"):
         pending.result()
 
 
-@pytest.mark.usefixtures("forking")
 def test_an_exception_that_does_not_pickle_still_arrives_as_text() -> None:
-    pending = run_beside(_raise_unpicklable, "oops", label="x", size=1, min_size=0)
     with pytest.raises(RuntimeError, match="_Unpicklable: oops"):
-        pending.result()
+        _run(_raise_unpicklable, "oops").result()
 
 
-@pytest.mark.usefixtures("forking")
 def test_a_worker_that_dies_is_a_clear_error() -> None:
-    pending = run_beside(_die, "x", label="models.py", size=1, min_size=0)
+    pending = _run(_die, "x", "models.py")
     with pytest.raises(RuntimeError, match=r"computing models.py died \(exit code 3.*TOOLGEN_WORKERS=0"):
         pending.result()
 
 
-@pytest.mark.usefixtures("forking")
-def test_closing_stops_a_running_worker() -> None:
-    pending = run_beside(_sleep, 600.0, label="x", size=1, min_size=0)
-    process = pending._process
-    assert process.is_alive()
-    pid = process.pid
-    with worker.closing(pending):
+@pytest.mark.parametrize("with_job", [True, False])
+def test_closing_stops_a_worker_busy_or_waiting(with_job: bool) -> None:
+    worker_ = Worker("x")
+    if with_job:
+        worker_.run(_sleep, _same, list, 600.0)
+    pid = worker_.pid
+    assert pid is not None
+    with worker.closing(worker_):
         pass
-    assert pending._process is None
+    assert worker_.pid is None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # reaped, not left behind
 
 
+def test_a_small_job_runs_inline_and_frees_the_worker() -> None:
+    worker_ = Worker("x")
+    pending = run_with(worker_, _sleep, _same, list, 0.0, size=5, min_size=100)
+    assert not pending.in_worker and worker_.pid is None
+    assert pending.result() == ["woke"]
+
+
 def test_a_build_that_fails_leaves_no_worker_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(worker, "worker_allowed", lambda: True)
-    monkeypatch.setattr(build_module, "WORKER_MIN_TOOLS", 0)
-    started: list[Pending[Any]] = []
+    started: list[Worker] = []
 
-    def slow(*args: Any, **kwargs: Any) -> Pending[Any]:
-        pending = run_beside(_sleep, 600.0, label="models.py", size=1, min_size=0)
-        started.append(pending)
-        return pending
+    def start(label: str) -> Worker:
+        started.append(Worker(label))
+        return started[-1]
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("catalogs failed")
 
-    monkeypatch.setattr(build_module, "run_beside", slow)
+    monkeypatch.setattr(build_module, "start_worker", start)
     monkeypatch.setattr(build_module, "build_catalogs", broken)
     with pytest.raises(RuntimeError, match="catalogs failed"):
         _build(tmp_path, "tickets")
-    assert started and started[0]._process is None
+    assert started and started[0].pid is None
 
 
-def test_inline_when_told_or_when_small_or_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert not run_beside(_sleep, 0.0, label="x", size=5, min_size=100).in_worker
+def test_no_worker_when_told_or_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLGEN_WORKERS", "0")
     assert not worker.worker_allowed()
+    assert worker.start_worker("x") is None
     monkeypatch.delenv("TOOLGEN_WORKERS")
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
@@ -139,6 +168,3 @@ def test_inline_when_told_or_when_small_or_threaded(monkeypatch: pytest.MonkeyPa
     finally:
         stop.set()
         thread.join()
-    inline = run_beside(_sleep, 0.0, label="x", size=5, min_size=100)
-    assert inline.result() == "woke"
-

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -29,12 +30,12 @@ from .dialects import DialectOptions, check_catalog, check_deferred
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
-from .emit.python import models_module, models_plan, package_files
+from .emit.python import format_piece, join_models, models_pieces, models_plan, package_files
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api
-from .worker import Pending, closing, run_beside
+from .worker import Pending, Worker, closing, run_with, start_worker
 from .write import Output
 
 Progress = Callable[[str], None]
@@ -99,10 +100,11 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     is returned with them (`ApiBuild.errors`), and the caller decides not to write it.
     `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
     """
-    with _gc_paused():
+    # forked now, while this process is small: the worker that computes models.py (toolgen.worker)
+    with _gc_paused(), closing(start_worker("models.py") if "python" in emit else None) as worker:
         return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
                           spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint,
-                          options=dialect_options or DialectOptions())
+                          options=dialect_options or DialectOptions(), worker=worker)
 
 
 @contextmanager
@@ -157,7 +159,7 @@ def _gc_resumed() -> Iterator[None]:
 def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,
                emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None,
                spec_overrides: dict[str, str] | None, lint: LintSettings, run_lint: bool,
-               options: DialectOptions) -> ApiBuild:
+               options: DialectOptions, worker: Worker | None = None) -> ApiBuild:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
@@ -182,13 +184,16 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     located.extend(doc.fill_locations(sink.items))
     sink = located
     sink.raise_if_errors()
-    # models.py needs only the argument schemas: a worker process computes it meanwhile
-    models = (run_beside(models_module, models_plan(ir), label="models.py", size=len(ir.tools),
-                         min_size=WORKER_MIN_TOOLS) if "python" in emit else None)
-    with closing(models):
-        return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
-                           run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                           spec_path=spec_path, models=models)
+    # models.py needs only the argument schemas: the worker process computes it meanwhile, and this
+    # process formats part of it once its own work is done
+    models = None
+    if "python" in emit:
+        plan = models_plan(ir)
+        models = run_with(worker, models_pieces, format_piece, partial(join_models, plan=plan), plan,
+                                size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
+    return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
+                       run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
+                       spec_path=spec_path, models=models)
 
 
 #: below this many tools, models.py is computed inline: forking costs more than it saves

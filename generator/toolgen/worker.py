@@ -1,13 +1,18 @@
-"""Running one pure stage in a worker process while the build goes on.
+"""Running one pure, divisible stage in a worker process while the build goes on.
 
-The build's longest stage on a large API is `models.py` (datamodel-code-generator, then black); it
-needs only the argument schemas, known once the operations are lowered, and its result is text. So
-the build hands it to a forked worker process and builds the catalogs, the lint findings, the policy
-table and the report meanwhile, on the machine's second core.
+The build's longest stage on a large API is `models.py` (datamodel-code-generator, then black a
+class at a time); it needs only the argument schemas, known once the operations are lowered, and
+its result is text. So the build forks a worker process when it starts, while the process is still
+small (the worker then holds its own work only, not a copy-on-write image of the parsed spec and
+the IR), hands it the job once the operations are lowered, and builds the catalogs, the lint
+findings, the policy table and the report meanwhile. When the build's own work is done and the
+worker is not, the worker hands back half of the items it has left, and both CPUs finish the job.
 
-The result is the same text either way: `run_beside` falls back to computing inline when a worker
-is not worth it or not safe (one CPU, no `fork`, other threads alive, a small API), and a function
-that raises in the worker raises the same exception in the caller.
+A job is ``finish([each(x) for x in prepare(arg)])``: `prepare` and `each` run in the worker (and
+`each` in the build for the items handed back), `finish` in the build. The value is the same either
+way: `start_worker` gives no worker when one is not safe or not useful (one CPU, no `fork`, other
+threads alive, `TOOLGEN_WORKERS=0`), and then the job runs inline; an exception raised in the worker
+is raised in the build.
 """
 
 from __future__ import annotations
@@ -24,87 +29,146 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 A = TypeVar("A")
 
+Prepare = Callable[[Any], list[Any]]
+Each = Callable[[Any], Any]
+
 
 class Pending(Generic[T]):
-    """A value being computed in a worker process, or to be computed inline on `result()`."""
+    """A value being computed in a worker process, or to be computed inline, on `result()`."""
 
-    def __init__(self, fn: Callable[[A], T], arg: A, *, label: str, worker: bool) -> None:
-        self._label = label
-        self.in_worker = worker  #: whether a worker process computes it (it may have finished)
-        self._inline: Callable[[], T] | None = None
-        self._process: Any = None
-        self._conn: Connection | None = None
-        if worker:
-            context = multiprocessing.get_context("fork")
-            receive, send = context.Pipe(duplex=False)
-            # forked: `fn` and `arg` are the parent's own objects, nothing is pickled on the way in
-            self._process = context.Process(target=_serve, args=(fn, arg, send), daemon=True,
-                                            name=f"toolgen: {label}")
-            self._process.start()
-            send.close()
-            self._conn = receive
-        else:
-            self._inline = lambda: fn(arg)
+    def __init__(self, compute: Callable[[], T], *, in_worker: bool) -> None:
+        self._compute = compute
+        self.in_worker = in_worker  #: whether a worker process computes (most of) it
 
     def result(self) -> T:
-        """The value. Re-raises what the function raised; RuntimeError if the worker died."""
-        if self._inline is not None:
-            return self._inline()
-        assert self._conn is not None
+        """The value. Re-raises what the job raised; RuntimeError if the worker died."""
+        return self._compute()
+
+
+class Worker:
+    """A forked process that waits for one job (`run`), computes it and sends the outcome back."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        context = multiprocessing.get_context("fork")
+        self._conn, child = context.Pipe(duplex=True)
+        self._process: Any = context.Process(target=_serve, args=(child,), daemon=True,
+                                             name=f"toolgen: {label}")
+        self._process.start()
+        child.close()
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id; None once it is closed."""
+        return self._process.pid if self._process is not None else None
+
+    def run(self, prepare: Prepare, each: Each, finish: Callable[[list[Any]], T], arg: Any) -> Pending[T]:
+        """Send the job: `prepare` and `each` (module-level functions, pickled by reference) and `arg`
+        (pickled). On `result()`, the build asks for help: if the worker is still through its items,
+        it hands back half of those left, which the build computes with `each` meanwhile."""
+        if self._process is None:
+            raise RuntimeError(f"the worker for {self.label} is closed")
+        self._conn.send((prepare, each, arg))
+
+        def compute() -> T:
+            try:
+                self._conn.send("help")
+            except OSError:
+                pass  # the worker is through and has closed its end: its outcome is waiting
+            kind, value = self._receive()
+            taken: list[Any] = []
+            if kind == "share":
+                taken = [each(item) for item in value]
+                kind, value = self._receive()
+            self.close()
+            if kind == "error":
+                raise value
+            return finish([*value, *taken])
+
+        return Pending(compute, in_worker=True)
+
+    def _receive(self) -> tuple[str, Any]:
         try:
-            kind, value = self._conn.recv()
+            message: tuple[str, Any] = self._conn.recv()
         except (EOFError, OSError) as exc:
             self._process.join(timeout=10)  # reap it, to tell why it ended
             code = self._process.exitcode
-            raise RuntimeError(f"the worker process computing {self._label} died (exit code {code}: out "
-                               "of memory, or killed); set TOOLGEN_WORKERS=0 to compute it inline") from exc
-        finally:
             self.close()
-        if kind == "error":
-            raise value
-        return value  # type: ignore[no-any-return]
+            raise RuntimeError(f"the worker process computing {self.label} died (exit code {code}: out "
+                               "of memory, or killed); set TOOLGEN_WORKERS=0 to compute it inline") from exc
+        return message
 
     def close(self) -> None:
-        """Stop the worker if it still runs (a build that failed elsewhere does not wait for it)."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.terminate()
-            self._process.join()
-            self._process.close()
-            self._process = None
+        """Stop the worker if it still runs (a build that failed, or needed no job, does not wait)."""
+        if self._process is None:
+            return
+        self._conn.close()
+        if self._process.is_alive():
+            self._process.terminate()
+        self._process.join()
+        self._process.close()
+        self._process = None
 
 
-def _serve(fn: Callable[[Any], Any], arg: Any, send: Connection) -> None:
-    """The worker: collect garbage again (see `_collect_in_worker`), compute, send the outcome."""
+def _serve(conn: Connection) -> None:
+    """The worker: wait for the job, collect garbage again (see `_collect_in_worker`), run it, send the
+    outcome: ``("ok", results)``, or ``("error", exception)`` (as text when it does not pickle)."""
+    try:
+        prepare, each, arg = conn.recv()
+    except (EOFError, OSError):
+        return  # the build needed no job
     _collect_in_worker()
     try:
-        outcome: tuple[str, Any] = ("ok", fn(arg))
+        outcome: tuple[str, Any] = ("ok", _work(prepare, each, arg, conn))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the build, which re-raises it
         outcome = ("error", exc)
     try:
-        send.send(outcome)
+        conn.send(outcome)
     except Exception as exc:  # noqa: BLE001 - an exception that does not pickle is sent as text
-        send.send(("error", RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]} ({exc})")))
+        conn.send(("error", RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]} ({exc})")))
     finally:
-        send.close()
+        conn.close()
 
 
-def run_beside(fn: Callable[[A], T], arg: A, *, label: str, size: int, min_size: int) -> Pending[T]:
-    """Start `fn(arg)` in a forked worker process when that can pay off: `size` (the work's size, say
-    tools) is at least `min_size`, the process may use two CPUs, `fork` exists and no other thread
-    runs (forking a threaded process can copy a held lock). Otherwise `fn(arg)` runs inline when
-    `result()` is asked for. `TOOLGEN_WORKERS=0` in the environment always runs inline.
+def _work(prepare: Prepare, each: Each, arg: Any, conn: Connection) -> list[Any]:
+    """`each` over `prepare(arg)` from the front; when the build's "help" arrives, the second half of
+    the items left go to it (``("share", items)``) and the worker's results stop before them."""
+    items = prepare(arg)
+    done: list[Any] = []
+    end = len(items)
+    shared = False
+    while len(done) < end:
+        if not shared and conn.poll():
+            conn.recv()  # "help"
+            shared = True
+            middle = len(done) + (end - len(done) + 1) // 2
+            conn.send(("share", items[middle:end]))
+            end = middle
+        done.append(each(items[len(done)]))
+    return done
 
-    `fn` must be pure: the worker shares nothing with the build but `arg` (inherited by the fork)
-    and the returned value (pickled back)."""
-    return Pending(fn, arg, label=label, worker=size >= min_size and worker_allowed())
+
+def start_worker(label: str) -> Worker | None:
+    """A worker waiting for a job, or None when `worker_allowed` says no."""
+    return Worker(label) if worker_allowed() else None
+
+
+def run_with(worker: Worker | None, prepare: Prepare, each: Each, finish: Callable[[list[Any]], T], arg: Any, *,
+             size: int, min_size: int) -> Pending[T]:
+    """``finish([each(x) for x in prepare(arg)])``: in `worker` when there is one and `size` (the
+    work's size, say tools) is at least `min_size` (a small job costs less inline than its round
+    trip); otherwise inline, on `result()`, and the worker is closed. The jobs must be pure: the
+    worker shares nothing with the build but `arg` and the returned values."""
+    if worker is not None and size >= min_size:
+        return worker.run(prepare, each, finish, arg)
+    if worker is not None:
+        worker.close()
+    return Pending(lambda: finish([each(item) for item in prepare(arg)]), in_worker=False)
 
 
 def worker_allowed() -> bool:
-    """Whether this process may fork a worker now (see `run_beside`)."""
+    """Whether this process may fork a worker now: not when `TOOLGEN_WORKERS=0`, without `fork`,
+    with one CPU, or while another thread runs (forking a threaded process can copy a held lock)."""
     if os.environ.get("TOOLGEN_WORKERS", "").strip() == "0":
         return False
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -125,10 +189,10 @@ def _collect_in_worker() -> None:
 
 
 @contextmanager
-def closing(pending: Pending[T] | None) -> Iterator[Pending[T] | None]:
-    """Close `pending`'s worker when the block exits, however it exits."""
+def closing(worker: Worker | None) -> Iterator[Worker | None]:
+    """Close `worker` when the block exits, however it exits."""
     try:
-        yield pending
+        yield worker
     finally:
-        if pending is not None:
-            pending.close()
+        if worker is not None:
+            worker.close()

@@ -54,15 +54,32 @@ def package_files(ir: ApiIR, models: str | None = None) -> dict[str, bytes]:
 
 
 def models_module(plan: ModelsPlan) -> str:
-    """The source of `models.py`: datamodel-code-generator over `plan.document`, the aliases, black.
+    """The source of `models.py`: datamodel-code-generator over `plan.document`, the aliases, black
+    a class at a time (`models_pieces`, `format_piece`, `join_models` in one process).
 
     Pure and self-contained (text in, text out), so it can run in another process. Raises
     RuntimeError when the result lacks a class `plan.names` promises (a toolgen bug)."""
+    return join_models([format_piece(piece) for piece in models_pieces(plan)], plan)
+
+
+def models_pieces(plan: ModelsPlan) -> list[str]:
+    """`models.py` before black, cut into the pieces black formats one at a time (`class_pieces`):
+    datamodel-code-generator's module followed by the aliases."""
     source = _generate(plan.document) if plan.document else '"""Argument models: this API has no tools."""\n'
     if plan.aliases:
         tail = template_env().get_template("models_aliases.py.j2").render(aliases=plan.aliases)
         source = source.rstrip("\n") + "\n\n\n" + tail
-    models = black_by_class(source)
+    return class_pieces(source)
+
+
+def format_piece(piece: str) -> str:
+    """One piece formatted by black (line length 100, Python 3.11)."""
+    return _black(piece)
+
+
+def join_models(formatted: list[str], plan: ModelsPlan) -> str:
+    """The formatted pieces as one module (`join_pieces`), compiled and checked against `plan`."""
+    models = join_pieces(formatted)
     compile(models, "generated/models.py", "exec")
     _check_model_names(models, plan)
     return models
@@ -261,29 +278,32 @@ def _black(source: str) -> str:
     return black.format_str(source, mode=_mode())
 
 
-#: top-level classes per call of black in `black_by_class` (one is fastest: measured 1, 4, 8, 32)
-_CLASSES_PER_CHUNK = 1
 
 
 def black_by_class(source: str) -> str:
     """black over a module of top-level classes, one class at a time; byte-identical to
-    `black.format_str` over the whole module.
+    `black.format_str` over the whole module (`class_pieces`, black on each, `join_pieces`).
 
     black's cost grows faster than the module: GitHub's 12,700-line models.py takes 6 s whole and
-    3.5 s a class at a time. Black separates top-level classes by exactly two blank lines whatever
-    stood between them, and formats a class without looking at its neighbours. So the module is cut
-    just before each top-level class (or its first decorator); each piece is formatted alone and the
-    results are joined with two blank lines. The first piece holds what precedes the first class
-    (docstring, imports); a statement between classes stays with the class before it. A module with
-    a top-level comment is formatted whole. `tests/test_models_module.py` checks the equality on the
-    committed packages, on GitHub's whole API and on generated hostile modules."""
+    3.5 s a class at a time, and the pieces can be formatted in two processes."""
+    return join_pieces([format_piece(piece) for piece in class_pieces(source)])
+
+
+def class_pieces(source: str) -> list[str]:
+    """`source` cut just before each top-level class (or its first decorator): black separates
+    top-level classes by exactly two blank lines whatever stood between them, and formats a class
+    without looking at its neighbours, so each piece formatted alone and the results joined by
+    `join_pieces` equal black over the whole module. The first piece holds what precedes the first
+    class (docstring, imports); a statement between classes stays with the class before it. A
+    module with a top-level comment is one piece (black keeps a comment with the statement after
+    it, and its blank lines depend on what precedes it; datamodel-code-generator writes none).
+    `tests/test_models_module.py` checks the equality on the committed packages, on GitHub's whole
+    API and on generated hostile modules."""
     import ast
 
     lines = source.split("\n")  # ast counts lines by \n only (not by str.splitlines' U+2028 etc.)
     if any(line.startswith("#") for line in lines):
-        # black keeps a top-level comment with the statement after it, and its blank lines depend on
-        # what precedes it; datamodel-code-generator writes none, so such a module is formatted whole
-        return _black(source)
+        return [source]
     starts = []
     for node in ast.parse(source).body:
         if isinstance(node, ast.ClassDef):
@@ -292,11 +312,12 @@ def black_by_class(source: str) -> str:
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
     offsets[-1] = len(source)
-    cuts = [*sorted({0, *starts[::_CLASSES_PER_CHUNK]}), len(lines)]
-    import black
+    cuts = [*sorted({0, *starts}), len(lines)]
+    return [source[offsets[a]:offsets[b]] for a, b in pairwise(cuts) if a < b]
 
-    mode = _mode()
-    chunks = [black.format_str(source[offsets[a]:offsets[b]], mode=mode) for a, b in pairwise(cuts) if a < b]
-    if len(chunks) == 1:
-        return chunks[0]
-    return "\n\n".join(chunk for chunk in chunks if chunk.strip())  # a blank header formats to "\n"
+
+def join_pieces(formatted: list[str]) -> str:
+    """Pieces black formatted alone, as black formats the whole module: two blank lines between."""
+    if len(formatted) == 1:
+        return formatted[0]
+    return "\n\n".join(piece for piece in formatted if piece.strip())  # a blank header formats to "\n"
