@@ -130,6 +130,14 @@ def test_closing_stops_a_worker_busy_or_waiting(with_job: bool) -> None:
         os.kill(pid, 0)  # reaped, not left behind
 
 
+def _fail_to_warm() -> None:
+    raise OSError("no warm-up here")
+
+
+def test_a_warm_up_that_fails_costs_nothing_but_time() -> None:
+    assert Worker("x", _fail_to_warm).run(_numbers, _same, list, 3).result() == [0, 1, 2]
+
+
 def test_a_small_job_runs_inline_and_frees_the_worker() -> None:
     worker_ = Worker("x")
     pending = run_with(worker_, _sleep, _same, list, 0.0, size=5, min_size=100)
@@ -141,8 +149,8 @@ def test_a_build_that_fails_leaves_no_worker_running(tmp_path: Path, monkeypatch
     monkeypatch.setattr(worker, "worker_allowed", lambda: True)
     started: list[Worker] = []
 
-    def start(label: str) -> Worker:
-        started.append(Worker(label))
+    def start(label: str, warm: Any = None) -> Worker:
+        started.append(Worker(label, warm))
         return started[-1]
 
     def broken(*args: Any, **kwargs: Any) -> Any:

@@ -30,7 +30,7 @@ from .dialects import DialectOptions, check_catalog, check_deferred
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
-from .emit.python import format_piece, join_models, models_pieces, models_plan, package_files
+from .emit.python import format_piece, join_models, models_pieces, models_plan, package_files, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
@@ -101,7 +101,7 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
     """
     # forked now, while this process is small: the worker that computes models.py (toolgen.worker)
-    with _gc_paused(), closing(start_worker("models.py") if "python" in emit else None) as worker:
+    with _gc_paused(), closing(start_worker("models.py", warm_up) if "python" in emit else None) as worker:
         return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
                           spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint,
                           options=dialect_options or DialectOptions(), worker=worker)

@@ -48,11 +48,13 @@ class Pending(Generic[T]):
 class Worker:
     """A forked process that waits for one job (`run`), computes it and sends the outcome back."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, warm: Callable[[], object] | None = None) -> None:
+        """Fork the worker. `warm` (a module-level function) runs in it while it waits for the job:
+        the first-call costs of the libraries the job uses (imports, caches) are paid meanwhile."""
         self.label = label
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe(duplex=True)
-        self._process: Any = context.Process(target=_serve, args=(child,), daemon=True,
+        self._process: Any = context.Process(target=_serve, args=(child, warm), daemon=True,
                                              name=f"toolgen: {label}")
         self._process.start()
         child.close()
@@ -110,14 +112,20 @@ class Worker:
         self._process = None
 
 
-def _serve(conn: Connection) -> None:
-    """The worker: wait for the job, collect garbage again (see `_collect_in_worker`), run it, send the
-    outcome: ``("ok", results)``, or ``("error", exception)`` (as text when it does not pickle)."""
+def _serve(conn: Connection, warm: Callable[[], object] | None) -> None:
+    """The worker: collect garbage again (see `_collect_in_worker`), warm up, wait for the job, run
+    it, send the outcome: ``("ok", results)``, or ``("error", exception)`` (as text when it does not
+    pickle). A failure to warm up is ignored: the job then pays that cost, or raises it itself."""
+    _collect_in_worker()
+    if warm is not None:
+        try:
+            warm()
+        except Exception:  # noqa: BLE001, S110 - only an optimisation; the job reports real failures
+            pass
     try:
         prepare, each, arg = conn.recv()
     except (EOFError, OSError):
         return  # the build needed no job
-    _collect_in_worker()
     try:
         outcome: tuple[str, Any] = ("ok", _work(prepare, each, arg, conn))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the build, which re-raises it
@@ -148,9 +156,9 @@ def _work(prepare: Prepare, each: Each, arg: Any, conn: Connection) -> list[Any]
     return done
 
 
-def start_worker(label: str) -> Worker | None:
-    """A worker waiting for a job, or None when `worker_allowed` says no."""
-    return Worker(label) if worker_allowed() else None
+def start_worker(label: str, warm: Callable[[], object] | None = None) -> Worker | None:
+    """A worker waiting for a job (warming up meanwhile), or None when `worker_allowed` says no."""
+    return Worker(label, warm) if worker_allowed() else None
 
 
 def run_with(worker: Worker | None, prepare: Prepare, each: Each, finish: Callable[[list[Any]], T], arg: Any, *,
