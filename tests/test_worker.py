@@ -163,11 +163,14 @@ def test_a_build_that_fails_leaves_no_worker_running(tmp_path: Path, monkeypatch
     assert started and started[0].pid is None
 
 
-def test_no_worker_when_told_or_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_worker_when_told_off_linux_or_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLGEN_WORKERS", "0")
     assert not worker.worker_allowed()
     assert worker.start_worker("x") is None
     monkeypatch.delenv("TOOLGEN_WORKERS")
+    with monkeypatch.context() as patched:
+        patched.setattr(worker.sys, "platform", "darwin")  # system libraries there are not fork-safe
+        assert not worker.worker_allowed()
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()

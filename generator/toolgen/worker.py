@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -175,17 +176,14 @@ def run_with(worker: Worker | None, prepare: Prepare, each: Each, finish: Callab
 
 
 def worker_allowed() -> bool:
-    """Whether this process may fork a worker now: not when `TOOLGEN_WORKERS=0`, without `fork`,
-    with one CPU, or while another thread runs (forking a threaded process can copy a held lock)."""
+    """Whether this process may fork a worker now: on Linux only (macOS system libraries are not
+    safe to fork, Windows has no `fork`), not when `TOOLGEN_WORKERS=0`, not with one CPU, and not
+    while another thread runs (forking a threaded process can copy a held lock)."""
     if os.environ.get("TOOLGEN_WORKERS", "").strip() == "0":
         return False
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not sys.platform.startswith("linux"):
         return False
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return cpus > 1 and threading.active_count() == 1
+    return len(os.sched_getaffinity(0)) > 1 and threading.active_count() == 1
 
 
 def _collect_in_worker() -> None:
