@@ -4,6 +4,8 @@ left running."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -179,3 +181,20 @@ def test_no_worker_when_told_off_linux_or_threaded(monkeypatch: pytest.MonkeyPat
     finally:
         stop.set()
         thread.join()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_a_plain_single_threaded_process_may_fork() -> None:
+    code = ("import toolgen.build as b, toolgen.worker as w\n"
+            "b.WORKER_MIN_TOOLS = 0\n"
+            "used = []\n"
+            "run = w.Worker.run\n"
+            "w.Worker.run = lambda self, *a: used.append(self.pid) or run(self, *a)\n"
+            "from pathlib import Path\n"
+            f"b.build_api(Path({str(REPO / 'intent_maps' / 'tickets.yaml')!r}), Path('out'), base=Path({str(REPO)!r}))\n"
+            "print(w.worker_allowed(), bool(used))\n")
+    env = {k: v for k, v in os.environ.items() if k != "TOOLGEN_WORKERS"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True", "True"]
