@@ -9,6 +9,7 @@ packages and on an include-everything build of GitHub's spec (slow).
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -59,3 +60,28 @@ def test_include_everything_default_build_of_github_stays_small() -> None:
     for name, limit in CATALOG_BYTES_PER_OPERATION.items():
         per_operation = len(built.files[name]) / operations
         assert per_operation <= limit, f"{name}: {per_operation:,.0f} bytes per operation (limit {limit:,})"
+
+
+def _replicated_build(tmp: Path, n: int) -> dict[str, bytes]:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from replicate import replicate
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    spec = tmp / f"x{n}.json"
+    spec.write_text(json.dumps(replicate(json.loads((REPO / "specs" / "stripe.slice.json").read_text()), n)))
+    intent = tmp / f"x{n}.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
+                      'include: [{match: "*"}]\n', encoding="utf-8")
+    return build_api(intent, tmp / "out", run_lint=False).files
+
+
+def test_output_grows_linearly_with_operations_and_models_py_barely(tmp_path: Path) -> None:
+    """The same operations four times over (paths repeated, components shared): every catalog grows
+    by at most four times (no per-tool copy of something that grows with the API), and models.py
+    only by one alias line per new tool (equal argument schemas share a class)."""
+    one, four = _replicated_build(tmp_path, 1), _replicated_build(tmp_path, 4)
+    for name in ("openai.json", "anthropic.json", "mcp.json", "policy.json", "search.json"):
+        assert len(four[name]) <= 4.05 * len(one[name]), name
+    tools = len(json.loads(one["mcp.json"]))
+    assert four["models.py"].count(b"\n") <= one["models.py"].count(b"\n") + 3 * tools + 2
