@@ -133,3 +133,57 @@ def _module(draw: st.DrawFn) -> str:
 @given(_module())
 def test_by_class_equals_black_on_hostile_modules(source: str) -> None:
     assert black_by_class(source) == _black(source)
+
+
+# --- class names a spec's property names could take -------------------------------------------------
+
+
+def _load_models(source: str) -> dict[str, object]:
+    """models.py run as a module (pydantic's generic RootModel needs it in sys.modules)."""
+    import sys
+    import types
+
+    module = types.ModuleType("toolgen_test_models")
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(source, "models.py", "exec"), module.__dict__)  # noqa: S102 - our own generated module
+    finally:
+        del sys.modules[module.__name__]
+    return module.__dict__
+
+
+def _query_op(operation_id: str, params: dict[str, object]) -> dict[str, object]:
+    return {"get": {"operationId": operation_id, "responses": {"200": {"description": "ok"}},
+                    "parameters": [{"name": n, "in": "query", "schema": s} for n, s in params.items()]}}
+
+
+@pytest.mark.parametrize("prop", ["get_zzz_args", "GetZzzArgs", "get-zzz-args2", "ＧｅｔＺｚｚＡｒｇｓ",
+                                  "list_things_args"])
+def test_a_property_named_like_a_tools_model_does_not_take_its_class(prop: str, tmp_path: Path) -> None:
+    # datamodel-code-generator names an inline enum after its property, first come first served: an
+    # earlier tool's property `get_zzz_args` took `GetZzzArgs` and ARGUMENT_MODELS named the enum;
+    # `list_things_args` would be a class where `ListThingsArgs = ListOtherArgs` is an alias; a
+    # fullwidth name is the same identifier once Python normalises it (NFKC)
+    spec = tmp_path / "spec.json"
+    enum = {"type": "string", "enum": ["x", "y"]}
+    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
+        "/a": _query_op("getAaa", {prop: enum}),
+        "/o": _query_op("listOther", {"page": {"type": "integer"}}),
+        "/t": _query_op("listThings", {"page": {"type": "integer"}}),
+        "/z": _query_op("getZzz", {"id": {"type": "integer"}}),
+    }}))
+    intent = tmp_path / "api.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
+                      'include: [{match: "*"}]\n', encoding="utf-8")
+    built = build_api(intent, tmp_path / "out", emit=("python",), run_lint=False)
+    init = _load_models(built.files["__init__.py"].decode().split("POLICY:")[0])
+    argument_models: dict[str, str] = init["ARGUMENT_MODELS"]  # type: ignore[assignment]
+    models = _load_models(built.files["models.py"].decode())
+    from pydantic import BaseModel
+
+    assert set(argument_models) == {tool.name for tool in built.ir.tools}
+    for tool in built.ir.tools:
+        model = models[argument_models[tool.name]]
+        assert isinstance(model, type) and issubclass(model, BaseModel), (tool.name, model)
+        fields = {field.alias or name for name, field in model.model_fields.items()}
+        assert fields == set(tool.input_schema.get("properties", {})), tool.name

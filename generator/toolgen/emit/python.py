@@ -14,6 +14,7 @@ values and constraints reach it; it is then compiled here as a check before anyt
 from __future__ import annotations
 
 import json
+import unicodedata
 import warnings
 from dataclasses import dataclass
 from itertools import pairwise
@@ -86,18 +87,64 @@ def join_models(formatted: list[str], plan: ModelsPlan) -> str:
 
 
 def _model_names(ir: ApiIR) -> dict[str, str]:
+    """Tool name -> argument model class name: `<Tool>Args` (letters and digits only: datamodel-code-
+    generator rewrites other class names, `False_Args` would become `FalseArgs`, and ARGUMENT_MODELS
+    must name the classes it really wrote), numbered `<Tool>Args2`, ... when two tools' names give the
+    same one.
+
+    datamodel-code-generator names the classes it makes for inline enums, items and unions after the
+    property holding them (`get_user_args` -> `GetUserArgs`, `GetUserArgs1`), first come first served:
+    a model whose name a property took earlier in the document would be renamed `GetUserArgs1` and
+    ARGUMENT_MODELS would name the enum (or an alias would replace it). So a name that any property
+    name or definition name of the API could give (`_class_name_key`) is not used: `<Tool>ToolArgs`
+    is tried instead (`<Tool>ToolToolArgs`, ... while taken)."""
+    taken = _spec_class_name_keys(ir)
     names: dict[str, str] = {}
     used: set[str] = set()
     for tool in ir.tools:
-        # letters and digits only: datamodel-code-generator rewrites other class names (`False_Args`
-        # would become `FalseArgs`), and ARGUMENT_MODELS must name the classes it really wrote
-        base = "".join(ch for ch in pascal_case(tool.name) if ch.isalnum()) + "Args"
+        stem = "".join(ch for ch in pascal_case(tool.name) if ch.isalnum())
+        base = stem + "Args"
+        while _class_name_key(base) in taken:
+            stem += "Tool"
+            base = stem + "Args"
         name, n = base, 2
         while name in used:
             name, n = f"{base}{n}", n + 1
         used.add(name)
         names[tool.name] = name
     return names
+
+
+def _class_name_key(text: str) -> str:
+    """What two class names equal as Python identifiers share, and what numbering or casing by
+    datamodel-code-generator keeps: NFKC (Python normalises identifiers so), letters and digits only,
+    case folded, trailing digits dropped (`get-User_args2` and `ＧｅｔＵｓｅｒＡｒｇｓ` -> `getuserargs`)."""
+    folded = "".join(ch for ch in unicodedata.normalize("NFKC", text) if ch.isalnum()).casefold()
+    return folded.rstrip("0123456789")
+
+
+def _spec_class_name_keys(ir: ApiIR) -> set[str]:
+    """`_class_name_key` of every property name and definition name in the tools' argument schemas
+    (a definition also as `Shared<name>`, the class `models_plan` emits for a shared one)."""
+    keys: set[str] = set()
+    stack: list[Any] = [tool.input_schema for tool in ir.tools]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+                    for name in value:
+                        if isinstance(name, str):
+                            keys.add(_class_name_key(name))
+                            if key == "$defs":
+                                keys.add(_class_name_key(_SHARED + name))
+                    stack.extend(value.values())
+                elif key not in ("enum", "const"):
+                    stack.append(value)
+    keys.discard("")
+    return keys
 
 
 def _check_model_names(source: str, plan: ModelsPlan) -> None:
