@@ -12,7 +12,8 @@ A job is ``finish([each(x) for x in prepare(arg)])``: `prepare` and `each` run i
 `each` in the build for the items handed back), `finish` in the build. The value is the same either
 way: `start_worker` gives no worker when one is not safe or not useful (one CPU, no `fork`, other
 threads alive, `TOOLGEN_WORKERS=0`), and then the job runs inline; an exception raised in the worker
-is raised in the build.
+is raised in the build. A worker does not outlive its build: `closing` stops it, and a build that
+is killed closes the pipe, on which the worker ends.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,7 +55,9 @@ class Worker:
         self.label = label
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe(duplex=True)
-        self._process: Any = context.Process(target=_serve, args=(child,), daemon=True,
+        # the worker gets this process's end too (fork copies every descriptor) and closes it first:
+        # otherwise it would never read end-of-file if this process were killed, and wait forever
+        self._process: Any = context.Process(target=_serve, args=(child, self._conn), daemon=True,
                                              name=f"toolgen: {label}")
         self._process.start()
         child.close()
@@ -110,24 +115,45 @@ class Worker:
         self._process = None
 
 
-def _serve(conn: Connection) -> None:
-    """The worker: wait for the job, collect garbage again (see `_collect_in_worker`), run it, send the
-    outcome: ``("ok", results)``, or ``("error", exception)`` (as text when it does not pickle)."""
+def _serve(conn: Connection, build_end: Connection) -> None:
+    """The worker: close its copy of the build's end of the pipe (`build_end`), wait for the job,
+    collect garbage again (see `_collect_in_worker`), run it, send the outcome: ``("ok", results)``,
+    or ``("error", exception)`` (as text when it does not pickle).
+
+    Ctrl-C reaches the whole process group: the worker ignores it and the build, which sees it too,
+    stops the worker (`Worker.close`). A build that is gone (killed, even by SIGKILL) closes the pipe:
+    the worker reads end-of-file, waiting or at its next item, and ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    build_end.close()
     try:
         prepare, each, arg = conn.recv()
     except (EOFError, OSError):
-        return  # the build needed no job
+        return  # the build needed no job, or is gone
     _collect_in_worker()
     try:
         outcome: tuple[str, Any] = ("ok", _work(prepare, each, arg, conn))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the build, which re-raises it
         outcome = ("error", exc)
     try:
-        conn.send(outcome)
-    except Exception as exc:  # noqa: BLE001 - an exception that does not pickle is sent as text
-        conn.send(("error", RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]} ({exc})")))
+        _send_outcome(conn, outcome)
+    except OSError:
+        pass  # the build is gone (killed, or failed and closed the pipe): nobody to tell
     finally:
         conn.close()
+
+
+def _send_outcome(conn: Connection, outcome: tuple[str, Any]) -> None:
+    """Send `outcome`; an exception that does not pickle, or does not unpickle (one whose
+    `__init__` takes other arguments than its `args`), goes as RuntimeError text instead, so the
+    build raises what happened rather than an error of its own while reading it."""
+    try:
+        if outcome[0] == "error":
+            pickle.loads(pickle.dumps(outcome[1]))  # what the build will do when it reads it
+        conn.send(outcome)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - an exception that does not pickle is sent as text
+        conn.send(("error", RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]} ({exc})")))
 
 
 def _work(prepare: Prepare, each: Each, arg: Any, conn: Connection) -> list[Any]:
