@@ -19,7 +19,15 @@ from hypothesis import strategies as st
 from tests.support.build import REAL, REPO
 
 from toolgen.build import build_api
-from toolgen.emit.python import _black, _generate, black_by_class, models_module, models_plan
+from toolgen.emit.python import (
+    ModelsPlan,
+    _black,
+    _check_model_names,
+    _generate,
+    black_by_class,
+    models_module,
+    models_plan,
+)
 
 APIS = ["tickets", "github", "stripe"]
 
@@ -187,3 +195,16 @@ def test_a_property_named_like_a_tools_model_does_not_take_its_class(prop: str, 
         assert isinstance(model, type) and issubclass(model, BaseModel), (tool.name, model)
         fields = {field.alias or name for name, field in model.model_fields.items()}
         assert fields == set(tool.input_schema.get("properties", {})), tool.name
+
+
+def test_the_name_check_refuses_an_enum_under_a_tools_model_name() -> None:
+    # the safety net behind `_model_names`: had datamodel-code-generator given a tool's name to an
+    # enum (and numbered the model), the build fails instead of writing a package that lies
+    source = ("class GetZzzArgs(Enum):\n    x = 'x'\n\n\nclass GetZzzArgs1(BaseModel):\n    pass\n\n\n"
+              "class Page(RootModel[int]):\n    root: int\n\n\nListZzzArgs = GetZzzArgs\n")
+    with pytest.raises(RuntimeError, match=r"other classes \['GetZzzArgs'\]"):
+        _check_model_names(source, ModelsPlan("", {"get_zzz": "GetZzzArgs"}, ()))
+    with pytest.raises(RuntimeError, match=r"other classes \['GetZzzArgs'\]"):
+        _check_model_names(source, ModelsPlan("", {"get_a": "GetZzzArgs1", "list_zzz": "ListZzzArgs"},
+                                              (("ListZzzArgs", "GetZzzArgs"),)))
+    _check_model_names(source, ModelsPlan("", {"get_a": "GetZzzArgs1", "page": "Page"}, ()))

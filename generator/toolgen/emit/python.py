@@ -148,18 +148,30 @@ def _spec_class_name_keys(ir: ApiIR) -> set[str]:
 
 
 def _check_model_names(source: str, plan: ModelsPlan) -> None:
-    """Every name `ARGUMENT_MODELS` gives is defined at the top level of models.py: a class, or an
-    alias assigned once, after the class it names."""
+    """Every name `ARGUMENT_MODELS` gives is defined at the top level of models.py: a pydantic model
+    class (based on `BaseModel` or `RootModel[...]`, so not an enum that took the name), or an alias
+    assigned once, after the class it names, and not also a class. RuntimeError otherwise."""
     import ast
 
     tree = ast.parse(source)
-    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     aliases = dict(plan.aliases)
-    clash = sorted(classes & set(aliases))
-    missing = sorted(set(plan.names.values()) - classes - set(aliases))
-    if clash or missing:
-        raise RuntimeError(f"models.py lacks the argument models {missing[:5]} or defines aliases "
-                           f"{clash[:5]} as classes (a toolgen bug)")
+    clash = sorted(set(classes) & set(aliases))
+    missing = sorted(set(plan.names.values()) - set(classes) - set(aliases))
+    wrong = sorted(name for name in {aliases.get(n, n) for n in plan.names.values()}
+                   if name in classes and not _is_model_class(classes[name]))
+    if clash or missing or wrong:
+        raise RuntimeError(f"models.py lacks the argument models {missing[:5]}, defines aliases {clash[:5]} "
+                           f"as classes or gives their names to other classes {wrong[:5]} (a toolgen bug)")
+
+
+def _is_model_class(node: Any) -> bool:
+    import ast
+
+    def base_name(base: ast.expr) -> str:
+        return base_name(base.value) if isinstance(base, ast.Subscript) else getattr(base, "id", "")
+
+    return [base_name(base) for base in node.bases] in (["BaseModel"], ["RootModel"])
 
 
 def _strip(schema: Any) -> Any:
