@@ -12,6 +12,7 @@ import ast
 import json
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -183,7 +184,25 @@ def test_a_property_named_like_a_tools_model_does_not_take_its_class(prop: str, 
     intent = tmp_path / "api.yaml"
     intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
                       'include: [{match: "*"}]\n', encoding="utf-8")
-    built = build_api(intent, tmp_path / "out", emit=("python",), run_lint=False)
+    _assert_each_tool_has_its_model(build_api(intent, tmp_path / "out", emit=("python",), run_lint=False))
+
+
+def test_a_property_given_a_prefix_does_not_take_a_tools_model_name(tmp_path: Path) -> None:
+    # datamodel-code-generator names the enum of a property `_x_args` (no leading letter) `FieldXArgs`
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
+        "/a": _query_op("getAaa", {"_x_args": {"type": "string", "enum": ["x", "y"]}}),
+        "/z": _query_op("getZzz", {"id": {"type": "integer"}}),
+    }}))
+    intent = tmp_path / "api.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\ntools:\n"
+                      "  a_get: {operation: getAaa, effect: read, permission: 'x:read'}\n"
+                      "  field_x: {operation: getZzz, effect: read, permission: 'x:read'}\n", encoding="utf-8")
+    _assert_each_tool_has_its_model(build_api(intent, tmp_path / "out", emit=("python",), run_lint=False))
+
+
+def _assert_each_tool_has_its_model(built: Any) -> None:
+    """ARGUMENT_MODELS names, for every tool, a pydantic model whose fields are its arguments."""
     init = _load_models(built.files["__init__.py"].decode().split("POLICY:")[0])
     argument_models: dict[str, str] = init["ARGUMENT_MODELS"]  # type: ignore[assignment]
     models = _load_models(built.files["models.py"].decode())

@@ -124,8 +124,10 @@ def _class_name_key(text: str) -> str:
 
 
 def _spec_class_name_keys(ir: ApiIR) -> set[str]:
-    """`_class_name_key` of every property name and definition name in the tools' argument schemas
-    (a definition also as `Shared<name>`, the class `models_plan` emits for a shared one)."""
+    """`_class_name_key` of every property name and definition name in the tools' argument schemas,
+    each also as `Field<name>` (datamodel-code-generator's class name for a name that does not start
+    with a letter), and a definition also as `Shared<name>` (the class `models_plan` emits for a
+    shared one)."""
     keys: set[str] = set()
     stack: list[Any] = [tool.input_schema for tool in ir.tools]
     while stack:
@@ -138,6 +140,8 @@ def _spec_class_name_keys(ir: ApiIR) -> set[str]:
                     for name in value:
                         if isinstance(name, str):
                             keys.add(_class_name_key(name))
+                            # a name that does not start with a letter gets a prefix: `_x` -> `FieldX`
+                            keys.add(_class_name_key("Field" + name))
                             if key == "$defs":
                                 keys.add(_class_name_key(_SHARED + name))
                     stack.extend(value.values())
