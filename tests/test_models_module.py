@@ -108,9 +108,14 @@ _field = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
 @st.composite
 def _class(draw: st.DrawFn, name: str) -> str:
     decorator = draw(st.sampled_from(["", "@dataclass\n", "@some.decorator(x=1)\n"]))
-    kind = draw(st.sampled_from(["pass", "dots", "fields", "enum", "long"]))
+    kind = draw(st.sampled_from(["pass", "dots", "fields", "enum", "long", "method"]))
     if kind == "pass":
         body = "    pass\n"
+    elif kind == "method":
+        body = draw(st.sampled_from(["    def f(self): ...\n", "    def f(self):\n        ...\n",
+                                     "    async def f(self): ...\n", "    def f(self): pass\n",
+                                     "    x = 1\n    def f(self): ...\n    y = 2\n",
+                                     "    class Inner:\n        def f(self): ...\n"]))
     elif kind == "dots":
         return f"{decorator}class {name}: ...\n"
     elif kind == "enum":
@@ -141,6 +146,22 @@ def _module(draw: st.DrawFn) -> str:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_module())
 def test_by_class_equals_black_on_hostile_modules(source: str) -> None:
+    assert black_by_class(source) == _black(source)
+
+
+@pytest.mark.parametrize("source", [
+    # black adds no blank line between a stub (`...` body) function and a class or decorator right after it
+    "class A:\n    def f(self): ...\nclass B:\n    pass\n",
+    "class A:\n    def f(self):\n        ...\n@dec\nclass B:\n    pass\n",
+    "class A:\n    class Inner:\n        async def f(self): ...\nclass B: pass\n",
+    "def f(): ...\nclass B: pass\n",
+    # black keeps a form feed between statements, and the module's first line ending
+    "class A:\n    pass\n\x0c\nclass B:\n    pass\n",
+    "class A:\r\n    pass\r\nclass B:\r\n    pass\r\n",
+    # syntax newer than the running Python's `ast` (black parses it)
+    "class A[T]:\n    x: T\nclass B: pass\n",
+])
+def test_by_class_equals_black_where_black_looks_across_classes(source: str) -> None:
     assert black_by_class(source) == _black(source)
 
 

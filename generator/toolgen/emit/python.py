@@ -358,17 +358,27 @@ def class_pieces(source: str) -> list[str]:
     without looking at its neighbours, so each piece formatted alone and the results joined by
     `join_pieces` equal black over the whole module. The first piece holds what precedes the first
     class (docstring, imports); a statement between classes stays with the class before it. A
-    module with a top-level comment is one piece (black keeps a comment with the statement after
-    it, and its blank lines depend on what precedes it; datamodel-code-generator writes none).
+    module is one piece (datamodel-code-generator writes none of these) when it has a top-level
+    comment (black keeps a comment with the statement after it, and its blank lines depend on what
+    precedes it), a `\r` or form feed (black keeps the module's line ending and a form feed between
+    statements), a function whose body is `...` (black adds no blank line between such a stub and a
+    class right after it), or syntax `ast` does not parse here (black may).
     `tests/test_models_module.py` checks the equality on the committed packages, on GitHub's whole
     API and on generated hostile modules."""
     import ast
 
     lines = source.split("\n")  # ast counts lines by \n only (not by str.splitlines' U+2028 etc.)
-    if any(line.startswith("#") for line in lines):
+    if any(line.startswith("#") for line in lines) or "\r" in source or "\x0c" in source:
+        return [source]
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [source]
+    if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_stub_body(node.body)
+           for node in ast.walk(tree)):
         return [source]
     starts = []
-    for node in ast.parse(source).body:
+    for node in tree.body:
         if isinstance(node, ast.ClassDef):
             starts.append(min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1)
     offsets = [0]  # where each line starts in `source`, and its end
@@ -377,6 +387,13 @@ def class_pieces(source: str) -> list[str]:
     offsets[-1] = len(source)
     cuts = [*sorted({0, *starts}), len(lines)]
     return [source[offsets[a]:offsets[b]] for a, b in pairwise(cuts) if a < b]
+
+
+def _is_stub_body(body: list[Any]) -> bool:
+    import ast
+
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and body[0].value.value is Ellipsis
 
 
 def join_pieces(formatted: list[str]) -> str:
