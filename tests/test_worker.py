@@ -178,6 +178,18 @@ def test_a_worker_that_dies_is_a_clear_error() -> None:
         pending.result()
 
 
+def test_a_worker_dead_before_the_job_is_a_clear_error() -> None:
+    # killed (say by the out-of-memory killer) while the build was still lowering the operations:
+    # sending the job met a closed pipe and the build raised a bare BrokenPipeError
+    worker_ = Worker("models.py")
+    assert worker_.pid is not None
+    os.kill(worker_.pid, signal.SIGKILL)
+    os.waitid(os.P_PID, worker_.pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
+    with pytest.raises(RuntimeError, match=r"computing models.py died \(exit code -9.*TOOLGEN_WORKERS=0"):
+        worker_.run(_numbers, _same, list, 10)
+    assert worker_.pid is None
+
+
 @pytest.mark.parametrize("with_job", [True, False])
 def test_closing_stops_a_worker_busy_or_waiting(with_job: bool) -> None:
     worker_ = Worker("x")

@@ -69,11 +69,15 @@ class Worker:
 
     def run(self, prepare: Prepare, each: Each, finish: Callable[[list[Any]], T], arg: Any) -> Pending[T]:
         """Send the job: `prepare` and `each` (module-level functions, pickled by reference) and `arg`
-        (pickled). On `result()`, the build asks for help: if the worker is still through its items,
-        it hands back half of those left, which the build computes with `each` meanwhile."""
+        (pickled); RuntimeError if the worker has died. On `result()`, the build asks for help: if
+        the worker is still through its items, it hands back half of those left, which the build
+        computes with `each` meanwhile."""
         if self._process is None:
             raise RuntimeError(f"the worker for {self.label} is closed")
-        self._conn.send((prepare, each, arg))
+        try:
+            self._conn.send((prepare, each, arg))
+        except OSError as exc:  # it died while waiting for the job
+            raise self._died() from exc
 
         def compute() -> T:
             try:
@@ -96,12 +100,16 @@ class Worker:
         try:
             message: tuple[str, Any] = self._conn.recv()
         except (EOFError, OSError) as exc:
-            self._process.join(timeout=10)  # reap it, to tell why it ended
-            code = self._process.exitcode
-            self.close()
-            raise RuntimeError(f"the worker process computing {self.label} died (exit code {code}: out "
-                               "of memory, or killed); set TOOLGEN_WORKERS=0 to compute it inline") from exc
+            raise self._died() from exc
         return message
+
+    def _died(self) -> RuntimeError:
+        """The error for a worker that ended without an answer; reaps and closes it."""
+        self._process.join(timeout=10)  # reap it, to tell why it ended
+        code = self._process.exitcode
+        self.close()
+        return RuntimeError(f"the worker process computing {self.label} died (exit code {code}: out of "
+                            "memory, or killed); set TOOLGEN_WORKERS=0 to compute it inline")
 
     def close(self) -> None:
         """Stop the worker if it still runs (a build that failed, or needed no job, does not wait)."""
