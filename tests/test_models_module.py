@@ -248,3 +248,30 @@ def test_the_name_check_refuses_an_enum_under_a_tools_model_name() -> None:
         _check_model_names(source, ModelsPlan("", {"get_a": "GetZzzArgs1", "list_zzz": "ListZzzArgs"},
                                               (("ListZzzArgs", "GetZzzArgs"),)))
     _check_model_names(source, ModelsPlan("", {"get_a": "GetZzzArgs1", "page": "Page"}, ()))
+
+
+def test_a_tools_own_definition_does_not_take_another_tools_model_name() -> None:
+    # `get_x` keeps its own `YArgs` (it differs from the shared one): named `<Model>_<name>`, its class
+    # was `GetXArgsYArgs`, which datamodel-code-generator reached (through `GetXArgs`) before the
+    # argument model of the tool `get_x_args_y`, numbered `GetXArgsYArgs1`
+    from types import SimpleNamespace
+
+    def obj(props: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": props, "additionalProperties": False}
+
+    node = {"next": {"$ref": "#/$defs/YArgs"}}
+    ir: Any = SimpleNamespace(name="api", tools=[
+        SimpleNamespace(name="a", input_schema={**obj({"y": {"$ref": "#/$defs/YArgs"}}),
+                                                "$defs": {"YArgs": obj({**node, "n": {"type": "integer"}})}}),
+        SimpleNamespace(name="get_x", input_schema={**obj({"y": {"$ref": "#/$defs/YArgs"}}),
+                                                    "$defs": {"YArgs": obj({**node, "s": {"type": "string"}})}}),
+        SimpleNamespace(name="get_x_args_y", input_schema=obj({"q": {"type": "boolean"}})),
+    ])
+    plan = models_plan(ir)
+    models = _load_models(models_module(plan))
+    from pydantic import BaseModel
+
+    for tool in ir.tools:
+        model = models[plan.names[tool.name]]
+        assert isinstance(model, type) and issubclass(model, BaseModel)
+        assert set(model.model_fields) == set(tool.input_schema["properties"]), tool.name

@@ -196,23 +196,24 @@ def _strip(schema: Any) -> Any:
     return schema
 
 
-def _rewrite_refs(node: Any, prefix: str) -> Any:
+def _rewrite_refs(node: Any, prefix: str, suffix: str = "") -> Any:
     if isinstance(node, dict):
         out = {}
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
-                out[key] = "#/$defs/" + prefix + value[len("#/$defs/"):]
+                out[key] = "#/$defs/" + prefix + value[len("#/$defs/"):] + suffix
             elif key in ("enum", "const"):
                 out[key] = value
             else:
-                out[key] = _rewrite_refs(value, prefix)
+                out[key] = _rewrite_refs(value, prefix, suffix)
         return out
     if isinstance(node, list):
-        return [_rewrite_refs(v, prefix) for v in node]
+        return [_rewrite_refs(v, prefix, suffix) for v in node]
     return node
 
 
 _SHARED = "Shared_"
+_OWN = "_Def"  # ends a tool's own definition: `<Model>_<name>_Def` is never an argument model's name
 
 
 def models_plan(ir: ApiIR) -> ModelsPlan:
@@ -220,7 +221,8 @@ def models_plan(ir: ApiIR) -> ModelsPlan:
     argument schema, plus the definitions the tools reach. A definition several tools reach with the
     same content (a spec's component schema) is emitted once, as `Shared_<name>`; a tool whose
     definitions differ from the shared ones by the same name keeps all of its own, as
-    `<Model>_<name>`. Tools whose argument schemas are equal share one class (the first tool's, in
+    `<Model>_<name>_Def` (as `<Model>_<name>`, a definition `YArgs` of the tool `get_x` would be the
+    class `GetXArgsYArgs`, the model of a tool `get_x_args_y`). Tools whose argument schemas are equal share one class (the first tool's, in
     catalog order) and the others become aliases of it: GitHub's 1,807 tools have 812 distinct
     argument schemas (every `record_*` that takes only `preview_id` is one)."""
     names = _model_names(ir)
@@ -234,14 +236,14 @@ def models_plan(ir: ApiIR) -> ModelsPlan:
         inner = schema.pop("$defs", {}) or {}
         # all or nothing per tool: a shared definition's refs must mean the same for every tool
         if all(key not in shared or shared[key] == value for key, value in inner.items()):
-            prefix = _SHARED
+            prefix, suffix = _SHARED, ""
             for key, value in inner.items():
                 shared.setdefault(key, value)
         else:
-            prefix = model + "_"
+            prefix, suffix = model + "_", _OWN
             for key, value in inner.items():
-                defs[prefix + key] = _rewrite_refs(value, prefix)
-        schema = _rewrite_refs(schema, prefix)
+                defs[prefix + key + suffix] = _rewrite_refs(value, prefix, suffix)
+        schema = _rewrite_refs(schema, prefix, suffix)
         content = json.dumps(schema, sort_keys=True)
         first = by_content.setdefault(content, model)
         if first != model:
