@@ -2,7 +2,8 @@
 processes with different hash seeds, give byte-identical trees (the tickets build has its own test in
 test_build.py). Stripe: 452 operations, a 65-schema recursion group; JSON outputs and REPORT.md; and
 again with toolsets from paths and every tool deferred (the Responses catalog, search.json).
-Vercel: self-referencing schemas, every artifact including the Python package."""
+Vercel: self-referencing schemas, every artifact including the Python package. The first process
+computes models.py inline (TOOLGEN_WORKERS=0), the second in its forked worker."""
 
 from __future__ import annotations
 
@@ -37,9 +38,9 @@ def test_include_everything_build_is_byte_identical_across_hash_seeds(tmp_path: 
     intent.write_text(f'toolgen: 1\nspec: {json.dumps(str(REAL / spec))}\napi: {{name: api}}\n'
                       f"include: [{include}]\n", encoding="utf-8")
     trees = []
-    for seed in ("0", "31337"):
+    for seed, workers in (("0", "0"), ("31337", "")):  # models.py computed inline, then in the worker
         out = tmp_path / f"out{seed}"
-        env = {**os.environ, "PYTHONHASHSEED": seed}
+        env = {**os.environ, "PYTHONHASHSEED": seed, "TOOLGEN_WORKERS": workers}
         proc = subprocess.run([sys.executable, "-m", "toolgen", "build", intent.name, "--out", out.name, "-q",
                                "--emit", emit], env=env, capture_output=True, text=True, timeout=600, check=False,
                               cwd=tmp_path)

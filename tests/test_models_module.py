@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +21,15 @@ from hypothesis import strategies as st
 from tests.support.build import REAL, REPO
 
 from toolgen.build import build_api
-from toolgen.emit.python import _black, _generate, black_by_class, models_module, models_plan
+from toolgen.emit.python import (
+    ModelsPlan,
+    _black,
+    _check_model_names,
+    _generate,
+    black_by_class,
+    models_module,
+    models_plan,
+)
 
 APIS = ["tickets", "github", "stripe"]
 
@@ -93,15 +103,20 @@ def test_by_class_equals_black_on_githubs_include_everything_module(tmp_path: Pa
 _text = st.text(alphabet=st.sampled_from(list(string.printable) + ["\u2028", "\x0c", "é", "\u00a0", "'", '"', "\\"]),
                 max_size=30)
 _name = st.from_regex(r"[A-Z][A-Za-z0-9]{0,12}", fullmatch=True)
-_field = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
+_field = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n))
 
 
 @st.composite
 def _class(draw: st.DrawFn, name: str) -> str:
     decorator = draw(st.sampled_from(["", "@dataclass\n", "@some.decorator(x=1)\n"]))
-    kind = draw(st.sampled_from(["pass", "dots", "fields", "enum", "long"]))
+    kind = draw(st.sampled_from(["pass", "dots", "fields", "enum", "long", "method"]))
     if kind == "pass":
         body = "    pass\n"
+    elif kind == "method":
+        body = draw(st.sampled_from(["    def f(self): ...\n", "    def f(self):\n        ...\n",
+                                     "    async def f(self): ...\n", "    def f(self): pass\n",
+                                     "    x = 1\n    def f(self): ...\n    y = 2\n",
+                                     "    class Inner:\n        def f(self): ...\n"]))
     elif kind == "dots":
         return f"{decorator}class {name}: ...\n"
     elif kind == "enum":
@@ -133,3 +148,131 @@ def _module(draw: st.DrawFn) -> str:
 @given(_module())
 def test_by_class_equals_black_on_hostile_modules(source: str) -> None:
     assert black_by_class(source) == _black(source)
+
+
+@pytest.mark.parametrize("source", [
+    # black adds no blank line between a stub (`...` body) function and a class or decorator right after it
+    "class A:\n    def f(self): ...\nclass B:\n    pass\n",
+    "class A:\n    def f(self):\n        ...\n@dec\nclass B:\n    pass\n",
+    "class A:\n    class Inner:\n        async def f(self): ...\nclass B: pass\n",
+    "def f(): ...\nclass B: pass\n",
+    # black keeps a form feed between statements, and the module's first line ending
+    "class A:\n    pass\n\x0c\nclass B:\n    pass\n",
+    "class A:\r\n    pass\r\nclass B:\r\n    pass\r\n",
+    # syntax newer than the running Python's `ast` (black parses it)
+    "class A[T]:\n    x: T\nclass B: pass\n",
+])
+def test_by_class_equals_black_where_black_looks_across_classes(source: str) -> None:
+    assert black_by_class(source) == _black(source)
+
+
+# --- class names a spec's property names could take -------------------------------------------------
+
+
+def _load_models(source: str) -> dict[str, object]:
+    """models.py run as a module (pydantic's generic RootModel needs it in sys.modules)."""
+    import sys
+    import types
+
+    module = types.ModuleType("toolgen_test_models")
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(source, "models.py", "exec"), module.__dict__)  # noqa: S102 - our own generated module
+    finally:
+        del sys.modules[module.__name__]
+    return module.__dict__
+
+
+def _query_op(operation_id: str, params: dict[str, object]) -> dict[str, object]:
+    return {"get": {"operationId": operation_id, "responses": {"200": {"description": "ok"}},
+                    "parameters": [{"name": n, "in": "query", "schema": s} for n, s in params.items()]}}
+
+
+@pytest.mark.parametrize("prop", ["get_zzz_args", "GetZzzArgs", "get-zzz-args2", "ＧｅｔＺｚｚＡｒｇｓ",
+                                  "list_things_args"])
+def test_a_property_named_like_a_tools_model_does_not_take_its_class(prop: str, tmp_path: Path) -> None:
+    # datamodel-code-generator names an inline enum after its property, first come first served: an
+    # earlier tool's property `get_zzz_args` took `GetZzzArgs` and ARGUMENT_MODELS named the enum;
+    # `list_things_args` would be a class where `ListThingsArgs = ListOtherArgs` is an alias; a
+    # fullwidth name is the same identifier once Python normalises it (NFKC)
+    spec = tmp_path / "spec.json"
+    enum = {"type": "string", "enum": ["x", "y"]}
+    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
+        "/a": _query_op("getAaa", {prop: enum}),
+        "/o": _query_op("listOther", {"page": {"type": "integer"}}),
+        "/t": _query_op("listThings", {"page": {"type": "integer"}}),
+        "/z": _query_op("getZzz", {"id": {"type": "integer"}}),
+    }}))
+    intent = tmp_path / "api.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
+                      'include: [{match: "*"}]\n', encoding="utf-8")
+    _assert_each_tool_has_its_model(build_api(intent, tmp_path / "out", emit=("python",), run_lint=False))
+
+
+def test_a_property_given_a_prefix_does_not_take_a_tools_model_name(tmp_path: Path) -> None:
+    # datamodel-code-generator names the enum of a property `_x_args` (no leading letter) `FieldXArgs`
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {
+        "/a": _query_op("getAaa", {"_x_args": {"type": "string", "enum": ["x", "y"]}}),
+        "/z": _query_op("getZzz", {"id": {"type": "integer"}}),
+    }}))
+    intent = tmp_path / "api.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\ntools:\n"
+                      "  a_get: {operation: getAaa, effect: read, permission: 'x:read'}\n"
+                      "  field_x: {operation: getZzz, effect: read, permission: 'x:read'}\n", encoding="utf-8")
+    _assert_each_tool_has_its_model(build_api(intent, tmp_path / "out", emit=("python",), run_lint=False))
+
+
+def _assert_each_tool_has_its_model(built: Any) -> None:
+    """ARGUMENT_MODELS names, for every tool, a pydantic model whose fields are its arguments."""
+    init = _load_models(built.files["__init__.py"].decode().split("POLICY:")[0])
+    argument_models: dict[str, str] = init["ARGUMENT_MODELS"]  # type: ignore[assignment]
+    models = _load_models(built.files["models.py"].decode())
+    from pydantic import BaseModel
+
+    assert set(argument_models) == {tool.name for tool in built.ir.tools}
+    for tool in built.ir.tools:
+        model = models[argument_models[tool.name]]
+        assert isinstance(model, type) and issubclass(model, BaseModel), (tool.name, model)
+        fields = {field.alias or name for name, field in model.model_fields.items()}
+        assert fields == set(tool.input_schema.get("properties", {})), tool.name
+
+
+def test_the_name_check_refuses_an_enum_under_a_tools_model_name() -> None:
+    # the safety net behind `_model_names`: had datamodel-code-generator given a tool's name to an
+    # enum (and numbered the model), the build fails instead of writing a package that lies
+    source = ("class GetZzzArgs(Enum):\n    x = 'x'\n\n\nclass GetZzzArgs1(BaseModel):\n    pass\n\n\n"
+              "class Page(RootModel[int]):\n    root: int\n\n\nListZzzArgs = GetZzzArgs\n")
+    with pytest.raises(RuntimeError, match=r"other classes \['GetZzzArgs'\]"):
+        _check_model_names(source, ModelsPlan("", {"get_zzz": "GetZzzArgs"}, ()))
+    with pytest.raises(RuntimeError, match=r"other classes \['GetZzzArgs'\]"):
+        _check_model_names(source, ModelsPlan("", {"get_a": "GetZzzArgs1", "list_zzz": "ListZzzArgs"},
+                                              (("ListZzzArgs", "GetZzzArgs"),)))
+    _check_model_names(source, ModelsPlan("", {"get_a": "GetZzzArgs1", "page": "Page"}, ()))
+
+
+def test_a_tools_own_definition_does_not_take_another_tools_model_name() -> None:
+    # `get_x` keeps its own `YArgs` (it differs from the shared one): named `<Model>_<name>`, its class
+    # was `GetXArgsYArgs`, which datamodel-code-generator reached (through `GetXArgs`) before the
+    # argument model of the tool `get_x_args_y`, numbered `GetXArgsYArgs1`
+    from types import SimpleNamespace
+
+    def obj(props: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": props, "additionalProperties": False}
+
+    node = {"next": {"$ref": "#/$defs/YArgs"}}
+    ir: Any = SimpleNamespace(name="api", tools=[
+        SimpleNamespace(name="a", input_schema={**obj({"y": {"$ref": "#/$defs/YArgs"}}),
+                                                "$defs": {"YArgs": obj({**node, "n": {"type": "integer"}})}}),
+        SimpleNamespace(name="get_x", input_schema={**obj({"y": {"$ref": "#/$defs/YArgs"}}),
+                                                    "$defs": {"YArgs": obj({**node, "s": {"type": "string"}})}}),
+        SimpleNamespace(name="get_x_args_y", input_schema=obj({"q": {"type": "boolean"}})),
+    ])
+    plan = models_plan(ir)
+    models = _load_models(models_module(plan))
+    from pydantic import BaseModel
+
+    for tool in ir.tools:
+        model = models[plan.names[tool.name]]
+        assert isinstance(model, type) and issubclass(model, BaseModel)
+        assert set(model.model_fields) == set(tool.input_schema["properties"]), tool.name

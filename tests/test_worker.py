@@ -4,6 +4,7 @@ left running."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -112,10 +113,81 @@ def test_an_exception_that_does_not_pickle_still_arrives_as_text() -> None:
         _run(_raise_unpicklable, "oops").result()
 
 
+class _TwoArguments(Exception):
+    def __init__(self, text: str, code: int) -> None:
+        super().__init__(f"{text} ({code})")
+
+
+def _raise_two_arguments(arg: str) -> list[str]:
+    raise _TwoArguments(arg, 7)
+
+
+def test_an_exception_that_does_not_unpickle_still_arrives_as_text() -> None:
+    # it pickles (as its class and args) but `_TwoArguments(*args)` fails: the build must not raise
+    # a TypeError of its own while reading the outcome
+    with pytest.raises(RuntimeError, match=r"_TwoArguments: oops \(7\)"):
+        _run(_raise_two_arguments, "oops").result()
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` has ended (a zombie has ended too: the parent that would reap it was killed)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+_KILLED_BUILD = """
+import sys, time
+from tests.test_worker import _numbers, _slowly
+from toolgen.worker import Worker
+worker = Worker("models.py")
+if sys.argv[1] == "busy":
+    worker.run(_numbers, _slowly, list, 100_000)  # 200 s of items
+print(worker.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize("state", ["waiting", "busy"])
+def test_a_killed_build_leaves_no_worker_behind(state: str) -> None:
+    # the worker inherited the build's end of the pipe: it never saw end-of-file and waited (or
+    # worked and then blocked sending) for ever once the build was killed (out of memory, SIGKILL)
+    build = subprocess.Popen([sys.executable, "-c", _KILLED_BUILD, state], cwd=REPO, stdout=subprocess.PIPE,
+                             text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert build.stdout is not None
+        pid = int(build.stdout.readline())
+        time.sleep(0.5)  # the worker is waiting for a job, or part-way through it
+    finally:
+        build.kill()
+        build.wait()
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not _gone(pid):
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"worker {pid} still running after its build was killed")
+
+
 def test_a_worker_that_dies_is_a_clear_error() -> None:
     pending = _run(_die, "x", "models.py")
     with pytest.raises(RuntimeError, match=r"computing models.py died \(exit code 3.*TOOLGEN_WORKERS=0"):
         pending.result()
+
+
+def test_a_worker_dead_before_the_job_is_a_clear_error() -> None:
+    # killed (say by the out-of-memory killer) while the build was still lowering the operations:
+    # sending the job met a closed pipe and the build raised a bare BrokenPipeError
+    worker_ = Worker("models.py")
+    assert worker_.pid is not None
+    os.kill(worker_.pid, signal.SIGKILL)
+    os.waitid(os.P_PID, worker_.pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
+    with pytest.raises(RuntimeError, match=r"computing models.py died \(exit code -9.*TOOLGEN_WORKERS=0"):
+        worker_.run(_numbers, _same, list, 10)
+    assert worker_.pid is None
 
 
 @pytest.mark.parametrize("with_job", [True, False])

@@ -12,7 +12,8 @@ A job is ``finish([each(x) for x in prepare(arg)])``: `prepare` and `each` run i
 `each` in the build for the items handed back), `finish` in the build. The value is the same either
 way: `start_worker` gives no worker when one is not safe or not useful (one CPU, no `fork`, other
 threads alive, `TOOLGEN_WORKERS=0`), and then the job runs inline; an exception raised in the worker
-is raised in the build.
+is raised in the build. A worker does not outlive its build: `closing` stops it, and a build that
+is killed closes the pipe, on which the worker ends.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -55,7 +58,9 @@ class Worker:
         self.label = label
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe(duplex=True)
-        self._process: Any = context.Process(target=_serve, args=(child, warm), daemon=True,
+        # the worker gets this process's end too (fork copies every descriptor) and closes it first:
+        # otherwise it would never read end-of-file if this process were killed, and wait forever
+        self._process: Any = context.Process(target=_serve, args=(child, self._conn, warm), daemon=True,
                                              name=f"toolgen: {label}")
         self._process.start()
         child.close()
@@ -67,11 +72,15 @@ class Worker:
 
     def run(self, prepare: Prepare, each: Each, finish: Callable[[list[Any]], T], arg: Any) -> Pending[T]:
         """Send the job: `prepare` and `each` (module-level functions, pickled by reference) and `arg`
-        (pickled). On `result()`, the build asks for help: if the worker is still through its items,
-        it hands back half of those left, which the build computes with `each` meanwhile."""
+        (pickled); RuntimeError if the worker has died. On `result()`, the build asks for help: if
+        the worker is still through its items, it hands back half of those left, which the build
+        computes with `each` meanwhile."""
         if self._process is None:
             raise RuntimeError(f"the worker for {self.label} is closed")
-        self._conn.send((prepare, each, arg))
+        try:
+            self._conn.send((prepare, each, arg))
+        except OSError as exc:  # it died while waiting for the job
+            raise self._died() from exc
 
         def compute() -> T:
             try:
@@ -94,12 +103,16 @@ class Worker:
         try:
             message: tuple[str, Any] = self._conn.recv()
         except (EOFError, OSError) as exc:
-            self._process.join(timeout=10)  # reap it, to tell why it ended
-            code = self._process.exitcode
-            self.close()
-            raise RuntimeError(f"the worker process computing {self.label} died (exit code {code}: out "
-                               "of memory, or killed); set TOOLGEN_WORKERS=0 to compute it inline") from exc
+            raise self._died() from exc
         return message
+
+    def _died(self) -> RuntimeError:
+        """The error for a worker that ended without an answer; reaps and closes it."""
+        self._process.join(timeout=10)  # reap it, to tell why it ended
+        code = self._process.exitcode
+        self.close()
+        return RuntimeError(f"the worker process computing {self.label} died (exit code {code}: out of "
+                            "memory, or killed); set TOOLGEN_WORKERS=0 to compute it inline")
 
     def close(self) -> None:
         """Stop the worker if it still runs (a build that failed, or needed no job, does not wait)."""
@@ -113,10 +126,17 @@ class Worker:
         self._process = None
 
 
-def _serve(conn: Connection, warm: Callable[[], object] | None) -> None:
-    """The worker: collect garbage again (see `_collect_in_worker`), warm up, wait for the job, run
-    it, send the outcome: ``("ok", results)``, or ``("error", exception)`` (as text when it does not
-    pickle). A failure to warm up is ignored: the job then pays that cost, or raises it itself."""
+def _serve(conn: Connection, build_end: Connection, warm: Callable[[], object] | None) -> None:
+    """The worker: close its copy of the build's end of the pipe (`build_end`), collect garbage again
+    (see `_collect_in_worker`), warm up, wait for the job, run it, send the outcome:
+    ``("ok", results)``, or ``("error", exception)`` (as text when it does not pickle). A failure to
+    warm up is ignored: the job then pays that cost, or raises it itself.
+
+    Ctrl-C reaches the whole process group: the worker ignores it and the build, which sees it too,
+    stops the worker (`Worker.close`). A build that is gone (killed, even by SIGKILL) closes the pipe:
+    the worker reads end-of-file, waiting or at its next item, and ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    build_end.close()
     _collect_in_worker()
     if warm is not None:
         try:
@@ -126,17 +146,31 @@ def _serve(conn: Connection, warm: Callable[[], object] | None) -> None:
     try:
         prepare, each, arg = conn.recv()
     except (EOFError, OSError):
-        return  # the build needed no job
+        return  # the build needed no job, or is gone
     try:
         outcome: tuple[str, Any] = ("ok", _work(prepare, each, arg, conn))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the build, which re-raises it
         outcome = ("error", exc)
     try:
-        conn.send(outcome)
-    except Exception as exc:  # noqa: BLE001 - an exception that does not pickle is sent as text
-        conn.send(("error", RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]} ({exc})")))
+        _send_outcome(conn, outcome)
+    except OSError:
+        pass  # the build is gone (killed, or failed and closed the pipe): nobody to tell
     finally:
         conn.close()
+
+
+def _send_outcome(conn: Connection, outcome: tuple[str, Any]) -> None:
+    """Send `outcome`; an exception that does not pickle, or does not unpickle (one whose
+    `__init__` takes other arguments than its `args`), goes as RuntimeError text instead, so the
+    build raises what happened rather than an error of its own while reading it."""
+    try:
+        if outcome[0] == "error":
+            pickle.loads(pickle.dumps(outcome[1]))  # what the build will do when it reads it
+        conn.send(outcome)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - an exception that does not pickle is sent as text
+        conn.send(("error", RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]} ({exc})")))
 
 
 def _work(prepare: Prepare, each: Each, arg: Any, conn: Connection) -> list[Any]:

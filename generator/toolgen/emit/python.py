@@ -14,6 +14,7 @@ values and constraints reach it; it is then compiled here as a check before anyt
 from __future__ import annotations
 
 import json
+import unicodedata
 import warnings
 from dataclasses import dataclass
 from itertools import pairwise
@@ -94,12 +95,26 @@ def join_models(formatted: list[str], plan: ModelsPlan) -> str:
 
 
 def _model_names(ir: ApiIR) -> dict[str, str]:
+    """Tool name -> argument model class name: `<Tool>Args` (letters and digits only: datamodel-code-
+    generator rewrites other class names, `False_Args` would become `FalseArgs`, and ARGUMENT_MODELS
+    must name the classes it really wrote), numbered `<Tool>Args2`, ... when two tools' names give the
+    same one.
+
+    datamodel-code-generator names the classes it makes for inline enums, items and unions after the
+    property holding them (`get_user_args` -> `GetUserArgs`, `GetUserArgs1`), first come first served:
+    a model whose name a property took earlier in the document would be renamed `GetUserArgs1` and
+    ARGUMENT_MODELS would name the enum (or an alias would replace it). So a name that any property
+    name or definition name of the API could give (`_class_name_key`) is not used: `<Tool>ToolArgs`
+    is tried instead (`<Tool>ToolToolArgs`, ... while taken)."""
+    taken = _spec_class_name_keys(ir)
     names: dict[str, str] = {}
     used: set[str] = set()
     for tool in ir.tools:
-        # letters and digits only: datamodel-code-generator rewrites other class names (`False_Args`
-        # would become `FalseArgs`), and ARGUMENT_MODELS must name the classes it really wrote
-        base = "".join(ch for ch in pascal_case(tool.name) if ch.isalnum()) + "Args"
+        stem = "".join(ch for ch in pascal_case(tool.name) if ch.isalnum())
+        base = stem + "Args"
+        while _class_name_key(base) in taken:
+            stem += "Tool"
+            base = stem + "Args"
         name, n = base, 2
         while name in used:
             name, n = f"{base}{n}", n + 1
@@ -108,19 +123,67 @@ def _model_names(ir: ApiIR) -> dict[str, str]:
     return names
 
 
+def _class_name_key(text: str) -> str:
+    """What two class names equal as Python identifiers share, and what numbering or casing by
+    datamodel-code-generator keeps: NFKC (Python normalises identifiers so), letters and digits only,
+    case folded, trailing digits dropped (`get-User_args2` and `ＧｅｔＵｓｅｒＡｒｇｓ` -> `getuserargs`)."""
+    folded = "".join(ch for ch in unicodedata.normalize("NFKC", text) if ch.isalnum()).casefold()
+    return folded.rstrip("0123456789")
+
+
+def _spec_class_name_keys(ir: ApiIR) -> set[str]:
+    """`_class_name_key` of every property name and definition name in the tools' argument schemas,
+    each also as `Field<name>` (datamodel-code-generator's class name for a name that does not start
+    with a letter), and a definition also as `Shared<name>` (the class `models_plan` emits for a
+    shared one)."""
+    keys: set[str] = set()
+    stack: list[Any] = [tool.input_schema for tool in ir.tools]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+                    for name in value:
+                        if isinstance(name, str):
+                            keys.add(_class_name_key(name))
+                            # a name that does not start with a letter gets a prefix: `_x` -> `FieldX`
+                            keys.add(_class_name_key("Field" + name))
+                            if key == "$defs":
+                                keys.add(_class_name_key(_SHARED + name))
+                    stack.extend(value.values())
+                elif key not in ("enum", "const"):
+                    stack.append(value)
+    keys.discard("")
+    return keys
+
+
 def _check_model_names(source: str, plan: ModelsPlan) -> None:
-    """Every name `ARGUMENT_MODELS` gives is defined at the top level of models.py: a class, or an
-    alias assigned once, after the class it names."""
+    """Every name `ARGUMENT_MODELS` gives is defined at the top level of models.py: a pydantic model
+    class (based on `BaseModel` or `RootModel[...]`, so not an enum that took the name), or an alias
+    assigned once, after the class it names, and not also a class. RuntimeError otherwise."""
     import ast
 
     tree = ast.parse(source)
-    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     aliases = dict(plan.aliases)
-    clash = sorted(classes & set(aliases))
-    missing = sorted(set(plan.names.values()) - classes - set(aliases))
-    if clash or missing:
-        raise RuntimeError(f"models.py lacks the argument models {missing[:5]} or defines aliases "
-                           f"{clash[:5]} as classes (a toolgen bug)")
+    clash = sorted(set(classes) & set(aliases))
+    missing = sorted(set(plan.names.values()) - set(classes) - set(aliases))
+    wrong = sorted(name for name in {aliases.get(n, n) for n in plan.names.values()}
+                   if name in classes and not _is_model_class(classes[name]))
+    if clash or missing or wrong:
+        raise RuntimeError(f"models.py lacks the argument models {missing[:5]}, defines aliases {clash[:5]} "
+                           f"as classes or gives their names to other classes {wrong[:5]} (a toolgen bug)")
+
+
+def _is_model_class(node: Any) -> bool:
+    import ast
+
+    def base_name(base: ast.expr) -> str:
+        return base_name(base.value) if isinstance(base, ast.Subscript) else getattr(base, "id", "")
+
+    return [base_name(base) for base in node.bases] in (["BaseModel"], ["RootModel"])
 
 
 def _strip(schema: Any) -> Any:
@@ -141,23 +204,24 @@ def _strip(schema: Any) -> Any:
     return schema
 
 
-def _rewrite_refs(node: Any, prefix: str) -> Any:
+def _rewrite_refs(node: Any, prefix: str, suffix: str = "") -> Any:
     if isinstance(node, dict):
         out = {}
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
-                out[key] = "#/$defs/" + prefix + value[len("#/$defs/"):]
+                out[key] = "#/$defs/" + prefix + value[len("#/$defs/"):] + suffix
             elif key in ("enum", "const"):
                 out[key] = value
             else:
-                out[key] = _rewrite_refs(value, prefix)
+                out[key] = _rewrite_refs(value, prefix, suffix)
         return out
     if isinstance(node, list):
-        return [_rewrite_refs(v, prefix) for v in node]
+        return [_rewrite_refs(v, prefix, suffix) for v in node]
     return node
 
 
 _SHARED = "Shared_"
+_OWN = "_Def"  # ends a tool's own definition: `<Model>_<name>_Def` is never an argument model's name
 
 
 def models_plan(ir: ApiIR) -> ModelsPlan:
@@ -165,7 +229,8 @@ def models_plan(ir: ApiIR) -> ModelsPlan:
     argument schema, plus the definitions the tools reach. A definition several tools reach with the
     same content (a spec's component schema) is emitted once, as `Shared_<name>`; a tool whose
     definitions differ from the shared ones by the same name keeps all of its own, as
-    `<Model>_<name>`. Tools whose argument schemas are equal share one class (the first tool's, in
+    `<Model>_<name>_Def` (as `<Model>_<name>`, a definition `YArgs` of the tool `get_x` would be the
+    class `GetXArgsYArgs`, the model of a tool `get_x_args_y`). Tools whose argument schemas are equal share one class (the first tool's, in
     catalog order) and the others become aliases of it: GitHub's 1,807 tools have 812 distinct
     argument schemas (every `record_*` that takes only `preview_id` is one)."""
     names = _model_names(ir)
@@ -179,14 +244,14 @@ def models_plan(ir: ApiIR) -> ModelsPlan:
         inner = schema.pop("$defs", {}) or {}
         # all or nothing per tool: a shared definition's refs must mean the same for every tool
         if all(key not in shared or shared[key] == value for key, value in inner.items()):
-            prefix = _SHARED
+            prefix, suffix = _SHARED, ""
             for key, value in inner.items():
                 shared.setdefault(key, value)
         else:
-            prefix = model + "_"
+            prefix, suffix = model + "_", _OWN
             for key, value in inner.items():
-                defs[prefix + key] = _rewrite_refs(value, prefix)
-        schema = _rewrite_refs(schema, prefix)
+                defs[prefix + key + suffix] = _rewrite_refs(value, prefix, suffix)
+        schema = _rewrite_refs(schema, prefix, suffix)
         content = json.dumps(schema, sort_keys=True)
         first = by_content.setdefault(content, model)
         if first != model:
@@ -303,17 +368,27 @@ def class_pieces(source: str) -> list[str]:
     without looking at its neighbours, so each piece formatted alone and the results joined by
     `join_pieces` equal black over the whole module. The first piece holds what precedes the first
     class (docstring, imports); a statement between classes stays with the class before it. A
-    module with a top-level comment is one piece (black keeps a comment with the statement after
-    it, and its blank lines depend on what precedes it; datamodel-code-generator writes none).
+    module is one piece (datamodel-code-generator writes none of these) when it has a top-level
+    comment (black keeps a comment with the statement after it, and its blank lines depend on what
+    precedes it), a `\r` or form feed (black keeps the module's line ending and a form feed between
+    statements), a function whose body is `...` (black adds no blank line between such a stub and a
+    class right after it), or syntax `ast` does not parse here (black may).
     `tests/test_models_module.py` checks the equality on the committed packages, on GitHub's whole
     API and on generated hostile modules."""
     import ast
 
     lines = source.split("\n")  # ast counts lines by \n only (not by str.splitlines' U+2028 etc.)
-    if any(line.startswith("#") for line in lines):
+    if any(line.startswith("#") for line in lines) or "\r" in source or "\x0c" in source:
+        return [source]
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [source]
+    if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_stub_body(node.body)
+           for node in ast.walk(tree)):
         return [source]
     starts = []
-    for node in ast.parse(source).body:
+    for node in tree.body:
         if isinstance(node, ast.ClassDef):
             starts.append(min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1)
     offsets = [0]  # where each line starts in `source`, and its end
@@ -322,6 +397,13 @@ def class_pieces(source: str) -> list[str]:
     offsets[-1] = len(source)
     cuts = [*sorted({0, *starts}), len(lines)]
     return [source[offsets[a]:offsets[b]] for a, b in pairwise(cuts) if a < b]
+
+
+def _is_stub_body(body: list[Any]) -> bool:
+    import ast
+
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and body[0].value.value is Ellipsis
 
 
 def join_pieces(formatted: list[str]) -> str:
