@@ -1,9 +1,10 @@
-"""The dialect views are copy on write (`toolgen.dialects._light`, `_simplify`, the MCP output wrap):
-a subtree a view leaves as it is stays the IR's own object, so the catalogs of a large spec do not
-hold a second copy of every schema. That is only sound while nothing mutates a schema in place: these
-tests build catalogs and files from a real IR and check that its schemas are exactly what lowering
-produced, that the views do share subtrees with it, and that they serialise to the bytes views of an
-unshared copy serialise to."""
+"""Schemas are shared, never copied, between tools and between the IR and its catalogs: lowering
+interns the tools' schemas (`Interner`: equal subtrees of all tools are one object), and the dialect
+views are copy on write (`toolgen.dialects._light`, `_simplify`, the MCP output wrap: a subtree a view
+leaves as it is stays the IR's own object). That is only sound while nothing mutates a schema in
+place: these tests lower real specs, build catalogs, lint and files from the IR and check that its
+schemas are exactly what lowering produced, that the sharing does happen, and that shared trees
+serialise to the bytes unshared copies serialise to."""
 
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ from toolgen.compile.intent import load_intent_map
 from toolgen.compile.ir import ApiIR
 from toolgen.compile.load import load_spec
 from toolgen.compile.lower import lower
+from toolgen.compile.schema import Interner
 from toolgen.diagnostics import DiagnosticSink
 from toolgen.dialects import DialectOptions
 from toolgen.dialects.anthropic import anthropic_input_schema
 from toolgen.dialects.mcp import mcp_input_schema, mcp_output_schema
 from toolgen.emit import json_bytes
 from toolgen.emit.catalogs import Catalogs, build_catalogs
+from toolgen.emit.python import models_plan
+from toolgen.review.lint import LintInput, lint_api
 
 SPECS = [pytest.param(TICKETS_SPEC_PATH, id="tickets"),
          pytest.param(REAL / "stripe.json", id="stripe",
@@ -33,15 +37,16 @@ SPECS = [pytest.param(TICKETS_SPEC_PATH, id="tickets"),
 OPTIONS = [DialectOptions(), DialectOptions(gemini_parameters="json_schema")]
 
 
-def _lowered(tmp: Path, spec: Path) -> ApiIR:
+def _lowered(tmp: Path, spec: Path, *, with_inputs: bool = False) -> Any:
     intent = tmp / "api.yaml"
     intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: api}}\n"
                       'include: [{match: "*"}]\n', encoding="utf-8")
     sink = DiagnosticSink()
     doc = load_spec(spec, spec.name, sink=sink)
-    ir = lower(doc, load_intent_map(intent, "api.yaml"), sink, "api")
+    intents = load_intent_map(intent, "api.yaml")
+    ir = lower(doc, intents, sink, "api")
     sink.raise_if_errors()
-    return ir
+    return (ir, doc, intents) if with_inputs else ir
 
 
 def _schemas(ir: ApiIR) -> list[tuple[Any, Any]]:
@@ -67,11 +72,13 @@ def _catalog_bytes(catalogs: Catalogs) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("spec", SPECS)
-def test_catalogs_and_files_leave_the_ir_schemas_untouched(tmp_path: Path, spec: Path) -> None:
-    ir = _lowered(tmp_path, spec)
+def test_catalogs_lint_and_files_leave_the_ir_schemas_untouched(tmp_path: Path, spec: Path) -> None:
+    ir, doc, intents = _lowered(tmp_path, spec, with_inputs=True)
     before = copy.deepcopy(_schemas(ir))
+    models_plan(ir)
     for options in OPTIONS:
         catalogs = build_catalogs(ir, None, options)
+        lint_api(LintInput(doc, intents, ir, [], catalogs=catalogs))
         emit_files(ir, ("openai", "anthropic", "mcp", "gemini", "policy", "report"), [], catalogs=catalogs)
         # json.dumps, not ==: key order is part of the output too
         assert json.dumps(_schemas(ir)) == json.dumps(before)
@@ -112,3 +119,32 @@ def test_an_unchanged_schema_is_the_input_itself_and_a_changed_one_is_new() -> N
     wrapped = mcp_output_schema(listing).schema
     assert wrapped["properties"]["result"]["items"] is tags
     assert canonical == before and listing == {"type": "array", "items": tags}
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_lowered_tools_hold_one_object_per_distinct_subtree(tmp_path: Path, spec: Path) -> None:
+    ir = _lowered(tmp_path, spec)
+    by_content: dict[str, set[int]] = {}
+    places = 0  # containers counted at every place they occur (as unshared trees would hold them)
+    stack: list[Any] = [schema for pair in _schemas(ir) for schema in pair]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (dict, list)):
+            places += 1
+            by_content.setdefault(json.dumps(node), set()).add(id(node))
+            stack.extend(node.values() if isinstance(node, dict) else node)
+    assert len(by_content) < places / 2  # most of it repeats: the test has something to check
+    assert [text for text, ids in by_content.items() if len(ids) > 1] == []
+
+
+def test_interner_shares_equal_trees_and_keeps_json_distinctions() -> None:
+    values: list[Any] = [{"a": 1}, {"a": True}, {"a": 1.0}, {"a": 0.0}, {"a": -0.0}, {"a": None},
+                         {"a": "1"}, {"a": [1]}, {"a": 1, "b": 2}, {"b": 2, "a": 1}, [{"a": 1}], {"a": 1}]
+    shown = [json.dumps(v) for v in values]
+    intern = Interner()
+    out = [intern(v) for v in values]
+    assert [json.dumps(v) for v in out] == shown  # same values, same key order
+    assert out[-1] is out[0] and out[-1] is not values[-1]
+    assert out[10][0] is out[0]  # a subtree too
+    assert len({id(v) for v in out}) == len(values) - 1  # nothing else merged
+    assert out[0] is values[0]  # the first of its kind is kept as it is
