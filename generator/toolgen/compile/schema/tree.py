@@ -187,20 +187,26 @@ class Interner:
     def __call__(self, value: Any) -> Any:
         kind = type(value)
         if kind is dict:
-            children = {k: self(v) for k, v in value.items()}
-            key: tuple[Any, ...] = (0, *[(k, _token(v)) for k, v in children.items()])
+            parts: list[Any] = [0]
+            children: dict[str, Any] = {}
+            same = True
+            for k, v in value.items():
+                child = v if type(v) is str else self(v)
+                same = same and child is v
+                children[k] = child
+                parts.append(k)
+                parts.append(_token(child))
+            key = tuple(parts)
             hit = self._table.get(key)
             if hit is None:
-                hit = value if all(children[k] is v for k, v in value.items()) else children
-                self._table[key] = hit
+                hit = self._table[key] = value if same else children
             return hit
         if kind is list:
-            items = [self(v) for v in value]
+            items = [v if type(v) is str else self(v) for v in value]
             key = (1, *[_token(v) for v in items])
             hit = self._table.get(key)
             if hit is None:
-                hit = value if all(a is b for a, b in zip(value, items, strict=True)) else items
-                self._table[key] = hit
+                hit = self._table[key] = value if all(a is b for a, b in zip(value, items, strict=True)) else items
             return hit
         return value
 
