@@ -302,9 +302,9 @@ def test_transforms_do_not_mutate_and_are_deterministic(name: str) -> None:
         assert canonical == before
         assert json.dumps(first.schema) == json.dumps(second.schema)  # same key order too
         assert first == second
-        # the output never aliases the input
-        first.schema["__poke__"] = 1
-        assert "__poke__" not in canonical
+        # the views are copy on write (they may share unchanged subtrees with `canonical`, see
+        # tests/test_catalog_sharing.py): computing them never mutates it
+        assert json.dumps(canonical) == json.dumps(before)
 
 
 @pytest.mark.parametrize("name", sorted(ALL_INPUTS))

@@ -52,6 +52,11 @@ class DialectSchema:
     `warnings`: why strict is off, or other problems (each names a JSON pointer of the canonical schema).
     `rewrites`: how the view reshaped arguments (`rewrite`), so the runtime can turn what a model sent
     in this dialect back into canonical arguments.
+
+    `schema` is read-only: the light views (MCP, Anthropic, Gemini's ``parametersJsonSchema``, loose
+    OpenAI) are copy on write and share every subtree they leave unchanged with the canonical schema
+    (the IR's), so mutating one in place would change the IR and every other view; build a new
+    container instead (``{**schema, key: value}``).
     """
 
     schema: dict[str, JSON]

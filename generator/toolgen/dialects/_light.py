@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..pointer import PointerError, escape_token, resolve_pointer
-from ._base import JSON, apply_nullable, copy_json, describe, label_child, order_moved, render_note_value
+from ._base import JSON, apply_nullable, describe, label_child, order_moved, render_note_value
 from ._walk import (
     SCHEMA_KEYS,
     SCHEMA_LIST_KEYS,
@@ -43,30 +43,39 @@ class Light:
         self.keep_open: set[str] = _allof_members(canonical) if rules.close_objects else set()
 
     def node(self, schema: JSON, ptr: str, label: str) -> JSON:
+        """The view of `schema` (at pointer `ptr`, shown as `label` in notes). Copy on write: a node
+        the rules leave as it is comes back as the very same object, so the view shares unchanged
+        subtrees (and leaf values such as ``enum`` lists) with `schema`; a changed node is a new
+        container. Neither is ever mutated afterwards: callers treat both as read-only."""
         if not isinstance(schema, dict):
             return schema
+        given = schema
         schema = apply_nullable(schema)
+        changed = schema is not given
         out: dict[str, JSON] = {}
         moved: list[tuple[str, JSON]] = []
         for key, value in schema.items():
             if key.startswith("x-") or key in ("$comment", "discriminator", "xml", "externalDocs"):
+                changed = True
                 continue
             if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
-                out[key] = {
+                children = {
                     name: self.node(sub, f"{ptr}/{escape_token(key)}/{escape_token(str(name))}",
                                     label_child(label, key, name))
                     for name, sub in value.items()
                 }
+                out[key] = _same_dict(value, children)
             elif key in SCHEMA_LIST_KEYS and isinstance(value, list):
                 new_key = key
                 if key == "oneOf" and self.rules.oneof_to_anyof and "anyOf" not in schema:
                     new_key = "anyOf"
-                out[new_key] = [self.node(sub, f"{ptr}/{key}/{i}", label_child(label, key, i))
-                                for i, sub in enumerate(value)]
+                    changed = True
+                out[new_key] = _same_list(value, [self.node(sub, f"{ptr}/{key}/{i}", label_child(label, key, i))
+                                                  for i, sub in enumerate(value)])
             elif key in SCHEMA_KEYS:
                 if isinstance(value, list):
-                    out[key] = [self.node(sub, f"{ptr}/{key}/{i}", label_child(label, key, i))
-                                for i, sub in enumerate(value)]
+                    out[key] = _same_list(value, [self.node(sub, f"{ptr}/{key}/{i}", label_child(label, key, i))
+                                                  for i, sub in enumerate(value)])
                 else:
                     out[key] = self.node(value, f"{ptr}/{key}", label_child(label, key))
             elif key == "format":
@@ -76,26 +85,45 @@ class Light:
                     out[key] = value
                 else:
                     moved.append((key, value))
+                    changed = True
             elif key == "default" and self.rules.move_default:
                 moved.append((key, value))
+                changed = True
             elif key == "example":
+                changed = True
                 if "examples" not in schema:
-                    out["examples"] = [copy_json(value)]
+                    out["examples"] = [value]
             else:
-                out[key] = copy_json(value)
+                out[key] = value
+            if not changed and out.get(key, _ABSENT) is not value:
+                changed = True
         if (self.rules.close_objects and isinstance(out.get("properties"), dict)
                 and ptr not in self.keep_open
                 and not any(k in out for k in ("additionalProperties", "patternProperties",
                                                "unevaluatedProperties", "allOf", "anyOf", "oneOf",
                                                "$ref"))):
             out["additionalProperties"] = False
+            changed = True
         if moved:
             for key, value in order_moved(moved):
                 self.notes.append(f"{label or '(root)'}: {key} {render_note_value(key, value)}")
             text = describe(out.get("description"), moved)
             if text:
                 out["description"] = text
-        return out
+        return out if changed else given
+
+
+_ABSENT = object()
+
+
+def _same_dict(old: dict[str, JSON], new: dict[str, JSON]) -> dict[str, JSON]:
+    """`old` when every value of `new` is the very object `old` holds under that key, else `new`."""
+    return old if all(new[k] is v for k, v in old.items()) else new
+
+
+def _same_list(old: list[JSON], new: list[JSON]) -> list[JSON]:
+    """`old` when `new` holds the very same objects, else `new`."""
+    return old if all(a is b for a, b in zip(old, new, strict=True)) else new
 
 
 def _allof_members(canonical: JSON) -> set[str]:

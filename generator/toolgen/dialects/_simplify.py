@@ -1,7 +1,8 @@
 """Acceptance-preserving simplification of a dialect view: fewer tokens, the same set of valid values.
 
-Input: a schema as a view transform produced it (`Light` for MCP and Anthropic). Output: a new schema
-(new containers; leaves shared) that accepts exactly the same JSON values, by these rewrites:
+Input: a schema as a view transform produced it (`Light` for MCP and Anthropic). Output: a schema
+that accepts exactly the same JSON values (copy on write: an unchanged subtree is the input's own
+object, a changed node a new container; leaves shared), by these rewrites:
 
 * ``oneOf`` whose branches each state a `type` and no two share a JSON type (``integer`` counts as
   a ``number``) -> ``anyOf`` (at most one branch can match, so "exactly one" = "at least one");
@@ -93,9 +94,12 @@ class _Simplifier:
         self.multi_type = multi_type
 
     def node(self, schema: JSON) -> JSON:
+        """`schema` simplified. Copy on write: a node no rewrite touches (nor any node below it) comes
+        back as the very same object, a changed one as a new container; neither is mutated."""
         if not isinstance(schema, dict):
             return schema
         out: dict[str, JSON] = {}
+        changed = False
         for key, value in schema.items():
             if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
                 children = {name: self.node(sub) for name, sub in value.items()}
@@ -104,29 +108,43 @@ class _Simplifier:
                                        if isinstance(sub, dict) and repeats_name(str(name), sub.get("description"))
                                        else sub)
                                 for name, sub in children.items()}
+                if all(children[name] is sub for name, sub in value.items()):
+                    children = value
                 out[key] = children
             elif key in SCHEMA_LIST_KEYS and isinstance(value, list):
-                out[key] = [self.node(sub) for sub in value]
+                out[key] = self.items(value)
             elif key in SCHEMA_KEYS and isinstance(value, (dict, list)):
-                out[key] = [self.node(sub) for sub in value] if isinstance(value, list) else self.node(value)
+                out[key] = self.items(value) if isinstance(value, list) else self.node(value)
             else:
                 out[key] = value
-        return self.collapse(out) if self.structural else out
+            changed = changed or out[key] is not value
+        result = self.collapse(out) if self.structural else out
+        return schema if result is out and not changed else result
+
+    def items(self, value: list[JSON]) -> list[JSON]:
+        """Each subschema of `value` simplified; `value` itself when none changed."""
+        new = [self.node(sub) for sub in value]
+        return value if all(a is b for a, b in zip(value, new, strict=True)) else new
 
     def collapse(self, node: dict[str, JSON]) -> dict[str, JSON]:
+        """`node` (whose subschemas are simplified already) with the structural rewrites applied at
+        its own level; `node` itself when none applies."""
         if isinstance(node.get("oneOf"), list) and "anyOf" not in node and _disjoint_typed(node["oneOf"]):
             node = {("anyOf" if k == "oneOf" else k): v for k, v in node.items()}
         branches = node.get("anyOf")
         if not isinstance(branches, list) or not branches:
             return node
         flat: list[JSON] = []
+        spliced = False
         for branch in branches:
             if isinstance(branch, dict) and set(branch) == {"anyOf"} and isinstance(branch["anyOf"], list) \
                     and branch["anyOf"]:
                 flat.extend(branch["anyOf"])
+                spliced = True
             else:
                 flat.append(branch)
-        node = {**node, "anyOf": flat}
+        if spliced:
+            node = {**node, "anyOf": flat}
         if "type" in node or "enum" in node or "const" in node:
             return node
         bare = [_bare_types(b) for b in flat]

@@ -95,7 +95,7 @@ def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
     over the B.2 budgets (24 optional properties, 16 unions). toolgen never sends ``strict`` itself.
     """
     light = Light(LightRules("anthropic", lambda f: f in ANTHROPIC_FORMATS, True, True, True), canonical)
-    out = light.node(canonical, "", "")  # builds new containers throughout; never mutates `canonical`
+    out = light.node(canonical, "", "")  # copy on write: shares unchanged subtrees with `canonical`
     out = simplify_schema(out, multi_type=False)
     if not isinstance(out, dict):
         out = {"type": "object", "properties": {}}
@@ -103,7 +103,7 @@ def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
         kept = {k: out[k] for k in ("title", "description") if k in out}
         out = {**kept, "type": "object", "properties": {}, "additionalProperties": False}
     elif "properties" not in out and types_of(out) == ["object"]:
-        out["properties"] = {}
+        out = {**out, "properties": {}}  # `out` may be `canonical` itself (copy on write): never mutated
     optional = unions = 0
     has_ref = free_form = False  # one walk decides which of the (pointer-naming) walks below are needed
     for node in iter_nodes(out):

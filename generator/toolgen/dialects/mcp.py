@@ -49,27 +49,32 @@ OPENAPI_ONLY_FORMATS: frozenset[str] = frozenset(
 
 
 def _rewrite_refs(node: JSON, fn: Callable[[str], str]) -> JSON:
-    """A copy of `node` with every string `$ref` replaced by ``fn(ref)``."""
+    """`node` with every string `$ref` replaced by ``fn(ref)``. Copy on write: a subtree with no
+    `$ref` that changes is returned as the very same object (shared, never mutated)."""
     if isinstance(node, list):
-        return [_rewrite_refs(x, fn) for x in node]
+        items = [_rewrite_refs(x, fn) for x in node]
+        return node if all(a is b for a, b in zip(node, items, strict=True)) else items
     if not isinstance(node, dict):
         return node
     out: dict[str, JSON] = {}
+    changed = False
     for key, value in node.items():
         if key == "$ref" and isinstance(value, str):
             out[key] = fn(value)
+            changed = changed or out[key] != value
         elif key in ("enum", "const", "default", "examples", "example"):
-            out[key] = copy_json(value)
+            out[key] = value
         else:
             out[key] = _rewrite_refs(value, fn)
-    return out
+            changed = changed or out[key] is not value
+    return out if changed else node
 
 
 def _mcp_light(canonical: JSON, *, simplify: bool = True) -> tuple[JSON, list[str]]:
     """The keyword-level MCP view of `canonical` and its notes; `simplify=False` (for the tests that
     compare the two) leaves out `simplify_schema`."""
     light = Light(LightRules("mcp", lambda f: f in JSON_SCHEMA_FORMATS, False, False, False), canonical)
-    out = light.node(canonical, "", "")  # new containers throughout
+    out = light.node(canonical, "", "")  # copy on write: shares unchanged subtrees with `canonical`
     return (simplify_schema(out, multi_type=True) if simplify else out), light.notes
 
 

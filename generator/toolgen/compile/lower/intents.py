@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ...diagnostics import DiagnosticError, DiagnosticSink
@@ -27,7 +28,7 @@ from ..operations import (
     operation_matches,
     suggest_operations,
 )
-from ..schema import SchemaBudget, SchemaConverter
+from ..schema import Interner, SchemaBudget, SchemaConverter
 from .context import Ctx, Skip
 from .parameters import merged_parameters
 from .tools import lower_intent
@@ -57,6 +58,13 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     _check_intent_map(ctx, operations)
     check_toolsets(ctx)
     total, done = len(model.tools) + len(operations) * len(model.include), 0
+
+    # equal schema subtrees of all tools become one object (read-only from here on, `Interner`): a
+    # spec's component schemas reach many tools, each of which built its own copy
+    intern = Interner()
+
+    def shared(tool: Tool) -> Tool:
+        return replace(tool, input_schema=intern(tool.input_schema), output_schema=intern(tool.output_schema))
 
     def step() -> None:
         nonlocal done
@@ -90,7 +98,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
         except DiagnosticError as exc:
             sink.extend(exc.diagnostics)
             continue
-        tools.extend(new)
+        tools.extend(shared(tool) for tool in new)
         covered.setdefault(op.pointer, key)
 
     for index, group in enumerate(model.include):
@@ -116,7 +124,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
                 skipped.append(SkippedOperation(_op_ref(op), first.message, first.code))
                 covered[op.pointer] = ""
                 continue
-            tools.extend(new)
+            tools.extend(shared(tool) for tool in new)
             covered[op.pointer] = name
 
     check_reserved_names(ctx, tools)

@@ -45,9 +45,10 @@ canonical schemas (`object_view`, `project_schema`, `limit_depth`).
 from .converter import SchemaBudget, SchemaConverter
 from .projection import limit_depth, object_view, project_schema
 from .refs import def_name_for_pointer
-from .tree import copy_tree, schema_nodes
+from .tree import Interner, copy_tree, schema_nodes
 
 __all__ = [
+    "Interner",
     "SchemaBudget",
     "SchemaConverter",
     "copy_tree",
