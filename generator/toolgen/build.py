@@ -30,7 +30,7 @@ from .dialects import DialectOptions, check_catalog, check_deferred
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_json, policy_markdown
-from .emit.python import format_piece, join_models, models_pieces, models_plan, package_files, warm_up
+from .emit.python import format_piece, join_package, package_files, package_pieces, package_plan, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
@@ -100,8 +100,8 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     is returned with them (`ApiBuild.errors`), and the caller decides not to write it.
     `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
     """
-    # forked now, while this process is small: the worker that computes models.py (toolgen.worker)
-    with _gc_paused(), closing(start_worker("models.py", warm_up) if "python" in emit else None) as worker:
+    # forked now, while this process is small: the worker that formats the package (toolgen.worker)
+    with _gc_paused(), closing(start_worker("the Python package", warm_up) if "python" in emit else None) as worker:
         return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
                           spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint,
                           options=dialect_options or DialectOptions(), worker=worker)
@@ -184,26 +184,27 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     located.extend(doc.fill_locations(sink.items))
     sink = located
     sink.raise_if_errors()
-    # models.py needs only the argument schemas: the worker process computes it meanwhile, and this
-    # process formats part of it once its own work is done
-    models = None
+    # the package's Python needs only the argument schemas and tool names: the worker process runs
+    # datamodel-code-generator and black meanwhile, and this process formats part of it once its
+    # own work is done
+    package = None
     if "python" in emit:
-        plan = models_plan(ir)
-        models = run_with(worker, models_pieces, format_piece, partial(join_models, plan=plan), plan,
+        plan = package_plan(ir)
+        package = run_with(worker, package_pieces, format_piece, partial(join_package, plan=plan), plan,
                                 size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
     return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                        run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                       spec_path=spec_path, models=models)
+                       spec_path=spec_path, package=package)
 
 
-#: below this many tools, models.py is computed inline: forking costs more than it saves
+#: below this many tools, the package is formatted inline: the worker's round trip costs more than it saves
 WORKER_MIN_TOOLS = 100
 
 
 def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink,
                 timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
-                out: Path, intent_path: Path, spec_path: Path, models: Pending[str] | None) -> ApiBuild:
+                out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None) -> ApiBuild:
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
     with _steps(progress, f"{api}: emitting catalogs") as advance:
@@ -232,7 +233,7 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
                   else spec_display)  # where REPORT.md locates findings in the spec
     shown = _relocated(sink.sorted(), doc.display, spec_where)
     t2 = time.perf_counter()
-    files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, models=models)
+    files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package)
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
@@ -262,27 +263,28 @@ def _relocated(diagnostics: list[Diagnostic], spec_file: str, spec_display: str)
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
                progress: Advance | None = None, *, catalogs: Catalogs | None = None,
-               sizes: list[ToolSize] | None = None, models: Pending[str] | None = None
+               sizes: list[ToolSize] | None = None, package: Pending[dict[str, str]] | None = None
                ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
-    measured (so nothing is built or tokenised twice); `models` is models.py being computed (see
-    `toolgen.worker`), else it is computed here."""
+    measured (so nothing is built or tokenised twice); `package` is the package's Python being
+    formatted (`toolgen.emit.python.join_package`, in a worker: `toolgen.worker`), else it is
+    formatted here."""
     if catalogs is None:
         catalogs = build_catalogs(ir, progress)
         _check_conformance(ir, catalogs)
     files: dict[str, bytes] = {}
     # the Python package reads its policy table and MCP catalog from policy.json and mcp.json beside it
-    package = "python" in emit
+    with_package = "python" in emit
     scaled = catalogs.deferred.files  # openai.responses.json; anthropic.json with its tool-search tool
     for dialect, tools in catalogs.by_dialect().items():
-        if dialect in emit or (package and dialect == "mcp"):
+        if dialect in emit or (with_package and dialect == "mcp"):
             files[f"{dialect}.json"] = json_bytes(scaled.get(f"{dialect}.json", tools))
             for name, extra in sorted(scaled.items()):
                 if name.startswith(f"{dialect}.") and name != f"{dialect}.json":
                     files[name] = json_bytes(extra)
     policy = policy_json(ir, catalogs.rewrites)
-    if "policy" in emit or package:
+    if "policy" in emit or with_package:
         files["policy.json"] = json_bytes(policy)
         files["search.json"] = json_bytes(search_json(policy, catalogs.tools.get("mcp", []),
                                                       catalogs.deferred.searchable))
@@ -294,7 +296,7 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
     if "python" in emit:
         with _gc_resumed():
-            files.update(package_files(ir, models=models.result() if models is not None else None))
+            files.update(package_files(ir, package.result() if package is not None else None))
     return files, catalogs, sizes
 
 

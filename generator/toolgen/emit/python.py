@@ -40,18 +40,46 @@ class ModelsPlan:
     aliases: tuple[tuple[str, str], ...]
 
 
-def package_files(ir: ApiIR, models: str | None = None) -> dict[str, bytes]:
-    """`__init__.py` and `models.py` of the generated package, each formatted by black once.
+@dataclass(frozen=True)
+class PackagePlan:
+    """What the package's Python is made from: `init_source`, `__init__.py` rendered from its
+    template (before black), and `models`, the plan of `models.py`."""
 
-    `models` is `models_module(models_plan(ir))` when the caller computed it already (the build
-    runs it in a worker process beside the other stages); otherwise it is computed here."""
-    env = template_env()
-    text = env.get_template("package_init.py.j2").render(api=ir.name, argument_models=_model_names(ir))
-    init = _black(text)
-    compile(init, f"generated/{ir.name}/__init__.py", "exec")
-    if models is None:
-        models = models_module(models_plan(ir))
-    return {"__init__.py": init.encode("utf-8"), "models.py": models.encode("utf-8")}
+    api: str
+    init_source: str
+    models: ModelsPlan
+
+
+def package_plan(ir: ApiIR) -> PackagePlan:
+    """The package's plan (cheap, pure): the rendered `__init__.py` and `models_plan(ir)`."""
+    models = models_plan(ir)
+    text = template_env().get_template("package_init.py.j2").render(api=ir.name, argument_models=models.names)
+    return PackagePlan(ir.name, text, models)
+
+
+def package_pieces(plan: PackagePlan) -> list[str]:
+    """What black formats, piece by piece: `__init__.py` whole, then `models_pieces`."""
+    return [plan.init_source, *models_pieces(plan.models)]
+
+
+def join_package(formatted: list[str], plan: PackagePlan) -> dict[str, str]:
+    """The formatted pieces of `package_pieces` as the package's two files, each compiled (and
+    models.py checked against its plan). RuntimeError for a toolgen bug."""
+    init = formatted[0]
+    compile(init, f"generated/{plan.api}/__init__.py", "exec")
+    return {"__init__.py": init, "models.py": join_models(formatted[1:], plan.models)}
+
+
+def package_files(ir: ApiIR, sources: dict[str, str] | None = None) -> dict[str, bytes]:
+    """`__init__.py` and `models.py` of the generated package, formatted by black.
+
+    `sources` is ``join_package`` of the formatted ``package_pieces(package_plan(ir))`` when the
+    caller computed it already (the build runs it in a worker process beside the other stages);
+    otherwise it is computed here."""
+    if sources is None:
+        plan = package_plan(ir)
+        sources = join_package([format_piece(piece) for piece in package_pieces(plan)], plan)
+    return {name: text.encode("utf-8") for name, text in sources.items()}
 
 
 def models_module(plan: ModelsPlan) -> str:
@@ -70,7 +98,16 @@ def models_pieces(plan: ModelsPlan) -> list[str]:
     if plan.aliases:
         tail = template_env().get_template("models_aliases.py.j2").render(aliases=plan.aliases)
         source = source.rstrip("\n") + "\n\n\n" + tail
+    # black writes this block with double quotes; written so already, a class without other strings
+    # is black-stable and black formats it in one pass instead of two (its second pass runs only on
+    # what the first changed). Three whole lines: no string literal of datamodel-code-generator's
+    # spans a line, so only its own `model_config` block matches.
+    source = source.replace(_FORBID_SINGLE, _FORBID_DOUBLE)
     return class_pieces(source)
+
+
+_FORBID_SINGLE = "\n    model_config = ConfigDict(\n        extra='forbid',\n    )\n"
+_FORBID_DOUBLE = '\n    model_config = ConfigDict(\n        extra="forbid",\n    )\n'
 
 
 def warm_up() -> str:
@@ -396,7 +433,10 @@ def class_pieces(source: str) -> list[str]:
         offsets.append(offsets[-1] + len(line) + 1)
     offsets[-1] = len(source)
     cuts = [*sorted({0, *starts}), len(lines)]
-    return [source[offsets[a]:offsets[b]] for a, b in pairwise(cuts) if a < b]
+    # without the blank lines that end a piece (black drops them, so the result is the same), a
+    # piece black leaves unchanged is formatted in one pass instead of two
+    pieces = [source[offsets[a]:offsets[b]] for a, b in pairwise(cuts) if a < b]
+    return [piece.rstrip("\n") + "\n" if piece.strip() else piece for piece in pieces]
 
 
 def _is_stub_body(body: list[Any]) -> bool:
