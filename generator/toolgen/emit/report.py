@@ -62,7 +62,7 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
          f"{total_bytes['mcp']} |"),
         f"| gemini catalog, o200k tokens / bytes | {total_tokens['gemini']} / {total_bytes['gemini']} |",
         "",
-        *_upfront_lines(catalogs),
+        *_upfront_lines(catalogs, sizes),
         *_strict_lines(catalogs, ir),
         "## Tools",
         "",
@@ -131,16 +131,24 @@ def _tool_line(row: PolicyRow, size: ToolSize) -> str:
             f"{size.bytes.get('mcp', 0)} |")
 
 
-def _upfront_lines(catalogs: Catalogs) -> list[str]:
-    """The "Up-front cost" section: per dialect, what a model sees before it searches, in o200k tokens."""
+def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize]) -> list[str]:
+    """The "Up-front cost" section: per dialect, what a model sees before it searches, in o200k tokens.
+    A catalog tool shown up front as it is (the same object) is not counted again: `measure` did."""
     views = catalogs.deferred
+    by_tool = {s.tool: s for s in sizes}
+    counted: dict[int, int] = {}
+    for dialect, tools in catalogs.by_dialect().items():
+        for tool in tools:
+            size = by_tool.get(registry()[dialect].tool_name(tool))
+            if size is not None and dialect in size.tokens:
+                counted[id(tool)] = size.tokens[dialect]
     lines = ["## Up-front cost", "",
              (f"What a model sees before it searches, in o200k tokens of compact JSON. {views.deferred} tools are "
               "deferred (found by tool search, then loaded in full)." if views.deferred else
               "No tool is deferred: every catalog is sent whole (mark tools or toolsets `loading: deferred` to "
               "load them through tool search)."), "",
              "| dialect | file | up front | entries | tokens |", "|---|---|---|---|---|"]
-    for cost in upfront_costs(views):
+    for cost in upfront_costs(views, counted):
         lines.append(f"| {cost.view} | {_code(cost.file)} | {_md(cost.note)} | {cost.entries} | {cost.tokens} |")
     large = namespace_advice(views.files.get("openai.responses.json", []))
     if large:

@@ -9,6 +9,7 @@ compact JSON (summed per entry, as the catalog totals of REPORT.md are). REPORT.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..dialects import VIEWS, DeferredViews
@@ -25,8 +26,11 @@ class UpfrontCost:
     tokens: int
 
 
-def upfront_costs(views: DeferredViews) -> list[UpfrontCost]:
-    """The up-front cost of every view `views` has (see the module docstring)."""
+def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None) -> list[UpfrontCost]:
+    """The up-front cost of every view `views` has (see the module docstring). `counted`: tokens
+    already counted, by ``id()`` of the entry object (a catalog's tools, measured once per build);
+    every other entry is counted here."""
+    known = counted or {}
     out = []
     for view, file, note in VIEWS:
         entries = views.upfront.get(view)
@@ -34,5 +38,5 @@ def upfront_costs(views: DeferredViews) -> list[UpfrontCost]:
             continue
         if not views.deferred and view != "openai":
             note = "every tool (none is deferred)"
-        out.append(UpfrontCost(view, file, note, len(entries), sum(count_tokens(compact_json(e)) for e in entries)))
+        out.append(UpfrontCost(view, file, note, len(entries), sum(known[id(e)] if id(e) in known else count_tokens(compact_json(e)) for e in entries)))
     return out
