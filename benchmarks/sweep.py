@@ -297,6 +297,28 @@ def scaling_markdown(rows: list[dict[str, object]], env: str) -> str:
             f"| {d['peak_mb']:,.0f} | {d['output_bytes']:,} | {d['output_bytes'] / max(d['operations'], 1):,.0f} "
             f"| {d['python_lines'].get('models.py', 0):,} | {d.get('import_seconds', 0):.3f} "
             f"| {d.get('data_seconds', 0):.3f} |")
+    files = ("openai.json", "anthropic.json", "mcp.json", "policy.json", "search.json", "models.py")
+    lines += [
+        "",
+        "## Output bytes per operation, by file (default build)",
+        "",
+        ("Every catalog dialect needs self-contained tools: an OpenAI function's `parameters`, an Anthropic "
+         "tool's `input_schema`, an MCP `Tool`'s `inputSchema`/`outputSchema` and a Gemini declaration each "
+         "carry their whole JSON Schema, so a schema two tools reach is written into both. toolgen inlines "
+         "schemas (keeping `$defs` only for recursive groups) and bounds each output schema by "
+         "`defaults.output_depth` and the schema node budget, so a tool's bytes do not grow with the API: the "
+         "bytes per operation below stay flat from a spec to the same spec 25 times over. Definitions are "
+         "shared where the format is toolgen's own: `models.py` (one class per distinct argument schema and "
+         "per distinct nested object) and policy.json (no schemas; request bindings only)."),
+        "",
+        "| spec | " + " | ".join(files) + " |",
+        "|---|" + "---|" * len(files),
+    ]
+    for row in rows:
+        d = row["default"]
+        assert isinstance(d, dict)
+        ops = max(d["operations"], 1)
+        lines.append(f"| `{row['spec']}` | " + " | ".join(f"{d['files'].get(f, 0) / ops:,.0f}" for f in files) + " |")
     return "\n".join(lines) + "\n"
 
 
