@@ -270,3 +270,13 @@ def test_a_plain_single_threaded_process_may_fork() -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["True", "True"]
+
+
+def test_result_is_computed_once_and_asked_for_again() -> None:
+    pending = Worker("x").run(_numbers, _same, list, 3)
+    assert pending.result() == [0, 1, 2]
+    assert pending.result() == [0, 1, 2]  # the worker is gone; the value stays
+    failing = Worker("x").run(_raise, _same, list, "twice")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="bad twice"):
+            failing.result()

@@ -41,12 +41,25 @@ class Pending(Generic[T]):
     """A value being computed in a worker process, or to be computed inline, on `result()`."""
 
     def __init__(self, compute: Callable[[], T], *, in_worker: bool) -> None:
-        self._compute = compute
+        self._compute: Callable[[], T] | None = compute
+        self._values: list[T] = []  # the value, once computed
+        self._error: Exception | None = None  # or what computing it raised
         self.in_worker = in_worker  #: whether a worker process computes (most of) it
 
     def result(self) -> T:
-        """The value. Re-raises what the job raised; RuntimeError if the worker died."""
-        return self._compute()
+        """The value, computed once (a second call returns it, or raises the same exception again).
+        Re-raises what the job raised; RuntimeError if the worker died."""
+        if self._compute is not None:
+            compute, self._compute = self._compute, None
+            try:
+                self._values.append(compute())
+            except Exception as exc:  # noqa: BLE001 - kept, raised again on every call
+                self._error = exc
+        if self._error is not None:
+            raise self._error
+        if not self._values:
+            raise RuntimeError("the computation was interrupted (KeyboardInterrupt or exit)")
+        return self._values[0]
 
 
 class Worker:
