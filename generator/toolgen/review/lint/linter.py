@@ -126,6 +126,7 @@ class _Linter:
         self._response_cache: dict[str, tuple[Any, bool] | None] = {}
         self._refs_cache: dict[str, tuple[list[str], str | None]] = {}
         self._size_cache: dict[tuple[str, tuple[str, ...], int], tuple[int, int]] = {}
+        self._closures: dict[str, tuple[str, ...]] = {}  # a response schema's compact JSON -> its $ref closure
         self.views = list(self._views())
         self._catalogs: Catalogs | None = data.catalogs
 
@@ -382,16 +383,18 @@ class _Linter:
         node = _success_schema(op, self.doc.data)
         if node is None:
             return None
-        seen: set[str] = set()
-        stack = list(_direct_refs(node))
-        while stack:
-            target = stack.pop()
-            if target in seen:
-                continue
-            seen.add(target)
-            stack.extend(self._ref_graph(target)[0])
-        closure = tuple(sorted(seen))
         head = compact_json(node)
+        closure = self._closures.get(head)
+        if closure is None:  # operations answering with the same schema (a `$ref`) share its closure
+            seen: set[str] = set()
+            stack = list(_direct_refs(node))
+            while stack:
+                target = stack.pop()
+                if target in seen:
+                    continue
+                seen.add(target)
+                stack.extend(self._ref_graph(target)[0])
+            closure = self._closures[head] = tuple(sorted(seen))
         key = (head, closure, budget)
         hit = self._size_cache.get(key)
         if hit is not None:
