@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.support.runtime_env import ADMIN, WRITER, tickets_dir
+from tests.support.runtime_env import ADMIN, WRITER, error_code, stored_preview, tickets_dir
 
 from toolgen.cli import main
 from toolgen.examples.tickets_server import TicketsServer
@@ -78,16 +78,6 @@ def issued(server: TicketsServer, store: ReceiptStore) -> Iterator[Registry]:
     reg.close()
 
 
-def _preview(reg: Registry, args: dict[str, Any], actor: Actor = WRITER, tool: str = PREVIEW) -> str:
-    shown = reg.call(tool, args, actor=actor)
-    assert shown.ok and shown.result is not None, shown.to_json()
-    return str(shown.result["preview_id"])
-
-
-def _code(result: CallResult) -> str | None:
-    return None if result.error is None else result.error.code
-
-
 def _record(reg: Registry, preview_id: str, approval: Approval | str | None, key: str = "a-1",
             actor: Actor = WRITER, tool: str = FOLLOWUP) -> CallResult:
     return reg.call(tool, {"preview_id": preview_id, "action_id": key}, actor=actor, approval=approval)
@@ -104,70 +94,70 @@ def _nothing_sent(server: TicketsServer, reg: Registry, *keys: str) -> None:
 
 
 def test_self_approval_with_the_clients_word_is_refused(issued: Registry, server: TicketsServer) -> None:
-    pid = _preview(issued, NOTE)
+    pid = stored_preview(issued, NOTE)
     for forged in (pid, Approval(pid), Approval(pid, approved_by="writer"),
                    Approval(pid, approved_by="writer", approval_id=pid)):
         refused = _record(issued, pid, forged)
-        assert _code(refused) == "approval_required", refused.to_json()
+        assert error_code(refused) == "approval_required", refused.to_json()
         assert refused.error is not None and "toolgen approve" in (refused.error.next_step or "")
-    assert _code(_record(issued, pid, None)) == "approval_required"
+    assert error_code(_record(issued, pid, None)) == "approval_required"
     _nothing_sent(server, issued, "a-1")
 
 
 def test_forged_or_guessed_approval_ids_are_refused(issued: Registry, server: TicketsServer) -> None:
-    pid = _preview(issued, NOTE)
+    pid = stored_preview(issued, NOTE)
     real = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
     guesses = [secrets.token_urlsafe(32), real[:-1] + ("A" if real[-1] != "A" else "B"), real.upper(),
                approval_key(real), " " + real, "x"]  # the stored key is not an approval either
     for n, guess in enumerate(guesses):
         refused = _record(issued, pid, Approval(pid, approval_id=guess), key=f"g-{n}")
-        assert _code(refused) == "approval_required", (guess, refused.to_json())
+        assert error_code(refused) == "approval_required", (guess, refused.to_json())
     _nothing_sent(server, issued, *[f"g-{n}" for n in range(len(guesses))])
     assert _record(issued, pid, Approval(pid, approval_id=real)).ok  # the real one still works
 
 
 def test_an_approval_of_p_never_authorises_q(issued: Registry, server: TicketsServer) -> None:
-    p, q = _preview(issued, NOTE), _preview(issued, OTHER_NOTE)
+    p, q = stored_preview(issued, NOTE), stored_preview(issued, OTHER_NOTE)
     approval_id = issued.issue_approval(FOLLOWUP, p, approved_by="alice", actor=WRITER.id)
     # the client claims the approval is for Q: the runtime knows it was issued for P
     refused = _record(issued, q, Approval(q, approval_id=approval_id))
-    assert _code(refused) == "approval_mismatch", refused.to_json()
+    assert error_code(refused) == "approval_mismatch", refused.to_json()
     # the client tells the truth (P) but records Q: the approval does not cover this request
-    assert _code(_record(issued, q, Approval(p, approval_id=approval_id), key="a-2")) == "approval_mismatch"
+    assert error_code(_record(issued, q, Approval(p, approval_id=approval_id), key="a-2")) == "approval_mismatch"
     _nothing_sent(server, issued, "a-1", "a-2")
     ok = _record(issued, p, Approval(p, approval_id=approval_id), key="a-3")
     assert ok.ok and server.side_effects["addFollowup"] == 1
 
 
 def test_an_approval_is_bound_to_its_record_tool_and_its_actor(issued: Registry, server: TicketsServer) -> None:
-    deletion = _preview(issued, {"ticket_id": "T-102"}, actor=ADMIN, tool=PREVIEW_DELETE)
+    deletion = stored_preview(issued, {"ticket_id": "T-102"}, actor=ADMIN, tool=PREVIEW_DELETE)
     for_delete = issued.issue_approval(DELETE, deletion, approved_by="alice", actor=ADMIN.id)
-    followup = _preview(issued, NOTE, actor=ADMIN)
+    followup = stored_preview(issued, NOTE, actor=ADMIN)
     refused = _record(issued, followup, Approval(followup, approval_id=for_delete), actor=ADMIN)
-    assert _code(refused) == "approval_required", refused.to_json()
+    assert error_code(refused) == "approval_required", refused.to_json()
     # another actor previews the very same request (same preview_id) and presents the writer's approval
-    pid = _preview(issued, NOTE)
-    assert _preview(issued, NOTE, actor=MALLORY) == pid
+    pid = stored_preview(issued, NOTE)
+    assert stored_preview(issued, NOTE, actor=MALLORY) == pid
     writers = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
     stolen = _record(issued, pid, Approval(pid, approval_id=writers), actor=MALLORY, key="m-1")
-    assert _code(stolen) == "approval_required", stolen.to_json()
+    assert error_code(stolen) == "approval_required", stolen.to_json()
     _nothing_sent(server, issued, "a-1", "m-1")
     assert issued.receipts.get(f"{issued.api}/{DELETE}", "a-1") is None
 
 
 def test_an_expired_approval_is_refused(issued: Registry, server: TicketsServer) -> None:
-    pid = _preview(issued, NOTE)
+    pid = stored_preview(issued, NOTE)
     approval_id = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id, ttl_s=0.3)
     time.sleep(0.5)
     refused = _record(issued, pid, Approval(pid, approval_id=approval_id))
-    assert _code(refused) == "approval_required" and refused.error is not None
+    assert error_code(refused) == "approval_required" and refused.error is not None
     assert refused.error.details.get("reason") == "expired", refused.to_json()
     _nothing_sent(server, issued, "a-1")
 
 
 def test_an_issued_approval_works_once_and_records_the_issued_approver(
         issued: Registry, server: TicketsServer) -> None:
-    pid = _preview(issued, NOTE)
+    pid = stored_preview(issued, NOTE)
     approval_id = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
     claim = Approval(pid, approved_by="mallory", approval_id=approval_id)  # the caller's word is ignored
     first = _record(issued, pid, claim)
@@ -175,7 +165,7 @@ def test_an_issued_approval_works_once_and_records_the_issued_approver(
     again = _record(issued, pid, claim)  # a retry of the same action replays
     assert again.ok and again.replayed
     second = _record(issued, pid, claim, key="a-2")
-    assert _code(second) == "approval_used", second.to_json()
+    assert error_code(second) == "approval_used", second.to_json()
     assert server.side_effects["addFollowup"] == 1
     approvers = [e.detail.get("approved_by") for e in issued.audit.events  # type: ignore[attr-defined]
                  if e.step == "approval" and e.decision == "allow"]
@@ -183,7 +173,7 @@ def test_an_issued_approval_works_once_and_records_the_issued_approver(
 
 
 def test_issuing_needs_a_real_preview_of_an_approval_gated_record(issued: Registry) -> None:
-    pid = _preview(issued, NOTE)
+    pid = stored_preview(issued, NOTE)
     with pytest.raises(ToolError) as unknown:
         issued.issue_approval(FOLLOWUP, "sha256:" + "0" * 64, approved_by="alice", actor=WRITER.id)
     assert unknown.value.code == "preview_not_found"
@@ -203,7 +193,7 @@ def test_issuing_needs_a_real_preview_of_an_approval_gated_record(issued: Regist
 def test_approvable_request_redacts_credentials(server: TicketsServer, tmp_path: Path) -> None:
     reg = _registry(server, SqliteReceiptStore(tmp_path / "r.sqlite3"))
     try:
-        pid = _preview(reg, NOTE)
+        pid = stored_preview(reg, NOTE)
         shown = reg.approvable_request(FOLLOWUP, pid, WRITER.id)
         assert shown["method"] == "POST" and shown["url"].startswith(server.base_url)
         assert server.token not in json.dumps(shown)
@@ -215,7 +205,7 @@ def test_the_store_never_holds_a_usable_approval_id(server: TicketsServer, tmp_p
     path = tmp_path / "receipts.sqlite3"
     reg = _registry(server, SqliteReceiptStore(path))
     try:
-        pid = _preview(reg, NOTE)
+        pid = stored_preview(reg, NOTE)
         approval_id = reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
         with sqlite3.connect(path) as conn:
             dumped = "\n".join(conn.iterdump())
@@ -228,9 +218,9 @@ def test_client_mode_is_unchanged(server: TicketsServer) -> None:
     reg = _registry(server, MemoryReceiptStore(), approvals="client")
     try:
         assert reg.approvals == "client"
-        pid = _preview(reg, NOTE)
+        pid = stored_preview(reg, NOTE)
         assert _record(reg, pid, pid).ok
-        assert _code(_record(reg, pid, pid, key="a-2")) == "approval_used"
+        assert error_code(_record(reg, pid, pid, key="a-2")) == "approval_used"
     finally:
         reg.close()
     policy, catalog = _package()
@@ -253,7 +243,7 @@ def test_cli_approve_issues_an_id_the_server_accepts_through_a_shared_sqlite_fil
     path = tmp_path / "receipts.sqlite3"
     reg = _registry(server, SqliteReceiptStore(path))
     try:
-        pid = _preview(reg, NOTE)
+        pid = stored_preview(reg, NOTE)
         declined = _approve(path, server, pid, stdin="n\n")
         assert declined.exit_code == 1 and "not approved" in declined.output
         assert '"method": "POST"' in declined.output and server.token not in declined.output
@@ -392,13 +382,13 @@ def test_concurrent_records_spend_an_issued_approval_once(server: TicketsServer,
     path = tmp_path / "receipts.sqlite3"
     regs = [_registry(server, SqliteReceiptStore(path)) for _ in range(4)]  # four workers, one file
     try:
-        pid = _preview(regs[0], NOTE)
+        pid = stored_preview(regs[0], NOTE)
         approval_id = regs[0].issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
         with ThreadPoolExecutor(8) as pool:
             results = list(pool.map(lambda n: _record(regs[n % 4], pid, Approval(pid, approval_id=approval_id),
                                                       key=f"c-{n}"), range(8)))
         assert sum(r.ok for r in results) == 1, [r.to_json() for r in results]
-        assert {_code(r) for r in results if not r.ok} == {"approval_used"}
+        assert {error_code(r) for r in results if not r.ok} == {"approval_used"}
         assert server.side_effects["addFollowup"] == 1
     finally:
         for reg in regs:
@@ -411,7 +401,7 @@ def test_no_unissued_approval_text_ever_approves(tickets_server: TicketsServer) 
     from hypothesis import strategies as st
 
     reg = _registry(tickets_server, MemoryReceiptStore())
-    pid = _preview(reg, dict(NOTE, note=f"property {secrets.token_hex(4)}"))
+    pid = stored_preview(reg, dict(NOTE, note=f"property {secrets.token_hex(4)}"))
     reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)  # one real approval exists
     before = tickets_server.side_effects["addFollowup"]
 
@@ -422,7 +412,7 @@ def test_no_unissued_approval_text_ever_approves(tickets_server: TicketsServer) 
     def attack(approval_id: str, by: str | None) -> None:
         result = _record(reg, pid, Approval(pid, approved_by=by, approval_id=approval_id),
                          key="k-" + secrets.token_hex(6))
-        assert _code(result) == "approval_required", result.to_json()
+        assert error_code(result) == "approval_required", result.to_json()
 
     try:
         attack()
@@ -439,7 +429,7 @@ def test_issuing_is_audited_first_and_a_failing_sink_issues_nothing(server: Tick
 
     reg = _registry(server, SqliteReceiptStore(tmp_path / "r.sqlite3"))
     try:
-        pid = _preview(reg, NOTE)
+        pid = stored_preview(reg, NOTE)
         approval_id = reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)
         issued_events = [e for e in reg.audit.events if e.decision == "issue"]  # type: ignore[attr-defined]
         assert [(e.tool, e.actor, e.fingerprint, e.detail["approved_by"]) for e in issued_events] == [
@@ -460,7 +450,7 @@ def test_cli_approve_appends_to_the_audit_log(server: TicketsServer, tmp_path: P
     path, log = tmp_path / "receipts.sqlite3", tmp_path / "audit.jsonl"
     reg = _registry(server, SqliteReceiptStore(path))
     try:
-        pid = _preview(reg, NOTE)
+        pid = stored_preview(reg, NOTE)
         out = _approve(path, server, pid, "--yes", "--audit-log", str(log))
         assert out.exit_code == 0, out.output
         events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]

@@ -35,13 +35,12 @@ from typing import Any
 
 import pytest
 from tests.support.recording_server import RecordingServer
-from tests.support.runtime_env import ADMIN, GENERATED, WRITER, tickets_dir
+from tests.support.runtime_env import ADMIN, GENERATED, WRITER, error_code, stored_preview, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Actor,
     Approval,
-    CallResult,
     MemoryReceiptStore,
     ReceiptStore,
     Registry,
@@ -84,16 +83,6 @@ def tickets(server: TicketsServer, receipts_path: Path) -> Iterator[Registry]:
     reg.close()
 
 
-def _preview(reg: Registry, args: dict[str, Any], actor: Actor = WRITER, tool: str = PREVIEW) -> str:
-    shown = reg.call(tool, args, actor=actor)
-    assert shown.ok and shown.result is not None, shown.to_json()
-    return str(shown.result["preview_id"])
-
-
-def _code(result: CallResult) -> str | None:
-    return None if result.error is None else result.error.code
-
-
 def _sent_note(request: Any) -> Any:
     return json.loads(request.body)["note"]
 
@@ -134,20 +123,20 @@ def test_approval_gated_records_take_only_the_preview_id_and_the_key(api: str) -
 
 
 def test_forged_and_unknown_preview_ids_send_nothing(tickets: Registry, server: TicketsServer) -> None:
-    real = _preview(tickets, NOTE)
+    real = stored_preview(tickets, NOTE)
     forged = "sha256:" + hashlib.sha256(b"never previewed").hexdigest()
     for preview_id in (forged, real[:-1] + ("0" if real[-1] != "0" else "1"), "x", "sha256:" + "a" * 64):
         res = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "forged"}, actor=WRITER,
                            approval=preview_id)
-        assert _code(res) == "preview_not_found", res.to_json()
+        assert error_code(res) == "preview_not_found", res.to_json()
         assert res.error is not None and res.error.category == "validation"
         assert res.error.details["pointer"] == "/preview_id" and res.error.details["preview_tool"] == PREVIEW
     # the full arguments again are refused by the strict schema, naming what is not allowed
     res = tickets.call(FOLLOWUP, dict(NOTE, action_id="forged"), actor=WRITER, approval=real)
-    assert _code(res) == "invalid_arguments", res.to_json()
+    assert error_code(res) == "invalid_arguments", res.to_json()
     res = tickets.call(FOLLOWUP, {"preview_id": real, "action_id": "forged", "note": "sneaked in"}, actor=WRITER,
                        approval=real)
-    assert _code(res) == "invalid_arguments" and res.error is not None and res.error.details["pointer"] == "/note"
+    assert error_code(res) == "invalid_arguments" and res.error is not None and res.error.details["pointer"] == "/note"
     _nothing_happened(server, tickets, "forged")
 
 
@@ -155,17 +144,17 @@ def test_a_preview_of_one_tool_cannot_be_recorded_by_another(server: TicketsServ
     store = SqliteReceiptStore(receipts_path)
     tickets = _registry(server.base_url, store, secrets={"TICKETS_TOKEN": server.token})
     other_api = _registry(server.base_url, store, rename="tickets_copy", secrets={"TICKETS_TOKEN": server.token})
-    followup = _preview(tickets, NOTE, ADMIN)
+    followup = stored_preview(tickets, NOTE, ADMIN)
     # the delete record tool of the same API, and the same tool of another API on the same store
     res = tickets.call("record_ticket_delete", {"preview_id": followup, "action_id": "cross-1"}, actor=ADMIN,
                        approval=followup)
-    assert _code(res) == "preview_not_found", res.to_json()
+    assert error_code(res) == "preview_not_found", res.to_json()
     res = other_api.call(FOLLOWUP, {"preview_id": followup, "action_id": "cross-2"}, actor=ADMIN, approval=followup)
-    assert _code(res) == "preview_not_found", res.to_json()
+    assert error_code(res) == "preview_not_found", res.to_json()
     # a delete preview cannot be executed by the follow-up record tool either
-    delete = _preview(tickets, {"ticket_id": "T-102"}, ADMIN, "preview_ticket_delete")
+    delete = stored_preview(tickets, {"ticket_id": "T-102"}, ADMIN, "preview_ticket_delete")
     res = tickets.call(FOLLOWUP, {"preview_id": delete, "action_id": "cross-3"}, actor=ADMIN, approval=delete)
-    assert _code(res) == "preview_not_found", res.to_json()
+    assert error_code(res) == "preview_not_found", res.to_json()
     assert server.side_effects["deleteTicket"] == 0 and server.side_effects["addFollowup"] == 0
     assert not server.requests_for("POST", "/followups") and not server.requests_for("DELETE", "/tickets")
     # the right tool executes it
@@ -175,34 +164,34 @@ def test_a_preview_of_one_tool_cannot_be_recorded_by_another(server: TicketsServ
 
 
 def test_a_preview_is_bound_to_the_actor_that_made_it(tickets: Registry, server: TicketsServer) -> None:
-    preview_id = _preview(tickets, NOTE, WRITER)
+    preview_id = stored_preview(tickets, NOTE, WRITER)
     colleague = Actor.of("colleague", WRITER.scopes)
     res = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=colleague,
                        approval=preview_id)
-    assert _code(res) == "preview_not_found", res.to_json()
+    assert error_code(res) == "preview_not_found", res.to_json()
     _nothing_happened(server, tickets, "mine")
     # an actor without the scope is refused before any store is read
     reader = Actor.of("writer", ["ticket:read"])  # the same id, not the scope
     res = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=reader, approval=preview_id)
-    assert _code(res) == "permission_denied", res.to_json()
+    assert error_code(res) == "permission_denied", res.to_json()
     # the colleague previews the same arguments: the same request, the same preview_id, now theirs
-    assert _preview(tickets, NOTE, colleague) == preview_id
+    assert stored_preview(tickets, NOTE, colleague) == preview_id
     ok = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "mine"}, actor=colleague, approval=preview_id)
     assert ok.ok, ok.to_json()
     assert server.side_effects["addFollowup"] == 1
 
 
 def test_an_approval_of_p_does_not_execute_q(tickets: Registry, server: TicketsServer) -> None:
-    p = _preview(tickets, NOTE)
-    q = _preview(tickets, OTHER_NOTE)
+    p = stored_preview(tickets, NOTE)
+    q = stored_preview(tickets, OTHER_NOTE)
     assert p != q
     res = tickets.call(FOLLOWUP, {"preview_id": q, "action_id": "pq"}, actor=WRITER,
                        approval=Approval(p, approved_by="human"))
-    assert _code(res) == "approval_mismatch", res.to_json()
+    assert error_code(res) == "approval_mismatch", res.to_json()
     assert res.error is not None and res.error.details["request"]["body"]["note"] == OTHER_NOTE["note"]
     _nothing_happened(server, tickets, "pq")
     res = tickets.call(FOLLOWUP, {"preview_id": q, "action_id": "pq"}, actor=WRITER)
-    assert _code(res) == "approval_required", res.to_json()
+    assert error_code(res) == "approval_required", res.to_json()
     assert res.error is not None and res.error.details["preview_id"] == q
     ok = tickets.call(FOLLOWUP, {"preview_id": q, "action_id": "pq"}, actor=WRITER, approval=Approval(q))
     assert ok.ok and ok.request is not None and ok.request["body"]["note"] == OTHER_NOTE["note"], ok.to_json()
@@ -213,7 +202,7 @@ def test_an_approval_of_p_does_not_execute_q(tickets: Registry, server: TicketsS
                                     "wrong-type"])
 def test_a_preview_rewritten_in_sqlite_is_refused(change: str, tickets: Registry, server: TicketsServer,
                                                   receipts_path: Path) -> None:
-    preview_id = _preview(tickets, NOTE)
+    preview_id = stored_preview(tickets, NOTE)
     values = {
         "arguments": ("arguments", json.dumps(OTHER_NOTE)),
         "invalid-json": ("arguments", "{not json"),
@@ -227,11 +216,11 @@ def test_a_preview_rewritten_in_sqlite_is_refused(change: str, tickets: Registry
         assert conn.execute(f"UPDATE previews SET {column} = ? WHERE preview_id = ?", (value, preview_id)).rowcount == 1
     res = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "tampered"}, actor=WRITER,
                        approval=Approval(preview_id))
-    assert _code(res) == "preview_mismatch", res.to_json()
+    assert error_code(res) == "preview_mismatch", res.to_json()
     assert res.error is not None and res.error.details["pointer"] == "/preview_id"
     _nothing_happened(server, tickets, "tampered")
     # previewing again stores the previewed arguments again: the same id executes what was approved
-    assert _preview(tickets, NOTE) == preview_id
+    assert stored_preview(tickets, NOTE) == preview_id
     ok = tickets.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "tampered"}, actor=WRITER,
                       approval=Approval(preview_id))
     assert ok.ok, ok.to_json()
@@ -253,11 +242,11 @@ def test_an_expired_preview_must_be_previewed_again(any_store: ReceiptStore, ser
     preview_id = shown.result["preview_id"]
     time.sleep(1.2)
     res = reg.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "late"}, actor=WRITER, approval=preview_id)
-    assert _code(res) == "preview_expired", res.to_json()
+    assert error_code(res) == "preview_expired", res.to_json()
     assert res.error is not None and res.error.details["pointer"] == "/preview_id"
     assert PREVIEW in res.error.next_step
     _nothing_happened(server, reg, "late")
-    assert _preview(reg, NOTE) == preview_id  # the same request: the same id, executable again
+    assert stored_preview(reg, NOTE) == preview_id  # the same request: the same id, executable again
     ok = reg.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "late"}, actor=WRITER, approval=preview_id)
     assert ok.ok, ok.to_json()
 
@@ -318,15 +307,15 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
 
 def test_a_retry_with_the_same_key_replays_and_another_preview_conflicts(tickets: Registry,
                                                                          server: TicketsServer) -> None:
-    p = _preview(tickets, NOTE)
+    p = stored_preview(tickets, NOTE)
     first = tickets.call(FOLLOWUP, {"preview_id": p, "action_id": "same"}, actor=WRITER, approval=p)
     again = tickets.call(FOLLOWUP, {"preview_id": p, "action_id": "same"}, actor=WRITER, approval=p)
     assert first.ok and not first.replayed and again.ok and again.replayed, (first.to_json(), again.to_json())
     assert again.result == first.result and again.request == first.request
     assert again.to_json()["request"]["body"]["note"] == NOTE["note"]
-    q = _preview(tickets, OTHER_NOTE)
+    q = stored_preview(tickets, OTHER_NOTE)
     conflict = tickets.call(FOLLOWUP, {"preview_id": q, "action_id": "same"}, actor=WRITER, approval=q)
-    assert _code(conflict) == "idempotency_conflict", conflict.to_json()
+    assert error_code(conflict) == "idempotency_conflict", conflict.to_json()
     assert server.side_effects["addFollowup"] == 1 and len(server.requests_for("POST", "/followups")) == 1
 
 
@@ -371,16 +360,16 @@ def test_redis_stopped_at_preview_or_at_record_sends_nothing(own_redis: tuple[st
     url, proc = own_redis
     store = receipts_from_url(url + "?socket_timeout=0.5&socket_connect_timeout=0.5")
     reg = _registry(server.base_url, store, secrets={"TICKETS_TOKEN": server.token})
-    stored = _preview(reg, NOTE)
+    stored = stored_preview(reg, NOTE)
     proc.terminate()
     proc.wait(10)
     # at record time: the stored preview cannot be read
     res = reg.call(FOLLOWUP, {"preview_id": stored, "action_id": "down-1"}, actor=WRITER, approval=stored)
-    assert _code(res) == "receipt_store_unavailable", res.to_json()
+    assert error_code(res) == "receipt_store_unavailable", res.to_json()
     assert res.error is not None and res.error.retryable is True and res.error.result_known is True
     # at preview time: no preview_id is handed out that no record could execute
     shown = reg.call(PREVIEW, OTHER_NOTE, actor=WRITER)
-    assert _code(shown) == "receipt_store_unavailable", shown.to_json()
+    assert error_code(shown) == "receipt_store_unavailable", shown.to_json()
     assert shown.result is None
     assert server.side_effects["addFollowup"] == 0 and not server.requests_for("POST", "/followups")
     reg.close()
@@ -413,7 +402,7 @@ def test_a_policy_without_the_record_key_keeps_full_argument_records(server: Tic
 
 
 def test_the_sqlite_previews_table_shares_the_receipts_file(tickets: Registry, receipts_path: Path) -> None:
-    preview_id = _preview(tickets, NOTE)
+    preview_id = stored_preview(tickets, NOTE)
     with sqlite3.connect(str(receipts_path)) as conn:
         rows = conn.execute("SELECT scope, actor, intent, expires_at - created_at FROM previews WHERE preview_id = ?",
                             (preview_id,)).fetchall()
@@ -427,7 +416,7 @@ def test_redis_expires_a_stored_preview_after_its_lifetime_once_more(redis_url: 
     store = receipts_from_url(f"{redis_url}?prefix=e-{uuid.uuid4().hex[:10]}:")
     assert isinstance(store, RedisReceiptStore)
     reg = _registry(server.base_url, store, ttl=30, secrets={"TICKETS_TOKEN": server.token})
-    preview_id = _preview(reg, NOTE)
+    preview_id = stored_preview(reg, NOTE)
     previews = store.previews()
     name = previews.redis_key(f"tickets/{FOLLOWUP}", WRITER.id, preview_id)
     assert name.startswith(store.prefix + "p:") and store.client.exists(name)

@@ -1,10 +1,11 @@
-"""Shared paths and actors for the runtime tests."""
+"""Shared paths, actors and calls for the runtime tests (against the tickets package)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from toolgen.runtime import Actor
+from toolgen.runtime import Actor, CallResult, Registry
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO / ".." / "shared"
@@ -20,3 +21,16 @@ def tickets_dir() -> Path:
 READER = Actor.of("reader", ["ticket:read"])
 WRITER = Actor.of("writer", ["ticket:read", "ticket:write"])
 ADMIN = Actor.of("admin", ["ticket:read", "ticket:write", "ticket:delete"])
+
+
+def stored_preview(reg: Registry, args: dict[str, Any], actor: Actor = WRITER,
+                   tool: str = "preview_ticket_followup") -> str:
+    """Call the preview tool `tool` (it must succeed) and return the ``preview_id`` it stored."""
+    shown = reg.call(tool, args, actor=actor)
+    assert shown.ok and shown.result is not None, shown.to_json()
+    return str(shown.result["preview_id"])
+
+
+def error_code(result: CallResult) -> str | None:
+    """The error code of a call's result; None when it succeeded."""
+    return None if result.error is None else result.error.code
