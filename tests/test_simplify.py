@@ -235,20 +235,15 @@ def _shaped(schema: Any, root: Any, rng: Any, depth: int = 0) -> Any:
     return rng.choice(["a", "2024-01-01T00:00:00Z", "a@b.co", "x" * 300, "https://x.y"])
 
 
-@pytest.mark.parametrize("api", ["tickets", "github", "stripe"])
-def test_committed_apis_views_accept_the_same_values_before_and_after(api: str, tmp_path: Any) -> None:
-    import random
-
+def _views_accept_the_same(tools: Any, rng: Any, samples: int, label: str) -> int:
+    """For every tool schema the MCP view simplifies, `samples` values shaped like either view are
+    accepted by both views or by neither; returns how many schemas were compared."""
     import jsonschema_rs
-    from tests.support.build import REPO
 
-    from toolgen.build import build_api
     from toolgen.dialects.mcp import _mcp_light
 
-    built = build_api(REPO / "intent_maps" / f"{api}.yaml", tmp_path, emit=("mcp",), base=REPO, run_lint=False)
-    rng = random.Random(13)
     compared = 0
-    for tool in built.ir.tools:
+    for tool in tools:
         for canonical in (tool.input_schema, tool.output_schema):
             before, _ = _mcp_light(canonical, simplify=False)
             after, _ = _mcp_light(canonical)
@@ -256,10 +251,23 @@ def test_committed_apis_views_accept_the_same_values_before_and_after(api: str, 
                 continue
             v_before = jsonschema_rs.Draft202012Validator(before)
             v_after = jsonschema_rs.Draft202012Validator(after)
-            for _ in range(300):
+            for _ in range(samples):
                 value = _shaped(before if rng.random() < 0.5 else after, before, rng)
-                assert v_before.is_valid(value) == v_after.is_valid(value), (tool.name, value)
+                assert v_before.is_valid(value) == v_after.is_valid(value), (label, tool.name, value)
             compared += 1
+    return compared
+
+
+@pytest.mark.parametrize("api", ["tickets", "github", "stripe"])
+def test_committed_apis_views_accept_the_same_values_before_and_after(api: str, tmp_path: Any) -> None:
+    import random
+
+    from tests.support.build import REPO
+
+    from toolgen.build import build_api
+
+    built = build_api(REPO / "intent_maps" / f"{api}.yaml", tmp_path, emit=("mcp",), base=REPO, run_lint=False)
+    compared = _views_accept_the_same(built.ir.tools, random.Random(13), 300, api)
     assert compared > 0 or api == "tickets"
 
 
@@ -273,11 +281,9 @@ REAL_SPECS = ["adyen-checkout.json", "asana.json", "box.json", "digitalocean.jso
 def test_real_spec_views_accept_the_same_values_before_and_after(spec: str, tmp_path: Any) -> None:
     import random
 
-    import jsonschema_rs
     from tests.support.build import REAL
 
     from toolgen.build import build_api
-    from toolgen.dialects.mcp import _mcp_light
 
     if not (REAL / spec).exists():
         pytest.skip("../shared/specs/real is not available")
@@ -285,15 +291,4 @@ def test_real_spec_views_accept_the_same_values_before_and_after(spec: str, tmp_
     intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(REAL / spec))}\napi: {{name: all}}\n"
                       "include: [{match: '*'}]\n", encoding="utf-8")
     built = build_api(intent, tmp_path / "out", emit=("mcp",), base=tmp_path, run_lint=False)
-    rng = random.Random(spec)
-    for tool in built.ir.tools:
-        for canonical in (tool.input_schema, tool.output_schema):
-            before, _ = _mcp_light(canonical, simplify=False)
-            after, _ = _mcp_light(canonical)
-            if before == after:
-                continue
-            v_before = jsonschema_rs.Draft202012Validator(before)
-            v_after = jsonschema_rs.Draft202012Validator(after)
-            for _ in range(40):
-                value = _shaped(before if rng.random() < 0.5 else after, before, rng)
-                assert v_before.is_valid(value) == v_after.is_valid(value), (spec, tool.name, value)
+    _views_accept_the_same(built.ir.tools, random.Random(spec), 40, spec)
