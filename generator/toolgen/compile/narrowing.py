@@ -342,28 +342,20 @@ class _Checker:
                             f"repeat `{key}: {c[key]}` in the narrowed schema")
 
     def numbers(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str, *, only_integers: bool) -> None:
-        lo_n, lo_n_excl = _bound(n, "minimum", "exclusiveMinimum", lower=True)
-        hi_n, hi_n_excl = _bound(n, "maximum", "exclusiveMaximum", lower=False)
-        for key, excl in (("minimum", False), ("exclusiveMinimum", True)):
-            limit = _num(c.get(key)) if key in c else None
-            if key in c and limit is None:
-                raise _Fail(ptr, f"the canonical {key} is not a number", "leave this argument canonical")
-            if limit is None:
-                continue
-            ok = lo_n is not None and (lo_n > limit or (lo_n == limit and (lo_n_excl or not excl)))
-            if not ok:
-                raise _Fail(ptr, f"the canonical schema requires {key} {c[key]}; the narrowed bound is lower or absent",
-                            f"add `{key}: {c[key]}` (or a tighter bound)")
-        for key, excl in (("maximum", False), ("exclusiveMaximum", True)):
-            limit = _num(c.get(key)) if key in c else None
-            if key in c and limit is None:
-                raise _Fail(ptr, f"the canonical {key} is not a number", "leave this argument canonical")
-            if limit is None:
-                continue
-            ok = hi_n is not None and (hi_n < limit or (hi_n == limit and (hi_n_excl or not excl)))
-            if not ok:
-                raise _Fail(ptr, f"the canonical schema requires {key} {c[key]}; the narrowed bound is higher or absent",
-                            f"add `{key}: {c[key]}` (or a tighter bound)")
+        for lower, (inclusive, exclusive) in ((True, ("minimum", "exclusiveMinimum")),
+                                              (False, ("maximum", "exclusiveMaximum"))):
+            bound, bound_excl = _bound(n, inclusive, exclusive, lower=lower)
+            for key, excl in ((inclusive, False), (exclusive, True)):
+                limit = _num(c.get(key)) if key in c else None
+                if key in c and limit is None:
+                    raise _Fail(ptr, f"the canonical {key} is not a number", "leave this argument canonical")
+                if limit is None:
+                    continue
+                inside = bound is not None and ((bound > limit) if lower else (bound < limit))
+                if not (inside or (bound == limit and (bound_excl or not excl))):
+                    raise _Fail(ptr, f"the canonical schema requires {key} {c[key]}; the narrowed bound is "
+                                     f"{'lower' if lower else 'higher'} or absent",
+                                f"add `{key}: {c[key]}` (or a tighter bound)")
         if "multipleOf" in c:
             m_c = _num(c["multipleOf"])
             m_n = _num(n.get("multipleOf"))
