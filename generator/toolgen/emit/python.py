@@ -82,15 +82,6 @@ def package_files(ir: ApiIR, sources: dict[str, str] | None = None) -> dict[str,
     return {name: text.encode("utf-8") for name, text in sources.items()}
 
 
-def models_module(plan: ModelsPlan) -> str:
-    """The source of `models.py`: datamodel-code-generator over `plan.document`, the aliases, black
-    a class at a time (`models_pieces`, `format_piece`, `join_models` in one process).
-
-    Pure and self-contained (text in, text out), so it can run in another process. Raises
-    RuntimeError when the result lacks a class `plan.names` promises (a toolgen bug)."""
-    return join_models([format_piece(piece) for piece in models_pieces(plan)], plan)
-
-
 def models_pieces(plan: ModelsPlan) -> list[str]:
     """`models.py` before black, cut into the pieces black formats one at a time (`class_pieces`):
     datamodel-code-generator's module followed by the aliases."""
@@ -115,7 +106,7 @@ def warm_up() -> str:
     imports and set-up, black's 0.2 s; a worker pays them while it waits for its job."""
     document = json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema",
                            "$defs": {"WarmArgs": {"type": "object", "properties": {"x": {"type": "string"}}}}})
-    return join_pieces([format_piece(piece) for piece in class_pieces(_generate(document))])
+    return black_by_class(_generate(document))
 
 
 def format_piece(piece: str) -> str:
@@ -364,7 +355,7 @@ def _generate(document: str) -> str:
             class_name="ToolArgumentsIndex",
             custom_file_header='"""Typed argument models of the generated tools (datamodel-code-generator). '
                                'Do not edit."""',
-            # no formatter here: black runs once, in `models_module`, with toolgen's own settings
+            # no formatter here: black runs once, in `format_piece`, with toolgen's own settings
             # (datamodel-code-generator's black would read a pyproject.toml found from the working
             # directory, so the output would depend on where toolgen runs)
             formatters=[],
