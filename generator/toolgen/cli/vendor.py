@@ -31,6 +31,7 @@ from ..compile.inputs import resolve_spec_path
 from ..compile.intent import load_intent_map
 from ..compile.load import load_spec
 from ..compile.slice import SliceError, document_sha256, slice_document
+from ..compile.swagger2 import is_swagger2
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from .exits import ExitCode, guarded
 
@@ -42,7 +43,7 @@ def slice_bytes(intent_path: Path, source: Path) -> bytes:
     build = build_api(intent_path, Path(tempfile.gettempdir()), spec=source, emit=("policy",))
     raw = source.read_bytes()
     data: dict[str, Any] = json.loads(raw) if source.suffix.lower() == ".json" else _yaml(source)
-    if "swagger" in data:  # the operations the build covered are pointers of the converted document
+    if is_swagger2(data):  # the operations the build covered are pointers of the converted document
         data = load_spec(source, display_path(source), sink=DiagnosticSink()).data
     try:
         sliced = slice_document(data, build.ir.covered, source=source.name, sha256=document_sha256(raw))

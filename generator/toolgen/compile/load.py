@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..pointer import escape_token, parse_pointer
 from .sourcemap import locate_json_many, locate_yaml, yaml_nodes
-from .swagger2 import PointerMap, convert_swagger2
+from .swagger2 import PointerMap, convert_swagger2, is_swagger2
 
 OpenAPIVersion = Literal["3.0", "3.1"]
 
@@ -233,7 +233,7 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
                 "spec-encoding", "error", "text holds an unpaired UTF-16 surrogate escape (e.g. \\ud800), "
                 "which is not a Unicode character and cannot be written as UTF-8", probe.locate(join_tokens(p)),
                 "write the character itself, or a complete surrogate pair in JSON") for p in bad]))
-    if "swagger" in data:
+    if is_swagger2(data):
         return _load_swagger2(path, display, text, data, fmt, sink)
     version_field = data.get("openapi")
     if not isinstance(version_field, str):
