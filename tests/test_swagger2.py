@@ -764,3 +764,18 @@ tools:
             assert (server.last.method, server.last.path) == ("PUT", "/api/v2/owners/7/pets/Rex")
             assert server.last.header("Content-Type") == "application/x-www-form-urlencoded"
             assert server.last.form() == [("note", "good dog"), ("labels", "a,b")]
+
+
+def test_the_real_petstore_converts_to_valid_openapi_3_and_maps_back() -> None:
+    from tests.support.build import REAL
+
+    path = REAL / "petstore-swagger2.json"
+    if not path.exists():
+        pytest.skip("../shared/specs/real is not available")
+    source = json.loads(path.read_text(encoding="utf-8"))
+    converted = convert(source)
+    assert converted.warnings == ()
+    upload = converted.data["paths"]["/pet/{petId}/uploadImage"]["post"]["requestBody"]
+    assert upload["content"]["multipart/form-data"]["schema"]["properties"]["file"] == \
+        {"type": "string", "format": "binary", "description": "file to upload"}
+    assert converted.data["paths"]["/pet/findByStatus"]["get"]["parameters"][0]["explode"] is True
