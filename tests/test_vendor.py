@@ -134,3 +134,27 @@ def test_slice_of_a_yaml_source(tmp_path: Path) -> None:
                       "  get_b: {operation: getB, effect: read}\n", encoding="utf-8")
     out = json.loads(slice_bytes(intent, spec))
     assert list(out["paths"]) == ["/b"] and set(out["components"]["schemas"]) == {"B"}
+
+
+def test_slice_of_a_swagger2_source_is_openapi_3_and_builds_the_same_tools(tmp_path: Path) -> None:
+    spec = tmp_path / "full.json"
+    spec.write_text(json.dumps({
+        "swagger": "2.0", "info": {"title": "T", "version": "7"}, "host": "api.test",
+        "paths": {"/a/{id}": {"get": {"operationId": "getA", "parameters": [
+            {"name": "id", "in": "path", "required": True, "type": "string"}],
+            "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/A"}}}}},
+            "/b": {"get": {"operationId": "getB", "responses": {"200": {"description": "ok"}}}}},
+        "definitions": {"A": {"type": "object", "properties": {"n": {"type": "integer"}}}, "B": {"type": "string"}},
+    }), encoding="utf-8")
+    intent = tmp_path / "api.yaml"
+    intent.write_text("toolgen: 1\nspec: slice.json\napi: {name: t}\ntools:\n"
+                      "  get_a: {operation: getA, effect: read}\n", encoding="utf-8")
+    sliced = slice_bytes(intent, spec)
+    out = json.loads(sliced)
+    assert out["openapi"] == "3.0.3" and list(out["paths"]) == ["/a/{id}"]
+    assert set(out["components"]["schemas"]) == {"A"}
+    assert out[PROVENANCE_KEY]["sha256"] == document_sha256(spec.read_bytes())
+    (tmp_path / "slice.json").write_bytes(sliced)
+    full = build_api(intent, tmp_path / "full", spec=spec)
+    part = build_api(intent, tmp_path / "part", spec=tmp_path / "slice.json")
+    assert full.files["policy.json"] == part.files["policy.json"] and full.files["mcp.json"] == part.files["mcp.json"]

@@ -175,7 +175,8 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         doc.data = bundle_external_refs(spec_path, doc.data, base)
     timings["load"] = time.perf_counter() - t0
     if progress:
-        progress(f"{api}: loaded {doc.display} (OpenAPI {doc.openapi})")
+        read_as = f"Swagger {doc.swagger}, read as OpenAPI {doc.openapi}" if doc.swagger else f"OpenAPI {doc.openapi}"
+        progress(f"{api}: loaded {doc.display} ({read_as})")
     t1 = time.perf_counter()
     with _steps(progress, f"{api}: lowering operations") as advance:
         ir = lower(doc, intents, sink, api, progress=advance)

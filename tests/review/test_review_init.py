@@ -22,7 +22,6 @@ from toolgen.review.lint import LintSettings, LintTarget, lint_target
 
 BUILD_EMIT = "openai,anthropic,mcp,policy"  # the Python package emit is slow on huge maps
 REAL = SHARED / "specs" / "real"
-SWAGGER2 = {"petstore-swagger2.json"}
 # specs the loader itself rejects (so `toolgen build` cannot read them either): init must fail the same
 # located way; remove an entry when the loader learns to read the spec
 UNREADABLE: dict[str, str] = {}
@@ -110,14 +109,38 @@ def test_default_out_and_name(project: Path, cli: Callable[..., Any]) -> None:
     assert cli("init", "specs/widgets.yaml", "--name", "Bad-Name").exit_code == 2
 
 
-def test_swagger2_and_missing_spec_are_located_errors(project: Path, cli: Callable[..., Any]) -> None:
-    (project / "specs" / "old.json").write_text('{\n  "swagger": "2.0",\n  "info": {"title": "x", "version": "1"},\n'
+def test_swagger_1_2_and_missing_spec_are_located_errors(project: Path, cli: Callable[..., Any]) -> None:
+    (project / "specs" / "old.json").write_text('{\n  "swagger": "1.2",\n  "info": {"title": "x", "version": "1"},\n'
                                                 '  "paths": {}\n}\n', encoding="utf-8")
     result = _init(cli, "specs/old.json", "drafts/old.yaml")
     assert result.exit_code == 2
-    assert "specs/old.json:2:3 (#/swagger): error[spec-swagger2]" in result.stderr
+    assert "specs/old.json:2:3 (#/swagger): error[spec-version-unsupported]" in result.stderr
     assert not (project / "drafts" / "old.yaml").exists()
     assert _init(cli, "specs/none.yaml", "drafts/none.yaml").exit_code == 2
+
+
+def test_init_drafts_a_swagger2_spec(project: Path, cli: Callable[..., Any]) -> None:
+    (project / "specs" / "v2.yaml").write_text("""swagger: '2.0'
+info: {title: x, version: '1'}
+host: api.example.com
+basePath: /v1
+paths:
+  /things:
+    get:
+      operationId: listThings
+      parameters: [{name: tag, in: query, type: array, items: {type: string}}]
+      responses: {'200': {description: ok, schema: {type: array, items: {$ref: '#/definitions/Thing'}}}}
+    post:
+      operationId: createThing
+      parameters: [{name: body, in: body, required: true, schema: {$ref: '#/definitions/Thing'}}]
+      responses: {'201': {description: created}}
+definitions:
+  Thing: {type: object, properties: {name: {type: string}}}
+""", encoding="utf-8")
+    result = _init(cli, "specs/v2.yaml", "drafts/v2.yaml")
+    assert result.exit_code == 0, result.stderr
+    data = _check_draft(project / "drafts" / "v2.yaml")
+    assert {t["operation"] for t in data["tools"].values()} == {"listThings", "createThing"}
 
 
 def _real_specs() -> list[str]:
@@ -136,11 +159,6 @@ def test_init_on_real_spec(spec: str, tmp_path: Path, monkeypatch: pytest.Monkey
     t0 = time.perf_counter()
     result = _init(cli, REAL / spec, out)
     t_init = time.perf_counter() - t0
-    if spec in SWAGGER2:
-        assert result.exit_code == 2
-        assert f"{spec}:2:3 (#/swagger): error[spec-swagger2]" in result.stderr
-        assert "convert it first" in result.stderr
-        return
     if spec in UNREADABLE:
         assert result.exit_code == 2, "the loader reads this spec now: remove it from UNREADABLE"
         assert f"error[{UNREADABLE[spec]}]" in result.stderr and f"{spec}:" in result.stderr

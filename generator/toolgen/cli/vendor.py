@@ -5,7 +5,9 @@ Input: an intent map and the full upstream document (``--from``). Output: the sl
 ``$ref``, security schemes, servers, used tags, and an ``x-toolgen-slice`` provenance record with the
 source's name, version and SHA-256) written as JSON where the intent map's ``spec:`` points, or to
 ``--out``. A build from the slice gives the same catalogs, policy and package as a build from the
-full document, so a repository can commit the slice instead of the upstream file.
+full document, so a repository can commit the slice instead of the upstream file. A Swagger 2.0
+source is sliced from the OpenAPI 3.0.3 document it converts to (`toolgen.compile.swagger2`): the
+slice is OpenAPI 3.0.3, its provenance hash the 2.0 file's.
 
 ``--check`` writes nothing and exits 1 when the committed slice differs from what the source gives
 (the source changed, or the intent map now needs other operations). Exit codes as every command:
@@ -27,8 +29,10 @@ import click
 from ..build import build_api
 from ..compile.inputs import resolve_spec_path
 from ..compile.intent import load_intent_map
+from ..compile.load import load_spec
 from ..compile.slice import SliceError, document_sha256, slice_document
-from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..compile.swagger2 import is_swagger2
+from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from .exits import ExitCode, guarded
 
 
@@ -39,6 +43,8 @@ def slice_bytes(intent_path: Path, source: Path) -> bytes:
     build = build_api(intent_path, Path(tempfile.gettempdir()), spec=source, emit=("policy",))
     raw = source.read_bytes()
     data: dict[str, Any] = json.loads(raw) if source.suffix.lower() == ".json" else _yaml(source)
+    if is_swagger2(data):  # the operations the build covered are pointers of the converted document
+        data = load_spec(source, display_path(source), sink=DiagnosticSink()).data
     try:
         sliced = slice_document(data, build.ir.covered, source=source.name, sha256=document_sha256(raw))
     except SliceError as exc:

@@ -1,13 +1,16 @@
 """Stage `load`: an OpenAPI file on disk -> `SpecDocument` (raw data + typed model + source map).
 
-Input: a path to an OpenAPI 3.0.x or 3.1.x document in JSON or YAML.
+Input: a path to an OpenAPI 3.0.x or 3.1.x, or a Swagger 2.0, document in JSON or YAML.
 Output: `SpecDocument` holding the raw JSON data (what later stages read), the openapi-pydantic
 model picked by the document's `openapi` version (what proves the document's structure), and a
-lazy source map from JSON pointer to 1-based line/column.
+lazy source map from JSON pointer to 1-based line/column. A Swagger 2.0 document is read as the
+OpenAPI 3.0.3 document `toolgen.compile.swagger2` converts it to: `data` is the converted document,
+and `locate` turns each of its pointers back into the 2.0 pointer it came from, so every diagnostic
+names the line, column and pointer of the file the user wrote.
 
 Errors (raised as `DiagnosticError`, exit code 2): unreadable file, syntax error (with line and
-column), Swagger 2.0 (named, with a hint to convert), a missing or unsupported `openapi` version,
-and structural errors outside schema objects. Problems inside schema objects (e.g. `type: 'null'`
+column), a Swagger 2.0 construct that has no OpenAPI 3 equivalent, a missing or unsupported
+`openapi` version, and structural errors outside schema objects. Problems inside schema objects (e.g. `type: 'null'`
 in a 3.0 document, which real specs contain) are warnings: the schema stage normalises both
 dialects anyway.
 """
@@ -27,6 +30,7 @@ from pydantic import ValidationError
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..pointer import escape_token, parse_pointer
 from .sourcemap import locate_json_many, locate_yaml, yaml_nodes
+from .swagger2 import PointerMap, convert_swagger2, is_swagger2
 
 OpenAPIVersion = Literal["3.0", "3.1"]
 
@@ -42,7 +46,10 @@ class SpecDocument:
 
     `data` is the document as plain JSON values (dict/list/str/int/float/bool/None).
     `display` is the path shown in diagnostics (relative to the working directory when possible,
-    never needed to be absolute). `version` is ``"3.0"`` or ``"3.1"``.
+    never needed to be absolute). `version` is ``"3.0"`` or ``"3.1"``. For a Swagger 2.0 file,
+    `swagger` is its version (``"2.0"``), `data` the converted OpenAPI 3.0.3 document, `text` the 2.0
+    text and `pointers` the map from converted pointers to 2.0 ones that `locate` applies; the
+    locations it returns carry the 2.0 pointer.
     """
 
     path: Path
@@ -52,13 +59,18 @@ class SpecDocument:
     format: Literal["json", "yaml"]
     version: OpenAPIVersion
     openapi: str
+    swagger: str | None = None
+    pointers: PointerMap | None = field(default=None, repr=False)
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _yaml_root: Any = field(default=None, repr=False)
 
     def locate(self, pointer: str) -> SourceLocation:
-        """Location of the value at JSON `pointer` (``""`` is the root): file and pointer now, line and
+        """Location of the value at JSON `pointer` of `data` (``""`` is the root): file and pointer
+        (in the file's text: the 2.0 pointer for a converted Swagger 2.0 document) now, line and
         column filled in later by `fill_locations` (one pass over the text for all diagnostics, since
         finding one position in a 13 MB document costs as much as finding a thousand)."""
+        if self.pointers is not None:
+            pointer = self.pointers.source(pointer)
         if pointer in self._lines:
             line, col = self._lines[pointer]
             return SourceLocation(self.display, line, col, pointer)
@@ -66,7 +78,7 @@ class SpecDocument:
 
     def locate_now(self, pointer: str) -> SourceLocation:
         """`locate` with line and column resolved immediately."""
-        self._resolve([pointer])
+        self._resolve([self.pointers.source(pointer) if self.pointers is not None else pointer])
         return self.locate(pointer)
 
     def _resolve(self, pointers: Iterable[str]) -> None:
@@ -82,7 +94,8 @@ class SpecDocument:
         self._lines.update(found)
 
     def fill_locations(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
-        """Diagnostics with line/column filled in for every location in this document."""
+        """Diagnostics with line/column filled in for every location in this document (whose
+        pointers are pointers of the file's text, as `locate` returns them)."""
         items = list(diagnostics)
         pending = [d.location.pointer for d in items if d.location is not None and d.location.file == self.display
                    and d.location.line is None and d.location.pointer is not None]
@@ -91,7 +104,9 @@ class SpecDocument:
         for d in items:
             loc = d.location
             if loc is not None and loc.file == self.display and loc.line is None and loc.pointer is not None:
-                d = replace(d, location=self.locate(loc.pointer))
+                line_col = self._lines.get(loc.pointer)
+                if line_col is not None:
+                    d = replace(d, location=SourceLocation(self.display, *line_col, loc.pointer))
             out.append(d)
         return out
 
@@ -197,10 +212,12 @@ _SCHEMA_KEYS = {"schema", "schemas", "items", "properties", "additionalPropertie
 
 
 def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | None = None) -> SpecDocument:
-    """Load and structurally validate an OpenAPI 3.0/3.1 document.
+    """Load and structurally validate an OpenAPI 3.0/3.1 document, or a Swagger 2.0 one (converted
+    to OpenAPI 3.0.3 by `toolgen.compile.swagger2`, located in the 2.0 text).
 
-    Raises `DiagnosticError` for unreadable files, syntax errors, Swagger 2.0, unknown versions and
-    structural errors. Schema-internal validation problems go to `sink` as warnings.
+    Raises `DiagnosticError` for unreadable files, syntax errors, 2.0 constructs without an OpenAPI 3
+    equivalent, unknown versions and structural errors. Schema-internal validation problems and
+    what a 2.0 conversion drops go to `sink` as warnings.
     """
     display = display or display_path(path)
     text, data, fmt = read_structured(path, display)
@@ -216,15 +233,8 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
                 "spec-encoding", "error", "text holds an unpaired UTF-16 surrogate escape (e.g. \\ud800), "
                 "which is not a Unicode character and cannot be written as UTF-8", probe.locate(join_tokens(p)),
                 "write the character itself, or a complete surrogate pair in JSON") for p in bad]))
-    if "swagger" in data:
-        version_text = str(data.get("swagger"))
-        doc_probe = SpecDocument(path, display, text, data, fmt, "3.0", version_text)
-        raise DiagnosticError([Diagnostic(
-            "spec-swagger2", "error",
-            f"Swagger {version_text} documents are not supported; toolgen reads OpenAPI 3.0 and 3.1",
-            doc_probe.locate_now("/swagger"),
-            "convert it first (e.g. with swagger2openapi or the Swagger Editor's 'Convert to OpenAPI 3'), "
-            "then point toolgen at the converted file")])
+    if is_swagger2(data):
+        return _load_swagger2(path, display, text, data, fmt, sink)
     version_field = data.get("openapi")
     if not isinstance(version_field, str):
         raise DiagnosticError([Diagnostic(
@@ -245,12 +255,29 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
     return doc
 
 
+def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fmt: Literal["json", "yaml"],
+                   sink: DiagnosticSink | None) -> SpecDocument:
+    """A Swagger 2.0 document, read as the OpenAPI 3.0.3 document it converts to (module docstring)."""
+    source = SpecDocument(path, display, text, data, fmt, "3.0", str(data.get("swagger")))
+    try:
+        converted = convert_swagger2(data, display)
+    except DiagnosticError as exc:
+        raise DiagnosticError(source.fill_locations(exc.diagnostics)) from None
+    if sink is not None:
+        sink.extend(source.fill_locations(converted.warnings))
+    doc = SpecDocument(path, display, text, converted.data, fmt, "3.0", str(converted.data["openapi"]),
+                       swagger=str(data["swagger"]), pointers=converted.pointers)
+    _validate_model(doc, sink)
+    return doc
+
+
 def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None) -> None:
     """Validate with the openapi-pydantic model of the document's version."""
     if doc.version == "3.1":
         from openapi_pydantic.v3.v3_1 import OpenAPI
     else:
         from openapi_pydantic.v3.v3_0 import OpenAPI  # type: ignore[assignment]
+    what = f"OpenAPI {doc.version}" if doc.swagger is None else f"Swagger {doc.swagger} (read as OpenAPI 3.0)"
     try:
         OpenAPI.model_validate(doc.data)
     except ValidationError as exc:
@@ -269,11 +296,11 @@ def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None) -> None:
             if in_schema:
                 if sink is not None:
                     sink.warning("spec-schema-invalid",
-                                 f"schema object is not valid OpenAPI {doc.version}: {err['msg']}", location,
+                                 f"schema object is not valid {what}: {err['msg']}", location,
                                  "toolgen reads it leniently; fix the spec to silence this")
             else:
                 errors.append(Diagnostic(
-                    "spec-invalid", "error", f"not a valid OpenAPI {doc.version} document: {err['msg']}",
+                    "spec-invalid", "error", f"not a valid {what} document: {err['msg']}",
                     location, "fix the document at this pointer"))
         if errors:
             raise DiagnosticError(doc.fill_locations(errors[:20]))

@@ -1,0 +1,751 @@
+"""Stage `swagger2`: a Swagger 2.0 document -> the equivalent OpenAPI 3.0.3 document + a pointer map.
+
+Input: the data of a document whose top level says ``swagger: "2.0"`` (plain JSON values, as
+`toolgen.compile.load` reads them) and the file's display path. Output: `Converted`, holding the
+OpenAPI 3.0.3 data every later stage reads, a `PointerMap` from each pointer of the converted
+document to the pointer of the 2.0 text it came from (so every diagnostic about the converted
+document is located in the 2.0 file), and warnings for what the conversion had to drop. Pure: no
+I/O, the input is not changed.
+
+The rules follow the Swagger 2.0 specification and its OpenAPI 3.0 counterparts (OpenAPI 3.0.3,
+sections 4.7.5 Server, 4.7.10 Operation, 4.7.12 Parameter, 4.7.13 Request Body, 4.7.17 Response,
+4.7.27 Security Scheme):
+
+- ``host`` + ``basePath`` + ``schemes`` -> ``servers`` (one per scheme, ``https`` first; without
+  ``schemes`` https is assumed; without ``host`` the server is the relative ``basePath``).
+  An operation's own ``schemes`` -> that operation's ``servers``.
+- ``consumes`` / ``produces`` (global, overridden per operation) -> the media types of request
+  bodies and responses; ``application/json`` when none is declared (``application/octet-stream``
+  for a ``type: file`` response).
+- ``in: body`` -> ``requestBody`` (its description, ``required`` flag and schema, one media type
+  per ``consumes`` entry); ``in: formData`` (``type: file`` included) -> an object schema under
+  ``application/x-www-form-urlencoded`` or ``multipart/form-data`` (multipart when a file is sent
+  or ``consumes`` says so), with ``encoding`` for array fields.
+- other parameters: the 2.0 validation keywords move into ``schema``; ``collectionFormat`` becomes
+  ``style``/``explode`` (query ``csv`` -> form, no explode; ``ssv`` -> spaceDelimited; ``pipes`` ->
+  pipeDelimited; ``multi`` -> form, explode; path and header ``csv`` -> simple); ``allowEmptyValue``
+  stays on query parameters; ``x-example`` -> ``example``.
+- ``definitions`` / ``parameters`` / ``responses`` / ``securityDefinitions`` -> ``components``
+  (``schemas`` / ``parameters`` / ``responses`` / ``securitySchemes``), with every ``$ref`` rewritten
+  (``#/definitions/X`` -> ``#/components/schemas/X``, ``#/parameters/X`` -> ``#/components/parameters/X``,
+  ``#/responses/X`` -> ``#/components/responses/X``). Global body and formData parameters have no
+  3.0 component: each operation that references one gets its request body inline.
+- security: ``basic`` -> http/basic, ``apiKey`` stays, ``oauth2`` flows implicit / password /
+  application / accessCode -> implicit / password / clientCredentials / authorizationCode.
+- schemas: ``x-nullable`` -> ``nullable`` (a nullable ``$ref`` becomes ``allOf: [$ref]`` +
+  ``nullable``, since 3.0 ignores a reference's siblings), ``type: file`` -> string/binary, a
+  ``discriminator`` string -> ``{propertyName: ...}``.
+- response ``examples`` (per media type) -> ``content[media type].example``; response headers get a
+  ``schema``; vendor extensions (``x-*``) are kept where they stand.
+
+Errors (`DiagnosticError`, each located at the 2.0 pointer): ``spec-version-unsupported`` (a
+``swagger`` version other than 2.0), ``swagger2-unsupported`` (2.0 constructs OpenAPI 3.0 cannot say:
+``collectionFormat: tsv``, ``ssv``/``pipes`` outside query and form fields), ``swagger2-invalid``
+(what breaks the 2.0 rules in a way that leaves no conversion: a body and form fields in one
+operation, two bodies, ``type: file`` outside form fields, an unknown security type, a parameter
+``$ref`` that names nothing or another file, ``consumes``/``produces`` that are not lists of strings).
+Everything else is copied as it stands, so the OpenAPI 3.0 validation that follows reports it at
+the 2.0 location through the pointer map.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation
+from ..pointer import escape_token, join_pointer, ref_to_pointer, resolve_pointer
+
+#: the OpenAPI version a converted document declares
+CONVERTED_VERSION = "3.0.3"
+
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
+#: keywords of a 2.0 non-body parameter, header or items object that belong in a 3.0 ``schema``
+_SCHEMA_KEYWORDS = ("type", "format", "items", "default", "maximum", "exclusiveMaximum", "minimum",
+                    "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+                    "uniqueItems", "enum", "multipleOf")
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+#: collectionFormat -> (style, explode) for query parameters and form fields
+_QUERY_STYLES = {"csv": ("form", False), "ssv": ("spaceDelimited", False), "pipes": ("pipeDelimited", False),
+                 "multi": ("form", True)}
+_OAUTH_FLOWS = {"implicit": ("implicit", ("authorizationUrl",)),
+                "password": ("password", ("tokenUrl",)),
+                "application": ("clientCredentials", ("tokenUrl",)),
+                "accessCode": ("authorizationCode", ("authorizationUrl", "tokenUrl"))}
+_REF_PREFIXES = (("#/definitions/", "#/components/schemas/"), ("#/parameters/", "#/components/parameters/"),
+                 ("#/responses/", "#/components/responses/"))
+
+
+@dataclass(frozen=True)
+class PointerMap:
+    """Converted pointer -> 2.0 source pointer.
+
+    `entries` holds one pair per node the conversion created or moved; a node copied as it stood
+    is found through its nearest recorded ancestor, with the rest of the pointer appended.
+    """
+
+    entries: Mapping[str, str]
+
+    def source(self, pointer: str) -> str:
+        """The 2.0 pointer that `pointer` (a pointer of the converted document) came from."""
+        head, tail = pointer, ""
+        while head not in self.entries:
+            cut = head.rfind("/")
+            if cut < 0:
+                return pointer
+            head, tail = head[:cut], head[cut:] + tail
+        return self.entries[head] + tail
+
+
+@dataclass(frozen=True)
+class Converted:
+    """The result of `convert_swagger2`: OpenAPI 3.0.3 `data`, its `pointers` back into the 2.0
+    document, and `warnings` (located in the 2.0 document, line/column not yet filled in)."""
+
+    data: dict[str, Any]
+    pointers: PointerMap
+    warnings: tuple[Diagnostic, ...] = ()
+
+
+def is_swagger2(data: Mapping[str, Any]) -> bool:
+    """Whether a loaded document is Swagger (it has a top-level ``swagger`` key)."""
+    return "swagger" in data
+
+
+def convert_swagger2(data: Mapping[str, Any], display: str) -> Converted:
+    """Convert a Swagger 2.0 document (see the module docstring for the rules).
+
+    Raises `DiagnosticError` with every construct that cannot be converted, each located at its
+    2.0 pointer in `display` (line and column are filled in by the caller, which holds the text).
+    """
+    conv = _Converter(data, display)
+    out = conv.document()
+    if conv.errors:
+        raise DiagnosticError(_unique(conv.errors))
+    return Converted(out, PointerMap(conv.map), tuple(_unique(conv.warnings)))
+
+
+def _unique(items: list[Diagnostic]) -> list[Diagnostic]:
+    """One diagnostic per (code, pointer): a form field converted once per media type reports once."""
+    seen: set[tuple[str, str | None]] = set()
+    out = []
+    for d in items:
+        key = (d.code, d.location.pointer if d.location else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+@dataclass
+class _Param:
+    """A parameter as one operation sees it: the 2.0 object (a `$ref` followed), where that object
+    is (`src`), where the operation names it (`site`), and the component it came from, if any."""
+
+    node: Any
+    src: str
+    site: str
+    component: str | None = None
+
+    @property
+    def where(self) -> str:
+        return str(self.node.get("in")) if isinstance(self.node, dict) else ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        if isinstance(self.node, dict):
+            return str(self.node.get("name")), self.where
+        return self.site, ""
+
+
+@dataclass
+class _Converter:
+    src: Mapping[str, Any]
+    display: str
+    map: dict[str, str] = field(default_factory=lambda: {"": ""})
+    errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    #: the document's own ``consumes`` / ``produces``: (media type, its pointer)
+    consumes: list[tuple[str, str]] = field(default_factory=list)
+    produces: list[tuple[str, str]] = field(default_factory=list)
+
+    # -- bookkeeping --------------------------------------------------------------------------
+
+    def at(self, dst: str, src: str) -> None:
+        self.map[dst] = src
+
+    def error(self, code: str, message: str, src: str, hint: str) -> None:
+        self.errors.append(Diagnostic(code, "error", message, SourceLocation(self.display, None, None, src), hint))
+
+    def warn(self, code: str, message: str, src: str, hint: str) -> None:
+        self.warnings.append(Diagnostic(code, "warning", message, SourceLocation(self.display, None, None, src),
+                                        hint))
+
+    def media_types(self, node: Any, key: str, src: str) -> list[tuple[str, str]] | None:
+        """``consumes``/``produces`` of `node` at `src` as (media type, its pointer); None when absent."""
+        if not isinstance(node, dict) or key not in node:
+            return None
+        value = node[key]
+        where = join_pointer(src, key)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.error("swagger2-invalid", f"`{key}` must be a list of media type strings", where,
+                       f"write `{key}: [application/json]` (or the media types the API uses)")
+            return None
+        seen: dict[str, str] = {}
+        for i, v in enumerate(value):
+            seen.setdefault(v, join_pointer(where, i))
+        return list(seen.items())
+
+    # -- the document -------------------------------------------------------------------------
+
+    def document(self) -> dict[str, Any]:
+        src = self.src
+        version = src.get("swagger")
+        if str(version) != "2.0":
+            self.error("spec-version-unsupported", f"Swagger version {version!r} is not supported", "/swagger",
+                       "toolgen reads Swagger 2.0 and OpenAPI 3.0.x / 3.1.x")
+            return {}
+        self.consumes = self.media_types(src, "consumes", "") or []
+        self.produces = self.media_types(src, "produces", "") or []
+        out: dict[str, Any] = {"openapi": CONVERTED_VERSION}
+        self.at("/openapi", "/swagger")
+        components: dict[str, Any] = {}
+        for key, value in src.items():
+            if key in ("swagger", "consumes", "produces"):
+                continue
+            if key in ("host", "basePath", "schemes"):
+                if "servers" not in out:
+                    servers = self.servers(src.get("schemes"), "/schemes" if "schemes" in src else None, "/servers")
+                    if servers is not None:
+                        out["servers"] = servers
+                continue
+            if key == "paths" and isinstance(value, dict):
+                out["paths"] = self.paths(value)
+                self.at("/paths", "/paths")
+            elif key in ("definitions", "parameters", "responses", "securityDefinitions") and isinstance(value, dict):
+                if "components" not in out:
+                    out["components"] = components
+                    self.at("/components", "/" + escape_token(key))
+                self.component_group(key, value, components)
+            else:
+                out[key] = copy.deepcopy(value)
+                self.at("/" + escape_token(key), "/" + escape_token(key))
+        return out
+
+    def servers(self, schemes: Any, schemes_src: str | None, dst: str) -> list[dict[str, Any]] | None:
+        """``servers`` from the document's host and basePath and the given schemes."""
+        host, base = self.src.get("host"), self.src.get("basePath")
+        for name, value in (("host", host), ("basePath", base)):
+            if value is not None and not isinstance(value, str):
+                self.error("swagger2-invalid", f"`{name}` must be a string", "/" + name,
+                           "write the host as `api.example.com` and the base path as `/v1`")
+                return None
+        if schemes is not None and (not isinstance(schemes, list) or not all(isinstance(s, str) for s in schemes)):
+            self.error("swagger2-invalid", "`schemes` must be a list of strings", schemes_src or "/schemes",
+                       "write `schemes: [https]`")
+            return None
+        base_path = (base or "").rstrip("/")
+        if base and not base.startswith("/"):
+            base_path = "/" + base_path
+        anchor = "/host" if host is not None else "/basePath" if base is not None else (schemes_src or "")
+        if host is None:
+            if base is None:
+                return None
+            self.at(dst, anchor)
+            self.at(join_pointer(dst, 0), anchor)
+            self.at(join_pointer(dst, 0, "url"), anchor)
+            return [{"url": base_path or "/"}]
+        order = list(dict.fromkeys(schemes)) if schemes else ["https"]
+        order.sort(key=lambda s: s != "https")  # the first server is the one a client uses: https first
+        out = []
+        self.at(dst, anchor)
+        for i, scheme in enumerate(order):
+            where = join_pointer(schemes_src, schemes.index(scheme)) if schemes and schemes_src else anchor
+            self.at(join_pointer(dst, i), where)
+            self.at(join_pointer(dst, i, "url"), anchor)
+            out.append({"url": f"{scheme}://{host}{base_path}"})
+        return out
+
+    def component_group(self, key: str, value: dict[str, Any], components: dict[str, Any]) -> None:
+        src = "/" + key
+        if key == "definitions":
+            group = components.setdefault("schemas", {})
+            self.at("/components/schemas", src)
+            for name, schema in value.items():
+                group[name] = self.schema(schema, join_pointer(src, name), join_pointer("/components/schemas", name))
+        elif key == "responses":
+            group = components.setdefault("responses", {})
+            self.at("/components/responses", src)
+            for name, resp in value.items():
+                group[name] = self.response(resp, join_pointer(src, name), join_pointer("/components/responses", name),
+                                            self.produces)
+        elif key == "parameters":
+            kept: dict[str, Any] = {}
+            for name, param in value.items():
+                p_src = join_pointer(src, name)
+                if isinstance(param, dict) and param.get("in") in ("body", "formData"):
+                    continue  # no 3.0 component: inlined into each operation that references it
+                kept[name] = self.parameter(_Param(param, p_src, p_src), join_pointer("/components/parameters", name))
+            if kept:
+                components["parameters"] = kept
+                self.at("/components/parameters", src)
+        else:
+            group = components.setdefault("securitySchemes", {})
+            self.at("/components/securitySchemes", src)
+            for name, scheme in value.items():
+                group[name] = self.security_scheme(scheme, join_pointer(src, name),
+                                                   join_pointer("/components/securitySchemes", name))
+
+    # -- paths and operations -----------------------------------------------------------------
+
+    def paths(self, paths: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for path, item in paths.items():
+            src = join_pointer("/paths", path)
+            self.at(src, src)
+            if not isinstance(item, dict):
+                out[path] = copy.deepcopy(item)
+                continue
+            shared = self.parameter_list(item.get("parameters"), join_pointer(src, "parameters"))
+            new: dict[str, Any] = {}
+            for key, value in item.items():
+                where = join_pointer(src, key)
+                if key == "parameters" and not isinstance(value, list):
+                    new[key] = copy.deepcopy(value)
+                    self.at(where, where)
+                elif key == "parameters":
+                    plain = [p for p in shared if p.where not in ("body", "formData")]
+                    if plain:
+                        new["parameters"] = [self.parameter_or_ref(p, join_pointer(where, i))
+                                             for i, p in enumerate(plain)]
+                        self.at(where, where)
+                elif key in _METHODS and isinstance(value, dict):
+                    new[key] = self.operation(value, where, shared)
+                    self.at(where, where)
+                else:
+                    new[key] = copy.deepcopy(value)
+                    self.at(where, where)
+            out[path] = new
+        return out
+
+    def parameter_list(self, params: Any, src: str) -> list[_Param]:
+        """The entries of a ``parameters`` list, each `$ref` to a parameter followed."""
+        if not isinstance(params, list):
+            return []
+        out = []
+        for i, node in enumerate(params):
+            site = join_pointer(src, i)
+            ref = node.get("$ref") if isinstance(node, dict) else None
+            if not isinstance(ref, str):
+                out.append(_Param(node, site, site))
+                continue
+            target = ref_to_pointer(ref)
+            if target is None:
+                self.error("swagger2-invalid", f"parameter $ref {ref!r} names another file", join_pointer(site, "$ref"),
+                           "a 2.0 parameter must be read to convert it: bundle the document into one file first")
+                continue
+            try:
+                resolved = resolve_pointer(self.src, target)
+            except LookupError:
+                self.error("swagger2-invalid", f"parameter $ref {ref!r} names nothing in the document",
+                           join_pointer(site, "$ref"), "point it at an entry of the top-level `parameters`")
+                continue
+            component = None
+            if target.startswith("/parameters/") and target.count("/") == 2:
+                component = "#/components/parameters/" + ref[len("#/parameters/"):]
+            out.append(_Param(resolved, target, site, component))
+        return out
+
+    def operation(self, op: dict[str, Any], src: str, shared: list[_Param]) -> dict[str, Any]:
+        own = self.parameter_list(op.get("parameters"), join_pointer(src, "parameters"))
+        own_keys = {p.key for p in own}
+        inherited = [p for p in shared if p.key not in own_keys]
+        bodies = [p for p in inherited + own if p.where == "body"]
+        form = [p for p in inherited + own if p.where == "formData"]
+        consumes = self.media_types(op, "consumes", src)
+        produces = self.media_types(op, "produces", src)
+        consumes = self.consumes if consumes is None else consumes
+        produces = self.produces if produces is None else produces
+        for extra in bodies[1:]:
+            self.error("swagger2-invalid", "an operation has at most one `in: body` parameter", extra.site,
+                       "describe the whole request body with one body parameter and its schema")
+        if bodies and form:
+            self.error("swagger2-invalid", "an operation cannot have both `in: body` and `in: formData` parameters",
+                       form[0].site, "send the fields in the body schema, or drop the body parameter")
+        out: dict[str, Any] = {}
+        body_written = False
+        for key, value in op.items():
+            where = join_pointer(src, key)
+            if key in ("consumes", "produces"):
+                continue
+            if key == "parameters" and not isinstance(value, list):
+                out[key] = copy.deepcopy(value)
+                self.at(where, where)
+            elif key == "parameters":
+                plain = [p for p in own if p.where not in ("body", "formData")]
+                if plain:
+                    out["parameters"] = [self.parameter_or_ref(p, join_pointer(where, i)) for i, p in enumerate(plain)]
+                    self.at(where, where)
+                body_written = self.request_body(out, bodies, form, consumes, src)
+            elif key == "responses" and isinstance(value, dict):
+                out["responses"] = self.responses(value, where, produces)
+                self.at(where, where)
+            elif key == "schemes":
+                servers = self.servers(value, where, where.rsplit("/", 1)[0] + "/servers")
+                if servers is not None:
+                    out["servers"] = servers
+            else:
+                out[key] = copy.deepcopy(value)
+                self.at(where, where)
+        if not body_written:
+            self.request_body(out, bodies, form, consumes, src)
+        return out
+
+    def request_body(self, out: dict[str, Any], bodies: list[_Param], form: list[_Param],
+                     consumes: list[tuple[str, str]], op_src: str) -> bool:
+        dst = op_src + "/requestBody"
+        if bodies:
+            out["requestBody"] = self.body(bodies[0], dst, consumes)
+            return True
+        if form:
+            out["requestBody"] = self.form_body(form, dst, consumes)
+            return True
+        return False
+
+    def body(self, param: _Param, dst: str, consumes: list[tuple[str, str]]) -> dict[str, Any]:
+        node = param.node
+        self.at(dst, param.site)
+        out: dict[str, Any] = {}
+        if "description" in node:
+            out["description"] = copy.deepcopy(node["description"])
+            self.at(dst + "/description", param.src + "/description")
+        types = consumes or [("application/json", param.src)]
+        content: dict[str, Any] = {}
+        self.at(dst + "/content", param.src)
+        examples = node.get("x-examples") if isinstance(node.get("x-examples"), dict) else {}
+        for mt, mt_src in types:
+            mt_dst = join_pointer(dst + "/content", mt)
+            self.at(mt_dst, mt_src)
+            entry: dict[str, Any] = {}
+            if "schema" in node:
+                entry["schema"] = self.schema(node["schema"], param.src + "/schema", mt_dst + "/schema")
+            if mt in examples:
+                entry["example"] = copy.deepcopy(examples[mt])
+                self.at(mt_dst + "/example", join_pointer(param.src + "/x-examples", mt))
+            content[mt] = entry
+        out["content"] = content
+        if node.get("required") is True:
+            out["required"] = True
+            self.at(dst + "/required", param.src + "/required")
+        for key, value in node.items():
+            if key.startswith("x-") and key != "x-examples":
+                out[key] = copy.deepcopy(value)
+                self.at(join_pointer(dst, key), join_pointer(param.src, key))
+        return out
+
+    def form_body(self, fields: list[_Param], dst: str, consumes: list[tuple[str, str]]) -> dict[str, Any]:
+        anchor = fields[0].site.rsplit("/", 1)[0]  # the parameters list that holds the first field
+        self.at(dst, anchor)
+        self.at(dst + "/content", anchor)
+        has_file = any(f.node.get("type") == "file" for f in fields)
+        types = [(mt, at) for mt, at in consumes if mt.split(";")[0].strip().lower() in _FORM_TYPES]
+        if has_file:  # a file travels only in multipart/form-data
+            types = [(mt, at) for mt, at in types if "multipart" in mt.lower()]
+        if not types:
+            types = [("multipart/form-data" if has_file else "application/x-www-form-urlencoded", anchor)]
+        required = [f for f in fields if f.node.get("required") is True]
+        styles = {str(f.node.get("name")): (f, self.collection_style(f, "formData")) for f in fields}
+        content: dict[str, Any] = {}
+        for mt, mt_src in types:
+            mt_dst = join_pointer(dst + "/content", mt)
+            schema_dst = mt_dst + "/schema"
+            self.at(mt_dst, mt_src)
+            for tail in ("/schema", "/schema/type", "/schema/properties"):
+                self.at(mt_dst + tail, anchor)
+            properties: dict[str, Any] = {}
+            for f in fields:
+                name = str(f.node.get("name"))
+                prop = self.value_schema(f.node, f.src, join_pointer(schema_dst + "/properties", name), allow_file=True)
+                if "description" in f.node:
+                    prop["description"] = copy.deepcopy(f.node["description"])
+                properties[name] = prop
+            schema: dict[str, Any] = {"type": "object", "properties": properties}
+            if required:
+                schema["required"] = [str(f.node.get("name")) for f in required]
+                self.at(schema_dst + "/required", anchor)
+                for i, f in enumerate(required):
+                    self.at(join_pointer(schema_dst + "/required", i), f.src + "/required")
+            entry: dict[str, Any] = {"schema": schema}
+            encoding = {name: (f, style) for name, (f, style) in styles.items() if style is not None}
+            if encoding:
+                entry["encoding"] = {}
+                self.at(mt_dst + "/encoding", anchor)
+                for name, (f, style) in encoding.items():
+                    entry["encoding"][name] = {"style": style[0], "explode": style[1]}
+                    where = f.src + ("/collectionFormat" if "collectionFormat" in f.node else "/type")
+                    for tail in ("", "/style", "/explode"):
+                        self.at(join_pointer(mt_dst + "/encoding", name) + tail, where)
+            content[mt] = entry
+        out: dict[str, Any] = {"content": content}
+        if required:
+            out["required"] = True
+            self.at(dst + "/required", required[0].src + "/required")
+        return out
+
+    # -- parameters ---------------------------------------------------------------------------
+
+    def parameter_or_ref(self, p: _Param, dst: str) -> Any:
+        if p.component is not None:
+            self.at(dst, p.site)
+            return {"$ref": p.component}
+        return self.parameter(p, dst)
+
+    def parameter(self, p: _Param, dst: str) -> Any:
+        """A 2.0 non-body parameter -> a 3.0 Parameter Object at `dst`."""
+        node = p.node
+        self.at(dst, p.src)
+        if not isinstance(node, dict):
+            return copy.deepcopy(node)
+        if "$ref" in node or "schema" in node:  # not a 2.0 non-body parameter: copied as it is
+            return {k: (self.rewrite_ref(v) if k == "$ref" and isinstance(v, str) else copy.deepcopy(v))
+                    for k, v in node.items()}
+        where = node.get("in")
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _SCHEMA_KEYWORDS or key in ("collectionFormat", "x-nullable", "x-example"):
+                continue
+            if key == "allowEmptyValue" and where != "query":
+                self.warn("swagger2-dropped", f"`allowEmptyValue` on a {where} parameter has no OpenAPI 3 "
+                          "equivalent and is dropped", join_pointer(p.src, key),
+                          "remove it (OpenAPI 3 allows it on query parameters only)")
+                continue
+            out[key] = copy.deepcopy(value)
+            self.at(join_pointer(dst, key), join_pointer(p.src, key))
+        out["schema"] = self.value_schema(node, p.src, dst + "/schema", allow_file=False)
+        style = self.collection_style(p, str(where))
+        if style is not None and (where == "query" or style[0] != "simple"):
+            out["style"], out["explode"] = style
+            where_cf = p.src + ("/collectionFormat" if "collectionFormat" in node else "/type")
+            self.at(dst + "/style", where_cf)
+            self.at(dst + "/explode", where_cf)
+        if "x-example" in node:
+            out["example"] = copy.deepcopy(node["x-example"])
+            self.at(dst + "/example", p.src + "/x-example")
+        return out
+
+    def collection_style(self, p: _Param, where: str) -> tuple[str, bool] | None:
+        """(style, explode) of an array parameter or form field; None for a non-array."""
+        node = p.node
+        if not isinstance(node, dict) or node.get("type") != "array":
+            return None
+        fmt = node.get("collectionFormat", "csv")
+        at = p.src + "/collectionFormat"
+        if where in ("query", "formData"):
+            if fmt in _QUERY_STYLES:
+                return _QUERY_STYLES[fmt]
+        elif where in ("path", "header") and fmt == "csv":
+            return ("simple", False)
+        if fmt == "tsv" or fmt in _QUERY_STYLES:
+            self.error("swagger2-unsupported", f"`collectionFormat: {fmt}` on a {where} parameter has no "
+                       "OpenAPI 3 equivalent", at, "use csv (or, in a query, ssv, pipes or multi)")
+        else:
+            self.error("swagger2-invalid", f"unknown collectionFormat {fmt!r}", at,
+                       "use one of csv, ssv, tsv, pipes, multi")
+        return None
+
+    def value_schema(self, node: dict[str, Any], src: str, dst: str, *, allow_file: bool) -> dict[str, Any]:
+        """The schema at `dst` of the parameter, header or items object at `src`: its validation
+        keywords, which keep their relative pointers."""
+        self.at(dst, src)
+        out: dict[str, Any] = {}
+        for key in _SCHEMA_KEYWORDS:
+            if key not in node:
+                continue
+            value = node[key]
+            if key == "items" and isinstance(value, dict):
+                if "collectionFormat" in value:
+                    self.warn("swagger2-dropped", "a nested array's `collectionFormat` has no OpenAPI 3 "
+                              "equivalent and is dropped", src + "/items/collectionFormat",
+                              "flatten the parameter, or describe the encoding in its description")
+                if "$ref" in value or "properties" in value or "allOf" in value:
+                    out[key] = self.schema(value, src + "/items", dst + "/items")
+                else:
+                    out[key] = self.value_schema(value, src + "/items", dst + "/items", allow_file=False)
+            elif key == "type" and value == "file":
+                if not allow_file:
+                    self.error("swagger2-invalid", "`type: file` is allowed only on `in: formData` parameters",
+                               src + "/type", "send the file as a form field (`in: formData`, consumes "
+                               "multipart/form-data)")
+                out["type"], out["format"] = "string", "binary"
+                self.at(dst + "/format", src + "/type")
+            elif key == "format" and node.get("type") == "file":
+                continue
+            else:
+                out[key] = copy.deepcopy(value)
+        if "x-nullable" in node:
+            out["nullable"] = copy.deepcopy(node["x-nullable"])
+            self.at(dst + "/nullable", src + "/x-nullable")
+        return out
+
+    # -- responses ----------------------------------------------------------------------------
+
+    def responses(self, responses: dict[str, Any], src: str, produces: list[tuple[str, str]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for code, resp in responses.items():
+            where = join_pointer(src, code)
+            if code.startswith("x-"):
+                out[code] = copy.deepcopy(resp)
+                self.at(where, where)
+            else:
+                out[code] = self.response(resp, where, where, produces)
+        return out
+
+    def response(self, resp: Any, src: str, dst: str, produces: list[tuple[str, str]]) -> Any:
+        """A 2.0 Response Object (or a `$ref` to one) at `src` -> the 3.0 one at `dst`."""
+        self.at(dst, src)
+        if not isinstance(resp, dict):
+            return copy.deepcopy(resp)
+        if isinstance(resp.get("$ref"), str):
+            return {"$ref": self.rewrite_ref(resp["$ref"])}
+        out: dict[str, Any] = {}
+        content: dict[str, Any] = {}
+        schema = resp.get("schema")
+        if "schema" in resp:
+            is_file = isinstance(schema, dict) and schema.get("type") == "file"
+            types = produces or [("application/octet-stream" if is_file else "application/json", src + "/schema")]
+            for mt, mt_src in types:
+                mt_dst = join_pointer(dst + "/content", mt)
+                self.at(mt_dst, mt_src)
+                content[mt] = {"schema": self.schema(schema, src + "/schema", mt_dst + "/schema")}
+            self.at(dst + "/content", src + "/schema")
+        examples = resp.get("examples")
+        if isinstance(examples, dict):
+            if not content:
+                self.at(dst + "/content", src + "/examples")
+            for mt, example in examples.items():
+                ex_src = join_pointer(src + "/examples", mt)
+                mt_dst = join_pointer(dst + "/content", mt)
+                if mt not in content:  # an example of a media type `produces` does not list
+                    self.at(mt_dst, ex_src)
+                    content[mt] = ({"schema": self.schema(schema, src + "/schema", mt_dst + "/schema")}
+                                   if "schema" in resp else {})
+                content[mt]["example"] = copy.deepcopy(example)
+                self.at(mt_dst + "/example", ex_src)
+        for key, value in resp.items():
+            where = join_pointer(src, key)
+            if key == "schema" or (key == "examples" and isinstance(value, dict)):
+                continue
+            if key == "headers" and isinstance(value, dict):
+                out["headers"] = {name: self.header(h, join_pointer(where, name), join_pointer(dst + "/headers", name))
+                                  for name, h in value.items()}
+                self.at(dst + "/headers", where)
+            else:
+                out[key] = copy.deepcopy(value)
+                self.at(join_pointer(dst, key), where)
+        if content:
+            out["content"] = content
+        return out
+
+    def header(self, header: Any, src: str, dst: str) -> Any:
+        self.at(dst, src)
+        if not isinstance(header, dict):
+            return copy.deepcopy(header)
+        out: dict[str, Any] = {}
+        for key, value in header.items():
+            if key in _SCHEMA_KEYWORDS or key in ("collectionFormat", "x-nullable"):
+                continue
+            out[key] = copy.deepcopy(value)
+            self.at(join_pointer(dst, key), join_pointer(src, key))
+        out["schema"] = self.value_schema(header, src, dst + "/schema", allow_file=False)
+        return out
+
+    # -- schemas, security, refs --------------------------------------------------------------
+
+    def rewrite_ref(self, ref: str) -> str:
+        for old, new in _REF_PREFIXES:
+            if ref.startswith(old):
+                return new + ref[len(old):]
+        return ref
+
+    def schema(self, node: Any, src: str, dst: str) -> Any:
+        """A 2.0 Schema Object at `src` -> the 3.0 one at `dst` (recorded in the map)."""
+        self.at(dst, src)
+        if not isinstance(node, dict):
+            return copy.deepcopy(node)
+        out: dict[str, Any] = {}
+        nullable_ref = node.get("x-nullable") is True and isinstance(node.get("$ref"), str)
+        for key, value in node.items():
+            where, sub = join_pointer(src, key), join_pointer(dst, key)
+            if key == "$ref" and isinstance(value, str):
+                if nullable_ref:  # 3.0 ignores a reference's siblings: the reference moves into allOf
+                    out["allOf"] = [{"$ref": self.rewrite_ref(value)}]
+                    for tail in ("/allOf", "/allOf/0", "/allOf/0/$ref"):
+                        self.at(dst + tail, where)
+                else:
+                    out[key] = self.rewrite_ref(value)
+            elif key == "x-nullable":
+                out["nullable"] = copy.deepcopy(value)
+                self.at(dst + "/nullable", where)
+            elif key == "type" and value == "file":
+                out["type"], out["format"] = "string", "binary"
+                self.at(dst + "/format", where)
+            elif key == "format" and node.get("type") == "file":
+                continue
+            elif key == "discriminator" and isinstance(value, str):
+                out[key] = {"propertyName": value}
+                self.at(sub + "/propertyName", where)
+            elif key == "properties" and isinstance(value, dict):
+                out[key] = {name: self.schema(s, join_pointer(where, name), join_pointer(sub, name))
+                            for name, s in value.items()}
+            elif key in ("allOf", "anyOf", "oneOf", "items") and isinstance(value, list):
+                out[key] = [self.schema(s, join_pointer(where, i), join_pointer(sub, i)) for i, s in enumerate(value)]
+            elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
+                out[key] = self.schema(value, where, sub)
+            else:
+                out[key] = copy.deepcopy(value)
+        return out
+
+    def security_scheme(self, node: Any, src: str, dst: str) -> Any:
+        self.at(dst, src)
+        if not isinstance(node, dict):
+            return copy.deepcopy(node)
+        kind = node.get("type")
+        out: dict[str, Any] = {}
+        if kind == "basic":
+            out = {"type": "http", "scheme": "basic"}
+            self.at(dst + "/type", src + "/type")
+            self.at(dst + "/scheme", src + "/type")
+        elif kind == "apiKey":
+            out = {key: copy.deepcopy(node[key]) for key in ("type", "name", "in") if key in node}
+        elif kind == "oauth2":
+            flow = node.get("flow")
+            if flow not in _OAUTH_FLOWS:
+                self.error("swagger2-invalid", f"unknown oauth2 flow {flow!r}", src + ("/flow" if "flow" in node else ""),
+                           "use one of implicit, password, application, accessCode")
+                return {}
+            name, urls = _OAUTH_FLOWS[str(flow)]
+            flow_dst = dst + "/flows/" + name
+            self.at(dst + "/flows", src + "/flow")
+            self.at(flow_dst, src + "/flow")
+            body: dict[str, Any] = {}
+            for key in urls:
+                body[key] = copy.deepcopy(node.get(key))
+                self.at(join_pointer(flow_dst, key), join_pointer(src, key) if key in node else src + "/flow")
+            body["scopes"] = copy.deepcopy(node.get("scopes") or {})
+            self.at(flow_dst + "/scopes", src + "/scopes" if "scopes" in node else src + "/flow")
+            out = {"type": "oauth2", "flows": {name: body}}
+            self.at(dst + "/type", src + "/type")
+        else:
+            self.error("swagger2-invalid", f"unknown security scheme type {kind!r}", src + ("/type" if "type" in node else ""),
+                       "use basic, apiKey or oauth2")
+            return {}
+        for key, value in node.items():
+            if key == "description" or key.startswith("x-"):
+                out[key] = copy.deepcopy(value)
+                self.at(join_pointer(dst, key), join_pointer(src, key))
+        return out
+
+
+__all__ = ["CONVERTED_VERSION", "Converted", "PointerMap", "convert_swagger2", "is_swagger2"]
