@@ -68,7 +68,7 @@ from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
-from .identity import is_deferred, permits, required_scopes
+from .identity import is_deferred, permits, required_scopes, scope_set
 from .receipts import (
     MemoryPreviewStore,
     MemoryReceiptStore,
@@ -108,14 +108,21 @@ _MAX_PROBLEM_BYTES = 2000
 
 @dataclass(frozen=True)
 class Actor:
-    """Who is calling: an id for audit and receipts, and the permission scopes the caller holds."""
+    """Who is calling: an id for audit and receipts, and the permission scopes the caller holds.
+
+    `scopes` may be given as any iterable of scope names or as one OAuth scope string (names
+    separated by spaces); either way it is stored as a frozenset of whole names (`scope_set`), so
+    membership is never a substring test. Raises `TypeError` for a scope that is not a string."""
 
     id: str
     scopes: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scopes", scope_set(self.scopes))
+
     @classmethod
-    def of(cls, id: str, scopes: Iterable[str] = ()) -> Actor:
-        return cls(id, frozenset(scopes))
+    def of(cls, id: str, scopes: str | Iterable[str] = ()) -> Actor:
+        return cls(id, scope_set(scopes))
 
 
 @dataclass(frozen=True)

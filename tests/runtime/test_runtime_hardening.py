@@ -1,0 +1,137 @@
+"""Runtime hardening, round 2: the smaller trust defects, attacked over real loopback servers.
+
+- an actor's scopes given as one string are whole scope names, never a substring test;
+- ``--receipts`` URLs never reach a message with their password, and a malformed one is exit 2;
+- ``toolgen approve`` escapes every control, bidi and line-separator character it prints;
+- a tool the actor may not see is refused before its arguments are validated (Registry and CLI);
+- a credential echoed by the API is scrubbed in every form it can come back in;
+- a replay is shaped with the current policy (a ``redact:`` added later hides replayed data);
+- the output budget holds exactly, its truncation marker included.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.support.recording_server import RecordingServer
+from tests.support.runtime_env import READER, WRITER, error_code, stored_preview, tickets_dir
+
+from toolgen.cli import main
+from toolgen.cli.call import display_receipts
+from toolgen.cli.terminal import terminal_safe
+from toolgen.examples.tickets_server import TicketsServer
+from toolgen.runtime import (
+    Actor,
+    MemoryAuditSink,
+    Registry,
+    SqliteReceiptStore,
+    StaticCredentials,
+)
+from toolgen.runtime.identity import permits
+
+FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
+NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility": "public"}
+
+
+def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    folder = tickets_dir()
+    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
+
+
+# -- scopes ------------------------------------------------------------------------------------------
+
+
+def test_scopes_given_as_one_string_are_whole_names() -> None:
+    row = {"permission": ["customers:write"]}
+    for given_as in ("not customers:writer", "customers:writer", "customers:write:x", "rs:wr"):
+        actor = Actor("someone", given_as)  # type: ignore[arg-type]
+        assert "customers:write" not in actor.scopes
+        assert not permits(row, actor.scopes) and not permits(row, given_as)
+        assert not permits(row, Actor.of("someone", given_as).scopes)
+    assert Actor("ops", "customers:read customers:write").scopes == {"customers:read", "customers:write"}  # type: ignore[arg-type]
+    assert permits(row, "customers:read customers:write")
+    assert Actor.of("ops", "admin").scopes == {"admin"}  # not {"a", "d", "m", "i", "n"}
+    with pytest.raises(TypeError):
+        Actor.of("ops", [b"customers:write"])  # type: ignore[list-item]
+
+
+def test_a_string_scoped_actor_is_refused_on_the_call_path(server: TicketsServer) -> None:
+    policy, catalog = _package()
+    reg = Registry(policy, catalog, base_url=server.base_url,
+                   credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
+    with reg:
+        sneaky = Actor("mallory", "not ticket:writer ticket:read")  # type: ignore[arg-type]
+        result = reg.call(PREVIEW, NOTE, actor=sneaky)
+        assert error_code(result) == "permission_denied", result.to_json()
+        assert PREVIEW not in reg.visible_tools(sneaky)
+
+
+# -- receipts URLs -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["redsi://:PW-s3cr3t@localhost:6379/0", "redis://:PW-s3cr3t@[::1/0",
+                                 "redis://u:PW-s3cr3t@localhost:notaport/0", "redis://:PW/s3cr3t@host/0",
+                                 "rediss://user:PW-s3cr3t@127.0.0.1:1/0?ssl_cert_reqs=none"])
+def test_a_bad_receipts_url_is_exit_2_and_never_prints_its_password(url: str) -> None:
+    out = CliRunner().invoke(main, ["call", str(tickets_dir()), "get_ticket", "--args", '{"ticket_id": "T-1"}',
+                                    "--receipts", url])
+    assert out.exit_code == 2, (out.exit_code, out.output)
+    assert "PW" not in out.output and "s3cr3t" not in out.output, out.output
+    assert "Traceback" not in out.output and "cannot open the receipt store" in out.output
+
+
+@settings(max_examples=300, deadline=None)
+@given(user=st.text(st.characters(codec="ascii", exclude_characters="@"), max_size=8),
+       password=st.text(st.characters(codec="utf-8", exclude_characters="@"), min_size=1, max_size=24),
+       host=st.sampled_from(["localhost:6379", "[::1", "[::1]:6379", "h:p", "", "x@y"]),
+       tail=st.sampled_from(["", "/0", "/0?db=1", "#f", "?q=a@b"]),
+       scheme=st.sampled_from(["redis", "rediss", "redsi", "http", "sqlite"]))
+def test_display_receipts_never_shows_a_password(user: str, password: str, host: str, tail: str,
+                                                 scheme: str) -> None:
+    url = f"{scheme}://{user}:{password}@{host}{tail}"
+    shown = display_receipts(url)
+    if len(password) >= 3 and password not in url.replace(f":{password}@", "", 1):
+        assert password not in shown, (url, shown)
+
+
+# -- toolgen approve -----------------------------------------------------------------------------------
+
+UNSAFE = "\u009b31m\u0085\u2028\u202e\u2066\x1b[2J\x7f\u200b"
+RAW = [c for c in UNSAFE if not c.isprintable()]
+
+
+def test_terminal_safe_escapes_every_control_bidi_and_separator() -> None:
+    shown = terminal_safe("a\nb" + UNSAFE)
+    assert shown.startswith("a\nb")
+    assert len(RAW) == 8 and all(c not in shown for c in RAW)
+    assert json.loads(terminal_safe(json.dumps({"k": UNSAFE}, ensure_ascii=False))) == {"k": UNSAFE}
+
+
+def test_approve_prints_no_raw_control_or_bidi_character(server: TicketsServer, tmp_path: Path) -> None:
+    path = tmp_path / "receipts.sqlite3"
+    policy, catalog = _package()
+    reg = Registry(policy, catalog, base_url=server.base_url,
+                   credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+                   receipts=SqliteReceiptStore(path), audit=MemoryAuditSink(), cursor_key=b"k" * 32,
+                   approvals="issued")
+    with reg:
+        pid = stored_preview(reg, dict(NOTE, note="Refund " + UNSAFE + " done"))
+    for extra in ([], ["--format", "json"]):
+        out = CliRunner().invoke(main, ["approve", str(tickets_dir()), FOLLOWUP, pid, "--actor", WRITER.id,
+                                        "--by", "alice\u202e", "--receipts", str(path),
+                                        "--base-url", server.base_url, "--yes", *extra])
+        assert out.exit_code == 0, out.output
+        raw = [c for c in RAW if c in out.output]
+        assert not raw, (raw, out.output)
+        assert "\\u202e" in out.output and "\\u009b" in out.output
+        if extra:
+            issued = json.loads(out.stdout.strip().splitlines()[-1])
+            assert issued["request"]["body"]["note"] == "Refund " + UNSAFE + " done"  # same value, escaped
