@@ -135,3 +135,41 @@ def test_approve_prints_no_raw_control_or_bidi_character(server: TicketsServer, 
         if extra:
             issued = json.loads(out.stdout.strip().splitlines()[-1])
             assert issued["request"]["body"]["note"] == "Refund " + UNSAFE + " done"  # same value, escaped
+
+
+# -- hidden tools ----------------------------------------------------------------------------------------
+
+#: arguments that are wrong for the tool's schema in every way a validator would describe
+WRONG_ARGS: dict[str, Any] = {"ticket_id": 5, "note": ["x"], "visibility": "secret", "extra": True}
+
+
+def _says_nothing_of_the_schema(error: dict[str, Any]) -> None:
+    text = json.dumps(error)
+    assert error["code"] == "permission_denied", text
+    for word in ("visibility", "note", "ticket_id", "extra", "pointer", "enum", "public"):
+        assert word not in text, (word, text)
+
+
+def test_a_hidden_tool_is_refused_before_its_arguments_are_validated(server: TicketsServer) -> None:
+    policy, catalog = _package()
+    audit = MemoryAuditSink()
+    reg = Registry(policy, catalog, base_url=server.base_url, audit=audit,
+                   credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
+    with reg:
+        for tool in (PREVIEW, FOLLOWUP, "record_ticket_delete"):
+            for args in (WRONG_ARGS, {}, {"preview_id": 7}, [1, 2]):
+                result = reg.call(tool, args, actor=READER)
+                assert result.error is not None
+                _says_nothing_of_the_schema(result.error.to_json()["error"])
+        steps = [(e.step, e.decision) for e in audit.events]
+        assert ("validate", "deny") not in steps and ("permission", "deny") in steps
+        allowed = reg.call(PREVIEW, WRONG_ARGS, actor=WRITER)  # a visible tool still validates
+        assert error_code(allowed) == "invalid_arguments"
+
+
+def test_cli_call_refuses_a_hidden_tool_before_validating() -> None:
+    out = CliRunner().invoke(main, ["call", str(tickets_dir()), PREVIEW, "--args", json.dumps(WRONG_ARGS),
+                                    "--scopes", "ticket:read", "--receipts", "memory://",
+                                    "--base-url", "http://127.0.0.1:9"])
+    assert out.exit_code == 1, out.output
+    _says_nothing_of_the_schema(json.loads(out.stdout[out.stdout.index("{"):])["error"])

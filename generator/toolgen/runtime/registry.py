@@ -5,7 +5,8 @@ generated Python package's ``POLICY``/``MCP_TOOLS`` constants. Output: `CallResu
 
 The call path is a single function, `Registry._pipeline`, with a fixed order no tool can skip:
 
-    find tool → validate arguments (plain JSON, mcp.json ``inputSchema`` as JSON Schema 2020-12
+    find tool (a tool whose ``permission`` the actor lacks is refused here, before its arguments are
+    read, so a refusal says nothing of a hidden tool's schema) → validate arguments (plain JSON, mcp.json ``inputSchema`` as JSON Schema 2020-12
     incl. formats, closed nested objects; a record tool executing a stored preview (policy
     ``record.arguments: preview``) takes the arguments its preview stored, once the actor holds the
     scopes, and must rebuild a request whose fingerprint is the ``preview_id``; then the canonical
@@ -390,6 +391,20 @@ def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, st
     return {"content_type": ctype.split(";")[0], "bytes": len(content)}, None
 
 
+def _permission_error(tool: str, row: Mapping[str, Any], actor: Actor) -> ToolError | None:
+    """``permission_denied`` naming the scopes of `row`'s ``permission`` that `actor` lacks, or None
+    when it holds them all (`toolgen.runtime.identity.permits`). The call path asks this right after
+    finding the tool, so a tool the actor may not see is refused before its arguments are read and
+    the refusal reveals nothing of its schema."""
+    if permits(row, actor.scopes):
+        return None
+    required = required_scopes(row)
+    missing = [s for s in required if s not in actor.scopes]
+    return make_error("permission_denied",
+                      f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
+                      details={"missing": missing, "required": required})
+
+
 def _default_cursor_key() -> bytes:
     return cursor_key_from_env() or secrets.token_bytes(32)
 
@@ -746,6 +761,9 @@ class Registry:
                                            details={"tool": str(tool)[:200], "available": self.visible_tools(actor)}))
         row = spec.row
         emit("find", "allow", mode=row.get("mode"), effect=row.get("effect"))
+        hidden = _permission_error(tool, row, actor)
+        if hidden is not None:  # a tool the actor may not see: refused before its arguments are read
+            return fail("permission", hidden)
 
         # 2. validate arguments: plain JSON, the canonical input schema, closed nested objects, then
         #    the request itself (every value must reach the wire exactly as the preview shows it)
@@ -779,14 +797,7 @@ class Registry:
         # a record that executes a stored preview: its arguments are the preview's, as stored
         executes = self._executes_preview(row)
         preview_id = str(args.get("preview_id", "")) if executes else None
-        required = [str(s) for s in row.get("permission") or []]
-        missing = [s for s in required if s not in actor.scopes]
-        if preview_id is not None and missing:  # refused before any store is read
-            return fail("permission", make_error(
-                "permission_denied",
-                f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
-                details={"missing": missing, "required": required},
-            ))
+        required = required_scopes(row)
         if preview_id is not None:
             try:
                 stored_args = self._stored_arguments(spec, preview_id, actor)
@@ -835,13 +846,7 @@ class Registry:
             shown = self._display(row, built)
         emit("validate", "allow")
 
-        # 3. permission
-        if missing:
-            return fail("permission", make_error(
-                "permission_denied",
-                f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
-                details={"missing": missing, "required": required},
-            ))
+        # 3. permission (held since step 1: a tool the actor may not use is refused before validation)
         emit("permission", "allow", required=required)
 
         # 4. approval (separate from permission; bound to the canonical request of the preview). It is
@@ -1594,15 +1599,10 @@ class Registry:
         the refusal says nothing about the tool's schema), and audited (step ``permission``,
         decision ``deny``). None when the tool is unknown or allowed: the call path goes on."""
         spec = self.specs.get(tool)
-        if spec is None or permits(spec.row, actor.scopes):
+        error = None if spec is None else _permission_error(tool, spec.row, actor)
+        if error is None:
             return None
-        required = required_scopes(spec.row)
-        missing = [s for s in required if s not in actor.scopes]
-        error = make_error(
-            "permission_denied",
-            f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
-            details={"missing": missing, "required": required},
-        )
+        missing = error.details["missing"]
         call_id = secrets.token_hex(8)
         for step, decision in (("permission", "deny"), ("result", "error")):
             try:
