@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,96 @@ def test_cli_call_refuses_a_hidden_tool_before_validating() -> None:
                                     "--base-url", "http://127.0.0.1:9"])
     assert out.exit_code == 1, out.output
     _says_nothing_of_the_schema(json.loads(out.stdout[out.stdout.index("{"):])["error"])
+
+
+# -- credential echoes ------------------------------------------------------------------------------------
+
+BASIC_PAIR = "svc-user:Pa55/w+rd=Z9!"
+BEARER = "tkt-live-9d1e2f3a4b5c6d7e"
+
+
+def _echo_registry(recorder: RecordingServer, kind: str, secret: str) -> Registry:
+    policy, catalog = _package()
+    for row in policy["tools"]:
+        row["auth"] = [{"in": "header", "kind": kind, "name": "Authorization", "scheme": kind, "secret": "S"}]
+        row["retry"] = None
+    return Registry(policy, catalog, base_url=recorder.base_url + "/v1", audit=MemoryAuditSink(),
+                    credentials=StaticCredentials({"S": secret}), cursor_key=b"k" * 32)
+
+
+def _echoes(secret: str, kind: str) -> dict[str, bytes]:
+    """The ways an API may send a secret back, each as body bytes."""
+    import base64
+    from urllib.parse import quote
+
+    pair = base64.b64encode(secret.encode("utf-8")).decode("ascii")
+    shown = pair if kind == "basic" else secret
+    return {
+        "raw": secret.encode("utf-8"),
+        "base64 of the pair": pair.encode("ascii"),
+        "base64 unpadded": pair.rstrip("=").encode("ascii"),
+        "header value": (("Basic " if kind == "basic" else "Bearer ") + shown).encode("utf-8"),
+        "percent-encoded": quote(secret, safe="").encode("ascii"),
+        "percent-encoded lower": re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(),
+                                        quote(secret, safe="")).encode("ascii"),
+        "json-escaped": json.dumps(secret).encode("ascii")[1:-1].replace(b"/", b"\\/"),
+        "json unicode escapes": "".join(f"\\u{ord(c):04x}" for c in secret).encode("ascii"),
+        "utf-16-le": secret.encode("utf-16-le"),
+        "utf-16-be": secret.encode("utf-16-be"),
+        "utf-16 with bom": secret.encode("utf-16"),
+        "utf-32-le": secret.encode("utf-32-le"),
+    }
+
+
+def _leaks(text: str, secret: str, kind: str) -> list[str]:
+    import base64
+    from urllib.parse import quote
+
+    pair = base64.b64encode(secret.encode("utf-8")).decode("ascii").rstrip("=")
+    looks = {"raw": secret, "nul-spread": "\x00".join(secret), "json nul-spread": "\\u0000".join(secret),
+             "percent": quote(secret, safe=""),
+             "percent-lower": re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(secret, safe=""))}
+    if kind == "basic":
+        looks["base64"] = pair
+    return [name for name, look in looks.items() if look and look in text]
+
+
+@pytest.fixture
+def echo_server() -> Iterator[RecordingServer]:
+    with RecordingServer() as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("kind,secret", [("basic", BASIC_PAIR), ("bearer", BEARER)])
+@pytest.mark.parametrize("ctype", ["text/plain", "text/plain; charset=utf-16", "application/json", ""])
+@pytest.mark.parametrize("status", [200, 400])
+def test_an_echoed_credential_is_scrubbed_in_every_form(echo_server: RecordingServer, kind: str, secret: str,
+                                                         ctype: str, status: int) -> None:
+    reg = _echo_registry(echo_server, kind, secret)
+    with reg:
+        for name, echo in _echoes(secret, kind).items():
+            body = b'{"id": "T-1", "subject": "' + echo + b'"}' if "json" in ctype else b"you sent: " + echo
+            if "utf-16" in ctype and "utf-16" not in name and "32" not in name:
+                body = body.decode("latin-1").encode("utf-16")
+            echo_server.reply("GET", "/v1/tickets/", status=status, body=body, content_type=ctype or "x/none")
+            result = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
+            seen = json.dumps(result.to_json(), ensure_ascii=False) + json.dumps(
+                [e.detail for e in reg.audit.events], ensure_ascii=False)  # type: ignore[attr-defined]
+            assert not _leaks(seen, secret, kind), (name, ctype, status, _leaks(seen, secret, kind), seen[:600])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x2FF, exclude_categories=["Cc", "Cs"]),
+                      min_size=10, max_size=30),
+       kind=st.sampled_from(["basic", "bearer"]), form=st.sampled_from(sorted(_echoes("x", "basic"))),
+       ctype=st.sampled_from(["text/plain", "application/json", "text/html", "application/octet-stream"]))
+def test_scrubbing_holds_for_any_secret(echo_server: RecordingServer, secret: str, kind: str, form: str,
+                                        ctype: str) -> None:
+    reg = _echo_registry(echo_server, kind, secret)
+    with reg:
+        echo = _echoes(secret, kind)[form]
+        echo_server.reply("GET", "/v1/tickets/", status=200, body=b'"' + echo + b'"' if "json" in ctype else echo,
+                          content_type=ctype)
+        result = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
+        seen = json.dumps(result.to_json(), ensure_ascii=False)
+        assert not _leaks(seen, secret, kind), (form, ctype, seen[:400])

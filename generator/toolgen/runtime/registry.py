@@ -37,6 +37,7 @@ later attempt gets the API's own success; the receipt is then kept as ``unknown`
 from __future__ import annotations
 
 import asyncio
+import codecs
 import hashlib
 import json
 import os
@@ -274,15 +275,8 @@ def _key_in_use(body: Any) -> bool:
 
 
 def _secret_forms(values: Iterable[str]) -> list[str]:
-    """Each secret as sent and as an API may echo it: raw, percent-encoded, JSON-escaped."""
-    out: list[str] = []
-    for value in values:
-        if not value:
-            continue
-        for form in (value, quote(value, safe=""), json.dumps(value)[1:-1]):
-            if form and form not in out:
-                out.append(form)
-    return sorted(out, key=len, reverse=True)
+    """Each secret as sent and as an API may echo it (`credentials.echo_forms`)."""
+    return creds.echo_forms(values)
 
 
 def canonical_json(value: Any) -> str:
@@ -336,15 +330,31 @@ def _scrub(value: Any, secret_values: list[str]) -> Any:
     return value
 
 
-def _may_hold_secret(content: bytes, secret_values: list[str]) -> bool:
+def _may_hold_secret(content: bytes, secret_values: list[str], headers: httpx.Headers | None = None) -> bool:
     """Whether a body's bytes can hold a secret once decoded: one appears as is (in any of the forms
-    `_secret_forms` lists), or the body uses JSON escapes (``\\u0073``, ``\\/``) that could spell
-    one. Lets the common case skip the decoded walk."""
+    `_secret_forms` lists), the body uses JSON escapes (``\\u0073``, ``\\/``) that could spell
+    one, or it is text in a declared charset other than UTF-8. Lets the common case skip the decoded
+    walk."""
     if not secret_values or not content:
         return False
-    if b"\\" in content:
+    if b"\\" in content or _text_charset(headers) not in (None, "utf-8", "ascii"):
         return True
     return any(s.encode("utf-8") in content for s in secret_values)
+
+
+def _text_charset(headers: httpx.Headers | None) -> str | None:
+    """The ``charset`` parameter of a response's Content-Type, as Python's codec name (lower case),
+    or None when absent or not a text encoding Python knows."""
+    ctype = headers.get("content-type", "") if headers is not None else ""
+    for param in ctype.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            try:
+                info = codecs.lookup(value.strip().strip('"'))
+            except LookupError:
+                return None
+            return info.name if getattr(info, "_is_text_encoding", True) else None
+    return None
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -387,7 +397,7 @@ def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, st
     if "html" in ctype:
         return content[:2000].decode("utf-8", "replace"), "an HTML page where data was expected"
     if ctype.startswith("text/") or "xml" in ctype or not ctype:
-        return content.decode("utf-8", "replace"), None
+        return content.decode(_text_charset(headers) or "utf-8", "replace"), None
     return {"content_type": ctype.split(";")[0], "bytes": len(content)}, None
 
 
@@ -1145,8 +1155,9 @@ class Registry:
 
             status = outcome.status
             headers = outcome.headers or httpx.Headers()
-            body, unreadable = _decode_body(headers, outcome.content)
-            if _may_hold_secret(outcome.content, secret_values):
+            content = creds.scrub_bytes(outcome.content, secret_values) if secret_values else outcome.content
+            body, unreadable = _decode_body(headers, content)
+            if _may_hold_secret(content, secret_values, headers):
                 body = _scrub(body, secret_values)
             success = [int(s) for s in row.get("success_status") or []]
             ok_status = (status in success if success else False) or 200 <= status < 300
