@@ -267,3 +267,35 @@ def test_scrubbing_holds_for_any_secret(echo_server: RecordingServer, secret: st
         result = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
         seen = json.dumps(result.to_json(), ensure_ascii=False)
         assert not _leaks(seen, secret, kind), (form, ctype, seen[:400])
+
+
+# -- the output budget ----------------------------------------------------------------------------------
+
+
+def test_a_page_whose_one_item_exceeds_the_budget_holds_it_exactly(echo_server: RecordingServer) -> None:
+    policy, catalog = _package()
+    for row in policy["tools"]:
+        row["output"]["max_bytes"] = 10_000
+    reg = Registry(policy, catalog, base_url=echo_server.base_url + "/v1", audit=MemoryAuditSink(),
+                   credentials=StaticCredentials({"TICKETS_TOKEN": "t" * 20}), cursor_key=b"k" * 32)
+    big = {"id": "T-1", "subject": "word " * 5000, "status": "open", "priority": "low", "updated_at": "x"}
+    echo_server.reply("GET", "/v1/tickets$", body={"data": [big, dict(big, id="T-2")], "has_more": True})
+    with reg:
+        page = reg.call("list_tickets", {}, actor=READER)
+    assert page.ok and page.result is not None, page.to_json()
+    size = len(json.dumps(page.result, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    assert size <= 10_000 and page.result["_truncated"]["shortened_items"] == 1, size
+    assert page.result["items"][0]["id"] == "T-1" and page.result["next_cursor"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(st.tuples(st.sampled_from(["word ", "wörd € ", "x", "😀\" "]), st.integers(0, 4000),
+                                st.text(max_size=30)).map(lambda t: t[0] * t[1] + t[2]), min_size=1, max_size=3),
+       max_bytes=st.integers(400, 12_000), cursor=st.text("abc", min_size=0, max_size=200))
+def test_fit_page_never_exceeds_its_budget(texts: list[str], max_bytes: int, cursor: str) -> None:
+    from toolgen.runtime.shaping import compact_size, fit_page
+
+    items = [{"id": i, "text": "a " + t} for i, t in enumerate(texts)]
+    page, _ = fit_page(items, max_bytes, lambda k: cursor or None)
+    assert compact_size(page) <= max_bytes, (compact_size(page), max_bytes, page.get("_truncated"))
+    assert page["items"] and page["items"][0]["id"] == 0
