@@ -299,3 +299,31 @@ def test_fit_page_never_exceeds_its_budget(texts: list[str], max_bytes: int, cur
     page, _ = fit_page(items, max_bytes, lambda k: cursor or None)
     assert compact_size(page) <= max_bytes, (compact_size(page), max_bytes, page.get("_truncated"))
     assert page["items"] and page["items"][0]["id"] == 0
+
+
+# -- replays under a newer policy ---------------------------------------------------------------------
+
+
+def test_a_replay_is_shaped_with_the_current_redact_policy(server: TicketsServer, tmp_path: Path) -> None:
+    path = tmp_path / "receipts.sqlite3"
+
+    def registry(redact: list[str]) -> Registry:
+        policy, catalog = _package()
+        for row in policy["tools"]:
+            if row["tool"] == FOLLOWUP:
+                row["output"]["redact"] = redact
+        return Registry(policy, catalog, base_url=server.base_url, receipts=SqliteReceiptStore(path),
+                        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
+
+    with registry([]) as before:
+        pid = stored_preview(before, NOTE)
+        first = before.call(FOLLOWUP, {"preview_id": pid, "action_id": "a-1"}, actor=WRITER, approval=pid)
+        assert first.ok and first.result is not None, first.to_json()
+        assert first.result["visibility"] == "public"
+    with registry(["visibility", "ticket_id"]) as after:  # a rebuild added redact paths
+        again = after.call(FOLLOWUP, {"preview_id": pid, "action_id": "a-1"}, actor=WRITER, approval=pid)
+    assert again.ok and again.replayed, again.to_json()
+    assert again.result is not None
+    assert again.result["visibility"] == "[redacted]" and again.result["ticket_id"] == "[redacted]"
+    assert again.result["id"] == first.result["id"]
+    assert server.side_effects["addFollowup"] == 1

@@ -415,6 +415,23 @@ def _permission_error(tool: str, row: Mapping[str, Any], actor: Actor) -> ToolEr
                       details={"missing": missing, "required": required})
 
 
+def _reshaped(spec: ToolSpec, stored: Any) -> Any:
+    """A stored (replayed) result shaped again with the current policy's ``output.redact`` paths: a
+    rebuild may have added one since the result was stored, and a replay must not show what a new
+    call would hide. Applied at the top of the result and to each item of a wrapped array
+    (``result``) or a page (``items``); redaction only hides, so applying it twice changes nothing.
+    ``output.fields`` is not applied again: a stored result does not say which of its keys came
+    from the API's body (``{"status": 204}`` did not)."""
+    tree = spec.redact_tree
+    if not tree or not isinstance(stored, dict):
+        return stored
+    out = redact(stored, tree)
+    for key in ("result", "items"):
+        if isinstance(out.get(key), list):
+            out[key] = [redact(item, tree) for item in out[key]]
+    return out
+
+
 def _default_cursor_key() -> bytes:
     return cursor_key_from_env() or secrets.token_bytes(32)
 
@@ -1002,7 +1019,8 @@ class Registry:
                 if decision == "replay":
                     emit("idempotency", "replay", original_actor=existing.actor)
                     emit("result", "ok", replayed=True)
-                    return CallResult(tool, True, result=_scrub(existing.result, secret_values), replayed=True,
+                    return CallResult(tool, True, result=_scrub(_reshaped(spec, existing.result), secret_values),
+                                      replayed=True,
                                       fingerprint=fp, status=existing.status, call_id=call_id, idempotency_key=key,
                                       request=shown)
                 if decision == "conflict":
