@@ -327,3 +327,80 @@ def test_a_replay_is_shaped_with_the_current_redact_policy(server: TicketsServer
     assert again.result["visibility"] == "[redacted]" and again.result["ticket_id"] == "[redacted]"
     assert again.result["id"] == first.result["id"]
     assert server.side_effects["addFollowup"] == 1
+
+
+# -- dialect decoding ---------------------------------------------------------------------------------
+
+STRIPE = Path(__file__).resolve().parents[2] / "generated" / "stripe"
+CUSTOMER_PREVIEW = "preview_update_customer"
+
+
+@pytest.fixture
+def stripe(echo_server: RecordingServer) -> Iterator[Registry]:
+    if not (STRIPE / "policy.json").is_file():
+        pytest.skip("generated/stripe not built")
+    reg = Registry.from_dir(STRIPE, base_url=echo_server.base_url,
+                            credentials=StaticCredentials({"STRIPE_SECRET_KEY": "sk_test_dummy"}), cursor_key=b"c" * 32)
+    yield reg
+    reg.close()
+
+
+def _preview(reg: Registry, args: dict[str, Any], dialect: str | None) -> Any:
+    return reg.call(CUSTOMER_PREVIEW, args, actor=Actor.of("t", reg.row(CUSTOMER_PREVIEW)["permission"]),
+                    dialect=dialect)
+
+
+def test_a_json_string_argument_naming_a_member_twice_is_refused(stripe: Registry) -> None:
+    dup = _preview(stripe, {"customer": "cus_1", "metadata": '{"tier": "gold", "tier": "free"}'}, "gemini")
+    assert error_code(dup) == "invalid_arguments", dup.to_json()
+    assert dup.error is not None and dup.error.details["pointer"] == "/metadata"  # refused, never merged
+    entries = [{"key": "tier", "value": "gold"}, {"key": "tier", "value": "free"}]
+    twice = _preview(stripe, {"customer": "cus_1", "metadata": entries}, "openai")
+    assert error_code(twice) == "invalid_arguments"
+
+
+def test_decoding_refuses_a_json_string_naming_a_member_twice() -> None:
+    from toolgen.dialects.gemini import gemini_parameters
+    from toolgen.runtime.dialect_args import compile_rewrites, decode_arguments
+    from toolgen.runtime.errors import ToolError
+
+    schema = {"type": "object", "properties": {"free": {"type": "object"}, "rows": {"type": "array", "items": {}}},
+              "additionalProperties": False}
+    rewrites = compile_rewrites(gemini_parameters(schema).rewrites)
+    assert decode_arguments({"free": '{"a": {"b": 1, "c": 2}}'}, rewrites) == {"free": {"a": {"b": 1, "c": 2}}}
+    for sent, pointer in (({"free": '{"x": 1, "x": 2}'}, "/free"), ({"free": '{"a": {"b": 1, "b": 1}}'}, "/free"),
+                          ({"rows": ['{"k": 1, "k": 1}']}, "/rows/0")):
+        with pytest.raises(ToolError) as err:
+            decode_arguments(sent, rewrites)
+        assert err.value.details["pointer"] == pointer and "twice" in err.value.message
+
+
+@pytest.mark.parametrize("key", ["", "0", "12", "[x]"])
+@pytest.mark.parametrize("dialect", [None, "openai", "gemini"])
+def test_a_map_key_the_form_wire_cannot_carry_is_refused(stripe: Registry, echo_server: RecordingServer,
+                                                         key: str, dialect: str | None) -> None:
+    metadata: Any = {key: "v"}
+    if dialect == "openai":
+        metadata = [{"key": key, "value": "v"}]
+    elif dialect == "gemini":
+        metadata = json.dumps({key: "v"})
+    res = _preview(stripe, {"customer": "cus_1", "metadata": metadata}, dialect)
+    assert error_code(res) == "invalid_arguments", res.to_json()
+    assert res.error is not None and res.error.details["pointer"].startswith("/metadata")
+    assert not echo_server.requests
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(metadata=st.dictionaries(st.text("abcxyz_-", min_size=1, max_size=6), st.text("uv w", max_size=4),
+                                min_size=2, max_size=5), data=st.data())
+def test_one_map_in_any_order_is_one_preview(stripe: Registry, metadata: dict[str, str], data: Any) -> None:
+    order = data.draw(st.permutations(sorted(metadata)))
+    shuffled = {k: metadata[k] for k in order}
+    ids = set()
+    for dialect, sent in ((None, metadata), (None, shuffled),
+                          ("openai", [{"key": k, "value": v} for k, v in shuffled.items()]),
+                          ("gemini", json.dumps(shuffled))):
+        res = _preview(stripe, {"customer": "cus_1", "metadata": sent}, dialect)
+        assert res.ok and res.result is not None, res.to_json()
+        ids.add(res.result["preview_id"])
+    assert len(ids) == 1

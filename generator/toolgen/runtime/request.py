@@ -282,9 +282,31 @@ def deep_object_pairs(prefix: str, value: Any, path: tuple[str | int, ...] = ())
     return out
 
 
-def _check_bracket_key(key: str, path: tuple[str | int, ...]) -> None:
+def _check_bracket_key(key: str, path: tuple[str | int, ...], *, nested: bool = True) -> None:
+    """Refuse an object key the bracket syntax cannot carry as itself: one holding ``[`` or ``]``
+    (it would address another field), an empty one (``p[]`` appends to an array) and, below a
+    prefix, one of ASCII digits only (``p[0]`` is an array index: the map ``{"0": x}`` and the
+    list ``[x]`` would be one wire request). There is no escape, so these are refused."""
     if "[" in key or "]" in key:
         raise invalid_argument(path, "an object key may not contain '[' or ']' in this API's form encoding")
+    if not key:
+        raise invalid_argument(path, "an object key may not be empty in this API's form encoding "
+                                     "(it would be sent as an array append, name[])")
+    if nested and key.isascii() and key.isdigit():
+        raise invalid_argument(path, f"an object key of digits only ({key[:20]!r}) would be sent as an array "
+                                     "index in this API's form encoding; use a key with a non-digit character")
+
+
+def _members_sorted(value: Any, depth: int = 0) -> Any:
+    """`value` with the members of every object in key order (arrays keep theirs): two orders of
+    one map are one request, one fingerprint, one preview_id. Arguments nest at most 64 levels."""
+    if depth > 64:
+        return value
+    if isinstance(value, dict):
+        return {k: _members_sorted(value[k], depth + 1) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_members_sorted(v, depth + 1) for v in value]
+    return value
 
 
 def serialise_query(name: str, value: Any, style: str | None, explode: bool | None,
@@ -565,6 +587,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         sources.append((binding, value))
 
     for binding, value in sources:
+        value = _members_sorted(value)  # one canonical order: a map's order means nothing
         where = binding["in"]
         name = binding.get("name") or ""
         style = binding.get("style")
@@ -591,7 +614,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                                            for k, v in serialise_query(name, value, form_style, explode, at))
                 elif isinstance(value, dict):
                     for k, v in value.items():
-                        _check_bracket_key(str(k), at + (k,))
+                        _check_bracket_key(str(k), at + (k,), nested=False)
                         body.form_pairs.extend(
                             (fk, fv, False) for fk, fv in serialise_query(
                                 k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
