@@ -404,3 +404,73 @@ def test_one_map_in_any_order_is_one_preview(stripe: Registry, metadata: dict[st
         assert res.ok and res.result is not None, res.to_json()
         ids.add(res.result["preview_id"])
     assert len(ids) == 1
+
+
+# -- unions: the validator decides the branch -------------------------------------------------------------
+
+UNION_SPEC = {
+    "openapi": "3.1.0", "info": {"title": "U", "version": "1"}, "servers": [{"url": "https://api.example.com"}],
+    "paths": {"/things": {"post": {
+        "operationId": "createThing",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["x"], "properties": {"x": {"oneOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False},
+                {"type": "object", "required": ["b"], "properties": {"b": {"type": ["string", "null"]},
+                                                                     "c": {"type": "string"}},
+                 "additionalProperties": False}]}}}}}},
+        "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}},
+    }}},
+}
+
+
+@pytest.mark.parametrize("sent,wire", [
+    ({"b": None}, {"b": None}),  # branch 2: b is required and nullable, so its null is the value
+    ({"b": None, "c": None}, {"b": None}),  # c is optional in branch 2: its null means "leave it out"
+    ({"a": None}, {}),  # branch 1: a is optional, its null means "leave it out"
+    ({"a": "s"}, {"a": "s"}),
+    ({"b": "t"}, {"b": "t"}),
+])
+def test_a_union_member_is_sent_as_the_branch_the_validator_chose(
+        tmp_path: Path, echo_server: RecordingServer, sent: dict[str, Any], wire: dict[str, Any]) -> None:
+    from tests.support.build import build
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(UNION_SPEC), encoding="utf-8")
+    built = build(tmp_path, spec)
+    reg = Registry(built.json("policy.json"), built.json("mcp.json"), base_url=echo_server.base_url,
+                   cursor_key=b"k" * 32)
+    actor = Actor.of("t", reg.row("record_create_thing")["permission"])
+    with reg:
+        shown = reg.call("preview_create_thing", {"x": sent}, actor=actor)
+        assert shown.ok and shown.result is not None, shown.to_json()
+        assert shown.result["request"]["body"] == {"x": wire}
+        pid = shown.result["preview_id"]
+        done = reg.call("record_create_thing", {"preview_id": pid, "action_id": "a-1"}, actor=actor, approval=pid)
+        assert done.ok, done.to_json()
+    assert echo_server.last.json() == {"x": wire}
+
+
+UNION_INPUT = {"type": "object", "required": ["x"], "additionalProperties": False, "properties": {"x": {"anyOf": [
+    {"type": "object", "properties": {"a": {"type": "string"}, "n": {"type": ["integer", "null"]}},
+     "additionalProperties": False},
+    {"type": "object", "required": ["b"], "properties": {"b": {"type": ["string", "null"]}, "c": {"type": "string"}},
+     "additionalProperties": False},
+    {"type": "object", "required": ["n"], "properties": {"n": {"type": "null"}, "d": {"type": "boolean"}},
+     "additionalProperties": False}]}}}
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=st.dictionaries(st.sampled_from("abcdn"), st.one_of(st.none(), st.just("s"), st.just(1), st.just(True)),
+                         max_size=4))
+def test_dropping_nulls_never_moves_a_value_to_another_branch(x: dict[str, Any]) -> None:
+    import jsonschema_rs
+
+    from toolgen.runtime.request import normalise_nulls
+
+    branches = UNION_INPUT["properties"]["x"]["anyOf"]  # type: ignore[index]
+    fits = [i for i, b in enumerate(branches) if jsonschema_rs.Draft202012Validator(b).is_valid(x)]
+    sent = normalise_nulls({"x": x}, UNION_INPUT)["x"]
+    if fits:  # a valid value: what is sent is valid, and valid under a branch the value was valid under
+        after = [i for i, b in enumerate(branches) if jsonschema_rs.Draft202012Validator(b).is_valid(sent)]
+        assert set(after) & set(fits), (x, sent, fits, after)
+        assert all(sent.get(k, "absent") == v for k, v in x.items() if v is not None)

@@ -100,7 +100,7 @@ def _strip(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
     if depth > 64:
         return value
     if isinstance(value, dict):
-        required, props, extra = _object_view(schema, root)
+        required, props, extra = _object_view(_branch_of(schema, value, root, depth), root)
         out: dict[str, Any] = {}
         for key, item in value.items():
             if item is None and key not in required:
@@ -112,6 +112,50 @@ def _strip(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
         items = _items_schema(schema, root)
         return [_strip(v, items, root, depth + 1) for v in value]
     return value
+
+
+def _branch_of(schema: Any, value: dict[str, Any], root: Mapping[str, Any], depth: int) -> Any:
+    """`schema` with its ``anyOf``/``oneOf`` replaced by the one object branch `value` belongs to,
+    as the JSON Schema validator judges it, so nulls are dropped by that branch's ``required``
+    (never by another branch's, which would send another value: ``{"b": null}`` of a branch
+    requiring ``b`` is not the ``{}`` of a branch without it). The branch: the first that accepts
+    `value` as sent and keeps all of it, else one that accepts it as sent, else one that accepts
+    `value` with that branch's optional nulls dropped — among equals the one keeping the most
+    members, then the first. `schema` unchanged when it has no
+    union, `value` holds no null member, or no branch fits (validation then reports the value)."""
+    node = resolve_local_ref(schema, root)
+    if not isinstance(node, dict) or not any(v is None for v in value.values()):
+        return schema
+    branches = [b for key in ("anyOf", "oneOf") for b in (node.get(key) or [])
+                if isinstance(resolve_local_ref(b, root), dict)]
+    if not branches:
+        return schema
+    rest = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf")}
+    candidates: list[tuple[int, int, Any]] = []
+    for branch in branches:
+        try:
+            sent_fits = _accepts(branch, value, root)
+            stripped = _strip(value, {**rest, "allOf": [*(node.get("allOf") or []), branch]}, root, depth + 1)
+            strip_fits = sent_fits or _accepts(branch, stripped, root)
+        except ValueError:  # a branch the validator cannot compile: leave the choice to validation
+            return schema
+        rank = 0 if sent_fits and stripped == value else 1 if sent_fits else 2 if strip_fits else 3
+        candidates.append((rank, -len(stripped), branch))
+    rank, _, chosen = min(candidates, key=lambda c: c[:2])
+    if rank == 3:
+        return schema
+    return {**rest, "allOf": [*(node.get("allOf") or []), chosen]}
+
+
+def _accepts(branch: Any, value: Any, root: Mapping[str, Any]) -> bool:
+    """Whether the JSON Schema 2020-12 validator accepts `value` under `branch` (local ``$ref``s
+    resolve against `root`'s ``$defs``/``definitions``). Raises `ValueError` for a schema it
+    cannot compile."""
+    import jsonschema_rs
+
+    schema: dict[str, Any] = {k: root[k] for k in ("$defs", "definitions") if isinstance(root.get(k), dict)}
+    schema["allOf"] = [branch]
+    return bool(jsonschema_rs.Draft202012Validator(schema, validate_formats=True).is_valid(value))
 
 
 def _branches_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], bool]:
