@@ -474,3 +474,75 @@ def test_dropping_nulls_never_moves_a_value_to_another_branch(x: dict[str, Any])
         after = [i for i, b in enumerate(branches) if jsonschema_rs.Draft202012Validator(b).is_valid(sent)]
         assert set(after) & set(fits), (x, sent, fits, after)
         assert all(sent.get(k, "absent") == v for k, v in x.items() if v is not None)
+
+
+# -- header parameters that are never arguments ---------------------------------------------------------------
+
+HEADERS_SPEC = """openapi: 3.1.0
+info: {title: H, version: "1"}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /reports:
+    get:
+      operationId: listReports
+      parameters:
+        - {name: Transfer-Encoding, in: header, schema: {type: string}}
+        - {name: Connection, in: header, required: true, schema: {type: string}}
+        - {name: Keep-Alive, in: header, schema: {type: string}}
+        - {name: TE, in: header, schema: {type: string}}
+        - {name: Cookie, in: header, schema: {type: string}}
+        - {name: X-Trace, in: header, schema: {type: string}}
+        - {name: theme, in: cookie, schema: {type: string}}
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: object}}}}
+"""
+
+
+def test_hop_by_hop_framing_and_cookie_headers_are_dropped_at_build_with_a_located_warning(
+        tmp_path: Path, echo_server: RecordingServer) -> None:
+    from tests.support.build import build
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(HEADERS_SPEC, encoding="utf-8")
+    built = build(tmp_path, spec)
+    schema = built.tool("mcp", "list_reports")["inputSchema"]
+    assert sorted(schema["properties"]) == ["X_Trace", "theme"], schema
+    report = built.result.output + (built.out / "REPORT.md").read_text(encoding="utf-8")
+    for name, line in (("Transfer-Encoding", 9), ("Connection", 10), ("Keep-Alive", 11), ("TE", 12),
+                       ("Cookie", 13)):
+        assert f"header parameter {name!r}" in report, name
+        assert f"spec.yaml:{line}:" in report, (name, line)
+    assert "header-reserved" in report and "'X-Trace'" not in report
+
+    reg = Registry(built.json("policy.json"), built.json("mcp.json"), base_url=echo_server.base_url,
+                   cursor_key=b"k" * 32)
+    with reg:
+        res = reg.call("list_reports", {"X_Trace": "t-1", "theme": "dark", "Transfer_Encoding": "chunked",
+                                        "connection": "keep-alive, x-trace"},
+                       actor=Actor.of("t", reg.row("list_reports")["permission"]))
+        assert error_code(res) == "invalid_arguments"  # not arguments: the closed schema refuses them
+        ok = reg.call("list_reports", {"X_Trace": "t-1", "theme": "dark"},
+                      actor=Actor.of("t", reg.row("list_reports")["permission"]))
+        assert ok.ok, ok.to_json()
+    sent = echo_server.last
+    assert sent.header("Cookie") == "theme=dark" and sent.header("X-Trace") == "t-1"
+    assert sent.header("Transfer-Encoding") is None and sent.body == b""
+    assert (sent.header("Connection") or "").lower() in ("", "keep-alive", "close")
+
+
+def test_a_cookie_parameter_is_previewed_as_sent_and_a_credential_cookie_stays_hidden() -> None:
+    from toolgen.runtime.credentials import Injected
+    from toolgen.runtime.request import build_request
+
+    row = {"operation": {"method": "POST", "path": "/reports"},
+           "request": {"encoding": "none", "bindings": [
+               {"arg": "theme", "in": "cookie", "name": "theme", "required": False, "null": "omit"}]}}
+    built = build_request(row, {"theme": "dark"}, base_url="https://api.test")
+    assert built.display()["headers"]["Cookie"] == "theme=dark"  # what the approver approves
+    wire = built.with_credentials(Injected(cookies={"sid": "s3cr3t"}, secret_values=["s3cr3t"]))
+    assert ("Cookie", "theme=dark; sid=s3cr3t") in wire.headers
+    assert wire.display()["headers"]["Cookie"] == "[redacted]"
+    smuggle = dict(row, request={"encoding": "none", "bindings": [
+        {"arg": "te", "in": "header", "name": "Transfer-Encoding", "required": False, "null": "omit"}]})
+    with pytest.raises(ValueError):  # an old policy.json holding one: refused, nothing built
+        build_request(smuggle, {"te": "chunked"}, base_url="https://api.test")

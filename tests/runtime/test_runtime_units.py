@@ -92,7 +92,10 @@ def test_headers_cookies_fixed_and_credentials() -> None:
     assert headers["X-Trace"] == "x,y" and headers["Notion-Version"] == "2025-09-03"
     assert headers["Cookie"] == "session=s1" and headers["X-Api-Key"] == "k1"
     shown = req.display()
-    assert shown["headers"]["X-Api-Key"] == "[redacted]" and shown["headers"]["Cookie"] == "[redacted]"
+    # an argument cookie is shown (the approver approves it); one holding a credential is not
+    assert shown["headers"]["X-Api-Key"] == "[redacted]" and shown["headers"]["Cookie"] == "session=s1"
+    with_secret = req.with_credentials(Injected(cookies={"sid": "k3"}, secret_values=["k3"]))
+    assert with_secret.display()["headers"]["Cookie"] == "[redacted]"
     assert "k2" not in shown["url"] and "api_key=[redacted]" in shown["url"]
 
 

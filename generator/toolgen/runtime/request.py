@@ -453,18 +453,21 @@ class BuiltRequest:
             url += ("&" if "?" in url else "?") + urlencode(list(credentials.query.items()), quote_via=quote)
             redact_query.update(k.lower() for k in credentials.query)
         cookies = list(self.cookies) + list(credentials.cookies.items())
+        if credentials.cookies:  # a credential among the cookies: the whole header is redacted
+            redact_headers.add("cookie")
         if cookies:
             headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in cookies)))
         return BuiltRequest(self.method, url, headers, self.content, self.body_view, redact_headers,
                             redact_query, self.canonical, cookies)
 
     def display(self) -> dict[str, Any]:
-        """The request as previews and audit show it: credential headers/query values replaced by
-        ``"[redacted]"``. Shape: ``{"method", "url", "headers": {name: value}, "body"}``."""
+        """The request as previews and audit show it: credential headers/query values (and a Cookie
+        header holding a credential cookie) replaced by ``"[redacted]"``. Shape: ``{"method", "url", "headers": {name: value}, "body"}``."""
         headers: dict[str, str] = {}
         for name, value in self.headers:
             lower = name.lower()
-            if lower in self.redact_headers or lower in ("authorization", "cookie", "proxy-authorization"):
+            # a Cookie header of argument cookies only is shown: it is what the approver approves
+            if lower in self.redact_headers or lower in ("authorization", "proxy-authorization"):
                 value = REDACTED
             headers[name] = value
         url = self.url
@@ -476,6 +479,13 @@ class BuiltRequest:
                 parts.append(f"{key}={REDACTED}" if key.lower() in self.redact_query else piece)
             url = base + "?" + "&".join(parts)
         return {"method": self.method, "url": url, "headers": headers, "body": self.body_view}
+
+
+#: Headers a binding may never set (the build drops such parameters with ``header-reserved``): hop-by-hop
+#: (RFC 9110 §7.6.1), framing (RFC 9112 §6) and Cookie, which the runtime assembles itself.
+_NOT_ARGUMENT_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade",
+                                   "proxy-authorization", "proxy-authenticate", "transfer-encoding", "expect",
+                                   "cookie", "content-length", "host"})
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -644,6 +654,8 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         elif where == "query":
             query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at))
         elif where == "header":
+            if name.lower() in _NOT_ARGUMENT_HEADERS:  # a policy built before the build refused it
+                raise ValueError(f"header {name!r} is hop-by-hop, framing or Cookie: never a tool argument")
             headers.append((name, _header_value(serialise_header(value, explode), at), is_key))
         elif where == "cookie":
             for k, v in serialise_query(name, value, style, explode, at):
