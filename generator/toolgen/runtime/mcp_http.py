@@ -26,8 +26,8 @@ Tokens are compared in constant time (`hmac.compare_digest` against every entry)
 
 Connections that have not (yet) sent a request cannot hold the server: each must deliver a request's
 headers within `HEADER_TIMEOUT_S` of connecting or of its previous response (one byte at a time does
-not extend it), and at most `max_waiting_connections` (a quarter of the open-file limit, at most 256)
-wait for headers at once — a new one beyond that closes the one that has waited longest. So
+not extend it), and at most `max_waiting_connections` (an eighth of the open-file limit, at most
+256; also the most the event loop accepts in one go) wait for headers at once — a new one beyond that closes the one that has waited longest. So
 half-open connections never exhaust the file descriptors a token holder's connection needs, and the
 event loop's "out of system resource" accept errors, should they happen, are logged as one line
 every 10 s instead of one traceback each.
@@ -71,6 +71,8 @@ __all__ = [
 MCP_PATH = "/mcp"
 #: Seconds a connection has to send a request's headers, from connecting or from its previous response.
 HEADER_TIMEOUT_S = 10.0
+#: Handshaken connections the kernel queues for accepting (they hold no descriptor until accepted).
+LISTEN_BACKLOG = 2048
 #: Longest bearer token looked at (longer ones are refused unhashed).
 MAX_TOKEN_LENGTH = 4096
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
@@ -348,13 +350,15 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def max_waiting_connections() -> int:
-    """How many connections may wait for a request's headers at once: a quarter of the process's
+    """How many connections may wait for a request's headers at once: an eighth of the process's
     open-file limit (``RLIMIT_NOFILE``, soft), between 8 and 256, so that waiting connections can
-    never take the descriptors the server needs to accept and serve a token holder."""
+    never take the descriptors the server needs to accept and serve a token holder. It also bounds
+    how many connections the event loop accepts in one go before the longest waiting are closed (a
+    few such bursts stay below half the limit)."""
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft == resource.RLIM_INFINITY or soft <= 0:
         return 256
-    return max(8, min(256, soft // 4))
+    return max(8, min(256, soft // 8))
 
 
 def _guarded_protocol(header_timeout_s: float, max_waiting: int) -> type[Any]:
@@ -452,15 +456,20 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
                          transport_security=transport_security)
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
-    protocol = _guarded_protocol(header_timeout_s, max_waiting or max_waiting_connections())
+    waiting = max_waiting or max_waiting_connections()
     server = _graceful_server_class()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                                     http=protocol))
+                                                     http=_guarded_protocol(header_timeout_s, waiting),
+                                                     backlog=max(waiting, 8)))
     quiet = _QuietAcceptErrors()
     logging.getLogger("asyncio").addFilter(quiet)
 
     async def announce() -> None:
         while not server.started and not server.should_exit:
             await anyio.sleep(0.01)
+        if server.started:
+            # the event loop accepts at most `backlog` connections per wake-up (the burst bound
+            # above); the kernel may queue many more handshakes meanwhile, none holding a descriptor
+            sock.listen(LISTEN_BACKLOG)
         if server.started and on_ready is not None:
             maybe = on_ready(f"http://{_url_host(host)}:{bound}{MCP_PATH}")
             if maybe is not None:
