@@ -121,20 +121,23 @@ async def test_the_longest_waiting_connection_is_closed_beyond_the_cap(server: T
             sock.close()
 
 
-@pytest.mark.anyio
-async def test_half_open_connections_beyond_the_file_limit_lock_no_token_holder_out(
-        server: TicketsServer, tmp_path: Path) -> None:
+def _serve_with_256_files(tmp_path: Path, server: TicketsServer) -> subprocess.Popen[str]:
+    """`toolgen serve --http` with a token file, in a process whose open-file limit is 256."""
     tokens = write_token_file(tmp_path / "tokens.yaml")
     env = dict(os.environ, TICKETS_TOKEN=server.token)
     env.pop("TOOLGEN_SCOPES", None)
+    limited = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256)); "
+               "os.execv(sys.argv[1], sys.argv[1:])")
+    return subprocess.Popen(
+        [sys.executable, "-c", limited, TOOLGEN, "serve", str(tickets_dir()), "--base-url", server.base_url,
+         "--receipts", str(tmp_path / "r.db"), "--http", "127.0.0.1:0", "--tokens", str(tokens)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
 
-    def limit_files() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
-    proc = subprocess.Popen(
-        [TOOLGEN, "serve", str(tickets_dir()), "--base-url", server.base_url, "--receipts", str(tmp_path / "r.db"),
-         "--http", "127.0.0.1:0", "--tokens", str(tokens)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, preexec_fn=limit_files)
+@pytest.mark.anyio
+async def test_half_open_connections_beyond_the_file_limit_lock_no_token_holder_out(
+        server: TicketsServer, tmp_path: Path) -> None:
+    proc = _serve_with_256_files(tmp_path, server)
     socks: list[socket.socket] = []
     try:
         url, _ = await served_url(proc)

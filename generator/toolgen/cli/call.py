@@ -92,7 +92,7 @@ def _without_password(shown: str, exc: BaseException, spec: str) -> str:
     parser quotes what it could not read, e.g. the part of ``redis://:p/w@host`` it took for a
     port), so no message ever carries a password."""
     detail = f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, ImportError, OSError)) else str(exc)
-    scheme, sep, rest = spec.partition("://")
+    _, sep, rest = spec.partition("://")
     if sep and "@" in rest:
         userinfo = rest.rsplit("@", 1)[0]
         password = userinfo.split(":", 1)[1] if ":" in userinfo else userinfo

@@ -17,11 +17,10 @@ import base64
 import json
 import os
 import re
-from collections.abc import Iterable
-from collections.abc import Mapping
-from urllib.parse import quote, quote_plus
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import quote, quote_plus
 
 from .errors import ToolError, make_error
 
@@ -185,12 +184,12 @@ def auth_wire_locations(auth: list[dict[str, Any]]) -> tuple[set[str], set[str],
 
 
 __all__ = [
+    "ECHO_ENCODINGS",
     "CredentialsProvider",
     "EnvCredentials",
     "Injected",
     "StaticCredentials",
     "ToolError",
-    "ECHO_ENCODINGS",
     "auth_wire_locations",
     "echo_forms",
     "resolve",

@@ -41,13 +41,13 @@ import hmac
 import ipaddress
 import logging
 import os
-import resource
-import time
 import re
+import resource
 import signal
 import socket
 import stat
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
@@ -370,7 +370,7 @@ def _guarded_protocol(header_timeout_s: float, max_waiting: int) -> type[Any]:
 
     waiting: OrderedDict[Any, None] = OrderedDict()
 
-    class GuardedH11Protocol(H11Protocol):  # type: ignore[misc]
+    class GuardedH11Protocol(H11Protocol):
         _header_deadline: Any = None
 
         def connection_made(self, transport: Any) -> None:
