@@ -34,6 +34,7 @@ import click
 from ..runtime.approvals import DEFAULT_APPROVAL_TTL_S, MAX_APPROVAL_TTL_S
 from ..runtime.errors import ToolError
 from .call import RECEIPTS_HELP, open_registry
+from .terminal import terminal_safe
 
 
 @click.command("approve")
@@ -66,8 +67,9 @@ def approve_command(api_or_dir: str, record_tool: str, preview_id: str, approved
             _exit(2 if exc.code == "unknown_tool" else 1, exc.message, exc.next_step)
         as_json = output_format == "json"
         shown = json.dumps(request, indent=2, ensure_ascii=False)
-        click.echo(f"{record_tool} would send, for actor {actor_id!r}:\n{shown}", err=as_json)
-        if not yes and not click.confirm(f"Approve this request as {approved_by!r}?", default=False, err=True):
+        _say(f"{record_tool} would send, for actor {actor_id!r}:\n{shown}", err=as_json)
+        if not yes and not click.confirm(terminal_safe(f"Approve this request as {approved_by!r}?"), default=False,
+                                         err=True):
             _exit(1, "not approved")
         try:
             approval_id = registry.issue_approval(record_tool, preview_id, approved_by=approved_by, actor=actor_id,
@@ -77,17 +79,23 @@ def approve_command(api_or_dir: str, record_tool: str, preview_id: str, approved
         except ValueError as exc:
             _exit(2, str(exc))
         if as_json:
-            click.echo(json.dumps({"approval_id": approval_id, "preview_id": preview_id, "record_tool": record_tool,
+            _say(json.dumps({"approval_id": approval_id, "preview_id": preview_id, "record_tool": record_tool,
                                    "actor": actor_id, "approved_by": approved_by, "expires_in_s": ttl_s,
                                    "request": request}, ensure_ascii=False))
         else:
-            click.echo(f"approval_id: {approval_id}")
-            click.echo(f"(valid {ttl_s:g} s, once, for {record_tool} {preview_id[:24]}… by actor {actor_id!r})",
+            _say(f"approval_id: {approval_id}")
+            _say(f"(valid {ttl_s:g} s, once, for {record_tool} {preview_id[:24]}… by actor {actor_id!r})",
                        err=True)
     finally:
         registry.close()
 
 
+def _say(text: str, *, err: bool = False) -> None:
+    """Print `text` for the approver: every control, bidi and line-separator character escaped
+    (`terminal_safe`), so what is shown is what will be sent, read in order."""
+    click.echo(terminal_safe(text), err=err)
+
+
 def _exit(code: int, message: str, next_step: str | None = None) -> NoReturn:
-    click.echo(f"toolgen approve: {message}" + (f"\n  {next_step}" if next_step else ""), err=True)
+    _say(f"toolgen approve: {message}" + (f"\n  {next_step}" if next_step else ""), err=True)
     sys.exit(code)

@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import click
 
@@ -63,15 +64,42 @@ class ReceiptStoreError(Exception):
 
 
 def display_receipts(spec: str) -> str:
-    """`spec` with any password in a URL replaced by ``***``."""
-    if receipts_scheme_or_none(spec) in (None, "sqlite", "memory"):
+    """`spec` with the password of any URL's user information replaced by ``***``, whatever the
+    scheme (a mistyped ``redsi://`` too) and however malformed the rest (``[::1/0``): the authority
+    is cut by hand, never by a URL parser that could refuse it first."""
+    scheme, sep, rest = spec.partition("://")
+    if not sep:
         return spec
-    parts = urlsplit(spec)
-    if parts.password is None:
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:]
+    if "@" not in authority:
+        # no user information before the path; an "@" after it may still end a password whose
+        # "/" cut the authority short (redis://:pa/ss@host): hide everything up to the last "@"
+        if "@" in tail:
+            return f"{scheme}://***@{tail.rsplit('@', 1)[1]}"
         return spec
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+    userinfo, host = authority.rsplit("@", 1)
+    user = userinfo.split(":", 1)[0] if ":" in userinfo else userinfo
+    if "@" in tail:
+        host = tail.rsplit("@", 1)[1]
+        tail = ""
+    return f"{scheme}://{user}:***@{host}{tail}"
+
+
+def _without_password(shown: str, exc: BaseException, spec: str) -> str:
+    """The message for failing to open `spec` (`shown` is its masked form) with `exc`: the
+    exception's own text is dropped when it holds `spec`'s password or any piece of it (a URL
+    parser quotes what it could not read, e.g. the part of ``redis://:p/w@host`` it took for a
+    port), so no message ever carries a password."""
+    detail = f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, ImportError, OSError)) else str(exc)
+    _, sep, rest = spec.partition("://")
+    if sep and "@" in rest:
+        userinfo = rest.rsplit("@", 1)[0]
+        password = userinfo.split(":", 1)[1] if ":" in userinfo else userinfo
+        pieces = [p for p in re.split(r"[/?#@:\[\]]", password) if p]
+        if spec in detail or any(p in detail for p in pieces):
+            detail = f"{type(exc).__name__} (the details are withheld: they quote the URL's password)"
+    return f"cannot open the receipt store {shown}: {detail}"
 
 
 def receipts_scheme_or_none(spec: str) -> str | None:
@@ -91,7 +119,7 @@ def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
     try:
         store = receipts_from_url(text)
     except (ValueError, ImportError, OSError) as exc:
-        raise ReceiptStoreError(f"cannot open the receipt store {shown}: {exc}") from None
+        raise ReceiptStoreError(_without_password(shown, exc, text)) from None
     try:
         env_key = cursor_key_from_env()
         if env_key is not None:
@@ -105,7 +133,7 @@ def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
             key = secrets.token_bytes(32)
     except Exception as exc:  # noqa: BLE001 - e.g. redis.ConnectionError; report it, don't trace back
         store.close()
-        raise ReceiptStoreError(f"cannot open the receipt store {shown}: {type(exc).__name__}: {exc}") from None
+        raise ReceiptStoreError(_without_password(shown, exc, text)) from None
     return store, key
 
 

@@ -40,11 +40,25 @@ MAX_ARGUMENT_NODES = 200_000
 _EXACT_INT = 2**53
 
 
-def strict_json(text: str) -> Any:
+def strict_json(text: str, *, unique_keys: bool = False) -> Any:
     """`text` parsed as JSON (RFC 8259), refusing what Python's parser lets through but no JSON output
-    can carry: ``NaN``/``Infinity`` and numbers that overflow a double (``1e999``). Raises
-    `ValueError` (and `RecursionError` for absurd nesting), like `json.loads`."""
+    can carry: ``NaN``/``Infinity`` and numbers that overflow a double (``1e999``). With
+    `unique_keys`, an object naming one member twice is refused too (RFC 8259 §4: its meaning is
+    unpredictable; Python keeps the last silently). Raises `ValueError` (and `RecursionError` for
+    absurd nesting), like `json.loads`."""
+    if unique_keys:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float,
+                          object_pairs_hook=_unique_members)
     return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the member {key[:80]!r} appears twice in one object")
+        out[key] = value
+    return out
 
 
 def _refuse_constant(name: str) -> Any:

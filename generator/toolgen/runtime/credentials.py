@@ -14,10 +14,13 @@ operation needs no credentials.
 from __future__ import annotations
 
 import base64
+import json
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import quote, quote_plus
 
 from .errors import ToolError, make_error
 
@@ -108,6 +111,11 @@ def resolve(auth: list[dict[str, Any]], provider: CredentialsProvider, *, tool: 
         out.secret_values.append(value)
         if wire != value:
             out.secret_values.append(wire)
+        if kind == "basic" and not value.lower().startswith("basic "):
+            # an API echoing the header value without its scheme: base64(user:password), padded or not
+            encoded = wire.split(" ", 1)[1]
+            out.secret_values.extend(dict.fromkeys((encoded, encoded.rstrip("="),
+                                                    encoded.rstrip("=").replace("+", "-").replace("/", "_"))))
     if not out.headers and not out.query and not out.cookies:
         names = ", ".join(sorted({m for m in missing if m})) or "(unnamed)"
         raise make_error(
@@ -117,6 +125,49 @@ def resolve(auth: list[dict[str, Any]], provider: CredentialsProvider, *, tool: 
             next_step=f"An operator must set {names} for the runtime; do not retry until then.",
         )
     return out
+
+
+#: The byte encodings a secret is looked for in, in a response's raw bytes (RFC 8259 JSON is UTF-8,
+#: but a text body may be UTF-16 or UTF-32, with or without a charset saying so).
+ECHO_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+_REDACTED = "[redacted]"
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
+
+
+def echo_forms(values: Iterable[str]) -> list[str]:
+    """Every text form in which an API may echo each secret of `values` (the `Injected.secret_values`
+    of a request, which already hold the wire forms: ``Bearer <token>``, ``Basic <base64>`` and the
+    bare base64 of a basic ``user:password``): as is; percent-encoded (``quote`` with nothing safe,
+    ``quote_plus``, each with upper- and lower-case hex); JSON-escaped (``\\uXXXX`` for non-ASCII and
+    as is, and with ``/`` written ``\\/``). Empty values are skipped; longest first, so a longer form
+    is replaced before a shorter one inside it."""
+    out: dict[str, None] = {}
+    for value in values:
+        if not value:
+            continue
+        escaped = json.dumps(value)[1:-1]
+        forms = [value, escaped, json.dumps(value, ensure_ascii=False)[1:-1], escaped.replace("/", "\\/")]
+        for encoded in (quote(value, safe=""), quote_plus(value, safe="")):
+            forms += [encoded, _PERCENT.sub(lambda m: m.group(0).lower(), encoded)]
+        out.update((form, None) for form in forms if form)
+    return sorted(out, key=len, reverse=True)
+
+
+def scrub_bytes(content: bytes, forms: Iterable[str]) -> bytes:
+    """`content` (a response body's raw bytes, before any decoding) with every form of `forms`
+    (see `echo_forms`) replaced by ``[redacted]`` in each encoding of `ECHO_ENCODINGS`, the
+    replacement written in the same encoding. Decoding a body with its declared charset and scrubbing
+    the text catches what a charset says; this catches a secret in an encoding nothing declared
+    (a UTF-16 ``text/plain`` read as UTF-8 would spell the secret with NULs between its letters)."""
+    for form in forms:
+        for encoding in ECHO_ENCODINGS:
+            try:
+                needle = form.encode(encoding)
+            except UnicodeEncodeError:  # a lone surrogate: it cannot be on the wire in this encoding
+                continue
+            if needle in content:
+                content = content.replace(needle, _REDACTED.encode(encoding))
+    return content
 
 
 def auth_wire_locations(auth: list[dict[str, Any]]) -> tuple[set[str], set[str], set[str]]:
@@ -133,11 +184,14 @@ def auth_wire_locations(auth: list[dict[str, Any]]) -> tuple[set[str], set[str],
 
 
 __all__ = [
+    "ECHO_ENCODINGS",
     "CredentialsProvider",
     "EnvCredentials",
     "Injected",
     "StaticCredentials",
     "ToolError",
     "auth_wire_locations",
+    "echo_forms",
     "resolve",
+    "scrub_bytes",
 ]

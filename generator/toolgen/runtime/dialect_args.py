@@ -19,7 +19,8 @@ has the reshaped form). A record with ``def`` applies inside that recursive ``$d
 root). Kinds:
 
 - ``json_string`` (``expect``: object, array or any; ``lenient``; ``keep_strings``): a string is
-  parsed as JSON; a malformed one is refused unless ``lenient`` (then it stays as sent); with
+  parsed as JSON; a malformed one (also one naming a member twice in an object: refused, never
+  merged, like a repeated map key) is refused unless ``lenient`` (then it stays as sent); with
   ``keep_strings`` (the canonical schema admits strings there) only objects and arrays are taken;
 - ``map_entries``: an array of ``{key, value}`` objects becomes an object (a repeated key is refused);
 - ``enum_strings`` (``values``: string form → canonical value): a listed string becomes its value;
@@ -143,7 +144,7 @@ class _Decoder:
         lenient = bool(record.get("lenient")) or in_branch
         expect = record.get("expect", "any")
         try:
-            parsed = strict_json(text)
+            parsed = strict_json(text, unique_keys=True)  # a repeated member is refused, as a repeated map key
         except (ValueError, RecursionError) as exc:
             if lenient:
                 return text

@@ -18,7 +18,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["filter_catalog", "is_deferred", "permits", "required_scopes", "tool_entry_name"]
+__all__ = ["filter_catalog", "is_deferred", "permits", "required_scopes", "scope_set", "tool_entry_name"]
+
+
+def scope_set(scopes: str | Iterable[str]) -> frozenset[str]:
+    """The scopes a caller holds, as a set of whole scope names.
+
+    A single string is an OAuth scope string (RFC 6749 §3.3: scope names separated by spaces), so
+    ``"ticket:read ticket:write"`` holds two scopes and ``"not customers:writer"`` holds ``not`` and
+    ``customers:writer`` — never ``customers:write`` (a string is never searched for substrings, nor
+    taken character by character). Any other iterable must hold strings. Raises `TypeError` for an
+    item that is not a string."""
+    if isinstance(scopes, str):
+        return frozenset(scopes.split())
+    held: list[str] = []
+    for scope in scopes:
+        if not isinstance(scope, str):
+            raise TypeError(f"a scope must be a string, not {type(scope).__name__}")
+        held.append(scope)
+    return frozenset(held)
 
 
 def required_scopes(row: Mapping[str, Any]) -> list[str]:
@@ -26,9 +44,10 @@ def required_scopes(row: Mapping[str, Any]) -> list[str]:
     return [str(s) for s in row.get("permission") or []]
 
 
-def permits(row: Mapping[str, Any], scopes: Iterable[str]) -> bool:
-    """True when `scopes` hold every scope of `row`'s ``permission`` (a row without one needs none)."""
-    held = frozenset(scopes)
+def permits(row: Mapping[str, Any], scopes: str | Iterable[str]) -> bool:
+    """True when `scopes` (read by `scope_set`) hold every scope of `row`'s ``permission`` (a row
+    without one needs none)."""
+    held = scope_set(scopes)
     return all(s in held for s in required_scopes(row))
 
 

@@ -23,6 +23,14 @@ SHA-256 of each token, never the token::
         scopes: [ticket:read, ticket:write]
 
 Tokens are compared in constant time (`hmac.compare_digest` against every entry) and never logged.
+
+Connections that have not (yet) sent a request cannot hold the server: each must deliver a request's
+headers within `HEADER_TIMEOUT_S` of connecting or of its previous response (one byte at a time does
+not extend it), and at most `max_waiting_connections` (an eighth of the open-file limit, at most
+256; also the most the event loop accepts in one go) wait for headers at once — a new one beyond that closes the one that has waited longest. So
+half-open connections never exhaust the file descriptors a token holder's connection needs, and the
+event loop's "out of system resource" accept errors, should they happen, are logged as one line
+every 10 s instead of one traceback each.
 """
 
 from __future__ import annotations
@@ -31,12 +39,16 @@ import contextlib
 import hashlib
 import hmac
 import ipaddress
+import logging
 import os
 import re
+import resource
 import signal
 import socket
 import stat
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +69,10 @@ __all__ = [
 ]
 
 MCP_PATH = "/mcp"
+#: Seconds a connection has to send a request's headers, from connecting or from its previous response.
+HEADER_TIMEOUT_S = 10.0
+#: Handshaken connections the kernel queues for accepting (they hold no descriptor until accepted).
+LISTEN_BACKLOG = 2048
 #: Longest bearer token looked at (longer ones are refused unhashed).
 MAX_TOKEN_LENGTH = 4096
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
@@ -333,13 +349,105 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def max_waiting_connections() -> int:
+    """How many connections may wait for a request's headers at once: an eighth of the process's
+    open-file limit (``RLIMIT_NOFILE``, soft), between 8 and 256, so that waiting connections can
+    never take the descriptors the server needs to accept and serve a token holder. It also bounds
+    how many connections the event loop accepts in one go before the longest waiting are closed (a
+    few such bursts stay below half the limit)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return 256
+    return max(8, min(256, soft // 8))
+
+
+def _guarded_protocol(header_timeout_s: float, max_waiting: int) -> type[Any]:
+    """uvicorn's h11 protocol, with a deadline for each request's headers and a cap on the
+    connections waiting for them (shared by the connections of one server; see the module
+    docstring). A connection past its deadline, or evicted as the longest waiting, is closed
+    without a response and without a log line."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    waiting: OrderedDict[Any, None] = OrderedDict()
+
+    class GuardedH11Protocol(H11Protocol):
+        _header_deadline: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._await_headers()
+
+        def data_received(self, data: bytes) -> None:
+            before = self.cycle
+            super().data_received(data)
+            if self.cycle is not before:  # a request's headers arrived: it is the app's now
+                self._stop_waiting()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+                self._await_headers()  # kept alive: the next request's headers are due in time too
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_waiting()
+            super().connection_lost(exc)
+
+        def _await_headers(self) -> None:
+            if self._header_deadline is None:
+                self._header_deadline = self.loop.call_later(header_timeout_s, self._drop)
+            waiting[self] = None
+            while len(waiting) > max_waiting:
+                oldest, _ = waiting.popitem(last=False)
+                oldest._drop()
+
+        def _stop_waiting(self) -> None:
+            waiting.pop(self, None)
+            if self._header_deadline is not None:
+                self._header_deadline.cancel()
+                self._header_deadline = None
+
+        def _drop(self) -> None:
+            self._stop_waiting()
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+class _QuietAcceptErrors(logging.Filter):
+    """The event loop's "socket.accept() out of system resource" error (a traceback per failed
+    accept, thousands a second when descriptors run out) as one line without traceback, at most
+    once every `every_s` seconds."""
+
+    def __init__(self, every_s: float = 10.0) -> None:
+        super().__init__()
+        self.every_s = every_s
+        self.last = float("-inf")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("socket.accept() out of system resource"):
+            return True
+        now = time.monotonic()
+        if now - self.last < self.every_s:
+            return False
+        self.last = now
+        error = record.exc_info[1] if record.exc_info else None
+        record.msg, record.args, record.exc_info, record.exc_text = (
+            "toolgen serve: cannot accept connections: %s (out of file descriptors); retrying",
+            (getattr(error, "strerror", None) or type(error).__name__,), None, None)
+        return True
+
+
 async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = None, actor: Actor | None = None,
                      host: str = "127.0.0.1", port: int = 8000, search_tool: bool | None = None,
                      transport_security: Any = None,
-                     on_ready: Callable[[str], Awaitable[None] | None] | None = None) -> None:
+                     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
+                     header_timeout_s: float = HEADER_TIMEOUT_S, max_waiting: int | None = None) -> None:
     """Serve `registry` over Streamable HTTP (`build_http_app`) on `host`:`port` (0: any free port)
     until SIGINT/SIGTERM, then stop gracefully and return. `on_ready(url)` is called once the
     server accepts connections, with the endpoint's URL (``http://HOST:PORT/mcp``, the bound port).
+    `header_timeout_s`: seconds a connection has to send a request's headers; `max_waiting`: the
+    most connections waiting for headers at once (default `max_waiting_connections()`).
     Raises `OSError` when the address cannot be bound, `ValueError` as `build_http_app`."""
     import anyio
     import uvicorn
@@ -348,11 +456,20 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
                          transport_security=transport_security)
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
-    server = _graceful_server_class()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    waiting = max_waiting or max_waiting_connections()
+    server = _graceful_server_class()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                                     http=_guarded_protocol(header_timeout_s, waiting),
+                                                     backlog=max(waiting, 8)))
+    quiet = _QuietAcceptErrors()
+    logging.getLogger("asyncio").addFilter(quiet)
 
     async def announce() -> None:
         while not server.started and not server.should_exit:
             await anyio.sleep(0.01)
+        if server.started:
+            # the event loop accepts at most `backlog` connections per wake-up (the burst bound
+            # above); the kernel may queue many more handshakes meanwhile, none holding a descriptor
+            sock.listen(LISTEN_BACKLOG)
         if server.started and on_ready is not None:
             maybe = on_ready(f"http://{_url_host(host)}:{bound}{MCP_PATH}")
             if maybe is not None:
@@ -364,6 +481,7 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
             await server.serve(sockets=[sock])
             tg.cancel_scope.cancel()
     finally:
+        logging.getLogger("asyncio").removeFilter(quiet)
         sock.close()
         await registry.aclose()
 

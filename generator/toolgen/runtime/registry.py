@@ -5,7 +5,8 @@ generated Python package's ``POLICY``/``MCP_TOOLS`` constants. Output: `CallResu
 
 The call path is a single function, `Registry._pipeline`, with a fixed order no tool can skip:
 
-    find tool → validate arguments (plain JSON, mcp.json ``inputSchema`` as JSON Schema 2020-12
+    find tool (a tool whose ``permission`` the actor lacks is refused here, before its arguments are
+    read, so a refusal says nothing of a hidden tool's schema) → validate arguments (plain JSON, mcp.json ``inputSchema`` as JSON Schema 2020-12
     incl. formats, closed nested objects; a record tool executing a stored preview (policy
     ``record.arguments: preview``) takes the arguments its preview stored, once the actor holds the
     scopes, and must rebuild a request whose fingerprint is the ``preview_id``; then the canonical
@@ -36,6 +37,7 @@ later attempt gets the API's own success; the receipt is then kept as ``unknown`
 from __future__ import annotations
 
 import asyncio
+import codecs
 import hashlib
 import json
 import os
@@ -68,7 +70,7 @@ from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
-from .identity import is_deferred, permits, required_scopes
+from .identity import is_deferred, permits, required_scopes, scope_set
 from .receipts import (
     MemoryPreviewStore,
     MemoryReceiptStore,
@@ -108,14 +110,21 @@ _MAX_PROBLEM_BYTES = 2000
 
 @dataclass(frozen=True)
 class Actor:
-    """Who is calling: an id for audit and receipts, and the permission scopes the caller holds."""
+    """Who is calling: an id for audit and receipts, and the permission scopes the caller holds.
+
+    `scopes` may be given as any iterable of scope names or as one OAuth scope string (names
+    separated by spaces); either way it is stored as a frozenset of whole names (`scope_set`), so
+    membership is never a substring test. Raises `TypeError` for a scope that is not a string."""
 
     id: str
     scopes: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scopes", scope_set(self.scopes))
+
     @classmethod
-    def of(cls, id: str, scopes: Iterable[str] = ()) -> Actor:
-        return cls(id, frozenset(scopes))
+    def of(cls, id: str, scopes: str | Iterable[str] = ()) -> Actor:
+        return cls(id, scope_set(scopes))
 
 
 @dataclass(frozen=True)
@@ -266,15 +275,8 @@ def _key_in_use(body: Any) -> bool:
 
 
 def _secret_forms(values: Iterable[str]) -> list[str]:
-    """Each secret as sent and as an API may echo it: raw, percent-encoded, JSON-escaped."""
-    out: list[str] = []
-    for value in values:
-        if not value:
-            continue
-        for form in (value, quote(value, safe=""), json.dumps(value)[1:-1]):
-            if form and form not in out:
-                out.append(form)
-    return sorted(out, key=len, reverse=True)
+    """Each secret as sent and as an API may echo it (`credentials.echo_forms`)."""
+    return creds.echo_forms(values)
 
 
 def canonical_json(value: Any) -> str:
@@ -328,15 +330,31 @@ def _scrub(value: Any, secret_values: list[str]) -> Any:
     return value
 
 
-def _may_hold_secret(content: bytes, secret_values: list[str]) -> bool:
+def _may_hold_secret(content: bytes, secret_values: list[str], headers: httpx.Headers | None = None) -> bool:
     """Whether a body's bytes can hold a secret once decoded: one appears as is (in any of the forms
-    `_secret_forms` lists), or the body uses JSON escapes (``\\u0073``, ``\\/``) that could spell
-    one. Lets the common case skip the decoded walk."""
+    `_secret_forms` lists), the body uses JSON escapes (``\\u0073``, ``\\/``) that could spell
+    one, or it is text in a declared charset other than UTF-8. Lets the common case skip the decoded
+    walk."""
     if not secret_values or not content:
         return False
-    if b"\\" in content:
+    if b"\\" in content or _text_charset(headers) not in (None, "utf-8", "ascii"):
         return True
     return any(s.encode("utf-8") in content for s in secret_values)
+
+
+def _text_charset(headers: httpx.Headers | None) -> str | None:
+    """The ``charset`` parameter of a response's Content-Type, as Python's codec name (lower case),
+    or None when absent or not a text encoding Python knows."""
+    ctype = headers.get("content-type", "") if headers is not None else ""
+    for param in ctype.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            try:
+                info = codecs.lookup(value.strip().strip('"'))
+            except LookupError:
+                return None
+            return info.name if getattr(info, "_is_text_encoding", True) else None
+    return None
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -379,8 +397,39 @@ def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, st
     if "html" in ctype:
         return content[:2000].decode("utf-8", "replace"), "an HTML page where data was expected"
     if ctype.startswith("text/") or "xml" in ctype or not ctype:
-        return content.decode("utf-8", "replace"), None
+        return content.decode(_text_charset(headers) or "utf-8", "replace"), None
     return {"content_type": ctype.split(";")[0], "bytes": len(content)}, None
+
+
+def _permission_error(tool: str, row: Mapping[str, Any], actor: Actor) -> ToolError | None:
+    """``permission_denied`` naming the scopes of `row`'s ``permission`` that `actor` lacks, or None
+    when it holds them all (`toolgen.runtime.identity.permits`). The call path asks this right after
+    finding the tool, so a tool the actor may not see is refused before its arguments are read and
+    the refusal reveals nothing of its schema."""
+    if permits(row, actor.scopes):
+        return None
+    required = required_scopes(row)
+    missing = [s for s in required if s not in actor.scopes]
+    return make_error("permission_denied",
+                      f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
+                      details={"missing": missing, "required": required})
+
+
+def _reshaped(spec: ToolSpec, stored: Any) -> Any:
+    """A stored (replayed) result shaped again with the current policy's ``output.redact`` paths: a
+    rebuild may have added one since the result was stored, and a replay must not show what a new
+    call would hide. Applied at the top of the result and to each item of a wrapped array
+    (``result``) or a page (``items``); redaction only hides, so applying it twice changes nothing.
+    ``output.fields`` is not applied again: a stored result does not say which of its keys came
+    from the API's body (``{"status": 204}`` did not)."""
+    tree = spec.redact_tree
+    if not tree or not isinstance(stored, dict):
+        return stored
+    out = redact(stored, tree)
+    for key in ("result", "items"):
+        if isinstance(out.get(key), list):
+            out[key] = [redact(item, tree) for item in out[key]]
+    return out
 
 
 def _default_cursor_key() -> bytes:
@@ -739,6 +788,9 @@ class Registry:
                                            details={"tool": str(tool)[:200], "available": self.visible_tools(actor)}))
         row = spec.row
         emit("find", "allow", mode=row.get("mode"), effect=row.get("effect"))
+        hidden = _permission_error(tool, row, actor)
+        if hidden is not None:  # a tool the actor may not see: refused before its arguments are read
+            return fail("permission", hidden)
 
         # 2. validate arguments: plain JSON, the canonical input schema, closed nested objects, then
         #    the request itself (every value must reach the wire exactly as the preview shows it)
@@ -772,14 +824,7 @@ class Registry:
         # a record that executes a stored preview: its arguments are the preview's, as stored
         executes = self._executes_preview(row)
         preview_id = str(args.get("preview_id", "")) if executes else None
-        required = [str(s) for s in row.get("permission") or []]
-        missing = [s for s in required if s not in actor.scopes]
-        if preview_id is not None and missing:  # refused before any store is read
-            return fail("permission", make_error(
-                "permission_denied",
-                f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
-                details={"missing": missing, "required": required},
-            ))
+        required = required_scopes(row)
         if preview_id is not None:
             try:
                 stored_args = self._stored_arguments(spec, preview_id, actor)
@@ -828,13 +873,7 @@ class Registry:
             shown = self._display(row, built)
         emit("validate", "allow")
 
-        # 3. permission
-        if missing:
-            return fail("permission", make_error(
-                "permission_denied",
-                f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
-                details={"missing": missing, "required": required},
-            ))
+        # 3. permission (held since step 1: a tool the actor may not use is refused before validation)
         emit("permission", "allow", required=required)
 
         # 4. approval (separate from permission; bound to the canonical request of the preview). It is
@@ -980,7 +1019,8 @@ class Registry:
                 if decision == "replay":
                     emit("idempotency", "replay", original_actor=existing.actor)
                     emit("result", "ok", replayed=True)
-                    return CallResult(tool, True, result=_scrub(existing.result, secret_values), replayed=True,
+                    return CallResult(tool, True, result=_scrub(_reshaped(spec, existing.result), secret_values),
+                                      replayed=True,
                                       fingerprint=fp, status=existing.status, call_id=call_id, idempotency_key=key,
                                       request=shown)
                 if decision == "conflict":
@@ -1133,8 +1173,9 @@ class Registry:
 
             status = outcome.status
             headers = outcome.headers or httpx.Headers()
-            body, unreadable = _decode_body(headers, outcome.content)
-            if _may_hold_secret(outcome.content, secret_values):
+            content = creds.scrub_bytes(outcome.content, secret_values) if secret_values else outcome.content
+            body, unreadable = _decode_body(headers, content)
+            if _may_hold_secret(content, secret_values, headers):
                 body = _scrub(body, secret_values)
             success = [int(s) for s in row.get("success_status") or []]
             ok_status = (status in success if success else False) or 200 <= status < 300
@@ -1587,15 +1628,10 @@ class Registry:
         the refusal says nothing about the tool's schema), and audited (step ``permission``,
         decision ``deny``). None when the tool is unknown or allowed: the call path goes on."""
         spec = self.specs.get(tool)
-        if spec is None or permits(spec.row, actor.scopes):
+        error = None if spec is None else _permission_error(tool, spec.row, actor)
+        if error is None:
             return None
-        required = required_scopes(spec.row)
-        missing = [s for s in required if s not in actor.scopes]
-        error = make_error(
-            "permission_denied",
-            f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor.id!r} does not hold.",
-            details={"missing": missing, "required": required},
-        )
+        missing = error.details["missing"]
         call_id = secrets.token_hex(8)
         for step, decision in (("permission", "deny"), ("result", "error")):
             try:

@@ -100,7 +100,7 @@ def _strip(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
     if depth > 64:
         return value
     if isinstance(value, dict):
-        required, props, extra = _object_view(schema, root)
+        required, props, extra = _object_view(_branch_of(schema, value, root, depth), root)
         out: dict[str, Any] = {}
         for key, item in value.items():
             if item is None and key not in required:
@@ -112,6 +112,50 @@ def _strip(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
         items = _items_schema(schema, root)
         return [_strip(v, items, root, depth + 1) for v in value]
     return value
+
+
+def _branch_of(schema: Any, value: dict[str, Any], root: Mapping[str, Any], depth: int) -> Any:
+    """`schema` with its ``anyOf``/``oneOf`` replaced by the one object branch `value` belongs to,
+    as the JSON Schema validator judges it, so nulls are dropped by that branch's ``required``
+    (never by another branch's, which would send another value: ``{"b": null}`` of a branch
+    requiring ``b`` is not the ``{}`` of a branch without it). The branch: the first that accepts
+    `value` as sent and keeps all of it, else one that accepts it as sent, else one that accepts
+    `value` with that branch's optional nulls dropped — among equals the one keeping the most
+    members, then the first. `schema` unchanged when it has no
+    union, `value` holds no null member, or no branch fits (validation then reports the value)."""
+    node = resolve_local_ref(schema, root)
+    if not isinstance(node, dict) or not any(v is None for v in value.values()):
+        return schema
+    branches = [b for key in ("anyOf", "oneOf") for b in (node.get(key) or [])
+                if isinstance(resolve_local_ref(b, root), dict)]
+    if not branches:
+        return schema
+    rest = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf")}
+    candidates: list[tuple[int, int, Any]] = []
+    for branch in branches:
+        try:
+            sent_fits = _accepts(branch, value, root)
+            stripped = _strip(value, {**rest, "allOf": [*(node.get("allOf") or []), branch]}, root, depth + 1)
+            strip_fits = sent_fits or _accepts(branch, stripped, root)
+        except ValueError:  # a branch the validator cannot compile: leave the choice to validation
+            return schema
+        rank = 0 if sent_fits and stripped == value else 1 if sent_fits else 2 if strip_fits else 3
+        candidates.append((rank, -len(stripped), branch))
+    rank, _, chosen = min(candidates, key=lambda c: c[:2])
+    if rank == 3:
+        return schema
+    return {**rest, "allOf": [*(node.get("allOf") or []), chosen]}
+
+
+def _accepts(branch: Any, value: Any, root: Mapping[str, Any]) -> bool:
+    """Whether the JSON Schema 2020-12 validator accepts `value` under `branch` (local ``$ref``s
+    resolve against `root`'s ``$defs``/``definitions``). Raises `ValueError` for a schema it
+    cannot compile."""
+    import jsonschema_rs
+
+    schema: dict[str, Any] = {k: root[k] for k in ("$defs", "definitions") if isinstance(root.get(k), dict)}
+    schema["allOf"] = [branch]
+    return bool(jsonschema_rs.Draft202012Validator(schema, validate_formats=True).is_valid(value))
 
 
 def _branches_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], bool]:
@@ -282,9 +326,31 @@ def deep_object_pairs(prefix: str, value: Any, path: tuple[str | int, ...] = ())
     return out
 
 
-def _check_bracket_key(key: str, path: tuple[str | int, ...]) -> None:
+def _check_bracket_key(key: str, path: tuple[str | int, ...], *, nested: bool = True) -> None:
+    """Refuse an object key the bracket syntax cannot carry as itself: one holding ``[`` or ``]``
+    (it would address another field), an empty one (``p[]`` appends to an array) and, below a
+    prefix, one of ASCII digits only (``p[0]`` is an array index: the map ``{"0": x}`` and the
+    list ``[x]`` would be one wire request). There is no escape, so these are refused."""
     if "[" in key or "]" in key:
         raise invalid_argument(path, "an object key may not contain '[' or ']' in this API's form encoding")
+    if not key:
+        raise invalid_argument(path, "an object key may not be empty in this API's form encoding "
+                                     "(it would be sent as an array append, name[])")
+    if nested and key.isascii() and key.isdigit():
+        raise invalid_argument(path, f"an object key of digits only ({key[:20]!r}) would be sent as an array "
+                                     "index in this API's form encoding; use a key with a non-digit character")
+
+
+def _members_sorted(value: Any, depth: int = 0) -> Any:
+    """`value` with the members of every object in key order (arrays keep theirs): two orders of
+    one map are one request, one fingerprint, one preview_id. Arguments nest at most 64 levels."""
+    if depth > 64:
+        return value
+    if isinstance(value, dict):
+        return {k: _members_sorted(value[k], depth + 1) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_members_sorted(v, depth + 1) for v in value]
+    return value
 
 
 def serialise_query(name: str, value: Any, style: str | None, explode: bool | None,
@@ -387,18 +453,21 @@ class BuiltRequest:
             url += ("&" if "?" in url else "?") + urlencode(list(credentials.query.items()), quote_via=quote)
             redact_query.update(k.lower() for k in credentials.query)
         cookies = list(self.cookies) + list(credentials.cookies.items())
+        if credentials.cookies:  # a credential among the cookies: the whole header is redacted
+            redact_headers.add("cookie")
         if cookies:
             headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in cookies)))
         return BuiltRequest(self.method, url, headers, self.content, self.body_view, redact_headers,
                             redact_query, self.canonical, cookies)
 
     def display(self) -> dict[str, Any]:
-        """The request as previews and audit show it: credential headers/query values replaced by
-        ``"[redacted]"``. Shape: ``{"method", "url", "headers": {name: value}, "body"}``."""
+        """The request as previews and audit show it: credential headers/query values (and a Cookie
+        header holding a credential cookie) replaced by ``"[redacted]"``. Shape: ``{"method", "url", "headers": {name: value}, "body"}``."""
         headers: dict[str, str] = {}
         for name, value in self.headers:
             lower = name.lower()
-            if lower in self.redact_headers or lower in ("authorization", "cookie", "proxy-authorization"):
+            # a Cookie header of argument cookies only is shown: it is what the approver approves
+            if lower in self.redact_headers or lower in ("authorization", "proxy-authorization"):
                 value = REDACTED
             headers[name] = value
         url = self.url
@@ -410,6 +479,13 @@ class BuiltRequest:
                 parts.append(f"{key}={REDACTED}" if key.lower() in self.redact_query else piece)
             url = base + "?" + "&".join(parts)
         return {"method": self.method, "url": url, "headers": headers, "body": self.body_view}
+
+
+#: Headers a binding may never set (the build drops such parameters with ``header-reserved``): hop-by-hop
+#: (RFC 9110 §7.6.1), framing (RFC 9112 §6) and Cookie, which the runtime assembles itself.
+_NOT_ARGUMENT_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade",
+                                   "proxy-authorization", "proxy-authenticate", "transfer-encoding", "expect",
+                                   "cookie", "content-length", "host"})
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -565,6 +641,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         sources.append((binding, value))
 
     for binding, value in sources:
+        value = _members_sorted(value)  # one canonical order: a map's order means nothing
         where = binding["in"]
         name = binding.get("name") or ""
         style = binding.get("style")
@@ -577,6 +654,8 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         elif where == "query":
             query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at))
         elif where == "header":
+            if name.lower() in _NOT_ARGUMENT_HEADERS:  # a policy built before the build refused it
+                raise ValueError(f"header {name!r} is hop-by-hop, framing or Cookie: never a tool argument")
             headers.append((name, _header_value(serialise_header(value, explode), at), is_key))
         elif where == "cookie":
             for k, v in serialise_query(name, value, style, explode, at):
@@ -591,7 +670,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                                            for k, v in serialise_query(name, value, form_style, explode, at))
                 elif isinstance(value, dict):
                     for k, v in value.items():
-                        _check_bracket_key(str(k), at + (k,))
+                        _check_bracket_key(str(k), at + (k,), nested=False)
                         body.form_pairs.extend(
                             (fk, fv, False) for fk, fv in serialise_query(
                                 k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))

@@ -262,11 +262,17 @@ def fit_page(items: list[Any], max_bytes: int, cursor_after: Any) -> tuple[dict[
     lo, hi = 1, len(items)
     if compact_size(candidate(1)) > max_bytes:
         page = candidate(1)
+        page["_truncated"]["shortened_items"] = 1  # part of the page: measured before the room is
         room = max_bytes - (compact_size(page) - compact_size(items[0]))
         first, changed = shrink(items[0], max(room, 0))
+        for _ in range(4):  # `shrink` measures its cuts in characters: take back what it overshot
+            over = compact_size(first) - room
+            if not changed or over <= 0:
+                break
+            first, changed = shrink(items[0], max(room - over, 0))
         page["items"] = [first]
-        if changed:
-            page["_truncated"]["shortened_items"] = 1
+        if not changed:
+            del page["_truncated"]["shortened_items"]
         return page, len(items) - 1
     while lo < hi:  # largest prefix that fits
         mid = (lo + hi + 1) // 2

@@ -28,6 +28,15 @@ from .security import secret_name
 from .text import cap_text
 
 MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", "user-agent", "host"}
+#: Header parameters that are never tool arguments and are not sent: the hop-by-hop headers (RFC 9110
+#: §7.6.1: Connection and what it names, Keep-Alive, Proxy-Connection, TE, Trailer, Upgrade, the
+#: proxy credentials) and the message-framing ones (Transfer-Encoding, Expect; RFC 9112 §6: a
+#: request with Transfer-Encoding and Content-Length is a smuggling vector), which the HTTP client
+#: owns; and Cookie, which the runtime assembles from ``in: cookie`` parameters and credentials (a
+#: free-form Cookie argument could carry any cookie, and was previewed but replaced on the wire).
+RESERVED_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade",
+                              "proxy-authorization", "proxy-authenticate", "transfer-encoding", "expect",
+                              "cookie"})
 CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE)
 LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
 
@@ -66,7 +75,8 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                    iloc: Locate) -> ParameterArgs:
     """The parameters in argument order (path, query, header, cookie; path ones as the path names
     them), minus what the model must not pass: the paging parameters (`paging`), apiKey credentials
-    (`key_params`), hidden ones, headers the runtime manages or sends from `api.headers`, the
+    (`key_params`), hidden ones, headers the runtime manages or sends from `api.headers`, hop-by-hop,
+    framing and Cookie headers (`RESERVED_HEADERS`, with a ``header-reserved`` warning), the
     idempotency key's wire parameter, `fixed` values (checked against the parameter's schema) and
     parameters that look like credentials (sent from a secret, with a ``param-credential`` note).
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
@@ -100,6 +110,19 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                 raise Skip("hide-required", f"`hide` names {wire!r}, a required parameter of {op.key}",
                            iloc("hide"), "only optional parameters can be hidden; use `fixed` to set a value")
             hidden.discard(wire)
+            continue
+        if where_in == "header" and wire.lower() in RESERVED_HEADERS:
+            for key in (f"{where_in}:{wire}", wire):
+                fixed_specs.pop(key, None)  # a `fixed` value for it is not sent either
+            sink.warning("header-reserved",
+                         f"{op.key}: the {'required ' if param.get('required') else ''}header parameter {wire!r} "
+                         "is not a tool argument and is not sent: "
+                         + ("the runtime builds the Cookie header from `in: cookie` parameters and credentials"
+                            if wire.lower() == "cookie" else
+                            "hop-by-hop and message-framing headers belong to the HTTP client"),
+                         doc.locate(ptr),
+                         "nothing to do unless the API needs it; declare cookies as `in: cookie` parameters"
+                         if wire.lower() == "cookie" else "nothing to do: the HTTP client sets it when needed")
             continue
         if where_in == "header" and wire.lower() in api_headers:
             continue  # sent by the runtime from api.headers
