@@ -15,7 +15,7 @@ import os
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .base import Receipt, ReceiptState, ReceiptStore
+from .base import SPEND_MARGIN_S, Receipt, ReceiptState, ReceiptStore, spend_digest
 from .memory import MemoryReceiptStore
 from .previews import MemoryPreviewStore, PreviewStore, RedisPreviewStore, SqlitePreviewStore, StoredPreview
 from .redis import DEFAULT_PREFIX, RedisReceiptStore
@@ -90,5 +90,6 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
 
 
 __all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "MemoryPreviewStore", "MemoryReceiptStore", "PreviewStore",
-           "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore", "SqlitePreviewStore",
-           "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme"]
+           "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore", "SPEND_MARGIN_S",
+           "SqlitePreviewStore", "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme",
+           "spend_digest"]

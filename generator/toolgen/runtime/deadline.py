@@ -1,0 +1,123 @@
+"""Whole-attempt deadlines for the synchronous HTTP client.
+
+httpx's timeouts bound each socket operation, not an attempt: an upstream that sends one header
+byte every 50 ms never trips a 500 ms read timeout, and a call waits for as long as the upstream
+trickles. The async driver bounds the whole attempt with a cancel scope; a blocking socket has no
+such thing, so the sync driver bounds every socket operation by what is left of the attempt
+instead:
+
+- `attempt_deadline(seconds)` sets the attempt's deadline (monotonic clock) for the current
+  thread's context while the driver sends the request and reads the answer;
+- `DeadlineBackend` wraps httpcore's network backend: each connect, TLS handshake, read and write
+  gets at most the time left (never more than its own timeout), and once none is left raises
+  ``ConnectTimeout`` (connect, TLS: nothing was sent), ``WriteTimeout`` or ``ReadTimeout`` — which
+  httpx reports as its own timeout exceptions, so the call path classifies them as usual.
+
+Bound: an attempt ends within its deadline plus one socket operation's scheduling slack (a
+``recv`` that returns at its timeout), measured at well under 50 ms on loopback
+(docs/runtime.md "Deadlines"). Outside `attempt_deadline` the backend is the plain backend.
+
+`deadline_transport()` is the transport of the clients the runtime creates; `ensure_deadlines`
+installs the backend in a caller's own `httpx.Client` when its transport is httpx's own
+(`HTTPTransport`); any other transport keeps only httpx's per-operation timeouts.
+"""
+
+from __future__ import annotations
+
+import time
+import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import httpcore
+import httpx
+
+_DEADLINE: ContextVar[float | None] = ContextVar("toolgen_attempt_deadline", default=None)
+
+
+@contextmanager
+def attempt_deadline(seconds: float) -> Iterator[None]:
+    """Bound every socket operation of this context by ``now + seconds`` (monotonic)."""
+    token = _DEADLINE.set(time.monotonic() + max(0.0, seconds))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _left(timeout: float | None, expired: type[Exception]) -> float | None:
+    """The timeout of one socket operation: its own, capped by the time left in the attempt.
+    Raises `expired` when no time is left."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise expired("the attempt's deadline passed")
+    return remaining if timeout is None else min(timeout, remaining)
+
+
+class _Stream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: typing.Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _Stream(self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        return self._inner.get_extra_info(info)
+
+
+class DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's network backend (or `inner`), each operation bounded by `attempt_deadline`."""
+
+    def __init__(self, inner: httpcore.NetworkBackend | None = None) -> None:
+        self._inner = inner if inner is not None else httpcore.SyncBackend()
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
+        return _Stream(self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout), local_address,
+                                               socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
+        return _Stream(self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout),
+                                                       socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _install(transport: httpx.BaseTransport) -> bool:
+    """Wrap the network backend of httpx's own transport; False for any other transport."""
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if not isinstance(transport, httpx.HTTPTransport) or backend is None:
+        return False
+    if not isinstance(backend, DeadlineBackend):
+        pool._network_backend = DeadlineBackend(backend)  # type: ignore[union-attr]
+    return True
+
+
+def deadline_transport(**options: typing.Any) -> httpx.HTTPTransport:
+    """An `httpx.HTTPTransport` (same `options`) whose connections honour `attempt_deadline`."""
+    transport = httpx.HTTPTransport(**options)
+    _install(transport)
+    return transport
+
+
+def ensure_deadlines(client: httpx.Client) -> bool:
+    """Make `client`'s default transport honour `attempt_deadline` when it is httpx's own
+    `HTTPTransport` (the backend changes nothing outside a deadline). Returns whether it does."""
+    return _install(client._transport)  # httpx exposes no public accessor
