@@ -89,7 +89,7 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
     return RedisReceiptStore(url, prefix=prefix, completed_ttl=completed_ttl)
 
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "MemoryPreviewStore", "MemoryReceiptStore", "PreviewStore",
-           "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore", "SPEND_MARGIN_S",
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "MemoryPreviewStore", "MemoryReceiptStore", "PreviewStore",
+           "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore",
            "SqlitePreviewStore", "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme",
            "spend_digest"]
