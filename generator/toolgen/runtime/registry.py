@@ -39,6 +39,7 @@ import asyncio
 import hashlib
 import json
 import os
+import random
 import secrets
 import time
 from collections.abc import Generator, Iterable, Mapping
@@ -66,10 +67,12 @@ from .approvals import (
 )
 from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
+from .backoff import retry_delay
 from .deadline import attempt_deadline, deadline_transport, ensure_deadlines
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
 from .identity import is_deferred, permits, required_scopes
+from .paging import STALLED, STALLED_KEY, repeats
 from .receipts import (
     MemoryPreviewStore,
     MemoryReceiptStore,
@@ -407,7 +410,8 @@ class Registry:
     reuse; created lazily otherwise); `approvals` (``"client"``, the default: an `Approval` is the
     caller's word, for a host application that is itself the caller; ``"issued"``: a record call's
     approval must carry an ``approval_id`` issued by `issue_approval` for exactly this record tool,
-    ``preview_id`` and actor, not expired — see docs/runtime.md "Issued approvals").
+    ``preview_id`` and actor, not expired — see docs/runtime.md "Issued approvals"); `retry_random`
+    (the `random.Random` retry backoff draws its jitter from, backoff.py; default: a fresh one).
     Raises `ValueError` for an unknown `approvals` mode or a base URL holding credentials.
     """
 
@@ -426,6 +430,7 @@ class Registry:
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
         approvals: str = "client",
+        retry_random: random.Random | None = None,
     ) -> None:
         if approvals not in APPROVAL_MODES:
             raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}, not {approvals!r}")
@@ -445,6 +450,8 @@ class Registry:
         self.audit: AuditSink = audit if audit is not None else MemoryAuditSink()
         self.cursors = CursorCodec(cursor_key or _default_cursor_key())
         self.resend_unknown = resend_unknown
+        #: where retry backoff draws its jitter (backoff.py); seed one for reproducible delays
+        self.retry_random: random.Random = retry_random if retry_random is not None else random.Random()
         self._client = http_client
         self._aclient = async_http_client
         self._own_client = http_client is None
@@ -1092,11 +1099,10 @@ class Registry:
                     safe = True
                 if attempts >= max_attempts or not safe or (condition not in allowed and outcome.kind != "connect"):
                     break
-                delay = float(retry.get("backoff_ms") or 200) / 1000.0 * (2 ** (attempts - 1))
+                ra = None
                 if condition == "429" and outcome.headers is not None:
                     ra = parse_retry_after(outcome.headers.get("retry-after"))
-                    if ra is not None:
-                        delay = max(delay, ra)
+                delay = retry_delay(float(retry.get("backoff_ms") or 200), attempts, ra, self.retry_random)
                 if time.monotonic() + delay >= deadline:
                     break
                 emit("http", "retry", attempt=attempts, condition=condition, delay_ms=round(delay * 1000))
@@ -1574,8 +1580,14 @@ class Registry:
             raw_items = get_path(body, pagination.get("items") or "")
             items: list[Any] = list(raw_items) if isinstance(raw_items, list) else []
             next_pos = next_position(pagination, body, headers, items, page_size, position)
-            if pagination.get("style") == "link" and next_pos is not None:
-                next_pos = self._link_position(str(next_pos), request, secret_values)
+            current = position
+            if pagination.get("style") == "link":
+                current = self._link_position(request.url, request, [])  # this page's URL, as a cursor keeps it
+                if next_pos is not None:
+                    next_pos = self._link_position(str(next_pos), request, secret_values)
+            stalled = repeats(next_pos, current)  # the API did not move: end here (paging.py)
+            if stalled:
+                next_pos = None
             visible = items[skip:]
             shaped = [project(redact(i, spec.redact_tree), spec.field_tree) for i in visible]
             scope = f"{self.api}/{spec.name}"
@@ -1594,7 +1606,14 @@ class Registry:
                     return self.cursors.encode(scope, {"c": int(position or 0) + skip + kept, "n": page_size})
                 return self.cursors.encode(scope, {"c": position, "s": skip + kept, "n": page_size})
 
-            return fit_page(shaped, max_bytes, cursor_after)
+            if not stalled:
+                return fit_page(shaped, max_bytes, cursor_after)
+            marker = {STALLED_KEY: STALLED}
+            room = max_bytes if max_bytes <= 0 else max(1, max_bytes - len(canonical_json(marker)) - 1)
+            page, omitted = fit_page(shaped, room, cursor_after)
+            if page.get("next_cursor") is None:  # the last of this page's items is shown: say why it ends
+                page.update(marker)
+            return page, omitted
         if isinstance(body, list):
             # an array body: projection and redaction apply to each item, then it is wrapped
             items_out = [project(redact(i, spec.redact_tree), spec.field_tree) for i in body]
