@@ -298,3 +298,29 @@ def test_a_dead_owners_pending_receipt_turns_unknown(fault_server: FaultServer, 
     after = any_receipt_store.get(scope, "dead-1")
     assert after is not None and after.state != "pending"
     reg.close()
+
+
+def test_a_stale_pending_receipt_without_a_lease_is_marked_unknown_by_the_next_call(fault_server: FaultServer,
+                                                                                 tmp_path: Path) -> None:
+    """A receipt an earlier version wrote (no lease) by a process that died long ago: the next call
+    with its key answers ``result_unknown`` and stores ``unknown``, so nothing stays pending."""
+    policy, catalog = _package()
+    for row in policy["tools"]:
+        if row.get("idempotency"):
+            row["idempotency"]["honoured_by_api"] = False
+    path = tmp_path / "receipts.sqlite3"
+    reg = Registry(policy, catalog, base_url=fault_server.base_url,
+                   credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), receipts=SqliteReceiptStore(path),
+                   audit=MemoryAuditSink(), cursor_key=b"k" * 32)
+    pid = stored_preview(reg, NOTE)
+    scope = f"{reg.api}/{FOLLOWUP}"
+    long_ago = time.time() - 3600
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("INSERT INTO receipts (scope, key, fingerprint, state, actor, created_at, updated_at, lease_ms)"
+                     " VALUES (?, 'old-1', ?, 'pending', ?, ?, ?, 0)", (scope, pid, WRITER.id, long_ago, long_ago))
+    later = reg.call(FOLLOWUP, {"preview_id": pid, "action_id": "old-1"}, actor=WRITER, approval=pid)
+    assert error_code(later) == "result_unknown", later.to_json()
+    receipt = reg.receipts.get(scope, "old-1")
+    assert receipt is not None and receipt.state == "unknown", receipt
+    assert not fault_server.requests_for(method="POST")
+    reg.close()
