@@ -134,8 +134,11 @@ class Approval:
 
     An approval is spent on one action: the first record call that uses it binds it to its
     idempotency key (or, without one, to that single call); retries with the same key may reuse it,
-    any other action gets `approval_used`. `approval_id` tells apart two approvals of identical
-    arguments (default: the `preview_id`, i.e. one approval per previewed request)."""
+    any other action gets `approval_used`, for as long as the approval can be presented (an issued
+    approval until its expiry, a client one forever), whatever the receipt store purges; a call that
+    spent it and sent nothing gives it back (`ReceiptStore.spend`, docs/runtime.md "Spent
+    approvals"). `approval_id` tells apart two approvals of identical arguments (default: the
+    `preview_id`, i.e. one approval per previewed request)."""
 
     preview_id: str
     approved_by: str | None = None
