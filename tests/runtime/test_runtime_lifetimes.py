@@ -324,3 +324,22 @@ def test_a_stale_pending_receipt_without_a_lease_is_marked_unknown_by_the_next_c
     assert receipt is not None and receipt.state == "unknown", receipt
     assert not fault_server.requests_for(method="POST")
     reg.close()
+
+
+def test_a_callers_own_client_gets_the_deadline_too(fault_server: FaultServer, tmp_path: Path) -> None:
+    import httpx
+
+    from toolgen.runtime.deadline import DeadlineBackend, ensure_deadlines
+
+    policy, catalog = _package()
+    reg = Registry(policy, catalog, base_url=fault_server.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": "t"}),
+                   receipts=MemoryReceiptStore(), http_client=httpx.Client())
+    fault_server.script("GET", r"^/tickets/T-[0-9]+$", *[Fault.trickle(0.05, part="headers")] * 3)
+    result, elapsed_ms = _timed(reg, "get_ticket", {"ticket_id": "T-102"}, None, "sync")
+    assert elapsed_ms <= _deadline_of(result) + DEADLINE_SLACK_MS, elapsed_ms
+    reg.close()
+    proxied = httpx.Client(proxy="http://127.0.0.1:9")  # proxy transports are mounted: they get it as well
+    assert ensure_deadlines(proxied)
+    assert all(isinstance(t._pool._network_backend, DeadlineBackend)  # type: ignore[union-attr]
+               for t in [proxied._transport, *proxied._mounts.values()] if t is not None)
+    proxied.close()

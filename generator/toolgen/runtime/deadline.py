@@ -17,9 +17,10 @@ Bound: an attempt ends within its deadline plus one socket operation's schedulin
 ``recv`` that returns at its timeout), measured at well under 50 ms on loopback
 (docs/runtime.md "Deadlines"). Outside `attempt_deadline` the backend is the plain backend.
 
-`deadline_transport()` is the transport of the clients the runtime creates; `ensure_deadlines`
-installs the backend in a caller's own `httpx.Client` when its transport is httpx's own
-(`HTTPTransport`); any other transport keeps only httpx's per-operation timeouts.
+`ensure_deadlines` installs the backend in an `httpx.Client`'s transports (its default one and the
+proxy transports it mounted, also from the environment) where they are httpx's own
+(`HTTPTransport`): the clients the runtime creates, and a caller's own client on first use; any
+other transport keeps only httpx's per-operation timeouts. `deadline_transport()` builds one.
 """
 
 from __future__ import annotations
@@ -118,6 +119,10 @@ def deadline_transport(**options: typing.Any) -> httpx.HTTPTransport:
 
 
 def ensure_deadlines(client: httpx.Client) -> bool:
-    """Make `client`'s default transport honour `attempt_deadline` when it is httpx's own
-    `HTTPTransport` (the backend changes nothing outside a deadline). Returns whether it does."""
-    return _install(client._transport)  # httpx exposes no public accessor
+    """Make `client`'s transports — its default one and those it mounted for proxies (also from
+    ``HTTP(S)_PROXY``) — honour `attempt_deadline` where they are httpx's own `HTTPTransport` (the
+    backend changes nothing outside a deadline). Returns whether the default transport does."""
+    for mounted in client._mounts.values():  # httpx exposes no public accessor for either
+        if mounted is not None:
+            _install(mounted)
+    return _install(client._transport)

@@ -68,7 +68,7 @@ from .approvals import (
 from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .backoff import retry_delay
-from .deadline import attempt_deadline, deadline_transport, ensure_deadlines
+from .deadline import attempt_deadline, ensure_deadlines
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
 from .identity import is_deferred, permits, required_scopes
@@ -458,7 +458,7 @@ class Registry:
         self._client = http_client
         self._aclient = async_http_client
         self._own_client = http_client is None
-        self._deadlines_checked = False  # a caller's client gets the attempt deadline once (deadline.py)
+        self._deadlines_checked = False  # the sync client gets the attempt deadline on first use (deadline.py)
         self._own_aclient = async_http_client is None
         by_name = {str(t["name"]): dict(t) for t in catalog}
         self.specs: dict[str, ToolSpec] = {}
@@ -652,8 +652,8 @@ class Registry:
 
     def _send_sync(self, send: _Send) -> _Outcome:
         if self._client is None:
-            self._client = httpx.Client(follow_redirects=False, transport=deadline_transport())
-        elif not self._deadlines_checked:
+            self._client = httpx.Client(follow_redirects=False)
+        if not self._deadlines_checked:
             self._deadlines_checked = True
             ensure_deadlines(self._client)
         started = time.perf_counter()
