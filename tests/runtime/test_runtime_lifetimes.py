@@ -343,3 +343,21 @@ def test_a_callers_own_client_gets_the_deadline_too(fault_server: FaultServer, t
     assert all(isinstance(t._pool._network_backend, DeadlineBackend)  # type: ignore[union-attr]
                for t in [proxied._transport, *proxied._mounts.values()] if t is not None)
     proxied.close()
+
+
+def test_a_spend_an_earlier_version_stored_is_migrated_to_a_digest(tmp_path: Path) -> None:
+    """Earlier versions kept a spent approval as a completed receipt keyed by the raw id: opening
+    the file moves it to ``spends`` (still spent, on the same action) and leaves no raw id behind."""
+    path = tmp_path / "receipts.sqlite3"
+    SqliteReceiptStore(path).close()
+    scope, raw = approval_scope("tickets", FOLLOWUP), "RAW-approval-id-4f9a8b7c6d5e"
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("INSERT INTO receipts (scope, key, fingerprint, state, actor, result, status, created_at,"
+                     " updated_at, lease_ms) VALUES (?, ?, 'action:key:k1', 'completed', 'w', '{}', 0, 1, 1, 0)",
+                     (scope, raw))
+    store = SqliteReceiptStore(path)
+    assert store.spend(scope, spend_digest(scope, raw), "action:key:k2", "w", None) == "action:key:k1"
+    store.purge(0.0)
+    assert store.spend(scope, spend_digest(scope, raw), "action:key:k3", "w", None) == "action:key:k1"
+    store.close()
+    assert raw.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("receipts.sqlite3*"))

@@ -84,8 +84,12 @@ class SqliteReceiptStore:
 
     def _migrate_spends(self) -> None:
         """Earlier versions kept a spent approval as a completed receipt of scope ``...#approval``
-        keyed by the raw approval id: move each into ``spends`` (kept forever), keyed by its digest."""
+        keyed by the raw approval id: move each into ``spends`` (kept forever), keyed by its digest,
+        and overwrite the freed pages and the journal, so the file no longer holds a raw id."""
         with self._lock:
+            if self._conn.execute("SELECT 1 FROM receipts WHERE scope LIKE '%#approval' LIMIT 1").fetchone() is None:
+                return
+            self._conn.execute("PRAGMA secure_delete=ON")
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 rows = self._conn.execute("SELECT scope, key, fingerprint, actor, created_at FROM receipts"
@@ -99,6 +103,8 @@ class SqliteReceiptStore:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("PRAGMA secure_delete=OFF")
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         now = time.time()
