@@ -361,3 +361,29 @@ def test_a_spend_an_earlier_version_stored_is_migrated_to_a_digest(tmp_path: Pat
     assert store.spend(scope, spend_digest(scope, raw), "action:key:k3", "w", None) == "action:key:k1"
     store.close()
     assert raw.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("receipts.sqlite3*"))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_stalled_name_lookup_returns_within_the_deadline(fault_server: FaultServer, mode: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """No resolver here can be made slow, so the lookup of one name is: it blocks for 3 s (as a
+    resolver whose server does not answer); every other name resolves as usual."""
+    real = socket.getaddrinfo
+
+    def slow(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "slow-dns.invalid":
+            time.sleep(3.0)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow)
+    reg = _registry(f"http://slow-dns.invalid:{fault_server.base_url.rsplit(':', 1)[1]}", "tok",
+                    MemoryReceiptStore(), approvals="client")
+    result, elapsed_ms = _timed(reg, "get_ticket", {"ticket_id": "T-102"}, None, mode)
+    assert not result.ok, result.to_json()
+    assert elapsed_ms <= TIMEOUT_MS * 3 + DEADLINE_SLACK_MS, elapsed_ms
+    reg.close()
+    # an ordinary name still resolves and connects (each of its addresses in turn)
+    ok = _registry(fault_server.base_url.replace("127.0.0.1", "localhost"), "tok", MemoryReceiptStore(),
+                   approvals="client")
+    assert _timed(ok, "get_ticket", {"ticket_id": "T-102"}, None, mode)[0].ok
+    ok.close()

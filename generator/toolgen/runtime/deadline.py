@@ -8,7 +8,8 @@ instead:
 
 - `attempt_deadline(seconds)` sets the attempt's deadline (monotonic clock) for the current
   thread's context while the driver sends the request and reads the answer;
-- `DeadlineBackend` wraps httpcore's network backend: each connect, TLS handshake, read and write
+- `DeadlineBackend` wraps httpcore's network backend: each host-name lookup (in a small thread pool,
+  since ``getaddrinfo`` takes no timeout), connect, TLS handshake, read and write
   gets at most the time left (never more than its own timeout), and once none is left raises
   ``ConnectTimeout`` (connect, TLS: nothing was sent), ``WriteTimeout`` or ``ReadTimeout`` — which
   httpx reports as its own timeout exceptions, so the call path classifies them as usual.
@@ -25,9 +26,13 @@ other transport keeps only httpx's per-operation timeouts. `deadline_transport()
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import time
 import typing
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -35,6 +40,9 @@ import httpcore
 import httpx
 
 _DEADLINE: ContextVar[float | None] = ContextVar("toolgen_attempt_deadline", default=None)
+#: Threads that resolve host names for attempts with a deadline (a blocking ``getaddrinfo`` has no
+#: timeout of its own; a lookup left behind ends with the system resolver's own timeout).
+_RESOLVER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="toolgen-resolve")
 
 
 @contextmanager
@@ -88,8 +96,15 @@ class DeadlineBackend(httpcore.NetworkBackend):
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout), local_address,
-                                               socket_options))
+        options = list(socket_options or [])
+        failure: Exception | None = None
+        for address in _addresses(host, port, _left(timeout, httpcore.ConnectTimeout)):
+            try:  # each address in turn, as socket.create_connection does, within the time left
+                return _Stream(self._inner.connect_tcp(address, port, _left(timeout, httpcore.ConnectTimeout),
+                                                       local_address, options))
+            except httpcore.ConnectError as exc:
+                failure = exc
+        raise failure if failure is not None else httpcore.ConnectError(f"{host!r} has no address")
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: typing.Iterable[typing.Any] | None = None) -> httpcore.NetworkStream:
@@ -98,6 +113,27 @@ class DeadlineBackend(httpcore.NetworkBackend):
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
+
+
+def _addresses(host: str, port: int, timeout: float | None) -> list[str]:
+    """The addresses to connect to for `host`: itself when it is an IP literal or no deadline is
+    set, else its lookup made within `timeout` (``ConnectTimeout`` past it, ``ConnectError`` when
+    it fails), in the resolver's order without repeats."""
+    try:
+        ipaddress.ip_address(host)
+        return [host]
+    except ValueError:
+        pass
+    if _DEADLINE.get() is None or timeout is None:
+        return [host]
+    lookup = _RESOLVER.submit(socket.getaddrinfo, host, port, 0, socket.SOCK_STREAM)
+    try:
+        found = lookup.result(timeout)
+    except FutureTimeout:
+        raise httpcore.ConnectTimeout(f"looking up {host!r} took longer than the attempt's deadline") from None
+    except OSError as exc:
+        raise httpcore.ConnectError(str(exc)) from exc
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
 
 
 def _install(transport: httpx.BaseTransport) -> bool:
