@@ -74,7 +74,26 @@ def test_an_api_that_ignores_the_cursor_parameter_ends_the_listing(api: FaultSer
     pages = _walk(reg)
     assert len(pages) == 2, pages
     assert pages[-1]["_stalled"]["code"] == "cursor_did_not_move"
+    assert pages[-1]["items"] == [], "the page answered again was shown twice"
     assert "_stalled" not in pages[0]
+
+
+@pytest.mark.parametrize("style", ["offset", "page"])
+def test_an_api_that_ignores_its_offset_or_page_parameter_ends_the_listing(api: FaultServer, style: str) -> None:
+    """The cursors move (offset 3, 6, ...) but the pages do not: the same items come back."""
+    api.route("GET", r"^/tickets$", body={"data": ITEMS, "has_more": True})
+    reg = _registry(api.base_url, {"style": style, "cursor_param": style, "cursor_from_item": None})
+    pages = _walk(reg)
+    assert len(pages) == 2 and pages[-1]["_stalled"]["code"] == "cursor_did_not_move", pages
+    assert [i["id"] for p in pages for i in p["items"]] == ["T-1", "T-2", "T-3"]
+
+
+def test_an_api_that_moves_is_walked_to_its_end(api: FaultServer) -> None:
+    many = [{"id": f"T-{n}", "subject": "s", "status": "open"} for n in range(1, 9)]
+    api.pages(r"^/tickets$", many)
+    pages = _walk(_registry(api.base_url, {}))
+    assert [i["id"] for p in pages for i in p["items"]] == [i["id"] for i in many]
+    assert not any("_stalled" in p for p in pages)
 
 
 def test_a_last_item_cursor_the_api_ignores_ends_the_listing(api: FaultServer) -> None:
@@ -90,9 +109,9 @@ def test_a_cut_page_of_an_api_that_does_not_move_ends_after_its_items(api: Fault
                                    "has_more_field": None}, max_bytes=1100)
     pages = _walk(reg)
     shown = [i["id"] for p in pages for i in p["items"]]
-    # the first API page (no position) and the one it names (which is the same again): each shown
-    # once, cut to the budget, then the end
-    assert pages[0].get("_truncated") and shown == ["T-1", "T-2", "T-3"] * 2, shown
+    # the first API page, cut to the budget, then the page it names: the same items again, not
+    # shown twice, and the end
+    assert pages[0].get("_truncated") and shown == ["T-1", "T-2", "T-3"], shown
     assert pages[-1]["_stalled"]["code"] == "cursor_did_not_move"
     assert len(json.dumps(pages[-1], separators=(",", ":"), ensure_ascii=False).encode()) <= 1100
 

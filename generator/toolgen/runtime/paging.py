@@ -2,17 +2,25 @@
 
 An API that ignores the cursor parameter answers every page with the same next position; a
 ``Link`` header may point at the page it came with. Followed blindly, either gives a
-``next_cursor`` byte-identical to the one passed in, and an agent loops forever. `repeats` tells
-when the API's next position is the position of the page just fetched; the registry then ends
-the listing (``next_cursor: null``) and marks the page with `STALLED` under the key `STALLED_KEY`,
-so the caller can tell "the API said this was the last page" from "the API stopped moving".
+``next_cursor`` byte-identical to the one passed in, and an agent loops forever; an API that
+ignores its offset or page parameter gives cursors that move while the pages do not. Two checks:
 
-Only a position equal to the current one is caught (a cycle through several pages is not: the
-cursor carries no history).
+- `repeats`: the API's next position is the position of the page just fetched;
+- `page_digest`: a cursor that moves to the API's next page carries the digest of the page it
+  leaves (``"h"``); when the next page's items have the same digest, the API answered the same page
+  again, and its items (already shown) are not shown twice.
+
+Either way the registry ends the listing (``next_cursor: null``) and marks the page with `STALLED`
+under the key `STALLED_KEY`, so the caller can tell "the API said this was the last page" from
+"the API stopped moving". A cycle through several different pages is not caught (the cursor
+carries one page's digest), nor is an API that legitimately answers two identical pages in a row
+(the listing ends there).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 #: The page key that carries `STALLED`.
@@ -29,3 +37,9 @@ def repeats(next_position: Any, current: Any) -> bool:
     """Whether the API's `next_position` is the `current` page's position (compared as text, as
     both travel in a cursor): following it would fetch the same page again."""
     return next_position is not None and current is not None and str(next_position) == str(current)
+
+
+def page_digest(items: list[Any]) -> str:
+    """A short digest of an API page's raw items (SHA-256 of their canonical JSON, 16 hex digits)."""
+    text = json.dumps(items, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -72,7 +72,7 @@ from .deadline import attempt_deadline, ensure_deadlines
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
 from .identity import is_deferred, permits, required_scopes
-from .paging import STALLED, STALLED_KEY, repeats
+from .paging import STALLED, STALLED_KEY, page_digest, repeats
 from .receipts import (
     MemoryPreviewStore,
     MemoryReceiptStore,
@@ -1588,10 +1588,12 @@ class Registry:
                 current = self._link_position(request.url, request, [])  # this page's URL, as a cursor keeps it
                 if next_pos is not None:
                     next_pos = self._link_position(str(next_pos), request, secret_values)
-            stalled = repeats(next_pos, current)  # the API did not move: end here (paging.py)
+            digest = page_digest(items)
+            again = bool(items) and not skip and cursor is not None and cursor.get("h") == digest
+            stalled = again or repeats(next_pos, current)  # the API did not move: end here (paging.py)
             if stalled:
                 next_pos = None
-            visible = items[skip:]
+            visible = [] if again else items[skip:]  # a page answered again was shown already
             shaped = [project(redact(i, spec.redact_tree), spec.field_tree) for i in visible]
             scope = f"{self.api}/{spec.name}"
             style = pagination.get("style")
@@ -1599,7 +1601,8 @@ class Registry:
             def cursor_after(kept: int) -> str | None:
                 """The cursor once the first `kept` visible items were shown."""
                 if kept >= len(visible):
-                    return None if next_pos is None else self.cursors.encode(scope, {"c": next_pos, "n": page_size})
+                    return None if next_pos is None else self.cursors.encode(
+                        scope, {"c": next_pos, "n": page_size, "h": digest})
                 if style == "cursor" and pagination.get("cursor_from_item") and kept:
                     last = get_path(visible[kept - 1], pagination["cursor_from_item"])
                     if last not in (None, "") and last != position:
