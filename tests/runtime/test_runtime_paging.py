@@ -177,3 +177,20 @@ def test_the_policy_row_is_not_changed(api: FaultServer) -> None:
     api.route("GET", r"^/tickets$", body={"data": ITEMS, "has_more": True})
     _walk(reg)
     assert reg.specs["list_tickets"].row == before
+
+
+def test_an_api_whose_positions_go_round_in_a_cycle_ends_the_listing(api: FaultServer) -> None:
+    """Page A names B, B names C, C names A again: the cursors all differ, the listing must end."""
+    pages = {"A": ("B", ITEMS[:1]), "B": ("C", ITEMS[1:2]), "C": ("A", ITEMS[2:])}
+
+    def body(req: Any, n: int) -> Any:
+        at = dict(req.query).get("starting_after", "A")
+        nxt, items = pages[at]
+        return {"data": items, "next": nxt}
+
+    api.route("GET", r"^/tickets$", body=body)
+    reg = _registry(api.base_url, {"style": "cursor", "next_field": "next", "cursor_from_item": None,
+                                   "has_more_field": None})
+    walked = _walk(reg)
+    assert [i["id"] for p in walked for i in p["items"]] == ["T-1", "T-2", "T-3"], walked
+    assert walked[-1]["_stalled"]["code"] == "cursor_did_not_move"

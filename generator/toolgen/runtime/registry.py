@@ -72,7 +72,7 @@ from .deadline import attempt_deadline, ensure_deadlines
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
 from .identity import is_deferred, permits, required_scopes
-from .paging import STALLED, STALLED_KEY, page_digest, repeats
+from .paging import STALLED, STALLED_KEY, page_digest, pages_seen, remember, repeats
 from .receipts import (
     MemoryPreviewStore,
     MemoryReceiptStore,
@@ -1589,7 +1589,8 @@ class Registry:
                 if next_pos is not None:
                     next_pos = self._link_position(str(next_pos), request, secret_values)
             digest = page_digest(items)
-            again = bool(items) and not skip and cursor is not None and cursor.get("h") == digest
+            history = pages_seen(cursor)  # digests of the API pages this walk has left
+            again = bool(items) and not skip and digest in history
             stalled = again or repeats(next_pos, current)  # the API did not move: end here (paging.py)
             if stalled:
                 next_pos = None
@@ -1602,15 +1603,16 @@ class Registry:
                 """The cursor once the first `kept` visible items were shown."""
                 if kept >= len(visible):
                     return None if next_pos is None else self.cursors.encode(
-                        scope, {"c": next_pos, "n": page_size, "h": digest})
+                        scope, {"c": next_pos, "n": page_size, "h": remember(history, digest)})
                 if style == "cursor" and pagination.get("cursor_from_item") and kept:
                     last = get_path(visible[kept - 1], pagination["cursor_from_item"])
                     if last not in (None, "") and last != position:
-                        return self.cursors.encode(scope, {"c": last, "n": page_size})
+                        return self.cursors.encode(scope, {"c": last, "n": page_size, "h": history})
                     # the last shown item names no position: stay on this page, skip what was shown
                 if style == "offset":
-                    return self.cursors.encode(scope, {"c": int(position or 0) + skip + kept, "n": page_size})
-                return self.cursors.encode(scope, {"c": position, "s": skip + kept, "n": page_size})
+                    return self.cursors.encode(scope, {"c": int(position or 0) + skip + kept, "n": page_size,
+                                                       "h": history})
+                return self.cursors.encode(scope, {"c": position, "s": skip + kept, "n": page_size, "h": history})
 
             if not stalled:
                 return fit_page(shaped, max_bytes, cursor_after)
