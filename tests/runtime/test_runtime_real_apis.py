@@ -106,6 +106,8 @@ def test_github_page_pagination_round_trip(github: Registry, recorder: Recording
     assert "page" not in dict(recorder.last.query)
     cursor = first.result["next_cursor"]
     assert isinstance(cursor, str)
+    # page 2 holds other issues (the same ones again would be an API ignoring `page`: the listing ends)
+    recorder.reply("GET", r"/issues$", body=[{"number": n, "title": f"t{n}", "state": "open"} for n in (3, 4)])
     second = github.call("list_issues", dict(args, cursor=cursor), actor=_actor(github, "list_issues"))
     assert second.ok
     assert dict(recorder.last.query)["page"] == "2" and dict(recorder.last.query)["per_page"] == "2"

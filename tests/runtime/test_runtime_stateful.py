@@ -19,18 +19,36 @@ Two configurations run against the fault-injecting loopback server: an API that 
 - the credential never appears in a result, in the receipts file or in an audit event, even when
   the API echoes it in a success body;
 - `Registry.call` never raises.
+
+A third machine (`LifetimeMachine`) holds the lifetimes on each receipt store (memory, SQLite, Redis
+on a redis-server of the test session), issued approvals, slow upstreams and pagination:
+
+- an approval executes at most one write for its whole lifetime, whatever the store's retention
+  (``purge`` of every completed receipt, Redis ``completed_ttl``);
+- every call returns within its deadline plus `DEADLINE_SLACK_MS`, sync (`Registry.call`) and
+  async (`Registry.acall`), against slow headers, a slow body, silence and dropped connections;
+- a cursor always moves (never the one passed in, never one seen before) or the listing ends,
+  also against an API that ignores the cursor parameter;
+- nothing reads as ``pending`` past its lease, also the receipt of a process that died mid-call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Mapping
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import parse_qsl
 
+import pytest
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -42,10 +60,14 @@ from toolgen.runtime import (
     Approval,
     CallResult,
     MemoryAuditSink,
+    MemoryReceiptStore,
+    ReceiptStore,
     Registry,
     SqliteReceiptStore,
     StaticCredentials,
+    receipts_from_url,
 )
+from toolgen.runtime.registry import DEADLINE_SLACK_MS
 
 TOKEN = "tkt-live-4f9a8b7c6d5e4f3a"
 SECRETS = (TOKEN, f"Bearer {TOKEN}")
@@ -301,3 +323,228 @@ TestHonouredKeys = HonouredKeysMachine.TestCase
 TestHonouredKeys.settings = MACHINE_SETTINGS
 TestUnhonouredKeys = UnhonouredKeysMachine.TestCase
 TestUnhonouredKeys.settings = MACHINE_SETTINGS
+
+
+# -- lifetimes: approvals, deadlines, cursors, leases, on every store ---------------------------------
+
+SLOW_FAULTS: dict[str, Fault] = {
+    "slow_headers": Fault.trickle(0.04, part="headers"),
+    "slow_body": Fault.trickle(0.04, part="body"),
+    "silent": Fault.hang(2.0),
+    "drop_after_write": Fault.drop(write=True),
+}
+LIFETIME_TIMEOUT_MS = 200
+LISTED = [{"id": f"T-{100 + n}", "subject": f"ticket {n}", "status": "open", "priority": "normal",
+           "created_at": "2025-03-01T12:00:00Z"} for n in range(7)]
+READ_PATH = r"^/v1/tickets/T-[0-9]+$"
+LIST_PATH = r"^/v1/tickets$"
+
+
+class LifetimeMachine(RuleBasedStateMachine):
+    """Issued approvals, slow upstreams, listings and dead processes on one receipt store; see the
+    module docstring."""
+
+    STORE: ClassVar[str] = "memory"
+    redis_url: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder = Path(tempfile.mkdtemp(prefix="toolgen-lifetimes-"))
+        self.server = FaultServer(honours_keys=True).start()
+        self.server.route("POST", FOLLOWUPS, status=201, body=_followup)
+        self.server.route("GET", READ_PATH, body={"id": "T-102", "subject": "x", "status": "open"})
+        self.server.route("GET", LIST_PATH, body=self._listing)
+        self.store = self._store()
+        policy, catalog = _package(True)
+        self.registry = Registry(policy, catalog, base_url=self.server.base_url + "/v1",
+                                 credentials=StaticCredentials({"TICKETS_TOKEN": TOKEN}), receipts=self.store,
+                                 audit=MemoryAuditSink(), cursor_key=b"m" * 32, approvals="issued",
+                                 retry_random=random.Random(0))
+        self.loop = asyncio.new_event_loop()
+        self.approvals: list[tuple[str, str]] = []  # (approval_id, preview_id)
+        self.writes: Counter[str] = Counter()  # side effects per approval_id
+        self.keys: set[str] = set()
+        self.ignores_cursor = False
+        self.cursor: str | None = None
+        self.seen: set[str] = set()
+        self.pages = 0
+
+    def _store(self) -> ReceiptStore:
+        if self.STORE == "memory":
+            return MemoryReceiptStore()
+        if self.STORE == "sqlite":
+            return SqliteReceiptStore(self.folder / "receipts.sqlite3")
+        assert self.redis_url is not None
+        return receipts_from_url(f"{self.redis_url}?prefix=lt-{uuid.uuid4().hex[:10]}:&completed_ttl=0.2")
+
+    def _listing(self, req: Received, n: int) -> dict[str, Any]:
+        query = dict(parse_qsl(req.raw_query))
+        limit = int(query.get("limit", "3"))
+        start = 0
+        after = query.get("starting_after")
+        if after is not None and not self.ignores_cursor:
+            start = [i["id"] for i in LISTED].index(after) + 1
+        page = LISTED[start:start + limit]
+        return {"data": page, "has_more": True if self.ignores_cursor else start + limit < len(LISTED)}
+
+    def _timed(self, tool: str, args: dict[str, Any], approval: Approval | None, mode: str,
+               timeout_ms: int = LIFETIME_TIMEOUT_MS) -> CallResult:
+        """The call (`mode` sync or async), which must return within its deadline plus the bound."""
+        started = time.monotonic()
+        failure = ""
+        try:
+            if mode == "sync":
+                result = self.registry.call(tool, args, actor=WRITER, approval=approval, timeout_ms=timeout_ms)
+            else:
+                result = self.loop.run_until_complete(self.registry.acall(
+                    tool, args, actor=WRITER, approval=approval, timeout_ms=timeout_ms))
+        except Exception as exc:  # noqa: BLE001 - the guarantee under test is that nothing is raised
+            failure = f"{tool} raised {type(exc).__name__}: {exc}"
+        assert not failure, failure
+        elapsed_ms = (time.monotonic() - started) * 1000
+        details = result.error.details if result.error is not None else {}
+        deadline_ms = int(details.get("deadline_ms") or timeout_ms * 3)
+        assert elapsed_ms <= deadline_ms + DEADLINE_SLACK_MS, (
+            f"{mode} {tool} returned after {elapsed_ms:.0f} ms, deadline {deadline_ms} ms: {result.to_json()}")
+        return result
+
+    # -- rules ---------------------------------------------------------------------------------------
+
+    @rule(note=st.integers(0, len(NOTES) - 1))
+    def issue(self, note: int) -> None:
+        shown = self.registry.call(PREVIEW, {"ticket_id": "T-102", "note": NOTES[note], "visibility": "public"},
+                                   actor=WRITER)
+        assert shown.ok and shown.result is not None, shown.to_json()
+        pid = str(shown.result["preview_id"])
+        approval_id = self.registry.issue_approval(TOOL, pid, approved_by="reviewer", actor=WRITER.id, ttl_s=3600)
+        self.approvals.append((approval_id, pid))
+
+    @precondition(lambda self: bool(self.approvals))
+    @rule(data=st.data(), key=st.sampled_from([*KEYS, "fresh", "fresh"]), mode=st.sampled_from(["sync", "async"]),
+          fault=st.sampled_from(["none", "none", "none", *sorted(SLOW_FAULTS)]), forget_first=st.booleans())
+    def record(self, data: st.DataObject, key: str, mode: str, fault: str, forget_first: bool) -> None:
+        """Record with an issued approval (after the store forgot its completed receipts, when
+        `forget_first`), possibly against a slow or failing upstream."""
+        if forget_first:
+            self.forget_completed_receipts()
+        approval_id, pid = data.draw(st.sampled_from(self.approvals))
+        if key == "fresh":  # a key never used: only the approval's own record can refuse it
+            key = f"fresh-{uuid.uuid4().hex[:8]}"
+        self.server.clear_scripts()
+        if fault != "none":
+            self.server.script("POST", FOLLOWUPS, SLOW_FAULTS[fault])
+        before = self.server.total_side_effects
+        result = self._timed(TOOL, {"preview_id": pid, "action_id": key}, Approval(pid, approval_id=approval_id),
+                             mode)
+        self.server.clear_scripts()
+        self.writes[approval_id] += self.server.total_side_effects - before
+        self.keys.add(key)
+        event(f"record {fault}: {'ok' if result.ok else result.error.code if result.error else '?'}")
+
+    @rule()
+    def forget_completed_receipts(self) -> None:
+        """The store's retention: every completed receipt goes (Redis also expires them itself)."""
+        if self.STORE == "redis":
+            time.sleep(0.25)  # completed_ttl=0.2
+        purge = getattr(self.store, "purge", None)
+        if purge is not None:
+            purge(0.0)
+
+    @rule(mode=st.sampled_from(["sync", "async"]), fault=st.sampled_from(sorted(SLOW_FAULTS)))
+    def read_under_fault(self, mode: str, fault: str) -> None:
+        self.server.clear_scripts()
+        self.server.script("GET", READ_PATH, *[SLOW_FAULTS[fault]] * 3)
+        self._timed("get_ticket", {"ticket_id": "T-102"}, None, mode)
+        self.server.clear_scripts()
+
+    @rule(ignores=st.booleans())
+    def start_listing(self, ignores: bool) -> None:
+        self.ignores_cursor = ignores
+        result = self._timed("list_tickets", {"page_size": 3}, None, "sync", timeout_ms=3000)
+        assert result.ok and result.result is not None, result.to_json()
+        self.cursor, self.seen, self.pages = result.result["next_cursor"], set(), 1
+
+    @precondition(lambda self: self.cursor is not None)
+    @rule(mode=st.sampled_from(["sync", "async"]))
+    def next_page(self, mode: str) -> None:
+        passed = self.cursor
+        assert passed is not None
+        result = self._timed("list_tickets", {"page_size": 3, "cursor": passed}, None, mode, timeout_ms=3000)
+        assert result.ok and result.result is not None, result.to_json()
+        self.seen.add(passed)
+        nxt = result.result["next_cursor"]
+        assert nxt != passed, "next_cursor is the cursor passed in"
+        assert nxt is None or nxt not in self.seen, "a cursor came back"
+        self.pages += 1
+        assert self.pages <= len(LISTED) // 3 + 1, f"the listing did not end after {self.pages} pages"
+        if nxt is None and self.ignores_cursor:
+            assert result.result.get("_stalled", {}).get("code") == "cursor_did_not_move", result.result
+        self.cursor = nxt
+
+    @rule(lease_ms=st.integers(50, 400))
+    def a_process_dies_mid_write(self, lease_ms: int) -> None:
+        """A worker began a write (its receipt is pending, with its lease) and died."""
+        key = f"dead-{uuid.uuid4().hex[:8]}"
+        assert self.store.begin(f"{self.registry.api}/{TOOL}", key, "sha256:" + "d" * 64, "ghost", lease_ms) is None
+        self.keys.add(key)
+
+    @rule(ms=st.integers(50, 300))
+    def wait(self, ms: int) -> None:
+        time.sleep(ms / 1000)
+
+    # -- invariants ----------------------------------------------------------------------------------
+
+    @invariant()
+    def an_approval_executes_at_most_one_write(self) -> None:
+        over = {aid[:8]: n for aid, n in self.writes.items() if n > 1}
+        assert not over, f"approvals that executed more than one write: {over}"
+
+    @invariant()
+    def nothing_pending_outlives_its_lease(self) -> None:
+        now = time.time()
+        for key in sorted(self.keys):
+            receipt = self.store.get(f"{self.registry.api}/{TOOL}", key)
+            if receipt is not None and receipt.state == "pending":
+                age_ms = (now - receipt.updated_at) * 1000
+                assert receipt.lease_ms > 0 and age_ms < receipt.lease_ms, (
+                    f"{key}: pending for {age_ms:.0f} ms, lease {receipt.lease_ms} ms")
+
+    def teardown(self) -> None:
+        try:
+            self.registry.close()
+            self.loop.run_until_complete(self.registry.aclose())
+            self.loop.close()
+            self.store.close()
+        finally:
+            self.server.stop()
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class MemoryLifetimes(LifetimeMachine):
+    STORE = "memory"
+
+
+class SqliteLifetimes(LifetimeMachine):
+    STORE = "sqlite"
+
+
+class RedisLifetimes(LifetimeMachine):
+    STORE = "redis"
+
+
+@pytest.fixture
+def machine_redis(redis_url: str) -> Iterator[None]:
+    """Points `RedisLifetimes` at the session's redis-server (conftest `redis_url`)."""
+    RedisLifetimes.redis_url = redis_url
+    yield
+    RedisLifetimes.redis_url = None
+
+
+LIFETIME_SETTINGS = settings(max_examples=10, stateful_step_count=12, deadline=None)
+
+TestMemoryLifetimes = MemoryLifetimes.TestCase
+TestMemoryLifetimes.settings = LIFETIME_SETTINGS
+TestSqliteLifetimes = SqliteLifetimes.TestCase
+TestSqliteLifetimes.settings = LIFETIME_SETTINGS
+TestRedisLifetimes = pytest.mark.usefixtures("machine_redis")(RedisLifetimes.TestCase)
+TestRedisLifetimes.settings = LIFETIME_SETTINGS

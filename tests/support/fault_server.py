@@ -130,6 +130,14 @@ class Fault:
         return cls("hang", seconds=seconds, write=write, hold_key=hold_key)
 
     @classmethod
+    def trickle(cls, interval: float = 0.05, *, part: str = "headers", write: bool = True) -> Fault:
+        """Perform the write (unless `write` is false), then answer one byte every `interval`
+        seconds until `MAX_HOLD_SECONDS` or the client hangs up: of an endless header
+        (`part` ``"headers"``: the headers never end) or, after whole headers announcing 1 MB, of
+        the body (``"body"``)."""
+        return cls("trickle", seconds=interval, write=write, fields=(part,))
+
+    @classmethod
     def drop(cls, *, write: bool = False, after: float = 0.0) -> Fault:
         """Read the request, perform the write if `write`, wait `after` seconds, then close the
         connection without answering."""
@@ -292,6 +300,27 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
 
+    def _trickle(self, srv: FaultServer, fault: Fault) -> None:
+        """Send a 200 answer one byte every `fault.seconds` (see `Fault.trickle`), then close."""
+        if fault.fields[0] == "body":
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n"
+            filler = b" "
+        else:
+            head = b"HTTP/1.1 200 OK\r\nX-Slow: "
+            filler = b"a"
+        until = time.monotonic() + MAX_HOLD_SECONDS
+        try:
+            self.wfile.write(head[:1] if fault.fields[0] != "body" else head)
+            self.wfile.flush()
+            rest = head[1:] if fault.fields[0] != "body" else b""
+            while time.monotonic() < until and not srv.stopping.wait(fault.seconds):
+                byte, rest = (rest[:1], rest[1:]) if rest else (filler, b"")
+                self.wfile.write(byte)
+                self.wfile.flush()
+        except OSError:
+            pass
+        self._abandon()
+
     def _abandon(self) -> None:
         """Close the connection without an answer."""
         self.close_connection = True
@@ -353,6 +382,9 @@ class _Handler(BaseHTTPRequestHandler):
             if decision == "performed" and hold:
                 srv.finish_write(rec, outcome)
             self._abandon()
+            return
+        if fault.kind == "trickle":
+            self._trickle(srv, fault)
             return
         if fault.kind == "drop":
             if fault.seconds > 0:

@@ -41,6 +41,7 @@ import codecs
 import hashlib
 import json
 import os
+import random
 import secrets
 import time
 from collections.abc import Generator, Iterable, Mapping
@@ -68,9 +69,12 @@ from .approvals import (
 )
 from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
+from .backoff import retry_delay
+from .deadline import attempt_deadline, ensure_deadlines
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
 from .identity import is_deferred, permits, required_scopes, scope_set
+from .paging import STALLED, STALLED_KEY, page_digest, pages_seen, remember, repeats
 from .receipts import (
     MemoryPreviewStore,
     MemoryReceiptStore,
@@ -78,6 +82,7 @@ from .receipts import (
     Receipt,
     ReceiptStore,
     StoredPreview,
+    spend_digest,
 )
 from .request import BuiltRequest, build_request, normalise_nulls, undeclared_member
 from .shaping import (
@@ -102,6 +107,10 @@ MAX_RESPONSE_DEPTH = 128
 #: Added to a call's deadline to form the lease its pending receipt stores (milliseconds): the
 #: window in which another caller treats the receipt as in flight.
 _LEASE_MARGIN_MS = 2000
+#: How long after its deadline (``deadline_ms``: ``timeout_ms`` per attempt, at most ``timeout_ms`` ×
+#: attempts or the row's ``retry.deadline_ms``) a call returns at the latest, sync or async, whatever
+#: the upstream does (milliseconds; docs/runtime.md "Deadlines"). Receipt-store latency is extra.
+DEADLINE_SLACK_MS = 250
 #: Seconds a stored preview stays executable when the policy row does not say (``record.preview_ttl_s``).
 DEFAULT_PREVIEW_TTL_S = 900
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
@@ -134,8 +143,11 @@ class Approval:
 
     An approval is spent on one action: the first record call that uses it binds it to its
     idempotency key (or, without one, to that single call); retries with the same key may reuse it,
-    any other action gets `approval_used`. `approval_id` tells apart two approvals of identical
-    arguments (default: the `preview_id`, i.e. one approval per previewed request)."""
+    any other action gets `approval_used`, for as long as the approval can be presented (an issued
+    approval until its expiry, a client one forever), whatever the receipt store purges; a call that
+    spent it and sent nothing gives it back (`ReceiptStore.spend`, docs/runtime.md "Spent
+    approvals"). `approval_id` tells apart two approvals of identical arguments (default: the
+    `preview_id`, i.e. one approval per previewed request)."""
 
     preview_id: str
     approved_by: str | None = None
@@ -450,7 +462,8 @@ class Registry:
     reuse; created lazily otherwise); `approvals` (``"client"``, the default: an `Approval` is the
     caller's word, for a host application that is itself the caller; ``"issued"``: a record call's
     approval must carry an ``approval_id`` issued by `issue_approval` for exactly this record tool,
-    ``preview_id`` and actor, not expired — see docs/runtime.md "Issued approvals").
+    ``preview_id`` and actor, not expired — see docs/runtime.md "Issued approvals"); `retry_random`
+    (the `random.Random` retry backoff draws its jitter from, backoff.py; default: a fresh one).
     Raises `ValueError` for an unknown `approvals` mode or a base URL holding credentials.
     """
 
@@ -469,6 +482,7 @@ class Registry:
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
         approvals: str = "client",
+        retry_random: random.Random | None = None,
     ) -> None:
         if approvals not in APPROVAL_MODES:
             raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}, not {approvals!r}")
@@ -488,9 +502,12 @@ class Registry:
         self.audit: AuditSink = audit if audit is not None else MemoryAuditSink()
         self.cursors = CursorCodec(cursor_key or _default_cursor_key())
         self.resend_unknown = resend_unknown
+        #: where retry backoff draws its jitter (backoff.py); seed one for reproducible delays
+        self.retry_random: random.Random = retry_random if retry_random is not None else random.Random()
         self._client = http_client
         self._aclient = async_http_client
         self._own_client = http_client is None
+        self._deadlines_checked = False  # the sync client gets the attempt deadline on first use (deadline.py)
         self._own_aclient = async_http_client is None
         by_name = {str(t["name"]): dict(t) for t in catalog}
         self.specs: dict[str, ToolSpec] = {}
@@ -685,27 +702,35 @@ class Registry:
     def _send_sync(self, send: _Send) -> _Outcome:
         if self._client is None:
             self._client = httpx.Client(follow_redirects=False)
+        if not self._deadlines_checked:
+            self._deadlines_checked = True
+            ensure_deadlines(self._client)
         started = time.perf_counter()
         send.request.extensions["timeout"] = httpx.Timeout(send.timeout_s).as_dict()
         try:
-            response = self._client.send(send.request, stream=True)
-            try:
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > MAX_RESPONSE_BYTES:
-                        return _Outcome(status=response.status_code, kind="too_large")
-                    if time.perf_counter() - started > send.timeout_s:  # a body trickling in past the deadline
-                        return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
-                    chunks.append(chunk)
-            finally:
-                response.close()
-            return _Outcome(response.status_code, response.headers, b"".join(chunks),
-                            elapsed_ms=(time.perf_counter() - started) * 1000)
+            with attempt_deadline(send.timeout_s):  # the whole attempt: every socket operation (deadline.py)
+                return self._exchange_sync(self._client, send, started)
         except Exception as exc:  # noqa: BLE001 - see _failure_kind
             return _Outcome(kind=_failure_kind(exc), elapsed_ms=(time.perf_counter() - started) * 1000,
                             cause=failure_cause(exc))
+
+    @staticmethod
+    def _exchange_sync(client: httpx.Client, send: _Send, started: float) -> _Outcome:
+        response = client.send(send.request, stream=True)
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    return _Outcome(status=response.status_code, kind="too_large")
+                if time.perf_counter() - started > send.timeout_s:  # a body trickling in past the deadline
+                    return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
+                chunks.append(chunk)
+        finally:
+            response.close()
+        return _Outcome(response.status_code, response.headers, b"".join(chunks),
+                        elapsed_ms=(time.perf_counter() - started) * 1000)
 
     async def _send_async(self, send: _Send) -> _Outcome:
         if self._aclient is None:
@@ -879,6 +904,7 @@ class Registry:
         # 4. approval (separate from permission; bound to the canonical request of the preview). It is
         #    checked here and spent only once the request is about to be sent (below).
         needs_approval = row.get("mode") == "record" and row.get("approval") == "required"
+        approval_until: float | None = None  # until when the approval can be presented (None: always)
         preview_tool = row.get("pair") or "preview_" + spec.intent
         issued = self.approvals == "issued"
         if needs_approval and issued and preview_id is not None and (approval is None or not approval.approval_id):
@@ -915,7 +941,7 @@ class Registry:
                 ))
             if issued:
                 try:
-                    approval = self._issued(spec, approval, fp, actor)
+                    approval, approval_until = self._issued(spec, approval, fp, actor)
                 except ToolError as exc:
                     return fail("approval", exc)
 
@@ -1036,6 +1062,8 @@ class Registry:
                         details={"key_arg": idem_arg, "retry_after": 1.0},
                     ))
                 if decision == "unknown":
+                    if existing.state == "pending":  # its owner is gone (lease over): say so in the store
+                        store("mark_unknown", scope, key)
                     return fail("idempotency", self._unknown_error(
                         spec, f"An earlier call of {tool} with {idem_arg}={key!r} was interrupted; whether it "
                               "took effect is unknown, and this API is not declared to deduplicate the key, so "
@@ -1063,34 +1091,26 @@ class Registry:
             return fail("audit", make_error(
                 "internal_error", f"{tool}: the audit sink failed ({audit_failures[0]}); nothing was sent."))
 
+        spend: tuple[str, str, str] | None = None  # (scope, digest, action) of an approval this call spent
+
+        def unspend() -> None:
+            """Give back the approval this call spent, when nothing was sent (see `_spend_approval`)."""
+            if spend is not None:
+                store("unspend", *spend)
+
         try:
             if (stopped := unaudited()) is not None:  # checked before the approval is spent, too
                 return stopped
             # 4b. spend the approval on this action, now that it will be sent
             if needs_approval and approval is not None:
-                token = approval.approval_id or approval.preview_id
-                action = f"key:{key}" if key is not None else f"call:{call_id}"
-                approval_scope = f"{self.api}/{tool}#approval"
                 try:
-                    spent = self.receipts.begin(approval_scope, str(token), "action:" + action, actor.id)
-                    if spent is None:
-                        self.receipts.complete(approval_scope, str(token), {"approved_by": approval.approved_by}, 0)
-                except Exception as exc:  # noqa: BLE001 - any store outage: refuse before sending anything
+                    spend = self._spend_approval(tool, approval, key, call_id, actor, approval_until, preview_tool)
+                except ToolError as exc:
                     settle("release" if decision == "new" else "mark_unknown")
-                    return fail("approval", make_error(
-                        "receipt_store_unavailable",
-                        f"{tool}: the receipt store could not record the approval ({type(exc).__name__}); "
-                        "nothing was sent.", details={"store": type(self.receipts).__name__}))
-                if spent is not None and spent.fingerprint != "action:" + action:
-                    settle("release" if decision == "new" else "mark_unknown")
-                    return fail("approval", make_error(
-                        "approval_used",
-                        f"The approval of {str(approval.preview_id)[:20]}… was already used for another action.",
-                        details={"preview_tool": preview_tool},
-                        next_step=f"Call {preview_tool} again and get a new approval for this action.",
-                    ))
+                    return fail("approval", exc)
                 emit("approval", "allow", approved_by=approval.approved_by)
             if (stopped := unaudited()) is not None:
+                unspend()  # nothing was sent: the approval is not spent either
                 return stopped
 
             # 7. HTTP request, with bounded retries. What is known of a write only grows: once an
@@ -1122,11 +1142,10 @@ class Registry:
                     safe = True
                 if attempts >= max_attempts or not safe or (condition not in allowed and outcome.kind != "connect"):
                     break
-                delay = float(retry.get("backoff_ms") or 200) / 1000.0 * (2 ** (attempts - 1))
+                ra = None
                 if condition == "429" and outcome.headers is not None:
                     ra = parse_retry_after(outcome.headers.get("retry-after"))
-                    if ra is not None:
-                        delay = max(delay, ra)
+                delay = retry_delay(float(retry.get("backoff_ms") or 200), attempts, ra, self.retry_random)
                 if time.monotonic() + delay >= deadline:
                     break
                 emit("http", "retry", attempt=attempts, condition=condition, delay_ms=round(delay * 1000))
@@ -1135,7 +1154,8 @@ class Registry:
             op_name = row["operation"].get("id") or f"{row['operation']['method']} {row['operation']['path']}"
             elapsed_ms = round((time.monotonic() - started) * 1000)
             assert outcome is not None
-            timing = {"timeout_ms": timeout_ms, "observed_ms": elapsed_ms, "attempts": attempts}
+            timing = {"timeout_ms": timeout_ms, "deadline_ms": deadline_ms, "observed_ms": elapsed_ms,
+                      "attempts": attempts}
             if outcome.kind in ("timeout", "broken", "connect", "too_large") and mutating and (
                     uncertain or outcome.kind == "too_large"):
                 settle("mark_unknown")
@@ -1161,6 +1181,7 @@ class Registry:
                     details={**timing, "operation": op_name, "url": target, "cause": cause}), attempts=attempts)
             if outcome.kind == "connect":
                 settle("release")
+                unspend()  # no attempt reached the API
                 return fail("http", make_error(
                     "upstream_unavailable", f"{tool} could not reach the API at {target} ({op_name}): {cause}.",
                     details={"attempts": attempts, "operation": op_name, "url": target, "cause": cause},
@@ -1335,9 +1356,37 @@ class Registry:
                              details={"store": type(self.receipts).__name__}) from None
         return approval_id
 
-    def _issued(self, spec: ToolSpec, approval: Approval, fp: str, actor: Actor) -> Approval:
+    def _spend_approval(self, tool: str, approval: Approval, key: str | None, call_id: str, actor: Actor,
+                        until: float | None, preview_tool: str) -> tuple[str, str, str] | None:
+        """Spend `approval` on this action (its idempotency `key`, else this single call) in the
+        receipt store (`ReceiptStore.spend`), until it can no longer be presented (`until`: an issued
+        approval's expiry; ``None``, a client approval, which can be presented at any time: kept
+        forever). Returns ``(scope, digest, action)`` when this call spent it (the caller gives it
+        back with ``unspend`` when nothing was sent), ``None`` when the same action had spent it
+        before (a retry of that key). Raises `ToolError`: ``approval_used`` (spent on another
+        action), ``receipt_store_unavailable`` (nothing sent)."""
+        token = str(approval.approval_id or approval.preview_id)
+        action = "action:" + (f"key:{key}" if key is not None else f"call:{call_id}")
+        scope = approval_scope(self.api, tool)
+        digest = spend_digest(scope, token)
+        try:
+            bound = self.receipts.spend(scope, digest, action, actor.id, until)
+        except Exception as exc:  # noqa: BLE001 - any store outage: refuse before sending anything
+            raise make_error("receipt_store_unavailable", f"{tool}: the receipt store could not record the approval "
+                             f"({type(exc).__name__}); nothing was sent.",
+                             details={"store": type(self.receipts).__name__}) from None
+        if bound is None:
+            return scope, digest, action
+        if bound != action:
+            raise make_error("approval_used", f"The approval of {str(approval.preview_id)[:20]}… was already used "
+                             "for another action.", details={"preview_tool": preview_tool},
+                             next_step=f"Call {preview_tool} again and get a new approval for this action.")
+        return None
+
+    def _issued(self, spec: ToolSpec, approval: Approval, fp: str, actor: Actor) -> tuple[Approval, float]:
         """The issued approval `approval.approval_id` of `spec` for the request `fp` made by `actor`,
-        as an `Approval` carrying the approver the runtime recorded (never the caller's word). Raises
+        as an `Approval` carrying the approver the runtime recorded (never the caller's word), and
+        its expiry (Unix seconds). Raises
         `ToolError`: ``approval_required`` (no such approval issued for this record tool and actor, or
         expired), ``approval_mismatch`` (issued for another preview), ``receipt_store_unavailable``."""
         tool = spec.name
@@ -1352,7 +1401,8 @@ class Registry:
                              details={"store": type(self.receipts).__name__}) from None
         approved_by = check_issued(record, api=self.api, tool=tool, intent=spec.intent, fp=fp, actor_id=actor.id,
                                    now=time.time())
-        return Approval(fp, approved_by=approved_by, approval_id=approval_id)
+        assert record is not None  # check_issued refuses a missing record
+        return Approval(fp, approved_by=approved_by, approval_id=approval_id), record.expires_at
 
     def preview_store(self) -> PreviewStore:
         """The store of previews that record tools execute: the one passed in, else the receipt
@@ -1574,9 +1624,18 @@ class Registry:
             raw_items = get_path(body, pagination.get("items") or "")
             items: list[Any] = list(raw_items) if isinstance(raw_items, list) else []
             next_pos = next_position(pagination, body, headers, items, page_size, position)
-            if pagination.get("style") == "link" and next_pos is not None:
-                next_pos = self._link_position(str(next_pos), request, secret_values)
-            visible = items[skip:]
+            current = position
+            if pagination.get("style") == "link":
+                current = self._link_position(request.url, request, [])  # this page's URL, as a cursor keeps it
+                if next_pos is not None:
+                    next_pos = self._link_position(str(next_pos), request, secret_values)
+            digest = page_digest(items)
+            history = pages_seen(cursor)  # digests of the API pages this walk has left
+            again = bool(items) and not skip and digest in history
+            stalled = again or repeats(next_pos, current)  # the API did not move: end here (paging.py)
+            if stalled:
+                next_pos = None
+            visible = [] if again else items[skip:]  # a page answered again was shown already
             shaped = [project(redact(i, spec.redact_tree), spec.field_tree) for i in visible]
             scope = f"{self.api}/{spec.name}"
             style = pagination.get("style")
@@ -1584,17 +1643,26 @@ class Registry:
             def cursor_after(kept: int) -> str | None:
                 """The cursor once the first `kept` visible items were shown."""
                 if kept >= len(visible):
-                    return None if next_pos is None else self.cursors.encode(scope, {"c": next_pos, "n": page_size})
+                    return None if next_pos is None else self.cursors.encode(
+                        scope, {"c": next_pos, "n": page_size, "h": remember(history, digest)})
                 if style == "cursor" and pagination.get("cursor_from_item") and kept:
                     last = get_path(visible[kept - 1], pagination["cursor_from_item"])
                     if last not in (None, "") and last != position:
-                        return self.cursors.encode(scope, {"c": last, "n": page_size})
+                        return self.cursors.encode(scope, {"c": last, "n": page_size, "h": history})
                     # the last shown item names no position: stay on this page, skip what was shown
                 if style == "offset":
-                    return self.cursors.encode(scope, {"c": int(position or 0) + skip + kept, "n": page_size})
-                return self.cursors.encode(scope, {"c": position, "s": skip + kept, "n": page_size})
+                    return self.cursors.encode(scope, {"c": int(position or 0) + skip + kept, "n": page_size,
+                                                       "h": history})
+                return self.cursors.encode(scope, {"c": position, "s": skip + kept, "n": page_size, "h": history})
 
-            return fit_page(shaped, max_bytes, cursor_after)
+            if not stalled:
+                return fit_page(shaped, max_bytes, cursor_after)
+            marker = {STALLED_KEY: STALLED}
+            room = max_bytes if max_bytes <= 0 else max(1, max_bytes - len(canonical_json(marker)) - 1)
+            page, omitted = fit_page(shaped, room, cursor_after)
+            if page.get("next_cursor") is None:  # the last of this page's items is shown: say why it ends
+                page.update(marker)
+            return page, omitted
         if isinstance(body, list):
             # an array body: projection and redaction apply to each item, then it is wrapped
             items_out = [project(redact(i, spec.redact_tree), spec.field_tree) for i in body]

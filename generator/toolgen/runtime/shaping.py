@@ -22,9 +22,10 @@ import hashlib
 import hmac
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import httpx
 
 from .errors import ToolError, make_error
 
@@ -377,19 +378,16 @@ def _invalid_cursor() -> ToolError:
     )
 
 
-_LINK_RE = re.compile(r'<([^>]*)>\s*((?:;\s*[^;,]+)*)')
-
-
 def parse_link_next(header: str | None) -> str | None:
-    """The ``rel="next"`` target of an RFC 8288 ``Link`` header, or ``None``."""
+    """The ``rel="next"`` target of an RFC 8288 ``Link`` header (several links, quoted parameters
+    holding commas or semicolons, a ``rel`` of several relation types), or ``None``. Parsed by httpx
+    (`httpx.Response.links`), not by hand."""
     if not header:
         return None
-    for match in _LINK_RE.finditer(header):
-        url, params = match.group(1), match.group(2)
-        for param in params.split(";"):
-            name, _, value = param.strip().partition("=")
-            if name.strip().lower() == "rel" and "next" in value.strip().strip('"').lower().split():
-                return url
+    links = httpx.Response(200, headers=[("link", header)]).links
+    for link in links.values():
+        if "next" in str(link.get("rel") or "").lower().split() and link.get("url"):
+            return str(link["url"])
     return None
 
 

@@ -15,7 +15,7 @@ import os
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .base import Receipt, ReceiptState, ReceiptStore
+from .base import SPEND_MARGIN_S, Receipt, ReceiptState, ReceiptStore, spend_digest
 from .memory import MemoryReceiptStore
 from .previews import MemoryPreviewStore, PreviewStore, RedisPreviewStore, SqlitePreviewStore, StoredPreview
 from .redis import DEFAULT_PREFIX, RedisReceiptStore
@@ -89,6 +89,7 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
     return RedisReceiptStore(url, prefix=prefix, completed_ttl=completed_ttl)
 
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "MemoryPreviewStore", "MemoryReceiptStore", "PreviewStore",
-           "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore", "SqlitePreviewStore",
-           "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme"]
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "MemoryPreviewStore", "MemoryReceiptStore", "PreviewStore",
+           "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore",
+           "SqlitePreviewStore", "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme",
+           "spend_digest"]

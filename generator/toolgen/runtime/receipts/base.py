@@ -9,15 +9,42 @@ may hold a ``pending`` receipt before it counts as abandoned) and, once complete
 States: ``pending`` (written before the HTTP request), ``unknown`` (an attempt may have written
 without a definitive answer), ``completed`` (the result is stored and will be replayed). A known
 failure (the API rejected the write, or it never left the machine) deletes the receipt so the key
-can be used again. A completed receipt is never reopened or released.
+can be used again. A completed receipt is never reopened or released. A ``pending`` receipt whose
+lease ran out (its owner died or hung) is reported ``unknown`` by `ReceiptStore.begin` and
+`ReceiptStore.get`, which store that change: nothing reads as ``pending`` past its lease.
+
+Spent approvals are not receipts: `ReceiptStore.spend` binds an approval to the one action it
+executes, in a record of their own that purging completed receipts (``purge``, Redis
+``completed_ttl``) never touches. It lives until the approval can no longer be presented (`until`,
+plus `SPEND_MARGIN_S` for clock skew between workers; ``None``: forever) and is keyed by
+`spend_digest`, so the store never holds a usable approval id.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 ReceiptState = Literal["pending", "unknown", "completed"]
+
+#: Seconds a spent approval is kept beyond the moment it stops being presentable, so that workers
+#: whose clocks disagree by less than this never see an expired spend of a live approval.
+SPEND_MARGIN_S = 300.0
+
+
+def spend_digest(scope: str, token: str) -> str:
+    """The store key of a spent approval: ``"hmac-sha256:" + hex(HMAC-SHA256(key=scope, token))``,
+    keyed by the approval's scope (``"<api>/<record tool>#approval"``) so the digest of one tool's
+    approval says nothing about another's, and never the token itself."""
+    mac = hmac.new(scope.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return "hmac-sha256:" + mac.hexdigest()
+
+
+def spend_expiry(until: float | None) -> float | None:
+    """When a spend made for an approval presentable until `until` may be forgotten (Unix seconds)."""
+    return None if until is None else until + SPEND_MARGIN_S
 
 
 @dataclass(frozen=True)
@@ -43,6 +70,11 @@ class Receipt:
         shortens the window."""
         lease = self.lease_ms if self.lease_ms > 0 else fallback_lease_ms
         return self.state == "pending" and (now - self.updated_at) * 1000 < lease
+
+    def lease_expired(self, now: float) -> bool:
+        """True for a ``pending`` receipt with a stored lease that ran out: its owner is gone, and
+        the store reports (and stores) it as ``unknown``."""
+        return self.state == "pending" and self.lease_ms > 0 and (now - self.updated_at) * 1000 >= self.lease_ms
 
 
 class ReceiptStore(Protocol):
@@ -73,7 +105,18 @@ class ReceiptStore(Protocol):
         ...
 
     def get(self, scope: str, key: str) -> Receipt | None:
-        """The stored receipt, or ``None``."""
+        """The stored receipt, or ``None`` (a ``pending`` one past its lease as ``unknown``)."""
+        ...
+
+    def spend(self, scope: str, digest: str, action: str, actor: str, until: float | None) -> str | None:
+        """Bind the approval `digest` (`spend_digest`) of `scope` to `action`, unless it is bound
+        already: compare-and-set, like `begin`. Returns ``None`` when this call bound it, else the
+        action it is bound to (equal to `action` for a retry of the same action). The binding is
+        kept until `until` (Unix seconds; ``None``: forever), whatever happens to receipts."""
+        ...
+
+    def unspend(self, scope: str, digest: str, action: str) -> None:
+        """Undo a `spend` of `action` that sent nothing (a binding to another action stays)."""
         ...
 
     def close(self) -> None:

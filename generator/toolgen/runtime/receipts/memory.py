@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from .base import Receipt, ReceiptState
+from .base import Receipt, ReceiptState, spend_expiry
 from .previews import MemoryPreviewStore
 
 
@@ -19,10 +19,19 @@ class MemoryReceiptStore:
         self._data: dict[tuple[str, str], Receipt] = {}
         self._lock = threading.Lock()
         self._previews = MemoryPreviewStore()
+        self._spends: dict[tuple[str, str], tuple[str, float | None]] = {}  # -> (action, keep until)
+
+    def _current(self, scope: str, key: str) -> Receipt | None:
+        """The receipt, a pending one past its lease turned ``unknown`` (lock held)."""
+        existing = self._data.get((scope, key))
+        now = time.time()
+        if existing is not None and existing.lease_expired(now):
+            existing = self._data[(scope, key)] = replace(existing, state="unknown", updated_at=now)
+        return existing
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         with self._lock:
-            existing = self._data.get((scope, key))
+            existing = self._current(scope, key)
             if existing is not None:
                 return existing
             now = time.time()
@@ -55,7 +64,33 @@ class MemoryReceiptStore:
 
     def get(self, scope: str, key: str) -> Receipt | None:
         with self._lock:
-            return self._data.get((scope, key))
+            return self._current(scope, key)
+
+    def spend(self, scope: str, digest: str, action: str, actor: str, until: float | None) -> str | None:
+        with self._lock:
+            found = self._spends.get((scope, digest))
+            if found is not None and (found[1] is None or found[1] >= time.time()):
+                return found[0]
+            self._spends[(scope, digest)] = (action, spend_expiry(until))
+            return None
+
+    def unspend(self, scope: str, digest: str, action: str) -> None:
+        with self._lock:
+            found = self._spends.get((scope, digest))
+            if found is not None and found[0] == action:
+                del self._spends[(scope, digest)]
+
+    def purge(self, older_than_seconds: float) -> int:
+        """Delete completed receipts older than the given age, and spends past their expiry;
+        returns how many receipts were deleted (as `SqliteReceiptStore.purge`)."""
+        now = time.time()
+        with self._lock:
+            old = [k for k, r in self._data.items() if r.state == "completed" and r.updated_at < now - older_than_seconds]
+            for k in old:
+                del self._data[k]
+            for k in [k for k, (_, keep) in self._spends.items() if keep is not None and keep < now]:
+                del self._spends[k]
+            return len(old)
 
     def previews(self) -> MemoryPreviewStore:
         """The preview store of this process (one per receipt store)."""

@@ -10,6 +10,10 @@ previews.py) live beside them under ``<prefix>p:...``, each with its own expiry.
 SQLite (the registry compares them with its own clock to tell a stale *pending* from a live one, so
 workers' clocks should agree within a fraction of a tool's deadline).
 
+Spent approvals (`spend`): one string per approval, ``<prefix>s:<len(scope)>:<scope>:<digest>``
+holding the action it is bound to, with a Redis expiry at the approval's own (plus
+`SPEND_MARGIN_S`; none for an approval without expiry): ``completed_ttl`` and `purge` never touch it.
+
 Lifetimes: *pending* and *unknown* receipts never expire (forgetting one could let a write happen
 twice). A *completed* receipt lives forever by default; ``completed_ttl`` (seconds) lets Redis
 expire it — choose at least the API's own idempotency window, since after expiry the same key
@@ -29,7 +33,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from .base import Receipt, ReceiptState
+from .base import Receipt, ReceiptState, spend_expiry
 from .previews import RedisPreviewStore
 
 if TYPE_CHECKING:
@@ -38,13 +42,42 @@ if TYPE_CHECKING:
 #: Key prefix of every key the store writes.
 DEFAULT_PREFIX = "toolgen:"
 
-# KEYS[1] receipt; ARGV fingerprint, actor, now, lease_ms. Returns nil when created, else the existing hash.
-_BEGIN = """
+# A pending receipt past its lease turns unknown (KEYS[1] receipt, ARGV[1] now); the start of _BEGIN and _GET.
+_EXPIRE_LEASE = """
+local f = redis.call('HMGET', KEYS[1], 'state', 'updated_at', 'lease_ms')
+if f[1] == 'pending' and tonumber(f[3] or '0') > 0
+   and (tonumber(ARGV[1]) - tonumber(f[2])) * 1000 >= tonumber(f[3]) then
+  redis.call('HSET', KEYS[1], 'state', 'unknown', 'updated_at', ARGV[1])
+end
+"""
+
+# KEYS[1] receipt; ARGV now. The receipt's hash (empty when there is none).
+_GET = _EXPIRE_LEASE + """
+return redis.call('HGETALL', KEYS[1])
+"""
+
+# KEYS[1] receipt; ARGV now, fingerprint, actor, lease_ms. Returns nil when created, else the existing hash.
+_BEGIN = _EXPIRE_LEASE + """
 local existing = redis.call('HGETALL', KEYS[1])
 if #existing > 0 then return existing end
-redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'state', 'pending', 'actor', ARGV[2],
-           'created_at', ARGV[3], 'updated_at', ARGV[3], 'lease_ms', ARGV[4])
+redis.call('HSET', KEYS[1], 'fingerprint', ARGV[2], 'state', 'pending', 'actor', ARGV[3],
+           'created_at', ARGV[1], 'updated_at', ARGV[1], 'lease_ms', ARGV[4])
 return nil
+"""
+
+# KEYS[1] spend; ARGV action, keep ms (0 = forever). Returns nil when bound now, else the bound action.
+_SPEND = """
+local bound = redis.call('GET', KEYS[1])
+if bound then return bound end
+if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+else redis.call('SET', KEYS[1], ARGV[1]) end
+return nil
+"""
+
+# KEYS[1] spend; ARGV action. Deletes the spend when it is bound to that action.
+_UNSPEND = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 # KEYS[1] receipt; ARGV result JSON, status, now, ttl seconds (0 = none). Returns 1 when updated.
@@ -134,6 +167,7 @@ class RedisReceiptStore:
         reg = self._client.register_script
         self._begin, self._complete, self._mark_unknown = reg(_BEGIN), reg(_COMPLETE), reg(_MARK_UNKNOWN)
         self._resume, self._release, self._purge_one = reg(_RESUME), reg(_RELEASE), reg(_PURGE_ONE)
+        self._get, self._spend, self._unspend = reg(_GET), reg(_SPEND), reg(_UNSPEND)
 
     @property
     def client(self) -> redis.Redis:
@@ -170,7 +204,7 @@ class RedisReceiptStore:
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         raw = self._begin(keys=[self.redis_key(scope, key)],
-                          args=[fingerprint, actor, repr(time.time()), int(lease_ms)])
+                          args=[repr(time.time()), fingerprint, actor, int(lease_ms)])
         return None if raw is None else self._receipt(scope, key, raw)
 
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
@@ -187,7 +221,20 @@ class RedisReceiptStore:
         self._release(keys=[self.redis_key(scope, key)])
 
     def get(self, scope: str, key: str) -> Receipt | None:
-        return self._receipt(scope, key, self._client.hgetall(self.redis_key(scope, key)))
+        return self._receipt(scope, key, self._get(keys=[self.redis_key(scope, key)], args=[repr(time.time())]))
+
+    def spend_key(self, scope: str, digest: str) -> str:
+        """The Redis key of the spent approval `digest` of `scope`."""
+        return f"{self.prefix}s:{len(scope)}:{scope}:{digest}"
+
+    def spend(self, scope: str, digest: str, action: str, actor: str, until: float | None) -> str | None:
+        keep = spend_expiry(until)
+        keep_ms = 0 if keep is None else max(1, round((keep - time.time()) * 1000))
+        bound = self._spend(keys=[self.spend_key(scope, digest)], args=[action, keep_ms])
+        return None if bound is None else _text(bound)
+
+    def unspend(self, scope: str, digest: str, action: str) -> None:
+        self._unspend(keys=[self.spend_key(scope, digest)], args=[action])
 
     def previews(self) -> RedisPreviewStore:
         """The preview store on the same Redis client and prefix (keys ``<prefix>p:...``)."""

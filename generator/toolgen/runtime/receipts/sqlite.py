@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .base import Receipt
+from .base import Receipt, spend_digest, spend_expiry
 from .previews import SqlitePreviewStore
 
 #: Where `toolgen call` / `toolgen serve` keep receipts unless told otherwise (relative to cwd).
@@ -37,6 +37,23 @@ CREATE TABLE IF NOT EXISTS receipts (
   PRIMARY KEY (scope, key)
 ) WITHOUT ROWID
 """
+
+# spent approvals (`ReceiptStore.spend`): never touched by `purge` until `keep_until` (NULL: forever)
+_SPENDS = """
+CREATE TABLE IF NOT EXISTS spends (
+  scope TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  action TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  keep_until REAL,
+  PRIMARY KEY (scope, digest)
+) WITHOUT ROWID
+"""
+
+# a pending receipt past its lease turns unknown (ARGV: now, scope, key)
+_EXPIRE_LEASE = ("UPDATE receipts SET state='unknown', updated_at=?1 WHERE scope=?2 AND key=?3 AND state='pending'"
+                 " AND lease_ms > 0 AND (?1 - updated_at) * 1000 >= lease_ms")
 
 
 class SqliteReceiptStore:
@@ -62,10 +79,37 @@ class SqliteReceiptStore:
         columns = {row[1] for row in self._conn.execute("PRAGMA table_info(receipts)")}
         if "lease_ms" not in columns:  # a file written by an earlier version
             self._conn.execute("ALTER TABLE receipts ADD COLUMN lease_ms INTEGER NOT NULL DEFAULT 0")
+        self._conn.execute(_SPENDS)
+        self._migrate_spends()
+
+    def _migrate_spends(self) -> None:
+        """Earlier versions kept a spent approval as a completed receipt of scope ``...#approval``
+        keyed by the raw approval id: move each into ``spends`` (kept forever), keyed by its digest,
+        and overwrite the freed pages and the journal, so the file no longer holds a raw id."""
+        with self._lock:
+            if self._conn.execute("SELECT 1 FROM receipts WHERE scope LIKE '%#approval' LIMIT 1").fetchone() is None:
+                return
+            self._conn.execute("PRAGMA secure_delete=ON")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = self._conn.execute("SELECT scope, key, fingerprint, actor, created_at FROM receipts"
+                                          " WHERE scope LIKE '%#approval'").fetchall()
+                for scope, key, fingerprint, actor, created in rows:
+                    self._conn.execute("INSERT OR IGNORE INTO spends (scope, digest, action, actor, created_at,"
+                                       " keep_until) VALUES (?, ?, ?, ?, ?, NULL)",
+                                       (scope, spend_digest(scope, key), fingerprint, actor, created))
+                self._conn.execute("DELETE FROM receipts WHERE scope LIKE '%#approval'")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("PRAGMA secure_delete=OFF")
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         now = time.time()
         with self._lock:
+            self._conn.execute(_EXPIRE_LEASE, (now, scope, key))
             cur = self._conn.execute(
                 "INSERT OR IGNORE INTO receipts (scope, key, fingerprint, state, actor, result, status,"
                 " created_at, updated_at, lease_ms) VALUES (?, ?, ?, 'pending', ?, NULL, NULL, ?, ?, ?)",
@@ -104,7 +148,30 @@ class SqliteReceiptStore:
 
     def get(self, scope: str, key: str) -> Receipt | None:
         with self._lock:
+            self._conn.execute(_EXPIRE_LEASE, (time.time(), scope, key))
             return self._get_locked(scope, key)
+
+    def spend(self, scope: str, digest: str, action: str, actor: str, until: float | None) -> str | None:
+        now = time.time()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("DELETE FROM spends WHERE scope=? AND digest=? AND keep_until < ?",
+                                   (scope, digest, now))
+                cur = self._conn.execute(
+                    "INSERT OR IGNORE INTO spends (scope, digest, action, actor, created_at, keep_until)"
+                    " VALUES (?, ?, ?, ?, ?, ?)", (scope, digest, action, actor, now, spend_expiry(until)))
+                row = None if cur.rowcount == 1 else self._conn.execute(
+                    "SELECT action FROM spends WHERE scope=? AND digest=?", (scope, digest)).fetchone()
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+        return None if row is None else str(row[0])
+
+    def unspend(self, scope: str, digest: str, action: str) -> None:
+        with self._lock:
+            self._conn.execute("DELETE FROM spends WHERE scope=? AND digest=? AND action=?", (scope, digest, action))
 
     def _get_locked(self, scope: str, key: str) -> Receipt | None:
         row = self._conn.execute(
@@ -125,12 +192,15 @@ class SqliteReceiptStore:
         return self._previews
 
     def purge(self, older_than_seconds: float) -> int:
-        """Delete completed receipts older than the given age; returns how many were deleted."""
+        """Delete completed receipts older than the given age, and spent approvals past their
+        expiry (never a spend that could still be presented); returns how many receipts were deleted."""
+        now = time.time()
         with self._lock:
             cur = self._conn.execute(
                 "DELETE FROM receipts WHERE state='completed' AND updated_at < ?",
-                (time.time() - older_than_seconds,),
+                (now - older_than_seconds,),
             )
+            self._conn.execute("DELETE FROM spends WHERE keep_until < ?", (now,))
             return cur.rowcount
 
     def close(self) -> None:
