@@ -73,7 +73,7 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
 
         Returns a fresh canonical JSON Schema 2020-12 dict; recursive schemas appear under a
         root-level ``$defs``. Raises `DiagnosticError` (codes ``ref-*``, ``schema-allof-conflict``,
-        ``schema-too-large``); emits ``schema-cycle`` warnings to the sink.
+        ``schema-too-large``); emits ``schema-cycle`` notes (info) to the sink.
 
         ``copy=False`` skips the final deep copy: the result then shares sub-objects with the
         converter's memo (and with other results), so the caller must treat it as read-only and copy

@@ -38,15 +38,13 @@ class Rule:
     summary: str
     help: str
     source: Literal["lint", "build"] = "lint"
-    relevel: bool = False  # build rules: report at `severity`, not at the build's own severity
 
 
 RULES: dict[str, Rule] = {}
 
 
-def _rule(id: str, severity: Severity, summary: str, help: str, source: Literal["lint", "build"] = "lint",
-          relevel: bool = False) -> Rule:
-    rule = Rule(id, severity, summary, help, source, relevel)
+def _rule(id: str, severity: Severity, summary: str, help: str, source: Literal["lint", "build"] = "lint") -> Rule:
+    rule = Rule(id, severity, summary, help, source)
     RULES[id] = rule
     return rule
 
@@ -207,10 +205,9 @@ for _id, _sev, _summary, _help in (
     ("spec-schema-invalid", "warning", "A part of the spec does not follow the OpenAPI schema.", "Fix the spec."),
 ):
     _rule(_id, _sev, _summary, _help, "build")  # type: ignore[arg-type]
-# a property of the spec that the build handles (recursive schemas become $defs); nothing to fix in
-# the intent map, so lint reports it as info whatever the build says
+# a property of the spec that the build handles (recursive schemas become $defs): nothing to fix
 _rule("schema-cycle", "info", "A recursive schema is kept as `$defs` references.",
-      "Nothing to do unless a target without recursive-schema support matters.", "build", relevel=True)
+      "Nothing to do unless a target without recursive-schema support matters.", "build")
 
 
 # toolsets
