@@ -113,7 +113,7 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
         if fixed_key is not None:
             value = fixed_specs.pop(fixed_key)
-            problem = _value_problem(_param_schema(ctx, param, ptr), value)
+            problem = _value_problem(param_schema(ctx, param, ptr), value)
             if problem:
                 raise Skip("fixed-invalid", f"`fixed` value {value!r} for parameter {wire!r} of {op.key} is "
                            f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
@@ -126,7 +126,7 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
             sink.info("param-credential", f"{op.key}: {where_in} parameter {wire!r} looks like a credential; "
                       f"the runtime sends it from secret {secret} instead of a tool argument", doc.locate(ptr))
             continue
-        schema = _param_schema(ctx, param, ptr)
+        schema = param_schema(ctx, param, ptr)
         text = param.get("description")
         if isinstance(text, str) and text.strip() and "description" not in schema:
             schema["description"] = cap_text(text, desc_limit)
@@ -148,7 +148,9 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     return ParameterArgs(args, fixed, auth, hidden)
 
 
-def _param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
+def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
+    """The parameter's schema (from `schema`, else the first media type of `content`, else a
+    string), converted to the canonical input form."""
     if "schema" in param:
         return ctx.converter.convert(param["schema"], join_pointer(ptr, "schema"), "input")
     content = param.get("content")
