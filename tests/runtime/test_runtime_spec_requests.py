@@ -3,7 +3,8 @@
 A hand-made spec reproduces shapes real APIs have (checked against a validating mock server, Stoplight
 Prism): a required ``page`` parameter, bounded page sizes, free-form and empty required bodies, an
 array body offered as JSON (``*/*``) and multipart, an optional body whose schema requires a member
-(Spotify's create-playlist), a ``format: byte`` member. Its tools are built, called through the
+(Spotify's create-playlist), a ``format: byte`` member, required ``Content-Type``/``Accept`` header
+parameters on a request without a body (VTEX). Its tools are built, called through the
 runtime against a recording loopback server, and every recorded request is judged against the spec
 (`tests.support.spec_judge`), as Prism judges it. A hypothesis property states the invariant: any
 arguments valid against a tool's input schema give a request the spec accepts.
@@ -51,6 +52,11 @@ SPEC: dict[str, Any] = {
         "/zero": {"get": {"operationId": "listZero", "summary": "List from page 0.", "responses": LIST,
                           "parameters": [{"name": "page", "in": "query",
                                           "schema": {"type": "integer", "minimum": 0, "default": 0}}]}},
+        "/status": {"get": {"operationId": "getStatus", "summary": "Status.", "responses": OK, "parameters": [
+            {"name": "Content-Type", "in": "header", "required": True,
+             "schema": {"type": "string", "default": "application/json; charset=utf-8"}},
+            {"name": "Accept", "in": "header", "required": True,
+             "schema": {"type": "string", "enum": ["application/vnd.shapes+json"]}}]}},
         "/free": _post("postFree", {"required": True, "content": {
             "application/json": {"schema": {"type": "object"}}}}),
         "/anything": _post("postAnything", {"required": True, "content": {"application/json": {"schema": {}}}}),
@@ -140,6 +146,13 @@ def test_an_optional_page_from_zero_is_left_to_the_api_and_counted_from_zero(reg
     assert [k for k, _ in recorder.last.query] == []
     _call(reg, recorder, "listZero", {"cursor": first.result["next_cursor"]})
     assert recorder.last.query == [("page", "1")]
+
+
+def test_required_content_type_and_accept_headers_are_sent(reg: Registry, recorder: RecordingServer) -> None:
+    _call(reg, recorder, "getStatus", {})
+    assert recorder.last.header("Content-Type") == "application/json; charset=utf-8"
+    assert recorder.last.header("Accept") == "application/vnd.shapes+json"
+    assert _judged(recorder, "/status") == []
 
 
 @pytest.mark.parametrize("operation_id,template,args,sent", [

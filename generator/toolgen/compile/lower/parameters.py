@@ -69,6 +69,8 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     (`key_params`), hidden ones, headers the runtime manages or sends from `api.headers`, the
     idempotency key's wire parameter, `fixed` values (checked against the parameter's schema) and
     parameters that look like credentials (sent from a secret, with a ``param-credential`` note).
+    A required ``Accept`` header, or a required ``Content-Type`` of a request without a body, is
+    a fixed value (`_header_default`): a validating server refuses the request without it.
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
     doc, sink = ctx.doc, ctx.sink
@@ -107,6 +109,11 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
             if wire.lower() == "authorization" and not auth:
                 auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
                                            secret_name(ctx.api, "", 1)),)
+            elif param.get("required") and (wire.lower() == "accept" or (
+                    wire.lower() == "content-type" and "requestBody" not in op.node)):
+                # a required Accept, or a Content-Type on a request without a body (the body's
+                # encoding sets it otherwise), is sent as the spec states it
+                fixed.append(FixedValue("header", wire, _header_default(param_schema(ctx, param, ptr), param)))
             continue
         if idem_wire is not None and (where_in, wire.lower()) == idem_wire:
             continue  # replaced by the idempotency key argument
@@ -160,6 +167,17 @@ def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
         if isinstance(node, dict) and "schema" in node:
             return ctx.converter.convert(node["schema"], join_pointer(ptr, "content", media, "schema"), "input")
     return {"type": "string"}
+
+
+def _header_default(schema: dict[str, Any], param: dict[str, Any]) -> str:
+    """The value of a required Accept/Content-Type header: the schema's `default`, first `enum` value
+    or `example`, the parameter's `example`, else ``application/json``."""
+    enum = schema.get("enum")
+    for value in (schema.get("default"), enum[0] if isinstance(enum, list) and enum else None,
+                  schema.get("example"), param.get("example")):
+        if isinstance(value, str) and value:
+            return value
+    return "application/json"
 
 
 def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
