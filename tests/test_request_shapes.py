@@ -87,6 +87,13 @@ def test_page_size_bounds_that_leave_no_size_are_not_paged_with_a_reason(tmp_pat
     assert tools["list_things"]["inputSchema"]["properties"]["limit"]["minimum"] == 500
 
 
+def test_an_enum_of_scalars_on_an_array_is_the_items_enum() -> None:
+    node: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "enum": ["live", "promotions"]}
+    assert [p.keyword for p in repair(node)] == ["enum"]
+    assert node == {"type": "array", "items": {"type": "string", "enum": ["live", "promotions"]}}
+    jsonschema.validate(["live"], node)
+
+
 SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2, allow_nan=False) | st.text(max_size=2)
 TYPES = st.lists(st.sampled_from(["string", "integer", "number", "boolean", "null"]), min_size=1, max_size=2,
                  unique=True)

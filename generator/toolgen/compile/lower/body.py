@@ -133,6 +133,11 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int)
         return BodyPlan(encoding, sent_type, [Arg("body", schema, ArgBinding("body", "body", "", body_required),
                                                   body_required)])
     props, required = view
+    undeclared = [r for r in required if r not in props]
+    if undeclared and schema.get("additionalProperties") is not False:
+        # required but declared nowhere (the object admits other members): an argument of any value
+        props = {**props, **{r: {"description": "Required by the request body's schema, which declares no "
+                                                 "schema for it."} for r in undeclared}}
     member_required = set(required) & set(props)
     if member_required and not body_required:
         ctx.sink.warning(
@@ -158,7 +163,9 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int)
         binding = ArgBinding("", "body", prop, is_required, null_means, style, explode, part_type)  # type: ignore[arg-type]
         args.append(Arg(arg_name(prop), prop_schema, binding, is_required,
                         required_in_body=prop in member_required and not is_required))
-    return BodyPlan(encoding, sent_type, args)
+    # a required JSON object body is sent even when the model gives none of its members: as {}
+    fixed = (FixedValue("body", "", {}),) if body_required and encoding == "json" else ()
+    return BodyPlan(encoding, sent_type, args, fixed)
 
 
 def _unwrap_single_branch(schema: dict[str, Any]) -> dict[str, Any]:

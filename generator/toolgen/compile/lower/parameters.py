@@ -140,6 +140,8 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         if param.get("deprecated") is True:
             schema["deprecated"] = True
         required = bool(param.get("required")) or where_in == "path"
+        if required and where_in == "query" and schema.get("type") == "array" and "minItems" not in schema:
+            schema["minItems"] = 1  # an empty array puts no value on the wire: the parameter would be missing
         style = param.get("style") if isinstance(param.get("style"), str) else None
         explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
         content_type = None

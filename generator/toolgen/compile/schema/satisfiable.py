@@ -8,7 +8,8 @@ A spec can state a schema that rejects every value: ``{"type": "string", "enum":
 `required` member an ``additionalProperties: false`` object does not declare, ``minimum`` above
 ``maximum``. A model cannot write an argument such a schema accepts (in strict mode it is forced to
 try), and the runtime refuses whatever it writes. Repairs keep what the spec states most precisely:
-the values of an `enum`/`const` win over a `type` none of them has (the type becomes theirs); enum
+the values of an `enum`/`const` win over a `type` none of them has (the type becomes theirs; an
+array's enum of scalars becomes its items' enum); enum
 values of another type than the stated one are dropped while some fit; an undeclared required member
 is declared with the empty schema (any value). Contradictory bounds have no repair and are reported
 only.
@@ -68,6 +69,16 @@ def repair(node: JSONSchema) -> list[Unsatisfiable]:
             # null is the nullability's business (OpenAPI 3.0 `nullable` is applied after this node)
             fitting = [v for v in values if v is None or _fits(v, types)]
             if len(fitting) == len(values):
+                continue
+            items = node.get("items")
+            if (key == "enum" and types == ["array"] and isinstance(items, dict) and "$ref" not in items
+                    and "enum" not in items and all(not isinstance(v, (list, dict)) for v in values)):
+                # an enum of scalars on an array: the values its items take
+                del node["enum"]
+                node["items"] = {**items, "enum": list(values)}
+                found.append(Unsatisfiable(key, f"an array's enum lists scalar values "
+                                           f"{', '.join(_show(v) for v in values[:6])}; they are taken as the "
+                                           "values of its items", "move the `enum` into `items` in the spec"))
                 continue
             shown = ", ".join(_show(v) for v in values[:6]) + (", …" if len(values) > 6 else "")
             if any(v is not None for v in fitting) and key == "enum":
