@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.support.build import run
+from tests.support.build import REAL, build, run
 
 from toolgen.compile.schema.satisfiable import repair
 
@@ -111,3 +112,17 @@ def test_a_repaired_enum_admits_a_value_and_a_silent_one_was_satisfiable(types: 
     if any(v is not None for v in values):
         repaired = jsonschema.Draft202012Validator(node)
         assert any(repaired.is_valid(v) for v in node["enum"] if v is not None), node
+
+
+@pytest.mark.skipif(not (REAL / "spotify.json").is_file(), reason="../shared/specs/real is not available")
+def test_spotify_create_playlist_asks_for_name_once_the_body_is_sent(tmp_path: Path) -> None:
+    """Spotify's create-playlist body has no `required: true`, yet its schema requires `name`."""
+    built = build(tmp_path, REAL / "spotify.json", 'include: [{match: "POST /users/{user_id}/playlists"}]\n',
+                  emit="mcp,policy")
+    schema = built.tool("mcp", "preview_create_playlist")["inputSchema"]
+    assert "name" not in schema["required"]
+    assert all(deps == ["name"] for deps in schema["dependentRequired"].values())
+    assert set(schema["dependentRequired"]) == {"public", "collaborative", "description"}
+    jsonschema.validate({"user_id": "u"}, schema, cls=jsonschema.Draft202012Validator)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"user_id": "u", "public": True}, schema, cls=jsonschema.Draft202012Validator)
