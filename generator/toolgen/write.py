@@ -6,19 +6,24 @@ Input: `Output`s (a folder and its files as bytes, or one file). Output: the fil
 A build's output is a mapping from output folder to its files (relative path -> bytes). Each folder
 is owned by toolgen: `write_outputs` stages every folder next to its destination, and only when all
 are staged swaps them in (rename), so a failed build never leaves a half-written tree. Single files
-(e.g. the intent-map JSON Schema) are written through a temporary file and `os.replace`.
+(e.g. the intent-map JSON Schema) are written through a temporary file and `os.replace`. Files and
+folders get the modes the user's umask gives (0644 and 0755 under umask 022).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import secrets
 import shutil
-import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from .diagnostics import Diagnostic, SourceLocation, display_path
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -90,12 +95,12 @@ def write_outputs(outputs: list[Output]) -> list[Path]:
         for out in outputs:
             out.path.parent.mkdir(parents=True, exist_ok=True)
             if out.is_file:
-                fd, tmp_name = tempfile.mkstemp(prefix="." + out.path.name + ".", suffix=".tmp", dir=out.path.parent)
+                fd, tmp_file = _fresh(out.path, lambda p: os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(out.files[""])
-                staged.append((out, Path(tmp_name)))
+                staged.append((out, tmp_file))
                 continue
-            tmp_dir = Path(tempfile.mkdtemp(prefix="." + out.path.name + ".", suffix=".tmp", dir=out.path.parent))
+            _, tmp_dir = _fresh(out.path, lambda p: os.mkdir(p, 0o777))
             for rel, content in sorted(out.files.items()):
                 target = tmp_dir / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -125,6 +130,19 @@ def write_outputs(outputs: list[Output]) -> list[Path]:
             if tmp.exists():
                 _remove(tmp)
     return written
+
+
+def _fresh(dest: Path, create: Callable[[Path], T]) -> tuple[T, Path]:
+    """A new hidden sibling of `dest` made by `create` (which must fail with `FileExistsError` when
+    the name is taken). The mode is the one `create` asks for (0666 for files, 0777 for folders)
+    minus the user's umask, as an editor or git would write them: `tempfile`'s 0600/0700 would
+    outlive the rename and leak into the generated tree."""
+    while True:
+        candidate = dest.with_name(f".{dest.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return create(candidate), candidate
+        except FileExistsError:
+            continue
 
 
 def _remove(path: Path) -> None:

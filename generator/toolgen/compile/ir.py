@@ -118,7 +118,11 @@ class Pagination:
     item (`cursor_from_item`) together with `has_more_field`.
     style offset: `cursor_param` is the offset parameter. style page: `cursor_param` is the page
     number parameter. style link: the next URL comes from the `Link` response header (RFC 8288).
-    `limit_param` is the page-size parameter; the model's `page_size` is bounded by `max_page_size`.
+    `limit_param` is the page-size parameter; the model's `page_size` is bounded by `min_page_size`
+    and `max_page_size` (the intent's bound narrowed to the parameter's `minimum`/`maximum`).
+    `first_position` is the first page number (page style) or offset (offset style): the cursor
+    parameter's `default`, else its `minimum`, else 1 or 0; the runtime sends it on the first request
+    when `first_required` (the parameter is required), and counts the next page from it.
     `items_field` is the dotted path of the item array in the response body (``""`` when the body
     itself is the array).
     """
@@ -132,6 +136,9 @@ class Pagination:
     cursor_from_item: str | None = None
     default_page_size: int = 20
     max_page_size: int = 100
+    min_page_size: int = 1
+    first_position: int | None = None
+    first_required: bool = False
     cursor_arg: str = "cursor"
     page_size_arg: str = "page_size"
 
@@ -148,6 +155,9 @@ class Pagination:
             "cursor_from_item": self.cursor_from_item,
             "default_page_size": self.default_page_size,
             "max_page_size": self.max_page_size,
+            "min_page_size": self.min_page_size,
+            "first_position": self.first_position,
+            "first_required": self.first_required,
         }
 
 

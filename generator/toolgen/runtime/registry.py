@@ -1555,11 +1555,17 @@ class Registry:
         if not pagination:
             return [], 0, None, 0, None
         max_size = int(pagination.get("max_page_size") or 100)
+        min_size = int(pagination.get("min_page_size") or 1)
         page_size = args.get(pagination.get("page_size_arg") or "page_size")
         if not isinstance(page_size, int) or isinstance(page_size, bool):
             page_size = int(pagination.get("default_page_size") or 20)
-        page_size = max(1, min(page_size, max_size))
+        page_size = max(min_size, min(page_size, max_size))
         position = cursor.get("c") if cursor else None
+        first = pagination.get("first_position")
+        if position is None and isinstance(first, int) and pagination.get("style") in ("page", "offset"):
+            # the first page of a page/offset walk starts at the API's first page number (or offset),
+            # sent when the parameter is required (else the API's own default applies)
+            position = first if pagination.get("first_required") else None
         skip = int(cursor.get("s") or 0) if cursor else 0
         if cursor is not None and int(cursor.get("n") or page_size) != page_size:
             # the page geometry is part of the position for offset/page styles
@@ -1651,8 +1657,8 @@ class Registry:
                         return self.cursors.encode(scope, {"c": last, "n": page_size, "h": history})
                     # the last shown item names no position: stay on this page, skip what was shown
                 if style == "offset":
-                    return self.cursors.encode(scope, {"c": int(position or 0) + skip + kept, "n": page_size,
-                                                       "h": history})
+                    start = position if position is not None else pagination.get("first_position") or 0
+                    return self.cursors.encode(scope, {"c": int(start) + skip + kept, "n": page_size, "h": history})
                 return self.cursors.encode(scope, {"c": position, "s": skip + kept, "n": page_size, "h": history})
 
             if not stalled:

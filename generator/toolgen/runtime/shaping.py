@@ -398,7 +398,8 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
     cursor style: the value at ``next_field``, or the ``cursor_from_item`` field of the last item
     while ``has_more_field`` is true (or, without a flag, while the page was full).
     offset style: ``position + len(items)`` while the page was full (or the flag says more).
-    page style: ``position + 1`` under the same rule (first page = 1). link style: the next URL.
+    page style: ``position + 1`` under the same rule. A first page requested without a position
+    counts from ``first_position`` (else page 1, offset 0). link style: the next URL.
     """
     style = pagination.get("style")
     has_more_field = pagination.get("has_more_field")
@@ -419,10 +420,13 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
             last = get_path(items[-1], from_item)
             return last if last not in (None, "") else None
         return None
+    first = pagination.get("first_position")
+    if position is None:  # the first page, sent without its position: the API's own start
+        position = first if isinstance(first, int) else (1 if style == "page" else 0)
     if style == "offset":
-        return (int(position or 0) + len(items)) if more and items else None
+        return (int(position) + len(items)) if more and items else None
     if style == "page":
-        return (int(position or 1) + 1) if more and items else None
+        return (int(position) + 1) if more and items else None
     if style == "link":
         return parse_link_next(headers.get("link"))
     return None

@@ -1,20 +1,24 @@
 """The request body: an operation's ``requestBody`` -> arguments (one per top-level property) and an encoding.
 
-Input: the operation's request body (``$ref``s followed) and the media types it offers. Output: the
-encoding (json, form, multipart, text, binary or none), the content type, and the arguments: one
-per top-level property of an object body (bindings keep the wire name; required only when the body
-is), or a single `body` argument for free-form, composed, text and binary bodies.
+Input: the operation's request body (``$ref``s followed) and the media types it offers. Output: a
+`BodyPlan`: the encoding (json, form, multipart, text, binary or none; `pick_request_media`), the
+content type, and the arguments: one per top-level property of an object body (bindings keep the
+wire name; required when the body is; the members an optional body requires are required together,
+as soon as any member is given), or a single `body` argument for free-form (``{}``, ``type: object``
+alone), composed, text and binary bodies, required when the body is. A body that admits only ``{}``
+takes no argument: sent as ``{}`` when required, not at all otherwise.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from ...naming import arg_name
 from ...pointer import join_pointer
 from ..intent import ToolIntent
-from ..ir import ArgBinding, BodyEncoding
+from ..ir import ArgBinding, BodyEncoding, FixedValue
 from ..operations import Operation
 from ..schema import copy_tree, object_view
 from .context import Arg, Ctx
@@ -43,19 +47,63 @@ def pick_media(content: dict[str, Any]) -> tuple[str, BodyEncoding]:
     return keys[0], "binary"
 
 
-def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int
-          ) -> tuple[BodyEncoding, str | None, list[Arg]]:
+def pick_request_media(content: dict[str, Any]) -> tuple[str, BodyEncoding, str]:
+    """(media type key, encoding, Content-Type to send) of a request body that offers `content`.
+
+    JSON first (``application/json``, then any ``+json``); then a wildcard (``*/*``,
+    ``application/*``) whose schema is not a binary string, sent as the JSON form of its schema
+    with ``Content-Type: application/json`` (a wildcard admits every type, JSON included); then form,
+    multipart, text; else the first media type as binary. Multipart is thus chosen only when it is
+    the only structured option, never for a schema a JSON body carries as well."""
+    for key, node in content.items():
+        if key.strip().lower().split(";")[0].strip() in ("*/*", "application/*"):
+            schema = node.get("schema") if isinstance(node, dict) else None
+            if not _offers_json(content) and isinstance(schema, dict) and not _binary_string(schema):
+                return key, "json", "application/json"
+    media, encoding = pick_media(content)
+    return media, encoding, media
+
+
+def _offers_json(content: dict[str, Any]) -> bool:
+    """Whether `content` offers a JSON media type (which `pick_media` prefers anyway)."""
+    return any(k.lower().split(";")[0].strip() == "application/json" or _JSON_MEDIA.match(k.strip()) for k in content)
+
+
+def _binary_string(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "string" and schema.get("format") in ("binary", "byte") or \
+        schema.get("contentMediaType") is not None
+
+
+@dataclass(frozen=True)
+class BodyPlan:
+    """What a request body becomes: the encoding, the Content-Type to send, the arguments, and the
+    value the runtime always sends (``{}`` for a required body that admits only the empty object)."""
+
+    encoding: BodyEncoding
+    content_type: str | None
+    args: list[Arg]
+    fixed: tuple[FixedValue, ...] = ()
+
+
+_NO_BODY = BodyPlan("none", None, [])
+
+
+def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int) -> BodyPlan:
+    """The `BodyPlan` of `op`'s request body (see the module docstring). A body whose schema
+    requires members while ``requestBody.required`` is absent gets a ``body-required-absent``
+    warning, and those members are required together: an input schema ``dependentRequired`` (built
+    from `Arg.required_in_body`) asks for all of them as soon as any member of the body is given."""
     raw = op.node.get("requestBody")
     if raw is None:
-        return "none", None, []
+        return _NO_BODY
     ptr = join_pointer(op.pointer, "requestBody")
     body, body_ptr = ctx.converter.resolve(raw, ptr)
     if not isinstance(body, dict):
-        return "none", None, []
+        return _NO_BODY
     content = body.get("content")
     if not isinstance(content, dict) or not content:
-        return "none", None, []
-    media, encoding = pick_media(content)
+        return _NO_BODY
+    media, encoding, sent_type = pick_request_media(content)
     media_node = content[media] if isinstance(content[media], dict) else {}
     body_required = bool(body.get("required"))
     schema_ptr = join_pointer(body_ptr, "content", media, "schema")
@@ -65,23 +113,40 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int
         schema: dict[str, Any] = {"type": "string", "description": description}
         if encoding == "binary":
             schema["contentEncoding"] = "base64"
-        return encoding, media, [Arg("body", schema, ArgBinding("body", "body", "", body_required, "omit",
-                                                                content_type=media), body_required)]
+        return BodyPlan(encoding, media, [Arg("body", schema, ArgBinding("body", "body", "", body_required, "omit",
+                                                                         content_type=media), body_required)])
     # read-only result (shares the converter's memo): every path below copies what it keeps
     schema = ctx.converter.convert(media_node["schema"], schema_ptr, "input", copy=False)
     schema = _unwrap_single_branch(schema)
     view = object_view(schema)
-    if view is not None and not view[0] and schema.get("additionalProperties") in (None, False) \
-            and "$ref" not in schema:
-        return "none", None, []  # an empty object body (Stripe's GETs declare one): send no body
-    free_form = view is None or (not view[0] and schema.get("additionalProperties") not in (None, False))
-    if view is None or free_form or "$ref" in schema:
-        if encoding == "form":
-            encoding = "form"
+    if view is not None and not view[0] and schema.get("additionalProperties") is False and "$ref" not in schema:
+        # only the empty object (Stripe's GETs declare one): nothing for the model to pass; a required
+        # one is sent as {} by the runtime, an optional one not at all
+        if not body_required:
+            return _NO_BODY
+        return BodyPlan(encoding, sent_type, [], (FixedValue("body", "", {}),))
+    if view is None or not view[0] or "$ref" in schema:
+        # free-form (`{}`, `type: object` alone, open members only), composed or recursive: one
+        # `body` argument carries the whole body, required when the body is
         schema = copy_tree(schema)
         schema.setdefault("description", "Request body.")
-        return encoding, media, [Arg("body", schema, ArgBinding("body", "body", "", body_required), body_required)]
+        return BodyPlan(encoding, sent_type, [Arg("body", schema, ArgBinding("body", "body", "", body_required),
+                                                  body_required)])
     props, required = view
+    undeclared = [r for r in required if r not in props]
+    if undeclared and schema.get("additionalProperties") is not False:
+        # required but declared nowhere (the object admits other members): an argument of any value
+        props = {**props, **{r: {"description": "Required by the request body's schema, which declares no "
+                                                 "schema for it."} for r in undeclared}}
+    member_required = set(required) & set(props)
+    if member_required and not body_required:
+        ctx.sink.warning(
+            "body-required-absent",
+            f"{op.key}: the request body is optional (`requestBody.required` is absent or false), yet its "
+            f"schema requires {', '.join(sorted(member_required))}; the tool asks for "
+            f"{'them' if len(member_required) > 1 else 'it'} whenever any body member is given",
+            ctx.doc.locate(body_ptr),
+            "if the API always needs the body, set `required: true` on the requestBody in the spec")
     encodings = media_node.get("encoding") if isinstance(media_node.get("encoding"), dict) else {}
     defs = schema.get("$defs")
     args: list[Arg] = []
@@ -96,8 +161,13 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int
         explode = enc.get("explode") if isinstance(enc, dict) and isinstance(enc.get("explode"), bool) else None
         part_type = enc.get("contentType") if isinstance(enc, dict) and isinstance(enc.get("contentType"), str) else None
         binding = ArgBinding("", "body", prop, is_required, null_means, style, explode, part_type)  # type: ignore[arg-type]
-        args.append(Arg(arg_name(prop), prop_schema, binding, is_required))
-    return encoding, media, args
+        args.append(Arg(arg_name(prop), prop_schema, binding, is_required,
+                        required_in_body=prop in member_required and not is_required))
+    # a required JSON object body none of whose members is required is sent as {} when the model
+    # gives none of them
+    fixed = ((FixedValue("body", "", {}),) if body_required and encoding == "json" and not any(a.required for a in args)
+             else ())
+    return BodyPlan(encoding, sent_type, args, fixed)
 
 
 def _unwrap_single_branch(schema: dict[str, Any]) -> dict[str, Any]:

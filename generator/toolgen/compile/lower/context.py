@@ -27,6 +27,9 @@ class Arg:
     schema: dict[str, Any]
     binding: ArgBinding | None
     required: bool
+    #: a member an optional request body requires: required whenever another member of the body is
+    #: given (the input schema's `dependentRequired`), optional otherwise
+    required_in_body: bool = False
 
 
 @dataclass

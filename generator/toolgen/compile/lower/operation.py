@@ -50,8 +50,9 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,
                           paging=paging_params(op, pag_spec, params, iloc), iloc=iloc)
     args, hidden = plan.args, plan.hidden
-    encoding, content_type, body_args = body_arguments(ctx, op, intent, defaults.argument_description_max_chars)
-    for arg in body_args:
+    body = body_arguments(ctx, op, intent, defaults.argument_description_max_chars)
+    encoding, content_type = body.encoding, body.content_type
+    for arg in body.args:
         assert arg.binding is not None
         if arg.binding.wire_name in hidden and arg.binding.wire_name:
             if arg.required:
@@ -68,7 +69,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     reserved = set()
     pagination = None
     if pag_spec is not None:
-        pagination = lower_pagination(ctx, op, pag_spec, defaults, response_schema, iloc)
+        pagination = lower_pagination(ctx, op, pag_spec, defaults, response_schema, params, iloc)
         reserved = {pagination.cursor_arg, pagination.page_size_arg}
     if intent.idempotency is not None:
         reserved.add(intent.idempotency.key)
@@ -85,7 +86,8 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     output_schema = tool_output_schema(ctx, op, intent, pagination, response_schema, response_ptr, iloc)
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
-    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed), plan.auth, success,
+    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
+                   plan.auth, success,
                    op_scopes, narrowed)
 
 

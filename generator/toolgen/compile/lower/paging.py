@@ -8,6 +8,7 @@ instead. Paths that name nothing in the response, or parameters the operation la
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..intent import IncludeSpec, PaginationSpec, ToolIntent
@@ -16,6 +17,7 @@ from ..operations import Operation
 from ..pagination import detect
 from .context import Arg, Ctx, Locate, Skip
 from .outputs import field_schema
+from .parameters import param_schema
 
 
 def paging_spec(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None,
@@ -40,7 +42,8 @@ def paging_spec(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec 
                           cursor=detected.cursor, limit=detected.limit, next=detected.next,
                           has_more=detected.has_more, cursor_from_item=detected.cursor_from_item)
     try:  # a guess the response does not bear out: build the tool without paging, not skip it
-        lower_pagination(ctx, op, spec, ctx.intents.model.defaults, response, lambda *_: doc.locate(op.pointer))
+        lower_pagination(ctx, op, spec, ctx.intents.model.defaults, response, params,
+                         lambda *_: doc.locate(op.pointer))
     except Skip as skip:
         ctx.sink.info("pagination-not-detected", f"{op.key}: looks paginated, but {skip.message}; the tool "
                       "returns one page as the API sends it", doc.locate(op.pointer),
@@ -82,16 +85,45 @@ def paging_args(pagination: Pagination) -> list[Arg]:
             "description": "next_cursor of the previous page; omit for the first page.",
         }, None, False),
         Arg(pagination.page_size_arg, {
-            "type": "integer", "minimum": 1, "maximum": pagination.max_page_size,
+            "type": "integer", "minimum": pagination.min_page_size, "maximum": pagination.max_page_size,
             "description": f"Default {pagination.default_page_size}.",
         }, None, False),
     ]
 
 
-def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: Any, response: Any, iloc: Any
-                ) -> Pagination:
+def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: Any, response: Any,
+                     params: list[tuple[dict[str, Any], str]], iloc: Any) -> Pagination:
+    """The IR `Pagination` of `op` for `spec`. Page sizes: the intent's (or the defaults') bounds
+    narrowed to the limit parameter's integer `minimum`/`maximum`, the default page size clamped
+    into them. Page and offset styles start at the cursor parameter's `default`, else its `minimum`,
+    else 1 (page) or 0 (offset), and send that start when the parameter is required (OpenAPI 3.1
+    §4.8.12: a required parameter must be sent, the first page included). Raises `Skip` when a
+    path names nothing in the response, or when the limit parameter's bounds leave no page size."""
+    query = {str(p.get("name")): (p, ptr) for p, ptr in params if p.get("in") == "query"}
     max_size = spec.max_page_size or defaults.max_page_size
-    page_size = min(spec.page_size or defaults.page_size, max_size)
+    min_size = 1
+    if spec.limit is not None and spec.limit in query:
+        low, high = _int_bounds(param_schema(ctx, *query[spec.limit]))
+        min_size = max(min_size, low if low is not None else 1)
+        max_size = min(max_size, high) if high is not None else max_size
+        if min_size > max_size:
+            raise Skip("pagination-page-size-empty",
+                       f"the limit parameter {spec.limit!r} of {op.key} allows page sizes {min_size}..{high}, "
+                       f"outside 1..{spec.max_page_size or defaults.max_page_size}", iloc("pagination", "limit"),
+                       "raise `max_page_size`, or page without `limit`")
+    page_size = max(min_size, min(spec.page_size or defaults.page_size, max_size))
+    first: int | None = None
+    first_required = False
+    if spec.style in ("page", "offset") and spec.cursor is not None and spec.cursor in query:
+        param, ptr = query[spec.cursor]
+        schema = param_schema(ctx, param, ptr)
+        low, _ = _int_bounds(schema)
+        default = schema.get("default")
+        if isinstance(default, int) and not isinstance(default, bool) and (low is None or default >= low):
+            first = default
+        else:
+            first = low if low is not None else (1 if spec.style == "page" else 0)
+        first_required = bool(param.get("required"))
     if field_schema(response, spec.items, array=True) is None:
         raise Skip("pagination-items-missing",
                    f"pagination.items {spec.items!r} is not an array in the success response of {op.key}",
@@ -115,4 +147,22 @@ def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: An
                    iloc("pagination"), "e.g. next: next_cursor, or cursor_from_item: id with has_more: has_more")
     return Pagination(style=spec.style, items_field=spec.items, cursor_param=spec.cursor, limit_param=spec.limit,
                       next_field=spec.next, has_more_field=spec.has_more, cursor_from_item=spec.cursor_from_item,
-                      default_page_size=page_size, max_page_size=max_size)
+                      default_page_size=page_size, max_page_size=max_size, min_page_size=min_size,
+                      first_position=first, first_required=first_required)
+
+
+def _int_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
+    """The least and greatest integer a numeric schema allows (`minimum`, `exclusiveMinimum` and the
+    maxima; JSON Schema 2020-12 numeric forms), None where it sets none."""
+    low = high = None
+    for key, step in (("minimum", 0), ("exclusiveMinimum", 1)):
+        v = schema.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            bound = math.ceil(v) if step == 0 else math.floor(v) + 1
+            low = bound if low is None else max(low, bound)
+    for key, step in (("maximum", 0), ("exclusiveMaximum", 1)):
+        v = schema.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            bound = math.floor(v) if step == 0 else math.ceil(v) - 1
+            high = bound if high is None else min(high, bound)
+    return low, high

@@ -79,6 +79,8 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     framing and Cookie headers (`RESERVED_HEADERS`, with a ``header-reserved`` warning), the
     idempotency key's wire parameter, `fixed` values (checked against the parameter's schema) and
     parameters that look like credentials (sent from a secret, with a ``param-credential`` note).
+    A required ``Accept`` header, or a required ``Content-Type`` of a request without a body, is
+    a fixed value (`_header_default`): a validating server refuses the request without it.
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
     doc, sink = ctx.doc, ctx.sink
@@ -130,13 +132,18 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
             if wire.lower() == "authorization" and not auth:
                 auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
                                            secret_name(ctx.api, "", 1)),)
+            elif param.get("required") and (wire.lower() == "accept" or (
+                    wire.lower() == "content-type" and "requestBody" not in op.node)):
+                # a required Accept, or a Content-Type on a request without a body (the body's
+                # encoding sets it otherwise), is sent as the spec states it
+                fixed.append(FixedValue("header", wire, _header_default(param_schema(ctx, param, ptr), param)))
             continue
         if idem_wire is not None and (where_in, wire.lower()) == idem_wire:
             continue  # replaced by the idempotency key argument
         fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
         if fixed_key is not None:
             value = fixed_specs.pop(fixed_key)
-            problem = _value_problem(_param_schema(ctx, param, ptr), value)
+            problem = _value_problem(param_schema(ctx, param, ptr), value)
             if problem:
                 raise Skip("fixed-invalid", f"`fixed` value {value!r} for parameter {wire!r} of {op.key} is "
                            f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
@@ -149,13 +156,15 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
             sink.info("param-credential", f"{op.key}: {where_in} parameter {wire!r} looks like a credential; "
                       f"the runtime sends it from secret {secret} instead of a tool argument", doc.locate(ptr))
             continue
-        schema = _param_schema(ctx, param, ptr)
+        schema = param_schema(ctx, param, ptr)
         text = param.get("description")
         if isinstance(text, str) and text.strip() and "description" not in schema:
             schema["description"] = cap_text(text, desc_limit)
         if param.get("deprecated") is True:
             schema["deprecated"] = True
         required = bool(param.get("required")) or where_in == "path"
+        if required and where_in == "query" and schema.get("type") == "array" and "minItems" not in schema:
+            schema["minItems"] = 1  # an empty array puts no value on the wire: the parameter would be missing
         style = param.get("style") if isinstance(param.get("style"), str) else None
         explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
         content_type = None
@@ -171,7 +180,9 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     return ParameterArgs(args, fixed, auth, hidden)
 
 
-def _param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
+def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
+    """The parameter's schema (from `schema`, else the first media type of `content`, else a
+    string), converted to the canonical input form."""
     if "schema" in param:
         return ctx.converter.convert(param["schema"], join_pointer(ptr, "schema"), "input")
     content = param.get("content")
@@ -181,6 +192,17 @@ def _param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
         if isinstance(node, dict) and "schema" in node:
             return ctx.converter.convert(node["schema"], join_pointer(ptr, "content", media, "schema"), "input")
     return {"type": "string"}
+
+
+def _header_default(schema: dict[str, Any], param: dict[str, Any]) -> str:
+    """The value of a required Accept/Content-Type header: the schema's `default`, first `enum` value
+    or `example`, the parameter's `example`, else ``application/json``."""
+    enum = schema.get("enum")
+    for value in (schema.get("default"), enum[0] if isinstance(enum, list) and enum else None,
+                  schema.get("example"), param.get("example")):
+        if isinstance(value, str) and value:
+            return value
+    return "application/json"
 
 
 def _value_problem(schema: dict[str, Any], value: Any) -> str | None:

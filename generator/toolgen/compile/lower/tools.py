@@ -225,7 +225,9 @@ def _preview_output_schema() -> dict[str, Any]:
 
 def _input_schema(args: list[Arg]) -> dict[str, Any]:
     """The tool's input object; `$defs` of argument schemas are hoisted to the root, where their
-    `#/$defs/...` references point."""
+    `#/$defs/...` references point. The members an optional request body requires
+    (`Arg.required_in_body`) go into ``dependentRequired`` (JSON Schema 2020-12 §10.2.2.4): each
+    other body member given requires them."""
     props: dict[str, Any] = {}
     defs: dict[str, Any] = {}
     for a in args:
@@ -238,6 +240,13 @@ def _input_schema(args: list[Arg]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
     if required:
         out["required"] = required
+    # the members an optional body requires: required as soon as the body is sent (any member given)
+    together = [a.name for a in args if a.required_in_body]
+    if together:
+        members = [a.name for a in args if a.binding is not None and a.binding.location == "body"
+                   and a.binding.wire_name and not a.required]
+        out["dependentRequired"] = {m: [t for t in together if t != m] for m in members
+                                    if [t for t in together if t != m]}
     if defs:
         out["$defs"] = {k: defs[k] for k in sorted(defs)}
     return out

@@ -25,8 +25,8 @@ results) in *canonical form*:
 Errors raise `DiagnosticError` (they are *not* added to the sink, so a caller may downgrade them,
 e.g. skip one operation): ``ref-external``, ``ref-missing``, ``ref-invalid``, ``ref-cycle`` (a
 ``$ref``/``allOf`` loop without schema content), ``schema-allof-conflict`` and
-``schema-too-large`` (node or depth budget exceeded). Warnings go to the sink: ``schema-cycle``
-(once per group of mutually recursive schemas) and ``schema-invalid`` (a non-schema value where a
+``schema-too-large`` (node or depth budget exceeded). The sink gets ``schema-cycle`` (info,
+once per group of mutually recursive schemas) and ``schema-invalid`` (warning: a non-schema value where a
 schema was expected; read as ``{}``).
 
 Implementation notes: converted ``$ref`` targets are memoised per (pointer, context) and shared

@@ -19,6 +19,7 @@ from .composition import CompositionMixin, drop_properties
 from .formats import finish_values, value_keyword
 from .nullability import ReadWriteMixin, make_nullable
 from .refs import RefsMixin, Scc, def_name_for_pointer
+from .satisfiable import repair
 from .tree import (
     EMPTY,
     ONE_SCHEMA,
@@ -73,7 +74,7 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
 
         Returns a fresh canonical JSON Schema 2020-12 dict; recursive schemas appear under a
         root-level ``$defs``. Raises `DiagnosticError` (codes ``ref-*``, ``schema-allof-conflict``,
-        ``schema-too-large``); emits ``schema-cycle`` warnings to the sink.
+        ``schema-too-large``); emits ``schema-cycle`` notes (info) to the sink.
 
         ``copy=False`` skips the final deep copy: the result then shares sub-objects with the
         converter's memo (and with other results), so the caller must treat it as read-only and copy
@@ -252,7 +253,12 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
                 out["required"] = required
             else:
                 del out["required"]
-        finish_values(out, node)
+        finish_values(out, node, context)
+        if context == "input":
+            for problem in repair(out):
+                self.sink.warning(
+                    "schema-unsatisfiable", f"no value satisfies this input schema: {problem.message}",
+                    self.doc.locate(join_pointer(pointer, problem.keyword)), problem.hint)
         return Built(out, frozenset(refs), origin, frozenset(dropped), pointer)
 
     def _invalid_keyword(self, pointer: str, key: str, value: Any, expected: str) -> None:

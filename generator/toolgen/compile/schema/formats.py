@@ -141,10 +141,18 @@ def value_keyword(key: str, value: Any, out: JSONSchema, node: JSONSchema) -> st
     return None
 
 
-def finish_values(out: JSONSchema, node: JSONSchema) -> None:
+#: RFC 4648 §4 base64 (padded), what OpenAPI's ``format: byte`` means
+BASE64_PATTERN = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+
+def finish_values(out: JSONSchema, node: JSONSchema, context: str = "output") -> None:
     """The value keywords that depend on each other, once all are in `out`: an OpenAPI 3.0 boolean
     exclusive bound replaces its inclusive bound; ``type: file`` (OpenAPI 2) becomes a binary string;
-    a type that admits null puts null in `enum`; an array gets ``items`` (``{}`` when absent)."""
+    a type that admits null puts null in `enum`; an array gets ``items`` (``{}`` when absent). In the
+    input `context`, a ``format: byte`` string (OpenAPI: base64, RFC 4648) also gets
+    ``contentEncoding: base64`` and, unless it has one, the base64 `pattern` (`BASE64_PATTERN`): no
+    JSON Schema validator knows the format, every dialect carries a pattern, and the runtime then
+    refuses a value that is not base64 before the API sees it."""
     for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         if node.get(key) is True and key in out:
             out.pop(bound, None)
@@ -159,3 +167,6 @@ def finish_values(out: JSONSchema, node: JSONSchema) -> None:
             out["enum"] = out["enum"] + [None]
         if "array" in type_list and "items" not in out and "prefixItems" not in out:
             out["items"] = {}
+        if context == "input" and out.get("format") == "byte" and "string" in type_list:
+            out.setdefault("contentEncoding", "base64")
+            out.setdefault("pattern", BASE64_PATTERN)

@@ -5,7 +5,7 @@ Input: the raw `SpecDocument` and the pointers the converter meets. Output: the 
 ``ref-cycle`` errors), whether a target takes part in a reference cycle (strongly connected
 components by an iterative Tarjan over sorted edges, so names, messages and output do not depend on
 iteration order), the ``$defs`` name of a recursive schema (`def_name_for_pointer`), and one
-``schema-cycle`` warning per group of mutually recursive schemas.
+``schema-cycle`` note (info) per group of mutually recursive schemas.
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ class RefsMixin:
                 more = f", ... (+{len(names) - 20} more)" if len(names) > 20 else ""
                 shown = ", ".join(names[:20]) + more
                 message += f"; it belongs to a group of {len(names)} mutually recursive schemas: {shown}"
-            self.sink.warning(
+            self.sink.info(
                 "schema-cycle", message, self.doc.locate(start),
                 "targets without recursive-schema support get a relaxed or unrolled schema; "
                 "break the cycle in the spec if that matters")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...compile.intent import LoadedIntentMap, ToolIntent
@@ -64,7 +64,6 @@ from .rules import (
     PAGINATION_MISSING,
     PERMISSION_MISSING,
     PREVIEW_ADDS_NOTHING,
-    RULES,
     SCOPE_UNKNOWN,
     STRICT_DISABLED,
     SYNONYM_VERBS,
@@ -611,9 +610,7 @@ def lint_api(data: LintInput) -> list[Diagnostic]:
     rules' defaults (apply `apply_severity` for the configured ones). Pure: reads no files."""
     linter = _Linter(data)
     sink = DiagnosticSink()
-    for d in data.build_diagnostics:
-        rule = RULES.get(d.code)
-        sink.add(replace(d, severity=rule.severity) if rule is not None and rule.relevel else d)
+    sink.extend(data.build_diagnostics)  # at the build's severity: one finding, one severity everywhere
     sink.extend(linter.run())
     return sorted(data.doc.fill_locations(sink.items), key=Diagnostic.sort_key)
 

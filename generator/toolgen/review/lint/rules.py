@@ -38,15 +38,13 @@ class Rule:
     summary: str
     help: str
     source: Literal["lint", "build"] = "lint"
-    relevel: bool = False  # build rules: report at `severity`, not at the build's own severity
 
 
 RULES: dict[str, Rule] = {}
 
 
-def _rule(id: str, severity: Severity, summary: str, help: str, source: Literal["lint", "build"] = "lint",
-          relevel: bool = False) -> Rule:
-    rule = Rule(id, severity, summary, help, source, relevel)
+def _rule(id: str, severity: Severity, summary: str, help: str, source: Literal["lint", "build"] = "lint") -> Rule:
+    rule = Rule(id, severity, summary, help, source)
     RULES[id] = rule
     return rule
 
@@ -176,6 +174,8 @@ for _id, _sev, _summary, _help in (
      "Give the dotted path of the item array ('' when the body is the array)."),
     ("pagination-cursor-missing", "error", "A cursor/offset/page pagination has no `cursor` parameter.",
      "Name the API parameter that takes the cursor, offset or page."),
+    ("pagination-page-size-empty", "error", "The limit parameter's bounds allow no page size up to `max_page_size`.",
+     "Raise `max_page_size`, or page without `limit`."),
     ("output-field-unknown", "error", "`output.fields` names a field the response does not have.",
      "Use dotted paths of the response (or of each item for paginated tools)."),
     ("output-not-object", "error", "`output.fields` on a response that is not an object.",
@@ -206,14 +206,17 @@ for _id, _sev, _summary, _help in (
     ("schema-too-large", "error", "A schema expands beyond the schema budget.",
      "Project the output, or raise `budgets.max_schema_nodes`."),
     ("schema-allof-conflict", "error", "An allOf merges contradictory schemas.", "Fix the spec."),
+    ("body-required-absent", "warning", "An optional request body's schema requires members.",
+     "If the API always needs the body, set `required: true` on the requestBody; else nothing to do."),
+    ("schema-unsatisfiable", "warning", "An input schema in the spec admits no value.",
+     "Fix the schema in the spec as the hint says; the tool takes the repaired schema the message names."),
     ("schema-invalid", "warning", "A schema object in the spec is malformed.", "Fix the spec."),
     ("spec-schema-invalid", "warning", "A part of the spec does not follow the OpenAPI schema.", "Fix the spec."),
 ):
     _rule(_id, _sev, _summary, _help, "build")  # type: ignore[arg-type]
-# a property of the spec that the build handles (recursive schemas become $defs); nothing to fix in
-# the intent map, so lint reports it as info whatever the build says
+# a property of the spec that the build handles (recursive schemas become $defs): nothing to fix
 _rule("schema-cycle", "info", "A recursive schema is kept as `$defs` references.",
-      "Nothing to do unless a target without recursive-schema support matters.", "build", relevel=True)
+      "Nothing to do unless a target without recursive-schema support matters.", "build")
 
 
 # toolsets
