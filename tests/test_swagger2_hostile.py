@@ -1,0 +1,142 @@
+"""Hostile Swagger 2.0 input: every malformed document is refused with located errors (never an
+internal error), and nothing a 2.0 document does not mean reaches the converted one."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from toolgen.compile.swagger2 import convert_swagger2
+from toolgen.diagnostics import DiagnosticError
+from toolgen.pointer import ref_to_pointer, resolve_pointer
+
+
+def doc(**top: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}}
+    base.update(top)
+    return base
+
+
+def op_doc(operation: dict[str, Any], path: str = "/things", method: str = "post", **top: Any) -> dict[str, Any]:
+    return doc(paths={path: {method: {"responses": {"200": {"description": "ok"}}, **operation}}}, **top)
+
+
+def refused(data: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """(code, 2.0 pointer) of each error; each pointer names a value of the document."""
+    with pytest.raises(DiagnosticError) as caught:
+        convert_swagger2(data, "spec.json")
+    found = caught.value.diagnostics
+    for d in found:
+        assert d.hint and d.location is not None and d.location.pointer is not None
+        resolve_pointer(data, d.location.pointer)
+    return [(d.code, d.location.pointer if d.location else None) for d in found]
+
+
+ARRAY = {"name": "a", "in": "query", "type": "array", "items": {"type": "string"}}
+
+
+@pytest.mark.parametrize("fmt", [["csv"], {"csv": 1}, 3, None])
+def test_a_collection_format_that_is_no_string_is_refused(fmt: Any) -> None:
+    data = op_doc({"parameters": [{**ARRAY, "collectionFormat": fmt}]})
+    assert refused(data) == [("swagger2-invalid", "/paths/~1things/post/parameters/0/collectionFormat")]
+
+
+@pytest.mark.parametrize("flow", [["implicit"], {"implicit": {}}, 1])
+def test_an_oauth2_flow_that_is_no_string_is_refused(flow: Any) -> None:
+    data = doc(securityDefinitions={"o": {"type": "oauth2", "flow": flow, "authorizationUrl": "https://a.example"}})
+    assert refused(data) == [("swagger2-invalid", "/securityDefinitions/o/flow")]
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("servers", [{"url": "https://elsewhere.example"}]),
+    ("openapi", "3.0.0"),
+    ("openapi", "3.1.0"),
+    ("components", {"schemas": {"X": {"type": "string"}}}),
+    ("webhooks", {}),
+    ("basepath", "/v1"),
+])
+def test_a_key_that_is_not_swagger_2_0_is_refused_not_read_as_openapi_3(key: str, value: Any) -> None:
+    data = doc(host="api.example.com", **{key: value})
+    assert refused(data) == [("swagger2-invalid", "/" + key)]
+
+
+@pytest.mark.parametrize("key", ["definitions", "parameters", "responses", "securityDefinitions"])
+def test_a_component_group_that_is_no_mapping_is_refused(key: str) -> None:
+    assert refused(doc(**{key: ["x"]})) == [("swagger2-invalid", "/" + key)]
+
+
+@pytest.mark.parametrize("host", ["https://api.example.com", "api.example.com/v2", "api.example.com?x=1", "",
+                                  "api example.com", "user:pw@api.example.com", "{region}.example.com",
+                                  "api.example.com:http"])
+def test_a_host_that_is_more_than_a_host_and_port_is_refused(host: str) -> None:
+    assert refused(doc(host=host, basePath="/v1")) == [("swagger2-invalid", "/host")]
+
+
+@pytest.mark.parametrize(("host", "url"), [("api.example.com:8443", "https://api.example.com:8443/v1"),
+                                           ("127.0.0.1:80", "https://127.0.0.1:80/v1"),
+                                           ("[::1]:8080", "https://[::1]:8080/v1"),
+                                           ("bücher.example", "https://bücher.example/v1")])
+def test_a_host_with_a_port_or_an_address_is_kept(host: str, url: str) -> None:
+    assert convert_swagger2(doc(host=host, basePath="/v1"), "s").data["servers"] == [{"url": url}]
+
+
+@pytest.mark.parametrize("base", ["/v1?key=1", "/v1#top"])
+def test_a_base_path_with_a_query_or_fragment_is_refused(base: str) -> None:
+    assert refused(doc(host="api.example.com", basePath=base)) == [("swagger2-invalid", "/basePath")]
+
+
+@pytest.mark.parametrize(("schemes", "urls"), [
+    (["wss", "http"], ["http://a.example"]),
+    (["ws", "HTTPS", "http"], ["https://a.example", "http://a.example"]),
+    (["Http"], ["http://a.example"]),
+])
+def test_only_http_schemes_become_servers_https_first(schemes: list[str], urls: list[str]) -> None:
+    data = doc(host="a.example", schemes=schemes)
+    converted = convert_swagger2(data, "s")
+    assert [s["url"] for s in converted.data["servers"]] == urls
+    for i, url in enumerate(urls):  # each server is located at the scheme it came from
+        assert resolve_pointer(data, converted.pointers.source(f"/servers/{i}")).lower() == url.split(":")[0]
+
+
+@pytest.mark.parametrize("schemes", [["ws"], ["wss", "ws"], ["ftp"]])
+def test_schemes_without_http_are_refused(schemes: list[str]) -> None:
+    assert refused(doc(host="a.example", schemes=schemes)) == [("swagger2-unsupported", "/schemes")]
+
+
+@pytest.mark.parametrize(("scheme", "pointer"), [
+    ({"type": "apiKey", "in": "header"}, "/securityDefinitions/k"),
+    ({"type": "apiKey", "name": "", "in": "header"}, "/securityDefinitions/k/name"),
+    ({"type": "apiKey", "name": "key", "in": "body"}, "/securityDefinitions/k/in"),
+    ({"type": "apiKey", "name": "key", "in": "cookie"}, "/securityDefinitions/k/in"),
+    ({"type": "apiKey", "name": "key"}, "/securityDefinitions/k"),
+])
+def test_an_api_key_without_a_name_or_a_2_0_location_is_refused(scheme: dict[str, Any], pointer: str) -> None:
+    """Swagger 2.0 Security Scheme Object: an apiKey's `name` is required and `in` is query or header."""
+    assert refused(doc(securityDefinitions={"k": scheme})) == [("swagger2-invalid", pointer)]
+
+
+THING = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("ref", ["#%2Fparameters%2Flimit", "#/parameters%2Flimit", "#/param%65ters/limit"])
+def test_a_percent_encoded_parameter_ref_names_the_component(ref: str) -> None:
+    data = op_doc({"parameters": [{"$ref": ref}]},
+                  parameters={"limit": {"name": "limit", "in": "query", "type": "integer"}})
+    converted = convert_swagger2(data, "s").data
+    [param] = converted["paths"]["/things"]["post"]["parameters"]
+    target = ref_to_pointer(param["$ref"])
+    assert target is not None and resolve_pointer(converted, target)["name"] == "limit"
+
+
+@pytest.mark.parametrize(("name", "ref"), [("a%41", "#%2Fdefinitions%2Fa%2541"), ("a b", "#%2Fdefinitions/a%20b"),
+                                           ("a/b", "#%2Fdefinitions%2Fa~1b")])
+def test_a_percent_encoded_schema_ref_names_the_schema(name: str, ref: str) -> None:
+    data = op_doc({"parameters": [{"name": "b", "in": "body", "schema": {"$ref": ref}}]},
+                  definitions={name: copy.deepcopy(THING)})
+    converted = convert_swagger2(data, "s").data
+    schema_ref = converted["paths"]["/things"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    target = ref_to_pointer(schema_ref)
+    assert target == "/components/schemas/" + name.replace("~", "~0").replace("/", "~1")
+    assert resolve_pointer(converted, target) == THING
