@@ -4,12 +4,14 @@ internal error), and nothing a 2.0 document does not mean reaches the converted 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from toolgen.compile.load import load_spec
 from toolgen.compile.swagger2 import convert_swagger2
-from toolgen.diagnostics import DiagnosticError
+from toolgen.diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from toolgen.pointer import ref_to_pointer, resolve_pointer
 
 
@@ -140,3 +142,71 @@ def test_a_percent_encoded_schema_ref_names_the_schema(name: str, ref: str) -> N
     target = ref_to_pointer(schema_ref)
     assert target == "/components/schemas/" + name.replace("~", "~0").replace("/", "~1")
     assert resolve_pointer(converted, target) == THING
+
+
+# --- the text itself: aliases, depth, numbers (every reader of a spec goes through load) ----------
+
+HEAD = "swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n"
+
+
+def load_error(tmp_path: Path, name: str, text: str) -> Diagnostic:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DiagnosticError) as caught:
+        load_spec(path, name, sink=DiagnosticSink())
+    [found] = caught.value.diagnostics
+    assert found.hint and found.location is not None and found.location.file == name
+    return found
+
+
+def test_a_billion_laughs_document_is_refused_without_expanding_it(tmp_path: Path) -> None:
+    lines = ["x-a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"x-a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    found = load_error(tmp_path, "spec.yaml", HEAD + "\n".join(lines) + "\n")
+    assert found.code == "spec-alias-expansion"
+
+
+def test_a_recursive_alias_is_refused(tmp_path: Path) -> None:
+    found = load_error(tmp_path, "spec.yaml", HEAD + "x-loop: &loop [1, *loop]\n")
+    assert found.code == "spec-alias-cycle" and found.location is not None
+    assert found.location.pointer == "/x-loop/1"
+
+
+def test_shared_aliases_within_bounds_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(HEAD + "x-a: &a {type: string}\nx-b: [*a, *a, *a]\n", encoding="utf-8")
+    assert load_spec(path, "spec.yaml").data["x-b"] == [{"type": "string"}] * 3
+
+
+@pytest.mark.parametrize("levels", [201, 10_000])
+def test_a_document_nested_too_deep_is_refused_at_a_location(tmp_path: Path, levels: int) -> None:
+    schema = '{"items": ' * levels + "{}" + "}" * levels
+    text = ('{"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}, "definitions": {"D": '
+            + schema + "}}")
+    found = load_error(tmp_path, "spec.json", text)
+    assert found.code == "spec-too-deep"
+    loc = found.location
+    assert loc is not None and (loc.line is not None or loc.pointer is not None)
+
+
+def test_a_yaml_document_nested_too_deep_is_refused(tmp_path: Path) -> None:
+    text = HEAD + "definitions:\n  D: " + "[" * 300 + "]" * 300 + "\n"
+    assert load_error(tmp_path, "spec.yaml", text).code == "spec-too-deep"
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("spec.json", '{"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}, "x-n": ' + "9" * 5000 + "}"),
+    ("spec.yaml", HEAD + "x-n: " + "9" * 5000 + "\n"),
+])
+def test_a_number_too_long_to_read_is_refused_at_its_first_digit(tmp_path: Path, name: str, text: str) -> None:
+    found = load_error(tmp_path, name, text)
+    assert found.code == "spec-number-too-long"
+    assert found.location is not None and found.location.line is not None
+    line = text.splitlines()[found.location.line - 1]
+    assert found.location.col is not None and line[found.location.col - 1:].startswith("9" * 100)
+
+
+def test_a_long_digit_string_is_still_text(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(HEAD + "x-n: '" + "9" * 5000 + "'\n", encoding="utf-8")
+    assert load_spec(path, "spec.yaml").data["x-n"] == "9" * 5000

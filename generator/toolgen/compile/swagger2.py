@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation
-from ..pointer import escape_token, join_pointer, parse_pointer, ref_to_pointer, resolve_pointer
+from ..pointer import escape_token, join_pointer, ref_to_pointer, resolve_pointer
 
 #: the OpenAPI version a converted document declares
 CONVERTED_VERSION = "3.0.3"
