@@ -210,3 +210,35 @@ def test_a_long_digit_string_is_still_text(tmp_path: Path) -> None:
     path = tmp_path / "spec.yaml"
     path.write_text(HEAD + "x-n: '" + "9" * 5000 + "'\n", encoding="utf-8")
     assert load_spec(path, "spec.yaml").data["x-n"] == "9" * 5000
+
+
+def test_a_parameter_ref_chain_that_ends_at_a_body_becomes_the_request_body() -> None:
+    body = {"name": "thing", "in": "body", "required": True, "schema": copy.deepcopy(THING)}
+    data = op_doc({"parameters": [{"$ref": "#/parameters/Alias"}]},
+                  parameters={"Alias": {"$ref": "#/parameters/Again"}, "Again": {"$ref": "#/parameters/Thing"},
+                              "Thing": body})
+    converted = convert_swagger2(data, "s")
+    operation = converted.data["paths"]["/things"]["post"]
+    assert "parameters" not in operation
+    assert operation["requestBody"]["required"] is True
+    assert operation["requestBody"]["content"]["application/json"]["schema"] == THING
+    assert "components" not in converted.data or "parameters" not in converted.data["components"]
+    assert converted.pointers.source("/paths/~1things/post/requestBody/content/application~1json/schema") == \
+        "/parameters/Thing/schema"
+
+
+def test_a_parameter_ref_chain_to_a_query_parameter_stays_a_reference() -> None:
+    data = op_doc({"parameters": [{"$ref": "#/parameters/Alias"}]},
+                  parameters={"Alias": {"$ref": "#/parameters/limit"},
+                              "limit": {"name": "limit", "in": "query", "type": "integer"}})
+    converted = convert_swagger2(data, "s").data
+    assert converted["paths"]["/things"]["post"]["parameters"] == [{"$ref": "#/components/parameters/Alias"}]
+    assert converted["components"]["parameters"]["Alias"] == {"$ref": "#/components/parameters/limit"}
+    assert converted["components"]["parameters"]["limit"]["schema"] == {"type": "integer"}
+
+
+def test_a_parameter_ref_loop_is_left_to_the_reference_checks() -> None:
+    data = op_doc({"parameters": [{"$ref": "#/parameters/A"}]},
+                  parameters={"A": {"$ref": "#/parameters/B"}, "B": {"$ref": "#/parameters/A"}})
+    converted = convert_swagger2(data, "s").data
+    assert converted["paths"]["/things"]["post"]["parameters"] == [{"$ref": "#/components/parameters/A"}]

@@ -320,7 +320,8 @@ class _Converter:
             kept: dict[str, Any] = {}
             for name, param in value.items():
                 p_src = join_pointer(src, name)
-                if isinstance(param, dict) and param.get("in") in ("body", "formData"):
+                final, _ = self.follow(param, p_src)
+                if isinstance(final, dict) and final.get("in") in ("body", "formData"):
                     continue  # no 3.0 component: inlined into each operation that references it
                 kept[name] = self.parameter(_Param(param, p_src, p_src), join_pointer("/components/parameters", name))
             if kept:
@@ -390,8 +391,27 @@ class _Converter:
             component = None
             if target.startswith("/parameters/") and target.count("/") == 2:
                 component = self.rewrite_ref(ref)
+            resolved, target = self.follow(resolved, target)
             out.append(_Param(resolved, target, site, component))
         return out
+
+    def follow(self, node: Any, src: str) -> tuple[Any, str]:
+        """The parameter a chain of local ``$ref`` s starting at `node` (at `src`) ends at, and where it
+        is: a reference to a body parameter must become a request body however many references lead
+        to it. A chain that loops or leaves the document stops at its last reference, which the
+        reference checks of the converted document report."""
+        seen = {src}
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            target = ref_to_pointer(node["$ref"])
+            if target is None or target in seen:
+                break
+            try:
+                node = resolve_pointer(self.src, target)
+            except LookupError:
+                break
+            seen.add(target)
+            src = target
+        return node, src
 
     def operation(self, op: dict[str, Any], src: str, shared: list[_Param]) -> dict[str, Any]:
         own = self.parameter_list(op.get("parameters"), join_pointer(src, "parameters"))
