@@ -11,8 +11,9 @@ The rules follow the Swagger 2.0 specification and its OpenAPI 3.0 counterparts 
 sections 4.7.5 Server, 4.7.10 Operation, 4.7.12 Parameter, 4.7.13 Request Body, 4.7.17 Response,
 4.7.27 Security Scheme):
 
-- ``host`` + ``basePath`` + ``schemes`` -> ``servers`` (one per scheme, ``https`` first; without
-  ``schemes`` https is assumed; without ``host`` the server is the relative ``basePath``).
+- ``host`` + ``basePath`` + ``schemes`` -> ``servers`` (one per HTTP scheme, matched without case,
+  ``https`` first, ``ws``/``wss`` left out; without ``schemes`` https is assumed; without ``host``
+  the server is the relative ``basePath``).
   An operation's own ``schemes`` -> that operation's ``servers``.
 - ``consumes`` / ``produces`` (global, overridden per operation) -> the media types of request
   bodies and responses; ``application/json`` when none is declared (``application/octet-stream``
@@ -42,8 +43,12 @@ Errors (`DiagnosticError`, each located at the 2.0 pointer): ``spec-version-unsu
 ``swagger`` version other than 2.0), ``swagger2-unsupported`` (2.0 constructs OpenAPI 3.0 cannot say:
 ``collectionFormat: tsv``, ``ssv``/``pipes`` outside query and form fields), ``swagger2-invalid``
 (what breaks the 2.0 rules in a way that leaves no conversion: a body and form fields in one
-operation, two bodies, ``type: file`` outside form fields, an unknown security type, a parameter
-``$ref`` that names nothing or another file, ``consumes``/``produces`` that are not lists of strings).
+operation, two bodies, ``type: file`` outside form fields, an unknown security type, an apiKey
+without a ``name`` or not ``in`` query or header, a parameter ``$ref`` that names nothing or another
+file, ``consumes``/``produces`` that are not lists of strings, a top-level key that is not a 2.0
+field (``servers``, ``components``, ``openapi`` would take their OpenAPI 3 meaning), a ``host`` that
+is more than a host name and port, a ``basePath`` with a query or fragment); ``schemes`` that name
+no HTTP scheme are ``swagger2-unsupported``.
 Everything else is copied as it stands, so the OpenAPI 3.0 validation that follows reports it at
 the 2.0 location through the pointer map.
 """
