@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolgen.compile.load import load_spec
 from toolgen.compile.swagger2 import convert_swagger2
@@ -242,3 +244,50 @@ def test_a_parameter_ref_loop_is_left_to_the_reference_checks() -> None:
                   parameters={"A": {"$ref": "#/parameters/B"}, "B": {"$ref": "#/parameters/A"}})
     converted = convert_swagger2(data, "s").data
     assert converted["paths"]["/things"]["post"]["parameters"] == [{"$ref": "#/components/parameters/A"}]
+
+
+# --- any JSON value in any 2.0 keyword position: converted or refused, never an internal error ----
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.sampled_from(
+    ["", "csv", "multi", "body", "formData", "query", "header", "file", "array", "implicit", "apiKey",
+     "oauth2", "#/parameters/p", "#/definitions/D", "#/responses/r", "#%2Fparameters%2Fp", "https", "ws"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["$ref", "in", "type", "name"]),
+                                                                inner, max_size=3), max_leaves=6)
+
+
+def _hostile_doc(values: dict[str, Any]) -> dict[str, Any]:
+    param = {"name": values["name"], "in": values["in"], "type": values["type"],
+             "items": {"type": "string"}, "collectionFormat": values["collectionFormat"]}
+    return doc(host=values["host"], schemes=values["schemes"], basePath=values["basePath"],
+               parameters={"p": {"name": "p", "in": values["in"], "type": "string"}},
+               definitions={"D": {"type": "object", "discriminator": values["discriminator"],
+                                  "x-nullable": values["x-nullable"]}},
+               responses={"r": {"description": "r", "schema": {"$ref": values["$ref"]}}},
+               securityDefinitions={"s": {"type": values["security"], "flow": values["flow"], "name": values["name"],
+                                          "in": values["in"]}},
+               paths={"/t/{a}": {"parameters": [{"$ref": values["$ref"]}],
+                                 "post": {"parameters": [param, {"$ref": values["$ref"]}],
+                                          "consumes": values["consumes"],
+                                          "responses": {"200": {"$ref": values["$ref"]}}}}})
+
+
+KEYS = ["name", "in", "type", "collectionFormat", "host", "schemes", "basePath", "discriminator", "x-nullable",
+        "$ref", "security", "flow", "consumes"]
+
+
+#: the values each keyword is meant to hold, drawn half the time, so that the others meet a valid context
+LIKELY = {"type": ["array", "string", "file"], "in": ["query", "header", "path", "formData", "body"],
+          "security": ["oauth2", "apiKey", "basic"], "host": ["api.example.com"], "schemes": [["https"]]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries({k: st.sampled_from(LIKELY[k]) | JSON_VALUES if k in LIKELY else JSON_VALUES
+                              for k in KEYS}))
+def test_any_value_in_a_2_0_keyword_converts_or_is_refused_at_an_existing_pointer(values: dict[str, Any]) -> None:
+    data = _hostile_doc(values)
+    try:
+        convert_swagger2(data, "spec.json")
+    except DiagnosticError as exc:
+        for d in exc.diagnostics:
+            assert d.hint and d.location is not None and d.location.pointer is not None
+            resolve_pointer(data, d.location.pointer)
