@@ -9,7 +9,8 @@ and `locate` turns each of its pointers back into the 2.0 pointer it came from, 
 names the line, column and pointer of the file the user wrote.
 
 Errors (raised as `DiagnosticError`, exit code 2): unreadable file, syntax error (with line and
-column), a Swagger 2.0 construct that has no OpenAPI 3 equivalent, a missing or unsupported
+column), a text no reader should walk (nested deeper than `MAX_DEPTH`, YAML aliases that expand past
+`MAX_ALIAS_EXPANSION` values or contain themselves, a number longer than Python reads), a Swagger 2.0 construct that has no OpenAPI 3 equivalent, a missing or unsupported
 `openapi` version, and structural errors outside schema objects. Problems inside schema objects (e.g. `type: 'null'`
 in a 3.0 document, which real specs contain) are warnings: the schema stage normalises both
 dialects anyway.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -136,8 +138,12 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
     stripped = text.lstrip()
     if path.suffix.lower() == ".json" or stripped.startswith("{"):
         try:
-            return text, json.loads(text), "json"
-        except json.JSONDecodeError as exc:
+            return text, _checked(json.loads(text), text, display), "json"
+        except RecursionError:
+            raise _too_deep(text, display) from None
+        except ValueError as exc:
+            if not isinstance(exc, json.JSONDecodeError):
+                raise _too_long(text, display, exc) from None
             if path.suffix.lower() == ".json":
                 before = text[:exc.pos].rstrip()
                 hint = "fix the JSON syntax at this position"
@@ -148,6 +154,8 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
                     SourceLocation(display, exc.lineno, exc.colno), hint)])
     try:
         data = yaml.load(text, Loader=_YamlLoader)
+    except RecursionError:
+        raise _too_deep(text, display) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark is not None else None
@@ -159,7 +167,102 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
     except yaml.YAMLError as exc:
         raise DiagnosticError([Diagnostic(
             "yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
-    return text, _jsonify(data), "yaml"
+    except ValueError as exc:  # an integer longer than Python reads
+        raise _too_long(text, display, exc) from None
+    return text, _jsonify(_checked(data, text, display)), "yaml"
+
+
+#: how deeply a document may nest objects and arrays: far beyond any real API description (whose
+#: schemas nest a few dozen levels), and shallow enough that every recursive stage stays in Python's
+#: stack
+MAX_DEPTH = 200
+#: how many values a document may hold once YAML aliases are expanded, beyond the values written
+MAX_ALIAS_EXPANSION = 1_000_000
+_LONG_NUMBER = re.compile(f"[0-9]{{{sys.get_int_max_str_digits() + 1},}}")
+
+
+def _too_long(text: str, display: str, exc: ValueError) -> DiagnosticError:
+    """The error for a number longer than Python reads (`sys.get_int_max_str_digits`), at its first
+    digit."""
+    found = _LONG_NUMBER.search(text)
+    where = SourceLocation(display, *_line_col(text, found.start())) if found else SourceLocation(display)
+    return DiagnosticError([Diagnostic(
+        "spec-number-too-long", "error", f"a number too long to read: {str(exc).split(':')[0]}", where,
+        "no API description needs such a number: shorten it, or quote it as a string")])
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _too_deep(text: str, display: str) -> DiagnosticError:
+    """The error for a document nested past what the parser reads, at the first bracket that nests
+    deeper than `MAX_DEPTH` (a flow-style or JSON document), else at the file."""
+    depth, in_string, escaped = 0, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            escaped, in_string = (not escaped and ch == "\\"), in_string and (escaped or ch != '"')
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _depth_error(SourceLocation(display, *_line_col(text, i)))
+        elif ch in "]}":
+            depth -= 1
+    return _depth_error(SourceLocation(display))
+
+
+def _depth_error(location: SourceLocation) -> DiagnosticError:
+    return DiagnosticError([Diagnostic(
+        "spec-too-deep", "error", f"objects and arrays nest more than {MAX_DEPTH} levels deep", location,
+        "no API description nests this deep: flatten it with named definitions and $ref")])
+
+
+def _checked(data: Any, text: str, display: str) -> Any:
+    """`data` as parsed, after proving it is a tree no deeper than `MAX_DEPTH` (the JSON pointer of
+    the first value too deep is the error's location) whose YAML aliases expand to at most
+    `MAX_ALIAS_EXPANSION` values more than were written (a "billion laughs" document, or a recursive
+    alias, would otherwise exhaust memory or time in every stage that walks it). Raises
+    `DiagnosticError`."""
+    sizes: dict[int, int] = {}  # id of a container -> values under it, aliases expanded
+    distinct = 0
+    on_path: set[int] = set()
+    # iterative post-order walk: (node, pointer tokens, children pushed?)
+    stack: list[tuple[Any, list[str], bool]] = [(data, [], False)]
+    while stack:
+        node, tokens, expanded = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        key = id(node)
+        if expanded:
+            on_path.discard(key)
+            items = node.values() if isinstance(node, dict) else node
+            sizes[key] = 1 + sum(sizes.get(id(v), 1) for v in items)
+            continue
+        if key in sizes:
+            continue  # an alias of a value already measured
+        if key in on_path or len(tokens) > MAX_DEPTH:
+            pointer = "".join("/" + escape_token(t) for t in tokens)
+            if key in on_path:
+                raise DiagnosticError([Diagnostic(
+                    "spec-alias-cycle", "error", "a YAML alias refers to a value that contains it",
+                    SourceLocation(display, None, None, pointer), "use a $ref instead of a recursive alias")])
+            raise _depth_error(SourceLocation(display, None, None, pointer))
+        distinct += 1
+        on_path.add(key)
+        stack.append((node, tokens, True))
+        pairs = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((v, tokens + [str(k)], False) for k, v in pairs)
+    total = sizes.get(id(data), 1)
+    if total - distinct > MAX_ALIAS_EXPANSION:
+        raise DiagnosticError([Diagnostic(
+            "spec-alias-expansion", "error", f"YAML aliases expand the document to {total:,} values "
+            f"(from {distinct:,} written)", SourceLocation(display, 1, 1, ""),
+            "use $ref for shared parts instead of nesting aliases of aliases")])
+    return data
 
 
 def _jsonify(value: Any) -> Any:

@@ -11,8 +11,9 @@ The rules follow the Swagger 2.0 specification and its OpenAPI 3.0 counterparts 
 sections 4.7.5 Server, 4.7.10 Operation, 4.7.12 Parameter, 4.7.13 Request Body, 4.7.17 Response,
 4.7.27 Security Scheme):
 
-- ``host`` + ``basePath`` + ``schemes`` -> ``servers`` (one per scheme, ``https`` first; without
-  ``schemes`` https is assumed; without ``host`` the server is the relative ``basePath``).
+- ``host`` + ``basePath`` + ``schemes`` -> ``servers`` (one per HTTP scheme, matched without case,
+  ``https`` first, ``ws``/``wss`` left out; without ``schemes`` https is assumed; without ``host``
+  the server is the relative ``basePath``).
   An operation's own ``schemes`` -> that operation's ``servers``.
 - ``consumes`` / ``produces`` (global, overridden per operation) -> the media types of request
   bodies and responses; ``application/json`` when none is declared (``application/octet-stream``
@@ -42,8 +43,12 @@ Errors (`DiagnosticError`, each located at the 2.0 pointer): ``spec-version-unsu
 ``swagger`` version other than 2.0), ``swagger2-unsupported`` (2.0 constructs OpenAPI 3.0 cannot say:
 ``collectionFormat: tsv``, ``ssv``/``pipes`` outside query and form fields), ``swagger2-invalid``
 (what breaks the 2.0 rules in a way that leaves no conversion: a body and form fields in one
-operation, two bodies, ``type: file`` outside form fields, an unknown security type, a parameter
-``$ref`` that names nothing or another file, ``consumes``/``produces`` that are not lists of strings).
+operation, two bodies, ``type: file`` outside form fields, an unknown security type, an apiKey
+without a ``name`` or not ``in`` query or header, a parameter ``$ref`` that names nothing or another
+file, ``consumes``/``produces`` that are not lists of strings, a top-level key that is not a 2.0
+field (``servers``, ``components``, ``openapi`` would take their OpenAPI 3 meaning), a ``host`` that
+is more than a host name and port, a ``basePath`` with a query or fragment); ``schemes`` that name
+no HTTP scheme are ``swagger2-unsupported``.
 Everything else is copied as it stands, so the OpenAPI 3.0 validation that follows reports it at
 the 2.0 location through the pointer map.
 """
@@ -51,6 +56,7 @@ the 2.0 location through the pointer map.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,8 +80,17 @@ _OAUTH_FLOWS = {"implicit": ("implicit", ("authorizationUrl",)),
                 "password": ("password", ("tokenUrl",)),
                 "application": ("clientCredentials", ("tokenUrl",)),
                 "accessCode": ("authorizationCode", ("authorizationUrl", "tokenUrl"))}
-_REF_PREFIXES = (("#/definitions/", "#/components/schemas/"), ("#/parameters/", "#/components/parameters/"),
-                 ("#/responses/", "#/components/responses/"))
+_REF_PREFIXES = (("/definitions/", "/components/schemas/"), ("/parameters/", "/components/parameters/"),
+                 ("/responses/", "/components/responses/"))
+#: the fields of a Swagger 2.0 Swagger Object (section "Swagger Object"); any other key but ``x-*`` is
+#: not 2.0, and copied into the converted document it could take an OpenAPI 3 meaning (``servers``,
+#: ``components``, ``openapi``)
+_TOP_FIELDS = ("swagger", "info", "host", "basePath", "schemes", "consumes", "produces", "paths", "definitions",
+               "parameters", "responses", "securityDefinitions", "security", "tags", "externalDocs")
+#: a 2.0 ``host``: a name or IP address (IPv6 in brackets) and an optional port, nothing else
+_HOST = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[\w-]+(?:\.[\w-]+)*\.?)(?::[0-9]{1,5})?$")
+#: the schemes of a 2.0 ``schemes`` list that an HTTP client speaks, in the order a client prefers them
+_HTTP_SCHEMES = ("https", "http")
 
 
 @dataclass(frozen=True)
@@ -215,6 +230,16 @@ class _Converter:
         for key, value in src.items():
             if key in ("swagger", "consumes", "produces"):
                 continue
+            if key not in _TOP_FIELDS and not key.startswith("x-"):
+                self.error("swagger2-invalid", f"`{key}` is not a field of a Swagger 2.0 document",
+                           "/" + escape_token(key), "remove it, or rename it `x-...` to keep it as an extension"
+                           + (" (a document is either Swagger 2.0 or OpenAPI 3, never both)"
+                              if key in ("openapi", "servers", "components", "webhooks") else ""))
+                continue
+            if key in ("definitions", "parameters", "responses", "securityDefinitions") and not isinstance(value, dict):
+                self.error("swagger2-invalid", f"`{key}` must be a mapping of names to objects",
+                           "/" + escape_token(key), f"write `{key}:` followed by `Name: {{...}}` entries")
+                continue
             if key in ("host", "basePath", "schemes"):
                 if "servers" not in out:
                     servers = self.servers(src.get("schemes"), "/schemes" if "schemes" in src else None, "/servers")
@@ -246,6 +271,15 @@ class _Converter:
             self.error("swagger2-invalid", "`schemes` must be a list of strings", schemes_src or "/schemes",
                        "write `schemes: [https]`")
             return None
+        if host is not None and not _HOST.match(host):
+            self.error("swagger2-invalid", f"`host` {host!r} is not a host name with an optional port",
+                       "/host", "write only the host (`api.example.com` or `api.example.com:8443`): the scheme "
+                       "goes in `schemes`, a path in `basePath`")
+            return None
+        if base is not None and ("?" in base or "#" in base):
+            self.error("swagger2-invalid", f"`basePath` {base!r} holds a query or fragment", "/basePath",
+                       "write only the path the operations' paths are appended to, e.g. `/v1`")
+            return None
         base_path = (base or "").rstrip("/")
         if base and not base.startswith("/"):
             base_path = "/" + base_path
@@ -257,12 +291,18 @@ class _Converter:
             self.at(join_pointer(dst, 0), anchor)
             self.at(join_pointer(dst, 0, "url"), anchor)
             return [{"url": base_path or "/"}]
-        order = list(dict.fromkeys(schemes)) if schemes else ["https"]
-        order.sort(key=lambda s: s != "https")  # the first server is the one a client uses: https first
+        # URL schemes are case-insensitive (RFC 3986 section 3.1); only HTTP ones reach an HTTP API, and
+        # the first server is the one a client uses: https first
+        named = {s.lower(): i for i, s in reversed(list(enumerate(schemes or [])))}
+        order = [s for s in _HTTP_SCHEMES if s in named] if schemes else ["https"]
+        if schemes and not order:
+            self.error("swagger2-unsupported", f"`schemes` {schemes!r} names no HTTP scheme", schemes_src or "/schemes",
+                       "toolgen calls APIs over HTTP: list `https` (or `http`) in `schemes`")
+            return None
         out = []
         self.at(dst, anchor)
         for i, scheme in enumerate(order):
-            where = join_pointer(schemes_src, schemes.index(scheme)) if schemes and schemes_src else anchor
+            where = join_pointer(schemes_src, named[scheme]) if schemes and schemes_src else anchor
             self.at(join_pointer(dst, i), where)
             self.at(join_pointer(dst, i, "url"), anchor)
             out.append({"url": f"{scheme}://{host}{base_path}"})
@@ -285,7 +325,8 @@ class _Converter:
             kept: dict[str, Any] = {}
             for name, param in value.items():
                 p_src = join_pointer(src, name)
-                if isinstance(param, dict) and param.get("in") in ("body", "formData"):
+                final, _ = self.follow(param, p_src)
+                if isinstance(final, dict) and final.get("in") in ("body", "formData"):
                     continue  # no 3.0 component: inlined into each operation that references it
                 kept[name] = self.parameter(_Param(param, p_src, p_src), join_pointer("/components/parameters", name))
             if kept:
@@ -354,9 +395,28 @@ class _Converter:
                 continue
             component = None
             if target.startswith("/parameters/") and target.count("/") == 2:
-                component = "#/components/parameters/" + ref[len("#/parameters/"):]
+                component = self.rewrite_ref(ref)
+            resolved, target = self.follow(resolved, target)
             out.append(_Param(resolved, target, site, component))
         return out
+
+    def follow(self, node: Any, src: str) -> tuple[Any, str]:
+        """The parameter a chain of local ``$ref`` s starting at `node` (at `src`) ends at, and where it
+        is: a reference to a body parameter must become a request body however many references lead
+        to it. A chain that loops or leaves the document stops at its last reference, which the
+        reference checks of the converted document report."""
+        seen = {src}
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            target = ref_to_pointer(node["$ref"])
+            if target is None or target in seen:
+                break
+            try:
+                node = resolve_pointer(self.src, target)
+            except LookupError:
+                break
+            seen.add(target)
+            src = target
+        return node, src
 
     def operation(self, op: dict[str, Any], src: str, shared: list[_Param]) -> dict[str, Any]:
         own = self.parameter_list(op.get("parameters"), join_pointer(src, "parameters"))
@@ -542,6 +602,10 @@ class _Converter:
             return None
         fmt = node.get("collectionFormat", "csv")
         at = p.src + "/collectionFormat"
+        if not isinstance(fmt, str):
+            self.error("swagger2-invalid", f"collectionFormat must be a string, not {fmt!r}", at,
+                       "use one of csv, ssv, tsv, pipes, multi")
+            return None
         if where in ("query", "formData"):
             if fmt in _QUERY_STYLES:
                 return _QUERY_STYLES[fmt]
@@ -664,9 +728,17 @@ class _Converter:
     # -- schemas, security, refs --------------------------------------------------------------
 
     def rewrite_ref(self, ref: str) -> str:
+        """A 2.0 ``$ref`` -> the same target in the converted document. The prefix is matched on the
+        decoded pointer (a fragment may percent-encode its ``/``), and a rewritten reference is written
+        with RFC 6901 escapes only."""
+        pointer = ref_to_pointer(ref)
+        if pointer is None:
+            return ref
         for old, new in _REF_PREFIXES:
-            if ref.startswith(old):
-                return new + ref[len(old):]
+            if ref.startswith("#" + old):  # the author's own encoding of the name is kept
+                return "#" + new + ref[len(old) + 1:]
+            if pointer.startswith(old):
+                return "#" + new + pointer[len(old):].replace("%", "%25")
         return ref
 
     def schema(self, node: Any, src: str, dst: str) -> Any:
@@ -718,10 +790,18 @@ class _Converter:
             self.at(dst + "/type", src + "/type")
             self.at(dst + "/scheme", src + "/type")
         elif kind == "apiKey":
+            if not isinstance(node.get("name"), str) or not node["name"]:
+                self.error("swagger2-invalid", "an apiKey security scheme needs the `name` of its header or "
+                           "query parameter", src + ("/name" if "name" in node else ""), "add e.g. `name: X-Api-Key`")
+                return {}
+            if node.get("in") not in ("query", "header"):
+                self.error("swagger2-invalid", f"an apiKey is sent `in: query` or `in: header`, not {node.get('in')!r}",
+                           src + ("/in" if "in" in node else ""), "write `in: header` or `in: query`")
+                return {}
             out = {key: copy.deepcopy(node[key]) for key in ("type", "name", "in") if key in node}
         elif kind == "oauth2":
             flow = node.get("flow")
-            if flow not in _OAUTH_FLOWS:
+            if not isinstance(flow, str) or flow not in _OAUTH_FLOWS:
                 self.error("swagger2-invalid", f"unknown oauth2 flow {flow!r}", src + ("/flow" if "flow" in node else ""),
                            "use one of implicit, password, application, accessCode")
                 return {}
