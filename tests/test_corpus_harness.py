@@ -191,3 +191,29 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
 def test_classify(obs: Any, outcome: str, cause: str) -> None:
     assert lib.classify(obs) == (outcome, cause)
     assert outcome in lib.OUTCOMES
+
+
+# -- the CI slice's assertions ---------------------------------------------------------------------
+
+def test_ci_verdict_fails_only_on_raises_internal_errors_and_unlocated_refusals() -> None:
+    done = {"path": "api/a.json", "stage": "done", "calls": [{"outcome": "request_rejected", "tool": "t", "cause": "c"}]}
+    refused = {"path": "api/b.json", "stage": "start",
+               "refused": {"stage": "build", "located": True, "reason": "specs/b.json:3:5: error[x]: y"}}
+    assert lib.ci_verdict([done, refused]) == []                 # call failures are reported, not asserted
+    raised = {**done, "calls": [{"outcome": "raised", "tool": "get_x", "cause": "raised KeyError"}]}
+    internal = {"path": "api/c.json", "stage": "init", "internal_error": {"stage": "build", "reason": "boom"}}
+    unlocated = {**refused, "refused": {"stage": "init", "located": False, "reason": "error: no"}}
+    timeout = {"path": "api/d.json", "stage": "timeout", "harness_error": "killed after 300 s"}
+    assert [line.split(":")[0] for line in lib.ci_verdict([raised, internal, unlocated, timeout])] == [
+        "api/a.json", "api/c.json", "api/b.json", "api/d.json"]
+    assert "get_x: raised KeyError" in lib.ci_verdict([raised])[0]
+
+
+def test_a_refusal_is_located_when_toolgen_names_file_line_and_column() -> None:
+    out = ("specs/petstore-swagger2.json:2:3 (#/swagger): error[spec-swagger2]: Swagger 2.0 documents are not supported\n"
+           "    hint: convert it first\ntoolgen: 1 error; nothing was written.\n")
+    got = lib.refusal(out)
+    assert got["located"] is True and got["code"] == "spec-swagger2"
+    assert got["reason"].startswith("specs/petstore-swagger2.json:2:3 (#/swagger): error[spec-swagger2]")
+    bare = lib.refusal("toolgen: internal error: KeyError: 'x'\n")
+    assert bare["located"] is False and bare["code"] is None
