@@ -166,14 +166,15 @@ def _free_port() -> int:
 
 class Prism:
     """``prism mock SPEC`` on a free loopback port, started at once; `ready` waits until it listens
-    (so the catalog checks run while it loads the spec); `close` stops its process group."""
+    (so the catalog checks run while it loads the spec); `close` stops it. It stays in the worker's
+    process group, so a worker killed for its timeout takes Prism with it."""
 
     def __init__(self, prism: str, spec: Path, log: Path) -> None:
         self.port = _free_port()
         self.log = log
         with log.open("w", encoding="utf-8") as out:
             self.proc = subprocess.Popen([prism, "mock", str(spec), "-p", str(self.port), "-h", "127.0.0.1"],
-                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                                         stdout=out, stderr=subprocess.STDOUT)
 
     def ready(self, timeout: float) -> tuple[str | None, str]:
         """``(base_url, "")`` once Prism listens, else ``(None, reason)``: one line of its output."""
@@ -192,13 +193,11 @@ class Prism:
             time.sleep(0.2)
 
     def close(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.terminate()
         try:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.kill()
             self.proc.wait()
 
 
@@ -408,6 +407,7 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
                 if obs.result.get("warnings"):
                     entry["warnings"] = [_excerpt(w, 300) for w in obs.result["warnings"][:3]]
         entry["outcome"], entry["cause"] = lib.classify(obs)
+        entry["obs"] = lib.observation_record(obs)
         entry["seconds"] = round(time.perf_counter() - started, 3)
         calls.append(entry)
         return entry
@@ -491,12 +491,15 @@ def serve_checks(gen_dir: Path, base_url: str, calls: list[dict[str, Any]], work
     for row in policy["tools"]:
         for auth in row.get("auth") or []:
             env[auth["secret"]] = "corpus-user:corpus-secret" if auth.get("kind") == "basic" else "corpus-secret-token"
-    picks = [c for c in calls if c["mode"] == "read" and c.get("args") and c["outcome"] != "argen_failed"]
+    # a next page's cursor was issued (and signed) by the in-process registry: not replayable elsewhere
+    picks = [c for c in calls if c["mode"] == "read" and c.get("args") and c["outcome"] != "argen_failed"
+             and c["example"] != "next-page"]
     picks = sorted(picks, key=lambda c: c["outcome"] != "conforms")[:3]
     picks_args = []
     for c in picks:
         try:
-            picks_args.append((c["tool"], json.loads(c["args"]), (c.get("error") or {}).get("code")))
+            picks_args.append((c["tool"], json.loads(c["args"]), (c.get("error") or {}).get("code"),
+                               bool(c.get("warnings"))))
         except ValueError:
             continue
     common = ["--scopes", ",".join(scopes) or "", "--base-url", base_url, "--receipts", "memory://"]
@@ -505,11 +508,12 @@ def serve_checks(gen_dir: Path, base_url: str, calls: list[dict[str, Any]], work
     async def exercise(client: Any) -> dict[str, Any]:
         listed = await client.list_tools()
         out: dict[str, Any] = {"listed": len(listed.tools), "calls": []}
-        for tool, args, expected in picks_args:
+        for tool, args, expected, warned in picks_args:
             res = await client.call_tool(tool, args)
             err = (res.structured_content or {}).get("error") if res.is_error else None
             code = (err or {}).get("code")
-            out["calls"].append({"tool": tool, "ok": not res.is_error, "code": code, "same": code == expected})
+            out["calls"].append({"tool": tool, "ok": not res.is_error, "code": code, "same": code == expected,
+                                 "warned_in_process": warned})
         return out
 
     async def stdio() -> dict[str, Any]:
@@ -533,7 +537,7 @@ def serve_checks(gen_dir: Path, base_url: str, calls: list[dict[str, Any]], work
         port = _free_port()
         proc = subprocess.Popen([*toolgen, "serve", str(gen_dir), *common, "--http", f"127.0.0.1:{port}",
                                  "--no-auth"], cwd=workdir, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                stderr=subprocess.PIPE, text=True)
         try:
             assert proc.stderr is not None
             line = ""
@@ -576,12 +580,13 @@ def _warm_imports() -> None:
     import toolgen.runtime  # noqa: F401
 
 
-def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: bool, budget: float) -> dict[str, Any]:
+def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: bool, budget: float,
+            workdir: Path | None = None) -> dict[str, Any]:
     """Everything the harness does to one spec; the per-spec result (see module docstring)."""
     started = time.monotonic()
     deadline = started + budget
     res: dict[str, Any] = {"path": rel, "format": RESULT_FORMAT, "stage": "start", "bytes": spec_file.stat().st_size}
-    work = Path(tempfile.mkdtemp(prefix="toolgen-corpus-"))
+    work = Path(tempfile.mkdtemp(prefix="toolgen-corpus-", dir=workdir))
     server: Prism | None = None
     # the SDKs and the runtime take seconds to import: do it while the toolgen commands run
     warm = threading.Thread(target=_warm_imports, daemon=True)
@@ -590,12 +595,15 @@ def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: b
         (work / "specs").mkdir()
         spec_copy = work / "specs" / spec_file.name
         shutil.copyfile(spec_file, spec_copy)
+        import yaml
+
         try:
-            spec = json.loads(spec_copy.read_text(encoding="utf-8"))
+            text = spec_copy.read_text(encoding="utf-8")
+            spec = json.loads(text) if spec_copy.suffix == ".json" else yaml.safe_load(text)
             res["openapi"] = str(spec.get("openapi") or spec.get("swagger") or "?")
-        except ValueError as exc:
+        except (ValueError, yaml.YAMLError, AttributeError) as exc:
             res["stage"] = "load"
-            res["refused"] = {"stage": "load", "located": False, "reason": f"not JSON: {exc}"[:300]}
+            res["refused"] = {"stage": "load", "located": False, "reason": f"unreadable: {exc}"[:300]}
             return res
         # Prism loads the spec while toolgen builds it
         server = Prism(prism, spec_copy, work / "prism.log") if prism else None
@@ -622,8 +630,6 @@ def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: b
                     res["crashed"] = {"stage": stage, "rc": step["rc"], "reason": step["output"].strip()[-300:]}
                 return res
             res["stage"] = stage
-        import yaml
-
         project = yaml.safe_load((work / "toolgen.yaml").read_text(encoding="utf-8"))
         gen_dir = work / project["apis"][0]["out"]
         res["api"] = project["apis"][0]["name"]
@@ -686,9 +692,10 @@ def _worker_main(argv: list[str]) -> None:
     p.add_argument("--records", type=int, default=3)
     p.add_argument("--serve", action="store_true")
     p.add_argument("--budget", type=float, default=300)
+    p.add_argument("--workdir", type=Path)
     a = p.parse_args(argv)
     try:
-        res = run_one(a.rel, a.spec, a.prism, a.records, a.serve, a.budget)
+        res = run_one(a.rel, a.spec, a.prism, a.records, a.serve, a.budget, a.workdir)
     except Exception as exc:  # noqa: BLE001 - a harness failure is recorded, not a crash of the run
         import traceback
 
@@ -704,14 +711,17 @@ def run_spec(rel: str, corpus_dir: Path, out: Path, prism: str | None, records: 
              timeout: float) -> dict[str, Any]:
     """Run one spec in a subprocess with a wall-clock timeout; add its peak RSS (the process and
     the children it waited for: the toolgen commands, not Prism, a Node process)."""
+    workdir = Path(tempfile.mkdtemp(prefix="toolgen-corpus-run-"))  # removed below, even after a kill
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--rel", rel, "--spec",
-           str(corpus_dir / rel), "--out", str(out), "--records", str(records), "--budget", str(timeout - 20)]
+           str(corpus_dir / rel), "--out", str(out), "--records", str(records), "--budget", str(timeout - 20),
+           "--workdir", str(workdir)]
     if prism:
         cmd += ["--prism", prism]
     if serve:
         cmd.append("--serve")
     started = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    _RUNNING.add(proc.pid)
     killed = False
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -725,6 +735,11 @@ def run_spec(rel: str, corpus_dir: Path, out: Path, prism: str | None, records: 
             break
         time.sleep(0.1)
     proc.returncode = os.waitstatus_to_exitcode(status)
+    _RUNNING.discard(proc.pid)
+    if killed:  # what the worker's process group left behind (Prism, a `toolgen serve`) is gone with it
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    shutil.rmtree(workdir, ignore_errors=True)
     stderr = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
     if proc.stderr:
         proc.stderr.close()
@@ -741,8 +756,18 @@ def run_spec(rel: str, corpus_dir: Path, out: Path, prism: str | None, records: 
     return res
 
 
+#: process groups of the workers running now (stopped when the run is interrupted)
+_RUNNING: set[int] = set()
+
+
+def _stop_workers() -> None:
+    for pid in list(_RUNNING):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
 def result_file(results_dir: Path, rel: str) -> Path:
-    return results_dir / (rel.removeprefix("api/").replace("/", "__") + ".result.json")
+    return results_dir / (rel.lstrip("/").removeprefix("api/").replace("/", "__") + ".result.json")
 
 
 def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | None, jobs: int, records: int,
@@ -751,7 +776,7 @@ def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | N
 
     results: dict[str, dict[str, Any]] = {}
     todo = []
-    for rel in rels:
+    for rel in sorted(rels, key=lib.sample_order):  # sample order: whatever prefix finishes is a sample too
         f = result_file(results_dir, rel)
         if not fresh and f.exists():
             old = json.loads(f.read_text(encoding="utf-8"))
@@ -766,12 +791,18 @@ def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | N
         pending: dict[Future[dict[str, Any]], str] = {
             pool.submit(run_spec, rel, corpus_dir, result_file(results_dir, rel), prism, records,
                         rel in serve_set, timeout): rel for rel in todo}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                rel = pending.pop(fut)
-                results[rel] = fut.result()
-                bar.update(task, advance=1, last=f"{rel} -> {results[rel].get('stage')}")
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    rel = pending.pop(fut)
+                    results[rel] = fut.result()
+                    bar.update(task, advance=1, last=f"{rel} -> {results[rel].get('stage')}")
+        except BaseException:  # Ctrl-C or a signal: no worker, Prism or server outlives the run
+            for fut in pending:
+                fut.cancel()
+            _stop_workers()
+            raise
     return [results[r] for r in rels]
 
 
@@ -812,6 +843,8 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         if "excluded" in r:
             excluded.append({"path": r["path"], **r["excluded"]})
         for c in r.get("calls", []):
+            if "obs" in c:  # classified again: a report always follows the current rules
+                c["outcome"], c["cause"] = lib.classify(lib.observation_from(c["obs"]))
             outcomes[c["outcome"]] += 1
             by_mode[c["mode"]][c["outcome"]] += 1
             if c["outcome"] != "conforms":
@@ -833,7 +866,12 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
                 for c in s.get("calls", []):
                     serve[kind]["calls"] += 1
                     serve[kind]["ok"] += bool(c["ok"])
-                    serve[kind]["same outcome as in-process"] += bool(c.get("same"))
+                    if c.get("same"):
+                        serve[kind]["same outcome as in-process"] += 1
+                    elif c.get("warned_in_process") and c.get("code") == "output_invalid":
+                        serve[kind]["output warned in-process, output_invalid over MCP"] += 1
+                    else:
+                        serve[kind]["other outcome than in-process"] += 1
     sent: Counter[str] = by_mode["read"] + by_mode["record"]
     counted = sum(n for o, n in sent.items() if o not in lib.EXCLUDED)
     previews = by_mode["preview"]
@@ -984,6 +1022,8 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--sample", type=int, metavar="N", help="the first N specs in the deterministic sample order")
     which.add_argument("--ci", action="store_true", help="the fixed CI slice; exit 1 on a raise or internal error")
     which.add_argument("--only", metavar="PATHS", help="comma-separated spec paths (api/...)")
+    which.add_argument("--spec", action="append", type=Path, metavar="FILE",
+                       help="your own OpenAPI file instead of the corpus (repeatable)")
     p.add_argument("--cache", type=Path, default=None, help="cache folder (env TOOLGEN_CORPUS_CACHE)")
     p.add_argument("--corpus-dir", type=Path, help="an already-extracted development half (holding api/)")
     p.add_argument("--prism", help="the prism binary (env TOOLGEN_PRISM; default <cache>/node_modules/.bin/prism)")
@@ -998,12 +1038,25 @@ def main(argv: list[str] | None = None) -> int:
                    help="run nothing: report the specs of the selection that have a result already")
     p.add_argument("--run", default=None, help="results subfolder name (default: from the selection)")
     p.add_argument("--out", type=Path, default=None, help="report path (default benchmarks/results/corpus.md; "
-                   "--ci: <cache>/ci/corpus-ci.md)")
+                   "--ci, --spec: <cache>/results/<run>/corpus-<run>.md)")
     a = p.parse_args(argv)
+
+    def interrupted(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupted)  # a stopped run stops its workers too (run_all)
     cache = (a.cache or default_cache()).expanduser()
-    corpus_dir = a.corpus_dir.resolve() if a.corpus_dir else fetch_corpus(cache)
-    rels = list_specs(corpus_dir)
-    if a.ci:
+    if a.spec:
+        missing = [str(f) for f in a.spec if not f.is_file()]
+        if missing:
+            raise SystemExit(f"corpus: no such spec file: {', '.join(missing)}")
+        corpus_dir, rels = Path("/"), []
+    else:
+        corpus_dir = a.corpus_dir.resolve() if a.corpus_dir else fetch_corpus(cache)
+        rels = list_specs(corpus_dir)
+    if a.spec:
+        chosen, selection = sorted(str(f.resolve()) for f in a.spec), f"{len(a.spec)} spec files given"
+    elif a.ci:
         missing = [r for r in CI_SLICE if r not in rels]
         if missing:
             raise SystemExit(f"corpus: the CI slice names specs that are not in the development half: {missing}")
@@ -1024,7 +1077,8 @@ def main(argv: list[str] | None = None) -> int:
     if prism is None:
         print(f"corpus: no prism found (--prism, TOOLGEN_PRISM, or {cache}/node_modules/.bin/prism; "
               f"--install-prism installs it): the call stage is skipped", file=sys.stderr)
-    run_name = a.run or ("ci" if a.ci else f"sample{a.sample}" if a.sample else "all" if not a.only else "only")
+    run_name = a.run or ("ci" if a.ci else f"sample{a.sample}" if a.sample else "only" if a.only
+                         else "spec" if a.spec else "all")
     results_dir = cache / "results" / run_name
     serve_set = set(lib.sample(chosen, a.serve))
     started = time.monotonic()
@@ -1041,7 +1095,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"selection": selection, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "wall_seconds": wall, "jobs": a.jobs,
             "command": "python benchmarks/corpus.py " + " ".join(argv), "versions": versions(prism)}
-    out = a.out or (results_dir / "corpus-ci.md" if a.ci else RESULTS / "corpus.md")
+    out = a.out or (results_dir / f"corpus-{run_name}.md" if a.ci or a.spec else RESULTS / "corpus.md")
     summary = write_report(results, meta, out)
     conf = summary["conformance"]
     print(f"corpus: {len(results)} specs; built {summary['stages'].get('build', 0)}, refused {len(summary['refused'])}; "

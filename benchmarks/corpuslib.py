@@ -528,6 +528,32 @@ class Observation:
     declares_success: bool = True
 
 
+def observation_record(obs: Observation) -> dict[str, Any]:
+    """What `classify` reads of an `Observation`, small enough to keep with each call's result (the
+    body only when it is Prism's own problem document; of the headers only ``sl-violations``)."""
+    out = {k: v for k, v in vars(obs).items() if k not in ("result", "headers", "body") and v is not None}
+    result = obs.result or {}
+    error = result.get("error") if isinstance(result.get("error"), Mapping) else None
+    out["result"] = {"ok": result.get("ok"), **({"warnings": list(result["warnings"])[:3]} if result.get("warnings")
+                                                else {})}
+    if error:
+        details = error.get("details") if isinstance(error.get("details"), Mapping) else {}
+        out["result"]["error"] = {"code": error.get("code"), "message": str(error.get("message", ""))[:300],
+                                  "details": {"pointer": details["pointer"]} if "pointer" in details else {}}
+    violations = {k: v for k, v in obs.headers.items() if k.lower() == "sl-violations"}
+    if violations:
+        out["headers"] = violations
+    if _prism_problem(obs.body) or (isinstance(obs.body, Mapping) and "validation" in obs.body):
+        assert isinstance(obs.body, Mapping)
+        out["body"] = {k: obs.body[k] for k in ("type", "title", "validation") if k in obs.body}
+    return out
+
+
+def observation_from(record: Mapping[str, Any]) -> Observation:
+    """The `Observation` an `observation_record` keeps (enough for `classify`)."""
+    return Observation(**{k: v for k, v in record.items() if k in Observation.__dataclass_fields__})
+
+
 def prism_violations(headers: Mapping[str, str], body: Any, *, side: str = "request") -> list[str]:
     """Prism's request violations, as ``location: message`` lines: the ``sl-violations`` header
     (when the spec declares the 4xx response Prism answered with) or the ``validation`` list of its
@@ -564,11 +590,13 @@ def _prism_problem(body: Any) -> str | None:
 
 
 _VOLATILE = re.compile(r"'[^']*'|\"[^\"]*\"|\b\d+\b")
+_RUNS = re.compile(r"…(?:, …)+")
 
 
 def normalise(text: str) -> str:
-    """A message with its quoted values and numbers blanked, so like failures group together."""
-    return _VOLATILE.sub("…", text)[:160]
+    """A message with its quoted values and numbers blanked (a list of them becomes one), so like
+    failures group together."""
+    return _RUNS.sub("…", _VOLATILE.sub("…", text))[:160]
 
 
 def classify(obs: Observation) -> tuple[str, str]:
@@ -587,8 +615,9 @@ def classify(obs: Observation) -> tuple[str, str]:
       (openapi-schema-validator, or Prism's own response violation): ``spec_error`` when the body
       is the spec's example, ``prism_limit`` when Prism generated it (its static generator ignores
       ``pattern``, for one). Otherwise ``output_refused`` (error code) or ``output_warned``.
-    - Prism answered 404 "no path matched" for a path template holding ``#`` or ``?`` (AWS's
-      ``/#X-Amz-Target=...``): ``prism_limit``, no request can carry such a path.
+    - Prism answered 404 "no path matched" or 405 "no method matched" for a path template holding
+      ``#`` or ``?`` (AWS's ``/#X-Amz-Target=...``): ``prism_limit``, no request can carry such a
+      path.
     - any other status (a 4xx the spec declares, answered without violations; a 3xx): the runtime
       did not get a success to shape; ``prism_limit`` naming the status.
     """
@@ -609,7 +638,8 @@ def classify(obs: Observation) -> tuple[str, str]:
         return "input_refused", f"{code}" + (f" at {_shape_pointer(str(pointer))}" if pointer else "") + (
             ": " + normalise(str(error.get("message", ""))) if error else "")
     problem = _prism_problem(obs.body)
-    if problem == "NO_PATH_MATCHED_ERROR" and obs.route and ("#" in obs.route or "?" in obs.route):
+    if problem in ("NO_PATH_MATCHED_ERROR", "NO_METHOD_MATCHED_ERROR") and obs.route and (
+            "#" in obs.route or "?" in obs.route):
         return "prism_limit", "the spec's path template holds '#' or '?': no HTTP request can match it"
     if obs.status >= 500 and problem:
         title = obs.body.get("title", "") if isinstance(obs.body, Mapping) else ""

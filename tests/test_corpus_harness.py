@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import sys
 from typing import Any
 
@@ -138,6 +139,7 @@ def test_gemini_and_mcp_checks_refuse_what_their_models_refuse() -> None:
 # -- outcomes --------------------------------------------------------------------------------------
 
 OK = {"ok": True, "tool": "t", "result": {}, "replayed": False}
+UNEXPECTED = "output /: Additional properties are not allowed ('a', 'b' were unexpected)"
 
 
 def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
@@ -183,6 +185,8 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
     (lib.Observation(result=err("not_found"), status=404, route="/#X-Amz-Target=Svc.Op",
                      body={"type": "https://stoplight.io/prism/errors#NO_PATH_MATCHED_ERROR", "title": "t"}),
      "prism_limit", "the spec's path template holds '#' or '?': no HTTP request can match it"),
+    (lib.Observation(result={**OK, "warnings": [UNEXPECTED]}, status=201, body={"a": 1, "b": 2}, body_conforms=True),
+     "output_warned", "warning: output /: Additional properties are not allowed (… were unexpected)"),
     (lib.Observation(result={**OK, "warnings": ["output /a: 'x' is not of type 'integer'"]}, status=200,
                      body={"a": "x"}, body_conforms=True), "output_warned", "warning: output /a: … is not of type …"),
     (lib.Observation(result=err("upstream_error"), status=409, body={"message": "conflict"}), "prism_limit",
@@ -191,6 +195,9 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
 def test_classify(obs: Any, outcome: str, cause: str) -> None:
     assert lib.classify(obs) == (outcome, cause)
     assert outcome in lib.OUTCOMES
+    # what a result file keeps of the call is enough to classify it again
+    kept = json.loads(json.dumps(lib.observation_record(obs)))
+    assert lib.classify(lib.observation_from(kept)) == (outcome, cause)
 
 
 # -- the CI slice's assertions ---------------------------------------------------------------------
