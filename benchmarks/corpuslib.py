@@ -212,6 +212,11 @@ def _pick_branch(branches: list[Any], root: Mapping[str, Any]) -> Any:
     return branches[0]
 
 
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _fits(schema: Mapping[str, Any], root: Mapping[str, Any], value: Any) -> bool:
     defs = root.get("$defs")
     return not schema_errors({**schema, "$defs": defs} if isinstance(defs, Mapping) else dict(schema), value)
@@ -225,8 +230,12 @@ def _value(schema: Any, root: Mapping[str, Any], mode: str, depth: int, name: st
         return schema["const"]
     enum = schema.get("enum")
     if isinstance(enum, list) and enum:
-        non_null = [e for e in enum if e is not None]
-        return non_null[0] if non_null else None
+        members = [e for e in enum if e is not None] or [None]
+        fitting = [e for e in members if _fits({k: v for k, v in schema.items() if k != "enum"}, root, e)]
+        if not fitting:
+            raise ArgumentError(f"no member of the enum {_short(enum)} fits the rest of the schema "
+                                f"(type {schema.get('type')!r}): no value is valid")
+        return fitting[0]
     # a spec's own example or default is taken only where it fits the schema (specs get them wrong:
     # soundcloud's array `access` defaults to the string "playable,preview")
     examples = schema.get("examples")
@@ -237,9 +246,21 @@ def _value(schema: Any, root: Mapping[str, Any], mode: str, depth: int, name: st
         branches = schema.get(key)
         if isinstance(branches, list) and branches:
             base = {k: v for k, v in schema.items() if k != key}
-            branch = _resolve(_pick_branch(branches, root), root)
-            merged = {**base, **branch} if isinstance(branch, Mapping) else base
-            return _value(merged, root, mode, depth, name)
+            first = _pick_branch(branches, root)
+            candidates = []
+            for b in [first, *(b for b in branches if b is not first)]:  # the first value the whole schema takes
+                branch = _resolve(b, root)
+                merged = {**base, **branch} if isinstance(branch, Mapping) else base
+                try:
+                    value = _value(merged, root, mode, depth, name)
+                except ArgumentError:
+                    continue
+                if _fits(schema, root, value):
+                    return value
+                candidates.append(value)
+            if candidates:
+                return candidates[0]
+            raise ArgumentError(f"no branch of {key} gives a valid value")
     all_of = schema.get("allOf")
     if isinstance(all_of, list) and all_of:
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
@@ -315,6 +336,8 @@ def generate_args(schema: Mapping[str, Any], mode: str = "required") -> dict[str
     the last release, fails on every object schema with hypothesis 6.170, so it is not used.)"""
     try:
         value = _value(schema, schema, mode, 0, "arg")
+    except ArgumentError as exc:
+        raise ArgumentError(str(exc)) from exc
     except RecursionError as exc:
         raise ArgumentError("the schema recurses too deeply for the generator") from exc
     if not isinstance(value, dict):
