@@ -612,14 +612,29 @@ def _prism_problem(body: Any) -> str | None:
     return None
 
 
-_VOLATILE = re.compile(r"'[^']*'|\"[^\"]*\"|\b\d+\b")
+_VOLATILE = re.compile(r"'[^']*'|\"[^\"]*\"|\b\d+\b|'[^']*$|\"[^\"]*$")
 _RUNS = re.compile(r"…(?:, …)+")
+#: names worth keeping in a cause: the property a "required property" violation names
+_KEEP = re.compile(r"(required property )'([^']{1,60})'")
+
+
+def collapse(text: str) -> str:
+    """A list of blanked values (``…, …, …``) as one ``…``."""
+    return _RUNS.sub("…", text)
 
 
 def normalise(text: str) -> str:
-    """A message with its quoted values and numbers blanked (a list of them becomes one), so like
-    failures group together."""
-    return _RUNS.sub("…", _VOLATILE.sub("…", text))[:160]
+    """A message with its quoted values and numbers blanked (a list of them becomes one; the name a
+    "required property" violation gives is kept), so like failures group together."""
+    kept: list[str] = []
+
+    def park(m: re.Match[str]) -> str:  # a private-use character per kept name, which _VOLATILE leaves alone
+        kept.append(m[2])
+        return m[1] + chr(0xE000 + len(kept) - 1)
+
+    out = collapse(_VOLATILE.sub("…", _KEEP.sub(park, text)))
+    out = re.sub("[\ue000-\ue0ff]", lambda m: f"'{kept[ord(m[0]) - 0xE000]}'", out)
+    return out[:160]
 
 
 def classify(obs: Observation) -> tuple[str, str]:
