@@ -287,16 +287,24 @@ def _value(schema: Any, root: Mapping[str, Any], mode: str, depth: int, name: st
         out: dict[str, Any] = {}
         for p in names:
             out[p] = _value(props[p], root, mode, depth + 1, p)
+        extra = schema.get("additionalProperties")
         for r in required:
             if r not in out:
-                extra = schema.get("additionalProperties")
                 out[r] = _value(extra if isinstance(extra, Mapping) else {}, root, mode, depth + 1, r)
+        least = schema.get("minProperties")
+        for p in props:  # minProperties: the declared properties first, then entries of the map
+            if isinstance(least, int) and len(out) < least and p not in out:
+                out[p] = _value(props[p], root, mode, depth + 1, p)
+        while isinstance(least, int) and len(out) < least and extra is not False:
+            key = f"key{len(out) + 1}"
+            out[key] = _value(extra if isinstance(extra, Mapping) else {}, root, mode, depth + 1, key)
         return out
     if kind == "array":
         items = schema.get("items", {})
-        lo = schema.get("minItems")
-        count = lo if isinstance(lo, int) else (1 if mode == "full" else 0)
-        count = max(count, 1) if mode == "full" and depth < _MAX_DEPTH else count
+        lo, hi = schema.get("minItems"), schema.get("maxItems")
+        # one item at least (an empty list is often sent as no value at all), within maxItems
+        count = max(lo if isinstance(lo, int) else 0, 1 if depth < _MAX_DEPTH else 0)
+        count = min(count, hi) if isinstance(hi, int) else count
         first = _value(items, root, mode, depth + 1, name)
         if count > 1 and schema.get("uniqueItems"):
             return [first] + [_value(items, root, "required", depth + 1, f"{name}{i}") for i in range(1, count)]

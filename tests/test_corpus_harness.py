@@ -76,6 +76,10 @@ SCHEMAS: list[dict[str, Any]] = [
                                                                         "next": {"$ref": "#/$defs/N"}},
                                        "required": ["v"], "additionalProperties": False}},
      "properties": {"root": {"$ref": "#/$defs/N"}}, "required": ["root"]},
+    {"type": "object", "properties": {"tags": {"type": "object", "minProperties": 2,
+                                               "additionalProperties": {"type": "string"}},
+                                      "ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 3}},
+     "required": ["tags", "ids"]},
     {"type": "object", "properties": {"p": {"anyOf": [{"type": "null"}, {"type": "string", "minLength": 30}]},
                                       "q": {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}},
                                                        "required": ["a"]},
@@ -91,6 +95,11 @@ def test_generated_arguments_are_valid_and_the_same_every_time(schema: dict[str,
     args = lib.generate_args(schema, mode)
     assert lib.schema_errors(schema, args) == []
     assert lib.generate_args(schema, mode) == args
+
+
+def test_maps_get_their_minimum_entries_and_required_lists_an_item() -> None:
+    args = lib.generate_args(SCHEMAS[4])
+    assert len(args["tags"]) == 2 and len(args["ids"]) == 1
 
 
 def test_full_mode_fills_optional_properties_required_mode_does_not() -> None:
