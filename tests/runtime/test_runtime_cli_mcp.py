@@ -126,17 +126,17 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
 
         bad = await client.call_tool("get_ticket", {"ticket_id": "nope"})
         assert bad.is_error is True
-        assert bad.structured_content["error"]["code"] == "invalid_arguments"
-        assert bad.structured_content["error"]["details"]["pointer"] == "/ticket_id"
+        assert json.loads(bad.content[0].text)["error"]["code"] == "invalid_arguments"
+        assert json.loads(bad.content[0].text)["error"]["details"]["pointer"] == "/ticket_id"
 
         args = {"ticket_id": "T-104", "note": "From MCP.", "visibility": "public"}
         preview = await client.call_tool("preview_ticket_followup", args)
         preview_id = preview.structured_content["preview_id"]
         record = {"preview_id": preview_id, "action_id": "mcp-1"}
         denied = await client.call_tool("record_ticket_followup", record)
-        assert denied.is_error and denied.structured_content["error"]["code"] == "approval_required"
+        assert denied.is_error and json.loads(denied.content[0].text)["error"]["code"] == "approval_required"
         # the host shows the human what the approval covers: the previewed request
-        assert denied.structured_content["error"]["details"]["request"]["body"] == \
+        assert json.loads(denied.content[0].text)["error"]["details"]["request"]["body"] == \
             preview.structured_content["request"]["body"]
         meta: Any = {"toolgen/approval": {"preview_id": preview_id, "approved_by": "human"}}
         first = await client.call_tool("record_ticket_followup", record, meta=meta)
@@ -148,7 +148,7 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
         assert server.side_effects["addFollowup"] == 1
 
         no_scope = await client.call_tool("record_ticket_delete", {"preview_id": preview_id, "action_id": "x"})
-        assert no_scope.is_error and no_scope.structured_content["error"]["code"] in ("permission_denied",)
+        assert no_scope.is_error and json.loads(no_scope.content[0].text)["error"]["code"] in ("permission_denied",)
 
         with pytest.raises(MCPError):
             await client.call_tool("no_such_tool", {})

@@ -121,7 +121,8 @@ def leaves(exc: BaseException) -> list[BaseException]:
 
 def error_of(result: Any) -> dict[str, Any]:
     assert result.is_error is True, result
-    return dict(result.structured_content["error"])
+    assert result.structured_content is None  # an error never claims to be a result
+    return dict(json.loads(result.content[0].text)["error"])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -356,7 +357,8 @@ async def test_http_hidden_tool_called_by_name_is_permission_denied(
                 error = error_of(denied)
                 assert error["code"] == "permission_denied"
                 assert error["details"] == {"missing": ["ticket:delete"], "required": ["ticket:delete"]}
-                text = json.dumps(denied.structured_content)
+                text = denied.content[0].text
+                assert denied.structured_content is None
                 assert "inputSchema" not in text and "pointer" not in text and "action_id" not in text
             preview = await client.call_tool("preview_ticket_followup",
                                              {"ticket_id": "T-100", "note": "x", "visibility": "public"})

@@ -82,7 +82,7 @@ async def test_the_served_entry_is_the_built_one_and_its_answer_conforms(github_
         assert all(set(rows[h["tool"]]["permission"]) <= {"issues:read"} for h in answer["hits"])
         assert all(set(rows[t["name"]]["permission"]) <= {"issues:read"} for t in answer["tools"])
         bad = await client.call_tool(SEARCH_TOOL_NAME, {"query": "x" * 501})
-        assert bad.is_error is True and bad.structured_content["error"]["code"] == "invalid_arguments"
+        assert bad.is_error is True and json.loads(bad.content[0].text)["error"]["code"] == "invalid_arguments"
     await registry.aclose()
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..results import ResponseBody, Shape
+
 Effect = Literal["read", "write", "destructive"]
 Mode = Literal["read", "preview", "record"]
 ArgLocation = Literal["path", "query", "header", "cookie", "body"]
@@ -179,13 +181,20 @@ class OutputPolicy:
     `fields`: projection (dotted paths) applied to the object, or to each item of a paginated
     list; empty = no projection. `max_bytes`: size budget of the serialised result; beyond it the
     runtime truncates with an explicit marker. `redact`: dotted paths replaced by ``"[redacted]"``.
-    `schema_mode`: output validation mode (strict/warn/off).
+    `schema_mode`: output validation mode (strict/warn/off). `shape`: how the body becomes the
+    result (`toolgen.results.shape_body`: ``object``, ``result`` or ``status``), decided with the
+    output schema (`toolgen.results.result_shape`). `body`: how the runtime reads the answer
+    (`toolgen.results.ResponseBody`). `accept`: the media type the runtime asks for (``Accept``)
+    when the response offers JSON next to other media types, else None.
     """
 
     fields: tuple[str, ...] = ()
     max_bytes: int = 16_000
     redact: tuple[str, ...] = ()
     schema_mode: Literal["strict", "warn", "off"] = "warn"
+    shape: Shape = "object"
+    body: ResponseBody = "json"
+    accept: str | None = None
 
 
 @dataclass(frozen=True)

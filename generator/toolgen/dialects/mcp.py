@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..compile.ir import Tool
+from ..results import result_shape
 from ._base import Dialect, DialectSchema, copy_json
 from ._check import (
     Report,
@@ -102,8 +103,9 @@ def mcp_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
 
 def mcp_output_needs_wrap(schema: JSON) -> bool:
     """Whether an output schema's root is not ``type: "object"`` exactly (D.1 `outputSchema`), so the
-    tool result is returned as ``{"result": <value>}``. The runtime uses the same rule."""
-    return not (isinstance(schema, dict) and schema.get("type") == "object")
+    tool result is returned as ``{"result": <value>}``: `toolgen.results.result_shape`, the rule the
+    build records in ``policy.json`` (``output.shape``) and the runtime shapes answers by."""
+    return result_shape(schema) != "object"
 
 
 def _wrap_result(schema: JSON) -> dict[str, JSON]:

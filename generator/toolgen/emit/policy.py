@@ -36,7 +36,8 @@ def row_json(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = 
         "timeout_ms": row.timeout_ms,
         "pagination": row.pagination.to_json() if row.pagination else None,
         "output": {"fields": list(row.output.fields), "max_bytes": row.output.max_bytes,
-                   "redact": list(row.output.redact), "schema_mode": row.output.schema_mode},
+                   "redact": list(row.output.redact), "schema_mode": row.output.schema_mode,
+                   "shape": row.output.shape, "body": row.output.body, "accept": row.output.accept},
         "auth": [{"scheme": a.scheme, "kind": a.kind, "in": a.location, "name": a.wire_name, "secret": a.secret,
                   "scopes": list(a.scopes)} for a in row.auth],
         "request": {

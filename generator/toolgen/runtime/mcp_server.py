@@ -15,7 +15,9 @@ annotations) and results are exactly what the runtime returns:
   still says what is known: ``result_known`` (the call itself succeeded), the idempotency key of its
   completed receipt, the mismatch, and the result as text;
 - tool failure (validation, policy, timeout, upstream...): ``isError: true`` with the structured error
-  ``{"error": {...}}`` as ``structuredContent`` and as text — the model sees it and can correct itself;
+  ``{"error": {...}}`` as the one text block (JSON) — the model sees it and can correct itself. An
+  error result carries no ``structuredContent``: it would have to conform to the tool's
+  ``outputSchema``, which describes results, not errors (clients validate it);
   an ``approval_required`` of a record tool executing a stored preview names the request to approve
   in ``error.details.request`` (and the ``preview_id`` in ``error.details.preview_id``);
 - protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params).
@@ -149,9 +151,11 @@ def to_call_tool_result(result: CallResult) -> Any:
         )
     assert result.error is not None
     payload = result.error.to_json()
+    # no structuredContent: a tool's outputSchema describes its results, not its errors (MCP
+    # 2025-11-25 "Output Schema": structured results MUST conform), and clients validate
+    # structuredContent against it; the MCP SDK's own servers send errors as text only
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
-        structured_content=payload,
         is_error=True,
     )
 

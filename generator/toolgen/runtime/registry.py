@@ -56,6 +56,7 @@ import httpx
 import jsonschema_rs
 
 from ..pointer import join_pointer
+from ..results import RESULT_KEY, binary_summary, media_kind, shape_body
 from . import credentials as creds
 from .approvals import (
     APPROVAL_MODES,
@@ -97,7 +98,6 @@ from .shaping import (
     redact,
     redact_anywhere,
     shrink,
-    wrap_body,
 )
 
 #: Bodies larger than this are not read into memory (bytes).
@@ -214,6 +214,8 @@ class ToolSpec:
     redact_tree: dict[str, Any]
     check_tools: tuple[str, ...] = ()
     rewrites: dict[str, Rewrites] = field(default_factory=dict)
+    #: the members the output schema's root requires: the output budget drops them last
+    required_members: frozenset[str] = frozenset()
 
 
 #: The catalogs a caller's model may have seen (`Registry.call`'s `dialect`).
@@ -386,31 +388,37 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def _decode_body(headers: httpx.Headers | None, content: bytes) -> tuple[Any, str | None]:
-    """(decoded body, problem): JSON for JSON media types (and for untyped bodies that parse), text
-    for other text, a size note for binary. `problem` is set, and the body not to be trusted, when
-    a JSON body does not parse or nests deeper than `MAX_RESPONSE_DEPTH`, or the API sent an HTML
-    page (an error or login page, never a tool result)."""
+def _decode_body(headers: httpx.Headers | None, content: bytes, expect: str | None = None) -> tuple[Any, str | None]:
+    """(decoded body, problem) by the answer's Content-Type (`toolgen.results.media_kind`) and what
+    the spec says may come (`expect`, the row's ``output.body``): JSON for JSON media types (any
+    ``+json`` type, ``text/json``, with or without parameters), and tried first for a wildcard or
+    missing type and, when the spec says JSON (``expect == "json"``), for any type but HTML (a
+    springdoc ``*/*`` answer labelled ``text/plain`` or ``application/octet-stream``); text for
+    other text; `toolgen.results.binary_summary` for binary. `problem` is set, and the body not to
+    be trusted, when a JSON body does not parse or nests deeper than `MAX_RESPONSE_DEPTH`, or the
+    API sent an HTML page (an error or login page, never a tool result)."""
     if not content:
         return None, None
     ctype = (headers.get("content-type", "") if headers is not None else "").lower()
-    if "json" in ctype or not ctype:
+    kind = media_kind(ctype)
+    html = "html" in ctype
+    if kind in ("json", "any") or (expect == "json" and not html):
         try:
             # RFC 8259 §8.1: JSON between systems is UTF-8 (no UTF-16/32 detection, so a secret cannot
             # hide from the byte-level check in another encoding); NaN and Infinity are not JSON
             value = strict_json(content.decode("utf-8-sig"))
         except (ValueError, RecursionError):
-            if "json" in ctype:
+            if kind == "json":
                 return content[:2000].decode("utf-8", "replace"), "invalid JSON"
         else:
             if _depth_exceeds(value, MAX_RESPONSE_DEPTH):
                 return None, f"JSON nested deeper than {MAX_RESPONSE_DEPTH} levels"
             return value, None
-    if "html" in ctype:
+    if html:
         return content[:2000].decode("utf-8", "replace"), "an HTML page where data was expected"
-    if ctype.startswith("text/") or "xml" in ctype or not ctype:
+    if kind in ("text", "any"):
         return content.decode(_text_charset(headers) or "utf-8", "replace"), None
-    return {"content_type": ctype.split(";")[0], "bytes": len(content)}, None
+    return binary_summary(ctype, len(content)), None
 
 
 def _permission_error(tool: str, row: Mapping[str, Any], actor: Actor) -> ToolError | None:
@@ -576,6 +584,7 @@ class Registry:
             redact_tree=field_tree(out_policy.get("redact") or []),
             rewrites={str(d): compile_rewrites(records) for d, records in (row.get("dialect_rewrites") or {}).items()
                       if isinstance(records, list)},
+            required_members=frozenset(r for r in (output_schema or {}).get("required") or [] if isinstance(r, str)),
         )
 
     @classmethod
@@ -1195,7 +1204,7 @@ class Registry:
             status = outcome.status
             headers = outcome.headers or httpx.Headers()
             content = creds.scrub_bytes(outcome.content, secret_values) if secret_values else outcome.content
-            body, unreadable = _decode_body(headers, content)
+            body, unreadable = _decode_body(headers, content, (row.get("output") or {}).get("body"))
             if _may_hold_secret(content, secret_values, headers):
                 body = _scrub(body, secret_values)
             success = [int(s) for s in row.get("success_status") or []]
@@ -1669,14 +1678,15 @@ class Registry:
             if page.get("next_cursor") is None:  # the last of this page's items is shown: say why it ends
                 page.update(marker)
             return page, omitted
+        # projection and redaction apply to an object body, or to each item of an array body
         if isinstance(body, list):
-            # an array body: projection and redaction apply to each item, then it is wrapped
-            items_out = [project(redact(i, spec.redact_tree), spec.field_tree) for i in body]
-            return enforce_budget({"result": items_out}, max_bytes, list_key="result")
-        shaped_body = wrap_body(body, status)
-        if isinstance(body, dict):
-            shaped_body = project(redact(shaped_body, spec.redact_tree), spec.field_tree)
-        return enforce_budget(shaped_body, max_bytes)
+            body = [project(redact(i, spec.redact_tree), spec.field_tree) for i in body]
+        elif isinstance(body, dict):
+            body = project(redact(body, spec.redact_tree), spec.field_tree)
+        shaped_body = shape_body(body, out_policy.get("shape"), status)
+        return enforce_budget(shaped_body, max_bytes,
+                              list_key=RESULT_KEY if isinstance(shaped_body.get(RESULT_KEY), list) else None,
+                              keep=spec.required_members)
 
     # -- tools by identity -----------------------------------------------------------------------
 

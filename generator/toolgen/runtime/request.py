@@ -720,6 +720,10 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                     or any(k for *_, k in body.multipart)):
         canonical_content, _, canonical_type = body.encode(req.get("content_type"), with_key=False)
     wire_headers = [(k, v) for k, v, _ in headers]
+    accept = (row.get("output") or {}).get("accept")
+    if isinstance(accept, str) and accept and not any(k.lower() == "accept" for k, _ in wire_headers):
+        # the response offers JSON next to other media types: ask for the one the output schema describes
+        wire_headers.append(("Accept", accept))
     if content_type is not None:
         wire_headers.append(("Content-Type", content_type))
     if cookies:

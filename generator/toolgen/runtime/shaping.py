@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from ..results import TRUNCATED_KEY
 from .errors import ToolError, make_error
 
 REDACTED = "[redacted]"
@@ -102,15 +103,6 @@ def get_path(value: Any, dotted: str | None) -> Any:
     return value
 
 
-def wrap_body(body: Any, status: int) -> dict[str, Any]:
-    """A non-object body becomes ``{"result": body}``; an empty body ``{"status": status}``."""
-    if body is None:
-        return {"status": status}
-    if isinstance(body, dict):
-        return body
-    return {"result": body}
-
-
 def compact_size(value: Any) -> int:
     """UTF-8 byte length of the compact JSON serialisation."""
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
@@ -127,20 +119,24 @@ def _largest_list(value: dict[str, Any]) -> str | None:
     return best
 
 
-def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | None = None) -> tuple[dict[str, Any], int]:
+def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | None = None,
+                   keep: Iterable[str] = ()) -> tuple[dict[str, Any], int]:
     """Cut `result` to at most `max_bytes` (compact JSON, UTF-8) and mark the cut.
 
     Items are dropped from the end of `list_key` (or the largest top-level array) first; if that is
-    not enough, long strings are shortened (suffix ``"…"``). A cut result carries
-    ``"_truncated": {"original_bytes": n, "omitted_items": k}``. Returns (result, omitted_items).
-    `max_bytes` <= 0 disables the budget.
+    not enough, long strings are shortened (suffix ``"…"``), then the largest members are dropped
+    (those not in `keep`, the members the output schema requires, first). An object is never
+    emptied to the marker alone while a member fits. A cut result carries ``"_truncated":
+    {"original_bytes": n, "omitted_items": k[, "shortened_members": [path, ...]][,
+    "omitted_members": [name, ...]]}`` (paths dotted, at most 20 listed).
+    Returns (result, omitted_items). `max_bytes` <= 0 disables the budget.
     """
     original = compact_size(result)
     if max_bytes <= 0 or original <= max_bytes:
         return result, 0
     out = dict(result)
-    marker = {"original_bytes": original, "omitted_items": 0}
-    out["_truncated"] = marker
+    marker: dict[str, Any] = {"original_bytes": original, "omitted_items": 0}
+    out[TRUNCATED_KEY] = marker
     key = list_key if list_key is not None and isinstance(out.get(list_key), list) else _largest_list(out)
     omitted = 0
     if key is not None:
@@ -161,6 +157,7 @@ def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | No
         if compact_size(out) <= max_bytes:
             return out, omitted
     # shorten strings, longest first
+    shortened: list[str] = []
     for _ in range(64):
         size = compact_size(out)
         if size <= max_bytes:
@@ -169,11 +166,24 @@ def enforce_budget(result: dict[str, Any], max_bytes: int, *, list_key: str | No
         if path is None or length <= 16:
             break
         excess = size - max_bytes
-        keep = max(8, length - excess - 8)
-        _set_in(out, path, _get_in(out, path)[:keep] + "…")
-    if compact_size(out) <= max_bytes:
-        return out, omitted
-    return {"_truncated": marker}, omitted
+        keep_chars = max(8, length - excess - 8)
+        _set_in(out, path, _get_in(out, path)[:keep_chars] + "…")
+        dotted = ".".join(str(p) for p in path)
+        if dotted not in shortened and len(shortened) < 20:
+            shortened.append(dotted)
+            marker["shortened_members"] = shortened
+    # drop the largest members: optional ones first, required ones only when nothing else is left
+    required = set(keep)
+    order = sorted((k for k in out if k != TRUNCATED_KEY),
+                   key=lambda k: (k in required, -compact_size(out[k]), k))
+    dropped: list[str] = []
+    for name in order:
+        if compact_size(out) <= max_bytes:
+            break
+        del out[name]
+        dropped.append(name)
+        marker["omitted_members"] = dropped[:20]
+    return out, omitted
 
 
 #: Strings up to this many characters are never shortened by `shrink`.

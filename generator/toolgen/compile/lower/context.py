@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...diagnostics import DiagnosticSink, SourceLocation
+from ...results import ResponseBody, Shape
 from ..intent import LoadedIntentMap
 from ..ir import ArgBinding, AuthBinding, BodyEncoding, FixedValue, NarrowedArg, Pagination, Toolset
 from ..load import SpecDocument
@@ -46,6 +47,9 @@ class Lowered:
     success: tuple[int, ...]
     op_scopes: tuple[str, ...]
     narrowed: tuple[NarrowedArg, ...] = ()
+    shape: Shape = "object"
+    body: ResponseBody = "json"
+    accept: str | None = None
 
 
 @dataclass

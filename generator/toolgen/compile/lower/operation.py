@@ -45,7 +45,8 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
         return ctx.intents.locate(*where, *more) if explicit else doc.locate(op.pointer)
 
     # read-only: `tool_output_schema` builds a new tree (projection / depth limit) from it
-    response_schema, success, response_ptr, link_header = success_response(ctx, op, copy=False)
+    response = success_response(ctx, op, copy=False)
+    response_schema, success, link_header = response.schema, response.statuses, response.link
     pag_spec = paging_spec(ctx, op, intent, group, params, response_schema, link_header)
     plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,
                           paging=paging_params(op, pag_spec, params, iloc), iloc=iloc)
@@ -83,12 +84,12 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     args, narrowed = narrow_args(op, intent, args, iloc)
     if pagination is not None:
         args.extend(paging_args(pagination))
-    output_schema = tool_output_schema(ctx, op, intent, pagination, response_schema, response_ptr, iloc)
+    max_bytes = intent.output.max_bytes if intent.output and intent.output.max_bytes else defaults.output_max_bytes
+    output_schema, shape = tool_output_schema(ctx, op, intent, pagination, response, iloc, max_bytes=max_bytes)
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
     return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
-                   plan.auth, success,
-                   op_scopes, narrowed)
+                   plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept)
 
 
 def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:

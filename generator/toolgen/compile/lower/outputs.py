@@ -10,51 +10,179 @@ and wide schemas cut to the deepest level that fits the node budget.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from ...pointer import join_pointer
+from ...results import (
+    BINARY_SCHEMA,
+    RESULT_KEY,
+    TRUNCATED_KEY,
+    TRUNCATED_SCHEMA,
+    ResponseBody,
+    Shape,
+    media_kind,
+    result_shape,
+)
 from ..intent import ToolIntent
 from ..ir import Pagination
 from ..load import SpecDocument
 from ..operations import Operation
-from ..schema import SchemaConverter, limit_depth, object_view, project_schema
-from .body import pick_media
+from ..schema import SchemaConverter, copy_tree, limit_depth, object_view, project_schema
 from .context import Ctx, Skip
 
 
-def success_response(ctx: Ctx, op: Operation, *, copy: bool = True) -> tuple[Any, tuple[int, ...], str, bool]:
-    """(canonical schema of the success response or None, declared 2xx statuses, pointer, Link header?).
+@dataclass(frozen=True)
+class SuccessBody:
+    """The success response an operation's tool returns.
+
+    `schema`: the canonical schema of the body as the runtime decodes it (None: no body is declared);
+    `statuses`: the declared 2xx statuses; `pointer`: where `schema` is in the spec; `link`: the
+    response declares a ``Link`` header; `body`: how the runtime reads it (``json``: JSON, tried
+    whatever the answer's Content-Type says unless it is HTML; ``text``; ``binary``: a
+    `toolgen.results.BINARY_SCHEMA` summary; ``none``); `empty`: an empty body is also a success
+    (another 2xx without content, or a ``null`` body); `accept`: the media type to ask for
+    (``Accept``) when the response offers JSON next to other media types, else None."""
+
+    schema: Any
+    statuses: tuple[int, ...]
+    pointer: str
+    link: bool
+    body: ResponseBody = "none"
+    empty: bool = False
+    accept: str | None = None
+
+
+def _structured(schema: Any) -> bool:
+    """Whether a declared schema describes an object or an array (or a composition / reference,
+    which in a spec's response means a structured document), so its body can only be JSON."""
+    if not isinstance(schema, dict):
+        return False
+    t = schema.get("type")
+    types = t if isinstance(t, list) else [t]
+    if "object" in types or "array" in types:
+        return True
+    if t is None:
+        return any(k in schema for k in ("properties", "items", "additionalProperties", "allOf", "anyOf",
+                                         "oneOf", "$ref"))
+    return False
+
+
+def _pick_response_media(content: dict[str, Any]) -> tuple[str, Literal["json", "any", "text", "binary"], bool]:
+    """(media type, how to read it, whether JSON is assumed rather than declared): a JSON media type
+    first (``application/json`` before vendor and ``+json`` types), then a wildcard or unknown type
+    whose schema is an object or array, then a wildcard, text, and binary."""
+    keys = [str(k) for k in content]
+    kinds = {k: media_kind(k) for k in keys}
+
+    def schema_of(key: str) -> Any:
+        node = content[key]
+        return node.get("schema") if isinstance(node, dict) else None
+
+    jsons = [k for k in keys if kinds[k] == "json"]
+    if jsons:
+        exact = [k for k in jsons if k.split(";")[0].strip().lower() == "application/json"]
+        return (exact or jsons)[0], "json", False
+    for k in keys:
+        if kinds[k] in ("any", "binary") and _structured(schema_of(k)):
+            return k, "json", True
+    for k in keys:
+        if kinds[k] == "any":
+            return k, "any", True
+    for k in keys:
+        if kinds[k] == "text":
+            return k, "text", False
+    return keys[0], "binary", False
+
+
+def success_response(ctx: Ctx, op: Operation, *, copy: bool = True) -> SuccessBody:
+    """The success response of `op` (`SuccessBody`): the first 2xx with a body (by status).
+
+    Media types are read by `toolgen.results.media_kind`. A wildcard (``*/*``, springdoc's default)
+    or unknown media type whose schema is an object or array is read as JSON; a wildcard without
+    such a schema may carry anything (the output schema is ``{}``, the runtime tries JSON, then
+    text). Both are guesses the spec does not confirm: the build warns (`response-media-assumed-json`,
+    `response-media-unknown`) at the media type's pointer.
 
     ``copy=False``: the schema is read-only (it shares the converter's memo; see `SchemaConverter.convert`)."""
     responses = op.node.get("responses")
     if not isinstance(responses, dict):
-        return None, (), op.pointer, False
+        return SuccessBody(None, (), op.pointer, False)
     codes = sorted(str(c) for c in responses if str(c).startswith("2") or str(c).upper() == "2XX")
     success = tuple(int(c) for c in codes if c.isdigit())
     order = [c for c in codes if c.isdigit()] + [c for c in codes if not c.isdigit()]
     if not order and "default" in responses:
         order = ["default"]
+    empty = False
+    chosen: SuccessBody | None = None
     for code in order:
         ptr = join_pointer(op.pointer, "responses", code)
         node, node_ptr = ctx.converter.resolve(responses[code], ptr)
         if not isinstance(node, dict):
             continue
-        raw_headers = node.get("headers")
-        headers: dict[str, Any] = raw_headers if isinstance(raw_headers, dict) else {}
-        link = any(str(h).lower() == "link" for h in headers)
         content = node.get("content")
         if not isinstance(content, dict) or not content:
-            if code in ("204", "205") or len(order) == 1:
-                return None, success, node_ptr, link
+            if code[0] == "2":
+                empty = True
+            if chosen is None and (code in ("204", "205") or len(order) == 1):
+                chosen = SuccessBody(None, success, node_ptr, _has_link(node))
             continue
-        media, encoding = pick_media(content)
-        media_node = content[media] if isinstance(content[media], dict) else {}
-        if encoding != "json" or "schema" not in media_node:
-            return {"type": "string", "description": f"Response body ({media})."}, success, node_ptr, link
-        schema_ptr = join_pointer(node_ptr, "content", media, "schema")
-        return (ctx.converter.convert(media_node["schema"], schema_ptr, "output", copy=copy), success, schema_ptr,
-                link)
-    return None, success, op.pointer, False
+        if chosen is not None and chosen.schema is not None:
+            continue
+        chosen = _media_body(ctx, op, node, node_ptr, content, success, copy=copy)
+    if chosen is None:
+        return SuccessBody(None, success, op.pointer, False)
+    if chosen.schema is None:
+        return chosen
+    if empty or _admits_null(chosen.schema):
+        return replace(chosen, empty=True)
+    return chosen
+
+
+def _has_link(node: dict[str, Any]) -> bool:
+    raw_headers = node.get("headers")
+    return any(str(h).lower() == "link" for h in (raw_headers if isinstance(raw_headers, dict) else {}))
+
+
+def _admits_null(schema: Any) -> bool:
+    """Whether a canonical schema's root admits ``null`` (a type list with null, or a null branch)."""
+    if not isinstance(schema, dict):
+        return False
+    t = schema.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t):
+        return True
+    return any(isinstance(b, dict) and b.get("type") == "null" for b in schema.get("anyOf") or [])
+
+
+def _media_body(ctx: Ctx, op: Operation, node: dict[str, Any], node_ptr: str, content: dict[str, Any],
+                success: tuple[int, ...], *, copy: bool) -> SuccessBody:
+    media, kind, assumed = _pick_response_media(content)
+    media_node = content[media] if isinstance(content[media], dict) else {}
+    media_ptr = join_pointer(node_ptr, "content", media)
+    link = _has_link(node)
+    if assumed and ctx.intents is not None:
+        if kind == "json":
+            ctx.sink.warning("response-media-assumed-json",
+                             f"{op.key} answers {media!r}, which does not say JSON; its schema is an object or "
+                             "array, so the tool reads the answer as JSON", ctx.doc.locate(media_ptr),
+                             "declare the success response as application/json in the spec")
+        else:
+            ctx.sink.warning("response-media-unknown",
+                             f"{op.key} answers {media!r} without an object or array schema; the tool returns "
+                             "the answer as JSON when it parses, else as text, unchecked",
+                             ctx.doc.locate(media_ptr),
+                             "declare the media type and schema of the success response in the spec")
+    accept = media if kind == "json" and len(content) > 1 else None
+    if kind == "text":
+        return SuccessBody({"type": "string", "description": f"Response body ({media})."}, success, node_ptr,
+                           link, "text")
+    if kind == "binary":
+        return SuccessBody(copy_tree(BINARY_SCHEMA), success, node_ptr, link, "binary")
+    if kind == "any" or "schema" not in media_node:
+        return SuccessBody({}, success, media_ptr, link, "json", accept=accept)
+    schema_ptr = join_pointer(media_ptr, "schema")
+    schema = ctx.converter.convert(media_node["schema"], schema_ptr, "output", copy=copy)
+    return SuccessBody(schema, success, schema_ptr, link, "json", accept=accept)
 
 
 def field_schema(schema: Any, dotted: str, *, array: bool = False, defs: dict[str, Any] | None = None) -> Any:
@@ -91,14 +219,20 @@ def field_schema(schema: Any, dotted: str, *, array: bool = False, defs: dict[st
 REDACTED_SCHEMA: dict[str, Any] = {"description": "Redacted by the runtime policy.", "enum": ["[redacted]", None]}
 
 
-def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: Pagination | None, response: Any,
-                       response_ptr: str, iloc: Any) -> dict[str, Any]:
-    """The output schema with `output.redact` paths checked against the response and replaced by the
-    value the runtime puts there, so a redacted `format: email` field still validates."""
-    out = _shaped_output_schema(ctx, op, intent, pagination, response, response_ptr, iloc)
+def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: Pagination | None,
+                       body: SuccessBody, iloc: Any, *, max_bytes: int = 0) -> tuple[dict[str, Any], Shape]:
+    """(output schema, result shape): the schema with `output.redact` paths checked against the
+    response and replaced by the value the runtime puts there (so a redacted `format: email` field
+    still validates), and the shape (`toolgen.results.result_shape`) the runtime gives the body. With
+    a size budget (`max_bytes` > 0) an object root that closes its members admits the budget's
+    ``_truncated`` marker."""
+    response = body.schema
+    out, shape = _shaped_output_schema(ctx, op, intent, pagination, body, iloc)
+    if max_bytes > 0:
+        _admit_truncation(out)
     redact = list(intent.output.redact) if intent.output else []
     if not redact:
-        return out
+        return out, shape
     base = response
     if pagination is not None and isinstance(response, dict):
         items = field_schema(response, pagination.items_field, array=True) or {}
@@ -115,10 +249,19 @@ def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: 
                        f"{op.key}, so nothing would be redacted", iloc("output", "redact", index),
                        "use a dotted path of the response (the same form as output.fields)")
         target = out["properties"]["items"]["items"] if pagination is not None else out
-        if pagination is None and "result" in out.get("properties", {}) and "items" in out["properties"]["result"]:
-            target = out["properties"]["result"]["items"]
+        if shape == "result":
+            target = out["properties"][RESULT_KEY]  # through its items and null branch
         _redact_in(target, path.split("."))
-    return out
+    return out, shape
+
+
+def _admit_truncation(out: dict[str, Any]) -> None:
+    """Declare the budget's ``_truncated`` member on an output root that would otherwise reject it
+    (``additionalProperties``/``unevaluatedProperties`` other than true, or ``patternProperties``)."""
+    closed = any(key in out and out[key] is not True
+                 for key in ("additionalProperties", "unevaluatedProperties", "patternProperties"))
+    if closed and TRUNCATED_KEY not in out.get("properties", {}):
+        out["properties"] = {**out.get("properties", {}), TRUNCATED_KEY: copy_tree(TRUNCATED_SCHEMA)}
 
 
 def _redact_in(node: Any, parts: list[str]) -> None:
@@ -139,13 +282,14 @@ def _redact_in(node: Any, parts: list[str]) -> None:
 
 
 def _shaped_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: Pagination | None,
-                          response: Any, response_ptr: str, iloc: Any) -> dict[str, Any]:
+                          body: SuccessBody, iloc: Any) -> tuple[dict[str, Any], Shape]:
+    response = body.schema
     fields = list(intent.output.fields) if intent.output else []
     depth = (intent.output.depth if intent.output and intent.output.depth else ctx.intents.model.defaults.output_depth)
     if response is None:
         return {"type": "object", "properties": {
             "status": {"type": "integer", "description": "HTTP status of the (empty) response."}},
-                "required": ["status"]}
+                "required": ["status"]}, "status"
     node_budget = ctx.intents.model.defaults.output_schema_nodes
     schema = dict(response)  # shallow: the helpers below build new trees and never mutate their input
     defs = schema.pop("$defs", None)
@@ -181,43 +325,43 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, paginatio
         }
         if item_defs:
             out["$defs"] = item_defs
-        return out
-    view = object_view(schema)
-    if view is not None and "$ref" not in schema and not schema.get("anyOf") and not schema.get("oneOf"):
+        return out, "object"
+    # the body schema as the tool returns it; `result_shape` decides whether it is wrapped
+    node: dict[str, Any]
+    if (object_view(schema) is not None and "$ref" not in schema and not schema.get("anyOf")
+            and not schema.get("oneOf") and not body.empty):
         node = project(schema, "response")
-        node_defs = node.pop("$defs", None)
         node.setdefault("properties", {})
-        t = node.get("type")
-        if isinstance(t, list):  # a nullable object root: the runtime wraps null as {"result": null}
-            node["type"] = "object"
-        if node_defs:
-            node["$defs"] = node_defs
-        return node
-    if fields and (schema.get("anyOf") or schema.get("oneOf") or "$ref" in schema):
+        node["type"] = "object"  # `properties` without `type` (or `type: [object]`): the body is an object
+    elif fields and (schema.get("anyOf") or schema.get("oneOf") or "$ref" in schema) and not body.empty:
         # a union (Stripe: customer | deleted_customer): each object branch keeps the fields it has
         node = project(schema, "response")
-        node_defs = node.pop("$defs", None)
-        out = {"type": "object", **{k: v for k, v in node.items() if k != "type"}}
-        if node_defs:
-            out["$defs"] = node_defs
-        return out
-    if fields and field_schema(schema, "", array=True) is not None:
-        # an array body (GitHub's label lists): the fields apply to each item, wrapped as {"result": [...]}
+        node = {"type": "object", **{k: v for k, v in node.items() if k != "type"}}
+    elif fields and field_schema(schema, "", array=True) is not None:
+        # an array body (GitHub's label lists): the fields apply to each item
         item = project(dict(schema.get("items", {})), "items")
         item_defs = item.pop("$defs", None)
-        out = {"type": "object", "properties": {"result": {"type": "array", "items": item}}, "required": ["result"]}
+        node = {"type": "array", "items": item}
         if item_defs:
-            out["$defs"] = item_defs
-        return out
-    if fields:
+            node["$defs"] = item_defs
+    elif fields and not body.empty:
         raise Skip("output-not-object", f"output.fields needs an object response; {op.key} returns "
                    f"{_describe_type(schema)}", iloc("output", "fields"), "remove output.fields")
-    inner = _bounded({**schema, "$defs": defs} if defs else schema, depth, node_budget)
-    inner_defs = inner.pop("$defs", None)
-    out = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
-    if inner_defs:
-        out["$defs"] = inner_defs
-    return out
+    else:
+        node = _bounded({**schema, "$defs": defs} if defs else schema, depth, node_budget)
+    if body.empty and not _admits_null(node):
+        node_defs = node.pop("$defs", None)
+        node = {"anyOf": [node, {"type": "null"}]} if node else node
+        if node_defs:
+            node["$defs"] = node_defs
+    shape = result_shape(node)
+    if shape == "object":
+        return node, shape
+    node_defs = node.pop("$defs", None)
+    out = {"type": "object", "properties": {RESULT_KEY: node}, "required": [RESULT_KEY]}
+    if node_defs:
+        out["$defs"] = node_defs
+    return out, shape
 
 
 def _bounded(schema: dict[str, Any], depth: int, budget: int) -> dict[str, Any]:
@@ -266,6 +410,6 @@ def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operat
     that response declares a `Link` header). Raises `DiagnosticError` for a schema it cannot convert.
     ``copy=False``: the schema is read-only, sharing the converter's memo (a reader that looks at many
     operations then holds each distinct schema once, not one copy per operation)."""
-    schema, _, _, link = success_response(Ctx(doc, None, converter.sink, "", converter), op,  # type: ignore[arg-type]
-                                          copy=copy)
-    return schema, link
+    body = success_response(Ctx(doc, None, converter.sink, "", converter), op,  # type: ignore[arg-type]
+                            copy=copy)
+    return body.schema, body.link

@@ -38,6 +38,9 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         redact=tuple(intent.output.redact) if intent.output else (),
         schema_mode=(intent.output.schema_mode if intent.output and intent.output.schema_mode
                      else defaults.output_schema_mode),
+        shape=lowered.shape,
+        body=lowered.body,
+        accept=lowered.accept,
     )
     timeout = intent.timeout_ms or defaults.timeout_ms
     summary = summary_of(ctx, op, intent, defaults.description_max_chars)

@@ -9,6 +9,7 @@ types or enums, different consts) raise a located ``schema-allof-conflict``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -159,3 +160,18 @@ def drop_properties(built: Built) -> Built:
         else:
             del out["required"]
     return built._replace(schema=out)
+
+
+def admit_dropped(schema: dict[str, Any], dropped: frozenset[str]) -> dict[str, Any]:
+    """An output object schema that dropped its `writeOnly` members (`dropped`) but closes its
+    members (``additionalProperties``/``unevaluatedProperties`` other than true) admits them again
+    through ``patternProperties`` on exactly their names: the spec's own schema accepts an answer
+    that carries one, so the tool's output schema must too. Other schemas are returned unchanged."""
+    if not dropped or not any(key in schema and schema[key] is not True
+                              for key in ("additionalProperties", "unevaluatedProperties")):
+        return schema
+    pattern = "^(?:" + "|".join(re.escape(name) for name in sorted(dropped)) + ")$"
+    patterns = schema.get("patternProperties")
+    out = dict(schema)
+    out["patternProperties"] = {**(patterns if isinstance(patterns, dict) else {}), pattern: {}}
+    return out

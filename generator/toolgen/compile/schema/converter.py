@@ -15,7 +15,7 @@ from typing import Any
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from ...pointer import join_pointer, resolve_pointer
 from ..load import SpecDocument
-from .composition import CompositionMixin, drop_properties
+from .composition import CompositionMixin, admit_dropped, drop_properties
 from .formats import finish_values, value_keyword
 from .nullability import ReadWriteMixin, make_nullable
 from .refs import RefsMixin, Scc, def_name_for_pointer
@@ -181,6 +181,8 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
                 result = drop_properties(result)
         else:
             result = local
+        if context == "output" and result.dropped:
+            result = result._replace(schema=admit_dropped(result.schema, result.dropped))
         if node.get("nullable") is True or node.get("x-nullable") is True:
             result = result._replace(schema=make_nullable(result.schema))
         return result

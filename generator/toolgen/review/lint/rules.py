@@ -212,6 +212,14 @@ for _id, _sev, _summary, _help in (
      "Fix the schema in the spec as the hint says; the tool takes the repaired schema the message names."),
     ("schema-invalid", "warning", "A schema object in the spec is malformed.", "Fix the spec."),
     ("spec-schema-invalid", "warning", "A part of the spec does not follow the OpenAPI schema.", "Fix the spec."),
+    ("response-media-assumed-json", "warning",
+     ("A success response's media type (`*/*`, `application/*` or an unknown type) does not say JSON, but its "
+     "schema is an object or array: the tool reads the answer as JSON."),
+     "Declare the success response as application/json in the spec."),
+    ("response-media-unknown", "warning",
+     ("A success response's media type is a wildcard without an object or array schema: the tool returns the "
+     "answer as JSON when it parses, else as text, unchecked."),
+     "Declare the media type and schema of the success response in the spec."),
 ):
     _rule(_id, _sev, _summary, _help, "build")  # type: ignore[arg-type]
 # a property of the spec that the build handles (recursive schemas become $defs): nothing to fix
