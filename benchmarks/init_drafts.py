@@ -85,7 +85,9 @@ def gate_one(spec: Path, label: str, timeout: float, python_path: str | None) ->
             row["init_error"] = out.strip().splitlines()[-1][:200] if out.strip() else ""
             return row
         text = (cwd / "draft.yaml").read_text(encoding="utf-8")
-        row["left_out"] = text.count("\n#   ") + text.count("\n# - ")
+        # left-out operations: one `why:` line each (before: one `#   OPERATION: reason` line each)
+        listed = text.split("# Operations left out", 1)[1] if "# Operations left out" in text else ""
+        row["left_out"] = text.count("\n#   why: ") or listed.count("\n#   ")
         rc, out, secs = _run(["lint", "--strict", "--format", "json", "draft.yaml"], cwd, timeout, python_path)
         row["lint_strict"] = rc
         try:
@@ -160,8 +162,12 @@ def reads(args: argparse.Namespace) -> int:
         label = spec.relative_to(args.corpus / "api").as_posix()
         try:
             doc = load_spec(spec, sink=DiagnosticSink())
-            result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
-                                      command="toolgen init")
+            try:
+                result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
+                                          command="toolgen init", decisions=False)
+            except TypeError:  # a source tree from before `decisions` (a base commit)
+                result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
+                                          command="toolgen init")
         except (DiagnosticError, RecursionError, ValueError) as exc:
             unreadable += 1
             print(f"{label}: not drafted ({type(exc).__name__})", file=sys.stderr)

@@ -327,9 +327,11 @@ def _error_alone(doc: SpecDocument, data: dict[str, Any], key: str, api: str, ou
             "uncomment the intent and run `toolgen lint` to see why")
 
 
-def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str) -> InitResult:
+def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str,
+                     decisions: bool = True) -> InitResult:
     """The draft intent map of `doc` (see the module docstring). `spec_ref` is the `spec:` value
-    (relative to `out`); `command` is quoted in the header comment."""
+    (relative to `out`); `command` is quoted in the header comment. `decisions=False` skips linting
+    the draft (no `# decide [RULE]` notes, `InitResult.decisions` empty)."""
     drafter = _Drafter(doc, api)
     operations = list_operations(doc)
     id_counts: dict[str, int] = {}
@@ -367,16 +369,16 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
             del data["tools"][key]
         if not retried:
             break
-    decisions = _decisions(doc, data, api, out)
+    found = _decisions(doc, data, api, out) if decisions else []
     by_key = {d.key: d for d in drafts}
-    for key, code, message, hint in decisions:
+    for key, code, message, hint in found:
         if key in by_key:
             by_key[key].notes.append(_one_line(f"decide [{code}]: {message}; {hint}")[:300])
     text = _render(doc, drafts, data, left_out, command,
-                   [f"decide [{code}]: {message}" for key, code, message, _ in decisions if key not in by_key])
+                   [f"decide [{code}]: {message}" for key, code, message, _ in found if key not in by_key])
     skipped = [(item.operation, item.reason) for item in left_out]
     return InitResult(text, api, len(drafts), skipped, sorted(set(_auth_secrets(doc, api).values())), left_out,
-                      [(key if key in by_key else "", code, message) for key, code, message, _ in decisions])
+                      [(key if key in by_key else "", code, message) for key, code, message, _ in found])
 
 
 def _decisions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> list[tuple[str, str, str, str]]:
