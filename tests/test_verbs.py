@@ -61,6 +61,9 @@ def test_words(text: str, expected: list[str]) -> None:
     ("tagResource", ("tag", "write")),
     ("PostCustomers", ("post", "write")),
     ("getDeletedItems", ("get", "read")),
+    ("admin_inviteRequests_approved_list", ("list", "read")),  # "invite" names the resource here
+    ("functions_list_triggers", ("list", "read")),
+    ("droplets_get_DestroyAssociatedResourcesStatus", ("get", "read")),
     ("userTags", None),  # a noun-like verb at the end names the resource
     ("productOrder", None),
 ])
@@ -75,6 +78,10 @@ def test_name_verb(text: str, verb: tuple[str, str] | None) -> None:
     ("Copies a snapshot", ("copy", "write")),
     ("Tags a resource", ("tag", "write")),  # a noun-like verb followed by a determiner is a verb
     ("Messages in a channel", None),
+    ("Block transactions", None),  # a noun-like first word without a determiner is a noun
+    ("Latest block", None),
+    ("Stake pool updates", None),  # past the first word, only a verb as written counts
+    ("Bulk delete users", ("delete", "destructive")),
     ("Use this endpoint to delete things", None),  # past the first three words
 ])
 def test_sentence_verb(text: str, verb: tuple[str, str] | None) -> None:
@@ -121,6 +128,12 @@ def test_guess_effect(op: Operation, effect: str, doubtful: bool) -> None:
 def test_changes_named_skips_resource_nouns_in_paths() -> None:
     assert changes_named(_op("GET", "/orders")) == []
     assert changes_named(_op("GET", "/repos/{id}/tags")) == []
+    assert changes_named(_op("GET", "/v1/exchange_rates")) == []  # a compound ending in a plural
+    assert changes_named(_op("GET", "/Recordings/{sid}/AddOnResults.json")) == []
+    assert changes_named(_op("GET", "/Usage/Triggers.json")) == []
+    assert changes_named(_op("GET", "/repos/{r}/stats/commit_activity")) == []  # a noun first
+    assert changes_named(_op("GET", "/users.lookupByEmail")) == []  # the method is the last dotted part
+    assert [e.verb for e in changes_named(_op("GET", "/views.update"))] == ["update"]
     assert [e.verb for e in changes_named(_op("GET", "/orders/{id}/cancel"))] == ["cancel"]
 
 

@@ -114,20 +114,24 @@ def words(text: str) -> list[str]:
     return out
 
 
-def verb_effect(word: str, *, nouns: bool = True, inflected_nouns: bool = False) -> tuple[str, Effect] | None:
+def verb_effect(word: str, *, nouns: bool = True, inflected_nouns: bool = False,
+                inflected: bool = True) -> tuple[str, Effect] | None:
     """(the verb, its effect) for a word, inflections reduced (deletes, copies); None when the word is
     no known verb. A verb that is also a common noun (`NOUN_LIKE`) counts only uninflected
     (``tag``, not ``tags``: ``issues/list`` names issues) unless `inflected_nouns`, and not at all
-    when `nouns` is false."""
+    when `nouns` is false. `inflected=False` takes the word only as written (``reboot``, not
+    ``triggers``)."""
     w = word.lower()
     if w in NOUN_LIKE and not nouns:
         return None
     candidates = [w]
-    if w.endswith("ies") and len(w) > 4:
+    if not inflected:
+        candidates = candidates[:1]
+    if inflected and w.endswith("ies") and len(w) > 4:
         candidates.append(w[:-3] + "y")
-    if w.endswith("es") and len(w) > 3:
+    if inflected and w.endswith("es") and len(w) > 3:
         candidates.append(w[:-2])
-    if w.endswith("s") and len(w) > 2:
+    if inflected and w.endswith("s") and len(w) > 2:
         candidates.append(w[:-1])
     for i, c in enumerate(candidates):
         if i and c in NOUN_LIKE and not inflected_nouns:
@@ -142,22 +146,28 @@ def verb_effect(word: str, *, nouns: bool = True, inflected_nouns: bool = False)
 
 
 def name_verb(text: str) -> tuple[str, Effect] | None:
-    """The verb of an identifier (operationId, Action, path segment): the first word of its last
-    ``.``/``/`` segment (``compute.instances.delete``, ``issues/list-for-repo``), else its first word,
-    else the first word of its last ``_`` segment (``VirtualMachines_Delete``), else its last word
-    (``userDelete``). A leading ``GET_``-style method prefix is dropped."""
+    """The verb of an identifier (operationId, Action): the first word of its last ``.``/``/``
+    segment (``compute.instances.delete``, ``issues/list-for-repo``), else its first word, else the
+    first word of each later ``_`` segment in turn (``VirtualMachines_Delete``,
+    ``droplets_list_associatedResources``; a noun-like verb there is the resource:
+    ``admin_inviteRequests_list``), else its last word as written (``userDelete``; a plural or a
+    noun there names the resource: ``functionTriggers``). A leading ``GET_``-style method prefix is
+    dropped."""
     text = _METHOD_PREFIX.sub("", text.strip())
     ws = words(text)
     if not ws:
         return None
     dotted = [w for w in (words(p) for p in re.split(r"[./]+", text)) if w]
     snaked = [w for w in (words(p) for p in text.split("_")) if w]
-    tries = ([dotted[-1][0]] if len(dotted) > 1 else []) + [ws[0], snaked[-1][0]]
-    for word in tries:
+    for word in ([dotted[-1][0]] if len(dotted) > 1 else []) + [ws[0]]:
         found = verb_effect(word)
         if found is not None:
             return found
-    return verb_effect(ws[-1], nouns=False)
+    for segment in snaked[1:]:
+        found = verb_effect(segment[0], nouns=False)
+        if found is not None:
+            return found
+    return verb_effect(ws[-1], nouns=False, inflected=False)
 
 
 _DETERMINERS = frozenset({"a", "an", "the", "one", "all", "your", "this", "that", "these", "multiple", "specified",
@@ -165,11 +175,21 @@ _DETERMINERS = frozenset({"a", "an", "the", "one", "all", "your", "this", "that"
 
 
 def sentence_verb(text: str, within: int = 3) -> tuple[str, Effect] | None:
-    """The first verb among the first `within` words of a summary (HTML tags dropped). A verb that is
-    also a noun counts inflected when a determiner follows (``Tags a resource``, not ``Tags of``)."""
+    """The verb of a summary (HTML tags dropped): its first word (``Deletes``, ``Returns``); a verb
+    that is also a noun (`NOUN_LIKE`) only when a determiner follows (``Tags a resource``, not
+    ``Block transactions``). Then, among the first `within` words, a verb as written and not
+    noun-like (``Bulk delete``; not ``Stake pool updates``)."""
     ws = words(text)
-    for i, word in enumerate(ws[:within]):
-        found = verb_effect(word, inflected_nouns=i + 1 < len(ws) and ws[i + 1] in _DETERMINERS)
+    if not ws:
+        return None
+    determined = len(ws) > 1 and ws[1] in _DETERMINERS
+    noun_like = verb_effect(ws[0], inflected_nouns=True) is not None and verb_effect(ws[0], nouns=False) is None
+    if not noun_like or determined:
+        found = verb_effect(ws[0], inflected_nouns=determined)
+        if found is not None:
+            return found
+    for word in ws[1:within]:
+        found = verb_effect(word, nouns=False, inflected=False)
         if found is not None:
             return found
     return None
@@ -233,16 +253,25 @@ def evidence(op: Operation) -> list[Evidence]:
     return out
 
 
+_FORMATS = frozenset({"json", "xml", "csv", "txt", "html", "yaml", "pdf"})
+
+
 def _path_verb(segment: str) -> tuple[str, Effect] | None:
-    """A path segment names a change only when it is a verb alone or leads with one (``reboot``,
-    ``cancel``, ``bulk-delete``): a noun segment (``/users``) says nothing; read verbs in paths
-    (``/search``) count too."""
-    ws = words(segment)
+    """A path segment names what is done only when it leads with a verb as written: alone
+    (``reboot``, ``cancel``, ``search``) or a verb phrase (``remove-token``, ``bulk-delete``). A
+    compound ending in a plural is a resource (``exchange_rates``, ``upload_sessions``,
+    ``AddOnResults``), as is a plural alone (``Triggers.json``); a format suffix does not count."""
+    parts = [p for p in segment.split(".") if p and p.lower() not in _FORMATS]
+    ws = words(parts[-1]) if parts else []  # ``users.lookupByEmail``: the method is the last part
     if not ws:
         return None
-    found = verb_effect(ws[0])
+    if len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and verb_effect(ws[-1]) is None:
+        return None
+    if len(ws) > 1 and ws[0] in NOUN_LIKE:
+        return None  # ``commit_activity``, ``merge-async``: a noun first
+    found = verb_effect(ws[0], inflected=False)
     if found is None and len(ws) > 1:
-        found = verb_effect(ws[-1])
+        found = verb_effect(ws[-1], nouns=False, inflected=False)
         if found is not None and found[1] == "read":
             return None
     return found
@@ -270,7 +299,7 @@ NOUN_LIKE = frozenset({
     "like", "issue", "schedule", "status", "health", "info", "options", "put", "post", "patch", "exchange",
     "upload", "merge", "deploy", "invite", "subscribe", "follow", "match", "lock", "run", "sync", "scale",
     "reply", "store", "mark", "test", "void", "complete", "close", "open", "login", "logout", "signup",
-    "signin", "signout", "claim", "commit", "change", "pay", "notify", "view",
+    "signin", "signout", "claim", "commit", "change", "pay", "notify", "view", "archive",
 })
 
 
