@@ -112,10 +112,11 @@ def gate(args: argparse.Namespace) -> int:
         jobs += [(p, "corpus/" + p.relative_to(args.corpus / "api").as_posix()) for p in picked]
     else:
         print(f"no corpus at {args.corpus}: skipped", file=sys.stderr)
-    with ThreadPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(lambda j: gate_one(j[0], j[1], args.timeout, args.python_path), jobs))
-    for row in rows:
-        print(json.dumps(row), flush=True)
+    rows = []
+    with ThreadPoolExecutor(args.jobs) as pool:  # each row printed as soon as it and those before it are done
+        for row in pool.map(lambda j: gate_one(j[0], j[1], args.timeout, args.python_path), jobs):
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     summary = _summary(rows)
     print(json.dumps(summary, indent=1))
     if args.save:

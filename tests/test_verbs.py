@@ -64,6 +64,9 @@ def test_words(text: str, expected: list[str]) -> None:
     ("admin_inviteRequests_approved_list", ("list", "read")),  # "invite" names the resource here
     ("functions_list_triggers", ("list", "read")),
     ("droplets_get_DestroyAssociatedResourcesStatus", ("get", "read")),
+    ("issueListIssues", ("list", "read")),  # a noun-like first word gives way to a plain verb
+    ("TagAliases_QueryItem", ("query", "read")),
+    ("Get.Count.openShifts-bdbd", ("get", "read")),
     ("userTags", None),  # a noun-like verb at the end names the resource
     ("productOrder", None),
 ])
@@ -78,6 +81,8 @@ def test_name_verb(text: str, verb: tuple[str, str] | None) -> None:
     ("Copies a snapshot", ("copy", "write")),
     ("Tags a resource", ("tag", "write")),  # a noun-like verb followed by a determiner is a verb
     ("Messages in a channel", None),
+    ("Invoke function usedRange", ("invoke", "read")),  # OData: functions read, actions change
+    ("Invoke action restore", ("invoke", "write")),
     ("Block transactions", None),  # a noun-like first word without a determiner is a noun
     ("Latest block", None),
     ("Stake pool updates", None),  # past the first word, only a verb as written counts

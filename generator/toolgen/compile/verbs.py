@@ -159,14 +159,19 @@ def name_verb(text: str) -> tuple[str, Effect] | None:
         return None
     dotted = [w for w in (words(p) for p in re.split(r"[./]+", text)) if w]
     snaked = [w for w in (words(p) for p in text.split("_")) if w]
+    noun: tuple[str, Effect] | None = None  # a noun-like verb first: kept unless a plain verb follows
     for word in ([dotted[-1][0]] if len(dotted) > 1 else []) + [ws[0]]:
         found = verb_effect(word)
-        if found is not None:
+        if found is not None and found[0] not in NOUN_LIKE:
             return found
+        noun = noun or found
     for segment in snaked[1:]:
         found = verb_effect(segment[0], nouns=False)
         if found is not None:
             return found
+    if noun is not None:  # ``issueListIssues``, ``TagAliases_QueryItem``: the plain verb, else the noun's
+        plain = next((f for f in (verb_effect(w, nouns=False, inflected=False) for w in ws[1:]) if f), None)
+        return plain or noun
     return verb_effect(ws[-1], nouns=False, inflected=False)
 
 
@@ -182,6 +187,8 @@ def sentence_verb(text: str, within: int = 3) -> tuple[str, Effect] | None:
     ws = words(text)
     if not ws:
         return None
+    if ws[:2] == ["invoke", "function"]:  # OData: a function has no side effects (an action does)
+        return "invoke", "read"
     determined = len(ws) > 1 and ws[1] in _DETERMINERS
     noun_like = verb_effect(ws[0], inflected_nouns=True) is not None and verb_effect(ws[0], nouns=False) is None
     if not noun_like or determined:
@@ -299,7 +306,7 @@ NOUN_LIKE = frozenset({
     "like", "issue", "schedule", "status", "health", "info", "options", "put", "post", "patch", "exchange",
     "upload", "merge", "deploy", "invite", "subscribe", "follow", "match", "lock", "run", "sync", "scale",
     "reply", "store", "mark", "test", "void", "complete", "close", "open", "login", "logout", "signup",
-    "signin", "signout", "claim", "commit", "change", "pay", "notify", "view", "archive",
+    "signin", "signout", "claim", "commit", "change", "pay", "notify", "view", "archive", "set", "purchase",
 })
 
 
