@@ -12,7 +12,8 @@ sorted ``api/**/*.json|yaml`` files), runs ``toolgen init SPEC --no-project``, t
 --strict --format json`` and ``toolgen build --emit openai,anthropic,mcp,policy`` on the draft, each
 in a fresh process with a timeout, and records the exit codes and the error rules of lint.
 ``--python-path DIR`` runs those commands from another source tree (to compare with a base commit).
-Results: ``benchmarks/results/init_drafts.md`` (+ ``.json``).
+Rows are printed as JSON lines, then a summary; ``--save`` writes them to
+``benchmarks/results/init_drafts.json``. The figures are in ``benchmarks/results/init_drafts.md``.
 
 ``reads``: drafts every corpus spec in-process (`toolgen.review.init.draft_intent_map`) and lists
 each intent drafted ``effect: read`` whose Action, operationId, path or summary names a change
