@@ -1,6 +1,6 @@
 """Generator-side assertions of the shared fault cases (../shared/cases/*/EXPECTED.md).
 
-Each case is built with an include-everything intent map (effects inferred from the method). The
+Each case is built with an include-everything intent map (effects inferred, see toolgen.compile.verbs). The
 runtime-side assertions ("Runtime: ..." lines) live in tests/runtime/test_runtime_fault_cases.py.
 """
 

@@ -299,3 +299,245 @@ def test_a_large_draft_defers_its_toolsets(tmp_path: Path, monkeypatch: pytest.M
     assert cli("build", "-q").exit_code == 0
     policy = json.loads((tmp_path / "generated" / "things" / "policy.json").read_text(encoding="utf-8"))
     assert {r["loading"] for r in policy["tools"]} == {"deferred"}
+
+
+def _write_spec(tmp_path: Path, name: str, spec: dict[str, Any]) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
+    return path
+
+
+def _aws_op(action: str, doc: str) -> dict[str, Any]:
+    return {"operationId": f"GET_{action}", "description": f"<p>{doc}</p>",
+            "parameters": [{"name": "DBInstanceIdentifier", "in": "query", "required": True,
+                            "schema": {"type": "string"}},
+                           {"name": "Action", "in": "query", "required": True,
+                            "schema": {"type": "string", "enum": [action]}}],
+            "responses": {"200": {"description": "Success"}}}
+
+
+#: the AWS Query shape (RDS, ElastiCache, CloudFormation): every action is a GET on `/#Action=X`
+_AWS_QUERY = {
+    "openapi": "3.0.0", "info": {"title": "Amazon RDS", "version": "2014-10-31"},
+    "servers": [{"url": "https://rds.example.com"}],
+    "paths": {
+        "/#Action=DeleteDBInstance": {"get": _aws_op("DeleteDBInstance", "Deletes a DB instance.")},
+        "/#Action=RebootDBInstance": {"get": _aws_op("RebootDBInstance", "Reboots a DB instance.")},
+        "/#Action=DescribeDBInstances": {"get": _aws_op("DescribeDBInstances", "Describes DB instances.")},
+        "/?Action=TerminateInstances": {"get": {"parameters": [{"name": "InstanceId", "in": "query",
+                                                                 "required": True, "schema": {"type": "string"}}],
+                                                 "responses": {"200": {"description": "Success"}}}},
+        "/things/search": {"post": {"operationId": "searchThings", "summary": "Search things",
+                                    "requestBody": {"content": {"application/json": {"schema": {
+                                        "type": "object", "properties": {"q": {"type": "string"}}}}}},
+                                    "responses": {"200": {"description": "ok"}}}},
+        "/things/{id}": {"get": {"operationId": "getThing", "summary": "Creates the thing when it is missing",
+                                 "parameters": [{"name": "id", "in": "path", "required": True,
+                                                 "schema": {"type": "string"}}],
+                                 "responses": {"200": {"description": "ok"}}}},
+    },
+}
+
+
+def test_a_get_that_changes_is_never_drafted_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  cli: Callable[..., Any]) -> None:
+    """The AWS Query shape: the effect comes from the Action (and operationId, path, summary), not the
+    method. The destructive and write GETs need approval, their MCP tools are not read-only, the
+    doubtful ones carry a `# decide:` note, and lint --strict finds no effect rule on the draft."""
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, "rds.json", _AWS_QUERY)
+    result = cli("init", "rds.json", "--out", "draft.yaml", "--no-project")
+    assert result.exit_code == 0, result.stderr
+    text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")
+    tools = _check_draft(tmp_path / "draft.yaml")["tools"]
+    by_op = {t["operation"]: t for t in tools.values()}
+    assert by_op["GET_DeleteDBInstance"]["effect"] == "destructive"
+    assert by_op["GET_DeleteDBInstance"]["approval"] == "required"
+    assert by_op["GET_RebootDBInstance"]["effect"] == "write"
+    assert by_op["GET_RebootDBInstance"]["approval"] == "required"
+    assert by_op["GET /?Action=TerminateInstances"]["effect"] == "destructive"
+    assert by_op["GET_DescribeDBInstances"]["effect"] == "read"
+    assert by_op["searchThings"]["effect"] == "read"  # a POST that searches, with a note to decide
+    assert by_op["getThing"]["effect"] == "write"  # the words disagree: a write until a human decides
+    assert "# effect: GET, but its Action `DeleteDBInstance` says `delete`: drafted destructive" in text
+    assert "# decide: POST, but its operationId `searchThings` says `search`: drafted read" in text
+    assert "# decide: GET, but its summary `Creates the thing when it is missing` says `create`" in text
+    lint = lint_target(LintTarget(tmp_path / "draft.yaml"), LintSettings())
+    codes = {d.code for d in lint.findings}
+    assert not codes & {"effect-read-names-change", "effect-write-on-safe-method", "effect-contradicts-method"}
+    assert cli("build", "draft.yaml", "--out", "gen", "-q", "--emit", "mcp,policy").exit_code == 0
+    mcp = json.loads((tmp_path / "gen" / "mcp.json").read_text(encoding="utf-8"))
+    hints = {t["name"]: t.get("annotations", {}) for t in mcp}
+    record = next(n for n in hints if n.startswith("record_") and "delete_db_instance" in n)
+    assert hints[record].get("readOnlyHint") is not True and hints[record].get("destructiveHint") is True
+    assert hints[next(n for n in hints if "describe_db_instances" in n)].get("readOnlyHint") is True
+
+
+def test_lint_flags_a_read_whose_action_says_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`effect-read-names-change`, located at the intent's `effect:` line, with the remedy."""
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, "rds.json", _AWS_QUERY)
+    (tmp_path / "map.yaml").write_text(
+        "toolgen: 1\nspec: rds.json\napi: {name: rds}\ntools:\n"
+        "  delete_db_instance:\n    operation: GET_DeleteDBInstance\n    effect: read\n    permission: rds:read\n"
+        "  describe_db_instances:\n    operation: GET_DescribeDBInstances\n    effect: read\n"
+        "    permission: rds:read\n", encoding="utf-8")
+    findings = [d for d in lint_target(LintTarget(tmp_path / "map.yaml"), LintSettings()).findings
+                if d.code == "effect-read-names-change"]
+    assert len(findings) == 1
+    (finding,) = findings
+    assert finding.location is not None and finding.location.line == 7
+    assert "Action `DeleteDBInstance` says `delete`" in finding.message
+    assert finding.hint is not None and "set `effect: destructive` and `approval: required`" in finding.hint
+
+
+def test_include_groups_infer_effects_from_the_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     cli: Callable[..., Any]) -> None:
+    """An include group's inferred effects follow the same words: the GET that deletes is destructive
+    (previewed, approved); a POST that searches stays a write (no human sees a note there)."""
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, "rds.json", _AWS_QUERY)
+    (tmp_path / "map.yaml").write_text("toolgen: 1\nspec: rds.json\napi: {name: rds}\ninclude: [{match: '*'}]\n",
+                                       encoding="utf-8")
+    assert cli("build", "map.yaml", "--out", "gen", "-q", "--emit", "policy").exit_code == 0
+    policy = json.loads((tmp_path / "gen" / "policy.json").read_text(encoding="utf-8"))
+    effects = {r["tool"]: r["effect"] for r in policy["tools"]}
+    assert effects["record_get_delete_db_instance"] == "destructive"
+    assert effects["get_describe_db_instances"] == "read"
+    assert effects["record_search_things"] == "write"
+
+
+def test_untagged_and_mixed_specs_get_toolsets_by_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       cli: Callable[..., Any]) -> None:
+    """Stripe's shape: no tags, so the toolsets come from the first path segment that is not a
+    version; deferred past 20 intents. A tagged operation keeps its tag's toolset."""
+    from toolgen.review.init import EAGER_INTENTS
+
+    paths: dict[str, Any] = {}
+    for i in range(EAGER_INTENTS + 1):
+        resource = ("customers", "charges", "invoices")[i % 3]
+        paths[f"/v1/{resource}/{{id}}/part{i}"] = {"get": {
+            "operationId": f"Get{resource.capitalize()}Part{i}", "summary": f"Get part {i}",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}}}}
+    paths["/v1/tagged"] = {"get": {"operationId": "GetTagged", "tags": ["Reports"], "summary": "Get the report",
+                                   "responses": {"200": {"description": "ok"}}}}
+    spec = {"openapi": "3.0.0", "info": {"title": "Pay", "version": "1"}, "paths": paths}
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, "pay.json", spec)
+    assert cli("init", "pay.json", "--out", "draft.yaml", "--no-project").exit_code == 0
+    data = _check_draft(tmp_path / "draft.yaml")
+    assert data["toolsets"] == {
+        "charges": {"description": "Operations under /charges.", "loading": "deferred"},
+        "customers": {"description": "Operations under /customers.", "loading": "deferred"},
+        "invoices": {"description": "Operations under /invoices.", "loading": "deferred"},
+        "reports": {"description": "Operations tagged Reports.", "loading": "deferred"}}
+    assert data["tools"]["get_customers_part0"]["toolset"] == "customers"
+    assert data["tools"]["get_tagged"]["toolset"] == "reports"
+    text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")
+    assert "# === (no tag) /customers (7 operations) ===" in text
+    assert cli("build", "draft.yaml", "--out", "gen", "-q", "--emit", "policy").exit_code == 0
+
+
+_SCOPES_SPEC = {
+    "openapi": "3.0.0", "info": {"title": "Music", "version": "1"},
+    "components": {"securitySchemes": {"oauth": {"type": "oauth2", "flows": {"authorizationCode": {
+        "authorizationUrl": "https://m.example.com/a", "tokenUrl": "https://m.example.com/t",
+        "scopes": {"library-read": "Read the library", "library-modify": "Change the library"}}}}}},
+    "security": [{"oauth": []}],
+    "paths": {
+        "/albums/{id}": {"get": {"operationId": "getAlbum", "summary": "Get an album", "tags": ["albums"],
+                                 "parameters": [{"name": "id", "in": "path", "required": True,
+                                                 "schema": {"type": "string"}}],
+                                 "responses": {"200": {"description": "ok"}}}},
+        "/me/albums": {"put": {"operationId": "saveAlbums", "summary": "Save albums", "tags": ["library"],
+                               "security": [{"oauth": ["library-modify"]}],
+                               "responses": {"200": {"description": "ok"}}}},
+    },
+}
+
+
+def test_operations_without_scopes_get_the_maps_own_permission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               cli: Callable[..., Any]) -> None:
+    """Spotify's shape: the OAuth scheme declares scopes, an operation asks for none. The draft gives
+    it `<api>:read` (not a made-up scope), and lint --strict passes on the fresh draft."""
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, "music.json", _SCOPES_SPEC)
+    result = cli("init", "music.json", "--out", "draft.yaml", "--no-project")
+    assert result.exit_code == 0, result.stderr
+    assert "`toolgen lint --strict` passes on the draft as written" in result.stderr
+    tools = _check_draft(tmp_path / "draft.yaml")["tools"]
+    assert tools["get_album"]["permission"] == "music:read"
+    assert tools["save_albums"]["permission"] == "library-modify"
+    assert "`music:read` is this map's own permission" in (tmp_path / "draft.yaml").read_text(encoding="utf-8")
+    assert cli("lint", "--strict", "draft.yaml").exit_code == 0
+    # a typo of the scope an operation does ask for is still an error
+    text = (tmp_path / "draft.yaml").read_text(encoding="utf-8").replace("permission: library-modify",
+                                                                          "permission: library-modfy")
+    (tmp_path / "draft.yaml").write_text(text, encoding="utf-8")
+    lint = lint_target(LintTarget(tmp_path / "draft.yaml"), LintSettings())
+    assert [d.code for d in lint.findings if d.severity == "error"] == ["scope-unknown"]
+
+
+def test_decisions_left_are_marked_and_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              cli: Callable[..., Any]) -> None:
+    """What `lint --strict` would still reject (here: an operation without any description) is a
+    `# decide [RULE]` note above the intent and a count on stderr; lint points at that intent."""
+    spec = json.loads(json.dumps(_SCOPES_SPEC))
+    del spec["paths"]["/albums/{id}"]["get"]["summary"]
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, "music.json", spec)
+    result = cli("init", "music.json", "--out", "draft.yaml", "--no-project")
+    assert result.exit_code == 0, result.stderr
+    assert "1 decisions left before `toolgen lint --strict` passes (1 description-missing)" in result.stderr
+    lines = (tmp_path / "draft.yaml").read_text(encoding="utf-8").splitlines()
+    marked = next(i for i, line in enumerate(lines) if "# decide [description-missing]" in line)
+    assert lines[marked + 1].strip() == "get_album:"
+    lint = cli("lint", "--strict", "draft.yaml")
+    assert lint.exit_code == 1
+    assert f"draft.yaml:{marked + 2}:" in lint.stdout and "error[description-missing]" in lint.stdout
+
+
+def test_left_out_operations_say_why_and_how_to_include_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             cli: Callable[..., Any]) -> None:
+    """DocuSign's shape: a request body beyond the schema budget. The draft lists the operation with
+    the build's reason and hint and its intent commented out; applying the remedy (a larger budget)
+    and uncommenting the intent builds it."""
+    def level(name: str, child: str | None, width: int) -> dict[str, Any]:
+        item = {"$ref": f"#/components/schemas/{child}"} if child else {"type": "string"}
+        return {name: {"type": "object", "properties": {f"{name.lower()}{i}": item for i in range(width)}}}
+
+    schemas = {**level("Envelope", "Document", 12), **level("Document", "Tab", 12), **level("Tab", "Field", 12),
+               **level("Field", None, 14)}  # 12 * 12 * 12 * 14 > 20,000 nodes once the $refs are inlined
+    spec = {"openapi": "3.0.0", "info": {"title": "Sign", "version": "1"}, "components": {"schemas": schemas},
+            "paths": {"/envelopes": {
+                "post": {"operationId": "createEnvelope", "summary": "Create an envelope", "tags": ["envelopes"],
+                         "requestBody": {"content": {"application/json": {"schema": {
+                             "$ref": "#/components/schemas/Envelope"}}}},
+                         "responses": {"201": {"description": "created"}}},
+                "get": {"operationId": "listEnvelopes", "summary": "List envelopes", "tags": ["envelopes"],
+                        "responses": {"200": {"description": "ok"}}}}}}
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, "sign.json", spec)
+    (tmp_path / "toolgen.yaml").write_text("toolgen: 1\napis: []\n", encoding="utf-8")
+    result = cli("init", "sign.json", "--out", "draft.yaml", "--no-project")
+    assert result.exit_code == 0, result.stderr
+    assert "1 operations left out" in result.stderr
+    text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")
+    assert "# === Operations left out (1): the build cannot turn them into tools as drafted ===" in text
+    assert "#   why: schema-too-large: " in text
+    assert "#   to include it: " in text
+    assert "#   create_envelope:\n#     operation: createEnvelope\n#     effect: write\n" in text
+    assert "create_envelope" not in _check_draft(tmp_path / "draft.yaml")["tools"]
+    # the remedy: raise the budget, uncomment the intent
+    start = text.index("#   create_envelope:")
+    end = text.index("\n\n", start) if "\n\n" in text[start:] else len(text)
+    block = text[start:end].splitlines()
+    fixed = text[:start] + "\n".join(line[2:] for line in block) + text[end:]
+    fixed = fixed.replace("api:\n", "budgets: {max_schema_nodes: 100000}\napi:\n", 1)
+    (tmp_path / "draft.yaml").write_text(fixed, encoding="utf-8")
+    assert "create_envelope" in _check_draft(tmp_path / "draft.yaml")["tools"]
+    build = cli("build", "draft.yaml", "--out", "gen", "-q", "--emit", "policy")
+    assert build.exit_code == 0, build.stderr
+    policy = json.loads((tmp_path / "gen" / "policy.json").read_text(encoding="utf-8"))
+    assert "record_create_envelope" in {r["tool"] for r in policy["tools"]}

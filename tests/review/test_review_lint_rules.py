@@ -89,6 +89,11 @@ CASES = [
          _set("delete_widget", effect="write")),
     Case("effect-write-on-safe-method", _set("touch_widget", effect="write", **WRITE),
          _set("touch_widget", effect="read")),
+    # a read whose operationId names a change (tests/review/test_review_init.py has the AWS Query shape,
+    # a GET that deletes); the near miss is a read whose words name no change
+    Case("effect-read-names-change", _all(_set("create_widget", effect="read"),
+                                          _drop("create_widget", "approval", "record", "idempotency")),
+         _set("touch_widget", effect="read")),
     Case("effect-delete-not-destructive", _set("delete_widget", effect="write"),
          _set("delete_widget", effect="destructive")),
     Case("destructive-without-approval", _set("delete_widget", approval="never"),

@@ -2,7 +2,8 @@
 draft intent map for a spec and add it to the project.
 
 Input: an OpenAPI document. Output: the draft of `toolgen.review.init` (with an `auth:` block naming
-the secrets it chose), written atomically to `--out` (default ``intent_maps/<api>.yaml``); an
+the secrets it chose, and `# decide [RULE]` where `toolgen lint --strict` still fails; their count
+by rule is printed), written atomically to `--out` (default ``intent_maps/<api>.yaml``); an
 existing file is kept unless --force (exit 2). The API is added to the project file (default
 ./toolgen.yaml, created if missing, comments kept), and the next steps printed keep
 `toolgen build --check` green: build the API through the project, commit generated/.
@@ -59,6 +60,15 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     left = f"; {len(result.skipped)} operations left out (listed at the end)" if result.skipped else ""
     shown = display_path(target)
     click.echo(f"toolgen: wrote {shown} ({result.intents} intents{left}).", err=True)
+    if result.decisions:
+        counts: dict[str, int] = {}
+        for _, code, _ in result.decisions:
+            counts[code] = counts.get(code, 0) + 1
+        shown_counts = ", ".join(f"{n} {code}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        click.echo(f"toolgen: {len(result.decisions)} decisions left before `toolgen lint --strict` passes "
+                   f"({shown_counts}); each is marked `# decide [RULE]` in the draft.", err=True)
+    else:
+        click.echo("toolgen: `toolgen lint --strict` passes on the draft as written.", err=True)
     steps = [f"edit {shown}: delete the intents agents do not need, decide approvals, write descriptions"]
     if no_project:
         steps += [f"toolgen lint {shown}",

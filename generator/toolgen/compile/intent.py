@@ -174,7 +174,8 @@ class ToolIntent(_Strict):
 
 
 class IncludeSpec(_Strict):
-    """A group of operations taken whole, effects inferred from the method unless given."""
+    """A group of operations taken whole, effects inferred from what each operation says it does (the verb of its
+    Action, operationId, path or summary; the method when they name none; never a read on POST) unless given."""
 
     match: str = Field("*", description="Glob on operationId, `METHOD /path`, or `tag:NAME`.")
     exclude: list[str] = Field(default_factory=list, description="Globs of the same kinds to leave out.")

@@ -4,10 +4,14 @@ Input: a loaded `SpecDocument`. Output: the intent map as YAML text (ruamel.yaml
 every operation of the spec as an explicit intent, grouped by its first tag (a comment per group),
 with
 
-- the effect inferred from the HTTP method (GET/HEAD/OPTIONS read, DELETE destructive, else write);
-- the permission from the operation's OAuth scopes when it has some, else ``<api>:read|write`` (none
-  when the operation is protected by an OAuth scheme that declares scopes but asks for none: the spec
-  says no scope is needed, and a made-up one would not exist);
+- the effect from what the operation says it does (`toolgen.compile.verbs.guess_effect`: the verb of
+  its Action, operationId, path or summary, the method only as the prior): a GET whose name says
+  delete or create is drafted destructive or write, with approval; a POST whose operationId and
+  summary both say search/query/list is drafted read; either with a `# decide:` note when the words
+  disagree, and when in doubt a write;
+- the permission from the operation's OAuth scopes when it has some, else ``<api>:read|write`` (the
+  map's own permission; a note says so when the operation is protected by an OAuth scheme but the
+  spec asks for no scope);
 - `approval: required` on every write (a comment says to decide) and destructive intent;
 - the idempotency key sent as the operation's `Idempotency-Key` header when it declares one, else
   kept for receipts only (`send_as: none`);
@@ -21,14 +25,16 @@ with
   the runtime would name it by default (``<API>_TOKEN``, or ``<API>_<SCHEME>`` for several);
 - tag descriptions as plain, wrapped comment lines (Markdown links, emphasis and headings removed);
 - a `toolsets:` block with one toolset per first tag (named by `toolgen.naming.toolset_from_tag`,
-  described by the tag's first sentence) and each intent's `toolset`: `eager` when the draft has at
+  described by the tag's first sentence), or for an untagged operation per path (the `from_path`
+  rule, `toolgen.compile.lower.toolsets.path_toolset`), and each intent's `toolset`: `eager` when the draft has at
   most `EAGER_INTENTS` intents, else `deferred` (found by tool search), for the human to pick the
   toolsets a model sees up front.
 
 Names are snake_case operationIds (``METHOD /path`` when the spec has none), valid tool names,
 unique, and at most 64 characters with the `preview_` prefix. The draft is lowered once in memory:
-an operation the build cannot turn into a tool is left out as a comment saying why, so `toolgen
-build` works on the draft and `toolgen lint` reports warnings only.
+an operation the build cannot turn into a tool is left out, and listed after the tools with why
+(the build's diagnostic), what to do (its hint) and its intent commented out, ready to uncomment once
+the remedy is applied; so `toolgen build` works on the draft and `toolgen lint` reports warnings only.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from ..compile.intent import IntentMap, LoadedIntentMap
 from ..compile.load import SpecDocument
 from ..compile.lower import lower, operation_parameters, operation_response
 from ..compile.lower.security import secret_name
-from ..compile.lower.toolsets import tag_description
+from ..compile.lower.toolsets import path_toolset, tag_description
 from ..compile.operations import (
     Operation,
     declared_oauth_scopes,
@@ -53,8 +59,10 @@ from ..compile.operations import (
 )
 from ..compile.pagination import detect
 from ..compile.schema import SchemaConverter, object_view
+from ..compile.verbs import EffectGuess, guess_effect
 from ..diagnostics import DiagnosticError, DiagnosticSink
 from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, toolset_from_tag
+from .lint import LintInput, LintSettings, apply_severity, lint_api
 
 MAX_FIELD_HINTS = 15
 #: a draft with more intents than this loads its toolsets `deferred` (found by tool search): OpenAI
@@ -72,6 +80,19 @@ class _Draft:
     intent: dict[str, Any]
     notes: list[str] = field(default_factory=list)  # comment lines above the intent
     eol: dict[str, str] = field(default_factory=dict)  # key -> end-of-line comment
+    toolset_description: str = ""
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """An operation the draft leaves out: why (the build's diagnostic), what to do to include it (its
+    hint), and the intent drafted for it (None when no intent can be drafted)."""
+
+    operation: str
+    reason: str
+    remedy: str
+    key: str | None = None
+    intent: dict[str, Any] | None = None
 
 
 @dataclass
@@ -83,6 +104,10 @@ class InitResult:
     intents: int
     skipped: list[tuple[str, str]]  # (operation, reason)
     secrets: list[str] = field(default_factory=list)  # the environment variables of its `auth:` block
+    left_out: list[LeftOut] = field(default_factory=list)  # `skipped` with remedies and drafted intents
+    #: what `toolgen lint --strict` reports on the draft as written: (intent key, or "" for the whole
+    #: map; rule id; message); each is marked `# decide [rule]` in the draft
+    decisions: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def api_name_from(text: str) -> str:
@@ -91,10 +116,34 @@ def api_name_from(text: str) -> str:
     return "_" + name if name[0].isdigit() else name
 
 
-def _effect(op: Operation) -> str:
-    if op.method in ("GET", "HEAD", "OPTIONS"):
-        return "read"
-    return "destructive" if op.method == "DELETE" else "write"
+_SAFE = ("GET", "HEAD", "OPTIONS")
+
+
+def _effect_notes(op: Operation, guess: EffectGuess, draft: _Draft) -> None:
+    """Notes where the drafted effect is not the method's: a change on a safe method, a read on POST,
+    a destructive POST/PUT/PATCH; `# decide:` when the words disagree."""
+    effect = guess.effect
+    safe = op.method in _SAFE
+    if safe and effect != "read":
+        if guess.doubtful:
+            draft.notes.append(f"decide: {guess.why}, while other words say read: drafted {effect} with approval "
+                               "until you decide; if it only reads, set `effect: read` and remove `approval` and "
+                               "`idempotency`")
+            draft.eol["effect"] = "decide"
+        else:
+            draft.notes.append(f"effect: {guess.why}: drafted {effect} from the name, not the method")
+            draft.eol["effect"] = "from the name, not the method"
+    elif not safe and effect == "read":
+        draft.notes.append(f"decide: {guess.why}: drafted read (no approval, no preview); if it changes "
+                           "anything, set `effect: write` and `approval: required`")
+        draft.eol["effect"] = "decide"
+    elif effect == "destructive" and op.method != "DELETE":
+        if guess.doubtful:
+            draft.notes.append(f"decide: {guess.why}, while other words do not: drafted destructive; make it "
+                               "`effect: write` if nothing is lost")
+            draft.eol["effect"] = "decide"
+        else:
+            draft.notes.append(f"effect: {guess.why}: drafted destructive")
 
 
 def _operation_ref(op: Operation, id_counts: dict[str, int]) -> str:
@@ -149,13 +198,15 @@ class _Drafter:
                     draft.notes.append(hint)
                     draft.eol["permission"] = "check this"
                 return unique[0] if len(unique) == 1 else unique
+        own = f"{self.api}:{'read' if effect == 'read' else 'write'}"
         if any(self.declared.get(name) for req in reqs for name in req):
-            draft.notes.append("permission: the spec asks for no OAuth scope here; add one if actors must hold it")
-            return None
-        return f"{self.api}:{'read' if effect == 'read' else 'write'}"
+            draft.notes.append(f"permission: the spec asks for no OAuth scope here; `{own}` is this map's own "
+                               "permission (rename it to what your actors hold)")
+        return own
 
     def draft(self, op: Operation, id_counts: dict[str, int]) -> _Draft:
-        effect = _effect(op)
+        guess = guess_effect(op)
+        effect = guess.effect
         key = self.name(op, effect)
         intent: dict[str, Any] = {"operation": _operation_ref(op, id_counts), "effect": effect}
         draft = _Draft(op, key, intent)
@@ -165,10 +216,15 @@ class _Drafter:
         draft.notes.append(head)
         if not summary:
             draft.notes.append("description: the spec has none; write what the tool does and when not to use it")
+        _effect_notes(op, guess, draft)
         permission = self.permission(op, effect, draft)
         if permission is not None:
             intent["permission"] = permission
-        toolset = toolset_from_tag(op.tags[0]) if op.tags else None
+        if op.tags:
+            toolset = toolset_from_tag(op.tags[0])
+            draft.toolset_description = _toolset_description(self.doc, op.tags[0])
+        else:
+            toolset, draft.toolset_description = path_toolset(op.url_path)
         if toolset is not None:
             intent["toolset"] = toolset
         try:
@@ -239,28 +295,43 @@ def _items_schema(response: Any, dotted: str) -> Any:
     return node
 
 
-def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> dict[str, str]:
-    """Lower the draft in memory: intent key -> first error message, for intents the build rejects."""
+def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> dict[str, tuple[str, str]]:
+    """Lower the draft in memory: intent key -> (the first error's code and message, its hint), for
+    intents the build rejects."""
     model = IntentMap.model_validate(data)
     loaded = LoadedIntentMap(model, out, out.name, None)
     sink = DiagnosticSink()
     ir = lower(doc, loaded, sink, api)
     produced = {t.policy.intent for t in ir.tools}
-    errors: dict[str, str] = {}
+    errors: dict[str, tuple[str, str]] = {}
     for d in sink.errors:
         pointer = d.location.pointer if d.location else None
         if pointer and pointer.startswith("/tools/"):
             key = pointer.split("/")[2].replace("~1", "/").replace("~0", "~")
-            errors.setdefault(key, f"{d.code}: {d.message}")
+            errors.setdefault(key, (f"{d.code}: {d.message}", d.hint or "see `toolgen lint --list-rules`"))
     for key in data["tools"]:
-        if key not in produced and key not in errors:
-            errors[key] = "the build cannot turn this operation into a tool (run `toolgen lint` with it to see why)"
+        if key not in produced and key not in errors:  # an error located in the spec: lower the intent alone
+            errors[key] = _error_alone(doc, data, key, api, out)
     return errors
 
 
-def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str) -> InitResult:
+def _error_alone(doc: SpecDocument, data: dict[str, Any], key: str, api: str, out: Path) -> tuple[str, str]:
+    """The first error of lowering the intent `key` alone (code: message, hint)."""
+    alone = {**data, "tools": {key: data["tools"][key]}}
+    sink = DiagnosticSink()
+    lower(doc, LoadedIntentMap(IntentMap.model_validate(alone), out, out.name, None), sink, api)
+    for d in sink.errors:
+        where = f" (at {d.location.pointer})" if d.location and d.location.pointer else ""
+        return f"{d.code}: {d.message}{where}", d.hint or "see `toolgen lint --list-rules`"
+    return ("the build cannot turn this operation into a tool",
+            "uncomment the intent and run `toolgen lint` to see why")
+
+
+def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str,
+                     decisions: bool = True) -> InitResult:
     """The draft intent map of `doc` (see the module docstring). `spec_ref` is the `spec:` value
-    (relative to `out`); `command` is quoted in the header comment."""
+    (relative to `out`); `command` is quoted in the header comment. `decisions=False` skips linting
+    the draft (no `# decide [RULE]` notes, `InitResult.decisions` empty)."""
     drafter = _Drafter(doc, api)
     operations = list_operations(doc)
     id_counts: dict[str, int] = {}
@@ -268,10 +339,11 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
         if op.operation_id:
             id_counts[op.operation_id] = id_counts.get(op.operation_id, 0) + 1
     drafts: list[_Draft] = []
-    skipped: list[tuple[str, str]] = []
+    left_out: list[LeftOut] = []
     for op in operations:
         if op.method == "TRACE":
-            skipped.append((op.key, "TRACE operations are not turned into tools"))
+            left_out.append(LeftOut(op.key, "operation-method-unsupported: TRACE operations are not turned into tools",
+                                    "none: toolgen makes no tool of a TRACE"))
             continue
         drafts.append(drafter.draft(op, id_counts))
 
@@ -285,20 +357,47 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
         if not errors:
             break
         retried = False
-        for key, message in errors.items():
+        for key, (message, hint) in errors.items():
             draft = next(d for d in drafts if d.key == key)
             idem = draft.intent.get("idempotency")
             if message.startswith("idempotency-key-collision") and idem and idem["key"] != KEY_CANDIDATES[-1]:
                 idem["key"] = KEY_CANDIDATES[KEY_CANDIDATES.index(idem["key"]) + 1]
                 retried = True
                 continue
-            skipped.append((draft.op.key, message))
+            left_out.append(LeftOut(draft.op.key, message, hint, key, draft.intent))
             drafts.remove(draft)
             del data["tools"][key]
         if not retried:
             break
-    text = _render(doc, drafts, data, skipped, command)
-    return InitResult(text, api, len(drafts), skipped, sorted(set(_auth_secrets(doc, api).values())))
+    found = _decisions(doc, data, api, out) if decisions else []
+    by_key = {d.key: d for d in drafts}
+    for key, code, message, hint in found:
+        if key in by_key:
+            by_key[key].notes.append(_one_line(f"decide [{code}]: {message}; {hint}")[:300])
+    text = _render(doc, drafts, data, left_out, command,
+                   [f"decide [{code}]: {message}" for key, code, message, _ in found if key not in by_key])
+    skipped = [(item.operation, item.reason) for item in left_out]
+    return InitResult(text, api, len(drafts), skipped, sorted(set(_auth_secrets(doc, api).values())), left_out,
+                      [(key if key in by_key else "", code, message) for key, code, message, _ in found])
+
+
+def _decisions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> list[tuple[str, str, str, str]]:
+    """What `toolgen lint --strict` (default severities) reports on the draft: (intent key or "", rule
+    id, message, hint) per finding at error level after --strict; decisions only a human can make
+    (project an output, write a description, choose the intents of a large catalog)."""
+    loaded = LoadedIntentMap(IntentMap.model_validate(data), out, out.name, None)
+    sink = DiagnosticSink()
+    ir = lower(doc, loaded, sink, api)
+    settings = LintSettings()
+    findings = apply_severity(lint_api(LintInput(doc, loaded, ir, list(sink.items), settings)), settings, strict=True)
+    out_: list[tuple[str, str, str, str]] = []
+    for d in findings:
+        if d.severity != "error":
+            continue
+        pointer = d.location.pointer if d.location and d.location.pointer else ""
+        key = pointer.split("/")[2].replace("~1", "/").replace("~0", "~") if pointer.startswith("/tools/") else ""
+        out_.append((key, d.code, d.message, d.hint or ""))
+    return out_
 
 
 def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, str]]:
@@ -310,7 +409,7 @@ def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, st
     for d in drafts:
         name = d.intent.get("toolset")
         if isinstance(name, str) and name not in out:
-            out[name] = {"description": _toolset_description(doc, d.op.tags[0]), "loading": loading}
+            out[name] = {"description": d.toolset_description or f"Operations of {name}.", "loading": loading}
     return dict(sorted(out.items()))
 
 
@@ -322,9 +421,14 @@ def _toolset_description(doc: SpecDocument, tag: str) -> str:
 
 
 def _group_order(doc: SpecDocument, drafts: list[_Draft]) -> list[tuple[str, list[_Draft]]]:
+    """Drafts grouped by first tag (the spec's tag order first), untagged ones by their path toolset."""
     groups: dict[str, list[_Draft]] = {}
     for d in drafts:
-        tag = d.op.tags[0] if d.op.tags else ""
+        if d.op.tags:
+            tag = d.op.tags[0]
+        else:
+            name = d.intent.get("toolset")
+            tag = f"(no tag) {d.toolset_description.removeprefix('Operations under ').rstrip('.')}" if name else ""
         groups.setdefault(tag, []).append(d)
     declared = [str(t.get("name")) for t in doc.data.get("tags") or [] if isinstance(t, dict)]
     order = [t for t in declared if t in groups] + [t for t in groups if t not in declared]
@@ -389,9 +493,58 @@ def plain_comment_lines(markdown: str, width: int = TAG_WIDTH, max_lines: int = 
     return lines
 
 
-def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipped: list[tuple[str, str]],
-            command: str) -> str:
+def _intent_node(intent: dict[str, Any]) -> Any:
+    """An intent as a ruamel mapping, its nested mappings and lists in flow style."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    node = CommentedMap()
+    for k, v in intent.items():
+        if isinstance(v, dict):
+            inner = CommentedMap(v)
+            inner.fa.set_flow_style()
+            node[k] = inner
+        elif isinstance(v, list):
+            seq = CommentedSeq(v)
+            seq.fa.set_flow_style()
+            node[k] = seq
+        else:
+            node[k] = v
+    return node
+
+
+def _dump(root: Any) -> str:
     from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    buf = io.StringIO()
+    yaml.dump(root, buf)
+    return buf.getvalue()
+
+
+def left_out_lines(left_out: list[LeftOut]) -> list[str]:
+    """The comment lines (without ``# ``) listing left-out operations: per operation why, what to do,
+    and its drafted intent indented as under `tools:`, so uncommenting it (``# `` removed) puts it back."""
+    from ruamel.yaml.comments import CommentedMap
+
+    if not left_out:
+        return []
+    lines = [f"=== Operations left out ({len(left_out)}): the build cannot turn them into tools as drafted ===",
+             "Each: why, what to do, and its intent. Apply the remedy, uncomment the intent (delete the",
+             "leading `# `; it belongs under `tools:`), then run `toolgen lint`."]
+    for item in left_out:
+        lines += ["", f"{_one_line(item.operation)}", f"  why: {_one_line(item.reason)[:400]}",
+                  f"  to include it: {_one_line(item.remedy)[:400]}"]
+        if item.key is not None and item.intent is not None:
+            root = CommentedMap()
+            root[item.key] = _intent_node(item.intent)
+            lines += ["  " + line for line in _dump(root).rstrip("\n").split("\n")]
+    return lines
+
+
+def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], left_out: list[LeftOut],
+            command: str, map_decisions: list[str]) -> str:
     from ruamel.yaml.comments import CommentedMap
 
     raw_info = doc.data.get("info")
@@ -420,20 +573,7 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipp
     for tag, members in _group_order(doc, drafts):
         first = True
         for d in members:
-            node = CommentedMap()
-            for k, v in d.intent.items():
-                if isinstance(v, dict):
-                    inner = CommentedMap(v)
-                    inner.fa.set_flow_style()
-                    node[k] = inner
-                elif isinstance(v, list):
-                    from ruamel.yaml.comments import CommentedSeq
-
-                    seq = CommentedSeq(v)
-                    seq.fa.set_flow_style()
-                    node[k] = seq
-                else:
-                    node[k] = v
+            node = _intent_node(d.intent)
             for k, comment in d.eol.items():
                 if k in node:
                     node.yaml_add_eol_comment(comment, k)
@@ -447,38 +587,49 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], skipp
                 first = False
             lines += d.notes
             tools.yaml_set_comment_before_after_key(d.key, before="\n".join(_comment_lines(lines)), indent=2)
+    missing = left_out_lines(left_out)
     if data.get("toolsets"):
         sets = CommentedMap()
         for name, spec in data["toolsets"].items():
-            entry = CommentedMap(spec)
+            entry = CommentedMap({k: _flow_safe(v) for k, v in spec.items()})
             entry.fa.set_flow_style()
             sets[name] = entry
         root["toolsets"] = sets
         deferred = any(spec["loading"] == "deferred" for spec in data["toolsets"].values())
-        root.yaml_set_comment_before_after_key("toolsets", before=(
-            "\nToolsets (namespaces), one per tag. "
+        # the left-out intents go right after the last tool, so an uncommented one lands under `tools:`
+        root.yaml_set_comment_before_after_key("toolsets", before="\n".join(["", *missing, ""] if missing else [""]) + (
+            "\nToolsets (namespaces), one per tag (or per path for untagged operations). "
             + ("With this many tools they are deferred: a model finds their tools by tool search.\n"
                "Make the toolsets an agent needs first `eager` (a few, under 20 tools up front)."
                if deferred else "All eager: every tool is in the catalog up front.")), indent=0)
-    yaml = YAML(typ="rt")
-    yaml.width = 4096
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    buf = io.StringIO()
-    yaml.dump(root, buf)
-    body = buf.getvalue()
+    body = _dump(root)
     header = [
         f"Draft intent map for {title}" + (f" {version}" if version else "") + f", written by `{command}`.",
-        "Review it before use: effects are inferred from the HTTP method, approval is required on every",
-        "write until you decide otherwise, and pagination was detected from parameter names. Delete the",
-        "intents agents do not need (a catalog of more than 128 tools does not fit one OpenAI request),",
-        "add a description that says when NOT to use a tool, and project large outputs with output.fields.",
+        "Review it before use: effects come from what each operation's name says it does (its Action,",
+        "operationId, path or summary; the method only when they say nothing), approval is required on",
+        "every write until you decide otherwise (`# decide:` marks the choices left), and pagination was",
+        "detected from parameter names. Delete the intents agents do not need (a catalog of more than 128",
+        "tools does not fit one OpenAI request), add a description that says when NOT to use a tool, and",
+        "project large outputs with output.fields.",
     ]
-    text = "".join(f"# {line}\n" for line in header) + body
-    if skipped:
-        text += "\n# Operations left out (the build cannot turn them into tools as drafted):\n"
-        for key, reason in skipped:
-            text += f"#   {_one_line(key)}: {_one_line(reason)[:300]}\n"
+    if map_decisions:
+        header += ["", "Decisions left for the whole map (`toolgen lint --strict` reports them until made):"]
+        header += [_one_line(line)[:300] for line in map_decisions]
+    text = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header) + body
+    if missing and not data.get("toolsets"):
+        text += "".join(f"# {line}\n".replace("# \n", "#\n") for line in ["", *missing])
     return text
+
+
+_FLOW_INDICATORS = re.compile(r"[?:,\[\]{}#&*!|>'\"%@`]")
+
+
+def _flow_safe(value: Any) -> Any:
+    """A string double-quoted when it holds a YAML indicator (``What will you make?``): a plain
+    scalar with one inside a flow mapping is read differently, or not at all, by YAML 1.1 parsers."""
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    return DoubleQuotedScalarString(value) if isinstance(value, str) and _FLOW_INDICATORS.search(value) else value
 
 
 def _auth_secrets(doc: SpecDocument, api: str) -> dict[str, str]:
@@ -513,7 +664,7 @@ def _comment_lines(lines: list[str]) -> list[str]:
     return [line.replace("\n", " ") for line in lines]
 
 
-__all__ = ["InitResult", "api_name_from", "draft_intent_map", "plain_comment_lines"]
+__all__ = ["InitResult", "LeftOut", "api_name_from", "draft_intent_map", "left_out_lines", "plain_comment_lines"]
 
 
 def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:

@@ -2,7 +2,8 @@
 
 Input: a `SpecDocument` and a `LoadedIntentMap`. Output: `ApiIR`. Explicit intents are lowered first,
 then every operation an `include` group matches and no tool covers yet (its intent inferred from
-the HTTP method; its name from the operationId, shortened and made unique). Diagnostics go to the
+what the operation says it does, `toolgen.compile.verbs.guess_effect`, never a read on a method that
+is not safe; its name from the operationId, shortened and made unique). Diagnostics go to the
 sink: errors in explicit intents make the build fail (the caller raises), while an operation that
 an `include` group cannot lower is skipped with a warning that says why (never silently dropped).
 """
@@ -29,6 +30,7 @@ from ..operations import (
     suggest_operations,
 )
 from ..schema import Interner, SchemaBudget, SchemaConverter
+from ..verbs import guess_effect
 from .context import Ctx, Skip
 from .parameters import merged_parameters
 from .tools import lower_intent
@@ -202,12 +204,9 @@ def _infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolInte
     effect: Effect
     if group.effect != "inferred":
         effect = group.effect
-    elif op.method in ("GET", "HEAD", "OPTIONS"):
-        effect = "read"
-    elif op.method == "DELETE":
-        effect = "destructive"
-    else:
-        effect = "write"
+    else:  # from what the operation says it does; never a read that the method does not make one
+        guessed = guess_effect(op).effect
+        effect = "write" if guessed == "read" and op.method not in ("GET", "HEAD", "OPTIONS") else guessed
     defaults = ctx.intents.model.defaults
     approval = group.approval or (
         None if effect == "read" else defaults.approval_destructive if effect == "destructive"

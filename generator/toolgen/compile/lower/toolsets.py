@@ -110,12 +110,19 @@ _NOT_RESOURCES = re.compile(r"^(v[0-9]+(\.[0-9]+)*|api|rest)$", re.IGNORECASE)
 
 
 def _path_source(op: Operation) -> tuple[str | None, str, Origin]:
-    """The toolset name and description `from_path` gives `op`: its path's first literal segment that
-    is not a version (``/v1/customers/{id}`` -> customers)."""
-    for segment in op.url_path.split("/"):
+    """The toolset name and description `from_path` gives `op` (`path_toolset`)."""
+    name, description = path_toolset(op.url_path)
+    return name, description, "path"
+
+
+def path_toolset(url_path: str) -> tuple[str | None, str]:
+    """The toolset name and description `from_path` gives a path: its first literal segment that is not
+    a version or API prefix (``/v1/customers/{id}`` -> customers, "Operations under /customers.");
+    (None, "") when it has none (``/``, ``/{id}``, ``/?Action=X``)."""
+    for segment in url_path.split("?", 1)[0].split("/"):
         if segment and not segment.startswith("{") and not _NOT_RESOURCES.match(segment):
-            return toolset_from_tag(segment), f"Operations under /{segment}.", "path"
-    return None, "", "path"
+            return toolset_from_tag(segment), f"Operations under /{segment}."
+    return None, ""
 
 
 def _derived_toolset(ctx: Ctx, name: str | None, description: str, origin: Origin,

@@ -35,6 +35,7 @@ from ...compile.operations import (
 )
 from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
 from ...compile.schema import SchemaBudget, SchemaConverter
+from ...compile.verbs import changes_named
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...dialects import catalog_request_problems
 from ...dialects.openai import openai_parameters
@@ -54,6 +55,7 @@ from .rules import (
     DESTRUCTIVE_WITHOUT_APPROVAL,
     EFFECT_CONTRADICTS_METHOD,
     EFFECT_DELETE_NOT_DESTRUCTIVE,
+    EFFECT_READ_NAMES_CHANGE,
     EFFECT_WRITE_ON_SAFE_METHOD,
     IDEMPOTENCY_HEADER_UNUSED,
     IDEMPOTENCY_HONOUR_UNDECLARED,
@@ -255,13 +257,24 @@ class _Linter:
                 names[tool.name] = tool
 
     def check_effects(self) -> None:
+        """The effect against the method and against what the operation's words say it does
+        (`toolgen.compile.verbs.changes_named`): a read that names a change is flagged whatever the
+        method; a write on GET is confirmed by its words, else flagged."""
         for view in self.views:
             method, effect = view.op.method, view.main.policy.effect
             loc = self.where(view, "effect")
+            changes = changes_named(view.op)
             if effect == "read" and method in ("DELETE", "PUT", "PATCH"):
                 self.add(EFFECT_CONTRADICTS_METHOD, f"`{view.key}` is marked read but {view.op.key} is a {method}",
                          loc, tool=view.main.name)
-            elif effect != "read" and method in ("GET", "HEAD", "OPTIONS"):
+            elif effect == "read" and changes:
+                strongest = "destructive" if any(e.effect == "destructive" for e in changes) else "write"
+                self.add(EFFECT_READ_NAMES_CHANGE, f"`{view.key}` is marked read, but {view.op.key}: "
+                         f"{'; '.join(e.says() for e in changes[:2])}",
+                         loc, f"if it changes something, set `effect: {strongest}` and `approval: required` (a read "
+                         "is never previewed or approved, and its MCP tool says readOnlyHint); if it only reads, set "
+                         "`effect-read-names-change` to `off` in toolgen.yaml `lint.severity`", tool=view.main.name)
+            elif effect != "read" and method in ("GET", "HEAD", "OPTIONS") and not changes:
                 self.add(EFFECT_WRITE_ON_SAFE_METHOD, f"`{view.key}` is marked {effect} but {view.op.key} is a "
                          f"{method}; confirm that this API mutates on {method}", loc, tool=view.main.name)
             elif effect == "write" and method == "DELETE":
@@ -319,6 +332,9 @@ class _Linter:
             reqs = operation_requirements(self.doc, view.op)
             if not any(name in declared and declared[name] for r in reqs for name in r):
                 continue  # the operation is not protected by an OAuth scheme with scopes
+            if not any(name in declared and isinstance(scopes, list) and scopes for r in reqs
+                       for name, scopes in r.items()):
+                continue  # the spec asks for no scope here: the permission is the map's own name
             for scope in view.main.policy.permission:
                 if scope not in known:
                     close = difflib.get_close_matches(scope, sorted(known), n=1)

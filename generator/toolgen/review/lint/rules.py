@@ -70,8 +70,16 @@ EFFECT_CONTRADICTS_METHOD = _rule(
     "marked read).",
     "Mark it `write` or `destructive`: a read tool is never previewed, approved or made idempotent.")
 EFFECT_WRITE_ON_SAFE_METHOD = _rule(
-    "effect-write-on-safe-method", "warning", "A GET/HEAD/OPTIONS operation is marked write or destructive.",
+    "effect-write-on-safe-method", "warning", "A GET/HEAD/OPTIONS operation whose Action, operationId, path "
+    "and summary name no change is marked write or destructive.",
     "Allowed (some APIs mutate on GET), but confirm it; set this rule to `off` for APIs that do.")
+EFFECT_READ_NAMES_CHANGE = _rule(
+    "effect-read-names-change", "warning", "An intent marked `effect: read` maps an operation whose Action, "
+    "operationId, path or summary says it changes something (delete, create, update, terminate, ...), whatever "
+    "its HTTP method.",
+    "If it changes something, mark it `effect: write` (or `destructive`) with `approval: required`: a read is "
+    "never previewed, approved or made idempotent, and its MCP tool says readOnlyHint. If it only reads (the "
+    "word misleads), set this rule to `off` for the map in toolgen.yaml `lint.severity`.")
 EFFECT_DELETE_NOT_DESTRUCTIVE = _rule(
     "effect-delete-not-destructive", "warning", "A DELETE operation is marked `write`, not `destructive`.",
     "Mark it `destructive` unless the deletion is trivially undone.")
@@ -100,7 +108,8 @@ PERMISSION_MISSING = _rule(
     "permission-missing", "warning", "A tool requires no permission, so every actor may call it.",
     "Set `permission:` to the scope(s) an actor needs.")
 SCOPE_UNKNOWN = _rule(
-    "scope-unknown", "error", "A permission names a scope the spec's OAuth security schemes do not declare.",
+    "scope-unknown", "error", "A permission names a scope the spec's OAuth security schemes do not declare, on an "
+    "operation the spec asks OAuth scopes for (where it asks for none, the permission is the map's own name).",
     "Use one of the scopes of the operation's OAuth security scheme (a typo grants nothing at the API).")
 # outputs and pagination
 PAGINATION_MISSING = _rule(
