@@ -50,7 +50,8 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,
                           paging=paging_params(op, pag_spec, params, iloc), iloc=iloc)
     args, hidden = plan.args, plan.hidden
-    encoding, content_type, body_args = body_arguments(ctx, op, intent, defaults.argument_description_max_chars)
+    encoding, content_type, body_args = body_arguments(ctx, op, intent, defaults.argument_description_max_chars,
+                                                        hidden)
     for arg in body_args:
         assert arg.binding is not None
         if arg.binding.wire_name in hidden and arg.binding.wire_name:
