@@ -189,3 +189,21 @@ def test_a_body_over_the_budget_names_the_members_to_hide(tmp_path: Path) -> Non
     hint = err[err.index("hint:"):]
     assert "largest: huge (" in hint and "title" not in hint.split("largest:")[1]  # required: not to hide
     assert seconds < 60
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(alphabet="abcé ж-_.", max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet="abcé.", max_size=5), inner,
+                                                                 max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(value=_JSON)
+def test_json_size_is_the_compact_json_length(value: Any) -> None:
+    """`json_size` counts the bytes of the compact JSON (no escapes in these strings), sharing or not."""
+    from toolgen.compile.schema import json_size
+    from toolgen.emit import compact_json
+
+    expected = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    assert json_size(value, {}) == expected
+    assert json_size([value, value], {}) == len(compact_json([value, value]).encode("utf-8"))

@@ -14,9 +14,9 @@ converted, copied or tokenised.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from ..compile.ir import Tool
+from ..compile.schema import json_size
 from ._limits import Limit, RequestProblem
 from .anthropic import ANTHROPIC_MAX_SEARCH_TOOLS
 
@@ -51,27 +51,7 @@ def schema_bytes(tools: Sequence[Tool]) -> int:
     """Compact-JSON bytes (UTF-8, escapes not counted) of the tools' input and output schemas as
     expanded, counted over the shared objects once each (`toolgen.compile.schema.Interner`)."""
     memo: dict[int, int] = {}
-    return sum(_json_size(t.input_schema, memo) + _json_size(t.output_schema, memo) for t in tools)
-
-
-def _json_size(value: Any, memo: dict[int, int]) -> int:
-    kind = type(value)
-    if kind is str:
-        return len(value.encode("utf-8")) + 2
-    if kind is dict or kind is list:
-        hit = memo.get(id(value))
-        if hit is not None:
-            return hit
-        if kind is dict:
-            size = 1 + len(value) + sum(len(str(k).encode("utf-8")) + 3 + _json_size(v, memo)
-                                        for k, v in value.items())
-        else:
-            size = 1 + max(len(value), 1) + sum(_json_size(v, memo) for v in value)
-        memo[id(value)] = size
-        return size
-    if value is None or kind is bool:
-        return 4 if value is None or value is True else 5
-    return len(repr(value))
+    return sum(json_size(t.input_schema, memo) + json_size(t.output_schema, memo) for t in tools)
 
 
 __all__ = ["ANTHROPIC_SEARCH_LIMIT", "preflight_problems", "schema_bytes"]

@@ -236,7 +236,7 @@ def _strip(schema: Any) -> Any:
 def _rewrite_refs(node: Any, prefix: str, suffix: str = "", rename: dict[str, str] | None = None) -> Any:
     """`node` with every ``#/$defs/<name>`` reference made ``#/$defs/<prefix><rename[name]><suffix>``."""
     if isinstance(node, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
                 name = value[len("#/$defs/"):]

@@ -24,7 +24,7 @@ from ...pointer import join_pointer
 from ..intent import ToolIntent
 from ..ir import ArgBinding, BodyEncoding
 from ..operations import Operation
-from ..schema import copy_tree, object_view
+from ..schema import SchemaConverter, copy_tree, json_size, object_view
 from .context import Arg, Ctx
 from .text import cap_text
 
@@ -131,13 +131,13 @@ def _check_budget(ctx: Ctx, pointer: str, members: list[tuple[str, Any]], defs: 
     sizes = {name: ctx.converter.measure(node, memo) for name, node in members}
     total = 1 + sum(sizes.values())
     if isinstance(defs, dict) and defs:
-        total += sum(ctx.converter.measure(defs[name], memo) for name in _reachable_defs(
+        total += sum(ctx.converter.measure(defs[name], memo) for name in reachable_defs(
             [node for _, node in members], defs))
     if total <= budget:
         return
     if isinstance(defs, dict) and defs:  # over budget: what each member costs with the $defs it reaches
         for name, node in members:
-            sizes[name] += sum(ctx.converter.measure(defs[d], memo) for d in _reachable_defs([node], defs))
+            sizes[name] += sum(ctx.converter.measure(defs[d], memo) for d in reachable_defs([node], defs))
     optional = sorted((n for n in sizes if n not in required), key=lambda n: (-sizes[n], n))
     largest = ", ".join(f"{n} ({sizes[n]:,})" for n in optional[:5])
     hint = (f"hide optional members the model does not need (`hide:` wire names; largest: {largest}), "
@@ -148,7 +148,42 @@ def _check_budget(ctx: Ctx, pointer: str, members: list[tuple[str, Any]], defs: 
         f"$refs (budget {budget:,} nodes)", ctx.doc.locate(pointer), hint)])
 
 
-def _reachable_defs(nodes: list[Any], defs: dict[str, Any]) -> list[str]:
+def body_member_costs(converter: SchemaConverter, op: Operation) -> tuple[dict[str, tuple[int, int]], set[str]]:
+    """(member -> (schema nodes, compact-JSON bytes) as the model would see it, the required members)
+    of `op`'s JSON object request body, each with the ``$defs`` it reaches; counted on the converter's
+    shared result, never expanded. Empty when the body is not an object of named members (or is
+    broken: the build reports that)."""
+    raw = op.node.get("requestBody")
+    try:
+        body, body_ptr = converter.resolve(raw, join_pointer(op.pointer, "requestBody")) if raw else (None, "")
+        content = body.get("content") if isinstance(body, dict) else None
+        if not isinstance(content, dict) or not content:
+            return {}, set()
+        media, encoding = pick_media(content)
+        media_node = content[media]
+        if encoding not in ("json", "form", "multipart") or not isinstance(media_node, dict) \
+                or "schema" not in media_node:
+            return {}, set()
+        schema = converter.convert(media_node["schema"], join_pointer(body_ptr, "content", media, "schema"),
+                                   "input", copy=False, check_nodes=False)
+    except DiagnosticError:
+        return {}, set()
+    view = object_view(_unwrap_single_branch(schema))
+    if view is None:
+        return {}, set()
+    props, required = view
+    defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
+    nodes_memo: dict[int, tuple[int, int]] = {}
+    bytes_memo: dict[int, int] = {}
+    out: dict[str, tuple[int, int]] = {}
+    for name, node in props.items():
+        reached = [defs[d] for d in reachable_defs([node], defs)] if defs else []
+        out[name] = (converter.measure(node, nodes_memo) + sum(converter.measure(d, nodes_memo) for d in reached),
+                     json_size(node, bytes_memo) + sum(json_size(d, bytes_memo) for d in reached))
+    return out, set(required) if isinstance(body, dict) and body.get("required") else set()
+
+
+def reachable_defs(nodes: list[Any], defs: dict[str, Any]) -> list[str]:
     """Names of the `defs` entries that `nodes` reference, directly or through each other; each shared
     object is visited once (the result of ``convert(copy=False)`` is a DAG, not a tree)."""
     found: list[str] = []
