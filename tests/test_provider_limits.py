@@ -122,3 +122,14 @@ def test_the_real_limit_is_refused_in_seconds(tmp_path: Path) -> None:
     assert "error[catalog-provider-limit]" in proc.stderr and "10,004 tools" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()
     assert seconds < 120
+
+
+def test_turning_the_rule_off_does_not_turn_the_limit_into_an_internal_error(tmp_path: Path, small_limit: int) -> None:
+    intent = _write(tmp_path, 6)
+    (tmp_path / "toolgen.yaml").write_text(
+        "toolgen: 1\napis:\n  - {name: many, intent_map: many.yaml, out: out}\nschema_out: null\n"
+        "lint:\n  severity: {catalog-provider-limit: 'off'}\n", encoding="utf-8")
+    result = run("build", "--project", str(tmp_path / "toolgen.yaml"))
+    assert result.exit_code == 2, result.output
+    assert "error[catalog-provider-limit]" in result.output and "internal error" not in result.output
+    assert intent.exists() and not (tmp_path / "out").exists()

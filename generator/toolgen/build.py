@@ -186,9 +186,11 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     sink.raise_if_errors()
     # provider limits known from the IR alone: refused now, in seconds, before any catalog is built
     # (the lint stage reports them again, with the warnings, when nothing stops the build here)
-    dialects = emitted_dialects(emit)
-    hard = [d for d in apply_severity(preflight_findings(ir, intents, lint, dialects), lint, strict=False)
-            if d.severity == "error"]
+    # (a hard provider limit stays an error whatever `lint.severity` says: no catalog over it can be sent)
+    found = preflight_findings(ir, intents, lint, emitted_dialects(emit))
+    hard = [d for d in found if d.code == "catalog-provider-limit"] + [
+        d for d in apply_severity([d for d in found if d.code != "catalog-provider-limit"], lint, strict=False)
+        if d.severity == "error"]
     if hard:
         raise DiagnosticError(hard)
     # the package's Python needs only the argument schemas and tool names: the worker process runs
