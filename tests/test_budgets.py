@@ -147,3 +147,63 @@ def test_limit_depth_with_a_node_budget_matches_counting(body: dict[str, Any], r
         assert bounded is None
     else:
         assert bounded == full
+
+
+# --- the node budget applies to the body as the model sees it -------------------------------------
+
+
+def _write_members(tmp: Path, body: str) -> Path:
+    """`big`'s body: a small required member, a small optional one, and `huge`, an optional member
+    that would expand to 12^7 (35 million) nodes inlined."""
+    spec = _spec("wide", 12)
+    spec["paths"]["/big"]["post"]["requestBody"]["required"] = True
+    spec["paths"]["/big"]["post"]["requestBody"]["content"]["application/json"]["schema"] = {
+        "type": "object", "required": ["title"],
+        "properties": {"title": {"type": "string"}, "note": {"type": "string"},
+                       "huge": {"$ref": "#/components/schemas/S0"}}}
+    (tmp / "members.json").write_text(json.dumps(spec), encoding="utf-8")
+    intent = tmp / "members.yaml"
+    intent.write_text(f"toolgen: 1\nspec: members.json\napi: {{name: members}}\n{body}", encoding="utf-8")
+    return intent
+
+
+@pytest.mark.parametrize("narrowing", ["hide: [huge]", "args: {huge: {hide: true}}"])
+def test_hiding_the_member_that_explodes_builds_without_raising_the_budget(tmp_path: Path, narrowing: str) -> None:
+    """The budget counts what the model sees: hiding the one huge member (by wire name, or its argument)
+    is enough, and the hidden member is never expanded (the child's memory is capped far below it)."""
+    intent = _write_members(tmp_path, "tools:\n  big: {operation: big, effect: write, approval: required, "
+                                      f"{narrowing}}}\n")
+    rc, err, seconds = _build_bounded(intent, tmp_path / "out")
+    assert rc == 0, err
+    assert seconds < 60
+    tools = json.loads((tmp_path / "out" / "mcp.json").read_text(encoding="utf-8"))
+    preview = next(t for t in tools if t["name"] == "preview_big")
+    assert set(preview["inputSchema"]["properties"]) == {"title", "note"}
+
+
+def test_a_body_over_the_budget_names_the_members_to_hide(tmp_path: Path) -> None:
+    intent = _write_members(tmp_path, EXPLICIT)
+    rc, err, seconds = _build_bounded(intent, tmp_path / "out")
+    assert rc == 2, err
+    assert "error[schema-too-large]" in err and "members.json:" in err and "budget 20,000 nodes" in err
+    hint = err[err.index("hint:"):]
+    assert "largest: huge (" in hint and "title" not in hint.split("largest:")[1]  # required: not to hide
+    assert seconds < 60
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(alphabet="abcé ж-_.", max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet="abcé.", max_size=5), inner,
+                                                                 max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(value=_JSON)
+def test_json_size_is_the_compact_json_length(value: Any) -> None:
+    """`json_size` counts the bytes of the compact JSON (no escapes in these strings), sharing or not."""
+    from toolgen.compile.schema import json_size
+    from toolgen.emit import compact_json
+
+    expected = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    assert json_size(value, {}) == expected
+    assert json_size([value, value], {}) == len(compact_json([value, value]).encode("utf-8"))

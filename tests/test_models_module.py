@@ -276,3 +276,56 @@ def test_a_tools_own_definition_does_not_take_another_tools_model_name() -> None
         model = models[plan.names[tool.name]]
         assert isinstance(model, type) and issubclass(model, BaseModel)
         assert set(model.model_fields) == set(tool.input_schema["properties"]), tool.name
+
+
+# --- component names of any form --------------------------------------------------------------------
+
+_HOSTILE = st.builds(lambda prefix, rest: prefix + rest, st.sampled_from(["", "microsoft.graph.", "1", "a/"]),
+                     st.text(alphabet=st.sampled_from(list("aZ09._-/ éжＡ")), min_size=1, max_size=6))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(names=st.lists(_HOSTILE, min_size=1, max_size=4, unique=True))
+def test_recursive_components_of_any_name_make_one_models_module(names: list[str], tmp_path_factory: Any) -> None:
+    """Recursive component schemas (kept as `$defs`) named with dots (`microsoft.graph.node`: a dotted
+    name made datamodel-code-generator write a package of modules), slashes, non-ASCII letters,
+    leading digits, or names equal once made safe (`a.b`, `a_b`, `a-b`): every tool still gets its
+    model, and the model accepts a nested value."""
+    tmp = tmp_path_factory.mktemp("names")
+    schemas: dict[str, Any] = {}
+    paths: dict[str, Any] = {}
+    for i, name in enumerate(names):
+        nxt = names[(i + 1) % len(names)]
+        schemas[name] = {"type": "object", "properties": {
+            "label": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/components/schemas/" + name.replace("/", "~1")}},
+            "next": {"$ref": "#/components/schemas/" + nxt.replace("/", "~1")}}}
+        paths[f"/n{i}"] = {"post": {"operationId": f"put{i}", "responses": {"204": {"description": "ok"}},
+                                    "requestBody": {"content": {"application/json": {
+                                        "schema": {"$ref": "#/components/schemas/" + name.replace("/", "~1")}}}}}}
+    spec = tmp / "spec.json"
+    spec.write_text(json.dumps({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": paths,
+                                "components": {"schemas": schemas}}), encoding="utf-8")
+    intent = tmp / "api.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec))}\napi: {{name: api}}\n"
+                      'include: [{match: "*", approval: never}]\n', encoding="utf-8")
+    built = build_api(intent, tmp / "out", emit=("python",), run_lint=False)
+    _assert_each_tool_has_its_model(built)
+    init = _load_models(built.files["__init__.py"].decode().split("POLICY:")[0])
+    models = _load_models(built.files["models.py"].decode())
+    model: Any = models[init["ARGUMENT_MODELS"]["record_put0"]]  # type: ignore[index]
+    value = {"action_id": "x", "label": "a", "children": [{"label": "b", "children": [], "next": {"label": "c"}}]}
+    assert model.model_validate(value).model_dump(exclude_none=True, by_alias=True)["children"][0]["next"] == {
+        "label": "c"}
+
+
+@given(names=st.sets(st.text(min_size=0, max_size=8), max_size=12))
+def test_definition_names_made_safe_stay_distinct(names: set[str]) -> None:
+    from toolgen.emit.python import _def_renames
+
+    renamed = _def_renames(names)
+    assert set(renamed) == names
+    assert len({v.casefold() for v in renamed.values()}) == len(names)
+    assert all(v and all(c.isascii() and (c.isalnum() or c == "_") for c in v) for v in renamed.values())
+    # numbered in sorted order, whatever order the tools reach them in
+    assert _def_renames({"a_b", "a.b", "a-b"}) == {"a-b": "a_b", "a.b": "a_b_2", "a_b": "a_b_3"}

@@ -34,7 +34,7 @@ from .emit.python import format_piece, join_package, package_files, package_piec
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
-from .review.lint import LintInput, LintSettings, apply_severity, lint_api
+from .review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from .worker import Pending, Worker, closing, run_with, start_worker
 from .write import Output
 
@@ -185,6 +185,15 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     located.extend(doc.fill_locations(sink.items))
     sink = located
     sink.raise_if_errors()
+    # provider limits known from the IR alone: refused now, in seconds, before any catalog is built
+    # (the lint stage reports them again, with the warnings, when nothing stops the build here)
+    # (a hard provider limit stays an error whatever `lint.severity` says: no catalog over it can be sent)
+    found = preflight_findings(ir, intents, lint, emitted_dialects(emit))
+    hard = [d for d in found if d.code == "catalog-provider-limit"] + [
+        d for d in apply_severity([d for d in found if d.code != "catalog-provider-limit"], lint, strict=False)
+        if d.severity == "error"]
+    if hard:
+        raise DiagnosticError(hard)
     # the package's Python needs only the argument schemas and tool names: the worker process runs
     # datamodel-code-generator and black meanwhile, and this process formats part of it once its
     # own work is done
@@ -196,6 +205,15 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                        run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
                        spec_path=spec_path, package=package)
+
+
+def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
+    """The catalogs a build with `emit` writes: the dialects it names, and MCP with the Python package
+    (which serves mcp.json)."""
+    names = [a for a in ("openai", "anthropic", "mcp", "gemini") if a in emit]
+    if "python" in emit and "mcp" not in names:
+        names.append("mcp")
+    return tuple(names)
 
 
 #: below this many tools, the package is formatted inline: the worker's round trip costs more than it saves
@@ -210,13 +228,14 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
     t_cat = time.perf_counter()
     with _steps(progress, f"{api}: emitting catalogs") as advance:
         catalogs = build_catalogs(ir, advance, options)
-    _check_conformance(ir, catalogs)
+    _check_conformance(ir, catalogs, emitted_dialects(emit))
     sizes = measure(catalogs) if ("report" in emit or run_lint) else []
     timings["catalogs"] = time.perf_counter() - t_cat
     if run_lint:
         # the lint stage: the build reports what `toolgen lint` knows, at the project's severities
         t_lint = time.perf_counter()
-        sink.extend(lint_api(LintInput(doc, intents, ir, [], lint, catalogs=catalogs, sizes=sizes)))
+        sink.extend(lint_api(LintInput(doc, intents, ir, [], lint, catalogs=catalogs, sizes=sizes,
+                                       dialects=emitted_dialects(emit))))
         timings["lint"] = time.perf_counter() - t_lint
     kept = DiagnosticSink()
     kept.extend(apply_severity(sink.items, lint, strict=False))
@@ -273,7 +292,7 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     formatted here."""
     if catalogs is None:
         catalogs = build_catalogs(ir, progress)
-        _check_conformance(ir, catalogs)
+        _check_conformance(ir, catalogs, emitted_dialects(emit))
     files: dict[str, bytes] = {}
     # the Python package reads its policy table and MCP catalog from policy.json and mcp.json beside it
     with_package = "python" in emit
@@ -301,10 +320,14 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     return files, catalogs, sizes
 
 
-def _check_conformance(ir: ApiIR, catalogs: Catalogs) -> None:
-    """Every emitted catalog must pass its dialect's rules; a violation is a toolgen bug."""
+def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...]) -> None:
+    """Every emitted catalog (of `dialects`) must pass its dialect's rules; a violation is a toolgen
+    bug. The catalogs a build does not write are not checked: a limit of a provider the build leaves
+    out (`--emit`) must not stop it."""
     problems = []
     for dialect, tools in catalogs.by_dialect().items():
+        if dialect not in dialects:
+            continue
         # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
         sent = catalogs.deferred.files.get(f"{dialect}.json", tools)  # anthropic.json with its tool-search tool
         problems.extend(check_catalog(dialect, sent, max_tools=None))

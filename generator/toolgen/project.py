@@ -71,6 +71,10 @@ class LintConfig(_Strict):
     client_prefix: str | None = Field(None, max_length=63, description=(
         "The prefix a client puts before every tool name (e.g. mcp__github__); it counts toward the "
         "providers' name-length limits."))
+    max_tool_tokens: int | None = Field(None, ge=1, description="One tool's o200k tokens in any dialect "
+                                        "(`tool-too-large`).")
+    max_catalog_bytes: int | None = Field(None, ge=1, description="Compact-JSON bytes of the tools' schemas, "
+                                          "which every catalog file repeats (`catalog-too-many-bytes`).")
 
 
 class ProjectFile(_Strict):

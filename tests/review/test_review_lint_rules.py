@@ -137,6 +137,10 @@ CASES = [
          LintSettings(max_catalog_tokens=8000)),
     Case("catalog-request-limits", _set("list_widgets"), _set("list_widgets"),
          LintSettings(client_prefix="mcp__" + "w" * 40 + "__"), LintSettings(client_prefix="mcp__widgets__")),
+    Case("tool-too-large", _set("list_widgets"), _set("list_widgets"), LintSettings(max_tool_tokens=100),
+         LintSettings(max_tool_tokens=100_000)),
+    Case("catalog-too-many-bytes", _set("list_widgets"), _set("list_widgets"), LintSettings(max_catalog_bytes=100),
+         LintSettings(max_catalog_bytes=10_000_000)),
     Case("operations-uncovered", _drop("usage_report"), _rename("usage_report", "get_usage_report")),
     # diagnostics of the build, reported by lint
     Case("approval-on-read", _set("get_widget", approval="required"), _set("get_widget", approval="never")),
@@ -188,7 +192,8 @@ def test_rule_near_miss(project: Path, case: Case) -> None:
 
 
 def test_every_lint_rule_has_a_case() -> None:
-    covered = {c.rule for c in CASES} | {"lint-config-unknown-rule"}  # tested in test_review_lint_cli
+    covered = {c.rule for c in CASES} | {"lint-config-unknown-rule",  # tested in test_review_lint_cli
+                                         "catalog-provider-limit"}  # tested in tests/test_provider_limits.py
     missing = sorted(r.id for r in RULES.values() if r.source == "lint" and r.id not in covered)
     assert not missing, f"lint rules without a trigger/near-miss case: {missing}"
 

@@ -31,6 +31,7 @@ from ._base import Dialect, DialectOptions, DialectSchema, GeminiParameters
 from ._check import Violation
 from ._deferred import VIEWS, DeferredViews, check_deferred, deferred_views
 from ._limits import Limit, RequestProblem, limit_value, request_problems
+from ._preflight import preflight_problems, schema_bytes
 from ._responses import (
     NAMESPACE_ADVISED_FUNCTIONS,
     check_responses_catalog,
@@ -121,11 +122,13 @@ __all__ = [
     "iter_schemas",
     "limit_value",
     "namespace_advice",
+    "preflight_problems",
     "recursive_ref_targets",
     "registry",
     "resolve_local_ref",
     "responses_catalog",
     "responses_upfront",
+    "schema_bytes",
     "types_of",
     "unresolved_refs",
 ]

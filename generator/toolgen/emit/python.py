@@ -180,6 +180,7 @@ def _spec_class_name_keys(ir: ApiIR) -> set[str]:
                             keys.add(_class_name_key("Field" + name))
                             if key == "$defs":
                                 keys.add(_class_name_key(_SHARED + name))
+                                keys.add(_class_name_key(_SHARED + _def_stem(name)))
                     stack.extend(value.values())
                 elif key not in ("enum", "const"):
                     stack.append(value)
@@ -232,20 +233,55 @@ def _strip(schema: Any) -> Any:
     return schema
 
 
-def _rewrite_refs(node: Any, prefix: str, suffix: str = "") -> Any:
+def _rewrite_refs(node: Any, prefix: str, suffix: str = "", rename: dict[str, str] | None = None) -> Any:
+    """`node` with every ``#/$defs/<name>`` reference made ``#/$defs/<prefix><rename[name]><suffix>``."""
     if isinstance(node, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
-                out[key] = "#/$defs/" + prefix + value[len("#/$defs/"):] + suffix
+                name = value[len("#/$defs/"):]
+                out[key] = "#/$defs/" + prefix + (rename.get(name, name) if rename else name) + suffix
             elif key in ("enum", "const"):
                 out[key] = value
+            elif key in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+                out[key] = {k: _rewrite_refs(v, prefix, suffix, rename) for k, v in value.items()}
             else:
-                out[key] = _rewrite_refs(value, prefix, suffix)
+                out[key] = _rewrite_refs(value, prefix, suffix, rename)
         return out
     if isinstance(node, list):
-        return [_rewrite_refs(v, prefix, suffix) for v in node]
+        return [_rewrite_refs(v, prefix, suffix, rename) for v in node]
     return node
+
+
+def _def_stem(name: str) -> str:
+    """A definition name as datamodel-code-generator reads it safely: ASCII letters, digits and '_'
+    (a '.' makes it a module path: ``microsoft.graph.node`` would become a package of modules; other
+    characters become '_', a non-ASCII one its code point, ``u00e9``)."""
+    out = []
+    for ch in name:
+        if ch.isascii() and (ch.isalnum() or ch == "_"):
+            out.append(ch)
+        elif ch.isascii():
+            out.append("_")
+        else:
+            out.append(f"u{ord(ch):04x}")
+    return "".join(out) or "_"
+
+
+def _def_renames(names: set[str]) -> dict[str, str]:
+    """Definition name -> a distinct `_def_stem` of it: names equal once made safe (``a.b`` and
+    ``a_b``, ``a-b``) are numbered in sorted order (``a_b``, ``a_b_2``, ...), so the result does not
+    depend on the order the tools reach them."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in sorted(names):
+        stem = _def_stem(name)
+        safe, n = stem, 2
+        while safe.casefold() in taken:
+            safe, n = f"{stem}_{n}", n + 1
+        taken.add(safe.casefold())
+        out[name] = safe
+    return out
 
 
 _SHARED = "Shared_"
@@ -262,6 +298,7 @@ def models_plan(ir: ApiIR) -> ModelsPlan:
     catalog order) and the others become aliases of it: GitHub's 1,807 tools have 812 distinct
     argument schemas (every `record_*` that takes only `preview_id` is one)."""
     names = _model_names(ir)
+    rename = _def_renames({key for tool in ir.tools for key in _defs_of(tool.input_schema)})
     defs: dict[str, Any] = {}
     shared: dict[str, Any] = {}
     by_content: dict[str, str] = {}
@@ -278,8 +315,8 @@ def models_plan(ir: ApiIR) -> ModelsPlan:
         else:
             prefix, suffix = model + "_", _OWN
             for key, value in inner.items():
-                defs[prefix + key + suffix] = _rewrite_refs(value, prefix, suffix)
-        schema = _rewrite_refs(schema, prefix, suffix)
+                defs[prefix + rename[key] + suffix] = _rewrite_refs(value, prefix, suffix, rename)
+        schema = _rewrite_refs(schema, prefix, suffix, rename)
         content = json.dumps(schema, sort_keys=True)
         first = by_content.setdefault(content, model)
         if first != model:
@@ -288,12 +325,17 @@ def models_plan(ir: ApiIR) -> ModelsPlan:
         schema["title"] = model
         defs[model] = schema
     for key, value in shared.items():
-        defs[_SHARED + key] = _rewrite_refs(value, _SHARED)
+        defs[_SHARED + rename[key]] = _rewrite_refs(value, _SHARED, "", rename)
     if not defs:
         return ModelsPlan("", names, ())
     hoisted = _hoist_objects(defs, taken=set(names.values()))
     document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": hoisted}
     return ModelsPlan(json.dumps(document, sort_keys=True), names, tuple(aliases))
+
+
+def _defs_of(schema: Any) -> dict[str, Any]:
+    defs = schema.get("$defs") if isinstance(schema, dict) else None
+    return defs if isinstance(defs, dict) else {}
 
 
 class _Hoister:

@@ -45,9 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..compile.intent import IntentMap, LoadedIntentMap
+from ..compile.intent import Budgets, IntentMap, LoadedIntentMap
 from ..compile.load import SpecDocument
 from ..compile.lower import lower, operation_parameters, operation_response
+from ..compile.lower.body import body_member_costs
 from ..compile.lower.security import secret_name
 from ..compile.lower.toolsets import path_toolset, tag_description
 from ..compile.operations import (
@@ -69,6 +70,11 @@ MAX_FIELD_HINTS = 15
 #: advises fewer than 20 functions up front, and the whole catalog would not fit one request
 EAGER_INTENTS = 20
 KEY_CANDIDATES = ("action_id", "idempotency_key", "toolgen_action_id")
+#: what a drafted tool's request body may cost before `init` hides its largest optional members: the
+#: build's node budget, and a byte size that keeps the tool under lint's `max_tool_tokens` (16,000
+#: o200k tokens; compact JSON schemas run at 3.5 to 4 bytes a token, so 48,000 bytes leaves room)
+BODY_NODES = Budgets().max_schema_nodes
+BODY_BYTES = 48_000
 
 
 @dataclass
@@ -236,6 +242,7 @@ class _Drafter:
         except DiagnosticError:
             response, link = None, False
         if effect != "read":
+            _draft_hide(self.converter, op, intent, draft)
             intent["approval"] = "required"
             draft.eol["approval"] = ("destructive: keep it" if effect == "destructive"
                                      else "decide: `never` for low-risk writes")
@@ -264,6 +271,31 @@ class _Drafter:
                                                           if len(fields) > MAX_FIELD_HINTS else "")
             draft.notes.append(f"output: {{fields: [...]}}  # keep what the model needs, from: {shown}")
         return draft
+
+
+def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any], draft: _Draft) -> None:
+    """A write whose request body would exceed the build's node budget (`BODY_NODES`) or make a tool
+    larger than lint's per-tool budget (`BODY_BYTES`): hide its largest optional members, largest
+    first, until the rest fits, as `hide:` (wire names), and say so in a comment above the intent. A
+    body whose required members alone are over is left as it is (the build then says why)."""
+    costs, required = body_member_costs(converter, op)
+    nodes = 1 + sum(n for n, _ in costs.values())
+    size = sum(b for _, b in costs.values())
+    if nodes <= BODY_NODES and size <= BODY_BYTES:
+        return
+    hidden: list[str] = []
+    for name in sorted((m for m in costs if m not in required), key=lambda m: (-costs[m][1], -costs[m][0], m)):
+        if nodes <= BODY_NODES and size <= BODY_BYTES:
+            break
+        hidden.append(name)
+        nodes -= costs[name][0]
+        size -= costs[name][1]
+    if nodes > BODY_NODES or not hidden:
+        return
+    intent["hide"] = hidden
+    draft.notes.append(f"hide: {len(hidden)} of the body's {len(costs)} members drafted hidden, largest first: with "
+                       f"them the tool would be too large for a model ({size / 1000:,.0f} kB of body schema left); "
+                       "unhide the ones agents need")
 
 
 _READ_WORD = re.compile(r"(?:^|[^a-z])(read|readonly|view|list|get)(?:$|[^a-z])", re.IGNORECASE)

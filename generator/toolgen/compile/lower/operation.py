@@ -51,7 +51,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,
                           paging=paging_params(op, pag_spec, params, iloc), iloc=iloc)
     args, hidden = plan.args, plan.hidden
-    body = body_arguments(ctx, op, intent, defaults.argument_description_max_chars)
+    body = body_arguments(ctx, op, intent, defaults.argument_description_max_chars, hidden)
     encoding, content_type = body.encoding, body.content_type
     for arg in body.args:
         assert arg.binding is not None

@@ -45,7 +45,7 @@ canonical schemas (`object_view`, `project_schema`, `limit_depth`).
 from .converter import SchemaBudget, SchemaConverter
 from .projection import limit_depth, object_view, project_schema
 from .refs import def_name_for_pointer
-from .tree import Interner, copy_tree, schema_nodes
+from .tree import Interner, copy_tree, json_size, schema_nodes
 
 __all__ = [
     "Interner",
@@ -53,6 +53,7 @@ __all__ = [
     "SchemaConverter",
     "copy_tree",
     "def_name_for_pointer",
+    "json_size",
     "limit_depth",
     "object_view",
     "project_schema",

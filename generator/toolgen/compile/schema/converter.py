@@ -69,7 +69,8 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         self._def_ptr: dict[str, str] = {}  # $defs name -> pointer
         self._warned: set[int] = set()
 
-    def convert(self, node: Any, pointer: str, context: Context, *, copy: bool = True) -> JSONSchema:
+    def convert(self, node: Any, pointer: str, context: Context, *, copy: bool = True,
+                check_nodes: bool = True) -> JSONSchema:
         """Convert the schema `node` (found at JSON `pointer` of ``doc.data``) for `context`.
 
         Returns a fresh canonical JSON Schema 2020-12 dict; recursive schemas appear under a
@@ -80,6 +81,10 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         converter's memo (and with other results), so the caller must treat it as read-only and copy
         what it changes (`project_schema` and `limit_depth` build new trees). On a large response
         schema the copy costs more than the conversion.
+
+        ``check_nodes=False`` (with ``copy=False``) leaves the node budget to the caller, which checks
+        it on what the model sees: a request body's members after `hide` and `args` (`measure`
+        counts a part of the shared result without expanding it). The depth budget still applies.
         """
         if context not in ("input", "output"):
             raise ValueError(f"context must be 'input' or 'output', not {context!r}")
@@ -112,7 +117,7 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         nodes, depth = self._measure(root, {})
         if depth > self.budget.max_depth:
             raise self._too_deep(pointer)
-        if nodes > self.budget.max_nodes:
+        if check_nodes and nodes > self.budget.max_nodes:
             raise DiagnosticError([Diagnostic(
                 "schema-too-large", "error",
                 f"schema expands to {nodes:,} nodes after inlining $refs "
@@ -143,6 +148,13 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
 
     def _measure(self, node: Any, memo: dict[int, tuple[int, int]]) -> tuple[int, int]:
         return measure_node(node, memo, self._measured, self._fragment_ids)
+
+    def measure(self, node: Any, memo: dict[int, tuple[int, int]]) -> int:
+        """Schema nodes of `node`, a part of a result of ``convert(copy=False)``, as if expanded.
+
+        Linear in the distinct objects it shares (never expanded): `memo` (``id -> (nodes, depth)``)
+        may be shared by several calls on parts of one result."""
+        return self._measure(node, memo)[0]
 
     def _too_deep(self, pointer: str) -> DiagnosticError:
         return DiagnosticError([Diagnostic(

@@ -110,6 +110,31 @@ def measure_node(node: Any, memo: dict[int, tuple[int, int]],
     return result
 
 
+def json_size(value: Any, memo: dict[int, int]) -> int:
+    """Compact-JSON bytes of `value` as if expanded (UTF-8; escapes not counted, so a lower bound),
+    each shared dict or list counted once (`memo`: ``id -> bytes``, reusable across calls on trees
+    that share objects): linear in the distinct objects, however large the expansion."""
+    kind = type(value)
+    if kind is str:
+        return len(value.encode("utf-8")) + 2
+    if kind is dict or kind is list:
+        hit = memo.get(id(value))
+        if hit is not None:
+            return hit
+        if kind is dict:
+            size = 1 + max(len(value), 1) + sum(len(str(k).encode("utf-8")) + 3 + json_size(v, memo)
+                                                for k, v in value.items())
+        else:
+            size = 1 + max(len(value), 1) + sum(json_size(v, memo) for v in value)
+        memo[id(value)] = size
+        return size
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    return len(repr(value))
+
+
 def schema_nodes(schema: Any) -> int:
     """Number of schema nodes (dicts in schema positions, ``$defs`` entries included) in `schema`."""
     return measure_node(schema, {})[0]

@@ -1,8 +1,10 @@
 """`toolgen lint`: the rule table (`rules`), the linter (`linter`, a pure stage the build runs too),
-loading what to lint (`targets`) and the output formats (`formats`: text, json, sarif, github)."""
+loading what to lint (`targets`), the output formats (`formats`: text, json, sarif, github) and the
+findings known before any catalog is built (`preflight`: the build stops on them in seconds)."""
 
 from .formats import render
 from .linter import LintInput, lint_api
+from .preflight import preflight_findings
 from .rules import RULES, LintSettings, Rule, apply_severity, rule_for, rules_markdown
 from .targets import LintResult, LintTarget, config_findings, lint_target
 
@@ -17,6 +19,7 @@ __all__ = [
     "config_findings",
     "lint_api",
     "lint_target",
+    "preflight_findings",
     "render",
     "rule_for",
     "rules_markdown",

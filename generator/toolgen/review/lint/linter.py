@@ -37,13 +37,14 @@ from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, fin
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...compile.verbs import changes_named
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
-from ...dialects import catalog_request_problems
+from ...dialects import catalog_request_problems, registry
 from ...dialects.openai import openai_parameters
 from ...emit import compact_json
 from ...emit.catalogs import Catalogs, build_catalogs
 from ...emit.report import ToolSize, measure
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...tokens import count_tokens
+from .preflight import ALL_DIALECTS, preflight_findings
 from .rules import (
     CATALOG_REQUEST_LIMITS,
     CATALOG_TOO_MANY_TOKENS,
@@ -71,6 +72,7 @@ from .rules import (
     SYNONYM_VERBS,
     TOOL_NAME_DUPLICATE,
     TOOL_NAME_NEAR_SYNONYM,
+    TOOL_TOO_LARGE,
     TOOLSET_NEAR_SYNONYM,
     LintSettings,
     Rule,
@@ -91,6 +93,8 @@ class LintInput:
     #: once per build); the linter builds and measures them itself otherwise
     catalogs: Catalogs | None = None
     sizes: list[ToolSize] | None = None
+    #: the dialects the build emits (the provider limits of the others do not apply)
+    dialects: tuple[str, ...] = ALL_DIALECTS
 
 
 @dataclass
@@ -204,13 +208,55 @@ class _Linter:
     # --- rules ------------------------------------------------------------------------------
 
     def run(self) -> list[Diagnostic]:
+        # known before any catalog is built; a hard provider limit means no catalog is worth building
+        preflight = preflight_findings(self.ir, self.intents, self.settings, self.data.dialects)
+        self.sink.extend(preflight)
+        blocked = any(d.severity == "error" for d in preflight)
         for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
-                      self.check_pagination, self.check_outputs, self.check_descriptions, self.check_catalog,
-                      self.check_coverage):
+                      self.check_pagination, self.check_outputs, self.check_descriptions):
             check()
-        self.check_toolsets()
-        self.check_strict()
+        if not blocked:
+            self.check_catalog()
+            self.check_tool_sizes()
+        self.check_coverage()
+        if not blocked:
+            self.check_toolsets()
+            self.check_strict()
         return self.sink.items
+
+    def check_tool_sizes(self) -> None:
+        """`tool-too-large`: a tool over `lint.max_tool_tokens` o200k tokens in some dialect, located at
+        its intent (or include group), with a drafted remedy: the optional body members to hide, largest
+        first, until the rest fits."""
+        budget = self.settings.max_tool_tokens
+        over: dict[str, tuple[str, int]] = {}  # tool -> (dialect, tokens) of its largest view
+        if self.data.sizes is not None:
+            for size in self.data.sizes:
+                dialect, tokens = max(size.tokens.items(), key=lambda kv: (kv[1], kv[0]), default=("", 0))
+                if tokens > budget:
+                    over[size.tool] = (dialect, tokens)
+        else:  # a tool whose compact JSON is shorter than the budget cannot exceed it (a token is >= 1 char)
+            for dialect, tools in self.catalogs().by_dialect().items():
+                name_of = registry()[dialect].tool_name
+                for entry in tools:
+                    text = compact_json(entry)
+                    if len(text) > budget:
+                        tokens = count_tokens(text)
+                        name = name_of(entry)
+                        if tokens > budget and tokens > over.get(name, ("", 0))[1]:
+                            over[name] = (dialect, tokens)
+        if not over:
+            return
+        views = {t.name: v for v in self.views for t in (v.main, v.preview) if t is not None}
+        by_name = {t.name: t for t in self.ir.tools}
+        for name in sorted(over):
+            dialect, tokens = over[name]
+            tool = by_name.get(name)
+            view = views.get(name)
+            where = self.where(view, "hide", "args") if view is not None else self.intents.locate()
+            hint = _hide_remedy(tool, tokens, budget) if tool is not None else None
+            self.add(TOOL_TOO_LARGE, f"tool `{name}` is {tokens:,} o200k tokens in {dialect} "
+                     f"(lint.max_tool_tokens {budget:,})", where, hint, tool=name)
 
     def check_strict(self) -> None:
         """`strict-disabled`: an intent that sets `strict: false`, located at that key; the hint says
@@ -583,6 +629,33 @@ def _success_schema(op: Operation, data: dict[str, Any]) -> Any:
         if media is not None and isinstance(content[media], dict) and "schema" in content[media]:
             return content[media]["schema"]
     return None
+
+
+def _hide_remedy(tool: Tool, tokens: int, budget: int) -> str | None:
+    """A drafted `hide:` for `tool`: its optional body members, largest first, until the rest of its
+    input schema (scaled from bytes to the tool's measured tokens) fits `budget`; None when hiding
+    optional body members cannot bring it under."""
+    schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+    raw = schema.get("properties")
+    props: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    required = set(schema.get("required") or [])
+    wire = {b.arg: b.wire_name for b in tool.policy.bindings if b.location == "body" and b.wire_name}
+    total = len(compact_json(schema)) + len(compact_json(tool.output_schema))
+    per_byte = tokens / max(total, 1)
+    sizes = sorted(((len(compact_json(v)), k) for k, v in props.items() if k in wire and k not in required),
+                   key=lambda sk: (-sk[0], sk[1]))
+    chosen: list[str] = []
+    rest = total
+    for size, arg in sizes:
+        if rest * per_byte <= budget * 0.9:
+            break
+        chosen.append(wire[arg])
+        rest -= size
+    if not chosen or rest * per_byte > budget:
+        return None
+    shown = ", ".join(chosen)
+    return (f"hide the largest optional body members (about {rest * per_byte:,.0f} tokens left): "
+            f"`hide: [{shown}]`, or project the output (`output.fields`)")
 
 
 def _says_when_not(text: str, others: list[str]) -> bool:

@@ -21,6 +21,8 @@ Level = Literal["error", "warning", "info", "off"]
 DEFAULT_MAX_TOOLS = 128  # OpenAI's limit on tools per request
 DEFAULT_MAX_CATALOG_TOKENS = 32_000
 DEFAULT_LARGE_OUTPUT_TOKENS = 1_500
+DEFAULT_MAX_TOOL_TOKENS = 16_000  # one tool's o200k tokens in any dialect (an eighth of a 128k context)
+DEFAULT_MAX_CATALOG_BYTES = 100_000_000  # the tools' schemas, which every catalog file repeats
 DESCRIPTION_LIMIT = 1024
 SYNONYM_VERBS = ("search", "find", "query", "lookup", "get", "fetch", "retrieve")
 
@@ -149,6 +151,25 @@ CATALOG_TOO_MANY_TOKENS = _rule(
     "catalog-too-many-tokens", "warning", f"The catalog is larger than `lint.max_catalog_tokens` (default "
     f"{DEFAULT_MAX_CATALOG_TOKENS:,} o200k tokens).",
     "Project outputs, shorten descriptions, or split the API into several intent maps.")
+CATALOG_PROVIDER_LIMIT = _rule(
+    "catalog-provider-limit", "error", "An emitted catalog would exceed a hard provider limit that no request "
+    "can get round (Anthropic tool search: 10,000 tools, the tool-search tool included). Checked on the IR, "
+    "before any catalog is built: the build stops in seconds, nothing written.",
+    "Split the API into several intent maps (each an `include` of part of the paths or tags), `exclude` "
+    "operations agents do not need, or build without that catalog (`--emit`, or `emit:` in toolgen.yaml).")
+CATALOG_TOO_MANY_BYTES = _rule(
+    "catalog-too-many-bytes", "warning", f"The tools' schemas alone are more than `lint.max_catalog_bytes` "
+    f"(default {DEFAULT_MAX_CATALOG_BYTES // 1_000_000} MB) of compact JSON; every catalog file repeats them "
+    "(policy.json, each dialect's file, mcp.json in the package). Estimated on the IR, before any catalog is "
+    "built.",
+    "Hide optional members of large request bodies (`hide`), project outputs (`output.fields`), leave "
+    "operations out, or split the API into several intent maps.")
+TOOL_TOO_LARGE = _rule(
+    "tool-too-large", "warning", f"One tool is more than `lint.max_tool_tokens` (default "
+    f"{DEFAULT_MAX_TOOL_TOKENS:,} o200k tokens) in some dialect: a model pays for it on every request that "
+    "carries it.",
+    "Hide optional members of its request body the model does not need (`hide:` with the wire names the hint "
+    "drafts, or `args: {name: {hide: true}}`), or project its output (`output.fields`).")
 OPERATIONS_UNCOVERED = _rule(
     "operations-uncovered", "info", "Operations of the spec that no tool covers (one finding with the count).",
     "Nothing to do if that is intended; REPORT.md lists them.")
@@ -212,8 +233,10 @@ for _id, _sev, _summary, _help in (
     ("operation-too-many-parameters", "error", "An operation has more parameters than `budgets.max_parameters`.",
      "Raise the budget or leave the operation out."),
     ("operation-method-unsupported", "warning", "TRACE operations are not turned into tools.", "Nothing to do."),
-    ("schema-too-large", "error", "A schema expands beyond the schema budget.",
-     "Project the output, or raise `budgets.max_schema_nodes`."),
+    ("schema-too-large", "error", ("A schema expands beyond the schema budget (a request body is counted as "
+     "the model sees it: after `hide` and `args`)."),
+     ("Hide optional request-body members (`hide`; the hint names the largest), project the output, or raise "
+      "`budgets.max_schema_nodes`.")),
     ("schema-allof-conflict", "error", "An allOf merges contradictory schemas.", "Fix the spec."),
     ("body-required-absent", "warning", "An optional request body's schema requires members.",
      "If the API always needs the body, set `required: true` on the requestBody; else nothing to do."),
@@ -297,6 +320,8 @@ class LintSettings:
     max_catalog_tokens: int = DEFAULT_MAX_CATALOG_TOKENS
     large_output_tokens: int = DEFAULT_LARGE_OUTPUT_TOKENS
     client_prefix: str = ""
+    max_tool_tokens: int = DEFAULT_MAX_TOOL_TOKENS
+    max_catalog_bytes: int = DEFAULT_MAX_CATALOG_BYTES
 
     @classmethod
     def from_config(cls, config: Any) -> LintSettings:
@@ -305,7 +330,9 @@ class LintSettings:
             return cls()
         return cls(dict(config.severity), config.max_tools or DEFAULT_MAX_TOOLS,
                    config.max_catalog_tokens or DEFAULT_MAX_CATALOG_TOKENS,
-                   config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS, config.client_prefix or "")
+                   config.large_output_tokens or DEFAULT_LARGE_OUTPUT_TOKENS, config.client_prefix or "",
+                   config.max_tool_tokens or DEFAULT_MAX_TOOL_TOKENS,
+                   config.max_catalog_bytes or DEFAULT_MAX_CATALOG_BYTES)
 
 
 def apply_severity(findings: Iterable[Diagnostic], settings: LintSettings, strict: bool) -> list[Diagnostic]:

@@ -1,0 +1,84 @@
+"""`toolgen init` drafts the remedy for request bodies too large for a model: it hides their largest
+optional members (`hide:`), says so in a comment above the intent, and the draft then builds with no
+budget raised and no `tool-too-large` finding. Shapes of real APIs, made small: DocuSign's
+create-envelope (a few members expanding to hundreds of thousands of schema nodes) and its
+document-tabs update (thousands of optional properties, 1.79 MB of schema)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+
+def _spec() -> dict[str, Any]:
+    # `explodes`: anyOf of 12 refs, 7 levels deep: 12^7 (35 million) nodes once inlined
+    schemas: dict[str, Any] = {f"S{i}": {"anyOf": [{"$ref": f"#/components/schemas/S{i + 1}"}] * 12}
+                               for i in range(7)}
+    schemas["S7"] = {"type": "object", "properties": {"a": {"type": "string"}}}
+    tabs = {f"tab{i:05d}": {"type": "string", "description": f"The value of tab {i}, as the signer sees it. " * 3}
+            for i in range(2_000)}
+    schemas["Tabs"] = {"type": "object", "properties": tabs}
+
+    def write(op_id: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+        return {"post": {"operationId": op_id, "summary": f"{op_id} summary.",
+                         "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                             "type": "object", "required": required, "properties": properties}}}},
+                         "responses": {"204": {"description": "done"}}}}
+
+    return {"openapi": "3.0.3", "info": {"title": "Envelopes", "version": "1"}, "components": {"schemas": schemas},
+            "paths": {
+                "/envelopes": write("createEnvelope", {
+                    "subject": {"type": "string"}, "status": {"type": "string", "enum": ["created", "sent"]},
+                    "composite": {"$ref": "#/components/schemas/S0"},
+                    "recipients": {"type": "array", "items": {"$ref": "#/components/schemas/S1"}}}, ["subject"]),
+                "/tabs": write("putTabs", {"documentId": {"type": "string"},
+                                           "tabs": {"$ref": "#/components/schemas/Tabs"},
+                                           "note": {"type": "string"}}, ["documentId"]),
+                "/small": write("createSmall", {"name": {"type": "string"}}, ["name"]),
+            }}
+
+
+@pytest.fixture
+def drafted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Any]) -> tuple[Path, str]:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "envelopes.json").write_text(json.dumps(_spec()), encoding="utf-8")
+    assert cli("init", "envelopes.json").exit_code == 0
+    return tmp_path, (tmp_path / "intent_maps" / "envelopes.yaml").read_text(encoding="utf-8")
+
+
+def test_init_hides_the_largest_optional_members_and_says_so(drafted: tuple[Path, str]) -> None:
+    _, text = drafted
+    tools = yaml.safe_load(text)["tools"]
+    assert tools["create_envelope"]["hide"] == ["composite", "recipients"]  # largest first; `subject` required
+    assert tools["put_tabs"]["hide"] == ["tabs"]
+    assert "hide" not in tools["create_small"]
+    assert "# hide: 2 of the body's 4 members drafted hidden, largest first" in text
+    assert "# Operations left out" not in text
+
+
+def test_the_draft_builds_with_no_budget_raised_and_no_tool_too_large(drafted: tuple[Path, str],
+                                                                      cli: Callable[..., Any]) -> None:
+    root, text = drafted
+    assert "budgets" not in yaml.safe_load(text)
+    result = cli("build", "-q")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = (root / "generated" / "envelopes" / "REPORT.md").read_text(encoding="utf-8")
+    assert "tool-too-large" not in report and "schema-too-large" not in report
+    tools = {t["name"]: t for t in json.loads((root / "generated" / "envelopes" / "mcp.json").read_text("utf-8"))}
+    assert set(tools["preview_create_envelope"]["inputSchema"]["properties"]) == {"subject", "status"}
+
+
+def test_without_the_drafted_hide_the_tool_is_flagged(drafted: tuple[Path, str], cli: Callable[..., Any]) -> None:
+    root, text = drafted
+    data = yaml.safe_load(text)
+    del data["tools"]["put_tabs"]["hide"]
+    (root / "intent_maps" / "envelopes.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    result = cli("lint", "intent_maps/envelopes.yaml")
+    out = result.stdout + result.stderr
+    assert "warning[tool-too-large]: tool `preview_put_tabs` is" in out
+    assert "`hide: [tabs]`" in out
