@@ -500,19 +500,21 @@ def test_decisions_left_are_marked_and_counted(tmp_path: Path, monkeypatch: pyte
 
 def test_left_out_operations_say_why_and_how_to_include_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              cli: Callable[..., Any]) -> None:
-    """DocuSign's shape: a request body beyond the schema budget. The draft lists the operation with
-    the build's reason and hint and its intent commented out; applying the remedy (a larger budget)
-    and uncommenting the intent builds it."""
+    """DocuSign's shape: a request body beyond the schema budget, here with every member required so
+    that no drafted `hide` can bring it within the budget. The draft lists the operation with the
+    build's reason and hint and its intent commented out; applying the remedy (a larger budget) and
+    uncommenting the intent builds it."""
     def level(name: str, child: str | None, width: int) -> dict[str, Any]:
         item = {"$ref": f"#/components/schemas/{child}"} if child else {"type": "string"}
         return {name: {"type": "object", "properties": {f"{name.lower()}{i}": item for i in range(width)}}}
 
     schemas = {**level("Envelope", "Document", 12), **level("Document", "Tab", 12), **level("Tab", "Field", 12),
                **level("Field", None, 14)}  # 12 * 12 * 12 * 14 > 20,000 nodes once the $refs are inlined
+    schemas["Envelope"]["required"] = sorted(schemas["Envelope"]["properties"])
     spec = {"openapi": "3.0.0", "info": {"title": "Sign", "version": "1"}, "components": {"schemas": schemas},
             "paths": {"/envelopes": {
                 "post": {"operationId": "createEnvelope", "summary": "Create an envelope", "tags": ["envelopes"],
-                         "requestBody": {"content": {"application/json": {"schema": {
+                         "requestBody": {"required": True, "content": {"application/json": {"schema": {
                              "$ref": "#/components/schemas/Envelope"}}}},
                          "responses": {"201": {"description": "created"}}},
                 "get": {"operationId": "listEnvelopes", "summary": "List envelopes", "tags": ["envelopes"],
