@@ -1104,7 +1104,8 @@ class Registry:
             # 4b. spend the approval on this action, now that it will be sent
             if needs_approval and approval is not None:
                 try:
-                    spend = self._spend_approval(tool, approval, key, call_id, actor, approval_until, preview_tool)
+                    spend = self._spend_approval(tool, approval, key, call_id, actor, approval_until, preview_tool,
+                                                 decision == "new")
                 except ToolError as exc:
                     settle("release" if decision == "new" else "mark_unknown")
                     return fail("approval", exc)
@@ -1224,6 +1225,7 @@ class Registry:
                         honoured=honoured, details={**error.details, **timing}),
                         attempts=attempts, status=status)
                 settle("release")
+                unspend()  # the API refused the write: nothing took effect, so the approval is not spent
                 return fail("http", error, attempts=attempts, status=status)
 
             # 8. validate + shape output
@@ -1357,14 +1359,18 @@ class Registry:
         return approval_id
 
     def _spend_approval(self, tool: str, approval: Approval, key: str | None, call_id: str, actor: Actor,
-                        until: float | None, preview_tool: str) -> tuple[str, str, str] | None:
+                        until: float | None, preview_tool: str, fresh: bool) -> tuple[str, str, str] | None:
         """Spend `approval` on this action (its idempotency `key`, else this single call) in the
         receipt store (`ReceiptStore.spend`), until it can no longer be presented (`until`: an issued
         approval's expiry; ``None``, a client approval, which can be presented at any time: kept
         forever). Returns ``(scope, digest, action)`` when this call spent it (the caller gives it
         back with ``unspend`` when nothing was sent), ``None`` when the same action had spent it
-        before (a retry of that key). Raises `ToolError`: ``approval_used`` (spent on another
-        action), ``receipt_store_unavailable`` (nothing sent)."""
+        before (a retry of that key). `fresh`: this call created the key's receipt, so no earlier
+        call of the key is pending, unknown or stored; an earlier call that spent the approval on
+        the key was then answered and its receipt forgotten (purged, or Redis ``completed_ttl``),
+        since a call the API refused gives its approval back: the approval was used. Raises
+        `ToolError`: ``approval_used`` (spent on another action, or on this key by a call whose
+        receipt the store forgot), ``receipt_store_unavailable`` (nothing sent)."""
         token = str(approval.approval_id or approval.preview_id)
         action = "action:" + (f"key:{key}" if key is not None else f"call:{call_id}")
         scope = approval_scope(self.api, tool)
@@ -1377,9 +1383,10 @@ class Registry:
                              details={"store": type(self.receipts).__name__}) from None
         if bound is None:
             return scope, digest, action
-        if bound != action:
+        if bound != action or fresh:
             raise make_error("approval_used", f"The approval of {str(approval.preview_id)[:20]}… was already used "
-                             "for another action.", details={"preview_tool": preview_tool},
+                             + ("by an earlier call with this key." if fresh and bound == action
+                                else "for another action."), details={"preview_tool": preview_tool},
                              next_step=f"Call {preview_tool} again and get a new approval for this action.")
         return None
 
