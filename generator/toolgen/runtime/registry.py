@@ -70,6 +70,7 @@ from .approvals import (
 from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .backoff import retry_delay
+from .content_coding import BodyTooLarge, BoundedDecoder
 from .deadline import attempt_deadline, ensure_deadlines
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
@@ -717,16 +718,17 @@ class Registry:
     @staticmethod
     def _exchange_sync(client: httpx.Client, send: _Send, started: float) -> _Outcome:
         response = client.send(send.request, stream=True)
-        try:
+        try:  # raw bytes, decoded within the size cap (content_coding.py): a gzip bomb never inflates
+            whole = response.is_stream_consumed  # built in memory by a caller's transport: httpx decoded it
+            decoder = BoundedDecoder(None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES)
             chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    return _Outcome(status=response.status_code, kind="too_large")
+            for chunk in response.iter_bytes() if whole else response.iter_raw():
+                chunks.append(decoder.feed(chunk))
                 if time.perf_counter() - started > send.timeout_s:  # a body trickling in past the deadline
                     return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
-                chunks.append(chunk)
+            chunks.append(decoder.finish())
+        except BodyTooLarge:
+            return _Outcome(status=response.status_code, kind="too_large")
         finally:
             response.close()
         return _Outcome(response.status_code, response.headers, b"".join(chunks),
@@ -749,14 +751,15 @@ class Registry:
     @staticmethod
     async def _exchange_async(client: httpx.AsyncClient, send: _Send, started: float) -> _Outcome:
         response = await client.send(send.request, stream=True)
-        try:
+        try:  # raw bytes, decoded within the size cap (content_coding.py)
+            whole = response.is_stream_consumed  # built in memory by a caller's transport: httpx decoded it
+            decoder = BoundedDecoder(None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES)
             chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    return _Outcome(status=response.status_code, kind="too_large")
-                chunks.append(chunk)
+            async for chunk in response.aiter_bytes() if whole else response.aiter_raw():
+                chunks.append(decoder.feed(chunk))
+            chunks.append(decoder.finish())
+        except BodyTooLarge:
+            return _Outcome(status=response.status_code, kind="too_large")
         finally:
             await response.aclose()
         return _Outcome(response.status_code, response.headers, b"".join(chunks),
