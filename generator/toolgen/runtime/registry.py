@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Self
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, unquote_plus, urlencode
 
 import anyio
 import httpx
@@ -1614,7 +1614,7 @@ class Registry:
         request URL (RFC 8288 allows relative targets), on the API's own origin only, and stripped of
         the credential query parameters the runtime adds itself (an API that copies its query into
         the link would otherwise put the key into a readable cursor). ``None`` (the last page) for
-        a target elsewhere, or one that still holds a secret."""
+        a target elsewhere, or one that still holds a secret, as is or once percent-decoded."""
         try:
             url = httpx.URL(request.url).join(raw)
         except Exception:  # noqa: BLE001 - an unparsable link ends the walk
@@ -1625,7 +1625,8 @@ class Registry:
             kept = [(k, v) for k, v in url.params.multi_items() if k.lower() not in request.redact_query]
             url = url.copy_with(query=urlencode(kept, quote_via=quote).encode("ascii") or None)
         text = str(url)
-        if any(secret in text for secret in secret_values):
+        readings = (text, unquote(text), unquote_plus(text))  # %5F is _ to the API (RFC 3986 §2.3)
+        if any(secret in reading for secret in secret_values for reading in readings):
             return None
         return text
 
