@@ -2,7 +2,8 @@
 
     python receipt_race_worker.py JOB_JSON
 
-JOB_JSON: ``{"mode": "begin" | "call", "receipts": URL_OR_PATH, "worker": ID, "keys": [...], ...}``.
+JOB_JSON: ``{"mode": "begin" | "call", "receipts": URL_OR_PATH, "worker": ID, "keys": [...], ...}``
+(for "call", an optional ``"approval_id"`` presents that one approval for every key).
 The worker opens its own store (and, for "call", its own Registry over the tickets API), prints
 ``ready``, waits for a line on stdin, then works through `keys` as fast as it can and prints one
 JSON line: for "begin", the keys whose pending receipt this worker created; for "call", the outcome
@@ -44,7 +45,9 @@ def main() -> None:
     else:
         for key in job["keys"]:
             # one human approval per action: both workers present the same approval for the same key
-            approval = Approval(job["preview_id"], approved_by="race@example.com", approval_id=f"approval-{key}")
+            # (or, with "approval_id", one approval for every key of both workers)
+            approval = Approval(job["preview_id"], approved_by="race@example.com",
+                                approval_id=job.get("approval_id") or f"approval-{key}")
             res = call_record(registry, "record_ticket_followup", dict(job["args"], action_id=key), actor=WRITER,
                                 approval=approval)
             if res.ok:

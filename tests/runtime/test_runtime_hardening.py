@@ -64,6 +64,17 @@ def test_scopes_given_as_one_string_are_whole_names() -> None:
         Actor.of("ops", [b"customers:write"])  # type: ignore[list-item]
 
 
+def test_a_scope_string_is_split_at_spaces_only() -> None:
+    """RFC 6749 §3.3 separates scope tokens by SP (%x20) alone: a scope name with another white
+    space inside (NBSP, a tab, U+2028) is one name, never the scope it starts with."""
+    row = {"permission": ["customers:write"]}
+    for sep in ("\u00a0", "\t", "\n", "\u2028", "\u3000", "\x0b"):
+        given_as = f"customers:read customers:write{sep}limited"
+        assert not permits(row, given_as), repr(given_as)
+        assert "customers:write" not in Actor.of("someone", given_as).scopes
+    assert permits(row, "  customers:read   customers:write ")
+
+
 def test_a_string_scoped_actor_is_refused_on_the_call_path(server: TicketsServer) -> None:
     policy, catalog = _package()
     reg = Registry(policy, catalog, base_url=server.base_url,

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import httpx
 import jsonschema_rs
@@ -307,14 +307,38 @@ def test_relative_link_target_is_followed_to_page_two(reference: str, hostile: H
     assert [r.target for r in hostile.requests][-1] == "/repos/o/r/issues?page=2"
 
 
-@pytest.mark.parametrize("echo", ["under_its_own_name", "under_another_name"])
-def test_query_credential_echoed_into_the_link_never_reaches_the_cursor(echo: str, hostile: HostileServer) -> None:
-    secret = SECRETS["API_KEY"]
+@pytest.mark.parametrize("encode", [lambda s: s, lambda s: s.replace("_", "%5F", 1), lambda s: quote(s, safe="")],
+                         ids=["as_is", "partly_percent_encoded", "percent_encoded"])
+def test_bearer_token_echoed_into_the_link_never_reaches_the_cursor(encode: Callable[[str], str],
+                                                                    hostile: HostileServer) -> None:
+    """A header credential the API copies into its Link target, in any percent-encoding (RFC 3986
+    2.3: ``%5F`` is ``_`` to the API): the walk ends rather than put it in a readable cursor."""
+    secret = SECRETS["GITHUB_TOKEN"]
 
     def api(req: RawRequest) -> bytes:
         if ("page", "2") in req.query:
             return json_response([issue(2)])
-        query = req.raw_query + (f"&sig={secret}" if echo == "under_another_name" else "")
+        link = f"<{hostile.base_url}{req.path}?sig={encode(secret)}&page=2>; rel=\"next\""
+        return json_response([issue(1)], headers={"Link": link})
+
+    hostile.handler = api
+    reg = issues_registry(hostile.base_url)
+    first = reg.call(ISSUES, ISSUE_ARGS, actor=ISSUES_READER)
+    assert first.ok and first.result is not None, first.to_json()
+    token = first.result["next_cursor"]
+    assert token is None or secret not in unquote(cursor_payload(token)), cursor_payload(token)
+
+
+@pytest.mark.parametrize("echo", ["under_its_own_name", "under_another_name", "partly_percent_encoded"])
+def test_query_credential_echoed_into_the_link_never_reaches_the_cursor(echo: str, hostile: HostileServer) -> None:
+    secret = SECRETS["API_KEY"]
+    # RFC 3986 2.3: an unreserved character percent-encoded is the same character to the API
+    echoed = {"under_another_name": secret, "partly_percent_encoded": secret.replace("_", "%5F", 1)}.get(echo)
+
+    def api(req: RawRequest) -> bytes:
+        if ("page", "2") in req.query:
+            return json_response([issue(2)])
+        query = req.raw_query + (f"&sig={echoed}" if echoed else "")
         link = f"<{hostile.base_url}{req.path}?{query}&page=2>; rel=\"next\""
         return json_response([issue(1)], headers={"Link": link})
 
@@ -329,8 +353,9 @@ def test_query_credential_echoed_into_the_link_never_reaches_the_cursor(echo: st
     if token is not None:
         payload = cursor_payload(token)
         assert secret not in payload and quote(secret, safe="") not in payload, payload
+        assert secret not in unquote(payload), payload
         assert "api_key" not in payload, payload
-    if echo == "under_another_name":
+    if echoed:
         assert token is None  # the link still holds the secret: the walk ends rather than carry it
         return
 

@@ -306,6 +306,20 @@ def test_two_processes_racing_on_one_write(shared_backend: Backend, server: Tick
     store.close()
 
 
+def test_two_processes_racing_one_approval_on_different_keys(shared_backend: Backend,
+                                                             server: TicketsServer) -> None:
+    """One approval, presented by two processes for different keys at once: one write in all."""
+    with make_registry(server, MemoryReceiptStore()) as local:
+        preview_id = approve(local, "preview_ticket_followup", NOTE).preview_id
+    job = {"mode": "call", "receipts": shared_backend.spec, "base_url": server.base_url, "token": server.token,
+           "preview_id": preview_id, "args": NOTE, "approval_id": "one-approval"}
+    one, two = _race([dict(job, worker="w1", keys=[f"a-{i}" for i in range(10)]),
+                      dict(job, worker="w2", keys=[f"b-{i}" for i in range(10)])])
+    outcomes = [*one.values(), *two.values()]
+    assert outcomes.count("sent") == 1 and outcomes.count("approval_used") == 19, outcomes
+    assert posts(server) == 1 and server.side_effects["addFollowup"] == 1
+
+
 # -- Redis specifics -------------------------------------------------------------------------------------
 
 

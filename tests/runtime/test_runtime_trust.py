@@ -58,6 +58,7 @@ from toolgen.runtime import (
     SqliteReceiptStore,
     StaticCredentials,
     ToolError,
+    receipts_from_url,
 )
 from toolgen.runtime.contract import CannotSynthesise, synthesise, valid_args
 from toolgen.runtime.request import build_request
@@ -908,6 +909,52 @@ def test_approval_is_not_spent_by_an_idempotency_conflict(fault: FaultServer) ->
     fresh = call(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="conf-2"), approval=approval)
     assert fresh.ok, fresh.to_json()
     assert len(fault.requests) == 2
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "redis"])
+def test_approval_spent_on_a_key_is_not_spent_again_after_its_receipt_is_purged(
+        store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The key an approval was spent on, presented again once the store forgot its completed
+    receipt (``purge``; Redis ``completed_ttl``), against an API that does not deduplicate keys:
+    a second upstream write from one approval, before the fix."""
+    if store_kind == "memory":
+        store: ReceiptStore = MemoryReceiptStore()
+    elif store_kind == "sqlite":
+        store = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+    else:
+        store = receipts_from_url(f"{request.getfixturevalue('redis_url')}?prefix=pk-{uuid.uuid4().hex[:10]}:"
+                                  "&completed_ttl=1")
+    with FaultServer(honours_keys=False) as srv:
+        tickets_routes(srv)
+        reg = make_registry("tickets", srv.base_url, honoured=False, receipts=store)
+        args = dict(FOLLOWUP_ARGS, action_id="purged-1")
+        approval = approve(reg, FOLLOWUP, args)
+        assert call(reg, FOLLOWUP, args, approval=approval).ok
+        if store_kind == "redis":
+            time.sleep(1.3)
+        else:
+            store.purge(0.0)  # type: ignore[attr-defined]
+        assert receipt_state(reg, FOLLOWUP, "purged-1") is None, "the store kept the receipt"
+        again = call(reg, FOLLOWUP, args, approval=approval)
+        assert code(again) == "approval_used", again.to_json()
+        assert srv.total_side_effects == 1 and len(srv.requests) == 1
+        assert receipt_state(reg, FOLLOWUP, "purged-1") is None  # the refused call keeps no receipt
+        reg.close()
+
+
+def test_approval_is_given_back_when_the_api_refuses_the_write(fault: FaultServer) -> None:
+    """A write the API refused (a known 4xx) took no effect: its approval is not spent, on any key."""
+    fault.script("POST", FOLLOWUPS, Fault.answer(422, {"title": "Unprocessable", "detail": "note too long"}))
+    reg = make_registry("tickets", fault.base_url, honoured=False)
+    approval = approve(reg, FOLLOWUP, FOLLOWUP_ARGS)
+    refused = call(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="rej-1"), approval=approval)
+    assert code(refused) == "validation_error" or not refused.ok, refused.to_json()
+    assert refused.error is not None and refused.error.result_known, refused.to_json()
+    other = call(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="rej-2"), approval=approval)
+    assert other.ok, other.to_json()  # another key may use it: the refused call spent nothing
+    again = call(reg, FOLLOWUP, dict(FOLLOWUP_ARGS, action_id="rej-1"), approval=approval)
+    assert code(again) == "approval_used", again.to_json()  # now it is spent, on rej-2
+    assert fault.total_side_effects == 1 and len(fault.requests) == 2
 
 
 def test_integral_float_is_sent_as_an_integer(recorder: RecordingServer) -> None:

@@ -27,10 +27,11 @@ def scope_set(scopes: str | Iterable[str]) -> frozenset[str]:
     A single string is an OAuth scope string (RFC 6749 §3.3: scope names separated by spaces), so
     ``"ticket:read ticket:write"`` holds two scopes and ``"not customers:writer"`` holds ``not`` and
     ``customers:writer`` — never ``customers:write`` (a string is never searched for substrings, nor
-    taken character by character). Any other iterable must hold strings. Raises `TypeError` for an
-    item that is not a string."""
+    taken character by character). Only the space U+0020 separates: ``"customers:write\u00a0x"`` (a
+    tab, NBSP or line separator inside) is one name, not ``customers:write``. Any other iterable must
+    hold strings. Raises `TypeError` for an item that is not a string."""
     if isinstance(scopes, str):
-        return frozenset(scopes.split())
+        return frozenset(name for name in scopes.split(" ") if name)
     held: list[str] = []
     for scope in scopes:
         if not isinstance(scope, str):

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Self
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, unquote_plus, urlencode
 
 import anyio
 import httpx
@@ -71,6 +71,7 @@ from .approvals import (
 from .arguments import invalid_argument, plain_arguments, strict_json
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .backoff import retry_delay
+from .content_coding import BodyTooLarge, BoundedDecoder
 from .deadline import attempt_deadline, ensure_deadlines
 from .dialect_args import Rewrites, compile_rewrites, decode_arguments
 from .errors import ToolError, failure_cause, from_http_response, make_error, parse_retry_after, scrub_url
@@ -726,16 +727,17 @@ class Registry:
     @staticmethod
     def _exchange_sync(client: httpx.Client, send: _Send, started: float) -> _Outcome:
         response = client.send(send.request, stream=True)
-        try:
+        try:  # raw bytes, decoded within the size cap (content_coding.py): a gzip bomb never inflates
+            whole = response.is_stream_consumed  # built in memory by a caller's transport: httpx decoded it
+            decoder = BoundedDecoder(None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES)
             chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    return _Outcome(status=response.status_code, kind="too_large")
+            for chunk in response.iter_bytes() if whole else response.iter_raw():
+                chunks.append(decoder.feed(chunk))
                 if time.perf_counter() - started > send.timeout_s:  # a body trickling in past the deadline
                     return _Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
-                chunks.append(chunk)
+            chunks.append(decoder.finish())
+        except BodyTooLarge:
+            return _Outcome(status=response.status_code, kind="too_large")
         finally:
             response.close()
         return _Outcome(response.status_code, response.headers, b"".join(chunks),
@@ -758,14 +760,15 @@ class Registry:
     @staticmethod
     async def _exchange_async(client: httpx.AsyncClient, send: _Send, started: float) -> _Outcome:
         response = await client.send(send.request, stream=True)
-        try:
+        try:  # raw bytes, decoded within the size cap (content_coding.py)
+            whole = response.is_stream_consumed  # built in memory by a caller's transport: httpx decoded it
+            decoder = BoundedDecoder(None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES)
             chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    return _Outcome(status=response.status_code, kind="too_large")
-                chunks.append(chunk)
+            async for chunk in response.aiter_bytes() if whole else response.aiter_raw():
+                chunks.append(decoder.feed(chunk))
+            chunks.append(decoder.finish())
+        except BodyTooLarge:
+            return _Outcome(status=response.status_code, kind="too_large")
         finally:
             await response.aclose()
         return _Outcome(response.status_code, response.headers, b"".join(chunks),
@@ -1113,7 +1116,8 @@ class Registry:
             # 4b. spend the approval on this action, now that it will be sent
             if needs_approval and approval is not None:
                 try:
-                    spend = self._spend_approval(tool, approval, key, call_id, actor, approval_until, preview_tool)
+                    spend = self._spend_approval(tool, approval, key, call_id, actor, approval_until, preview_tool,
+                                                 decision == "new")
                 except ToolError as exc:
                     settle("release" if decision == "new" else "mark_unknown")
                     return fail("approval", exc)
@@ -1233,6 +1237,7 @@ class Registry:
                         honoured=honoured, details={**error.details, **timing}),
                         attempts=attempts, status=status)
                 settle("release")
+                unspend()  # the API refused the write: nothing took effect, so the approval is not spent
                 return fail("http", error, attempts=attempts, status=status)
 
             # 8. validate + shape output
@@ -1366,14 +1371,18 @@ class Registry:
         return approval_id
 
     def _spend_approval(self, tool: str, approval: Approval, key: str | None, call_id: str, actor: Actor,
-                        until: float | None, preview_tool: str) -> tuple[str, str, str] | None:
+                        until: float | None, preview_tool: str, fresh: bool) -> tuple[str, str, str] | None:
         """Spend `approval` on this action (its idempotency `key`, else this single call) in the
         receipt store (`ReceiptStore.spend`), until it can no longer be presented (`until`: an issued
         approval's expiry; ``None``, a client approval, which can be presented at any time: kept
         forever). Returns ``(scope, digest, action)`` when this call spent it (the caller gives it
         back with ``unspend`` when nothing was sent), ``None`` when the same action had spent it
-        before (a retry of that key). Raises `ToolError`: ``approval_used`` (spent on another
-        action), ``receipt_store_unavailable`` (nothing sent)."""
+        before (a retry of that key). `fresh`: this call created the key's receipt, so no earlier
+        call of the key is pending, unknown or stored; an earlier call that spent the approval on
+        the key was then answered and its receipt forgotten (purged, or Redis ``completed_ttl``),
+        since a call the API refused gives its approval back: the approval was used. Raises
+        `ToolError`: ``approval_used`` (spent on another action, or on this key by a call whose
+        receipt the store forgot), ``receipt_store_unavailable`` (nothing sent)."""
         token = str(approval.approval_id or approval.preview_id)
         action = "action:" + (f"key:{key}" if key is not None else f"call:{call_id}")
         scope = approval_scope(self.api, tool)
@@ -1386,9 +1395,10 @@ class Registry:
                              details={"store": type(self.receipts).__name__}) from None
         if bound is None:
             return scope, digest, action
-        if bound != action:
+        if bound != action or fresh:
             raise make_error("approval_used", f"The approval of {str(approval.preview_id)[:20]}… was already used "
-                             "for another action.", details={"preview_tool": preview_tool},
+                             + ("by an earlier call with this key." if fresh and bound == action
+                                else "for another action."), details={"preview_tool": preview_tool},
                              next_step=f"Call {preview_tool} again and get a new approval for this action.")
         return None
 
@@ -1613,7 +1623,7 @@ class Registry:
         request URL (RFC 8288 allows relative targets), on the API's own origin only, and stripped of
         the credential query parameters the runtime adds itself (an API that copies its query into
         the link would otherwise put the key into a readable cursor). ``None`` (the last page) for
-        a target elsewhere, or one that still holds a secret."""
+        a target elsewhere, or one that still holds a secret, as is or once percent-decoded."""
         try:
             url = httpx.URL(request.url).join(raw)
         except Exception:  # noqa: BLE001 - an unparsable link ends the walk
@@ -1624,7 +1634,8 @@ class Registry:
             kept = [(k, v) for k, v in url.params.multi_items() if k.lower() not in request.redact_query]
             url = url.copy_with(query=urlencode(kept, quote_via=quote).encode("ascii") or None)
         text = str(url)
-        if any(secret in text for secret in secret_values):
+        readings = (text, unquote(text), unquote_plus(text))  # %5F is _ to the API (RFC 3986 §2.3)
+        if any(secret in reading for secret in secret_values for reading in readings):
             return None
         return text
 
