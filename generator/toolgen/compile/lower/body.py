@@ -21,6 +21,7 @@ from ..intent import ToolIntent
 from ..ir import ArgBinding, BodyEncoding, FixedValue
 from ..operations import Operation
 from ..schema import copy_tree, object_view
+from .constants import single_value
 from .context import Arg, Ctx
 from .text import cap_text
 
@@ -150,8 +151,14 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int)
     encodings = media_node.get("encoding") if isinstance(media_node.get("encoding"), dict) else {}
     defs = schema.get("$defs")
     args: list[Arg] = []
+    constants: list[FixedValue] = []
     for prop, prop_schema in props.items():
         prop_schema = _attach_defs(prop_schema, defs) if defs else copy_tree(prop_schema)
+        if body_required and prop in required and encoding in ("json", "form", "multipart"):
+            only = single_value(prop_schema)
+            if only is not None:  # the spec admits one value: sent by the runtime, never asked of the model
+                constants.append(FixedValue("body", prop, only[0], "#" + schema_ptr))
+                continue
         if isinstance(prop_schema.get("description"), str):
             prop_schema["description"] = cap_text(prop_schema["description"], desc_limit)
         is_required = body_required and prop in required
@@ -165,9 +172,9 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int)
                         required_in_body=prop in member_required and not is_required))
     # a required JSON object body none of whose members is required is sent as {} when the model
     # gives none of them
-    fixed = ((FixedValue("body", "", {}),) if body_required and encoding == "json" and not any(a.required for a in args)
-             else ())
-    return BodyPlan(encoding, sent_type, args, fixed)
+    fixed = ((FixedValue("body", "", {}),) if body_required and encoding == "json" and not constants
+             and not any(a.required for a in args) else ())
+    return BodyPlan(encoding, sent_type, args, fixed + tuple(constants))
 
 
 def _unwrap_single_branch(schema: dict[str, Any]) -> dict[str, Any]:
