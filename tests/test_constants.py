@@ -50,6 +50,10 @@ SPEC: dict[str, Any] = {
             "get": _query_op("AddRoleToDBCluster", [
                 {"name": "DBClusterIdentifier", "in": "query", "required": True, "schema": {"type": "string"}}]),
         },
+        "/ping": {"put": {
+            "operationId": "Ping",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {"const": ["ping"]}}}},
+            "responses": {"200": {"description": "ok"}}}},
         "/v/{version}/things": {"get": {
             "operationId": "ListThings",
             "parameters": [{"name": "version", "in": "path", "required": True,
@@ -82,6 +86,12 @@ MAP = """tools:
     operation: ListThings
     effect: read
     permission: t:read
+  ping:
+    operation: Ping
+    effect: write
+    permission: pi:write
+    approval: never
+    idempotency: {key: action_id, send_as: none}
 """
 
 ACTOR = Actor.of("t", ("pi:write", "rds:read", "t:read"))
@@ -115,6 +125,7 @@ def test_the_model_is_never_asked_for_a_constant(built: Built) -> None:
         ("preview_describe_keys", {"X_Amz_Target", "Kind", "Mode"}, {"Identifier", "MaxResults", "Verbose", "Note"}),
         ("add_role", {"Action", "Version"}, {"DBClusterIdentifier"}),
         ("list_things", {"version"}, set()),
+        ("record_ping", {"body"}, {"action_id"}),
     ]:
         schema = built.tool("mcp", name)["inputSchema"]
         props = set(schema.get("properties", {}))
@@ -158,6 +169,9 @@ def test_the_preview_and_the_wire_carry_the_constants(built: Built, recorder: Re
         assert reg.call("list_things", {}, actor=ACTOR).ok
         assert recorder.last.path == "/v/v1/things"
 
+        assert reg.call("record_ping", {"action_id": "p-1"}, actor=ACTOR).ok
+        assert (recorder.last.method, recorder.last.path, recorder.last.json()) == ("PUT", "/ping", ["ping"])
+
 
 def test_a_constant_passed_by_the_model_is_refused(built: Built, recorder: RecordingServer) -> None:
     with _registry(built, recorder) as reg:
@@ -168,7 +182,7 @@ def test_a_constant_passed_by_the_model_is_refused(built: Built, recorder: Recor
 
 def test_an_intent_fixed_value_agrees_or_is_a_located_error(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
-    same = build(tmp_path, spec, MAP + "    fixed: {version: v1}\n")
+    same = build(tmp_path, spec, MAP.replace("    permission: t:read\n", "    permission: t:read\n    fixed: {version: v1}\n"))
     assert same.row("list_things")["request"]["fixed"] == [{"in": "path", "name": "version", "value": "v1"}]
     wrong = tmp_path / "w"
     wrong.mkdir()

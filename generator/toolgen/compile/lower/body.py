@@ -6,7 +6,9 @@ content type, and the arguments: one per top-level property of an object body (b
 wire name; required when the body is; the members an optional body requires are required together,
 as soon as any member is given), or a single `body` argument for free-form (``{}``, ``type: object``
 alone), composed, text and binary bodies, required when the body is. A body that admits only ``{}``
-takes no argument: sent as ``{}`` when required, not at all otherwise.
+takes no argument: sent as ``{}`` when required, not at all otherwise. A required member (of a
+required JSON, form or multipart body), or a required JSON body, whose schema admits one value only
+(`single_value`) is no argument either: a fixed value the runtime sends, with its schema's pointer.
 """
 
 from __future__ import annotations
@@ -127,6 +129,9 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int)
             return _NO_BODY
         return BodyPlan(encoding, sent_type, [], (FixedValue("body", "", {}),))
     if view is None or not view[0] or "$ref" in schema:
+        only = single_value(schema) if body_required and encoding == "json" else None
+        if only is not None:  # a required body that admits one value only: sent by the runtime
+            return BodyPlan(encoding, sent_type, [], (FixedValue("body", "", only[0], "#" + schema_ptr),))
         # free-form (`{}`, `type: object` alone, open members only), composed or recursive: one
         # `body` argument carries the whole body, required when the body is
         schema = copy_tree(schema)
