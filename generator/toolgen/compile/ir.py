@@ -72,11 +72,16 @@ class ArgBinding:
 
 @dataclass(frozen=True)
 class FixedValue:
-    """A value the runtime always sends that the model never sees (e.g. an API version header)."""
+    """A value the runtime always sends that the model never sees (e.g. an API version header).
+
+    `source` says where a value the spec itself fixes came from: the JSON pointer (``#/...``) of the
+    schema that admits this value only (a required parameter or body member with an ``enum`` of one
+    or a ``const``); empty for a value from the intent map (`fixed`, `api.headers`) or a default."""
 
     location: ArgLocation
     wire_name: str
     value: JSON
+    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,8 @@ def row_json(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = 
             "encoding": row.body_encoding,
             "content_type": row.body_content_type,
             "bindings": [b.to_json() for b in row.bindings],
-            "fixed": [{"in": f.location, "name": f.wire_name, "value": f.value} for f in row.fixed],
+            "fixed": [{"in": f.location, "name": f.wire_name, "value": f.value,
+                       **({"source": f.source} if f.source else {})} for f in row.fixed],
         },
         "success_status": list(row.success_status),
         "dialect_rewrites": {d: list(r) for d, r in sorted((rewrites or {}).items())},
@@ -293,7 +294,8 @@ def _after_table(ir: ApiIR, rows: list[PolicyRow],
                              f"default {p.default_page_size} |")
             for f in r.fixed:
                 lines.append(f"| (fixed) | {f.location} | {_code(f.wire_name)} | always | value "
-                             f"{_code(repr(f.value))} |")
+                             f"{_code(repr(f.value))}"
+                             + (f", the only value the spec admits ({_code(f.source)})" if f.source else "") + " |")
         lines += ["", "</details>", ""]
     lines += narrowed_markdown(rows)
     lines += rewrites_markdown(rewrites)

@@ -6,7 +6,9 @@ content type, and the arguments: one per top-level property of an object body (b
 wire name; required when the body is; the members an optional body requires are required together,
 as soon as any member is given), or a single `body` argument for free-form (``{}``, ``type: object``
 alone), composed, text and binary bodies, required when the body is. A body that admits only ``{}``
-takes no argument: sent as ``{}`` when required, not at all otherwise.
+takes no argument: sent as ``{}`` when required, not at all otherwise. A required member (of a
+required JSON, form or multipart body), or a required JSON body, whose schema admits one value only
+(`single_value`) is no argument either: a fixed value the runtime sends, with its schema's pointer.
 
 The node budget (``budgets.max_schema_nodes``) applies to the body as the model sees it: members the
 intent hides (`hide`, or ``args: {x: {hide: true}}``) are neither counted nor copied, a member narrowed
@@ -29,6 +31,7 @@ from ..intent import ToolIntent
 from ..ir import ArgBinding, BodyEncoding, FixedValue
 from ..operations import Operation
 from ..schema import SchemaConverter, copy_tree, json_size, object_view
+from .constants import single_value
 from .context import Arg, Ctx
 from .text import cap_text
 
@@ -141,6 +144,9 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
             return _NO_BODY
         return BodyPlan(encoding, sent_type, [], (FixedValue("body", "", {}),))
     if view is None or not view[0] or "$ref" in schema:
+        only = single_value(schema) if body_required and encoding == "json" else None
+        if only is not None:  # a required body that admits one value only: sent by the runtime
+            return BodyPlan(encoding, sent_type, [], (FixedValue("body", "", only[0], "#" + schema_ptr),))
         # free-form (`{}`, `type: object` alone, open members only), composed or recursive: one
         # `body` argument carries the whole body, required when the body is
         _check_budget(ctx, schema_ptr, [("body", schema)], schema.get("$defs"))
@@ -171,12 +177,18 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
             if prop not in hidden and arg_name(prop) not in hidden_args}
     _check_budget(ctx, schema_ptr, list(seen.items()), defs, required if body_required else ())
     args: list[Arg] = []
+    constants: list[FixedValue] = []
     for prop, prop_schema in props.items():
         is_required = body_required and prop in required
         if prop not in seen:  # hidden: dropped (or refused, when required) by the caller
             args.append(Arg(arg_name(prop), {}, ArgBinding("", "body", prop, is_required), is_required))
             continue
         prop_schema = _attach_defs(prop_schema, defs) if defs else copy_tree(prop_schema)
+        if body_required and prop in required and encoding in ("json", "form", "multipart"):
+            only = single_value(prop_schema)
+            if only is not None:  # the spec admits one value: sent by the runtime, never asked of the model
+                constants.append(FixedValue("body", prop, only[0], "#" + schema_ptr))
+                continue
         if isinstance(prop_schema.get("description"), str):
             prop_schema["description"] = cap_text(prop_schema["description"], desc_limit)
         null_means = "send" if is_required and _admits_null(prop_schema) else "omit"
@@ -189,9 +201,9 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
                         required_in_body=prop in member_required and not is_required))
     # a required JSON object body none of whose members is required is sent as {} when the model
     # gives none of them
-    fixed = ((FixedValue("body", "", {}),) if body_required and encoding == "json" and not any(a.required for a in args)
-             else ())
-    return BodyPlan(encoding, sent_type, args, fixed)
+    fixed = ((FixedValue("body", "", {}),) if body_required and encoding == "json" and not constants
+             and not any(a.required for a in args) else ())
+    return BodyPlan(encoding, sent_type, args, fixed + tuple(constants))
 
 
 def _unwrap_single_branch(schema: dict[str, Any]) -> dict[str, Any]:

@@ -23,9 +23,12 @@ from ..operations import Operation
 from .context import Arg, Locate, Skip
 
 
-def narrow_args(op: Operation, intent: ToolIntent, args: list[Arg], iloc: Locate) -> tuple[list[Arg], tuple[NarrowedArg, ...]]:
+def narrow_args(op: Operation, intent: ToolIntent, args: list[Arg], iloc: Locate,
+                constants: frozenset[str] = frozenset()) -> tuple[list[Arg], tuple[NarrowedArg, ...]]:
     """Apply `intent.args` to `args` (see the module docstring); `iloc(*keys)` locates a key of the
-    intent. Returns the new argument list (same order, hidden ones left out) and the records."""
+    intent. An entry naming one of `constants` (the argument names of the spec's one-value
+    parameters, which the runtime sends itself) has nothing left to narrow and is passed over.
+    Returns the new argument list (same order, hidden ones left out) and the records."""
     if not intent.args:
         return args, ()
     by_name = {a.name: a for a in args}
@@ -33,6 +36,8 @@ def narrow_args(op: Operation, intent: ToolIntent, args: list[Arg], iloc: Locate
     hidden: set[str] = set()
     for name, spec in intent.args.items():
         arg = by_name.get(name)
+        if arg is None and name in constants:
+            continue
         if arg is None:
             close = difflib.get_close_matches(name, list(by_name), n=1)
             raise Skip("arg-unknown", f"`args` names {name!r}, which is not an argument of {op.key}",

@@ -81,7 +81,8 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
             raise Skip("null-unknown-argument", f"`null` names {name!r}, which is not an argument of {op.key}",
                        iloc("null", name), "available: " + ", ".join(a.name for a in args))
         hit.binding = _replace_binding(hit.binding, null_means=means)
-    args, narrowed = narrow_args(op, intent, args, iloc)
+    constants = frozenset(arg_name(f.wire_name) for f in (*plan.fixed, *body.fixed) if f.source and f.wire_name)
+    args, narrowed = narrow_args(op, intent, args, iloc, constants)
     if pagination is not None:
         args.extend(paging_args(pagination))
     max_bytes = intent.output.max_bytes if intent.output and intent.output.max_bytes else defaults.output_max_bytes

@@ -23,6 +23,7 @@ from ..ir import ArgBinding, AuthBinding, FixedValue
 from ..load import SpecDocument
 from ..operations import Operation
 from ..schema import SchemaConverter
+from .constants import single_value
 from .context import Arg, Ctx, Locate, Skip
 from .security import secret_name
 from .text import cap_text
@@ -80,7 +81,10 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     idempotency key's wire parameter, `fixed` values (checked against the parameter's schema) and
     parameters that look like credentials (sent from a secret, with a ``param-credential`` note).
     A required ``Accept`` header, or a required ``Content-Type`` of a request without a body, is
-    a fixed value (`_header_default`): a validating server refuses the request without it.
+    a fixed value (`_header_default`): a validating server refuses the request without it. So is a
+    required parameter whose schema admits one value only (`single_value`: an ``enum`` of one, a
+    ``const``), with the schema's pointer as its `FixedValue.source`; a `fixed` entry for it wins
+    and is checked against that schema like any other.
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
     doc, sink = ctx.doc, ctx.sink
@@ -149,6 +153,12 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                            f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
             fixed.append(FixedValue(where_in, wire, value))  # type: ignore[arg-type]
             continue
+        if param.get("required") or where_in == "path":
+            only = single_value(param_schema(ctx, param, ptr))
+            if only is not None:  # the spec admits one value: a constant of the operation, not an argument
+                source = join_pointer(ptr, "schema") if "schema" in param else ptr
+                fixed.append(FixedValue(where_in, wire, only[0], "#" + source))  # type: ignore[arg-type]
+                continue
         if where_in in ("header", "query", "cookie") and CREDENTIAL_NAME.search(wire) and (
                 param.get("required") or where_in == "header"):
             secret = re.sub(r"[^A-Za-z0-9]+", "_", f"{ctx.api}_{wire}").upper().strip("_")
