@@ -4,7 +4,7 @@ A hand-made spec reproduces shapes real APIs have (checked against a validating 
 Prism): a required ``page`` parameter, bounded page sizes, free-form and empty required bodies, an
 array body offered as JSON (``*/*``) and multipart, an optional body whose schema requires a member
 (Spotify's create-playlist), a ``format: byte`` member, required ``Content-Type``/``Accept`` header
-parameters on a request without a body (VTEX). Its tools are built, called through the
+parameters on a request without a body (VTEX), a required `User-Agent` (bunq). Its tools are built, called through the
 runtime against a recording loopback server, and every recorded request is judged against the spec
 (`tests.support.spec_judge`), as Prism judges it. A hypothesis property states the invariant: any
 arguments valid against a tool's input schema give a request the spec accepts.
@@ -31,7 +31,7 @@ from tests.support.spec_judge import violations
 
 from toolgen.cli import main
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry
-from toolgen.runtime.request import build_request, normalise_nulls
+from toolgen.runtime.request import USER_AGENT, build_request, normalise_nulls
 
 ITEMS = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}}}
 OK = {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}
@@ -57,6 +57,14 @@ SPEC: dict[str, Any] = {
              "schema": {"type": "string", "default": "application/json; charset=utf-8"}},
             {"name": "Accept", "in": "header", "required": True,
              "schema": {"type": "string", "enum": ["application/vnd.shapes+json"]}}]}},
+        "/agent": {"get": {"operationId": "getAgent", "summary": "Agent.", "responses": OK, "parameters": [
+            {"name": "User-Agent", "in": "header", "required": True, "schema": {"type": "string"}}]}},
+        "/agent/app": {"get": {"operationId": "getAgentApp", "summary": "Agent app.", "responses": OK,
+                               "parameters": [{"name": "User-Agent", "in": "header", "required": True,
+                                               "schema": {"type": "string", "example": "shapes-client/1.0"}}]}},
+        "/agent/pinned": {"get": {"operationId": "getAgentPinned", "summary": "Agent pinned.", "responses": OK,
+                                  "parameters": [{"name": "User-Agent", "in": "header", "required": True,
+                                                  "schema": {"type": "string", "pattern": "^[a-z-]+/[0-9]+$"}}]}},
         "/free": _post("postFree", {"required": True, "content": {
             "application/json": {"schema": {"type": "object"}}}}),
         "/anything": _post("postAnything", {"required": True, "content": {"application/json": {"schema": {}}}}),
@@ -84,6 +92,7 @@ SPEC: dict[str, Any] = {
     },
 }
 INTENT = ('toolgen: 1\nspec: shapes.yaml\napi: {name: shapes}\n'
+          'tools:\n  get_agent_pinned: {operation: getAgentPinned, effect: read, fixed: {User-Agent: my-agent/2}}\n'
           'include: [{match: "*", approval: never}]\n')
 ACTOR = Actor.of("t", ["shapes:read", "shapes:write"])
 
@@ -161,6 +170,30 @@ def test_required_content_type_and_accept_headers_are_sent(reg: Registry, record
     assert recorder.last.header("Content-Type") == "application/json; charset=utf-8"
     assert recorder.last.header("Accept") == "application/vnd.shapes+json"
     assert _judged(recorder, "/status") == []
+
+
+@pytest.mark.parametrize("operation_id,template,agent", [
+    ("getAgent", "/agent", USER_AGENT),  # bunq: required, no value stated: the runtime's own
+    ("getAgentApp", "/agent/app", "shapes-client/1.0"),  # the spec's example
+    ("getAgentPinned", "/agent/pinned", "my-agent/2"),  # the intent map's `fixed:`
+    ("getStatus", "/status", USER_AGENT),  # no User-Agent parameter: the runtime's own all the same
+])
+def test_a_user_agent_is_always_sent_and_never_an_argument(reg: Registry, recorder: RecordingServer,
+                                                           operation_id: str, template: str, agent: str) -> None:
+    tool = _tool(reg, operation_id)
+    assert not any("agent" in name.lower() for name in reg.specs[tool].input_schema.get("properties", {}))
+    _call(reg, recorder, operation_id, {})
+    assert recorder.last.header("User-Agent") == agent
+    assert _judged(recorder, template) == []
+
+
+def test_a_fixed_user_agent_the_parameter_refuses_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "shapes.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False), encoding="utf-8")
+    (tmp_path / "api.yaml").write_text(INTENT.replace("my-agent/2", "My Agent 2"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["build", str(tmp_path / "api.yaml"), "--out", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2 and "error[fixed-invalid]" in result.output and "api.yaml:5:" in result.output, \
+        result.output
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("operation_id,template,args,sent", [

@@ -37,6 +37,9 @@ MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", 
 RESERVED_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade",
                               "proxy-authorization", "proxy-authenticate", "transfer-encoding", "expect",
                               "cookie"})
+#: Managed headers a `fixed:` entry may set (the runtime sends its own User-Agent and the Accept the
+#: output needs otherwise); Authorization, Content-Type, Content-Length and Host stay the runtime's.
+FIXABLE_MANAGED = frozenset({"user-agent", "accept"})
 CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE)
 LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
 
@@ -80,7 +83,9 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     idempotency key's wire parameter, `fixed` values (checked against the parameter's schema) and
     parameters that look like credentials (sent from a secret, with a ``param-credential`` note).
     A required ``Accept`` header, or a required ``Content-Type`` of a request without a body, is
-    a fixed value (`_header_default`): a validating server refuses the request without it.
+    a fixed value (`_header_default`): a validating server refuses the request without it. A
+    ``User-Agent`` is never an argument: it is sent as a `fixed:` entry or the spec's own value says
+    (`_spec_value`), else the runtime sends its own; `fixed:` may also set ``Accept``.
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
     doc, sink = ctx.doc, ctx.sink
@@ -129,7 +134,21 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         if where_in == "header" and wire.lower() in api_headers:
             continue  # sent by the runtime from api.headers
         if where_in == "header" and wire.lower() in MANAGED_HEADERS:
-            if wire.lower() == "authorization" and not auth:
+            fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
+            if wire.lower() in FIXABLE_MANAGED and fixed_key is not None:
+                value = fixed_specs.pop(fixed_key)
+                problem = _value_problem(param_schema(ctx, param, ptr), value) or _header_text_problem(value)
+                if problem:
+                    raise Skip("fixed-invalid", f"`fixed` value {value!r} for header {wire!r} of {op.key} is "
+                               f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
+                fixed.append(FixedValue("header", wire, value))
+            elif wire.lower() == "user-agent":
+                # a User-Agent is never a model argument: the spec's own value when it states one, else
+                # the runtime sends its own on every request (runtime.request.USER_AGENT)
+                value = _spec_value(param_schema(ctx, param, ptr), param)
+                if value is not None and _header_text_problem(value) is None:
+                    fixed.append(FixedValue("header", wire, value))
+            elif wire.lower() == "authorization" and not auth:
                 auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
                                            secret_name(ctx.api, "", 1)),)
             elif param.get("required") and (wire.lower() == "accept" or (
@@ -195,14 +214,34 @@ def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
 
 
 def _header_default(schema: dict[str, Any], param: dict[str, Any]) -> str:
-    """The value of a required Accept/Content-Type header: the schema's `default`, first `enum` value
-    or `example`, the parameter's `example`, else ``application/json``."""
-    enum = schema.get("enum")
-    for value in (schema.get("default"), enum[0] if isinstance(enum, list) and enum else None,
-                  schema.get("example"), param.get("example")):
-        if isinstance(value, str) and value:
-            return value
-    return "application/json"
+    """The value of a required Accept/Content-Type header: `_spec_value`, else ``application/json``."""
+    return _spec_value(schema, param) or "application/json"
+
+
+def _spec_value(schema: dict[str, Any], param: dict[str, Any]) -> str | None:
+    """The string value the spec states for a header parameter: the converted `schema`'s `default` or
+    first `enum` value, the parameter's own (inline) schema's `example` or first `examples` value (the
+    conversion drops both), the parameter's `example` or first `examples` entry; None when it states none."""
+    raw = param.get("schema") if isinstance(param.get("schema"), dict) else {}
+    named = param.get("examples") if isinstance(param.get("examples"), dict) else {}
+    first_named = next(iter(named.values()), None)
+    candidates = (schema.get("default"), _first(schema.get("enum")), raw.get("example"), _first(raw.get("examples")),
+                  param.get("example"), first_named.get("value") if isinstance(first_named, dict) else None)
+    return next((value for value in candidates if isinstance(value, str) and value), None)
+
+
+def _first(values: Any) -> Any:
+    return values[0] if isinstance(values, list) and values else None
+
+
+def _header_text_problem(value: Any) -> str | None:
+    """Why `value` cannot be a header field value as given (RFC 9110 §5.5: visible ASCII, spaces and
+    tabs inside; the runtime refuses anything else), or None."""
+    if not isinstance(value, str) or not value:
+        return "a header value is a non-empty string"
+    if value != value.strip(" \t") or any(not (" " <= ch <= "~" or ch == "\t") for ch in value):
+        return "a header value is visible ASCII text, with no leading or trailing space"
+    return None
 
 
 def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
