@@ -4,7 +4,8 @@ A hand-made spec reproduces shapes real APIs have (checked against a validating 
 Prism): a required ``page`` parameter, bounded page sizes, free-form and empty required bodies, an
 array body offered as JSON (``*/*``) and multipart, an optional body whose schema requires a member
 (Spotify's create-playlist), a ``format: byte`` member, required ``Content-Type``/``Accept`` header
-parameters on a request without a body (VTEX), a required `User-Agent` (bunq). Its tools are built, called through the
+parameters on a request without a body (VTEX), a required `User-Agent` (bunq), a required header
+whose default is empty (Ticketmaster). Its tools are built, called through the
 runtime against a recording loopback server, and every recorded request is judged against the spec
 (`tests.support.spec_judge`), as Prism judges it. A hypothesis property states the invariant: any
 arguments valid against a tool's input schema give a request the spec accepts.
@@ -65,6 +66,8 @@ SPEC: dict[str, Any] = {
         "/agent/pinned": {"get": {"operationId": "getAgentPinned", "summary": "Agent pinned.", "responses": OK,
                                   "parameters": [{"name": "User-Agent", "in": "header", "required": True,
                                                   "schema": {"type": "string", "pattern": "^[a-z-]+/[0-9]+$"}}]}},
+        "/traced": {"get": {"operationId": "getTraced", "summary": "Traced.", "responses": OK, "parameters": [
+            {"name": "X-Correlation-Id", "in": "header", "required": True, "schema": {"type": "string", "default": ""}}]}},
         "/free": _post("postFree", {"required": True, "content": {
             "application/json": {"schema": {"type": "object"}}}}),
         "/anything": _post("postAnything", {"required": True, "content": {"application/json": {"schema": {}}}}),
@@ -194,6 +197,18 @@ def test_a_fixed_user_agent_the_parameter_refuses_is_a_located_error(tmp_path: P
     assert result.exit_code == 2 and "error[fixed-invalid]" in result.output and "api.yaml:5:" in result.output, \
         result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_required_header_is_never_sent_empty(reg: Registry, recorder: RecordingServer) -> None:
+    """Ticketmaster's required TMPS-Correlation-Id defaults to "": sent empty, Prism (like many servers
+    and proxies) takes the header as missing."""
+    tool = _tool(reg, "getTraced")
+    schema = reg.specs[tool].input_schema["properties"]["X_Correlation_Id"]
+    assert schema["minLength"] == 1 and "default" not in schema
+    refused = reg.call(tool, {"X_Correlation_Id": ""}, actor=ACTOR)
+    assert refused.error is not None and refused.error.code == "invalid_arguments" and not recorder.requests
+    _call(reg, recorder, "getTraced", {"X_Correlation_Id": "c-1"})
+    assert recorder.last.header("X-Correlation-Id") == "c-1" and _judged(recorder, "/traced") == []
 
 
 @pytest.mark.parametrize("operation_id,template,args,sent", [

@@ -184,6 +184,13 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         required = bool(param.get("required")) or where_in == "path"
         if required and where_in == "query" and schema.get("type") == "array" and "minItems" not in schema:
             schema["minItems"] = 1  # an empty array puts no value on the wire: the parameter would be missing
+        if (required and where_in == "header" and schema.get("type") == "string" and "minLength" not in schema
+                and "enum" not in schema and "const" not in schema):
+            # an empty header value is, to many servers and proxies, no header at all (Prism: "must have
+            # required property"): a required header carries at least one character
+            schema["minLength"] = 1
+            if schema.get("default") == "":
+                del schema["default"]
         style = param.get("style") if isinstance(param.get("style"), str) else None
         explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
         content_type = None
