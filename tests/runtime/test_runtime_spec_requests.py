@@ -63,6 +63,10 @@ SPEC: dict[str, Any] = {
         "/agent/app": {"get": {"operationId": "getAgentApp", "summary": "Agent app.", "responses": OK,
                                "parameters": [{"name": "User-Agent", "in": "header", "required": True,
                                                "schema": {"type": "string", "example": "shapes-client/1.0"}}]}},
+        "/agent/named": {"get": {"operationId": "getAgentNamed", "summary": "Agent named.", "responses": OK,
+                                 "parameters": [{"name": "User-Agent", "in": "header", "required": True,
+                                                 "schema": {"type": "string"},
+                                                 "examples": {"app": {"value": "named-client/3"}}}]}},
         "/agent/pinned": {"get": {"operationId": "getAgentPinned", "summary": "Agent pinned.", "responses": OK,
                                   "parameters": [{"name": "User-Agent", "in": "header", "required": True,
                                                   "schema": {"type": "string", "pattern": "^[a-z-]+/[0-9]+$"}}]}},
@@ -177,7 +181,8 @@ def test_required_content_type_and_accept_headers_are_sent(reg: Registry, record
 
 @pytest.mark.parametrize("operation_id,template,agent", [
     ("getAgent", "/agent", USER_AGENT),  # bunq: required, no value stated: the runtime's own
-    ("getAgentApp", "/agent/app", "shapes-client/1.0"),  # the spec's example
+    ("getAgentApp", "/agent/app", "shapes-client/1.0"),  # the schema's example
+    ("getAgentNamed", "/agent/named", "named-client/3"),  # the parameter's first named example
     ("getAgentPinned", "/agent/pinned", "my-agent/2"),  # the intent map's `fixed:`
     ("getStatus", "/status", USER_AGENT),  # no User-Agent parameter: the runtime's own all the same
 ])

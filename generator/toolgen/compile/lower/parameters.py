@@ -229,8 +229,9 @@ def _spec_value(schema: dict[str, Any], param: dict[str, Any]) -> str | None:
     """The string value the spec states for a header parameter: the converted `schema`'s `default` or
     first `enum` value, the parameter's own (inline) schema's `example` or first `examples` value (the
     conversion drops both), the parameter's `example` or first `examples` entry; None when it states none."""
-    raw = param.get("schema") if isinstance(param.get("schema"), dict) else {}
-    named = param.get("examples") if isinstance(param.get("examples"), dict) else {}
+    raw_schema, raw_examples = param.get("schema"), param.get("examples")
+    raw: dict[str, Any] = raw_schema if isinstance(raw_schema, dict) else {}
+    named: dict[str, Any] = raw_examples if isinstance(raw_examples, dict) else {}
     first_named = next(iter(named.values()), None)
     candidates = (schema.get("default"), _first(schema.get("enum")), raw.get("example"), _first(raw.get("examples")),
                   param.get("example"), first_named.get("value") if isinstance(first_named, dict) else None)
