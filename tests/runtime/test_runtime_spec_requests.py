@@ -4,8 +4,8 @@ A hand-made spec reproduces shapes real APIs have (checked against a validating 
 Prism): a required ``page`` parameter, bounded page sizes, free-form and empty required bodies, an
 array body offered as JSON (``*/*``) and multipart, an optional body whose schema requires a member
 (Spotify's create-playlist), a ``format: byte`` member, required ``Content-Type``/``Accept`` header
-parameters on a request without a body (VTEX), a required `User-Agent` (bunq), a required header
-whose default is empty (Ticketmaster). Its tools are built, called through the
+parameters on a request without a body (VTEX), a required `Accept` naming a type the answer lacks, a
+required `User-Agent` (bunq), a required header whose default is empty (Ticketmaster). Its tools are built, called through the
 runtime against a recording loopback server, and every recorded request is judged against the spec
 (`tests.support.spec_judge`), as Prism judges it. A hypothesis property states the invariant: any
 arguments valid against a tool's input schema give a request the spec accepts.
@@ -70,6 +70,9 @@ SPEC: dict[str, Any] = {
         "/agent/pinned": {"get": {"operationId": "getAgentPinned", "summary": "Agent pinned.", "responses": OK,
                                   "parameters": [{"name": "User-Agent", "in": "header", "required": True,
                                                   "schema": {"type": "string", "pattern": "^[a-z-]+/[0-9]+$"}}]}},
+        "/structure": {"get": {"operationId": "getStructure", "summary": "Structure.", "responses": OK, "parameters": [
+            {"name": "Accept", "in": "header", "required": True,
+             "schema": {"type": "string", "default": "application/vnd.shapes.v10+json"}}]}},
         "/traced": {"get": {"operationId": "getTraced", "summary": "Traced.", "responses": OK, "parameters": [
             {"name": "X-Correlation-Id", "in": "header", "required": True, "schema": {"type": "string", "default": ""}}]}},
         "/free": _post("postFree", {"required": True, "content": {
@@ -202,6 +205,16 @@ def test_a_fixed_user_agent_the_parameter_refuses_is_a_located_error(tmp_path: P
     assert result.exit_code == 2 and "error[fixed-invalid]" in result.output and "api.yaml:5:" in result.output, \
         result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_required_accept_the_answer_does_not_offer_also_names_one_it_does(reg: Registry,
+                                                                           recorder: RecordingServer) -> None:
+    """VTEX asks for ``Accept: application/vnd.vtex.ds.v10+json`` (any string allowed) and answers
+    ``application/json``: a negotiating server (Prism: 406) finds no type it has in the stated one
+    alone. An Accept limited to an enum keeps its value (`getStatus` above)."""
+    _call(reg, recorder, "getStructure", {})
+    assert recorder.last.header("Accept") == "application/vnd.shapes.v10+json, application/json"
+    assert _judged(recorder, "/structure") == []
 
 
 def test_a_required_header_is_never_sent_empty(reg: Registry, recorder: RecordingServer) -> None:

@@ -155,7 +155,11 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                     wire.lower() == "content-type" and "requestBody" not in op.node)):
                 # a required Accept, or a Content-Type on a request without a body (the body's
                 # encoding sets it otherwise), is sent as the spec states it
-                fixed.append(FixedValue("header", wire, _header_default(param_schema(ctx, param, ptr), param)))
+                schema = param_schema(ctx, param, ptr)
+                value = _header_default(schema, param)
+                if wire.lower() == "accept":
+                    value = _accept_offered(ctx, op, schema, value)
+                fixed.append(FixedValue("header", wire, value))
             continue
         if idem_wire is not None and (where_in, wire.lower()) == idem_wire:
             continue  # replaced by the idempotency key argument
@@ -223,6 +227,37 @@ def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
 def _header_default(schema: dict[str, Any], param: dict[str, Any]) -> str:
     """The value of a required Accept/Content-Type header: `_spec_value`, else ``application/json``."""
     return _spec_value(schema, param) or "application/json"
+
+
+def _accept_offered(ctx: Ctx, op: Operation, schema: dict[str, Any], value: str) -> str:
+    """A required Accept whose stated `value` names no media type the success responses offer (VTEX:
+    ``application/vnd.vtex.ds.v10+json`` for an ``application/json`` answer) is sent as the list
+    ``value, <offered>`` (RFC 9110 §12.5.1), the first JSON type offered or else the first one, when
+    the parameter's schema admits that string: the API still reads its own type first, and a server
+    that negotiates (a validating mock does) finds one it has. `value` as it is otherwise."""
+    offered: list[str] = []
+    raw_responses = op.node.get("responses")
+    responses: dict[Any, Any] = raw_responses if isinstance(raw_responses, dict) else {}
+    for code in sorted(map(str, responses)):
+        if not code.startswith("2"):
+            continue
+        raw = responses.get(code, responses.get(int(code)) if code.isdigit() else None)
+        node, _ = ctx.converter.resolve(raw, join_pointer(op.pointer, "responses", code))
+        content = node.get("content") if isinstance(node, dict) else None
+        if isinstance(content, dict):
+            offered.extend(str(m) for m in content if str(m) not in offered)
+    if not offered or any(_media_matches(rng, media) for rng in value.split(",") for media in offered):
+        return value
+    extra = next((m for m in offered if "json" in m.lower()), offered[0])
+    combined = f"{value}, {extra}"
+    return combined if _value_problem(schema, combined) is None else value
+
+
+def _media_matches(media_range: str, media: str) -> bool:
+    """Whether an Accept media range and an offered media type can meet (``*`` on either side)."""
+    a, b = (m.split(";")[0].strip().lower() for m in (media_range, media))
+    (at, _, asub), (bt, _, bsub) = a.partition("/"), b.partition("/")
+    return (at in ("*", bt) and asub in ("*", bsub)) or bt == "*" or (bt == at and bsub == "*")
 
 
 def _spec_value(schema: dict[str, Any], param: dict[str, Any]) -> str | None:
