@@ -5,7 +5,7 @@ Prism): a required ``page`` parameter, bounded page sizes, free-form and empty r
 array body offered as JSON (``*/*``) and multipart, an optional body whose schema requires a member
 (Spotify's create-playlist), a ``format: byte`` member, required ``Content-Type``/``Accept`` header
 parameters on a request without a body (VTEX), a required `Accept` naming a type the answer lacks, a
-required `User-Agent` (bunq), a required header whose default is empty (Ticketmaster). Its tools are built, called through the
+required multipart body of optional parts (SureVoIP), a required `User-Agent` (bunq), a required header whose default is empty (Ticketmaster). Its tools are built, called through the
 runtime against a recording loopback server, and every recorded request is judged against the spec
 (`tests.support.spec_judge`), as Prism judges it. A hypothesis property states the invariant: any
 arguments valid against a tool's input schema give a request the spec accepts.
@@ -89,6 +89,8 @@ SPEC: dict[str, Any] = {
                 "type": "object", "required": ["name"], "properties": {
                     "name": {"type": "string"}, "public": {"type": "boolean"},
                     "description": {"type": "string"}}}}}})},
+        "/announcements": _post("postAnnouncement", {"required": True, "content": {"multipart/form-data": {
+            "schema": {"type": "object", "properties": {"description": {"type": "string"}}}}}}),
         "/options": _post("postOptions", {"required": True, "content": {"application/json": {"schema": {
             "type": "object", "properties": {"verbose": {"type": "boolean"}}}}}}),
         "/episodes": {"put": {"operationId": "saveEpisodes", "summary": "Save episodes.", "responses": OK,
@@ -243,6 +245,17 @@ def test_a_required_free_form_body_is_an_argument_and_is_sent(reg: Registry, rec
     _call(reg, recorder, operation_id, args)
     assert recorder.last.json() == sent
     assert _judged(recorder, template) == []
+
+
+def test_a_required_multipart_body_of_optional_parts_is_sent_without_parts(reg: Registry,
+                                                                           recorder: RecordingServer) -> None:
+    """SureVoIP's upload: a required multipart body whose parts are all optional; with none given it
+    is still sent (a closing boundary), as the spec requires a body."""
+    _call(reg, recorder, "postAnnouncement", {})
+    assert recorder.last.header("Content-Type").startswith("multipart/form-data; boundary=")
+    assert recorder.last.body.endswith(b"--\r\n") and b"Content-Disposition" not in recorder.last.body
+    _call(reg, recorder, "postAnnouncement", {"description": "hello"})
+    assert b'name="description"' in recorder.last.body
 
 
 def test_an_array_body_offered_as_json_is_sent_as_json(reg: Registry, recorder: RecordingServer) -> None:

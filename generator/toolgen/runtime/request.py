@@ -585,7 +585,7 @@ class _Body:
                     content_type or "application/x-www-form-urlencoded")
         if encoding == "multipart":
             fields = [(n, v, c) for n, v, c, is_key in self.multipart if with_key or not is_key]
-            if not fields:
+            if not fields and not self.value_set:
                 return None, None, None
             content, ctype = _multipart(fields)
             return content, {"multipart_fields": [n for n, _, _ in fields]}, ctype
@@ -695,6 +695,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                 if name:
                     body.multipart.append((name, value, binding.get("content_type"), is_key))
                 elif isinstance(value, dict):
+                    body.value_set = True  # the whole body: sent even as no part at all (a required body)
                     for k, v in value.items():
                         body.multipart.append((k, v, None, False))
                 else:
