@@ -4,7 +4,8 @@ A hand-made spec reproduces shapes real APIs have (checked against a validating 
 Prism): a required ``page`` parameter, bounded page sizes, free-form and empty required bodies, an
 array body offered as JSON (``*/*``) and multipart, an optional body whose schema requires a member
 (Spotify's create-playlist), a ``format: byte`` member, required ``Content-Type``/``Accept`` header
-parameters on a request without a body (VTEX). Its tools are built, called through the
+parameters on a request without a body (VTEX), a required `Accept` naming a type the answer lacks, a
+required multipart body of optional parts (SureVoIP), a required `User-Agent` (bunq), a required header whose default is empty (Ticketmaster). Its tools are built, called through the
 runtime against a recording loopback server, and every recorded request is judged against the spec
 (`tests.support.spec_judge`), as Prism judges it. A hypothesis property states the invariant: any
 arguments valid against a tool's input schema give a request the spec accepts.
@@ -31,7 +32,7 @@ from tests.support.spec_judge import violations
 
 from toolgen.cli import main
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry
-from toolgen.runtime.request import build_request, normalise_nulls
+from toolgen.runtime.request import USER_AGENT, build_request, normalise_nulls
 
 ITEMS = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}}}
 OK = {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}
@@ -57,6 +58,23 @@ SPEC: dict[str, Any] = {
              "schema": {"type": "string", "default": "application/json; charset=utf-8"}},
             {"name": "Accept", "in": "header", "required": True,
              "schema": {"type": "string", "enum": ["application/vnd.shapes+json"]}}]}},
+        "/agent": {"get": {"operationId": "getAgent", "summary": "Agent.", "responses": OK, "parameters": [
+            {"name": "User-Agent", "in": "header", "required": True, "schema": {"type": "string"}}]}},
+        "/agent/app": {"get": {"operationId": "getAgentApp", "summary": "Agent app.", "responses": OK,
+                               "parameters": [{"name": "User-Agent", "in": "header", "required": True,
+                                               "schema": {"type": "string", "example": "shapes-client/1.0"}}]}},
+        "/agent/named": {"get": {"operationId": "getAgentNamed", "summary": "Agent named.", "responses": OK,
+                                 "parameters": [{"name": "User-Agent", "in": "header", "required": True,
+                                                 "schema": {"type": "string"},
+                                                 "examples": {"app": {"value": "named-client/3"}}}]}},
+        "/agent/pinned": {"get": {"operationId": "getAgentPinned", "summary": "Agent pinned.", "responses": OK,
+                                  "parameters": [{"name": "User-Agent", "in": "header", "required": True,
+                                                  "schema": {"type": "string", "pattern": "^[a-z-]+/[0-9]+$"}}]}},
+        "/structure": {"get": {"operationId": "getStructure", "summary": "Structure.", "responses": OK, "parameters": [
+            {"name": "Accept", "in": "header", "required": True,
+             "schema": {"type": "string", "default": "application/vnd.shapes.v10+json"}}]}},
+        "/traced": {"get": {"operationId": "getTraced", "summary": "Traced.", "responses": OK, "parameters": [
+            {"name": "X-Correlation-Id", "in": "header", "required": True, "schema": {"type": "string", "default": ""}}]}},
         "/free": _post("postFree", {"required": True, "content": {
             "application/json": {"schema": {"type": "object"}}}}),
         "/anything": _post("postAnything", {"required": True, "content": {"application/json": {"schema": {}}}}),
@@ -71,6 +89,8 @@ SPEC: dict[str, Any] = {
                 "type": "object", "required": ["name"], "properties": {
                     "name": {"type": "string"}, "public": {"type": "boolean"},
                     "description": {"type": "string"}}}}}})},
+        "/announcements": _post("postAnnouncement", {"required": True, "content": {"multipart/form-data": {
+            "schema": {"type": "object", "properties": {"description": {"type": "string"}}}}}}),
         "/options": _post("postOptions", {"required": True, "content": {"application/json": {"schema": {
             "type": "object", "properties": {"verbose": {"type": "boolean"}}}}}}),
         "/episodes": {"put": {"operationId": "saveEpisodes", "summary": "Save episodes.", "responses": OK,
@@ -84,6 +104,7 @@ SPEC: dict[str, Any] = {
     },
 }
 INTENT = ('toolgen: 1\nspec: shapes.yaml\napi: {name: shapes}\n'
+          'tools:\n  get_agent_pinned: {operation: getAgentPinned, effect: read, fixed: {User-Agent: my-agent/2}}\n'
           'include: [{match: "*", approval: never}]\n')
 ACTOR = Actor.of("t", ["shapes:read", "shapes:write"])
 
@@ -163,6 +184,53 @@ def test_required_content_type_and_accept_headers_are_sent(reg: Registry, record
     assert _judged(recorder, "/status") == []
 
 
+@pytest.mark.parametrize("operation_id,template,agent", [
+    ("getAgent", "/agent", USER_AGENT),  # bunq: required, no value stated: the runtime's own
+    ("getAgentApp", "/agent/app", "shapes-client/1.0"),  # the schema's example
+    ("getAgentNamed", "/agent/named", "named-client/3"),  # the parameter's first named example
+    ("getAgentPinned", "/agent/pinned", "my-agent/2"),  # the intent map's `fixed:`
+    ("getStatus", "/status", USER_AGENT),  # no User-Agent parameter: the runtime's own all the same
+])
+def test_a_user_agent_is_always_sent_and_never_an_argument(reg: Registry, recorder: RecordingServer,
+                                                           operation_id: str, template: str, agent: str) -> None:
+    tool = _tool(reg, operation_id)
+    assert not any("agent" in name.lower() for name in reg.specs[tool].input_schema.get("properties", {}))
+    _call(reg, recorder, operation_id, {})
+    assert recorder.last.header("User-Agent") == agent
+    assert _judged(recorder, template) == []
+
+
+def test_a_fixed_user_agent_the_parameter_refuses_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "shapes.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False), encoding="utf-8")
+    (tmp_path / "api.yaml").write_text(INTENT.replace("my-agent/2", "My Agent 2"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["build", str(tmp_path / "api.yaml"), "--out", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2 and "error[fixed-invalid]" in result.output and "api.yaml:5:" in result.output, \
+        result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_required_accept_the_answer_does_not_offer_also_names_one_it_does(reg: Registry,
+                                                                           recorder: RecordingServer) -> None:
+    """VTEX asks for ``Accept: application/vnd.vtex.ds.v10+json`` (any string allowed) and answers
+    ``application/json``: a negotiating server (Prism: 406) finds no type it has in the stated one
+    alone. An Accept limited to an enum keeps its value (`getStatus` above)."""
+    _call(reg, recorder, "getStructure", {})
+    assert recorder.last.header("Accept") == "application/vnd.shapes.v10+json, application/json"
+    assert _judged(recorder, "/structure") == []
+
+
+def test_a_required_header_is_never_sent_empty(reg: Registry, recorder: RecordingServer) -> None:
+    """Ticketmaster's required TMPS-Correlation-Id defaults to "": sent empty, Prism (like many servers
+    and proxies) takes the header as missing."""
+    tool = _tool(reg, "getTraced")
+    schema = reg.specs[tool].input_schema["properties"]["X_Correlation_Id"]
+    assert schema["minLength"] == 1 and "default" not in schema
+    refused = reg.call(tool, {"X_Correlation_Id": ""}, actor=ACTOR)
+    assert refused.error is not None and refused.error.code == "invalid_arguments" and not recorder.requests
+    _call(reg, recorder, "getTraced", {"X_Correlation_Id": "c-1"})
+    assert recorder.last.header("X-Correlation-Id") == "c-1" and _judged(recorder, "/traced") == []
+
+
 @pytest.mark.parametrize("operation_id,template,args,sent", [
     ("postFree", "/free", {"body": {"a": 1}}, {"a": 1}),
     ("postAnything", "/anything", {"body": [1, "x"]}, [1, "x"]),
@@ -177,6 +245,17 @@ def test_a_required_free_form_body_is_an_argument_and_is_sent(reg: Registry, rec
     _call(reg, recorder, operation_id, args)
     assert recorder.last.json() == sent
     assert _judged(recorder, template) == []
+
+
+def test_a_required_multipart_body_of_optional_parts_is_sent_without_parts(reg: Registry,
+                                                                           recorder: RecordingServer) -> None:
+    """SureVoIP's upload: a required multipart body whose parts are all optional; with none given it
+    is still sent (a closing boundary), as the spec requires a body."""
+    _call(reg, recorder, "postAnnouncement", {})
+    assert recorder.last.header("Content-Type").startswith("multipart/form-data; boundary=")
+    assert recorder.last.body.endswith(b"--\r\n") and b"Content-Disposition" not in recorder.last.body
+    _call(reg, recorder, "postAnnouncement", {"description": "hello"})
+    assert b'name="description"' in recorder.last.body
 
 
 def test_an_array_body_offered_as_json_is_sent_as_json(reg: Registry, recorder: RecordingServer) -> None:

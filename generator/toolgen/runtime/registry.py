@@ -86,7 +86,7 @@ from .receipts import (
     StoredPreview,
     spend_digest,
 )
-from .request import BuiltRequest, build_request, normalise_nulls, undeclared_member
+from .request import BuiltRequest, build_request, normalise_nulls, transport_headers, undeclared_member
 from .shaping import (
     CursorCodec,
     cursor_key_from_env,
@@ -1018,7 +1018,8 @@ class Registry:
         secret_values.extend(_secret_forms(injected.secret_values))
         wire = built.with_credentials(injected)
         try:
-            http_request = httpx.Request(wire.method, wire.url, headers=wire.headers, content=wire.content)
+            http_request = httpx.Request(wire.method, wire.url, headers=transport_headers(wire.headers),
+                                         content=wire.content)
             sent_url = str(http_request.url)
         except Exception as exc:  # noqa: BLE001 - an unsendable URL or header: nothing was sent
             return fail("request", make_error(

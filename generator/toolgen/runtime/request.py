@@ -25,10 +25,27 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from .. import __version__
 from ..pointer import PointerError, ref_to_pointer, resolve_pointer
 from .arguments import invalid_argument
 from .credentials import Injected
 from .shaping import REDACTED
+
+#: The User-Agent of every request whose policy row sets none (a `fixed` value or `api.headers`):
+#: product/version as RFC 9110 §10.1.5 gives it.
+USER_AGENT = f"toolgen/{__version__}"
+
+
+def transport_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The headers handed to the HTTP client: `headers` plus ``User-Agent: USER_AGENT`` when they
+    hold no User-Agent. RFC 9110 §10.1.5: a user agent SHOULD send one, and some APIs require it (a
+    required header parameter); an ``httpx.Request`` built outside a client carries none. Like Host
+    and Content-Length it is the client's header: not previewed, not part of the fingerprint (it
+    names the runtime's version, which must not change what an approval covers)."""
+    out = list(headers)
+    if not any(k.lower() == "user-agent" for k, _ in out):
+        out.append(("User-Agent", USER_AGENT))
+    return out
 
 # --------------------------------------------------------------------------------------------------
 # null normalisation
@@ -568,7 +585,7 @@ class _Body:
                     content_type or "application/x-www-form-urlencoded")
         if encoding == "multipart":
             fields = [(n, v, c) for n, v, c, is_key in self.multipart if with_key or not is_key]
-            if not fields:
+            if not fields and not self.value_set:
                 return None, None, None
             content, ctype = _multipart(fields)
             return content, {"multipart_fields": [n for n, _, _ in fields]}, ctype
@@ -678,6 +695,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                 if name:
                     body.multipart.append((name, value, binding.get("content_type"), is_key))
                 elif isinstance(value, dict):
+                    body.value_set = True  # the whole body: sent even as no part at all (a required body)
                     for k, v in value.items():
                         body.multipart.append((k, v, None, False))
                 else:

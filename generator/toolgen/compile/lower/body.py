@@ -199,10 +199,10 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
         binding = ArgBinding("", "body", prop, is_required, null_means, style, explode, part_type)  # type: ignore[arg-type]
         args.append(Arg(arg_name(prop), prop_schema, binding, is_required,
                         required_in_body=prop in member_required and not is_required))
-    # a required JSON object body none of whose members is required is sent as {} when the model
-    # gives none of them
-    fixed = ((FixedValue("body", "", {}),) if body_required and encoding == "json" and not constants
-             and not any(a.required for a in args) else ())
+    # a required object body none of whose members is required is sent as {} when the model gives
+    # none of them (multipart: a body of no part, still a body; an empty form would be no body)
+    fixed = ((FixedValue("body", "", {}),) if body_required and encoding in ("json", "multipart")
+             and not constants and not any(a.required for a in args) else ())
     return BodyPlan(encoding, sent_type, args, fixed + tuple(constants))
 
 

@@ -38,6 +38,9 @@ MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", 
 RESERVED_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade",
                               "proxy-authorization", "proxy-authenticate", "transfer-encoding", "expect",
                               "cookie"})
+#: Managed headers a `fixed:` entry may set (the runtime sends its own User-Agent and the Accept the
+#: output needs otherwise); Authorization, Content-Type, Content-Length and Host stay the runtime's.
+FIXABLE_MANAGED = frozenset({"user-agent", "accept"})
 CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE)
 LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
 
@@ -84,7 +87,9 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     a fixed value (`_header_default`): a validating server refuses the request without it. So is a
     required parameter whose schema admits one value only (`single_value`: an ``enum`` of one, a
     ``const``), with the schema's pointer as its `FixedValue.source`; a `fixed` entry for it wins
-    and is checked against that schema like any other.
+    and is checked against that schema like any other. A ``User-Agent`` is never an argument: it is
+    sent as a `fixed:` entry or the spec's own value says (`_spec_value`), else the runtime sends its
+    own; `fixed:` may also set ``Accept``.
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
     doc, sink = ctx.doc, ctx.sink
@@ -133,14 +138,32 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         if where_in == "header" and wire.lower() in api_headers:
             continue  # sent by the runtime from api.headers
         if where_in == "header" and wire.lower() in MANAGED_HEADERS:
-            if wire.lower() == "authorization" and not auth:
+            fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
+            if wire.lower() in FIXABLE_MANAGED and fixed_key is not None:
+                value = fixed_specs.pop(fixed_key)
+                problem = _value_problem(param_schema(ctx, param, ptr), value) or _header_text_problem(value)
+                if problem:
+                    raise Skip("fixed-invalid", f"`fixed` value {value!r} for header {wire!r} of {op.key} is "
+                               f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
+                fixed.append(FixedValue("header", wire, value))
+            elif wire.lower() == "user-agent":
+                # a User-Agent is never a model argument: the spec's own value when it states one, else
+                # the runtime sends its own on every request (runtime.request.USER_AGENT)
+                value = _spec_value(param_schema(ctx, param, ptr), param)
+                if value is not None and _header_text_problem(value) is None:
+                    fixed.append(FixedValue("header", wire, value))
+            elif wire.lower() == "authorization" and not auth:
                 auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
                                            secret_name(ctx.api, "", 1)),)
             elif param.get("required") and (wire.lower() == "accept" or (
                     wire.lower() == "content-type" and "requestBody" not in op.node)):
                 # a required Accept, or a Content-Type on a request without a body (the body's
                 # encoding sets it otherwise), is sent as the spec states it
-                fixed.append(FixedValue("header", wire, _header_default(param_schema(ctx, param, ptr), param)))
+                schema = param_schema(ctx, param, ptr)
+                value = _header_default(schema, param)
+                if wire.lower() == "accept":
+                    value = _accept_offered(ctx, op, schema, value)
+                fixed.append(FixedValue("header", wire, value))
             continue
         if idem_wire is not None and (where_in, wire.lower()) == idem_wire:
             continue  # replaced by the idempotency key argument
@@ -175,6 +198,13 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         required = bool(param.get("required")) or where_in == "path"
         if required and where_in == "query" and schema.get("type") == "array" and "minItems" not in schema:
             schema["minItems"] = 1  # an empty array puts no value on the wire: the parameter would be missing
+        if (required and where_in == "header" and schema.get("type") == "string" and "minLength" not in schema
+                and "enum" not in schema and "const" not in schema):
+            # an empty header value is, to many servers and proxies, no header at all (Prism: "must have
+            # required property"): a required header carries at least one character
+            schema["minLength"] = 1
+            if schema.get("default") == "":
+                del schema["default"]
         style = param.get("style") if isinstance(param.get("style"), str) else None
         explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
         content_type = None
@@ -205,14 +235,66 @@ def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
 
 
 def _header_default(schema: dict[str, Any], param: dict[str, Any]) -> str:
-    """The value of a required Accept/Content-Type header: the schema's `default`, first `enum` value
-    or `example`, the parameter's `example`, else ``application/json``."""
-    enum = schema.get("enum")
-    for value in (schema.get("default"), enum[0] if isinstance(enum, list) and enum else None,
-                  schema.get("example"), param.get("example")):
-        if isinstance(value, str) and value:
-            return value
-    return "application/json"
+    """The value of a required Accept/Content-Type header: `_spec_value`, else ``application/json``."""
+    return _spec_value(schema, param) or "application/json"
+
+
+def _accept_offered(ctx: Ctx, op: Operation, schema: dict[str, Any], value: str) -> str:
+    """A required Accept whose stated `value` names no media type the success responses offer (VTEX:
+    ``application/vnd.vtex.ds.v10+json`` for an ``application/json`` answer) is sent as the list
+    ``value, <offered>`` (RFC 9110 §12.5.1), the first JSON type offered or else the first one, when
+    the parameter's schema admits that string: the API still reads its own type first, and a server
+    that negotiates (a validating mock does) finds one it has. `value` as it is otherwise."""
+    offered: list[str] = []
+    raw_responses = op.node.get("responses")
+    responses: dict[Any, Any] = raw_responses if isinstance(raw_responses, dict) else {}
+    for code in sorted(map(str, responses)):
+        if not code.startswith("2"):
+            continue
+        raw = responses.get(code, responses.get(int(code)) if code.isdigit() else None)
+        node, _ = ctx.converter.resolve(raw, join_pointer(op.pointer, "responses", code))
+        content = node.get("content") if isinstance(node, dict) else None
+        if isinstance(content, dict):
+            offered.extend(str(m) for m in content if str(m) not in offered)
+    if not offered or any(_media_matches(rng, media) for rng in value.split(",") for media in offered):
+        return value
+    extra = next((m for m in offered if "json" in m.lower()), offered[0])
+    combined = f"{value}, {extra}"
+    return combined if _value_problem(schema, combined) is None else value
+
+
+def _media_matches(media_range: str, media: str) -> bool:
+    """Whether an Accept media range and an offered media type can meet (``*`` on either side)."""
+    a, b = (m.split(";")[0].strip().lower() for m in (media_range, media))
+    (at, _, asub), (bt, _, bsub) = a.partition("/"), b.partition("/")
+    return (at in ("*", bt) and asub in ("*", bsub)) or bt == "*" or (bt == at and bsub == "*")
+
+
+def _spec_value(schema: dict[str, Any], param: dict[str, Any]) -> str | None:
+    """The string value the spec states for a header parameter: the converted `schema`'s `default` or
+    first `enum` value, the parameter's own (inline) schema's `example` or first `examples` value (the
+    conversion drops both), the parameter's `example` or first `examples` entry; None when it states none."""
+    raw_schema, raw_examples = param.get("schema"), param.get("examples")
+    raw: dict[str, Any] = raw_schema if isinstance(raw_schema, dict) else {}
+    named: dict[str, Any] = raw_examples if isinstance(raw_examples, dict) else {}
+    first_named = next(iter(named.values()), None)
+    candidates = (schema.get("default"), _first(schema.get("enum")), raw.get("example"), _first(raw.get("examples")),
+                  param.get("example"), first_named.get("value") if isinstance(first_named, dict) else None)
+    return next((value for value in candidates if isinstance(value, str) and value), None)
+
+
+def _first(values: Any) -> Any:
+    return values[0] if isinstance(values, list) and values else None
+
+
+def _header_text_problem(value: Any) -> str | None:
+    """Why `value` cannot be a header field value as given (RFC 9110 §5.5: visible ASCII, spaces and
+    tabs inside; the runtime refuses anything else), or None."""
+    if not isinstance(value, str) or not value:
+        return "a header value is a non-empty string"
+    if value != value.strip(" \t") or any(not (" " <= ch <= "~" or ch == "\t") for ch in value):
+        return "a header value is visible ASCII text, with no leading or trailing space"
+    return None
 
 
 def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
