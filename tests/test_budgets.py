@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import run
 
-from toolgen.compile.schema import limit_depth, schema_nodes
+from toolgen.compile.schema import limit_depth, project_schema, schema_nodes
 
 MEMORY_LIMIT = 2 * 1024**3  # address space of the child build: far below what inlining these would take
 
@@ -147,6 +147,23 @@ def test_limit_depth_with_a_node_budget_matches_counting(body: dict[str, Any], r
         assert bounded is None
     else:
         assert bounded == full
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(members=st.dictionaries(st.sampled_from("abcd"), _schemas(), min_size=1, max_size=4),
+       recursive=_schemas(), depth=st.integers(1, 4), data=st.data())
+def test_projecting_with_a_cut_is_projecting_then_cutting(members: dict[str, Any], recursive: dict[str, Any],
+                                                          depth: int, data: st.DataObject) -> None:
+    """`project_schema(depth=...)` cuts kept fields while copying them: the same schema as cutting the
+    whole projection afterwards (what the build did before), and None once over `max_nodes`."""
+    schema = {"type": "object", "properties": members,
+              "$defs": {"R": {"type": "object", "properties": {"self": {"$ref": "#/$defs/R"}, "v": recursive}}}}
+    fields = data.draw(st.lists(st.sampled_from(sorted(members)), min_size=1, unique=True))
+    expected = limit_depth(project_schema(schema, fields), depth)
+    cut = project_schema(schema, fields, depth=depth)
+    assert cut == expected
+    assert project_schema(schema, fields, depth=depth, max_nodes=100_000) == cut
+    assert project_schema(schema, fields, depth=depth, max_nodes=0) is None  # a kept field builds a node
 
 
 # --- the node budget applies to the body as the model sees it -------------------------------------

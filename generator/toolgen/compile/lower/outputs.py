@@ -254,7 +254,8 @@ def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: 
         try:
             if not isinstance(base, dict):
                 raise KeyError(path)
-            project_schema(base, [path])
+            # only whether the path exists (KeyError): nothing is kept, so nothing is expanded
+            project_schema(base, [path], depth=0, max_nodes=0)
         except KeyError:
             raise Skip("output-redact-unknown", f"output.redact {path!r} is not a field of the response of "
                        f"{op.key}, so nothing would be redacted", iloc("output", "redact", index),
