@@ -256,9 +256,28 @@ def _is_container(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset(
 
 
 def _permissive(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset()) -> JSONSchema:
-    """A schema keeping only `type` (nullability included) that accepts everything `node` does."""
+    """A schema keeping only `type` (nullability included) that accepts everything `node` does.
+
+    Each distinct sub-schema is looked at once (a converted schema shares its parts: a union of
+    unions of the same schemas is a small graph, not millions of branches); returns a new tree."""
+    return copy_dict(_permissive_in(node, root, seen, {}))
+
+
+def _permissive_in(node: Any, root: JSONSchema, seen: frozenset[str],
+                   memo: dict[tuple[int, frozenset[str]], JSONSchema]) -> JSONSchema:
     if not isinstance(node, dict):
         return {}
+    key = (id(node), seen)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    out = _permissive_node(node, root, seen, memo)
+    memo[key] = out
+    return out
+
+
+def _permissive_node(node: dict[str, Any], root: JSONSchema, seen: frozenset[str],
+                     memo: dict[tuple[int, frozenset[str]], JSONSchema]) -> JSONSchema:
     if "type" in node:
         out: JSONSchema = {"type": copy_tree(node["type"])}
         if "array" in as_list(node["type"]):
@@ -267,13 +286,13 @@ def _permissive(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset())
     ref = node.get("$ref")
     if isinstance(ref, str) and ref not in seen and not any(k in node for k in ("anyOf", "oneOf")):
         target = local_def(node, root)
-        return _permissive(target, root, seen | {ref}) if target is not None else {}
+        return _permissive_in(target, root, seen | {ref}, memo) if target is not None else {}
     for key in ("anyOf", "oneOf"):
         branches = node.get(key)
         if isinstance(branches, list) and branches:
             types: list[str] = []
             for branch in branches:
-                sub = _permissive(branch, root, seen)
+                sub = _permissive_in(branch, root, seen, memo)
                 if "type" not in sub:
                     return {}
                 types.extend(as_list(sub["type"]))
