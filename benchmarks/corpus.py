@@ -246,12 +246,13 @@ def _escape(token: str) -> str:
 def response_conformance(spec: Mapping[str, Any], row: Mapping[str, Any], status: int, ctype: str,
                          body: Any) -> tuple[bool | None, str | None, bool | None]:
     """Whether `body` (Prism's JSON answer) fits the spec's own schema for this operation's `status`
-    response and media type, checked by openapi-schema-validator (OAS 3.0 or 3.1 rules): ``(fits,
-    first violation, whether the spec gives an example there)``; ``fits`` is ``None`` when there is
+    response and media type, checked by openapi-schema-validator (OAS 3.0 or 3.1 rules, formats
+    asserted as the runtime asserts them): ``(fits, first violation, whether the spec gives an example
+    there: on the media type, the schema's root, or the very schema the violating value breaks)``; ``fits`` is ``None`` when there is
     no schema to check against."""
     from_example: bool | None = None
     try:
-        from openapi_schema_validator import OAS30Validator, OAS31Validator
+        from openapi_schema_validator import OAS30Validator, OAS31Validator, oas30_format_checker, oas31_format_checker
 
         found = spec_operation(spec, row)
         if found is None:
@@ -284,12 +285,17 @@ def response_conformance(spec: Mapping[str, Any], row: Mapping[str, Any], status
                             or (isinstance(top, Mapping) and top.get("example") is not None))
         root = {k: v for k, v in spec.items() if k != "$ref"}
         root["$ref"] = f"{pointer}/content/{_escape(chosen)}/schema"
-        validator_cls = OAS31Validator if str(spec.get("openapi", "")).startswith("3.1") else OAS30Validator
-        errors = list(validator_cls(root).iter_errors(body))
+        oas31 = str(spec.get("openapi", "")).startswith("3.1")
+        # formats asserted as the runtime asserts them (a `date-time` is RFC 3339, as OpenAPI says)
+        validator = (OAS31Validator(root, format_checker=oas31_format_checker) if oas31
+                     else OAS30Validator(root, format_checker=oas30_format_checker))
+        errors = list(validator.iter_errors(body))
     except Exception as exc:  # noqa: BLE001 - an unreadable schema: say so, do not judge
         return None, f"not checked: {type(exc).__name__}", from_example
     if errors:
         e = errors[0]
+        if isinstance(e.schema, Mapping) and "example" in e.schema and e.schema["example"] == e.instance:
+            from_example = True  # the value is the example the spec gives at that very schema
         return False, f"/{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}", from_example
     return True, None, from_example
 

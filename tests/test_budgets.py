@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import run
 
-from toolgen.compile.schema import limit_depth, schema_nodes
+from toolgen.compile.schema import limit_depth, project_schema, schema_nodes
 
 MEMORY_LIMIT = 2 * 1024**3  # address space of the child build: far below what inlining these would take
 
@@ -149,6 +149,23 @@ def test_limit_depth_with_a_node_budget_matches_counting(body: dict[str, Any], r
         assert bounded == full
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(members=st.dictionaries(st.sampled_from("abcd"), _schemas(), min_size=1, max_size=4),
+       recursive=_schemas(), depth=st.integers(1, 4), data=st.data())
+def test_projecting_with_a_cut_is_projecting_then_cutting(members: dict[str, Any], recursive: dict[str, Any],
+                                                          depth: int, data: st.DataObject) -> None:
+    """`project_schema(depth=...)` cuts kept fields while copying them: the same schema as cutting the
+    whole projection afterwards (what the build did before), and None once over `max_nodes`."""
+    schema = {"type": "object", "properties": members,
+              "$defs": {"R": {"type": "object", "properties": {"self": {"$ref": "#/$defs/R"}, "v": recursive}}}}
+    fields = data.draw(st.lists(st.sampled_from(sorted(members)), min_size=1, unique=True))
+    expected = limit_depth(project_schema(schema, fields), depth)
+    cut = project_schema(schema, fields, depth=depth)
+    assert cut == expected
+    assert project_schema(schema, fields, depth=depth, max_nodes=100_000) == cut
+    assert project_schema(schema, fields, depth=depth, max_nodes=0) is None  # a kept field builds a node
+
+
 # --- the node budget applies to the body as the model sees it -------------------------------------
 
 
@@ -207,3 +224,72 @@ def test_json_size_is_the_compact_json_length(value: Any) -> None:
     expected = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     assert json_size(value, {}) == expected
     assert json_size([value, value], {}) == len(compact_json([value, value]).encode("utf-8"))
+
+
+# --- the output budget counts the output as the model sees it (after output.fields) ----------------
+
+
+def _response_spec(kind: str) -> dict[str, Any]:
+    """GET /big answers an object: `id`, `detail` (with kind "wide", S0: 12^8 nodes once inlined) and
+    100 plain string members."""
+    spec = _spec("wide", 12)
+    props: dict[str, Any] = {"id": {"type": "string"}, "detail": {"$ref": "#/components/schemas/S0"}}
+    props.update({f"p{i}": {"type": "string"} for i in range(100)})
+    if kind == "plain":
+        del props["detail"]
+    spec["paths"]["/big"] = {"get": {"operationId": "big", "responses": {"200": {
+        "description": "ok", "content": {"application/json": {"schema": {"type": "object", "properties": props}}}}}}}
+    return spec
+
+
+def _write_response(tmp: Path, kind: str, body: str) -> Path:
+    (tmp / f"{kind}.json").write_text(json.dumps(_response_spec(kind)), encoding="utf-8")
+    intent = tmp / f"{kind}.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {kind}.json\napi: {{name: {kind}}}\n{body}", encoding="utf-8")
+    return intent
+
+
+def _output_schema(out: Path, tool: str) -> dict[str, Any]:
+    catalog = json.loads((out / "mcp.json").read_text(encoding="utf-8"))
+    return next(t["outputSchema"] for t in catalog if t["name"] == tool)
+
+
+@pytest.mark.parametrize("output", ["{fields: [id]}", "{fields: [id, p1], depth: 3}", None])
+def test_a_response_too_large_whole_builds_once_projected(tmp_path: Path, output: str | None) -> None:
+    """The response expands to billions of nodes: the build neither fails on it nor expands it, as
+    long as the output the model sees (projected, or cut to the levels that fit) is in budget."""
+    line = f", output: {output}" if output else ""
+    intent = _write_response(tmp_path, "wide", f"tools:\n  big: {{operation: big, effect: read{line}}}\n")
+    rc, err, seconds = _build_bounded(intent, tmp_path / "out")
+    assert rc == 0, err
+    assert seconds < 60
+    schema = _output_schema(tmp_path / "out", "big")
+    assert schema_nodes(schema) <= 20_000
+    assert ("p0" in schema["properties"]) is (output is None)
+    assert "id" in schema["properties"]
+
+
+def test_a_kept_field_that_explodes_is_a_located_error_without_expanding_it(tmp_path: Path) -> None:
+    intent = _write_response(tmp_path, "wide", "tools:\n  big: {operation: big, effect: read, "
+                             "output: {fields: [id, detail]}}\n")
+    rc, err, seconds = _build_bounded(intent, tmp_path / "out")
+    assert rc == 2, err
+    assert seconds < 60 and "Traceback" not in err
+    assert "error[schema-too-large]" in err and "more than 20,000 nodes" in err
+    assert "#/paths/~1big/get/responses/200/content/application~1json/schema" in err and "output.fields" in err
+
+
+def test_the_output_budget_applies_after_projection(tmp_path: Path) -> None:
+    """101 members are over a budget of 50 nodes; two of them fit. The error names the response's
+    pointer and the remedy."""
+    budget = "budgets: {max_schema_nodes: 50}\n"
+    intent = _write_response(tmp_path, "plain", budget + "tools:\n  big: {operation: big, effect: read}\n")
+    result = run("build", str(intent), "--out", str(tmp_path / "out"), "-q", "--emit", "mcp,policy")
+    assert result.exit_code == 2, result.output
+    assert "error[schema-too-large]" in result.output and "budget 50 nodes" in result.output
+    assert "output.fields" in result.output and "plain.json:" in result.output
+    intent = _write_response(tmp_path, "plain", budget + "tools:\n  big: {operation: big, effect: read, "
+                             "output: {fields: [id, p1]}}\n")
+    result = run("build", str(intent), "--out", str(tmp_path / "out2"), "-q", "--emit", "mcp,policy")
+    assert result.exit_code == 0, result.output
+    assert set(_output_schema(tmp_path / "out2", "big")["properties"]) == {"id", "p1"}

@@ -1,5 +1,5 @@
 """The corpus harness's pure parts (benchmarks/corpuslib.py): the development-half rule, the argument
-generator and the classification of one call, on canned inputs. The harness itself runs real specs
+generator, the classification of one call and the spec check of an answer, on canned inputs. The harness itself runs real specs
 against Prism (`python benchmarks/corpus.py --ci`, a step of .ci/run)."""
 
 from __future__ import annotations
@@ -233,3 +233,29 @@ def test_a_refusal_is_located_when_toolgen_names_file_line_and_column() -> None:
     assert got["reason"].startswith("specs/petstore-swagger2.json:2:3 (#/swagger): error[spec-swagger2]")
     bare = lib.refusal("toolgen: internal error: KeyError: 'x'\n")
     assert bare["located"] is False and bare["code"] is None
+
+
+# -- the spec's own verdict on an answer ------------------------------------------------------------
+
+def _corpus_module() -> Any:
+    spec = importlib.util.spec_from_file_location("toolgen_bench_corpus", REPO / "benchmarks" / "corpus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_spec_check_asserts_formats_and_names_a_property_example() -> None:
+    pytest.importorskip("openapi_schema_validator")
+    corpus = _corpus_module()
+    when = {"type": "string", "format": "date-time", "example": "2018-04-03T02:00:00+0000"}
+    spec = {"openapi": "3.0.0", "paths": {"/shows": {"get": {"responses": {"200": {"content": {
+        "application/json": {"schema": {"type": "object", "properties": {"end": when}}}}}}}}}}
+    row = {"operation": {"method": "GET", "path": "/shows"}}
+    # RFC 3339 wants the offset with a colon: the spec's own property example does not fit its format
+    fits, why, from_example = corpus.response_conformance(spec, row, 200, "application/json",
+                                                          {"end": "2018-04-03T02:00:00+0000"})
+    assert (fits, from_example) == (False, True) and why is not None and why.startswith("/end:")
+    fits, why, from_example = corpus.response_conformance(spec, row, 200, "application/json",
+                                                          {"end": "2018-04-03T02:00:00+00:00"})
+    assert (fits, why, from_example) == (True, None, False)

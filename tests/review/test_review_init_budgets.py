@@ -1,6 +1,7 @@
 """`toolgen init` drafts the remedy for request bodies too large for a model: it hides their largest
 optional members (`hide:`), says so in a comment above the intent, and the draft then builds with no
-budget raised and no `tool-too-large` finding. Shapes of real APIs, made small: DocuSign's
+budget raised and no `tool-too-large` finding; a read whose response is too large whole gets its
+top-level fields as `output.fields`. Shapes of real APIs, made small: DocuSign's
 create-envelope (a few members expanding to hundreds of thousands of schema nodes) and its
 document-tabs update (thousands of optional properties, 1.79 MB of schema)."""
 
@@ -40,6 +41,14 @@ def _spec() -> dict[str, Any]:
                                            "tabs": {"$ref": "#/components/schemas/Tabs"},
                                            "note": {"type": "string"}}, ["documentId"]),
                 "/small": write("createSmall", {"name": {"type": "string"}}, ["name"]),
+                # a read whose response explodes: the envelope list, a total and a composite summary
+                "/envelopes/status": {"get": {"operationId": "listStatus", "summary": "List envelope statuses.",
+                                              "responses": {"200": {"description": "ok", "content": {
+                                                  "application/json": {"schema": {"type": "object", "properties": {
+                                                      "envelopes": {"type": "array",
+                                                                    "items": {"$ref": "#/components/schemas/S1"}},
+                                                      "totalSetSize": {"type": "string"},
+                                                      "composite": {"$ref": "#/components/schemas/S0"}}}}}}}}},
             }}
 
 
@@ -59,6 +68,19 @@ def test_init_hides_the_largest_optional_members_and_says_so(drafted: tuple[Path
     assert "hide" not in tools["create_small"]
     assert "# hide: 2 of the body's 4 members drafted hidden, largest first" in text
     assert "# Operations left out" not in text
+
+
+def test_init_projects_a_response_too_large_whole_to_its_top_level_fields(drafted: tuple[Path, str],
+                                                                          cli: Callable[..., Any]) -> None:
+    root, text = drafted
+    tools = yaml.safe_load(text)["tools"]
+    # `composite` alone is over the budget even one level deep (its anyOf branches stay on its level)
+    assert tools["list_status"]["output"] == {"fields": ["envelopes", "totalSetSize"]}
+    assert "drafted as its 2 top-level fields, one level deep (left out, too large even so: composite)" in text
+    result = cli("build", "-q")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    tools = {t["name"]: t for t in json.loads((root / "generated" / "envelopes" / "mcp.json").read_text("utf-8"))}
+    assert set(tools["list_status"]["outputSchema"]["properties"]) == {"envelopes", "totalSetSize"}
 
 
 def test_the_draft_builds_with_no_budget_raised_and_no_tool_too_large(drafted: tuple[Path, str],

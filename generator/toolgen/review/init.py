@@ -59,7 +59,7 @@ from ..compile.operations import (
     operation_requirements,
 )
 from ..compile.pagination import detect
-from ..compile.schema import SchemaConverter, object_view
+from ..compile.schema import SchemaConverter, object_view, project_schema
 from ..compile.verbs import EffectGuess, guess_effect
 from ..diagnostics import DiagnosticError, DiagnosticSink
 from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, toolset_from_tag
@@ -266,11 +266,44 @@ class _Drafter:
         if isinstance(fields_of, dict) and fields_of.get("type") == "array":
             fields_of = fields_of.get("items")
         fields = _top_fields(fields_of)
-        if fields:
+        if fields and effect == "read":
+            _draft_output_fields(self.converter, response, fields_of, fields, intent, draft)
+        if fields and "output" not in intent:
             shown = ", ".join(fields[:MAX_FIELD_HINTS]) + (f", … (+{len(fields) - MAX_FIELD_HINTS})"
                                                           if len(fields) > MAX_FIELD_HINTS else "")
             draft.notes.append(f"output: {{fields: [...]}}  # keep what the model needs, from: {shown}")
         return draft
+
+
+def _draft_output_fields(converter: SchemaConverter, response: Any, fields_of: Any, fields: list[str],
+                         intent: dict[str, Any], draft: _Draft) -> None:
+    """A read whose whole response expands beyond the build's node budget (`BODY_NODES`): draft
+    ``output: {fields: [...]}`` with its top-level fields (of each item, for a list), each kept one
+    level deep as the build keeps it, leaving out a field that alone would not fit, and say so in a
+    comment above the intent. Counted on the converter's shared result, never expanded."""
+    if not isinstance(response, dict) or not isinstance(fields_of, dict):
+        return
+    total = converter.measure(response, {})
+    if total <= BODY_NODES:
+        return
+    defs = response.get("$defs")
+    base = {**fields_of, "$defs": defs} if isinstance(defs, dict) and "$defs" not in fields_of else fields_of
+    kept: list[str] = []
+    for name in fields:
+        try:
+            fits = project_schema(base, [*kept, name], depth=1, max_nodes=BODY_NODES) is not None
+        except KeyError:
+            fits = False
+        if fits:
+            kept.append(name)
+    if not kept:
+        return
+    intent["output"] = {"fields": kept}
+    left = [f for f in fields if f not in kept]
+    draft.notes.append(f"output: the whole response expands to {total:,} schema nodes (budget {BODY_NODES:,}): "
+                       f"drafted as its {len(kept)} top-level fields, one level deep"
+                       + (f" (left out, too large even so: {', '.join(left)})" if left else "")
+                       + "; keep only what agents need")
 
 
 def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any], draft: _Draft) -> None:

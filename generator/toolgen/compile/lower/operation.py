@@ -44,8 +44,9 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     def iloc(*more: str | int) -> SourceLocation | None:
         return ctx.intents.locate(*where, *more) if explicit else doc.locate(op.pointer)
 
-    # read-only: `tool_output_schema` builds a new tree (projection / depth limit) from it
-    response = success_response(ctx, op, copy=False)
+    # read-only: `tool_output_schema` builds a new tree (projection / depth limit) from it and checks
+    # the node budget on that tree, the output as the model sees it
+    response = success_response(ctx, op, copy=False, check_nodes=False)
     response_schema, success, link_header = response.schema, response.statuses, response.link
     pag_spec = paging_spec(ctx, op, intent, group, params, response_schema, link_header)
     plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,

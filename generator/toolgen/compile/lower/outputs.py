@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from ...diagnostics import Diagnostic, DiagnosticError
 from ...pointer import join_pointer
 from ...results import (
     BINARY_SCHEMA,
@@ -29,6 +30,7 @@ from ..ir import Pagination
 from ..load import SpecDocument
 from ..operations import Operation
 from ..schema import SchemaConverter, copy_tree, limit_depth, object_view, project_schema
+from ..schema.converter import TOO_LARGE_HINT
 from .context import Ctx, Skip
 
 
@@ -95,7 +97,7 @@ def _pick_response_media(content: dict[str, Any]) -> tuple[str, Literal["json", 
     return keys[0], "binary", False
 
 
-def success_response(ctx: Ctx, op: Operation, *, copy: bool = True) -> SuccessBody:
+def success_response(ctx: Ctx, op: Operation, *, copy: bool = True, check_nodes: bool = True) -> SuccessBody:
     """The success response of `op` (`SuccessBody`): the first 2xx with a body (by status).
 
     Media types are read by `toolgen.results.media_kind`. A wildcard (``*/*``, springdoc's default)
@@ -104,7 +106,10 @@ def success_response(ctx: Ctx, op: Operation, *, copy: bool = True) -> SuccessBo
     text). Both are guesses the spec does not confirm: the build warns (`response-media-assumed-json`,
     `response-media-unknown`) at the media type's pointer.
 
-    ``copy=False``: the schema is read-only (it shares the converter's memo; see `SchemaConverter.convert`)."""
+    ``copy=False``: the schema is read-only (it shares the converter's memo; see `SchemaConverter.convert`).
+    ``check_nodes=False`` (only with ``copy=False``): the node budget is left to the caller, which counts
+    the output schema as the model sees it (`tool_output_schema`: after ``output.fields`` projection
+    and the depth cut); the depth budget still applies."""
     responses = op.node.get("responses")
     if not isinstance(responses, dict):
         return SuccessBody(None, (), op.pointer, False)
@@ -129,7 +134,7 @@ def success_response(ctx: Ctx, op: Operation, *, copy: bool = True) -> SuccessBo
             continue
         if chosen is not None and chosen.schema is not None:
             continue
-        chosen = _media_body(ctx, op, node, node_ptr, content, success, copy=copy)
+        chosen = _media_body(ctx, op, node, node_ptr, content, success, copy=copy, check_nodes=check_nodes or copy)
     if chosen is None:
         return SuccessBody(None, success, op.pointer, False)
     if chosen.schema is None:
@@ -155,7 +160,7 @@ def _admits_null(schema: Any) -> bool:
 
 
 def _media_body(ctx: Ctx, op: Operation, node: dict[str, Any], node_ptr: str, content: dict[str, Any],
-                success: tuple[int, ...], *, copy: bool) -> SuccessBody:
+                success: tuple[int, ...], *, copy: bool, check_nodes: bool) -> SuccessBody:
     media, kind, assumed = _pick_response_media(content)
     media_node = content[media] if isinstance(content[media], dict) else {}
     media_ptr = join_pointer(node_ptr, "content", media)
@@ -181,7 +186,7 @@ def _media_body(ctx: Ctx, op: Operation, node: dict[str, Any], node_ptr: str, co
     if kind == "any" or "schema" not in media_node:
         return SuccessBody({}, success, media_ptr, link, "json", accept=accept)
     schema_ptr = join_pointer(media_ptr, "schema")
-    schema = ctx.converter.convert(media_node["schema"], schema_ptr, "output", copy=copy)
+    schema = ctx.converter.convert(media_node["schema"], schema_ptr, "output", copy=copy, check_nodes=check_nodes)
     return SuccessBody(schema, success, schema_ptr, link, "json", accept=accept)
 
 
@@ -225,9 +230,15 @@ def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: 
     response and replaced by the value the runtime puts there (so a redacted `format: email` field
     still validates), and the shape (`toolgen.results.result_shape`) the runtime gives the body. With
     a size budget (`max_bytes` > 0) an object root that closes its members admits the budget's
-    ``_truncated`` marker."""
+    ``_truncated`` marker.
+
+    The node budget (``budgets.max_schema_nodes``) applies to this schema, the output as the model
+    sees it: a response too large whole fits once ``output.fields`` projects it (or the depth cut of
+    an unprojected output trims it). Raises `DiagnosticError` ``schema-too-large`` at the response
+    schema's pointer when even that is over."""
     response = body.schema
     out, shape = _shaped_output_schema(ctx, op, intent, pagination, body, iloc)
+    _check_output_budget(ctx, op, intent, body, out)
     if max_bytes > 0:
         _admit_truncation(out)
     redact = list(intent.output.redact) if intent.output else []
@@ -243,7 +254,8 @@ def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: 
         try:
             if not isinstance(base, dict):
                 raise KeyError(path)
-            project_schema(base, [path])
+            # only whether the path exists (KeyError): nothing is kept, so nothing is expanded
+            project_schema(base, [path], depth=0, max_nodes=0)
         except KeyError:
             raise Skip("output-redact-unknown", f"output.redact {path!r} is not a field of the response of "
                        f"{op.key}, so nothing would be redacted", iloc("output", "redact", index),
@@ -253,6 +265,23 @@ def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: 
             target = out["properties"][RESULT_KEY]  # through its items and null branch
         _redact_in(target, path.split("."))
     return out, shape
+
+
+def _check_output_budget(ctx: Ctx, op: Operation, intent: ToolIntent, body: SuccessBody, out: dict[str, Any]) -> None:
+    """Raise ``schema-too-large`` when the output schema `out` (counted without expanding what it
+    shares with the converter's result) exceeds ``budgets.max_schema_nodes``."""
+    nodes = ctx.converter.measure(out, {})
+    if nodes > ctx.converter.budget.max_nodes:
+        raise _too_large(ctx, op, body, f"{nodes:,}", fields=bool(intent.output and intent.output.fields))
+
+
+def _too_large(ctx: Ctx, op: Operation, body: SuccessBody, nodes: str, *, fields: bool) -> DiagnosticError:
+    hint = ("keep fewer fields (output.fields) or fewer levels below them (output.depth), or raise "
+            "budgets.max_schema_nodes") if fields else TOO_LARGE_HINT
+    return DiagnosticError([Diagnostic(
+        "schema-too-large", "error",
+        f"the output schema of {op.key} as the model sees it expands to {nodes} nodes after inlining $refs "
+        f"(budget {ctx.converter.budget.max_nodes:,} nodes)", ctx.doc.locate(body.pointer), hint)])
 
 
 def _admit_truncation(out: dict[str, Any]) -> None:
@@ -303,13 +332,20 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, paginatio
                 # fields would otherwise pull in a 65-schema recursive group)
                 below = intent.output.depth if intent.output and intent.output.depth else 1
                 levels = max(f.count(".") for f in fields) + below
-                return limit_depth(project_schema(node, fields), levels)
+                # cut while copying (a kept field may expand to millions of nodes), within the budget
+                projected = project_schema(node, fields, depth=levels, max_nodes=ctx.converter.budget.max_nodes)
             except KeyError as exc:
                 view = object_view(node)
                 known = ", ".join(sorted(view[0])) if view else "(not an object)"
                 raise Skip("output-field-unknown", f"output field {exc.args[0]!r} is not in the {what} of {op.key}",
                            iloc("output", "fields"), f"available fields: {known}")
-        return _bounded(node, depth, node_budget)
+            if projected is None:
+                raise _too_large(ctx, op, body, f"more than {ctx.converter.budget.max_nodes:,}", fields=True)
+            return limit_depth(projected, levels)
+        bounded = _bounded(node, depth, node_budget, ctx.converter.budget.max_nodes)
+        if bounded is None:
+            raise _too_large(ctx, op, body, f"more than {ctx.converter.budget.max_nodes:,}", fields=False)
+        return bounded
 
     if pagination is not None:
         items_schema = field_schema(schema, pagination.items_field, array=True) or {"type": "array", "items": {}}
@@ -348,7 +384,11 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, paginatio
         raise Skip("output-not-object", f"output.fields needs an object response; {op.key} returns "
                    f"{_describe_type(schema)}", iloc("output", "fields"), "remove output.fields")
     else:
-        node = _bounded({**schema, "$defs": defs} if defs else schema, depth, node_budget)
+        bounded = _bounded({**schema, "$defs": defs} if defs else schema, depth, node_budget,
+                           ctx.converter.budget.max_nodes)
+        if bounded is None:
+            raise _too_large(ctx, op, body, f"more than {ctx.converter.budget.max_nodes:,}", fields=False)
+        node = bounded
     if body.empty and not _admits_null(node):
         node_defs = node.pop("$defs", None)
         node = {"anyOf": [node, {"type": "null"}]} if node else node
@@ -364,12 +404,14 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, paginatio
     return out, shape
 
 
-def _bounded(schema: dict[str, Any], depth: int, budget: int) -> dict[str, Any]:
+def _bounded(schema: dict[str, Any], depth: int, budget: int, hard: int) -> dict[str, Any] | None:
     """`limit_depth` at the deepest level ≤ `depth` whose result stays within `budget` schema nodes
-    (at least one level). Wide APIs (Stripe objects with ~100 expandable properties) get fewer levels."""
+    (at least one level when that is within `hard`, the build's node budget, else the root's members
+    with their types only). Wide APIs (Stripe objects with ~100 expandable properties) get fewer
+    levels. None when even the root's members are over `hard`: built no further than that."""
     first = limit_depth(schema, 1, max_nodes=budget)  # None when over the budget
     if first is None:
-        return limit_depth(schema, 1)
+        return limit_depth(schema, 1, max_nodes=hard) or limit_depth(schema, 0, max_nodes=hard)
     best = first
     for level in range(2, depth + 1):
         candidate = limit_depth(schema, level, max_nodes=budget)  # None (early) when over the budget
@@ -409,7 +451,9 @@ def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operat
     """(canonical schema of the success response the build uses, or None for an empty body; whether
     that response declares a `Link` header). Raises `DiagnosticError` for a schema it cannot convert.
     ``copy=False``: the schema is read-only, sharing the converter's memo (a reader that looks at many
-    operations then holds each distinct schema once, not one copy per operation)."""
+    operations then holds each distinct schema once, not one copy per operation), and a response over
+    the node budget is returned too (the build counts the budget after ``output.fields``; a reader
+    measures it with `SchemaConverter.measure`)."""
     body = success_response(Ctx(doc, None, converter.sink, "", converter), op,  # type: ignore[arg-type]
-                            copy=copy)
+                            copy=copy, check_nodes=copy)
     return body.schema, body.link

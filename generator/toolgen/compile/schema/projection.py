@@ -117,26 +117,39 @@ def _field_tree(fields: Sequence[str]) -> dict[str, _Field]:
     return root
 
 
-def _keep(schema: Any, entry: _Field, root: JSONSchema, depth: int) -> Any:
+class _Cut:
+    """How a kept field is kept: whole (`levels` None), or cut below `levels` data levels of the
+    projected root (as `limit_depth` cuts), counting what it builds against `count`'s cap."""
+
+    __slots__ = ("count", "levels")
+
+    def __init__(self, levels: int | None, count: _NodeCount | None) -> None:
+        self.levels = levels
+        self.count = count
+
+
+def _keep(schema: Any, entry: _Field, root: JSONSchema, depth: int, level: int, cut: _Cut) -> Any:
     if not entry.whole:
-        return _project(schema, entry.children, root, depth + 1)
+        return _project(schema, entry.children, root, depth + 1, level, cut)
     if entry.children:
-        _project(schema, entry.children, root, depth + 1)  # only to check the deeper paths exist
-    return copy_tree(schema)
+        _project(schema, entry.children, root, depth + 1, level, cut)  # only to check the deeper paths exist
+    if cut.levels is None:
+        return copy_tree(schema)
+    return _limit(schema, level, cut.levels, root, frozenset(), cut.count)
 
 
 _OPEN_OBJECT_KEYS = ("additionalProperties", "patternProperties", "propertyNames", "dependentRequired",
                      "dependentSchemas", "minProperties", "maxProperties", "unevaluatedProperties")
 
 
-def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int = 0) -> JSONSchema:
+def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int, level: int, cut: _Cut) -> JSONSchema:
     if not isinstance(node, dict) or depth > 256:
         raise KeyError(next(iter(tree.values())).path)
     target = local_def(node, root)
     if target is not None:
         merged = dict(target)
         merged.update({k: v for k, v in node.items() if k != "$ref"})
-        return _project(merged, tree, root, depth + 1)
+        return _project(merged, tree, root, depth + 1, level, cut)
     types = as_list(node.get("type")) if "type" in node else []
     if "properties" in node or "object" in types:
         raw_props = node.get("properties")
@@ -146,12 +159,12 @@ def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int = 
         for name, schema in props.items():
             entry = tree.get(name)
             if entry is not None:
-                kept[name] = _keep(schema, entry, root, depth)
+                kept[name] = _keep(schema, entry, root, depth, level + 1, cut)
         for name, entry in tree.items():
             if name in kept:
                 continue
             if isinstance(extra, dict):  # a map-like object: the key is any additional key
-                kept[name] = _keep(extra, entry, root, depth)
+                kept[name] = _keep(extra, entry, root, depth, level + 1, cut)
             else:
                 raise KeyError(entry.path)
         out = {k: copy_tree(v) for k, v in node.items()
@@ -163,7 +176,7 @@ def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int = 
         return out
     if "items" in node and ("array" in types or not types):
         out = {k: copy_tree(v) for k, v in node.items() if k != "items"}
-        out["items"] = _project(node["items"], tree, root, depth + 1)
+        out["items"] = _project(node["items"], tree, root, depth + 1, level + 1, cut)
         return out
     for key in ("anyOf", "oneOf"):
         branches = node.get(key)
@@ -173,7 +186,7 @@ def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int = 
             for branch in branches:
                 if isinstance(branch, dict) and _is_container(branch, root):
                     try:
-                        new_branches.append(_project(branch, tree, root, depth + 1))
+                        new_branches.append(_project(branch, tree, root, depth + 1, level, cut))
                         matched = True
                     except KeyError:
                         new_branches.append(_permissive(branch, root))
@@ -186,8 +199,21 @@ def _project(node: Any, tree: dict[str, _Field], root: JSONSchema, depth: int = 
     raise KeyError(next(iter(tree.values())).path)
 
 
-def project_schema(schema: JSONSchema, fields: Sequence[str]) -> JSONSchema:
+@overload
+def project_schema(schema: JSONSchema, fields: Sequence[str]) -> JSONSchema: ...
+@overload
+def project_schema(schema: JSONSchema, fields: Sequence[str], *, depth: int,
+                   max_nodes: int | None = None) -> JSONSchema | None: ...
+
+
+def project_schema(schema: JSONSchema, fields: Sequence[str], *, depth: int | None = None,
+                   max_nodes: int | None = None) -> JSONSchema | None:
     """Keep only the dotted paths in `fields` of a canonical schema; returns a new schema.
+
+    With `depth`, a kept property is cut below `depth` data levels of the root while it is copied
+    (as `limit_depth` cuts it), so a property that expands to millions of nodes is never expanded;
+    with `max_nodes` too, returns None as soon as the kept properties are known to build more than
+    that many schema nodes.
 
     ``"user.login"`` keeps ``user`` with only ``login``; a path through an array applies to its
     items; through ``anyOf``/``oneOf`` it applies to every object branch that has it (object
@@ -201,7 +227,11 @@ def project_schema(schema: JSONSchema, fields: Sequence[str]) -> JSONSchema:
     tree = _field_tree(fields)
     defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
     body = {k: v for k, v in schema.items() if k != "$defs"}
-    projected = _project(body, tree, schema)
+    count = _NodeCount(max_nodes) if max_nodes is not None else None
+    try:
+        projected = _project(body, tree, schema, 0, 0, _Cut(depth, count))
+    except _OverBudget:
+        return None
     return _with_used_defs(projected, defs or {})
 
 
@@ -226,9 +256,28 @@ def _is_container(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset(
 
 
 def _permissive(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset()) -> JSONSchema:
-    """A schema keeping only `type` (nullability included) that accepts everything `node` does."""
+    """A schema keeping only `type` (nullability included) that accepts everything `node` does.
+
+    Each distinct sub-schema is looked at once (a converted schema shares its parts: a union of
+    unions of the same schemas is a small graph, not millions of branches); returns a new tree."""
+    return copy_dict(_permissive_in(node, root, seen, {}))
+
+
+def _permissive_in(node: Any, root: JSONSchema, seen: frozenset[str],
+                   memo: dict[tuple[int, frozenset[str]], JSONSchema]) -> JSONSchema:
     if not isinstance(node, dict):
         return {}
+    key = (id(node), seen)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    out = _permissive_node(node, root, seen, memo)
+    memo[key] = out
+    return out
+
+
+def _permissive_node(node: dict[str, Any], root: JSONSchema, seen: frozenset[str],
+                     memo: dict[tuple[int, frozenset[str]], JSONSchema]) -> JSONSchema:
     if "type" in node:
         out: JSONSchema = {"type": copy_tree(node["type"])}
         if "array" in as_list(node["type"]):
@@ -237,13 +286,13 @@ def _permissive(node: Any, root: JSONSchema, seen: frozenset[str] = frozenset())
     ref = node.get("$ref")
     if isinstance(ref, str) and ref not in seen and not any(k in node for k in ("anyOf", "oneOf")):
         target = local_def(node, root)
-        return _permissive(target, root, seen | {ref}) if target is not None else {}
+        return _permissive_in(target, root, seen | {ref}, memo) if target is not None else {}
     for key in ("anyOf", "oneOf"):
         branches = node.get(key)
         if isinstance(branches, list) and branches:
             types: list[str] = []
             for branch in branches:
-                sub = _permissive(branch, root, seen)
+                sub = _permissive_in(branch, root, seen, memo)
                 if "type" not in sub:
                     return {}
                 types.extend(as_list(sub["type"]))

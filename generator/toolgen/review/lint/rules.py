@@ -233,8 +233,8 @@ for _id, _sev, _summary, _help in (
     ("operation-too-many-parameters", "error", "An operation has more parameters than `budgets.max_parameters`.",
      "Raise the budget or leave the operation out."),
     ("operation-method-unsupported", "warning", "TRACE operations are not turned into tools.", "Nothing to do."),
-    ("schema-too-large", "error", ("A schema expands beyond the schema budget (a request body is counted as "
-     "the model sees it: after `hide` and `args`)."),
+    ("schema-too-large", "error", ("A schema expands beyond the schema budget (counted as the model sees it: "
+     "a request body after `hide` and `args`, an output after `output.fields`)."),
      ("Hide optional request-body members (`hide`; the hint names the largest), project the output, or raise "
       "`budgets.max_schema_nodes`.")),
     ("schema-allof-conflict", "error", "An allOf merges contradictory schemas.", "Fix the spec."),
