@@ -231,22 +231,7 @@ def _admits_null(schema: dict[str, Any]) -> bool:
 def _attach_defs(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """Copy of `node` with the `$defs` entries it (transitively) references."""
     node = copy_tree(node)
-    needed: list[str] = []
-    stack: list[Any] = [node]
-    seen: set[str] = set()
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            ref = cur.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                name = ref[len("#/$defs/"):]
-                if name not in seen and name in defs:
-                    seen.add(name)
-                    needed.append(name)
-                    stack.append(defs[name])
-            stack.extend(v for k, v in cur.items() if k != "$defs")
-        elif isinstance(cur, list):
-            stack.extend(cur)
+    needed = reachable_defs([node], defs)
     if needed:
         existing = node.setdefault("$defs", {})
         for name in sorted(needed):
