@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.recording_server import RecordingServer
-from tests.support.runtime_env import READER, WRITER, error_code, stored_preview, tickets_dir
+from tests.support.runtime_env import READER, WRITER, error_code, stored_preview, tickets_dir, tickets_package
 
 from toolgen.cli import main
 from toolgen.cli.call import display_receipts
@@ -42,9 +42,7 @@ NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility":
 
 
 def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    folder = tickets_dir()
-    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
+    return tickets_package()
 
 
 # -- scopes ------------------------------------------------------------------------------------------

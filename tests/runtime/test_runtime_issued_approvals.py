@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.support.runtime_env import ADMIN, WRITER, error_code, stored_preview, tickets_dir
+from tests.support.runtime_env import ADMIN, WRITER, error_code, stored_preview, tickets_dir, tickets_package
 
 from toolgen.cli import main
 from toolgen.examples.tickets_server import TicketsServer
@@ -54,9 +54,7 @@ MALLORY = Actor.of("mallory", ["ticket:read", "ticket:write"])
 
 
 def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    folder = tickets_dir()
-    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
+    return tickets_package()
 
 
 def _registry(server: TicketsServer, receipts: ReceiptStore, approvals: str = "issued") -> Registry:

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import sqlite3
 import time
@@ -23,7 +22,7 @@ from typing import Any
 
 import pytest
 from tests.support.fault_server import Fault, FaultServer
-from tests.support.runtime_env import WRITER, error_code, stored_preview, tickets_dir
+from tests.support.runtime_env import WRITER, error_code, stored_preview, tickets_package
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
@@ -47,9 +46,7 @@ NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility":
 
 
 def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    folder = tickets_dir()
-    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
-            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
+    return tickets_package()
 
 
 def _registry(base_url: str, token: str, receipts: ReceiptStore, approvals: str = "issued",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,13 @@ GENERATED_TICKETS = GENERATED / "tickets"
 def tickets_dir() -> Path:
     """The generated tickets package (`toolgen build` output, committed under generated/tickets)."""
     return GENERATED_TICKETS
+
+
+def tickets_package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The tickets package's (policy.json, mcp.json), as a `Registry` takes them."""
+    folder = tickets_dir()
+    return (json.loads((folder / "policy.json").read_text(encoding="utf-8")),
+            json.loads((folder / "mcp.json").read_text(encoding="utf-8")))
 
 
 READER = Actor.of("reader", ["ticket:read"])
