@@ -441,31 +441,32 @@ def _adapter_check(tp: Any, entry: Any) -> str | None:
     return f"unknown keys {', '.join(extra[:3])}" if extra else None
 
 
-def check_catalog(dialect: str, entries: list[Any]) -> CatalogCheck:
-    """Validate each entry of a catalog file (`dialect`: ``openai``, ``openai.responses``,
-    ``anthropic``, ``gemini``, ``mcp``) with its provider's official SDK type."""
+def _typed_dict_param(dialect: str) -> tuple[Any, str] | None:
+    """(the SDK's TypedDict tool param, its label) for the dialects whose SDK types are TypedDicts."""
     if dialect == "openai":
         from openai.types.chat import ChatCompletionFunctionToolParam
 
-        check = CatalogCheck(dialect, "openai ChatCompletionFunctionToolParam")
-        for e in entries:
-            msg = _adapter_check(ChatCompletionFunctionToolParam, e)
-            if msg:
-                check.failures.append((_name(e), msg))
-    elif dialect == "openai.responses":
+        return ChatCompletionFunctionToolParam, "openai ChatCompletionFunctionToolParam"
+    if dialect == "openai.responses":
         from openai.types.responses import ToolParam
 
-        check = CatalogCheck(dialect, "openai responses ToolParam")
-        for e in entries:
-            msg = _adapter_check(ToolParam, e)
-            if msg:
-                check.failures.append((_name(e), msg))
-    elif dialect == "anthropic":
-        from anthropic.types import ToolUnionParam as AnthropicToolParam
+        return ToolParam, "openai responses ToolParam"
+    if dialect == "anthropic":
+        from anthropic.types import ToolUnionParam
 
-        check = CatalogCheck(dialect, "anthropic ToolUnionParam")
+        return ToolUnionParam, "anthropic ToolUnionParam"
+    return None
+
+
+def check_catalog(dialect: str, entries: list[Any]) -> CatalogCheck:
+    """Validate each entry of a catalog file (`dialect`: ``openai``, ``openai.responses``,
+    ``anthropic``, ``gemini``, ``mcp``) with its provider's official SDK type."""
+    typed = _typed_dict_param(dialect)
+    if typed is not None:
+        tp, label = typed
+        check = CatalogCheck(dialect, label)
         for e in entries:
-            msg = _adapter_check(AnthropicToolParam, e)
+            msg = _adapter_check(tp, e)
             if msg:
                 check.failures.append((_name(e), msg))
     elif dialect == "gemini":
