@@ -148,12 +148,16 @@ def redis_socket(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Pa
 def any_receipt_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
     """A receipt store on each backend in turn: memory, a SQLite file, the session's real Redis (under a
     key prefix of this test's own); closed afterwards."""
-    if request.param == "memory":
-        store: ReceiptStore = MemoryReceiptStore()
-    elif request.param == "sqlite":
-        store = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
-    else:
-        url = request.getfixturevalue("redis_url")
-        store = receipts_from_url(f"{url}?prefix=t-{uuid.uuid4().hex[:10]}:")
+    store = receipt_store(request, tmp_path, f"prefix=t-{uuid.uuid4().hex[:10]}:")
     yield store
     store.close()
+
+
+def receipt_store(request: pytest.FixtureRequest, tmp_path: Path, redis_query: str) -> ReceiptStore:
+    """The receipt store of `request.param` (``memory``, ``sqlite``: a file in `tmp_path`, ``redis``:
+    the session's real Redis with `redis_query` appended to its URL, e.g. a key prefix)."""
+    if request.param == "memory":
+        return MemoryReceiptStore()
+    if request.param == "sqlite":
+        return SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+    return receipts_from_url(f"{request.getfixturevalue('redis_url')}?{redis_query}")

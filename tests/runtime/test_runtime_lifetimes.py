@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.runtime.conftest import receipt_store
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.runtime_env import WRITER, error_code, stored_preview, tickets_package
 
@@ -61,13 +62,7 @@ def _registry(base_url: str, token: str, receipts: ReceiptStore, approvals: str 
 def retaining_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
     """A receipt store that forgets completed receipts fast: Redis with ``completed_ttl=1``; memory
     and SQLite are purged by the test."""
-    if request.param == "memory":
-        store: ReceiptStore = MemoryReceiptStore()
-    elif request.param == "sqlite":
-        store = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
-    else:
-        url = request.getfixturevalue("redis_url")
-        store = receipts_from_url(f"{url}?prefix=life-{tmp_path.name[-12:]}:&completed_ttl=1")
+    store = receipt_store(request, tmp_path, f"prefix=life-{tmp_path.name[-12:]}:&completed_ttl=1")
     yield store
     store.close()
 
