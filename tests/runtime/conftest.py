@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -144,10 +146,130 @@ def redis_socket(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return sockets[0]
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+def _postgres_binaries() -> Path | None:
+    """The folder holding initdb and postgres: PATH first, then Debian's /usr/lib/postgresql/N/bin."""
+    found = shutil.which("initdb")
+    if found is not None and shutil.which("postgres") is not None:
+        return Path(found).resolve().parent
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: p.parent.parent.name)
+    return versions[-1].parent if versions else None
+
+
+def _as_server_user() -> tuple[list[str], int | None, int | None]:
+    """PostgreSQL refuses to run as root: when the tests run as root, run it as ``postgres`` (or
+    ``nobody``) with setpriv; the (command prefix, uid, gid) to use."""
+    if os.geteuid() != 0:
+        return [], None, None
+    import pwd
+
+    for name in ("postgres", "nobody"):
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            continue
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            _unavailable("setpriv is missing: cannot run PostgreSQL as a non-root user")
+        return ([setpriv, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"],
+                entry.pw_uid, entry.pw_gid)
+    _unavailable("no non-root user to run PostgreSQL as")
+    raise AssertionError  # unreachable
+
+
+class PostgresServer:
+    """A real PostgreSQL server in a temporary folder on a loopback port (fsync off, user
+    ``toolgen`` trusted): `start`, `stop` (a fast shutdown, as a restart or crash looks to clients)
+    and `start` again on the same data and port. Skips (fails in CI) when PostgreSQL or psycopg is
+    missing."""
+
+    def __init__(self) -> None:
+        bindir = _postgres_binaries()
+        if bindir is None:
+            _unavailable("PostgreSQL is not installed (apt-get install postgresql)")
+        try:
+            import psycopg  # noqa: F401
+        except ModuleNotFoundError:
+            _unavailable("the psycopg package is not installed (pip install -e '.[dev]')")
+        assert bindir is not None
+        self.bindir = bindir
+        self.prefix, uid, gid = _as_server_user()
+        self.workdir = Path(tempfile.mkdtemp(prefix="toolgen-pg-"))
+        self.data = self.workdir / "data"
+        if uid is not None:
+            os.chown(self.workdir, uid, gid if gid is not None else -1)
+        subprocess.run([*self.prefix, str(bindir / "initdb"), "-D", str(self.data), "-U", "toolgen", "-A", "trust",
+                        "--no-sync", "-E", "UTF8", "--locale=C"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://toolgen@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> None:
+        import psycopg
+
+        for _ in range(3):  # the free port can be taken between probing and binding; try again
+            self.port = self.port or _free_port()
+            self.proc = subprocess.Popen([*self.prefix, str(self.bindir / "postgres"), "-D", str(self.data),
+                                          "-p", str(self.port), "-h", "127.0.0.1", "-k", str(self.workdir), "-F",
+                                          "-c", "max_connections=200"],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    psycopg.connect(self.url, connect_timeout=1).close()
+                    return
+                except psycopg.OperationalError:
+                    time.sleep(0.05)
+            self.stop()
+            self.port = 0
+        pytest.fail("PostgreSQL did not accept a connection within 20 s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)  # fast shutdown: clients are disconnected
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server on loopback for this test session (one per xdist worker): its URL.
+    Tests keep apart by table prefix."""
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server.url
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this test's own, started, which the test may stop and start again."""
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
 def any_receipt_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
     """A receipt store on each backend in turn: memory, a SQLite file, the session's real Redis (under a
-    key prefix of this test's own); closed afterwards."""
+    key prefix of this test's own), the session's real PostgreSQL (under a table prefix of its own);
+    closed afterwards."""
     store = receipt_store(request, tmp_path, f"prefix=t-{uuid.uuid4().hex[:10]}:")
     yield store
     store.close()
@@ -155,9 +277,12 @@ def any_receipt_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterato
 
 def receipt_store(request: pytest.FixtureRequest, tmp_path: Path, redis_query: str) -> ReceiptStore:
     """The receipt store of `request.param` (``memory``, ``sqlite``: a file in `tmp_path`, ``redis``:
-    the session's real Redis with `redis_query` appended to its URL, e.g. a key prefix)."""
+    the session's real Redis with `redis_query` appended to its URL, e.g. a key prefix; ``postgres``:
+    the session's real PostgreSQL under a table prefix of its own)."""
     if request.param == "memory":
         return MemoryReceiptStore()
     if request.param == "sqlite":
         return SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+    if request.param == "postgres":  # a table prefix of this test's own
+        return receipts_from_url(f"{request.getfixturevalue('postgres_url')}?table_prefix=t{uuid.uuid4().hex[:12]}_")
     return receipts_from_url(f"{request.getfixturevalue('redis_url')}?{redis_query}")

@@ -58,10 +58,10 @@ def _registry(base_url: str, token: str, receipts: ReceiptStore, approvals: str 
                     approvals=approvals)
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
 def retaining_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
-    """A receipt store that forgets completed receipts fast: Redis with ``completed_ttl=1``; memory
-    and SQLite are purged by the test."""
+    """A receipt store that forgets completed receipts fast: Redis with ``completed_ttl=1``; memory,
+    SQLite and PostgreSQL are purged by the test."""
     store = receipt_store(request, tmp_path, f"prefix=life-{tmp_path.name[-12:]}:&completed_ttl=1")
     yield store
     store.close()

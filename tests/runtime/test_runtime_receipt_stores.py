@@ -1,9 +1,10 @@
-"""One behavioural suite for every receipt store: SQLite, memory and Redis (a real redis-server on
-loopback, started by the `redis_url` fixture), end to end against the loopback tickets API.
+"""One behavioural suite for every receipt store: SQLite, memory, Redis (a real redis-server on
+loopback, started by the `redis_url` fixture) and PostgreSQL (a real server on loopback, started by
+the `postgres_url` fixture), end to end against the loopback tickets API.
 
 Each case asserts what the server saw (requests and side effects), not only what the runtime said.
 The race cases run two real processes, each with its own Registry and its own store object over
-the same SQLite file or Redis database.
+the same SQLite file, Redis database or PostgreSQL tables.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Approval,
     MemoryReceiptStore,
+    PostgresReceiptStore,
     ReceiptStore,
     RedisReceiptStore,
     Registry,
@@ -63,6 +65,9 @@ class Backend:
         elif isinstance(store, MemoryReceiptStore):
             old = store._data[(scope, key)]
             store._data[(scope, key)] = replace(old, updated_at=old.updated_at - seconds)
+        elif isinstance(store, PostgresReceiptStore):
+            store._run(lambda cur: cur.execute(f"UPDATE {store.prefix}receipts SET updated_at = updated_at - %s"
+                                               " WHERE scope=%s AND key=%s", (seconds, scope, key)))
         else:
             assert isinstance(store, RedisReceiptStore)
             name = store.redis_key(scope, key)
@@ -73,21 +78,29 @@ def _redis_spec(url: str) -> str:
     return f"{url}?prefix=t-{uuid.uuid4().hex[:10]}:"  # every test its own namespace on the shared server
 
 
-@pytest.fixture(params=["sqlite", "memory", "redis"])
+def _postgres_spec(url: str) -> str:
+    return f"{url}?table_prefix=t{uuid.uuid4().hex[:12]}_"  # every test its own tables on the shared server
+
+
+@pytest.fixture(params=["sqlite", "memory", "redis", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     kind = request.param
     if kind == "sqlite":
         return Backend(kind, str(tmp_path / "receipts.sqlite3"))
     if kind == "memory":
         return Backend(kind, "memory://", MemoryReceiptStore())
+    if kind == "postgres":
+        return Backend(kind, _postgres_spec(request.getfixturevalue("postgres_url")))
     return Backend(kind, _redis_spec(request.getfixturevalue("redis_url")))
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
 def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     """The stores several processes can share."""
     if request.param == "sqlite":
         return Backend("sqlite", str(tmp_path / "shared.sqlite3"))
+    if request.param == "postgres":
+        return Backend("postgres", _postgres_spec(request.getfixturevalue("postgres_url")))
     return Backend("redis", _redis_spec(request.getfixturevalue("redis_url")))
 
 
@@ -166,7 +179,7 @@ def test_store_state_rules(backend: Backend) -> None:
 
 def test_purge_drops_only_old_completed_receipts(shared_backend: Backend) -> None:
     store = shared_backend.open()
-    assert isinstance(store, SqliteReceiptStore | RedisReceiptStore)
+    assert isinstance(store, SqliteReceiptStore | RedisReceiptStore | PostgresReceiptStore)
     for key in ("old", "new", "open"):
         assert store.begin("a/t", key, "fp", "x") is None
     store.complete("a/t", "old", {}, 200)
@@ -366,7 +379,7 @@ def test_receipts_from_url(tmp_path: Path, redis_url: str, redis_socket: Path,
         assert isinstance(over_socket, RedisReceiptStore) and over_socket.client.ping()
         assert over_socket.begin("a/t", "sock", "fp", "x") is None
         over_socket.close()
-    for bad in ("postgres://db/receipts", "sqlite://", f"{redis_url}?completed_ttl=soon"):
+    for bad in ("mongodb://db/receipts", "sqlite://", f"{redis_url}?completed_ttl=soon"):
         with pytest.raises(ValueError):
             receipts_from_url(bad)
     monkeypatch.setitem(sys.modules, "redis", None)  # as if the extra were not installed
@@ -411,7 +424,9 @@ def test_toolgen_call_with_redis_receipts(server: TicketsServer, tmp_path: Path,
     assert code == 0 and page2["ok"], (page2, err)
     assert not list(a.iterdir()) and not list(b.iterdir())  # no local SQLite file or cursor.key
     # unusable stores are bad command-line input, reported without a password
-    code, out, err = _call(server, a, "postgres://db/x", "get_ticket", {"ticket_id": "T-102"})
+    code, out, err = _call(server, a, "mongodb://db/x", "get_ticket", {"ticket_id": "T-102"})
     assert code == 2 and out is None and "unknown receipt store URL scheme" in err
+    code, out, err = _call(server, a, "postgresql://app:hunter2pw@127.0.0.1:1/db", "get_ticket", {"ticket_id": "T-102"})
+    assert code == 2 and out is None and "cannot open the receipt store" in err and "hunter2pw" not in err
     code, out, err = _call(server, a, "redis://:hunter2pw@127.0.0.1:1/0", "get_ticket", {"ticket_id": "T-102"})
     assert code == 2 and out is None and "cannot open the receipt store" in err and "hunter2pw" not in err

@@ -911,7 +911,7 @@ def test_approval_is_not_spent_by_an_idempotency_conflict(fault: FaultServer) ->
     assert len(fault.requests) == 2
 
 
-@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "redis"])
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "redis", "postgres"])
 def test_approval_spent_on_a_key_is_not_spent_again_after_its_receipt_is_purged(
         store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """The key an approval was spent on, presented again once the store forgot its completed
@@ -921,6 +921,8 @@ def test_approval_spent_on_a_key_is_not_spent_again_after_its_receipt_is_purged(
         store: ReceiptStore = MemoryReceiptStore()
     elif store_kind == "sqlite":
         store = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+    elif store_kind == "postgres":
+        store = receipts_from_url(f"{request.getfixturevalue('postgres_url')}?table_prefix=pk{uuid.uuid4().hex[:10]}_")
     else:
         store = receipts_from_url(f"{request.getfixturevalue('redis_url')}?prefix=pk-{uuid.uuid4().hex[:10]}:"
                                   "&completed_ttl=1")

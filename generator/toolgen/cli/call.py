@@ -46,6 +46,7 @@ from ..runtime.loading import PackageNotFound, cursor_key_for, parse_scopes, res
 from ..runtime.receipts import (
     DEFAULT_RECEIPTS_PATH,
     MemoryReceiptStore,
+    PostgresReceiptStore,
     ReceiptStore,
     RedisReceiptStore,
     SqliteReceiptStore,
@@ -55,8 +56,11 @@ from ..runtime.receipts import (
 from ..runtime.registry import Actor, Approval, Registry
 from ..runtime.shaping import cursor_key_from_env
 
-RECEIPTS_HELP = ("Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB (shared by many "
-                 "workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
+RECEIPTS_HELP = ("Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB or "
+                 "postgresql://HOST/DB (shared by many workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")
+
+
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
 
 class ReceiptStoreError(Exception):
@@ -70,6 +74,7 @@ def display_receipts(spec: str) -> str:
     scheme, sep, rest = spec.partition("://")
     if not sep:
         return spec
+    rest = _QUERY_PASSWORD.sub(r"\1***", rest)  # libpq also takes ?password=...
     end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
     authority, tail = rest[:end], rest[end:]
     if "@" not in authority:
@@ -93,10 +98,12 @@ def _without_password(shown: str, exc: BaseException, spec: str) -> str:
     port), so no message ever carries a password."""
     detail = f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, ImportError, OSError)) else str(exc)
     _, sep, rest = spec.partition("://")
+    secrets_in_url = [m.group(1) for m in re.finditer(r"[?&]password=([^&#]*)", rest, re.IGNORECASE)]
     if sep and "@" in rest:
         userinfo = rest.rsplit("@", 1)[0]
-        password = userinfo.split(":", 1)[1] if ":" in userinfo else userinfo
-        pieces = [p for p in re.split(r"[/?#@:\[\]]", password) if p]
+        secrets_in_url.append(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
+    if sep and secrets_in_url:
+        pieces = [p for password in secrets_in_url for p in re.split(r"[/?#@:\[\]]", password) if p]
         if spec in detail or any(p in detail for p in pieces):
             detail = f"{type(exc).__name__} (the details are withheld: they quote the URL's password)"
     return f"cannot open the receipt store {shown}: {detail}"
@@ -112,13 +119,13 @@ def receipts_scheme_or_none(spec: str) -> str | None:
 def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
     """The receipt store named by ``--receipts`` / ``TOOLGEN_RECEIPTS`` (default
     `DEFAULT_RECEIPTS_PATH`) and the pagination-cursor key that goes with it: ``TOOLGEN_CURSOR_KEY``
-    if set, else one kept beside a SQLite file, or in Redis for a Redis store (so every worker
+    if set, else one kept beside a SQLite file, or in the store for a Redis or PostgreSQL store (so every worker
     accepts every other's cursors), or a random one for ``memory://``. Raises `ReceiptStoreError`."""
     text = spec or os.environ.get("TOOLGEN_RECEIPTS") or str(DEFAULT_RECEIPTS_PATH)
     shown = display_receipts(text)
     try:
         store = receipts_from_url(text)
-    except (ValueError, ImportError, OSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a bad URL, a missing driver, a database that does not answer
         raise ReceiptStoreError(_without_password(shown, exc, text)) from None
     try:
         env_key = cursor_key_from_env()
@@ -126,8 +133,7 @@ def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
             key = env_key
         elif isinstance(store, SqliteReceiptStore):
             key = cursor_key_for(store.path)
-        elif receipts_scheme(text) == "redis":
-            assert isinstance(store, RedisReceiptStore)
+        elif isinstance(store, (RedisReceiptStore, PostgresReceiptStore)):
             key = store.shared_cursor_key()  # also checks that the server answers
         else:
             key = secrets.token_bytes(32)

@@ -10,6 +10,7 @@ from .errors import ERROR_CODES, ToolError
 from .receipts import (
     MemoryPreviewStore,
     MemoryReceiptStore,
+    PostgresReceiptStore,
     PreviewStore,
     Receipt,
     ReceiptStore,
@@ -36,6 +37,7 @@ __all__ = [
     "MemoryAuditSink",
     "MemoryPreviewStore",
     "MemoryReceiptStore",
+    "PostgresReceiptStore",
     "PreviewStore",
     "Receipt",
     "ReceiptStore",

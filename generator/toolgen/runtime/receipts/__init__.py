@@ -2,11 +2,12 @@
 
 `base` defines the `Receipt` and the `ReceiptStore` protocol; the stores are `MemoryReceiptStore`
 (memory.py: tests and single-process embedding), `SqliteReceiptStore` (sqlite.py: the default;
-one file, survives restarts, shared by the processes of one machine) and `RedisReceiptStore`
-(redis.py, optional `redis` extra: shared by workers on many machines). Each hands out the preview store on the same
+one file, survives restarts, shared by the processes of one machine), `RedisReceiptStore`
+(redis.py, optional `redis` extra: shared by workers on many machines) and `PostgresReceiptStore`
+(postgres.py, optional `postgres` extra: the same, in a PostgreSQL database). Each hands out the preview store on the same
 backend with ``previews()`` (previews.py: what a record tool executes). `receipts_from_url` picks
 one from a URL or a path (``toolgen call/serve --receipts``). One behavioural test suite runs
-against all three.
+against all four.
 """
 
 from __future__ import annotations
@@ -17,16 +18,18 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from .base import SPEND_MARGIN_S, Receipt, ReceiptState, ReceiptStore, spend_digest
 from .memory import MemoryReceiptStore
+from .postgres import DEFAULT_TABLE_PREFIX, PostgresPreviewStore, PostgresReceiptStore
 from .previews import MemoryPreviewStore, PreviewStore, RedisPreviewStore, SqlitePreviewStore, StoredPreview
 from .redis import DEFAULT_PREFIX, RedisReceiptStore
 from .sqlite import DEFAULT_RECEIPTS_PATH, SqliteReceiptStore
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _REDIS_SCHEMES = {"redis": "redis", "rediss": "rediss", "redis+unix": "unix", "unix": "unix"}
+_POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
 def receipts_scheme(spec: str | os.PathLike[str]) -> str:
-    """``"redis"``, ``"sqlite"`` or ``"memory"``: the store `receipts_from_url` opens for `spec`.
+    """``"redis"``, ``"postgres"``, ``"sqlite"`` or ``"memory"``: the store `receipts_from_url` opens for `spec`.
     Raises `ValueError` for an unknown URL scheme."""
     if not isinstance(spec, str):
         return "sqlite"
@@ -36,10 +39,13 @@ def receipts_scheme(spec: str | os.PathLike[str]) -> str:
     scheme = match.group(1).lower()
     if scheme in _REDIS_SCHEMES:
         return "redis"
+    if scheme in _POSTGRES_SCHEMES:
+        return "postgres"
     if scheme in ("sqlite", "memory"):
         return scheme
     raise ValueError(
-        f"unknown receipt store URL scheme {scheme!r}: use redis://, rediss://, redis+unix://, sqlite:///PATH, "
+        f"unknown receipt store URL scheme {scheme!r}: use redis://, rediss://, redis+unix://, postgresql://, "
+        "sqlite:///PATH, "
         "memory:// or a file path"
     )
 
@@ -51,12 +57,16 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
       ``redis+unix:///path/to/redis.sock?db=0`` → `RedisReceiptStore`. The query parameters
       ``prefix`` (key namespace, default ``toolgen:``) and ``completed_ttl`` (seconds a completed
       receipt is kept; default forever) configure the store; any others go to redis-py.
+    - ``postgresql://[user[:password]@]host[:port]/dbname[?...]`` (or ``postgres://``) →
+      `PostgresReceiptStore`. The query parameter ``table_prefix`` (default ``toolgen_``) names its
+      tables; any others (``sslmode``, ``host`` for a unix socket folder, ...) go to libpq.
     - ``sqlite:///relative/file`` or ``sqlite:////absolute/file`` → `SqliteReceiptStore`.
     - ``memory://`` → `MemoryReceiptStore` (one process, lost on exit).
     - anything without a scheme is a SQLite file path.
 
     Raises `ValueError` for an unknown scheme or a bad parameter, `ImportError` when a Redis URL is
-    given without the `redis` package installed.
+    given without the `redis` package installed (a PostgreSQL URL without `psycopg`), and psycopg's
+    `OperationalError` when a PostgreSQL database cannot be reached.
     """
     kind = receipts_scheme(spec)
     if kind == "memory":
@@ -69,6 +79,8 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
             if not text:
                 raise ValueError("a sqlite:// receipts URL needs a file: sqlite:///receipts.sqlite3")
         return SqliteReceiptStore(text)
+    if kind == "postgres":
+        return _postgres_from_url(str(spec))
     parts = urlsplit(str(spec))
     prefix = DEFAULT_PREFIX
     completed_ttl: float | None = None
@@ -89,7 +101,22 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
     return RedisReceiptStore(url, prefix=prefix, completed_ttl=completed_ttl)
 
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "MemoryPreviewStore", "MemoryReceiptStore", "PreviewStore",
+def _postgres_from_url(url: str) -> PostgresReceiptStore:
+    parts = urlsplit(url)
+    table_prefix = DEFAULT_TABLE_PREFIX
+    passed: list[tuple[str, str]] = []
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name == "table_prefix":
+            table_prefix = value
+        else:
+            passed.append((name, value))
+    query = urlencode(passed)
+    return PostgresReceiptStore(f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else ""),
+                                table_prefix=table_prefix)
+
+
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "MemoryPreviewStore", "MemoryReceiptStore", "PostgresPreviewStore",
+           "PostgresReceiptStore", "PreviewStore",
            "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore",
            "SqlitePreviewStore", "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme",
            "spend_digest"]
