@@ -10,6 +10,10 @@ receipt store. Output: an MCP server until the client disconnects (stdio) or unt
   token, actor, scopes). Without a token file it refuses to start unless ``--no-auth`` (then every
   request is the ``--actor``/``--scopes`` actor, with a warning). ``PORT`` 0 takes a free port; the
   bound URL is printed on stderr (``toolgen serve: serving MCP on http://...``).
+- ``--workers N`` (with ``--http``): N worker processes accept from one listening socket, supervised
+  (a worker that dies is replaced; `toolgen.runtime.workers`). They share receipts, previews, issued
+  approvals and cursor keys through the receipt store, so ``memory://`` is refused; any request may
+  land on any worker (the transport is stateless).
 - ``--approvals issued|client``: with ``issued`` (the default over HTTP) a record call's approval must
   be an ``approval_id`` issued by ``toolgen approve`` on the same receipt store (``--receipts``); with
   ``client`` (the default over stdio, where the host application is the caller) the ``_meta``
@@ -23,6 +27,8 @@ readable by every user.
 
 from __future__ import annotations
 
+import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -32,10 +38,18 @@ import anyio
 import click
 
 from ..runtime.loading import parse_scopes
-from ..runtime.mcp_http import StaticTokenVerifier, TokenFileError, is_loopback, load_token_file, serve_http
+from ..runtime.mcp_http import (
+    StaticTokenVerifier,
+    TokenFileError,
+    is_loopback,
+    listen,
+    load_token_file,
+    serve_http,
+)
 from ..runtime.mcp_server import serve_stdio
-from ..runtime.receipts import MemoryReceiptStore
+from ..runtime.receipts import DEFAULT_RECEIPTS_PATH, MemoryReceiptStore, receipts_scheme
 from ..runtime.registry import Actor, Registry
+from ..runtime.workers import supervise
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
 
 SEARCH_TOOL_CHOICES = {"auto": None, "always": True, "never": False}
@@ -76,14 +90,22 @@ def parse_address(value: str) -> tuple[str, int]:
                    "client over stdio.")
 @click.option("--search-tool", type=click.Choice(sorted(SEARCH_TOOL_CHOICES)), default="auto", show_default=True,
               help="Serve the search_tools meta-tool: when the package has deferred tools, always, or never.")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="With --http: worker processes serving one address (they share state through --receipts, "
+                   "which must not be memory://).")
 def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
                   receipts_spec: str | None, audit_log: Path | None, http_address: str | None,
-                  tokens_file: Path | None, no_auth: bool, approvals: str | None, search_tool: str) -> None:
+                  tokens_file: Path | None, no_auth: bool, approvals: str | None, search_tool: str,
+                  workers: int) -> None:
     """Serve the tools of a generated package as an MCP server, over stdio or Streamable HTTP."""
     search = SEARCH_TOOL_CHOICES[search_tool]
+    if workers < 1:
+        _bad(f"--workers must be at least 1, not {workers}")
     if http_address is None:
         if tokens_file is not None or no_auth:
             _bad("--tokens and --no-auth apply to --http only")
+        if workers != 1:
+            _bad("--workers applies to --http only (stdio serves one client)")
         registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log, approvals or "client")
         _warn_startup(registry, base_url)
         anyio.run(_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)), search)
@@ -106,6 +128,9 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
             _bad(str(exc))
         for warning in warnings:
             click.echo(f"toolgen serve: warning: {warning}", err=True)
+    if workers > 1 and _scheme(receipts_spec) == "memory":
+        _bad(f"--workers {workers} needs a receipt store the workers share (a SQLite file, redis://, "
+             "postgresql://), not memory://")
     registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log, approvals or "issued")
     _warn_startup(registry, base_url)
     if registry.approvals == "client":
@@ -126,8 +151,28 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
 
     def ready(url: str) -> None:
         who = f"{len(verifier.tokens)} token(s)" if verifier is not None else "NO AUTHENTICATION"
-        click.echo(f"toolgen serve: serving MCP on {url} (Streamable HTTP, {who})", err=True)
+        many = f"{workers} workers, " if workers > 1 else ""
+        click.echo(f"toolgen serve: serving MCP on {url} (Streamable HTTP, {many}{who})", err=True)
 
+    if workers > 1:
+        registry.close()  # each worker opens its own store connection after the fork
+        try:
+            sock = listen(host, port)
+        except OSError as exc:
+            _bad(f"cannot listen on {http_address}: {exc.strerror or exc}")
+        bound = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        ready(f"http://{shown}:{bound}/mcp")
+
+        def worker() -> int:
+            own = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log, approvals or "issued")
+            anyio.run(_http, own, verifier, actor, host, port, search, None, sock)
+            return 0
+
+        code = supervise(workers, worker, log=lambda line: click.echo(f"toolgen serve: {line}", err=True))
+        sock.close()
+        click.echo("toolgen serve: stopped", err=True)
+        sys.exit(code)
     try:
         anyio.run(_http, registry, verifier, actor, host, port, search, ready)
     except OSError as exc:
@@ -140,9 +185,20 @@ async def _stdio(registry: Registry, actor: Actor, search: bool | None) -> None:
 
 
 async def _http(registry: Registry, verifier: StaticTokenVerifier | None, actor: Actor | None, host: str,
-                port: int, search: bool | None, ready: Callable[[str], None]) -> None:
+                port: int, search: bool | None, ready: Callable[[str], None] | None,
+                sock: socket.socket | None = None) -> None:
     await serve_http(registry, verifier=verifier, actor=actor, host=host, port=port, search_tool=search,
-                     on_ready=ready)
+                     on_ready=ready, sock=sock)
+
+
+def _scheme(receipts_spec: str | None) -> str | None:
+    """The kind of receipt store ``--receipts`` (or its environment default) names; None if unknown
+    (open_registry then reports it)."""
+    text = receipts_spec or os.environ.get("TOOLGEN_RECEIPTS") or str(DEFAULT_RECEIPTS_PATH)
+    try:
+        return receipts_scheme(text)
+    except ValueError:
+        return None
 
 
 def _warn_startup(registry: Registry, base_url: str | None) -> None:

@@ -349,6 +349,15 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to `host`:`port` (0: any free port) and listening, for `serve_http`'s
+    `sock`: bound once before forking serve workers, so that they all accept from one queue.
+    Raises `OSError` when the address cannot be bound."""
+    sock = _bind(host, port)
+    sock.listen(LISTEN_BACKLOG)
+    return sock
+
+
 def max_waiting_connections() -> int:
     """How many connections may wait for a request's headers at once: an eighth of the process's
     open-file limit (``RLIMIT_NOFILE``, soft), between 8 and 256, so that waiting connections can
@@ -442,19 +451,22 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
                      host: str = "127.0.0.1", port: int = 8000, search_tool: bool | None = None,
                      transport_security: Any = None,
                      on_ready: Callable[[str], Awaitable[None] | None] | None = None,
-                     header_timeout_s: float = HEADER_TIMEOUT_S, max_waiting: int | None = None) -> None:
+                     header_timeout_s: float = HEADER_TIMEOUT_S, max_waiting: int | None = None,
+                     sock: socket.socket | None = None) -> None:
     """Serve `registry` over Streamable HTTP (`build_http_app`) on `host`:`port` (0: any free port)
     until SIGINT/SIGTERM, then stop gracefully and return. `on_ready(url)` is called once the
     server accepts connections, with the endpoint's URL (``http://HOST:PORT/mcp``, the bound port).
     `header_timeout_s`: seconds a connection has to send a request's headers; `max_waiting`: the
-    most connections waiting for headers at once (default `max_waiting_connections()`).
+    most connections waiting for headers at once (default `max_waiting_connections()`). `sock`: a
+    socket from `listen` to serve on instead of binding `host`:`port` (a serve worker's, shared
+    with its siblings; see `toolgen.runtime.workers`).
     Raises `OSError` when the address cannot be bound, `ValueError` as `build_http_app`."""
     import anyio
     import uvicorn
 
     app = build_http_app(registry, verifier=verifier, auth=auth, actor=actor, host=host, search_tool=search_tool,
                          transport_security=transport_security)
-    sock = _bind(host, port)
+    sock = _bind(host, port) if sock is None else sock
     bound = sock.getsockname()[1]
     waiting = max_waiting or max_waiting_connections()
     server = _graceful_server_class()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
