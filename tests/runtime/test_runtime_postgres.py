@@ -158,3 +158,32 @@ def test_a_store_that_cannot_be_opened_never_prints_its_password(url: str) -> No
 def test_a_table_prefix_that_is_not_an_identifier_is_refused_before_any_sql(postgres_url: str) -> None:
     with pytest.raises(ValueError, match="table prefix"):
         receipts_from_url(f"{postgres_url}?table_prefix=x;DROP TABLE y;--")
+
+
+def test_the_schema_is_versioned_and_a_newer_one_is_refused(postgres_url: str) -> None:
+    from toolgen.runtime.receipts.postgres import SCHEMA_VERSION
+
+    prefix = f"v{uuid.uuid4().hex[:10]}_"
+    stores = []
+    barrier = threading.Barrier(4)
+
+    def open_one() -> None:
+        barrier.wait()
+        stores.append(receipts_from_url(f"{postgres_url}?table_prefix={prefix}&pool_size=2"))
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]  # workers starting together
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(stores) == 4
+    first = stores[0]
+    assert isinstance(first, PostgresReceiptStore) and first.schema_version() == SCHEMA_VERSION
+    first._run(lambda cur: cur.execute(f"UPDATE {prefix}meta SET value = %s WHERE name = 'schema-version'",
+                                       (str(SCHEMA_VERSION + 1),)))
+    for s in stores:
+        s.close()
+    with pytest.raises(RuntimeError, match="newer toolgen"):
+        receipts_from_url(f"{postgres_url}?table_prefix={prefix}")
+    with pytest.raises(ValueError, match="pool_size"):
+        receipts_from_url(f"{postgres_url}?table_prefix={prefix}&pool_size=lots")

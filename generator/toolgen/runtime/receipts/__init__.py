@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from .base import SPEND_MARGIN_S, Receipt, ReceiptState, ReceiptStore, spend_digest
 from .memory import MemoryReceiptStore
-from .postgres import DEFAULT_TABLE_PREFIX, PostgresPreviewStore, PostgresReceiptStore
+from .postgres import DEFAULT_TABLE_PREFIX, POOL_SIZE, PostgresPreviewStore, PostgresReceiptStore
 from .previews import MemoryPreviewStore, PreviewStore, RedisPreviewStore, SqlitePreviewStore, StoredPreview
 from .redis import DEFAULT_PREFIX, RedisReceiptStore
 from .sqlite import DEFAULT_RECEIPTS_PATH, SqliteReceiptStore
@@ -58,8 +58,8 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
       ``prefix`` (key namespace, default ``toolgen:``) and ``completed_ttl`` (seconds a completed
       receipt is kept; default forever) configure the store; any others go to redis-py.
     - ``postgresql://[user[:password]@]host[:port]/dbname[?...]`` (or ``postgres://``) →
-      `PostgresReceiptStore`. The query parameter ``table_prefix`` (default ``toolgen_``) names its
-      tables; any others (``sslmode``, ``host`` for a unix socket folder, ...) go to libpq.
+      `PostgresReceiptStore`. The query parameters ``table_prefix`` (default ``toolgen_``: names its
+      tables) and ``pool_size`` (default 8: connections per process) configure the store; any others (``sslmode``, ``host`` for a unix socket folder, ...) go to libpq.
     - ``sqlite:///relative/file`` or ``sqlite:////absolute/file`` → `SqliteReceiptStore`.
     - ``memory://`` → `MemoryReceiptStore` (one process, lost on exit).
     - anything without a scheme is a SQLite file path.
@@ -104,15 +104,20 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
 def _postgres_from_url(url: str) -> PostgresReceiptStore:
     parts = urlsplit(url)
     table_prefix = DEFAULT_TABLE_PREFIX
+    pool_size = POOL_SIZE
     passed: list[tuple[str, str]] = []
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         if name == "table_prefix":
             table_prefix = value
+        elif name == "pool_size":
+            if not value.isdigit():
+                raise ValueError(f"pool_size must be a whole number of connections, not {value!r}")
+            pool_size = int(value)
         else:
             passed.append((name, value))
     query = urlencode(passed)
     return PostgresReceiptStore(f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else ""),
-                                table_prefix=table_prefix)
+                                table_prefix=table_prefix, pool_size=pool_size)
 
 
 __all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "MemoryPreviewStore", "MemoryReceiptStore", "PostgresPreviewStore",

@@ -16,14 +16,20 @@ sees its row). Storing a preview takes a transaction-scoped advisory lock on its
 so the per-actor bounds of previews.py hold under concurrent writers. Times are the writing
 worker's Unix time, as with SQLite and Redis.
 
-Connection: one connection per store, guarded by a lock, autocommit outside explicit transactions.
-A failed statement raises (the registry reports ``receipt_store_unavailable``, and a write whose
-receipt could not be updated is left ``unknown``, never replayed as done); the next call opens a new
-connection, so a database restart costs the calls made while it was down, nothing more. A call is
-never retried inside the store: whether a statement that lost its connection committed is unknown.
+Connections: a psycopg pool per store (`POOL_SIZE` at most, per worker process), each connection
+checked alive when taken, autocommit outside the explicit transactions. A failed statement raises
+(the registry reports ``receipt_store_unavailable``, and a write whose receipt could not be updated
+is left ``unknown``, never replayed as done); the pool discards the broken connection and the next
+call gets a fresh one, so a database restart costs the calls made while it was down, nothing more.
+A call is never retried inside the store: whether a statement that lost its connection committed
+cannot be known.
 
-Needs the optional `psycopg` package (``pip install 'toolgen[postgres]'``), imported only when a
-store is created.
+Schema: versioned in ``<prefix>meta`` (``schema-version``); opening a store creates or migrates the
+tables to `SCHEMA_VERSION` under an advisory lock (several workers starting at once migrate once)
+and refuses tables written by a newer toolgen.
+
+Needs the optional `psycopg` and `psycopg-pool` packages (``pip install 'toolgen[postgres]'``),
+imported only when a store is created.
 """
 
 from __future__ import annotations
@@ -31,10 +37,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from .base import Receipt, ReceiptState, spend_expiry
@@ -52,16 +56,17 @@ _IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 _T = TypeVar("_T")
 
 
-def _import_psycopg() -> Any:
+def _import_psycopg() -> tuple[Any, Any]:
     try:
         import psycopg
+        import psycopg_pool
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("a postgresql:// receipt store needs the psycopg package: "
+        raise ImportError("a postgresql:// receipt store needs psycopg and psycopg-pool: "
                           "pip install 'toolgen[postgres]'") from exc
-    return psycopg
+    return psycopg, psycopg_pool
 
 
-def _schema(p: str) -> tuple[str, ...]:
+def _schema_v1(p: str) -> tuple[str, ...]:
     return (
         f"""CREATE TABLE IF NOT EXISTS {p}receipts (
           scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, state TEXT NOT NULL,
@@ -76,57 +81,79 @@ def _schema(p: str) -> tuple[str, ...]:
           keep_until DOUBLE PRECISION NOT NULL, size BIGINT NOT NULL, PRIMARY KEY (scope, actor, preview_id))""",
         f"CREATE INDEX IF NOT EXISTS {p}previews_keep_until ON {p}previews (keep_until)",
         f"CREATE INDEX IF NOT EXISTS {p}previews_by_actor ON {p}previews (scope, actor, created_at, preview_id)",
-        f"CREATE TABLE IF NOT EXISTS {p}meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     )
+
+
+#: The schema this code writes; ``_MIGRATIONS[n]`` takes the tables from version n to n + 1.
+SCHEMA_VERSION = 1
+_MIGRATIONS: tuple[Callable[[str], tuple[str, ...]], ...] = (_schema_v1,)
+#: Connections per store (per worker process) at most.
+POOL_SIZE = 8
 
 
 class PostgresReceiptStore:
     """A `ReceiptStore` in a PostgreSQL database (`url`: a libpq connection URL or DSN).
 
     `table_prefix` (lowercase letters, digits, ``_``; default ``toolgen_``) names the tables, so
-    several independent stores can share one database. `completed_ttl` is accepted for parity with
-    Redis and applied by `purge` only. Raises `ImportError` without psycopg, `ValueError` for a bad
-    prefix, and psycopg's `OperationalError` when the database cannot be reached.
+    several independent stores can share one database; `pool_size` bounds this store's connections;
+    `connect_timeout` (seconds) bounds opening and waiting for a connection. Raises `ImportError`
+    without psycopg, `ValueError` for a bad prefix or pool size, psycopg_pool's `PoolTimeout` when the
+    database cannot be reached, `RuntimeError` for tables of a newer schema version.
     """
 
-    def __init__(self, url: str, table_prefix: str = DEFAULT_TABLE_PREFIX, connect_timeout: float = 5.0) -> None:
+    def __init__(self, url: str, table_prefix: str = DEFAULT_TABLE_PREFIX, connect_timeout: float = 5.0,
+                 pool_size: int = POOL_SIZE) -> None:
         if not _IDENT.match(table_prefix):
             raise ValueError(f"table prefix {table_prefix!r}: use lowercase letters, digits and '_' (at most 41)")
-        self._psycopg = _import_psycopg()
+        if not 1 <= pool_size <= 100:
+            raise ValueError(f"pool_size must be between 1 and 100, not {pool_size}")
+        _, pool_module = _import_psycopg()
         self.url = url
         self.prefix = table_prefix
-        self._timeout = connect_timeout
-        self._lock = threading.Lock()
-        self._conn: Any = None
         self._previews: PostgresPreviewStore | None = None
-        with self._lock, self._transaction() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-schema:{self.prefix}",))
-            for statement in _schema(self.prefix):
+        self._pool = pool_module.ConnectionPool(
+            url, min_size=1, max_size=pool_size, open=False, timeout=connect_timeout, name=f"toolgen-{table_prefix}",
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout))},
+            check=pool_module.ConnectionPool.check_connection)
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+            self._run(self._migrate)
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def _migrate(self, cur: Any) -> None:
+        """Create or upgrade the tables to `SCHEMA_VERSION`, one worker at a time (an advisory lock);
+        refuse a database written by a newer toolgen."""
+        cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-schema:{self.prefix}",))
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {self.prefix}meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        cur.execute(f"SELECT value FROM {self.prefix}meta WHERE name='schema-version'")
+        row = cur.fetchone()
+        version = int(row[0]) if row is not None else 0
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(f"the tables {self.prefix}* hold schema version {version}, written by a newer toolgen "
+                               f"(this one knows {SCHEMA_VERSION}): upgrade toolgen, or use another table_prefix")
+        for step in range(version, SCHEMA_VERSION):
+            for statement in _MIGRATIONS[step](self.prefix):
                 cur.execute(statement)
+        cur.execute(f"INSERT INTO {self.prefix}meta (name, value) VALUES ('schema-version', %s) ON CONFLICT (name)"
+                    " DO UPDATE SET value = EXCLUDED.value", (str(SCHEMA_VERSION),))
+
+    def schema_version(self) -> int:
+        """The schema version of this store's tables (`SCHEMA_VERSION` once opened)."""
+        def work(cur: Any) -> int:
+            cur.execute(f"SELECT value FROM {self.prefix}meta WHERE name='schema-version'")
+            return int(cur.fetchone()[0])
+
+        return self._run(work)
 
     # -- connection ------------------------------------------------------------------------------
 
-    def _connection(self) -> Any:
-        if self._conn is None or self._conn.closed or self._conn.broken:
-            if self._conn is not None:
-                self._conn.close()
-            self._conn = self._psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, int(self._timeout)))
-        return self._conn
-
-    @contextmanager
-    def _transaction(self) -> Iterator[Any]:
-        """A cursor inside one transaction (the caller holds the lock); a failure rolls back and
-        drops a broken connection so the next call reconnects."""
-        conn = self._connection()
-        try:
-            with conn.transaction(), conn.cursor() as cur:
-                yield cur
-        except self._psycopg.OperationalError:
-            conn.close()
-            raise
-
     def _run(self, work: Callable[[Any], _T]) -> _T:
-        with self._lock, self._transaction() as cur:
+        """`work(cursor)` inside one transaction on a pooled connection (checked alive first, so a
+        connection the database dropped while idle is replaced, not failed on); a broken connection
+        goes back to the pool, which discards it."""
+        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             return work(cur)
 
     # -- ReceiptStore ----------------------------------------------------------------------------
@@ -218,10 +245,7 @@ class PostgresReceiptStore:
         return self._previews
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._pool.close()
 
     # -- maintenance -----------------------------------------------------------------------------
 
