@@ -637,9 +637,9 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
 __all__ = [
     "FORMAT_VERSION",
     "JSON",
+    "Approval",
     "ArgBinding",
     "ArgLocation",
-    "Approval",
     "AuthBinding",
     "BodyEncoding",
     "Effect",
