@@ -27,6 +27,7 @@ from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
 from .dialects import DialectOptions, check_catalog, check_deferred
+from .dialects import names as dialect_names
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_markdown, policy_table
@@ -210,7 +211,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
     """The catalogs a build with `emit` writes: the dialects it names, and MCP with the Python package
     (which serves mcp.json)."""
-    names = [a for a in ("openai", "anthropic", "mcp", "gemini") if a in emit]
+    names = [a for a in dialect_names() if a in emit]
     if "python" in emit and "mcp" not in names:
         names.append("mcp")
     return tuple(names)
