@@ -161,6 +161,8 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
             tokens = [str(p) for p in err["loc"]]
             line, col = locate_ruamel(root_node, tokens)
             msg = err["msg"] if err["type"] != "extra_forbidden" else f"unknown key `{tokens[-1]}`"
+            if err["type"] == "value_error":  # a validator's own message, without pydantic's prefix
+                msg = str(err.get("ctx", {}).get("error", msg))
             diags.append(Diagnostic("project-invalid", "error", f"{'.'.join(tokens) or 'toolgen.yaml'}: {msg}",
                                     SourceLocation(display, line, col, "/" + "/".join(tokens)),
                                     "see README.md, 'The project file'"))
