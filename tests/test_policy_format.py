@@ -33,6 +33,7 @@ from toolgen.policy_format import (
     Retry,
     Toolset,
     from_json,
+    read_policy,
 )
 from toolgen.results import ResponseBody, Shape
 
@@ -185,6 +186,17 @@ def test_members_of_earlier_builds_take_the_runtime_defaults() -> None:
     records = [r for r in table.tools if r.mode == "record"]
     assert records and all(r.record_arguments == "full" and not r.executes_preview for r in records)
     assert all(r.loading == "eager" and r.keywords == () and r.dialect_rewrites == {} for r in table.tools)
+
+
+def test_read_policy_locates_a_file_that_is_not_json(tmp_path: Path) -> None:
+    path = tmp_path / "policy.json"
+    path.write_text('{"format": 1,\n "tools": [}', encoding="utf-8")
+    with pytest.raises(PolicyFormatError) as caught:
+        read_policy(path, "out/policy.json")
+    assert caught.value.pointer == "" and "line 2 column" in caught.value.message
+    assert str(caught.value).startswith("out/policy.json#: not JSON")
+    if COMMITTED:
+        assert read_policy(COMMITTED[0]).to_json() == json.loads(COMMITTED[0].read_text(encoding="utf-8"))
 
 
 def test_not_an_object_is_located_at_the_root() -> None:

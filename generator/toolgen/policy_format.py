@@ -1,7 +1,7 @@
 """Kernel `policy_format`: the runtime policy table (``policy.json``) as one set of frozen, typed values.
 
 Input: lowering builds a `PolicyRow` per tool (`toolgen.compile.lower`); `from_json` reads the JSON
-value of a ``policy.json``. Output: `PolicyTable.to_json()`, the JSON value `toolgen build` writes
+value of a ``policy.json`` (`read_policy`, the file). Output: `PolicyTable.to_json()`, the JSON value `toolgen build` writes
 (byte for byte the file, through `toolgen.emit.json_bytes`), and typed rows for whoever reads the
 table (`toolgen.emit.policy` for POLICY.md, `toolgen diff`, the runtime's contract suite).
 
@@ -25,6 +25,8 @@ On every other value ``from_json(t.to_json()) == t``.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, get_args
@@ -634,6 +636,20 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
         toolsets=root.get("toolsets", []).tuple_of(_read_toolset), format=FORMAT_VERSION)
 
 
+def read_policy(path: str | os.PathLike[str], file: str | None = None) -> PolicyTable:
+    """The `PolicyTable` of the ``policy.json`` at `path` (`file`: the display path errors name,
+    default `path` as given). Raises OSError when it cannot be read, `PolicyFormatError` when it is not
+    JSON (located at the document, with the line and column) or not of this format (`from_json`)."""
+    shown = file if file is not None else os.fspath(path)
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise PolicyFormatError(f"not JSON: {exc}", "", _REBUILD, shown) from None
+    return from_json(value, shown)
+
+
 __all__ = [
     "FORMAT_VERSION",
     "JSON",
@@ -658,4 +674,5 @@ __all__ = [
     "Retry",
     "Toolset",
     "from_json",
+    "read_policy",
 ]
