@@ -202,3 +202,11 @@ def test_read_policy_locates_a_file_that_is_not_json(tmp_path: Path) -> None:
 def test_not_an_object_is_located_at_the_root() -> None:
     error = _error([1, 2])
     assert error.pointer == "" and "expected an object, found an array" in error.message
+
+
+def test_lowering_builds_the_format_own_rows() -> None:
+    """The IR re-exports the format's types: the rows lowering builds are the rows policy.json is
+    written from, so no second definition of a policy field exists."""
+    from toolgen.compile import ir
+
+    assert ir.PolicyRow is PolicyRow and ir.Toolset is Toolset and ir.Pagination is Pagination
