@@ -61,7 +61,7 @@ def build_here(spec: Path, emit: str, write: Path | None, lint: bool = True) -> 
         intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec.resolve()))}\napi: {{name: api}}\n"
                           'include: [{match: "*"}]\n', encoding="utf-8")
         cpu, children, start = time.process_time(), _children_cpu(), time.perf_counter()
-        built = build_api(intent, Path(tmp) / "out", emit=tuple(emit.split(",")),  # type: ignore[arg-type]
+        built = build_api(intent, Path(tmp) / "out", emit=tuple(emit.split(",")),
                           run_lint=lint)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         worker_cpu = _children_cpu() - children

@@ -86,7 +86,7 @@ def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
     """Build `spec` with an include-everything intent map (in memory) and check the result."""
     from toolgen.build import build_api
     from toolgen.diagnostics import DiagnosticError
-    from toolgen.dialects import check_catalog
+    from toolgen.dialects import check_catalog, names
 
     result = SpecResult(spec.name)
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,7 +94,7 @@ def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
         intent = include_everything_map(spec, Path(tmp), name)
         start = time.perf_counter()
         try:
-            build = build_api(intent, Path(tmp) / "out", emit=JSON_OUTPUTS, run_lint=False)  # type: ignore[arg-type]
+            build = build_api(intent, Path(tmp) / "out", emit=JSON_OUTPUTS, run_lint=False)
         except DiagnosticError as exc:
             result.seconds = round(time.perf_counter() - start, 3)
             codes = sorted({d.code for d in exc.diagnostics if d.severity == "error"})
@@ -122,7 +122,7 @@ def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
         from toolgen.emit.report import measure
 
         sizes = measure(build.catalogs)
-        result.tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp", "gemini")}
+        result.tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in names()}
     result.openapi = _openapi_version(spec)
     return result
 

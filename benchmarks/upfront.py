@@ -57,7 +57,7 @@ class ApiResult:
 def measure(api: str, shared: Path) -> ApiResult:
     """Build `api` include-everything, toolsets from tags, every tool deferred; its up-front costs."""
     from toolgen.build import build_api
-    from toolgen.dialects import namespace_advice
+    from toolgen.dialects import names, namespace_advice
     from toolgen.emit.upfront import upfront_costs
 
     spec = (shared / "specs" / "real" / SPECS[api]).resolve()
@@ -68,11 +68,11 @@ def measure(api: str, shared: Path) -> ApiResult:
                           f'include: [{{match: "*", toolset: {GROUPING[api]}, loading: deferred}}]\n',
                           encoding="utf-8")
         t0 = time.perf_counter()
-        build = build_api(intent, folder / "out", emit=("openai", "anthropic", "mcp", "gemini", "policy", "report"),
+        build = build_api(intent, folder / "out", emit=(*names(), "policy", "report"),
                           run_lint=False)
         seconds = time.perf_counter() - t0
     views = build.catalogs.deferred
-    full = {d: sum(s.tokens.get(d, 0) for s in build.sizes) for d in ("openai", "anthropic", "mcp", "gemini")}
+    full = {d: sum(s.tokens.get(d, 0) for s in build.sizes) for d in names()}
     advice = namespace_advice(views.files.get("openai.responses.json", []))
     largest = max(advice, key=lambda a: (a[1], a[0])) if advice else ("", 0)
     rows = [Row(c.view, c.file, c.entries, c.tokens) for c in upfront_costs(views)]

@@ -27,9 +27,10 @@ from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
 from .dialects import DialectOptions, check_catalog, check_deferred
+from .dialects import names as dialect_names
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
-from .emit.policy import policy_json, policy_markdown
+from .emit.policy import policy_markdown, policy_table
 from .emit.python import format_piece, join_package, package_files, package_pieces, package_plan, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
@@ -210,7 +211,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
     """The catalogs a build with `emit` writes: the dialects it names, and MCP with the Python package
     (which serves mcp.json)."""
-    names = [a for a in ("openai", "anthropic", "mcp", "gemini") if a in emit]
+    names = [a for a in dialect_names() if a in emit]
     if "python" in emit and "mcp" not in names:
         names.append("mcp")
     return tuple(names)
@@ -303,13 +304,14 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
             for name, extra in sorted(scaled.items()):
                 if name.startswith(f"{dialect}.") and name != f"{dialect}.json":
                     files[name] = json_bytes(extra)
-    policy = policy_json(ir, catalogs.rewrites)
+    table = policy_table(ir, catalogs.rewrites)
+    policy = table.to_json()
     if "policy" in emit or with_package:
         files["policy.json"] = json_bytes(policy)
         files["search.json"] = json_bytes(search_json(policy, catalogs.tools.get("mcp", []),
                                                       catalogs.deferred.searchable))
     if "policy" in emit:
-        files["POLICY.md"] = policy_markdown(ir, catalogs.rewrites).encode("utf-8")
+        files["POLICY.md"] = policy_markdown(ir, table).encode("utf-8")
     if sizes is None:
         sizes = measure(catalogs) if "report" in emit else []
     if "report" in emit:

@@ -26,18 +26,29 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from .compile.intent import plain_yaml
 from .compile.sourcemap import locate_ruamel
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
-from .dialects import GeminiParameters
+from .dialects import GeminiParameters, names
 
 PROJECT_FILE = "toolgen.yaml"
-Artifact = Literal["openai", "anthropic", "mcp", "gemini", "policy", "report", "python"]
-ALL_ARTIFACTS: tuple[Artifact, ...] = ("openai", "anthropic", "mcp", "gemini", "policy", "report", "python")
+#: an artifact `emit` / ``--emit`` names: a dialect's catalog (`toolgen.dialects.names`) or one of these
+OTHER_ARTIFACTS = ("policy", "report", "python")
+Artifact = str
+ALL_ARTIFACTS: tuple[Artifact, ...] = (*names(), *OTHER_ARTIFACTS)
+
+
+def _known_artifact(value: str) -> str:
+    if value not in ALL_ARTIFACTS:
+        raise ValueError(f"Input should be one of {', '.join(repr(a) for a in ALL_ARTIFACTS)}")
+    return value
+
+
+KnownArtifact = Annotated[str, AfterValidator(_known_artifact)]
 
 
 class _Strict(BaseModel):
@@ -59,7 +70,7 @@ class ApiEntry(_Strict):
     intent_map: str
     out: str
     spec: str | None = None
-    emit: list[Artifact] | None = None
+    emit: list[KnownArtifact] | None = None
     dialects: DialectsConfig | None = Field(None, description="This API's dialect choices (override the project's).")
 
 
@@ -80,7 +91,7 @@ class LintConfig(_Strict):
 class ProjectFile(_Strict):
     toolgen: Literal[1]
     apis: list[ApiEntry] = Field(default_factory=list)
-    emit: list[Artifact] = Field(default_factory=lambda: list(ALL_ARTIFACTS))
+    emit: list[KnownArtifact] = Field(default_factory=lambda: list(ALL_ARTIFACTS))
     schema_out: str | None = Field("generated/intent-map.schema.json",
                                    description="Where to write the intent-map JSON Schema (null: don't).")
     lint: LintConfig = LintConfig()
@@ -150,6 +161,8 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
             tokens = [str(p) for p in err["loc"]]
             line, col = locate_ruamel(root_node, tokens)
             msg = err["msg"] if err["type"] != "extra_forbidden" else f"unknown key `{tokens[-1]}`"
+            if err["type"] == "value_error":  # a validator's own message, without pydantic's prefix
+                msg = str(err.get("ctx", {}).get("error", msg))
             diags.append(Diagnostic("project-invalid", "error", f"{'.'.join(tokens) or 'toolgen.yaml'}: {msg}",
                                     SourceLocation(display, line, col, "/" + "/".join(tokens)),
                                     "see README.md, 'The project file'"))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .diagnostics import Diagnostic, SourceLocation, display_path
+from .dialects import catalog_files
 
 T = TypeVar("T")
 
@@ -38,9 +39,10 @@ class Output:
         return list(self.files) == [""]
 
 
-# every file name toolgen may write into an output folder (any artifact selection), and caches
-OWNED_NAMES = frozenset({"openai.json", "anthropic.json", "mcp.json", "gemini.json", "policy.json", "POLICY.md", "REPORT.md",
-                         "__init__.py", "models.py", "__pycache__"})
+# every file name toolgen may write into an output folder (any artifact selection: each dialect's
+# files, from the dialect registry, and the rest), and caches
+OWNED_NAMES = frozenset({*catalog_files(), "policy.json", "POLICY.md", "REPORT.md", "search.json", "__init__.py",
+                         "models.py", "__pycache__"})
 
 
 def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Diagnostic]:

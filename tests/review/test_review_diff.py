@@ -8,15 +8,26 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import FIXTURE
 
+from toolgen.policy_format import FixedValue, NarrowedArg, OutputPolicy, PolicyRow, Retry
 from toolgen.project import Artifact
 
 EMIT: tuple[Artifact, ...] = ("mcp", "policy")
+
+
+def _row(**changes: Any) -> PolicyRow:
+    """A record row of ``POST /x`` behind an approval; `changes` replace its fields."""
+    row = PolicyRow(tool="record_x", mode="record", effect="write", operation_id="x", method="POST", path="/x",
+                    permission=(), approval="required", idempotency=None, retry=Retry(1, 200, 5000, ()),
+                    timeout_ms=5000, pagination=None, output=OutputPolicy(), auth=(), body_encoding="json",
+                    body_content_type="application/json", bindings=(), record_arguments="full")
+    return replace(row, **changes)
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +122,11 @@ def test_bad_input(tmp_path: Path, cli: Callable[..., Any]) -> None:
     (bad / "policy.json").write_text("{not json", encoding="utf-8")
     result = cli("diff", str(bad), str(bad))
     assert result.exit_code == 2 and "diff-input-invalid" in result.stderr
+    # a policy.json of another format version is refused at its `format` member, saying what to do
+    (bad / "policy.json").write_text(json.dumps({"format": 99, "api": "x", "tools": []}), encoding="utf-8")
+    result = cli("diff", str(bad), str(bad))
+    assert result.exit_code == 2 and "policy.json#/format: error[diff-input-invalid]: policy format 99" in result.stderr
+    assert "hint: rebuild the API" in result.stderr
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -156,24 +172,23 @@ def test_description_change_is_shown(trees: Path, cli: Callable[..., Any]) -> No
 def test_description_still_promising_approval_is_risky() -> None:
     from toolgen.review.diff import compare_tool, describe_change
 
-    row = {"tool": "record_x", "mode": "record", "effect": "write", "operation": {"method": "POST", "path": "/x"},
-           "approval": "required"}
+    row = _row()
     text = ("Append one follow-up note to a ticket. Preview first: the preview returns a preview_id that a human "
             "approves; then record with the same arguments.")
     tool = {"name": "record_x", "description": text}
-    changes = compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, tool)
+    changes = compare_tool("api", "record_x", row, replace(row, approval="never"), tool, tool)
     stale = [c for c in changes if c.kind == "description-stale"]
     assert len(stale) == 1 and stale[0].risky and "preview_id" in stale[0].detail
     assert not [c for c in compare_tool("api", "record_x", row, row, tool, tool) if c.kind == "description-stale"]
     plain = {**tool, "description": "Append one follow-up note to a ticket."}
-    assert not [c for c in compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, plain)
+    assert not [c for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, plain)
                 if c.kind == "description-stale"]
     # the sentence toolgen writes into a tool without approval promises nothing; a later promise still counts
     generated = {**tool, "description": "Append one follow-up note to a ticket. Writes (POST). No approval needed."}
-    assert not [c for c in compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, generated)
+    assert not [c for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, generated)
                 if c.kind == "description-stale"]
     both = {**tool, "description": "No approval needed for drafts; a human approves the preview_id of the rest."}
-    stale = [c for c in compare_tool("api", "record_x", row, {**row, "approval": "never"}, tool, both)
+    stale = [c for c in compare_tool("api", "record_x", row, replace(row, approval="never"), tool, both)
              if c.kind == "description-stale"]
     assert len(stale) == 1 and "approves" in stale[0].detail, stale
     long_old, long_new = "word " * 60 + "a human approves it. " + "tail " * 60, "word " * 60 + "it. " + "tail " * 60
@@ -217,13 +232,9 @@ def test_record_narrowing_toolset_and_loading_changes_have_their_own_kinds() -> 
     it is risky."""
     from toolgen.review.diff import compare_tool
 
-    narrowed = {"arg": "labels", "schema": {"type": "array", "items": {"type": "string"}},
-                "description": None, "hidden": False}
-    old = {"tool": "record_x", "mode": "record", "effect": "write", "operation": {"method": "POST", "path": "/x"},
-           "approval": "required", "record": {"arguments": "preview", "preview_ttl_s": 900},
-           "narrowed": [narrowed], "toolset": "issues", "loading": "eager"}
-    new = {**old, "record": {"arguments": "full", "preview_ttl_s": None}, "narrowed": [],
-           "toolset": "repos", "loading": "deferred"}
+    narrowed = NarrowedArg("labels", {"type": "array", "items": {"type": "string"}})
+    old = _row(record_arguments="preview", preview_ttl_s=900, narrowed=(narrowed,), toolset="issues", loading="eager")
+    new = replace(old, record_arguments="full", preview_ttl_s=None, narrowed=(), toolset="repos", loading="deferred")
     changes = {c.kind: c for c in compare_tool("api", "record_x", old, new, None, None)}
     assert changes["record-arguments-changed"].detail == (
         "the record tool executes the stored preview (expires after 900 s) → full arguments")
@@ -233,6 +244,10 @@ def test_record_narrowing_toolset_and_loading_changes_have_their_own_kinds() -> 
     assert "policy-changed" not in changes
     back = {c.kind: c for c in compare_tool("api", "record_x", new, old, None, None)}
     assert "narrowing-added" in back and not back["narrowing-added"].risky
-    wider = {**old, "narrowed": [{**narrowed, "schema": {"type": "array"}}]}
+    wider = replace(old, narrowed=(replace(narrowed, schema={"type": "array"}),))
     assert {c.kind for c in compare_tool("api", "record_x", old, wider, None, None)} == {"narrowing-changed"}
-    assert compare_tool("api", "record_x", old, dict(old), None, None) == []
+    assert compare_tool("api", "record_x", old, replace(old), None, None) == []
+    # what no kind of its own covers is named by its policy.json member
+    other = replace(old, timeout_ms=9000, fixed=(FixedValue("header", "X-Version", "2"),))
+    changes = {c.kind: c for c in compare_tool("api", "record_x", old, other, None, None)}
+    assert changes["policy-changed"].detail == "changed: request, timeout_ms"

@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 
 import click
 
+from ..dialects import names
 from ..runtime.audit import JsonlAuditSink, MemoryAuditSink
 from ..runtime.errors import scrub_url
 from ..runtime.loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
@@ -271,7 +272,7 @@ def _read_args(value: str) -> object:
 @click.option("--receipts", "receipts_spec", default=None, metavar="PATH_OR_URL", help=RECEIPTS_HELP)
 @click.option("--audit-log", type=click.Path(path_type=Path), default=None,
               help="Append audit events as JSON lines to this file.")
-@click.option("--dialect", type=click.Choice(["openai", "anthropic", "gemini", "mcp"]), default=None,
+@click.option("--dialect", type=click.Choice(names()), default=None,
               help="The catalog the arguments were written against; its argument rewrites are undone first.")
 def call_command(api_or_dir: str, tool: str, args_text: str, scopes: str | None, actor_id: str,
                  preview_id: str | None, approval_id: str | None, base_url: str | None,

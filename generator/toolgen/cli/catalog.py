@@ -21,18 +21,20 @@ import sys
 
 import click
 
+from ..dialects import catalog_files, names
 from ..runtime.identity import filter_catalog, permits
 from ..runtime.loading import parse_scopes
-from ..runtime.registry import KNOWN_DIALECTS
 from .call import package_folder
 
-#: the OpenAI Responses catalog (``openai.responses.json``); its arguments decode as ``openai``'s
-RESPONSES = "openai.responses"
+#: every catalog a package may hold, by file stem (the dialect registry's files: ``openai``,
+#: ``openai.responses``, ``anthropic``, ...); a stem that is not a dialect's name is an extra catalog,
+#: written only for a package with toolsets or deferred tools
+CATALOGS = tuple(f.removesuffix(".json") for f in catalog_files())
 
 
 @click.command("catalog")
 @click.argument("api_or_dir")
-@click.option("--dialect", type=click.Choice([*KNOWN_DIALECTS, RESPONSES]), default="mcp", show_default=True,
+@click.option("--dialect", type=click.Choice(CATALOGS), default="mcp", show_default=True,
               help="Which catalog of the package (<dialect>.json; openai.responses: the Responses catalog).")
 @click.option("--scopes", required=True,
               help='Comma-separated scopes of the caller; only tools they allow are kept ("" for none).')
@@ -44,7 +46,7 @@ def catalog_command(api_or_dir: str, dialect: str, scopes: str) -> None:
         document = json.loads((folder / f"{dialect}.json").read_text(encoding="utf-8"))
         rows = [row for row in policy.get("tools", []) if isinstance(row, dict)]
     except (OSError, ValueError, AttributeError) as exc:
-        absent = dialect == RESPONSES and not (folder / f"{dialect}.json").exists()
+        absent = dialect not in names() and not (folder / f"{dialect}.json").exists()
         why = "it is written only for a package with toolsets or deferred tools" if absent else str(exc)
         click.echo(f"toolgen catalog: cannot read the {dialect} catalog of {folder}: {why}", err=True)
         sys.exit(2)

@@ -9,7 +9,9 @@ One module per provider (`openai`, `anthropic`, `mcp`) owns its view transform, 
 and its limits, and exports ``DIALECT`` (a `Dialect`); the private modules hold what they share
 (`_walk`: schema walkers; `_base`: `DialectSchema` and the keyword notes; `_light`: the structure-keeping
 transform; `_check`: `Violation` and the common checks). `registry()` finds every dialect module, so a
-new provider is one new module.
+new provider is one new module. The rest of toolgen asks the registry, never a list of its own:
+`names()` (what ``emit``/``--emit``/``--dialect`` accept), `catalog_files()` (what a dialect writes),
+`reshaping()` (whose views reshape arguments), `dialect(name)` (limits, title, files).
 
 `_responses` builds OpenAI's Responses catalog (namespaces, ``defer_loading``, ``tool_search``) and
 `_deferred` the catalogs that scale for every dialect and what a model sees of them up front.
@@ -66,6 +68,23 @@ def registry() -> Mapping[str, Dialect]:
     return MappingProxyType({d.name: d for d in sorted(found, key=lambda d: (d.rank, d.name))})
 
 
+def names() -> tuple[str, ...]:
+    """Every dialect's name, in `registry` order (``openai``, ``anthropic``, ``mcp``, ``gemini``): what
+    the project file's ``emit``, ``--emit``, ``--dialect`` and the linter accept, and the keys of
+    ``dialect_rewrites`` in policy.json. Ask this instead of naming dialects."""
+    return tuple(registry())
+
+
+def catalog_files() -> tuple[str, ...]:
+    """Every file name a dialect may write into a generated folder (`Dialect.files`), in `registry` order."""
+    return tuple(f for d in registry().values() for f in d.files)
+
+
+def reshaping() -> tuple[Dialect, ...]:
+    """The dialects whose views may reshape arguments (`Dialect.reshapes_arguments`), in `registry` order."""
+    return tuple(d for d in registry().values() if d.reshapes_arguments)
+
+
 def configured(options: DialectOptions) -> list[Dialect]:
     """Every dialect in `registry` order, shaped by a project's `options` (`Dialect.configure`)."""
     return [d.configure(options) if d.configure is not None else d for d in registry().values()]
@@ -108,6 +127,7 @@ __all__ = [
     "Limit",
     "RequestProblem",
     "Violation",
+    "catalog_files",
     "catalog_request_problems",
     "check_catalog",
     "check_deferred",
@@ -121,10 +141,12 @@ __all__ = [
     "iter_nodes",
     "iter_schemas",
     "limit_value",
+    "names",
     "namespace_advice",
     "preflight_problems",
     "recursive_ref_targets",
     "registry",
+    "reshaping",
     "resolve_local_ref",
     "responses_catalog",
     "responses_upfront",

@@ -120,6 +120,11 @@ class Dialect:
     budget) and returns the new entries and a ``(tool, decision)`` line per tool. `configure(options)`,
     if set, returns the dialect as a project's `DialectOptions` shape it (e.g. Gemini's
     ``parametersJsonSchema``); without it the options do not concern this dialect.
+
+    What it emits: `file` (``<name>.json``, its catalog) and `extra_files` (other files its view
+    may write, e.g. ``openai.responses.json``); `reshapes_arguments` says whether its view may
+    reshape arguments (``dialect_rewrites`` in policy.json, undone by the runtime). `title` is the
+    provider's name in reports and help.
     """
 
     name: str
@@ -132,6 +137,19 @@ class Dialect:
     select: Callable[[list[Tool], list[dict[str, JSON]]],
                      tuple[list[dict[str, JSON]], list[tuple[str, str]]]] | None = None
     configure: Callable[[DialectOptions], Dialect] | None = None
+    title: str = ""
+    extra_files: tuple[str, ...] = ()
+    reshapes_arguments: bool = False
+
+    @property
+    def file(self) -> str:
+        """The catalog's file name in a generated folder: ``<name>.json``."""
+        return f"{self.name}.json"
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every file this dialect may write into a generated folder: its catalog, then `extra_files`."""
+        return (self.file, *self.extra_files)
 
 
 def render_note_value(key: str, value: JSON) -> str:

@@ -364,4 +364,5 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_anthropic_catalog(tools)
 
 
-DIALECT = Dialect("anthropic", 1, _catalog_entry, _entry_name, _check, None, LIMITS, select_strict)
+DIALECT = Dialect("anthropic", 1, _catalog_entry, _entry_name, _check, None, LIMITS, select_strict,
+                  title="Anthropic")

@@ -901,4 +901,5 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_openai_catalog(tools, max_tools=max_tools)
 
 
-DIALECT = Dialect("openai", 0, _catalog_entry, _entry_name, _check, OPENAI_MAX_TOOLS, LIMITS)
+DIALECT = Dialect("openai", 0, _catalog_entry, _entry_name, _check, OPENAI_MAX_TOOLS, LIMITS, title="OpenAI",
+                  extra_files=("openai.responses.json",), reshapes_arguments=True)

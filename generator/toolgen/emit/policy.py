@@ -1,76 +1,44 @@
 """Stage `emit`, the runtime policy table: `ApiIR` -> `policy.json` (what the runtime enforces) and
 `POLICY.md` (what a reviewer reads in a PR).
 
-Input: the IR's `PolicyRow`s. Output: the JSON value of `policy.json` and the Markdown text of
-`POLICY.md`. Format: docs/generated-format.md.
+Input: the IR's `PolicyRow`s and the catalogs' argument rewrites. Output: the typed `PolicyTable`
+(`toolgen.policy_format`, the one definition of the format), whose `to_json()` is `policy.json`, and
+the Markdown text of `POLICY.md`, written from the same rows. Format: docs/generated-format.md.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from ..compile.ir import ApiIR, NarrowedArg, PolicyRow
+from ..compile.ir import ApiIR
+from ..policy_format import NarrowedArg, PolicyRow, PolicyTable
 
-POLICY_FORMAT = 1
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
 
-def row_json(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
-    """One tool's row. `rewrites`: the tool's argument rewrites per dialect (undone by the runtime
-    before validation, `toolgen.runtime.dialect_args`)."""
-    return {
-        "tool": row.tool,
-        "mode": row.mode,
-        "effect": row.effect,
-        "intent": row.intent,
-        "pair": row.pair,
-        "operation": {"id": row.operation_id, "method": row.method, "path": row.path},
-        "permission": list(row.permission),
-        "approval": row.approval,
-        "idempotency": None if row.idempotency is None else {
-            "arg": row.idempotency.arg, "in": row.idempotency.send_in, "name": row.idempotency.wire_name,
-            "honoured_by_api": bool(row.idempotency.honoured_by_api)},
-        "retry": {"max_attempts": row.retry.max_attempts, "backoff_ms": row.retry.backoff_ms,
-                  "deadline_ms": row.retry.deadline_ms, "on": list(row.retry.on)},
-        "timeout_ms": row.timeout_ms,
-        "pagination": row.pagination.to_json() if row.pagination else None,
-        "output": {"fields": list(row.output.fields), "max_bytes": row.output.max_bytes,
-                   "redact": list(row.output.redact), "schema_mode": row.output.schema_mode,
-                   "shape": row.output.shape, "body": row.output.body, "accept": row.output.accept},
-        "auth": [{"scheme": a.scheme, "kind": a.kind, "in": a.location, "name": a.wire_name, "secret": a.secret,
-                  "scopes": list(a.scopes)} for a in row.auth],
-        "request": {
-            "encoding": row.body_encoding,
-            "content_type": row.body_content_type,
-            "bindings": [b.to_json() for b in row.bindings],
-            "fixed": [{"in": f.location, "name": f.wire_name, "value": f.value,
-                       **({"source": f.source} if f.source else {})} for f in row.fixed],
-        },
-        "success_status": list(row.success_status),
-        "dialect_rewrites": {d: list(r) for d, r in sorted((rewrites or {}).items())},
-        # record rows only; a row without the key (policy.json of an earlier build) takes full arguments
-        "record": None if row.mode != "record" else {
-            "arguments": row.record_arguments or "full", "preview_ttl_s": row.preview_ttl_s},
-        "narrowed": [n.to_json() for n in row.narrowed],
-        "toolset": row.toolset,
-        "loading": row.loading,
-        "keywords": list(row.keywords),
-    }
+def row_with_rewrites(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = None) -> PolicyRow:
+    """`row` with its argument rewrites per dialect (`rewrites`; undone by the runtime before
+    validation, `toolgen.runtime.dialect_args`)."""
+    if not rewrites:
+        return row
+    return replace(row, dialect_rewrites={d: tuple(r) for d, r in rewrites.items()})
+
+
+def policy_table(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> PolicyTable:
+    """The typed policy table of `ir`: its lowered rows, each with the catalogs' argument rewrites
+    (`rewrites`: tool -> dialect -> records)."""
+    return PolicyTable(
+        api=ir.name, title=ir.title, version=ir.version, base_url=ir.base_url, spec=ir.spec_display,
+        tools=tuple(row_with_rewrites(t.policy, (rewrites or {}).get(t.name)) for t in ir.tools),
+        toolsets=ir.toolsets)
 
 
 def policy_json(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> dict[str, Any]:
-    return {
-        "format": POLICY_FORMAT,
-        "api": ir.name,
-        "title": ir.title,
-        "version": ir.version,
-        "base_url": ir.base_url,
-        "spec": ir.spec_display,
-        "tools": [row_json(t.policy, (rewrites or {}).get(t.name)) for t in ir.tools],
-        "toolsets": [{"name": s.name, "description": s.description, "loading": s.loading, "origin": s.origin}
-                     for s in ir.toolsets],
-    }
+    """The JSON value of ``policy.json`` (`PolicyTable.to_json` of `policy_table`)."""
+    return policy_table(ir, rewrites).to_json()
 
 
 def _md(text: str) -> str:
@@ -95,9 +63,11 @@ def _bytes(n: int) -> str:
     return f"{n / 1000:g} kB" if n >= 1000 else f"{n} B"
 
 
-def ordered_rows(ir: ApiIR) -> list[PolicyRow]:
-    """Rows grouped by intent, read/preview/record within an intent."""
-    return sorted((t.policy for t in ir.tools), key=lambda r: (r.intent, _MODE_ORDER[r.mode], r.tool))
+def ordered_rows(rows: ApiIR | PolicyTable) -> list[PolicyRow]:
+    """Rows (of an IR's tools or of a policy table) grouped by intent, read/preview/record within an
+    intent."""
+    found = rows.tools if isinstance(rows, PolicyTable) else tuple(t.policy for t in rows.tools)
+    return sorted(found, key=lambda r: (r.intent, _MODE_ORDER[r.mode], r.tool))
 
 
 def _path_text(path: list[str]) -> str:
@@ -115,7 +85,7 @@ def _path_text(path: list[str]) -> str:
     return text or "(arguments)"
 
 
-def _rewrite_text(record: dict[str, Any]) -> str:
+def _rewrite_text(record: Mapping[str, Any]) -> str:
     kind = record.get("kind")
     if kind == "json_string":
         return f"JSON-encoded string ({record.get('reason')})"
@@ -128,17 +98,17 @@ def _rewrite_text(record: dict[str, Any]) -> str:
     return str(kind)
 
 
-def rewrites_markdown(rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None) -> list[str]:
-    """The "Arguments reshaped per dialect" section of POLICY.md."""
+def rewrites_markdown(rows: list[PolicyRow]) -> list[str]:
+    """The "Arguments reshaped per dialect" section of POLICY.md, from the rows' `dialect_rewrites`."""
     lines = ["", "## Arguments reshaped per dialect", "",
              ("Where a provider's schema subset cannot express an argument, its catalog reshapes it and the "
               "runtime converts what the model sends back to the canonical arguments before validating them."), ""]
-    rows = [(tool, dialect, r) for tool, per in sorted((rewrites or {}).items())
-            for dialect, records in sorted(per.items()) for r in records if r.get("kind") != "ref"]
-    if not rows:
+    found = [(row.tool, dialect, r) for row in sorted(rows, key=lambda row: row.tool)
+             for dialect, records in sorted(row.dialect_rewrites.items()) for r in records if r.get("kind") != "ref"]
+    if not found:
         return lines + ["None: every dialect sends the canonical arguments."]
     lines += ["| tool | dialect | argument | sent as |", "|---|---|---|---|"]
-    for tool, dialect, r in rows:
+    for tool, dialect, r in found:
         where = _path_text(list(r.get("path") or []))
         if "def" in r:
             where = f"$defs.{r['def']}" + ("." + where if where != "(arguments)" else "")
@@ -156,12 +126,15 @@ def _executes(row: PolicyRow) -> str:
     return "full arguments" + ("" if row.pair else " (no preview tool)")
 
 
-def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> str:
-    rows = ordered_rows(ir)
+def policy_markdown(ir: ApiIR, table: PolicyTable | None = None) -> str:
+    """The text of POLICY.md: the rows of `table` (default: `policy_table(ir)`, without rewrites),
+    with the file names and the non-strict tools of `ir`."""
+    table = table if table is not None else policy_table(ir)
+    rows = ordered_rows(table)
     lines = [
-        f"# {_md(ir.title)}: runtime policy",
+        f"# {_md(table.title)}: runtime policy",
         "",
-        (f"Generated by `toolgen build` from `{_md(ir.spec_display)}` and `{_md(ir.intent_display)}`. "
+        (f"Generated by `toolgen build` from `{_md(table.spec)}` and `{_md(ir.intent_display)}`. "
          "Do not edit; the runtime enforces exactly this table on every call. In a review, look for "
          "**effect** widening, a lost **approval** gate, a changed **permission** or a dropped "
          "**idempotency key**."),
@@ -173,19 +146,19 @@ def policy_markdown(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]
     ]
     header = [("| tool | mode | effect | operation | permission | approval | idempotency key | retry | timeout "
                "| pagination | output | record executes |"), "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    if not ir.toolsets:
+    if not table.toolsets:
         lines += header
-    for r in (rows if not ir.toolsets else []):
+    for r in (rows if not table.toolsets else []):
         lines.append(_row_line(r))
-    if ir.toolsets:
-        lines += toolsets_markdown(ir)
-        for name, group in grouped_rows(ir):
-            lines += ["", _toolset_heading(ir, name), "", *header, *(_row_line(r) for r in group)]
-    lines += _after_table(ir, rows, rewrites)
+    if table.toolsets:
+        lines += toolsets_markdown(table)
+        for name, group in grouped_rows(table):
+            lines += ["", _toolset_heading(table, name), "", *header, *(_row_line(r) for r in group)]
+    lines += _after_table(ir, rows)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def grouped_rows(ir: ApiIR) -> list[tuple[str | None, list[PolicyRow]]]:
+def grouped_rows(ir: ApiIR | PolicyTable) -> list[tuple[str | None, list[PolicyRow]]]:
     """`ordered_rows` grouped by toolset: toolsets by name, then the tools in none."""
     groups: dict[str | None, list[PolicyRow]] = {}
     for r in ordered_rows(ir):
@@ -193,7 +166,7 @@ def grouped_rows(ir: ApiIR) -> list[tuple[str | None, list[PolicyRow]]]:
     return sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
 
 
-def _toolset_heading(ir: ApiIR, name: str | None) -> str:
+def _toolset_heading(ir: ApiIR | PolicyTable, name: str | None) -> str:
     if name is None:
         return "### Tools in no toolset"
     toolset = next((t for t in ir.toolsets if t.name == name), None)
@@ -202,12 +175,12 @@ def _toolset_heading(ir: ApiIR, name: str | None) -> str:
     return f"### Toolset {_code(name)} ({toolset.loading}): {_md(toolset.description)}"
 
 
-def toolsets_markdown(ir: ApiIR) -> list[str]:
+def toolsets_markdown(ir: ApiIR | PolicyTable) -> list[str]:
     """The "Toolsets" section: each toolset's loading, description and tools (eager / deferred)."""
     counts: dict[str | None, list[int]] = {}
-    for t in ir.tools:
-        pair = counts.setdefault(t.policy.toolset, [0, 0])
-        pair[0 if t.policy.loading == "eager" else 1] += 1
+    for row in ordered_rows(ir):
+        pair = counts.setdefault(row.toolset, [0, 0])
+        pair[0 if row.loading == "eager" else 1] += 1
     lines = ["## Toolsets", "",
              ("Tools are grouped into toolsets (namespaces). `eager` tools are in every catalog up front; "
               "`deferred` tools are found by tool search (a tool's own loading wins over its toolset's)."), "",
@@ -254,8 +227,7 @@ def _row_line(r: PolicyRow) -> str:
             f"| {timeout} | {pages} | {'; '.join(out)} | {_executes(r)} |")
 
 
-def _after_table(ir: ApiIR, rows: list[PolicyRow],
-                 rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None) -> list[str]:
+def _after_table(ir: ApiIR, rows: list[PolicyRow]) -> list[str]:
     lines: list[str] = []
     auths: dict[tuple[str, str, str, str], list[str]] = {}
     for r in rows:
@@ -298,7 +270,7 @@ def _after_table(ir: ApiIR, rows: list[PolicyRow],
                              + (f", the only value the spec admits ({_code(f.source)})" if f.source else "") + " |")
         lines += ["", "</details>", ""]
     lines += narrowed_markdown(rows)
-    lines += rewrites_markdown(rewrites)
+    lines += rewrites_markdown(rows)
     lines += non_strict_markdown(ir)
     return lines
 

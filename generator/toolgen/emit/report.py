@@ -12,7 +12,7 @@ from typing import Any
 
 from ..compile.ir import ApiIR, PolicyRow
 from ..diagnostics import Diagnostic
-from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, namespace_advice, registry
+from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, names, namespace_advice, registry, reshaping
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs
@@ -43,8 +43,8 @@ def measure(catalogs: Catalogs) -> list[ToolSize]:
 def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagnostics: list[Diagnostic]) -> str:
     covered = set(ir.covered)
     skipped = {s.operation.pointer: s for s in ir.skipped}
-    total_tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp", "gemini")}
-    total_bytes = {d: sum(s.bytes.get(d, 0) for s in sizes) for d in ("openai", "anthropic", "mcp", "gemini")}
+    total_tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in names()}
+    total_bytes = {d: sum(s.bytes.get(d, 0) for s in sizes) for d in names()}
     lines = [
         f"# {_md(ir.title)}: build report",
         "",
@@ -166,10 +166,10 @@ def _strict_lines(catalogs: Catalogs, ir: ApiIR) -> list[str]:
         strict = sum(1 for t in tools["openai"] if t["function"].get("strict") is True)
         lines.append(f"OpenAI: {strict} of {len(tools['openai'])} tools strict.")
         lines += _non_strict_lines(ir, [t["function"] for t in tools["openai"]])
-    reshaped = {d: sum(1 for per in catalogs.rewrites.values() if any(r.get("kind") != "ref" for r in per.get(d, [])))
-                for d in ("openai", "gemini")}
-    lines.append(f"Arguments reshaped (undone by the runtime, see POLICY.md): openai {reshaped['openai']} tools, "
-                 f"gemini {reshaped['gemini']} tools.")
+    reshaped = {d.name: sum(1 for per in catalogs.rewrites.values()
+                            if any(r.get("kind") != "ref" for r in per.get(d.name, []))) for d in reshaping()}
+    lines.append("Arguments reshaped (undone by the runtime, see POLICY.md): "
+                 + ", ".join(f"{d} {n} tools" for d, n in reshaped.items()) + ".")
     decisions = catalogs.decisions.get("anthropic")
     if decisions:
         chosen = [t for t, d in decisions if d.startswith("strict")]

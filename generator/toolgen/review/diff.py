@@ -1,7 +1,8 @@
 """`toolgen diff`: what changed in the generated tool surface, risky changes first (for PR review).
 
-Input: two versions of the generated folder, each read as `policy.json` + `mcp.json` per API folder
-(`Surface`). The old version comes from a git ref (read with `git ls-tree` / `git show`, nothing is
+Input: two versions of the generated folder, each read as `policy.json` (typed rows,
+`toolgen.policy_format.from_json`; a malformed one is a located ``diff-input-invalid`` error) +
+`mcp.json` per API folder (`Surface`). The old version comes from a git ref (read with `git ls-tree` / `git show`, nothing is
 checked out) or a directory; the new one from the working tree or a directory. Output: a list of
 `Change`s and per-API catalog token counts (`DiffResult`), rendered as Markdown (a PR comment) or
 JSON.
@@ -21,12 +22,13 @@ import json
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..emit import compact_json
+from ..policy_format import PolicyFormatError, PolicyRow, from_json
 from ..tokens import count_tokens
 
 _EFFECT_RANK = {"read": 0, "write": 1, "destructive": 2}
@@ -37,7 +39,7 @@ class Surface:
     """One API's generated tool surface: policy rows and MCP tools by tool name."""
 
     api: str
-    rows: dict[str, dict[str, Any]]
+    rows: dict[str, PolicyRow]
     tools: dict[str, dict[str, Any]]
 
     def tokens(self) -> int:
@@ -74,13 +76,17 @@ class DiffResult:
 
 
 def _surface(policy: Any, mcp: Any, where: str) -> Surface:
-    if not isinstance(policy, dict) or not isinstance(policy.get("tools"), list) or not isinstance(mcp, list):
+    if not isinstance(mcp, list):
         raise DiagnosticError([Diagnostic("diff-input-invalid", "error",
-                                          f"{where}: policy.json or mcp.json is not a toolgen output",
-                                          SourceLocation(where), "point at folders written by `toolgen build`")])
-    rows = {str(r["tool"]): r for r in policy["tools"] if isinstance(r, dict) and "tool" in r}
+                                          f"{where}: mcp.json is not a toolgen output (not an array of tools)",
+                                          SourceLocation(f"{where}/mcp.json"),
+                                          "point at folders written by `toolgen build`")])
+    try:
+        table = from_json(policy, f"{where}/policy.json")
+    except PolicyFormatError as exc:
+        raise DiagnosticError([exc.diagnostic("diff-input-invalid")]) from None
     tools = {str(t["name"]): t for t in mcp if isinstance(t, dict) and "name" in t}
-    return Surface(str(policy.get("api") or Path(where).name), rows, tools)
+    return Surface(table.api or Path(where).name, table.rows(), tools)
 
 
 def read_dir(path: Path) -> dict[str, Surface]:
@@ -182,42 +188,36 @@ def _args(tool: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
             {str(r) for r in required} if isinstance(required, list) else set())
 
 
-def _op(row: dict[str, Any]) -> str:
-    op = row.get("operation") or {}
-    return f"{op.get('method', '?')} {op.get('path', '?')}"
+def _op(row: PolicyRow) -> str:
+    return f"{row.method} {row.path}"
 
 
-def _perm(row: dict[str, Any]) -> str:
-    return ", ".join(row.get("permission") or []) or "(none)"
+def _perm(row: PolicyRow) -> str:
+    return ", ".join(row.permission) or "(none)"
 
 
-def _idem(row: dict[str, Any]) -> str:
-    idem = row.get("idempotency")
-    if not idem:
+def _idem(row: PolicyRow) -> str:
+    idem = row.idempotency
+    if idem is None:
         return "none"
-    sent = "receipts only" if idem.get("in") == "none" else f"{idem.get('in')} {idem.get('name')}"
-    return f"{idem.get('arg')} ({sent})"
+    sent = "receipts only" if idem.send_in == "none" else f"{idem.send_in} {idem.wire_name}"
+    return f"{idem.arg} ({sent})"
 
 
-_COMPARED = {"tool", "mode", "effect", "operation", "permission", "approval", "idempotency", "output", "pair",
-             "intent", "record", "narrowed", "toolset", "loading"}
+#: the `PolicyRow` fields a change kind of its own covers
+_COMPARED = {"tool", "mode", "effect", "operation_id", "method", "path", "permission", "approval", "idempotency",
+             "output", "pair", "intent", "record_arguments", "preview_ttl_s", "narrowed", "toolset", "loading"}
+#: the ``policy.json`` member a field is written under, where the names differ (a "policy-changed" names members)
+_MEMBER = {"body_encoding": "request", "body_content_type": "request", "bindings": "request", "fixed": "request"}
 
 
-def _record(row: dict[str, Any]) -> str:
-    record = row.get("record")
-    if not isinstance(record, dict):
-        return "full arguments"
-    if record.get("arguments") == "preview":
-        return f"the stored preview (expires after {record.get('preview_ttl_s')} s)"
+def _record(row: PolicyRow) -> str:
+    if row.executes_preview:
+        return f"the stored preview (expires after {row.preview_ttl_s} s)"
     return "full arguments"
 
 
-def _narrowed(row: dict[str, Any]) -> dict[str, Any]:
-    entries = row.get("narrowed")
-    return {str(e.get("arg")): e for e in entries if isinstance(e, dict)} if isinstance(entries, list) else {}
-
-
-def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str, Any],
+def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
                  old_tool: dict[str, Any] | None, new_tool: dict[str, Any] | None) -> list[Change]:
     """Changes of one tool present in both versions (possibly under two names)."""
     out: list[Change] = []
@@ -227,21 +227,21 @@ def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str
 
     if _op(old_row) != _op(new_row):
         add("operation-changed", True, f"{_op(old_row)} → {_op(new_row)}")
-    old_e, new_e = str(old_row.get("effect")), str(new_row.get("effect"))
+    old_e, new_e = old_row.effect, new_row.effect
     if old_e != new_e:
         widened = _EFFECT_RANK.get(new_e, 0) > _EFFECT_RANK.get(old_e, 0)
         add("effect-widened" if widened else "effect-narrowed", widened, f"{old_e} → {new_e}")
-    old_a, new_a = old_row.get("approval"), new_row.get("approval")
+    old_a, new_a = old_row.approval, new_row.approval
     if old_a != new_a:
         removed = old_a == "required"
         add("approval-removed" if removed else "approval-added", removed, f"{old_a} → {new_a}")
-    if sorted(old_row.get("permission") or []) != sorted(new_row.get("permission") or []):
+    if sorted(old_row.permission) != sorted(new_row.permission):
         add("permission-changed", True, f"{_perm(old_row)} → {_perm(new_row)}")
-    old_i, new_i = old_row.get("idempotency"), new_row.get("idempotency")
+    old_i, new_i = old_row.idempotency, new_row.idempotency
     if old_i != new_i:
         if old_i and not new_i:
             add("idempotency-removed", True, f"{_idem(old_row)} → none")
-        elif old_i and new_i and old_i.get("in") != "none" and new_i.get("in") == "none":
+        elif old_i and new_i and old_i.send_in != "none" and new_i.send_in == "none":
             add("idempotency-not-sent", True, f"{_idem(old_row)} → {_idem(new_row)}")
         else:
             add("idempotency-changed", False, f"{_idem(old_row)} → {_idem(new_row)}")
@@ -267,28 +267,29 @@ def compare_tool(api: str, name: str, old_row: dict[str, Any], new_row: dict[str
         add("description-stale", True, "approval was removed, but the description still promises it: "
             f"“{_around(new_d, promise.start(), promise.end())}”")
     if (old_tool or {}).get("outputSchema") != (new_tool or {}).get("outputSchema") or \
-            old_row.get("output") != new_row.get("output"):
+            old_row.output != new_row.output:
         add("output-changed", False, "output schema or output policy (fields, budget, redaction) changed")
     if _record(old_row) != _record(new_row):
         add("record-arguments-changed", False, f"the record tool executes {_record(old_row)} → {_record(new_row)}")
-    old_n, new_n = _narrowed(old_row), _narrowed(new_row)
+    old_n, new_n = {n.arg: n for n in old_row.narrowed}, {n.arg: n for n in new_row.narrowed}
     for arg in sorted(set(old_n) | set(new_n)):
         before, after = old_n.get(arg), new_n.get(arg)
         if before == after:
             continue
-        if after is None or (before is not None and before.get("schema") is not None and after.get("schema") is None):
+        if after is None or (before is not None and before.schema is not None and after.schema is None):
             add("narrowing-removed", True, f"`{arg}`: the intent map's narrowing was removed; the runtime now "
                 "accepts every value the spec's schema accepts")
         elif before is None:
             add("narrowing-added", False, f"`{arg}`: narrowed by the intent map")
         else:
             add("narrowing-changed", False, f"`{arg}`: the intent map's narrowing changed")
-    if old_row.get("toolset") != new_row.get("toolset"):
-        add("toolset-changed", False, f"toolset {old_row.get('toolset') or '(none)'} → {new_row.get('toolset') or '(none)'}")
-    if (old_row.get("loading") or "eager") != (new_row.get("loading") or "eager"):
-        add("loading-changed", False, f"loading {old_row.get('loading') or 'eager'} → {new_row.get('loading') or 'eager'}"
-            + (" (now found by tool search, not listed up front)" if new_row.get("loading") == "deferred" else ""))
-    other = sorted(k for k in set(old_row) | set(new_row) if k not in _COMPARED and old_row.get(k) != new_row.get(k))
+    if old_row.toolset != new_row.toolset:
+        add("toolset-changed", False, f"toolset {old_row.toolset or '(none)'} → {new_row.toolset or '(none)'}")
+    if old_row.loading != new_row.loading:
+        add("loading-changed", False, f"loading {old_row.loading} → {new_row.loading}"
+            + (" (now found by tool search, not listed up front)" if new_row.loading == "deferred" else ""))
+    other = sorted({_MEMBER.get(f.name, f.name) for f in fields(PolicyRow)
+                    if f.name not in _COMPARED and getattr(old_row, f.name) != getattr(new_row, f.name)})
     if other:
         add("policy-changed", False, "changed: " + ", ".join(other))
     return out
@@ -367,8 +368,8 @@ def diff_surfaces(old: dict[str, Surface], new: dict[str, Surface]) -> DiffResul
         added = sorted(set(n.rows) - set(o.rows))
         pairs: list[tuple[str, str]] = []
         for old_name in list(removed):
-            key = (_op(o.rows[old_name]), o.rows[old_name].get("mode"))
-            match = next((a for a in added if (_op(n.rows[a]), n.rows[a].get("mode")) == key), None)
+            key = (_op(o.rows[old_name]), o.rows[old_name].mode)
+            match = next((a for a in added if (_op(n.rows[a]), n.rows[a].mode) == key), None)
             if match is not None:
                 pairs.append((old_name, match))
                 removed.remove(old_name)
@@ -376,12 +377,11 @@ def diff_surfaces(old: dict[str, Surface], new: dict[str, Surface]) -> DiffResul
         for name in removed:
             row = o.rows[name]
             result.changes.append(Change(api, name, "tool-removed", True,
-                                         f"{row.get('mode')} tool for {_op(row)} removed (callers break)"))
+                                         f"{row.mode} tool for {_op(row)} removed (callers break)"))
         for name in added:
             row = n.rows[name]
-            writes = row.get("mode") == "record"
-            detail = (f"new {row.get('effect')} tool for {_op(row)}" + (", approval " + str(row.get("approval"))
-                                                                          if writes else ""))
+            writes = row.mode == "record"
+            detail = f"new {row.effect} tool for {_op(row)}" + (f", approval {row.approval}" if writes else "")
             result.changes.append(Change(api, name, "tool-added", writes, detail))
         for old_name, new_name in pairs:
             result.changes.append(Change(api, new_name, "tool-renamed", True,

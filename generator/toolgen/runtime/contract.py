@@ -1,6 +1,7 @@
 """A contract suite derived from any generated package: the runtime's promises, checked per tool.
 
-`derive_cases(registry)` reads the policy table and the MCP catalog and produces, for every tool
+`derive_cases(registry)` reads the policy table (typed, `toolgen.policy_format.from_json`) and the
+MCP catalog and produces, for every tool
 where it applies:
 
 - ``missing_required``: drop a required argument → ``invalid_arguments`` pointing at it, nothing sent;
@@ -28,10 +29,12 @@ import copy
 import importlib
 import re
 import sys
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..policy_format import PolicyRow, from_json
 from .registry import Actor, Approval, Registry
 from .request import resolve_local_ref
 
@@ -296,18 +299,37 @@ def _wrong_value(schema: Any, root: Mapping[str, Any]) -> Any:
 _NO_WRONG = object()
 
 
+_ROWS: weakref.WeakKeyDictionary[Registry, dict[str, PolicyRow]] = weakref.WeakKeyDictionary()
+
+
+def _row(reg: Registry, tool: str) -> PolicyRow:
+    """The typed policy row of `tool` (`toolgen.policy_format`), read once per registry from its
+    policy table. Raises `toolgen.policy_format.PolicyFormatError` (a ValueError, located) when the
+    registry's table is not of the current format."""
+    rows = _ROWS.get(reg)
+    if rows is None:
+        rows = _ROWS[reg] = from_json(reg.policy).rows()
+    return rows[tool]
+
+
+def _actor(reg: Registry, tool: str, actor_id: str = "c") -> Actor:
+    """An actor holding exactly the scopes `tool` needs."""
+    return Actor.of(actor_id, _row(reg, tool).permission)
+
+
 def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None = None) -> list[ContractCase]:
-    """All contract cases for the tools of `registry` (see the module docstring)."""
+    """All contract cases for the tools of `registry` (see the module docstring). Raises
+    `toolgen.policy_format.PolicyFormatError` when its policy table is malformed."""
     cases: list[ContractCase] = []
     for tool in registry.tool_names():
         spec = registry.specs[tool]
-        row = spec.row
+        row = _row(registry, tool)
         schema = spec.input_schema
         required = [r for r in schema.get("required", []) if isinstance(r, str)]
         props = schema.get("properties") or {}
-        scopes = list(row.get("permission") or [])
+        scopes = row.permission
         privileged = Actor.of("contract-privileged", scopes)
-        idem = row.get("idempotency") if row.get("mode") == "record" else None
+        idem = row.idempotency if row.mode == "record" else None
 
         if required:
             def missing_required(reg: Registry, wire: Callable[[], int], *, _tool: str = tool,
@@ -315,7 +337,7 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
                 args = valid_args(reg, _tool, arg_examples)
                 args.pop(_req, None)
                 before = wire()
-                res = reg.call(_tool, args, actor=Actor.of("c", reg.specs[_tool].row.get("permission") or []))
+                res = reg.call(_tool, args, actor=_actor(reg, _tool))
                 _expect(_error_code(res) == "invalid_arguments", f"expected invalid_arguments, got {res.to_json()}")
                 assert res.error is not None
                 _expect(res.error.details.get("pointer") == "/" + _req,
@@ -332,7 +354,7 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
                 args = valid_args(reg, _tool, arg_examples)
                 args[_target[0]] = _target[1]
                 before = wire()
-                res = reg.call(_tool, args, actor=Actor.of("c", reg.specs[_tool].row.get("permission") or []))
+                res = reg.call(_tool, args, actor=_actor(reg, _tool))
                 _expect(_error_code(res) == "invalid_arguments", f"expected invalid_arguments, got {res.to_json()}")
                 assert res.error is not None
                 _expect(str(res.error.details.get("pointer", "")).startswith("/" + _target[0]),
@@ -351,7 +373,7 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
                 _expect(wire() == before, "a request reached the server")
             cases.append(ContractCase(f"{tool}:no_scope", tool, "no_scope", no_scope))
 
-        if row.get("mode") == "record" and row.get("approval") == "required":
+        if row.mode == "record" and row.approval == "required":
             def no_approval(reg: Registry, wire: Callable[[], int], *, _tool: str = tool,
                             _actor: Actor = privileged) -> None:
                 args = _full_args(reg, _tool, arg_examples)
@@ -362,8 +384,8 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
                 _expect(wire() == before, "a request reached the server")
             cases.append(ContractCase(f"{tool}:no_approval", tool, "no_approval", no_approval))
 
-        if idem and idem.get("arg") in props:
-            key_arg = str(idem["arg"])
+        if idem and idem.arg in props:
+            key_arg = idem.arg
 
             def replay(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
                        _actor: Actor = privileged) -> None:
@@ -403,12 +425,9 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
 def _preview_tool(reg: Registry, tool: str) -> str | None:
     """The preview tool whose stored preview the record `tool` executes, or ``None`` (the record
     takes the full arguments)."""
-    row = reg.specs[tool].row
-    record = row.get("record")
-    pair = row.get("pair")
-    if row.get("mode") == "record" and isinstance(record, dict) and record.get("arguments") == "preview" \
-            and pair in reg.specs:
-        return str(pair)
+    row = _row(reg, tool)
+    if row.executes_preview and row.pair is not None and row.pair in reg.specs:
+        return row.pair
     return None
 
 
@@ -419,9 +438,9 @@ def _full_args(reg: Registry, tool: str, arg_examples: Mapping[str, Any] | None)
     if pair is None:
         return valid_args(reg, tool, arg_examples)
     args = valid_args(reg, pair, arg_examples)
-    key = (reg.specs[tool].row.get("idempotency") or {}).get("arg")
-    if key:
-        args[str(key)] = valid_args(reg, tool, arg_examples).get(key, "contract-key")
+    idem = _row(reg, tool).idempotency
+    if idem is not None and idem.arg:
+        args[idem.arg] = valid_args(reg, tool, arg_examples).get(idem.arg, "contract-key")
     return args
 
 
@@ -430,23 +449,23 @@ def _record_args(reg: Registry, tool: str, args: dict[str, Any], approval: Appro
     tool executing a stored preview, the previewed ``preview_id`` and the key."""
     if _preview_tool(reg, tool) is None or approval is None:
         return args
-    key = (reg.specs[tool].row.get("idempotency") or {}).get("arg")
+    idem = _row(reg, tool).idempotency
     out: dict[str, Any] = {"preview_id": approval.preview_id}
-    if key and key in args:
-        out[str(key)] = args[key]
+    if idem is not None and idem.arg in args:
+        out[idem.arg] = args[idem.arg]
     return out
 
 
 def _approval_for(reg: Registry, tool: str, args: dict[str, Any]) -> Approval | None:
     """Preview `args` with the pair of a record `tool` and return an approval of its preview_id
     (``None`` for tools that are not record tools)."""
-    row = reg.specs[tool].row
-    pair = row.get("pair")
-    if row.get("mode") != "record" or not pair or pair not in reg.specs:
+    row = _row(reg, tool)
+    pair = row.pair
+    if row.mode != "record" or not pair or pair not in reg.specs:
         return None
-    key_arg = (row.get("idempotency") or {}).get("arg")
+    key_arg = row.idempotency.arg if row.idempotency is not None else None
     preview_args = {k: v for k, v in args.items() if k != key_arg}
-    preview_actor = Actor.of("contract-privileged", reg.specs[pair].row.get("permission") or [])
+    preview_actor = _actor(reg, pair, "contract-privileged")
     res = reg.call(pair, preview_args, actor=preview_actor)
     _expect(res.ok, f"{pair} failed on valid arguments: {res.to_json()}")
     assert res.result is not None

@@ -15,11 +15,11 @@ from collections.abc import Collection
 from ...compile.intent import LoadedIntentMap
 from ...compile.ir import ApiIR
 from ...diagnostics import Diagnostic, SourceLocation
-from ...dialects import preflight_problems, schema_bytes
+from ...dialects import names, preflight_problems, schema_bytes
 from .rules import CATALOG_PROVIDER_LIMIT, CATALOG_TOO_MANY_BYTES, LintSettings
 
 #: every dialect a build can emit (`toolgen lint` checks them all unless told which)
-ALL_DIALECTS = ("openai", "anthropic", "mcp", "gemini")
+ALL_DIALECTS = names()  # every dialect, from the registry
 
 
 def preflight_findings(ir: ApiIR, intents: LoadedIntentMap, settings: LintSettings,

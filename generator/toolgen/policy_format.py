@@ -1,0 +1,678 @@
+"""Kernel `policy_format`: the runtime policy table (``policy.json``) as one set of frozen, typed values.
+
+Input: lowering builds a `PolicyRow` per tool (`toolgen.compile.lower`); `from_json` reads the JSON
+value of a ``policy.json`` (`read_policy`, the file). Output: `PolicyTable.to_json()`, the JSON value `toolgen build` writes
+(byte for byte the file, through `toolgen.emit.json_bytes`), and typed rows for whoever reads the
+table (`toolgen.emit.policy` for POLICY.md, `toolgen diff`, the runtime's contract suite).
+
+This module is the one definition of the format (docs/generated-format.md, "policy.json"): a new
+policy field is a field here, with its line in `PolicyRow.to_json` and `_read_row`, the lowering
+that fills it and the runtime step that enforces it.
+
+Format version: `FORMAT_VERSION` (the ``format`` member). `from_json` refuses another version, and
+any malformed member, with a `PolicyFormatError` naming the member's JSON pointer and what to do.
+A member that earlier builds of this same format did not write yet (``record``, ``narrowed``,
+``toolset``, ``loading``, ``keywords``, ``dialect_rewrites``, ``output.shape``/``body``/``accept``,
+``fixed``, ``success_status``, ``intent``, ``pair``, the later pagination members) takes the value the
+runtime gives its absence (the dataclass default; a record row without ``record`` executes full
+arguments).
+
+Normalisation (what `to_json` cannot tell apart): ``Idempotency.honoured_by_api`` None (the intent
+map does not say) is written as ``false``; a record row with ``record_arguments`` None is written
+as ``full``; ``record_arguments`` and ``preview_ttl_s`` of a read or preview row are not written.
+On every other value ``from_json(t.to_json()) == t``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, get_args
+
+from .diagnostics import Diagnostic, SourceLocation
+from .pointer import escape_token
+from .results import ResponseBody, Shape
+
+#: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
+FORMAT_VERSION = 1
+
+Effect = Literal["read", "write", "destructive"]
+Mode = Literal["read", "preview", "record"]
+ArgLocation = Literal["path", "query", "header", "cookie", "body"]
+BodyEncoding = Literal["none", "json", "form", "multipart", "binary", "text"]
+PaginationStyle = Literal["cursor", "offset", "page", "link"]
+Approval = Literal["never", "required"]
+NullMeans = Literal["omit", "send"]
+Loading = Literal["eager", "deferred"]
+AuthLocation = Literal["header", "query", "cookie"]
+IdempotencyIn = Literal["header", "query", "body", "none"]
+SchemaMode = Literal["strict", "warn", "off"]
+RecordArguments = Literal["preview", "full"]
+ToolsetOrigin = Literal["declared", "tag", "path"]
+
+JSON = Any  # a JSON value: dict/list/str/int/float/bool/None
+
+
+@dataclass(frozen=True)
+class ArgBinding:
+    """How one tool argument reaches the HTTP request (``request.bindings[]``).
+
+    `arg` is the top-level property name in the tool's input schema. `location` is where the value
+    goes; `wire_name` is the parameter or body-property name on the wire (``""`` when the argument
+    *is* the whole request body, e.g. an array or binary body). `style`/`explode` follow OpenAPI
+    parameter serialisation (section "Style Values"); for form bodies they come from the encoding
+    object. `null_means` says what a JSON null does: ``omit`` (leave the parameter/property out) or
+    ``send`` (send JSON null; only for required nullable body properties).
+    """
+
+    arg: str
+    location: ArgLocation
+    wire_name: str
+    required: bool
+    null_means: NullMeans = "omit"
+    style: str | None = None
+    explode: bool | None = None
+    content_type: str | None = None  # multipart part or parameter `content` media type
+
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {
+            "arg": self.arg,
+            "in": self.location,
+            "name": self.wire_name,
+            "required": self.required,
+            "null": self.null_means,
+        }
+        if self.style is not None:
+            out["style"] = self.style
+        if self.explode is not None:
+            out["explode"] = self.explode
+        if self.content_type is not None:
+            out["content_type"] = self.content_type
+        return out
+
+
+@dataclass(frozen=True)
+class FixedValue:
+    """A value the runtime always sends that the model never sees (``request.fixed[]``, e.g. an API
+    version header).
+
+    `source` says where a value the spec itself fixes came from: the JSON pointer (``#/...``) of the
+    schema that admits this value only (a required parameter or body member with an ``enum`` of one
+    or a ``const``); empty for a value from the intent map (`fixed`, `api.headers`) or a default."""
+
+    location: ArgLocation
+    wire_name: str
+    value: JSON
+    source: str = ""
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"in": self.location, "name": self.wire_name, "value": self.value,
+                **({"source": self.source} if self.source else {})}
+
+
+@dataclass(frozen=True)
+class AuthBinding:
+    """A credential the runtime injects (``auth[]``; never a tool argument).
+
+    `scheme` is the securitySchemes key; `kind` is ``bearer``/``basic``/``apiKey``/``oauth2``/
+    ``openIdConnect``; `location`/`wire_name` say where it goes; `secret` is the name of the runtime
+    secret (an environment variable by default) holding the value; `scopes` the OAuth scopes.
+    """
+
+    scheme: str
+    kind: str
+    location: AuthLocation
+    wire_name: str
+    secret: str
+    scopes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"scheme": self.scheme, "kind": self.kind, "in": self.location, "name": self.wire_name,
+                "secret": self.secret, "scopes": list(self.scopes)}
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """Where the idempotency key comes from (`arg`, a record-tool argument) and how it is sent.
+
+    `send_in` is ``header``/``query``/``body`` or ``none`` (the key is used for receipts only).
+    `honoured_by_api` is ``True`` when the intent map declares that the API deduplicates by the key,
+    ``False`` when it declares it does not, ``None`` when it does not say (written, and treated, as
+    ``False``).
+    """
+
+    arg: str
+    send_in: IdempotencyIn
+    wire_name: str | None
+    honoured_by_api: bool | None = None
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"arg": self.arg, "in": self.send_in, "name": self.wire_name,
+                "honoured_by_api": bool(self.honoured_by_api)}
+
+
+@dataclass(frozen=True)
+class Pagination:
+    """How a list operation pages, normalised by the runtime to `items` + opaque `next_cursor`.
+
+    style cursor: `cursor_param` carries the API's cursor; `next_field` (dotted path in the response
+    body) is where the next cursor is read, or for ``starting_after`` APIs the id field of the last
+    item (`cursor_from_item`) together with `has_more_field`.
+    style offset: `cursor_param` is the offset parameter. style page: `cursor_param` is the page
+    number parameter. style link: the next URL comes from the `Link` response header (RFC 8288).
+    `limit_param` is the page-size parameter; the model's `page_size` is bounded by `min_page_size`
+    and `max_page_size` (the intent's bound narrowed to the parameter's `minimum`/`maximum`).
+    `first_position` is the first page number (page style) or offset (offset style): the cursor
+    parameter's `default`, else its `minimum`, else 1 or 0; the runtime sends it on the first request
+    when `first_required` (the parameter is required), and counts the next page from it.
+    `items_field` is the dotted path of the item array in the response body (``""`` when the body
+    itself is the array; JSON member ``items``).
+    """
+
+    style: PaginationStyle
+    items_field: str
+    cursor_param: str | None
+    limit_param: str | None
+    next_field: str | None = None
+    has_more_field: str | None = None
+    cursor_from_item: str | None = None
+    default_page_size: int = 20
+    max_page_size: int = 100
+    min_page_size: int = 1
+    first_position: int | None = None
+    first_required: bool = False
+    cursor_arg: str = "cursor"
+    page_size_arg: str = "page_size"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "style": self.style,
+            "cursor_arg": self.cursor_arg,
+            "page_size_arg": self.page_size_arg,
+            "items": self.items_field,
+            "cursor_param": self.cursor_param,
+            "limit_param": self.limit_param,
+            "next_field": self.next_field,
+            "has_more_field": self.has_more_field,
+            "cursor_from_item": self.cursor_from_item,
+            "default_page_size": self.default_page_size,
+            "max_page_size": self.max_page_size,
+            "min_page_size": self.min_page_size,
+            "first_position": self.first_position,
+            "first_required": self.first_required,
+        }
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Bounded retry: at most `max_attempts` tries in total within `deadline_ms`, exponential
+    backoff starting at `backoff_ms`, only for the listed retryable conditions (`on`: ``timeout``
+    or an HTTP status as a string, e.g. ``("timeout", "429", "502", "503", "504")``)."""
+
+    max_attempts: int
+    backoff_ms: int
+    deadline_ms: int
+    on: tuple[str, ...]
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"max_attempts": self.max_attempts, "backoff_ms": self.backoff_ms,
+                "deadline_ms": self.deadline_ms, "on": list(self.on)}
+
+
+@dataclass(frozen=True)
+class OutputPolicy:
+    """What of the response the model sees.
+
+    `fields`: projection (dotted paths) applied to the object, or to each item of a paginated
+    list; empty = no projection. `max_bytes`: size budget of the serialised result; beyond it the
+    runtime truncates with an explicit marker. `redact`: dotted paths replaced by ``"[redacted]"``.
+    `schema_mode`: output validation mode (strict/warn/off). `shape`: how the body becomes the
+    result (`toolgen.results.shape_body`: ``object``, ``result`` or ``status``), decided with the
+    output schema (`toolgen.results.result_shape`). `body`: how the runtime reads the answer
+    (`toolgen.results.ResponseBody`). `accept`: the media type the runtime asks for (``Accept``)
+    when the response offers JSON next to other media types, else None.
+    """
+
+    fields: tuple[str, ...] = ()
+    max_bytes: int = 16_000
+    redact: tuple[str, ...] = ()
+    schema_mode: SchemaMode = "warn"
+    shape: Shape = "object"
+    body: ResponseBody = "json"
+    accept: str | None = None
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"fields": list(self.fields), "max_bytes": self.max_bytes, "redact": list(self.redact),
+                "schema_mode": self.schema_mode, "shape": self.shape, "body": self.body, "accept": self.accept}
+
+
+@dataclass(frozen=True)
+class NarrowedArg:
+    """An argument the intent map narrowed (``tools.<key>.args.<name>``): `schema` is the narrowed
+    schema the runtime validates against (None: the canonical one kept), `description` the override
+    (None: kept), `hidden` whether the argument was removed (the runtime never sends it)."""
+
+    arg: str
+    schema: JSON | None = None
+    description: str | None = None
+    hidden: bool = False
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"arg": self.arg, "schema": self.schema, "description": self.description, "hidden": self.hidden}
+
+
+@dataclass(frozen=True)
+class PolicyRow:
+    """One row of the runtime policy table (one per tool; ``tools[]`` of ``policy.json``).
+
+    `operation_id`/`method`/`path` are the JSON ``operation`` object; `body_encoding`,
+    `body_content_type`, `bindings` and `fixed` its ``request`` object; `record_arguments` and
+    `preview_ttl_s` its ``record`` object (record rows only). `dialect_rewrites`: per dialect name,
+    the records of how that dialect's catalog reshaped the tool's arguments (docs/dialects.md; the
+    runtime undoes them, `toolgen.runtime.dialect_args`); lowering leaves it empty, the build fills
+    it once the catalogs are made."""
+
+    tool: str
+    mode: Mode
+    effect: Effect
+    operation_id: str
+    method: str
+    path: str
+    permission: tuple[str, ...]
+    approval: Approval
+    idempotency: Idempotency | None
+    retry: Retry
+    timeout_ms: int
+    pagination: Pagination | None
+    output: OutputPolicy
+    auth: tuple[AuthBinding, ...]
+    body_encoding: BodyEncoding
+    body_content_type: str | None
+    bindings: tuple[ArgBinding, ...]
+    fixed: tuple[FixedValue, ...] = ()
+    pair: str | None = None  # preview_X <-> record_X
+    intent: str = ""  # the intent-map key this tool came from
+    success_status: tuple[int, ...] = ()
+    #: record rows: ``preview`` (the record executes the stored preview, its input is the preview_id)
+    #: or ``full`` (it takes every argument again); ``None`` on read and preview rows
+    record_arguments: RecordArguments | None = None
+    #: record rows executing a stored preview: seconds the preview stays executable
+    preview_ttl_s: int | None = None
+    narrowed: tuple[NarrowedArg, ...] = ()  # intent-map `args` entries, in argument order
+    toolset: str | None = None  # the toolset (namespace) of the tool, if any
+    loading: Loading = "eager"  # eager: always in the catalog; deferred: found by tool search
+    keywords: tuple[str, ...] = ()  # intent-map `keywords`: extra words tool search indexes
+    dialect_rewrites: Mapping[str, tuple[Mapping[str, JSON], ...]] = field(default_factory=dict)
+
+    @property
+    def executes_preview(self) -> bool:
+        """A record row that executes the stored preview of its `pair` (``record.arguments: preview``)."""
+        return self.mode == "record" and self.record_arguments == "preview"
+
+    def to_json(self) -> dict[str, JSON]:
+        """The row as ``policy.json`` holds it (docs/generated-format.md)."""
+        return {
+            "tool": self.tool,
+            "mode": self.mode,
+            "effect": self.effect,
+            "intent": self.intent,
+            "pair": self.pair,
+            "operation": {"id": self.operation_id, "method": self.method, "path": self.path},
+            "permission": list(self.permission),
+            "approval": self.approval,
+            "idempotency": None if self.idempotency is None else self.idempotency.to_json(),
+            "retry": self.retry.to_json(),
+            "timeout_ms": self.timeout_ms,
+            "pagination": self.pagination.to_json() if self.pagination else None,
+            "output": self.output.to_json(),
+            "auth": [a.to_json() for a in self.auth],
+            "request": {
+                "encoding": self.body_encoding,
+                "content_type": self.body_content_type,
+                "bindings": [b.to_json() for b in self.bindings],
+                "fixed": [f.to_json() for f in self.fixed],
+            },
+            "success_status": list(self.success_status),
+            "dialect_rewrites": {d: [dict(r) for r in records] for d, records in sorted(self.dialect_rewrites.items())},
+            "record": None if self.mode != "record" else {
+                "arguments": self.record_arguments or "full", "preview_ttl_s": self.preview_ttl_s},
+            "narrowed": [n.to_json() for n in self.narrowed],
+            "toolset": self.toolset,
+            "loading": self.loading,
+            "keywords": list(self.keywords),
+        }
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """A named group of tools (``toolsets[]``; an OpenAI Responses namespace): `description` is what a
+    model reads before it searches, `loading` the toolset's default loading, `origin` where it came
+    from (``declared`` under `toolsets:`; ``tag`` or ``path``: named by an include group after an
+    operation's OpenAPI tag or its path's first resource segment)."""
+
+    name: str
+    description: str
+    loading: Loading
+    origin: ToolsetOrigin = "declared"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"name": self.name, "description": self.description, "loading": self.loading, "origin": self.origin}
+
+
+@dataclass(frozen=True)
+class PolicyTable:
+    """The whole ``policy.json`` of one API: its identity, the rows (in the IR's tool order) and the
+    toolsets the rows use (by name)."""
+
+    api: str
+    title: str
+    version: str
+    base_url: str
+    spec: str  # the spec's display path
+    tools: tuple[PolicyRow, ...]
+    toolsets: tuple[Toolset, ...] = ()
+    format: int = FORMAT_VERSION
+
+    def to_json(self) -> dict[str, JSON]:
+        """The JSON value of ``policy.json``; `toolgen.emit.json_bytes` of it is the file."""
+        return {
+            "format": self.format,
+            "api": self.api,
+            "title": self.title,
+            "version": self.version,
+            "base_url": self.base_url,
+            "spec": self.spec,
+            "tools": [r.to_json() for r in self.tools],
+            "toolsets": [s.to_json() for s in self.toolsets],
+        }
+
+    def row(self, tool: str) -> PolicyRow | None:
+        """The row of `tool`, or None."""
+        return next((r for r in self.tools if r.tool == tool), None)
+
+    def rows(self) -> dict[str, PolicyRow]:
+        """The rows by tool name."""
+        return {r.tool: r for r in self.tools}
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+class PolicyFormatError(ValueError):
+    """A ``policy.json`` that is not of this format: `pointer` is the JSON pointer of the offending
+    member (``""``: the whole document), `hint` what to do, `file` the display path read."""
+
+    def __init__(self, message: str, pointer: str, hint: str, file: str = "policy.json"):
+        self.message, self.pointer, self.hint, self.file = message, pointer, hint, file
+        super().__init__(f"{file}#{pointer}: {message} (hint: {hint})")
+
+    def diagnostic(self, code: str = "policy-format-invalid") -> Diagnostic:
+        """The error as a located `Diagnostic` (severity error)."""
+        return Diagnostic(code, "error", self.message, SourceLocation(self.file, pointer=self.pointer), self.hint)
+
+
+_REBUILD = "rebuild the API with `toolgen build` (policy.json is generated; do not edit it)"
+_MISSING = object()
+T = TypeVar("T")
+
+
+class _Node:
+    """A JSON value at a pointer; the getters raise `PolicyFormatError` located at the member."""
+
+    def __init__(self, value: JSON, pointer: str, file: str):
+        self.value, self.pointer, self.file = value, pointer, file
+
+    def fail(self, message: str, key: str | int | None = None, hint: str = _REBUILD) -> PolicyFormatError:
+        where = self.pointer if key is None else f"{self.pointer}/{escape_token(str(key))}"
+        return PolicyFormatError(message, where, hint, self.file)
+
+    def obj(self) -> dict[str, JSON]:
+        if not isinstance(self.value, dict):
+            raise self.fail(f"expected an object, found {_kind(self.value)}")
+        return self.value
+
+    def child(self, key: str | int, value: JSON) -> _Node:
+        return _Node(value, f"{self.pointer}/{escape_token(str(key))}", self.file)
+
+    def get(self, key: str, default: JSON = _MISSING) -> _Node:
+        members = self.obj()
+        if key not in members:
+            if default is _MISSING:
+                raise self.fail(f"required member {key!r} is missing", key)
+            return self.child(key, default)
+        return self.child(key, members[key])
+
+    def text(self) -> str:
+        if not isinstance(self.value, str):
+            raise self.fail(f"expected a string, found {_kind(self.value)}")
+        return self.value
+
+    def opt_text(self) -> str | None:
+        return None if self.value is None else self.text()
+
+    def integer(self) -> int:
+        if isinstance(self.value, bool) or not isinstance(self.value, int):
+            raise self.fail(f"expected an integer, found {_kind(self.value)}")
+        return self.value
+
+    def opt_integer(self) -> int | None:
+        return None if self.value is None else self.integer()
+
+    def flag(self) -> bool:
+        if not isinstance(self.value, bool):
+            raise self.fail(f"expected true or false, found {_kind(self.value)}")
+        return self.value
+
+    def opt_flag(self) -> bool | None:
+        return None if self.value is None else self.flag()
+
+    def choice(self, kind: Any) -> Any:
+        allowed: tuple[str, ...] = get_args(kind)
+        if self.value not in allowed:
+            raise self.fail(f"{self.value!r} is not one of {', '.join(allowed)}")
+        return self.value
+
+    def items(self) -> list[_Node]:
+        if not isinstance(self.value, list):
+            raise self.fail(f"expected an array, found {_kind(self.value)}")
+        return [self.child(i, v) for i, v in enumerate(self.value)]
+
+    def tuple_of(self, read: Callable[[_Node], T]) -> tuple[T, ...]:
+        return tuple(read(n) for n in self.items())
+
+
+def _kind(value: JSON) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _read_binding(n: _Node) -> ArgBinding:
+    return ArgBinding(
+        arg=n.get("arg").text(), location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
+        required=n.get("required").flag(), null_means=n.get("null", "omit").choice(NullMeans),
+        style=n.get("style", None).opt_text(), explode=n.get("explode", None).opt_flag(),
+        content_type=n.get("content_type", None).opt_text())
+
+
+def _read_fixed(n: _Node) -> FixedValue:
+    n.obj()
+    return FixedValue(location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
+                      value=n.get("value").value, source=n.get("source", "").text())
+
+
+def _read_auth(n: _Node) -> AuthBinding:
+    return AuthBinding(scheme=n.get("scheme").text(), kind=n.get("kind").text(), location=n.get("in").choice(AuthLocation),
+                       wire_name=n.get("name").text(), secret=n.get("secret").text(),
+                       scopes=n.get("scopes", []).tuple_of(_Node.text))
+
+
+def _read_idempotency(n: _Node) -> Idempotency | None:
+    if n.value is None:
+        return None
+    return Idempotency(arg=n.get("arg").text(), send_in=n.get("in").choice(IdempotencyIn),
+                       wire_name=n.get("name").opt_text(), honoured_by_api=n.get("honoured_by_api", False).flag())
+
+
+def _read_pagination(n: _Node) -> Pagination | None:
+    if n.value is None:
+        return None
+    return Pagination(
+        style=n.get("style").choice(PaginationStyle), items_field=n.get("items").text(),
+        cursor_param=n.get("cursor_param").opt_text(), limit_param=n.get("limit_param").opt_text(),
+        next_field=n.get("next_field", None).opt_text(), has_more_field=n.get("has_more_field", None).opt_text(),
+        cursor_from_item=n.get("cursor_from_item", None).opt_text(),
+        default_page_size=n.get("default_page_size", 20).integer(), max_page_size=n.get("max_page_size", 100).integer(),
+        min_page_size=n.get("min_page_size", 1).integer(), first_position=n.get("first_position", None).opt_integer(),
+        first_required=n.get("first_required", False).flag(), cursor_arg=n.get("cursor_arg", "cursor").text(),
+        page_size_arg=n.get("page_size_arg", "page_size").text())
+
+
+def _read_retry(n: _Node) -> Retry:
+    return Retry(max_attempts=n.get("max_attempts").integer(), backoff_ms=n.get("backoff_ms").integer(),
+                 deadline_ms=n.get("deadline_ms").integer(), on=n.get("on").tuple_of(_Node.text))
+
+
+def _read_output(n: _Node) -> OutputPolicy:
+    return OutputPolicy(
+        fields=n.get("fields").tuple_of(_Node.text), max_bytes=n.get("max_bytes").integer(),
+        redact=n.get("redact", []).tuple_of(_Node.text), schema_mode=n.get("schema_mode", "warn").choice(SchemaMode),
+        shape=n.get("shape", "object").choice(Shape), body=n.get("body", "json").choice(ResponseBody),
+        accept=n.get("accept", None).opt_text())
+
+
+def _read_narrowed(n: _Node) -> NarrowedArg:
+    return NarrowedArg(arg=n.get("arg").text(), schema=n.get("schema", None).value,
+                       description=n.get("description", None).opt_text(), hidden=n.get("hidden", False).flag())
+
+
+def _read_rewrites(n: _Node) -> dict[str, tuple[Mapping[str, JSON], ...]]:
+    out: dict[str, tuple[Mapping[str, JSON], ...]] = {}
+    for dialect, records in n.obj().items():
+        node = n.child(dialect, records)
+        read: list[Mapping[str, JSON]] = []
+        for record in node.items():
+            kind = record.get("kind").text()
+            if not kind:
+                raise record.fail("a rewrite record needs a non-empty kind", "kind")
+            read.append(record.obj())
+        out[dialect] = tuple(read)
+    return out
+
+
+def _read_row(n: _Node) -> PolicyRow:
+    n.obj()
+    mode = n.get("mode").choice(Mode)
+    tool = n.get("tool").text()
+    operation, request = n.get("operation"), n.get("request")
+    record = n.get("record", None)
+    record_arguments: RecordArguments | None = None
+    preview_ttl_s: int | None = None
+    if mode == "record":
+        record_arguments = "full"
+        if record.value is not None:
+            record_arguments = record.get("arguments").choice(RecordArguments)
+            preview_ttl_s = record.get("preview_ttl_s", None).opt_integer()
+    elif record.value is not None:
+        raise n.fail(f"a {mode} row holds no record object (record rows only)", "record")
+    return PolicyRow(
+        tool=tool, mode=mode, effect=n.get("effect").choice(Effect),
+        operation_id=operation.get("id").text(), method=operation.get("method").text(),
+        path=operation.get("path").text(), permission=n.get("permission").tuple_of(_Node.text),
+        approval=n.get("approval").choice(Approval), idempotency=_read_idempotency(n.get("idempotency", None)),
+        retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").integer(),
+        pagination=_read_pagination(n.get("pagination", None)), output=_read_output(n.get("output")),
+        auth=n.get("auth", []).tuple_of(_read_auth),
+        body_encoding=request.get("encoding").choice(BodyEncoding),
+        body_content_type=request.get("content_type", None).opt_text(),
+        bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed", []).tuple_of(_read_fixed),
+        pair=n.get("pair", None).opt_text(), intent=n.get("intent", "").text(),
+        success_status=n.get("success_status", []).tuple_of(_Node.integer),
+        record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,
+        narrowed=n.get("narrowed", []).tuple_of(_read_narrowed), toolset=n.get("toolset", None).opt_text(),
+        loading=n.get("loading", "eager").choice(Loading), keywords=n.get("keywords", []).tuple_of(_Node.text),
+        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites", {})))
+
+
+def _read_toolset(n: _Node) -> Toolset:
+    return Toolset(name=n.get("name").text(), description=n.get("description").text(),
+                   loading=n.get("loading").choice(Loading), origin=n.get("origin", "declared").choice(ToolsetOrigin))
+
+
+def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
+    """The `PolicyTable` of `value`, the JSON value of a ``policy.json`` (`file`: the display path
+    errors name). Raises `PolicyFormatError` (a ValueError) located at the first member that is
+    missing, of the wrong JSON type or outside its values, at ``/format`` for another format version,
+    and at ``/tools/<i>/tool`` for a tool named twice. Members that earlier builds of this format did
+    not write yet take their defaults (module docstring)."""
+    root = _Node(value, "", file)
+    root.obj()
+    version = root.get("format")
+    if version.value != FORMAT_VERSION:
+        raise version.fail(
+            f"policy format {version.value!r} is not the format {FORMAT_VERSION} this toolgen reads",
+            hint=("rebuild the API with this toolgen (`toolgen build`), or run the toolgen that wrote it"
+                  if isinstance(version.value, int) and not isinstance(version.value, bool) else _REBUILD))
+    rows: list[PolicyRow] = []
+    seen: set[str] = set()
+    for node in root.get("tools").items():
+        row = _read_row(node)
+        if row.tool in seen:
+            raise node.fail(f"tool {row.tool!r} has a second row", "tool")
+        seen.add(row.tool)
+        rows.append(row)
+    return PolicyTable(
+        api=root.get("api").text(), title=root.get("title", "").text(), version=root.get("version", "").text(),
+        base_url=root.get("base_url", "").text(), spec=root.get("spec", "").text(), tools=tuple(rows),
+        toolsets=root.get("toolsets", []).tuple_of(_read_toolset), format=FORMAT_VERSION)
+
+
+def read_policy(path: str | os.PathLike[str], file: str | None = None) -> PolicyTable:
+    """The `PolicyTable` of the ``policy.json`` at `path` (`file`: the display path errors name,
+    default `path` as given). Raises OSError when it cannot be read, `PolicyFormatError` when it is not
+    JSON (located at the document, with the line and column) or not of this format (`from_json`)."""
+    shown = file if file is not None else os.fspath(path)
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise PolicyFormatError(f"not JSON: {exc}", "", _REBUILD, shown) from None
+    return from_json(value, shown)
+
+
+__all__ = [
+    "FORMAT_VERSION",
+    "JSON",
+    "Approval",
+    "ArgBinding",
+    "ArgLocation",
+    "AuthBinding",
+    "BodyEncoding",
+    "Effect",
+    "FixedValue",
+    "Idempotency",
+    "Loading",
+    "Mode",
+    "NarrowedArg",
+    "NullMeans",
+    "OutputPolicy",
+    "Pagination",
+    "PaginationStyle",
+    "PolicyFormatError",
+    "PolicyRow",
+    "PolicyTable",
+    "Retry",
+    "Toolset",
+    "from_json",
+    "read_policy",
+]
