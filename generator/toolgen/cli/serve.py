@@ -14,7 +14,9 @@ receipt store. Output: an MCP server until the client disconnects (stdio) or unt
   (a worker that dies is replaced; `toolgen.runtime.workers`). They share receipts, previews, issued
   approvals and cursor keys through the receipt store, so ``memory://`` is refused; any request may
   land on any worker (the transport is stateless).
-- ``--approvals issued|client``: with ``issued`` (the default over HTTP) a record call's approval must
+- ``--approvals issued|elicit|client``: with ``elicit``, as ``issued`` plus approvals asked in the
+  protocol (`toolgen.runtime.elicit`: MCP 2026-07-28 clients get an ``input_required`` elicitation
+  showing the exact request); with ``issued`` (the default over HTTP) a record call's approval must
   be an ``approval_id`` issued by ``toolgen approve`` on the same receipt store (``--receipts``); with
   ``client`` (the default over stdio, where the host application is the caller) the ``_meta``
   approval is taken as given.
@@ -84,10 +86,11 @@ def parse_address(value: str) -> tuple[str, int]:
               help="With --http: the token file (YAML/JSON: actor, sha256 of the token, scopes per token).")
 @click.option("--no-auth", is_flag=True, default=False,
               help="With --http: serve without tokens, every caller as --actor/--scopes (unsafe off loopback).")
-@click.option("--approvals", type=click.Choice(["issued", "client"]), default=None,
+@click.option("--approvals", type=click.Choice(["issued", "elicit", "client"]), default=None,
               help="Where approvals come from: issued (only an approval_id issued by `toolgen approve` on the same "
-                   "receipt store) or client (the caller's _meta is taken as given). Default: issued with --http, "
-                   "client over stdio.")
+                   "receipt store), elicit (as issued, and MCP 2026-07-28 clients are asked in the protocol: the "
+                   "user approves the exact request in an elicitation) or client (the caller's _meta is taken as "
+                   "given). Default: issued with --http, client over stdio.")
 @click.option("--search-tool", type=click.Choice(sorted(SEARCH_TOOL_CHOICES)), default="auto", show_default=True,
               help="Serve the search_tools meta-tool: when the package has deferred tools, always, or never.")
 @click.option("--workers", type=int, default=1, show_default=True,
@@ -106,9 +109,10 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
             _bad("--tokens and --no-auth apply to --http only")
         if workers != 1:
             _bad("--workers applies to --http only (stdio serves one client)")
-        registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log, approvals or "client")
+        registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
+                                 _registry_mode(approvals or "client"))
         _warn_startup(registry, base_url)
-        anyio.run(_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)), search)
+        anyio.run(_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)), search, approvals == "elicit")
         return
     try:
         host, port = parse_address(http_address)
@@ -131,7 +135,9 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
     if workers > 1 and _scheme(receipts_spec) == "memory":
         _bad(f"--workers {workers} needs a receipt store the workers share (a SQLite file, redis://, "
              "postgresql://), not memory://")
-    registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log, approvals or "issued")
+    elicit = approvals == "elicit"
+    registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
+                             _registry_mode(approvals or "issued"))
     _warn_startup(registry, base_url)
     if registry.approvals == "client":
         click.echo("toolgen serve: warning: --approvals client over HTTP: any token holder with a write's scopes "
@@ -165,8 +171,9 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
         ready(f"http://{shown}:{bound}/mcp")
 
         def worker() -> int:
-            own = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log, approvals or "issued")
-            anyio.run(_http, own, verifier, actor, host, port, search, None, sock)
+            own = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
+                                _registry_mode(approvals or "issued"))
+            anyio.run(_http, own, verifier, actor, host, port, search, None, sock, elicit)
             return 0
 
         code = supervise(workers, worker, log=lambda line: click.echo(f"toolgen serve: {line}", err=True))
@@ -174,21 +181,27 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
         click.echo("toolgen serve: stopped", err=True)
         sys.exit(code)
     try:
-        anyio.run(_http, registry, verifier, actor, host, port, search, ready)
+        anyio.run(_http, registry, verifier, actor, host, port, search, ready, None, elicit)
     except OSError as exc:
         _bad(f"cannot listen on {http_address}: {exc.strerror or exc}")
     click.echo("toolgen serve: stopped", err=True)
 
 
-async def _stdio(registry: Registry, actor: Actor, search: bool | None) -> None:
-    await serve_stdio(registry, actor, search_tool=search)
+async def _stdio(registry: Registry, actor: Actor, search: bool | None, elicit: bool) -> None:
+    await serve_stdio(registry, actor, search_tool=search, elicit=elicit)
 
 
 async def _http(registry: Registry, verifier: StaticTokenVerifier | None, actor: Actor | None, host: str,
                 port: int, search: bool | None, ready: Callable[[str], None] | None,
-                sock: socket.socket | None = None) -> None:
+                sock: socket.socket | None = None, elicit: bool = False) -> None:
     await serve_http(registry, verifier=verifier, actor=actor, host=host, port=port, search_tool=search,
-                     on_ready=ready, sock=sock)
+                     on_ready=ready, sock=sock, elicit=elicit)
+
+
+def _registry_mode(approvals: str) -> str:
+    """The registry's approvals mode for ``--approvals``: ``elicit`` is ``issued`` with approvals
+    asked in the protocol (the server issues one when the user approves)."""
+    return "issued" if approvals == "elicit" else approvals
 
 
 def _scheme(receipts_spec: str | None) -> str | None:

@@ -268,7 +268,7 @@ def _actor_of_request(ctx: Any) -> Actor:
 
 def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None, actor: Actor | None = None,
                    host: str = "127.0.0.1", search_tool: bool | None = None,
-                   transport_security: Any = None) -> Any:
+                   transport_security: Any = None, elicit: bool = False) -> Any:
     """The Starlette app serving `registry` over Streamable HTTP at ``/mcp``, stateless.
 
     `verifier`: a `TokenVerifier` (e.g. `StaticTokenVerifier`, or a deployment's own, checking
@@ -287,12 +287,12 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
     if verifier is None:
         if actor is None:
             raise ValueError("serving HTTP needs a token verifier (or an explicit unauthenticated actor)")
-        server = build_server(registry, actor, search_tool=search_tool)
+        server = build_server(registry, actor, search_tool=search_tool, elicit=elicit)
         return server.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host,
                                           transport_security=transport_security)
     if actor is not None:
         raise ValueError("with a token verifier the caller comes from the token: do not also give an actor")
-    server = build_server(registry, actor_for=_actor_of_request, search_tool=search_tool)
+    server = build_server(registry, actor_for=_actor_of_request, search_tool=search_tool, elicit=elicit)
     if auth is None:
         # The SDK installs its bearer middleware only with AuthSettings, whose issuer_url is
         # mandatory; without resource_server_url and an authorization-server provider it is used
@@ -452,20 +452,21 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
                      transport_security: Any = None,
                      on_ready: Callable[[str], Awaitable[None] | None] | None = None,
                      header_timeout_s: float = HEADER_TIMEOUT_S, max_waiting: int | None = None,
-                     sock: socket.socket | None = None) -> None:
+                     sock: socket.socket | None = None, elicit: bool = False) -> None:
     """Serve `registry` over Streamable HTTP (`build_http_app`) on `host`:`port` (0: any free port)
     until SIGINT/SIGTERM, then stop gracefully and return. `on_ready(url)` is called once the
     server accepts connections, with the endpoint's URL (``http://HOST:PORT/mcp``, the bound port).
     `header_timeout_s`: seconds a connection has to send a request's headers; `max_waiting`: the
     most connections waiting for headers at once (default `max_waiting_connections()`). `sock`: a
     socket from `listen` to serve on instead of binding `host`:`port` (a serve worker's, shared
-    with its siblings; see `toolgen.runtime.workers`).
+    with its siblings; see `toolgen.runtime.workers`). `elicit`: approvals asked in the protocol
+    (`build_server`).
     Raises `OSError` when the address cannot be bound, `ValueError` as `build_http_app`."""
     import anyio
     import uvicorn
 
     app = build_http_app(registry, verifier=verifier, auth=auth, actor=actor, host=host, search_tool=search_tool,
-                         transport_security=transport_security)
+                         transport_security=transport_security, elicit=elicit)
     sock = _bind(host, port) if sock is None else sock
     bound = sock.getsockname()[1]
     waiting = max_waiting or max_waiting_connections()

@@ -46,10 +46,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+import anyio
 import jsonschema_rs
 
+from .elicit import approval_from_answer, approval_input_required, request_state_security, speaks_mrtr
 from .errors import make_error
 from .registry import Actor, Approval, CallResult, Registry
 from .search_tool import SEARCH_TOOL_NAME, ToolSearch, has_deferred, search_tool_entry
@@ -188,18 +191,23 @@ ActorResolver = Callable[[Any], Actor]
 
 
 def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: ActorResolver | None = None,
-                 search_tool: bool | None = None) -> Any:
+                 search_tool: bool | None = None, elicit: bool = False) -> Any:
     """An `mcp.server.lowlevel.Server` serving `registry`'s tools to `actor` (a fixed caller, as over
     stdio) or to `actor_for(ctx)` (per request, as over HTTP with a bearer token); exactly one of
     the two. `search_tool`: serve the ``search_tools`` meta-tool (None: when the package has a
-    deferred row). Raises `ValueError` when neither or both callers are given, or when a tool of the
-    package is itself named ``search_tools`` while the meta-tool is served."""
+    deferred row). `elicit`: ask for approvals in the protocol (`toolgen.runtime.elicit`: an
+    approval-gated record call without an approval from an MCP 2026-07-28 client with form
+    elicitation gets ``input_required``); needs a registry in ``approvals="issued"`` mode. Raises
+    `ValueError` when neither or both callers are given, when a tool of the package is itself named
+    ``search_tools`` while the meta-tool is served, or for `elicit` with ``approvals="client"``."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
     if (actor is None) == (actor_for is None):
         raise ValueError("give exactly one of actor (a fixed caller) and actor_for (per request)")
+    if elicit and registry.approvals != "issued":
+        raise ValueError("in-protocol approvals need a registry in approvals='issued' mode")
     serve_search = has_deferred(registry) if search_tool is None else search_tool
     if serve_search and SEARCH_TOOL_NAME in registry.specs:
         raise ValueError(f"the package has a tool named {SEARCH_TOOL_NAME!r}, the name of the search meta-tool")
@@ -232,12 +240,29 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
             return to_call_tool_result(refused)
         meta = params.meta if getattr(params, "meta", None) is not None else getattr(ctx, "meta", None)
         approval = _approval_from_meta(dict(meta) if meta else None)
-        result = await registry.acall(name, params.arguments or {}, actor=who, approval=approval)
+        arguments = params.arguments or {}
+        state = getattr(params, "request_state", None) if elicit else None
+        if state is not None:  # the retry of an approval round (sealed and checked by the boundary)
+            answered = await anyio.to_thread.run_sync(partial(
+                approval_from_answer, registry, name, arguments, who, state, getattr(params, "input_responses", None)))
+            if isinstance(answered, CallResult):
+                return to_call_tool_result(answered)
+            approval = answered
+        result = await registry.acall(name, arguments, actor=who, approval=approval)
+        if (elicit and state is None and approval is None and result.error is not None
+                and result.error.code == "approval_required" and speaks_mrtr(ctx)):
+            ask = await anyio.to_thread.run_sync(partial(approval_input_required, registry, name, arguments, who))
+            if ask is not None:
+                return ask
         return to_call_tool_result(conforming(registry, result))
 
+    if elicit:
+        from mcp.server.request_state import RequestStateBoundary
+
+        boundary = RequestStateBoundary(request_state_security(registry), default_audience=f"toolgen-{registry.api}")
     named = str(registry.policy.get("title") or registry.api)
     api_name = named if named.lower().endswith(" api") else f"{named} API"  # "Tickets API", not "Tickets API API"
-    return Server(
+    server = Server(
         f"toolgen-{registry.api or 'api'}",
         version=str(registry.policy.get("version", "")),
         instructions=(
@@ -245,6 +270,9 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
             "runtime. Writes are split into preview_* (no side effects, returns a preview_id) and "
             "record_* (executes the previewed request: pass the preview_id and an idempotency key; a host "
             "approves the preview_id)."
+            + (" A record call without an approval asks the user to approve the exact request in the "
+               "protocol (an input_required elicitation); clients without it get approval_required."
+               if elicit else "")
             + (" Approvals are issued by this runtime: a human reviews the preview and runs `toolgen approve`, "
                "which prints an approval_id; pass _meta {\"toolgen/approval\": {\"preview_id\": ..., "
                "\"approval_id\": ...}}. A preview_id alone is not an approval."
@@ -254,13 +282,18 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    if elicit:
+        server.middleware.append(boundary)
+    return server
 
 
-async def serve_stdio(registry: Registry, actor: Actor, *, search_tool: bool | None = None) -> None:
-    """Serve `registry` over stdin/stdout to `actor` until the client disconnects."""
+async def serve_stdio(registry: Registry, actor: Actor, *, search_tool: bool | None = None,
+                      elicit: bool = False) -> None:
+    """Serve `registry` over stdin/stdout to `actor` until the client disconnects (`elicit`: as
+    `build_server`)."""
     from mcp.server.stdio import stdio_server
 
-    server = build_server(registry, actor, search_tool=search_tool)
+    server = build_server(registry, actor, search_tool=search_tool, elicit=elicit)
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

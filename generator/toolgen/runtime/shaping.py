@@ -353,6 +353,11 @@ class CursorCodec:
     def _mac(self, scope: str, payload: bytes) -> bytes:
         return hmac.new(self._key, scope.encode("utf-8") + b"\x00" + payload, hashlib.sha256).digest()[:18]
 
+    def derive(self, label: bytes) -> bytes:
+        """A 32-byte secret for another purpose named by `label` (HMAC-SHA256 of it under this key):
+        shared by every process that shares the cursor key, and telling nothing about the key."""
+        return hmac.new(self._key, b"toolgen/derive\x00" + label, hashlib.sha256).digest()
+
     def encode(self, scope: str, payload: Mapping[str, Any]) -> str:
         """An opaque token for `payload` (a JSON object) bound to `scope` (``"<api>/<tool>"``)."""
         raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode("utf-8")
