@@ -615,6 +615,14 @@ _IGNORED_HEADER = re.compile(r"^header[^:]*: .*\b(required property '(accept|con
                              re.IGNORECASE)
 
 
+#: a violation naming a required query parameter whose name holds ``[`` or ``]``: Prism cannot match such a
+#: name in any spelling, percent-encoded (what RFC 3986 §3.4 and the OpenAPI 3.0.4/3.1.1 style table
+#: send, ``filter%5Bapp%5D``) or raw (``filter[app]``, which its query parser reads as a nested object):
+#: stoplightio/prism#2017, #2443
+_BRACKETED_QUERY_NAME = re.compile(r"^(request\.)?query[^:]*: Request query must have required property "
+                                   r"'[^']*(\[|\]|%5b|%5d)[^']*'$", re.IGNORECASE)
+
+
 def _prism_problem(body: Any) -> str | None:
     if isinstance(body, Mapping) and isinstance(body.get("type"), str) and "stoplight.io/prism/errors#" in body["type"]:
         return body["type"].rsplit("#", 1)[1]
@@ -656,7 +664,10 @@ def classify(obs: Observation) -> tuple[str, str]:
       its error code (it refused arguments valid for its own input schema).
     - Prism answered 5xx with its own error type: ``prism_limit`` (Prism could not make an answer).
     - Prism answered 4xx with request violations or its own error type (no route, not acceptable,
-      no credentials): ``request_rejected``, the first violation as the cause.
+      no credentials): ``request_rejected``, the first violation as the cause; ``prism_limit`` when
+      every violation is one Prism makes of a valid request (a required Accept/Content-Type header
+      parameter, which OpenAPI says to ignore; a required query parameter named with ``[``/``]``,
+      which Prism matches in no spelling).
     - Prism answered 2xx: ``conforms`` when the runtime returned it without warnings. When the
       runtime refused or warned and Prism's body does not fit the spec's own response schema
       (openapi-schema-validator, or Prism's own response violation): ``spec_error`` when the body
@@ -695,6 +706,8 @@ def classify(obs: Observation) -> tuple[str, str]:
         violations = prism_violations(obs.headers, obs.body)
         if violations and all(_IGNORED_HEADER.search(v) for v in violations):
             return "prism_limit", "Prism requires a header parameter that OpenAPI says to ignore (Accept, Content-Type)"
+        if violations and all(_BRACKETED_QUERY_NAME.search(v) for v in violations):
+            return "prism_limit", "Prism cannot match a query parameter whose name holds '[' or ']' (prism#2017)"
         if violations:
             return "request_rejected", f"prism {obs.status} " + normalise(violations[0])
         if problem:
