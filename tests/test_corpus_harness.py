@@ -214,6 +214,14 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
                                           {"location": ["query"], "message":
                                            "Request query must have required property 'limit'"}]}),
      "request_rejected", "prism 422 query: Request query must have required property 'filter%5bapp%5d'"),
+    (lib.Observation(result=err("upstream_rejected"), status=422, sent_type="text/xml",  # cloudfront
+                     body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
+                           "validation": [{"location": ["body"], "message": "Request body must be object"}]}),
+     "prism_limit", "Prism parses no XML request body: any document is a string to it (prism#2050)"),
+    (lib.Observation(result=err("upstream_rejected"), status=422, sent_type="application/json",  # JSON: a real miss
+                     body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
+                           "validation": [{"location": ["body"], "message": "Request body must be object"}]}),
+     "request_rejected", "prism 422 body: Request body must be object"),
     (lib.Observation(result=err("upstream_error"), status=409, body={"message": "conflict"}), "prism_limit",
      "prism answered HTTP 409 without a request violation (upstream_error)"),
 ])
