@@ -381,6 +381,7 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
                 entry["exception"] = f"{type(exc).__name__}: {str(exc)[:200]}"
             if capture.request is not None:
                 req = capture.request
+                obs.sent_type = req.headers.get("content-type")
                 entry["sent"] = {"method": req.method, "url": _excerpt(str(req.url), 200),
                                  "headers": sorted(k for k in req.headers if k.lower() not in _HTTPX_DEFAULTS),
                                  "content_type": req.headers.get("content-type"),

@@ -545,7 +545,8 @@ class Observation:
     fits the spec's own response schema (``None``: not checked); `from_example`: whether the spec
     gives an example for that response (Prism answers with it) rather than Prism generating one;
     `route`: the operation's path template in the spec; `declares_success`: whether the operation
-    declares a 2xx response (Prism answers with the first response it declares)."""
+    declares a 2xx response (Prism answers with the first response it declares); `sent_type`: the
+    Content-Type of the request sent."""
 
     argen_error: str | None = None
     result: Mapping[str, Any] | None = None
@@ -558,6 +559,7 @@ class Observation:
     from_example: bool | None = None
     route: str | None = None
     declares_success: bool = True
+    sent_type: str | None = None
 
 
 def observation_record(obs: Observation) -> dict[str, Any]:
@@ -615,6 +617,19 @@ _IGNORED_HEADER = re.compile(r"^header[^:]*: .*\b(required property '(accept|con
                              re.IGNORECASE)
 
 
+#: Prism's refusal of an XML request body: it parses none, so any document is a string to it where the
+#: schema says object (stoplightio/prism#2050)
+_XML_BODY_REFUSED = re.compile(r"^(request\.)?body: (Request body )?must be (object|array)$")
+_XML_TYPE = re.compile(r"^[^;]*(/xml|\+xml)\s*(;.*)?$", re.IGNORECASE)
+
+#: a violation naming a required query parameter whose name holds ``[`` or ``]``: Prism cannot match such a
+#: name in any spelling, percent-encoded (what RFC 3986 §3.4 and the OpenAPI 3.0.4/3.1.1 style table
+#: send, ``filter%5Bapp%5D``) or raw (``filter[app]``, which its query parser reads as a nested object):
+#: stoplightio/prism#2017, #2443
+_BRACKETED_QUERY_NAME = re.compile(r"^(request\.)?query[^:]*: Request query must have required property "
+                                   r"'[^']*(\[|\]|%5b|%5d)[^']*'$", re.IGNORECASE)
+
+
 def _prism_problem(body: Any) -> str | None:
     if isinstance(body, Mapping) and isinstance(body.get("type"), str) and "stoplight.io/prism/errors#" in body["type"]:
         return body["type"].rsplit("#", 1)[1]
@@ -656,7 +671,10 @@ def classify(obs: Observation) -> tuple[str, str]:
       its error code (it refused arguments valid for its own input schema).
     - Prism answered 5xx with its own error type: ``prism_limit`` (Prism could not make an answer).
     - Prism answered 4xx with request violations or its own error type (no route, not acceptable,
-      no credentials): ``request_rejected``, the first violation as the cause.
+      no credentials): ``request_rejected``, the first violation as the cause; ``prism_limit`` when
+      every violation is one Prism makes of a valid request (a required Accept/Content-Type header
+      parameter, which OpenAPI says to ignore; a required query parameter named with ``[``/``]``,
+      which Prism matches in no spelling; an XML request body, which Prism never parses).
     - Prism answered 2xx: ``conforms`` when the runtime returned it without warnings. When the
       runtime refused or warned and Prism's body does not fit the spec's own response schema
       (openapi-schema-validator, or Prism's own response violation): ``spec_error`` when the body
@@ -695,6 +713,11 @@ def classify(obs: Observation) -> tuple[str, str]:
         violations = prism_violations(obs.headers, obs.body)
         if violations and all(_IGNORED_HEADER.search(v) for v in violations):
             return "prism_limit", "Prism requires a header parameter that OpenAPI says to ignore (Accept, Content-Type)"
+        if violations and all(_BRACKETED_QUERY_NAME.search(v) for v in violations):
+            return "prism_limit", "Prism cannot match a query parameter whose name holds '[' or ']' (prism#2017)"
+        if (violations and obs.sent_type and _XML_TYPE.match(obs.sent_type)
+                and all(_XML_BODY_REFUSED.search(v) for v in violations)):
+            return "prism_limit", "Prism parses no XML request body: any document is a string to it (prism#2050)"
         if violations:
             return "request_rejected", f"prism {obs.status} " + normalise(violations[0])
         if problem:

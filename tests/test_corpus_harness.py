@@ -198,6 +198,30 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
      "output_warned", "warning: output /: Additional properties are not allowed (… were unexpected)"),
     (lib.Observation(result={**OK, "warnings": ["output /a: 'x' is not of type 'integer'"]}, status=200,
                      body={"a": "x"}, body_conforms=True), "output_warned", "warning: output /a: … is not of type …"),
+    (lib.Observation(result=err("upstream_rejected"), status=422,  # twinehealth: sent filter%5Bpatient%5D
+                     body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
+                           "validation": [{"location": ["query"], "severity": "Error", "message":
+                                           "Request query must have required property 'filter%5bpatient%5d'"}]}),
+     "prism_limit", "Prism cannot match a query parameter whose name holds '[' or ']' (prism#2017)"),
+    (lib.Observation(result=err("upstream_rejected"), status=400, body="",  # apple: a declared 400, sl-violations
+                     headers={"sl-violations": '[{"location":["request","query"],"message":'
+                                               '"Request query must have required property \'filter[app]\'"}]'}),
+     "prism_limit", "Prism cannot match a query parameter whose name holds '[' or ']' (prism#2017)"),
+    (lib.Observation(result=err("upstream_rejected"), status=422,  # one real violation besides: still rejected
+                     body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
+                           "validation": [{"location": ["query"], "message":
+                                           "Request query must have required property 'filter%5bapp%5d'"},
+                                          {"location": ["query"], "message":
+                                           "Request query must have required property 'limit'"}]}),
+     "request_rejected", "prism 422 query: Request query must have required property 'filter%5bapp%5d'"),
+    (lib.Observation(result=err("upstream_rejected"), status=422, sent_type="text/xml",  # cloudfront
+                     body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
+                           "validation": [{"location": ["body"], "message": "Request body must be object"}]}),
+     "prism_limit", "Prism parses no XML request body: any document is a string to it (prism#2050)"),
+    (lib.Observation(result=err("upstream_rejected"), status=422, sent_type="application/json",  # JSON: a real miss
+                     body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
+                           "validation": [{"location": ["body"], "message": "Request body must be object"}]}),
+     "request_rejected", "prism 422 body: Request body must be object"),
     (lib.Observation(result=err("upstream_error"), status=409, body={"message": "conflict"}), "prism_limit",
      "prism answered HTTP 409 without a request violation (upstream_error)"),
 ])

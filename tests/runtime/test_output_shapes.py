@@ -62,6 +62,10 @@ SPEC: dict[str, Any] = {
         "/mixed": _op("getMixed", {"200": {"description": "ok", "content": {
             "application/pdf": {"schema": {"type": "string", "format": "binary"}},
             "application/json": {"schema": OBJ}}}}),
+        "/certificate": _op("getCertificate", {"200": {"description": "PDF or XML, as the request's format says",
+                                                        "content": {
+            "application/pdf": {"example": "the certificate in PDF"},
+            "application/xml": {"schema": {"type": "object", "properties": {"dlno": {"type": "string"}}}}}}}),
         "/pdf": _op("getPdf", {"200": {"description": "ok", "content": {
             "application/pdf": {"schema": {"type": "string", "format": "binary"}}}}}),
         "/closed": _op("getClosed", {"200": _json({
@@ -194,6 +198,22 @@ def test_json_next_to_binary_asks_for_json(shapes: Built, server: RecordingServe
     content, _ = _call(shapes, server, "getMixed", "/mixed", json.dumps({"id": "m"}).encode(), "application/json")
     assert content == {"id": "m"}
     assert server.last.header("Accept") == "application/json"
+
+
+@pytest.mark.parametrize(("body", "ctype", "expected"), [
+    (b"%PDF-1.7 \x00\x01", "application/pdf", {"result": {"content_type": "application/pdf", "bytes": 11}}),
+    (b"<DrivingLicense><dlno>TN01</dlno></DrivingLicense>", "application/xml; charset=utf-8",
+     {"result": "<DrivingLicense><dlno>TN01</dlno></DrivingLicense>"}),
+])
+def test_text_or_binary_whichever_the_api_picks_fits_the_output_schema(
+        shapes: Built, server: RecordingServer, body: bytes, ctype: str, expected: dict[str, Any]) -> None:
+    """apisetu.gov.in's certificates: ``application/pdf`` (no schema) or ``application/xml``, picked by
+    a field of the request, not by ``Accept``. Either answer is what the output schema describes."""
+    content, schema = _call(shapes, server, "getCertificate", "/certificate", body, ctype)
+    assert content == expected
+    assert _valid(schema, content)
+    assert server.last.header("Accept") == "application/xml, application/pdf;q=0.5"
+    assert shapes.row(_tool(shapes, "getCertificate"))["output"]["shape"] == "result"
 
 
 def test_a_binary_answer_is_summarised_as_its_schema_says(shapes: Built, server: RecordingServer) -> None:

@@ -12,6 +12,9 @@ with
 - the permission from the operation's OAuth scopes when it has some, else ``<api>:read|write`` (the
   map's own permission; a note says so when the operation is protected by an OAuth scheme but the
   spec asks for no scope);
+- `hide:` for the parameters a security scheme's request signature computes (AWS SigV4's
+  ``X-Amz-Date``, ``X-Amz-Signature``, ...: `toolgen.compile.lower.security.signed_parameters`),
+  with a comment saying signing belongs to the transport;
 - `approval: required` on every write (a comment says to decide) and destructive intent;
 - the idempotency key sent as the operation's `Idempotency-Key` header when it declares one, else
   kept for receipts only (`send_as: none`);
@@ -49,7 +52,7 @@ from ..compile.intent import Budgets, IntentMap, LoadedIntentMap
 from ..compile.load import SpecDocument
 from ..compile.lower import lower, operation_parameters, operation_response
 from ..compile.lower.body import body_member_costs
-from ..compile.lower.security import secret_name
+from ..compile.lower.security import secret_name, signed_parameters
 from ..compile.lower.toolsets import path_toolset, tag_description
 from ..compile.operations import (
     Operation,
@@ -250,6 +253,7 @@ class _Drafter:
             intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": f"header:{header}" if header else "none"}
             if not header:
                 draft.eol["idempotency"] = "receipts only: the API takes no idempotency key"
+        _draft_signed_hide(self.doc, op, params, intent, draft)
         fields_of = response
         if effect == "read":
             query = [str(p.get("name")) for p in params if p.get("in") == "query"]
@@ -329,6 +333,25 @@ def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any
     draft.notes.append(f"hide: {len(hidden)} of the body's {len(costs)} members drafted hidden, largest first: with "
                        f"them the tool would be too large for a model ({size / 1000:,.0f} kB of body schema left); "
                        "unhide the ones agents need")
+
+
+def _draft_signed_hide(doc: SpecDocument, op: Operation, params: list[dict[str, Any]], intent: dict[str, Any],
+                       draft: _Draft) -> None:
+    """Hide the optional parameters a security scheme's request signature computes
+    (`toolgen.compile.lower.security.signed_parameters`: AWS SigV4's ``X-Amz-Date``,
+    ``X-Amz-Signature``, ...), ahead of any `hide:` entry already drafted, and say why in a comment
+    above the intent: signing belongs to the transport, never to the model. A required one stays
+    (the build's ``param-signed-visible`` warning says what to do)."""
+    signed = signed_parameters(doc, op)
+    names = [str(p["name"]) for p in params
+             if p.get("in") in ("header", "query") and str(p.get("name", "")).lower() in signed
+             and not p.get("required")]
+    if not names:
+        return
+    schemes = sorted({signed[n.lower()][0] for n in names})
+    intent["hide"] = [*names, *(h for h in intent.get("hide", []) if h not in names)]
+    draft.notes.append(f"hide: {', '.join(names)}: computed by the request signature of security scheme(s) "
+                       f"{', '.join(schemes)}; signing belongs to the transport, never to the model")
 
 
 _READ_WORD = re.compile(r"(?:^|[^a-z])(read|readonly|view|list|get)(?:$|[^a-z])", re.IGNORECASE)

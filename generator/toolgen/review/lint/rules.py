@@ -226,6 +226,14 @@ for _id, _sev, _summary, _help in (
      "Keep `hide: true` alone, or drop it."),
     ("param-credential", "info", "A parameter looks like a credential; the runtime sends it from a secret.",
      "Nothing to do if that is right."),
+    ("param-signed-visible", "warning",
+     ("A parameter that a security scheme's request signature computes (AWS SigV4's X-Amz-Date, "
+      "X-Amz-Signature, ...) is a tool argument: a model would be asked to sign."),
+     "Add it to the intent's `hide:` (`toolgen init` drafts it); signing belongs to the transport."),
+    ("request-body-xml", "warning",
+     ("An XML request body is one string argument the model writes; the runtime does not serialise "
+      "arguments to XML."),
+     "Describe the expected document in `args: {body: {description: ...}}`, or offer JSON in the spec."),
     ("header-reserved", "warning",
      "A hop-by-hop, framing or Cookie header parameter is not a tool argument and is not sent.",
      "Nothing to do; declare cookies as `in: cookie` parameters."),
