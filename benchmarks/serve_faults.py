@@ -7,7 +7,7 @@ Starts, on loopback: a throwaway PostgreSQL cluster or Redis server (``appendonl
 ``appendfsync always``, so a restart keeps what was acknowledged), a fault-injecting tickets API
 that deduplicates by ``Idempotency-Key`` as the policy declares (``honoured_by_api``), and ``toolgen
 serve generated/tickets --http --workers N --approvals client`` on that store. Then `--agents`
-official MCP clients share `--calls` calls: reads (``get_ticket``), previews of one of 40 notes and
+official MCP clients share `--calls` calls: reads (``get_ticket``), previews of one of 1,000 notes and
 approved records of a previewed note, each under the note's own idempotency key and, one time in
 ten, under another key with the same approval (which the runtime must refuse once the approval is
 spent). Every `--fault-every` seconds one fault, in turn: ``kill -9`` of a worker (mid-call, the
@@ -51,7 +51,7 @@ RESULTS = REPO / "benchmarks" / "results"
 TOOLGEN = str(Path(sys.executable).parent / "toolgen")
 TICKET_PATH = r"^/v1/tickets/T-[0-9]+$"
 FOLLOWUPS = r"^/v1/tickets/T-[0-9]+/followups$"
-NOTES = [f"Follow-up note number {i}: customer called about the printer." for i in range(40)]
+NOTES = [f"Follow-up note number {i}: customer called about the printer." for i in range(1000)]
 PREFIX = "faults_"
 
 
