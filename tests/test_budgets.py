@@ -123,7 +123,7 @@ def test_budgets_are_configurable(tmp_path: Path) -> None:
 
 
 def _schemas() -> st.SearchStrategy[dict[str, Any]]:
-    leaf = st.sampled_from([{"type": "string"}, {"type": "integer"}, {}, {"type": ["string", "null"]},
+    leaf: st.SearchStrategy[dict[str, Any]] = st.sampled_from([{"type": "string"}, {"type": "integer"}, {}, {"type": ["string", "null"]},
                             {"$ref": "#/$defs/R"}, {"type": "array"}, {"type": "object"}])
     return st.recursive(leaf, lambda inner: st.one_of(
         st.builds(lambda p: {"type": "object", "properties": p},

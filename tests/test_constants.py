@@ -148,7 +148,7 @@ def test_policy_names_each_constant_and_the_schema_it_came_from(built: Built) ->
 def test_the_preview_and_the_wire_carry_the_constants(built: Built, recorder: RecordingServer) -> None:
     with _registry(built, recorder) as reg:
         preview = reg.call("preview_describe_keys", {"Identifier": "db-1"}, actor=ACTOR)
-        assert preview.ok, preview.to_json()
+        assert preview.ok and preview.result is not None, preview.to_json()
         request = preview.result["request"]
         assert "#" not in json.dumps(request["url"])
         assert [TARGET] == [v for k, v in request["headers"].items() if k.lower() == "x-amz-target"] \

@@ -37,7 +37,7 @@ from toolgen.dialects.openai import (
 
 # --- canonical inputs ------------------------------------------------------------------------------
 
-CASE15 = {  # optional fields under strict mode (query `depth` flattened next to the body members)
+CASE15: dict[str, Any] = {  # optional fields under strict mode (query `depth` flattened next to the body members)
     "type": "object",
     "properties": {
         "depth": {"type": "string", "enum": ["basic", "advanced"], "description": "Query: extraction depth"},
@@ -87,7 +87,7 @@ CASE13_RECURSIVE = {  # a recursive $ref with siblings must keep its description
     },
 }
 
-CASE14 = {
+CASE14: dict[str, Any] = {
     "type": "object",
     "properties": {
         "url": {"type": "string", "format": "uri"},
@@ -227,7 +227,7 @@ CONSTRAINTS = {
     "additionalProperties": False,
 }
 
-ALL_INPUTS = {
+ALL_INPUTS: dict[str, dict[str, Any]] = {
     "case15": CASE15, "case13": CASE13, "case13_recursive": CASE13_RECURSIVE, "case14": CASE14,
     "case05_folder": CASE05_FOLDER, "case05_search": CASE05_SEARCH, "case24_bare": CASE24_BARE,
     "case24_closed": CASE24_CLOSED, "case08": CASE08, "free_form": FREE_FORM, "constraints": CONSTRAINTS,
@@ -251,7 +251,7 @@ def object_nodes(schema: Any) -> list[dict[str, Any]]:
 
 
 def valid(schema: dict[str, Any], instance: Any) -> bool:
-    return Draft202012Validator(schema).is_valid(instance)
+    return bool(Draft202012Validator(schema).is_valid(instance))
 
 
 def with_nulls(canonical: dict[str, Any], instance: Any, root: dict[str, Any] | None = None) -> Any:

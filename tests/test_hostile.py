@@ -85,7 +85,7 @@ _COLLIDING = ["a-b", "a_b", "a.b", "a b", "A-B", "a+b", "a__b", "a--b", "_a_b_",
 def hostile_name(canary: str) -> st.SearchStrategy[str]:
     return (st.sampled_from(_KEYWORDISH + _COLLIDING)
             | hostile_text(canary, min_size=1)
-            | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=70))
+            | st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=70))
 
 
 # --- documents ------------------------------------------------------------------------------------
@@ -276,7 +276,7 @@ def _check_one(tmp: Path, importer: _Importer, doc: dict[str, Any], intent_body:
         if name.endswith(".json"):
             json.loads(data.decode("utf-8"))
     for dialect, tools in built.catalogs.by_dialect().items():
-        problems = check_catalog(dialect, tools, max_tools=None)  # type: ignore[arg-type]
+        problems = check_catalog(dialect, tools, max_tools=None)
         assert not problems, [p.render() for p in problems[:5]]
     # names unique and valid
     names = [t.name for t in built.ir.tools]
@@ -352,7 +352,7 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
 
 @st.composite
 def broken_document(draw: Any, canary: str) -> dict[str, Any]:
-    doc = draw(hostile_document(canary))
+    doc: dict[str, Any] = draw(hostile_document(canary))
     for _ in range(draw(st.integers(1, 3))):
         where = draw(st.sampled_from([p for p in _paths(doc) if p]))
         parent: Any = doc

@@ -370,9 +370,10 @@ def test_schema_rules_x_nullable_file_discriminator_and_extensions() -> None:
 
 
 def test_vendor_extensions_stay_where_they_stand() -> None:
+    top: dict[str, Any] = {"x-top": 4, "info": {"title": "t", "version": "1", "x-logo": {"url": "u"}}}
     data = op_doc({"x-op": 1, "parameters": [{"name": "q", "in": "query", "type": "string", "x-param": 2}],
                    "responses": {"200": {"description": "ok", "x-response": 3}}},
-                  method="get", **{"x-top": 4}, info={"title": "t", "version": "1", "x-logo": {"url": "u"}})
+                  method="get", **top)
     data["paths"]["/things"]["x-item"] = 5
     converted = convert(data)
     assert converted.data["x-top"] == 4 and converted.data["info"]["x-logo"] == {"url": "u"}

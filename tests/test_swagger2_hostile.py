@@ -276,7 +276,7 @@ KEYS = ["name", "in", "type", "collectionFormat", "host", "schemes", "basePath",
 
 
 #: the values each keyword is meant to hold, drawn half the time, so that the others meet a valid context
-LIKELY = {"type": ["array", "string", "file"], "in": ["query", "header", "path", "formData", "body"],
+LIKELY: dict[str, list[Any]] = {"type": ["array", "string", "file"], "in": ["query", "header", "path", "formData", "body"],
           "security": ["oauth2", "apiKey", "basic"], "host": ["api.example.com"], "schemes": [["https"]]}
 
 

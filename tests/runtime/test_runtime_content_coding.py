@@ -30,7 +30,7 @@ from toolgen.runtime import (
 from toolgen.runtime.content_coding import BodyTooLarge, BoundedDecoder
 from toolgen.runtime.registry import MAX_RESPONSE_BYTES
 
-TICKET = {"id": "T-102", "subject": "Printer on fire", "status": "open", "priority": "high",
+TICKET: dict[str, Any] = {"id": "T-102", "subject": "Printer on fire", "status": "open", "priority": "high",
           "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
           "assignee": None, "tags": [], "followup_count": 0, "updated_at": "2025-02-01T11:00:00Z",
           "body": "Long original request text."}

@@ -8,6 +8,7 @@ runtime: dialect-shaped arguments send exactly the request the canonical ones do
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +70,8 @@ def _nested(depth: int) -> dict[str, Any]:
 
 
 DEEP = _nested(12)
-SCHEMAS = {"maps": MAPS, "tree": TREE, "deep": DEEP}
-VIEWS = {"openai": openai_parameters, "gemini": gemini_parameters}
+SCHEMAS: dict[str, dict[str, Any]] = {"maps": MAPS, "tree": TREE, "deep": DEEP}
+VIEWS: dict[str, Callable[[dict[str, Any]], Any]] = {"openai": openai_parameters, "gemini": gemini_parameters}
 
 
 def _decode(args: Any, records: Any) -> Any:
@@ -212,7 +213,7 @@ def test_a_record_call_in_a_dialect_sends_the_canonical_request(stripe: Registry
         with reg:
             preview = reg.call("preview_update_customer", args, actor=_actor(reg, "preview_update_customer"),
                                dialect=dialect)
-            assert preview.ok, preview.to_json()
+            assert preview.ok and preview.result is not None, preview.to_json()
             res = call_record(reg, "record_update_customer", {**args, "idempotency_key": "k-1"},
                            actor=_actor(reg, "record_update_customer"), approval=preview.result["preview_id"],
                            dialect=dialect)

@@ -75,7 +75,7 @@ def test_a_scope_string_is_split_at_spaces_only() -> None:
 
 def test_a_string_scoped_actor_is_refused_on_the_call_path(server: TicketsServer) -> None:
     policy, catalog = _package()
-    reg = Registry(policy, catalog, base_url=server.base_url,
+    reg = Registry(policy, list(catalog), base_url=server.base_url,
                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
     with reg:
         sneaky = Actor("mallory", "not ticket:writer ticket:read")  # type: ignore[arg-type]
@@ -128,7 +128,7 @@ def test_terminal_safe_escapes_every_control_bidi_and_separator() -> None:
 def test_approve_prints_no_raw_control_or_bidi_character(server: TicketsServer, tmp_path: Path) -> None:
     path = tmp_path / "receipts.sqlite3"
     policy, catalog = _package()
-    reg = Registry(policy, catalog, base_url=server.base_url,
+    reg = Registry(policy, list(catalog), base_url=server.base_url,
                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
                    receipts=SqliteReceiptStore(path), audit=MemoryAuditSink(), cursor_key=b"k" * 32,
                    approvals="issued")
@@ -163,7 +163,7 @@ def _says_nothing_of_the_schema(error: dict[str, Any]) -> None:
 def test_a_hidden_tool_is_refused_before_its_arguments_are_validated(server: TicketsServer) -> None:
     policy, catalog = _package()
     audit = MemoryAuditSink()
-    reg = Registry(policy, catalog, base_url=server.base_url, audit=audit,
+    reg = Registry(policy, list(catalog), base_url=server.base_url, audit=audit,
                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
     with reg:
         for tool in (PREVIEW, FOLLOWUP, "record_ticket_delete"):
@@ -196,7 +196,7 @@ def _echo_registry(recorder: RecordingServer, kind: str, secret: str) -> Registr
     for row in policy["tools"]:
         row["auth"] = [{"in": "header", "kind": kind, "name": "Authorization", "scheme": kind, "secret": "S"}]
         row["retry"] = None
-    return Registry(policy, catalog, base_url=recorder.base_url + "/v1", audit=MemoryAuditSink(),
+    return Registry(policy, list(catalog), base_url=recorder.base_url + "/v1", audit=MemoryAuditSink(),
                     credentials=StaticCredentials({"S": secret}), cursor_key=b"k" * 32)
 
 
@@ -285,7 +285,7 @@ def test_a_page_whose_one_item_exceeds_the_budget_holds_it_exactly(echo_server: 
     policy, catalog = _package()
     for row in policy["tools"]:
         row["output"]["max_bytes"] = 10_000
-    reg = Registry(policy, catalog, base_url=echo_server.base_url + "/v1", audit=MemoryAuditSink(),
+    reg = Registry(policy, list(catalog), base_url=echo_server.base_url + "/v1", audit=MemoryAuditSink(),
                    credentials=StaticCredentials({"TICKETS_TOKEN": "t" * 20}), cursor_key=b"k" * 32)
     big = {"id": "T-1", "subject": "word " * 5000, "status": "open", "priority": "low", "updated_at": "x"}
     echo_server.reply("GET", "/v1/tickets$", body={"data": [big, dict(big, id="T-2")], "has_more": True})
@@ -321,7 +321,7 @@ def test_a_replay_is_shaped_with_the_current_redact_policy(server: TicketsServer
         for row in policy["tools"]:
             if row["tool"] == FOLLOWUP:
                 row["output"]["redact"] = redact
-        return Registry(policy, catalog, base_url=server.base_url, receipts=SqliteReceiptStore(path),
+        return Registry(policy, list(catalog), base_url=server.base_url, receipts=SqliteReceiptStore(path),
                         credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
 
     with registry([]) as before:

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.runtime_env import READER, WRITER, tickets_dir
+from tests.support.runtime_env import READER, WRITER, mcp_json, tickets_dir
 
 from toolgen.cli import main
 from toolgen.examples.tickets_server import TicketsServer
@@ -62,7 +62,7 @@ def make_registry(server: TicketsServer, *, deferred: tuple[str, ...] = ()) -> R
     for row in policy["tools"]:
         if row["tool"] in deferred:
             row["loading"] = "deferred"
-    return Registry(policy, catalog, base_url=server.base_url,
+    return Registry(policy, list(catalog), base_url=server.base_url,
                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
                     receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
 
@@ -122,7 +122,7 @@ def leaves(exc: BaseException) -> list[BaseException]:
 def error_of(result: Any) -> dict[str, Any]:
     assert result.is_error is True, result
     assert result.structured_content is None  # an error never claims to be a result
-    return dict(json.loads(result.content[0].text)["error"])
+    return dict(mcp_json(result)["error"])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -614,7 +614,7 @@ async def test_fixed_actor_server_lists_by_identity_and_serves_search(server: Ti
     catalog = [dict(e, name=SEARCH_TOOL_NAME) if e["name"] == policy_and_catalog()[0]["tools"][0]["tool"] else e
                for e in catalog]
     with pytest.raises(ValueError, match="search meta-tool"):
-        build_server(Registry(policy, catalog), READER, search_tool=True)
+        build_server(Registry(policy, list(catalog)), READER, search_tool=True)
     with pytest.raises(ValueError, match="exactly one"):
         build_server(registry, None)
 

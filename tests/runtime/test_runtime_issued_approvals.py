@@ -59,7 +59,7 @@ def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def _registry(server: TicketsServer, receipts: ReceiptStore, approvals: str = "issued") -> Registry:
     policy, catalog = _package()
-    return Registry(policy, catalog, base_url=server.base_url,
+    return Registry(policy, list(catalog), base_url=server.base_url,
                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), receipts=receipts,
                     audit=MemoryAuditSink(), cursor_key=b"k" * 32, approvals=approvals)
 
@@ -222,9 +222,9 @@ def test_client_mode_is_unchanged(server: TicketsServer) -> None:
     finally:
         reg.close()
     policy, catalog = _package()
-    assert Registry(policy, catalog).approvals == "client"
+    assert Registry(policy, list(catalog)).approvals == "client"
     with pytest.raises(ValueError, match="approvals"):
-        Registry(policy, catalog, approvals="trusted")
+        Registry(policy, list(catalog), approvals="trusted")
 
 
 # -- toolgen approve --------------------------------------------------------------------------------

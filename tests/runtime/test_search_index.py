@@ -87,7 +87,7 @@ def test_a_registry_loaded_from_a_folder_ranks_with_its_search_json(github_copy:
     loaded = Registry.from_dir(github_copy)
     assert loaded.source == github_copy
     assert [h.tool for h in ToolIndex.from_registry(loaded).search("zebra", limit=3)] == ["record_lock_issue"]
-    in_memory = Registry(loaded.policy, loaded.catalog())
+    in_memory = Registry(loaded.policy, list(loaded.catalog()))
     assert in_memory.source is None
     assert ToolIndex.from_registry(in_memory).search("zebra", limit=3) == []
 
