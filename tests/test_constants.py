@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import Built, build
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
 from toolgen.compile.lower.constants import single_value
@@ -223,7 +224,7 @@ _PARAM_SCHEMAS = st.one_of(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["query", "header", "path"]), st.booleans(), _PARAM_SCHEMAS),
                 min_size=1, max_size=4))
 def test_no_required_input_property_admits_exactly_one_value(tmp_path_factory: pytest.TempPathFactory,

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from tests.support.profiles import examples
 
 import toolgen.dialects
 from toolgen.dialects import dialect, iter_schemas, registry, resolve_local_ref, unresolved_refs
@@ -882,7 +883,7 @@ def obj_instance(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(obj())
 def test_property_semantics_preserved_and_catalogs_conform(pair: tuple[dict[str, Any], Any]) -> None:
     canonical, instance = pair

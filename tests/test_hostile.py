@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.build import build_api
 from toolgen.diagnostics import DiagnosticError
@@ -314,8 +315,8 @@ def _run(tmp_path_factory: pytest.TempPathFactory, importer: _Importer, data: st
     _check_one(tmp, importer, doc, body, canary)
 
 
-_FAST = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-_SLOW = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+_FAST = settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+_SLOW = settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
 @_FAST
@@ -397,7 +398,7 @@ def _check_broken(tmp: Path, doc: dict[str, Any]) -> None:
         assert out.is_dir()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data())
 def test_broken_documents_are_refused_with_a_location(tmp_path_factory: pytest.TempPathFactory,
                                                       data: st.DataObject) -> None:
@@ -406,7 +407,7 @@ def test_broken_documents_are_refused_with_a_location(tmp_path_factory: pytest.T
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data())
 def test_broken_documents_are_refused_with_a_location_many(tmp_path_factory: pytest.TempPathFactory,
                                                            data: st.DataObject) -> None:

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import CASES, REAL, REPO, Built, build, run
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.test_dialects import obj
 
@@ -223,7 +224,7 @@ def _with_untyped(draw: st.DrawFn) -> tuple[dict[str, Any], Any]:
     return schema, instance
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_with_untyped())
 def test_the_natural_view_accepts_natural_values_and_always_conforms(pair: tuple[dict[str, Any], Any]) -> None:
     canonical, instance = pair

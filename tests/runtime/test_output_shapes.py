@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import Built, build
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import mcp_json
 
@@ -309,7 +310,7 @@ def _values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return st.one_of(st.none(), base) if schema.get("nullable") and "type" in schema else base
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(data=st.data(), schema=SCHEMAS, media=st.sampled_from(["application/json", "*/*",
                                                                "application/vnd.x.v2+json"]),

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import READER, WRITER, error_code, stored_preview, tickets_dir, tickets_package
 
@@ -98,7 +99,7 @@ def test_a_bad_receipts_url_is_exit_2_and_never_prints_its_password(url: str) ->
     assert "Traceback" not in out.output and "cannot open the receipt store" in out.output
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(user=st.text(st.characters(codec="ascii", exclude_characters="@"), max_size=8),
        password=st.text(st.characters(codec="utf-8", exclude_characters="@"), min_size=1, max_size=24),
        host=st.sampled_from(["localhost:6379", "[::1", "[::1]:6379", "h:p", "", "x@y"]),
@@ -261,7 +262,7 @@ def test_an_echoed_credential_is_scrubbed_in_every_form(echo_server: RecordingSe
             assert not _leaks(seen, secret, kind), (name, ctype, status, _leaks(seen, secret, kind), seen[:600])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x2FF, exclude_categories=["Cc", "Cs"]),
                       min_size=10, max_size=30),
        kind=st.sampled_from(["basic", "bearer"]), form=st.sampled_from(sorted(_echoes("x", "basic"))),
@@ -297,7 +298,7 @@ def test_a_page_whose_one_item_exceeds_the_budget_holds_it_exactly(echo_server: 
     assert page.result["items"][0]["id"] == "T-1" and page.result["next_cursor"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(texts=st.lists(st.tuples(st.sampled_from(["word ", "wörd € ", "x", "😀\" "]), st.integers(0, 4000),
                                 st.text(max_size=30)).map(lambda t: t[0] * t[1] + t[2]), min_size=1, max_size=3),
        max_bytes=st.integers(400, 12_000), cursor=st.text("abc", min_size=0, max_size=200))
@@ -399,7 +400,7 @@ def test_a_map_key_the_form_wire_cannot_carry_is_refused(stripe: Registry, echo_
     assert not echo_server.requests
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(metadata=st.dictionaries(st.text("abcxyz_-", min_size=1, max_size=6), st.text("uv w", max_size=4),
                                 min_size=2, max_size=5), data=st.data())
 def test_one_map_in_any_order_is_one_preview(stripe: Registry, metadata: dict[str, str], data: Any) -> None:
@@ -468,7 +469,7 @@ UNION_INPUT = {"type": "object", "required": ["x"], "additionalProperties": Fals
      "additionalProperties": False}]}}}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(x=st.dictionaries(st.sampled_from("abcdn"), st.one_of(st.none(), st.just("s"), st.just(1), st.just(True)),
                          max_size=4))
 def test_dropping_nulls_never_moves_a_value_to_another_branch(x: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.runtime_env import ADMIN, GENERATED, WRITER, mcp_json
 
 from toolgen.examples.tickets_server import TicketsServer
@@ -348,7 +349,7 @@ def github_search() -> Any:
     return ToolSearch(Registry.from_dir(folder))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=st.lists(st.one_of(st.sampled_from(FTS_SYNTAX), st.sampled_from(["issue", "label", "repo", "pull"]),
                                 st.text(max_size=6)), min_size=1, max_size=40).map("".join),
        scopes=st.sets(st.sampled_from(["metadata:read", "issues:read", "issues:write", "pull_requests:read",

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.runtime_env import READER, WRITER, mcp_json, tickets_dir
 
 from toolgen.cli import main
@@ -135,7 +136,7 @@ def test_permits_is_all_of_the_rows_scopes(held: set[str], required: set[str]) -
     assert permits({}, held) is True
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sets(st.sampled_from(READ_TOOLS + WRITE_TOOLS + DELETE_TOOLS)))
 def test_filter_catalog_drops_exactly_the_hidden_tools_in_every_dialect(hidden: set[str]) -> None:
     for dialect in ("mcp", "openai", "anthropic", "gemini"):
@@ -639,7 +640,7 @@ async def test_http_responses_do_not_wait_for_delayed_acks(
     assert statistics.median(elapsed) < 0.035, f"median {statistics.median(elapsed) * 1000:.1f} ms per request"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=80).filter(lambda t: t not in {token for token, _ in TOKENS.values()}))
 def test_only_the_exact_token_verifies(presented: str) -> None:
     verifier_ = StaticTokenVerifier(StaticToken(bytes.fromhex(token_sha256(token)), actor, tuple(scopes))
@@ -651,7 +652,7 @@ def test_only_the_exact_token_verifies(presented: str) -> None:
         assert hit is not None and hit.actor == actor
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.one_of(
     st.text(max_size=200),
     st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.support.profiles import examples
 from tests.support.runtime_env import ADMIN, WRITER, error_code, stored_preview, tickets_dir, tickets_package
 
 from toolgen.cli import main
@@ -403,7 +404,7 @@ def test_no_unissued_approval_text_ever_approves(tickets_server: TicketsServer) 
     reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)  # one real approval exists
     before = tickets_server.side_effects["addFollowup"]
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(approval_id=st.one_of(st.text(min_size=1, max_size=255), st.just(pid),
                                  st.from_regex(r"[A-Za-z0-9_-]{43}", fullmatch=True)),
            by=st.one_of(st.none(), st.text(max_size=20)))

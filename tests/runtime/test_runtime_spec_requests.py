@@ -26,6 +26,7 @@ import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.records import call_record
 from tests.support.spec_judge import violations
@@ -348,7 +349,7 @@ TEMPLATES = {op[m]["operationId"]: path for path, op in SPEC["paths"].items() fo
 
 
 @pytest.mark.parametrize("operation_id", NON_PAGED)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_valid_arguments_give_a_request_the_spec_accepts(built: Path, operation_id: str,
                                                              data: st.DataObject) -> None:

@@ -43,6 +43,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.records import call_record, preview_tool_of, record_arguments
 from tests.support.runtime_env import GENERATED, mcp_json
@@ -754,7 +755,7 @@ def pager() -> Iterator[FaultServer]:
         yield srv
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sizes=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 3000)), max_size=10,
                       unique_by=lambda t: t[0]),
        max_bytes=st.integers(1, 5000), page_size=st.integers(1, 50))

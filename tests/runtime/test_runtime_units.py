@@ -11,6 +11,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
@@ -140,7 +141,7 @@ def test_null_normalisation_is_recursive_and_respects_required_and_send() -> Non
 @given(st.dictionaries(st.text(min_size=1, max_size=5).filter(
     lambda s: "[" not in s and "]" not in s and not (s.isascii() and s.isdigit())),  # refused: an array index
                        st.one_of(st.integers(), st.text(max_size=5), st.booleans()), max_size=5))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_deep_object_round_trips_flat_maps(value: dict[str, Any]) -> None:
     pairs = deep_object_pairs("m", value)
     assert [k for k, _ in pairs] == [f"m[{k}]" for k in value]
