@@ -3,8 +3,8 @@
 Input: operationIds, intent keys and wire names. Output: valid names (or why one is not valid).
 
 Tool names follow `^[a-zA-Z0-9_-]{1,64}$`, the intersection of OpenAI function names, Anthropic
-clients that enforce 64 and MCP clients (provider-dialects.md A.1, B.1, D.2), counting the
-`preview_`/`record_` prefix. Argument names follow `^[A-Za-z_][A-Za-z0-9_]{0,63}$` (provider-dialects.md
+clients that enforce 64 and MCP clients (provider-rules.md A.1, B.1, D.2), counting the
+`preview_`/`record_` prefix. Argument names follow `^[A-Za-z_][A-Za-z0-9_]{0,63}$` (provider-rules.md
 E.6, the Gemini parameter rule, which also makes them Python-friendly); the wire name is kept in the
 binding table.
 """
