@@ -22,8 +22,6 @@ MAX_TOOL_NAME = 64
 TOOLSET_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 MAX_ARG_NAME = 64
 
-WRITE_PREFIXES = ("preview_", "record_")
-
 _SYMBOLS = {"<": "_lt", ">": "_gt", "=": "_eq", "!": "_not", "[]": "", "@": "_at", "$": "_", "+": "_plus"}
 
 
