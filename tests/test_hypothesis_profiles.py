@@ -10,8 +10,9 @@ from tests.support.build import REPO
 
 
 def test_the_loaded_profile_has_no_deadline() -> None:
-    assert settings.default.deadline is None
-    assert settings.default.max_examples == round(100 * profiles.SCALE[profiles.current()])
+    loaded = settings()  # a test's settings start from the loaded profile
+    assert loaded.deadline is None
+    assert loaded.max_examples == round(100 * profiles.SCALE[profiles.current()])
 
 
 @pytest.mark.parametrize(("profile", "stated", "runs"), [
