@@ -33,6 +33,7 @@ from tests.support.spec_judge import violations
 
 from toolgen.cli import main
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry
+from toolgen.runtime.errors import ToolError
 from toolgen.runtime.request import USER_AGENT, build_request, normalise_nulls
 
 ITEMS = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}}}
@@ -359,7 +360,12 @@ def test_any_valid_arguments_give_a_request_the_spec_accepts(built: Path, operat
     schema = catalog[row["tool"]]["inputSchema"]
     args = normalise_nulls(data.draw(_arguments(schema)), schema, set())  # as the runtime: nulls, then validation
     assume(jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).is_valid(args))
-    request = build_request(row, args, base_url="http://api.test")
+    try:
+        request = build_request(row, args, base_url="http://api.test")
+    except ToolError as refused:  # a path value of "", "." or "..": refused on purpose (HTTP collapses it)
+        pointer = refused.details.get("pointer", "")
+        assert refused.code == "invalid_arguments" and args[pointer.lstrip("/")] in ("", ".", ".."), refused
+        return
     problems = violations(SPEC, request.method, TEMPLATES[operation_id], request.url, dict(request.headers),
                           request.content)
     assert problems == [], (args, request.url, request.content)
