@@ -52,7 +52,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -483,8 +483,8 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
                 rec_args[key] = f"corpus-{lib.sample_order(rel + tool)[:12]}"
             approval = Approval(preview_id or "", approved_by="corpus") if row.get("approval") == "required" else None
             if approval is not None and preview_id is None:
-                prev = registry.call(preview_tool, {k: v for k, v in rec_args.items() if k != key}, actor=actor)
-                approval = Approval(str((prev.result or {}).get("preview_id", "")), approved_by="corpus")
+                previewed = registry.call(preview_tool, {k: v for k, v in rec_args.items() if k != key}, actor=actor)
+                approval = Approval(str((previewed.result or {}).get("preview_id", "")), approved_by="corpus")
             one(tool, rec_args, "record", approval=approval)
     finally:
         registry.close()
@@ -571,7 +571,8 @@ def serve_checks(gen_dir: Path, base_url: str, calls: list[dict[str, Any]], work
                 proc.wait()
 
     result: dict[str, Any] = {}
-    for name, fn in (("stdio", lambda: anyio.run(stdio)), ("http", http)):
+    runs: tuple[tuple[str, Callable[[], Any]], ...] = (("stdio", lambda: anyio.run(stdio)), ("http", http))
+    for name, fn in runs:
         try:
             result[name] = fn()
         except BaseException as exc:  # noqa: BLE001 - exception groups from the client's task groups
@@ -756,6 +757,7 @@ def run_spec(rel: str, corpus_dir: Path, out: Path, prism: str | None, records: 
     stderr = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
     if proc.stderr:
         proc.stderr.close()
+    res: dict[str, Any]
     if out.exists() and not killed:
         res = json.loads(out.read_text(encoding="utf-8"))
     else:
@@ -823,14 +825,14 @@ def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | N
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-stage pass counts, call outcomes, failure causes (with one example each)."""
-    stages = Counter()
+    stages: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()
     by_mode: dict[str, Counter[str]] = defaultdict(Counter)
     causes: dict[tuple[str, str], list[Any]] = {}
     refused, internal, crashed, harness, excluded = [], [], [], [], []
     catalog_fail: Counter[str] = Counter()
     catalog_examples: dict[str, Any] = {}
-    serve = {"stdio": Counter(), "http": Counter()}
+    serve: dict[str, Counter[str]] = {"stdio": Counter(), "http": Counter()}
     for r in results:
         for s in ("init", "build", "check"):
             if r.get(s, {}).get("rc") == 0:

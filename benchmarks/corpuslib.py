@@ -263,25 +263,26 @@ def _value(schema: Any, root: Mapping[str, Any], mode: str, depth: int, name: st
             raise ArgumentError(f"no branch of {key} gives a valid value")
     all_of = schema.get("allOf")
     if isinstance(all_of, list) and all_of:
-        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        whole: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
         for part in all_of:
             part = _resolve(part, root)
             if isinstance(part, Mapping):
                 for k, v in part.items():
                     if k == "properties" and isinstance(v, Mapping):
-                        merged["properties"] = {**merged.get("properties", {}), **v}
+                        whole["properties"] = {**whole.get("properties", {}), **v}
                     elif k == "required" and isinstance(v, list):
-                        merged["required"] = [*merged.get("required", []), *v]
+                        whole["required"] = [*whole.get("required", []), *v]
                     else:
-                        merged.setdefault(k, v)
-        return _value(merged, root, mode, depth, name)
+                        whole.setdefault(k, v)
+        return _value(whole, root, mode, depth, name)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind is None:
         kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
     if kind == "object":
-        props = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
+        declared = schema.get("properties")
+        props: Mapping[str, Any] = declared if isinstance(declared, Mapping) else {}
         required = [r for r in schema.get("required", []) if isinstance(r, str)]
         names = list(props) if mode == "full" and depth < _MAX_DEPTH else [p for p in props if p in required]
         out: dict[str, Any] = {}
@@ -632,7 +633,7 @@ _BRACKETED_QUERY_NAME = re.compile(r"^(request\.)?query[^:]*: Request query must
 
 def _prism_problem(body: Any) -> str | None:
     if isinstance(body, Mapping) and isinstance(body.get("type"), str) and "stoplight.io/prism/errors#" in body["type"]:
-        return body["type"].rsplit("#", 1)[1]
+        return str(body["type"]).rsplit("#", 1)[1]
     return None
 
 

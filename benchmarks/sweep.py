@@ -114,7 +114,7 @@ def sweep_spec(spec: Path, *, tokens: bool = True) -> SpecResult:
     result.dropped = [f"{op.method} {op.path}" for op in ir.operations
                       if op.pointer not in covered and op.pointer not in skipped]
     for dialect, tools in build.catalogs.by_dialect().items():
-        for v in check_catalog(dialect, tools, max_tools=None):  # type: ignore[arg-type]
+        for v in check_catalog(dialect, tools, max_tools=None):
             result.violations.append(v.render())
     result.strict_anthropic = sum(1 for t in build.catalogs["anthropic"] if t.get("strict") is True)
     result.violations.extend(_anthropic_budget_left(build.catalogs["anthropic"]))

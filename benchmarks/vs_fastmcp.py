@@ -114,9 +114,9 @@ def run_worker(kind: str, spec: Path) -> dict[str, Any]:
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{kind} worker failed on {spec.name}:\n{proc.stderr[-3000:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    result["wall"] = wall
-    return result
+    answer: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    answer["wall"] = wall
+    return answer
 
 
 # --- 1. catalog size --------------------------------------------------------------------------------

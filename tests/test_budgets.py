@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import run
+from tests.support.profiles import examples
 
 from toolgen.compile.schema import limit_depth, project_schema, schema_nodes
 
@@ -123,7 +124,7 @@ def test_budgets_are_configurable(tmp_path: Path) -> None:
 
 
 def _schemas() -> st.SearchStrategy[dict[str, Any]]:
-    leaf = st.sampled_from([{"type": "string"}, {"type": "integer"}, {}, {"type": ["string", "null"]},
+    leaf: st.SearchStrategy[dict[str, Any]] = st.sampled_from([{"type": "string"}, {"type": "integer"}, {}, {"type": ["string", "null"]},
                             {"$ref": "#/$defs/R"}, {"type": "array"}, {"type": "object"}])
     return st.recursive(leaf, lambda inner: st.one_of(
         st.builds(lambda p: {"type": "object", "properties": p},
@@ -135,7 +136,7 @@ def _schemas() -> st.SearchStrategy[dict[str, Any]]:
     ), max_leaves=25)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(body=_schemas(), recursive=_schemas(), depth=st.integers(1, 4), cap=st.integers(0, 60))
 def test_limit_depth_with_a_node_budget_matches_counting(body: dict[str, Any], recursive: dict[str, Any],
                                                          depth: int, cap: int) -> None:
@@ -149,7 +150,7 @@ def test_limit_depth_with_a_node_budget_matches_counting(body: dict[str, Any], r
         assert bounded == full
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(members=st.dictionaries(st.sampled_from("abcd"), _schemas(), min_size=1, max_size=4),
        recursive=_schemas(), depth=st.integers(1, 4), data=st.data())
 def test_projecting_with_a_cut_is_projecting_then_cutting(members: dict[str, Any], recursive: dict[str, Any],
@@ -214,7 +215,7 @@ _JSON = st.recursive(
                                                                  max_size=4), max_leaves=20)
 
 
-@settings(max_examples=200, deadline=None, database=None)
+@settings(max_examples=examples(200), deadline=None, database=None)
 @given(value=_JSON)
 def test_json_size_is_the_compact_json_length(value: Any) -> None:
     """`json_size` counts the bytes of the compact JSON (no escapes in these strings), sharing or not."""

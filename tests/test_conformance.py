@@ -62,12 +62,12 @@ def test_baselines_conform() -> None:
     assert check_anthropic_catalog(anthropic_catalog()) == []
     assert check_mcp_catalog(mcp_catalog()) == []
     for dialect, cat in (("openai", openai_catalog()), ("anthropic", anthropic_catalog()), ("mcp", mcp_catalog())):
-        assert check_catalog(dialect, cat) == []  # type: ignore[arg-type]
+        assert check_catalog(dialect, cat) == []
 
 
 def test_unknown_dialect() -> None:
     with pytest.raises(ValueError):
-        check_catalog("cohere", [])  # type: ignore[arg-type]
+        check_catalog("cohere", [])
 
 
 # --- OpenAI ----------------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def test_openai_max_tools_is_optional() -> None:
 
 
 def test_openai_non_strict_tools_only_get_basic_checks() -> None:
-    tool = {"type": "function", "function": {"name": "free", "description": "d", "strict": False, "parameters": {
+    tool: dict[str, Any] = {"type": "function", "function": {"name": "free", "description": "d", "strict": False, "parameters": {
         "type": "object", "properties": {"meta": {"type": "object", "default": {}}}}}}
     assert check_openai_catalog([tool]) == []
     broken = copy.deepcopy(tool)
@@ -189,7 +189,7 @@ def _input(tools: Tools, i: int = 0) -> dict[str, Any]:
     return tools[i]["input_schema"]  # type: ignore[no-any-return]
 
 
-def _strict_on(tools: Tools) -> None:
+def _strict_on(tools: Tools, *_other_changes: object) -> None:
     tools[0]["strict"] = True
 
 
@@ -211,9 +211,9 @@ ANTHROPIC_BREAKAGES: list[tuple[str, Mutator, str]] = [
     ("dangling $ref", lambda t: _input(t).pop("$defs"), "B.1-ref-resolves"),
     ("nullable keyword", lambda t: _input(t)["properties"]["title"].update(nullable=True), "E.2-nullable"),
     ("strict + recursion", _strict_on, "B.2-recursion"),
-    ("strict + open object", lambda t: (_strict_on(t), _input(t)["properties"]["child"].pop("additionalProperties")),
+    ("strict + open object", lambda t: _strict_on(t, _input(t)["properties"]["child"].pop("additionalProperties")),
      "B.2-additionalProperties"),
-    ("strict + uri-reference", lambda t: (_strict_on(t), _input(t)["properties"]["when"].update(format="uri-reference")),
+    ("strict + uri-reference", lambda t: _strict_on(t, _input(t)["properties"]["when"].update(format="uri-reference")),
      "B.2-format"),
 ]
 

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import Built, build
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
 from toolgen.compile.lower.constants import single_value
@@ -148,7 +149,7 @@ def test_policy_names_each_constant_and_the_schema_it_came_from(built: Built) ->
 def test_the_preview_and_the_wire_carry_the_constants(built: Built, recorder: RecordingServer) -> None:
     with _registry(built, recorder) as reg:
         preview = reg.call("preview_describe_keys", {"Identifier": "db-1"}, actor=ACTOR)
-        assert preview.ok, preview.to_json()
+        assert preview.ok and preview.result is not None, preview.to_json()
         request = preview.result["request"]
         assert "#" not in json.dumps(request["url"])
         assert [TARGET] == [v for k, v in request["headers"].items() if k.lower() == "x-amz-target"] \
@@ -223,7 +224,7 @@ _PARAM_SCHEMAS = st.one_of(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["query", "header", "path"]), st.booleans(), _PARAM_SCHEMAS),
                 min_size=1, max_size=4))
 def test_no_required_input_property_admits_exactly_one_value(tmp_path_factory: pytest.TempPathFactory,

@@ -122,7 +122,7 @@ def test_catalog_checks_use_the_sdks_and_catch_unknown_keys() -> None:
     pytest.importorskip("anthropic")
     params = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
               "additionalProperties": False}
-    good = {"type": "function", "function": {"name": "get_a", "description": "d", "parameters": params,
+    good: dict[str, Any] = {"type": "function", "function": {"name": "get_a", "description": "d", "parameters": params,
                                              "strict": True}}
     assert lib.check_catalog("openai", [good]).failures == []
     stray = {**good, "function": {**good["function"], "strict_mode": True}}

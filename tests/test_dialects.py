@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from tests.support.profiles import examples
 
 import toolgen.dialects
 from toolgen.dialects import dialect, iter_schemas, registry, resolve_local_ref, unresolved_refs
@@ -37,7 +38,7 @@ from toolgen.dialects.openai import (
 
 # --- canonical inputs ------------------------------------------------------------------------------
 
-CASE15 = {  # optional fields under strict mode (query `depth` flattened next to the body members)
+CASE15: dict[str, Any] = {  # optional fields under strict mode (query `depth` flattened next to the body members)
     "type": "object",
     "properties": {
         "depth": {"type": "string", "enum": ["basic", "advanced"], "description": "Query: extraction depth"},
@@ -87,7 +88,7 @@ CASE13_RECURSIVE = {  # a recursive $ref with siblings must keep its description
     },
 }
 
-CASE14 = {
+CASE14: dict[str, Any] = {
     "type": "object",
     "properties": {
         "url": {"type": "string", "format": "uri"},
@@ -227,7 +228,7 @@ CONSTRAINTS = {
     "additionalProperties": False,
 }
 
-ALL_INPUTS = {
+ALL_INPUTS: dict[str, dict[str, Any]] = {
     "case15": CASE15, "case13": CASE13, "case13_recursive": CASE13_RECURSIVE, "case14": CASE14,
     "case05_folder": CASE05_FOLDER, "case05_search": CASE05_SEARCH, "case24_bare": CASE24_BARE,
     "case24_closed": CASE24_CLOSED, "case08": CASE08, "free_form": FREE_FORM, "constraints": CONSTRAINTS,
@@ -251,7 +252,7 @@ def object_nodes(schema: Any) -> list[dict[str, Any]]:
 
 
 def valid(schema: dict[str, Any], instance: Any) -> bool:
-    return Draft202012Validator(schema).is_valid(instance)
+    return bool(Draft202012Validator(schema).is_valid(instance))
 
 
 def with_nulls(canonical: dict[str, Any], instance: Any, root: dict[str, Any] | None = None) -> Any:
@@ -882,7 +883,7 @@ def obj_instance(draw: st.DrawFn, schema: dict[str, Any]) -> Any:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(obj())
 def test_property_semantics_preserved_and_catalogs_conform(pair: tuple[dict[str, Any], Any]) -> None:
     canonical, instance = pair

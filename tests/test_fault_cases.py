@@ -37,7 +37,7 @@ def assert_conformant(built: Built) -> None:
     for dialect in ("openai", "anthropic", "mcp", "gemini"):
         if not (built.out / f"{dialect}.json").exists():
             continue
-        assert check_catalog(dialect, built.json(f"{dialect}.json")) == [], dialect  # type: ignore[arg-type]
+        assert check_catalog(dialect, built.json(f"{dialect}.json")) == [], dialect
 
 
 def test_01_long_operation_ids_get_unique_stable_names(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_01_long_operation_ids_get_unique_stable_names(tmp_path: Path) -> None:
         assert all(NAME.match(n) for n in names), names
         assert len(names) == len(set(names))
     rows = built.json("policy.json")["tools"]
-    by_id = {}
+    by_id: dict[str, Any] = {}
     for r in rows:
         by_id.setdefault(r["operation"]["id"], []).append(r)
     by_url = by_id["getWorkspaceAssistantConversationTranscriptAttachmentDownloadUrlById"]

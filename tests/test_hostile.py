@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.build import build_api
 from toolgen.diagnostics import DiagnosticError
@@ -85,7 +86,7 @@ _COLLIDING = ["a-b", "a_b", "a.b", "a b", "A-B", "a+b", "a__b", "a--b", "_a_b_",
 def hostile_name(canary: str) -> st.SearchStrategy[str]:
     return (st.sampled_from(_KEYWORDISH + _COLLIDING)
             | hostile_text(canary, min_size=1)
-            | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=70))
+            | st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=70))
 
 
 # --- documents ------------------------------------------------------------------------------------
@@ -276,7 +277,7 @@ def _check_one(tmp: Path, importer: _Importer, doc: dict[str, Any], intent_body:
         if name.endswith(".json"):
             json.loads(data.decode("utf-8"))
     for dialect, tools in built.catalogs.by_dialect().items():
-        problems = check_catalog(dialect, tools, max_tools=None)  # type: ignore[arg-type]
+        problems = check_catalog(dialect, tools, max_tools=None)
         assert not problems, [p.render() for p in problems[:5]]
     # names unique and valid
     names = [t.name for t in built.ir.tools]
@@ -314,8 +315,8 @@ def _run(tmp_path_factory: pytest.TempPathFactory, importer: _Importer, data: st
     _check_one(tmp, importer, doc, body, canary)
 
 
-_FAST = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-_SLOW = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+_FAST = settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+_SLOW = settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
 @_FAST
@@ -352,7 +353,7 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
 
 @st.composite
 def broken_document(draw: Any, canary: str) -> dict[str, Any]:
-    doc = draw(hostile_document(canary))
+    doc: dict[str, Any] = draw(hostile_document(canary))
     for _ in range(draw(st.integers(1, 3))):
         where = draw(st.sampled_from([p for p in _paths(doc) if p]))
         parent: Any = doc
@@ -397,7 +398,7 @@ def _check_broken(tmp: Path, doc: dict[str, Any]) -> None:
         assert out.is_dir()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data())
 def test_broken_documents_are_refused_with_a_location(tmp_path_factory: pytest.TempPathFactory,
                                                       data: st.DataObject) -> None:
@@ -406,7 +407,7 @@ def test_broken_documents_are_refused_with_a_location(tmp_path_factory: pytest.T
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(data=st.data())
 def test_broken_documents_are_refused_with_a_location_many(tmp_path_factory: pytest.TempPathFactory,
                                                            data: st.DataObject) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.emit import json_bytes
 
@@ -20,7 +21,7 @@ def _reference(value: Any) -> bytes:
     return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(_json)
 def test_equals_the_standard_library(value: Any) -> None:
     assert json_bytes(value) == _reference(value)

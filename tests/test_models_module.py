@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import REAL, REPO
+from tests.support.profiles import examples
 
 from toolgen.build import build_api
 from toolgen.emit.python import (
@@ -144,7 +145,7 @@ def _module(draw: st.DrawFn) -> str:
     return "".join(parts)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_module())
 def test_by_class_equals_black_on_hostile_modules(source: str) -> None:
     assert black_by_class(source) == _black(source)
@@ -284,7 +285,7 @@ _HOSTILE = st.builds(lambda prefix, rest: prefix + rest, st.sampled_from(["", "m
                      st.text(alphabet=st.sampled_from(list("aZ09._-/ éжＡ")), min_size=1, max_size=6))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(names=st.lists(_HOSTILE, min_size=1, max_size=4, unique=True))
 def test_recursive_components_of_any_name_make_one_models_module(names: list[str], tmp_path_factory: Any) -> None:
     """Recursive component schemas (kept as `$defs`) named with dots (`microsoft.graph.node`: a dotted

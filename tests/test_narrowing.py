@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from tests.support.build import REPO, build
+from tests.support.profiles import examples
 
 from toolgen.compile.narrowing import narrowed_schema_problem, subset_problems
 
@@ -288,7 +289,7 @@ def mutated(draw: st.DrawFn, schema: Any, depth: int = 0) -> Any:
     return out
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_accepted_narrowing_admits_only_canonical_values(data: st.DataObject) -> None:
     canonical = data.draw(schemas(), label="canonical")
@@ -305,7 +306,7 @@ def test_the_generator_reaches_valid_values() -> None:
     """The property above only means something if `values_for` produces values the schema accepts."""
     seen: list[bool] = []
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(st.data())
     def probe(data: st.DataObject) -> None:
         schema = data.draw(schemas())

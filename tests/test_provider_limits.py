@@ -2,7 +2,7 @@
 error found on the IR, before any catalog is built, never an internal error after minutes of emitting;
 `--emit` without that provider's catalog builds.
 
-Anthropic's tool search carries at most 10,000 tools (docs/provider-dialects.md F.2). The real case
+Anthropic's tool search carries at most 10,000 tools (docs/provider-rules.md F.2). The real case
 (an API of 11,000+ operations, every toolset deferred) takes minutes to lower; here the limit is
 lowered to 12 for the test (the same code path), and one test builds the real-size shape (5,001
 writes, 10,004 tools with the tool-search tool) to see the error arrive without building catalogs.

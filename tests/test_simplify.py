@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from tests.support.profiles import examples
 
 from toolgen.dialects._simplify import repeats_name, simplify_schema
 from toolgen.dialects.mcp import PREVIEW_OUTPUT_SCHEMA, mcp_input_schema
@@ -63,7 +64,7 @@ SCHEMAS = st.recursive(
     max_leaves=8)
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SCHEMAS, st.lists(JSON_VALUES, min_size=8, max_size=8), st.booleans())
 def test_simplified_view_accepts_exactly_the_same_values(schema: dict[str, Any], values: list[Any],
                                                          multi: bool) -> None:
@@ -111,11 +112,12 @@ def unions(draw: st.DrawFn) -> dict[str, Any]:
 
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(800), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(unions(), st.booleans())
 def test_simplified_unions_accept_exactly_the_same_values(schema: dict[str, Any], multi: bool) -> None:
     simple = simplify_schema(schema, multi_type=multi)
-    for value in (None, "a", "ab", "abc", 0, 1, 2, 1.5, -1, True, [], {}):
+    values: tuple[Any, ...] = (None, "a", "ab", "abc", 0, 1, 2, 1.5, -1, True, [], {})
+    for value in values:
         assert valid(simple, value) == valid(schema, value), (value, schema, simple)
 
 

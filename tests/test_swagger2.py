@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openapi_pydantic.v3.v3_0 import OpenAPI
+from tests.support.profiles import examples
 
 from toolgen.compile.load import load_spec
 from toolgen.compile.swagger2 import Converted, convert_swagger2
@@ -370,9 +371,10 @@ def test_schema_rules_x_nullable_file_discriminator_and_extensions() -> None:
 
 
 def test_vendor_extensions_stay_where_they_stand() -> None:
+    top: dict[str, Any] = {"x-top": 4, "info": {"title": "t", "version": "1", "x-logo": {"url": "u"}}}
     data = op_doc({"x-op": 1, "parameters": [{"name": "q", "in": "query", "type": "string", "x-param": 2}],
                    "responses": {"200": {"description": "ok", "x-response": 3}}},
-                  method="get", **{"x-top": 4}, info={"title": "t", "version": "1", "x-logo": {"url": "u"}})
+                  method="get", **top)
     data["paths"]["/things"]["x-item"] = 5
     converted = convert(data)
     assert converted.data["x-top"] == 4 and converted.data["info"]["x-logo"] == {"url": "u"}
@@ -613,7 +615,7 @@ def swagger2_docs(draw: st.DrawFn) -> dict[str, Any]:
     return data
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(swagger2_docs())
 def test_every_converted_pointer_maps_back_to_the_2_0_document(data: dict[str, Any]) -> None:
     try:
@@ -634,7 +636,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-2, 2) | st.sampled
                      max_leaves=12)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.dictionaries(st.sampled_from(["paths", "definitions", "parameters", "responses", "securityDefinitions",
                                         "host", "basePath", "schemes", "consumes"]), _JSON, max_size=5))
 def test_any_malformed_document_converts_or_is_refused_at_an_existing_pointer(top: dict[str, Any]) -> None:

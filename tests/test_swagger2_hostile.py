@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.compile.load import load_spec
 from toolgen.compile.swagger2 import convert_swagger2
@@ -276,11 +277,11 @@ KEYS = ["name", "in", "type", "collectionFormat", "host", "schemes", "basePath",
 
 
 #: the values each keyword is meant to hold, drawn half the time, so that the others meet a valid context
-LIKELY = {"type": ["array", "string", "file"], "in": ["query", "header", "path", "formData", "body"],
+LIKELY: dict[str, list[Any]] = {"type": ["array", "string", "file"], "in": ["query", "header", "path", "formData", "body"],
           "security": ["oauth2", "apiKey", "basic"], "host": ["api.example.com"], "schemes": [["https"]]}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.fixed_dictionaries({k: st.sampled_from(LIKELY[k]) | JSON_VALUES if k in LIKELY else JSON_VALUES
                               for k in KEYS}))
 def test_any_value_in_a_2_0_keyword_converts_or_is_refused_at_an_existing_pointer(values: dict[str, Any]) -> None:

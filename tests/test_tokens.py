@@ -8,6 +8,7 @@ import bpe_openai
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.build import REPO
+from tests.support.profiles import examples
 
 from toolgen.tokens import _count_in_chunks, _counter, count_tokens
 
@@ -36,7 +37,7 @@ def test_special_token_text_counts_as_plain_text() -> None:
     assert a == b > 3
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.text(max_size=400))
 def test_counts_agree_on_any_text(text: str) -> None:
     a, b = _both(text)

@@ -243,7 +243,7 @@ def test_no_worker_when_told_off_linux_or_threaded(monkeypatch: pytest.MonkeyPat
     assert worker.start_worker("x") is None
     monkeypatch.delenv("TOOLGEN_WORKERS")
     with monkeypatch.context() as patched:
-        patched.setattr(worker.sys, "platform", "darwin")  # system libraries there are not fork-safe
+        patched.setattr(sys, "platform", "darwin")  # system libraries there are not fork-safe
         assert not worker.worker_allowed()
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)

@@ -3,8 +3,8 @@
 Input: operationIds, intent keys and wire names. Output: valid names (or why one is not valid).
 
 Tool names follow `^[a-zA-Z0-9_-]{1,64}$`, the intersection of OpenAI function names, Anthropic
-clients that enforce 64 and MCP clients (provider-dialects.md A.1, B.1, D.2), counting the
-`preview_`/`record_` prefix. Argument names follow `^[A-Za-z_][A-Za-z0-9_]{0,63}$` (provider-dialects.md
+clients that enforce 64 and MCP clients (provider-rules.md A.1, B.1, D.2), counting the
+`preview_`/`record_` prefix. Argument names follow `^[A-Za-z_][A-Za-z0-9_]{0,63}$` (provider-rules.md
 E.6, the Gemini parameter rule, which also makes them Python-friendly); the wire name is kept in the
 binding table.
 """
@@ -21,8 +21,6 @@ MAX_TOOL_NAME = 64
 #: namespace names, B.1, D.2, the Gemini rule of F.3 that a name starts with a letter or '_')
 TOOLSET_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 MAX_ARG_NAME = 64
-
-WRITE_PREFIXES = ("preview_", "record_")
 
 _SYMBOLS = {"<": "_lt", ">": "_gt", "=": "_eq", "!": "_not", "[]": "", "@": "_at", "$": "_", "+": "_plus"}
 

@@ -12,11 +12,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.support.build import REVIEW_FIXTURE as FIXTURE
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "tests" / "fixtures" / "review"
 GOLDEN = Path(__file__).resolve().parent / "golden"
-SHARED = REPO.parent / "shared"
 UPDATE_ENV = "TOOLGEN_UPDATE_GOLDEN"
 UPDATE_COMMAND = f"{UPDATE_ENV}=1 python -m pytest tests/review"
 

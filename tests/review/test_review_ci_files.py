@@ -16,7 +16,8 @@ from typing import Any
 import click
 import pytest
 import yaml
-from conftest import FIXTURE, REPO
+from tests.support.build import REPO
+from tests.support.build import REVIEW_FIXTURE as FIXTURE
 
 from toolgen.cli import main
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURE
+from tests.support.build import REVIEW_FIXTURE as FIXTURE
 
 from toolgen.policy_format import FixedValue, NarrowedArg, OutputPolicy, PolicyRow, Retry
 from toolgen.project import Artifact
@@ -197,7 +197,7 @@ def test_description_still_promising_approval_is_risky() -> None:
 
 
 def test_diff_and_report_count_tokens_alike() -> None:
-    from conftest import REPO
+    from tests.support.build import REPO
 
     from toolgen.review.diff import read_dir
 

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from conftest import SHARED
+from tests.support.build import SHARED
 
 from toolgen.compile.intent import intent_map_json_schema
 from toolgen.naming import tool_name_problem

@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import REPO
+from tests.support.build import REPO
 
 from toolgen import __version__
 from toolgen.review.lint import RULES, rules_markdown

@@ -63,5 +63,5 @@ def test_server_instructions_name_the_api_once(title: str, expected: str) -> Non
 
     registry = Registry.from_dir(tickets_dir())
     registry.policy["title"] = title
-    instructions = build_server(registry, Actor("reader", [])).instructions or ""
+    instructions = build_server(registry, Actor("reader", frozenset())).instructions or ""
     assert instructions.startswith(expected), instructions

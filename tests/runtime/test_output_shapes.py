@@ -19,7 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import Built, build
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
+from tests.support.runtime_env import mcp_json
 
 from toolgen.results import media_kind, result_shape, shape_body
 from toolgen.runtime.mcp_server import conforming, to_call_tool_result
@@ -260,7 +262,7 @@ def test_an_error_result_carries_no_structured_content(shapes: Built, server: Re
         registry.close()
     mcp = to_call_tool_result(result)
     assert mcp.is_error and mcp.structured_content is None
-    assert json.loads(mcp.content[0].text)["error"]["code"] == "output_invalid"  # type: ignore[union-attr]
+    assert mcp_json(mcp)["error"]["code"] == "output_invalid"
 
 
 def test_media_kinds() -> None:
@@ -328,7 +330,7 @@ def _values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return st.one_of(st.none(), base) if schema.get("nullable") and "type" in schema else base
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(data=st.data(), schema=SCHEMAS, media=st.sampled_from(["application/json", "*/*",
                                                                "application/vnd.x.v2+json"]),
@@ -350,7 +352,9 @@ def test_any_value_the_response_schema_admits_conforms_to_the_output_schema(
         registry = Registry.from_dir(built.out, base_url=srv.base_url)
         try:
             tool = _tool(built, "getThing")
-            validator = jsonschema_rs.Draft202012Validator(registry.specs[tool].output_schema, validate_formats=True)
+            output_schema = registry.specs[tool].output_schema
+            assert output_schema is not None
+            validator = jsonschema_rs.Draft202012Validator(output_schema, validate_formats=True)
             answers: list[tuple[int, Any]] = [(200, data.draw(_values(schema))) for _ in range(3)]
             if empty:
                 answers.append((204, None))

@@ -87,7 +87,7 @@ def test_03_write_needs_approval(registry: Registry, server: TicketsServer) -> N
 
 # 4. invalid arguments ------------------------------------------------------------------------------
 def test_04_invalid_arguments(registry: Registry, server: TicketsServer) -> None:
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"ticket_id": "102"}, "/ticket_id"),  # pattern
         ({"ticket_id": "T-" + "1" * 40}, "/ticket_id"),  # maxLength
         ({"note": ""}, "/note"),  # minLength

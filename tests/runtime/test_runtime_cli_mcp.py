@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.runtime_env import tickets_dir
+from tests.support.runtime_env import mcp_json, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
 
@@ -122,21 +122,21 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
 
         ok = await client.call_tool("get_ticket", {"ticket_id": "T-102"})
         assert ok.is_error is False and ok.structured_content["id"] == "T-102"
-        assert json.loads(ok.content[0].text) == ok.structured_content  # type: ignore[union-attr]
+        assert mcp_json(ok) == ok.structured_content
 
         bad = await client.call_tool("get_ticket", {"ticket_id": "nope"})
         assert bad.is_error is True
-        assert json.loads(bad.content[0].text)["error"]["code"] == "invalid_arguments"
-        assert json.loads(bad.content[0].text)["error"]["details"]["pointer"] == "/ticket_id"
+        assert mcp_json(bad)["error"]["code"] == "invalid_arguments"
+        assert mcp_json(bad)["error"]["details"]["pointer"] == "/ticket_id"
 
         args = {"ticket_id": "T-104", "note": "From MCP.", "visibility": "public"}
         preview = await client.call_tool("preview_ticket_followup", args)
         preview_id = preview.structured_content["preview_id"]
         record = {"preview_id": preview_id, "action_id": "mcp-1"}
         denied = await client.call_tool("record_ticket_followup", record)
-        assert denied.is_error and json.loads(denied.content[0].text)["error"]["code"] == "approval_required"
+        assert denied.is_error and mcp_json(denied)["error"]["code"] == "approval_required"
         # the host shows the human what the approval covers: the previewed request
-        assert json.loads(denied.content[0].text)["error"]["details"]["request"]["body"] == \
+        assert mcp_json(denied)["error"]["details"]["request"]["body"] == \
             preview.structured_content["request"]["body"]
         meta: Any = {"toolgen/approval": {"preview_id": preview_id, "approved_by": "human"}}
         first = await client.call_tool("record_ticket_followup", record, meta=meta)
@@ -148,7 +148,7 @@ async def test_mcp_server_over_stdio(server: TicketsServer, tmp_path: Path) -> N
         assert server.side_effects["addFollowup"] == 1
 
         no_scope = await client.call_tool("record_ticket_delete", {"preview_id": preview_id, "action_id": "x"})
-        assert no_scope.is_error and json.loads(no_scope.content[0].text)["error"]["code"] in ("permission_denied",)
+        assert no_scope.is_error and mcp_json(no_scope)["error"]["code"] in ("permission_denied",)
 
         with pytest.raises(MCPError):
             await client.call_tool("no_such_tool", {})

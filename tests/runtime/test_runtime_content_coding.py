@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.hostile_server import HostileServer, RawRequest, response
+from tests.support.profiles import examples
 from tests.support.runtime_env import WRITER, error_code, stored_preview, tickets_dir
 
 from toolgen.runtime import (
@@ -30,7 +31,7 @@ from toolgen.runtime import (
 from toolgen.runtime.content_coding import BodyTooLarge, BoundedDecoder
 from toolgen.runtime.registry import MAX_RESPONSE_BYTES
 
-TICKET = {"id": "T-102", "subject": "Printer on fire", "status": "open", "priority": "high",
+TICKET: dict[str, Any] = {"id": "T-102", "subject": "Printer on fire", "status": "open", "priority": "high",
           "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
           "assignee": None, "tags": [], "followup_count": 0, "updated_at": "2025-02-01T11:00:00Z",
           "body": "Long original request text."}
@@ -112,7 +113,7 @@ def test_a_bomb_answering_a_write_is_an_unknown_outcome() -> None:
         assert result.error.result_known is False
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.binary(max_size=3000), codings=st.lists(st.sampled_from(["gzip", "deflate", "raw-deflate"]),
                                                       max_size=3),
        limit=st.integers(0, 3500), cut=st.integers(1, 64))

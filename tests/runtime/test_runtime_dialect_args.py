@@ -8,6 +8,7 @@ runtime: dialect-shaped arguments send exactly the request the canonical ones do
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.dialect_encode import encode, values
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.records import call_record
 
@@ -69,8 +71,8 @@ def _nested(depth: int) -> dict[str, Any]:
 
 
 DEEP = _nested(12)
-SCHEMAS = {"maps": MAPS, "tree": TREE, "deep": DEEP}
-VIEWS = {"openai": openai_parameters, "gemini": gemini_parameters}
+SCHEMAS: dict[str, dict[str, Any]] = {"maps": MAPS, "tree": TREE, "deep": DEEP}
+VIEWS: dict[str, Callable[[dict[str, Any]], Any]] = {"openai": openai_parameters, "gemini": gemini_parameters}
 
 
 def _decode(args: Any, records: Any) -> Any:
@@ -129,7 +131,7 @@ def test_recursive_schemas_decode_at_every_level() -> None:
 
 @pytest.mark.parametrize("dialect", sorted(VIEWS))
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_encode_then_decode_gives_the_canonical_value(name: str, dialect: str, data: st.DataObject) -> None:
     schema = SCHEMAS[name]
@@ -184,7 +186,7 @@ def _actor(reg: Registry, tool: str) -> Actor:
 _META = st.dictionaries(st.text("abcdefgh_", min_size=1, max_size=8), st.text("xyz 01", max_size=6), max_size=4)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(metadata=_META)
 def test_dialect_arguments_preview_the_same_request(stripe: Registry, metadata: dict[str, str]) -> None:
     tool = "preview_update_customer"
@@ -212,7 +214,7 @@ def test_a_record_call_in_a_dialect_sends_the_canonical_request(stripe: Registry
         with reg:
             preview = reg.call("preview_update_customer", args, actor=_actor(reg, "preview_update_customer"),
                                dialect=dialect)
-            assert preview.ok, preview.to_json()
+            assert preview.ok and preview.result is not None, preview.to_json()
             res = call_record(reg, "record_update_customer", {**args, "idempotency_key": "k-1"},
                            actor=_actor(reg, "record_update_customer"), approval=preview.result["preview_id"],
                            dialect=dialect)

@@ -80,7 +80,7 @@ def _record(reg: Registry, operation_id: str, args: dict[str, Any], key: str = "
         call_args[idem["arg"]] = key
     actor = Actor.of("t", row["permission"])
     preview = reg.call(row["pair"], preview_args, actor=Actor.of("t", reg.row(row["pair"])["permission"]))
-    assert preview.ok, preview.to_json()
+    assert preview.ok and preview.result is not None, preview.to_json()
     return call_record(reg, record, call_args, actor=actor, approval=Approval(preview.result["preview_id"]))
 
 

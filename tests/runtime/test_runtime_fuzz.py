@@ -29,6 +29,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import GENERATED
 
@@ -302,7 +303,7 @@ def _check(reg: Registry, server: RecordingServer, tool: str, args: Any, actor: 
 
 
 @pytest.mark.parametrize("api,tool", TOOLS, ids=[f"{a}-{t}" for a, t in TOOLS])
-@settings(max_examples=30, deadline=None,
+@settings(max_examples=examples(30), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.filter_too_much])
 @given(data=st.data())

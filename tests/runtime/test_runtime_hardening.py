@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import READER, WRITER, error_code, stored_preview, tickets_dir, tickets_package
 
@@ -75,7 +76,7 @@ def test_a_scope_string_is_split_at_spaces_only() -> None:
 
 def test_a_string_scoped_actor_is_refused_on_the_call_path(server: TicketsServer) -> None:
     policy, catalog = _package()
-    reg = Registry(policy, catalog, base_url=server.base_url,
+    reg = Registry(policy, list(catalog), base_url=server.base_url,
                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
     with reg:
         sneaky = Actor("mallory", "not ticket:writer ticket:read")  # type: ignore[arg-type]
@@ -98,7 +99,7 @@ def test_a_bad_receipts_url_is_exit_2_and_never_prints_its_password(url: str) ->
     assert "Traceback" not in out.output and "cannot open the receipt store" in out.output
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(user=st.text(st.characters(codec="ascii", exclude_characters="@"), max_size=8),
        password=st.text(st.characters(codec="utf-8", exclude_characters="@"), min_size=1, max_size=24),
        host=st.sampled_from(["localhost:6379", "[::1", "[::1]:6379", "h:p", "", "x@y"]),
@@ -128,7 +129,7 @@ def test_terminal_safe_escapes_every_control_bidi_and_separator() -> None:
 def test_approve_prints_no_raw_control_or_bidi_character(server: TicketsServer, tmp_path: Path) -> None:
     path = tmp_path / "receipts.sqlite3"
     policy, catalog = _package()
-    reg = Registry(policy, catalog, base_url=server.base_url,
+    reg = Registry(policy, list(catalog), base_url=server.base_url,
                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
                    receipts=SqliteReceiptStore(path), audit=MemoryAuditSink(), cursor_key=b"k" * 32,
                    approvals="issued")
@@ -163,7 +164,7 @@ def _says_nothing_of_the_schema(error: dict[str, Any]) -> None:
 def test_a_hidden_tool_is_refused_before_its_arguments_are_validated(server: TicketsServer) -> None:
     policy, catalog = _package()
     audit = MemoryAuditSink()
-    reg = Registry(policy, catalog, base_url=server.base_url, audit=audit,
+    reg = Registry(policy, list(catalog), base_url=server.base_url, audit=audit,
                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
     with reg:
         for tool in (PREVIEW, FOLLOWUP, "record_ticket_delete"):
@@ -196,7 +197,7 @@ def _echo_registry(recorder: RecordingServer, kind: str, secret: str) -> Registr
     for row in policy["tools"]:
         row["auth"] = [{"in": "header", "kind": kind, "name": "Authorization", "scheme": kind, "secret": "S"}]
         row["retry"] = None
-    return Registry(policy, catalog, base_url=recorder.base_url + "/v1", audit=MemoryAuditSink(),
+    return Registry(policy, list(catalog), base_url=recorder.base_url + "/v1", audit=MemoryAuditSink(),
                     credentials=StaticCredentials({"S": secret}), cursor_key=b"k" * 32)
 
 
@@ -261,7 +262,7 @@ def test_an_echoed_credential_is_scrubbed_in_every_form(echo_server: RecordingSe
             assert not _leaks(seen, secret, kind), (name, ctype, status, _leaks(seen, secret, kind), seen[:600])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(secret=st.text(st.characters(min_codepoint=0x21, max_codepoint=0x2FF, exclude_categories=["Cc", "Cs"]),
                       min_size=10, max_size=30),
        kind=st.sampled_from(["basic", "bearer"]), form=st.sampled_from(sorted(_echoes("x", "basic"))),
@@ -285,7 +286,7 @@ def test_a_page_whose_one_item_exceeds_the_budget_holds_it_exactly(echo_server: 
     policy, catalog = _package()
     for row in policy["tools"]:
         row["output"]["max_bytes"] = 10_000
-    reg = Registry(policy, catalog, base_url=echo_server.base_url + "/v1", audit=MemoryAuditSink(),
+    reg = Registry(policy, list(catalog), base_url=echo_server.base_url + "/v1", audit=MemoryAuditSink(),
                    credentials=StaticCredentials({"TICKETS_TOKEN": "t" * 20}), cursor_key=b"k" * 32)
     big = {"id": "T-1", "subject": "word " * 5000, "status": "open", "priority": "low", "updated_at": "x"}
     echo_server.reply("GET", "/v1/tickets$", body={"data": [big, dict(big, id="T-2")], "has_more": True})
@@ -297,7 +298,7 @@ def test_a_page_whose_one_item_exceeds_the_budget_holds_it_exactly(echo_server: 
     assert page.result["items"][0]["id"] == "T-1" and page.result["next_cursor"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(texts=st.lists(st.tuples(st.sampled_from(["word ", "wörd € ", "x", "😀\" "]), st.integers(0, 4000),
                                 st.text(max_size=30)).map(lambda t: t[0] * t[1] + t[2]), min_size=1, max_size=3),
        max_bytes=st.integers(400, 12_000), cursor=st.text("abc", min_size=0, max_size=200))
@@ -321,7 +322,7 @@ def test_a_replay_is_shaped_with_the_current_redact_policy(server: TicketsServer
         for row in policy["tools"]:
             if row["tool"] == FOLLOWUP:
                 row["output"]["redact"] = redact
-        return Registry(policy, catalog, base_url=server.base_url, receipts=SqliteReceiptStore(path),
+        return Registry(policy, list(catalog), base_url=server.base_url, receipts=SqliteReceiptStore(path),
                         credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), cursor_key=b"k" * 32)
 
     with registry([]) as before:
@@ -399,7 +400,7 @@ def test_a_map_key_the_form_wire_cannot_carry_is_refused(stripe: Registry, echo_
     assert not echo_server.requests
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(metadata=st.dictionaries(st.text("abcxyz_-", min_size=1, max_size=6), st.text("uv w", max_size=4),
                                 min_size=2, max_size=5), data=st.data())
 def test_one_map_in_any_order_is_one_preview(stripe: Registry, metadata: dict[str, str], data: Any) -> None:
@@ -468,7 +469,7 @@ UNION_INPUT = {"type": "object", "required": ["x"], "additionalProperties": Fals
      "additionalProperties": False}]}}}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(x=st.dictionaries(st.sampled_from("abcdn"), st.one_of(st.none(), st.just("s"), st.just(1), st.just(True)),
                          max_size=4))
 def test_dropping_nulls_never_moves_a_value_to_another_branch(x: dict[str, Any]) -> None:

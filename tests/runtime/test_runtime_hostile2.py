@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support.runtime_env import ADMIN, GENERATED, WRITER
+from tests.support.profiles import examples
+from tests.support.runtime_env import ADMIN, GENERATED, WRITER, mcp_json
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
@@ -301,10 +302,10 @@ async def test_an_oversized_approval_in_meta_is_no_approval(field: str, server: 
         approval = {"preview_id": pid, "approved_by": "human", "approval_id": "a-1", field: huge}
         refused = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-1"},
                                          meta={"toolgen/approval": approval})
-        assert refused.is_error and json.loads(refused.content[0].text)["error"]["code"] == "approval_required", refused
+        assert refused.is_error and mcp_json(refused)["error"]["code"] == "approval_required", refused
         bare = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-2"},
                                       meta={"toolgen/approval": huge})
-        assert bare.is_error and json.loads(bare.content[0].text)["error"]["code"] == "approval_required", bare
+        assert bare.is_error and mcp_json(bare)["error"]["code"] == "approval_required", bare
         fine = await client.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "k-3"},
                                       meta={"toolgen/approval": {"preview_id": pid, "approved_by": "B" * 255,
                                                                  "approval_id": 7}})
@@ -348,7 +349,7 @@ def github_search() -> Any:
     return ToolSearch(Registry.from_dir(folder))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=st.lists(st.one_of(st.sampled_from(FTS_SYNTAX), st.sampled_from(["issue", "label", "repo", "pull"]),
                                 st.text(max_size=6)), min_size=1, max_size=40).map("".join),
        scopes=st.sets(st.sampled_from(["metadata:read", "issues:read", "issues:write", "pull_requests:read",

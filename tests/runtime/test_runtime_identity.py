@@ -22,7 +22,8 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.runtime_env import READER, WRITER, tickets_dir
+from tests.support.profiles import examples
+from tests.support.runtime_env import READER, WRITER, mcp_json, tickets_dir
 
 from toolgen.cli import main
 from toolgen.examples.tickets_server import TicketsServer
@@ -62,7 +63,7 @@ def make_registry(server: TicketsServer, *, deferred: tuple[str, ...] = ()) -> R
     for row in policy["tools"]:
         if row["tool"] in deferred:
             row["loading"] = "deferred"
-    return Registry(policy, catalog, base_url=server.base_url,
+    return Registry(policy, list(catalog), base_url=server.base_url,
                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
                     receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
 
@@ -122,7 +123,7 @@ def leaves(exc: BaseException) -> list[BaseException]:
 def error_of(result: Any) -> dict[str, Any]:
     assert result.is_error is True, result
     assert result.structured_content is None  # an error never claims to be a result
-    return dict(json.loads(result.content[0].text)["error"])
+    return dict(mcp_json(result)["error"])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ def test_permits_is_all_of_the_rows_scopes(held: set[str], required: set[str]) -
     assert permits({}, held) is True
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sets(st.sampled_from(READ_TOOLS + WRITE_TOOLS + DELETE_TOOLS)))
 def test_filter_catalog_drops_exactly_the_hidden_tools_in_every_dialect(hidden: set[str]) -> None:
     for dialect in ("mcp", "openai", "anthropic", "gemini"):
@@ -614,7 +615,7 @@ async def test_fixed_actor_server_lists_by_identity_and_serves_search(server: Ti
     catalog = [dict(e, name=SEARCH_TOOL_NAME) if e["name"] == policy_and_catalog()[0]["tools"][0]["tool"] else e
                for e in catalog]
     with pytest.raises(ValueError, match="search meta-tool"):
-        build_server(Registry(policy, catalog), READER, search_tool=True)
+        build_server(Registry(policy, list(catalog)), READER, search_tool=True)
     with pytest.raises(ValueError, match="exactly one"):
         build_server(registry, None)
 
@@ -639,7 +640,7 @@ async def test_http_responses_do_not_wait_for_delayed_acks(
     assert statistics.median(elapsed) < 0.035, f"median {statistics.median(elapsed) * 1000:.1f} ms per request"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=80).filter(lambda t: t not in {token for token, _ in TOKENS.values()}))
 def test_only_the_exact_token_verifies(presented: str) -> None:
     verifier_ = StaticTokenVerifier(StaticToken(bytes.fromhex(token_sha256(token)), actor, tuple(scopes))
@@ -651,7 +652,7 @@ def test_only_the_exact_token_verifies(presented: str) -> None:
         assert hit is not None and hit.actor == actor
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.one_of(
     st.text(max_size=200),
     st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.support.profiles import examples
 from tests.support.runtime_env import ADMIN, WRITER, error_code, stored_preview, tickets_dir, tickets_package
 
 from toolgen.cli import main
@@ -59,7 +60,7 @@ def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def _registry(server: TicketsServer, receipts: ReceiptStore, approvals: str = "issued") -> Registry:
     policy, catalog = _package()
-    return Registry(policy, catalog, base_url=server.base_url,
+    return Registry(policy, list(catalog), base_url=server.base_url,
                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), receipts=receipts,
                     audit=MemoryAuditSink(), cursor_key=b"k" * 32, approvals=approvals)
 
@@ -222,9 +223,9 @@ def test_client_mode_is_unchanged(server: TicketsServer) -> None:
     finally:
         reg.close()
     policy, catalog = _package()
-    assert Registry(policy, catalog).approvals == "client"
+    assert Registry(policy, list(catalog)).approvals == "client"
     with pytest.raises(ValueError, match="approvals"):
-        Registry(policy, catalog, approvals="trusted")
+        Registry(policy, list(catalog), approvals="trusted")
 
 
 # -- toolgen approve --------------------------------------------------------------------------------
@@ -403,7 +404,7 @@ def test_no_unissued_approval_text_ever_approves(tickets_server: TicketsServer) 
     reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id)  # one real approval exists
     before = tickets_server.side_effects["addFollowup"]
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(approval_id=st.one_of(st.text(min_size=1, max_size=255), st.just(pid),
                                  st.from_regex(r"[A-Za-z0-9_-]{43}", fullmatch=True)),
            by=st.one_of(st.none(), st.text(max_size=20)))

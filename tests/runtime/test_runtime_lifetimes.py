@@ -53,7 +53,7 @@ def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def _registry(base_url: str, token: str, receipts: ReceiptStore, approvals: str = "issued",
               audit: Any = None) -> Registry:
     policy, catalog = _package()
-    return Registry(policy, catalog, base_url=base_url, credentials=StaticCredentials({"TICKETS_TOKEN": token}),
+    return Registry(policy, list(catalog), base_url=base_url, credentials=StaticCredentials({"TICKETS_TOKEN": token}),
                     receipts=receipts, audit=audit if audit is not None else MemoryAuditSink(), cursor_key=b"k" * 32,
                     approvals=approvals)
 
@@ -304,7 +304,7 @@ def test_a_stale_pending_receipt_without_a_lease_is_marked_unknown_by_the_next_c
         if row.get("idempotency"):
             row["idempotency"]["honoured_by_api"] = False
     path = tmp_path / "receipts.sqlite3"
-    reg = Registry(policy, catalog, base_url=fault_server.base_url,
+    reg = Registry(policy, list(catalog), base_url=fault_server.base_url,
                    credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), receipts=SqliteReceiptStore(path),
                    audit=MemoryAuditSink(), cursor_key=b"k" * 32)
     pid = stored_preview(reg, NOTE)
@@ -327,7 +327,7 @@ def test_a_callers_own_client_gets_the_deadline_too(fault_server: FaultServer, t
     from toolgen.runtime.deadline import DeadlineBackend, ensure_deadlines
 
     policy, catalog = _package()
-    reg = Registry(policy, catalog, base_url=fault_server.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": "t"}),
+    reg = Registry(policy, list(catalog), base_url=fault_server.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": "t"}),
                    receipts=MemoryReceiptStore(), http_client=httpx.Client())
     fault_server.script("GET", r"^/tickets/T-[0-9]+$", *[Fault.trickle(0.05, part="headers")] * 3)
     result, elapsed_ms = _timed(reg, "get_ticket", {"ticket_id": "T-102"}, None, "sync")
@@ -335,8 +335,9 @@ def test_a_callers_own_client_gets_the_deadline_too(fault_server: FaultServer, t
     reg.close()
     proxied = httpx.Client(proxy="http://127.0.0.1:9")  # proxy transports are mounted: they get it as well
     assert ensure_deadlines(proxied)
-    assert all(isinstance(t._pool._network_backend, DeadlineBackend)  # type: ignore[union-attr]
-               for t in [proxied._transport, *proxied._mounts.values()] if t is not None)
+    transports = [proxied._transport, *proxied._mounts.values()]
+    assert all(isinstance(t, httpx.HTTPTransport) and isinstance(t._pool._network_backend, DeadlineBackend)
+               for t in transports if t is not None)
     proxied.close()
 
 

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.profiles import examples
 from tests.support.runtime_env import READER, tickets_dir
 
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
@@ -142,7 +143,7 @@ def test_a_link_header_with_quoted_commas_is_followed(api: FaultServer) -> None:
 # -- retry backoff: jittered, deterministic under a seed ------------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(base_ms=st.integers(1, 5000), attempt=st.integers(1, 8), seed=st.integers(0, 2**32),
        retry_after=st.one_of(st.none(), st.floats(0, 60)))
 def test_backoff_is_jittered_within_its_bounds(base_ms: int, attempt: int, seed: int,

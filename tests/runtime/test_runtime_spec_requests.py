@@ -26,12 +26,14 @@ import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.records import call_record
 from tests.support.spec_judge import violations
 
 from toolgen.cli import main
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry
+from toolgen.runtime.errors import ToolError
 from toolgen.runtime.request import USER_AGENT, build_request, normalise_nulls
 
 ITEMS = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}}}
@@ -252,7 +254,7 @@ def test_a_required_multipart_body_of_optional_parts_is_sent_without_parts(reg: 
     """SureVoIP's upload: a required multipart body whose parts are all optional; with none given it
     is still sent (a closing boundary), as the spec requires a body."""
     _call(reg, recorder, "postAnnouncement", {})
-    assert recorder.last.header("Content-Type").startswith("multipart/form-data; boundary=")
+    assert (recorder.last.header("Content-Type") or "").startswith("multipart/form-data; boundary=")
     assert recorder.last.body.endswith(b"--\r\n") and b"Content-Disposition" not in recorder.last.body
     _call(reg, recorder, "postAnnouncement", {"description": "hello"})
     assert b'name="description"' in recorder.last.body
@@ -348,7 +350,7 @@ TEMPLATES = {op[m]["operationId"]: path for path, op in SPEC["paths"].items() fo
 
 
 @pytest.mark.parametrize("operation_id", NON_PAGED)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_valid_arguments_give_a_request_the_spec_accepts(built: Path, operation_id: str,
                                                              data: st.DataObject) -> None:
@@ -358,7 +360,12 @@ def test_any_valid_arguments_give_a_request_the_spec_accepts(built: Path, operat
     schema = catalog[row["tool"]]["inputSchema"]
     args = normalise_nulls(data.draw(_arguments(schema)), schema, set())  # as the runtime: nulls, then validation
     assume(jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).is_valid(args))
-    request = build_request(row, args, base_url="http://api.test")
+    try:
+        request = build_request(row, args, base_url="http://api.test")
+    except ToolError as refused:  # a path value of "", "." or "..": refused on purpose (HTTP collapses it)
+        pointer = refused.details.get("pointer", "")
+        assert refused.code == "invalid_arguments" and args[pointer.lstrip("/")] in ("", ".", ".."), refused
+        return
     problems = violations(SPEC, request.method, TEMPLATES[operation_id], request.url, dict(request.headers),
                           request.content)
     assert problems == [], (args, request.url, request.content)

@@ -53,6 +53,7 @@ from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
+from tests.support.profiles import examples
 from tests.support.runtime_env import GENERATED
 
 from toolgen.runtime import (
@@ -317,7 +318,7 @@ class UnhonouredKeysMachine(WritePathMachine):
     HONOURED = False
 
 
-MACHINE_SETTINGS = settings(max_examples=25, stateful_step_count=12, deadline=None)
+MACHINE_SETTINGS = settings(max_examples=examples(25), stateful_step_count=12, deadline=None)
 
 TestHonouredKeys = HonouredKeysMachine.TestCase
 TestHonouredKeys.settings = MACHINE_SETTINGS
@@ -540,7 +541,7 @@ def machine_redis(redis_url: str) -> Iterator[None]:
     RedisLifetimes.redis_url = None
 
 
-LIFETIME_SETTINGS = settings(max_examples=10, stateful_step_count=12, deadline=None)
+LIFETIME_SETTINGS = settings(max_examples=examples(10), stateful_step_count=12, deadline=None)
 
 TestMemoryLifetimes = MemoryLifetimes.TestCase
 TestMemoryLifetimes.settings = LIFETIME_SETTINGS

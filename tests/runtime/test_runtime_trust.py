@@ -43,9 +43,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.records import call_record, preview_tool_of, record_arguments
-from tests.support.runtime_env import GENERATED
+from tests.support.runtime_env import GENERATED, mcp_json
 
 from toolgen.runtime import (
     Actor,
@@ -754,7 +755,7 @@ def pager() -> Iterator[FaultServer]:
         yield srv
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sizes=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 3000)), max_size=10,
                       unique_by=lambda t: t[0]),
        max_bytes=st.integers(1, 5000), page_size=st.integers(1, 50))
@@ -839,7 +840,7 @@ async def test_mcp_warn_mode_schema_violation_is_a_tool_error_not_a_crash(fault:
             pytest.fail(f"the MCP client raised {type(exc).__name__}: {str(exc)[:300]}")
     assert res.is_error is True, res
     assert res.structured_content is None, res  # an error result never contradicts the outputSchema
-    content = json.loads(res.content[0].text)  # type: ignore[union-attr]
+    content = mcp_json(res)
     assert isinstance(content, dict), res
     assert "result_known" in _all_keys(content), content
     assert key in json.dumps(content), content

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
@@ -140,7 +141,7 @@ def test_null_normalisation_is_recursive_and_respects_required_and_send() -> Non
 @given(st.dictionaries(st.text(min_size=1, max_size=5).filter(
     lambda s: "[" not in s and "]" not in s and not (s.isascii() and s.isdigit())),  # refused: an array index
                        st.one_of(st.integers(), st.text(max_size=5), st.booleans()), max_size=5))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_deep_object_round_trips_flat_maps(value: dict[str, Any]) -> None:
     pairs = deep_object_pairs("m", value)
     assert [k for k, _ in pairs] == [f"m[{k}]" for k in value]
@@ -149,7 +150,7 @@ def test_deep_object_round_trips_flat_maps(value: dict[str, Any]) -> None:
 # --- shaping -------------------------------------------------------------------------------------
 
 def test_projection_redaction_through_arrays() -> None:
-    body = {"id": 1, "secret": "s", "entries": [{"at": "t1", "who": {"email": "e", "phone": "p"}, "x": 1}]}
+    body: dict[str, Any] = {"id": 1, "secret": "s", "entries": [{"at": "t1", "who": {"email": "e", "phone": "p"}, "x": 1}]}
     tree = field_tree(["id", "entries.at", "entries.who.phone"])
     assert project(redact(body, field_tree(["entries.who.phone"])), tree) == {
         "id": 1, "entries": [{"at": "t1", "who": {"phone": "[redacted]"}}]}
@@ -188,7 +189,7 @@ def test_cursor_codec_binds_scope() -> None:
 # --- pagination styles and output modes against a recording server ---------------------------------
 
 def _row(name: str, pagination: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
-    row = {"tool": name, "mode": "read", "effect": "read", "intent": name, "pair": None,
+    row: dict[str, Any] = {"tool": name, "mode": "read", "effect": "read", "intent": name, "pair": None,
            "operation": {"id": name, "method": "GET", "path": "/items"}, "permission": [], "approval": "never",
            "idempotency": None, "retry": {"max_attempts": 3, "backoff_ms": 10, "deadline_ms": 5000,
                                           "on": ["timeout", "429", "502", "503", "504"]},
@@ -216,7 +217,7 @@ def _tool(name: str, output_schema: dict[str, Any] | None = None) -> dict[str, A
 
 
 def _reg(rows: list[dict[str, Any]], tools: list[dict[str, Any]], base: str) -> Registry:
-    return Registry({"api": "units", "base_url": base, "tools": rows}, tools, credentials=StaticCredentials({}),
+    return Registry({"api": "units", "base_url": base, "tools": rows}, list(tools), credentials=StaticCredentials({}),
                     receipts=MemoryReceiptStore(), cursor_key=b"u" * 32)
 
 
@@ -230,7 +231,7 @@ def test_offset_and_next_field_and_link_styles(recorder: RecordingServer) -> Non
     recorder.reply("GET", "/items", body={"items": [{"id": 1, "x": 0}, {"id": 2}]})
     page = reg.call("by_offset", {}, actor=ANY)
     assert page.result == {"items": [{"id": 1}, {"id": 2}], "next_cursor": page.result["next_cursor"]}  # type: ignore[index]
-    reg.call("by_offset", {"cursor": page.result["next_cursor"]}, actor=ANY)  # type: ignore[index]
+    reg.call("by_offset", {"cursor": page.result["next_cursor"]}, actor=ANY)
     assert dict(recorder.last.query) == {"limit": "2", "offset": "2"}
 
     recorder.reply("GET", "/items", body={"items": [{"id": 3}], "meta": {"next": "tok-abc"}})
@@ -299,7 +300,7 @@ def test_unknown_tool_and_non_object_arguments() -> None:
     reg = _reg([_row("x", None)], [_tool("x")], "http://127.0.0.1:9")
     unknown = reg.call("nope", {}, actor=ANY)
     assert unknown.error is not None and unknown.error.code == "unknown_tool"
-    bad = reg.call("x", ["not", "an", "object"], actor=ANY)  # type: ignore[arg-type]
+    bad = reg.call("x", ["not", "an", "object"], actor=ANY)
     assert bad.error is not None and bad.error.code == "invalid_arguments"
 
 

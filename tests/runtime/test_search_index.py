@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.cli import main
 from toolgen.runtime import Actor, Registry
@@ -87,7 +88,7 @@ def test_a_registry_loaded_from_a_folder_ranks_with_its_search_json(github_copy:
     loaded = Registry.from_dir(github_copy)
     assert loaded.source == github_copy
     assert [h.tool for h in ToolIndex.from_registry(loaded).search("zebra", limit=3)] == ["record_lock_issue"]
-    in_memory = Registry(loaded.policy, loaded.catalog())
+    in_memory = Registry(loaded.policy, list(loaded.catalog()))
     assert in_memory.source is None
     assert ToolIndex.from_registry(in_memory).search("zebra", limit=3) == []
 
@@ -214,7 +215,7 @@ def test_the_meta_tool_returns_full_definitions_of_allowed_tools(github_search: 
     assert all(_allowed(h["tool"], {"issues:read"}) for h in reader.result["hits"])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(arguments=_ARGS, scopes=st.sets(st.sampled_from(_SCOPES), max_size=4))
 def test_the_meta_tool_answers_any_arguments_as_its_input_schema_says(github_search: Any, arguments: Any,
                                                                       scopes: set[str]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from tests.support.runtime_env import mcp_json
 
 from toolgen.build import ApiBuild, build_api
 from toolgen.dialects.mcp import check_mcp_catalog
@@ -82,7 +83,7 @@ async def test_the_served_entry_is_the_built_one_and_its_answer_conforms(github_
         assert all(set(rows[h["tool"]]["permission"]) <= {"issues:read"} for h in answer["hits"])
         assert all(set(rows[t["name"]]["permission"]) <= {"issues:read"} for t in answer["tools"])
         bad = await client.call_tool(SEARCH_TOOL_NAME, {"query": "x" * 501})
-        assert bad.is_error is True and json.loads(bad.content[0].text)["error"]["code"] == "invalid_arguments"
+        assert bad.is_error is True and mcp_json(bad)["error"]["code"] == "invalid_arguments"
     await registry.aclose()
 
 

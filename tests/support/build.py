@@ -16,6 +16,7 @@ TICKETS_SPEC_PATH = REPO / "specs" / "tickets.yaml"
 SHARED = (REPO / ".." / "shared").resolve()
 CASES = SHARED / "cases"
 REAL = SHARED / "specs" / "real"
+REVIEW_FIXTURE = REPO / "tests" / "fixtures" / "review"  # the widgets project of tests/review
 
 
 @dataclass

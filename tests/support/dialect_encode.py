@@ -55,12 +55,13 @@ class _Encoder:
                     continue
                 value = json.dumps(value)
             elif kind == "map_entries" and isinstance(value, dict):
-                child = node.children.get(MAP_VALUES_STEP)
-                value = [{"key": k, "value": self.encode(v, child) if child else v} for k, v in value.items()]
+                values_node = node.children.get(MAP_VALUES_STEP)
+                value = [{"key": k, "value": self.encode(v, values_node) if values_node else v}
+                         for k, v in value.items()]
             elif kind == "enum_strings":
-                back = [k for k, v in record["values"].items() if v == value and type(v) is type(value)]
-                if back:
-                    value = back[0]
+                names = [k for k, v in record["values"].items() if v == value and type(v) is type(value)]
+                if names:
+                    value = names[0]
         return value
 
 

@@ -106,8 +106,8 @@ class _Server(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.state = _State()
-        host, port = self.server_address[:2]
-        self.base_url = f"http://{host}:{port}"
+        port = self.server_address[1]
+        self.base_url = f"http://127.0.0.1:{port}"
 
 
 class RecordingServer(LoopbackServer):

@@ -6,12 +6,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mcp.types import CallToolResult, TextContent
+
 from toolgen.runtime import Actor, CallResult, Registry
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO / ".." / "shared"
 GENERATED = REPO / "generated"
 GENERATED_TICKETS = GENERATED / "tickets"
+
+
+def mcp_json(result: CallToolResult) -> Any:
+    """The JSON of an MCP tool result's first content block: toolgen answers with one text block."""
+    block = result.content[0]
+    assert isinstance(block, TextContent), block
+    return json.loads(block.text)
 
 
 def tickets_dir() -> Path:

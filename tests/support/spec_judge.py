@@ -24,7 +24,7 @@ import jsonschema
 def _format_checker() -> jsonschema.FormatChecker:
     checker = jsonschema.FormatChecker()
 
-    @checker.checks("byte", raises=(binascii.Error, ValueError))
+    @checker.checks("byte", raises=(binascii.Error, ValueError))  # type: ignore[untyped-decorator]  # jsonschema ships no types
     def _is_base64(value: object) -> bool:
         if not isinstance(value, str):
             return True

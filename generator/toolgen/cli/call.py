@@ -110,13 +110,6 @@ def _without_password(shown: str, exc: BaseException, spec: str) -> str:
     return f"cannot open the receipt store {shown}: {detail}"
 
 
-def receipts_scheme_or_none(spec: str) -> str | None:
-    try:
-        return receipts_scheme(spec)
-    except ValueError:
-        return None
-
-
 def open_receipts(spec: str | None) -> tuple[ReceiptStore, bytes]:
     """The receipt store named by ``--receipts`` / ``TOOLGEN_RECEIPTS`` (default
     `DEFAULT_RECEIPTS_PATH`) and the pagination-cursor key that goes with it: ``TOOLGEN_CURSOR_KEY``

@@ -14,7 +14,6 @@ Errors are located `Diagnostic`s (file:line:col from the YAML) raised as `Diagno
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -453,6 +452,3 @@ def intent_map_json_schema() -> dict[str, Any]:
     schema["$id"] = "https://toolgen.dev/schemas/intent-map-1.json"
     schema["title"] = "toolgen intent map"
     return schema
-
-
-SEND_AS_RE = re.compile(r"^(header|query|body):(.+)$")

@@ -16,14 +16,6 @@ from typing import Any
 from ..pointer import parse_pointer
 
 
-def ruamel_tree(text: str) -> Any:
-    """The ruamel.yaml round-trip tree of YAML `text` (it knows where every key is)."""
-    from ruamel.yaml import YAML
-
-    loader = YAML(typ="rt")
-    return loader.load(text)
-
-
 def locate_ruamel(root: Any, tokens: list[str]) -> tuple[int, int]:
     """Line/col (1-based) of the node at `tokens` in a ruamel round-trip tree."""
     node = root
@@ -89,54 +81,6 @@ def locate_yaml(root: Any, tokens: list[str]) -> tuple[int, int]:
 
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
-
-
-def locate_json(text: str, tokens: list[str]) -> tuple[int, int]:
-    """Line/col (1-based) of the member named by `tokens` in JSON `text`.
-
-    Walks only along the pointer, skipping sibling values with the C decoder, so it is cheap even
-    on a 13 MB document. For an object member it points at the member's key.
-    """
-    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
-    found = pos
-    for token in tokens:
-        if pos >= len(text):
-            break
-        ch = text[pos]
-        if ch == "{":
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            hit = False
-            while pos < len(text) and text[pos] != "}":
-                key_start = pos
-                key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]  # skip ':'
-                if key == token:
-                    found = key_start
-                    hit = True
-                    break
-                _, pos = _DECODER.raw_decode(text, pos)
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                if pos < len(text) and text[pos] == ",":
-                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            if not hit:
-                break
-        elif ch == "[" and token.isdigit():
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-            index = int(token)
-            i = 0
-            while pos < len(text) and text[pos] != "]" and i < index:
-                _, pos = _DECODER.raw_decode(text, pos)
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                if pos < len(text) and text[pos] == ",":
-                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-                i += 1
-            if i != index or pos >= len(text) or text[pos] == "]":
-                break
-            found = pos
-        else:
-            break
-    return _line_col(text, found)
 
 
 def locate_json_many(text: str, pointers: list[str]) -> dict[str, tuple[int, int]]:

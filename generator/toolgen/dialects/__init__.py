@@ -16,7 +16,7 @@ new provider is one new module. The rest of toolgen asks the registry, never a l
 `_responses` builds OpenAI's Responses catalog (namespaces, ``defer_loading``, ``tool_search``) and
 `_deferred` the catalogs that scale for every dialect and what a model sees of them up front.
 
-Rules cite ``docs/provider-dialects.md``: A.x OpenAI function tools and strict mode, B.x Anthropic
+Rules cite ``docs/provider-rules.md``: A.x OpenAI function tools and strict mode, B.x Anthropic
 tools, D.x MCP 2025-11-25, E the portable intersection.
 """
 

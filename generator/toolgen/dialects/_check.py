@@ -5,7 +5,7 @@ Every dialect re-checks its emitted catalog (a list of tool objects) against its
 on the *output*, independently of how its view transform built it, so a transform bug shows up as a
 violation rather than as a provider's HTTP 400 at run time. A `Violation` names the dialect, the
 tool, a JSON pointer into the tool object, a short rule id that cites the section of
-``docs/provider-dialects.md`` (``A.2-additionalProperties``, ``D.1-ref-resolves``...) and a message.
+``docs/provider-rules.md`` (``A.2-additionalProperties``, ``D.1-ref-resolves``...) and a message.
 Nothing here raises on bad input: malformed tools are violations.
 
 Input: one dialect's catalog (a list of tool objects). Output: `Violation`s (none: it conforms).
@@ -39,7 +39,7 @@ _DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule: `rule` is a short id citing provider-dialects.md (e.g. ``A.2-required``);
+    """One broken rule: `rule` is a short id citing provider-rules.md (e.g. ``A.2-required``);
     `pointer` is a JSON pointer into the tool object (``/function/parameters/properties/x``)."""
 
     dialect: str

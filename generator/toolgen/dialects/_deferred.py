@@ -1,5 +1,5 @@
 """Catalogs that scale: what each dialect sends when tools are grouped into toolsets or deferred, and
-what a model sees of it before it searches (``docs/provider-dialects.md`` F.1-F.4).
+what a model sees of it before it searches (``docs/provider-rules.md`` F.1-F.4).
 
 Input: the IR `Tool`s (their policy rows carry `toolset` and `loading`), the per-tool catalogs of
 every dialect (`toolgen.emit.catalogs.Catalogs.tools`) and the API's toolsets. Output:

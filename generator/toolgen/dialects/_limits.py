@@ -23,7 +23,7 @@ JSON = Any
 
 @dataclass(frozen=True)
 class Limit:
-    """One limit: its `name`, `value` and `source` (a section of docs/provider-dialects.md)."""
+    """One limit: its `name`, `value` and `source` (a section of docs/provider-rules.md)."""
 
     name: str
     value: int

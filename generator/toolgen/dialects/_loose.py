@@ -3,7 +3,7 @@
 Input: a canonical input schema (JSON Schema 2020-12, root ``type: object``). Output: a
 `DialectSchema` with ``strict`` False, no argument rewrites (the model sends natural values, which
 the runtime validates against the canonical schema as they are) and a schema that keeps the rules
-OpenAI applies to every function tool, strict or not (``docs/provider-dialects.md`` A.1, A.2):
+OpenAI applies to every function tool, strict or not (``docs/provider-rules.md`` A.1, A.2):
 
 * the root is ``type: "object"`` with `properties` (A.1 "object without properties");
 * every array has `items` (A.2 "Array keywords": "array schema missing items" is seen outside strict

@@ -1,5 +1,5 @@
 """OpenAI's Responses API catalog with namespaces, deferred loading and tool search
-(``docs/provider-dialects.md`` A.1 "Responses API shape" and F.1 "Tool search and namespaces").
+(``docs/provider-rules.md`` A.1 "Responses API shape" and F.1 "Tool search and namespaces").
 
 Input: the IR `Tool`s, their Chat Completions entries (`toolgen.dialects.openai`, the same strict
 parameters) and the API's toolsets. Output: `responses_catalog` -> the ``tools`` array of a Responses

@@ -1,4 +1,4 @@
-"""The Anthropic dialect: Messages API tools (``docs/provider-dialects.md`` B.1-B.3 and E point 5).
+"""The Anthropic dialect: Messages API tools (``docs/provider-rules.md`` B.1-B.3 and E point 5).
 
 Input: an IR `Tool` (its canonical input schema). Output: the view (`anthropic_input_schema` ->
 `DialectSchema`: the original optionality kept, ``oneOf`` -> ``anyOf``, objects closed where that
@@ -42,7 +42,7 @@ ANTHROPIC_FORMATS: frozenset[str] = frozenset(
 ANTHROPIC_MAX_OPTIONAL = 24
 ANTHROPIC_MAX_UNIONS = 16
 ANTHROPIC_MAX_STRICT_TOOLS = 20
-#: Per-request limits, each with its source (docs/provider-dialects.md; `toolgen.dialects.limits`).
+#: Per-request limits, each with its source (docs/provider-rules.md; `toolgen.dialects.limits`).
 LIMITS: tuple[Limit, ...] = (
     Limit("max_name_length", 64, "B.1 / F.2: 64 characters in Claude clients, the mcp__<server>__ prefix included"),
     Limit("max_strict_tools", ANTHROPIC_MAX_STRICT_TOOLS, "F.2: 20 strict tools per request"),

@@ -1,5 +1,5 @@
 """The Gemini dialect: function declarations in the conservative OpenAPI-3.0 `Schema` subset
-(``docs/provider-dialects.md`` C.1-C.3 and F.3).
+(``docs/provider-rules.md`` C.1-C.3 and F.3).
 
 Input: an IR `Tool` (its canonical input schema). Output: the view (`gemini_parameters` ->
 `DialectSchema`), the declaration (`gemini_declaration`: ``{name, description, parameters}``, or
@@ -66,7 +66,7 @@ GEMINI_TYPES: frozenset[str] = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEA
 #: C.2 "format": the Gemini Developer API accepts only these.
 GEMINI_FORMATS: frozenset[str] = frozenset({"enum", "date-time"})
 
-#: Per-request limits, each with its source (docs/provider-dialects.md).
+#: Per-request limits, each with its source (docs/provider-rules.md).
 LIMITS: tuple[Limit, ...] = (
     Limit("max_tools", 128, "C.1 Vertex: at most 128 function declarations per request"),
     Limit("max_name_length", 64, "F.3 / C.1: function names at most 64 characters"),

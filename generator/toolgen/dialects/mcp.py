@@ -1,4 +1,4 @@
-"""The MCP dialect: MCP 2025-11-25 tools as ``tools/list`` returns them (``docs/provider-dialects.md``
+"""The MCP dialect: MCP 2025-11-25 tools as ``tools/list`` returns them (``docs/provider-rules.md``
 D.1-D.4 and E).
 
 Input: an IR `Tool` (its canonical input and output schemas and its policy row, for the
@@ -286,7 +286,7 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_mcp_catalog(tools)
 
 
-#: Per-request limits, each with its source (docs/provider-dialects.md; `toolgen.dialects.limits`).
+#: Per-request limits, each with its source (docs/provider-rules.md; `toolgen.dialects.limits`).
 LIMITS: tuple[Limit, ...] = (
     Limit("max_name_length", 64, "D.2 / F.2: clients enforce 64 characters, their prefix (mcp__<server>__) included"),
 )

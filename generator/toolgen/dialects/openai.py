@@ -1,4 +1,4 @@
-"""The OpenAI dialect: Chat Completions function tools in strict mode (``docs/provider-dialects.md``
+"""The OpenAI dialect: Chat Completions function tools in strict mode (``docs/provider-rules.md``
 A.1, A.2, A.4 and E, the portable intersection).
 
 Input: an IR `Tool` (its canonical input schema: self-contained JSON Schema 2020-12, root
@@ -111,7 +111,7 @@ OPENAI_FORBIDDEN_COMPOSITION: frozenset[str] = frozenset(
 )
 #: A.1 "Max tools per request".
 OPENAI_MAX_TOOLS = 128
-#: Per-request limits, each with its source (docs/provider-dialects.md; `toolgen.dialects.limits`).
+#: Per-request limits, each with its source (docs/provider-rules.md; `toolgen.dialects.limits`).
 LIMITS: tuple[Limit, ...] = (
     Limit("max_tools", OPENAI_MAX_TOOLS, "A.1 / F.1: 128 tools per request"),
     Limit("max_name_length", 64, "A.1: function names ^[a-zA-Z0-9_-]{1,64}$"),

@@ -193,7 +193,3 @@ def _non_strict_lines(ir: ApiIR, functions: list[dict[str, Any]]) -> list[str]:
         lines.append("Not strict because of a provider limit (see the warnings): "
                      + ", ".join(_code(n) for n in by_limit) + ".")
     return lines
-
-
-def sizes_json(sizes: list[ToolSize]) -> dict[str, Any]:
-    return {s.tool: {"bytes": s.bytes, "tokens": s.tokens} for s in sizes}

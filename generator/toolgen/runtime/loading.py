@@ -12,7 +12,6 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from .receipts import DEFAULT_RECEIPTS_PATH
 from .shaping import cursor_key_from_env
 
 
@@ -74,12 +73,6 @@ def cursor_key_for(receipts_path: Path) -> bytes:
     finally:
         os.close(fd)
     return key
-
-
-def default_receipts_path() -> Path:
-    """``TOOLGEN_RECEIPTS`` or `DEFAULT_RECEIPTS_PATH` (``.toolgen/receipts.sqlite3`` under cwd)."""
-    env = os.environ.get("TOOLGEN_RECEIPTS")
-    return Path(env) if env else DEFAULT_RECEIPTS_PATH
 
 
 def parse_scopes(value: str | None) -> list[str]:

@@ -281,7 +281,7 @@ def _permissive_node(node: dict[str, Any], root: JSONSchema, seen: frozenset[str
     if "type" in node:
         out: JSONSchema = {"type": copy_tree(node["type"])}
         if "array" in as_list(node["type"]):
-            out["items"] = {}  # every array keeps `items` (provider-dialects.md E.4)
+            out["items"] = {}  # every array keeps `items` (provider-rules.md E.4)
         return out
     ref = node.get("$ref")
     if isinstance(ref, str) and ref not in seen and not any(k in node for k in ("anyOf", "oneOf")):

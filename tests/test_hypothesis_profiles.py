@@ -1,0 +1,39 @@
+"""The Hypothesis profiles of tests/support/profiles.py: the one named by TOOLGEN_HYPOTHESIS_PROFILE is
+loaded before the tests, and each scales the example counts the tests state."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import settings
+from tests.support import profiles
+from tests.support.build import REPO
+
+
+def test_the_loaded_profile_has_no_deadline() -> None:
+    loaded = settings()  # a test's settings start from the loaded profile
+    assert loaded.deadline is None
+    assert loaded.max_examples == round(100 * profiles.SCALE[profiles.current()])
+
+
+@pytest.mark.parametrize(("profile", "stated", "runs"), [
+    ("dev", 400, 400), ("dev", 8, 8),
+    ("ci", 400, 200), ("ci", 15, 10), ("ci", 8, 8),
+    ("thorough", 400, 4000), ("thorough", 8, 80),
+])
+def test_each_profile_scales_the_stated_count(monkeypatch: pytest.MonkeyPatch, profile: str, stated: int,
+                                              runs: int) -> None:
+    monkeypatch.setenv(profiles.ENV, profile)
+    assert profiles.examples(stated) == runs
+
+
+def test_no_variable_means_dev_and_an_unknown_name_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(profiles.ENV, raising=False)
+    assert profiles.current() == "dev"
+    monkeypatch.setenv(profiles.ENV, "fast")
+    with pytest.raises(ValueError, match="TOOLGEN_HYPOTHESIS_PROFILE='fast': expected one of ci, dev, thorough"):
+        profiles.current()
+
+
+def test_ci_runs_the_tests_under_the_ci_profile() -> None:
+    script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "export TOOLGEN_HYPOTHESIS_PROFILE=ci" in script
