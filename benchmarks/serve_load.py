@@ -127,7 +127,7 @@ async def agent(url: str, tool: str, calls: int, latencies: list[float], errors:
             result = await client.call_tool(tool, {"ticket_id": "T-102"})
             latencies.append(time.perf_counter() - start)
             if result.is_error:
-                errors.append(str(result.content[0].text)[:200] if result.content else "error")
+                errors.append(str(getattr(result.content[0], "text", ""))[:200] if result.content else "error")
         spans.append((began, time.perf_counter()))
 
 

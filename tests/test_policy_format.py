@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import pytest
 from hypothesis import given, settings
@@ -40,7 +40,7 @@ from toolgen.results import ResponseBody, Shape
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = sorted((REPO / "generated").glob("*/policy.json"))
 
-names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+names = st.text(st.characters(codec="utf-8"), max_size=12)
 opt_names = st.none() | names
 small = st.integers(min_value=-(2**40), max_value=2**40)
 json_leaf = st.none() | st.booleans() | small | names
@@ -73,9 +73,9 @@ rewrites = st.dictionaries(st.sampled_from(["openai", "anthropic", "gemini", "mc
 
 @st.composite
 def rows(draw: st.DrawFn) -> PolicyRow:
-    mode = draw(st.sampled_from(["read", "preview", "record"]))
+    mode: Literal["read", "preview", "record"] = draw(st.sampled_from(["read", "preview", "record"]))
     record = mode == "record"
-    arguments = draw(st.sampled_from(["preview", "full"])) if record else None
+    arguments: Literal["preview", "full"] | None = draw(st.sampled_from(["preview", "full"])) if record else None
     return PolicyRow(
         tool=draw(names), mode=mode, effect=draw(st.sampled_from(["read", "write", "destructive"])),
         operation_id=draw(names), method=draw(names), path=draw(names),

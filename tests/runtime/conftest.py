@@ -170,6 +170,7 @@ def _as_server_user() -> tuple[list[str], int | None, int | None]:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             _unavailable("setpriv is missing: cannot run PostgreSQL as a non-root user")
+        assert setpriv is not None
         return ([setpriv, f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"],
                 entry.pw_uid, entry.pw_gid)
     _unavailable("no non-root user to run PostgreSQL as")

@@ -27,7 +27,7 @@ from toolgen.runtime.request import build_request, transport_headers
 #: what RFC 3986 §2.3 leaves unencoded, the percent-escapes, and the pair separators
 _WIRE_QUERY = re.compile(r"^[A-Za-z0-9\-._~%=&]*$")
 
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=12)
+TEXT = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
 RESERVED = st.text(st.sampled_from(list(":/?#[]@!$&'()*+,;=% ")), min_size=1, max_size=6)
 
 

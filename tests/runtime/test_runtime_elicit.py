@@ -32,7 +32,7 @@ NOTE = {"ticket_id": "T-102", "note": "Approved in the protocol.", "visibility":
 
 def _registry(server: TicketsServer) -> Registry:
     policy, catalog = tickets_package()
-    return Registry(policy, catalog, base_url=server.base_url,
+    return Registry(policy, list(catalog), base_url=server.base_url,
                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), receipts=MemoryReceiptStore(),
                     audit=MemoryAuditSink(), cursor_key=b"k" * 32, approvals="issued")
 

@@ -136,8 +136,10 @@ def test_preview_bounds_hold_under_concurrent_writers(postgres_url: str) -> None
         t.start()
     for t in threads:
         t.join()
-    count = stores[0]._run(lambda cur: (cur.execute(f"SELECT COUNT(*) FROM {stores[0].prefix}previews"
-                                                     " WHERE scope='a/t' AND actor='alice'"), cur.fetchone())[1])
+    first = stores[0]
+    assert isinstance(first, PostgresReceiptStore)
+    count = first._run(lambda cur: (cur.execute(f"SELECT COUNT(*) FROM {first.prefix}previews"
+                                                 " WHERE scope='a/t' AND actor='alice'"), cur.fetchone())[1])
     assert count[0] == 5
     for s in stores:
         s.close()

@@ -52,7 +52,6 @@ from ..runtime.receipts import (
     RedisReceiptStore,
     SqliteReceiptStore,
     receipts_from_url,
-    receipts_scheme,
 )
 from ..runtime.registry import Actor, Approval, Registry
 from ..runtime.shaping import cursor_key_from_env
