@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .identity import required_scopes
 from .registry import Actor, Approval, Registry
 from .request import resolve_local_ref
 
@@ -305,7 +306,7 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
         schema = spec.input_schema
         required = [r for r in schema.get("required", []) if isinstance(r, str)]
         props = schema.get("properties") or {}
-        scopes = list(row.get("permission") or [])
+        scopes = required_scopes(row)
         privileged = Actor.of("contract-privileged", scopes)
         idem = row.get("idempotency") if row.get("mode") == "record" else None
 
@@ -315,7 +316,7 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
                 args = valid_args(reg, _tool, arg_examples)
                 args.pop(_req, None)
                 before = wire()
-                res = reg.call(_tool, args, actor=Actor.of("c", reg.specs[_tool].row.get("permission") or []))
+                res = reg.call(_tool, args, actor=Actor.of("c", required_scopes(reg.specs[_tool].row)))
                 _expect(_error_code(res) == "invalid_arguments", f"expected invalid_arguments, got {res.to_json()}")
                 assert res.error is not None
                 _expect(res.error.details.get("pointer") == "/" + _req,
@@ -332,7 +333,7 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
                 args = valid_args(reg, _tool, arg_examples)
                 args[_target[0]] = _target[1]
                 before = wire()
-                res = reg.call(_tool, args, actor=Actor.of("c", reg.specs[_tool].row.get("permission") or []))
+                res = reg.call(_tool, args, actor=Actor.of("c", required_scopes(reg.specs[_tool].row)))
                 _expect(_error_code(res) == "invalid_arguments", f"expected invalid_arguments, got {res.to_json()}")
                 assert res.error is not None
                 _expect(str(res.error.details.get("pointer", "")).startswith("/" + _target[0]),
@@ -446,7 +447,7 @@ def _approval_for(reg: Registry, tool: str, args: dict[str, Any]) -> Approval | 
         return None
     key_arg = (row.get("idempotency") or {}).get("arg")
     preview_args = {k: v for k, v in args.items() if k != key_arg}
-    preview_actor = Actor.of("contract-privileged", reg.specs[pair].row.get("permission") or [])
+    preview_actor = Actor.of("contract-privileged", required_scopes(reg.specs[pair].row))
     res = reg.call(pair, preview_args, actor=preview_actor)
     _expect(res.ok, f"{pair} failed on valid arguments: {res.to_json()}")
     assert res.result is not None
