@@ -61,6 +61,12 @@ def operation_name(row: Mapping[str, Any]) -> str:
     return str(op.get("id") or f"{op['method']} {op['path']}")
 
 
+def _answer_policy(row: Mapping[str, Any]) -> tuple[list[int], Any]:
+    """Policy: (the statuses the row counts as success, ``success_status``; the body the spec says
+    comes, ``output.body``)."""
+    return [int(s) for s in row.get("success_status") or []], (row.get("output") or {}).get("body")
+
+
 def key_in_use(body: Any) -> bool:
     """Whether an error body says the idempotency key is in use by a request still running (Stripe's
     ``idempotency_key_in_use``; the IETF Idempotency-Key draft's 409 for a concurrent request)."""
@@ -103,10 +109,10 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
     headers = outcome.headers or httpx.Headers()
     secret_values = call.secret_values
     content = creds.scrub_bytes(outcome.content, secret_values) if secret_values else outcome.content
-    body, unreadable = decode_body(headers, content, (spec.row.get("output") or {}).get("body"))
+    success, expect = _answer_policy(spec.row)
+    body, unreadable = decode_body(headers, content, expect)
     if may_hold_secret(content, secret_values, headers):
         body = scrub(body, secret_values)
-    success = [int(s) for s in spec.row.get("success_status") or []]
     if not ((status in success if success else False) or 200 <= status < 300):
         raise _api_error(call, spec, validated, budget, hold, exchange, Answer(status, headers, body, unreadable))
     return Answer(status, headers, body, unreadable)

@@ -37,22 +37,22 @@ __all__ = ["DEFAULT_MAX_BYTES", "shape", "shaped_result"]
 DEFAULT_MAX_BYTES = 16000
 
 
-def _output_policy(row: Mapping[str, Any]) -> tuple[int, Any, str]:
-    """Policy: (``output.max_bytes``, ``output.shape``, ``output.schema_mode``)."""
+def _output_policy(row: Mapping[str, Any]) -> tuple[int, Any, str, Any]:
+    """Policy: (``output.max_bytes``, ``output.shape``, ``output.schema_mode``, ``pagination``)."""
     out = row.get("output") or {}
-    return int(out.get("max_bytes") or DEFAULT_MAX_BYTES), out.get("shape"), str(out.get("schema_mode", "warn"))
+    return (int(out.get("max_bytes") or DEFAULT_MAX_BYTES), out.get("shape"), str(out.get("schema_mode", "warn")),
+            row.get("pagination"))
 
 
 def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tuple[Validated, BuiltRequest]
                   ) -> tuple[dict[str, Any], int]:
     """(the result, bytes omitted to fit the budget) of a success answer. Raises `ToolError`."""
     validated, wire = page_request
-    max_bytes, shape_policy, _ = _output_policy(spec.row)
+    max_bytes, shape_policy, _, pagination = _output_policy(spec.row)
 
     def shape_item(item: Any) -> Any:
         return project(redact(item, spec.redact_tree), spec.field_tree)
 
-    pagination = spec.row.get("pagination")
     if pagination:
         shaper = PageShaper(pagination, call.host.cursors, f"{call.host.api}/{spec.name}", call.host.base_url,
                             max_bytes, shape_item)
