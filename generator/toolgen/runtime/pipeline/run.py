@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from ..calls import Actor, Approval, CallResult
 from ..errors import ToolError, make_error
 from ..host import Host
+from ..request import BuiltRequest
 from ..toolspec import ToolSpec
 from . import approval as approval_step
 from . import permission
@@ -64,7 +67,7 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
 
 
 def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget: Budget, hold: Hold,
-          wire: Any, http_request: Any) -> Pipeline:
+          wire: BuiltRequest, http_request: httpx.Request) -> Pipeline:
     """The steps that run while the call holds its receipt (if any)."""
     try:
         if (stopped := _unaudited(call, hold)) is not None:  # checked before the approval is spent, too

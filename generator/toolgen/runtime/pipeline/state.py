@@ -63,7 +63,7 @@ class Call:
 
     def emit(self, step: str, decision: str, code: str | None = None, **detail: Any) -> None:
         """Audit one decision. A failing sink never breaks the call; it only stops a call that
-        has not sent anything yet (nothing is sent unaudited, `Hold.unaudited`)."""
+        has not sent anything yet (nothing is sent unaudited: `run` checks before spending an approval and before sending)."""
         try:
             self.host.audit.emit(AuditEvent(time.time(), self.call_id, self.tool, self.actor.id, step, decision,
                                             self.fp, code, scrub(detail, self.secret_values)))
