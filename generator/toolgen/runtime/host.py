@@ -9,7 +9,7 @@ the moment a step needs them, so changing one on a registry changes the next cal
 from __future__ import annotations
 
 import random
-from typing import Any, Protocol
+from typing import Protocol
 
 from .audit import AuditSink
 from .calls import Actor
@@ -38,5 +38,3 @@ class Host(Protocol):
     def preview_store(self) -> PreviewStore: ...
 
     def visible_tools(self, actor: Actor, *, deferred: bool = True) -> list[str]: ...
-
-    def row(self, tool: str) -> dict[str, Any]: ...
