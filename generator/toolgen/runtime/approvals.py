@@ -10,7 +10,8 @@ in the receipt store's preview store (same backend, same bound and expiry):
 - arguments: ``{"preview_id", "approved_by", "request"}`` (`approval_record`), the request being
   what the human was shown; `expires_at`: the issue time plus its ``ttl_s``.
 
-Pure: no store access here; `Registry` reads and writes the store and calls `check_issued`.
+Pure: no store access here; `toolgen.runtime.issuing` (issue) and the call path's approval step
+(`toolgen.runtime.pipeline.approval`: check, spend) read and write the store and call `check_issued`.
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ Bound: an attempt ends within its deadline plus one socket operation's schedulin
 ``recv`` that returns at its timeout), measured at well under 50 ms on loopback
 (docs/runtime.md "Deadlines"). Outside `attempt_deadline` the backend is the plain backend.
 
+`call_deadline_ms` is the one formula of a call's overall deadline (the call path's ``timeout``
+step and the in-flight window of another caller's receipt both use it); `DEADLINE_SLACK_MS` is
+how long after it a call returns at the latest.
+
 `ensure_deadlines` installs the backend in an `httpx.Client`'s transports (its default one and the
 proxy transports it mounted, also from the environment) where they are httpx's own
 (`HTTPTransport`): the clients the runtime creates, and a caller's own client on first use; any
@@ -39,10 +43,27 @@ from contextvars import ContextVar
 import httpcore
 import httpx
 
+#: How long after its deadline (`call_deadline_ms`) a call returns at the latest, sync or async,
+#: whatever the upstream does (milliseconds; docs/runtime.md "Deadlines"). Receipt-store latency is
+#: extra.
+DEADLINE_SLACK_MS = 250
+
 _DEADLINE: ContextVar[float | None] = ContextVar("toolgen_attempt_deadline", default=None)
 #: Threads that resolve host names for attempts with a deadline (a blocking ``getaddrinfo`` has no
 #: timeout of its own; a lookup left behind ends with the system resolver's own timeout).
 _RESOLVER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="toolgen-resolve")
+
+
+def call_deadline_ms(timeout_ms: int, max_attempts: int, retry_deadline_ms: int | None, *,
+                     lowered: bool = False) -> int:
+    """A call's overall deadline (milliseconds): the row's ``retry.deadline_ms``, else `timeout_ms`
+    × `max_attempts`; when the caller `lowered` the per-attempt timeout (`timeout_ms` is then the
+    lowered one), at most `timeout_ms` × `max_attempts`; never less than one attempt's `timeout_ms`.
+    Pure; docs/runtime.md "Deadlines"."""
+    deadline = int(retry_deadline_ms or timeout_ms * max_attempts)
+    if lowered:
+        deadline = min(deadline, timeout_ms * max_attempts)
+    return max(deadline, timeout_ms)
 
 
 @contextmanager

@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["filter_catalog", "is_deferred", "permits", "required_scopes", "scope_set", "tool_entry_name"]
+from .errors import ToolError, make_error
+
+__all__ = ["filter_catalog", "is_deferred", "missing_scopes", "permission_error", "permits", "required_scopes",
+           "scope_set", "tool_entry_name"]
 
 
 def scope_set(scopes: str | Iterable[str]) -> frozenset[str]:
@@ -45,11 +48,32 @@ def required_scopes(row: Mapping[str, Any]) -> list[str]:
     return [str(s) for s in row.get("permission") or []]
 
 
-def permits(row: Mapping[str, Any], scopes: str | Iterable[str]) -> bool:
-    """True when `scopes` (read by `scope_set`) hold every scope of `row`'s ``permission`` (a row
-    without one needs none)."""
+def missing_scopes(row: Mapping[str, Any], scopes: str | Iterable[str]) -> list[str]:
+    """The rule: the scopes of `row`'s ``permission`` that `scopes` (read by `scope_set`) do not
+    hold, in the row's order (empty: the caller may use the tool; a row without ``permission``
+    needs none). Every other check of this module and of the call path is this function."""
     held = scope_set(scopes)
-    return all(s in held for s in required_scopes(row))
+    return [s for s in required_scopes(row) if s not in held]
+
+
+def permits(row: Mapping[str, Any], scopes: str | Iterable[str]) -> bool:
+    """True when `scopes` (read by `scope_set`) hold every scope of `row`'s ``permission``
+    (`missing_scopes` is empty)."""
+    return not missing_scopes(row, scopes)
+
+
+def permission_error(tool: str, row: Mapping[str, Any], actor_id: str, scopes: str | Iterable[str]) -> ToolError | None:
+    """``permission_denied`` naming the scopes of `row`'s ``permission`` that the actor `actor_id`
+    holding `scopes` lacks (``details``: ``missing``, ``required``), or None when it holds them
+    all (`missing_scopes`). The call path asks this right after finding the tool, so a tool the
+    actor may not see is refused before its arguments are read and the refusal reveals nothing of
+    its schema; `Registry.refuse_hidden` gives the same refusal."""
+    missing = missing_scopes(row, scopes)
+    if not missing:
+        return None
+    return make_error("permission_denied",
+                      f"{tool} needs the scope(s) {', '.join(missing)}, which actor {actor_id!r} does not hold.",
+                      details={"missing": missing, "required": required_scopes(row)})
 
 
 def is_deferred(row: Mapping[str, Any]) -> bool:

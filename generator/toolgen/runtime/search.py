@@ -61,6 +61,7 @@ from ..search_text import (
     search_documents,
     split_words,
 )
+from .identity import permits, scope_set
 
 __all__ = ["STOP_WORDS", "Hit", "ToolIndex", "query_terms", "split_words"]
 
@@ -174,7 +175,7 @@ class ToolIndex:
         terms, own, head, actions = analyse_query(query)
         if not terms:
             return []
-        held = None if scopes is None else frozenset(scopes)
+        held = None if scopes is None else scope_set(scopes)
         terms += [f"act{a}" for a in sorted(actions)]  # the action classes, indexed as act<class>
         match = " OR ".join(dict.fromkeys(f'"{t}"' for t in terms))
         totals: dict[int, float] = {}
@@ -199,7 +200,7 @@ class ToolIndex:
         ranked: list[tuple[float, str, Hit]] = []
         for rowid, total in totals.items():
             doc = self._docs[rowid - 1]
-            tool = next((t for t, need in doc.tools if held is None or need <= held), None)
+            tool = next((t for t, need in doc.tools if held is None or permits({"permission": need}, held)), None)
             if tool is None:
                 continue
             score = total * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))

@@ -1,0 +1,195 @@
+"""Step 8a, outcome: what the send step's last `Outcome` means for the call.
+
+Input: `Call`, `ToolSpec`, `Validated`, `Budget`, `Hold`, `Exchange`, the sent `httpx.Request`.
+Output: `Answer` (status, headers, the decoded body with the call's secrets scrubbed, and why it
+cannot be read, if so) for a status the row counts as success (``success_status``, else 2xx).
+Everything else raises `Halt` at step ``http`` with ``attempts`` (and ``status``), the receipt
+settled first:
+
+- a write that may have taken effect (any attempt uncertain, a too-large answer, a 3xx, an error
+  the API does not make definitive): ``result_unknown`` (receipt ``unknown``; `unknown_error`
+  names the read tools that show the state, or says to retry with the same key where the API
+  deduplicates it);
+- no answer in time: ``tool_timeout``; a connection broken after sending:
+  ``upstream_unavailable``; nothing sent at all (``connect``): ``upstream_unavailable``, the
+  receipt released and a spent approval given back; an answer over `MAX_RESPONSE_BYTES`:
+  ``upstream_error``;
+- an API error (`toolgen.runtime.errors.from_http_response`; its problem body redacted and bounded
+  to `MAX_PROBLEM_BYTES`): the receipt released, the approval given back; a 409 saying the
+  forwarded key is in use (`key_in_use`): ``idempotency_in_progress`` (receipt ``unknown``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from .. import credentials as creds
+from ..body import decode_body, may_hold_secret, scrub
+from ..errors import ToolError, from_http_response, make_error, scrub_url
+from ..shaping import redact_anywhere, shrink
+from ..toolspec import ToolSpec, executes_preview
+from .canonical import key_arg
+from .effects import MAX_RESPONSE_BYTES
+from .state import Budget, Call, Exchange, Halt, Hold, Validated
+
+__all__ = ["MAX_PROBLEM_BYTES", "Answer", "judge", "key_in_use", "unknown_error"]
+
+#: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
+MAX_PROBLEM_BYTES = 2000
+
+_TRANSPORT_FAILURES = ("timeout", "broken", "connect", "too_large")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A success answer: `status`, `headers`, the decoded `body`, and `unreadable` (why the body
+    cannot be trusted: invalid JSON, too deep, an HTML page) or None."""
+
+    status: int
+    headers: httpx.Headers
+    body: Any
+    unreadable: str | None
+
+
+def operation_name(row: Mapping[str, Any]) -> str:
+    """Policy: the row's operation as errors name it (``operationId``, else ``METHOD path``)."""
+    op = row["operation"]
+    return str(op.get("id") or f"{op['method']} {op['path']}")
+
+
+def _answer_policy(row: Mapping[str, Any]) -> tuple[list[int], Any]:
+    """Policy: (the statuses the row counts as success, ``success_status``; the body the spec says
+    comes, ``output.body``)."""
+    return [int(s) for s in row.get("success_status") or []], (row.get("output") or {}).get("body")
+
+
+def key_in_use(body: Any) -> bool:
+    """Whether an error body says the idempotency key is in use by a request still running (Stripe's
+    ``idempotency_key_in_use``; the IETF Idempotency-Key draft's 409 for a concurrent request)."""
+    texts: list[str] = []
+    for node in (body, body.get("error") if isinstance(body, dict) else None):
+        if isinstance(node, dict):
+            texts.extend(str(node.get(k, "")) for k in ("code", "type", "title", "detail", "message"))
+    joined = " ".join(texts).lower()
+    return "idempotency" in joined or "idempotent" in joined
+
+
+def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict[str, Any]) -> ToolError:
+    """``result_unknown``: the write may or may not have taken effect. The next step says how to
+    find out (the read tools of the same resource) or, where the API deduplicates the key, to
+    retry with the same key."""
+    idem = spec.row.get("idempotency") or {}
+    key_arg = idem.get("arg") or "the key"
+    checks = ", ".join(spec.check_tools)
+    look = f"Read the current state first ({checks})" if checks else "Read the current state first"
+    same = "preview_id" if executes_preview(spec.row) else "arguments"
+    if honoured:
+        step = (f"Retry with the same {same} and the same {key_arg}: the API deduplicates it, so it "
+                "cannot write twice.")
+    else:
+        step = (f"{look}. If the write did not happen, call again with a new {key_arg}; do not simply "
+                "repeat the call: this API is not declared to deduplicate the key, so the runtime does "
+                "not re-send it.")
+    return make_error("result_unknown", message, details={**details, "check_tools": list(spec.check_tools)},
+                      result_known=False, retryable=honoured, next_step=step)
+
+
+
+def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold: Hold, exchange: Exchange,
+          http_request: httpx.Request) -> Answer:
+    """The success `Answer`, or `Halt` (see the module docstring)."""
+    outcome = exchange.outcome
+    if outcome.kind in _TRANSPORT_FAILURES:
+        raise _transport_failure(call, spec, budget, hold, exchange, http_request)
+    status = outcome.status
+    headers = outcome.headers or httpx.Headers()
+    secret_values = call.secret_values
+    content = creds.scrub_bytes(outcome.content, secret_values) if secret_values else outcome.content
+    success, expect = _answer_policy(spec.row)
+    body, unreadable = decode_body(headers, content, expect)
+    if may_hold_secret(content, secret_values, headers):
+        body = scrub(body, secret_values)
+    if not ((status in success if success else False) or 200 <= status < 300):
+        raise _api_error(call, spec, validated, budget, hold, exchange, Answer(status, headers, body, unreadable))
+    return Answer(status, headers, body, unreadable)
+
+
+def _timing(budget: Budget, exchange: Exchange) -> dict[str, Any]:
+    return {"timeout_ms": budget.timeout_ms, "deadline_ms": budget.deadline_ms,
+            "observed_ms": exchange.observed_ms, "attempts": exchange.attempts}
+
+
+def _transport_failure(call: Call, spec: ToolSpec, budget: Budget, hold: Hold, exchange: Exchange,
+                       http_request: httpx.Request) -> Halt:
+    """The `Halt` of an exchange that ended without a usable answer."""
+    outcome, attempts, tool = exchange.outcome, exchange.attempts, call.tool
+    op_name = operation_name(spec.row)
+    timing = _timing(budget, exchange)
+    if spec.mutating and (exchange.uncertain or outcome.kind == "too_large"):
+        hold.settle("mark_unknown")
+        what = {"timeout": f"got no answer in time ({budget.timeout_ms} ms)",
+                "broken": "lost the connection before the answer",
+                "connect": "could not reach the API on a later attempt",
+                "too_large": f"got an answer larger than {MAX_RESPONSE_BYTES} bytes"}[str(outcome.kind)]
+        return Halt("http", unknown_error(
+            spec, f"{tool} sent the write but {what}; it may or may not have taken effect.",
+            honoured=hold.honoured, details={**timing, "idempotency_key_forwarded": hold.forwarded}),
+            attempts=attempts)
+    if outcome.kind == "timeout":
+        return Halt("http", make_error(
+            "tool_timeout", f"{tool} exceeded its {budget.timeout_ms} ms timeout.", details=timing), attempts=attempts)
+    target = scrub_url(str(http_request.url))
+    cause = outcome.cause or "no cause reported"
+    if outcome.kind == "broken":
+        return Halt("http", make_error(
+            "upstream_unavailable",
+            f"{tool}: the connection to {target} broke after {round(outcome.elapsed_ms)} ms, before an "
+            f"answer ({cause}).",
+            details={**timing, "operation": op_name, "url": target, "cause": cause}), attempts=attempts)
+    if outcome.kind == "connect":
+        hold.settle("release")
+        hold.unspend()  # no attempt reached the API
+        return Halt("http", make_error(
+            "upstream_unavailable", f"{tool} could not reach the API at {target} ({op_name}): {cause}.",
+            details={"attempts": attempts, "operation": op_name, "url": target, "cause": cause},
+        ), attempts=attempts)
+    return Halt("http", make_error(
+        "upstream_error", f"{op_name} answered with more than {MAX_RESPONSE_BYTES} bytes.",
+        details={"status": outcome.status},
+    ), attempts=attempts, status=outcome.status)
+
+
+def _api_error(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold: Hold, exchange: Exchange,
+               answer: Answer) -> Halt:
+    """The `Halt` of an answer whose status is not a success."""
+    status, body, mutating, attempts = answer.status, answer.body, spec.mutating, exchange.attempts
+    op_name = operation_name(spec.row)
+    error = from_http_response(status, answer.headers, body if answer.unreadable is None else None,
+                               operation=op_name, mutating=mutating)
+    if "problem" in error.details:  # an API's error body: redacted and bounded like a result
+        error.details["problem"] = shrink(redact_anywhere(error.details["problem"], spec.redact_tree),
+                                          MAX_PROBLEM_BYTES)[0]
+    if mutating and hold.forwarded and status == 409 and key_in_use(body):
+        hold.settle("mark_unknown")
+        return Halt("http", make_error(
+            "idempotency_in_progress",
+            f"{op_name} says a request with this idempotency key is still being processed.",
+            details={**error.details, "key_arg": key_arg(spec.row)}, result_known=False, retryable=True,
+            next_step="Wait, then retry with the same "
+                      f"{'preview_id' if validated.preview_id is not None else 'arguments'} and the same key.",
+        ), attempts=attempts, status=status)
+    if mutating and (exchange.uncertain or not error.result_known or 300 <= status < 400):
+        hold.settle("mark_unknown")
+        return Halt("http", unknown_error(
+            spec, f"{op_name} answered HTTP {status}, but an attempt may already have written; "
+                  "whether the write took effect is unknown." if exchange.uncertain and error.result_known
+            else f"{op_name} answered HTTP {status}; the write may or may not have happened.",
+            honoured=hold.honoured, details={**error.details, **_timing(budget, exchange)}),
+            attempts=attempts, status=status)
+    hold.settle("release")
+    hold.unspend()  # the API refused the write: nothing took effect, so the approval is not spent
+    return Halt("http", error, attempts=attempts, status=status)

@@ -1,0 +1,122 @@
+"""Step 8b, output: validate and shape a success answer into the call's result.
+
+Input: `Call`, `ToolSpec`, `Validated`, `Hold`, `Exchange`, the `outcome.Answer`, the wire
+`BuiltRequest`. Output: the successful `CallResult`: the body projected (``output.fields``, else
+the properties the output schema declares), redacted (``output.redact``), shaped
+(`toolgen.results.shape_body`: an object, ``{"result": ...}`` or ``{"status": ...}``) and fit to
+``output.max_bytes`` (`shaping.enforce_budget`); a paginated tool's page as ``{"items",
+"next_cursor"}`` (`toolgen.runtime.paging.shape_page`). The result is checked against the output
+schema (``output.schema_mode``: ``warn`` adds a warning, ``strict`` refuses a read's result,
+``off`` skips). The receipt is completed with the result. Audits ``output`` ``allow``/``warn``
+and ``result`` ``ok``.
+
+Errors (`Halt` at step ``output``): a body that cannot be read: ``output_invalid`` for a read,
+``result_unknown`` for a write (receipt ``unknown``); a strict schema mismatch of a read:
+``output_invalid``; a shaping failure (`ToolError` of the budget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...results import RESULT_KEY, shape_body
+from ..calls import CallResult
+from ..errors import ToolError, make_error
+from ..paging import PageShaper, shape_page
+from ..request import BuiltRequest
+from ..shaping import enforce_budget, project, redact
+from ..toolspec import ToolSpec
+from .outcome import Answer, operation_name, unknown_error
+from .state import Call, Exchange, Halt, Hold, Validated
+from .validate import pointer
+
+__all__ = ["DEFAULT_MAX_BYTES", "shape", "shaped_result"]
+
+#: The output budget of a row that does not say (``output.max_bytes``, bytes of JSON).
+DEFAULT_MAX_BYTES = 16000
+
+
+def _output_policy(row: Mapping[str, Any]) -> tuple[int, Any, str, Any]:
+    """Policy: (``output.max_bytes``, ``output.shape``, ``output.schema_mode``, ``pagination``)."""
+    out = row.get("output") or {}
+    return (int(out.get("max_bytes") or DEFAULT_MAX_BYTES), out.get("shape"), str(out.get("schema_mode", "warn")),
+            row.get("pagination"))
+
+
+def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tuple[Validated, BuiltRequest]
+                  ) -> tuple[dict[str, Any], int]:
+    """(the result, bytes omitted to fit the budget) of a success answer. Raises `ToolError`."""
+    validated, wire = page_request
+    max_bytes, shape_policy, _, pagination = _output_policy(spec.row)
+
+    def shape_item(item: Any) -> Any:
+        return project(redact(item, spec.redact_tree), spec.field_tree)
+
+    if pagination:
+        shaper = PageShaper(pagination, call.host.cursors, f"{call.host.api}/{spec.name}", call.host.base_url,
+                            max_bytes, shape_item)
+        return shape_page(shaper, answer.body, answer.headers, validated.page, wire, call.secret_values)
+    # projection and redaction apply to an object body, or to each item of an array body
+    body = answer.body
+    if isinstance(body, list):
+        body = [shape_item(i) for i in body]
+    elif isinstance(body, dict):
+        body = shape_item(body)
+    shaped_body = shape_body(body, shape_policy, answer.status)
+    return enforce_budget(shaped_body, max_bytes,
+                          list_key=RESULT_KEY if isinstance(shaped_body.get(RESULT_KEY), list) else None,
+                          keep=spec.required_members)
+
+
+def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answer: Answer) -> Halt:
+    hold.settle("mark_unknown")
+    status, problem = answer.status, answer.unreadable
+    message = f"{operation_name(spec.row)} answered HTTP {status} with a body that cannot be read ({problem})."
+    if spec.mutating:
+        return Halt("output", unknown_error(
+            spec, message + " The API reported success, but what it did is not known.",
+            honoured=hold.honoured, details={"status": status, "problem": problem}),
+            attempts=exchange.attempts, status=status)
+    return Halt("output", make_error("output_invalid", message, details={"status": status, "problem": problem}),
+                attempts=exchange.attempts, status=status)
+
+
+def _schema_warnings(call: Call, spec: ToolSpec, exchange: Exchange, answer: Answer,
+                     result: dict[str, Any]) -> list[str]:
+    """The output-schema mismatch as a warning (``warn``, or any write); raises `Halt` ``output_invalid``
+    for a read in ``strict`` mode."""
+    mode = _output_policy(spec.row)[2]
+    validator = spec.output_validator
+    if validator is None or mode == "off" or validator.is_valid(result):
+        return []
+    problems = list(validator.iter_errors(result))
+    first = problems[0]
+    message = f"output {pointer(first.instance_path) or '/'}: {first.message}"[:300]
+    if mode == "strict" and not spec.mutating:
+        raise Halt("output", make_error(
+            "output_invalid", f"{call.tool}'s response does not match its output schema: {message}",
+            details={"pointer": pointer(first.instance_path)},
+        ), attempts=exchange.attempts, status=answer.status)
+    call.emit("output", "warn", pointer=pointer(first.instance_path))
+    return [message]
+
+
+def shape(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, exchange: Exchange, answer: Answer,
+          wire: BuiltRequest) -> CallResult:
+    """The successful `CallResult` (see the module docstring); raises `Halt`."""
+    if answer.unreadable is not None:
+        raise _unreadable(call, spec, hold, exchange, answer)
+    status = answer.status
+    try:
+        result, omitted = shaped_result(call, spec, answer, (validated, wire))
+    except ToolError as exc:
+        hold.settle("complete", {"status": status}, status)
+        raise Halt("output", exc, attempts=exchange.attempts, status=status) from None
+    warnings = _schema_warnings(call, spec, exchange, answer, result)
+    call.emit("output", "allow", bytes=None if not omitted else omitted)
+    hold.settle("complete", result, status)
+    call.emit("result", "ok", status=status)
+    return CallResult(call.tool, True, result=result, fingerprint=call.fp, status=status,
+                      attempts=exchange.attempts, warnings=warnings, call_id=call.call_id,
+                      idempotency_key=hold.key, request=call.shown)

@@ -1,0 +1,123 @@
+"""Step 6 of a preview tool (policy ``mode: preview``): show the request instead of sending it.
+
+Input: `Call` (fingerprint set), the preview tool's `ToolSpec`, `Validated`. Output: the
+successful `CallResult` whose result is ``{"preview_id", "request", "effect", "side_effects",
+"approval_required", "record_tool"[, "cannot_send"][, "expires_in_s"]}``: ``preview_id`` is the
+fingerprint, ``request`` the redacted request (`toolgen.runtime.toolspec.display`),
+``cannot_send`` what would stop the record call sending it (a missing credential, a URL the HTTP
+client would change). When the record tool executes the stored preview (``record.arguments:
+preview``) the validated arguments are stored in the preview store for ``record.preview_ttl_s``
+seconds (default `DEFAULT_PREVIEW_TTL_S`) under ``(<api>/<record tool>, actor, preview_id)``.
+Audits ``preview`` ``stored``, ``http`` ``skip`` and ``result`` ``ok``. Errors (`Halt` at step
+``preview``): ``receipt_store_unavailable`` (the preview could not be stored).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from .. import credentials as creds
+from ..calls import CallResult
+from ..errors import ToolError, make_error
+from ..host import Host
+from ..receipts import StoredPreview
+from ..request import BuiltRequest
+from ..toolspec import ToolSpec, display, executes_preview
+from .state import Call, Halt, Validated
+
+__all__ = ["DEFAULT_PREVIEW_TTL_S", "is_preview", "preview"]
+
+#: Seconds a stored preview stays executable when the policy row does not say (``record.preview_ttl_s``).
+DEFAULT_PREVIEW_TTL_S = 900
+
+
+def is_preview(row: Mapping[str, Any]) -> bool:
+    """Policy: a preview row (``mode: preview``)."""
+    return row.get("mode") == "preview"
+
+
+def _record_tool(spec: ToolSpec) -> str:
+    """Policy: the preview's record tool, the row's ``pair``, else ``record_<intent>``."""
+    return str(spec.row.get("pair") or "record_" + spec.intent)
+
+
+def _ttl_s(record_row: Mapping[str, Any]) -> int:
+    """Policy: how long the record tool's stored preview stays executable (``record.preview_ttl_s``)."""
+    return int((record_row.get("record") or {}).get("preview_ttl_s") or DEFAULT_PREVIEW_TTL_S)
+
+
+def _previewed_effect(host: Host, row: Mapping[str, Any]) -> str:
+    pair = row.get("pair")
+    if pair and pair in host.specs:
+        return str(host.specs[pair].row.get("effect", "write"))
+    effect = str(row.get("effect", "write"))
+    return effect if effect != "read" else "write"
+
+
+def _record_needs_approval(host: Host, row: Mapping[str, Any]) -> bool:
+    pair = row.get("pair")
+    if pair and pair in host.specs:
+        return host.specs[pair].row.get("approval") == "required"
+    return True
+
+
+def _blockers(host: Host, row: Mapping[str, Any], built: BuiltRequest, tool: str) -> list[str]:
+    """Why the record call of a preview would not send the request it shows (empty when it
+    would): a credential the runtime does not have, or a URL the HTTP client would change."""
+    blockers: list[str] = []
+    try:
+        creds.resolve(list(row.get("auth") or []), host.credentials, tool=tool)
+    except ToolError as exc:
+        blockers.append(f"{exc.code}: {exc.message}")
+    try:
+        if str(httpx.URL(built.url)) != built.url:
+            blockers.append("internal_error: the HTTP client would send another URL than the one shown")
+    except Exception as exc:  # noqa: BLE001 - an unparsable URL is reported, never raised
+        blockers.append(f"internal_error: the URL cannot be sent ({type(exc).__name__})")
+    return blockers
+
+
+def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, validated: Validated) -> int:
+    """Store what the record tool executes (these validated, normalised arguments); the TTL (s)."""
+    host = call.host
+    ttl = _ttl_s(record_spec.row)
+    now = time.time()
+    try:
+        host.preview_store().put(StoredPreview(
+            f"{host.api}/{record_spec.name}", call.actor.id, validated.fp, spec.intent, validated.args, now, now + ttl))
+    except Exception as exc:  # noqa: BLE001 - any store outage: no preview_id to execute
+        raise Halt("preview", make_error(
+            "receipt_store_unavailable",
+            f"{call.tool}: the preview store could not keep this preview ({type(exc).__name__}), so "
+            f"{record_spec.name} could not execute it.",
+            details={"store": type(host.receipts).__name__})) from None
+    call.emit("preview", "stored", ttl_s=ttl)
+    return ttl
+
+
+def preview(call: Call, spec: ToolSpec, validated: Validated) -> CallResult:
+    """The preview's `CallResult` (see the module docstring); raises `Halt`."""
+    host, row, built = call.host, spec.row, validated.built
+    op = row["operation"]
+    record_tool = _record_tool(spec)
+    result: dict[str, Any] = {
+        "preview_id": validated.fp,
+        "request": display(row, built),
+        "effect": _previewed_effect(host, row),
+        "side_effects": f"Sends {op['method'].upper()} {op['path']}" + (f" ({op['id']})." if op.get("id") else "."),
+        "approval_required": _record_needs_approval(host, row),
+        "record_tool": record_tool,
+    }
+    blockers = _blockers(host, row, built, record_tool)
+    if blockers:
+        result["cannot_send"] = blockers
+    record_spec = host.specs.get(record_tool)
+    if record_spec is not None and executes_preview(record_spec.row):
+        result["expires_in_s"] = _store(call, spec, record_spec, validated)
+    call.emit("http", "skip", reason="preview")
+    call.emit("result", "ok")
+    return CallResult(call.tool, True, result=result, fingerprint=call.fp, call_id=call.call_id)

@@ -1,0 +1,46 @@
+"""Step 5, timeout: the per-attempt timeout and the call's overall deadline.
+
+Input: `Call`, the policy row, and the caller's `timeout_ms` (None, or a value that may only
+lower the row's ``timeout_ms``). Output: `Budget`: ``timeout_ms`` per attempt, ``deadline_ms``
+(`toolgen.runtime.deadline.call_deadline_ms`, the one formula, also giving the row's own deadline
+by which another caller's pending receipt is judged), ``max_attempts`` and the monotonic start and
+deadline; audits ``timeout`` ``allow``. Errors (`Halt` at step ``validate``): ``invalid_arguments``
+when the caller's `timeout_ms` is not a whole number.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..arguments import invalid_argument
+from ..deadline import call_deadline_ms
+from .state import Budget, Call, Halt
+
+__all__ = ["DEFAULT_TIMEOUT_MS", "bound", "limits"]
+
+#: Per-attempt timeout of a row that does not say (milliseconds).
+DEFAULT_TIMEOUT_MS = 5000
+
+
+def limits(row: Mapping[str, Any]) -> tuple[int, int, Any]:
+    """Policy: (``timeout_ms``, ``retry.max_attempts`` (at least 1), ``retry.deadline_ms`` or None)."""
+    retry = row.get("retry") or {}
+    return (int(row.get("timeout_ms") or DEFAULT_TIMEOUT_MS), max(1, int(retry.get("max_attempts") or 1)),
+            retry.get("deadline_ms"))
+
+
+def bound(call: Call, row: Mapping[str, Any], override_ms: Any) -> Budget:
+    """The call's `Budget`; raises `Halt` ``invalid_arguments`` for a bad `override_ms`."""
+    timeout_ms, max_attempts, retry_deadline_ms = limits(row)
+    row_deadline_ms = call_deadline_ms(timeout_ms, max_attempts, retry_deadline_ms)
+    if override_ms is not None:
+        try:
+            timeout_ms = max(1, min(timeout_ms, int(override_ms)))
+        except (TypeError, ValueError, OverflowError):
+            raise Halt("validate", invalid_argument((), "timeout_ms must be a whole number of milliseconds")) from None
+    deadline_ms = call_deadline_ms(timeout_ms, max_attempts, retry_deadline_ms, lowered=override_ms is not None)
+    started = time.monotonic()
+    call.emit("timeout", "allow", timeout_ms=timeout_ms, deadline_ms=deadline_ms, max_attempts=max_attempts)
+    return Budget(timeout_ms, deadline_ms, max_attempts, row_deadline_ms, started, started + deadline_ms / 1000.0)

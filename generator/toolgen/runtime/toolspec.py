@@ -1,0 +1,149 @@
+"""Loading a tool: a policy row and its MCP catalog entry become a `ToolSpec` with compiled validators.
+
+Input: one ``policy.json`` ``tools[]`` row and the ``mcp.json`` entry of the same name
+(docs/generated-format.md). Output: `ToolSpec` (`load_spec`); `read_tools_for` then names, for a
+write, the read tools that show the state it changes (the next step of a ``result_unknown``).
+Also the two readings of a row the call path and the issued approvals share: whether a record row
+executes a stored preview (`executes_preview`) and how a preview shows a request (`display`).
+Raises nothing on a well-formed package; jsonschema_rs raises `ValueError` for a schema it cannot
+compile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema_rs
+
+from .dialect_args import Rewrites, compile_rewrites
+from .request import BuiltRequest
+from .shaping import field_tree
+
+__all__ = ["ToolSpec", "display", "executes_preview", "load_spec", "read_tools_for"]
+
+
+@dataclass
+class ToolSpec:
+    """A loaded tool: its policy row, its MCP catalog entry and compiled validators."""
+
+    name: str
+    row: dict[str, Any]
+    catalog: dict[str, Any]
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    input_validator: Any
+    output_validator: Any | None
+    send_null: frozenset[str]
+    intent: str
+    mutating: bool
+    field_tree: dict[str, Any]
+    redact_tree: dict[str, Any]
+    check_tools: tuple[str, ...] = ()
+    rewrites: dict[str, Rewrites] = field(default_factory=dict)
+    #: the members the output schema's root requires: the output budget drops them last
+    required_members: frozenset[str] = frozenset()
+
+
+#: The catalogs a caller's model may have seen (`Registry.call`'s `dialect`).
+KNOWN_DIALECTS: tuple[str, ...] = ("openai", "anthropic", "gemini", "mcp")
+
+
+
+def load_spec(row: dict[str, Any], entry: dict[str, Any]) -> ToolSpec:
+    """The `ToolSpec` of policy `row` and its MCP catalog `entry` (``check_tools`` empty: see
+    `read_tools_for`)."""
+    input_schema = entry.get("inputSchema") or {"type": "object"}
+    output_schema = entry.get("outputSchema")
+    out_policy = row.get("output") or {}
+    send_null = frozenset(
+        b["arg"] for b in (row.get("request") or {}).get("bindings", []) if b.get("null") == "send"
+    )
+    intent = str(row.get("intent") or row["tool"].removeprefix("preview_").removeprefix("record_"))
+    effect = row.get("effect", "read")
+    mutating = row.get("mode") == "record" or (row.get("mode") != "preview" and effect != "read")
+    return ToolSpec(
+        name=row["tool"],
+        row=row,
+        catalog=entry,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        input_validator=jsonschema_rs.Draft202012Validator(input_schema, validate_formats=True),
+        output_validator=(
+            jsonschema_rs.Draft202012Validator(output_schema, validate_formats=True)
+            if output_schema and out_policy.get("schema_mode", "warn") != "off"
+            else None
+        ),
+        send_null=send_null,
+        intent=intent,
+        mutating=mutating,
+        field_tree=field_tree(out_policy.get("fields") or _declared_fields(row, output_schema)),
+        redact_tree=field_tree(out_policy.get("redact") or []),
+        rewrites={str(d): compile_rewrites(records) for d, records in (row.get("dialect_rewrites") or {}).items()
+                  if isinstance(records, list)},
+        required_members=frozenset(r for r in (output_schema or {}).get("required") or [] if isinstance(r, str)),
+    )
+
+
+def read_tools_for(row: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> tuple[str, ...]:
+    """The read tools that show the state a write changes: those whose path shares the most
+    leading segments with the write's path (``POST /v1/customers/{customer}`` →
+    ``get_customer``, ``list_customers``), at most three, by name."""
+    target = [p for p in str(row["operation"]["path"]).split("/") if p]
+    scored: list[tuple[int, str]] = []
+    for name, spec in specs.items():
+        if spec.mutating or spec.row.get("mode") == "preview":
+            continue
+        path = [p for p in str(spec.row["operation"]["path"]).split("/") if p]
+        common = 0
+        for a, b in zip(target, path):
+            if a != b:
+                break
+            common += 1
+        literal = [p for p in path[:common] if not p.startswith("{")]
+        if literal and len(path) <= len(target) + 1:
+            scored.append((common, name))
+    if not scored:
+        return ()
+    best = max(score for score, _ in scored)
+    return tuple(sorted(name for score, name in scored if score == best)[:3])
+
+
+def executes_preview(row: Mapping[str, Any]) -> bool:
+    """Whether a record row executes a stored preview (policy ``record.arguments`` =
+    ``preview``). Rows without ``record`` (an earlier policy.json) take the full arguments."""
+    record = row.get("record")
+    return row.get("mode") == "record" and isinstance(record, dict) and record.get("arguments") == "preview"
+
+
+def display(row: Mapping[str, Any], built: BuiltRequest) -> dict[str, Any]:
+    """The request as a preview shows it: `BuiltRequest.display` with every credential header the
+    row declares redacted."""
+    view = built.display()
+    for entry in row.get("auth") or []:
+        where, name = entry.get("in", "header"), entry.get("name") or "Authorization"
+        if where == "header":
+            view["headers"][name] = "[redacted]"
+    return view
+
+
+def _declared_fields(row: Mapping[str, Any], output_schema: Any) -> list[str]:
+    """Without `output.fields`, the result keeps the top-level properties its output schema declares
+    (of each item, for a paginated tool): a field the API adds that the spec does not declare never
+    reaches the model. Schemas that allow other properties, or declare none, keep everything."""
+    if row.get("mode") == "preview" or not isinstance(output_schema, dict):
+        return []
+    node = output_schema
+    if row.get("pagination"):
+        node = ((node.get("properties") or {}).get("items") or {}).get("items") or {}
+    if not isinstance(node, dict) or "anyOf" in node or "oneOf" in node or "$ref" in node:
+        return []
+    props = node.get("properties")
+    extra = node.get("additionalProperties")
+    if not isinstance(props, dict) or not props or (extra is not None and extra is not False):
+        return []
+    if set(props) == {"result"} or set(props) == {"status"}:
+        return []  # a wrapped body: its content is not projected
+    return sorted(props)
+
