@@ -235,7 +235,8 @@ def test_get_and_put(tmp_path: Path) -> None:
     assert cache.memo("x", digest("other"), lambda: calls.append(1) or b"v") == b"v"
     assert cache.memo("x", digest("other"), lambda: calls.append(1) or b"w") == b"v"
     assert calls == [1]
-    assert not [p for p in (tmp_path / "c").rglob(".*") if p.is_file()]  # no temporary file left
+    assert [p.name for p in (tmp_path / "c").rglob(".*") if p.is_file()] == [".gitignore"]  # no temporary file
+    assert (tmp_path / "c" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"  # git ignores it
 
 
 def test_an_unwritable_cache_costs_only_time(tmp_path: Path) -> None:
@@ -271,7 +272,7 @@ def test_concurrent_writers_never_show_half_an_entry(tmp_path: Path) -> None:
         assert w.exitcode == 0
     final = cache.get("x", key)
     assert final is not None and len(set(final)) == 1
-    assert not [p for p in tmp_path.rglob(".*") if p.is_file()]
+    assert [p.name for p in tmp_path.rglob(".*") if p.is_file()] == [".gitignore"]
 
 
 def _killed_at_rename(root: str) -> None:

@@ -10,7 +10,7 @@ class's source text, the package plan, the input files' bytes and the build's op
 naming the code that computes it (toolgen's own source and templates, the Python version and the
 versions of the libraries toolgen runs: `environment_key`). A value is a pure function of its key,
 so a hit gives the bytes a cold build would compute; the cache is safe to delete at any time
-(``rm -rf .toolgen/cache``), and never committed (`.toolgen/` is ignored by git).
+(``rm -rf .toolgen/cache``), and never committed (it writes a `.gitignore` of ``*`` into its folder).
 
 An entry is one file, ``<folder>/<kind>/<key[:2]>/<key>``: a header line ``toolgen-cache 1 <sha256
 of the payload> <length>`` then the payload. It is written to a temporary file in the same folder
@@ -129,6 +129,10 @@ class Cache:
         tmp = path.with_name(f".{key}.{secrets.token_hex(4)}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.root / ".gitignore"
+            if not ignore.exists():  # git ignores the cache wherever it lives, as pytest's cache does
+                ignore.write_text("# the build cache of toolgen: safe to delete, never committed\n*\n",
+                                  encoding="utf-8")
             with open(tmp, "xb") as fh:
                 fh.write(header)
                 fh.write(payload)
