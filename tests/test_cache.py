@@ -196,7 +196,7 @@ def test_no_cache_and_the_environment_turn_it_off(tmp_path: Path, cache_on: Path
     assert not cache_on.exists()
     monkeypatch.setenv("TOOLGEN_CACHE", "1")
     assert _build(intent, tmp_path / "c") == 0
-    assert {p.name for p in cache_on.iterdir()} >= {"manifest", "package", "black"}
+    assert {p.name for p in cache_on.iterdir()} >= {"manifest", "package", "black", "catalog"}
 
 
 def _entries(root: Path) -> list[Path]:

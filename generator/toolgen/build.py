@@ -33,7 +33,7 @@ from .emit.policy import policy_json, policy_markdown
 from .emit.python import package_files, package_plan, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
-from .incremental import package_job
+from .incremental import catalog_memo, package_job
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from .worker import Pending, Worker, closing, start_worker
@@ -204,7 +204,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         package = package_job(cache, worker, package_plan(ir), size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
     return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                        run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                       spec_path=spec_path, package=package)
+                       spec_path=spec_path, package=package, cache=cache)
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -223,11 +223,15 @@ WORKER_MIN_TOOLS = 100
 def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink,
                 timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
-                out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None) -> ApiBuild:
+                out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
+                cache: Cache | None = None) -> ApiBuild:
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
+    memo = catalog_memo(cache, options)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
-        catalogs = build_catalogs(ir, advance, options)
+        catalogs = build_catalogs(ir, advance, options, entry=memo)
+    if memo is not None:
+        memo.save()
     _check_conformance(ir, catalogs, emitted_dialects(emit))
     sizes = measure(catalogs) if ("report" in emit or run_lint) else []
     timings["catalogs"] = time.perf_counter() - t_cat

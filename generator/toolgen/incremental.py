@@ -17,12 +17,16 @@ reuses, each giving exactly the bytes a build without the cache gives:
   black formats (a class of `models.py`) is remembered under its source text, so an edited tool's
   schema re-formats only the classes that changed. An edited description changes no plan: the
   package comes from the cache whole.
+- **catalog entries** (`CatalogMemo`): each tool's object, warnings and argument rewrites in each
+  dialect, by the tool's content (its pickle: every field, in order) and the dialect's name and
+  options; one edited tool is transformed again, the others are read back.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -30,8 +34,10 @@ from pathlib import Path
 from .cache import Cache, canonical, digest, environment_key, files_digest, folder_matches
 from .compile.inputs import api_name_for, resolve_spec_path
 from .compile.intent import load_intent_map
+from .compile.ir import Tool
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
-from .dialects import DialectOptions
+from .dialects import Dialect, DialectOptions
+from .emit.catalogs import Entry
 from .emit.python import PackagePlan, format_piece, join_package, package_pieces
 from .project import ALL_ARTIFACTS, Artifact, spec_override
 from .review.lint import LintSettings
@@ -142,3 +148,48 @@ def package_job(cache: Cache | None, worker: Worker | None, plan: PackagePlan, *
         return result
 
     return Pending(store, in_worker=pending.in_worker)
+
+
+class CatalogMemo:
+    """`toolgen.emit.catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
+
+    One table per environment and dialect options: the digest of ``(dialect name, pickle of the
+    tool)`` -> the pickled entry. Read once when the build starts; `save` writes back the entries
+    this build used (so the table holds the current tools only) when any was computed. Entries are
+    kept pickled and unpickled on each use: what a later stage does to an entry (selection,
+    deferred views) never reaches the table."""
+
+    def __init__(self, cache: Cache, options: DialectOptions) -> None:
+        self._cache = cache
+        self._key = digest("catalog", environment_key(), canonical(asdict(options)))
+        self._table: dict[str, bytes] = {}
+        found = cache.get("catalog", self._key)
+        if found is not None:
+            try:
+                table = pickle.loads(found)  # toolgen's own cache, written by this class
+            except Exception:  # noqa: BLE001 - an entry of another format: computed again
+                table = None
+            if isinstance(table, dict):
+                self._table = table
+        self._used: dict[str, bytes] = {}
+        self._computed = 0
+
+    def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
+        key = digest(dialect.name, pickle.dumps(tool, protocol=5))
+        stored = self._used.get(key) or self._table.get(key)
+        if stored is None:
+            stored = pickle.dumps(dialect.catalog_entry(tool), protocol=5)
+            self._computed += 1
+        self._used[key] = stored
+        entry: Entry = pickle.loads(stored)
+        return entry
+
+    def save(self) -> None:
+        """Write back the entries this build used, when it computed any or used fewer than stored."""
+        if self._computed or len(self._used) != len(self._table):
+            self._cache.put("catalog", self._key, pickle.dumps(self._used, protocol=5))
+
+
+def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:
+    """A `CatalogMemo` when there is a cache."""
+    return CatalogMemo(cache, options) if cache is not None else None
