@@ -16,8 +16,8 @@ from typing import Any
 import click
 import pytest
 import yaml
-from conftest import FIXTURE, REPO
 
+from conftest import FIXTURE, REPO
 from toolgen.cli import main
 
 HOOKS = REPO / ".pre-commit-hooks.yaml"

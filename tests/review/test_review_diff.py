@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURE
 
+from conftest import FIXTURE
 from toolgen.project import Artifact
 
 EMIT: tuple[Artifact, ...] = ("mcp", "policy")
@@ -183,7 +183,6 @@ def test_description_still_promising_approval_is_risky() -> None:
 
 def test_diff_and_report_count_tokens_alike() -> None:
     from conftest import REPO
-
     from toolgen.review.diff import read_dir
 
     surface = read_dir(REPO / "generated" / "tickets")["tickets"]

@@ -14,8 +14,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from conftest import SHARED
 
+from conftest import SHARED
 from toolgen.compile.intent import intent_map_json_schema
 from toolgen.naming import tool_name_problem
 from toolgen.review.lint import LintSettings, LintTarget, lint_target

@@ -13,8 +13,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import REPO
 
+from conftest import REPO
 from toolgen import __version__
 from toolgen.review.lint import RULES, rules_markdown
 
