@@ -16,7 +16,7 @@ import pytest
 from tests.support.build import REPO
 
 import toolgen.build as build_module
-from toolgen import worker
+from toolgen import incremental, worker
 from toolgen.build import build_api
 from toolgen.worker import Pending, Worker, run_with
 
@@ -40,7 +40,7 @@ def test_worker_and_inline_builds_are_byte_identical(api: str, tmp_path: Path,
         started.append(pending)
         return pending
 
-    monkeypatch.setattr(build_module, "run_with", spy)
+    monkeypatch.setattr(incremental, "run_with", spy)  # the build starts the package's job there
     forked = _build(tmp_path / "forked", api)
     assert [p.in_worker for p in started] == [True]
     assert forked == inline

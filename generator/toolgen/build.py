@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from .cache import Cache
 from .compile.bundle import bundle_external_refs
 from .compile.inputs import api_name_for, refuse_surrogates, require_spec, resolve_spec_path
 from .compile.intent import LoadedIntentMap, intent_map_json_schema, load_intent_map
@@ -31,12 +31,13 @@ from .dialects import names as dialect_names
 from .emit import json_bytes
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_markdown, policy_table
-from .emit.python import format_piece, join_package, package_files, package_pieces, package_plan, warm_up
+from .emit.python import package_files, package_plan, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
+from .incremental import catalog_memo, package_job
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
-from .worker import Pending, Worker, closing, run_with, start_worker
+from .worker import Pending, Worker, closing, start_worker
 from .write import Output
 
 Progress = Callable[[str], None]
@@ -87,7 +88,7 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
               base: Path | None = None, spec_overrides: dict[str, str] | None = None,
               lint: LintSettings | None = None, run_lint: bool = True,
-              dialect_options: DialectOptions | None = None) -> ApiBuild:
+              dialect_options: DialectOptions | None = None, cache: Cache | None = None) -> ApiBuild:
     """Build one API in memory. Raises `DiagnosticError` when the inputs have errors.
 
     The spec is `spec` if given, else `spec_overrides[<api>]`, else `TOOLGEN_SPEC_<API>`, else the
@@ -100,12 +101,13 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     project's `lint:` settings), join `diagnostics`. Error-severity findings do not raise: the build
     is returned with them (`ApiBuild.errors`), and the caller decides not to write it.
     `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
+    `cache`: where the Python package is remembered (`toolgen.incremental.package_job`); None: computed.
     """
     # forked now, while this process is small: the worker that formats the package (toolgen.worker)
     with _gc_paused(), closing(start_worker("the Python package", warm_up) if "python" in emit else None) as worker:
         return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
                           spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint,
-                          options=dialect_options or DialectOptions(), worker=worker)
+                          options=dialect_options or DialectOptions(), worker=worker, cache=cache)
 
 
 @contextmanager
@@ -160,7 +162,7 @@ def _gc_resumed() -> Iterator[None]:
 def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,
                emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None,
                spec_overrides: dict[str, str] | None, lint: LintSettings, run_lint: bool,
-               options: DialectOptions, worker: Worker | None = None) -> ApiBuild:
+               options: DialectOptions, worker: Worker | None = None, cache: Cache | None = None) -> ApiBuild:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     intents = load_intent_map(intent_path, display_path(intent_path, base))
@@ -200,12 +202,10 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     # own work is done
     package = None
     if "python" in emit:
-        plan = package_plan(ir)
-        package = run_with(worker, package_pieces, format_piece, partial(join_package, plan=plan), plan,
-                                size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
+        package = package_job(cache, worker, package_plan(ir), size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
     return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                        run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                       spec_path=spec_path, package=package)
+                       spec_path=spec_path, package=package, cache=cache)
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -224,11 +224,15 @@ WORKER_MIN_TOOLS = 100
 def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink,
                 timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
-                out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None) -> ApiBuild:
+                out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
+                cache: Cache | None = None) -> ApiBuild:
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
+    memo = catalog_memo(cache, options)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
-        catalogs = build_catalogs(ir, advance, options)
+        catalogs = build_catalogs(ir, advance, options, entry=memo)
+    if memo is not None:
+        memo.save()
     _check_conformance(ir, catalogs, emitted_dialects(emit))
     sizes = measure(catalogs) if ("report" in emit or run_lint) else []
     timings["catalogs"] = time.perf_counter() - t_cat
@@ -345,10 +349,10 @@ def target_options(target: ApiTarget) -> DialectOptions:
     return DialectOptions(gemini_parameters=target.gemini_parameters)
 
 
-def build_project(project: Project, progress: Progress | None = None
+def build_project(project: Project, progress: Progress | None = None, cache: Cache | None = None
                   ) -> tuple[list[Output], list[ApiBuild]]:
     """Build every API of the project in memory. Raises `DiagnosticError` with all APIs' input
-    errors; lint errors come back in the builds (`ApiBuild.errors`)."""
+    errors; lint errors come back in the builds (`ApiBuild.errors`). `cache`: as for `build_api`."""
     outputs: list[Output] = []
     builds: list[ApiBuild] = []
     errors: list[Diagnostic] = []
@@ -357,7 +361,7 @@ def build_project(project: Project, progress: Progress | None = None
         try:
             build = build_api(target.intent_map, target.out, name=target.name, spec=target.spec,
                               emit=target.emit, progress=progress, base=project.root, lint=settings,
-                              dialect_options=target_options(target))
+                              dialect_options=target_options(target), cache=cache)
         except DiagnosticError as exc:
             errors.extend(exc.diagnostics)
             continue

@@ -26,7 +26,9 @@ from typing import Any
 import click
 
 from ..build import ApiBuild, build_api, build_project, target_options
+from ..cache import Cache
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..incremental import Reused, fresh, inputs_key, remember
 from ..project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
 from ..review.lint import LintSettings
 from ..write import Output, check_destinations, check_outputs, write_outputs
@@ -105,11 +107,57 @@ def _progress_printer(quiet: bool) -> Callable[[str], None] | None:
 @click.option("--emit", "emit", default=None, metavar="LIST",
               help="Comma-separated artifacts: openai,anthropic,mcp,gemini,policy,report,python (default: all).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
+@click.option("--no-cache", is_flag=True,
+              help="Neither read nor write the build cache (.toolgen/cache; env: TOOLGEN_CACHE=0).")
 @guarded
+def _build_one_map(intent_map: Path, out: Path, project_file: Path | None, single: str | None,
+                   named: dict[str, str], artifacts: tuple[Artifact, ...], no_cache: bool,
+                   progress: Any) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
+    """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it."""
+    base, kwargs = _single_arguments(intent_map, project_file, Path(single) if single else None, named, artifacts)
+    cache = None if no_cache else Cache.for_project(base)
+    key = inputs_key(intent_map, **kwargs) if cache is not None else None
+    found = fresh(cache, key, out)
+    if found is not None:
+        return [], [], [found]
+    build = build_api(intent_map, out, progress=progress, cache=cache, **kwargs)
+    if not build.errors and cache is not None:
+        remember(cache, key, build.name, build.files, build.diagnostics, len(build.ir.tools),
+                 inputs_key(intent_map, **kwargs))
+    return [Output(out, build.files)], [build], []
+
+
+def _build_the_project(project_file: Path | None, named: dict[str, str], api_name: str | None,
+                       artifacts: tuple[Artifact, ...] | None, no_cache: bool,
+                       progress: Any) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
+    """Build every API of the project (or `api_name` alone), reusing each folder the build cache
+    vouches for; `artifacts` overrides each API's ``emit``."""
+    project = load_project(project_file or Path(PROJECT_FILE), named)
+    if api_name is not None:
+        project = _only(project, api_name)
+    if artifacts is not None:
+        project.targets = [replace(t, emit=artifacts) for t in project.targets]
+    cache = None if no_cache else Cache.for_project(project.root)
+    keys = _project_keys(project) if cache is not None else {}
+    reused = [r for t in project.targets if (r := fresh(cache, keys.get(t.name), t.out)) is not None]
+    done = {r.name for r in reused}
+    outputs, builds = build_project(replace(project, targets=[t for t in project.targets if t.name not in done]),
+                                    progress=progress, cache=cache)
+    if cache is not None and builds:
+        after = _project_keys(project)
+        for b in builds:
+            if not b.errors:
+                remember(cache, keys.get(b.name), b.name, b.files, b.diagnostics, len(b.ir.tools), after.get(b.name))
+    return outputs, builds, reused
+
+
 def build_command(target: str | None, api_name: str | None, out: Path | None, specs: tuple[str, ...],
-                  project_file: Path | None, check: bool, emit: str | None, quiet: bool) -> None:
+                  project_file: Path | None, check: bool, emit: str | None, quiet: bool, no_cache: bool) -> None:
     """Build generated/ for every API of the project, one API of it (NAME or --api NAME), or one
-    INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build."""
+    INTENT_MAP with --out. Every finding is printed; an error-severity finding fails the build.
+
+    An API whose inputs are those of an earlier build, and whose folder holds that build's files,
+    is not built again (the build cache, `toolgen.incremental`; --no-cache builds everything)."""
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
     artifacts: tuple[Artifact, ...] = ALL_ARTIFACTS
@@ -130,20 +178,19 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
     if intent_map is not None:
         if out is None:
             raise click.UsageError("building one intent map needs --out DIR")
-        one = _build_single(intent_map, out, project_file, Path(single) if single else None, named, artifacts,
-                            progress)
-        outputs = [Output(out, one.files)]
-        builds = [one]
+        outputs, builds, reused = _build_one_map(intent_map, out, project_file, single, named, artifacts,
+                                                 no_cache, progress)
     else:
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
-        project = load_project(project_file or Path(PROJECT_FILE), named)
-        if api_name is not None:
-            project = _only(project, api_name)
-        if emit:
-            project.targets = [replace(t, emit=artifacts) for t in project.targets]
-        outputs, builds = build_project(project, progress=progress)
-    findings = [d for b in builds for d in b.diagnostics if not quiet or d.severity != "info"]
+        outputs, builds, reused = _build_the_project(project_file, named, api_name, artifacts if emit else None,
+                                                     no_cache, progress)
+    if progress:
+        for r in reused:
+            progress(f"{r.name}: unchanged since the last build (the build cache): {r.files} files in "
+                     f"{display_path(r.out)}")
+    everything: list[ApiBuild | Reused] = [*builds, *reused]
+    findings = [d for b in everything for d in b.diagnostics if not quiet or d.severity != "info"]
     print_diagnostics(findings)
     errors = sum(len(b.errors) for b in builds)
     if errors:
@@ -159,8 +206,8 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
                        f"{'s' if len(drifts) != 1 else ''}); run `toolgen build` and commit the result.", err=True)
             sys.exit(ExitCode.CHECK_FAILED)
         if not quiet:
-            click.echo(f"toolgen: generated files are up to date ({len(builds)} API"
-                       f"{'s' if len(builds) != 1 else ''}).", err=True)
+            n = len(builds) + len(reused)
+            click.echo(f"toolgen: generated files are up to date ({n} API{_s(n)}).", err=True)
         return
     protected = [Path.cwd(), *(p for b in builds for p in b.inputs)]
     if intent_map is None:
@@ -175,10 +222,11 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
             progress(f"{b.name}: wrote {len(b.files)} files to {b.out} ({len(b.ir.tools)} tools, "
                      f"{n} warning{_s(n)})")
     if not quiet:
-        warned = sum(_count(b, "warning") for b in builds)
-        info = sum(_count(b, "info") for b in builds)
-        click.echo(f"toolgen: built {len(builds)} API{_s(len(builds))}, "
-                   f"{sum(len(b.ir.tools) for b in builds)} tools, {warned} warning{_s(warned)}, {info} info "
+        warned = sum(_count(b, "warning") for b in everything)
+        info = sum(_count(b, "info") for b in everything)
+        tools = sum(len(b.ir.tools) for b in builds) + sum(r.tools for r in reused)
+        click.echo(f"toolgen: built {len(everything)} API{_s(len(everything))}, "
+                   f"{tools} tools, {warned} warning{_s(warned)}, {info} info "
                    "(see REPORT.md).", err=True)
 
 
@@ -186,7 +234,7 @@ def _s(n: int) -> str:
     return "" if n == 1 else "s"
 
 
-def _count(build: ApiBuild, severity: str) -> int:
+def _count(build: ApiBuild | Reused, severity: str) -> int:
     return sum(d.severity == severity for d in build.diagnostics)
 
 
@@ -210,10 +258,18 @@ def _api_names(project_file: Path) -> set[str]:
         return set()
 
 
-def _build_single(intent_map: Path, out: Path, project_file: Path | None, spec: Path | None,
-                  named: dict[str, str], artifacts: tuple[Artifact, ...], progress: Any) -> ApiBuild:
-    """One intent map, built as the project build would build it: relative to the project root, and,
-    when the project lists the map, under its API name, spec and lint settings."""
+def _project_keys(project: Project) -> dict[str, str | None]:
+    """API name -> `inputs_key` of its build, as `build_project` builds it."""
+    settings = LintSettings.from_config(project.lint)
+    return {t.name: inputs_key(t.intent_map, name=t.name, spec=t.spec, emit=t.emit, base=project.root,
+                               lint=settings, dialect_options=target_options(t)) for t in project.targets}
+
+
+def _single_arguments(intent_map: Path, project_file: Path | None, spec: Path | None, named: dict[str, str],
+                      artifacts: tuple[Artifact, ...]) -> tuple[Path | None, dict[str, Any]]:
+    """The project root (None outside a project) and the arguments of `build_api` for one intent
+    map, built as the project build would build it: relative to the project root, and, when the
+    project lists the map, under its API name, spec and lint settings."""
     pf = project_file or find_project_file(intent_map)
     project = load_project(pf, {k: v for k, v in named.items() if k in _api_names(pf)}) if pf is not None else None
     base = project.root if project is not None else None  # outside a project: named by file name
@@ -222,8 +278,6 @@ def _build_single(intent_map: Path, out: Path, project_file: Path | None, spec: 
     if project is not None:
         listed = next((t for t in project.targets if t.intent_map.resolve() == intent_map.resolve()), None)
     if listed is not None:
-        return build_api(intent_map, out, name=listed.name, spec=spec or listed.spec, emit=artifacts,
-                         progress=progress, base=base, spec_overrides=named, lint=settings,
-                         dialect_options=target_options(listed))
-    return build_api(intent_map, out, spec=spec, emit=artifacts, progress=progress, base=base,
-                     spec_overrides=named, lint=settings)
+        return base, {"name": listed.name, "spec": spec or listed.spec, "emit": artifacts, "base": base,
+                      "spec_overrides": named, "lint": settings, "dialect_options": target_options(listed)}
+    return base, {"spec": spec, "emit": artifacts, "base": base, "spec_overrides": named, "lint": settings}

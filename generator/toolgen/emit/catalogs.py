@@ -14,8 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compile.ir import ApiIR
-from ..dialects import DeferredViews, DialectOptions, configured, deferred_views
+from ..compile.ir import ApiIR, Tool
+from ..dialects import DeferredViews, Dialect, DialectOptions, configured, deferred_views
+
+#: one tool's object, warnings and argument rewrites in one dialect (`Dialect.catalog_entry`)
+Entry = tuple[dict[str, Any], tuple[str, ...], tuple[dict[str, Any], ...]]
 
 
 @dataclass
@@ -41,18 +44,21 @@ class Catalogs:
 
 
 def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None,
-                   options: DialectOptions | None = None) -> Catalogs:
+                   options: DialectOptions | None = None,
+                   entry: Callable[[Dialect, Tool], Entry] | None = None) -> Catalogs:
     """Each tool's view in each dialect is computed once and feeds both the tool object and the
     warnings. `progress(done, total)` is called after each tool, if given. `options`: the project's
-    dialect choices (toolgen.yaml ``dialects:``; default: none)."""
+    dialect choices (toolgen.yaml ``dialects:``; default: none). `entry(dialect, tool)` computes one
+    tool's entry (default: `Dialect.catalog_entry`; the build passes one that remembers them,
+    `toolgen.incremental.CatalogMemo`)."""
     dialects = configured(options or DialectOptions())
     out = Catalogs({d.name: [] for d in dialects})
     for done, tool in enumerate(ir.tools, 1):
         if progress is not None:
             progress(done, len(ir.tools))
         for dialect in dialects:
-            entry, warnings, rewrites = dialect.catalog_entry(tool)
-            out.tools[dialect.name].append(entry)
+            made, warnings, rewrites = entry(dialect, tool) if entry is not None else dialect.catalog_entry(tool)
+            out.tools[dialect.name].append(made)
             if rewrites:
                 out.rewrites.setdefault(tool.name, {})[dialect.name] = list(rewrites)
             out.warnings.extend((tool.name, f"{dialect.name}: {warning}") for warning in warnings)

@@ -1,0 +1,195 @@
+"""What a build reuses from earlier builds, through the cache (`toolgen.cache`).
+
+Input: a build's inputs (the arguments of `toolgen.build.build_api`) and a `Cache`. Output: two
+reuses, each giving exactly the bytes a build without the cache gives:
+
+- **the manifest** (`fresh`, `remember`): after a build without errors, the digest of its inputs
+  (`inputs_key`: the intent map's and the spec's bytes and paths, the API name, the artifacts, the
+  lint and dialect settings, the project root and working directory, and `environment_key`: toolgen's
+  own code and its libraries' versions) is recorded with the digest of every file the build
+  produced and its findings. A later build with the same inputs whose output folder holds exactly
+  those files is up to date without building: `toolgen build --check` answers by hashing the inputs
+  and the folder, and `toolgen build` has nothing to write. An intent map with
+  ``allow_external_refs`` reads further files, so it is always built.
+- **the Python package** (`package_job`): `__init__.py` and `models.py` are a pure function of the
+  package plan (`toolgen.emit.python.package_plan`: argument schemas without their descriptions,
+  class names, the rendered `__init__.py`), remembered whole under the plan's digest; and each piece
+  black formats (a class of `models.py`) is remembered under its source text, so an edited tool's
+  schema re-formats only the classes that changed. An edited description changes no plan: the
+  package comes from the cache whole.
+- **catalog entries** (`CatalogMemo`): each tool's object, warnings and argument rewrites in each
+  dialect, by the tool's content (its pickle: every field, in order) and the dialect's name and
+  options; one edited tool is transformed again, the others are read back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+
+from .cache import Cache, canonical, digest, environment_key, files_digest, folder_matches
+from .compile.inputs import api_name_for, resolve_spec_path
+from .compile.intent import load_intent_map
+from .compile.ir import Tool
+from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from .dialects import Dialect, DialectOptions
+from .emit.catalogs import Entry
+from .emit.python import PackagePlan, format_piece, join_package, package_pieces
+from .project import ALL_ARTIFACTS, Artifact, spec_override
+from .review.lint import LintSettings
+from .worker import Pending, Worker, run_with
+
+
+def inputs_key(intent_path: Path, *, name: str | None = None, spec: Path | None = None,
+               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, base: Path | None = None,
+               spec_overrides: dict[str, str] | None = None, lint: LintSettings | None = None,
+               run_lint: bool = True, dialect_options: DialectOptions | None = None) -> str | None:
+    """The digest of everything a build with these arguments (those of `toolgen.build.build_api`)
+    reads or depends on; None when that cannot be known without building (an input missing or bad,
+    external references allowed), so the build runs and reports it."""
+    try:
+        intents = load_intent_map(intent_path, display_path(intent_path, base))
+        if intents.model.allow_external_refs:
+            return None
+        api = name or api_name_for(intents, intent_path.stem)
+        chosen = spec if spec is not None else spec_override(api, spec_overrides or {})
+        spec_path = resolve_spec_path(intents, chosen)
+        intent_bytes, spec_bytes = intent_path.read_bytes(), spec_path.read_bytes()
+    except (DiagnosticError, OSError):
+        return None
+    settings = {
+        "api": api, "emit": list(emit), "run_lint": run_lint, "lint": asdict(lint or LintSettings()),
+        "dialects": asdict(dialect_options or DialectOptions()), "spec_given": chosen is not None,
+        "intent": str(intent_path.resolve()), "spec": str(spec_path.resolve()), "declared": intents.model.spec,
+        "base": str(base.resolve()) if base is not None else None, "cwd": os.getcwd(),
+    }
+    return digest("inputs", environment_key(), canonical(settings), intent_bytes, spec_bytes)
+
+
+@dataclass(frozen=True)
+class Reused:
+    """A build found up to date by its manifest: what the CLI reports of it."""
+
+    name: str
+    out: Path
+    diagnostics: list[Diagnostic]
+    tools: int
+    files: int
+    errors: list[Diagnostic] = field(default_factory=list)  # a manifest is recorded for builds without errors
+
+
+def fresh(cache: Cache | None, key: str | None, out: Path) -> Reused | None:
+    """The recorded build of `key` when `out` holds exactly the files it produced; else None."""
+    if cache is None or key is None:
+        return None
+    found = cache.get("manifest", key)
+    if found is None:
+        return None
+    try:
+        record = json.loads(found)
+        files: dict[str, str] = record["files"]
+        diagnostics = [_diagnostic(d) for d in record["diagnostics"]]
+        tools = int(record["tools"])
+        name = str(record["name"])
+    except (ValueError, KeyError, TypeError):
+        return None  # an entry from another version of this format: build
+    if not folder_matches(out, files):
+        return None
+    return Reused(name, out, diagnostics, tools, len(files))
+
+
+def remember(cache: Cache | None, key: str | None, name: str, files: dict[str, bytes],
+             diagnostics: list[Diagnostic], tools: int, key_after: str | None) -> None:
+    """Record a build without errors under `key`, its inputs' digest taken before it ran; nothing
+    when `key_after` (taken after it) differs: an input changed while the build read it."""
+    if cache is None or key is None or key != key_after:
+        return
+    record = {"name": name, "files": files_digest(sorted(files.items())), "tools": tools,
+              "diagnostics": [d.to_json() for d in diagnostics]}
+    cache.put("manifest", key, canonical(record).encode("utf-8"))
+
+
+def _diagnostic(data: dict[str, object]) -> Diagnostic:
+    loc = data.get("location")
+    location = SourceLocation(**loc) if isinstance(loc, dict) else None
+    return Diagnostic(str(data["code"]), data["severity"], str(data["message"]), location,  # type: ignore[arg-type]
+                      data.get("hint"), data.get("tool"))  # type: ignore[arg-type]
+
+
+def package_job(cache: Cache | None, worker: Worker | None, plan: PackagePlan, *, size: int,
+                min_size: int) -> Pending[dict[str, str]]:
+    """The package's two files as text (`toolgen.emit.python.join_package`), computed in `worker`
+    as `toolgen.worker.run_with` does; with a cache, the whole result is taken from it when the plan
+    was built before, and otherwise each black piece is."""
+    finish = partial(join_package, plan=plan)
+    if cache is None:
+        return run_with(worker, package_pieces, format_piece, finish, plan, size=size, min_size=min_size)
+    key = digest("package", environment_key(), canonical(asdict(plan)))
+    found = cache.get("package", key)
+    if found is not None:
+        try:
+            files = json.loads(found)
+        except ValueError:
+            files = None
+        if isinstance(files, dict) and set(files) == {"__init__.py", "models.py"}:
+            if worker is not None:
+                worker.close()
+            return Pending(lambda: files, in_worker=False)
+    each = cache.memo_text("black", digest("black", environment_key()), format_piece)
+    pending = run_with(worker, package_pieces, each, finish, plan, size=size, min_size=min_size)
+
+    def store() -> dict[str, str]:
+        result = pending.result()
+        cache.put("package", key, canonical(result).encode("utf-8"))
+        return result
+
+    return Pending(store, in_worker=pending.in_worker)
+
+
+class CatalogMemo:
+    """`toolgen.emit.catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
+
+    One table per environment and dialect options: the digest of ``(dialect name, pickle of the
+    tool)`` -> the pickled entry. Read once when the build starts; `save` writes back the entries
+    this build used (so the table holds the current tools only) when any was computed. Entries are
+    kept pickled and unpickled on each use: what a later stage does to an entry (selection,
+    deferred views) never reaches the table."""
+
+    def __init__(self, cache: Cache, options: DialectOptions) -> None:
+        self._cache = cache
+        self._key = digest("catalog", environment_key(), canonical(asdict(options)))
+        self._table: dict[str, bytes] = {}
+        found = cache.get("catalog", self._key)
+        if found is not None:
+            try:
+                table = pickle.loads(found)  # toolgen's own cache, written by this class
+            except Exception:  # noqa: BLE001 - an entry of another format: computed again
+                table = None
+            if isinstance(table, dict):
+                self._table = table
+        self._used: dict[str, bytes] = {}
+        self._computed = 0
+
+    def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
+        key = digest(dialect.name, pickle.dumps(tool, protocol=5))
+        stored = self._used.get(key) or self._table.get(key)
+        if stored is None:
+            stored = pickle.dumps(dialect.catalog_entry(tool), protocol=5)
+            self._computed += 1
+        self._used[key] = stored
+        entry: Entry = pickle.loads(stored)
+        return entry
+
+    def save(self) -> None:
+        """Write back the entries this build used, when it computed any or used fewer than stored."""
+        if self._computed or len(self._used) != len(self._table):
+            self._cache.put("catalog", self._key, pickle.dumps(self._used, protocol=5))
+
+
+def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:
+    """A `CatalogMemo` when there is a cache."""
+    return CatalogMemo(cache, options) if cache is not None else None
