@@ -24,6 +24,7 @@ loader rejects are counted and skipped. A missing folder is reported and skipped
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -59,6 +60,13 @@ def sample(paths: list[Path], n: int) -> list[Path]:
         return []
     step = max(1, len(paths) // n)
     return paths[::step][:n]
+
+
+def half(label: str) -> str:
+    """The half of the corpus sample a spec belongs to, fixed before any tuning: ``tune`` when the first
+    byte of the SHA-256 of its label (``corpus/<path under api/>``, UTF-8) is even, else ``check``.
+    Changes to init are tuned on the ``tune`` half only; the ``check`` half measures them."""
+    return "tune" if hashlib.sha256(label.encode("utf-8")).digest()[0] % 2 == 0 else "check"
 
 
 def _run(args: list[str], cwd: Path, timeout: float, python_path: str | None) -> tuple[int, str, float]:
