@@ -82,12 +82,6 @@ EFFECT_READ_NAMES_CHANGE = _rule(
     "If it changes something, mark it `effect: write` (or `destructive`) with `approval: required`: a read is "
     "never previewed, approved or made idempotent, and its MCP tool says readOnlyHint. If it only reads (the "
     "word misleads), set this rule to `off` for the map in toolgen.yaml `lint.severity`.")
-EFFECT_UNDECIDED = _rule(
-    "effect-undecided", "warning", "A `# decide [effect-undecided]` mark is left in the intent map: `toolgen init` "
-    "could not tell from the operation's words whether it changes something (they disagree, or a POST says "
-    "search or query), and drafted the effect the mark names.",
-    "Decide the effect: a change is `effect: write` (or `destructive`) with `approval: required`; a pure read "
-    "is `effect: read` with no `approval` or `idempotency`. Then delete the mark.")
 EFFECT_DELETE_NOT_DESTRUCTIVE = _rule(
     "effect-delete-not-destructive", "warning", "A DELETE operation is marked `write`, not `destructive`.",
     "Mark it `destructive` unless the deletion is trivially undone.")
@@ -115,12 +109,6 @@ PREVIEW_ADDS_NOTHING = _rule(
 PERMISSION_MISSING = _rule(
     "permission-missing", "warning", "A tool requires no permission, so every actor may call it.",
     "Set `permission:` to the scope(s) an actor needs.")
-PERMISSION_UNDECIDED = _rule(
-    "permission-undecided", "warning", "A `# decide [permission-undecided]` mark is left in the intent map: the "
-    "operation is protected by an OAuth scheme but the spec asks for no scope, so `toolgen init` drafted the "
-    "map's own permission name.",
-    "Set `permission:` to what an actor must hold to call it (a scope of the API, or your own name), then "
-    "delete the mark.")
 SCOPE_UNKNOWN = _rule(
     "scope-unknown", "error", "A permission names a scope the spec's OAuth security schemes do not declare, on an "
     "operation the spec asks OAuth scopes for (where it asks for none, the permission is the map's own name).",
@@ -296,6 +284,21 @@ STRICT_DISABLED = _rule(
     "schema rejects (the runtime still refuses them).",
     "Remove `strict: false` where the tool could be strict (the hint says when); keep it only where strict "
     "mode's reshaped arguments (entries, JSON strings) confuse the models you use.")
+
+
+# decisions `toolgen init` leaves to a human as `# decide [RULE]` marks (`toolgen.review.lint.marks`)
+EFFECT_UNDECIDED = _rule(
+    "effect-undecided", "warning", "A `# decide [effect-undecided]` mark is left in the intent map: `toolgen init` "
+    "could not tell from the operation's words whether it changes something (they disagree, or a POST says "
+    "search or query), and drafted the effect the mark names.",
+    "Decide the effect: a change is `effect: write` (or `destructive`) with `approval: required`; a pure read "
+    "is `effect: read` with no `approval` or `idempotency`. Then delete the mark.")
+PERMISSION_UNDECIDED = _rule(
+    "permission-undecided", "warning", "A `# decide [permission-undecided]` mark is left in the intent map: the "
+    "operation is protected by an OAuth scheme but the spec asks for no scope, so `toolgen init` drafted the "
+    "map's own permission name.",
+    "Set `permission:` to what an actor must hold to call it (a scope of the API, or your own name), then "
+    "delete the mark.")
 
 
 def rule_for(code: str) -> Rule:
