@@ -327,14 +327,15 @@ def strict(args: argparse.Namespace) -> int:
 #: The independent oracle of `oracle`: verbs that say an operation changes something, written down
 #: for this benchmark from plain English (not from `toolgen.compile.verbs`, whose verdict it checks).
 #: Only unambiguous verbs: a word that is as often a noun (post, tag, run, order, copy) is left out.
-CHANGE_WORDS = frozenset("""
+_CHANGE_TEXT = """
     abort accept activate add apply approve archive assign associate attach book cancel change charge clear
     close confirm create deactivate decline delete deregister destroy detach disable disassociate drop edit
     enable erase execute flush grant import insert invoke kill lock mark merge modify move patch pause pay
     publish purge put reboot refund register reject remove rename renew replace reset restart restore resume
     revoke rotate save send set start stop submit subscribe suspend terminate transfer trigger truncate
     unarchive unassign unlock unpublish unregister unsubscribe untag update upload upsert write
-""".split())
+"""
+CHANGE_WORDS = frozenset(_CHANGE_TEXT.split())
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 

@@ -454,9 +454,9 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
         _fit_descriptions(doc, data, api, out, by_key)
     found = _decisions(doc, data, api, out, list(spec_diagnostics), drafts) if decisions else []
     if decisions and drafter.unscoped:
-        found.insert(0, ("", PERMISSION_UNDECIDED.id, _unscoped_message(drafter.unscoped), "set `permission:` of "
-                         "those intents to what an actor must hold (or keep these names, granted to your actors); "
-                         "then delete this mark"))
+        hint = ("set `permission:` of those intents to what an actor must hold (or keep these names, granted to "
+                "your actors); then delete this mark")
+        found.insert(0, ("", PERMISSION_UNDECIDED.id, _unscoped_message(drafter.unscoped), hint))
     for key, code, message, hint in found:
         if key in by_key:
             by_key[key].notes.append(_one_line(f"decide [{code}]: {message}; {hint}")[:MARK_CHARS])

@@ -82,8 +82,8 @@ def apply_marks(findings: list[Diagnostic], marks: list[Mark], display: str) -> 
     `MARK_RULES` rule, located at the mark with the intent's pointer. `display` is the map's
     display path as the findings name it."""
     by_key: dict[tuple[str, str], Mark] = {}
-    for mark in marks:
-        by_key.setdefault((mark.rule, mark.owner), mark)
+    for m in marks:
+        by_key.setdefault((m.rule, m.owner), m)
     out: list[Diagnostic] = []
     for d in findings:
         owner = _owner(d, display)
@@ -101,13 +101,13 @@ def apply_marks(findings: list[Diagnostic], marks: list[Mark], display: str) -> 
             spec = d.location.render() if d.location is not None else ""
             out.append(replace(d, message=f"{d.message} (in the spec at {spec})",
                                location=SourceLocation(display, mark.line, mark.col, None)))
-    for mark in marks:
-        rule = MARK_RULES.get(mark.rule)
+    for m in marks:
+        rule = MARK_RULES.get(m.rule)
         if rule is None:
             continue
-        pointer = "/tools/" + mark.owner.replace("~", "~0").replace("/", "~1") if mark.owner not in ("", "?") else None
-        out.append(Diagnostic(rule.id, rule.severity, mark.text or rule.summary, SourceLocation(
-            display, mark.line, mark.col, pointer), rule.help, mark.owner if pointer else None))
+        pointer = "/tools/" + m.owner.replace("~", "~0").replace("/", "~1") if m.owner not in ("", "?") else None
+        out.append(Diagnostic(rule.id, rule.severity, m.text or rule.summary, SourceLocation(
+            display, m.line, m.col, pointer), rule.help, m.owner if pointer else None))
     return out
 
 
