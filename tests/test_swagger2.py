@@ -781,3 +781,29 @@ def test_the_real_petstore_converts_to_valid_openapi_3_and_maps_back() -> None:
     assert upload["content"]["multipart/form-data"]["schema"]["properties"]["file"] == \
         {"type": "string", "format": "binary", "description": "file to upload"}
     assert converted.data["paths"]["/pet/findByStatus"]["get"]["parameters"][0]["explode"] is True
+
+
+def test_messages_name_the_2_0_pointers(tmp_path: Path) -> None:
+    """A diagnostic that prints a pointer in its message prints the 2.0 one, as its location does:
+    a `$ref` to a missing definition and an allOf whose definitions conflict."""
+    from toolgen.compile.lower import operation_response
+    from toolgen.compile.operations import list_operations
+    from toolgen.compile.schema import SchemaConverter
+
+    def response_error(definitions: dict[str, Any], schema: dict[str, Any]) -> Diagnostic:
+        path = _write_json(tmp_path, op_doc({"responses": {"200": {"description": "ok", "schema": schema}}},
+                                            method="get", definitions=definitions))
+        loaded = load_spec(path, "spec.json", sink=DiagnosticSink())
+        with pytest.raises(DiagnosticError) as caught:
+            operation_response(loaded, SchemaConverter(loaded, DiagnosticSink()), list_operations(loaded)[0])
+        return caught.value.diagnostics[0]
+
+    missing = response_error({"Thing": {"type": "object"}}, {"$ref": "#/definitions/Thing/properties/gone"})
+    assert missing.code == "ref-missing"
+    assert "#/definitions/Thing/properties/gone does not exist" in missing.message
+    assert "components" not in missing.message
+    conflict = response_error({"A": {"type": "string"}, "B": {"type": "integer"}},
+                              {"allOf": [{"$ref": "#/definitions/A"}, {"$ref": "#/definitions/B"}]})
+    assert conflict.code == "schema-allof-conflict"
+    assert "at #/definitions/A vs" in conflict.message and "at #/definitions/B" in conflict.message
+    assert conflict.location is not None and conflict.location.pointer == "/definitions/B"

@@ -121,6 +121,10 @@ def test_action_from_path_fragment_query_and_parameter() -> None:
     (_op("POST", "/things/search", "searchThings", "Creates a saved search"), "write", False),
     (_op("POST", "/graphql", "queryGraph"), "write", False),
     (_op("POST", "/query", "query"), "write", False),  # one word: what does it query?
+    # a change verb that is also a noun leads the name: `query` is its object (Route 53 Resolver)
+    (_op("POST", "/#X-Amz-Target=Route53Resolver.PutResolverQueryLogConfigPolicy",
+         "PutResolverQueryLogConfigPolicy"), "write", False),
+    (_op("POST", "/v1/search", "post-search", "Search by title"), "read", True),  # its own method first
     (_op("POST", "/things", "createThing"), "write", False),
     (_op("POST", "/#Action=DeleteStack", "POST_DeleteStack"), "destructive", False),
     (_op("POST", "/things/{id}/archive", "thingArchive", "Deletes the thing for good"), "destructive", True),

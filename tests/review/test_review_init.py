@@ -62,7 +62,7 @@ def test_draft_of_the_fixture_spec(project: Path, cli: Callable[..., Any]) -> No
     # comments: tag groups, decisions and projection hints
     assert "# === widgets (8 operations) ===" in text
     assert "approval: required  # destructive: keep it" in text
-    assert "# decide: `never` for low-risk writes" in text
+    assert "approval: required  # the safe default; `never` only for low-risk writes" in text
     assert "from: id, name, color, tags" in text
     assert "# description: the spec has none" in text
     findings = lint_target(LintTarget(project / "drafts" / "widgets.yaml"), LintSettings()).findings
@@ -360,11 +360,22 @@ def test_a_get_that_changes_is_never_drafted_read(tmp_path: Path, monkeypatch: p
     assert by_op["searchThings"]["effect"] == "read"  # a POST that searches, with a note to decide
     assert by_op["getThing"]["effect"] == "write"  # the words disagree: a write until a human decides
     assert "# effect: GET, but its Action `DeleteDBInstance` says `delete`: drafted destructive" in text
-    assert "# decide: POST, but its operationId `searchThings` says `search`: drafted read" in text
-    assert "# decide: GET, but its summary `Creates the thing when it is missing` says `create`" in text
+    assert "# decide [effect-undecided]: POST, but its operationId `searchThings` says `search`: drafted read" in text
+    assert "# decide [effect-undecided]: GET, but its summary `Creates the thing when it is missing` says `create`" in text
     lint = lint_target(LintTarget(tmp_path / "draft.yaml"), LintSettings())
     codes = {d.code for d in lint.findings}
     assert not codes & {"effect-read-names-change", "effect-write-on-safe-method", "effect-contradicts-method"}
+    # the two effects in doubt are open decisions, reported at their marks until a human deletes them
+    lines = text.splitlines()
+    marks = [i + 1 for i, line in enumerate(lines) if line.strip().startswith("# decide [effect-undecided]")]
+    undecided = [d for d in lint.findings if d.code == "effect-undecided"]
+    assert len(marks) == 2 and sorted(d.location.line or 0 for d in undecided if d.location) == marks
+    assert {d.location.pointer for d in undecided if d.location} == {
+        f"/tools/{key}" for key, t in tools.items() if t["operation"] in ("searchThings", "getThing")}
+    (tmp_path / "decided.yaml").write_text("\n".join(line for n, line in enumerate(lines, 1) if n not in marks) + "\n",
+                                           encoding="utf-8")
+    decided = lint_target(LintTarget(tmp_path / "decided.yaml"), LintSettings())
+    assert "effect-undecided" not in {d.code for d in decided.findings}
     assert cli("build", "draft.yaml", "--out", "gen", "-q", "--emit", "mcp,policy").exit_code == 0
     mcp = json.loads((tmp_path / "gen" / "mcp.json").read_text(encoding="utf-8"))
     hints = {t["name"]: t.get("annotations", {}) for t in mcp}
@@ -460,16 +471,27 @@ _SCOPES_SPEC = {
 def test_operations_without_scopes_get_the_maps_own_permission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                cli: Callable[..., Any]) -> None:
     """Spotify's shape: the OAuth scheme declares scopes, an operation asks for none. The draft gives
-    it `<api>:read` (not a made-up scope), and lint --strict passes on the fresh draft."""
+    it `<api>:read` (not a made-up scope) and leaves the choice to a human: one `# decide
+    [permission-undecided]` mark above `tools:`, where lint --strict reports it until it is deleted."""
     monkeypatch.chdir(tmp_path)
     _write_spec(tmp_path, "music.json", _SCOPES_SPEC)
     result = cli("init", "music.json", "--out", "draft.yaml", "--no-project")
     assert result.exit_code == 0, result.stderr
-    assert "`toolgen lint --strict` passes on the draft as written" in result.stderr
+    assert "1 decision left before `toolgen lint --strict` passes (1 permission-undecided)" in result.stderr
     tools = _check_draft(tmp_path / "draft.yaml")["tools"]
     assert tools["get_album"]["permission"] == "music:read"
     assert tools["save_albums"]["permission"] == "library-modify"
-    assert "`music:read` is this map's own permission" in (tmp_path / "draft.yaml").read_text(encoding="utf-8")
+    text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")
+    assert "`music:read` is this map's own permission" in text
+    lines = text.splitlines()
+    mark = next(i for i, line in enumerate(lines) if line.startswith("# decide [permission-undecided]: 1 operation "))
+    assert lines[mark + 1] == "tools:"
+    lint = cli("lint", "--strict", "draft.yaml")
+    assert lint.exit_code == 1
+    assert f"draft.yaml:{mark + 1}:1: error[permission-undecided]: 1 operation protected by an OAuth scheme" in lint.stdout
+    assert "toolgen lint: 1 error," in lint.stdout
+    # the human keeps the name (granted to their actors) and deletes the mark: the draft passes
+    (tmp_path / "draft.yaml").write_text("\n".join(lines[:mark] + lines[mark + 1:]) + "\n", encoding="utf-8")
     assert cli("lint", "--strict", "draft.yaml").exit_code == 0
     # a typo of the scope an operation does ask for is still an error
     text = (tmp_path / "draft.yaml").read_text(encoding="utf-8").replace("permission: library-modify",
@@ -489,13 +511,21 @@ def test_decisions_left_are_marked_and_counted(tmp_path: Path, monkeypatch: pyte
     _write_spec(tmp_path, "music.json", spec)
     result = cli("init", "music.json", "--out", "draft.yaml", "--no-project")
     assert result.exit_code == 0, result.stderr
-    assert "1 decisions left before `toolgen lint --strict` passes (1 description-missing)" in result.stderr
+    assert ("2 decisions left before `toolgen lint --strict` passes (1 description-missing, 1 permission-undecided)"
+            in result.stderr)
     lines = (tmp_path / "draft.yaml").read_text(encoding="utf-8").splitlines()
     marked = next(i for i, line in enumerate(lines) if "# decide [description-missing]" in line)
     assert lines[marked + 1].strip() == "get_album:"
     lint = cli("lint", "--strict", "draft.yaml")
     assert lint.exit_code == 1
-    assert f"draft.yaml:{marked + 2}:" in lint.stdout and "error[description-missing]" in lint.stdout
+    # reported at the mark itself (line marked + 1), the intent's pointer kept
+    assert f"draft.yaml:{marked + 1}:3 (#/tools/get_album): error[description-missing]" in lint.stdout
+    # the decision made (a description written) and the mark deleted: only the undecided permission is left
+    lines[marked:marked + 2] = ["  get_album:", "    description: Get one album by id; not for listing albums."]
+    (tmp_path / "draft.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lint = cli("lint", "--strict", "--format", "json", "draft.yaml")
+    assert [f["code"] for f in json.loads(lint.stdout)["findings"] if f["severity"] == "error"] == [
+        "permission-undecided"]
 
 
 def test_left_out_operations_say_why_and_how_to_include_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -543,3 +573,53 @@ def test_left_out_operations_say_why_and_how_to_include_them(tmp_path: Path, mon
     assert build.exit_code == 0, build.stderr
     policy = json.loads((tmp_path / "gen" / "policy.json").read_text(encoding="utf-8"))
     assert "record_create_envelope" in {r["tool"] for r in policy["tools"]}
+
+
+def test_a_spec_description_too_long_is_drafted_shorter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         cli: Callable[..., Any]) -> None:
+    """AWS's shape: an operation whose spec text alone nearly fills the build's description budget, so
+    the tool's description (with what the build adds) passes lint's 1,024 characters. init drafts
+    `description:` from the spec's own sentences, short enough, and says so; lint --strict passes."""
+    sentence = "This call stores a new widget with every setting it is given and starts it right away. "
+    spec = {"openapi": "3.0.0", "info": {"title": "Long", "version": "1"}, "paths": {"/widgets": {"post": {
+        "operationId": "createWidget", "summary": "Create a widget", "description": sentence * 14,
+        "parameters": [{"name": "name", "in": "query", "required": True, "schema": {"type": "string"}}],
+        "responses": {"201": {"description": "created"}}}}}}
+    monkeypatch.chdir(tmp_path)
+    _write_spec(tmp_path, "long.json", spec)
+    result = cli("init", "long.json", "--out", "draft.yaml", "--no-project")
+    assert result.exit_code == 0, result.stderr
+    assert "`toolgen lint --strict` passes on the draft as written" in result.stderr
+    description = _check_draft(tmp_path / "draft.yaml")["tools"]["create_widget"]["description"]
+    assert description.startswith("Create a widget. This call stores") and description.endswith("right away.")
+    assert len(description) < 1024
+    assert "description: the spec's text would make a" in (tmp_path / "draft.yaml").read_text(encoding="utf-8")
+    assert cli("lint", "--strict", "draft.yaml").exit_code == 0
+
+
+def test_marks_carry_their_findings() -> None:
+    """`apply_marks`: a finding of a marked rule at a marked intent (or the whole map) moves to its mark,
+    a spec finding to the mark naming its place, a mark rule's mark is a finding of its own, and a
+    finding no mark carries stays where it was."""
+    from toolgen.diagnostics import Diagnostic, SourceLocation
+    from toolgen.review.lint.marks import apply_marks, parse_marks
+
+    text = ("toolgen: 1\n# decide [catalog-too-many-tools]: too many\ntools:\n\n  # a note\n"
+            "  # decide [output-unprojected-large]: project it\n  # decide [effect-undecided]: POST says query\n"
+            "  get_a:\n    operation: getA\n  # decide [body-required-absent]: spec.json:7:9 (#/paths/x): optional\n"
+            "  post_b:  # trailing\n    operation: postB\n")
+    marks = parse_marks(text)
+    assert [(m.rule, m.line, m.col, m.owner) for m in marks] == [
+        ("catalog-too-many-tools", 2, 1, ""), ("output-unprojected-large", 6, 3, "get_a"),
+        ("effect-undecided", 7, 3, "get_a"), ("body-required-absent", 10, 3, "post_b")]
+    findings = [
+        Diagnostic("output-unprojected-large", "warning", "large", SourceLocation("m.yaml", 8, 3, "/tools/get_a/output")),
+        Diagnostic("catalog-too-many-tools", "warning", "many", SourceLocation("m.yaml", 3, 1, "/tools")),
+        Diagnostic("body-required-absent", "warning", "optional", SourceLocation("spec.json", 7, 9, "/paths/x")),
+        Diagnostic("pagination-missing", "warning", "lists", SourceLocation("m.yaml", 8, 3, "/tools/get_a")),
+    ]
+    placed = {(d.code, d.location.line if d.location else None, d.location.pointer if d.location else None)
+              for d in apply_marks(findings, marks, "m.yaml")}
+    assert placed == {("output-unprojected-large", 6, "/tools/get_a/output"), ("catalog-too-many-tools", 2, "/tools"),
+                      ("body-required-absent", 10, None), ("pagination-missing", 8, "/tools/get_a"),
+                      ("effect-undecided", 7, "/tools/get_a")}

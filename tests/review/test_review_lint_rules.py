@@ -193,7 +193,10 @@ def test_rule_near_miss(project: Path, case: Case) -> None:
 
 def test_every_lint_rule_has_a_case() -> None:
     covered = {c.rule for c in CASES} | {"lint-config-unknown-rule",  # tested in test_review_lint_cli
-                                         "catalog-provider-limit"}  # tested in tests/test_provider_limits.py
+                                         "catalog-provider-limit",  # tested in tests/test_provider_limits.py
+                                         # from `# decide` comments (a mapping cannot carry them): tested with
+                                         # their marks and near misses in tests/review/test_review_init.py
+                                         "effect-undecided", "permission-undecided"}
     missing = sorted(r.id for r in RULES.values() if r.source == "lint" and r.id not in covered)
     assert not missing, f"lint rules without a trigger/near-miss case: {missing}"
 

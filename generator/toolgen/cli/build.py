@@ -94,22 +94,6 @@ def _progress_printer(quiet: bool) -> Callable[[str], None] | None:
     return lambda line: click.echo(line, err=True)
 
 
-@click.command("build")
-@click.argument("target", required=False, metavar="[NAME | INTENT_MAP]")
-@click.option("--api", "api_name", default=None, metavar="NAME", help="Build only this API of the project file.")
-@click.option("--out", type=click.Path(path_type=Path), help="Output folder when building one INTENT_MAP.")
-@click.option("--spec", "specs", multiple=True, metavar="[NAME=]PATH",
-              help="Spec override: PATH for a single intent map, NAME=PATH for an API of the project. "
-                   "Env: TOOLGEN_SPEC_<NAME>.")
-@click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
-              help="Project file (default: ./toolgen.yaml).")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff if generated files are stale.")
-@click.option("--emit", "emit", default=None, metavar="LIST",
-              help="Comma-separated artifacts: openai,anthropic,mcp,gemini,policy,report,python (default: all).")
-@click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
-@click.option("--no-cache", is_flag=True,
-              help="Neither read nor write the build cache (.toolgen/cache; env: TOOLGEN_CACHE=0).")
-@guarded
 def _build_one_map(intent_map: Path, out: Path, project_file: Path | None, single: str | None,
                    named: dict[str, str], artifacts: tuple[Artifact, ...], no_cache: bool,
                    progress: Any) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
@@ -151,6 +135,22 @@ def _build_the_project(project_file: Path | None, named: dict[str, str], api_nam
     return outputs, builds, reused
 
 
+@click.command("build")
+@click.argument("target", required=False, metavar="[NAME | INTENT_MAP]")
+@click.option("--api", "api_name", default=None, metavar="NAME", help="Build only this API of the project file.")
+@click.option("--out", type=click.Path(path_type=Path), help="Output folder when building one INTENT_MAP.")
+@click.option("--spec", "specs", multiple=True, metavar="[NAME=]PATH",
+              help="Spec override: PATH for a single intent map, NAME=PATH for an API of the project. "
+                   "Env: TOOLGEN_SPEC_<NAME>.")
+@click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
+              help="Project file (default: ./toolgen.yaml).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff if generated files are stale.")
+@click.option("--emit", "emit", default=None, metavar="LIST",
+              help="Comma-separated artifacts: openai,anthropic,mcp,gemini,policy,report,python (default: all).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
+@click.option("--no-cache", is_flag=True,
+              help="Neither read nor write the build cache (.toolgen/cache; env: TOOLGEN_CACHE=0).")
+@guarded
 def build_command(target: str | None, api_name: str | None, out: Path | None, specs: tuple[str, ...],
                   project_file: Path | None, check: bool, emit: str | None, quiet: bool, no_cache: bool) -> None:
     """Build generated/ for every API of the project, one API of it (NAME or --api NAME), or one

@@ -49,10 +49,12 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     if not spec.exists():
         raise DiagnosticError([Diagnostic("spec-not-found", "error", f"spec file not found: {display_path(spec)}",
                                           SourceLocation(display_path(spec)), "check the path")])
-    doc = load_spec(spec, sink=DiagnosticSink())
+    loaded = DiagnosticSink()
+    doc = load_spec(spec, sink=loaded)
     spec_ref = Path(os.path.relpath(spec.resolve(), target.resolve().parent)).as_posix()
     command = f"toolgen init {Path(display_path(spec)).as_posix()}"
-    result = draft_intent_map(doc, api=name, spec_ref=spec_ref, out=target, command=command)
+    result = draft_intent_map(doc, api=name, spec_ref=spec_ref, out=target, command=command,
+                              spec_diagnostics=loaded.items)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text(result.text, encoding="utf-8")
@@ -65,8 +67,10 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
         for _, code, _ in result.decisions:
             counts[code] = counts.get(code, 0) + 1
         shown_counts = ", ".join(f"{n} {code}" for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        click.echo(f"toolgen: {len(result.decisions)} decisions left before `toolgen lint --strict` passes "
-                   f"({shown_counts}); each is marked `# decide [RULE]` in the draft.", err=True)
+        n = len(result.decisions)
+        click.echo(f"toolgen: {n} decision{'s' if n != 1 else ''} left before `toolgen lint --strict` passes "
+                   f"({shown_counts}); each is a `# decide [RULE]` mark in the draft, where lint reports it.",
+                   err=True)
     else:
         click.echo("toolgen: `toolgen lint --strict` passes on the draft as written.", err=True)
     steps = [f"edit {shown}: delete the intents agents do not need, decide approvals, write descriptions"]

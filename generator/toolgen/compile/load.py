@@ -66,6 +66,12 @@ class SpecDocument:
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _yaml_root: Any = field(default=None, repr=False)
 
+    def source_pointer(self, pointer: str) -> str:
+        """The pointer of the file's text that `pointer` (a pointer of `data`) names: itself, or for a
+        converted Swagger 2.0 document the 2.0 pointer it came from (``/components/schemas/Pet`` ->
+        ``/definitions/Pet``). For a message that prints a pointer, as `locate` is for its location."""
+        return self.pointers.source(pointer) if self.pointers is not None else pointer
+
     def locate(self, pointer: str) -> SourceLocation:
         """Location of the value at JSON `pointer` of `data` (``""`` is the root): file and pointer
         (in the file's text: the 2.0 pointer for a converted Swagger 2.0 document) now, line and

@@ -23,8 +23,9 @@ the verb in the last path segment (``GET /droplets/{id}/reboot``). So the method
 `guess_effect` drafts: DELETE is destructive; PUT/PATCH a write (destructive when a name says so);
 GET/HEAD/OPTIONS a read unless some source names a change, then the strongest change named, doubtful
 unless the most authoritative source with a verb says it; POST a write, a read only when its
-operationId and its summary both name a read verb of `POST_READ_VERBS` (search, query, list, ...) and
-no source names a change (doubtful: a human confirms); destructive when a source names a destruction
+operationId and its summary both name a read verb of `POST_READ_VERBS` (search, query, list, ...),
+no source names a change and the operationId does not lead with a change verb, even one that is also
+a noun (``PutResolverQueryLogConfigPolicy``) (doubtful: a human confirms); destructive when a source names a destruction
 (doubtful unless the most authoritative source with a verb does). `changes_named` is what lint checks a
 declared `read` against. Pure: no IO.
 """
@@ -343,9 +344,21 @@ def guess_effect(op: Operation) -> EffectGuess:
     named = by_source.get("operationId")
     summary = by_source.get("summary")
     if (named is not None and named.verb in POST_READ_VERBS and len(words(named.text)) > 1
-            and (summary is None or summary.effect == "read") and "graphql" not in op.path.lower()):
+            and (summary is None or summary.effect == "read") and "graphql" not in op.path.lower()
+            and not _leads_with_change(named.text, method)):
         return EffectGuess("read", True, f"{method}, but {named.says()}", tuple(found))
     return EffectGuess("write", False, method, tuple(found))
+
+
+def _leads_with_change(name: str, method: str) -> bool:
+    """Does an identifier's first word name a change, even a verb that is also a noun (``put`` of
+    ``PutResolverQueryLogConfigPolicy``, whose later ``query`` is its object, not what it does)? The
+    operation's own method as the first word (``post-search``) is the method, not a verb."""
+    ws = words(_METHOD_PREFIX.sub("", name.strip()))
+    if not ws or ws[0] == method.lower():
+        return False
+    found = verb_effect(ws[0], inflected=False)
+    return found is not None and found[1] != "read"
 
 
 __all__ = ["DESTRUCTIVE_VERBS", "NOUN_LIKE", "POST_READ_VERBS", "READ_VERBS", "WRITE_VERBS", "EffectGuess", "Evidence",

@@ -7,15 +7,19 @@ with
 - the effect from what the operation says it does (`toolgen.compile.verbs.guess_effect`: the verb of
   its Action, operationId, path or summary, the method only as the prior): a GET whose name says
   delete or create is drafted destructive or write, with approval; a POST whose operationId and
-  summary both say search/query/list is drafted read; either with a `# decide:` note when the words
-  disagree, and when in doubt a write;
+  summary both say search/query/list is drafted read; either with a `# decide [effect-undecided]` mark
+  when the words disagree (`toolgen lint --strict` fails until a human decides and deletes it), and
+  when in doubt a write;
 - the permission from the operation's OAuth scopes when it has some, else ``<api>:read|write`` (the
-  map's own permission; a note says so when the operation is protected by an OAuth scheme but the
-  spec asks for no scope);
+  map's own permission; when an OAuth scheme protects an operation but the spec asks for no scope, a
+  note says so and one `# decide [permission-undecided]` mark above `tools:` counts them);
 - `hide:` for the parameters a security scheme's request signature computes (AWS SigV4's
   ``X-Amz-Date``, ``X-Amz-Signature``, ...: `toolgen.compile.lower.security.signed_parameters`),
   with a comment saying signing belongs to the transport;
-- `approval: required` on every write (a comment says to decide) and destructive intent;
+- `description:` from the spec's own text, cut at a sentence end, where the spec's would make a tool
+  description longer than lint's limit (1,024 characters with what the build adds), with a note;
+- `approval: required` on every write and destructive intent (the safe default; a comment says
+  `never` suits only a low-risk write);
 - the idempotency key sent as the operation's `Idempotency-Key` header when it declares one, else
   kept for receipts only (`send_as: none`);
 - pagination detected by `toolgen.compile.pagination.detect` from query parameter names, the
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +58,7 @@ from ..compile.load import SpecDocument
 from ..compile.lower import lower, operation_parameters, operation_response
 from ..compile.lower.body import body_member_costs
 from ..compile.lower.security import secret_name, signed_parameters
+from ..compile.lower.text import cap_text, describe_tool
 from ..compile.lower.toolsets import path_toolset, tag_description
 from ..compile.operations import (
     Operation,
@@ -64,11 +70,15 @@ from ..compile.operations import (
 from ..compile.pagination import detect
 from ..compile.schema import SchemaConverter, object_view, project_schema
 from ..compile.verbs import EffectGuess, guess_effect
-from ..diagnostics import DiagnosticError, DiagnosticSink
+from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, toolset_from_tag
 from .lint import LintInput, LintSettings, apply_severity, lint_api
+from .lint.rules import DESCRIPTION_LIMIT, EFFECT_UNDECIDED, PERMISSION_UNDECIDED
 
 MAX_FIELD_HINTS = 15
+#: a `# decide [RULE]` mark is one comment line of at most this many characters (the longest rule
+#: message and hint fit)
+MARK_CHARS = 1000
 #: a draft with more intents than this loads its toolsets `deferred` (found by tool search): OpenAI
 #: advises fewer than 20 functions up front, and the whole catalog would not fit one request
 EAGER_INTENTS = 20
@@ -130,26 +140,26 @@ _SAFE = ("GET", "HEAD", "OPTIONS")
 
 def _effect_notes(op: Operation, guess: EffectGuess, draft: _Draft) -> None:
     """Notes where the drafted effect is not the method's: a change on a safe method, a read on POST,
-    a destructive POST/PUT/PATCH; `# decide:` when the words disagree."""
+    a destructive POST/PUT/PATCH; a `# decide [effect-undecided]` mark when the words disagree."""
     effect = guess.effect
     safe = op.method in _SAFE
     if safe and effect != "read":
         if guess.doubtful:
-            draft.notes.append(f"decide: {guess.why}, while other words say read: drafted {effect} with approval "
-                               "until you decide; if it only reads, set `effect: read` and remove `approval` and "
-                               "`idempotency`")
+            draft.notes.append(f"decide [effect-undecided]: {guess.why}, while other words say read: drafted "
+                               f"{effect} with approval until you decide; if it only reads, set `effect: read` and "
+                               "remove `approval` and `idempotency`; then delete this mark")
             draft.eol["effect"] = "decide"
         else:
             draft.notes.append(f"effect: {guess.why}: drafted {effect} from the name, not the method")
             draft.eol["effect"] = "from the name, not the method"
     elif not safe and effect == "read":
-        draft.notes.append(f"decide: {guess.why}: drafted read (no approval, no preview); if it changes "
-                           "anything, set `effect: write` and `approval: required`")
+        draft.notes.append(f"decide [effect-undecided]: {guess.why}: drafted read (no approval, no preview); if it "
+                           "changes anything, set `effect: write` and `approval: required`; then delete this mark")
         draft.eol["effect"] = "decide"
     elif effect == "destructive" and op.method != "DELETE":
         if guess.doubtful:
-            draft.notes.append(f"decide: {guess.why}, while other words do not: drafted destructive; make it "
-                               "`effect: write` if nothing is lost")
+            draft.notes.append(f"decide [effect-undecided]: {guess.why}, while other words do not: drafted "
+                               "destructive; make it `effect: write` if nothing is lost; then delete this mark")
             draft.eol["effect"] = "decide"
         else:
             draft.notes.append(f"effect: {guess.why}: drafted destructive")
@@ -176,6 +186,8 @@ class _Drafter:
         self.converter = SchemaConverter(doc, self.sink)
         self.declared = declared_oauth_scopes(doc)
         self.taken: set[str] = set()
+        #: the map's own permission of each operation an OAuth scheme protects without asking a scope
+        self.unscoped: list[str] = []
 
     def name(self, op: Operation, effect: str) -> str:
         base = snake_case(op.synthetic_id) or "op"
@@ -210,7 +222,8 @@ class _Drafter:
         own = f"{self.api}:{'read' if effect == 'read' else 'write'}"
         if any(self.declared.get(name) for req in reqs for name in req):
             draft.notes.append(f"permission: the spec asks for no OAuth scope here; `{own}` is this map's own "
-                               "permission (rename it to what your actors hold)")
+                               "permission (see the mark above `tools:`)")
+            self.unscoped.append(own)
         return own
 
     def draft(self, op: Operation, id_counts: dict[str, int]) -> _Draft:
@@ -248,7 +261,7 @@ class _Drafter:
             _draft_hide(self.converter, op, intent, draft)
             intent["approval"] = "required"
             draft.eol["approval"] = ("destructive: keep it" if effect == "destructive"
-                                     else "decide: `never` for low-risk writes")
+                                     else "the safe default; `never` only for low-risk writes")
             header = idempotency_header(params)
             intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": f"header:{header}" if header else "none"}
             if not header:
@@ -416,10 +429,12 @@ def _error_alone(doc: SpecDocument, data: dict[str, Any], key: str, api: str, ou
 
 
 def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str,
-                     decisions: bool = True) -> InitResult:
+                     decisions: bool = True, spec_diagnostics: Sequence[Diagnostic] = ()) -> InitResult:
     """The draft intent map of `doc` (see the module docstring). `spec_ref` is the `spec:` value
     (relative to `out`); `command` is quoted in the header comment. `decisions=False` skips linting
-    the draft (no `# decide [RULE]` notes, `InitResult.decisions` empty)."""
+    the draft (no `# decide [RULE]` notes, `InitResult.decisions` empty). `spec_diagnostics` are
+    those of loading `doc` (`load_spec`'s sink): `toolgen lint` reports them too, so each at error
+    level under --strict is a decision of the draft as well."""
     drafter = _Drafter(doc, api)
     operations = list_operations(doc)
     id_counts: dict[str, int] = {}
@@ -457,35 +472,99 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
             del data["tools"][key]
         if not retried:
             break
-    found = _decisions(doc, data, api, out) if decisions else []
     by_key = {d.key: d for d in drafts}
+    if drafts:
+        _fit_descriptions(doc, data, api, out, by_key)
+    found = _decisions(doc, data, api, out, list(spec_diagnostics), drafts) if decisions else []
+    if decisions and drafter.unscoped:
+        hint = ("set `permission:` of those intents to what an actor must hold (or keep these names, granted to "
+                "your actors); then delete this mark")
+        found.insert(0, ("", PERMISSION_UNDECIDED.id, _unscoped_message(drafter.unscoped), hint))
     for key, code, message, hint in found:
         if key in by_key:
-            by_key[key].notes.append(_one_line(f"decide [{code}]: {message}; {hint}")[:300])
+            by_key[key].notes.append(_one_line(f"decide [{code}]: {message}; {hint}")[:MARK_CHARS])
     text = _render(doc, drafts, data, left_out, command,
-                   [f"decide [{code}]: {message}" for key, code, message, _ in found if key not in by_key])
+                   [f"decide [{code}]: {message}; {hint}" for key, code, message, hint in found if key not in by_key])
     skipped = [(item.operation, item.reason) for item in left_out]
+    marked = [(key if key in by_key else "", code, message) for key, code, message, _ in found]
+    if decisions:  # the effects in doubt are marked as they are drafted (lint reports them from the marks)
+        marked += [(d.key, EFFECT_UNDECIDED.id, note.split(": ", 1)[1]) for d in drafts for note in d.notes
+                   if note.startswith(f"decide [{EFFECT_UNDECIDED.id}]")]
     return InitResult(text, api, len(drafts), skipped, sorted(set(_auth_secrets(doc, api).values())), left_out,
-                      [(key if key in by_key else "", code, message) for key, code, message, _ in found])
+                      marked)
 
 
-def _decisions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> list[tuple[str, str, str, str]]:
-    """What `toolgen lint --strict` (default severities) reports on the draft: (intent key or "", rule
-    id, message, hint) per finding at error level after --strict; decisions only a human can make
-    (project an output, write a description, choose the intents of a large catalog)."""
+def _decisions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path, spec_diagnostics: list[Diagnostic],
+               drafts: list[_Draft]) -> list[tuple[str, str, str, str]]:
+    """What `toolgen lint --strict` (default severities, no project file) reports on the draft: (intent
+    key or "", rule id, message, hint) per finding at error level; decisions only a human can make
+    (project an output, write a description, choose the intents of a large catalog, accept or fix
+    what the spec says). A finding located in the intent map belongs to the intent of its pointer; one
+    located in the spec to the intent of the operation its pointer is under (the message then names
+    the spec's ``file:line``, where lint reports it); the rest to the whole map."""
     loaded = LoadedIntentMap(IntentMap.model_validate(data), out, out.name, None)
     sink = DiagnosticSink()
+    sink.extend(spec_diagnostics)
     ir = lower(doc, loaded, sink, api)
     settings = LintSettings()
     findings = apply_severity(lint_api(LintInput(doc, loaded, ir, list(sink.items), settings)), settings, strict=True)
+    by_pointer = {d.op.pointer: d.key for d in drafts}
     out_: list[tuple[str, str, str, str]] = []
     for d in findings:
         if d.severity != "error":
             continue
         pointer = d.location.pointer if d.location and d.location.pointer else ""
-        key = pointer.split("/")[2].replace("~1", "/").replace("~0", "~") if pointer.startswith("/tools/") else ""
-        out_.append((key, d.code, d.message, d.hint or ""))
+        message = d.message
+        if d.location is not None and d.location.file != out.name:
+            message = f"{d.location.render()}: {message}"
+            key = _owner(pointer, by_pointer)
+        elif pointer.startswith("/tools/"):
+            key = pointer.split("/")[2].replace("~1", "/").replace("~0", "~")
+        else:
+            key = ""
+        out_.append((key, d.code, message, d.hint or ""))
     return out_
+
+
+def _unscoped_message(own: list[str]) -> str:
+    names = " and ".join(f"`{name}`" for name in sorted(set(own)))
+    return (f"{len(own):,} operation{'s' if len(own) != 1 else ''} protected by an OAuth scheme ask{'' if len(own) != 1 else 's'} "
+            f"for no scope, so the draft gives {'them' if len(own) != 1 else 'it'} this map's own permission "
+            f"{names} (each has a `permission:` note)")
+
+
+def _owner(pointer: str, by_pointer: dict[str, str]) -> str:
+    """The intent key whose operation's pointer `pointer` is (or is under), else ""."""
+    parts = pointer.split("/")
+    for n in (4, 3):  # /paths/<path>/<method>[/...]; webhooks have the same depth
+        key = by_pointer.get("/".join(parts[:n]))
+        if key is not None:
+            return key
+    return ""
+
+
+def _fit_descriptions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path, by_key: dict[str, _Draft]) -> None:
+    """An intent whose read or record tool would have a description longer than lint's limit
+    (`DESCRIPTION_LIMIT`, the spec's text plus what the build adds: read-only, approval, paging) gets
+    ``description:`` drafted from the spec's own text, cut at a sentence end (`cap_text`) so that the
+    tool's whole description fits, and a note above it saying so. Decided here because nothing is
+    chosen: the words are the spec's, fewer of them."""
+    loaded = LoadedIntentMap(IntentMap.model_validate(data), out, out.name, None)
+    ir = lower(doc, loaded, DiagnosticSink(), api)
+    for tool in ir.tools:
+        row, key = tool.policy, tool.policy.intent
+        if row.mode not in ("read", "record") or len(tool.description) <= DESCRIPTION_LIMIT or key not in by_key:
+            continue
+        intent = data["tools"][key]
+        if intent.get("description"):
+            continue
+        added = len(describe_tool("", row.mode, row, row))  # what the build adds after the spec's text
+        text = tool.description[: len(tool.description) - added]
+        cut = cap_text(text, DESCRIPTION_LIMIT - added)
+        intent["description"] = cut
+        by_key[key].notes.append(f"description: the spec's text would make a {len(tool.description):,}-character tool "
+                                 f"description (limit {DESCRIPTION_LIMIT:,}): drafted as its first "
+                                 f"{len(cut):,} characters; rewrite it as you like")
 
 
 def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, str]]:
@@ -657,6 +736,10 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], left_
             "the credential from", indent=0)
     tools = CommentedMap()
     root["tools"] = tools
+    if map_decisions:  # right above `tools:`, where lint locates the findings about the whole map
+        root.yaml_set_comment_before_after_key("tools", before="\n".join(
+            ["Decisions left for the whole map (`toolgen lint --strict` reports them until made):",
+             *(_one_line(line)[:MARK_CHARS] for line in map_decisions)]), indent=0)
     descriptions = _tag_descriptions(doc)
     for tag, members in _group_order(doc, drafts):
         first = True
@@ -695,14 +778,13 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], left_
         f"Draft intent map for {title}" + (f" {version}" if version else "") + f", written by `{command}`.",
         "Review it before use: effects come from what each operation's name says it does (its Action,",
         "operationId, path or summary; the method only when they say nothing), approval is required on",
-        "every write until you decide otherwise (`# decide:` marks the choices left), and pagination was",
-        "detected from parameter names. Delete the intents agents do not need (a catalog of more than 128",
-        "tools does not fit one OpenAI request), add a description that says when NOT to use a tool, and",
-        "project large outputs with output.fields.",
+        "every write (the safe default), and pagination was detected from parameter names. Each",
+        "`# decide [RULE]:` comment is a choice left to you: `toolgen lint --strict` reports it at that",
+        "line until it is made (and, for effect-undecided and permission-undecided, the mark deleted).",
+        "Delete the intents agents do not need (a catalog of more than 128 tools does not fit one OpenAI",
+        "request), add a description that says when NOT to use a tool, and project large outputs with",
+        "output.fields.",
     ]
-    if map_decisions:
-        header += ["", "Decisions left for the whole map (`toolgen lint --strict` reports them until made):"]
-        header += [_one_line(line)[:300] for line in map_decisions]
     text = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header) + body
     if missing and not data.get("toolsets"):
         text += "".join(f"# {line}\n".replace("# \n", "#\n") for line in ["", *missing])

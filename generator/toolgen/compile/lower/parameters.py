@@ -56,7 +56,7 @@ def merged_parameters(ctx: Ctx, op: Operation) -> list[tuple[dict[str, Any], str
             ptr = join_pointer(owner_ptr, "parameters", i)
             node, target_ptr = ctx.converter.resolve(raw, ptr)
             if not isinstance(node, dict) or "name" not in node or "in" not in node:
-                raise Skip("parameter-invalid", f"parameter at #{ptr} has no `name`/`in`", ctx.doc.locate(ptr),
+                raise Skip("parameter-invalid", f"parameter at #{ctx.doc.source_pointer(ptr)} has no `name`/`in`", ctx.doc.locate(ptr),
                            "fix the parameter object")
             merged[(str(node["name"]), str(node["in"]))] = (node, target_ptr)
     return list(merged.values())

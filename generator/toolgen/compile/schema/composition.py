@@ -38,7 +38,8 @@ class CompositionMixin:
         return DiagnosticError([Diagnostic(
             "schema-allof-conflict", "error",
             f"allOf branches conflict on {what}: "
-            f"{show(a_value)} at #{a_ptr} vs {show(b_value)} at #{b_ptr}",
+            f"{show(a_value)} at #{self.doc.source_pointer(a_ptr)} vs {show(b_value)} at "
+            f"#{self.doc.source_pointer(b_ptr)}",
             self.doc.locate(b_ptr),
             "make the allOf branches agree (or drop one of the definitions)")])
 

@@ -134,7 +134,7 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
             return hit
         if key in self._in_progress:  # pragma: no cover - the SCC analysis prevents this
             raise DiagnosticError([Diagnostic(
-                "ref-cycle", "error", f"$ref cycle through #{pointer} could not be broken",
+                "ref-cycle", "error", f"$ref cycle through #{self.doc.source_pointer(pointer)} could not be broken",
                 self.doc.locate(pointer), "report this as a toolgen bug")])
         self._in_progress.add(key)
         try:

@@ -112,9 +112,9 @@ class RefsMixin:
         try:
             return resolve_pointer(self.doc.data, target)
         except PointerError as exc:
-            found = f"; the longest existing prefix is #{exc.pointer}" if exc.pointer else ""
+            found = f"; the longest existing prefix is #{self.doc.source_pointer(exc.pointer)}" if exc.pointer else ""
             raise DiagnosticError([Diagnostic(
-                "ref-missing", "error", f"$ref target #{target} does not exist{found}",
+                "ref-missing", "error", f"$ref target #{self.doc.source_pointer(target)} does not exist{found}",
                 self.doc.locate(join_pointer(at, "$ref")),
                 "fix the reference or add the missing component")]) from None
 

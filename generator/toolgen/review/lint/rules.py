@@ -294,6 +294,21 @@ STRICT_DISABLED = _rule(
     "mode's reshaped arguments (entries, JSON strings) confuse the models you use.")
 
 
+# decisions `toolgen init` leaves to a human as `# decide [RULE]` marks (`toolgen.review.lint.marks`)
+EFFECT_UNDECIDED = _rule(
+    "effect-undecided", "warning", "A `# decide [effect-undecided]` mark is left in the intent map: `toolgen init` "
+    "could not tell from the operation's words whether it changes something (they disagree, or a POST says "
+    "search or query), and drafted the effect the mark names.",
+    "Decide the effect: a change is `effect: write` (or `destructive`) with `approval: required`; a pure read "
+    "is `effect: read` with no `approval` or `idempotency`. Then delete the mark.")
+PERMISSION_UNDECIDED = _rule(
+    "permission-undecided", "warning", "A `# decide [permission-undecided]` mark is left in the intent map: the "
+    "operation is protected by an OAuth scheme but the spec asks for no scope, so `toolgen init` drafted the "
+    "map's own permission name.",
+    "Set `permission:` to what an actor must hold to call it (a scope of the API, or your own name), then "
+    "delete the mark.")
+
+
 def rule_for(code: str) -> Rule:
     """The registered rule, or an ad-hoc descriptor for a build diagnostic not (yet) registered."""
     return RULES.get(code) or Rule(code, "warning", f"Build diagnostic `{code}`.", "See the message.", "build")

@@ -1,7 +1,8 @@
 """`toolgen lint`'s input side: load one intent map and its spec, lower it and lint it (IO).
 
 Input: a `LintTarget` (an intent map, its spec override and API name from the project file) and the
-`LintSettings`. Output: a `LintResult`: the findings of `lint_api`, or, when the files cannot be
+`LintSettings`. Output: a `LintResult`: the findings of `lint_api`, located at the `# decide [RULE]`
+marks that carry them and with one per open mark (`toolgen.review.lint.marks`), or, when the files cannot be
 loaded, their located input errors (`bad_input`). `config_findings` reports rule ids in the project
 file's `lint.severity` that do not exist, located in toolgen.yaml.
 """
@@ -21,6 +22,7 @@ from ...compile.lower import lower
 from ...compile.sourcemap import locate_ruamel
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from .linter import LintInput, lint_api
+from .marks import apply_marks, parse_marks
 from .rules import LINT_CONFIG_UNKNOWN_RULE, RULES, LintSettings
 
 
@@ -58,7 +60,8 @@ def lint_target(target: LintTarget, settings: LintSettings) -> LintResult:
     api = target.name or api_name_for(intents, target.intent_map.stem)
     ir = lower(doc, intents, sink, api)
     findings = lint_api(LintInput(doc, intents, ir, list(sink.items), settings))
-    return LintResult(target, findings, intents.display)
+    marks = parse_marks(target.intent_map.read_text(encoding="utf-8"))
+    return LintResult(target, apply_marks(findings, marks, intents.display), intents.display)
 
 
 def config_findings(project_file: Path | None, settings: LintSettings) -> list[Diagnostic]:
