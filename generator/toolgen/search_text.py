@@ -27,7 +27,7 @@ __all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "query_term
            "split_words"]
 
 #: version of the document format (``search.json`` ``format``)
-SEARCH_FORMAT = 1
+SEARCH_FORMAT = 2
 
 #: the fields of a document: FTS5 table → (its columns and their bm25 weights, the table's weight).
 #: Each field group is its own table, so that a word's rarity (bm25's IDF) is counted within the
@@ -38,6 +38,7 @@ TABLES: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {
     "f_nouns": ((("nouns", 1.0),), 0.5),
     "f_verbs": ((("verbs", 1.0),), 0.5),
     "f_text": ((("args", 0.3), ("body", 1.0)), 0.4),
+    "f_output": ((("output", 1.0),), 0.6),
 }
 
 #: action classes and the words (after lower-casing) that ask for them
@@ -153,6 +154,10 @@ _TAG = re.compile(r"<[^>]+>")
 #: values a request carries, not words to search: owner/repo, src/app.py, jane@example.com; of an
 #: object id (cus_123) only the prefix is kept, which names the object
 _VALUE = re.compile(r"\S+[/@.]\S+|\b([a-z]+)_[A-Za-z0-9]*[0-9][A-Za-z0-9]*\b")
+#: opaque identifiers a request pastes (UUIDs, base-62 ids, commit hashes): letters and digits mixed
+#: in one token of seven characters or more, never a word to search for
+_OPAQUE = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"
+                     r"|\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{7,}\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
 
 
@@ -197,7 +202,7 @@ def query_terms(query: str) -> tuple[list[str], set[str]]:
 def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]]:
     """`query_terms`, plus the terms the request itself names (without added synonyms) and the terms of
     its object: the words before the first preposition ("remove *the bug label* from issue 12")."""
-    text = " " + " ".join(split_words(_VALUE.sub(lambda m: f" {m.group(1) or ''} ", query))) + " "
+    text = " " + " ".join(split_words(_OPAQUE.sub(" ", _VALUE.sub(lambda m: f" {m.group(1) or ''} ", query)))) + " "
     for phrase in ACTION_PHRASES:  # separable phrasal verbs: "take the label off" → "take off the label"
         verb, _, particle = phrase.partition(" ")
         if " " not in particle:
@@ -352,6 +357,24 @@ def _decompound(words: list[str], vocabulary: set[str]) -> list[str]:
     return out
 
 
+def _output_names(schema: Any, depth: int = 0) -> list[str]:
+    """The member names of an output schema, depth first and sorted, through arrays and up to three
+    objects deep (``{"audio_features": [{"danceability": ...}]}`` → audio, features, danceability):
+    what a read returns is what a request asks for ("the BPM and key of a track")."""
+    if not isinstance(schema, Mapping) or depth > 2:
+        return []
+    if isinstance(schema.get("items"), Mapping):
+        return _output_names(schema["items"], depth)
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return []
+    out: list[str] = []
+    for name in sorted(props, key=str):
+        out.extend(split_words(str(name)))
+        out.extend(_output_names(props[name], depth + 1))
+    return out
+
+
 def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One index document per operation of a generated API, in intent order (deterministic).
 
@@ -385,14 +408,20 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
         name_words = [w for r in rows for w in split_words(str(r.get("tool"))) if w not in ("preview", "record")]
         names = " ".join(_expand(dict.fromkeys(name_words + split_words(operation))))
         args_text: list[str] = []
-        props = (entry.get("inputSchema") or {}).get("properties") or {}
+        props: dict[str, Any] = {}
+        for row in rows:  # a write's arguments are the preview's; the record tool takes its preview_id
+            schema = (entries.get(str(row.get("tool"))) or {}).get("inputSchema") or {}
+            found = schema.get("properties") if isinstance(schema, Mapping) else None
+            if isinstance(found, Mapping):
+                props.update((str(k), v) for k, v in found.items() if str(k) not in props)
         for arg in sorted(props):
-            if arg in ("action_id", "cursor", "expand", "page_size"):
+            if arg in ("action_id", "preview_id", "cursor", "expand", "page_size"):
                 continue
             args_text.extend(_expand(split_words(arg)))
             spec = props[arg]
             if isinstance(spec, Mapping):
                 args_text.extend(split_words(_clean(str(spec.get("description") or "")))[:30])
+        output = _output_names(entry.get("outputSchema"))
         keywords = main.get("keywords") or []
         keywords_text = " ".join(_expand(w for k in keywords for w in split_words(str(k))))
         toolset = main.get("toolset")
@@ -404,6 +433,7 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
             "verbs": _verbs_text(action, main, method, path, body) + "".join(f" act{a}" for a in actions),
             "args": " ".join([*_expand(toolset_words), *args_text]),
             "body": " ".join(_expand(split_words(body))),
+            "output": " ".join(_expand(dict.fromkeys(output))),
         }
         vocabulary.update(fields["title"].split(), fields["body"].split())
         docs.append({
