@@ -48,7 +48,7 @@ ACTION_WORDS: dict[str, tuple[str, ...]] = {
                "unlink", "unfollow", "unstar", "unwatch", "unsubscribe", "unblock", "unlock", "trash", "disable"),
     "create": ("create", "add", "new", "make", "open", "start", "post", "write", "creates", "adds",
                "register", "submit", "file", "raise", "generate", "issue", "send", "attach", "invite", "trigger",
-               "save",
+               "save", "insert", "launch", "provision", "upload",
                "leave", "put"),
     "update": ("update", "edit", "change", "modify", "rename", "set", "patch", "replace", "updates",
                "adjust", "configure", "enable", "disable", "toggle", "move", "transfer", "mark", "reopen",
@@ -80,6 +80,14 @@ WORD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "who": ("users",), "approve": ("review",), "assign": ("assignees",), "unassign": ("assignees",),
     "emoji": ("reaction",), "teammate": ("member",), "colleague": ("member",),
     "settings": ("configuration",), "trigger": ("dispatch",), "manually": ("dispatch",), "ban": ("block",), "customer": ("customers",),
+    # everyday English verbs → the verbs APIs name their operations with (no API's own words)
+    "grow": ("resize",), "shrink": ("resize",), "widen": ("resize", "expand"), "enlarge": ("resize",),
+    "scale": ("resize",), "unplug": ("detach",), "disconnect": ("detach",), "plug": ("attach",),
+    "reboot": ("reset", "restart"), "restart": ("reset",), "boot": ("start",), "launch": ("insert",),
+    "provision": ("insert",), "spin": ("insert",), "reassign": ("assign",), "fix": ("update", "edit"),
+    "correct": ("update", "edit"), "remind": ("reminder", "notification"), "history": ("events", "log", "audit"),
+    "logged": ("current", "session"), "whoami": ("current", "user"), "myself": ("current", "user"),
+    "me": ("current",),
 }
 #: verbs that name an action of their own when they end a path (``POST /payouts/{payout}/cancel``);
 #: a request that says one of them asks for that action
@@ -141,6 +149,9 @@ NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {  # plurals need no entry: the port
     "stargazers": ("star",), "starred": ("stargazers",), "watch": ("subscription", "watched"),
     "ssh": ("key",), "gpg": ("key",), "coupon": ("discount",), "discount": ("coupon",),
     "tag": ("ref",), "tags": ("ref",), "branch": ("ref",),
+    # general computing vocabulary: a VM is a virtual machine, which clouds call an instance
+    "vm": ("virtual", "machine", "instance"), "vms": ("virtual", "machine", "instance"),
+    "server": ("instance",), "servers": ("instance",),
 }
 STOP_WORDS = frozenset(
     ["a", "an", "the", "of", "to", "in", "on", "for", "from", "by", "with", "and", "or", "at", "as", "is", "are", "be", "been", "this", "that", "these", "those", "it", "its", "my", "our", "your", "their", "me", "we", "i", "you", "us", "them", "please", "can", "could", "would", "should", "will", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "there", "here", "into", "onto", "about", "so", "any", "some", "one", "via", "using", "use", "want", "need", "just", "also", "then", "than", "if", "else", "too", "very", "out", "up", "off", "over", "under", "again", "only", "own", "same", "such", "no", "nor", "not", "have", "has", "had", "having", "am", "was", "were", "being", "let", "lets", "i'd", "i'm", "we're", "it's"]
