@@ -77,7 +77,7 @@ PHRASE_SYNONYMS: dict[str, str] = {
 WORD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "reply": ("comment",), "replies": ("comment",), "my": ("authenticated", "user"),
     "mine": ("authenticated", "user"),
-    "who": ("users",), "approve": ("review",), "assign": ("assignees",), "unassign": ("assignees",),
+    "approve": ("review",), "assign": ("assignees",), "unassign": ("assignees",),
     "emoji": ("reaction",), "teammate": ("member",), "colleague": ("member",),
     "settings": ("configuration",), "trigger": ("dispatch",), "manually": ("dispatch",), "ban": ("block",), "customer": ("customers",),
     # everyday English verbs → the verbs APIs name their operations with (no API's own words)
@@ -154,7 +154,13 @@ NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {  # plurals need no entry: the port
     "server": ("instance",), "servers": ("instance",),
 }
 STOP_WORDS = frozenset(
-    ["a", "an", "the", "of", "to", "in", "on", "for", "from", "by", "with", "and", "or", "at", "as", "is", "are", "be", "been", "this", "that", "these", "those", "it", "its", "my", "our", "your", "their", "me", "we", "i", "you", "us", "them", "please", "can", "could", "would", "should", "will", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "there", "here", "into", "onto", "about", "so", "any", "some", "one", "via", "using", "use", "want", "need", "just", "also", "then", "than", "if", "else", "too", "very", "out", "up", "off", "over", "under", "again", "only", "own", "same", "such", "no", "nor", "not", "have", "has", "had", "having", "am", "was", "were", "being", "let", "lets", "i'd", "i'm", "we're", "it's"]
+    ["a", "an", "the", "of", "to", "in", "on", "for", "from", "by", "with", "and", "or", "at", "as", "is", "are", "be", "been", "this", "that", "these", "those", "it", "its", "my", "our", "your", "their", "me", "we", "i", "you", "us", "them", "please", "can", "could", "would", "should", "will", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "there", "here", "into", "onto", "about", "so", "any", "some", "one", "via", "using", "use", "want", "need", "just", "also", "then", "than", "if", "else", "too", "very", "out", "up", "off", "over", "under", "again", "only", "own", "same", "such", "no", "nor", "not", "have", "has", "had", "having", "am", "was", "were", "being", "let", "lets", "i'd", "i'm", "we're", "it's",
+     # the halves of contractions (don't → don t) and other function words of English
+     "don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "wouldn", "shouldn", "couldn", "haven",
+     "hasn", "hadn", "ll", "ve", "re", "whatever", "whichever", "whoever", "anymore", "already", "still",
+     "right", "now", "yet", "ever", "each", "both", "either", "neither", "much", "many", "more", "most",
+     "other", "another", "while", "because", "though", "although", "until", "hey", "ok", "okay",
+     "thanks", "actually", "really", "currently", "may", "might", "must", "shall", "give", "tell"]
 )
 _BOILERPLATE = (
     re.compile(r"PREVIEW ONLY, never writes:.*", re.DOTALL),
@@ -290,7 +296,10 @@ def _object_nouns(path: str) -> list[str]:
     if (last == len(segments) - 1 and last > 0 and segments[last - 1].startswith("{") and len(literal) > 1
             and segments[last] in PATH_ACTIONS):
         last = literal[-2]
-    return split_words(segments[last])
+    words = split_words(segments[last])
+    if len(words) > 1 and (words[0] in PATH_ACTIONS or any(words[0] in ws for ws in ACTION_WORDS.values())):
+        words = words[1:]  # a segment that says its action names its object after it: deleteInstances
+    return words
 
 
 def _action_of(row: Mapping[str, Any], title: str, body: str) -> str:
