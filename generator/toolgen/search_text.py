@@ -108,6 +108,9 @@ COVERAGE_WEIGHT = 0.5
 #: match "findings")
 READ_VERBS = frozenset({"find", "fetch", "retrieve", "read", "show", "view", "see", "display", "inspect",
                         "lookup", "locate", "browse", "enumerate", "look", "retrieves", "gets", "lists"})
+#: the first words of a question; a question asks to read, whatever verbs it goes on to say
+QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "how", "when", "where", "why", "is", "are",
+                            "am", "was", "were", "do", "does", "did", "has", "have", "whats"})
 #: words that end a request's object: what follows them is context ("from issue 12")
 PREPOSITIONS = frozenset({"on", "in", "for", "of", "from", "to", "at", "with", "by", "under", "into", "onto",
                           "inside", "within", "across", "about", "between", "after", "before", "since"})
@@ -219,6 +222,7 @@ def query_terms(query: str) -> tuple[list[str], set[str]]:
 def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]]:
     """`query_terms`, plus the terms the request itself names (without added synonyms) and the terms of
     its object: the words before the first preposition ("remove *the bug label* from issue 12")."""
+    first = split_words(query)[:1]
     text = " " + " ".join(split_words(_OPAQUE.sub(" ", _VALUE.sub(lambda m: f" {m.group(1) or ''} ", query)))) + " "
     for phrase in ACTION_PHRASES:  # separable phrasal verbs: "take the label off" → "take off the label"
         verb, _, particle = phrase.partition(" ")
@@ -249,6 +253,8 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
         actions |= set(named)
     if "get" in actions and "list" not in actions and any(_plural(w) for w in words):
         actions = (actions - {"get"}) | {"list"}  # "show the open issues": a plural object asks for a list
+    if first[:1] and first[0] in QUESTION_WORDS:  # a question reads: "which brands have we set up?"
+        actions = (actions & READS) or {"list" if any(_plural(w) for w in words) else "get"}
     words = [w for w in words if w not in READ_VERBS]  # their action class stands for them
     expanded = [*words, *(w for word in words for w in WORD_SYNONYMS.get(word, ()))]
     terms = [w for w in _expand(expanded) if w not in STOP_WORDS and not w.isdigit()]
