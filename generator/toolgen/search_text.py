@@ -37,7 +37,7 @@ TABLES: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {
     "f_object": ((("object", 1.0),), 1.2),
     "f_nouns": ((("nouns", 1.0),), 0.5),
     "f_verbs": ((("verbs", 1.0),), 0.5),
-    "f_text": ((("args", 0.3), ("body", 1.0)), 0.4),
+    "f_text": ((("args", 0.5), ("body", 1.0)), 0.8),
     "f_output": ((("output", 1.0),), 0.6),
 }
 
