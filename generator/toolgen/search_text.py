@@ -92,7 +92,9 @@ WORD_SYNONYMS: dict[str, tuple[str, ...]] = {
 #: verbs that name an action of their own when they end a path (``POST /payouts/{payout}/cancel``);
 #: a request that says one of them asks for that action
 PATH_ACTIONS = frozenset(
-    ["cancel", "void", "finalize", "capture", "confirm", "accept", "close", "pay", "resume", "expire", "attach", "detach", "verify", "reverse", "reject", "send", "approve", "dismiss", "merge", "lock", "unlock", "rerun", "dispatch", "pause", "archive", "restore", "transfer", "sync", "star", "unstar", "follow", "unfollow", "block", "unblock", "pin", "unpin", "publish", "refund"]
+    ["cancel", "void", "finalize", "capture", "confirm", "accept", "close", "pay", "resume", "expire", "attach", "detach", "verify", "reverse", "reject", "send", "approve", "dismiss", "merge", "lock", "unlock", "rerun", "dispatch", "pause", "archive", "restore", "transfer", "sync", "star", "unstar", "follow", "unfollow", "block", "unblock", "pin", "unpin", "publish", "refund",
+     "start", "stop", "reset", "resize", "suspend", "restart", "retry", "validate", "release", "clone",
+     "redeliver", "submit", "import", "export"]
 )
 #: classes close enough to earn part of the boost
 RELATED = {
@@ -299,8 +301,7 @@ def _object_nouns(path: str) -> list[str]:
     if not literal:
         return []
     last = literal[-1]
-    if (last == len(segments) - 1 and last > 0 and segments[last - 1].startswith("{") and len(literal) > 1
-            and segments[last] in PATH_ACTIONS):
+    if last == len(segments) - 1 and len(literal) > 1 and segments[last] in PATH_ACTIONS:
         last = literal[-2]
     words = split_words(segments[last])
     if len(words) > 1 and (words[0] in PATH_ACTIONS or any(words[0] in ws for ws in ACTION_WORDS.values())):
