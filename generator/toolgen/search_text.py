@@ -87,7 +87,6 @@ WORD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "provision": ("insert",), "spin": ("insert",), "reassign": ("assign",), "fix": ("update", "edit"),
     "correct": ("update", "edit"), "remind": ("reminder", "notification"), "history": ("events", "log", "audit"),
     "logged": ("current", "session"), "whoami": ("current", "user"), "myself": ("current", "user"),
-    "me": ("current",),
 }
 #: verbs that name an action of their own when they end a path (``POST /payouts/{payout}/cancel``);
 #: a request that says one of them asks for that action
@@ -102,8 +101,9 @@ RELATED = {
     ("search", "get"), ("create", "update"), ("update", "create"), ("delete", "update"),
     ("cancel", "delete"), ("delete", "cancel"), ("detach", "delete"), ("delete", "detach"),
 }
-#: the tables whose words say what an operation is about (for `ToolIndex._coverage`)
-STRUCTURE = ("f_core", "f_object", "f_nouns")
+#: the tables whose words say what an operation is about (for `ToolIndex._coverage`): its names, path and
+#: description (a request written from the vendor's docs names what the description names)
+STRUCTURE = ("f_core", "f_object", "f_nouns", "f_text")
 #: how much the share of the request's terms a document names weighs: score × (1 - w + w × share)
 COVERAGE_WEIGHT = 0.5
 #: verbs of reading that name no thing: only their action class is searched for ("find" must not
