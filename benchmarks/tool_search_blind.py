@@ -111,6 +111,7 @@ def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str
     api, ref, queries = load_set(path)
     spec_path = resolve_spec(ref, corpus_dir, shared)
     text = spec_path.read_text(encoding="utf-8")
+    # JSON specs are read as JSON: YAML refuses some characters JSON strings may hold (DocuSign's U+0080)
     spec: dict[str, Any] = json.loads(text) if spec_path.suffix == ".json" else yaml.safe_load(text)
     operations = _operations(spec)
     for q in queries:

@@ -27,7 +27,7 @@ __all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "query_term
            "split_words"]
 
 #: version of the document format (``search.json`` ``format``)
-SEARCH_FORMAT = 1
+SEARCH_FORMAT = 2
 
 #: the fields of a document: FTS5 table → (its columns and their bm25 weights, the table's weight).
 #: Each field group is its own table, so that a word's rarity (bm25's IDF) is counted within the
@@ -37,7 +37,8 @@ TABLES: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {
     "f_object": ((("object", 1.0),), 1.2),
     "f_nouns": ((("nouns", 1.0),), 0.5),
     "f_verbs": ((("verbs", 1.0),), 0.5),
-    "f_text": ((("args", 0.3), ("body", 1.0)), 0.4),
+    "f_text": ((("args", 0.5), ("body", 1.0)), 0.8),
+    "f_output": ((("output", 1.0),), 0.6),
 }
 
 #: action classes and the words (after lower-casing) that ask for them
@@ -47,7 +48,7 @@ ACTION_WORDS: dict[str, tuple[str, ...]] = {
                "unlink", "unfollow", "unstar", "unwatch", "unsubscribe", "unblock", "unlock", "trash", "disable"),
     "create": ("create", "add", "new", "make", "open", "start", "post", "write", "creates", "adds",
                "register", "submit", "file", "raise", "generate", "issue", "send", "attach", "invite", "trigger",
-               "save",
+               "save", "insert", "launch", "provision", "upload",
                "leave", "put"),
     "update": ("update", "edit", "change", "modify", "rename", "set", "patch", "replace", "updates",
                "adjust", "configure", "enable", "disable", "toggle", "move", "transfer", "mark", "reopen",
@@ -76,14 +77,23 @@ PHRASE_SYNONYMS: dict[str, str] = {
 WORD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "reply": ("comment",), "replies": ("comment",), "my": ("authenticated", "user"),
     "mine": ("authenticated", "user"),
-    "who": ("users",), "approve": ("review",), "assign": ("assignees",), "unassign": ("assignees",),
+    "approve": ("review",), "assign": ("assignees",), "unassign": ("assignees",),
     "emoji": ("reaction",), "teammate": ("member",), "colleague": ("member",),
     "settings": ("configuration",), "trigger": ("dispatch",), "manually": ("dispatch",), "ban": ("block",), "customer": ("customers",),
+    # everyday English verbs → the verbs APIs name their operations with (no API's own words)
+    "grow": ("resize",), "shrink": ("resize",), "widen": ("resize", "expand"), "enlarge": ("resize",),
+    "scale": ("resize",), "unplug": ("detach",), "disconnect": ("detach",), "plug": ("attach",),
+    "reboot": ("reset", "restart"), "restart": ("reset",), "boot": ("start",), "launch": ("insert",),
+    "provision": ("insert",), "spin": ("insert",), "reassign": ("assign",), "fix": ("update", "edit"),
+    "correct": ("update", "edit"), "remind": ("reminder", "notification"), "history": ("events", "log", "audit"),
+    "logged": ("current", "session"), "whoami": ("current", "user"), "myself": ("current", "user"),
 }
 #: verbs that name an action of their own when they end a path (``POST /payouts/{payout}/cancel``);
 #: a request that says one of them asks for that action
 PATH_ACTIONS = frozenset(
-    ["cancel", "void", "finalize", "capture", "confirm", "accept", "close", "pay", "resume", "expire", "attach", "detach", "verify", "reverse", "reject", "send", "approve", "dismiss", "merge", "lock", "unlock", "rerun", "dispatch", "pause", "archive", "restore", "transfer", "sync", "star", "unstar", "follow", "unfollow", "block", "unblock", "pin", "unpin", "publish", "refund"]
+    ["cancel", "void", "finalize", "capture", "confirm", "accept", "close", "pay", "resume", "expire", "attach", "detach", "verify", "reverse", "reject", "send", "approve", "dismiss", "merge", "lock", "unlock", "rerun", "dispatch", "pause", "archive", "restore", "transfer", "sync", "star", "unstar", "follow", "unfollow", "block", "unblock", "pin", "unpin", "publish", "refund",
+     "start", "stop", "reset", "resize", "suspend", "restart", "retry", "validate", "release", "clone",
+     "redeliver", "submit", "import", "export"]
 )
 #: classes close enough to earn part of the boost
 RELATED = {
@@ -91,14 +101,18 @@ RELATED = {
     ("search", "get"), ("create", "update"), ("update", "create"), ("delete", "update"),
     ("cancel", "delete"), ("delete", "cancel"), ("detach", "delete"), ("delete", "detach"),
 }
-#: the tables whose words say what an operation is about (for `ToolIndex._coverage`)
-STRUCTURE = ("f_core", "f_object", "f_nouns")
+#: the tables whose words say what an operation is about (for `ToolIndex._coverage`): its names, path and
+#: description (a request written from the vendor's docs names what the description names)
+STRUCTURE = ("f_core", "f_object", "f_nouns", "f_text")
 #: how much the share of the request's terms a document names weighs: score × (1 - w + w × share)
 COVERAGE_WEIGHT = 0.5
 #: verbs of reading that name no thing: only their action class is searched for ("find" must not
 #: match "findings")
 READ_VERBS = frozenset({"find", "fetch", "retrieve", "read", "show", "view", "see", "display", "inspect",
                         "lookup", "locate", "browse", "enumerate", "look", "retrieves", "gets", "lists"})
+#: the first words of a question; a question asks to read, whatever verbs it goes on to say
+QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "how", "when", "where", "why", "is", "are",
+                            "am", "was", "were", "do", "does", "did", "has", "have", "whats"})
 #: words that end a request's object: what follows them is context ("from issue 12")
 PREPOSITIONS = frozenset({"on", "in", "for", "of", "from", "to", "at", "with", "by", "under", "into", "onto",
                           "inside", "within", "across", "about", "between", "after", "before", "since"})
@@ -140,9 +154,18 @@ NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {  # plurals need no entry: the port
     "stargazers": ("star",), "starred": ("stargazers",), "watch": ("subscription", "watched"),
     "ssh": ("key",), "gpg": ("key",), "coupon": ("discount",), "discount": ("coupon",),
     "tag": ("ref",), "tags": ("ref",), "branch": ("ref",),
+    # general computing vocabulary: a VM is a virtual machine, which clouds call an instance
+    "vm": ("virtual", "machine", "instance"), "vms": ("virtual", "machine", "instance"),
+    "server": ("instance",), "servers": ("instance",),
 }
 STOP_WORDS = frozenset(
-    ["a", "an", "the", "of", "to", "in", "on", "for", "from", "by", "with", "and", "or", "at", "as", "is", "are", "be", "been", "this", "that", "these", "those", "it", "its", "my", "our", "your", "their", "me", "we", "i", "you", "us", "them", "please", "can", "could", "would", "should", "will", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "there", "here", "into", "onto", "about", "so", "any", "some", "one", "via", "using", "use", "want", "need", "just", "also", "then", "than", "if", "else", "too", "very", "out", "up", "off", "over", "under", "again", "only", "own", "same", "such", "no", "nor", "not", "have", "has", "had", "having", "am", "was", "were", "being", "let", "lets", "i'd", "i'm", "we're", "it's"]
+    ["a", "an", "the", "of", "to", "in", "on", "for", "from", "by", "with", "and", "or", "at", "as", "is", "are", "be", "been", "this", "that", "these", "those", "it", "its", "my", "our", "your", "their", "me", "we", "i", "you", "us", "them", "please", "can", "could", "would", "should", "will", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "there", "here", "into", "onto", "about", "so", "any", "some", "one", "via", "using", "use", "want", "need", "just", "also", "then", "than", "if", "else", "too", "very", "out", "up", "off", "over", "under", "again", "only", "own", "same", "such", "no", "nor", "not", "have", "has", "had", "having", "am", "was", "were", "being", "let", "lets", "i'd", "i'm", "we're", "it's",
+     # the halves of contractions (don't → don t) and other function words of English
+     "don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "wouldn", "shouldn", "couldn", "haven",
+     "hasn", "hadn", "ll", "ve", "re", "whatever", "whichever", "whoever", "anymore", "already", "still",
+     "right", "now", "yet", "ever", "each", "both", "either", "neither", "much", "many", "more", "most",
+     "other", "another", "while", "because", "though", "although", "until", "hey", "ok", "okay",
+     "thanks", "actually", "really", "currently", "may", "might", "must", "shall", "give", "tell"]
 )
 _BOILERPLATE = (
     re.compile(r"PREVIEW ONLY, never writes:.*", re.DOTALL),
@@ -153,6 +176,10 @@ _TAG = re.compile(r"<[^>]+>")
 #: values a request carries, not words to search: owner/repo, src/app.py, jane@example.com; of an
 #: object id (cus_123) only the prefix is kept, which names the object
 _VALUE = re.compile(r"\S+[/@.]\S+|\b([a-z]+)_[A-Za-z0-9]*[0-9][A-Za-z0-9]*\b")
+#: opaque identifiers a request pastes (UUIDs, base-62 ids, commit hashes): letters and digits mixed
+#: in one token of seven characters or more, never a word to search for
+_OPAQUE = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"
+                     r"|\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{7,}\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
 
 
@@ -197,7 +224,8 @@ def query_terms(query: str) -> tuple[list[str], set[str]]:
 def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]]:
     """`query_terms`, plus the terms the request itself names (without added synonyms) and the terms of
     its object: the words before the first preposition ("remove *the bug label* from issue 12")."""
-    text = " " + " ".join(split_words(_VALUE.sub(lambda m: f" {m.group(1) or ''} ", query))) + " "
+    first = split_words(query)[:1]
+    text = " " + " ".join(split_words(_OPAQUE.sub(" ", _VALUE.sub(lambda m: f" {m.group(1) or ''} ", query)))) + " "
     for phrase in ACTION_PHRASES:  # separable phrasal verbs: "take the label off" → "take off the label"
         verb, _, particle = phrase.partition(" ")
         if " " not in particle:
@@ -227,6 +255,8 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
         actions |= set(named)
     if "get" in actions and "list" not in actions and any(_plural(w) for w in words):
         actions = (actions - {"get"}) | {"list"}  # "show the open issues": a plural object asks for a list
+    if first[:1] and first[0] in QUESTION_WORDS:  # a question reads: "which brands have we set up?"
+        actions = (actions & READS) or {"list" if any(_plural(w) for w in words) else "get"}
     words = [w for w in words if w not in READ_VERBS]  # their action class stands for them
     expanded = [*words, *(w for word in words for w in WORD_SYNONYMS.get(word, ()))]
     terms = [w for w in _expand(expanded) if w not in STOP_WORDS and not w.isdigit()]
@@ -271,10 +301,12 @@ def _object_nouns(path: str) -> list[str]:
     if not literal:
         return []
     last = literal[-1]
-    if (last == len(segments) - 1 and last > 0 and segments[last - 1].startswith("{") and len(literal) > 1
-            and segments[last] in PATH_ACTIONS):
+    if last == len(segments) - 1 and len(literal) > 1 and segments[last] in PATH_ACTIONS:
         last = literal[-2]
-    return split_words(segments[last])
+    words = split_words(segments[last])
+    if len(words) > 1 and (words[0] in PATH_ACTIONS or any(words[0] in ws for ws in ACTION_WORDS.values())):
+        words = words[1:]  # a segment that says its action names its object after it: deleteInstances
+    return words
 
 
 def _action_of(row: Mapping[str, Any], title: str, body: str) -> str:
@@ -352,6 +384,24 @@ def _decompound(words: list[str], vocabulary: set[str]) -> list[str]:
     return out
 
 
+def _output_names(schema: Any, depth: int = 0) -> list[str]:
+    """The member names of an output schema, depth first and sorted, through arrays and up to three
+    objects deep (``{"audio_features": [{"danceability": ...}]}`` → audio, features, danceability):
+    what a read returns is what a request asks for ("the BPM and key of a track")."""
+    if not isinstance(schema, Mapping) or depth > 2:
+        return []
+    if isinstance(schema.get("items"), Mapping):
+        return _output_names(schema["items"], depth)
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return []
+    out: list[str] = []
+    for name in sorted(props, key=str):
+        out.extend(split_words(str(name)))
+        out.extend(_output_names(props[name], depth + 1))
+    return out
+
+
 def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One index document per operation of a generated API, in intent order (deterministic).
 
@@ -385,14 +435,20 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
         name_words = [w for r in rows for w in split_words(str(r.get("tool"))) if w not in ("preview", "record")]
         names = " ".join(_expand(dict.fromkeys(name_words + split_words(operation))))
         args_text: list[str] = []
-        props = (entry.get("inputSchema") or {}).get("properties") or {}
+        props: dict[str, Any] = {}
+        for row in rows:  # a write's arguments are the preview's; the record tool takes its preview_id
+            schema = (entries.get(str(row.get("tool"))) or {}).get("inputSchema") or {}
+            found = schema.get("properties") if isinstance(schema, Mapping) else None
+            if isinstance(found, Mapping):
+                props.update((str(k), v) for k, v in found.items() if str(k) not in props)
         for arg in sorted(props):
-            if arg in ("action_id", "cursor", "expand", "page_size"):
+            if arg in ("action_id", "preview_id", "cursor", "expand", "page_size"):
                 continue
             args_text.extend(_expand(split_words(arg)))
             spec = props[arg]
             if isinstance(spec, Mapping):
                 args_text.extend(split_words(_clean(str(spec.get("description") or "")))[:30])
+        output = _output_names(entry.get("outputSchema"))
         keywords = main.get("keywords") or []
         keywords_text = " ".join(_expand(w for k in keywords for w in split_words(str(k))))
         toolset = main.get("toolset")
@@ -404,6 +460,7 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
             "verbs": _verbs_text(action, main, method, path, body) + "".join(f" act{a}" for a in actions),
             "args": " ".join([*_expand(toolset_words), *args_text]),
             "body": " ".join(_expand(split_words(body))),
+            "output": " ".join(_expand(dict.fromkeys(output))),
         }
         vocabulary.update(fields["title"].split(), fields["body"].split())
         docs.append({

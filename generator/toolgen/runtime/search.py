@@ -146,8 +146,8 @@ class ToolIndex:
 
     def _coverage(self, terms: list[str]) -> dict[int, float]:
         """Per document, the share of the request's distinct terms that its name, title, keywords,
-        object or path nouns contain (FTS5 matching, so stemmed): a document that names every thing the
-        request names beats one that matches a single rare word many times."""
+        object, path nouns, arguments or description contain (FTS5 matching, so stemmed): a document
+        that names every thing the request names beats one that matches a single rare word many times."""
         distinct = list(dict.fromkeys(terms))
         if not distinct:
             return {}
