@@ -251,7 +251,8 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
     spec_where = (display_path(intent_path.parent / declared, base) if base is not None and declared is not None
                   and spec_display == declared
                   else spec_display)  # where REPORT.md locates findings in the spec
-    shown = _relocated(sink.sorted(), doc.display, spec_where)
+    # and in the intent map, named as REPORT.md names it (not relative to the working directory)
+    shown = _relocated(_relocated(sink.sorted(), doc.display, spec_where), intents.display, intent_display)
     t2 = time.perf_counter()
     files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package)
     timings["emit"] = time.perf_counter() - t2
@@ -275,10 +276,11 @@ def generated_spec_display(declared: str | None, spec_path: Path, base: Path | N
     return target.name
 
 
-def _relocated(diagnostics: list[Diagnostic], spec_file: str, spec_display: str) -> list[Diagnostic]:
-    """Diagnostics located in the spec, named as the generated files name the spec."""
-    return [replace(d, location=replace(d.location, file=spec_display))
-            if d.location is not None and d.location.file == spec_file else d for d in diagnostics]
+def _relocated(diagnostics: list[Diagnostic], file: str, display: str) -> list[Diagnostic]:
+    """Diagnostics located in `file` (the spec or the intent map as messages name it), named
+    `display`, as the generated files name that input."""
+    return [replace(d, location=replace(d.location, file=display))
+            if d.location is not None and d.location.file == file else d for d in diagnostics]
 
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
