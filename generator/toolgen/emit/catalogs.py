@@ -45,7 +45,8 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
     """Each tool's view in each dialect is computed once and feeds both the tool object and the
     warnings. `progress(done, total)` is called after each tool, if given. `options`: the project's
     dialect choices (toolgen.yaml ``dialects:``; default: none)."""
-    dialects = configured(options or DialectOptions())
+    options = options or DialectOptions()
+    dialects = configured(options)
     out = Catalogs({d.name: [] for d in dialects})
     for done, tool in enumerate(ir.tools, 1):
         if progress is not None:
@@ -60,5 +61,5 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
         if dialect.select is not None:
             out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools),
                                                                                   out.tools[dialect.name])
-    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets)
+    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets, search_limit=options.anthropic_search_limit)
     return out

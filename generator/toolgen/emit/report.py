@@ -12,7 +12,8 @@ from typing import Any
 
 from ..compile.ir import ApiIR, PolicyRow
 from ..diagnostics import Diagnostic
-from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, namespace_advice, registry
+from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, PartPlan, namespace_advice, registry
+from ..dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs
@@ -150,11 +151,35 @@ def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize]) -> list[str]:
              "| dialect | file | up front | entries | tokens |", "|---|---|---|---|---|"]
     for cost in upfront_costs(views, counted):
         lines.append(f"| {cost.view} | {_code(cost.file)} | {_md(cost.note)} | {cost.entries} | {cost.tokens} |")
+    lines += _parts_lines(catalogs)
     large = namespace_advice(views.files.get("openai.responses.json", []))
     if large:
         lines += ["", (f"OpenAI advises fewer than {NAMESPACE_ADVISED_FUNCTIONS} functions per namespace (F.1); "
                        "these toolsets have more: " + ", ".join(f"{_code(n)} ({k})" for n, k in large) + ".")]
     return lines + [""]
+
+
+def _parts_lines(catalogs: Catalogs) -> list[str]:
+    """The parts of a split Anthropic catalog (`toolgen.dialects._parts`): file, tools, toolsets."""
+    plan = catalogs.deferred.anthropic_parts
+    if plan is None or not plan.split:
+        return []
+    lines = ["", (f"The Anthropic catalog is split into {len(plan.parts)} parts: a request with tool search carries "
+                  f"at most {plan.limit:,} tools ({plan_source(plan)}). Each part is a whole request catalog: the "
+                  f"{plan.eager} eager tools, the deferred tools of whole toolsets and the tool-search tool; send "
+                  "the part holding the toolsets a conversation needs (`anthropic.parts.json` indexes them, "
+                  "`toolgen catalog --dialect anthropic --toolset NAME` prints it)."), "",
+             "| file | tools | toolsets |", "|---|---|---|"]
+    for k, part in enumerate(plan.parts, 1):
+        names = [_code(n) if n is not None else "(no toolset)" for n in part.toolsets]
+        shown = ", ".join(names) if len(names) <= 4 else f"{names[0]} … {names[-1]} ({len(names)} toolsets)"
+        lines.append(f"| {_code(f'anthropic.{k}.json')} | {plan.sent(part)} | {shown} |")
+    return lines
+
+
+def plan_source(plan: PartPlan) -> str:
+    """The provider rule a part plan keeps (F.2), as the index file states it."""
+    return "F.2" if plan.limit == ANTHROPIC_MAX_SEARCH_TOOLS else f"F.2, lowered to {plan.limit:,} for this build"
 
 
 def _strict_lines(catalogs: Catalogs, ir: ApiIR) -> list[str]:

@@ -3,7 +3,8 @@
 Input: `DeferredViews` (`toolgen.dialects._deferred`: per view, the entries a model sees up front).
 Output: an `UpfrontCost` per view, in `VIEWS` order: the file a client sends or serves, how the view
 is derived, the number of top-level entries (a namespace counts once) and the o200k tokens of their
-compact JSON (summed per entry, as the catalog totals of REPORT.md are). REPORT.md and
+compact JSON (summed per entry, as the catalog totals of REPORT.md are; the parts of a split
+Anthropic catalog show the same entries up front, so they are one view). REPORT.md and
 ``benchmarks/upfront.py`` show them.
 """
 
@@ -38,5 +39,8 @@ def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None
             continue
         if not views.deferred and view != "openai":
             note = "every tool (none is deferred)"
+        parts = views.anthropic_parts
+        if view == "anthropic" and parts is not None and parts.split:  # every part shows the same up front
+            file = f"anthropic.1.json … anthropic.{len(parts.parts)}.json"
         out.append(UpfrontCost(view, file, note, len(entries), sum(known[id(e)] if id(e) in known else count_tokens(compact_json(e)) for e in entries)))
     return out

@@ -37,7 +37,7 @@ from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, fin
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...compile.verbs import changes_named
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
-from ...dialects import catalog_request_problems, registry
+from ...dialects import DialectOptions, catalog_request_problems, registry
 from ...dialects.openai import openai_parameters
 from ...emit import compact_json
 from ...emit.catalogs import Catalogs, build_catalogs
@@ -95,6 +95,8 @@ class LintInput:
     sizes: list[ToolSize] | None = None
     #: the dialects the build emits (the provider limits of the others do not apply)
     dialects: tuple[str, ...] = ALL_DIALECTS
+    #: the project's dialect choices (toolgen.yaml ``dialects:``: shapes and the tool-search limit)
+    options: DialectOptions = field(default_factory=DialectOptions)
 
 
 @dataclass
@@ -181,7 +183,7 @@ class _Linter:
     def catalogs(self) -> Catalogs:
         """The build's catalogs, or (for `toolgen lint` on its own) catalogs built once per lint run."""
         if self._catalogs is None:
-            self._catalogs = build_catalogs(self.ir)
+            self._catalogs = build_catalogs(self.ir, options=self.data.options)
         return self._catalogs
 
     def params(self, op: Operation) -> list[dict[str, Any]]:
@@ -209,7 +211,8 @@ class _Linter:
 
     def run(self) -> list[Diagnostic]:
         # known before any catalog is built; a hard provider limit means no catalog is worth building
-        preflight = preflight_findings(self.ir, self.intents, self.settings, self.data.dialects)
+        preflight = preflight_findings(self.ir, self.intents, self.settings, self.data.dialects,
+                                       self.data.options)
         self.sink.extend(preflight)
         blocked = any(d.severity == "error" for d in preflight)
         for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
