@@ -80,10 +80,10 @@ def _write(tmp: Path, writes: int, intents: str = ONE_TOOLSET, kinds: int = 1) -
     return intent
 
 
-def _build(intent: Path, out: Path, limit: int, emit: tuple[Any, ...] = ("anthropic", "mcp", "policy", "report")
-           ) -> dict[str, bytes]:
+def _build(intent: Path, out: Path, limit: int, emit: tuple[Any, ...] = ("anthropic", "mcp", "policy", "report"),
+           responses: int = 128) -> dict[str, bytes]:
     built = build_api(intent, out, emit=emit, base=intent.parent,
-                      dialect_options=DialectOptions(anthropic_search_limit=limit))
+                      dialect_options=DialectOptions(anthropic_search_limit=limit, responses_limit=responses))
     assert not built.errors, built.errors
     write_outputs([Output(out, built.files)])
     return built.files
@@ -100,7 +100,7 @@ def test_over_the_limit_the_catalog_is_split_by_toolset_within_the_limit(tmp_pat
     files = _build(intent, tmp_path / "out", 10)
     assert "anthropic.json" not in files
     index = json.loads(files["anthropic.parts.json"])
-    assert index["limit"] == 10 and index["eager"] == 1 and index["source"].startswith("F.2")
+    assert index["limit"] == 10 and index["every_part"] == 2 and index["source"].startswith("F.2")
     assert [p["toolsets"] for p in index["parts"]] == [["kind0"], ["kind1"], ["kind2"], ["kind3"]]
     policy = json.loads(files["policy.json"])
     toolset_of = {row["tool"]: row["toolset"] for row in policy["tools"]}
@@ -130,6 +130,27 @@ def test_toolsets_share_a_part_while_they_fit(tmp_path: Path) -> None:
     assert [p["tools"] for p in index["parts"]] == [20, 8]
 
 
+def test_a_responses_catalog_over_its_limit_is_split_by_namespace(tmp_path: Path) -> None:
+    """3 top-level entries per request: the eager namespace `core` and `tool_search` are in every
+    part, so each part holds one namespace of deferred functions."""
+    from toolgen.dialects import check_responses_catalog
+
+    intent = _write(tmp_path, 12, BY_TAG, kinds=4)
+    files = _build(intent, tmp_path / "out", 10_000, emit=("openai", "policy", "report"), responses=3)
+    assert "openai.responses.json" not in files
+    index = json.loads(files["openai.responses.parts.json"])
+    assert index["every_part"] == 2 and [p["toolsets"] for p in index["parts"]] == [[f"kind{k}"] for k in range(4)]
+    for k, part in enumerate(index["parts"], 1):
+        catalog = json.loads(files[f"openai.responses.{k}.json"])
+        assert [e.get("name", e["type"]) for e in catalog] == ["core", f"kind{k - 1}", "tool_search"]
+        assert check_responses_catalog(catalog, max_tools=3) == []
+    assert "`openai.responses` catalog is split into 4 parts" in files["REPORT.md"].decode()
+    result = run("catalog", str(tmp_path / "out"), "--dialect", "openai.responses", "--scopes", "many:write",
+                 "--toolset", "kind3")
+    assert result.exit_code == 0, result.output
+    assert [e.get("name", e["type"]) for e in json.loads(result.output)] == ["kind3", "tool_search"]
+
+
 def test_under_the_limit_the_catalog_is_one_file(tmp_path: Path) -> None:
     intent = _write(tmp_path, 5)  # 10 + 1 + the tool-search tool: 12
     files = _build(intent, tmp_path / "out", 12, emit=("anthropic", "policy"))
@@ -145,15 +166,19 @@ def test_split_catalogs_conform_to_the_sdk_types(tmp_path: Path) -> None:
 
     intent = _write(tmp_path, 12, BY_TAG, kinds=4)
     files = _build(intent, tmp_path / "out", 10, emit=("openai", "anthropic", "mcp", "policy"))
-    checked = 0
+    files = _build(intent, tmp_path / "out2", 10, emit=("openai", "anthropic", "mcp", "policy"), responses=3)
+    checked = []
     for name, data in sorted(files.items()):
-        dialect = name[:-5].split(".")[0] if name.split(".")[1].isdigit() else name[:-5]
+        stem = name[:-5]
+        dialect = stem.rsplit(".", 1)[0] if stem.rsplit(".", 1)[-1].isdigit() else stem
         if dialect not in ("openai", "openai.responses", "anthropic", "mcp"):
             continue
         result = check_catalog(dialect, json.loads(data))
         assert result.failures == [], (name, result.failures[:3])
-        checked += 1
-    assert checked == 7  # openai, openai.responses, mcp, anthropic.1-4
+        checked.append(name)
+    assert checked == ["anthropic.1.json", "anthropic.2.json", "anthropic.3.json", "anthropic.4.json", "mcp.json",
+                       "openai.json", "openai.responses.1.json", "openai.responses.2.json",
+                       "openai.responses.3.json", "openai.responses.4.json"]
 
 
 def test_one_toolset_over_the_limit_is_a_located_error_before_any_catalog(
@@ -281,5 +306,5 @@ def test_plan_parts_keeps_toolsets_whole_and_parts_within_the_limit(spec: list[t
     for part in plan.parts:
         if not over.intersection(part.toolsets):
             assert plan.sent(part) <= limit or not part.tools
-    if deferred and len(deferred) + plan.eager + 1 <= limit:
+    if deferred and len(deferred) + plan.fixed <= limit:
         assert not plan.split

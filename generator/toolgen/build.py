@@ -333,7 +333,7 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...])
         if dialect not in dialects:
             continue
         # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
-        if dialect == "anthropic" and catalogs.deferred.anthropic_catalogs():
+        if dialect == "anthropic" and catalogs.deferred.catalogs_of("anthropic"):
             continue  # anthropic.json with its tool-search tool, or its parts: check_deferred checks them
         problems.extend(check_catalog(dialect, tools, max_tools=None))
     problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects))

@@ -16,7 +16,9 @@ Per dialect:
   server tool (F.2). A request with tool search carries at most 10,000 tools: a larger catalog is
   written as parts instead (``anthropic.1.json``, ``anthropic.2.json``, ...: each every eager tool,
   the deferred tools of whole toolsets and the tool-search tool) with the index
-  ``anthropic.parts.json`` (`toolgen.dialects._parts`), and no ``anthropic.json``.
+  ``anthropic.parts.json`` (`toolgen.dialects._parts`), and no ``anthropic.json``. A Responses
+  catalog over 128 top-level entries (more namespaces than one request carries) is cut the same way:
+  ``openai.responses.<k>.json`` and ``openai.responses.parts.json``.
 - MCP (``mcp.json`` keeps every tool's full definition: the server answers ``tools/call`` and the
   search meta-tool from it): ``tools/list`` shows the eager tools plus the ``search_tools`` meta-tool
   (`toolgen.search_tool`), which returns the full definitions of deferred tools (F.4).
@@ -34,7 +36,7 @@ from typing import Any
 from ..compile.ir import Tool, Toolset
 from ..search_tool import gemini_search_declaration, mcp_search_tool
 from ._check import Violation
-from ._parts import PartPlan, index_file, part_file, plan_parts
+from ._parts import PartPlan, index_file, part_file, plan_namespaces, plan_parts
 from ._responses import check_responses_catalog, responses_catalog, responses_upfront
 from .anthropic import (
     ANTHROPIC_MAX_SEARCH_TOOLS,
@@ -45,8 +47,11 @@ from .anthropic import (
 )
 from .gemini import check_gemini_catalog
 from .mcp import check_mcp_catalog
+from .openai import OPENAI_MAX_TOOLS
 
 JSON = Any
+
+RESPONSES_SOURCE = "A.1 / F.1: 128 tools per request (a namespace is one)"
 
 #: up-front views, in report order: (view, file the client sends or serves, how it is derived)
 VIEWS: tuple[tuple[str, str, str], ...] = (
@@ -67,29 +72,31 @@ class DeferredViews:
     `omitted`: per-tool files not written (``anthropic.json`` when its parts replace it);
     `upfront`: per view of `VIEWS`, the entries a model sees before it searches; `deferred`: how
     many tools are deferred; `searchable`: the toolsets holding deferred tools (named by the search
-    meta-tool); `anthropic_parts`: how the Anthropic catalog is cut (one part: not split)."""
+    meta-tool); `parts`: how the Anthropic and Responses catalogs are cut, by catalog name
+    (``anthropic``, ``openai.responses``; one part: not split)."""
 
     files: dict[str, JSON] = field(default_factory=dict)
     omitted: tuple[str, ...] = ()
     upfront: dict[str, list[dict[str, JSON]]] = field(default_factory=dict)
     deferred: int = 0
     searchable: tuple[str, ...] = ()
-    anthropic_parts: PartPlan | None = None
+    parts: dict[str, PartPlan] = field(default_factory=dict)
 
-    def anthropic_catalogs(self) -> dict[str, list[dict[str, JSON]]]:
-        """The Anthropic request catalogs this build writes, by file name: ``anthropic.json``, or
-        its parts when split. Empty when the Anthropic catalog is the per-tool one (nothing deferred)."""
-        return {name: value for name, value in self.files.items()
-                if name == "anthropic.json" or (name.startswith("anthropic.") and name[10:-5].isdigit())}
+    def catalogs_of(self, name: str) -> dict[str, list[dict[str, JSON]]]:
+        """The request catalogs of catalog `name` (``anthropic``, ``openai.responses``) this build
+        adds, by file name: ``<name>.json``, or its parts when split; empty when it adds none."""
+        return {file: value for file, value in self.files.items()
+                if file == f"{name}.json" or (file.startswith(f"{name}.") and file[len(name) + 1:-5].isdigit())}
 
 
 def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, JSON]]],
-                   toolsets: Sequence[Toolset], *, search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS
-                   ) -> DeferredViews:
+                   toolsets: Sequence[Toolset], *, search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS,
+                   responses_limit: int = OPENAI_MAX_TOOLS) -> DeferredViews:
     """The scaled catalogs and up-front views of one API (see the module docstring). With no toolset
     and no deferred tool, no file is added and every view is the whole catalog. `search_limit`: the
-    tools one Anthropic request with tool search carries (F.2: 10,000); a deferred catalog over it is
-    written as parts (`anthropic_parts`)."""
+    tools one Anthropic request with tool search carries (F.2: 10,000), `responses_limit` the
+    top-level entries of one Responses request (A.1: 128); a catalog over its limit is written as
+    parts (`parts`)."""
     deferred = [t for t in tools if t.policy.loading == "deferred"]
     searchable = tuple(sorted({t.policy.toolset for t in deferred if t.policy.toolset is not None}))
     out = DeferredViews(deferred=len(deferred), searchable=searchable)
@@ -97,15 +104,22 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
     out.upfront["openai"] = list(catalogs.get("openai", []))
     if toolsets or deferred:
         responses = responses_catalog(list(tools), catalogs.get("openai", []), list(toolsets))
-        out.files["openai.responses.json"] = responses
+        namespaces = plan_namespaces(tools, responses_limit)
+        out.parts["openai.responses"] = namespaces
+        if namespaces.split:
+            out.files.update(responses_parts(responses, namespaces))
+            out.omitted += ("openai.responses.json",)
+            responses = out.files[part_file("openai.responses", 1)]
+        else:
+            out.files["openai.responses.json"] = responses
         out.upfront["openai-responses"] = responses_upfront(responses)
     if deferred:
         plan = plan_parts(tools, search_limit)
-        out.anthropic_parts = plan
+        out.parts["anthropic"] = plan
         entries = catalogs.get("anthropic", [])
         if plan.split:
             out.files.update(anthropic_parts(tools, entries, plan))
-            out.omitted = ("anthropic.json",)
+            out.omitted += ("anthropic.json",)
             anthropic = out.files[part_file("anthropic", 1)]
         else:
             anthropic = out.files["anthropic.json"] = deferred_catalog(entries)
@@ -126,7 +140,8 @@ def anthropic_parts(tools: Sequence[Tool], entries: Sequence[dict[str, JSON]], p
     the part's deferred tools in catalog order, then the tool-search tool) and the index
     ``anthropic.parts.json``::
 
-        {"dialect": "anthropic", "limit": 10000, "source": "F.2: ...", "eager": <tools in every part>,
+        {"dialect": "anthropic", "limit": 10000, "source": "F.2: ...",
+         "every_part": <entries every part repeats: the eager tools and the tool-search tool>,
          "parts": [{"file": "anthropic.1.json", "tools": <entries, search tool included>,
                     "toolsets": [<toolset>, ...]}, ...]}
 
@@ -143,7 +158,27 @@ def anthropic_parts(tools: Sequence[Tool], entries: Sequence[dict[str, JSON]], p
         files[part_file("anthropic", k)] = catalog
         listed.append({"file": part_file("anthropic", k), "tools": len(catalog), "toolsets": list(part.toolsets)})
     files[index_file("anthropic")] = {"dialect": "anthropic", "limit": plan.limit, "source": ANTHROPIC_SEARCH_SOURCE,
-                                      "eager": plan.eager, "parts": listed}
+                                      "every_part": plan.fixed, "parts": listed}
+    return files
+
+
+def responses_parts(catalog: Sequence[dict[str, JSON]], plan: PartPlan) -> dict[str, JSON]:
+    """The files of a split Responses catalog: each part (``openai.responses.<k>.json``: the entries
+    of `catalog` every part repeats, the part's namespaces, in catalog order) and the index
+    ``openai.responses.parts.json`` (the shape of `anthropic_parts`' index; ``tools`` counts
+    top-level entries, a namespace as one)."""
+    held = {name for part in plan.parts for name in part.toolsets}
+    files: dict[str, JSON] = {}
+    listed: list[dict[str, JSON]] = []
+    for k, part in enumerate(plan.parts, 1):
+        mine = set(part.toolsets)
+        entries = [e for e in catalog if e.get("type") != "namespace" or e.get("name") in mine
+                   or e.get("name") not in held]
+        files[part_file("openai.responses", k)] = entries
+        listed.append({"file": part_file("openai.responses", k), "tools": len(entries),
+                       "toolsets": list(part.toolsets)})
+    files[index_file("openai.responses")] = {"dialect": "openai.responses", "limit": plan.limit,
+                                             "source": RESPONSES_SOURCE, "every_part": plan.fixed, "parts": listed}
     return files
 
 
@@ -154,11 +189,11 @@ def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True) 
     write the Anthropic catalog), and the MCP and
     Gemini up-front catalogs with the ``search_tools`` meta-tool."""
     problems: list[Violation] = []
-    responses = views.files.get("openai.responses.json")
-    if responses is not None:
-        problems += check_responses_catalog(responses, max_tools=None)
-    limit = views.anthropic_parts.limit if views.anthropic_parts is not None else ANTHROPIC_MAX_SEARCH_TOOLS
-    for anthropic in views.anthropic_catalogs().values() if include_dialect_files else ():
+    for responses in views.catalogs_of("openai.responses").values():
+        problems += check_responses_catalog(responses, max_tools=None)  # over 128: a lint warning
+    plan = views.parts.get("anthropic")
+    limit = plan.limit if plan is not None else ANTHROPIC_MAX_SEARCH_TOOLS
+    for anthropic in views.catalogs_of("anthropic").values() if include_dialect_files else ():
         problems += check_anthropic_catalog(anthropic, max_search_tools=limit)
     if views.deferred:
         problems += check_mcp_catalog(views.upfront["mcp"])

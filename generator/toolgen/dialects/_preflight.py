@@ -48,11 +48,12 @@ def preflight_problems(tools: Sequence[Tool], dialects: Collection[str], *,
     limit = Limit(ANTHROPIC_SEARCH_LIMIT.name, search_limit, ANTHROPIC_SEARCH_SOURCE)
     for toolset, count in plan.over:
         label = f"toolset {toolset!r}" if toolset is not None else "the deferred tools of no toolset"
-        sent = plan.eager + count + 1
-        fix = DEFER_MORE if plan.eager + 2 > search_limit else SPLIT_TOOLSET
+        eager = plan.fixed - 1  # every part repeats the eager tools and the tool-search tool
+        sent = plan.fixed + count
+        fix = DEFER_MORE if plan.fixed + 1 > search_limit else SPLIT_TOOLSET
         out.append(RequestProblem(
             "anthropic", limit, sent,
-            f"{label} has {count:,} deferred tools; with the {plan.eager:,} eager tools and the tool-search tool "
+            f"{label} has {count:,} deferred tools; with the {eager:,} eager tools and the tool-search tool "
             f"a request would carry {sent:,}, and one with tool search carries at most {search_limit:,} "
             f"({limit.source}): the Anthropic catalog is split into parts by toolset, but no part can hold it",
             fix, (toolset if toolset is not None else "(no toolset)",)))

@@ -61,5 +61,6 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
         if dialect.select is not None:
             out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools),
                                                                                   out.tools[dialect.name])
-    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets, search_limit=options.anthropic_search_limit)
+    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets, search_limit=options.anthropic_search_limit,
+                                  responses_limit=options.responses_limit)
     return out

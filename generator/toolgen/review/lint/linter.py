@@ -584,13 +584,17 @@ class _Linter:
             text = view.intent.description if view.intent and view.intent.description else view.main.description
             tools = (view.main.name, *((view.preview.name,) if view.preview else ()))
             by_toolset.setdefault(toolset, []).append((Member(view.key, tools, text), view))
-        responses = self.catalogs().deferred.files.get("openai.responses.json", []) if self.ir.tools else []
-        if len(responses) > self.settings.max_tools:
-            self.add(CATALOG_REQUEST_LIMITS, f"the OpenAI Responses catalog has {len(responses):,} top-level tools "
+        # a split Responses catalog (more namespaces than one request carries) is checked part by part
+        sent = self.catalogs().deferred.catalogs_of("openai.responses") if self.ir.tools else {}
+        largest = max((len(catalog) for catalog in sent.values()), default=0)
+        if largest > self.settings.max_tools:
+            shown = f" (its largest part, of {len(sent)})" if len(sent) > 1 else ""
+            self.add(CATALOG_REQUEST_LIMITS, f"the OpenAI Responses catalog{shown} has {largest:,} top-level tools "
                      f"(functions of no toolset, namespaces, tool_search; {self.settings.max_tools} per request)",
                      self.intents.locate("toolsets") if self.model.toolsets else self.intents.locate(),
                      "put the tools of no toolset into toolsets (`toolset:`, or `toolset: from_tag` on an include "
-                     "group): a namespace is one top-level entry")
+                     "group): a namespace is one top-level entry; namespaces of deferred tools are spread over "
+                     "several parts, the rest is in every part")
         for toolset, members in sorted(by_toolset.items()):
             views = {m.key: v for m, v in members}
             for first, second, why in near_synonyms([m for m, _ in members]):
