@@ -308,3 +308,18 @@ def test_plan_parts_keeps_toolsets_whole_and_parts_within_the_limit(spec: list[t
             assert plan.sent(part) <= limit or not part.tools
     if deferred and len(deferred) + plan.fixed <= limit:
         assert not plan.split
+
+
+def test_a_rebuild_replaces_the_parts_of_an_earlier_split(tmp_path: Path) -> None:
+    """The parts are toolgen's files: a folder holding them is replaced, not refused as foreign."""
+    from toolgen.write import check_destinations
+
+    intent = _write(tmp_path, 12, BY_TAG, kinds=4)
+    out = tmp_path / "out"
+    _build(intent, out, 10, emit=("openai", "anthropic", "policy"), responses=3)
+    assert (out / "anthropic.4.json").exists() and (out / "openai.responses.parts.json").exists()
+    built = build_api(intent, out, emit=("openai", "anthropic", "policy"), base=tmp_path)
+    assert check_destinations([Output(out, built.files)], [intent, tmp_path / "many.json"]) == []
+    write_outputs([Output(out, built.files)])
+    assert sorted(p.name for p in out.iterdir()) == ["POLICY.md", "anthropic.json", "openai.json", "openai.responses.json",
+                                                    "policy.json", "search.json"]
