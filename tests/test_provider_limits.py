@@ -29,7 +29,7 @@ from toolgen.build import build_api
 from toolgen.compile.ir import Tool
 from toolgen.diagnostics import DiagnosticError
 from toolgen.dialects import DialectOptions
-from toolgen.dialects._parts import plan_parts
+from toolgen.dialects._parts import plan_namespaces, plan_parts
 from toolgen.dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS, check_anthropic_catalog
 from toolgen.write import Output, write_outputs
 
@@ -323,3 +323,21 @@ def test_a_rebuild_replaces_the_parts_of_an_earlier_split(tmp_path: Path) -> Non
     write_outputs([Output(out, built.files)])
     assert sorted(p.name for p in out.iterdir()) == ["POLICY.md", "anthropic.json", "openai.json", "openai.responses.json",
                                                     "policy.json", "search.json"]
+
+
+@given(st.lists(st.tuples(st.sampled_from([None, "a", "b", "c", "d", "e"]), st.booleans()), max_size=60),
+       st.integers(min_value=2, max_value=8))
+def test_plan_namespaces_repeats_what_every_request_needs(spec: list[tuple[str | None, bool]], limit: int) -> None:
+    """Functions of no toolset and namespaces with an eager function are in every part; the other
+    namespaces are each in exactly one; a part is over the limit only when the repeated entries are."""
+    tools = [_tool(f"t{i}", toolset, deferred) for i, (toolset, deferred) in enumerate(spec)]
+    plan = plan_namespaces(tools, limit)
+    eager_sets = {t for t, deferred in spec if t is not None and not deferred}
+    deferred_sets = {t for t, _ in spec if t is not None} - eager_sets
+    loose = sum(1 for t, _ in spec if t is None)
+    assert plan.fixed == loose + len(eager_sets) + (1 if any(d for _, d in spec) else 0)
+    placed = [name for part in plan.parts for name in part.toolsets]
+    assert sorted(placed, key=str) == sorted(deferred_sets, key=str)
+    for part in plan.parts:
+        assert part.size == len(part.toolsets)
+        assert plan.sent(part) <= limit or plan.fixed + 1 > limit or not plan.split
