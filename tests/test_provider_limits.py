@@ -341,3 +341,19 @@ def test_plan_namespaces_repeats_what_every_request_needs(spec: list[tuple[str |
     for part in plan.parts:
         assert part.size == len(part.toolsets)
         assert plan.sent(part) <= limit or plan.fixed + 1 > limit or not plan.split
+
+
+def test_the_generated_package_reads_a_part_by_toolset(tmp_path: Path) -> None:
+    intent = _write(tmp_path, 12, BY_TAG, kinds=4)
+    out = tmp_path / "many_pkg"
+    _build(intent, out, 10, emit=("anthropic", "mcp", "policy", "python"))
+    proc = subprocess.run([sys.executable, "-c", (
+        "import json, many_pkg as p\n"
+        "part = p.catalog('anthropic', toolset='kind1')\n"
+        "print(json.dumps([len(part), len(p.catalog('anthropic', part=4)), len(p.catalog())]))\n"
+        "try:\n    p.catalog('anthropic')\nexcept ValueError as exc:\n    print(exc)\n")],
+        check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    sizes, refusal = proc.stdout.splitlines()
+    assert json.loads(sizes) == [8, 8, 25]  # get_ping, 6 deferred tools, the tool-search tool; mcp.json whole
+    assert "split into 4 parts" in refusal and "anthropic.parts.json" in refusal
