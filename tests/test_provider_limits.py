@@ -357,3 +357,13 @@ def test_the_generated_package_reads_a_part_by_toolset(tmp_path: Path) -> None:
     sizes, refusal = proc.stdout.splitlines()
     assert json.loads(sizes) == [8, 8, 25]  # get_ping, 6 deferred tools, the tool-search tool; mcp.json whole
     assert "split into 4 parts" in refusal and "anthropic.parts.json" in refusal
+
+
+def test_a_deferred_gemini_catalog_is_counted_as_a_client_sends_it(tmp_path: Path) -> None:
+    """65 writes deferred: 131 tools in gemini.json, but a request carries the eager declaration and
+    `search_tools`; Chat Completions (no deferred loading) still carries all of them."""
+    intent = _write(tmp_path, 65)
+    built = build_api(intent, tmp_path / "out", emit=("openai", "gemini", "policy"), base=tmp_path)
+    limits = [d.message for d in built.diagnostics if d.code == "catalog-request-limits"]
+    assert any(m.startswith("the openai catalog has 131 tools") for m in limits), limits
+    assert not any("gemini" in m for m in limits), limits

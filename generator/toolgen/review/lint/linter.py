@@ -543,8 +543,17 @@ class _Linter:
         if not self.ir.tools:
             return
         catalogs = self.catalogs()
+        prefix = self.settings.client_prefix
         for name, tools in catalogs.by_dialect().items():
-            for problem in catalog_request_problems(name, tools, client_prefix=self.settings.client_prefix):
+            problems = catalog_request_problems(name, tools, client_prefix=prefix)
+            if name == "gemini" and catalogs.deferred.deferred:
+                # a Gemini client sends the eager declarations and `search_tools`, then adds the found
+                # ones from gemini.json: the tools per request are counted on that up-front view
+                upfront = catalogs.deferred.upfront.get("gemini", tools)
+                problems = [p for p in problems if p.limit.name != "max_tools"] + [
+                    p for p in catalog_request_problems(name, upfront, client_prefix=prefix)
+                    if p.limit.name == "max_tools"]
+            for problem in problems:
                 shown = f" (e.g. {', '.join(problem.tools[:3])})" if problem.tools else ""
                 self.add(CATALOG_REQUEST_LIMITS, f"{problem.message}{shown}: {problem.fix}", where)
         budget = self.settings.max_catalog_tokens
