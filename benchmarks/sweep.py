@@ -300,6 +300,11 @@ def scaling_markdown(rows: list[dict[str, object]], env: str) -> str:
     files = ("openai.json", "anthropic.json", "mcp.json", "policy.json", "search.json", "models.py")
     lines += [
         "",
+        ("These catalogs measure build cost, not catalogs a provider takes: an include-everything map makes every "
+         "tool eager with no toolset, so `openai.json` and `gemini.json` of Stripe ×25 send 17,275 tools in a "
+         "request that carries 128. `limits.md` builds the same spec from its `toolgen init` draft (toolsets, "
+         "deferred, the Anthropic catalog split into parts) and checks every file against its provider's limit."),
+        "",
         "## Output bytes per operation, by file (default build)",
         "",
         ("Every catalog dialect needs self-contained tools: an OpenAI function's `parameters`, an Anthropic "

@@ -73,7 +73,8 @@ def measure(api: str, shared: Path) -> ApiResult:
         seconds = time.perf_counter() - t0
     views = build.catalogs.deferred
     full = {d: sum(s.tokens.get(d, 0) for s in build.sizes) for d in names()}
-    advice = namespace_advice(views.files.get("openai.responses.json", []))
+    advice = list(dict.fromkeys(namespace_advice(
+        [e for catalog in views.catalogs_of("openai.responses").values() for e in catalog])))
     largest = max(advice, key=lambda a: (a[1], a[0])) if advice else ("", 0)
     rows = [Row(c.view, c.file, c.entries, c.tokens) for c in upfront_costs(views)]
     return ApiResult(api, len(build.ir.operations), len(build.ir.tools), len(build.ir.toolsets), GROUPING[api],

@@ -18,8 +18,8 @@ from tests.support.build import REAL, REPO
 
 from toolgen.build import build_api
 
-#: `__init__.py`: the module's own code and docstrings, plus one ARGUMENT_MODELS line per tool
-INIT_FIXED_LINES = 60
+#: `__init__.py`: the module's own code and docstrings (64 lines with `catalog()`), plus one ARGUMENT_MODELS line per tool
+INIT_FIXED_LINES = 70
 #: `models.py`: GitHub's include-everything package has 7.0 lines per tool (12.6 before equal argument
 #: schemas shared a class; the 24-tool slice in generated/ has 11.5): one class per distinct
 #: argument schema, an alias line for each other tool, the shared nested objects and enums

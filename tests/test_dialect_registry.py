@@ -23,8 +23,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "generator" / "toolgen"
 NAME = "|".join(re.escape(n) for n in ("openai", "anthropic", "gemini", "mcp"))
 #: two dialect names next to each other in a tuple or list literal
 LISTED = re.compile(rf"""["']({NAME})["']\s*,\s*["']({NAME})["']""")
-#: the runtime may not import toolgen.dialects (import contract "runtime"); its list is in registry.py
-RUNTIME_LIST = PACKAGE / "runtime" / "registry.py"
+#: the runtime may not import toolgen.dialects (import contract "runtime"); its one list is in calls.py
+RUNTIME_LIST = PACKAGE / "runtime" / "calls.py"
 
 
 def _choices(command: click.Command, option: str) -> tuple[str, ...]:

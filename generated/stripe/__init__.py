@@ -55,6 +55,17 @@ def _read(file: str) -> Any:
     return json.loads((Path(__file__).resolve().parent / file).read_text(encoding="utf-8"))
 
 
+def catalog(dialect: str = "mcp", toolset: str | None = None, part: int | None = None) -> Any:
+    """This package's catalog in `dialect` (``mcp``, ``openai``, ``openai.responses``, ``anthropic``,
+    ``gemini``), read now. A catalog split into parts (``<dialect>.parts.json``: Anthropic's over
+    10,000 tools with tool search) needs the part holding `toolset`, or the part numbered `part`.
+    Raises `toolgen.runtime.catalogs.CatalogError` (a ValueError) when it cannot be read as asked.
+    """
+    from toolgen.runtime.catalogs import read_catalog
+
+    return read_catalog(Path(__file__).resolve().parent, dialect, toolset=toolset, part=part)
+
+
 def argument_model(tool: str) -> Any:
     """The pydantic model class of `tool`'s arguments (from `models.py`). KeyError if unknown."""
     from . import models

@@ -191,7 +191,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     # provider limits known from the IR alone: refused now, in seconds, before any catalog is built
     # (the lint stage reports them again, with the warnings, when nothing stops the build here)
     # (a hard provider limit stays an error whatever `lint.severity` says: no catalog over it can be sent)
-    found = preflight_findings(ir, intents, lint, emitted_dialects(emit))
+    found = preflight_findings(ir, intents, lint, emitted_dialects(emit), options)
     hard = [d for d in found if d.code == "catalog-provider-limit"] + [
         d for d in apply_severity([d for d in found if d.code != "catalog-provider-limit"], lint, strict=False)
         if d.severity == "error"]
@@ -240,7 +240,7 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
         # the lint stage: the build reports what `toolgen lint` knows, at the project's severities
         t_lint = time.perf_counter()
         sink.extend(lint_api(LintInput(doc, intents, ir, [], lint, catalogs=catalogs, sizes=sizes,
-                                       dialects=emitted_dialects(emit))))
+                                       dialects=emitted_dialects(emit), options=options)))
         timings["lint"] = time.perf_counter() - t_lint
     kept = DiagnosticSink()
     kept.extend(apply_severity(sink.items, lint, strict=False))
@@ -256,7 +256,8 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
     spec_where = (display_path(intent_path.parent / declared, base) if base is not None and declared is not None
                   and spec_display == declared
                   else spec_display)  # where REPORT.md locates findings in the spec
-    shown = _relocated(sink.sorted(), doc.display, spec_where)
+    # and in the intent map, named as REPORT.md names it (not relative to the working directory)
+    shown = _relocated(_relocated(sink.sorted(), doc.display, spec_where), intents.display, intent_display)
     t2 = time.perf_counter()
     files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package)
     timings["emit"] = time.perf_counter() - t2
@@ -280,10 +281,11 @@ def generated_spec_display(declared: str | None, spec_path: Path, base: Path | N
     return target.name
 
 
-def _relocated(diagnostics: list[Diagnostic], spec_file: str, spec_display: str) -> list[Diagnostic]:
-    """Diagnostics located in the spec, named as the generated files name the spec."""
-    return [replace(d, location=replace(d.location, file=spec_display))
-            if d.location is not None and d.location.file == spec_file else d for d in diagnostics]
+def _relocated(diagnostics: list[Diagnostic], file: str, display: str) -> list[Diagnostic]:
+    """Diagnostics located in `file` (the spec or the intent map as messages name it), named
+    `display`, as the generated files name that input."""
+    return [replace(d, location=replace(d.location, file=display))
+            if d.location is not None and d.location.file == file else d for d in diagnostics]
 
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
@@ -301,10 +303,12 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     files: dict[str, bytes] = {}
     # the Python package reads its policy table and MCP catalog from policy.json and mcp.json beside it
     with_package = "python" in emit
-    scaled = catalogs.deferred.files  # openai.responses.json; anthropic.json with its tool-search tool
+    # openai.responses.json; anthropic.json with its tool-search tool, or its parts and their index
+    scaled = catalogs.deferred.files
     for dialect, tools in catalogs.by_dialect().items():
         if dialect in emit or (with_package and dialect == "mcp"):
-            files[f"{dialect}.json"] = json_bytes(scaled.get(f"{dialect}.json", tools))
+            if f"{dialect}.json" not in catalogs.deferred.omitted:
+                files[f"{dialect}.json"] = json_bytes(scaled.get(f"{dialect}.json", tools))
             for name, extra in sorted(scaled.items()):
                 if name.startswith(f"{dialect}.") and name != f"{dialect}.json":
                     files[name] = json_bytes(extra)
@@ -335,9 +339,10 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...])
         if dialect not in dialects:
             continue
         # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
-        sent = catalogs.deferred.files.get(f"{dialect}.json", tools)  # anthropic.json with its tool-search tool
-        problems.extend(check_catalog(dialect, sent, max_tools=None))
-    problems.extend(check_deferred(catalogs.deferred, include_dialect_files=False))
+        if dialect == "anthropic" and catalogs.deferred.catalogs_of("anthropic"):
+            continue  # anthropic.json with its tool-search tool, or its parts: check_deferred checks them
+        problems.extend(check_catalog(dialect, tools, max_tools=None))
+    problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects))
     if problems:
         first = problems[:5]
         raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Callable
@@ -43,6 +44,14 @@ class Output:
 # files, from the dialect registry, and the rest), and caches
 OWNED_NAMES = frozenset({*catalog_files(), "policy.json", "POLICY.md", "REPORT.md", "search.json", "__init__.py",
                          "models.py", "__pycache__"})
+#: the parts of a split catalog and their index (`toolgen.dialects._parts`): anthropic.3.json, ...
+OWNED_PARTS = re.compile(r"(anthropic|openai\.responses)\.([0-9]+|parts)\.json")
+
+
+def owned(name: str) -> bool:
+    """Whether toolgen may have written a file of this name into an output folder (a rebuild
+    replaces it; any other file makes the folder unsafe to replace)."""
+    return name in OWNED_NAMES or OWNED_PARTS.fullmatch(name) is not None
 
 
 def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Diagnostic]:
@@ -79,8 +88,7 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
                 break
         else:
             if path.is_dir():
-                foreign = sorted(p.name for p in path.iterdir() if p.name not in OWNED_NAMES
-                                 and p.name not in out.files)
+                foreign = sorted(p.name for p in path.iterdir() if not owned(p.name) and p.name not in out.files)
                 if foreign:
                     bad(out, f"output folder {shown} holds files toolgen did not write: "
                              f"{', '.join(foreign[:3])}{' …' if len(foreign) > 3 else ''}",

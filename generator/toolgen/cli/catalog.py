@@ -7,11 +7,17 @@ stdout: that catalog as JSON without the tools whose ``permission`` the scopes d
 may use. Entries that are not tools of the package (a hosted ``tool_search`` entry) are kept.
 
     toolgen catalog API_OR_DIR --dialect mcp|openai|openai.responses|anthropic|gemini --scopes a,b
+                    [--toolset NAME | --part K]
+
+A catalog split into parts (Anthropic's over 10,000 tools with tool search: ``anthropic.<k>.json``
+and the index ``anthropic.parts.json``) needs a choice: `--toolset` prints the part holding that
+toolset, `--part` the part numbered K (`toolgen.runtime.catalogs.read_catalog`).
 
 ``openai.responses`` is the Responses catalog (``openai.responses.json``, written only for a package
 with toolsets or deferred tools): functions are filtered inside their namespaces, and a namespace
 left empty is dropped. ``--scopes ""`` keeps only the tools that need no scope. Exit codes: 0 printed; 2 bad input
-(unknown package, a catalog file that is missing or not JSON); 3 internal error.
+(unknown package, a catalog file that is missing or not JSON, a split catalog without a part chosen
+or no part holding the toolset); 3 internal error.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import sys
 import click
 
 from ..dialects import catalog_files, names
+from ..runtime.catalogs import CatalogError, parts_index, read_catalog
 from ..runtime.identity import filter_catalog, permits
 from ..runtime.loading import parse_scopes
 from .call import package_folder
@@ -38,16 +45,25 @@ CATALOGS = tuple(f.removesuffix(".json") for f in catalog_files())
               help="Which catalog of the package (<dialect>.json; openai.responses: the Responses catalog).")
 @click.option("--scopes", required=True,
               help='Comma-separated scopes of the caller; only tools they allow are kept ("" for none).')
-def catalog_command(api_or_dir: str, dialect: str, scopes: str) -> None:
+@click.option("--toolset", default=None,
+              help="Of a catalog split into parts (anthropic over 10,000 tools): the part holding this toolset.")
+@click.option("--part", type=click.IntRange(min=1), default=None,
+              help="Of a catalog split into parts: the part numbered K (<dialect>.K.json).")
+def catalog_command(api_or_dir: str, dialect: str, scopes: str, toolset: str | None, part: int | None) -> None:
     """Print a package's catalog in one dialect, holding only the tools SCOPES allow."""
     folder = package_folder("catalog", api_or_dir)
+    if toolset is not None and part is not None:
+        click.echo("toolgen catalog: give --toolset or --part, not both", err=True)
+        sys.exit(2)
     try:
         policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
-        document = json.loads((folder / f"{dialect}.json").read_text(encoding="utf-8"))
         rows = [row for row in policy.get("tools", []) if isinstance(row, dict)]
+        document = read_catalog(folder, dialect, toolset=toolset, part=part)
     except (OSError, ValueError, AttributeError) as exc:
         absent = dialect not in names() and not (folder / f"{dialect}.json").exists()
         why = "it is written only for a package with toolsets or deferred tools" if absent else str(exc)
+        if isinstance(exc, CatalogError) and parts_index(folder, dialect) is not None:
+            why += " (--toolset NAME or --part K)"
         click.echo(f"toolgen catalog: cannot read the {dialect} catalog of {folder}: {why}", err=True)
         sys.exit(2)
     held = parse_scopes(scopes)

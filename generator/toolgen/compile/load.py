@@ -241,6 +241,7 @@ def _checked(data: Any, text: str, display: str) -> Any:
     while stack:
         node, tokens, expanded = stack.pop()
         if not isinstance(node, (dict, list)):
+            distinct += 1  # a scalar as written (those under an alias are never pushed)
             continue
         key = id(node)
         if expanded:

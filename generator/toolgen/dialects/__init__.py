@@ -33,6 +33,7 @@ from ._base import Dialect, DialectOptions, DialectSchema, GeminiParameters
 from ._check import Violation
 from ._deferred import VIEWS, DeferredViews, check_deferred, deferred_views
 from ._limits import Limit, RequestProblem, limit_value, request_problems
+from ._parts import Part, PartPlan, index_file, part_file, plan_parts
 from ._preflight import preflight_problems, schema_bytes
 from ._responses import (
     NAMESPACE_ADVISED_FUNCTIONS,
@@ -125,6 +126,8 @@ __all__ = [
     "DialectSchema",
     "GeminiParameters",
     "Limit",
+    "Part",
+    "PartPlan",
     "RequestProblem",
     "Violation",
     "catalog_files",
@@ -136,6 +139,7 @@ __all__ = [
     "configured",
     "deferred_views",
     "dialect",
+    "index_file",
     "is_array_schema",
     "is_object_schema",
     "iter_nodes",
@@ -143,6 +147,8 @@ __all__ = [
     "limit_value",
     "names",
     "namespace_advice",
+    "part_file",
+    "plan_parts",
     "preflight_problems",
     "recursive_ref_targets",
     "registry",

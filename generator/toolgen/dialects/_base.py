@@ -99,9 +99,17 @@ class DialectOptions:
     conservative OpenAPI-3.0 subset (C.2, F.3; arguments reshaped where the subset cannot say them);
     ``json_schema`` sends ``parametersJsonSchema`` (C.3: JSON Schema, no reshaped arguments, so the
     runtime receives canonical values).
+
+    `anthropic_search_limit`: tools per Anthropic request with tool search, the search tool included
+    (F.2: 10,000; lowered by tests, or by a host that adds tools of its own, through `build_api`'s
+    `dialect_options`); a deferred catalog over it is written as parts (`toolgen.dialects._parts`).
+    `responses_limit`: top-level entries of one OpenAI Responses request (A.1 / F.1: 128, a
+    namespace counting as one); a Responses catalog over it is written as parts of whole namespaces.
     """
 
     gemini_parameters: GeminiParameters = "schema"
+    anthropic_search_limit: int = 10_000
+    responses_limit: int = 128
 
 
 @dataclass(frozen=True)

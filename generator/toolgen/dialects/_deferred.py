@@ -13,7 +13,12 @@ Per dialect:
 - OpenAI Responses (``openai.responses.json``, written when the API has toolsets or deferred tools):
   namespaces, ``defer_loading`` and ``tool_search`` (`toolgen.dialects._responses`, F.1).
 - Anthropic (``anthropic.json``): ``defer_loading: true`` on deferred tools plus the BM25 tool-search
-  server tool (F.2).
+  server tool (F.2). A request with tool search carries at most 10,000 tools: a larger catalog is
+  written as parts instead (``anthropic.1.json``, ``anthropic.2.json``, ...: each every eager tool,
+  the deferred tools of whole toolsets and the tool-search tool) with the index
+  ``anthropic.parts.json`` (`toolgen.dialects._parts`), and no ``anthropic.json``. A Responses
+  catalog over 128 top-level entries (more namespaces than one request carries) is cut the same way:
+  ``openai.responses.<k>.json`` and ``openai.responses.parts.json``.
 - MCP (``mcp.json`` keeps every tool's full definition: the server answers ``tools/call`` and the
   search meta-tool from it): ``tools/list`` shows the eager tools plus the ``search_tools`` meta-tool
   (`toolgen.search_tool`), which returns the full definitions of deferred tools (F.4).
@@ -31,12 +36,22 @@ from typing import Any
 from ..compile.ir import Tool, Toolset
 from ..search_tool import gemini_search_declaration, mcp_search_tool
 from ._check import Violation
+from ._parts import PartPlan, index_file, part_file, plan_namespaces, plan_parts
 from ._responses import check_responses_catalog, responses_catalog, responses_upfront
-from .anthropic import anthropic_upfront, check_anthropic_catalog, deferred_catalog
+from .anthropic import (
+    ANTHROPIC_MAX_SEARCH_TOOLS,
+    ANTHROPIC_SEARCH_SOURCE,
+    anthropic_upfront,
+    check_anthropic_catalog,
+    deferred_catalog,
+)
 from .gemini import check_gemini_catalog
 from .mcp import check_mcp_catalog
+from .openai import OPENAI_MAX_TOOLS
 
 JSON = Any
+
+RESPONSES_SOURCE = "A.1 / F.1: 128 tools per request (a namespace is one)"
 
 #: up-front views, in report order: (view, file the client sends or serves, how it is derived)
 VIEWS: tuple[tuple[str, str, str], ...] = (
@@ -54,20 +69,34 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
 @dataclass
 class DeferredViews:
     """`files`: catalog files to write, by name (added, or replacing a dialect's per-tool file);
+    `omitted`: per-tool files not written (``anthropic.json`` when its parts replace it);
     `upfront`: per view of `VIEWS`, the entries a model sees before it searches; `deferred`: how
     many tools are deferred; `searchable`: the toolsets holding deferred tools (named by the search
-    meta-tool)."""
+    meta-tool); `parts`: how the Anthropic and Responses catalogs are cut, by catalog name
+    (``anthropic``, ``openai.responses``; one part: not split)."""
 
-    files: dict[str, list[dict[str, JSON]]] = field(default_factory=dict)
+    files: dict[str, JSON] = field(default_factory=dict)
+    omitted: tuple[str, ...] = ()
     upfront: dict[str, list[dict[str, JSON]]] = field(default_factory=dict)
     deferred: int = 0
     searchable: tuple[str, ...] = ()
+    parts: dict[str, PartPlan] = field(default_factory=dict)
+
+    def catalogs_of(self, name: str) -> dict[str, list[dict[str, JSON]]]:
+        """The request catalogs of catalog `name` (``anthropic``, ``openai.responses``) this build
+        adds, by file name: ``<name>.json``, or its parts when split; empty when it adds none."""
+        return {file: value for file, value in self.files.items()
+                if file == f"{name}.json" or (file.startswith(f"{name}.") and file[len(name) + 1:-5].isdigit())}
 
 
 def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, JSON]]],
-                   toolsets: Sequence[Toolset]) -> DeferredViews:
+                   toolsets: Sequence[Toolset], *, search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS,
+                   responses_limit: int = OPENAI_MAX_TOOLS) -> DeferredViews:
     """The scaled catalogs and up-front views of one API (see the module docstring). With no toolset
-    and no deferred tool, no file is added and every view is the whole catalog."""
+    and no deferred tool, no file is added and every view is the whole catalog. `search_limit`: the
+    tools one Anthropic request with tool search carries (F.2: 10,000), `responses_limit` the
+    top-level entries of one Responses request (A.1: 128); a catalog over its limit is written as
+    parts (`parts`)."""
     deferred = [t for t in tools if t.policy.loading == "deferred"]
     searchable = tuple(sorted({t.policy.toolset for t in deferred if t.policy.toolset is not None}))
     out = DeferredViews(deferred=len(deferred), searchable=searchable)
@@ -75,11 +104,25 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
     out.upfront["openai"] = list(catalogs.get("openai", []))
     if toolsets or deferred:
         responses = responses_catalog(list(tools), catalogs.get("openai", []), list(toolsets))
-        out.files["openai.responses.json"] = responses
+        namespaces = plan_namespaces(tools, responses_limit)
+        out.parts["openai.responses"] = namespaces
+        if namespaces.split:
+            out.files.update(responses_parts(responses, namespaces))
+            out.omitted += ("openai.responses.json",)
+            responses = out.files[part_file("openai.responses", 1)]
+        else:
+            out.files["openai.responses.json"] = responses
         out.upfront["openai-responses"] = responses_upfront(responses)
     if deferred:
-        anthropic = deferred_catalog(catalogs.get("anthropic", []))
-        out.files["anthropic.json"] = anthropic
+        plan = plan_parts(tools, search_limit)
+        out.parts["anthropic"] = plan
+        entries = catalogs.get("anthropic", [])
+        if plan.split:
+            out.files.update(anthropic_parts(tools, entries, plan))
+            out.omitted += ("anthropic.json",)
+            anthropic = out.files[part_file("anthropic", 1)]
+        else:
+            anthropic = out.files["anthropic.json"] = deferred_catalog(entries)
         out.upfront["anthropic"] = anthropic_upfront(anthropic)
         out.upfront["mcp"] = [e for e in catalogs.get("mcp", []) if e.get("name") in eager_names]
         out.upfront["mcp"].append(mcp_search_tool(searchable))
@@ -91,18 +134,67 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
     return out
 
 
+def anthropic_parts(tools: Sequence[Tool], entries: Sequence[dict[str, JSON]], plan: PartPlan
+                    ) -> dict[str, JSON]:
+    """The files of a split Anthropic catalog: each part (``anthropic.<k>.json``: the eager tools and
+    the part's deferred tools in catalog order, then the tool-search tool) and the index
+    ``anthropic.parts.json``::
+
+        {"dialect": "anthropic", "limit": 10000, "source": "F.2: ...",
+         "every_part": <entries every part repeats: the eager tools and the tool-search tool>,
+         "parts": [{"file": "anthropic.1.json", "tools": <entries, search tool included>,
+                    "toolsets": [<toolset>, ...]}, ...]}
+
+    A part's ``toolsets`` are whole toolsets in sorted order (``null``: the deferred tools of no
+    toolset); a toolset's tools are always in one part. `entries` are the per-tool Anthropic entries
+    in the order of `tools`."""
+    index_of = {tool.name: i for i, tool in enumerate(tools)}
+    eager = [i for i, tool in enumerate(tools) if tool.policy.loading != "deferred"]
+    files: dict[str, JSON] = {}
+    listed: list[dict[str, JSON]] = []
+    for k, part in enumerate(plan.parts, 1):
+        held = sorted(eager + [index_of[name] for name in part.tools])
+        catalog = deferred_catalog([entries[i] for i in held])
+        files[part_file("anthropic", k)] = catalog
+        listed.append({"file": part_file("anthropic", k), "tools": len(catalog), "toolsets": list(part.toolsets)})
+    files[index_file("anthropic")] = {"dialect": "anthropic", "limit": plan.limit, "source": ANTHROPIC_SEARCH_SOURCE,
+                                      "every_part": plan.fixed, "parts": listed}
+    return files
+
+
+def responses_parts(catalog: Sequence[dict[str, JSON]], plan: PartPlan) -> dict[str, JSON]:
+    """The files of a split Responses catalog: each part (``openai.responses.<k>.json``: the entries
+    of `catalog` every part repeats, the part's namespaces, in catalog order) and the index
+    ``openai.responses.parts.json`` (the shape of `anthropic_parts`' index; ``tools`` counts
+    top-level entries, a namespace as one)."""
+    held = {name for part in plan.parts for name in part.toolsets}
+    files: dict[str, JSON] = {}
+    listed: list[dict[str, JSON]] = []
+    for k, part in enumerate(plan.parts, 1):
+        mine = set(part.toolsets)
+        entries = [e for e in catalog if e.get("type") != "namespace" or e.get("name") in mine
+                   or e.get("name") not in held]
+        files[part_file("openai.responses", k)] = entries
+        listed.append({"file": part_file("openai.responses", k), "tools": len(entries),
+                       "toolsets": list(part.toolsets)})
+    files[index_file("openai.responses")] = {"dialect": "openai.responses", "limit": plan.limit,
+                                             "source": RESPONSES_SOURCE, "every_part": plan.fixed, "parts": listed}
+    return files
+
+
 def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True) -> list[Violation]:
     """The added files and the up-front views against their providers' rules: the Responses catalog
-    (`check_responses_catalog`), ``anthropic.json`` with its tool-search tool (unless
-    `include_dialect_files` is false: the build checks each dialect's file itself), and the MCP and
+    (`check_responses_catalog`), ``anthropic.json`` with its tool-search tool or each of its parts,
+    each within the plan's limit (unless `include_dialect_files` is false: a build that does not
+    write the Anthropic catalog), and the MCP and
     Gemini up-front catalogs with the ``search_tools`` meta-tool."""
     problems: list[Violation] = []
-    responses = views.files.get("openai.responses.json")
-    if responses is not None:
-        problems += check_responses_catalog(responses, max_tools=None)
-    anthropic = views.files.get("anthropic.json")
-    if anthropic is not None and include_dialect_files:
-        problems += check_anthropic_catalog(anthropic)
+    for responses in views.catalogs_of("openai.responses").values():
+        problems += check_responses_catalog(responses, max_tools=None)  # over 128: a lint warning
+    plan = views.parts.get("anthropic")
+    limit = plan.limit if plan is not None else ANTHROPIC_MAX_SEARCH_TOOLS
+    for anthropic in views.catalogs_of("anthropic").values() if include_dialect_files else ():
+        problems += check_anthropic_catalog(anthropic, max_search_tools=limit)
     if views.deferred:
         problems += check_mcp_catalog(views.upfront["mcp"])
         problems += check_gemini_catalog(views.upfront["gemini"])

@@ -4,7 +4,8 @@ warn about) in seconds instead of failing after minutes of emitting.
 Input: the tools of one API (`toolgen.compile.ir.Tool`, schemas interned and shared) and the dialects
 the build emits. Output: `RequestProblem`s for the hard limits no catalog of those dialects could
 meet (Anthropic's tool search carries at most 10,000 tools per request, the tool-search tool
-included: F.2), and `schema_bytes`, the compact-JSON size of the tools' schemas, which every catalog
+included: F.2; a larger deferred catalog is written as parts, one or more whole toolsets each
+(`toolgen.dialects._parts`), so only a toolset that fits no part is a problem), and `schema_bytes`, the compact-JSON size of the tools' schemas, which every catalog
 file repeats (a lower bound of each file's size, counted without expanding shared subtrees).
 
 Every check here is linear in the tools and in the distinct schema objects they share; nothing is
@@ -18,32 +19,44 @@ from collections.abc import Collection, Sequence
 from ..compile.ir import Tool
 from ..compile.schema import json_size
 from ._limits import Limit, RequestProblem
-from .anthropic import ANTHROPIC_MAX_SEARCH_TOOLS
+from ._parts import plan_parts
+from .anthropic import ANTHROPIC_MAX_SEARCH_TOOLS, ANTHROPIC_SEARCH_SOURCE
 
 #: F.2: the hard limit of a deferred Anthropic catalog (the tool-search tool counts as one of them)
-ANTHROPIC_SEARCH_LIMIT = Limit("max_search_tools", ANTHROPIC_MAX_SEARCH_TOOLS,
-                               "F.2: at most 10,000 tools with tool search")
+ANTHROPIC_SEARCH_LIMIT = Limit("max_search_tools", ANTHROPIC_MAX_SEARCH_TOOLS, ANTHROPIC_SEARCH_SOURCE)
 
-SPLIT_API = ("split the API into several intent maps (each an `include` of a part of the paths or tags, each "
-             "an API of toolgen.yaml), `exclude` operations agents do not need, or build without this catalog "
-             "(`--emit`, or `emit:` in toolgen.yaml)")
+SPLIT_TOOLSET = ("split the toolset: give part of its intents (or an `include` group) another toolset, declared "
+                 "under `toolsets:`, so each part of the catalog holds fewer; or `exclude` operations agents do "
+                 "not need, or build without this catalog (`--emit`, or `emit:` in toolgen.yaml)")
+DEFER_MORE = ("defer more tools (`loading: deferred` on toolsets or intents): every part of the catalog repeats "
+              "the eager ones; or build without this catalog (`--emit`, or `emit:` in toolgen.yaml)")
 
 
-def preflight_problems(tools: Sequence[Tool], dialects: Collection[str]) -> list[RequestProblem]:
+def preflight_problems(tools: Sequence[Tool], dialects: Collection[str], *,
+                       search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS) -> list[RequestProblem]:
     """The hard per-request limits that the catalogs of `dialects` built from `tools` would exceed.
 
-    Today: the Anthropic catalog with deferred tools (``defer_loading``) holds every tool plus the
-    tool-search tool, and a request with tool search carries at most 10,000 (F.2)."""
+    Today: a request with tool search carries at most `search_limit` tools (F.2: 10,000), the
+    tool-search tool included. The Anthropic catalog with deferred tools (``defer_loading``) is cut
+    into parts of whole toolsets (`plan_parts`), each with every eager tool; a problem is a toolset
+    (`RequestProblem.tools` names it; ``(no toolset)``: the deferred tools of none) that no part can
+    hold even alone."""
     out: list[RequestProblem] = []
-    deferred = sum(1 for t in tools if t.policy.loading == "deferred")
-    if "anthropic" in dialects and deferred:
-        sent = len(tools) + 1  # the tool-search tool
-        if sent > ANTHROPIC_SEARCH_LIMIT.value:
-            out.append(RequestProblem(
-                "anthropic", ANTHROPIC_SEARCH_LIMIT, sent,
-                f"the Anthropic catalog would hold {sent:,} tools ({deferred:,} deferred, and the tool-search "
-                f"tool); a request with tool search carries at most {ANTHROPIC_SEARCH_LIMIT.value:,} "
-                f"({ANTHROPIC_SEARCH_LIMIT.source})", SPLIT_API))
+    if "anthropic" not in dialects or not any(t.policy.loading == "deferred" for t in tools):
+        return out
+    plan = plan_parts(tools, search_limit)
+    limit = Limit(ANTHROPIC_SEARCH_LIMIT.name, search_limit, ANTHROPIC_SEARCH_SOURCE)
+    for toolset, count in plan.over:
+        label = f"toolset {toolset!r}" if toolset is not None else "the deferred tools of no toolset"
+        eager = plan.fixed - 1  # every part repeats the eager tools and the tool-search tool
+        sent = plan.fixed + count
+        fix = DEFER_MORE if plan.fixed + 1 > search_limit else SPLIT_TOOLSET
+        out.append(RequestProblem(
+            "anthropic", limit, sent,
+            f"{label} has {count:,} deferred tools; with the {eager:,} eager tools and the tool-search tool "
+            f"a request would carry {sent:,}, and one with tool search carries at most {search_limit:,} "
+            f"({limit.source}): the Anthropic catalog is split into parts by toolset, but no part can hold it",
+            fix, (toolset if toolset is not None else "(no toolset)",)))
     return out
 
 

@@ -54,6 +54,7 @@ LIMITS: tuple[Limit, ...] = (
 TOOL_SEARCH: dict[str, Any] = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 TOOL_SEARCH_TYPE_RE = re.compile(r"^tool_search_tool_(regex|bm25)_[0-9]{8}$")
 ANTHROPIC_MAX_SEARCH_TOOLS = 10_000
+ANTHROPIC_SEARCH_SOURCE = "F.2: at most 10,000 tools with tool search"
 #: F.2: keywords Anthropic strict schemas do not support (moved into the description of strict tools).
 ANTHROPIC_STRICT_UNSUPPORTED: frozenset[str] = frozenset(
     {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
@@ -149,13 +150,15 @@ def anthropic_tool(name: str, description: str, canonical_input: dict[str, JSON]
     }
 
 
-def check_anthropic_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
-    """Check a Messages API catalog (B.1, B.2, E).
+def check_anthropic_catalog(tools: list[dict[str, JSON]], *,
+                            max_search_tools: int = ANTHROPIC_MAX_SEARCH_TOOLS) -> list[Violation]:
+    """Check a Messages API catalog (B.1, B.2, E, F.2), as one request sends it.
 
     Every tool: `name` ``^[a-zA-Z0-9_-]{1,64}$`` and unique (B.1 "toolgen should"), `input_schema` an
     object-root schema valid under JSON Schema 2020-12, arrays with `items`, `$ref`s resolving, no
     `nullable`; `strict` if present is a boolean. Tools sent with ``strict: true`` additionally: no
-    recursion, every object closed, formats from B.2's list."""
+    recursion, every object closed, formats from B.2's list. With a tool-search tool: exactly one,
+    at least one tool not deferred, and at most `max_search_tools` entries in all (F.2: 10,000)."""
     report = Report("anthropic")
     if not isinstance(tools, list):
         report.add("", "", "B.1-fields", "catalog must be a list of tools")
@@ -207,8 +210,8 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]]) -> list[Violation]:
         report.add("", "", "F.2-tool-search", f"{deferred} tools have defer_loading but no tool-search tool is sent")
     if searches > 1:
         report.add("", "", "F.2-tool-search", f"{searches} tool-search tools; send one")
-    if searches and len(tools) > ANTHROPIC_MAX_SEARCH_TOOLS:
-        report.add("", "", "F.2-tool-search", f"{len(tools)} tools > {ANTHROPIC_MAX_SEARCH_TOOLS} with tool search")
+    if searches and len(tools) > max_search_tools:
+        report.add("", "", "F.2-tool-search", f"{len(tools)} tools > {max_search_tools} with tool search")
     if tools and deferred == len(tools):
         report.add("", "", "F.2-tool-search", "every tool is deferred: at least one tool must be loaded")
     strict = [t for t in tools if isinstance(t, dict) and t.get("strict") is True]

@@ -51,7 +51,8 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
     dialect choices (toolgen.yaml ``dialects:``; default: none). `entry(dialect, tool)` computes one
     tool's entry (default: `Dialect.catalog_entry`; the build passes one that remembers them,
     `toolgen.incremental.CatalogMemo`)."""
-    dialects = configured(options or DialectOptions())
+    options = options or DialectOptions()
+    dialects = configured(options)
     out = Catalogs({d.name: [] for d in dialects})
     for done, tool in enumerate(ir.tools, 1):
         if progress is not None:
@@ -66,5 +67,6 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
         if dialect.select is not None:
             out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools),
                                                                                   out.tools[dialect.name])
-    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets)
+    out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets, search_limit=options.anthropic_search_limit,
+                                  responses_limit=options.responses_limit)
     return out

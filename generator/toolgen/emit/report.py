@@ -12,7 +12,9 @@ from typing import Any
 
 from ..compile.ir import ApiIR, PolicyRow
 from ..diagnostics import Diagnostic
-from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, names, namespace_advice, registry, reshaping
+from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, PartPlan, names, namespace_advice, registry, reshaping
+from ..dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS
+from ..dialects.openai import OPENAI_MAX_TOOLS
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs
@@ -150,11 +152,46 @@ def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize]) -> list[str]:
              "| dialect | file | up front | entries | tokens |", "|---|---|---|---|---|"]
     for cost in upfront_costs(views, counted):
         lines.append(f"| {cost.view} | {_code(cost.file)} | {_md(cost.note)} | {cost.entries} | {cost.tokens} |")
-    large = namespace_advice(views.files.get("openai.responses.json", []))
+    lines += _parts_lines(catalogs)
+    # a split catalog's parts repeat the namespaces of eager functions: each is named once
+    large = list(dict.fromkeys(namespace_advice(
+        [e for catalog in views.catalogs_of("openai.responses").values() for e in catalog])))
     if large:
         lines += ["", (f"OpenAI advises fewer than {NAMESPACE_ADVISED_FUNCTIONS} functions per namespace (F.1); "
                        "these toolsets have more: " + ", ".join(f"{_code(n)} ({k})" for n, k in large) + ".")]
     return lines + [""]
+
+
+def _parts_lines(catalogs: Catalogs) -> list[str]:
+    """The parts of each split catalog (`toolgen.dialects._parts`): file, entries, toolsets."""
+    lines: list[str] = []
+    for name, plan in sorted(catalogs.deferred.parts.items()):
+        if not plan.split:
+            continue
+        if name == "anthropic":
+            why = (f"a request with tool search carries at most {plan.limit:,} tools ({_source(plan, 'F.2')}). "
+                   f"Each part is a whole request catalog: the {plan.fixed - 1} eager tools, the deferred tools of "
+                   "whole toolsets and the tool-search tool")
+        else:
+            why = (f"a request carries at most {plan.limit:,} tools, a namespace counting as one "
+                   f"({_source(plan, 'A.1 / F.1')}). Each part is a whole request catalog: the {plan.fixed} entries "
+                   "every part repeats (functions of no toolset, namespaces with eager functions, `tool_search`) "
+                   "and whole namespaces of deferred functions")
+        lines += ["", (f"The {_code(name)} catalog is split into {len(plan.parts)} parts: {why}; send the part "
+                       f"holding the toolsets a conversation needs ({_code(f'{name}.parts.json')} indexes them, "
+                       f"`toolgen catalog --dialect {name} --toolset NAME` prints it)."), "",
+                  "| file | tools | toolsets |", "|---|---|---|"]
+        for k, part in enumerate(plan.parts, 1):
+            names = [_code(n) if n is not None else "(no toolset)" for n in part.toolsets]
+            shown = ", ".join(names) if len(names) <= 4 else f"{names[0]} … {names[-1]} ({len(names)} toolsets)"
+            lines.append(f"| {_code(f'{name}.{k}.json')} | {plan.sent(part)} | {shown} |")
+    return lines
+
+
+def _source(plan: PartPlan, section: str) -> str:
+    """The provider rule a part plan keeps, and the limit when a build lowered it."""
+    provider = ANTHROPIC_MAX_SEARCH_TOOLS if section == "F.2" else OPENAI_MAX_TOOLS
+    return section if plan.limit == provider else f"{section}, lowered to {plan.limit:,} for this build"
 
 
 def _strict_lines(catalogs: Catalogs, ir: ApiIR) -> list[str]:

@@ -3,7 +3,9 @@
 Input: `DeferredViews` (`toolgen.dialects._deferred`: per view, the entries a model sees up front).
 Output: an `UpfrontCost` per view, in `VIEWS` order: the file a client sends or serves, how the view
 is derived, the number of top-level entries (a namespace counts once) and the o200k tokens of their
-compact JSON (summed per entry, as the catalog totals of REPORT.md are). REPORT.md and
+compact JSON (summed per entry, as the catalog totals of REPORT.md are; the parts of a split
+Anthropic catalog show the same entries up front, so they are one view, and a split Responses
+catalog is shown by its first part). REPORT.md and
 ``benchmarks/upfront.py`` show them.
 """
 
@@ -38,5 +40,9 @@ def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None
             continue
         if not views.deferred and view != "openai":
             note = "every tool (none is deferred)"
+        name = file[:-5]
+        parts = views.parts.get(name)
+        if parts is not None and parts.split:  # every part of a split catalog repeats what is up front
+            file = f"{name}.1.json … {name}.{len(parts.parts)}.json"
         out.append(UpfrontCost(view, file, note, len(entries), sum(known[id(e)] if id(e) in known else count_tokens(compact_json(e)) for e in entries)))
     return out

@@ -46,8 +46,6 @@ class ToolSpec:
     required_members: frozenset[str] = frozenset()
 
 
-#: The catalogs a caller's model may have seen (`Registry.call`'s `dialect`).
-KNOWN_DIALECTS: tuple[str, ...] = ("openai", "anthropic", "gemini", "mcp")
 
 
 

@@ -37,7 +37,7 @@ from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, fin
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...compile.verbs import changes_named
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
-from ...dialects import catalog_request_problems, registry
+from ...dialects import DialectOptions, catalog_request_problems, registry
 from ...dialects.openai import openai_parameters
 from ...emit import compact_json
 from ...emit.catalogs import Catalogs, build_catalogs
@@ -95,6 +95,8 @@ class LintInput:
     sizes: list[ToolSize] | None = None
     #: the dialects the build emits (the provider limits of the others do not apply)
     dialects: tuple[str, ...] = ALL_DIALECTS
+    #: the project's dialect choices (toolgen.yaml ``dialects:``: shapes and the tool-search limit)
+    options: DialectOptions = field(default_factory=DialectOptions)
 
 
 @dataclass
@@ -181,7 +183,7 @@ class _Linter:
     def catalogs(self) -> Catalogs:
         """The build's catalogs, or (for `toolgen lint` on its own) catalogs built once per lint run."""
         if self._catalogs is None:
-            self._catalogs = build_catalogs(self.ir)
+            self._catalogs = build_catalogs(self.ir, options=self.data.options)
         return self._catalogs
 
     def params(self, op: Operation) -> list[dict[str, Any]]:
@@ -209,7 +211,8 @@ class _Linter:
 
     def run(self) -> list[Diagnostic]:
         # known before any catalog is built; a hard provider limit means no catalog is worth building
-        preflight = preflight_findings(self.ir, self.intents, self.settings, self.data.dialects)
+        preflight = preflight_findings(self.ir, self.intents, self.settings, self.data.dialects,
+                                       self.data.options)
         self.sink.extend(preflight)
         blocked = any(d.severity == "error" for d in preflight)
         for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
@@ -540,8 +543,17 @@ class _Linter:
         if not self.ir.tools:
             return
         catalogs = self.catalogs()
+        prefix = self.settings.client_prefix
         for name, tools in catalogs.by_dialect().items():
-            for problem in catalog_request_problems(name, tools, client_prefix=self.settings.client_prefix):
+            problems = catalog_request_problems(name, tools, client_prefix=prefix)
+            if name == "gemini" and catalogs.deferred.deferred:
+                # a Gemini client sends the eager declarations and `search_tools`, then adds the found
+                # ones from gemini.json: the tools per request are counted on that up-front view
+                upfront = catalogs.deferred.upfront.get("gemini", tools)
+                problems = [p for p in problems if p.limit.name != "max_tools"] + [
+                    p for p in catalog_request_problems(name, upfront, client_prefix=prefix)
+                    if p.limit.name == "max_tools"]
+            for problem in problems:
                 shown = f" (e.g. {', '.join(problem.tools[:3])})" if problem.tools else ""
                 self.add(CATALOG_REQUEST_LIMITS, f"{problem.message}{shown}: {problem.fix}", where)
         budget = self.settings.max_catalog_tokens
@@ -581,13 +593,17 @@ class _Linter:
             text = view.intent.description if view.intent and view.intent.description else view.main.description
             tools = (view.main.name, *((view.preview.name,) if view.preview else ()))
             by_toolset.setdefault(toolset, []).append((Member(view.key, tools, text), view))
-        responses = self.catalogs().deferred.files.get("openai.responses.json", []) if self.ir.tools else []
-        if len(responses) > self.settings.max_tools:
-            self.add(CATALOG_REQUEST_LIMITS, f"the OpenAI Responses catalog has {len(responses):,} top-level tools "
+        # a split Responses catalog (more namespaces than one request carries) is checked part by part
+        sent = self.catalogs().deferred.catalogs_of("openai.responses") if self.ir.tools else {}
+        largest = max((len(catalog) for catalog in sent.values()), default=0)
+        if largest > self.settings.max_tools:
+            shown = f" (its largest part, of {len(sent)})" if len(sent) > 1 else ""
+            self.add(CATALOG_REQUEST_LIMITS, f"the OpenAI Responses catalog{shown} has {largest:,} top-level tools "
                      f"(functions of no toolset, namespaces, tool_search; {self.settings.max_tools} per request)",
                      self.intents.locate("toolsets") if self.model.toolsets else self.intents.locate(),
                      "put the tools of no toolset into toolsets (`toolset:`, or `toolset: from_tag` on an include "
-                     "group): a namespace is one top-level entry")
+                     "group): a namespace is one top-level entry; namespaces of deferred tools are spread over "
+                     "several parts, the rest is in every part")
         for toolset, members in sorted(by_toolset.items()):
             views = {m.key: v for m, v in members}
             for first, second, why in near_synonyms([m for m, _ in members]):

@@ -152,11 +152,13 @@ CATALOG_TOO_MANY_TOKENS = _rule(
     f"{DEFAULT_MAX_CATALOG_TOKENS:,} o200k tokens).",
     "Project outputs, shorten descriptions, or split the API into several intent maps.")
 CATALOG_PROVIDER_LIMIT = _rule(
-    "catalog-provider-limit", "error", "An emitted catalog would exceed a hard provider limit that no request "
-    "can get round (Anthropic tool search: 10,000 tools, the tool-search tool included). Checked on the IR, "
-    "before any catalog is built: the build stops in seconds, nothing written.",
-    "Split the API into several intent maps (each an `include` of part of the paths or tags), `exclude` "
-    "operations agents do not need, or build without that catalog (`--emit`, or `emit:` in toolgen.yaml).")
+    "catalog-provider-limit", "error", "An emitted catalog would exceed a hard provider limit that no split can "
+    "meet: Anthropic tool search carries 10,000 tools, the tool-search tool included, and a larger deferred "
+    "catalog is written as parts of whole toolsets, so one toolset (with the eager tools) over it cannot be sent. "
+    "Checked on the IR, before any catalog is built: the build stops in seconds, nothing written.",
+    "Split the toolset named (give part of its intents another toolset), defer more tools when the eager ones "
+    "alone are over, `exclude` operations agents do not need, or build without that catalog (`--emit`, or "
+    "`emit:` in toolgen.yaml).")
 CATALOG_TOO_MANY_BYTES = _rule(
     "catalog-too-many-bytes", "warning", f"The tools' schemas alone are more than `lint.max_catalog_bytes` "
     f"(default {DEFAULT_MAX_CATALOG_BYTES // 1_000_000} MB) of compact JSON; every catalog file repeats them "
