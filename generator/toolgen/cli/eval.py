@@ -3,6 +3,7 @@
     toolgen eval init API_OR_DIR [--out evals/API.yaml] [--force]
     toolgen eval run API_OR_DIR --provider P --model M [--runs N] [--tasks FILE] [--base-url URL]
                      [--api-key-env VAR] [--upstream URL] [--record DIR | --replay DIR] [--out DIR] [--scripted]
+                     [--only GLOB ...]
     toolgen eval report DIR [--format markdown|json] [--no-latency]
 
 Input: a generated package (API name of the project file, or its folder), a task file
@@ -21,6 +22,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
+from fnmatch import fnmatch
 from pathlib import Path
 
 import click
@@ -87,10 +90,13 @@ def init_command(api_or_dir: str, out: Path | None, force: bool) -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Folder for results.json (default: the --record folder; nothing written otherwise).")
 @click.option("--scripted", is_flag=True, help="Run against the loopback scripted model (not a language model).")
+@click.option("--only", "only", multiple=True, metavar="GLOB",
+              help="Run only the tasks whose id matches GLOB (e.g. 'ticket_followup/*'); repeatable.")
 @guarded
 def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: int, tasks_path: Path | None,
                 base_url: str | None, api_key_env: str | None, upstream: str | None, upstream_token: str | None,
-                record: Path | None, replay: Path | None, out: Path | None, scripted: bool) -> None:
+                record: Path | None, replay: Path | None, out: Path | None, scripted: bool,
+                only: tuple[str, ...]) -> None:
     """Run every task RUNS times through PROVIDER's model and the toolgen runtime; print the report."""
     from ..evals.runner import Live, Replay, run_eval
     from ..evals.scripted import MODEL_NAME, ScriptedModelServer
@@ -98,6 +104,15 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
     folder = package_folder("eval run", api_or_dir)
     api = json.loads((folder / "policy.json").read_text(encoding="utf-8")).get("api", folder.name)
     tasks = load_tasks(tasks_path or Path("evals") / f"{api}.yaml")
+    if replay is not None and not only:
+        try:
+            only = tuple(json.loads((replay / "results.json").read_text(encoding="utf-8"))["meta"].get("only") or ())
+        except (OSError, ValueError, KeyError):
+            pass
+    if only:
+        tasks = replace(tasks, tasks=tuple(t for t in tasks.tasks if any(fnmatch(t.id, g) for g in only)))
+        if not tasks.tasks:
+            _fail(f"no task id matches {', '.join(only)}")
     if record is not None and replay is not None:
         _fail("--record and --replay exclude each other")
     if replay is not None:
@@ -107,7 +122,7 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
             _fail(f"{replay} holds no recorded run (results.json); record one with --record")
         results = run_eval(tasks, str(meta["provider"]), str(meta["model"]), int(meta["runs"]), Replay(replay, meta.get("base_url")),
                            upstream=upstream, upstream_token=upstream_token, scripted=bool(meta.get("scripted")))
-        _finish(results, out)
+        _finish(results, out, only)
         return
     if provider is None or (model is None and not scripted):
         _fail("--provider and --model are required (or --replay DIR)")
@@ -125,15 +140,17 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
         assert model is not None
         results = run_eval(tasks, provider, model, runs, Live(key or "none", base_url, record), upstream=upstream,
                            upstream_token=upstream_token, progress=_progress)
-    _finish(results, out or record)
+    _finish(results, out or record, only)
 
 
 def _progress(run: int, task: object, outcome: object) -> None:
     click.echo(".", nl=False, err=True)
 
 
-def _finish(results: RunResults, out: Path | None) -> None:
+def _finish(results: RunResults, out: Path | None, only: tuple[str, ...]) -> None:
     click.echo("", err=True)
+    if only:
+        results.meta["only"] = list(only)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(dumps(results.to_json()), encoding="utf-8")
