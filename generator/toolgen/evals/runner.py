@@ -15,6 +15,10 @@ the model sees carries ``approval: {preview_id, approved_by}``), and a record ca
 preview carries that `Approval`; in any other task it approves nothing, so a record call gets the
 runtime's ``approval_required`` answer. A task ends when the model answers without a call, after
 `MAX_TURNS` turns, or on a provider error (kept in ``error``).
+
+Recording (`Live` with ``record``) writes ``exchanges/run-<n>/<task>.json`` per task:
+``{"exchanges": [...], "tool_answers": [...]}`` (`toolgen.evals.cassette`, `ToolTape`). A `Replay`
+answers every provider request from it and refuses one that differs byte for byte.
 """
 
 from __future__ import annotations
