@@ -1,6 +1,6 @@
 """`toolgen`, the command line: one module per command, the only package that imports click.
 
-    toolgen build · lint · init · diff · vendor · call · serve · approve · search · catalog · schema
+    toolgen build · lint · init · diff · vendor · call · serve · approve · search · catalog · schema · eval
 
 Input: the command line. Output: what each command prints, and the exit code. Every command
 shares one exit-code table (`toolgen.cli.exits`): 0 ok · 1 check or lint failed ·
@@ -18,6 +18,7 @@ from .build import build_command
 from .call import call_command
 from .catalog import catalog_command
 from .diff import diff_command
+from .eval import eval_group
 from .init import init_command
 from .lint import lint_command
 from .schema import schema_command
@@ -33,7 +34,7 @@ def main() -> None:
 
 
 for _command in (build_command, schema_command, call_command, serve_command, lint_command, init_command,
-                 diff_command, vendor_command, search_command, catalog_command, approve_command):
+                 diff_command, vendor_command, search_command, catalog_command, approve_command, eval_group):
     main.add_command(_command)
 
 __all__ = ["main"]

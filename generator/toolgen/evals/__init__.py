@@ -1,0 +1,1 @@
+"""toolgen evals: measure whether a model picks, fills and recovers with a generated package's tools (docs/eval.md)."""

@@ -1,0 +1,139 @@
+"""The runner's four provider adapters, offline: each official SDK talks to a loopback server that
+speaks its wire format (the scripted model, not a language model); every call the model makes goes
+through the toolgen runtime to a loopback upstream; recordings replay byte-for-byte."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from fnmatch import fnmatch
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+pytest.importorskip("google.genai")
+
+from toolgen.evals.metrics import score_runs, summarise
+from toolgen.evals.runner import Live, Replay, exchange_file, run_eval
+from toolgen.evals.scripted import MODEL_NAME, ScriptedModelServer
+from toolgen.evals.tasks import TaskFile, load_tasks
+from toolgen.examples.loopback import LoopbackServer
+
+ROOT = Path(__file__).resolve().parents[2]
+WIRE = {"openai": "responses", "anthropic": "messages", "gemini": "gemini", "openai-compatible": "chat"}
+
+
+def _tasks(api: str, *globs: str) -> TaskFile:
+    tasks = load_tasks(ROOT / "evals" / f"{api}.yaml")
+    return replace(tasks, tasks=tuple(t for t in tasks.tasks if any(fnmatch(t.id, g) for g in globs)))
+
+
+@pytest.mark.parametrize("provider", sorted(WIRE))
+def test_each_adapter_runs_tasks_through_the_runtime_and_replays(provider: str, tmp_path: Path) -> None:
+    tasks = _tasks("tickets", "ticket_followup/positive/1", "ticket_followup/multi_step", "ticket_followup/no_tool",
+                   "list_tickets/positive/1")
+    with ScriptedModelServer(tasks.package_dir()) as server:
+        live = run_eval(tasks, provider, MODEL_NAME, 1, Live("k", server.base_url(provider), tmp_path))
+        assert server.requests[WIRE[provider]] > 0
+        assert sum(server.requests.values()) == server.requests[WIRE[provider]]
+    outcomes = {o.task: o for o in live.runs[0]}
+    assert all(o.error is None for o in outcomes.values())
+    first = outcomes["ticket_followup/positive/1"]
+    assert [c.tool for c in first.calls] == ["preview_ticket_followup"] and first.calls[0].ok
+    assert first.calls[0].arguments["ticket_id"] == "T-102"
+    assert first.tokens_in > 0 and first.tokens_out > 0 and first.turns == 2
+    # preview -> the scripted human approves -> record: exactly one write, approved, through the runtime
+    multi = outcomes["ticket_followup/multi_step"]
+    assert [c.tool for c in multi.calls] == ["preview_ticket_followup", "record_ticket_followup"]
+    assert [c.write for c in multi.calls] == [False, True] and multi.calls[1].approved
+    # the lexical model calls a tool where none is asked for: scored as a failure, not hidden
+    scores = score_runs(tasks.tasks, live)
+    by_task = {s.task: s.values for s in scores[0]}
+    assert by_task["ticket_followup/multi_step"]["pass"] == 1.0
+    assert by_task["ticket_followup/no_tool"]["selection"] == 0.0
+    # the recording replays offline with the same outcomes, and a changed request is refused
+    replayed = run_eval(tasks, provider, MODEL_NAME, 1, Replay(tmp_path, server.base_url(provider)))
+    assert [(o.task, o.calls, o.tokens_in, o.error) for o in replayed.runs[0]] == \
+        [(o.task, o.calls, o.tokens_in, o.error) for o in live.runs[0]]
+    tape_file = exchange_file(tmp_path, 1, tasks.tasks[0])
+    tape = json.loads(tape_file.read_text())
+    tape["exchanges"][0]["request"]["body"] = tape["exchanges"][0]["request"]["body"].replace("T-102", "T-103")
+    tape_file.write_text(json.dumps(tape))
+    broken = run_eval(replace(tasks, tasks=tasks.tasks[:1]), provider, MODEL_NAME, 1,
+                      Replay(tmp_path, server.base_url(provider)))
+    assert broken.runs[0][0].error == "replay: exchange 1: the request's body differs from the recording"
+
+
+class _Upstream(LoopbackServer):
+    """Any API: 200 and an empty JSON object for every request; counts requests by path."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        paths = self.paths
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                paths.append(f"{self.command} {self.path}")
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+
+        super().__init__(ThreadingHTTPServer(("127.0.0.1", 0), Handler))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_deferred_tools_are_loaded_by_the_providers_tool_search(provider: str, tmp_path: Path) -> None:
+    policy = json.loads((ROOT / "generated" / "github" / "policy.json").read_text())
+    deferred = {r["tool"] for r in policy["tools"] if r["loading"] == "deferred"}
+    tasks = _tasks("github", "get_pull_request/positive/2", "get_issue/positive/2")
+    assert tasks.tasks[0].expect_tool in deferred or tasks.tasks[1].expect_tool in deferred
+    with _Upstream() as upstream, ScriptedModelServer(tasks.package_dir()) as server:
+        results = run_eval(tasks, provider, MODEL_NAME, 1, Live("k", server.base_url(provider), tmp_path),
+                           upstream=upstream.url)
+        reached = list(upstream.paths)
+    outcomes = {o.task: o for o in results.runs[0]}
+    pulls, issue = outcomes["get_pull_request/positive/2"], outcomes["get_issue/positive/2"]
+    assert pulls.calls[0].tool == "get_pull_request" and pulls.calls[0].ok
+    assert pulls.searches == 1 and pulls.loaded == ["get_pull_request"]
+    for outcome in (pulls, issue):  # one search per deferred tool, before its first call; none for eager ones
+        assert outcome.searches == len({c.tool for c in outcome.calls if c.tool in deferred})
+        assert outcome.loaded == sorted({c.tool for c in outcome.calls if c.tool in deferred})
+    assert any(p.startswith("GET /repos/example-owner-2/example-repo-2/pulls/13") for p in reached)
+    # the request carried the package's dialect catalog: deferred tools and the tool-search tool
+    first = json.loads(json.loads(exchange_file(tmp_path, 1, tasks.tasks[0]).read_text())["exchanges"][0]
+                       ["request"]["body"])
+    if provider == "openai":
+        assert {"type": "tool_search"} in first["tools"]
+        namespaces = {t["name"]: t for t in first["tools"] if t.get("type") == "namespace"}
+        assert any(fn.get("defer_loading") for fn in namespaces["pulls"]["tools"])
+    else:
+        assert first["tools"][-1]["type"] == "tool_search_tool_bm25_20251119"
+        assert any(t.get("defer_loading") for t in first["tools"]) and any(
+            t.get("strict") for t in first["tools"] if "input_schema" in t)
+
+
+def test_summaries_give_mean_and_spread_over_runs(tmp_path: Path) -> None:
+    tasks = _tasks("tickets", "list_tickets/*")
+    with ScriptedModelServer(tasks.package_dir()) as server:
+        results = run_eval(tasks, "openai-compatible", MODEL_NAME, 3, Live("k", server.base_url("openai-compatible")))
+    summary = summarise(score_runs(tasks.tasks, results), "all")
+    assert summary.tasks == len(tasks.tasks)
+    selection = summary.stats["selection"]
+    assert len(selection.per_run) == 3 and selection.sd == 0.0  # a scripted model answers the same each run
+    assert selection.ci95 == (selection.mean, selection.mean)
