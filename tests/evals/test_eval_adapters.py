@@ -94,7 +94,8 @@ class _Upstream(LoopbackServer):
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        port = self.httpd.server_address[1]  # type: ignore[index]
+        return f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

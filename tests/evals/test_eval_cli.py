@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -51,7 +52,7 @@ def test_replay_of_the_committed_run_reproduces_it_offline(cli: CliRunner, tmp_p
     recorded = json.loads((RUN / "results.json").read_text())
     assert replayed["meta"]["provider"] == "anthropic" and replayed["meta"]["scripted"] is True
 
-    def strip(run: list[dict]) -> list[dict]:
+    def strip(run: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{k: v for k, v in o.items() if k != "latency_s"} for o in run if o["task"].startswith("ticket_followup/")]
 
     assert len(strip(replayed["runs"][0])) == 9

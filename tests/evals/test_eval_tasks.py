@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -43,7 +44,7 @@ def test_every_intent_has_five_positives_three_negatives_and_writes_a_multi_step
         assert kinds[(intent, "multi_step")] == (1 if intent in previewed else 0)
     for task in tasks.tasks:
         if task.kind == "multi_step":
-            assert task.writes == 1 and task.approve and task.expect_tool.startswith("preview_")
+            assert task.writes == 1 and task.approve and (task.expect_tool or "").startswith("preview_")
         else:
             assert task.writes == 0 and not task.approve
         if task.kind == "no_tool":
@@ -54,8 +55,8 @@ def test_every_intent_has_five_positives_three_negatives_and_writes_a_multi_step
     assert 0 < held < len(tasks.tasks) / 2
 
 
-def policy_mode(policy: dict, tool: str) -> str:
-    return next(r["mode"] for r in policy["tools"] if r["tool"] == tool)
+def policy_mode(policy: dict[str, Any], tool: str) -> str:
+    return str(next(r["mode"] for r in policy["tools"] if r["tool"] == tool))
 
 
 @given(st.text(min_size=1, max_size=40), st.text(min_size=1, max_size=60))
