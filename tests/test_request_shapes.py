@@ -126,3 +126,21 @@ def test_spotify_create_playlist_asks_for_name_once_the_body_is_sent(tmp_path: P
     jsonschema.validate({"user_id": "u"}, schema, cls=jsonschema.Draft202012Validator)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"user_id": "u", "public": True}, schema, cls=jsonschema.Draft202012Validator)
+
+
+CONTAINERS = st.lists(st.integers(-3, 3) | st.text(max_size=2), max_size=3) | st.dictionaries(
+    st.text(max_size=2), st.integers(-3, 3), max_size=2)
+
+
+@given(types=TYPES, values=st.lists(CONTAINERS, min_size=1, max_size=3, unique_by=json.dumps))
+def test_an_enum_of_arrays_or_objects_under_a_scalar_type_becomes_a_complete_schema(types: list[str],
+                                                                                      values: list[Any]) -> None:
+    """`{"type": "integer", "enum": [[1], [2]]}` (a real spec's parameter): after `repair` the node
+    takes the values' types, an array type gets `items` (every dialect requires them) and every
+    enum value validates (the build once stopped with an internal error on this shape)."""
+    node: dict[str, Any] = {"type": types[0] if len(types) == 1 else types, "enum": list(values)}
+    repair(node)
+    if "array" in (node["type"] if isinstance(node["type"], list) else [node["type"]]):
+        assert isinstance(node.get("items"), dict)
+    repaired = jsonschema.Draft202012Validator(node)
+    assert all(repaired.is_valid(v) for v in node["enum"]), node

@@ -8,8 +8,9 @@ A spec can state a schema that rejects every value: ``{"type": "string", "enum":
 `required` member an ``additionalProperties: false`` object does not declare, ``minimum`` above
 ``maximum``. A model cannot write an argument such a schema accepts (in strict mode it is forced to
 try), and the runtime refuses whatever it writes. Repairs keep what the spec states most precisely:
-the values of an `enum`/`const` win over a `type` none of them has (the type becomes theirs; an
-array's enum of scalars becomes its items' enum); enum
+the values of an `enum`/`const` win over a `type` none of them has (the type becomes theirs, with
+`items` of their elements' types when they are arrays; an array's enum of scalars becomes its items'
+enum); enum
 values of another type than the stated one are dropped while some fit; an undeclared required member
 is declared with the empty schema (any value). Contradictory bounds have no repair and are reported
 only.
@@ -90,6 +91,11 @@ def repair(node: JSONSchema) -> list[Unsatisfiable]:
             if not any(v is not None for v in values):
                 continue
             node["type"] = normalise_type(sorted({json_type_of(v) for v in values}))
+            if "array" in as_list(node["type"]) and not isinstance(node.get("items"), dict):
+                # an enum of arrays: its items take the types of the values' elements (every dialect
+                # needs an array's `items`)
+                elements = {json_type_of(e) for v in values if isinstance(v, list) for e in v if e is not None}
+                node["items"] = {"type": normalise_type(sorted(elements))} if elements else {}
             found.append(Unsatisfiable("type", f"{key} {shown} has no value of type {'/'.join(types)}; "
                                        f"the tool takes the {key} values as written "
                                        f"(type {'/'.join(as_list(node['type']))})",
