@@ -144,3 +144,26 @@ def test_an_enum_of_arrays_or_objects_under_a_scalar_type_becomes_a_complete_sch
         assert isinstance(node.get("items"), dict)
     repaired = jsonschema.Draft202012Validator(node)
     assert all(repaired.is_valid(v) for v in node["enum"]), node
+
+
+def test_a_pattern_the_runtime_cannot_compile_is_dropped_located_and_the_package_loads(tmp_path: Path,
+                                                                                      monkeypatch: Any) -> None:
+    """`a{,2}` compiles in Python but not as ECMA-262 (the runtime validator's syntax); a real spec's
+    parameter pattern of that form once made the generated package fail to load in the runtime."""
+    from toolgen.runtime import Registry
+
+    spec = json.loads(json.dumps(SPEC))
+    spec["paths"]["/things"]["get"]["parameters"].append(
+        {"name": "tag", "in": "query", "schema": {"type": "string", "pattern": "^x{,2}$"}})
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wrong.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    (tmp_path / "api.yaml").write_text('toolgen: 1\nspec: wrong.yaml\napi: {name: wrong}\n'
+                                       'include: [{match: "*", approval: never}]\n', encoding="utf-8")
+    result = run("build", "api.yaml", "--out", "out", "--emit", "mcp,policy")
+    assert result.exit_code == 0, result.output
+    assert "pattern" in result.output and "/parameters/2/schema" in result.output, result.output
+    policy = json.loads((tmp_path / "out" / "policy.json").read_text(encoding="utf-8"))
+    catalog = json.loads((tmp_path / "out" / "mcp.json").read_text(encoding="utf-8"))
+    tag = next(t for t in catalog if t["name"] == "list_things")["inputSchema"]["properties"]["tag"]
+    assert "pattern" not in tag
+    Registry(policy, catalog).close()  # every tool's schema compiles for the runtime

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any
+
+import jsonschema_rs
 
 from .tree import JSONSchema, as_list, is_number, value_key
 
@@ -56,13 +59,22 @@ def _number(value: Any) -> Any:
 
 
 def _regex(value: Any) -> Any:
-    if not isinstance(value, str):
-        return _INVALID
-    try:
-        re.compile(value)
-    except (re.error, RecursionError, OverflowError):
+    if not isinstance(value, str) or not _compiles(value):
         return _INVALID
     return value
+
+
+@lru_cache(maxsize=4096)
+def _compiles(pattern: str) -> bool:
+    """Whether `pattern` compiles both as a Python `re` and for the runtime's JSON Schema validator
+    (jsonschema-rs, ECMA-262 regular expressions: ``{,2}`` or ``[0-9-_]`` compile in Python and not
+    there, and a tool whose schema holds one could not be loaded)."""
+    try:
+        re.compile(pattern)
+        jsonschema_rs.Draft202012Validator({"type": "string", "pattern": pattern}, validate_formats=True)
+    except (re.error, RecursionError, OverflowError, ValueError, jsonschema_rs.ValidationError):
+        return False
+    return True
 
 
 def _dependent_required(value: Any) -> Any:
@@ -82,7 +94,7 @@ _VALUE_RULES: dict[str, tuple[Any, str]] = {
                  "maxContains", "minContains")},
     **{k: (_number, "a number") for k in ("maximum", "minimum")},
     "multipleOf": (lambda v: v if _number(v) is not _INVALID and v > 0 else _INVALID, "a number above 0"),
-    "pattern": (_regex, "a regular expression (Python `re` syntax; the runtime enforces it)"),
+    "pattern": (_regex, "a regular expression that compiles as ECMA-262 (the runtime validator's syntax) and as Python `re`"),
     "dependentRequired": (_dependent_required, "an object of lists of unique strings"),
 }
 
