@@ -668,8 +668,10 @@ def classify(obs: Observation) -> tuple[str, str]:
     - ``argen_failed``: no valid arguments could be made (nothing was called).
     - ``raised``: an exception escaped the runtime, or the runtime answered ``internal_error`` (its
       own guard caught one): a bug either way.
-    - nothing sent: ``conforms`` when the runtime answered (a preview), else ``input_refused`` with
-      its error code (it refused arguments valid for its own input schema).
+    - nothing sent: ``conforms`` when the runtime answered (a preview); ``prism_limit`` when the
+      connection to Prism was refused (nothing listens on its loopback port: the mock exited during
+      the run); else ``input_refused`` with its error code (it refused arguments valid for its own
+      input schema).
     - Prism answered 5xx with its own error type: ``prism_limit`` (Prism could not make an answer).
     - Prism answered 4xx with request violations or its own error type (no route, not acceptable,
       no credentials): ``request_rejected``, the first violation as the cause; ``prism_limit`` when
@@ -699,6 +701,9 @@ def classify(obs: Observation) -> tuple[str, str]:
     if obs.status is None:
         if result.get("ok"):
             return "conforms", "ok"
+        if code == "upstream_unavailable" and error and "connection refused" in str(error.get("message", "")):
+            # nothing listens on Prism's loopback port any more: the mock exited during the run
+            return "prism_limit", "Prism stopped listening (its process exited during the run)"
         detail = error.get("details", {}) if error else {}
         pointer = detail.get("pointer") if isinstance(detail, Mapping) else None
         return "input_refused", f"{code}" + (f" at {_shape_pointer(str(pointer))}" if pointer else "") + (

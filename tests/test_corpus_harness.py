@@ -163,6 +163,11 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
     (lib.Observation(result=OK), "conforms", "ok"),                                  # a preview: nothing sent
     (lib.Observation(result=err("invalid_arguments", "bad", pointer="/items/3/id")), "input_refused",
      "invalid_arguments at /items/N/id: bad"),
+    (lib.Observation(result=err("upstream_unavailable", "t could not reach the API at http://127.0.0.1:9/x (T): "
+                                "connection refused: nothing listens at that address.")),
+     "prism_limit", "Prism stopped listening (its process exited during the run)"),
+    (lib.Observation(result=err("upstream_unavailable", "t: the connection broke before an answer")),
+     "input_refused", "upstream_unavailable: t: the connection broke before an answer"),
     (lib.Observation(result=OK, status=200, body={"a": 1}), "conforms", "ok"),
     (lib.Observation(result=err("upstream_error"), status=500,
                      body={"type": "https://stoplight.io/prism/errors#UNKNOWN", "title": "Cannot find serializer for */*"}),
