@@ -662,6 +662,19 @@ def normalise(text: str) -> str:
     return out[:160]
 
 
+def _nothing_sent(result: Mapping[str, Any], error: Mapping[str, Any] | None, code: str | None) -> tuple[str, str]:
+    """The outcome of a call that got no HTTP answer (see `classify`)."""
+    if result.get("ok"):
+        return "conforms", "ok"
+    if code == "upstream_unavailable" and error and "connection refused" in str(error.get("message", "")):
+        # nothing listens on Prism's loopback port any more: the mock exited during the run
+        return "prism_limit", "Prism stopped listening (its process exited during the run)"
+    detail = error.get("details", {}) if error else {}
+    pointer = detail.get("pointer") if isinstance(detail, Mapping) else None
+    return "input_refused", f"{code}" + (f" at {_shape_pointer(str(pointer))}" if pointer else "") + (
+        ": " + normalise(str(error.get("message", ""))) if error else "")
+
+
 def classify(obs: Observation) -> tuple[str, str]:
     """The outcome of one call (one of `OUTCOMES`) and its cause, the key failures are grouped by.
 
@@ -699,15 +712,7 @@ def classify(obs: Observation) -> tuple[str, str]:
     if code == "internal_error":
         return "raised", "internal_error: " + normalise(str(error.get("message", "")) if error else "")
     if obs.status is None:
-        if result.get("ok"):
-            return "conforms", "ok"
-        if code == "upstream_unavailable" and error and "connection refused" in str(error.get("message", "")):
-            # nothing listens on Prism's loopback port any more: the mock exited during the run
-            return "prism_limit", "Prism stopped listening (its process exited during the run)"
-        detail = error.get("details", {}) if error else {}
-        pointer = detail.get("pointer") if isinstance(detail, Mapping) else None
-        return "input_refused", f"{code}" + (f" at {_shape_pointer(str(pointer))}" if pointer else "") + (
-            ": " + normalise(str(error.get("message", ""))) if error else "")
+        return _nothing_sent(result, error, code)
     problem = _prism_problem(obs.body)
     if problem in ("NO_PATH_MATCHED_ERROR", "NO_METHOD_MATCHED_ERROR") and obs.route and (
             "#" in obs.route or "?" in obs.route):

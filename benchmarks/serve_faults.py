@@ -320,15 +320,30 @@ def main(argv: list[str] | None = None) -> int:
         store.stop()
     shutil.rmtree(folder, ignore_errors=True)
 
+    summary = summarise(args, tally, wall, injected, by_key, receipts, seen, read_at, log)
+    text = render(summary)
+    print(text)
+    if not args.no_write:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"serve_faults_{args.store}.md").write_text(text, encoding="utf-8")
+        (RESULTS / f"serve_faults_{args.store}.json").write_text(json.dumps(summary, indent=1, default=dict) + "\n",
+                                                                 encoding="utf-8")
+    return 0 if all(summary["invariants"].values()) else 1
+
+
+def summarise(args: Any, tally: Tally, wall: float, injected: Counter[str], by_key: dict[str | None, int],
+              receipts: dict[str, dict[str, Any]], seen: dict[str, Any], read_at: float,
+              log: list[str]) -> dict[str, Any]:
+    """The run's figures and the four invariants (see the module docstring)."""
     now = time.time()
     families: dict[str, set[str]] = {}
     for key, n in by_key.items():
         if key is not None and n > 0:
             families.setdefault(key.split("-x")[0], set()).add(key)
     ok_mismatch = [k for k, res in tally.records_ok
-                   if seen.get(k) is None or (seen[k].state == "completed" and seen[k].result != res)]  # type: ignore[union-attr]
+                   if seen.get(k) is None or (seen[k].state == "completed" and seen[k].result != res)]
     ok_unrecorded = sorted({k for k, _ in tally.records_ok if seen.get(k) is not None
-                            and seen[k].state != "completed"})  # type: ignore[union-attr]
+                            and seen[k].state != "completed"})
     stale_rows = [k for k, r in receipts.items() if r["state"] == "pending"
                   and (now - r["updated_at"]) * 1000 >= max(r["lease_ms"], 1)]
     invariants = {
@@ -351,14 +366,7 @@ def main(argv: list[str] | None = None) -> int:
                "ok_mismatch": ok_mismatch[:5], "ok_completion_not_recorded": len(ok_unrecorded),
                "rows_pending_past_lease_read_as_unknown": len(stale_rows),
                "supervisor": [line.strip() for line in log if "died" in line][:3]}
-    text = render(summary)
-    print(text)
-    if not args.no_write:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"serve_faults_{args.store}.md").write_text(text, encoding="utf-8")
-        (RESULTS / f"serve_faults_{args.store}.json").write_text(json.dumps(summary, indent=1, default=dict) + "\n",
-                                                                 encoding="utf-8")
-    return 0 if all(invariants.values()) else 1
+    return summary
 
 
 def render(s: dict[str, Any]) -> str:

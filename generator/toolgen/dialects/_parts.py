@@ -1,7 +1,7 @@
 """Catalog parts: a deferred catalog larger than its provider allows in one request, split by toolset.
 
 Anthropic's tool search carries at most 10,000 tools per request, the tool-search tool included
-(``docs/provider-dialects.md`` F.2). An API with more deferred tools than that cannot be sent as one
+(``docs/provider-rules.md`` F.2). An API with more deferred tools than that cannot be sent as one
 catalog, but a conversation rarely needs every toolset: the build writes several catalog files
 instead, each a complete request catalog (every eager tool, the deferred tools of some whole
 toolsets, the tool-search tool) within the limit, and an index naming the toolsets each one holds

@@ -2,7 +2,7 @@
 
 Catalog: ``gemini.json`` (function declarations in the OpenAPI 3.0 subset) as one ``tools`` entry;
 automatic function calling is off, so every call comes back to the runner. Gemini documents no
-deferred loading or hosted tool search (provider-dialects F.3), so every tool is sent up front.
+deferred loading or hosted tool search (docs/provider-rules.md F.3), so every tool is sent up front.
 Conversation: the candidate's content is sent back; results as ``function_response`` parts
 (``{"result": ...}`` or ``{"error": ...}``). Usage: ``prompt_token_count`` / ``candidates_token_count``.
 """
