@@ -43,9 +43,9 @@ SPEC: dict[str, Any] = {
 }
 
 
-def _build(tmp_path: Path, monkeypatch: Any) -> tuple[Any, list[dict[str, Any]]]:
+def _build(tmp_path: Path, monkeypatch: Any, spec: dict[str, Any] = SPEC) -> tuple[Any, list[dict[str, Any]]]:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "wrong.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False), encoding="utf-8")
+    (tmp_path / "wrong.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     (tmp_path / "api.yaml").write_text('toolgen: 1\nspec: wrong.yaml\napi: {name: wrong}\n'
                                        'include: [{match: "*", approval: never}]\n', encoding="utf-8")
     result = run("build", "api.yaml", "--out", "out", "--emit", "mcp,policy")
@@ -155,12 +155,7 @@ def test_a_pattern_the_runtime_cannot_compile_is_dropped_located_and_the_package
     spec = json.loads(json.dumps(SPEC))
     spec["paths"]["/things"]["get"]["parameters"].append(
         {"name": "tag", "in": "query", "schema": {"type": "string", "pattern": "^x{,2}$"}})
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "wrong.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    (tmp_path / "api.yaml").write_text('toolgen: 1\nspec: wrong.yaml\napi: {name: wrong}\n'
-                                       'include: [{match: "*", approval: never}]\n', encoding="utf-8")
-    result = run("build", "api.yaml", "--out", "out", "--emit", "mcp,policy")
-    assert result.exit_code == 0, result.output
+    result, _ = _build(tmp_path, monkeypatch, spec)
     assert "pattern" in result.output and "/parameters/2/schema" in result.output, result.output
     policy = json.loads((tmp_path / "out" / "policy.json").read_text(encoding="utf-8"))
     catalog = json.loads((tmp_path / "out" / "mcp.json").read_text(encoding="utf-8"))
