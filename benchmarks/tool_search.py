@@ -151,9 +151,26 @@ class ApiResult:
     scores: dict[tuple[str, str, str], Scores]
 
 
+def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, str]]
+                    ) -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
+    """Build `spec_path` include-everything, index it: (tools, seconds to index, the two engines:
+    ``toolgen`` and ``plain bm25``, each ranking operationIds for a request, best first)."""
+    from toolgen.runtime.search import ToolIndex
+
+    with tempfile.TemporaryDirectory() as tmp:
+        policy, catalog = build_package(spec_path, name, Path(tmp))
+    start = time.perf_counter()
+    index = ToolIndex(policy, catalog)
+    index_seconds = time.perf_counter() - start
+    baseline = PlainBM25(operations)
+    return len(policy["tools"]), index_seconds, {
+        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)],
+        "plain bm25": lambda text: baseline.rank(text, DEPTH),
+    }
+
+
 def evaluate(api: str, shared: Path = DEFAULT_SHARED) -> ApiResult:
     """Build `api`'s whole spec, index it and score both engines on its query set."""
-    from toolgen.runtime.search import ToolIndex
 
     spec_name, queries = load_queries(api)
     spec_path = shared / "specs" / "real" / spec_name
@@ -165,16 +182,7 @@ def evaluate(api: str, shared: Path = DEFAULT_SHARED) -> ApiResult:
         if unknown:
             raise SystemExit(f"{api}: {q.text!r} is labelled with unknown operations {unknown}")
         q.ops = frozenset(by_route.get(o, o) for o in q.ops)
-    with tempfile.TemporaryDirectory() as tmp:
-        policy, catalog = build_package(spec_path, api, Path(tmp))
-    start = time.perf_counter()
-    index = ToolIndex(policy, catalog)
-    index_seconds = time.perf_counter() - start
-    baseline = PlainBM25(operations)
-    engines: dict[str, Callable[[str], list[str]]] = {
-        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)],
-        "plain bm25": lambda text: baseline.rank(text, DEPTH),
-    }
+    tools, index_seconds, engines = ranking_engines(spec_path, api, operations)
     scores: dict[tuple[str, str, str], Scores] = {}
     spent = 0.0
     for engine, rank in engines.items():
@@ -188,8 +196,7 @@ def evaluate(api: str, shared: Path = DEFAULT_SHARED) -> ApiResult:
             for kind in (q.kind, "all"):
                 scores.setdefault((engine, part, kind), Scores()).add(r, q.text)
             scores.setdefault((engine, "all", "all"), Scores()).add(r, q.text)
-    return ApiResult(api, len(operations), len(policy["tools"]), index_seconds,
-                     1000 * spent / max(1, len(queries)), scores)
+    return ApiResult(api, len(operations), tools, index_seconds, 1000 * spent / max(1, len(queries)), scores)
 
 
 def _fmt(values: Iterable[float]) -> str:

@@ -26,9 +26,7 @@ import argparse
 import hashlib
 import json
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,15 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tool_search import (
     DEFAULT_SHARED,
-    DEPTH,
     REPO,
     RESULTS,
-    PlainBM25,
     Scores,
     _fmt,
     _operations,
     _rank_of,
-    build_package,
+    ranking_engines,
 )
 
 BLIND = REPO / "benchmarks" / "queries" / "blind"
@@ -106,7 +102,6 @@ class BlindResult:
 
 
 def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str, ...]) -> BlindResult:
-    from toolgen.runtime.search import ToolIndex
 
     api, ref, queries = load_set(path)
     spec_path = resolve_spec(ref, corpus_dir, shared)
@@ -118,16 +113,7 @@ def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str
         unknown = sorted(o for o in q.ops if o not in operations)
         if unknown:
             raise SystemExit(f"{path}: {q.text!r} is labelled with unknown operations {unknown}")
-    with tempfile.TemporaryDirectory() as tmp:
-        policy, catalog = build_package(spec_path, api.replace("-", "_"), Path(tmp))
-    start = time.perf_counter()
-    index = ToolIndex(policy, catalog)
-    index_seconds = time.perf_counter() - start
-    baseline = PlainBM25(operations)
-    engines: dict[str, Callable[[str], list[str]]] = {
-        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)],
-        "plain bm25": lambda text: baseline.rank(text, DEPTH),
-    }
+    tools, index_seconds, engines = ranking_engines(spec_path, api.replace("-", "_"), operations)
     scores: dict[tuple[str, str], Scores] = {}
     spent, timed = 0.0, 0
     for engine, rank in engines.items():
@@ -142,8 +128,7 @@ def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str
             r = _rank_of(ranked, q.ops)
             scores.setdefault((engine, q.part), Scores()).add(r, q.text)
             scores.setdefault((engine, "all"), Scores()).add(r, q.text)
-    return BlindResult(api, len(operations), len(policy["tools"]), index_seconds,
-                       1000 * spent / max(1, timed), scores)
+    return BlindResult(api, len(operations), tools, index_seconds, 1000 * spent / max(1, timed), scores)
 
 
 def render(results: list[BlindResult], parts: tuple[str, ...]) -> str:
