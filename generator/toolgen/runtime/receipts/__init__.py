@@ -81,43 +81,39 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
         return SqliteReceiptStore(text)
     if kind == "postgres":
         return _postgres_from_url(str(spec))
-    parts = urlsplit(str(spec))
-    prefix = DEFAULT_PREFIX
+    own, url = _take_options(str(spec), ("prefix", "completed_ttl"),
+                             _REDIS_SCHEMES[urlsplit(str(spec)).scheme.lower()])
     completed_ttl: float | None = None
+    ttl = own.get("completed_ttl", "")
+    try:
+        completed_ttl = float(ttl) if ttl not in ("", "none", "0") else None
+    except ValueError:
+        raise ValueError(f"completed_ttl must be a number of seconds, not {ttl!r}") from None
+    return RedisReceiptStore(url, prefix=own.get("prefix", DEFAULT_PREFIX), completed_ttl=completed_ttl)
+
+
+def _postgres_from_url(spec: str) -> PostgresReceiptStore:
+    own, url = _take_options(spec, ("table_prefix", "pool_size"))
+    pool = own.get("pool_size", str(POOL_SIZE))
+    if not pool.isdigit():
+        raise ValueError(f"pool_size must be a whole number of connections, not {pool!r}")
+    return PostgresReceiptStore(url, table_prefix=own.get("table_prefix", DEFAULT_TABLE_PREFIX), pool_size=int(pool))
+
+
+def _take_options(spec: str, names: tuple[str, ...], scheme: str | None = None) -> tuple[dict[str, str], str]:
+    """The store's own query parameters (`names`; the last of a repeated one wins) of the store URL
+    `spec`, and the URL without them (any others go to the driver), its scheme replaced by `scheme`.
+    Put together by hand, not by urlunsplit, which drops the "//" of ``unix:///path`` without a host."""
+    parts = urlsplit(spec)
+    own: dict[str, str] = {}
     passed: list[tuple[str, str]] = []
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
-        if name == "prefix":
-            prefix = value
-        elif name == "completed_ttl":
-            try:
-                completed_ttl = float(value) if value not in ("", "none", "0") else None
-            except ValueError:
-                raise ValueError(f"completed_ttl must be a number of seconds, not {value!r}") from None
+        if name in names:
+            own[name] = value
         else:
             passed.append((name, value))
     query = urlencode(passed)
-    # not urlunsplit: it drops the "//" of unix:///path when there is no host
-    url = f"{_REDIS_SCHEMES[parts.scheme.lower()]}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
-    return RedisReceiptStore(url, prefix=prefix, completed_ttl=completed_ttl)
-
-
-def _postgres_from_url(url: str) -> PostgresReceiptStore:
-    parts = urlsplit(url)
-    table_prefix = DEFAULT_TABLE_PREFIX
-    pool_size = POOL_SIZE
-    passed: list[tuple[str, str]] = []
-    for name, value in parse_qsl(parts.query, keep_blank_values=True):
-        if name == "table_prefix":
-            table_prefix = value
-        elif name == "pool_size":
-            if not value.isdigit():
-                raise ValueError(f"pool_size must be a whole number of connections, not {value!r}")
-            pool_size = int(value)
-        else:
-            passed.append((name, value))
-    query = urlencode(passed)
-    return PostgresReceiptStore(f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else ""),
-                                table_prefix=table_prefix, pool_size=pool_size)
+    return own, f"{scheme or parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
 
 
 __all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "MemoryPreviewStore", "MemoryReceiptStore", "PostgresPreviewStore",
