@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -78,37 +79,33 @@ def test_a_database_restart_costs_only_the_calls_made_while_it_was_down(postgres
     reg.close()
 
 
-def test_one_key_claimed_by_many_connections_at_once_has_one_owner(postgres_url: str) -> None:
-    spec = f"{postgres_url}?table_prefix=c{uuid.uuid4().hex[:10]}_"
-    stores = [receipts_from_url(spec) for _ in range(8)]
-    barrier = threading.Barrier(len(stores))
-    outcomes: list[Any] = [None] * len(stores)
+def _at_once(n: int, work: Callable[[int], Any]) -> list[Any]:
+    """`work(0)` ... `work(n - 1)` in n threads released together by a barrier; their results."""
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
 
-    def claim(i: int) -> None:
+    def run(i: int) -> None:
         barrier.wait()
-        outcomes[i] = stores[i].begin("race/tool", "k", f"fp{i}", f"actor{i}")
+        results[i] = work(i)
 
-    threads = [threading.Thread(target=claim, args=(i,)) for i in range(len(stores))]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return results
+
+
+def test_one_key_claimed_by_many_connections_at_once_has_one_owner(postgres_url: str) -> None:
+    spec = f"{postgres_url}?table_prefix=c{uuid.uuid4().hex[:10]}_"
+    stores = [receipts_from_url(spec) for _ in range(8)]
+    outcomes = _at_once(len(stores), lambda i: stores[i].begin("race/tool", "k", f"fp{i}", f"actor{i}"))
     owners = [i for i, o in enumerate(outcomes) if o is None]
     assert len(owners) == 1, outcomes
     assert all(o.fingerprint == f"fp{owners[0]}" for o in outcomes if o is not None)
     # and one approval binds to one action, whoever races for it
-    barrier = threading.Barrier(len(stores))
-    bound: list[Any] = [None] * len(stores)
-
-    def spend(i: int) -> None:
-        barrier.wait()
-        bound[i] = stores[i].spend("race/tool#approval", "hmac-sha256:00", f"key:{i}", f"actor{i}", None)
-
-    threads = [threading.Thread(target=spend, args=(i,)) for i in range(len(stores))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    bound = _at_once(len(stores), lambda i: stores[i].spend("race/tool#approval", "hmac-sha256:00", f"key:{i}",
+                                                           f"actor{i}", None))
     winners = [i for i, b in enumerate(bound) if b is None]
     assert len(winners) == 1 and all(b == f"key:{winners[0]}" for b in bound if b is not None), bound
     for s in stores:
@@ -131,11 +128,7 @@ def test_preview_bounds_hold_under_concurrent_writers(postgres_url: str) -> None
             previews[i].put(StoredPreview("a/t", "alice", f"p{i}-{n}", "intent", {"n": n}, 1000.0 + n,
                                           4_000_000_000.0))
 
-    threads = [threading.Thread(target=put_many, args=(i,)) for i in range(len(previews))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _at_once(len(previews), put_many)
     first = stores[0]
     assert isinstance(first, PostgresReceiptStore)
     count = first._run(lambda cur: (cur.execute(f"SELECT COUNT(*) FROM {first.prefix}previews"
@@ -166,18 +159,8 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(postgres_url: str) -
     from toolgen.runtime.receipts.postgres import SCHEMA_VERSION
 
     prefix = f"v{uuid.uuid4().hex[:10]}_"
-    stores = []
-    barrier = threading.Barrier(4)
-
-    def open_one() -> None:
-        barrier.wait()
-        stores.append(receipts_from_url(f"{postgres_url}?table_prefix={prefix}&pool_size=2"))
-
-    threads = [threading.Thread(target=open_one) for _ in range(4)]  # workers starting together
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # workers starting together
+    stores = _at_once(4, lambda _: receipts_from_url(f"{postgres_url}?table_prefix={prefix}&pool_size=2"))
     assert len(stores) == 4
     first = stores[0]
     assert isinstance(first, PostgresReceiptStore) and first.schema_version() == SCHEMA_VERSION
