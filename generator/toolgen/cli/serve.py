@@ -195,7 +195,7 @@ async def _http(registry: Registry, verifier: StaticTokenVerifier | None, actor:
                 port: int, search: bool | None, ready: Callable[[str], None] | None,
                 sock: socket.socket | None = None, elicit: bool = False) -> None:
     await serve_http(registry, verifier=verifier, actor=actor, host=host, port=port, search_tool=search,
-                     on_ready=ready, sock=sock, elicit=elicit)
+                     on_ready=ready, sock=sock, elicit=elicit, settle_heap=True)
 
 
 def _registry_mode(approvals: str) -> str:

@@ -45,8 +45,9 @@ writes ``arguments``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 import anyio
@@ -186,6 +187,31 @@ def list_tools_result(registry: Registry, actor: Actor | None = None, *, search_
     return types.ListToolsResult(tools=tools, ttl_ms=LIST_TTL_MS, cache_scope=scope)
 
 
+#: The JSON Schema keyword by which a tool's input property asks MCP 2026-07-28 clients to mirror its
+#: value into an ``Mcp-Param-*`` request header (which the SDK's HTTP transport then checks).
+MCP_HEADER_KEYWORD = "x-mcp-header"
+
+
+def declares_param_headers(schema: Any) -> bool:
+    """True when `schema` holds an ``x-mcp-header`` key at any depth (a superset of the positions the
+    MCP SDK validates, so a False is certain: no ``Mcp-Param-*`` header can be checked against it)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if MCP_HEADER_KEYWORD in node:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+#: For a catalog that declares no ``x-mcp-header``: no tool has a schema a header is checked against
+#: (its ``.get`` is the SDK's ``get_tool_input_schema``, None for every name).
+_NO_HEADER_SCHEMAS: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
+
+
 ActorResolver = Callable[[Any], Actor]
 """Who is calling, from the SDK's per-request context (`mcp.server.context.ServerRequestContext`)."""
 
@@ -260,6 +286,13 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
         from mcp.server.request_state import RequestStateBoundary
 
         boundary = RequestStateBoundary(request_state_security(registry), default_audience=f"toolgen-{registry.api}")
+    # Mcp-Param-* headers (MCP 2026-07-28 over Streamable HTTP) are checked against the called tool's
+    # input schema; without this lookup the SDK finds that schema by running the tools/list handler
+    # once per tools/call (listing, validating and serialising the caller's whole catalog). When no
+    # tool declares a header the check can never reject, so the lookup answers "nothing to check";
+    # otherwise the SDK's caller-scoped listing is kept (a hidden tool's schema is never consulted).
+    entries = [*registry.catalog(), *([search_tool_entry(registry)] if serve_search else [])]
+    param_headers = any(declares_param_headers(entry.get("inputSchema")) for entry in entries)
     named = str(registry.policy.get("title") or registry.api)
     api_name = named if named.lower().endswith(" api") else f"{named} API"  # "Tickets API", not "Tickets API API"
     server = Server(
@@ -281,6 +314,7 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
         ),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        get_tool_input_schema=None if param_headers else _NO_HEADER_SCHEMAS.get,
     )
     if elicit:
         server.middleware.append(boundary)
