@@ -67,7 +67,7 @@ from .pipeline import MAX_RESPONSE_BYTES, Outcome, Send, Sleep, run
 from .receipts import MemoryPreviewStore, MemoryReceiptStore, PreviewStore, ReceiptStore
 from .shaping import CursorCodec, cursor_key_from_env
 from .toolspec import ToolSpec, load_spec, read_tools_for
-from .transport import send_async, send_sync
+from .transport import async_client, send_async, send_sync
 
 __all__ = ["DEADLINE_SLACK_MS", "KNOWN_DIALECTS", "MAX_RESPONSE_BYTES", "MAX_RESPONSE_DEPTH", "Actor", "Approval",
            "CallResult", "Registry", "ToolSpec", "canonical_json", "fingerprint"]
@@ -284,7 +284,7 @@ class Registry:
 
     async def _send_async(self, send: Send) -> Outcome:
         if self._aclient is None:
-            self._aclient = httpx.AsyncClient(follow_redirects=False)
+            self._aclient = async_client()
         return await send_async(self._aclient, send)
 
     # -- issued approvals ------------------------------------------------------------------------
