@@ -2,6 +2,7 @@
 OpenAPI server, same API, same upstream, same client, one run.
 
     python benchmarks/serve_load.py [--agents 1,8,32] [--calls 25] [--workers 2] [--rounds 2]
+                                    [--baseline PATH_TO_TOOLGEN --baseline-name NAME]
 
 Needs the ``bench`` extra (FastMCP) beside the ``dev`` one. Starts the tickets API
 (``python -m toolgen.examples.tickets_server``) once, then each server as its own process:
@@ -18,8 +19,13 @@ Reported per cell: calls per second (the counted calls over the wall time from t
 first counted call to the last agent's last; connecting and the warm-up are not counted), latency p50/p95/p99 (ms, per call,
 as the client sees it), errors, and the server's peak resident memory (VmHWM of the server process
 and its workers, MB). Servers and agent counts are interleaved over ``--rounds`` rounds so drift on
-a shared machine hits every side alike; the medians over the rounds are printed and written to
-``benchmarks/results/serve_load.md`` (+ ``.json``).
+a shared machine hits every side alike: odd rounds take the servers in one order, even rounds in
+the reverse order, so a drift in the machine's load does not favour the side that comes first. The
+machine's 1-minute load average is sampled before every cell (its minimum, median and maximum are
+reported). ``--baseline`` adds another ``toolgen`` executable (an earlier version, installed in
+its own environment) as one more 1-worker side, to measure a change before and after in the same
+run. The medians over the rounds are printed and written to ``benchmarks/results/serve_load.md``
+(+ ``.json``).
 """
 
 from __future__ import annotations
@@ -89,9 +95,10 @@ def wait_http(port: int, timeout: float = 60.0) -> None:
     raise SystemExit(f"nothing listens on {port} after {timeout:.0f} s")
 
 
-def start_toolgen(base_url: str, workers: int, folder: Path) -> tuple[subprocess.Popen[str], str]:
+def start_toolgen(base_url: str, workers: int, folder: Path,
+                  executable: str = TOOLGEN) -> tuple[subprocess.Popen[str], str]:
     env = dict(os.environ, TICKETS_TOKEN=TICKETS_TOKEN)
-    proc = subprocess.Popen([TOOLGEN, "serve", str(REPO / "generated" / "tickets"), "--http", "127.0.0.1:0",
+    proc = subprocess.Popen([executable, "serve", str(REPO / "generated" / "tickets"), "--http", "127.0.0.1:0",
                              "--no-auth", "--scopes", "ticket:read", "--base-url", base_url,
                              "--receipts", str(folder / f"receipts-{workers}.sqlite3"), "--workers", str(workers)],
                             cwd=folder, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
@@ -168,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=25, help="calls per agent per cell")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--baseline", help="another toolgen executable, served as one more 1-worker side")
+    parser.add_argument("--baseline-name", default="baseline", help="how the results name the baseline")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     counts = [int(n) for n in args.agents.split(",") if n]
@@ -178,22 +187,29 @@ def main(argv: list[str] | None = None) -> int:
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base_url = f"http://127.0.0.1:{api_port}/v1"
     wait_http(api_port)
-    sides = {"toolgen, 1 worker": ("toolgen", 1), f"toolgen, {args.workers} workers": ("toolgen", args.workers),
-             "FastMCP from_openapi": ("fastmcp", 1)}
+    sides: dict[str, tuple[str, int, str]] = {
+        "toolgen, 1 worker": ("toolgen", 1, TOOLGEN),
+        f"toolgen, {args.workers} workers": ("toolgen", args.workers, TOOLGEN),
+        "FastMCP from_openapi": ("fastmcp", 1, "")}
+    if args.baseline:
+        sides[f"toolgen {args.baseline_name}, 1 worker"] = ("toolgen", 1, args.baseline)
+    loads: list[float] = []
     runs: dict[str, dict[int, list[dict[str, Any]]]] = {name: {n: [] for n in counts} for name in sides}
     peaks: dict[str, list[float]] = {name: [] for name in sides}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.rounds):
-                for name, (kind, workers) in sides.items():
+                order = list(sides.items()) if r % 2 == 0 else list(reversed(sides.items()))
+                for name, (kind, workers, executable) in order:
                     if kind == "toolgen":
-                        proc, url = start_toolgen(base_url, workers, Path(tmp))
+                        proc, url = start_toolgen(base_url, workers, Path(tmp), executable)
                         tool = "get_ticket"
                     else:
                         proc, url = start_fastmcp(base_url)
                         tool = "getTicket"
                     try:
                         for n in counts:
+                            loads.append(os.getloadavg()[0])
                             result = anyio.run(cell, url, tool, n, args.calls)
                             runs[name][n].append(result)
                             print(f"round {r + 1} {name:<22} {n:>3} agents: {result['per_s']:7.1f} calls/s, "
@@ -205,16 +221,22 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stop(api)  # type: ignore[arg-type]
     env = {"python": platform.python_version(), "fastmcp": fastmcp.__version__, "cpus": os.cpu_count(),
-           "load average at the end": " ".join(f"{x:.1f}" for x in os.getloadavg())}
+           "1-minute load average before each cell (min / median / max)":
+               " / ".join(f"{x:.1f}" for x in (min(loads), statistics.median(loads), max(loads))),
+           "rounds": f"{args.rounds}, the servers' order reversed every other round"}
     lines = ["# Serving under concurrent agents: toolgen vs FastMCP", "",
              f"Generated by `python benchmarks/serve_load.py --agents {args.agents} --calls {args.calls} --workers "
-             f"{args.workers} --rounds {args.rounds}` on {time.strftime('%Y-%m-%d')} ("
+             f"{args.workers} --rounds {args.rounds}"
+             + (f" --baseline TOOLGEN --baseline-name {args.baseline_name}" if args.baseline else "")
+             + f"` on {time.strftime('%Y-%m-%d')} ("
              + ", ".join(f"{k} {v}" for k, v in env.items()) + "). Medians over the rounds; the read tool of "
              "the tickets API for one ticket, each agent its own MCP client and HTTP connection, the same "
              "upstream for every server. Absolute figures depend on the machine's load; compare rows.", "",
              "| server | agents | calls/s | p50 ms | p95 ms | p99 ms | errors | peak RSS MB |",
              "|---|---|---|---|---|---|---|---|"]
-    summary: dict[str, Any] = {"env": env, "cells": {}}
+    summary: dict[str, Any] = {"env": env, "cells": {}, "rounds": {
+        name: {str(n): [{k: round(v, 2) if isinstance(v, float) else v for k, v in c.items()} for c in cells]
+               for n, cells in by_count.items()} for name, by_count in runs.items()}, "peaks_mb": peaks}
     for name in sides:
         peak = statistics.median(peaks[name]) if peaks[name] else 0.0
         for n in counts:
