@@ -234,3 +234,21 @@ def test_proxies_from_the_environment_still_apply(monkeypatch: pytest.MonkeyPatc
     for name in ("HTTP_PROXY", "NO_PROXY"):
         monkeypatch.delenv(name)
     assert pool_of(async_client(), "http://api.example/v1") is not None
+
+
+@pytest.mark.anyio
+async def test_the_tls_context_is_made_once_and_only_for_a_tls_origin(raw: RawServer) -> None:
+    made: list[int] = []
+
+    def make() -> Any:
+        made.append(1)
+        return httpx.create_ssl_context()
+
+    pool = IdleStackPool(make_ssl_context=make)
+    async with httpx.AsyncClient(transport=IdleStackTransport(pool)) as client:
+        assert await get(client, raw.url) == (200, b"ok")
+        assert made == []  # plain HTTP: no CA bundle loaded
+        for _ in range(2):  # nothing answers TLS there: each attempt fails, one context serves both
+            with pytest.raises(httpx.HTTPError):
+                await get(client, raw.url.replace("http://", "https://"))
+        assert made == [1]

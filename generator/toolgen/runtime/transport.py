@@ -16,7 +16,7 @@ its CPU there; this one looks at the one connection it reuses.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Any, Self
 
 import anyio
@@ -126,12 +126,15 @@ class IdleStackPool:
     once (a request past that waits for one, within its ``pool`` timeout, else
     `httpcore.PoolTimeout`). When its response is closed, the connection goes back on its origin's
     stack if it can carry another request and fewer than `max_idle` wait there, else it is closed.
+    TLS origins use `ssl_context`, else one `make_ssl_context()` makes when the first is met.
     A request that fails, or is cancelled, closes its connection. Connect, read and write timeouts,
     TLS and the HTTP exchange are httpcore's `AsyncHTTPConnection`'s."""
 
     def __init__(self, ssl_context: Any = None, *, max_connections: int = MAX_CONNECTIONS,
-                 max_idle: int = MAX_IDLE_CONNECTIONS, keepalive_expiry: float = KEEPALIVE_EXPIRY_S) -> None:
+                 max_idle: int = MAX_IDLE_CONNECTIONS, keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
+                 make_ssl_context: Callable[[], Any] | None = None) -> None:
         self._ssl_context = ssl_context
+        self._make_ssl_context = make_ssl_context
         self._max_connections = max_connections
         self._max_idle = max_idle
         self._keepalive_expiry = keepalive_expiry
@@ -179,6 +182,8 @@ class IdleStackPool:
                 return connection
             with anyio.CancelScope(shield=True):
                 await connection.aclose()
+        if origin.scheme == b"https" and self._ssl_context is None and self._make_ssl_context is not None:
+            self._ssl_context = self._make_ssl_context()  # on the first TLS origin: loading CAs takes time
         return httpcore.AsyncHTTPConnection(origin=origin, ssl_context=self._ssl_context,
                                             keepalive_expiry=self._keepalive_expiry)
 
@@ -244,7 +249,7 @@ class IdleStackTransport(httpx.AsyncHTTPTransport):
 
     def __init__(self, pool: IdleStackPool | None = None) -> None:
         # not httpx's __init__: it would build the httpcore pool this one replaces
-        self._pool = pool or IdleStackPool(httpx.create_ssl_context())  # type: ignore[assignment]
+        self._pool = pool or IdleStackPool(make_ssl_context=httpx.create_ssl_context)  # type: ignore[assignment]
 
     @property
     def pool(self) -> IdleStackPool:
