@@ -57,6 +57,7 @@ from ..search_text import (
     STRUCTURE,
     TABLES,
     analyse_query,
+    content_terms,
     query_terms,
     search_documents,
     split_words,
@@ -161,6 +162,18 @@ class ToolIndex:
                 found[rowid] = found.get(rowid, 0) + 1
         return {rowid: n / len(distinct) for rowid, n in found.items()}
 
+    def _matching(self, terms: list[str]) -> set[int]:
+        """The documents whose text (any field but the derived ``verbs``) contains one of `terms`."""
+        if not terms:
+            return set()
+        match = " OR ".join(dict.fromkeys(f'"{t}"' for t in terms))
+        rows: set[int] = set()
+        for table in TABLES:
+            if table != "f_verbs":
+                rows.update(r for (r,) in self._db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
+                                                           (match,)))
+        return rows
+
     # -- search ----------------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -197,8 +210,12 @@ class ToolIndex:
                     "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_WEIGHT
         coverage = self._coverage(own)
+        # a request's own action when it is specific (search, cancel, refund) is a thing it asks for too
+        matched = self._matching(content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)]))
         ranked: list[tuple[float, str, Hit]] = []
         for rowid, total in totals.items():
+            if rowid not in matched:
+                continue  # matched only the derived action words: it matches nothing the request names
             doc = self._docs[rowid - 1]
             tool = next((t for t, need in doc.tools if held is None or permits({"permission": need}, held)), None)
             if tool is None:
