@@ -482,6 +482,9 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
             spec = props[arg]
             if isinstance(spec, Mapping):
                 args_text.extend(split_words(_clean(str(spec.get("description") or "")))[:30])
+                # the members of an object argument (a body wrapped in ``data``) are what a request
+                # changes: "push the due date" names the task's ``due_on``
+                args_text.extend(_expand(_output_names(spec, 2)))
         output = _output_names(entry.get("outputSchema"))
         keywords = main.get("keywords") or []
         keywords_text = " ".join(_expand(w for k in keywords for w in split_words(str(k))))
