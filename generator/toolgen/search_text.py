@@ -289,8 +289,10 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
     return terms, own, head_terms, actions
 
 
-#: "stop / quit / cease / no longer" + a verb's -ing form: a request to undo that verb's action
-_STOPPED = re.compile(r" (stop|quit|cease|longer) ([a-z]{3,}ing) ")
+#: a request that opens with "stop / quit / cease / no longer" + a verb's -ing form asks to undo that
+#: verb's action ("stop following X"); further on, "stop" is no request of its own ("accept a dispute
+#: and stop fighting it")
+_STOPPED = re.compile(r"^ (?:please )?(stop|quit|cease|no longer) ([a-z]{3,}ing) ")
 
 
 def _gerund_stem(word: str) -> str:

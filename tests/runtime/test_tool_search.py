@@ -212,6 +212,8 @@ def test_stop_doing_asks_for_the_undo() -> None:
 
     terms, _, _, actions = analyse_query("stop following that artist")
     assert "delete" in actions and {"unfollow", "follow"} <= set(terms)
+    _, _, _, actions = analyse_query("accept a dispute and stop fighting it")  # not the request's verb
+    assert "delete" not in actions
     assert first(_follows(), "stop following this artist") == "record_unfollow_artists"
     assert first(_follows(), "follow this artist") == "record_follow_artists"
 
