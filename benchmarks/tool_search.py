@@ -133,6 +133,63 @@ class PlainBM25:
         return [self.ids[r - 1] for (r,) in rows]
 
 
+class ProviderStandIn:
+    """A stand-in for the providers' own tool search (Anthropic's BM25 tool-search tool, OpenAI's
+    ``tool_search``), which read only what the catalog carries: one FTS5 document per catalog tool
+    (its name split into words, its description, its argument names and their descriptions, nested
+    members included), bm25, porter tokenizer, the request's words OR-ed with English stop words
+    dropped, no expansion. A tool's rank is its operation's (a write's preview and record tools are
+    one operation): what toolgen writes into the catalogs decides this engine's recall."""
+
+    def __init__(self, policy: dict[str, Any], catalog: list[dict[str, Any]]) -> None:
+        from toolgen.runtime.search import STOP_WORDS
+
+        self.stop = STOP_WORDS
+        operation = {str(r["tool"]): str((r.get("operation") or {}).get("id") or "") for r in policy["tools"]}
+        self.ops: list[str] = []
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, description, args, "
+                        "tokenize='porter unicode61')")
+        for i, entry in enumerate(catalog, 1):
+            name = str(entry.get("name", ""))
+            self.ops.append(operation.get(name, name))
+            args: list[str] = []
+            _argument_text(entry.get("inputSchema"), args, 0)
+            self.db.execute("INSERT INTO tools(rowid, name, description, args) VALUES (?, ?, ?, ?)",
+                            (i, re.sub(r"[_\-]+", " ", name), str(entry.get("description", "")), " ".join(args)))
+
+    def rank(self, query: str, limit: int) -> list[str]:
+        words = [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in self.stop]
+        if not words:
+            return []
+        match = " OR ".join(dict.fromkeys(f'"{w}"' for w in words))
+        out: list[str] = []
+        for (rowid,) in self.db.execute("SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools), rowid",
+                                        (match,)):
+            op = self.ops[rowid - 1]
+            if op not in out:
+                out.append(op)
+                if len(out) == limit:
+                    break
+        return out
+
+
+def _argument_text(schema: Any, out: list[str], depth: int) -> None:
+    """Argument names (split on ``_``) and descriptions of an input schema, nested members included."""
+    if not isinstance(schema, dict) or depth > 3:
+        return
+    if isinstance(schema.get("items"), dict):
+        _argument_text(schema["items"], out, depth + 1)
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return
+    for name, sub in props.items():
+        out.append(re.sub(r"[_\-]+", " ", str(name)))
+        if isinstance(sub, dict):
+            out.append(str(sub.get("description", "")))
+            _argument_text(sub, out, depth + 1)
+
+
 def _rank_of(ranked: list[str], labels: frozenset[str]) -> int | None:
     for i, op in enumerate(ranked, 1):
         if op in labels:
@@ -163,9 +220,11 @@ def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, 
     index = ToolIndex(policy, catalog)
     index_seconds = time.perf_counter() - start
     baseline = PlainBM25(operations)
+    stand_in = ProviderStandIn(policy, catalog)
     return len(policy["tools"]), index_seconds, {
         "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)],
         "plain bm25": lambda text: baseline.rank(text, DEPTH),
+        "provider stand-in": lambda text: stand_in.rank(text, DEPTH),
     }
 
 

@@ -17,7 +17,8 @@ held-out half is run to report, never to decide (``--show-misses`` prints develo
 
 Engines, index and scoring are those of ``benchmarks/tool_search.py``: the include-everything
 build (toolsets from tags) indexed by `toolgen.runtime.search.ToolIndex`, against plain BM25 over
-each operation's raw text. Writes ``benchmarks/results/tool_search_blind.md``.
+each operation's raw text and against the provider stand-in (BM25 over the catalog's names,
+descriptions and argument names and descriptions, what a provider's own tool search reads). Writes ``benchmarks/results/tool_search_blind.md``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ from tool_search import (
 
 BLIND = REPO / "benchmarks" / "queries" / "blind"
 SPLIT_SALT = "toolgen-search-split:"
+#: the engines `tool_search.ranking_engines` gives, in the order of the table's columns
+ENGINES = ("toolgen", "plain bm25", "provider stand-in")
 PARTS = ("dev", "held-out")
 
 
@@ -137,16 +140,29 @@ def render(results: list[BlindResult], parts: tuple[str, ...]) -> str:
               "each API's public description only, against the include-everything build of each API (toolsets "
               "from tags). *dev* is the half ranking changes may be developed on; *held-out* is only run to "
               "report (the split is `held_out()` in the script, fixed before any tuning). *plain bm25* is the "
-              "same FTS5 engine over each operation's raw text (summary, description, operationId, path)."), "",
-             "| API | operations | tools | part | n | toolgen R@1 | R@5 | MRR | plain bm25 R@1 | R@5 | MRR |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "same FTS5 engine over each operation's raw text (summary, description, operationId, path). "
+              "*provider stand-in* stands for the providers' own tool search (Anthropic's BM25 tool-search tool, "
+              "OpenAI's `tool_search`): BM25 over what toolgen writes into the catalog, each tool's name, "
+              "description, argument names and argument descriptions (`tool_search.ProviderStandIn`). "
+              "Only aggregates are printed for the held-out half."), "",
+             ("| API | operations | tools | part | n | toolgen R@1 | R@5 | MRR | plain bm25 R@1 | R@5 | MRR "
+              "| provider stand-in R@1 | R@5 | MRR |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    means: dict[tuple[str, str], list[float]] = {}
     for res in results:
         for part in (*parts, "all") if len(parts) > 1 else parts:
-            ours, base = res.scores.get(("toolgen", part)), res.scores.get(("plain bm25", part))
-            if ours is None or base is None:
+            rows = [r for r in (res.scores.get((engine, part)) for engine in ENGINES) if r is not None]
+            if len(rows) < len(ENGINES):
                 continue
-            lines.append(f"| {res.api} | {res.operations} | {res.tools} | {part} | {ours.n} | "
-                         f"{_fmt(ours.row())} | {_fmt(base.row())} |")
+            lines.append(f"| {res.api} | {res.operations} | {res.tools} | {part} | {rows[0].n} | "
+                         + " | ".join(_fmt(r.row()) for r in rows) + " |")
+            for engine, r in zip(ENGINES, rows, strict=True):
+                means.setdefault((engine, part), []).append(r.row()[1])
+    lines += ["", "Mean recall@5 over the APIs (each API weighs the same):", ""]
+    for part in (*parts, "all") if len(parts) > 1 else parts:
+        lines.append(f"- {part}: " + ", ".join(
+            f"{engine} {sum(means[(engine, part)]) / len(means[(engine, part)]):.3f}"
+            for engine in ENGINES if means.get((engine, part))))
     lines.append("")
     return "\n".join(lines)
 

@@ -23,8 +23,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "query_terms", "search_documents",
-           "split_words"]
+__all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_terms", "query_terms",
+           "search_documents", "split_words"]
 
 #: version of the document format (``search.json`` ``format``)
 SEARCH_FORMAT = 2
@@ -59,6 +59,12 @@ ACTION_WORDS: dict[str, tuple[str, ...]] = {
             "gets", "lookup", "download", "returns", "return"),
     "search": ("search", "find", "query", "lookup", "locate", "filter", "matching", "searches"),
 }
+#: the generic words of reading and writing: they say that a request acts, not on what
+_GENERIC_ACTION = frozenset({
+    "get", "gets", "list", "lists", "create", "creates", "update", "updates", "delete", "deletes", "add", "adds",
+    "remove", "removes", "new", "make", "set", "change", "edit", "modify", "show", "view", "see", "display",
+    "fetch", "retrieve", "retrieves", "read", "return", "returns", "all", "every", "info", "information",
+    "details", "detail", "current", "recent", "put", "post", "patch", "write"})
 #: multi-word phrases and the action class they ask for (matched before single words)
 ACTION_PHRASES: dict[str, str] = {
     "get rid of": "delete", "take off": "delete", "take away": "delete", "throw away": "delete",
@@ -231,6 +237,12 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
         if " " not in particle:
             text = re.sub(rf" {verb} ((?:[a-z0-9]+ ){{1,4}}){particle} ", rf" {verb} {particle} \1", text)
     actions: set[str] = set()
+    # direction: "stop following X" undoes "follow" (APIs name the undo un<verb>: unfollow, unwatch)
+    stopped = _STOPPED.search(text)
+    if stopped:
+        verb = _gerund_stem(stopped.group(2))
+        text = text[:stopped.start()] + f" delete un{verb} {verb} " + text[stopped.end():]
+        actions.add("delete")
     for phrase, api_words in sorted(PHRASE_SYNONYMS.items(), key=lambda kv: (-len(kv[0]), kv[0])):
         if f" {phrase} " in text:
             text = text.replace(f" {phrase} ", f" {phrase} {api_words} ")
@@ -275,6 +287,30 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
         last = nouns[-1]
         head_terms += [f"^{w}" for w in _expand([last, *WORD_SYNONYMS.get(last, ())]) if w not in STOP_WORDS]
     return terms, own, head_terms, actions
+
+
+#: a request that opens with "stop / quit / cease / no longer" + a verb's -ing form asks to undo that
+#: verb's action ("stop following X"); further on, "stop" is no request of its own ("accept a dispute
+#: and stop fighting it")
+_STOPPED = re.compile(r"^ (?:please )?(stop|quit|cease|no longer) ([a-z]{3,}ing) ")
+
+
+def _gerund_stem(word: str) -> str:
+    """The verb of an -ing form: following → follow, sharing → share, getting → get (for `_STOPPED`)."""
+    stem = word[:-3]
+    if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+        return stem[:-1]  # getting → get, but not calling → cal
+    if len(stem) > 2 and stem[-1] in "cgrsuvz" and stem[-2] in "aeiou" and stem[-3] not in "aeiou":
+        return stem + "e"  # sharing → share, using → use, saving → save
+    return stem
+
+
+def content_terms(terms: Sequence[str]) -> list[str]:
+    """The terms of a request that say more than that it reads or writes (`_GENERIC_ACTION` dropped),
+    or all of `terms` when every one is generic ("list all"): a tool that matches none of them
+    matches nothing the request asks about."""
+    content = [t for t in terms if t not in _GENERIC_ACTION]
+    return content or list(terms)
 
 
 def _first_sentence(text: str) -> str:
@@ -448,6 +484,9 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
             spec = props[arg]
             if isinstance(spec, Mapping):
                 args_text.extend(split_words(_clean(str(spec.get("description") or "")))[:30])
+                # the members of an object argument (a body wrapped in ``data``) are what a request
+                # changes: "push the due date" names the task's ``due_on``
+                args_text.extend(_expand(_output_names(spec, 2)))
         output = _output_names(entry.get("outputSchema"))
         keywords = main.get("keywords") or []
         keywords_text = " ".join(_expand(w for k in keywords for w in split_words(str(k))))

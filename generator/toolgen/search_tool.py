@@ -28,9 +28,9 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "SEARCH_TOOL_ANNOTATIONS", "SEARCH_TOOL_INPUT_SCHEMA",
-           "SEARCH_TOOL_NAME", "SEARCH_TOOL_OUTPUT_SCHEMA", "SEARCH_TOOL_TITLE", "gemini_search_declaration",
-           "mcp_search_tool", "search_tool_description"]
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "NOTHING_MATCHED", "SEARCH_TOOL_ANNOTATIONS",
+           "SEARCH_TOOL_INPUT_SCHEMA", "SEARCH_TOOL_NAME", "SEARCH_TOOL_OUTPUT_SCHEMA", "SEARCH_TOOL_TITLE",
+           "gemini_search_declaration", "mcp_search_tool", "search_tool_description"]
 
 SEARCH_TOOL_NAME = "search_tools"
 SEARCH_TOOL_TITLE = "Search tools"
@@ -89,10 +89,17 @@ SEARCH_TOOL_OUTPUT_SCHEMA: dict[str, Any] = {
                   "description": "Full definitions of the found tools, best first; call them by name."},
         "hits": {"type": "array", "items": _HIT_SCHEMA, "maxItems": MAX_LIMIT,
                  "description": "The ranked hits the definitions come from, best first."},
+        "note": {"type": "string",
+                 "description": "Present when no tool matched: results are never padded with tools that "
+                                "match nothing the request names."},
     },
     "required": ["tools", "hits"],
     "additionalProperties": False,
 }
+
+#: the ``note`` of an answer with no hit
+NOTHING_MATCHED = ("No tool matched: no tool you may use names any word of the request. Describe the task "
+                   "with the words of the thing it acts on (e.g. 'invoice', 'label'), or use a listed tool.")
 
 
 def search_tool_description(toolsets: Sequence[str]) -> str:

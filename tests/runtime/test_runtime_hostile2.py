@@ -369,6 +369,7 @@ def test_search_tools_answers_any_query_with_visible_tools_only(github_search: A
         assert result.error.details["pointer"] == "/query" and not 1 <= len(query) <= 500
         return
     names = [tool["name"] for tool in result.result["tools"]]
+    assert ("note" in result.result) == (not result.result["hits"])  # nothing matched is said, never padded
     registry = github_search.registry
     assert all(registry.permits(name, actor) for name in names), names
     assert len({registry.specs[name].intent for name in names}) <= limit

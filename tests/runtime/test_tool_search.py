@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.cli import main
 from toolgen.runtime import Actor, Registry
@@ -159,6 +162,62 @@ def test_edge_cases(github: ToolIndex) -> None:
     assert len(github.search("issue", limit=3)) == 3
 
 
+# -- never padded ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", [
+    "get me the flibbertigibbet", "delete the zork", "show all frobnicators", "list everything",
+    "what is the quuxle of the blorp?", "stop frobbing the wibble",
+])
+def test_a_request_that_names_nothing_the_api_has_gets_no_tools(github: ToolIndex, stripe: ToolIndex,
+                                                                 tickets: ToolIndex, query: str) -> None:
+    """Words of reading and writing alone ("get", "delete", "show all") match every tool that reads
+    or writes; a request whose other words match no tool gets none, not the most common verbs'."""
+    for index in (github, stripe, tickets):
+        assert index.search(query, limit=10) == [], query
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(verb=st.sampled_from(["get", "list all", "delete", "create a new", "show me every", "update the", "remove"]),
+       word=st.text(alphabet="qxzjv", min_size=9, max_size=14))
+def test_generic_verbs_never_pad_results(tickets: ToolIndex, verb: str, word: str) -> None:
+    assert tickets.search(f"{verb} {word}", limit=5) == []
+
+
+def test_every_hit_names_a_word_of_the_request(tickets: ToolIndex) -> None:
+    """A request that names one thing gets only tools whose text names it (here: history)."""
+    hits = tickets.search("show the history", limit=10)
+    assert hits and {h.tool for h in hits} == {"get_ticket_history"}
+
+
+def _follows() -> ToolIndex:
+    """Follow, unfollow and list the followed artists: a hand-made package of the shape of Spotify's."""
+    rows: list[dict[str, object]] = []
+    entries: list[dict[str, object]] = []
+    for tool, method, path, title in (
+            ("record_follow_artists", "PUT", "/me/following", "Follow artists"),
+            ("record_unfollow_artists", "DELETE", "/me/following", "Unfollow artists"),
+            ("get_followed", "GET", "/me/following", "Get followed artists")):
+        rows.append({"tool": tool, "intent": tool.removeprefix("record_"), "mode": "read" if method == "GET" else "record",
+                     "effect": "read" if method == "GET" else "write", "permission": [],
+                     "operation": {"id": tool.removeprefix("record_"), "method": method, "path": path}})
+        entries.append({"name": tool, "title": title, "description": f"{title} for the current user.",
+                        "inputSchema": {"type": "object", "properties": {"ids": {"type": "string"}}}})
+    return ToolIndex({"tools": rows}, entries)
+
+
+def test_stop_doing_asks_for_the_undo() -> None:
+    """"stop following X" asks for what undoes following (the un-verb), not for following."""
+    from toolgen.search_text import analyse_query
+
+    terms, _, _, actions = analyse_query("stop following that artist")
+    assert "delete" in actions and {"unfollow", "follow"} <= set(terms)
+    _, _, _, actions = analyse_query("accept a dispute and stop fighting it")  # not the request's verb
+    assert "delete" not in actions
+    assert first(_follows(), "stop following this artist") == "record_unfollow_artists"
+    assert first(_follows(), "follow this artist") == "record_follow_artists"
+
+
 # -- CLI --------------------------------------------------------------------------------------------
 
 
@@ -185,6 +244,10 @@ def test_cli_text_scopes_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLGEN_SCOPES", "ticket:read")
     result = CliRunner().invoke(main, ["search", "tickets", "delete a ticket", "--format", "json"])
     assert "record_ticket_delete" not in result.stdout
+    result = CliRunner().invoke(main, ["search", "tickets", "delete the zork"])
+    assert result.exit_code == 0 and result.stdout == "" and "no matching tool" in result.stderr
+    result = CliRunner().invoke(main, ["search", "tickets", "delete the zork", "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == []
     result = CliRunner().invoke(main, ["search", "no-such-api", "x"])
     assert result.exit_code == 2 and "neither a folder" in result.stderr
     result = CliRunner().invoke(main, ["search", "tickets", "x", "--limit", "0"])

@@ -46,7 +46,7 @@ def search_command(api_or_dir: str, query: str, limit: int, fmt: str, scopes: st
         click.echo(json.dumps([h.to_json() for h in hits], indent=2, ensure_ascii=False))
         return
     if not hits:
-        click.echo("no matching tool", err=True)
+        click.echo("no matching tool: no tool names any word of the request", err=True)
         return
     width = max(len(h.tool) for h in hits)
     for rank, hit in enumerate(hits, 1):

@@ -36,6 +36,7 @@ only the preview is allowed. Results are deterministic: score, then tool name.
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
@@ -57,6 +58,7 @@ from ..search_text import (
     STRUCTURE,
     TABLES,
     analyse_query,
+    content_terms,
     query_terms,
     search_documents,
     split_words,
@@ -161,6 +163,18 @@ class ToolIndex:
                 found[rowid] = found.get(rowid, 0) + 1
         return {rowid: n / len(distinct) for rowid, n in found.items()}
 
+    def _matching(self, terms: list[str]) -> set[int]:
+        """The documents whose text (any field but the derived ``verbs``) contains one of `terms`."""
+        if not terms:
+            return set()
+        match = " OR ".join(dict.fromkeys(f'"{t}"' for t in terms))
+        rows: set[int] = set()
+        for table in TABLES:
+            if table != "f_verbs":
+                rows.update(r for (r,) in self._db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
+                                                           (match,)))
+        return rows
+
     # -- search ----------------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -181,9 +195,10 @@ class ToolIndex:
         totals: dict[int, float] = {}
         for table, (columns, table_weight) in TABLES.items():
             weights = ", ".join(str(w) for _, w in columns)
+            get = totals.get
             for rowid, raw in self._db.execute(
                     f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?", (match,)):
-                totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * table_weight
+                totals[rowid] = get(rowid, 0.0) - raw * table_weight
         last = [t[1:] for t in head if t.startswith("^")]  # the head noun of a compound object
         head = [t for t in head if not t.startswith("^")]
         if last:
@@ -197,13 +212,15 @@ class ToolIndex:
                     "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_WEIGHT
         coverage = self._coverage(own)
-        ranked: list[tuple[float, str, Hit]] = []
-        for rowid, total in totals.items():
+        # a request's own action when it is specific (search, cancel, refund) is a thing it asks for too
+        matched = self._matching(content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)]))
+        ranked: list[tuple[float, str, int]] = []
+        for rowid in matched.intersection(totals):  # the others matched only derived action words
             doc = self._docs[rowid - 1]
             tool = next((t for t, need in doc.tools if held is None or permits({"permission": need}, held)), None)
             if tool is None:
                 continue
-            score = total * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
+            score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
             if actions:
                 if doc.actions & actions:
                     score *= 1 + EXACT_BOOST
@@ -211,10 +228,10 @@ class ToolIndex:
                     score *= 1 + RELATED_BOOST
                 if (actions <= READS) != (doc.actions <= READS):
                     score *= 1 - FAMILY_PENALTY  # a write for a read request, or a read for a write
-            score = round(score, 6)
-            ranked.append((-score, tool, Hit(tool, doc.toolset, score, doc.operation)))
-        ranked.sort(key=lambda item: (item[0], item[1]))
-        return [hit for _, _, hit in ranked[:limit]]
+            ranked.append((-round(score, 6), tool, rowid))
+        # best first: score, then tool name; only the `limit` best are made into hits
+        return [Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
+                for negative, tool, rowid in heapq.nsmallest(limit, ranked)]
 
 
 def load_documents(path: Path) -> list[Mapping[str, Any]] | None:

@@ -2,8 +2,8 @@
 
 Input: a loaded `Registry`, the caller (`Actor`) and the meta-tool's arguments
 ``{"query": str, "limit"?: int}``. Output: a `CallResult` whose result is
-``{"tools": [<MCP tool definition>, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``
-— the contract of the kernel module `toolgen.search_tool` (name, input and output schemas,
+``{"tools": [<MCP tool definition>, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``,
+with a ``note`` saying so when nothing matched (results are never padded) — the contract of the kernel module `toolgen.search_tool` (name, input and output schemas,
 annotations, limits, description), which is the only definition of it.
 
 The entry `toolgen serve` lists (`search_tool_entry`) is ``mcp_search_tool(<the sorted toolsets
@@ -29,7 +29,13 @@ from typing import Any
 import jsonschema_rs
 
 from ..pointer import join_pointer
-from ..search_tool import DEFAULT_LIMIT, SEARCH_TOOL_INPUT_SCHEMA, SEARCH_TOOL_NAME, mcp_search_tool
+from ..search_tool import (
+    DEFAULT_LIMIT,
+    NOTHING_MATCHED,
+    SEARCH_TOOL_INPUT_SCHEMA,
+    SEARCH_TOOL_NAME,
+    mcp_search_tool,
+)
 from .audit import AuditEvent
 from .errors import make_error
 from .identity import is_deferred
@@ -104,8 +110,10 @@ class ToolSearch:
             names.extend(n for n in group if n not in names and self.registry.permits(n, actor))
         tools = [dict(self.registry.specs[n].catalog) for n in names]
         self._audit(call_id, actor, "search", "allow", None, {"results": len(tools), "hits": len(hits)})
-        return CallResult(SEARCH_TOOL_NAME, True, result={"tools": tools, "hits": [h.to_json() for h in hits]},
-                          call_id=call_id)
+        result: dict[str, Any] = {"tools": tools, "hits": [h.to_json() for h in hits]}
+        if not hits:
+            result["note"] = NOTHING_MATCHED
+        return CallResult(SEARCH_TOOL_NAME, True, result=result, call_id=call_id)
 
     def _audit(self, call_id: str, actor: Actor, step: str, decision: str, code: str | None,
                detail: dict[str, Any]) -> None:

@@ -1,0 +1,137 @@
+"""What tool search costs on a very large API: the index's share of the build, and query latency.
+
+    python benchmarks/search_scale.py SPEC N [--queries FILE.yaml] [--write]
+
+Builds SPEC repeated N times (`replicate.py`: paths under prefixes, components shared) with an
+include-everything intent map and every artifact (what `toolgen build` writes), in this process,
+and measures:
+
+- ``build_s``: wall time of `toolgen.build.build_api`, which includes writing ``search.json``
+  (``build_cpu_s``: CPU time of this process and of the worker that writes models.py);
+- ``index_s`` / ``index_cpu_s``: wall and CPU time of `toolgen.emit.search.search_json` on that
+  build's policy table and MCP catalog (the index's part of the build, computed again on the same
+  inputs) and its share of the rest of the build (wall; CPU, the figure a loaded machine keeps);
+- ``load_s``: `ToolIndex.from_dir` on the written package (reading ``search.json`` into FTS5);
+- per-query latency of `ToolIndex.search` after loading (mean wall and CPU, p95 and max wall, in ms)
+  over the requests of
+  ``--queries`` (default: the development half of ``queries/blind/github.yaml``), each run 3 times.
+
+Prints one JSON object; ``--write`` also writes ``benchmarks/results/search_scale.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from replicate import replicate
+from tool_search_blind import BLIND, load_set
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (the worker that writes models.py)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(spec: Path, n: int, queries: list[str]) -> dict[str, Any]:
+    from toolgen.build import build_api
+    from toolgen.emit.search import search_json
+    from toolgen.runtime.search import ToolIndex
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        doc = json.loads(spec.read_text(encoding="utf-8"))
+        big = folder / f"big{spec.suffix}"
+        big.write_text(json.dumps(replicate(doc, n)), encoding="utf-8")
+        intent = folder / "big.yaml"
+        intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(big))}\napi: {{name: big}}\n"
+                          'include: [{match: "*"}]\n', encoding="utf-8")
+        start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+        build = build_api(intent, folder / "out", base=folder)
+        build_s = time.perf_counter() - start
+        build_cpu = time.process_time() - cpu + _children_cpu() - children
+        out = folder / "out"
+        out.mkdir()
+        for name in ("policy.json", "mcp.json", "search.json"):
+            (out / name).write_bytes(build.files[name])
+        policy = json.loads(build.files["policy.json"])
+        catalog = json.loads(build.files["mcp.json"])
+        start, cpu = time.perf_counter(), time.process_time()
+        search_json(policy, catalog, build.catalogs.deferred.searchable)
+        index_s, index_cpu = time.perf_counter() - start, time.process_time() - cpu
+        start = time.perf_counter()
+        index = ToolIndex.from_dir(out)
+        load_s = time.perf_counter() - start
+        times: list[float] = []
+        cpu_times: list[float] = []
+        for _ in range(3):
+            for text in queries:
+                start, cpu = time.perf_counter(), time.process_time()
+                index.search(text, limit=5)
+                times.append(1000 * (time.perf_counter() - start))
+                cpu_times.append(1000 * (time.process_time() - cpu))
+        times.sort()
+        return {
+            "spec": spec.name, "copies": n, "operations": len({r["intent"] for r in policy["tools"]}),
+            "tools": len(policy["tools"]), "build_s": round(build_s, 2), "build_cpu_s": round(build_cpu, 2),
+            "index_s": round(index_s, 2), "index_share_of_rest": round(index_s / max(1e-9, build_s - index_s), 3),
+            "index_cpu_s": round(index_cpu, 2),
+            "index_cpu_share_of_rest": round(index_cpu / max(1e-9, build_cpu - index_cpu), 3),
+            "query_cpu_ms_mean": round(statistics.fmean(cpu_times), 2),
+            "search_json_bytes": len(build.files["search.json"]), "load_s": round(load_s, 2),
+            "queries": len(queries), "query_ms_mean": round(statistics.fmean(times), 2),
+            "query_ms_p95": round(times[int(0.95 * (len(times) - 1))], 2), "query_ms_max": round(times[-1], 2),
+            "python": platform.python_version(), "cpus": os.cpu_count(), "load_average": os.getloadavg()[0],
+        }
+
+
+def render(r: dict[str, Any]) -> str:
+    return "\n".join([
+        "# Tool search at scale", "",
+        (f"`python benchmarks/search_scale.py {r['spec']} {r['copies']}`: the spec {r['copies']} times over "
+         "(`replicate.py`), include-everything, every artifact, one run in one process (python "
+         f"{r['python']}, {r['cpus']} CPUs, load average {r['load_average']:.1f} at the end). The index's part is "
+         "`search_json` run again on the build's own policy table and MCP catalog; queries are the "
+         "development half of the blind GitHub set, each run 3 times after loading."), "",
+        ("| operations | tools | build s (CPU s) | index s (CPU s) | index / rest of build, wall (CPU) "
+         "| search.json bytes | load s | query ms mean (CPU) | p95 | max |"),
+        "|---|---|---|---|---|---|---|---|---|---|",
+        (f"| {r['operations']:,} | {r['tools']:,} | {r['build_s']:.1f} ({r['build_cpu_s']:.1f}) "
+         f"| {r['index_s']:.2f} ({r['index_cpu_s']:.2f}) "
+         f"| {100 * r['index_share_of_rest']:.1f}% ({100 * r['index_cpu_share_of_rest']:.1f}%) "
+         f"| {r['search_json_bytes']:,} | {r['load_s']:.2f} "
+         f"| {r['query_ms_mean']:.1f} ({r['query_cpu_ms_mean']:.1f}) | {r['query_ms_p95']:.1f} "
+         f"| {r['query_ms_max']:.1f} |"), ""])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("spec", type=Path)
+    parser.add_argument("n", type=int)
+    parser.add_argument("--queries", type=Path, default=BLIND / "github.yaml")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    _, _, blind = load_set(args.queries)
+    result = measure(args.spec, args.n, [q.text for q in blind if q.part == "dev"])
+    print(json.dumps(result, indent=1))
+    if args.write:
+        (REPO / "benchmarks" / "results" / "search_scale.md").write_text(render(result), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
