@@ -9,11 +9,12 @@ output projection); step schemas are the generated catalog's.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from tests.support.runtime_env import tickets_package
 
-NO_REQUEST = {"bindings": [], "content_type": None, "encoding": "none", "fixed": []}
+NO_REQUEST: dict[str, Any] = {"bindings": [], "content_type": None, "encoding": "none", "fixed": []}
 TICKET_ID = {"description": "Ticket identifier, e.g. `T-102`.", "maxLength": 32, "pattern": "^T-[0-9]+$",
              "type": "string"}
 
@@ -57,14 +58,15 @@ class Tickets:
             key = row["idempotency"]["arg"]
             input_schema["properties"][key] = {"type": "string", "minLength": 1, "maxLength": 255}
             input_schema["required"] = [*input_schema.get("required", []), key]
-        return {"id": step_id, "when": when, "needs": list(needs), "args": args, "row": row,
+        step: dict[str, Any] = {"id": step_id, "when": when, "needs": list(needs), "args": args, "row": row,
                 "input_schema": input_schema, "output_schema": copy.deepcopy(entry.get("outputSchema"))}
+        return step
 
 
 def _row(tickets: Tickets, name: str, *, mode: str, effect: str, permission: list[str], plan: dict[str, Any],
          intent: str, approval: str = "never", idempotency: Any = None, pair: str | None = None,
          record: Any = None) -> dict[str, Any]:
-    base = copy.deepcopy(tickets.rows["get_ticket"])
+    base: dict[str, Any] = copy.deepcopy(tickets.rows["get_ticket"])
     base.update({
         "tool": name, "intent": intent, "mode": mode, "effect": effect, "permission": permission,
         "approval": approval, "operation": None, "request": copy.deepcopy(NO_REQUEST), "auth": [],
@@ -92,7 +94,7 @@ def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "properties": props, "required": required}
 
 
-def composite_package(history_ms: int | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def composite_package(history_ms: int | None = None) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
     """The tickets package plus the composites (policy, catalog):
 
     - ``get_ticket_overview`` (pipeline, read): ``ticket`` (getTicket) → ``history``
@@ -105,7 +107,7 @@ def composite_package(history_ms: int | None = None) -> tuple[dict[str, Any], li
     """
     t = Tickets()
     policy = copy.deepcopy(t.policy)
-    catalog = [copy.deepcopy(e) for e in t.entries.values()]
+    catalog: list[Mapping[str, Any]] = [copy.deepcopy(e) for e in t.entries.values()]
     overview = "get_ticket_overview"
     plan = {"pattern": "pipeline", "switch": None, "steps": [
         t.step(overview, "ticket", "get_ticket", {"ticket_id": inp("/ticket_id")}),
@@ -143,7 +145,7 @@ def composite_package(history_ms: int | None = None) -> tuple[dict[str, Any], li
     return policy, catalog
 
 
-def _notes(t: Tickets, policy: dict[str, Any], catalog: list[dict[str, Any]]) -> None:
+def _notes(t: Tickets, policy: dict[str, Any], catalog: list[Mapping[str, Any]]) -> None:
     """The writing pipeline ``ticket_notes`` (preview + record)."""
     note = {"maxLength": 2000, "minLength": 1, "type": "string"}
     args_schema = _obj({"ticket_id": TICKET_ID, "note": note, "second_note": note}, ["ticket_id", "note", "second_note"])

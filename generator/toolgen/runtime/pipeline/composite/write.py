@@ -96,6 +96,12 @@ def _reads(call: Call, spec: ToolSpec, steps: list[Step], inputs: Mapping[str, A
     return runs
 
 
+def _with_rest(runs: list[StepRun], steps: list[Step]) -> list[StepRun]:
+    """`runs` of the reads, then every other step of the plan as ``not_run``."""
+    ran = {r.id for r in runs}
+    return [*runs, *(StepRun(s.id, "not_run") for s in steps if s.id not in ran)]
+
+
 def _record_tool(spec: ToolSpec) -> str:
     return str(spec.row.get("pair") or "record_" + spec.intent)
 
@@ -103,11 +109,11 @@ def _record_tool(spec: ToolSpec) -> str:
 def preview(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any], deadline: float
             ) -> Generator[Effect, Any, CallResult]:
     """The preview's `CallResult` (see the module docstring). Raises `Halt`."""
-    runs = yield from _reads(call, spec, selected(spec, steps, inputs), inputs, deadline)
-    error = failure(runs)
+    chosen = selected(spec, steps, inputs)
+    runs = yield from _reads(call, spec, chosen, inputs, deadline)
+    error = failure(_with_rest(runs, chosen))
     if error is not None:
         raise Halt("http", error)
-    chosen = selected(spec, steps, inputs)
     shown = _writes_shown(call, chosen, inputs, {r.id: r.body for r in runs}, PLACEHOLDER_KEY)
     fp = call.fp = _plan_fp(spec, shown)
     host, record_tool = call.host, _record_tool(spec)
@@ -228,7 +234,7 @@ def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any],
     try:
         chosen = selected(spec, steps, inputs)
         reads = yield from _reads(call, spec, chosen, inputs, budget.deadline)
-        error = failure(reads)
+        error = failure(_with_rest(reads, chosen))
         if error is None:
             shown = _writes_shown(call, chosen, inputs, {r.id: r.body for r in reads}, key)
             if _plan_fp(spec, shown) != preview_id:
