@@ -482,3 +482,20 @@ def test_the_plan_is_deep_copied_per_package() -> None:
     one_row["composite"]["steps"][0]["args"] = {}
     assert two_row["composite"]["steps"][0]["args"] != {}
     assert copy.deepcopy(two_row) == two_row
+
+
+def test_issued_approvals_cover_a_composite_plan(server: TicketsServer) -> None:
+    policy, catalog = composite_package()
+    with _registry(policy, catalog, server.base_url, server.token, approvals="issued") as registry:
+        preview_id = _preview(registry)
+        shown = registry.approvable_request("record_ticket_notes", preview_id, WRITER.id)
+        assert [r["step"] for r in shown["requests"]] == ["first", "second"]
+        assert shown["requests"][1]["request"]["body"]["note"] == NOTES["second_note"]
+        record = {"preview_id": preview_id, "action_id": "i-1"}
+        bare = registry.call("record_ticket_notes", record, actor=WRITER, approval=Approval(preview_id))
+        assert error_code(bare) == "approval_required" and _posts(server) == 0
+        approval_id = registry.issue_approval("record_ticket_notes", preview_id, approved_by="ann", actor=WRITER.id)
+        done = registry.call("record_ticket_notes", record, actor=WRITER,
+                             approval=Approval(preview_id, approval_id=approval_id))
+        assert done.ok, done.to_json()
+        assert server.side_effects["addFollowup"] == 2

@@ -32,8 +32,9 @@ import time
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from ...calls import Approval, CallResult, fingerprint
+from ...calls import Actor, Approval, CallResult, fingerprint
 from ...errors import ToolError, make_error
+from ...host import Host
 from ...paging import Page
 from ...receipts import StoredPreview
 from ...request import BuiltRequest
@@ -49,7 +50,7 @@ from .execute import execute, failure, output_of, selected
 from .refs import Pending
 from .step import PLACEHOLDER_KEY, Step, StepRun, step_request
 
-__all__ = ["plan_reads", "preview", "record"]
+__all__ = ["approvable_plan", "plan_reads", "preview", "record"]
 
 
 def plan_reads(steps: list[Step]) -> list[Step]:
@@ -141,7 +142,8 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
     try:
         store = host.preview_store()
         store.put(StoredPreview(scope, call.actor.id, fp, spec.intent, inputs, now, now + ttl))
-        store.put(StoredPreview(scope + "#plan", call.actor.id, fp, spec.intent, {"steps": steps}, now, now + ttl))
+        plan = {"steps": steps, "requests": [{k: v for k, v in s.items() if k != "fp"} for s in shown]}
+        store.put(StoredPreview(scope + "#plan", call.actor.id, fp, spec.intent, plan, now, now + ttl))
     except Exception as exc:  # noqa: BLE001 - any store outage: no preview_id to execute
         raise Halt("preview", make_error(
             "receipt_store_unavailable", f"{call.tool}: the preview store could not keep this plan "
@@ -149,6 +151,23 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
             details={"store": type(host.receipts).__name__})) from None
     call.emit("preview", "stored", ttl_s=ttl)
     return ttl
+
+
+def approvable_plan(host: Host, spec: ToolSpec, preview_id: str, actor_id: str) -> dict[str, Any]:
+    """What a human approves of a composite record's stored preview (issued approvals,
+    `toolgen.runtime.issuing.approvable_request`): ``{"requests": [...]}``, each write step's request as
+    the preview showed it. Raises `ToolError` as `stored_arguments` (``preview_not_found``,
+    ``preview_expired``, ``preview_mismatch``, ``receipt_store_unavailable``)."""
+    stored_arguments(host, spec, preview_id, Actor.of(actor_id))
+    try:
+        plan = host.preview_store().get(f"{host.api}/{spec.name}#plan", actor_id, preview_id)
+    except Exception as exc:  # noqa: BLE001 - any store outage
+        raise make_error("receipt_store_unavailable", f"{spec.name}: the preview store could not be read "
+                         f"({type(exc).__name__}).", details={"store": type(host.receipts).__name__}) from None
+    if plan is None or not isinstance(plan.arguments.get("requests"), list):
+        raise make_error("preview_mismatch", f"The stored plan of preview {preview_id[:24]}… cannot be read.",
+                         details={"pointer": "/preview_id"})
+    return {"requests": plan.arguments["requests"]}
 
 
 def _stale_steps(call: Call, spec: ToolSpec, preview_id: str, shown: list[dict[str, Any]]) -> list[str]:
