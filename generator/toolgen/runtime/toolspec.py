@@ -1,8 +1,9 @@
 """Loading a tool: a policy row and its MCP catalog entry become a `ToolSpec` with compiled validators.
 
 Input: one ``policy.json`` ``tools[]`` row and the ``mcp.json`` entry of the same name
-(docs/generated-format.md). Output: `ToolSpec` (`load_spec`; a composite tool's steps loaded with it, `ToolSpec.steps`); `read_tools_for` then names, for a
-write, the read tools that show the state it changes (the next step of a ``result_unknown``).
+(docs/generated-format.md). Output: `ToolSpec` (`load_spec`; a composite tool's steps are loaded
+with it, `ToolSpec.steps`); `read_tools_for` then names, for a write, the read tools that show the
+state it changes (the next step of a ``result_unknown``).
 Also the two readings of a row the call path and the issued approvals share: whether a record row
 executes a stored preview (`executes_preview`) and how a preview shows a request (`display`).
 Raises nothing on a well-formed package; jsonschema_rs raises `ValueError` for a schema it cannot
