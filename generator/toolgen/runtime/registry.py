@@ -21,9 +21,11 @@ in a fixed order no tool can skip —
     HTTP request (bounded retries; a write is re-sent only where it cannot write twice) → validate +
     shape output → result
 
-The call path is written once, sans IO: it *yields* the IO it needs (send a request, sleep) and a
-driver performs it — `call` with a sync httpx client, `acall` with an async one
-(`toolgen.runtime.transport`). Every decision is emitted as an `AuditEvent`.
+The call path is written once, sans IO: it *yields* the IO it needs (send a request, sleep, run a
+composite's aggregate steps at once) and a driver performs it — `call` with a sync httpx client,
+`acall` with an async one (`toolgen.runtime.drivers`, `toolgen.runtime.transport`). A composite
+tool's steps are loaded with it (`ToolSpec.steps`) and are never tools of the registry
+(docs/composites.md). Every decision is emitted as an `AuditEvent`.
 
 Fingerprint (see docs/generated-format.md, `toolgen.runtime.calls.fingerprint`): ``"sha256:" +
 hex(sha256(canonical_json({"intent": intent, "request": canonical})))`` where `canonical` is
