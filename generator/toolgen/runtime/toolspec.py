@@ -96,11 +96,11 @@ def read_tools_for(row: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> tup
     """The read tools that show the state a write changes: those whose path shares the most
     leading segments with the write's path (``POST /v1/customers/{customer}`` →
     ``get_customer``, ``list_customers``), at most three, by name."""
-    target = [p for p in str(row["operation"]["path"]).split("/") if p]
+    target = [p for p in str((row.get("operation") or {}).get("path", "")).split("/") if p]
     scored: list[tuple[int, str]] = []
     for name, spec in specs.items():
         if spec.mutating or spec.row.get("mode") == "preview" or not spec.row.get("operation"):
-            continue  # a composite (no single operation) shows no one resource
+            continue  # a composite (no operation of its own) shows no one path's state
         path = [p for p in str(spec.row["operation"]["path"]).split("/") if p]
         common = 0
         for a, b in zip(target, path):
