@@ -2,7 +2,10 @@
 example tickets API, and the fault-injecting API for faults between steps.
 
 The composites are the hand-made plans of `tests.support.composites` (a read pipeline, an aggregate,
-a read branch, a writing pipeline with two write steps between two reads).
+a read branch, a writing pipeline with two write steps between two reads: faults between two
+writes need two), except for `toolgen call` and MCP over stdio, which serve the committed tickets
+package (generated/tickets). tests/runtime/test_runtime_composite_examples.py runs the composites of
+every committed example.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.composites import composite_package
 from tests.support.fault_server import Fault, FaultServer
-from tests.support.runtime_env import ADMIN, READER, WRITER, error_code, mcp_json
+from tests.support.runtime_env import ADMIN, READER, WRITER, error_code, mcp_json, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, Approval, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
@@ -117,12 +120,24 @@ def test_composite_arguments_are_validated_before_any_step(reg: Registry, server
 @pytest.mark.parametrize("driver", ["sync", "async"])
 def test_an_aggregate_runs_its_reads_at_once_and_reports_partial_errors(
         reg: Registry, server: TicketsServer, driver: str) -> None:
-    server.state.history_delay = 0.6  # each read takes 0.6 s: one after the other would take 1.2 s
     args = {"first": "T-101", "second": "T-102"}
-    started = time.monotonic()
-    result = (reg.call("get_two_histories", args, actor=READER) if driver == "sync"
-              else asyncio.run(reg.acall("get_two_histories", args, actor=READER)))
-    elapsed = time.monotonic() - started
+
+    async def timed_async() -> tuple[Any, float]:
+        await reg.acall("get_ticket", {"ticket_id": "T-101"}, actor=READER)  # the async client made
+        server.state.history_delay = 0.6
+        started = time.monotonic()
+        result = await reg.acall("get_two_histories", args, actor=READER)
+        return result, time.monotonic() - started
+
+    if driver == "sync":
+        reg.call("get_ticket", {"ticket_id": "T-101"}, actor=READER)  # the sync client made
+        server.state.history_delay = 0.6  # each read takes 0.6 s: one after the other would take 1.2 s
+        started = time.monotonic()
+        result = reg.call("get_two_histories", args, actor=READER)
+        elapsed = time.monotonic() - started
+    else:
+        result, elapsed = asyncio.run(timed_async())
+    server.state.history_delay = 0.05
     assert result.ok and result.result is not None, result.to_json()
     assert result.result["errors"] == {} and result.result["first"] and result.result["second"]
     assert 0.6 <= elapsed < 1.1, elapsed
@@ -417,60 +432,71 @@ def test_over_random_faults_and_replays_each_step_key_writes_at_most_once(plan: 
 # -- the surfaces: toolgen call and the MCP server -------------------------------------------------------
 
 
-def _package_dir(tmp_path: Any, server: TicketsServer) -> Any:
-    server.state.history_delay = 0.05
-    policy, catalog = composite_package()
-    folder = tmp_path / "pkg"
-    folder.mkdir()
-    (folder / "policy.json").write_text(json.dumps(policy), encoding="utf-8")
-    (folder / "mcp.json").write_text(json.dumps(catalog), encoding="utf-8")
-    return folder
-
-
 def test_toolgen_call_runs_a_composite(server: TicketsServer, tmp_path: Any) -> None:
+    """The committed tickets package's branch and writing pipeline through `toolgen call`."""
     toolgen = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
     env = dict(os.environ, TICKETS_TOKEN=server.token)
     env.pop("TOOLGEN_SCOPES", None)
-    proc = subprocess.run(
-        [toolgen, "call", str(_package_dir(tmp_path, server)), "get_ticket_overview", "--args", '{"ticket_id": "T-105"}',
-         "--base-url", server.base_url, "--scopes", "ticket:read", "--receipts", "memory://"],
-        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, check=False)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
-    assert out["ok"] and out["result"]["ticket"]["id"] == "T-105" and out["result"]["history"]
+
+    def call(tool: str, args: dict[str, Any], *extra: str) -> tuple[int, Any]:
+        proc = subprocess.run(
+            [toolgen, "call", str(tickets_dir()), tool, "--args", json.dumps(args), "--base-url", server.base_url,
+             "--scopes", "ticket:read,ticket:write", "--receipts", str(tmp_path / "r.sqlite3"), *extra],
+            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, check=False)
+        return proc.returncode, json.loads(proc.stdout)
+
+    code, out = call("get_ticket_view", {"view": "details", "ticket_id": "T-105"})
+    assert code == 0 and out["result"]["details"]["id"] == "T-105"
+    code, out = call("get_ticket_view", {"view": "history"})
+    assert code == 1 and out["error"]["code"] == "invalid_arguments" and out["error"]["details"]["branch"] == "history"
+    code, shown = call("preview_escalate_ticket", {"ticket_id": "T-105", "reason": "Called twice."})
+    assert code == 0 and server.side_effects["addFollowup"] == 0
+    preview_id = shown["result"]["preview_id"]
+    record = {"preview_id": preview_id, "action_id": "cli-1"}
+    code, out = call("record_escalate_ticket", record)
+    assert code == 1 and out["error"]["code"] == "approval_required"
+    code, out = call("record_escalate_ticket", record, "--approve", preview_id)
+    assert code == 0 and [s["state"] for s in out["result"]["steps"]] == ["done", "done"], out
+    code, out = call("record_escalate_ticket", record, "--approve", preview_id)
+    assert code == 0 and out["replayed"] is True and server.side_effects["addFollowup"] == 1
 
 
 @pytest.mark.anyio
 async def test_the_mcp_client_calls_composites_over_stdio(server: TicketsServer, tmp_path: Any) -> None:
+    """The official MCP client, over stdio, on the committed tickets package's composites."""
     from mcp import Client, StdioServerParameters
     from mcp.shared.exceptions import MCPError
 
+    server.state.history_delay = 0.05
     toolgen = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
     params = StdioServerParameters(
         command=toolgen,
-        args=["serve", str(_package_dir(tmp_path, server)), "--scopes", "ticket:read,ticket:write", "--base-url",
+        args=["serve", str(tickets_dir()), "--scopes", "ticket:read,ticket:write", "--base-url",
               server.base_url, "--receipts", str(tmp_path / "mcp.sqlite3")],
         env={"TICKETS_TOKEN": server.token, "PATH": os.environ.get("PATH", "")}, cwd=str(tmp_path))
     async with Client(params) as client:
-        listed = {t.name for t in (await client.list_tools()).tools}
-        assert {"get_ticket_overview", "get_two_histories", "preview_ticket_notes", "record_ticket_notes"} <= listed
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert {"get_ticket_view", "preview_escalate_ticket", "record_escalate_ticket"} <= set(listed)
         assert not any("." in name for name in listed)
-        ok = await client.call_tool("get_ticket_overview", {"ticket_id": "T-106"})
-        assert ok.is_error is False and ok.structured_content["ticket"]["id"] == "T-106"  # conforms: the SDK checks
-        both = await client.call_tool("get_two_histories", {"first": "T-106", "second": "T-999"})
-        assert both.is_error is False and both.structured_content["errors"]["second"]["code"] == "not_found"
-        for hidden in ("get_ticket_overview.ticket", "record_ticket_notes.first"):
+        view = await client.call_tool("get_ticket_view", {"view": "details", "ticket_id": "T-106"})
+        assert view.is_error is False and view.structured_content["details"]["id"] == "T-106"  # the SDK checks it
+        history = await client.call_tool("get_ticket_view", {"view": "history", "ticket_id": "T-106"})
+        assert history.is_error is False and history.structured_content["history"]["entries"]
+        for hidden in ("get_ticket_view.details", "record_escalate_ticket.note", "preview_escalate_ticket.ticket"):
             with pytest.raises(MCPError):  # an unknown tool, as for any name no catalog lists
                 await client.call_tool(hidden, {"ticket_id": "T-106"})
-        preview = await client.call_tool("preview_ticket_notes", {"ticket_id": "T-106", "note": "a", "second_note": "b"})
-        preview_id = mcp_json(preview)["preview_id"]
+        preview = await client.call_tool("preview_escalate_ticket", {"ticket_id": "T-106", "reason": "Escalated."})
+        assert preview.is_error is False
+        preview_id = preview.structured_content["preview_id"]
+        assert preview.structured_content["requests"][0]["request"]["body"]["note"] == "Escalated."
         meta: Any = {"toolgen/approval": {"preview_id": preview_id, "approved_by": "human"}}
         record = {"preview_id": preview_id, "action_id": "mcp-1"}
-        first = await client.call_tool("record_ticket_notes", record, meta=meta)
+        first = await client.call_tool("record_escalate_ticket", record, meta=meta)
         assert first.is_error is False, mcp_json(first)
-        again = await client.call_tool("record_ticket_notes", record, meta=meta)
+        assert [s["state"] for s in first.structured_content["steps"]] == ["done", "done"]
+        again = await client.call_tool("record_escalate_ticket", record, meta=meta)
         assert again.is_error is False and (again.meta or {}).get("toolgen/replayed") is True
-    assert server.side_effects["addFollowup"] == 2
+    assert server.side_effects["addFollowup"] == 1
 
 
 def test_the_plan_is_deep_copied_per_package() -> None:
