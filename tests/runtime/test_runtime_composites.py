@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.composites import composite_package
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.profiles import examples
 from tests.support.runtime_env import ADMIN, READER, WRITER, error_code, mcp_json, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
@@ -404,7 +405,7 @@ FAULTS = st.sampled_from([Fault.ok(), Fault.answer(500), Fault.answer(422), Faul
                           Fault.hang(0.5, write=True), Fault.drop(write=True), Fault.drop(write=False)])
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=list(HealthCheck))
 @given(plan=st.lists(st.tuples(st.lists(FAULTS, max_size=3), st.lists(FAULTS, max_size=1)), min_size=1, max_size=3))
 def test_over_random_faults_and_replays_each_step_key_writes_at_most_once(plan: list[Any]) -> None:
     """Property: whatever the faults on writes and reads, and however often the record key is used
