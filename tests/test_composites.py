@@ -262,6 +262,10 @@ _READ_H = "      - {id: h, operation: getTicketHistory, args: {ticket_id: $input
      "composite-input-undeclared", "#/composites/combo/steps/0/args/ticket_id"),
     (_composite(_READ_A + _READ_A.replace("ticket_id: $input", "ticket_id: $input")),
      "composite-step-id", "#/composites/combo/steps/1/id"),
+    (_composite(_READ_A + _READ_H, "aggregate", "    output: {errors: $a}\n"),
+     "composite-output-reserved", "#/composites/combo/output/errors"),
+    (_composite(_READ_A, more="    output_fields: [a.nothing_here]\n"),
+     "composite-output-field-unknown", "#/composites/combo/output_fields"),
 ])
 def test_composite_mistake_is_a_located_error(tmp_path: Path, body: str, code: str, where: str) -> None:
     built = build(tmp_path, TICKETS, body, expect=2)
@@ -386,3 +390,43 @@ def test_diff_other_plan_changes_are_listed_not_risky() -> None:
     moved = replace(followup, args={**followup.args, "visibility": LiteralValue("public")})
     assert _kinds_of(row, _with_steps(row, ticket, moved)) == {("composite-step-changed", False)}
     assert _kinds_of(row, row) == set()
+
+
+def test_lint_reports_composite_mistakes_located(tmp_path: Path) -> None:
+    from tests.support.build import run
+
+    intent = tmp_path / "api.yaml"
+    intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(TICKETS))}\napi: {{name: api}}\n"
+                      + _composite("      - {id: a, operation: getTicket, args: {}}\n"))
+    result = run("lint", str(intent))
+    assert result.exit_code != 0
+    assert "error[composite-argument-unmapped]" in result.output and "(#/composites/combo/steps/0)" in result.output
+
+
+def test_search_index_names_a_composite_by_its_steps() -> None:
+    index = json.loads((REPO / "generated" / "tickets" / "search.json").read_text())
+    docs = {d["intent"]: d for d in index["documents"]}
+    assert docs["escalate_ticket"]["operation"] == "composite: getTicket → addFollowup"
+    assert docs["escalate_ticket"]["actions"] == ["create"]  # its write step posts
+    assert docs["ticket_view"]["operation"] == "composite: getTicket, getTicketHistory"
+    assert docs["ticket_view"]["actions"] == ["get"]
+
+
+def test_a_deferred_composite_is_found_by_tool_search(tmp_path: Path) -> None:
+    body = _with_tools("toolsets:\n  views: {description: \"Ticket views.\", loading: deferred}\n" + """composites:
+  ticket_view:
+    pattern: branch
+    toolset: views
+    keywords: [timeline]
+    description: One ticket as its details or its history.
+    switch: $input/view
+    steps:
+      - {id: details, when: details, operation: getTicket, args: {ticket_id: $input/ticket_id}}
+      - {id: history, when: history, operation: getTicketHistory, args: {ticket_id: $input/ticket_id}}
+""")
+    built = build(tmp_path, TICKETS, body, emit="anthropic,mcp,policy,report")
+    row = built.row("get_ticket_view")
+    assert (row["toolset"], row["loading"], row["keywords"]) == ("views", "deferred", ["timeline"])
+    assert built.tool("anthropic", "get_ticket_view")["defer_loading"] is True
+    docs = {d["intent"]: d for d in built.json("search.json")["documents"]}
+    assert "timeline" in docs["ticket_view"]["fields"]["keywords"]

@@ -173,7 +173,7 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
             for s in ordered),
         output=dict(output))
     _check_names(ctx, key, names, taken, loc)
-    result_schema, fields = _result(ctx, key, intent, by_id, input_schema, output, loc)
+    result_schema, fields = _result(ctx, key, intent, by_id, input_schema, output, writes, loc)
     defaults = ctx.intents.model.defaults
     out_policy = OutputPolicy(
         fields=tuple(fields), max_bytes=intent.max_bytes or defaults.output_max_bytes,
@@ -275,8 +275,18 @@ def _check_names(ctx: Ctx, key: str, names: tuple[str, ...], taken: set[str], lo
 
 
 def _result(ctx: Ctx, key: str, intent: CompositeIntent, by_id: dict[str, _Step], input_schema: dict[str, Any],
-            output: dict[str, MappingValue], loc: Any) -> tuple[dict[str, Any], list[str]]:
-    """(the combined result's schema, projected; the projection's fields, `errors` kept in an aggregate)."""
+            output: dict[str, MappingValue], writes: bool, loc: Any) -> tuple[dict[str, Any], list[str]]:
+    """(the combined result's schema, projected; the projection's fields, `errors` kept in an aggregate).
+    An `output` member named like a member the runtime adds (`errors` of an aggregate, `steps` of a
+    record result) is a located error."""
+    reserved = {ERRORS: intent.pattern == "aggregate", STEPS: writes}
+    for member in output:
+        if reserved.get(member):
+            ctx.sink.error("composite-output-reserved", f"composite `{key}`: result member `{member}` is the one "
+                           "the runtime adds (" + ("the steps that did not answer" if member == ERRORS else
+                                                   "every step's state") + ")", loc("output", member),
+                           "give the member another name")
+            raise _Failed
     result_schema = _output_schema(intent, by_id, input_schema, output)
     fields = list(intent.output_fields)
     if fields and intent.pattern == "aggregate" and ERRORS not in fields:
