@@ -16,6 +16,7 @@ from typing import Any
 API: str = "github"
 ARGUMENT_MODELS: dict[str, str] = {
     "get_issue": "GetIssueArgs",
+    "get_issue_thread": "GetIssueThreadArgs",
     "get_pull_request": "GetPullRequestArgs",
     "get_repository": "GetRepositoryArgs",
     "list_issue_comments": "ListIssueCommentsArgs",

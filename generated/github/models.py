@@ -20,6 +20,15 @@ class GetIssueArgs(BaseModel):
     repo: str
 
 
+class GetIssueThreadArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    number: int
+    owner: str
+    repo: str
+
+
 class GetPullRequestArgs(BaseModel):
     model_config = ConfigDict(
         extra="forbid",

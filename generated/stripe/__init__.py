@@ -18,6 +18,7 @@ ARGUMENT_MODELS: dict[str, str] = {
     "get_balance": "GetBalanceArgs",
     "get_charge": "GetChargeArgs",
     "get_customer": "GetCustomerArgs",
+    "get_customer_open_invoices": "GetCustomerOpenInvoicesArgs",
     "list_charges": "ListChargesArgs",
     "list_customers": "ListCustomersArgs",
     "list_invoices": "ListInvoicesArgs",

@@ -151,6 +151,7 @@ class RecordCreateCustomerArgs(BaseModel):
     name: constr(max_length=256) | None = None
 
 
+GetCustomerOpenInvoicesArgs = GetCustomerArgs
 PreviewDeleteCustomerArgs = GetCustomerArgs
 RecordDeleteCustomerArgs = RecordCancelPaymentIntentArgs
 RecordRefundChargeArgs = RecordCancelPaymentIntentArgs

@@ -17,9 +17,12 @@ API: str = "tickets"
 ARGUMENT_MODELS: dict[str, str] = {
     "get_ticket": "GetTicketArgs",
     "get_ticket_history": "GetTicketHistoryArgs",
+    "get_ticket_view": "GetTicketViewArgs",
     "list_tickets": "ListTicketsArgs",
+    "preview_escalate_ticket": "PreviewEscalateTicketArgs",
     "preview_ticket_delete": "PreviewTicketDeleteArgs",
     "preview_ticket_followup": "PreviewTicketFollowupArgs",
+    "record_escalate_ticket": "RecordEscalateTicketArgs",
     "record_ticket_delete": "RecordTicketDeleteArgs",
     "record_ticket_followup": "RecordTicketFollowupArgs",
 }

@@ -18,6 +18,19 @@ class GetTicketArgs(BaseModel):
     ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
 
 
+class View(Enum):
+    details = "details"
+    history = "history"
+
+
+class GetTicketViewArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32) | None = None
+    view: View
+
+
 class Status(Enum):
     open = "open"
     pending = "pending"
@@ -33,6 +46,14 @@ class ListTicketsArgs(BaseModel):
     status: Status | None = None
 
 
+class PreviewEscalateTicketArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    reason: constr(min_length=1, max_length=2000)
+    ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
+
+
 class Visibility(Enum):
     internal = "internal"
     public = "public"
@@ -45,6 +66,14 @@ class PreviewTicketFollowupArgs(BaseModel):
     note: constr(min_length=1, max_length=2000)
     ticket_id: constr(pattern=r"^T-[0-9]+$", max_length=32)
     visibility: Visibility
+
+
+class RecordEscalateTicketArgs(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    action_id: constr(min_length=1, max_length=190)
+    preview_id: constr(min_length=1, max_length=200)
 
 
 class RecordTicketDeleteArgs(BaseModel):

@@ -13,26 +13,26 @@ Format version: `FORMAT_VERSION` (the ``format`` member). `from_json` refuses an
 any malformed member, with a `PolicyFormatError` naming the member's JSON pointer and what to do.
 A member that earlier builds of this same format did not write yet (``record``, ``narrowed``,
 ``toolset``, ``loading``, ``keywords``, ``dialect_rewrites``, ``output.shape``/``body``/``accept``,
-``fixed``, ``success_status``, ``intent``, ``pair``, the later pagination members) takes the value the
-runtime gives its absence (the dataclass default; a record row without ``record`` executes full
+``fixed``, ``success_status``, ``intent``, ``pair``, ``composite``, the later pagination members) takes
+the value the runtime gives its absence (the dataclass default; a record row without ``record`` executes full
 arguments).
 
 Normalisation (what `to_json` cannot tell apart): ``Idempotency.honoured_by_api`` None (the intent
 map does not say) is written as ``false``; a record row with ``record_arguments`` None is written
 as ``full``; ``record_arguments`` and ``preview_ttl_s`` of a read or preview row are not written.
-On every other value ``from_json(t.to_json()) == t``.
+A composite tool's row (``composite`` set) writes ``operation: null``; its `operation_id`, `method` and
+`path` are ``""``. On every other value ``from_json(t.to_json()) == t``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal
 
-from .diagnostics import Diagnostic, SourceLocation
-from .pointer import escape_token
+from .policy_nodes import REBUILD, Node, PolicyFormatError
 from .results import ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
@@ -51,6 +51,7 @@ IdempotencyIn = Literal["header", "query", "body", "none"]
 SchemaMode = Literal["strict", "warn", "off"]
 RecordArguments = Literal["preview", "full"]
 ToolsetOrigin = Literal["declared", "tag", "path"]
+CompositePattern = Literal["pipeline", "branch", "aggregate"]
 
 JSON = Any  # a JSON value: dict/list/str/int/float/bool/None
 
@@ -264,6 +265,123 @@ class NarrowedArg:
 
 
 @dataclass(frozen=True)
+class InputRef:
+    """The composite's argument value at `pointer` (RFC 6901; ``/customer``: the argument `customer`).
+    JSON ``{"$ref": "input", "pointer": P}``."""
+
+    pointer: str
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"$ref": "input", "pointer": self.pointer}
+
+
+@dataclass(frozen=True)
+class StepRef:
+    """The value at `pointer` in step `step`'s answer body (``""``: all of it).
+    JSON ``{"$ref": "step", "step": ID, "pointer": P}``."""
+
+    step: str
+    pointer: str
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"$ref": "step", "step": self.step, "pointer": self.pointer}
+
+
+Reference = InputRef | StepRef
+@dataclass(frozen=True)
+class LiteralValue:
+    """A literal argument or output value. `value` is JSON whose members (at any depth) may be
+    `InputRef`/`StepRef` values, resolved at call time. JSON ``{"$literal": V}``: inside V a
+    reference is its ``{"$ref": ...}`` object, and a literal object that itself has a ``$ref`` or
+    ``$literal`` member is written ``{"$literal": {...}}`` so that it cannot be taken for one."""
+
+    value: JSON
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"$literal": _literal_json(self.value)}
+
+    def references(self) -> tuple[Reference, ...]:
+        """Every reference inside the literal, depth first in member order."""
+        found: list[Reference] = []
+        _collect_refs(self.value, found)
+        return tuple(found)
+
+
+MappingValue = InputRef | StepRef | LiteralValue
+def _literal_json(value: JSON) -> JSON:
+    if isinstance(value, (InputRef, StepRef)):
+        return value.to_json()
+    if isinstance(value, dict):
+        inner = {k: _literal_json(v) for k, v in value.items()}
+        return {"$literal": inner} if ("$ref" in value or "$literal" in value) else inner
+    if isinstance(value, list):
+        return [_literal_json(v) for v in value]
+    return value
+
+
+def _collect_refs(value: JSON, found: list[Reference]) -> None:
+    if isinstance(value, (InputRef, StepRef)):
+        found.append(value)
+    for v in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+        _collect_refs(v, found)
+
+
+def mapping_references(value: MappingValue) -> tuple[Reference, ...]:
+    """The references a mapping value reads: itself, or those inside a literal."""
+    return value.references() if isinstance(value, LiteralValue) else (value,)
+
+
+@dataclass(frozen=True)
+class CompositeStep:
+    """One step of a composite plan (``composite.steps[]``).
+
+    `id`: the step's id in the plan. `when`: the value of the switch argument that takes this step
+    (branch steps), else None. `needs`: ids of the steps whose answers `args` read (every one earlier
+    in the plan). `args`: step argument name -> mapping value. `row`: the complete policy row the
+    step runs under (tool ``<composite tool>.<step id>``; read steps mode ``read``; write steps mode
+    ``record`` with full arguments and approval ``never``). `input_schema`: the step operation's
+    canonical input schema (the step's arguments are validated against it); `output_schema`: its
+    answer's schema, or None."""
+
+    id: str
+    when: str | None
+    needs: tuple[str, ...]
+    args: Mapping[str, MappingValue]
+    row: PolicyRow
+    input_schema: JSON
+    output_schema: JSON | None
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"id": self.id, "when": self.when, "needs": list(self.needs),
+                "args": {k: v.to_json() for k, v in self.args.items()}, "row": self.row.to_json(),
+                "input_schema": self.input_schema, "output_schema": self.output_schema}
+
+
+@dataclass(frozen=True)
+class CompositePlan:
+    """What a composite tool runs (``composite`` of its row; docs/composites.md, "In policy.json").
+
+    `pattern`: pipeline (steps in order, later ones may read earlier answers), branch (the step whose
+    `when` equals the `switch` value runs) or aggregate (every step, concurrently, partial errors
+    reported). `switch`: the input reference that chooses (branch only, else None). `steps`: in a
+    valid execution order. `output`: member of the combined result -> mapping value."""
+
+    pattern: CompositePattern
+    switch: InputRef | None
+    steps: tuple[CompositeStep, ...]
+    output: Mapping[str, MappingValue]
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"pattern": self.pattern, "switch": None if self.switch is None else self.switch.to_json(),
+                "steps": [s.to_json() for s in self.steps],
+                "output": {k: v.to_json() for k, v in self.output.items()}}
+
+    def step(self, step_id: str) -> CompositeStep | None:
+        """The step of that id, or None."""
+        return next((s for s in self.steps if s.id == step_id), None)
+
+
+@dataclass(frozen=True)
 class PolicyRow:
     """One row of the runtime policy table (one per tool; ``tools[]`` of ``policy.json``).
 
@@ -305,6 +423,9 @@ class PolicyRow:
     loading: Loading = "eager"  # eager: always in the catalog; deferred: found by tool search
     keywords: tuple[str, ...] = ()  # intent-map `keywords`: extra words tool search indexes
     dialect_rewrites: Mapping[str, tuple[Mapping[str, JSON], ...]] = field(default_factory=dict)
+    #: a composite tool's plan (docs/composites.md); its row has no operation (`operation_id`,
+    #: `method` and `path` are ``""``, JSON ``operation: null``)
+    composite: CompositePlan | None = None
 
     @property
     def executes_preview(self) -> bool:
@@ -319,7 +440,8 @@ class PolicyRow:
             "effect": self.effect,
             "intent": self.intent,
             "pair": self.pair,
-            "operation": {"id": self.operation_id, "method": self.method, "path": self.path},
+            "operation": None if self.composite is not None else {
+                "id": self.operation_id, "method": self.method, "path": self.path},
             "permission": list(self.permission),
             "approval": self.approval,
             "idempotency": None if self.idempotency is None else self.idempotency.to_json(),
@@ -342,6 +464,7 @@ class PolicyRow:
             "toolset": self.toolset,
             "loading": self.loading,
             "keywords": list(self.keywords),
+            "composite": None if self.composite is None else self.composite.to_json(),
         }
 
 
@@ -401,102 +524,7 @@ class PolicyTable:
 # reading
 
 
-class PolicyFormatError(ValueError):
-    """A ``policy.json`` that is not of this format: `pointer` is the JSON pointer of the offending
-    member (``""``: the whole document), `hint` what to do, `file` the display path read."""
-
-    def __init__(self, message: str, pointer: str, hint: str, file: str = "policy.json"):
-        self.message, self.pointer, self.hint, self.file = message, pointer, hint, file
-        super().__init__(f"{file}#{pointer}: {message} (hint: {hint})")
-
-    def diagnostic(self, code: str = "policy-format-invalid") -> Diagnostic:
-        """The error as a located `Diagnostic` (severity error)."""
-        return Diagnostic(code, "error", self.message, SourceLocation(self.file, pointer=self.pointer), self.hint)
-
-
-_REBUILD = "rebuild the API with `toolgen build` (policy.json is generated; do not edit it)"
-_MISSING = object()
-T = TypeVar("T")
-
-
-class _Node:
-    """A JSON value at a pointer; the getters raise `PolicyFormatError` located at the member."""
-
-    def __init__(self, value: JSON, pointer: str, file: str):
-        self.value, self.pointer, self.file = value, pointer, file
-
-    def fail(self, message: str, key: str | int | None = None, hint: str = _REBUILD) -> PolicyFormatError:
-        where = self.pointer if key is None else f"{self.pointer}/{escape_token(str(key))}"
-        return PolicyFormatError(message, where, hint, self.file)
-
-    def obj(self) -> dict[str, JSON]:
-        if not isinstance(self.value, dict):
-            raise self.fail(f"expected an object, found {_kind(self.value)}")
-        return self.value
-
-    def child(self, key: str | int, value: JSON) -> _Node:
-        return _Node(value, f"{self.pointer}/{escape_token(str(key))}", self.file)
-
-    def get(self, key: str, default: JSON = _MISSING) -> _Node:
-        members = self.obj()
-        if key not in members:
-            if default is _MISSING:
-                raise self.fail(f"required member {key!r} is missing", key)
-            return self.child(key, default)
-        return self.child(key, members[key])
-
-    def text(self) -> str:
-        if not isinstance(self.value, str):
-            raise self.fail(f"expected a string, found {_kind(self.value)}")
-        return self.value
-
-    def opt_text(self) -> str | None:
-        return None if self.value is None else self.text()
-
-    def integer(self) -> int:
-        if isinstance(self.value, bool) or not isinstance(self.value, int):
-            raise self.fail(f"expected an integer, found {_kind(self.value)}")
-        return self.value
-
-    def opt_integer(self) -> int | None:
-        return None if self.value is None else self.integer()
-
-    def flag(self) -> bool:
-        if not isinstance(self.value, bool):
-            raise self.fail(f"expected true or false, found {_kind(self.value)}")
-        return self.value
-
-    def opt_flag(self) -> bool | None:
-        return None if self.value is None else self.flag()
-
-    def choice(self, kind: Any) -> Any:
-        allowed: tuple[str, ...] = get_args(kind)
-        if self.value not in allowed:
-            raise self.fail(f"{self.value!r} is not one of {', '.join(allowed)}")
-        return self.value
-
-    def items(self) -> list[_Node]:
-        if not isinstance(self.value, list):
-            raise self.fail(f"expected an array, found {_kind(self.value)}")
-        return [self.child(i, v) for i, v in enumerate(self.value)]
-
-    def tuple_of(self, read: Callable[[_Node], T]) -> tuple[T, ...]:
-        return tuple(read(n) for n in self.items())
-
-
-def _kind(value: JSON) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
-
-
-def _read_binding(n: _Node) -> ArgBinding:
+def _read_binding(n: Node) -> ArgBinding:
     return ArgBinding(
         arg=n.get("arg").text(), location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
         required=n.get("required").flag(), null_means=n.get("null", "omit").choice(NullMeans),
@@ -504,26 +532,26 @@ def _read_binding(n: _Node) -> ArgBinding:
         content_type=n.get("content_type", None).opt_text())
 
 
-def _read_fixed(n: _Node) -> FixedValue:
+def _read_fixed(n: Node) -> FixedValue:
     n.obj()
     return FixedValue(location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
                       value=n.get("value").value, source=n.get("source", "").text())
 
 
-def _read_auth(n: _Node) -> AuthBinding:
+def _read_auth(n: Node) -> AuthBinding:
     return AuthBinding(scheme=n.get("scheme").text(), kind=n.get("kind").text(), location=n.get("in").choice(AuthLocation),
                        wire_name=n.get("name").text(), secret=n.get("secret").text(),
-                       scopes=n.get("scopes", []).tuple_of(_Node.text))
+                       scopes=n.get("scopes", []).tuple_of(Node.text))
 
 
-def _read_idempotency(n: _Node) -> Idempotency | None:
+def _read_idempotency(n: Node) -> Idempotency | None:
     if n.value is None:
         return None
     return Idempotency(arg=n.get("arg").text(), send_in=n.get("in").choice(IdempotencyIn),
                        wire_name=n.get("name").opt_text(), honoured_by_api=n.get("honoured_by_api", False).flag())
 
 
-def _read_pagination(n: _Node) -> Pagination | None:
+def _read_pagination(n: Node) -> Pagination | None:
     if n.value is None:
         return None
     return Pagination(
@@ -537,25 +565,25 @@ def _read_pagination(n: _Node) -> Pagination | None:
         page_size_arg=n.get("page_size_arg", "page_size").text())
 
 
-def _read_retry(n: _Node) -> Retry:
+def _read_retry(n: Node) -> Retry:
     return Retry(max_attempts=n.get("max_attempts").integer(), backoff_ms=n.get("backoff_ms").integer(),
-                 deadline_ms=n.get("deadline_ms").integer(), on=n.get("on").tuple_of(_Node.text))
+                 deadline_ms=n.get("deadline_ms").integer(), on=n.get("on").tuple_of(Node.text))
 
 
-def _read_output(n: _Node) -> OutputPolicy:
+def _read_output(n: Node) -> OutputPolicy:
     return OutputPolicy(
-        fields=n.get("fields").tuple_of(_Node.text), max_bytes=n.get("max_bytes").integer(),
-        redact=n.get("redact", []).tuple_of(_Node.text), schema_mode=n.get("schema_mode", "warn").choice(SchemaMode),
+        fields=n.get("fields").tuple_of(Node.text), max_bytes=n.get("max_bytes").integer(),
+        redact=n.get("redact", []).tuple_of(Node.text), schema_mode=n.get("schema_mode", "warn").choice(SchemaMode),
         shape=n.get("shape", "object").choice(Shape), body=n.get("body", "json").choice(ResponseBody),
         accept=n.get("accept", None).opt_text())
 
 
-def _read_narrowed(n: _Node) -> NarrowedArg:
+def _read_narrowed(n: Node) -> NarrowedArg:
     return NarrowedArg(arg=n.get("arg").text(), schema=n.get("schema", None).value,
                        description=n.get("description", None).opt_text(), hidden=n.get("hidden", False).flag())
 
 
-def _read_rewrites(n: _Node) -> dict[str, tuple[Mapping[str, JSON], ...]]:
+def _read_rewrites(n: Node) -> dict[str, tuple[Mapping[str, JSON], ...]]:
     out: dict[str, tuple[Mapping[str, JSON], ...]] = {}
     for dialect, records in n.obj().items():
         node = n.child(dialect, records)
@@ -569,11 +597,94 @@ def _read_rewrites(n: _Node) -> dict[str, tuple[Mapping[str, JSON], ...]]:
     return out
 
 
-def _read_row(n: _Node) -> PolicyRow:
+def _read_ref(n: Node) -> InputRef | StepRef:
+    kind = n.get("$ref").choice(Literal["input", "step"])
+    pointer = n.get("pointer").text()
+    if pointer and not pointer.startswith("/"):
+        raise n.fail(f"{pointer!r} is not a JSON pointer (it starts with '/', or is empty)", "pointer")
+    if kind == "input":
+        return InputRef(pointer)
+    return StepRef(n.get("step").text(), pointer)
+
+
+def _read_literal_member(n: Node) -> JSON:
+    value = n.value
+    if isinstance(value, dict):
+        if "$ref" in value:
+            return _read_ref(n)
+        if "$literal" in value:
+            inner = n.get("$literal")
+            if isinstance(inner.value, dict):
+                return {k: _read_literal_member(inner.child(k, v)) for k, v in inner.value.items()}
+            return _read_literal_member(inner)
+        return {k: _read_literal_member(n.child(k, v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_read_literal_member(c) for c in n.items()]
+    return value
+
+
+def _read_mapping(n: Node) -> MappingValue:
+    members = n.obj()
+    if "$ref" in members:
+        return _read_ref(n)
+    if "$literal" in members:
+        return LiteralValue(_read_literal_member(n.get("$literal")))
+    raise n.fail("expected a reference {\"$ref\": ...} or a literal {\"$literal\": ...}")
+
+
+def _read_mappings(n: Node) -> dict[str, MappingValue]:
+    return {k: _read_mapping(n.child(k, v)) for k, v in n.obj().items()}
+
+
+def _read_step(n: Node) -> CompositeStep:
+    n.obj()
+    row = n.get("row")
+    output_schema = n.get("output_schema", None)
+    _ = None if output_schema.value is None else output_schema.obj()
+    read = CompositeStep(
+        id=n.get("id").text(), when=n.get("when", None).opt_text(), needs=n.get("needs").tuple_of(Node.text),
+        args=_read_mappings(n.get("args")), row=_read_row(row), input_schema=n.get("input_schema").obj(),
+        output_schema=output_schema.value)
+    if read.row.composite is not None:
+        raise row.fail("a step row is the row of one operation; it holds no composite plan", "composite")
+    return read
+
+
+def _read_composite(n: Node) -> CompositePlan | None:
+    if n.value is None:
+        return None
+    switch, steps = n.get("switch", None), n.get("steps")
+    ref = None if switch.value is None else _read_ref(switch)
+    if ref is not None and not isinstance(ref, InputRef):
+        raise switch.fail("the switch is a reference to the composite's input", "$ref")
+    plan = CompositePlan(pattern=n.get("pattern").choice(CompositePattern), switch=ref,
+                         steps=steps.tuple_of(_read_step), output=_read_mappings(n.get("output")))
+    seen: set[str] = set()
+    for index, (node, step) in enumerate(zip(steps.items(), plan.steps, strict=True)):
+        for need in step.needs:
+            if need not in seen:
+                raise node.fail(f"step {step.id!r} needs {need!r}, which is not an earlier step of the plan",
+                                "needs")
+        if step.id in seen:
+            raise node.fail(f"step id {step.id!r} is used twice (steps/{index})", "id")
+        seen.add(step.id)
+    return plan
+
+
+def _read_row(n: Node) -> PolicyRow:
     n.obj()
     mode = n.get("mode").choice(Mode)
     tool = n.get("tool").text()
+    composite = _read_composite(n.get("composite", None))
     operation, request = n.get("operation"), n.get("request")
+    if (operation.value is None) == (composite is None):
+        raise (n.fail("a composite tool's row has no operation (`operation: null`)", "operation") if composite
+               else n.fail("a row without an operation is a composite tool's and needs its `composite` plan",
+                           "composite"))
+    op_id = method = path = ""
+    if operation.value is not None:
+        op_id, method, path = (operation.get("id").text(), operation.get("method").text(),
+                               operation.get("path").text())
     record = n.get("record", None)
     record_arguments: RecordArguments | None = None
     preview_ttl_s: int | None = None
@@ -586,8 +697,7 @@ def _read_row(n: _Node) -> PolicyRow:
         raise n.fail(f"a {mode} row holds no record object (record rows only)", "record")
     return PolicyRow(
         tool=tool, mode=mode, effect=n.get("effect").choice(Effect),
-        operation_id=operation.get("id").text(), method=operation.get("method").text(),
-        path=operation.get("path").text(), permission=n.get("permission").tuple_of(_Node.text),
+        operation_id=op_id, method=method, path=path, permission=n.get("permission").tuple_of(Node.text),
         approval=n.get("approval").choice(Approval), idempotency=_read_idempotency(n.get("idempotency", None)),
         retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").integer(),
         pagination=_read_pagination(n.get("pagination", None)), output=_read_output(n.get("output")),
@@ -596,14 +706,14 @@ def _read_row(n: _Node) -> PolicyRow:
         body_content_type=request.get("content_type", None).opt_text(),
         bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed", []).tuple_of(_read_fixed),
         pair=n.get("pair", None).opt_text(), intent=n.get("intent", "").text(),
-        success_status=n.get("success_status", []).tuple_of(_Node.integer),
+        success_status=n.get("success_status", []).tuple_of(Node.integer),
         record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,
         narrowed=n.get("narrowed", []).tuple_of(_read_narrowed), toolset=n.get("toolset", None).opt_text(),
-        loading=n.get("loading", "eager").choice(Loading), keywords=n.get("keywords", []).tuple_of(_Node.text),
-        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites", {})))
+        loading=n.get("loading", "eager").choice(Loading), keywords=n.get("keywords", []).tuple_of(Node.text),
+        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites", {})), composite=composite)
 
 
-def _read_toolset(n: _Node) -> Toolset:
+def _read_toolset(n: Node) -> Toolset:
     return Toolset(name=n.get("name").text(), description=n.get("description").text(),
                    loading=n.get("loading").choice(Loading), origin=n.get("origin", "declared").choice(ToolsetOrigin))
 
@@ -614,14 +724,14 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
     missing, of the wrong JSON type or outside its values, at ``/format`` for another format version,
     and at ``/tools/<i>/tool`` for a tool named twice. Members that earlier builds of this format did
     not write yet take their defaults (module docstring)."""
-    root = _Node(value, "", file)
+    root = Node(value, "", file)
     root.obj()
     version = root.get("format")
     if version.value != FORMAT_VERSION:
         raise version.fail(
             f"policy format {version.value!r} is not the format {FORMAT_VERSION} this toolgen reads",
             hint=("rebuild the API with this toolgen (`toolgen build`), or run the toolgen that wrote it"
-                  if isinstance(version.value, int) and not isinstance(version.value, bool) else _REBUILD))
+                  if isinstance(version.value, int) and not isinstance(version.value, bool) else REBUILD))
     rows: list[PolicyRow] = []
     seen: set[str] = set()
     for node in root.get("tools").items():
@@ -646,7 +756,7 @@ def read_policy(path: str | os.PathLike[str], file: str | None = None) -> Policy
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise PolicyFormatError(f"not JSON: {exc}", "", _REBUILD, shown) from None
+        raise PolicyFormatError(f"not JSON: {exc}", "", REBUILD, shown) from None
     return from_json(value, shown)
 
 
@@ -658,10 +768,16 @@ __all__ = [
     "ArgLocation",
     "AuthBinding",
     "BodyEncoding",
+    "CompositePattern",
+    "CompositePlan",
+    "CompositeStep",
     "Effect",
     "FixedValue",
     "Idempotency",
+    "InputRef",
+    "LiteralValue",
     "Loading",
+    "MappingValue",
     "Mode",
     "NarrowedArg",
     "NullMeans",
@@ -671,8 +787,11 @@ __all__ = [
     "PolicyFormatError",
     "PolicyRow",
     "PolicyTable",
+    "Reference",
     "Retry",
+    "StepRef",
     "Toolset",
     "from_json",
+    "mapping_references",
     "read_policy",
 ]

@@ -348,6 +348,8 @@ def _object_nouns(path: str) -> list[str]:
 def _action_of(row: Mapping[str, Any], title: str, body: str) -> str:
     """The action class of an operation: from its effect, the first verb of its title, operationId or
     description, and the shape of its path."""
+    if row.get("composite"):
+        return _composite_action(row)
     op = row.get("operation") or {}
     method = str(op.get("method", "GET")).upper()
     path = str(op.get("path", ""))
@@ -380,10 +382,35 @@ def _action_of(row: Mapping[str, Any], title: str, body: str) -> str:
     return "create" if method == "POST" else "update"
 
 
+_METHOD_ACTIONS = {"POST": "create", "PUT": "update", "PATCH": "update", "DELETE": "delete"}
+
+
+def _composite_action(row: Mapping[str, Any]) -> str:
+    """A composite tool's action (docs/composites.md): a read is a search, a list or a get by its name;
+    a write takes the action of its first writing step's method."""
+    if row.get("effect") == "read":
+        name = str(row.get("tool", ""))
+        return "search" if name.startswith("search_") else "list" if name.startswith("list_") else "get"
+    steps = (row.get("composite") or {}).get("steps") or []
+    for step in steps:
+        step_row = step.get("row") or {}
+        if step_row.get("effect") != "read":
+            method = str((step_row.get("operation") or {}).get("method", "")).upper()
+            return "delete" if step_row.get("effect") == "destructive" else _METHOD_ACTIONS.get(method, "update")
+    return "update"
+
+
+def composite_operation(row: Mapping[str, Any]) -> str:
+    """How a composite's operations read in a search hit: ``composite: getTicket → addFollowup``."""
+    plan = row.get("composite") or {}
+    names = [str((s.get("row") or {}).get("operation", {}).get("id") or s.get("id")) for s in plan.get("steps") or []]
+    return f"composite: {(' → ' if plan.get('pattern') == 'pipeline' else ', ').join(names)}"
+
+
 def _described_action(row: Mapping[str, Any], body: str) -> list[str]:
     """The action a write's description starts with, when it is one of `PATH_ACTIONS` (``DELETE
     /v1/subscriptions/{id}``: "Cancels a customer's subscription" → cancel)."""
-    if str((row.get("operation") or {}).get("method", "GET")).upper() == "GET":
+    if row.get("composite") or str((row.get("operation") or {}).get("method", "GET")).upper() == "GET":
         return []
     first = split_words(body)[:1]
     if not first:
@@ -463,7 +490,7 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
         op = main.get("operation") or {}
         method = str(op.get("method", "")).upper()
         path = str(op.get("path", ""))
-        operation = str(op.get("id") or f"{method} {path}")
+        operation = composite_operation(main) if main.get("composite") else str(op.get("id") or f"{method} {path}")
         body = _clean(str(entry.get("description") or ""))
         title = str(entry.get("title") or "").removeprefix("Preview: ") or _first_sentence(body)
         action = _action_of(main, title, body)

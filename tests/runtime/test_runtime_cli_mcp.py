@@ -167,6 +167,7 @@ def test_list_tools_result_is_ordered_and_carries_cache_hints() -> None:
     assert [t["name"] for t in dumped["tools"]] == sorted(t["name"] for t in dumped["tools"])
     assert dumped["ttlMs"] > 0 and dumped["cacheScope"] == "public"
     assert per_caller["cacheScope"] == "private"
-    assert [t["name"] for t in per_caller["tools"]] == ["get_ticket", "get_ticket_history", "list_tickets"]
+    assert [t["name"] for t in per_caller["tools"]] == ["get_ticket", "get_ticket_history", "get_ticket_view",
+                                                       "list_tickets"]
     for tool in dumped["tools"]:
         assert set(tool["annotations"]) >= {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}

@@ -44,8 +44,9 @@ httpx2 = pytest.importorskip("httpx2")
 
 TOOLGEN = str(Path(sys.executable).parent / "toolgen")
 SCOPES = ("ticket:read", "ticket:write", "ticket:delete")
-READ_TOOLS = ["get_ticket", "get_ticket_history", "list_tickets"]
-WRITE_TOOLS = ["preview_ticket_followup", "record_ticket_followup"]
+READ_TOOLS = ["get_ticket", "get_ticket_history", "get_ticket_view", "list_tickets"]
+WRITE_TOOLS = ["preview_escalate_ticket", "preview_ticket_followup", "record_escalate_ticket",
+               "record_ticket_followup"]
 DELETE_TOOLS = ["preview_ticket_delete", "record_ticket_delete"]
 TOKENS = {"reader": ("reader-token-0b1f", ["ticket:read"]),
           "writer": ("writer-token-77aa", ["ticket:read", "ticket:write"]),

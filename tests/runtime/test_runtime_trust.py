@@ -295,7 +295,7 @@ def _record_tools() -> list[tuple[str, str]]:
         if not (folder / "policy.json").is_file():
             continue
         policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
-        out += [(api, str(r["tool"])) for r in policy["tools"] if r.get("mode") == "record"]
+        out += [(api, str(r["tool"])) for r in policy["tools"] if r.get("mode") == "record" and not r.get("composite")]
     return out
 
 

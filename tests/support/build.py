@@ -41,7 +41,7 @@ class Built:
         return next(r for r in self.json("policy.json")["tools"] if r["tool"] == name)
 
     def rows_for(self, operation_id: str) -> list[dict[str, Any]]:
-        return [r for r in self.json("policy.json")["tools"] if r["operation"]["id"] == operation_id]
+        return [r for r in self.json("policy.json")["tools"] if (r["operation"] or {}).get("id") == operation_id]
 
 
 def run(*args: str) -> Result:

@@ -172,6 +172,67 @@ class ToolIntent(_Strict):
                     "Default: true (every tool strict where the provider allows).")
 
 
+#: a composite step's id, and the name a composite's `$<id>` references use
+STEP_ID_RE = r"^[a-z][a-z0-9_]{0,63}$"
+
+
+class CompositeStepSpec(_Strict):
+    """One step of a composite: an operation, its arguments mapped from the composite's input, earlier
+    steps' answers and literals (docs/composites.md, "The mapping language")."""
+
+    id: str = Field(pattern=STEP_ID_RE, description="The step's id, unique in the composite; `$<id>/...` "
+                                                    "references read its answer. `input` is reserved.")
+    operation: str = Field(description="operationId, or `METHOD /path` as in the spec.")
+    args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Step argument (by the name its tool would take) -> a reference (`$input/<name>`, "
+                    "`$<step id>/<JSON pointer>`) or a literal (objects and arrays may hold references; `$$` "
+                    "starts a literal `$`).")
+    when: str | None = Field(
+        None, description="Branch steps: the value of the switch argument that takes this step.")
+
+
+class CompositeIntent(_Strict):
+    """A composite tool: one intent over several operations of the API (docs/composites.md). A read
+    composite is one tool (`get_<key>` unless the key starts with a read verb); a composite with a
+    write step is `preview_<key>` + `record_<key>`."""
+
+    pattern: Literal["pipeline", "branch", "aggregate"] = Field(
+        description="`pipeline`: steps in order, later ones may read earlier answers; `branch`: the step "
+                    "whose `when` equals the `switch` argument runs; `aggregate`: reads at once, merged, "
+                    "partial errors reported.")
+    description: str = Field(min_length=1, description="What the tool is for and when to use it.")
+    title: str | None = None
+    steps: list[CompositeStepSpec] = Field(min_length=1)
+    switch: str | None = Field(None, description="Branch only: `$input/<argument>`, the argument that chooses.")
+    output: dict[str, Any] | None = Field(
+        None, description="The combined result: member -> reference or literal. Default: one member per "
+                          "step, its whole answer.")
+    output_fields: list[str] = Field(
+        default_factory=list, description="Dotted paths of the combined result to keep; empty = all.")
+    redact: list[str] = Field(
+        default_factory=list, description="Dotted paths of the combined result replaced by '[redacted]' (added "
+                                          "to those the steps' own intents redact).")
+    max_bytes: int | None = Field(None, ge=256, description="Size budget of the serialised result.")
+    inputs: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Argument name -> its JSON Schema, for arguments whose schema cannot be taken from a step "
+                    "argument (a reference nested in a literal or into a member of an argument).")
+    effect: Effect | None = Field(None, description="Only stricter than the strictest step (derived).")
+    permission: str | list[str] | None = Field(
+        None, description="Scopes added to the union of the steps' scopes (never fewer).")
+    approval: Literal["never", "required"] | None = Field(
+        None, description="`required` is derived for a composite with a write; a read composite may ask for it.")
+    idempotency: IdempotencySpec | None = Field(
+        None, description="The record tool's idempotency key argument (default `action_id`); each write step's "
+                          "key is `<key>.<step id>`. `send_as` must stay `none`.")
+    timeout_ms: int | None = Field(None, ge=1, le=600_000, description="One deadline for the whole composite.")
+    toolset: str | None = None
+    loading: Loading | None = None
+    keywords: list[str] = Field(default_factory=list)
+    strict: bool = Field(True, strict=True)
+
+
 class IncludeSpec(_Strict):
     """A group of operations taken whole, effects inferred from what each operation says it does (the verb of its
     Action, operationId, path or summary; the method when they name none; never a read on POST) unless given."""
@@ -277,6 +338,9 @@ class IntentMap(_Strict):
     toolsets: dict[str, ToolsetSpec] = Field(
         default_factory=dict, description="Toolset name -> its description and loading. Names: a letter, then "
                                           "letters, digits, '_' or '-', at most 64 characters.")
+    composites: dict[str, CompositeIntent] = Field(
+        default_factory=dict, description="Composite tools: one intent over several operations (pipeline, "
+                                          "branch, aggregate), every step enforced like a tool of its own.")
 
     @field_validator("tools")
     @classmethod
@@ -423,9 +487,9 @@ def _model_at(loc: list[Any]) -> type[BaseModel] | None:
             return None
         annotation = field.annotation
         nested = _models_in(annotation)
-        if str(key) in ("tools", "auth", "args", "toolsets"):
+        if str(key) in ("tools", "auth", "args", "toolsets", "composites"):
             i += 2  # dict key then the value
-        elif str(key) == "include":
+        elif str(key) in ("include", "steps"):
             i += 2  # list index then the value
         else:
             i += 1

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..compile.ir import ApiIR
-from ..policy_format import NarrowedArg, PolicyRow, PolicyTable
+from ..policy_format import InputRef, MappingValue, NarrowedArg, PolicyRow, PolicyTable, StepRef
 
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
@@ -222,9 +222,71 @@ def _row_line(r: PolicyRow) -> str:
     if r.output.redact:
         out.append("redacts " + ", ".join(_code(p) for p in r.output.redact))
     deferred = " (deferred)" if r.loading == "deferred" else ""
-    return (f"| {_code(r.tool)}{deferred} | {r.mode} | {effect} | {_code(r.method + ' ' + r.path)} "
+    return (f"| {_code(r.tool)}{deferred} | {r.mode} | {effect} | {operation_cell(r)} "
             f"| {', '.join(_code(p) for p in r.permission) or '—'} | {approval} | {idem} | {retry} "
             f"| {timeout} | {pages} | {'; '.join(out)} | {_executes(r)} |")
+
+
+def operation_cell(r: PolicyRow) -> str:
+    """The "operation" cell: ``METHOD /path``, or for a composite its pattern and step count."""
+    if r.composite is not None:
+        count = len(r.composite.steps)
+        return f"composite: {r.composite.pattern} of {count} step{'s' if count != 1 else ''}"
+    return _code(r.method + " " + r.path)
+
+
+def _mapping_text(value: MappingValue) -> str:
+    if isinstance(value, InputRef):
+        return "$input" + value.pointer
+    if isinstance(value, StepRef):
+        return f"${value.step}{value.pointer}"
+    return json.dumps(_plain_literal(value.value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _plain_literal(value: Any) -> Any:
+    if isinstance(value, (InputRef, StepRef)):
+        return _mapping_text(value)
+    if isinstance(value, dict):
+        return {k: _plain_literal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_literal(v) for v in value]
+    return value
+
+
+def composites_markdown(rows: list[PolicyRow]) -> list[str]:
+    """The "Composite tools" section of POLICY.md: per composite (its record row when it writes), each
+    step in plan order with its operation, the policy it runs under and where its arguments come from
+    (nothing when there are no composites)."""
+    chosen = [r for r in rows if r.composite is not None and r.mode != "preview"]
+    if not chosen:
+        return []
+    lines = ["", "## Composite tools", "",
+             ("Each step runs under its own row: the runtime validates its arguments, checks its permission, "
+              "applies its timeout and validates its answer, as for a tool of that operation. A composite that "
+              "writes is previewed as a whole and approved once; each write step's idempotency key is "
+              "`<record key>.<step id>`.")]
+    for r in chosen:
+        plan = r.composite
+        assert plan is not None
+        switch = f", switch {_code(_mapping_text(plan.switch))}" if plan.switch is not None else ""
+        lines += ["", f"### {_code(r.tool)} ({plan.pattern}{switch})", "",
+                  ("| step | when | operation | mode | effect | permission | approval | idempotency key | timeout "
+                  "| arguments |"), "|---|---|---|---|---|---|---|---|---|---|"]
+        for step in plan.steps:
+            s = step.row
+            idem = "—" if s.idempotency is None else (
+                f"{_code(s.idempotency.arg)} = record key + `.{step.id}`"
+                + (f" → {s.idempotency.send_in} {_code(s.idempotency.wire_name or '')}"
+                   if s.idempotency.send_in != "none" else " (receipts only)"))
+            effect = f"**{s.effect}**" if s.effect == "destructive" else s.effect
+            args = "; ".join(f"{_code(a)} ← {_code(_mapping_text(v))}" for a, v in step.args.items()) or "—"
+            lines.append(f"| {_code(step.id)} | {_code(step.when) if step.when is not None else '—'} | "
+                         f"{_code(s.operation_id)} {_code(s.method + ' ' + s.path)} | {s.mode} | {effect} | "
+                         f"{', '.join(_code(p) for p in s.permission) or '—'} | {s.approval} | {idem} | "
+                         f"{_ms(s.timeout_ms)} | {args} |")
+        members = "; ".join(f"{_code(m)} ← {_code(_mapping_text(v))}" for m, v in plan.output.items())
+        lines += ["", f"Result: {members or '(empty)'}."]
+    return lines
 
 
 def _after_table(ir: ApiIR, rows: list[PolicyRow]) -> list[str]:
@@ -246,7 +308,7 @@ def _after_table(ir: ApiIR, rows: list[PolicyRow]) -> list[str]:
 
     lines += ["", "## Arguments and where they are sent", ""]
     for r in rows:
-        if r.mode == "preview":
+        if r.mode == "preview" or r.composite is not None:
             continue
         lines.append(f"<details><summary>{_code(r.tool)}: {_code(r.method + ' ' + r.path)}, "
                      f"{'no' if r.body_encoding == 'none' else r.body_encoding} body</summary>")
@@ -269,6 +331,7 @@ def _after_table(ir: ApiIR, rows: list[PolicyRow]) -> list[str]:
                              f"{_code(repr(f.value))}"
                              + (f", the only value the spec admits ({_code(f.source)})" if f.source else "") + " |")
         lines += ["", "</details>", ""]
+    lines += composites_markdown(rows)
     lines += narrowed_markdown(rows)
     lines += rewrites_markdown(rows)
     lines += non_strict_markdown(ir)

@@ -18,7 +18,7 @@ from ..dialects.openai import OPENAI_MAX_TOOLS
 from ..tokens import count_tokens
 from . import compact_json
 from .catalogs import Catalogs
-from .policy import _code, _md, grouped_rows, toolsets_markdown
+from .policy import _code, _md, grouped_rows, operation_cell, toolsets_markdown
 from .upfront import upfront_costs
 
 
@@ -128,7 +128,7 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
 
 def _tool_line(row: PolicyRow, size: ToolSize) -> str:
     deferred = " (deferred)" if row.loading == "deferred" else ""
-    return (f"| {_code(row.tool)}{deferred} | {row.mode} | {row.effect} | {_code(row.method + ' ' + row.path)} | "
+    return (f"| {_code(row.tool)}{deferred} | {row.mode} | {row.effect} | {operation_cell(row)} | "
             f"{size.tokens.get('openai', 0)} | {size.tokens.get('anthropic', 0)} | {size.tokens.get('mcp', 0)} | "
             f"{size.bytes.get('mcp', 0)} |")
 

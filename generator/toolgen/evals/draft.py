@@ -16,6 +16,9 @@ Per intent (a read tool, or a write's ``preview_*``/``record_*`` pair):
 - 1 ``multi_step`` task per previewed write: preview, the scripted human approves, record;
   expected: exactly one write.
 
+Composite tools (rows with no operation, docs/composites.md) are not drafted: a task that calls one
+needs the runtime that executes composite plans.
+
 Drafts are templated, not written by a person: review and edit them (docs/eval.md).
 """
 
@@ -84,6 +87,8 @@ def _intents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]]) ->
     entries = {str(t["name"]): t for t in catalog}
     rows: dict[str, list[Mapping[str, Any]]] = {}
     for row in policy.get("tools", []):
+        if row.get("composite") is not None:
+            continue
         rows.setdefault(str(row.get("intent") or row["tool"]), []).append(row)
     out: list[_Intent] = []
     for name in sorted(rows):
@@ -96,7 +101,7 @@ def _intents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]]) ->
         skip = frozenset(k for k in ("preview_id", idem) if isinstance(k, str))
         out.append(_Intent(
             name=name, entry=entry, write="record" in group, previewed="preview" in group,
-            path=tuple(p for p in str(first["operation"]["path"]).split("/") if p),
+            path=tuple(p for p in str((first.get("operation") or {}).get("path", "")).split("/") if p),
             sentence=_sentence(description, name),
             schema=entries.get(entry, {}).get("inputSchema") or {}, skip=skip))
     return out

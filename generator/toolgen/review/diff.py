@@ -189,6 +189,8 @@ def _args(tool: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
 
 
 def _op(row: PolicyRow) -> str:
+    if row.composite is not None:
+        return f"composite ({row.composite.pattern})"
     return f"{row.method} {row.path}"
 
 
@@ -206,7 +208,8 @@ def _idem(row: PolicyRow) -> str:
 
 #: the `PolicyRow` fields a change kind of its own covers
 _COMPARED = {"tool", "mode", "effect", "operation_id", "method", "path", "permission", "approval", "idempotency",
-             "output", "pair", "intent", "record_arguments", "preview_ttl_s", "narrowed", "toolset", "loading"}
+             "output", "pair", "intent", "record_arguments", "preview_ttl_s", "narrowed", "toolset", "loading",
+             "composite"}
 #: the ``policy.json`` member a field is written under, where the names differ (a "policy-changed" names members)
 _MEMBER = {"body_encoding": "request", "body_content_type": "request", "bindings": "request", "fixed": "request"}
 
@@ -288,11 +291,72 @@ def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
     if old_row.loading != new_row.loading:
         add("loading-changed", False, f"loading {old_row.loading} → {new_row.loading}"
             + (" (now found by tool search, not listed up front)" if new_row.loading == "deferred" else ""))
+    out.extend(compare_plans(api, name, old_row, new_row))
     other = sorted({_MEMBER.get(f.name, f.name) for f in fields(PolicyRow)
                     if f.name not in _COMPARED and getattr(old_row, f.name) != getattr(new_row, f.name)})
     if other:
         add("policy-changed", False, "changed: " + ", ".join(other))
     return out
+
+
+def compare_plans(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow) -> list[Change]:
+    """Changes of a composite's steps (docs/composites.md). Risky: a write step added (a step whose row
+    writes, new or changed from a read), a step's effect widened, a scope dropped from a step's
+    permission, a step's approval or idempotency key removed, a step calling another operation.
+    Listed after: steps added or removed, scopes added, other plan changes (pattern, arguments,
+    order, output)."""
+    old_plan, new_plan = old_row.composite, new_row.composite
+    if old_plan is None or new_plan is None:
+        return []  # from or to one operation: `operation-changed` says it
+    out: list[Change] = []
+
+    def add(kind: str, risky: bool, detail: str) -> None:
+        out.append(Change(api, name, kind, risky, detail))
+
+    old_steps = {s.id: s for s in old_plan.steps}
+    for step in new_plan.steps:
+        before = old_steps.get(step.id)
+        row = step.row
+        if before is None:
+            writes = row.effect != "read"
+            add("composite-write-step-added" if writes else "composite-step-added", writes,
+                f"step `{step.id}`: {_step_op(row)} ({row.effect})")
+            continue
+        was = before.row
+        if _step_op(was) != _step_op(row):
+            add("composite-step-operation-changed", True, f"step `{step.id}`: {_step_op(was)} → {_step_op(row)}")
+        if was.effect != row.effect:
+            widened = _EFFECT_RANK.get(row.effect, 0) > _EFFECT_RANK.get(was.effect, 0)
+            kind = ("composite-write-step-added" if was.effect == "read" else "composite-step-effect-widened") \
+                if widened else "composite-step-effect-narrowed"
+            add(kind, widened, f"step `{step.id}`: {was.effect} → {row.effect}")
+        dropped = [p for p in was.permission if p not in row.permission]
+        gained = [p for p in row.permission if p not in was.permission]
+        if dropped:
+            add("composite-step-permission-dropped", True,
+                f"step `{step.id}`: no longer checks {', '.join(dropped)} ({_perm(was)} → {_perm(row)})")
+        elif gained:
+            add("composite-step-permission-changed", False, f"step `{step.id}`: {_perm(was)} → {_perm(row)}")
+        if was.approval == "required" and row.approval != "required":
+            add("composite-step-approval-removed", True, f"step `{step.id}`: approval required → {row.approval}")
+        if was.idempotency is not None and row.idempotency is None:
+            add("composite-step-idempotency-removed", True, f"step `{step.id}`: {_idem(was)} → none")
+        if (before.args, before.needs, before.when, before.input_schema, before.output_schema) != \
+                (step.args, step.needs, step.when, step.input_schema, step.output_schema):
+            add("composite-step-changed", False, f"step `{step.id}`: arguments, order or schemas changed")
+    for step_id in sorted(set(old_steps) - {s.id for s in new_plan.steps}):
+        add("composite-step-removed", False, f"step `{step_id}`: {_step_op(old_steps[step_id].row)}")
+    if [s.id for s in old_plan.steps if s.id in {t.id for t in new_plan.steps}] != \
+            [s.id for s in new_plan.steps if s.id in old_steps]:
+        add("composite-plan-changed", False, "the steps run in another order")
+    if (old_plan.pattern, old_plan.switch, old_plan.output) != (new_plan.pattern, new_plan.switch, new_plan.output):
+        add("composite-plan-changed", False, f"pattern, switch or result changed ({old_plan.pattern} → "
+            f"{new_plan.pattern})" if old_plan.pattern != new_plan.pattern else "switch or result members changed")
+    return out
+
+
+def _step_op(row: PolicyRow) -> str:
+    return f"{row.operation_id or '-'} {row.method} {row.path}"
 
 
 _APPROVAL_PROMISE = re.compile(r"\bapprov\w*|\bhuman (?:must )?(?:review|confirm|sign)\w*|\bpreview_id\b", re.IGNORECASE)

@@ -11,6 +11,10 @@ where it applies:
 - ``replay``: preview → approve → record twice with one key → one request on the wire, second replayed;
 - ``conflict``: the same key with other arguments → ``idempotency_conflict``, no second request.
 
+Composite tools (rows with a ``composite`` plan and no operation, docs/composites.md) get no cases
+here: each of their steps runs under a step row the runtime enforces like a tool's, and their cases
+(per step) belong with the runtime that executes plans.
+
 A record tool that executes a stored preview (policy ``record.arguments: preview``) takes only the
 ``preview_id`` and the key: its ``no_approval``, ``replay`` and ``conflict`` cases synthesise the
 arguments of its preview tool, preview them as the recording actor and record that ``preview_id``.
@@ -321,7 +325,7 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
     """All contract cases for the tools of `registry` (see the module docstring). Raises
     `toolgen.policy_format.PolicyFormatError` when its policy table is malformed."""
     cases: list[ContractCase] = []
-    for tool in registry.tool_names():
+    for tool in (name for name in registry.tool_names() if _row(registry, name).composite is None):
         spec = registry.specs[tool]
         row = _row(registry, tool)
         schema = spec.input_schema

@@ -56,6 +56,15 @@ ERROR_CODES: dict[str, tuple[Category, bool, str]] = {
         "policy", False,
         ("The stored preview no longer builds the previewed request (the store was changed or the tool's policy "
         "changed): preview again; nothing was sent.")),
+    "preview_stale": (
+        "conflict", False,
+        ("A read the composite's writes depend on now gives another result than at preview time, so a write "
+         "request differs from the previewed one: preview again and get the new plan approved; nothing was "
+         "written.")),
+    "composite_reference_missing": (
+        "dependency", False,
+        ("An earlier step's answer lacks the member a later step's argument reads (details.step, "
+         "details.pointer): the later step was not run; read the earlier step's result.")),
     "idempotency_conflict": (
         "conflict",
         False,

@@ -2,7 +2,8 @@
 stores for it (docs/runtime.md "Issued approvals"; the records and the check are `approvals`).
 
 Input: a `Host` (a registry), an approval-gated record tool, a ``preview_id`` and the actor who
-made the preview. `approvable_request` rebuilds the request the record call would send;
+made the preview. `approvable_request` rebuilds the request the record call would send (for a
+composite record, the plan's write requests as its preview showed them);
 `issue_approval` audits, then stores, a new approval of it. Both raise `ToolError` (and
 `issue_approval` `ValueError` for bad arguments); `Registry.approvable_request` and
 `Registry.issue_approval` are these functions.
@@ -19,6 +20,7 @@ from .audit import AuditEvent
 from .calls import Actor, fingerprint
 from .errors import ToolError, make_error
 from .host import Host
+from .pipeline.composite.write import approvable_plan
 from .request import build_request
 from .stored_previews import stored_arguments
 from .toolspec import ToolSpec, display, executes_preview
@@ -57,6 +59,8 @@ def approvable_request(host: Host, record_tool: str, preview_id: str, actor_id: 
     ``preview_expired``, ``preview_mismatch`` (the stored preview no longer builds that request,
     e.g. another base URL), ``receipt_store_unavailable``."""
     spec = resolve_record(host, record_tool)
+    if spec.steps:  # a composite: the plan's write requests, as its preview showed them
+        return approvable_plan(host, spec, str(preview_id), str(actor_id))
     args = stored_arguments(host, spec, str(preview_id), Actor.of(str(actor_id)))
     try:
         built = build_request(spec.row, args, base_url=host.base_url)

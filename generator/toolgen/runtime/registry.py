@@ -21,9 +21,11 @@ in a fixed order no tool can skip —
     HTTP request (bounded retries; a write is re-sent only where it cannot write twice) → validate +
     shape output → result
 
-The call path is written once, sans IO: it *yields* the IO it needs (send a request, sleep) and a
-driver performs it — `call` with a sync httpx client, `acall` with an async one
-(`toolgen.runtime.transport`). Every decision is emitted as an `AuditEvent`.
+The call path is written once, sans IO: it *yields* the IO it needs (send a request, sleep, run a
+composite's aggregate steps at once) and a driver performs it — `call` with a sync httpx client,
+`acall` with an async one (`toolgen.runtime.drivers`, `toolgen.runtime.transport`). A composite
+tool's steps are loaded with it (`ToolSpec.steps`) and are never tools of the registry
+(docs/composites.md). Every decision is emitted as an `AuditEvent`.
 
 Fingerprint (see docs/generated-format.md, `toolgen.runtime.calls.fingerprint`): ``"sha256:" +
 hex(sha256(canonical_json({"intent": intent, "request": canonical})))`` where `canonical` is
@@ -41,11 +43,11 @@ later attempt gets the API's own success; the receipt is then kept as ``unknown`
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
 import secrets
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -61,9 +63,10 @@ from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .body import MAX_RESPONSE_DEPTH
 from .calls import KNOWN_DIALECTS, Actor, Approval, CallResult, canonical_json, fingerprint
 from .deadline import DEADLINE_SLACK_MS, ensure_deadlines
+from .drivers import drive_async, drive_sync
 from .errors import make_error
 from .identity import is_deferred, permission_error, permits
-from .pipeline import MAX_RESPONSE_BYTES, Outcome, Send, Sleep, run
+from .pipeline import MAX_RESPONSE_BYTES, Outcome, Send, run
 from .receipts import MemoryPreviewStore, MemoryReceiptStore, PreviewStore, ReceiptStore
 from .shaping import CursorCodec, cursor_key_from_env
 from .toolspec import ToolSpec, load_spec, read_tools_for
@@ -136,6 +139,7 @@ class Registry:
         self._client = http_client
         self._aclient = async_http_client
         self._own_client = http_client is None
+        self._client_lock = threading.Lock()
         self._deadlines_checked = False  # the sync client gets the attempt deadline on first use (deadline.py)
         self._own_aclient = async_http_client is None
         by_name = {str(t["name"]): dict(t) for t in catalog}
@@ -147,8 +151,9 @@ class Registry:
                 raise ValueError(f"policy row {name!r} has no entry in the MCP catalog")
             self.specs[name] = load_spec(dict(row), entry)
         for spec in self.specs.values():
-            if spec.mutating:
-                spec.check_tools = read_tools_for(spec.row, self.specs)
+            for one in (spec, *spec.steps):  # a composite's write steps name the API's read tools too
+                if one.mutating and one.row.get("operation"):
+                    one.check_tools = read_tools_for(one.row, self.specs)
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -217,21 +222,10 @@ class Registry:
         first (`toolgen.runtime.dialect_args`). None: the arguments are canonical (MCP)."""
         gen = run(self, tool, args, actor, approval, timeout_ms, dialect)
         try:
-            effect = next(gen)
-            while True:
-                if isinstance(effect, Sleep):
-                    time.sleep(effect.seconds)
-                    effect = gen.send(None)
-                else:
-                    effect = gen.send(self._send_sync(effect))
-        except StopIteration as stop:
-            result: CallResult = stop.value
+            result: CallResult = drive_sync(gen, self._send_sync)
             return result
         except Exception as exc:  # noqa: BLE001 - the promise: a call never raises
             return self._crashed(tool, exc)
-        except BaseException:  # KeyboardInterrupt, SystemExit: settle the receipt, then let it go on
-            gen.close()
-            raise
 
     async def acall(self, tool: str, args: Any, *, actor: Actor,
                     approval: Approval | str | None = None, timeout_ms: int | None = None,
@@ -239,21 +233,10 @@ class Registry:
         """`call` for asyncio (httpx.AsyncClient); same call path, same results, same guarantees."""
         gen = run(self, tool, args, actor, approval, timeout_ms, dialect)
         try:
-            effect = next(gen)
-            while True:
-                if isinstance(effect, Sleep):
-                    await asyncio.sleep(effect.seconds)
-                    effect = gen.send(None)
-                else:
-                    effect = gen.send(await self._send_async(effect))
-        except StopIteration as stop:
-            result: CallResult = stop.value
+            result: CallResult = await drive_async(gen, self._send_async)
             return result
         except Exception as exc:  # noqa: BLE001 - the promise: a call never raises
             return self._crashed(tool, exc)
-        except BaseException:  # cancellation: the receipt is settled (unknown) now, not at garbage collection
-            gen.close()
-            raise
 
     def _crashed(self, tool: Any, exc: Exception) -> CallResult:
         """The result of a call whose path failed before it held a receipt (a runtime bug); the
@@ -275,11 +258,12 @@ class Registry:
     # throws becomes an `Outcome` the call path classifies (transport.py).
 
     def _send_sync(self, send: Send) -> Outcome:
-        if self._client is None:
-            self._client = httpx.Client(follow_redirects=False)
-        if not self._deadlines_checked:
-            self._deadlines_checked = True
-            ensure_deadlines(self._client)
+        with self._client_lock:  # an aggregate's steps send from several threads at once
+            if self._client is None:
+                self._client = httpx.Client(follow_redirects=False)
+            if not self._deadlines_checked:
+                self._deadlines_checked = True
+                ensure_deadlines(self._client)
         return send_sync(self._client, send)
 
     async def _send_async(self, send: Send) -> Outcome:

@@ -1,8 +1,9 @@
 """Loading a tool: a policy row and its MCP catalog entry become a `ToolSpec` with compiled validators.
 
 Input: one ``policy.json`` ``tools[]`` row and the ``mcp.json`` entry of the same name
-(docs/generated-format.md). Output: `ToolSpec` (`load_spec`); `read_tools_for` then names, for a
-write, the read tools that show the state it changes (the next step of a ``result_unknown``).
+(docs/generated-format.md). Output: `ToolSpec` (`load_spec`; a composite tool's steps are loaded
+with it, `ToolSpec.steps`); `read_tools_for` then names, for a write, the read tools that show the
+state it changes (the next step of a ``result_unknown``).
 Also the two readings of a row the call path and the issued approvals share: whether a record row
 executes a stored preview (`executes_preview`) and how a preview shows a request (`display`).
 Raises nothing on a well-formed package; jsonschema_rs raises `ValueError` for a schema it cannot
@@ -44,6 +45,10 @@ class ToolSpec:
     rewrites: dict[str, Rewrites] = field(default_factory=dict)
     #: the members the output schema's root requires: the output budget drops them last
     required_members: frozenset[str] = frozenset()
+    #: a composite tool's steps (policy ``composite.steps``), each loaded from its ``row`` and its
+    #: ``input_schema``/``output_schema`` under the name ``<tool>.<step id>``, in plan order; never
+    #: in the registry's tools, so no caller can find or call one by name
+    steps: tuple[ToolSpec, ...] = ()
 
 
 
@@ -81,6 +86,9 @@ def load_spec(row: dict[str, Any], entry: dict[str, Any]) -> ToolSpec:
         rewrites={str(d): compile_rewrites(records) for d, records in (row.get("dialect_rewrites") or {}).items()
                   if isinstance(records, list)},
         required_members=frozenset(r for r in (output_schema or {}).get("required") or [] if isinstance(r, str)),
+        steps=tuple(load_spec(dict(step["row"]), {"name": step["row"]["tool"], "inputSchema": step.get("input_schema"),
+                                                  "outputSchema": step.get("output_schema")})
+                    for step in (row.get("composite") or {}).get("steps") or []),
     )
 
 
@@ -88,11 +96,11 @@ def read_tools_for(row: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> tup
     """The read tools that show the state a write changes: those whose path shares the most
     leading segments with the write's path (``POST /v1/customers/{customer}`` →
     ``get_customer``, ``list_customers``), at most three, by name."""
-    target = [p for p in str(row["operation"]["path"]).split("/") if p]
+    target = [p for p in str((row.get("operation") or {}).get("path", "")).split("/") if p]
     scored: list[tuple[int, str]] = []
     for name, spec in specs.items():
-        if spec.mutating or spec.row.get("mode") == "preview":
-            continue
+        if spec.mutating or spec.row.get("mode") == "preview" or not spec.row.get("operation"):
+            continue  # a composite (no operation of its own) shows no one path's state
         path = [p for p in str(spec.row["operation"]["path"]).split("/") if p]
         common = 0
         for a, b in zip(target, path):

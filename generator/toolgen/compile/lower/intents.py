@@ -17,22 +17,21 @@ from typing import Any
 
 from ...diagnostics import DiagnosticError, DiagnosticSink
 from ...naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, tool_name_problem
-from ..intent import IdempotencySpec, IncludeSpec, LoadedIntentMap, ToolIntent
+from ..intent import IncludeSpec, LoadedIntentMap, ToolIntent
 from ..ir import ApiIR, Effect, OperationRef, SkippedOperation, Tool
 from ..load import SpecDocument
 from ..operations import (
     Operation,
     OperationIndex,
     find_operation,
-    idempotency_header,
     list_operations,
     operation_matches,
     suggest_operations,
 )
 from ..schema import Interner, SchemaBudget, SchemaConverter
-from ..verbs import guess_effect
+from .composites import lower_composites
 from .context import Ctx, Skip
-from .parameters import merged_parameters
+from .infer import infer_intent
 from .tools import lower_intent
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
@@ -129,6 +128,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             tools.extend(shared(tool) for tool in new)
             covered[op.pointer] = name
 
+    tools.extend(shared(tool) for tool in lower_composites(ctx, operations, by_ref, {t.name for t in tools}))
     check_reserved_names(ctx, tools)
     raw_info = doc.data.get("info")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
@@ -198,34 +198,8 @@ def _explicit_name_problem(key: str, effect: Effect) -> str | None:
 
 
 def _infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolIntent, str]:
-    if op.method == "TRACE":
-        raise Skip("operation-method-unsupported", "TRACE operations are not turned into tools",
-                   ctx.doc.locate(op.pointer))
-    effect: Effect
-    if group.effect != "inferred":
-        effect = group.effect
-    else:  # from what the operation says it does; never a read that the method does not make one
-        guessed = guess_effect(op).effect
-        effect = "write" if guessed == "read" and op.method not in ("GET", "HEAD", "OPTIONS") else guessed
-    defaults = ctx.intents.model.defaults
-    approval = group.approval or (
-        None if effect == "read" else defaults.approval_destructive if effect == "destructive"
-        else defaults.approval_write)
-    idempotency = None
-    if effect != "read":
-        header = _idempotency_header(ctx, op)
-        if header is not None:
-            idempotency = IdempotencySpec(key="idempotency_key", send_as=f"header:{header}")
-        else:
-            idempotency = IdempotencySpec(key="action_id", send_as="none")
-    name = _include_name(ctx, op, group, effect)
-    intent = ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=approval,
-                        idempotency=idempotency)  # its toolset and loading come from `group` (`place`)
-    return intent, name
-
-
-def _idempotency_header(ctx: Ctx, op: Operation) -> str | None:
-    return idempotency_header(param for param, _ in merged_parameters(ctx, op))
+    intent = infer_intent(ctx, op, group)
+    return intent, _include_name(ctx, op, group, intent.effect)
 
 
 def _include_name(ctx: Ctx, op: Operation, group: IncludeSpec, effect: Effect) -> str:

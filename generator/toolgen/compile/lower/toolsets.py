@@ -65,6 +65,9 @@ def check_toolsets(ctx: Ctx) -> None:
     for key, intent in model.tools.items():
         if intent.toolset is not None and intent.toolset not in model.toolsets:
             unknown(intent.toolset, ("tools", key, "toolset"), f"intent `{key}`")
+    for key, composite in model.composites.items():
+        if composite.toolset is not None and composite.toolset not in model.toolsets:
+            unknown(composite.toolset, ("composites", key, "toolset"), f"composite `{key}`")
     for index, group in enumerate(model.include):
         if group.toolset is not None and group.toolset not in _DERIVED and group.toolset not in model.toolsets:
             unknown(group.toolset, ("include", index, "toolset"), f"include group {group.match!r}")

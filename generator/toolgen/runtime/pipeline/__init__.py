@@ -19,11 +19,14 @@ module              step
 ``send``            7. the wire request and the attempts, retries by ``retry`` (pure policy)
 ``outcome``         8a. what the last answer means (success, API error, result unknown)
 ``output``          8b. the result: projected, redacted, shaped, paged, within budget, checked
+``composite``       a composite tool's path after find: its steps (each through the steps above)
+                    by pattern, one deadline, one approval for a writing plan (docs/composites.md)
 ==================  ===============================================================================
 
-The path is sans IO (`effects`): it yields `effects.Send` and `effects.Sleep`, a driver performs
-them (`Registry.call` with a sync httpx client, `Registry.acall` with an async one,
-`toolgen.runtime.transport`) and sends back an `effects.Outcome`. Every decision is an
+The path is sans IO (`effects`): it yields `effects.Send` and `effects.Sleep` (and a composite's
+aggregate `effects.Gather`), a driver performs them (`Registry.call` with a sync httpx client,
+`Registry.acall` with an async one, `toolgen.runtime.drivers` over `toolgen.runtime.transport`)
+and sends back an `effects.Outcome`. Every decision is an
 `AuditEvent`. The steps read the registry through `toolgen.runtime.host.Host`, never import it.
 """
 

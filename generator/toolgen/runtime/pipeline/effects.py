@@ -1,10 +1,12 @@
 """The IO the call path asks for, and what comes back: its sans-IO protocol.
 
 The call path (`run`) is a generator. It yields `Send` (send this request, give up after
-`timeout_s` seconds) and `Sleep` (wait before a retry); the driver (`Registry.call` with a sync
-httpx client, `Registry.acall` with an async one, both through `toolgen.runtime.transport`)
-performs the effect and sends back an `Outcome` for a `Send` and ``None`` for a `Sleep`. When the
-generator returns, its value is the call's `CallResult`. A driver never raises into the call path:
+`timeout_s` seconds), `Sleep` (wait before a retry) and, for a composite tool's aggregate,
+`Gather` (run these call paths at once); the driver (`Registry.call` with a sync httpx client,
+`Registry.acall` with an async one, `toolgen.runtime.drivers` over `toolgen.runtime.transport`)
+performs the effect and sends back an `Outcome` for a `Send`, ``None`` for a `Sleep` and the list
+of return values for a `Gather`. When the generator returns, its value is the call's
+`CallResult`. A driver never raises into the call path:
 whatever the HTTP client throws becomes an `Outcome` with a failure `kind`.
 """
 
@@ -18,7 +20,7 @@ import httpx
 
 from ..calls import CallResult
 
-__all__ = ["MAX_RESPONSE_BYTES", "Effect", "Outcome", "Pipeline", "Send", "Sleep"]
+__all__ = ["MAX_RESPONSE_BYTES", "Effect", "Gather", "Outcome", "Pipeline", "Send", "Sleep"]
 
 #: Bodies larger than this are not read into memory (bytes).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -54,6 +56,16 @@ class Outcome:
     cause: str | None = None  # why nothing (or no answer) came back, for `upstream_unavailable`
 
 
-Effect = Send | Sleep
+@dataclass
+class Gather:
+    """Drive every generator of `branches` (each yields these same effects) to its end, concurrently,
+    and answer with the list of their return values, in order. A branch never raises (the
+    composite's step path turns every failure into its result); a driver cancelled mid-way closes
+    every branch, so each settles what it holds."""
+
+    branches: list[Generator[Any, Any, Any]]
+
+
+Effect = Send | Sleep | Gather
 #: The call path: yields effects, is sent `Outcome`/None back, returns the `CallResult`.
 Pipeline = Generator[Effect, Any, CallResult]

@@ -56,8 +56,11 @@ class Answer:
 
 
 def operation_name(row: Mapping[str, Any]) -> str:
-    """Policy: the row's operation as errors name it (``operationId``, else ``METHOD path``)."""
-    op = row["operation"]
+    """Policy: the row's operation as errors name it (``operationId``, else ``METHOD path``; a
+    composite's row, which has none, by its tool)."""
+    op = row.get("operation")
+    if not op:
+        return str(row.get("tool"))
     return str(op.get("id") or f"{op['method']} {op['path']}")
 
 

@@ -5,6 +5,9 @@
     idempotency → [audit sink healthy] → approval (spend) → [audit sink healthy] → send →
     outcome → output
 
+A composite tool (a row with a ``composite`` plan) takes its own path after find (`composite`),
+each of its steps through these same steps.
+
 A step either returns what the next steps need (frozen: `Validated`, `Grant`, `Budget`,
 `Exchange`, `Answer`) or raises `Halt`, which ends the call as `Call.fail` at the step it names.
 From the idempotency step on the call holds its receipt (`Hold`): however the call ends — a
@@ -27,6 +30,7 @@ from ..toolspec import ToolSpec
 from . import approval as approval_step
 from . import permission
 from .canonical import canonical_request
+from .composite import is_composite, run_composite
 from .effects import Pipeline
 from .find import find
 from .idempotency import begin
@@ -50,6 +54,8 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
         approval = Approval(approval)
     try:
         spec = find(call)
+        if is_composite(spec.row):  # several operations, each step through this same path
+            return (yield from run_composite(call, spec, raw_args, approval, timeout_override_ms, dialect))
         permission.admit(call, spec)  # a tool the actor may not see: refused before its arguments are read
         validated = canonical_request(call, spec, validate_arguments(call, spec, raw_args, dialect))
         permission.audit(call, spec)

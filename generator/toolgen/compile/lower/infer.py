@@ -1,0 +1,48 @@
+"""Stage `lower`, inference: the intent an `include` group gives an operation the map does not name.
+
+Input: an operation and its include group. Output: a `ToolIntent` (effect from what the operation says
+it does, `toolgen.compile.verbs.guess_effect`, never a read on a method that is not safe; approval from
+the group or the defaults; an idempotency key). Shared by the include groups (`intents`) and by
+composite steps whose operation has no intent of its own (`composites`).
+"""
+
+from __future__ import annotations
+
+from ..intent import IdempotencySpec, IncludeSpec, ToolIntent
+from ..ir import Effect
+from ..operations import Operation, idempotency_header
+from ..verbs import guess_effect
+from .context import Ctx, Skip
+from .parameters import merged_parameters
+
+
+def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
+    """The intent an include group gives `op`: its effect (`group.effect`, else from what the operation
+    says it does, never a read on a method that is not safe), approval and idempotency key (the
+    operation's own idempotency header, else `action_id` for receipts). Raises `Skip` for TRACE."""
+    if op.method == "TRACE":
+        raise Skip("operation-method-unsupported", "TRACE operations are not turned into tools",
+                   ctx.doc.locate(op.pointer))
+    effect: Effect
+    if group.effect != "inferred":
+        effect = group.effect
+    else:  # from what the operation says it does; never a read that the method does not make one
+        guessed = guess_effect(op).effect
+        effect = "write" if guessed == "read" and op.method not in ("GET", "HEAD", "OPTIONS") else guessed
+    defaults = ctx.intents.model.defaults
+    approval = group.approval or (
+        None if effect == "read" else defaults.approval_destructive if effect == "destructive"
+        else defaults.approval_write)
+    idempotency = None
+    if effect != "read":
+        header = _idempotency_header(ctx, op)
+        if header is not None:
+            idempotency = IdempotencySpec(key="idempotency_key", send_as=f"header:{header}")
+        else:
+            idempotency = IdempotencySpec(key="action_id", send_as="none")
+    return ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=approval,
+                      idempotency=idempotency)  # its toolset and loading come from `group` (`place`)
+
+
+def _idempotency_header(ctx: Ctx, op: Operation) -> str | None:
+    return idempotency_header(param for param, _ in merged_parameters(ctx, op))

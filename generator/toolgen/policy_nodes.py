@@ -1,0 +1,115 @@
+"""Kernel `policy_nodes`: reading a JSON value member by member, each failure located.
+
+Input: a JSON value (a parsed ``policy.json``) and the display path of its file. Output: `Node`s whose
+getters return typed members or raise `PolicyFormatError` naming the member's JSON pointer (RFC 6901)
+and what to do. `toolgen.policy_format` reads the policy table with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, get_args
+
+from .diagnostics import Diagnostic, SourceLocation
+from .pointer import escape_token
+
+JSON = Any  # a JSON value: dict/list/str/int/float/bool/None
+
+
+class PolicyFormatError(ValueError):
+    """A ``policy.json`` that is not of this format: `pointer` is the JSON pointer of the offending
+    member (``""``: the whole document), `hint` what to do, `file` the display path read."""
+
+    def __init__(self, message: str, pointer: str, hint: str, file: str = "policy.json"):
+        self.message, self.pointer, self.hint, self.file = message, pointer, hint, file
+        super().__init__(f"{file}#{pointer}: {message} (hint: {hint})")
+
+    def diagnostic(self, code: str = "policy-format-invalid") -> Diagnostic:
+        """The error as a located `Diagnostic` (severity error)."""
+        return Diagnostic(code, "error", self.message, SourceLocation(self.file, pointer=self.pointer), self.hint)
+
+
+#: the hint of a malformed member: policy.json is generated
+REBUILD = "rebuild the API with `toolgen build` (policy.json is generated; do not edit it)"
+MISSING = object()
+T = TypeVar("T")
+
+
+class Node:
+    """A JSON value at a pointer; the getters raise `PolicyFormatError` located at the member."""
+
+    def __init__(self, value: JSON, pointer: str, file: str):
+        self.value, self.pointer, self.file = value, pointer, file
+
+    def fail(self, message: str, key: str | int | None = None, hint: str = REBUILD) -> PolicyFormatError:
+        where = self.pointer if key is None else f"{self.pointer}/{escape_token(str(key))}"
+        return PolicyFormatError(message, where, hint, self.file)
+
+    def obj(self) -> dict[str, JSON]:
+        if not isinstance(self.value, dict):
+            raise self.fail(f"expected an object, found {kind_of(self.value)}")
+        return self.value
+
+    def child(self, key: str | int, value: JSON) -> Node:
+        return Node(value, f"{self.pointer}/{escape_token(str(key))}", self.file)
+
+    def get(self, key: str, default: JSON = MISSING) -> Node:
+        members = self.obj()
+        if key not in members:
+            if default is MISSING:
+                raise self.fail(f"required member {key!r} is missing", key)
+            return self.child(key, default)
+        return self.child(key, members[key])
+
+    def text(self) -> str:
+        if not isinstance(self.value, str):
+            raise self.fail(f"expected a string, found {kind_of(self.value)}")
+        return self.value
+
+    def opt_text(self) -> str | None:
+        return None if self.value is None else self.text()
+
+    def integer(self) -> int:
+        if isinstance(self.value, bool) or not isinstance(self.value, int):
+            raise self.fail(f"expected an integer, found {kind_of(self.value)}")
+        return self.value
+
+    def opt_integer(self) -> int | None:
+        return None if self.value is None else self.integer()
+
+    def flag(self) -> bool:
+        if not isinstance(self.value, bool):
+            raise self.fail(f"expected true or false, found {kind_of(self.value)}")
+        return self.value
+
+    def opt_flag(self) -> bool | None:
+        return None if self.value is None else self.flag()
+
+    def choice(self, kind: Any) -> Any:
+        allowed: tuple[str, ...] = get_args(kind)
+        if self.value not in allowed:
+            raise self.fail(f"{self.value!r} is not one of {', '.join(allowed)}")
+        return self.value
+
+    def items(self) -> list[Node]:
+        if not isinstance(self.value, list):
+            raise self.fail(f"expected an array, found {kind_of(self.value)}")
+        return [self.child(i, v) for i, v in enumerate(self.value)]
+
+    def tuple_of(self, read: Callable[[Node], T]) -> tuple[T, ...]:
+        return tuple(read(n) for n in self.items())
+
+
+def kind_of(value: JSON) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+__all__ = ["JSON", "MISSING", "REBUILD", "Node", "PolicyFormatError", "kind_of"]

@@ -1,0 +1,256 @@
+"""One step of a composite tool, through the same enforced path as a single tool call.
+
+A step is a complete policy row of its own (``composite.steps[].row``, loaded as
+`ToolSpec.steps`), named ``<composite tool>.<step id>``: a name no catalog lists and no caller can
+call. `run_step` takes it through the call path's own steps, in their order:
+
+    resolve its arguments (`refs`) → the step's permission → validate (the step operation's input
+    schema) → canonical request → timeout (within what is left of the composite's deadline) → wire
+    request → idempotency (a write step's key: ``<record key>.<step id>``, a receipt of its own)
+    → send → outcome → output validation (the step's output schema)
+
+and returns a `StepRun`: ``done`` (with the answer's validated JSON body, before any projection:
+what later references read), ``failed`` (its structured error; nothing of it took effect) or
+``result_unknown`` (a write that may have happened). It never raises; a fault in the path settles
+the receipt ``unknown``, and a driver closing the generator (cancellation) does too.
+
+`step_request` is the request part alone (resolve, validate, build, fingerprint): what a preview
+shows and what a record compares with the preview. Errors name the step (``details.step``) and,
+for a reference, the pointer (``composite_reference_missing``; ``invalid_arguments`` with the
+composite's own argument in ``details.pointer`` when the step argument is one of them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...calls import CallResult
+from ...errors import ToolError, make_error
+from ...toolspec import ToolSpec
+from .. import permission
+from ..canonical import canonical_request, key_arg
+from ..effects import Effect
+from ..idempotency import begin
+from ..outcome import judge
+from ..send import attempts, wire_request
+from ..state import Budget, Call, Halt, Hold, Validated
+from ..timeout import bound
+from ..validate import pointer as to_pointer
+from ..validate import validate_arguments
+from .refs import MissingMember, Pending, resolve_args
+
+__all__ = ["PLACEHOLDER_KEY", "Step", "StepRun", "run_step", "step_request", "steps_of"]
+
+#: The idempotency key a preview fills in for a write step (the record's key is not known yet);
+#: the fingerprint never includes the key, so the preview's request is the record's.
+PLACEHOLDER_KEY = "<record key>"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a plan (policy ``composite.steps[]``): its `id`, the switch value it runs for
+    (`when`, branch), the steps whose answers it reads (`needs`), its argument nodes (`args`) and
+    its loaded row (`spec`)."""
+
+    id: str
+    when: Any
+    needs: tuple[str, ...]
+    args: dict[str, Any]
+    spec: ToolSpec
+
+    @property
+    def writes(self) -> bool:
+        return self.spec.mutating
+
+
+def steps_of(spec: ToolSpec) -> list[Step]:
+    """The plan's steps of composite tool `spec`, in plan order."""
+    plan = spec.row.get("composite") or {}
+    return [Step(str(s["id"]), s.get("when"), tuple(s.get("needs") or ()), dict(s.get("args") or {}), loaded)
+            for s, loaded in zip(plan.get("steps") or [], spec.steps)]
+
+
+@dataclass
+class StepRun:
+    """What became of one step: `state` ``done`` / ``failed`` / ``result_unknown`` / ``not_run``;
+    `body` the answer's JSON body (done), `error` (failed, result_unknown), the HTTP `status`,
+    `attempts`, whether its receipt was `replayed`, its idempotency `key`, the `request` it sent or
+    would send (redacted, as a preview shows it) and the step call's secrets (scrubbed from the
+    composite's result)."""
+
+    id: str
+    state: str
+    body: Any = None
+    error: ToolError | None = None
+    status: int | None = None
+    attempts: int = 0
+    replayed: bool = False
+    key: str | None = None
+    secret_values: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"id", "state"[, "idempotency_key"][, "replayed"][, "error"]}``."""
+        out: dict[str, Any] = {"id": self.id, "state": self.state}
+        if self.key is not None:
+            out["idempotency_key"] = self.key
+        if self.replayed:
+            out["replayed"] = True
+        if self.error is not None:
+            out["error"] = self.error.to_json()["error"]
+        return out
+
+
+def _input_pointer(step: Step, step_pointer: str) -> str | None:
+    """The composite argument a step argument is (``$input/x`` as the whole argument), if any."""
+    name = step_pointer.split("/")[1] if step_pointer.count("/") >= 1 else ""
+    node = step.args.get(name)
+    if isinstance(node, dict) and node.get("$ref") == "input":
+        rest = step_pointer[len(name) + 1:]
+        return str(node.get("pointer") or "") + rest
+    return None
+
+
+def _named(step: Step, error: ToolError, *, branch: bool) -> ToolError:
+    """`error` of `step` saying so: ``details.step`` (``details.branch`` for a branch's step), and
+    for invalid arguments the composite's own argument in ``details.pointer``."""
+    error.details["step"] = step.id
+    if branch:
+        error.details["branch"] = step.id
+    if error.code == "invalid_arguments":
+        step_pointer = str(error.details.get("pointer", ""))
+        error.details["step_pointer"] = step_pointer
+        mapped = _input_pointer(step, step_pointer)
+        if mapped is not None:
+            error.details["pointer"] = mapped
+    if not error.message.startswith("step "):
+        error.message = f"step {step.id} ({step.spec.row.get('operation', {}).get('id') or step.spec.name}): " \
+                        f"{error.message}"[:600]
+    return error
+
+
+def _arguments(step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any], key: str | None) -> dict[str, Any]:
+    """The step's resolved arguments, its idempotency key filled in. Raises `Halt`
+    ``composite_reference_missing``; `Pending` propagates."""
+    try:
+        args = resolve_args(step.args, inputs, answers)
+    except MissingMember as miss:
+        raise Halt("validate", make_error(
+            "composite_reference_missing",
+            f"step {step.id}: the answer of step {miss.step} has no member {miss.pointer or '/'}; "
+            f"step {step.id} was not run.",
+            details={"step": step.id, "from_step": miss.step, "pointer": miss.pointer})) from None
+    idem = key_arg(step.spec.row)
+    if idem and key is not None:
+        args[str(idem)] = key
+    return args
+
+
+def step_request(call: Call, step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any],
+                 key: str | None, *, branch: bool = False) -> Validated:
+    """The step's validated canonical request (its fingerprint `Validated.fp`). Raises `Halt`
+    (the error naming the step) or `Pending` (a reference to a step not answered yet)."""
+    try:
+        args = _arguments(step, inputs, answers, key)
+        permission.admit(call, step.spec)
+        validated = canonical_request(call, step.spec, validate_arguments(call, step.spec, args, None))
+        permission.audit(call, step.spec)
+        return validated
+    except Halt as halt:
+        raise Halt(halt.step, _named(step, halt.error, branch=branch), **halt.extra) from None
+
+
+def _budget(call: Call, step: Step, deadline: float) -> Budget:
+    """The step's budget: its row's, the per-attempt timeout and the deadline within what is left
+    of the composite's deadline (monotonic seconds). Raises `Halt` ``tool_timeout`` when none is left."""
+    left_ms = int((deadline - time.monotonic()) * 1000)
+    if left_ms <= 0:
+        raise Halt("timeout", make_error(
+            "tool_timeout", f"step {step.id}: the composite's deadline passed before this step; it was not sent.",
+            details={"step": step.id}))
+    budget = bound(call, step.spec.row, left_ms)
+    return dataclasses.replace(budget, deadline=min(budget.deadline, deadline))
+
+
+def _failed(step: Step, call: Call, halt: Halt, *, branch: bool, key: str | None) -> StepRun:
+    error = _named(step, halt.error, branch=branch)
+    failed = call.fail(halt.step, error, **halt.extra)  # audited like any failed call
+    state = "result_unknown" if step.writes and not error.result_known else "failed"
+    return StepRun(step.id, state, error=failed.error, status=failed.status, attempts=failed.attempts, key=key,
+                   secret_values=call.secret_values)
+
+
+def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any], deadline: float,
+             key: str | None, *, branch: bool = False) -> Generator[Effect, Any, StepRun]:
+    """Run `step` (see the module docstring); `key` is a write step's idempotency key (None for a
+    read). Yields the call path's effects; returns the `StepRun`. Never raises."""
+    call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id)
+    call.emit("find", "allow", mode=step.spec.row.get("mode"), effect=step.spec.row.get("effect"),
+              composite=parent.tool)
+    try:
+        validated = step_request(call, step, inputs, answers, key, branch=branch)
+        budget = _budget(call, step, deadline)
+        _wire, http_request = wire_request(call, step.spec, validated)
+        hold = begin(call, step.spec, validated, budget)
+    except Halt as halt:
+        return _failed(step, call, halt, branch=branch, key=key)
+    except Pending as pending:  # the build orders steps by their references: a runtime bug
+        return _failed(step, call, Halt("validate", make_error(
+            "internal_error", f"step {step.id} reads step {pending.step}, which has not run.")), branch=branch, key=key)
+    if isinstance(hold, CallResult):  # a replay of the step's receipt: never sent again
+        stored = hold.result if isinstance(hold.result, dict) else {}
+        return StepRun(step.id, "done", body=stored.get("body"), status=hold.status, replayed=True, key=key,
+                       secret_values=call.secret_values)
+    return (yield from _held(call, step, validated, budget, hold, http_request, branch=branch, key=key))
+
+
+def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Hold, http_request: Any, *,
+          branch: bool, key: str | None) -> Generator[Effect, Any, StepRun]:
+    """The steps that run while the step holds its receipt (if any)."""
+    spec = step.spec
+    try:
+        if call.audit_failures:
+            hold.let_go()
+            raise Halt("audit", make_error("internal_error", f"{call.tool}: the audit sink failed; nothing was sent."))
+        exchange = yield from attempts(call, spec, http_request, budget, hold)
+        answer = judge(call, spec, validated, budget, hold, exchange, http_request)
+        if answer.unreadable is not None:
+            hold.settle("mark_unknown")
+            code = "result_unknown" if spec.mutating else "output_invalid"
+            raise Halt("output", make_error(
+                code, f"{call.tool} answered HTTP {answer.status} with a body that cannot be read "
+                f"({answer.unreadable}).", result_known=not spec.mutating,
+                details={"status": answer.status}), attempts=exchange.attempts, status=answer.status)
+        _check_output(call, step, answer.body, exchange.attempts, answer.status)
+        hold.settle("complete", {"body": answer.body}, answer.status)
+        call.emit("result", "ok", status=answer.status)
+        return StepRun(step.id, "done", body=answer.body, status=answer.status, attempts=exchange.attempts,
+                       key=key, secret_values=call.secret_values)
+    except Halt as halt:
+        return _failed(step, call, halt, branch=branch, key=key)
+    except Exception as exc:  # noqa: BLE001 - a fault in the path never escapes as an exception
+        hold.settle("mark_unknown")
+        return _failed(step, call, Halt("result", make_error(
+            "internal_error", f"{call.tool}: the runtime failed while handling the step ({type(exc).__name__}).",
+            result_known=not spec.mutating)), branch=branch, key=key)
+    finally:
+        hold.settle("mark_unknown")
+
+
+def _check_output(call: Call, step: Step, body: Any, attempts_made: int, status: int) -> None:
+    """The answer against the step's output schema: ``strict`` refuses a read's answer
+    (``output_invalid``), otherwise a mismatch is audited (``output`` ``warn``)."""
+    validator = step.spec.output_validator
+    if validator is None or validator.is_valid(body):
+        return
+    first = next(iter(validator.iter_errors(body)))
+    where = to_pointer(first.instance_path)
+    mode = str((step.spec.row.get("output") or {}).get("schema_mode", "warn"))
+    if mode == "strict" and not step.spec.mutating:
+        raise Halt("output", make_error(
+            "output_invalid", f"{call.tool}'s answer does not match its output schema: {where or '/'}: "
+            f"{first.message}"[:300], details={"pointer": where}), attempts=attempts_made, status=status)
+    call.emit("output", "warn", pointer=where)
