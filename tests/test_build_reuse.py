@@ -41,6 +41,7 @@ def test_one_edited_summary_recomputes_one_operation(tmp_path: Path) -> None:
     # listTrees, and plantTree: its path item (and the response it refers to) is the one edited
     assert edited.computed["lower"] == 2
     assert edited.computed["search"] == 1
+    assert edited.computed["catalog"] == 4  # list_trees in four dialects: plant_tree's tools did not change
     assert edited.computed["plan"] == 0  # no argument schema changed
 
 

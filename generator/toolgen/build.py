@@ -273,8 +273,9 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
+    computed = pieces.computed() | ({"catalog": memo.computed} if memo is not None else {})
     return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path),
-                    computed=pieces.computed())
+                    computed=computed)
 
 
 def generated_spec_display(declared: str | None, spec_path: Path, base: Path | None) -> str:

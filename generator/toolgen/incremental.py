@@ -39,7 +39,7 @@ from .compile.intent import load_intent_map
 from .compile.ir import Tool
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from .dialects import Dialect, DialectOptions
-from .emit import Remember, computed
+from .emit import Remember, computed, content_pickle
 from .emit.catalogs import Entry
 from .emit.python import PackagePlan, format_piece, join_package, package_pieces
 from .project import ALL_ARTIFACTS, Artifact, spec_override
@@ -158,9 +158,9 @@ def package_job(cache: Cache | None, worker: Worker | None, plan: PackagePlan, *
 class CatalogMemo:
     """`toolgen.emit.catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
 
-    One table per environment and dialect options: the digest of ``(dialect name, pickle of the
-    tool)`` -> the pickled entry. Read once when the build starts; `save` writes back the entries
-    this build used (so the table holds the current tools only) when any was computed. Entries are
+    One table per environment and dialect options: the digest of ``(dialect name, the tool's content:
+    `toolgen.emit.content_pickle`)`` -> the pickled entry. Read once when the build starts; `save`
+    writes back the entries this build used (so the table holds the current tools only) when any was computed. Entries are
     kept pickled and unpickled on each use: what a later stage does to an entry (selection,
     deferred views) never reaches the table."""
 
@@ -179,8 +179,13 @@ class CatalogMemo:
         self._used: dict[str, bytes] = {}
         self._computed = 0
 
+    @property
+    def computed(self) -> int:
+        """How many entries this build computed (the others were read back)."""
+        return self._computed
+
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
-        key = digest(dialect.name, pickle.dumps(tool, protocol=5))
+        key = digest(dialect.name, content_pickle(tool))
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
             stored = pickle.dumps(dialect.catalog_entry(tool), protocol=5)

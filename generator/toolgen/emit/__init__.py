@@ -11,6 +11,7 @@ UTF-8, final newline), so output is byte-identical across runs.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import marshal
 import pickle
@@ -45,8 +46,20 @@ def piece_key(*parts: Any) -> str:
     try:
         data = b"m" + marshal.dumps(parts, 2)
     except ValueError:  # not plain data (a dataclass), or nested past marshal's depth
-        data = b"p" + pickle.dumps(parts, protocol=5)
+        data = b"p" + content_pickle(parts)
     return hashlib.sha256(data).hexdigest()
+
+
+def content_pickle(value: Any) -> bytes:
+    """`value` pickled without the pickler's memo: an object reached twice is written twice, so the
+    bytes depend on the content alone, not on which parts happen to be shared (an IR whose equal
+    schemas were interned, or read back from the cache, pickles as one built afresh). `value` must
+    not contain itself."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True  # no memo (deprecated for general use: it cannot write cycles, which JSON and the IR lack)
+    pickler.dump(value)
+    return buffer.getvalue()
 
 
 def json_bytes(value: Any, remember: Remember | None = None) -> bytes:
