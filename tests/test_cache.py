@@ -361,30 +361,35 @@ def test_a_writer_killed_mid_write_leaves_no_entry(tmp_path: Path) -> None:
     assert cache.memo("x", digest("k"), lambda: b"fresh") == b"fresh"
 
 
-def _build_killed_on_first_entry(intent: str, out: str) -> None:
-    """A cached build killed (SIGKILL) while it publishes its first cache entry."""
+def _build_killed_on_first_entry(intent: str, out: str, at: int = 1) -> None:
+    """A cached build killed (SIGKILL) while it publishes its `at`-th cache entry (the first: a black
+    piece; later ones: the catalog table, the per-tool pieces' tables)."""
     def die(*args: object) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
     import toolgen.cache
 
     real = os.replace
+    published = [0]
 
     def replace(src: Any, dst: Any) -> None:
         if str(src).startswith(os.environ["TOOLGEN_CACHE_DIR"]):
-            die()
+            published[0] += 1
+            if published[0] == at:
+                die()
         real(src, dst)
 
     toolgen.cache.os.replace = replace  # type: ignore[attr-defined]
     run("build", intent, "--out", out, "-q")
 
 
-def test_a_build_killed_while_caching_leaves_no_wrong_bytes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("at", [1, 4, 8])
+def test_a_build_killed_while_caching_leaves_no_wrong_bytes(tmp_path: Path, at: int) -> None:
     intent = _project(tmp_path)
     os.environ["TOOLGEN_WORKERS"] = "0"  # the pieces are cached in this process, so the kill reaches them
     try:
         child = multiprocessing.get_context("fork").Process(target=_build_killed_on_first_entry,
-                                                            args=(str(intent), str(tmp_path / "killed")))
+                                                            args=(str(intent), str(tmp_path / "killed"), at))
         child.start()
         child.join()
     finally:
@@ -394,6 +399,35 @@ def test_a_build_killed_while_caching_leaves_no_wrong_bytes(tmp_path: Path) -> N
     assert _build(intent, tmp_path / "cold", "--no-cache") == 0
     assert _build(intent, tmp_path / "cached") == 0
     assert _tree(tmp_path / "cached") == _tree(tmp_path / "cold")
+
+
+def _build_state(work: str, summary: str) -> None:
+    state = _fresh_state()
+    state["tree"] = summary
+    folder = Path(work)
+    folder.mkdir(parents=True, exist_ok=True)
+    intent = _write_inputs(folder, state)
+    for _ in range(2):  # the second build reads what the other process may have written meanwhile
+        assert _build(intent, folder / "out") == 0
+
+
+def test_concurrent_builds_of_different_edits_share_the_cache(tmp_path: Path) -> None:
+    """Two projects in different states build at once into one cache (the per-tool tables are one
+    entry per kind, each build writing its own back); afterwards each cached build of each state
+    equals a build without the cache."""
+    context = multiprocessing.get_context("fork")
+    builders = [context.Process(target=_build_state, args=(str(tmp_path / name), summary))
+                for name, summary in (("a", "List trees."), ("b", "Every tree there is."))]
+    for b in builders:
+        b.start()
+    for b in builders:
+        b.join()
+        assert b.exitcode == 0
+    for name in ("a", "b"):
+        intent = tmp_path / name / "items.yaml"
+        assert _build(intent, tmp_path / name / "again") == 0
+        assert _build(intent, tmp_path / name / "cold", "--no-cache") == 0
+        assert _tree(tmp_path / name / "again") == _tree(tmp_path / name / "cold") == _tree(tmp_path / name / "out")
 
 
 def test_the_cache_folder_is_ignored_by_git() -> None:
