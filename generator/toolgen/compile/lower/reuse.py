@@ -75,6 +75,18 @@ class OperationKeys:
             explicit: bool, group: IncludeSpec | None) -> str | None:
         """The digest for lowering `op` as `intent` named `name`; None when it cannot be known
         (module docstring): the operation is then lowered every time."""
+        reads = self.reads(op)
+        if reads is None:
+            return None
+        return _digest(self._base, reads, name, json.dumps([str(w) for w in where]),
+                       "explicit" if explicit else "include", intent.model_dump_json(),
+                       group.model_dump_json() if group is not None else "")
+
+    def reads(self, op: Operation) -> str | None:
+        """The digest of the part of the document lowering `op` reads: its path item as written and
+        every part its text reaches through local references, each with its position; None when that
+        cannot be bounded. A tool made of several operations (a composite) is keyed by the `reads`
+        of each of its steps, its own intent and `base`."""
         if not self.usable:
             return None
         own = _text(op.path_item)
@@ -92,11 +104,14 @@ class OperationKeys:
             if more is None:
                 return None
             todo.extend(more)
-        closure = sorted(seen)
-        return _digest(self._base, op.method, op.path, op.pointer, own, name, json.dumps([str(w) for w in where]),
-                       "explicit" if explicit else "include", intent.model_dump_json(),
-                       group.model_dump_json() if group is not None else "",
-                       *(f"{'/'.join(p)}@{self._position(p)}\n{self._part(p)[0]}" for p in closure))
+        return _digest(op.method, op.path, op.pointer, own,
+                       *(f"{'/'.join(p)}@{self._position(p)}\n{self._part(p)[0]}" for p in sorted(seen)))
+
+    @property
+    def base(self) -> str:
+        """The digest of what every operation's lowering reads besides its own part of the document
+        (the document's other top-level members, its security schemes, the intent map's settings)."""
+        return self._base
 
     def _part(self, part: Part) -> tuple[str, tuple[Part, ...] | None]:
         found = self._parts.get(part)
