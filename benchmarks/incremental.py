@@ -1,7 +1,7 @@
 """What the build loop costs a person: a cold build, a `--check` with nothing changed, and a rebuild
 after editing one tool, with the build cache (`toolgen.cache`, `toolgen.incremental`).
 
-    python benchmarks/incremental.py [--spec PATH] [--write]
+    python benchmarks/incremental.py [--spec PATH] [--write] [--settings both|one|default]
 
 Default spec: GitHub's REST API from ``../shared/specs/real/github-api.github.com.json``, built with an
 include-everything intent map (one toolset per tag). The spec is copied into a temporary folder (the
@@ -17,7 +17,9 @@ process formats the Python package beside the build). Steps:
 6. ``rebuild, one schema edited``: an optional query parameter added to one operation (its argument
    model changes: `models.py` is generated again and black formats only the classes that changed).
 
-Each row gives wall seconds and CPU seconds (the process and its children: the worker). Every
+Each row gives wall seconds, CPU seconds (the process and its children: the worker) and the one-minute
+load average when the step started (the machine is shared). ``--settings one`` or ``default`` runs one
+of the two worker settings only. Every
 rebuild's output is compared byte for byte with a ``--no-cache`` build of the same inputs at the end.
 ``--write`` writes ``benchmarks/results/incremental.md``.
 """
@@ -49,6 +51,7 @@ def _cpu() -> float:
 
 def _toolgen(args: list[str], env: dict[str, str], cwd: Path, expect: int = 0) -> dict[str, float]:
     """One `toolgen` run in a fresh process: wall and CPU seconds (its children included)."""
+    load = os.getloadavg()[0]
     cpu, start = _cpu(), time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "toolgen", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, check=False, timeout=3600)
@@ -56,7 +59,7 @@ def _toolgen(args: list[str], env: dict[str, str], cwd: Path, expect: int = 0) -
     if proc.returncode != expect:
         raise RuntimeError(f"toolgen {' '.join(args)} exited {proc.returncode}, expected {expect}:\n"
                            f"{proc.stderr[-3000:]}")
-    return {"wall": round(wall, 2), "cpu": round(cpu, 2)}
+    return {"wall": round(wall, 2), "cpu": round(cpu, 2), "load": round(load, 1)}
 
 
 def _first_operation(spec: dict[str, Any]) -> tuple[str, str]:
@@ -111,10 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(REPO)}")
+    parser.add_argument("--settings", choices=("both", "one", "default"), default="both",
+                        help="one: TOOLGEN_WORKERS=0 only; default: the worker process only")
     args = parser.parse_args(argv)
     if not args.spec.is_file():
         raise SystemExit(f"spec not found: {args.spec}")
-    results = {"TOOLGEN_WORKERS=0": run(args.spec, "0"), "default (worker process)": run(args.spec, None)}
+    results = {}
+    if args.settings in ("both", "one"):
+        results["TOOLGEN_WORKERS=0"] = run(args.spec, "0")
+    if args.settings in ("both", "default"):
+        results["default (worker process)"] = run(args.spec, None)
     load = os.getloadavg()
     lines = [
         "# The build loop with the build cache",
@@ -125,12 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         f"shared and busy while measured (load average {load[0]:.1f} at the end): wall seconds are "
         "several times the CPU seconds; CPU seconds (the process and its worker) say more."),
         "",
-        "| step | " + " | ".join(f"{name}: wall s | CPU s" for name in results) + " |",
-        "|---|" + "---:|---:|" * len(results),
+        "| step | " + " | ".join(f"{name}: wall s | CPU s | load" for name in results) + " |",
+        "|---|" + "---:|---:|---:|" * len(results),
     ]
     steps = [label for label, _ in next(iter(results.values()))]
     for i, label in enumerate(steps):
-        cells = " | ".join(f"{rows[i][1]['wall']} | {rows[i][1]['cpu']}" for rows in results.values())
+        cells = " | ".join(f"{rows[i][1]['wall']} | {rows[i][1]['cpu']} | {rows[i][1]['load']}"
+                           for rows in results.values())
         lines.append(f"| {label} | {cells} |")
     lines += ["", "Every rebuild's files equal a `--no-cache` build's byte for byte (checked by the script)."]
     text = "\n".join(lines) + "\n"

@@ -62,6 +62,15 @@ def _spec(state: dict[str, Any]) -> dict[str, Any]:
             "delete": {"operationId": "deleteItem", "summary": state["summaries"][3], "tags": ["admin"],
                        "responses": {"204": {"description": "gone"}}}},
     }
+    # lowered through an include group: a recursive schema (a cycle note every tool that reaches it
+    # carries), a reference into another path item, and a schema keyword that is dropped with a warning
+    node = {"type": "object", "properties": {"label": {"type": "string", **({"minLength": "two"} if state["bad"] else {})},
+                                             "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}
+    paths["/trees"] = {"get": {"operationId": "listTrees", "summary": state["tree"], "tags": ["tree"],
+                               "responses": ok({"type": "array", "items": {"$ref": "#/components/schemas/Node"}})},
+                       "post": {"operationId": "plantTree", "summary": "Plant a tree.", "tags": ["tree"],
+                                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}},
+                                "responses": {"200": {"$ref": "#/paths/~1trees/get/responses/200"}}}}
     for k in sorted(state["extra_ops"]):
         paths[f"/extra{k}"] = {"get": {
             "operationId": f"extra{k}", "summary": f"Extra number {k}.", "tags": ["extra"],
@@ -69,7 +78,7 @@ def _spec(state: dict[str, Any]) -> dict[str, Any]:
             "responses": ok({"type": "object", "properties": {"n": {"type": "integer"}}})}}
     return {"openapi": "3.0.3", "info": {"title": "Items", "version": "1"},
             "servers": [{"url": "https://items.example.com"}], "paths": paths,
-            "components": {"schemas": {"Item": item}}}
+            "components": {"schemas": {"Item": item, "Node": node}}}
 
 
 def _intent_map(state: dict[str, Any]) -> dict[str, Any]:
@@ -86,14 +95,20 @@ def _intent_map(state: dict[str, Any]) -> dict[str, Any]:
         tools[f"tool_{operation.lower()}"] = intent
     for k in sorted(state["extra_ops"]):
         tools[f"extra_{k}"] = {"operation": f"extra{k}", "effect": "read"}
-    return {"toolgen": 1, "spec": "items.json", "api": {"name": "items"}, "tools": tools}
+    return {"toolgen": 1, "spec": "items.json", "api": {"name": "items"}, "tools": tools,
+            "toolsets": {"trees": {"description": "Trees and their branches."}},
+            "include": [{"match": "tag:tree", "toolset": "trees"}]}
 
 
 INITIAL: dict[str, Any] = {
     "summaries": ["List items.", "Create an item.", "Get an item.", "Delete an item."],
     "descriptions": ["", "", "", ""], "effects": ["read", "write", "read", "destructive"],
-    "hidden": set(), "extra_ops": set(), "props": set(),
+    "hidden": set(), "extra_ops": set(), "props": set(), "tree": "List trees.", "bad": False,
 }
+
+def _fresh_state() -> dict[str, Any]:
+    return {k: (set(v) if isinstance(v, set) else list(v) if isinstance(v, list) else v) for k, v in INITIAL.items()}
+
 
 _text = st.text(st.sampled_from("abcdefgh XYZ.é"), min_size=1, max_size=20).map(lambda s: s.strip() or "x")
 _edits = st.one_of(
@@ -103,13 +118,19 @@ _edits = st.one_of(
     st.tuples(st.just("hide"), st.sampled_from(["limit", "status", "cursor", "fields"])),
     st.tuples(st.just("operation"), st.integers(0, 2)),
     st.tuples(st.just("property"), st.sampled_from(["a", "b"])),
-    st.tuples(st.just("tamper"), st.sampled_from(["openai.json", "models.py", "REPORT.md"])),
+    st.tuples(st.just("tamper"), st.sampled_from(["openai.json", "models.py", "REPORT.md", "search.json"])),
+    st.tuples(st.just("tree"), _text),
+    st.tuples(st.just("bad")),
 )
 
 
 def _apply(state: dict[str, Any], edit: tuple[Any, ...]) -> None:
     kind = edit[0]
-    if kind in ("summary", "description", "effect"):
+    if kind == "tree":
+        state["tree"] = edit[1]
+    elif kind == "bad":
+        state["bad"] = not state["bad"]
+    elif kind in ("summary", "description", "effect"):
         state[{"summary": "summaries", "description": "descriptions", "effect": "effects"}[kind]][edit[1]] = edit[2]
     elif kind in ("hide", "operation", "property"):
         chosen = state[{"hide": "hidden", "operation": "extra_ops", "property": "props"}[kind]]
@@ -139,7 +160,7 @@ def _build(intent: Path, out: Path, *flags: str) -> int:
 def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
         tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[Any, ...]]) -> None:
     work = tmp_path_factory.mktemp("edits")
-    state = {k: (set(v) if isinstance(v, set) else list(v)) for k, v in INITIAL.items()}
+    state = _fresh_state()
     intent = _write_inputs(work, state)
     cached, cold = work / "cached", work / "cold"
     assert _build(intent, cached) == 0
@@ -161,7 +182,7 @@ def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
 
 
 def _project(folder: Path) -> Path:
-    state = {k: (set(v) if isinstance(v, set) else list(v)) for k, v in INITIAL.items()}
+    state = _fresh_state()
     return _write_inputs(folder, state)
 
 
@@ -340,30 +361,35 @@ def test_a_writer_killed_mid_write_leaves_no_entry(tmp_path: Path) -> None:
     assert cache.memo("x", digest("k"), lambda: b"fresh") == b"fresh"
 
 
-def _build_killed_on_first_entry(intent: str, out: str) -> None:
-    """A cached build killed (SIGKILL) while it publishes its first cache entry."""
+def _build_killed_on_first_entry(intent: str, out: str, at: int = 1) -> None:
+    """A cached build killed (SIGKILL) while it publishes its `at`-th cache entry (the first: a black
+    piece; later ones: the catalog table, the per-tool pieces' tables)."""
     def die(*args: object) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
     import toolgen.cache
 
     real = os.replace
+    published = [0]
 
     def replace(src: Any, dst: Any) -> None:
         if str(src).startswith(os.environ["TOOLGEN_CACHE_DIR"]):
-            die()
+            published[0] += 1
+            if published[0] == at:
+                die()
         real(src, dst)
 
     toolgen.cache.os.replace = replace  # type: ignore[attr-defined]
     run("build", intent, "--out", out, "-q")
 
 
-def test_a_build_killed_while_caching_leaves_no_wrong_bytes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("at", [1, 4, 8])
+def test_a_build_killed_while_caching_leaves_no_wrong_bytes(tmp_path: Path, at: int) -> None:
     intent = _project(tmp_path)
     os.environ["TOOLGEN_WORKERS"] = "0"  # the pieces are cached in this process, so the kill reaches them
     try:
         child = multiprocessing.get_context("fork").Process(target=_build_killed_on_first_entry,
-                                                            args=(str(intent), str(tmp_path / "killed")))
+                                                            args=(str(intent), str(tmp_path / "killed"), at))
         child.start()
         child.join()
     finally:
@@ -373,6 +399,35 @@ def test_a_build_killed_while_caching_leaves_no_wrong_bytes(tmp_path: Path) -> N
     assert _build(intent, tmp_path / "cold", "--no-cache") == 0
     assert _build(intent, tmp_path / "cached") == 0
     assert _tree(tmp_path / "cached") == _tree(tmp_path / "cold")
+
+
+def _build_state(work: str, summary: str) -> None:
+    state = _fresh_state()
+    state["tree"] = summary
+    folder = Path(work)
+    folder.mkdir(parents=True, exist_ok=True)
+    intent = _write_inputs(folder, state)
+    for _ in range(2):  # the second build reads what the other process may have written meanwhile
+        assert _build(intent, folder / "out") == 0
+
+
+def test_concurrent_builds_of_different_edits_share_the_cache(tmp_path: Path) -> None:
+    """Two projects in different states build at once into one cache (the per-tool tables are one
+    entry per kind, each build writing its own back); afterwards each cached build of each state
+    equals a build without the cache."""
+    context = multiprocessing.get_context("fork")
+    builders = [context.Process(target=_build_state, args=(str(tmp_path / name), summary))
+                for name, summary in (("a", "List trees."), ("b", "Every tree there is."))]
+    for b in builders:
+        b.start()
+    for b in builders:
+        b.join()
+        assert b.exitcode == 0
+    for name in ("a", "b"):
+        intent = tmp_path / name / "items.yaml"
+        assert _build(intent, tmp_path / name / "again") == 0
+        assert _build(intent, tmp_path / name / "cold", "--no-cache") == 0
+        assert _tree(tmp_path / name / "again") == _tree(tmp_path / name / "cold") == _tree(tmp_path / name / "out")
 
 
 def test_the_cache_folder_is_ignored_by_git() -> None:

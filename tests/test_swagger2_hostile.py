@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
 
-from toolgen.compile.load import load_spec
+from toolgen.compile.load import MAX_DEPTH, _checked, _shallow, load_spec
 from toolgen.compile.swagger2 import convert_swagger2
 from toolgen.diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from toolgen.pointer import ref_to_pointer, resolve_pointer
@@ -292,3 +292,31 @@ def test_any_value_in_a_2_0_keyword_converts_or_is_refused_at_an_existing_pointe
         for d in exc.diagnostics:
             assert d.hint and d.location is not None and d.location.pointer is not None
             resolve_pointer(data, d.location.pointer)
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2])
+@pytest.mark.parametrize("kind", ["list", "dict", "mixed"])
+def test_the_json_depth_check_agrees_with_the_located_one(levels: int, kind: str) -> None:
+    """JSON documents are proven shallow by a walk over their containers only (`_shallow`); it must
+    refuse exactly what the located check (`_checked`) refuses, at the boundary."""
+    root: Any = [] if kind == "list" else {}
+    node = root
+    for i in range(levels):
+        child: Any = [] if kind == "list" or (kind == "mixed" and i % 2) else {}
+        if isinstance(node, list):
+            node.append(child)
+        else:
+            node["k"] = child
+        node = child
+    node_scalar = [1] if isinstance(node, list) else {"leaf": 1}  # a scalar one level deeper is never refused
+    if isinstance(node, list):
+        node.extend(node_scalar)
+    else:
+        node.update(node_scalar)
+    try:
+        _checked(root, "", "spec.json")
+        located = True
+    except DiagnosticError:
+        located = False
+    assert _shallow(root) is located
+    assert located is (levels <= MAX_DEPTH)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -28,13 +29,13 @@ from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
 from .dialects import DialectOptions, check_catalog, check_deferred
 from .dialects import names as dialect_names
-from .emit import json_bytes
+from .emit import json_bytes, piece_key
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_markdown, policy_table
 from .emit.python import package_files, package_plan, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
-from .incremental import catalog_memo, package_job
+from .incremental import BuildPieces, build_pieces, catalog_memo, package_job
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from .worker import Pending, Worker, closing, start_worker
@@ -76,7 +77,10 @@ class ApiBuild:
     catalogs: Catalogs
     sizes: list[ToolSize]
     seconds: dict[str, float] = field(default_factory=dict)
-    inputs: tuple[Path, ...] = ()  # the intent map and the spec (an output folder must never hold them)
+    inputs: tuple[Path, ...] = ()
+    #: per kind of piece the build cache remembers (`toolgen.incremental.BuildPieces`): how many this
+    #: build computed (the others were reused); empty without the cache
+    computed: dict[str, int] = field(default_factory=dict)  # the intent map and the spec (an output folder must never hold them)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -181,8 +185,9 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         read_as = f"Swagger {doc.swagger}, read as OpenAPI {doc.openapi}" if doc.swagger else f"OpenAPI {doc.openapi}"
         progress(f"{api}: loaded {doc.display} ({read_as})")
     t1 = time.perf_counter()
+    pieces = build_pieces(cache)
     with _steps(progress, f"{api}: lowering operations") as advance:
-        ir = lower(doc, intents, sink, api, progress=advance)
+        ir = lower(doc, intents, sink, api, progress=advance, remember=pieces.lower)
     timings["lower"] = time.perf_counter() - t1
     located = DiagnosticSink()
     located.extend(doc.fill_locations(sink.items))
@@ -202,10 +207,12 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     # own work is done
     package = None
     if "python" in emit:
-        package = package_job(cache, worker, package_plan(ir), size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
+        plan = pieces.plan(piece_key("package-plan", ir.name, [(t.name, t.input_schema) for t in ir.tools]),
+                           partial(package_plan, ir))  # all `package_plan` reads of the IR
+        package = package_job(cache, worker, plan, size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
     return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                        run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                       spec_path=spec_path, package=package, cache=cache)
+                       spec_path=spec_path, package=package, cache=cache, pieces=pieces)
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -225,16 +232,17 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
                 timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
                 out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
-                cache: Cache | None = None) -> ApiBuild:
+                cache: Cache | None = None, pieces: BuildPieces | None = None) -> ApiBuild:
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
     memo = catalog_memo(cache, options)
+    pieces = pieces or build_pieces(cache)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
         catalogs = build_catalogs(ir, advance, options, entry=memo)
     if memo is not None:
         memo.save()
     _check_conformance(ir, catalogs, emitted_dialects(emit))
-    sizes = measure(catalogs) if ("report" in emit or run_lint) else []
+    sizes = measure(catalogs, pieces.tokens) if ("report" in emit or run_lint) else []
     timings["catalogs"] = time.perf_counter() - t_cat
     if run_lint:
         # the lint stage: the build reports what `toolgen lint` knows, at the project's severities
@@ -259,11 +267,15 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
     # and in the intent map, named as REPORT.md names it (not relative to the working directory)
     shown = _relocated(_relocated(sink.sorted(), doc.display, spec_where), intents.display, intent_display)
     t2 = time.perf_counter()
-    files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package)
+    files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package,
+                                        pieces=pieces)
+    pieces.save()
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
     ir = replace(ir, diagnostics=tuple(diagnostics))
-    return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path))
+    computed = pieces.computed() | ({"catalog": memo.computed} if memo is not None else {})
+    return ApiBuild(api, out, ir, files, diagnostics, catalogs, sizes, timings, inputs=(intent_path, spec_path),
+                    computed=computed)
 
 
 def generated_spec_display(declared: str | None, spec_path: Path, base: Path | None) -> str:
@@ -290,13 +302,15 @@ def _relocated(diagnostics: list[Diagnostic], file: str, display: str) -> list[D
 
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
                progress: Advance | None = None, *, catalogs: Catalogs | None = None,
-               sizes: list[ToolSize] | None = None, package: Pending[dict[str, str]] | None = None
-               ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+               sizes: list[ToolSize] | None = None, package: Pending[dict[str, str]] | None = None,
+               pieces: BuildPieces | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
     measured (so nothing is built or tokenised twice); `package` is the package's Python being
     formatted (`toolgen.emit.python.join_package`, in a worker: `toolgen.worker`), else it is
-    formatted here."""
+    formatted here. `pieces`: what the build cache remembers of each tool (`toolgen.incremental.BuildPieces`);
+    None: everything is computed."""
+    pieces = pieces or build_pieces(None)
     if catalogs is None:
         catalogs = build_catalogs(ir, progress)
         _check_conformance(ir, catalogs, emitted_dialects(emit))
@@ -308,20 +322,20 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     for dialect, tools in catalogs.by_dialect().items():
         if dialect in emit or (with_package and dialect == "mcp"):
             if f"{dialect}.json" not in catalogs.deferred.omitted:
-                files[f"{dialect}.json"] = json_bytes(scaled.get(f"{dialect}.json", tools))
+                files[f"{dialect}.json"] = json_bytes(scaled.get(f"{dialect}.json", tools), pieces.json)
             for name, extra in sorted(scaled.items()):
                 if name.startswith(f"{dialect}.") and name != f"{dialect}.json":
-                    files[name] = json_bytes(extra)
+                    files[name] = json_bytes(extra, pieces.json)
     table = policy_table(ir, catalogs.rewrites)
     policy = table.to_json()
     if "policy" in emit or with_package:
-        files["policy.json"] = json_bytes(policy)
+        files["policy.json"] = json_bytes(policy, pieces.json)
         files["search.json"] = json_bytes(search_json(policy, catalogs.tools.get("mcp", []),
-                                                      catalogs.deferred.searchable))
+                                                      catalogs.deferred.searchable, pieces.search), pieces.json)
     if "policy" in emit:
         files["POLICY.md"] = policy_markdown(ir, table).encode("utf-8")
     if sizes is None:
-        sizes = measure(catalogs) if "report" in emit else []
+        sizes = measure(catalogs, pieces.tokens) if "report" in emit else []
     if "report" in emit:
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
     if "python" in emit:

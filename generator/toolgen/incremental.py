@@ -27,9 +27,11 @@ from __future__ import annotations
 import json
 import os
 import pickle
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from .cache import Cache, canonical, digest, environment_key, files_digest, folder_matches
 from .compile.inputs import api_name_for, resolve_spec_path
@@ -37,11 +39,14 @@ from .compile.intent import load_intent_map
 from .compile.ir import Tool
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from .dialects import Dialect, DialectOptions
+from .emit import Remember, computed, content_pickle
 from .emit.catalogs import Entry
 from .emit.python import PackagePlan, format_piece, join_package, package_pieces
 from .project import ALL_ARTIFACTS, Artifact, spec_override
 from .review.lint import LintSettings
 from .worker import Pending, Worker, run_with
+
+T = TypeVar("T")
 
 
 def inputs_key(intent_path: Path, *, name: str | None = None, spec: Path | None = None,
@@ -153,9 +158,9 @@ def package_job(cache: Cache | None, worker: Worker | None, plan: PackagePlan, *
 class CatalogMemo:
     """`toolgen.emit.catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
 
-    One table per environment and dialect options: the digest of ``(dialect name, pickle of the
-    tool)`` -> the pickled entry. Read once when the build starts; `save` writes back the entries
-    this build used (so the table holds the current tools only) when any was computed. Entries are
+    One table per environment and dialect options: the digest of ``(dialect name, the tool's content:
+    `toolgen.emit.content_pickle`)`` -> the pickled entry. Read once when the build starts; `save`
+    writes back the entries this build used (so the table holds the current tools only) when any was computed. Entries are
     kept pickled and unpickled on each use: what a later stage does to an entry (selection,
     deferred views) never reaches the table."""
 
@@ -174,8 +179,13 @@ class CatalogMemo:
         self._used: dict[str, bytes] = {}
         self._computed = 0
 
+    @property
+    def computed(self) -> int:
+        """How many entries this build computed (the others were read back)."""
+        return self._computed
+
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
-        key = digest(dialect.name, pickle.dumps(tool, protocol=5))
+        key = digest(dialect.name, content_pickle(tool))
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
             stored = pickle.dumps(dialect.catalog_entry(tool), protocol=5)
@@ -188,6 +198,84 @@ class CatalogMemo:
         """Write back the entries this build used, when it computed any or used fewer than stored."""
         if self._computed or len(self._used) != len(self._table):
             self._cache.put("catalog", self._key, pickle.dumps(self._used, protocol=5))
+
+
+class Pieces:
+    """A `toolgen.emit.Remember` backed by the cache: one table per kind of piece (a dict of piece
+    key -> pickled value, one cache entry under the kind, the environment and `salt`), read once
+    when the build starts; `save` writes back the pieces this build used (so the table holds the
+    current build's pieces only) when any was computed or some were left unused. Values are kept
+    pickled and unpickled on each use, so what a later stage does to a value never reaches the table.
+
+    A piece's key names everything its value depends on (`toolgen.emit.piece_key` of the inputs),
+    and the table's key names the code that computes it (`environment_key`): a found value is the
+    one a build without the cache computes."""
+
+    def __init__(self, cache: Cache, kind: str, salt: str = "") -> None:
+        self._cache = cache
+        self.kind = kind
+        self._key = digest(kind, environment_key(), salt)
+        self._table: dict[str, bytes] = {}
+        found = cache.get(kind, self._key)
+        if found is not None:
+            try:
+                table = pickle.loads(found)  # toolgen's own cache, written by this class under its MAC
+            except Exception:  # noqa: BLE001 - an entry of another format: computed again
+                table = None
+            if isinstance(table, dict):
+                self._table = table
+        self._used: dict[str, bytes] = {}
+        self.computed = 0
+
+    def __call__(self, key: str, compute: Callable[[], T], /) -> T:
+        stored = self._used.get(key) or self._table.get(key)
+        if stored is None:
+            value = compute()
+            self._used[key] = pickle.dumps(value, protocol=5)
+            self.computed += 1
+            return value
+        self._used[key] = stored
+        found: T = pickle.loads(stored)
+        return found
+
+    def save(self) -> None:
+        """Write back the pieces this build used, when it computed any or used fewer than stored."""
+        if self.computed or len(self._used) != len(self._table):
+            self._cache.put(self.kind, self._key, pickle.dumps(self._used, protocol=5))
+
+
+@dataclass
+class BuildPieces:
+    """The per-tool pieces one build remembers (`Pieces`), by kind: `tokens` (o200k counts of
+    compact JSON texts, REPORT.md and lint), `json` (each tool's and each policy row's indented JSON
+    in the JSON files), `search` (each operation's search.json document before the catalog-wide
+    decompounding), `lower` (each operation's lowering, `toolgen.compile.lower.reuse`), `plan`
+    (the Python package's plan, by the tools' names and argument schemas: all it reads)."""
+
+    tokens: Remember
+    json: Remember
+    search: Remember
+    lower: Remember | None = None
+    plan: Remember = computed
+    tables: tuple[Pieces, ...] = ()
+
+    def save(self) -> None:
+        """Write back every table (`Pieces.save`)."""
+        for table in self.tables:
+            table.save()
+
+    def computed(self) -> dict[str, int]:
+        """Kind -> how many pieces of it this build computed (the rest were reused)."""
+        return {table.kind: table.computed for table in self.tables}
+
+
+def build_pieces(cache: Cache | None) -> BuildPieces:
+    """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.emit.computed`)."""
+    if cache is None:
+        return BuildPieces(computed, computed, computed)
+    tokens, json_, search, lower, plan = tables = tuple(
+        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan"))
+    return BuildPieces(tokens, json_, search, lower, plan, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:

@@ -18,9 +18,12 @@ without the runtime's boilerplate). API abbreviations are spelled out on both si
 
 from __future__ import annotations
 
+import hashlib
 import html
+import marshal
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 __all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_terms", "query_terms",
@@ -465,7 +468,8 @@ def _output_names(schema: Any, depth: int = 0) -> list[str]:
     return out
 
 
-def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]],
+                     remember: Remember | None = None) -> list[dict[str, Any]]:
     """One index document per operation of a generated API, in intent order (deterministic).
 
     `policy`: the ``policy.json`` object (its ``tools`` rows: tool, mode, intent, effect, operation,
@@ -473,7 +477,10 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     inputSchema). Each document is ``{"intent", "tools": [[tool, [scope, ...]], ...] (the acting tool
     first: record, read, then preview), "toolset", "operation", "actions": [class, ...], "fields":
     {column: text}}``, its field texts already analysed (split, expanded, decompounded) for the
-    columns of `TABLES`. Never raises on a malformed row: missing values read as empty."""
+    columns of `TABLES`. Never raises on a malformed row: missing values read as empty.
+    `remember(key, compute)`: each operation's document before the decompounding (which depends on
+    every document's words) is computed through it, keyed by the digest of its rows and their
+    catalog entries (the build cache's `toolgen.incremental.Pieces`)."""
     entries = {str(e.get("name")): e for e in catalog}
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for row in policy.get("tools", []) or []:
@@ -485,60 +492,80 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     for key in sorted(groups):
         rows = sorted(groups[key], key=lambda r: ({"record": 0, "read": 1, "preview": 2}.get(
             str(r.get("mode")), 1), str(r.get("tool"))))
-        main = rows[0]
-        entry = entries.get(str(main.get("tool"))) or {}
-        op = main.get("operation") or {}
-        method = str(op.get("method", "")).upper()
-        path = str(op.get("path", ""))
-        operation = composite_operation(main) if main.get("composite") else str(op.get("id") or f"{method} {path}")
-        body = _clean(str(entry.get("description") or ""))
-        title = str(entry.get("title") or "").removeprefix("Preview: ") or _first_sentence(body)
-        action = _action_of(main, title, body)
-        actions = sorted({action, *_described_action(main, body)})
-        name_words = [w for r in rows for w in split_words(str(r.get("tool"))) if w not in ("preview", "record")]
-        names = " ".join(_expand(dict.fromkeys(name_words + split_words(operation))))
-        args_text: list[str] = []
-        props: dict[str, Any] = {}
-        for row in rows:  # a write's arguments are the preview's; the record tool takes its preview_id
-            schema = (entries.get(str(row.get("tool"))) or {}).get("inputSchema") or {}
-            found = schema.get("properties") if isinstance(schema, Mapping) else None
-            if isinstance(found, Mapping):
-                props.update((str(k), v) for k, v in found.items() if str(k) not in props)
-        for arg in sorted(props):
-            if arg in ("action_id", "preview_id", "cursor", "expand", "page_size"):
-                continue
-            args_text.extend(_expand(split_words(arg)))
-            spec = props[arg]
-            if isinstance(spec, Mapping):
-                args_text.extend(split_words(_clean(str(spec.get("description") or "")))[:30])
-                # the members of an object argument (a body wrapped in ``data``) are what a request
-                # changes: "push the due date" names the task's ``due_on``
-                args_text.extend(_expand(_output_names(spec, 2)))
-        output = _output_names(entry.get("outputSchema"))
-        keywords = main.get("keywords") or []
-        keywords_text = " ".join(_expand(w for k in keywords for w in split_words(str(k))))
-        toolset = main.get("toolset")
-        toolset_words = split_words(str(toolset)) if toolset else []
-        fields = {
-            "name": names, "title": " ".join(_expand(split_words(title))), "keywords": keywords_text,
-            "object": " ".join(_expand(_object_nouns(path))),
-            "nouns": " ".join(_expand(_path_nouns(path))),
-            "verbs": _verbs_text(action, main, method, path, body) + "".join(f" act{a}" for a in actions),
-            "args": " ".join([*_expand(toolset_words), *args_text]),
-            "body": " ".join(_expand(split_words(body))),
-            "output": " ".join(_expand(dict.fromkeys(output))),
-        }
+        own = {str(r.get("tool")): entries.get(str(r.get("tool"))) or {} for r in rows}
+        try:  # the rows and entries as plain data: their content, whatever objects they share
+            piece = hashlib.sha256(marshal.dumps(("search-document", key, rows, own), 2)).hexdigest()
+        except ValueError:
+            piece = None
+        if remember is None or piece is None:
+            doc = _document(key, rows, own)
+        else:
+            doc = remember(piece, partial(_document, key, rows, own))
+        fields = doc["fields"]
         vocabulary.update(fields["title"].split(), fields["body"].split())
-        docs.append({
-            "intent": key,
-            "tools": [[str(r.get("tool")), sorted({str(s) for s in r.get("permission") or []})] for r in rows],
-            "toolset": str(toolset) if toolset else None,
-            "operation": operation,
-            "actions": actions,
-            "fields": fields,
-        })
+        docs.append(doc)
     for doc in docs:
         fields = doc["fields"]
         for column in ("name", "object", "nouns"):
             fields[column] = " ".join(_decompound(fields[column].split(), vocabulary))
     return docs
+
+
+#: ``remember(key, compute) -> compute()`` or an earlier value of it (`search_documents`)
+Remember = Callable[[str, Callable[[], Any]], Any]
+
+
+def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The index document of one operation (`search_documents`), before decompounding: `rows` its
+    policy rows, acting tool first; `entries` their MCP catalog entries by tool name."""
+    main = rows[0]
+    entry = entries.get(str(main.get("tool"))) or {}
+    op = main.get("operation") or {}
+    method = str(op.get("method", "")).upper()
+    path = str(op.get("path", ""))
+    operation = composite_operation(main) if main.get("composite") else str(op.get("id") or f"{method} {path}")
+    body = _clean(str(entry.get("description") or ""))
+    title = str(entry.get("title") or "").removeprefix("Preview: ") or _first_sentence(body)
+    action = _action_of(main, title, body)
+    actions = sorted({action, *_described_action(main, body)})
+    name_words = [w for r in rows for w in split_words(str(r.get("tool"))) if w not in ("preview", "record")]
+    names = " ".join(_expand(dict.fromkeys(name_words + split_words(operation))))
+    args_text: list[str] = []
+    props: dict[str, Any] = {}
+    for row in rows:  # a write's arguments are the preview's; the record tool takes its preview_id
+        schema = (entries.get(str(row.get("tool"))) or {}).get("inputSchema") or {}
+        found = schema.get("properties") if isinstance(schema, Mapping) else None
+        if isinstance(found, Mapping):
+            props.update((str(k), v) for k, v in found.items() if str(k) not in props)
+    for arg in sorted(props):
+        if arg in ("action_id", "preview_id", "cursor", "expand", "page_size"):
+            continue
+        args_text.extend(_expand(split_words(arg)))
+        spec = props[arg]
+        if isinstance(spec, Mapping):
+            args_text.extend(split_words(_clean(str(spec.get("description") or "")))[:30])
+            # the members of an object argument (a body wrapped in ``data``) are what a request
+            # changes: "push the due date" names the task's ``due_on``
+            args_text.extend(_expand(_output_names(spec, 2)))
+    output = _output_names(entry.get("outputSchema"))
+    keywords = main.get("keywords") or []
+    keywords_text = " ".join(_expand(w for k in keywords for w in split_words(str(k))))
+    toolset = main.get("toolset")
+    toolset_words = split_words(str(toolset)) if toolset else []
+    fields = {
+        "name": names, "title": " ".join(_expand(split_words(title))), "keywords": keywords_text,
+        "object": " ".join(_expand(_object_nouns(path))),
+        "nouns": " ".join(_expand(_path_nouns(path))),
+        "verbs": _verbs_text(action, main, method, path, body) + "".join(f" act{a}" for a in actions),
+        "args": " ".join([*_expand(toolset_words), *args_text]),
+        "body": " ".join(_expand(split_words(body))),
+        "output": " ".join(_expand(dict.fromkeys(output))),
+    }
+    return {
+        "intent": key,
+        "tools": [[str(r.get("tool")), sorted({str(s) for s in r.get("permission") or []})] for r in rows],
+        "toolset": str(toolset) if toolset else None,
+        "operation": operation,
+        "actions": actions,
+        "fields": fields,
+    }

@@ -144,7 +144,9 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
     stripped = text.lstrip()
     if path.suffix.lower() == ".json" or stripped.startswith("{"):
         try:
-            return text, _checked(json.loads(text), text, display), "json"
+            data = json.loads(text)
+            # a JSON document is a tree (no aliases): only its depth needs proving, located when too deep
+            return text, (data if _shallow(data) else _checked(data, text, display)), "json"
         except RecursionError:
             raise _too_deep(text, display) from None
         except ValueError as exc:
@@ -225,6 +227,24 @@ def _depth_error(location: SourceLocation) -> DiagnosticError:
     return DiagnosticError([Diagnostic(
         "spec-too-deep", "error", f"objects and arrays nest more than {MAX_DEPTH} levels deep", location,
         "no API description nests this deep: flatten it with named definitions and $ref")])
+
+
+def _shallow(data: Any) -> bool:
+    """Whether the tree `data` (as `json.loads` builds it: no value reached twice) nests at most
+    `MAX_DEPTH` containers deep. Walks the containers only; `_checked` locates a failure."""
+    level: list[Any] = [data] if type(data) in (dict, list) else []
+    depth = 0
+    while level:
+        if depth > MAX_DEPTH:
+            return False
+        depth += 1
+        nxt: list[Any] = []
+        for node in level:
+            for value in (node.values() if type(node) is dict else node):
+                if type(value) is dict or type(value) is list:
+                    nxt.append(value)
+        level = nxt
+    return True
 
 
 def _checked(data: Any, text: str, display: str) -> Any:

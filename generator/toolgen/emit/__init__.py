@@ -10,12 +10,59 @@ UTF-8, final newline), so output is byte-identical across runs.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import marshal
+import pickle
+from collections.abc import Callable
+from functools import partial
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, Protocol, TypeVar
+
+_T = TypeVar("_T")
 
 
-def json_bytes(value: Any) -> bytes:
+class Remember(Protocol):
+    """How the build remembers a piece of its output between builds: ``remember(key, compute)`` is
+    ``compute()``, or the value an earlier ``compute()`` under the same `key` gave (the build cache,
+    `toolgen.incremental.Pieces`). A key names everything the value depends on (`piece_key`), so
+    both answers are the same value; the stages here stay pure and never see the cache."""
+
+    def __call__(self, key: str, compute: Callable[[], _T], /) -> _T: ...
+
+
+def computed(key: str, compute: Callable[[], _T], /) -> _T:
+    """The `Remember` that remembers nothing: every piece is computed."""
+    return compute()
+
+
+def piece_key(*parts: Any) -> str:
+    """The key of a piece computed from `parts`: SHA-256 of their content. JSON-like values (dicts,
+    lists, tuples, strings, numbers, booleans, None) are written by `marshal` format 2, which keeps
+    their types apart (``1``, ``1.0``, ``True``; ``1`` and ``"1"`` as keys; tuples and lists) and
+    their order, and knows nothing of which objects are shared: equal content gives an equal key,
+    however the value was built or read back. Anything else is pickled."""
+    try:
+        data = b"m" + marshal.dumps(parts, 2)
+    except ValueError:  # not plain data (a dataclass), or nested past marshal's depth
+        data = b"p" + content_pickle(parts)
+    return hashlib.sha256(data).hexdigest()
+
+
+def content_pickle(value: Any) -> bytes:
+    """`value` pickled without the pickler's memo: an object reached twice is written twice, so the
+    bytes depend on the content alone, not on which parts happen to be shared (an IR whose equal
+    schemas were interned, or read back from the cache, pickles as one built afresh). `value` must
+    not contain itself."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True  # no memo (deprecated for general use: it cannot write cycles, which JSON and the IR lack)
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+def json_bytes(value: Any, remember: Remember | None = None) -> bytes:
     """Deterministic JSON: sorted keys, 2-space indent, non-ASCII kept, final newline.
 
     Byte-identical to ``json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)``; the standard
@@ -25,18 +72,22 @@ def json_bytes(value: Any) -> bytes:
     The outer two levels (a catalog's tools, the policy table's rows) are encoded one member at a
     time straight to bytes, so the peak is about twice the output, not the five times that building
     one string of the whole file and then encoding it cost (Stripe 25 times over: 650 MB of output).
+    `remember`: each object in a list of the outer two levels (a catalog's tool, a policy row) is
+    encoded through it, keyed by its content and indent (`piece_key`), so a build that changed one
+    tool encodes that tool alone.
     """
     try:
         parts: list[bytes] = []
-        _stream(value, "", parts, 2)
+        _stream(value, "", parts, 2, remember)
     except (_Unsupported, RecursionError):
         return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     parts.append(b"\n")
     return b"".join(parts)
 
 
-def _stream(value: Any, indent: str, parts: list[bytes], levels: int) -> None:
-    """Append `value`'s indented JSON to `parts`, its outer `levels` container levels member by member."""
+def _stream(value: Any, indent: str, parts: list[bytes], levels: int, remember: Remember | None = None) -> None:
+    """Append `value`'s indented JSON to `parts`, its outer `levels` container levels member by member;
+    the objects of its lists through `remember`, when given."""
     kind = type(value)
     if levels == 0 or (kind is not dict and kind is not list) or not value:
         parts.append(_indented(value, indent).encode("utf-8"))
@@ -49,14 +100,23 @@ def _stream(value: Any, indent: str, parts: list[bytes], levels: int) -> None:
         parts.append(b"{\n")
         for i, key in enumerate(sorted(value)):
             parts.append(((",\n" if i else "") + inner + encode_basestring(key) + ": ").encode("utf-8"))
-            _stream(value[key], inner, parts, levels - 1)
+            _stream(value[key], inner, parts, levels - 1, remember)
         parts.append(("\n" + indent + "}").encode("utf-8"))
         return
     parts.append(b"[\n")
     for i, item in enumerate(value):
         parts.append(((",\n" if i else "") + inner).encode("utf-8"))
-        _stream(item, inner, parts, levels - 1)
+        if remember is not None and type(item) is dict:
+            parts.append(remember(piece_key("json", inner, levels - 1, item), partial(_encoded, item, inner, levels - 1)))
+        else:
+            _stream(item, inner, parts, levels - 1)
     parts.append(("\n" + indent + "]").encode("utf-8"))
+
+
+def _encoded(value: Any, indent: str, levels: int) -> bytes:
+    parts: list[bytes] = []
+    _stream(value, indent, parts, levels)
+    return b"".join(parts)
 
 
 class _Unsupported(Exception):

@@ -8,6 +8,7 @@ per tool (compact-JSON bytes and tokens in each dialect); `report_markdown` -> t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..compile.ir import ApiIR, PolicyRow
@@ -16,7 +17,7 @@ from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, PartPlan, names, namespace_a
 from ..dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS
 from ..dialects.openai import OPENAI_MAX_TOOLS
 from ..tokens import count_tokens
-from . import compact_json
+from . import Remember, compact_json, computed, piece_key
 from .catalogs import Catalogs
 from .policy import _code, _md, grouped_rows, operation_cell, toolsets_markdown
 from .upfront import upfront_costs
@@ -29,8 +30,9 @@ class ToolSize:
     tokens: dict[str, int]
 
 
-def measure(catalogs: Catalogs) -> list[ToolSize]:
-    """Compact-JSON bytes and o200k tokens of each tool in each dialect."""
+def measure(catalogs: Catalogs, remember: Remember = computed) -> list[ToolSize]:
+    """Compact-JSON bytes and o200k tokens of each tool in each dialect. `remember`: each text's
+    token count is taken through it, keyed by the text (`toolgen.emit.Remember`)."""
     sizes: dict[str, dict[str, dict[str, int]]] = {}
     for dialect, tools in catalogs.by_dialect().items():
         for tool in tools:
@@ -38,7 +40,7 @@ def measure(catalogs: Catalogs) -> list[ToolSize]:
             text = compact_json(tool)
             entry = sizes.setdefault(name, {"bytes": {}, "tokens": {}})
             entry["bytes"][dialect] = len(text.encode("utf-8"))
-            entry["tokens"][dialect] = count_tokens(text)
+            entry["tokens"][dialect] = remember(piece_key("o200k", text), partial(count_tokens, text))
     return [ToolSize(name, v["bytes"], v["tokens"]) for name, v in sorted(sizes.items())]
 
 

@@ -15,18 +15,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..search_text import SEARCH_FORMAT, TABLES, search_documents
+from ..search_text import SEARCH_FORMAT, TABLES, Remember, search_documents
 from ..search_tool import mcp_search_tool
 
 
 def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, Any]],
-                searchable: Sequence[str]) -> dict[str, Any]:
-    """The ``search.json`` value (deterministic: documents in intent order, keys sorted on output)."""
+                searchable: Sequence[str], remember: Remember | None = None) -> dict[str, Any]:
+    """The ``search.json`` value (deterministic: documents in intent order, keys sorted on output).
+    `remember`: as `toolgen.search_text.search_documents` takes it (the build cache)."""
     return {
         "format": SEARCH_FORMAT,
         "engine": "sqlite-fts5 bm25, tokenize='porter unicode61'",
         "tables": {table: {"columns": {c: w for c, w in columns}, "weight": weight}
                    for table, (columns, weight) in TABLES.items()},
         "search_tool": mcp_search_tool(list(searchable)),
-        "documents": search_documents(policy, mcp_catalog),
+        "documents": search_documents(policy, mcp_catalog, remember),
     }

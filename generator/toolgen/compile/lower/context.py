@@ -61,6 +61,10 @@ class Ctx:
     converter: SchemaConverter
     names: dict[str, str] = field(default_factory=dict)  # tool name -> operation pointer
     toolsets: dict[str, Toolset] = field(default_factory=dict)  # toolsets used so far, by name
+    #: ``remember(key, compute)``: each operation's lowering remembered between builds
+    #: (`toolgen.compile.lower.reuse`); None: every operation is lowered
+    remember: Callable[[str, Callable[[], Any]], Any] | None = None
+    keys: Any = None  # the `reuse.OperationKeys` of this document, with `remember`
 
 
 class Skip(Exception):

@@ -32,6 +32,7 @@ from ..schema import Interner, SchemaBudget, SchemaConverter
 from .composites import lower_composites
 from .context import Ctx, Skip
 from .infer import infer_intent
+from .reuse import OperationKeys
 from .tools import lower_intent
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
@@ -40,17 +41,20 @@ READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read
 
 
 def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str,
-          progress: Callable[[int, int], None] | None = None) -> ApiIR:
+          progress: Callable[[int, int], None] | None = None,
+          remember: Callable[[str, Callable[[], Any]], Any] | None = None) -> ApiIR:
     """Lower every intent (explicit tools first, then include groups) to tools.
 
     Raises nothing for bad intents: errors are added to `sink` (the caller decides to stop).
     `progress(done, total)`, if given, is called as each explicit intent and each operation an include
     group looks at is taken up (total = explicit intents + operations x include groups); it only
-    reports, the result does not depend on it.
+    reports, the result does not depend on it. `remember(key, compute)`: each operation's lowering
+    is remembered through it (`toolgen.compile.lower.reuse`; the build cache); the IR is the same.
     """
     model = intents.model
     budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)
-    ctx = Ctx(doc, intents, sink, api_name, SchemaConverter(doc, sink, budget))
+    ctx = Ctx(doc, intents, sink, api_name, SchemaConverter(doc, sink, budget), remember=remember,
+              keys=OperationKeys(doc, intents, api_name) if remember is not None else None)
     operations = list_operations(doc)
     tools: list[Tool] = []
     covered: dict[str, str] = {}

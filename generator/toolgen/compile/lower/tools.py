@@ -15,7 +15,7 @@ from ..intent import IncludeSpec, RetrySpec, ToolIntent
 from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
-from .operation import lower_operation
+from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
 from .toolsets import place
 
@@ -26,7 +26,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
                  *, explicit: bool, group: IncludeSpec | None = None) -> list[Tool]:
     model = ctx.intents.model
     defaults = model.defaults
-    lowered = lower_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
+    lowered = lowered_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
     effect = intent.effect
     if effect == "read" and intent.approval == "required":
         ctx.sink.warning("approval-on-read", f"intent `{key}` is a read; approval applies to record tools only",

@@ -67,7 +67,10 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         self._scc_of: dict[str, int] = {}
         self._sccs: list[Scc] = []
         self._def_ptr: dict[str, str] = {}  # $defs name -> pointer
-        self._warned: set[int] = set()
+        self._warned: dict[int, Diagnostic] = {}  # SCC -> its schema-cycle note, emitted again on each use
+        #: what building a cached target emitted, emitted again whenever it is reused, so what one
+        #: conversion reports never depends on which conversions ran before it (`toolgen.compile.lower.reuse`)
+        self._notes: dict[tuple[str, str], tuple[Diagnostic, ...]] = {}
 
     def convert(self, node: Any, pointer: str, context: Context, *, copy: bool = True,
                 check_nodes: bool = True) -> JSONSchema:
@@ -131,18 +134,25 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
         key = (pointer, context)
         hit = self._cache.get(key)
         if hit is not None:
+            for note in self._notes.get(key, ()):  # what building it found, again: the sink keeps one
+                self.sink.add(note)
             return hit
         if key in self._in_progress:  # pragma: no cover - the SCC analysis prevents this
             raise DiagnosticError([Diagnostic(
                 "ref-cycle", "error", f"$ref cycle through #{self.doc.source_pointer(pointer)} could not be broken",
                 self.doc.locate(pointer), "report this as a toolgen bug")])
         self._in_progress.add(key)
+        outer = self.sink
+        self.sink = noting = _Noting(outer)
         try:
             node = resolve_pointer(self.doc.data, pointer)
             built = self._build(node, pointer, context, level)
         finally:
             self._in_progress.discard(key)
+            self.sink = outer
         self._cache[key] = built
+        if noting.notes:
+            self._notes[key] = tuple(noting.notes)
         self._fragment_ids.add(id(built.schema))
         return built
 
@@ -283,3 +293,16 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
             "schema-keyword-invalid",
             f"`{key}: {shown[:80]}` is not valid JSON Schema ({key} must be {expected}); dropped",
             self.doc.locate(join_pointer(pointer, key)), "fix the schema in the spec")
+
+
+class _Noting(DiagnosticSink):
+    """A sink that passes every diagnostic on to `target` and keeps them (`SchemaConverter._cached`)."""
+
+    def __init__(self, target: DiagnosticSink) -> None:
+        super().__init__()
+        self.target = target
+        self.notes: list[Diagnostic] = []
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.notes.append(diagnostic)
+        self.target.add(diagnostic)

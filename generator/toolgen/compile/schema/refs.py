@@ -59,7 +59,7 @@ class RefsMixin:
     _edges_memo: dict[str, tuple[tuple[str, ...], frozenset[str]]]
     _scc_of: dict[str, int]
     _sccs: list[Scc]
-    _warned: set[int]
+    _warned: dict[int, Diagnostic]
 
     def resolve(self, node: Any, pointer: str) -> tuple[Any, str]:
         """Follow a ``$ref`` chain from `node` (any OpenAPI object, at `pointer`) to its target.
@@ -247,9 +247,11 @@ class RefsMixin:
     def _warn_cycles(self, pointers: list[str]) -> None:
         for pointer in pointers:
             ident = self._scc_of.get(pointer)
-            if ident is None or ident in self._warned:
+            if ident is None:
                 continue
-            self._warned.add(ident)
+            if ident in self._warned:  # noted again: the sink keeps one, and each conversion has it
+                self.sink.add(self._warned[ident])
+                continue
             scc = self._sccs[ident]
             members = set(scc.members)
             start = min(scc.members, key=lambda p: (self._doc_order(p), p))
@@ -263,10 +265,11 @@ class RefsMixin:
                 more = f", ... (+{len(names) - 20} more)" if len(names) > 20 else ""
                 shown = ", ".join(names[:20]) + more
                 message += f"; it belongs to a group of {len(names)} mutually recursive schemas: {shown}"
-            self.sink.info(
-                "schema-cycle", message, self.doc.locate(start),
-                "targets without recursive-schema support get a relaxed or unrolled schema; "
-                "break the cycle in the spec if that matters")
+            note = Diagnostic("schema-cycle", "info", message, self.doc.locate(start),
+                              "targets without recursive-schema support get a relaxed or unrolled schema; "
+                              "break the cycle in the spec if that matters")
+            self._warned[ident] = note
+            self.sink.add(note)
 
     def _shortest_cycle(self, start: str, members: set[str]) -> list[str]:
         previous: dict[str, str] = {}

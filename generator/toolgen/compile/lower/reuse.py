@@ -1,0 +1,291 @@
+"""Stage `lower`, one operation's lowering remembered between builds.
+
+Input: the lowering context (`Ctx`: the document, the intent map, the sink) and one operation with
+its intent. Output: the operation's `Lowered` (or the `Skip` / `DiagnosticError` it raised) and the
+diagnostics its lowering emitted, from a `remember(key, compute)` the build passes (the build
+cache, `toolgen.incremental.Pieces`), so that a build after an edit lowers only what the edit reached.
+
+The key (`OperationKeys.key`) names everything `toolgen.compile.lower.operation.lower_operation`
+reads: the operation's path item as written (key order kept), every part of the document its text
+reaches through a local reference (``"#/..."`` strings, followed to the component or path item they
+point into, transitively; a missing target counts too) with its position in the document (schema
+cycle notes name their first member in document order), the document's other top-level members
+and its security schemes, the intent map without its `tools` and `include` (defaults, budgets,
+auth), the intent, its include group and where it sits, the API's name and the document's name. A
+reference to a whole section or to the document itself, and a Swagger 2.0 document (whose pointers
+map back through the conversion), are not remembered: they are lowered every time.
+
+Diagnostics are remembered without line and column (`fill_locations` and the intent map locate
+them again by pointer), so a remembered diagnostic is located in the document of this build. The
+schema converter re-emits what it found in a schema each time it reuses the schema
+(`toolgen.compile.schema.SchemaConverter`), so the diagnostics of one operation never depend on
+which operations were lowered before it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
+from ...pointer import PointerError, parse_pointer, ref_to_pointer
+from ..intent import IncludeSpec, LoadedIntentMap, ToolIntent
+from ..load import SpecDocument
+from ..operations import Operation
+from .context import Ctx, Lowered, Skip
+from .operation import lower_operation
+
+#: ``remember(key, compute) -> compute()`` or an earlier value of it
+Remember = Callable[[str, Callable[[], Any]], Any]
+
+#: a JSON string that starts with '#': a local reference (or a key or text that looks like one)
+_LOCAL = re.compile(r'"(#(?:[^"\\]|\\.)*)"')
+
+#: a part of the document: ("components", section, name) or ("paths", path)
+Part = tuple[str, ...]
+
+
+def _text(node: Any) -> str:
+    return json.dumps(node, ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=repr)
+
+
+class OperationKeys:
+    """The digest of what each operation's lowering reads (module docstring), for one document and
+    intent map. Each part of the document is serialised once per build, when a key first needs it."""
+
+    def __init__(self, doc: SpecDocument, intents: LoadedIntentMap, api: str) -> None:
+        data = doc.data if isinstance(doc.data, dict) else {}
+        self.usable = doc.pointers is None and isinstance(doc.data, dict)
+        self._data = data
+        rest = {k: v for k, v in data.items() if k not in ("paths", "components")}
+        components = data.get("components") if isinstance(data.get("components"), dict) else {}
+        schemes = components.get("securitySchemes") if isinstance(components, dict) else None
+        model = intents.model.model_dump(mode="json", exclude={"tools", "include"})
+        self._base = _digest("lower-operation 1", api, doc.display, doc.version, doc.openapi, _text(rest),
+                             _text(schemes), json.dumps(model, sort_keys=True, default=repr))
+        self._parts: dict[Part, tuple[str, tuple[Part, ...] | None]] = {}
+        self._order: dict[str, dict[str, int]] = {}
+
+    def key(self, op: Operation, name: str, intent: ToolIntent, where: tuple[str | int, ...], *,
+            explicit: bool, group: IncludeSpec | None) -> str | None:
+        """The digest for lowering `op` as `intent` named `name`; None when it cannot be known
+        (module docstring): the operation is then lowered every time."""
+        reads = self.reads(op)
+        if reads is None:
+            return None
+        return _digest(self._base, reads, name, json.dumps([str(w) for w in where]),
+                       "explicit" if explicit else "include", intent.model_dump_json(),
+                       group.model_dump_json() if group is not None else "")
+
+    def reads(self, op: Operation) -> str | None:
+        """The digest of the part of the document lowering `op` reads: its path item as written and
+        every part its text reaches through local references, each with its position; None when that
+        cannot be bounded. A tool made of several operations (a composite) is keyed by the `reads`
+        of each of its steps, its own intent and `base`."""
+        if not self.usable:
+            return None
+        own = _text(op.path_item)
+        refs = _refs_of(own)
+        if refs is None:
+            return None
+        seen: set[Part] = set()
+        todo = list(refs)
+        while todo:
+            part = todo.pop()
+            if part in seen:
+                continue
+            seen.add(part)
+            _, more = self._part(part)
+            if more is None:
+                return None
+            todo.extend(more)
+        return _digest(op.method, op.path, op.pointer, own,
+                       *(f"{'/'.join(p)}@{self._position(p)}\n{self._part(p)[0]}" for p in sorted(seen)))
+
+    @property
+    def base(self) -> str:
+        """The digest of what every operation's lowering reads besides its own part of the document
+        (the document's other top-level members, its security schemes, the intent map's settings)."""
+        return self._base
+
+    def _part(self, part: Part) -> tuple[str, tuple[Part, ...] | None]:
+        found = self._parts.get(part)
+        if found is None:
+            node = self._node(part)
+            if node is _MISSING:
+                found = ("\0missing", ())
+            else:
+                text = _text(node)
+                found = (text, _refs_of(text))
+            self._parts[part] = found
+        return found
+
+    def _node(self, part: Part) -> Any:
+        node: Any = self._data
+        for token in part:
+            if not isinstance(node, dict) or token not in node:
+                return _MISSING
+            node = node[token]
+        return node
+
+    def _position(self, part: Part) -> str:
+        """Where `part` sits: its index in its section (and the section's in ``components``)."""
+        out = []
+        node: Any = self._data
+        for i, token in enumerate(part):
+            if not isinstance(node, dict) or token not in node:
+                return "-"
+            prefix = "/".join(part[:i])
+            order = self._order.get(prefix)
+            if order is None:
+                order = self._order[prefix] = {k: n for n, k in enumerate(node)}
+            out.append(str(order[token]))
+            node = node[token]
+        return ".".join(out)
+
+
+_MISSING = object()
+
+
+def _refs_of(text: str) -> tuple[Part, ...] | None:
+    """The parts of the document the local references in `text` point into; None when one points at
+    the document or a whole section (everything would have to be read)."""
+    found: set[Part] = set()
+    for match in _LOCAL.finditer(text):
+        try:
+            ref = json.loads('"' + match.group(1) + '"')
+        except ValueError:
+            continue
+        pointer = ref_to_pointer(ref)
+        if pointer is None or (pointer and not pointer.startswith("/")):
+            continue  # not a JSON pointer: the reference fails the same way whatever the document holds
+        try:
+            tokens = parse_pointer(pointer)
+        except PointerError:
+            continue
+        if tokens[:1] == ["components"]:
+            if len(tokens) < 3:
+                return None
+            found.add(("components", tokens[1], tokens[2]))
+        elif tokens[:1] == ["paths"]:
+            if len(tokens) < 2:
+                return None
+            found.add(("paths", tokens[1]))
+        elif not tokens:
+            return None
+        # any other top-level member is in the key already (`OperationKeys.__init__`)
+    return tuple(sorted(found))
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What lowering one operation gave: `lowered`, or the `skip` / `errors` it raised; and the
+    diagnostics it emitted (without line and column)."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    lowered: Lowered | None = None
+    skip: tuple[str, str, SourceLocation | None, str | None] | None = None
+    errors: tuple[Diagnostic, ...] = ()
+
+
+class _Recording(DiagnosticSink):
+    """A sink that passes every diagnostic on to `target` and keeps a copy."""
+
+    def __init__(self, target: DiagnosticSink) -> None:
+        super().__init__()
+        self.target = target
+        self.kept: list[Diagnostic] = []
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.kept.append(diagnostic)
+        self.target.add(diagnostic)
+
+
+@contextmanager
+def _recording(ctx: Ctx) -> Iterator[_Recording]:
+    sink, converter_sink = ctx.sink, ctx.converter.sink
+    recording = _Recording(sink)
+    ctx.sink = ctx.converter.sink = recording
+    try:
+        yield recording
+    finally:
+        ctx.sink, ctx.converter.sink = sink, converter_sink
+
+
+def _unlocated(d: Diagnostic) -> Diagnostic:
+    loc = d.location
+    if loc is None or (loc.line is None and loc.col is None) or loc.pointer is None:
+        return d
+    return replace(d, location=replace(loc, line=None, col=None))
+
+
+def lowered_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: tuple[str | int, ...],
+                      *, explicit: bool, group: IncludeSpec | None) -> Lowered:
+    """`lower_operation`, through `ctx.remember` when the build passed one and the operation's key
+    can be known (module docstring). Raises what `lower_operation` raises."""
+    found = ctx.keys.key(op, key, intent, where, explicit=explicit, group=group) if (
+        ctx.remember is not None and ctx.keys is not None) else None
+    if found is None or ctx.remember is None:
+        return lower_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
+
+    def compute() -> _Outcome:
+        with _recording(ctx) as recording:
+            try:
+                lowered = lower_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
+            except Skip as skip:
+                return _Outcome(tuple(map(_unlocated, recording.kept)),
+                                skip=(skip.code, skip.message, skip.location and _unlocated_location(skip.location),
+                                      skip.hint))
+            except DiagnosticError as exc:
+                return _Outcome(tuple(map(_unlocated, recording.kept)),
+                                errors=tuple(map(_unlocated, exc.diagnostics)))
+        return _Outcome(tuple(map(_unlocated, recording.kept)), lowered=lowered)
+
+    outcome: _Outcome = ctx.remember(found, compute)
+    for d in outcome.diagnostics:
+        ctx.sink.add(_relocated(ctx, d))
+    if outcome.skip is not None:
+        code, message, location, hint = outcome.skip
+        raise Skip(code, message, location and _relocated_location(ctx, location), hint)
+    if outcome.errors:
+        raise DiagnosticError([_relocated(ctx, d) for d in outcome.errors])
+    assert outcome.lowered is not None
+    return outcome.lowered
+
+
+def _unlocated_location(loc: SourceLocation) -> SourceLocation:
+    return replace(loc, line=None, col=None) if loc.pointer is not None else loc
+
+
+def _relocated(ctx: Ctx, d: Diagnostic) -> Diagnostic:
+    loc = d.location
+    if loc is None:
+        return d
+    moved = _relocated_location(ctx, loc)
+    return d if moved is loc else replace(d, location=moved)
+
+
+def _relocated_location(ctx: Ctx, loc: SourceLocation) -> SourceLocation:
+    """A remembered location with line and column again: in the intent map now (the spec's are filled
+    in with the others, `SpecDocument.fill_locations`)."""
+    if loc.pointer is None or loc.line is not None or loc.file != ctx.intents.display:
+        return loc
+    try:
+        tokens = parse_pointer(loc.pointer)
+    except PointerError:
+        return loc
+    return ctx.intents.locate(*tokens)
