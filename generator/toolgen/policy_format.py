@@ -17,6 +17,8 @@ A member that earlier builds of this same format did not write yet (``record``, 
 runtime gives its absence (the dataclass default; a record row without ``record`` executes full
 arguments).
 
+``request.max_body_bytes`` is written only when the intent map sets a limit (absent: no limit).
+
 Normalisation (what `to_json` cannot tell apart): ``Idempotency.honoured_by_api`` None (the intent
 map does not say) is written as ``false``; a record row with ``record_arguments`` None is written
 as ``full``; ``record_arguments`` and ``preview_ttl_s`` of a read or preview row are not written.
@@ -304,6 +306,9 @@ class PolicyRow:
     toolset: str | None = None  # the toolset (namespace) of the tool, if any
     loading: Loading = "eager"  # eager: always in the catalog; deferred: found by tool search
     keywords: tuple[str, ...] = ()  # intent-map `keywords`: extra words tool search indexes
+    #: the most bytes the encoded request body may have (``request.max_body_bytes``; None: no limit); the
+    #: canonical-request step refuses a larger body with ``invalid_arguments`` before anything is stored or sent
+    max_body_bytes: int | None = None
     dialect_rewrites: Mapping[str, tuple[Mapping[str, JSON], ...]] = field(default_factory=dict)
 
     @property
@@ -333,6 +338,7 @@ class PolicyRow:
                 "content_type": self.body_content_type,
                 "bindings": [b.to_json() for b in self.bindings],
                 "fixed": [f.to_json() for f in self.fixed],
+                **({} if self.max_body_bytes is None else {"max_body_bytes": self.max_body_bytes}),
             },
             "success_status": list(self.success_status),
             "dialect_rewrites": {d: [dict(r) for r in records] for d, records in sorted(self.dialect_rewrites.items())},
@@ -569,6 +575,13 @@ def _read_rewrites(n: _Node) -> dict[str, tuple[Mapping[str, JSON], ...]]:
     return out
 
 
+def _read_body_limit(n: _Node) -> int | None:
+    limit = n.opt_integer()
+    if limit is not None and limit < 1:
+        raise n.fail(f"a body limit of {limit} bytes admits no request", hint=_REBUILD)
+    return limit
+
+
 def _read_row(n: _Node) -> PolicyRow:
     n.obj()
     mode = n.get("mode").choice(Mode)
@@ -595,6 +608,7 @@ def _read_row(n: _Node) -> PolicyRow:
         body_encoding=request.get("encoding").choice(BodyEncoding),
         body_content_type=request.get("content_type", None).opt_text(),
         bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed", []).tuple_of(_read_fixed),
+        max_body_bytes=_read_body_limit(request.get("max_body_bytes", None)),
         pair=n.get("pair", None).opt_text(), intent=n.get("intent", "").text(),
         success_status=n.get("success_status", []).tuple_of(_Node.integer),
         record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,
