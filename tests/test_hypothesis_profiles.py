@@ -16,8 +16,8 @@ def test_the_loaded_profile_has_no_deadline() -> None:
 
 
 @pytest.mark.parametrize(("profile", "stated", "runs"), [
-    ("dev", 400, 400), ("dev", 8, 8),
-    ("ci", 400, 200), ("ci", 15, 10), ("ci", 8, 8),
+    ("dev", 400, 100), ("dev", 30, 10), ("dev", 8, 8),
+    ("ci", 400, 100), ("ci", 15, 10), ("ci", 8, 8),
     ("thorough", 400, 4000), ("thorough", 8, 80),
 ])
 def test_each_profile_scales_the_stated_count(monkeypatch: pytest.MonkeyPatch, profile: str, stated: int,
