@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.build import run
+from tests.support.profiles import examples
 
 from toolgen.cache import Cache, digest
 
@@ -155,7 +156,7 @@ def _build(intent: Path, out: Path, *flags: str) -> int:
     return run("build", str(intent), "--out", str(out), "-q", *flags).exit_code
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(_edits, min_size=1, max_size=4))
 def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
         tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[Any, ...]]) -> None:

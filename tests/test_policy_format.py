@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.emit import json_bytes
 from toolgen.policy_format import (
@@ -98,7 +99,7 @@ def tables(draw: st.DrawFn) -> PolicyTable:
     return PolicyTable(draw(names), draw(names), draw(names), draw(names), draw(names), tuple(drawn), tuple(toolsets))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(tables())
 def test_typed_table_round_trips_through_json(table: PolicyTable) -> None:
     text = json_bytes(table.to_json())

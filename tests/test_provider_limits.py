@@ -265,6 +265,7 @@ def test_toolgen_catalog_finds_the_parts(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "kind0" in result.output
 
 
+@pytest.mark.slow  # lowers 10,002 tools; the small-limit tests above cover the same rule fast
 def test_the_real_limit_is_refused_in_seconds(tmp_path: Path) -> None:
     """10,002 deferred tools (5,001 writes) in one toolset: the error comes after lowering, before
     the minutes that building four catalogs of 10,003 tools would take."""
@@ -279,6 +280,7 @@ def test_the_real_limit_is_refused_in_seconds(tmp_path: Path) -> None:
     assert seconds < 120
 
 
+@pytest.mark.slow  # lowers 10,002 tools; the small-limit tests above cover the same rule fast
 def test_turning_the_rule_off_does_not_turn_the_limit_into_an_internal_error(tmp_path: Path) -> None:
     intent = _write(tmp_path, 5001)
     (tmp_path / "toolgen.yaml").write_text(

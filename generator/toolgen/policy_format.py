@@ -17,6 +17,8 @@ A member that earlier builds of this same format did not write yet (``record``, 
 the value the runtime gives its absence (the dataclass default; a record row without ``record`` executes full
 arguments).
 
+``request.max_body_bytes`` is written only when the intent map sets a limit (absent: no limit).
+
 Normalisation (what `to_json` cannot tell apart): ``Idempotency.honoured_by_api`` None (the intent
 map does not say) is written as ``false``; a record row with ``record_arguments`` None is written
 as ``full``; ``record_arguments`` and ``preview_ttl_s`` of a read or preview row are not written.
@@ -422,6 +424,9 @@ class PolicyRow:
     toolset: str | None = None  # the toolset (namespace) of the tool, if any
     loading: Loading = "eager"  # eager: always in the catalog; deferred: found by tool search
     keywords: tuple[str, ...] = ()  # intent-map `keywords`: extra words tool search indexes
+    #: the most bytes the encoded request body may have (``request.max_body_bytes``; None: no limit); the
+    #: canonical-request step refuses a larger body with ``invalid_arguments`` before anything is stored or sent
+    max_body_bytes: int | None = None
     dialect_rewrites: Mapping[str, tuple[Mapping[str, JSON], ...]] = field(default_factory=dict)
     #: a composite tool's plan (docs/composites.md); its row has no operation (`operation_id`,
     #: `method` and `path` are ``""``, JSON ``operation: null``)
@@ -455,6 +460,7 @@ class PolicyRow:
                 "content_type": self.body_content_type,
                 "bindings": [b.to_json() for b in self.bindings],
                 "fixed": [f.to_json() for f in self.fixed],
+                **({} if self.max_body_bytes is None else {"max_body_bytes": self.max_body_bytes}),
             },
             "success_status": list(self.success_status),
             "dialect_rewrites": {d: [dict(r) for r in records] for d, records in sorted(self.dialect_rewrites.items())},
@@ -597,6 +603,13 @@ def _read_rewrites(n: Node) -> dict[str, tuple[Mapping[str, JSON], ...]]:
     return out
 
 
+def _read_body_limit(n: Node) -> int | None:
+    limit = n.opt_integer()
+    if limit is not None and limit < 1:
+        raise n.fail(f"a body limit of {limit} bytes admits no request")
+    return limit
+
+
 def _read_ref(n: Node) -> InputRef | StepRef:
     kind = n.get("$ref").choice(Literal["input", "step"])
     pointer = n.get("pointer").text()
@@ -705,6 +718,7 @@ def _read_row(n: Node) -> PolicyRow:
         body_encoding=request.get("encoding").choice(BodyEncoding),
         body_content_type=request.get("content_type", None).opt_text(),
         bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed", []).tuple_of(_read_fixed),
+        max_body_bytes=_read_body_limit(request.get("max_body_bytes", None)),
         pair=n.get("pair", None).opt_text(), intent=n.get("intent", "").text(),
         success_status=n.get("success_status", []).tuple_of(Node.integer),
         record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,

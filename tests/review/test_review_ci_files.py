@@ -16,6 +16,7 @@ from typing import Any
 import click
 import pytest
 import yaml
+from click.testing import CliRunner
 from tests.support.build import REPO
 from tests.support.build import REVIEW_FIXTURE as FIXTURE
 
@@ -30,11 +31,21 @@ def _toolgen() -> str:
     return str(exe) if exe.exists() else shutil.which("toolgen") or "toolgen"
 
 
-def _run(entry: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(entry: str, cwd: Path, *, in_process: bool = False) -> subprocess.CompletedProcess[str]:
+    """A hook's `entry` run in `cwd` as pre-commit runs it (a process), or in-process by click (the
+    same exit code, stdout and stderr, without a Python start-up)."""
     argv = shlex.split(entry)
     assert argv[0] == "toolgen"
-    return subprocess.run([_toolgen(), *argv[1:]], check=False, cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "NO_COLOR": "1"})
+    if not in_process:
+        return subprocess.run([_toolgen(), *argv[1:]], check=False, cwd=cwd, capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    here = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, argv[1:], env={"NO_COLOR": "1"})
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, result.stderr)
 
 
 def test_pre_commit_hooks(tmp_path: Path) -> None:
@@ -50,9 +61,9 @@ def test_pre_commit_hooks(tmp_path: Path) -> None:
 
     project = tmp_path / "project"
     shutil.copytree(FIXTURE, project)
-    built = _run("toolgen build -q", project)
+    built = _run("toolgen build -q", project, in_process=True)
     assert built.returncode == 0, built.stderr
-    for hook in hooks:
+    for hook in hooks:  # each entry once as the process pre-commit starts
         ran = _run(hook["entry"], project)
         assert ran.returncode == 0, f"{hook['id']}: {ran.stdout}{ran.stderr}"
     # each hook fails on the problem it guards against
@@ -60,7 +71,7 @@ def test_pre_commit_hooks(tmp_path: Path) -> None:
     clean.write_text(clean.read_text(encoding="utf-8").replace("description: Get one widget by id.",
                                                                "description: Get one widget by its id."),
                      encoding="utf-8")
-    stale = _run(by_id["toolgen-build-check"]["entry"], project)
+    stale = _run(by_id["toolgen-build-check"]["entry"], project, in_process=True)
     assert stale.returncode == 1 and "stale" in stale.stderr
     clean.write_text(clean.read_text(encoding="utf-8").replace("    approval: required\n    idempotency: "
                                                                "{key: action_id, send_as: none}\n    description: "
@@ -68,7 +79,7 @@ def test_pre_commit_hooks(tmp_path: Path) -> None:
                                                                "    approval: never\n    idempotency: "
                                                                "{key: action_id, send_as: none}\n    description: "
                                                                "Delete a widget"), encoding="utf-8")
-    failed = _run(by_id["toolgen-lint"]["entry"], project)
+    failed = _run(by_id["toolgen-lint"]["entry"], project, in_process=True)
     assert failed.returncode == 1 and "destructive-without-approval" in failed.stdout
 
 

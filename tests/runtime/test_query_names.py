@@ -20,6 +20,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
 from toolgen.runtime.request import build_request, transport_headers
@@ -59,7 +60,7 @@ def test_a_bracketed_name_is_sent_percent_encoded(server: RecordingServer) -> No
     assert parsed == [("filter[patient]", "p1"), ("page[size]", "10")]
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pairs=st.lists(st.tuples(st.one_of(TEXT, RESERVED), st.one_of(TEXT, RESERVED)), min_size=1, max_size=3,
                       unique_by=lambda p: p[0]))
 def test_any_name_and_value_round_trip_through_a_real_query_parser(server: RecordingServer,

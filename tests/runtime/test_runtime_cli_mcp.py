@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from tests.support.runtime_env import mcp_json, tickets_dir
 
+from toolgen.cli import main
 from toolgen.examples.tickets_server import TicketsServer
 
 TOOLGEN = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
@@ -32,6 +34,20 @@ def run_call(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra
     return proc.returncode, out, proc.stderr
 
 
+def call_here(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str,
+              monkeypatch: pytest.MonkeyPatch) -> tuple[int, Any, str]:
+    """`run_call` in-process: one `toolgen call` command as click runs it, in `tmp_path`, with its own
+    registry over the same receipts file (what two commands share is only what is on disk)."""
+    monkeypatch.setenv("TICKETS_TOKEN", server.token)
+    monkeypatch.delenv("TOOLGEN_SCOPES", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, [
+        "call", str(tickets_dir()), tool, "--args", args if isinstance(args, str) else json.dumps(args),
+        "--base-url", server.base_url, "--receipts", str(tmp_path / "r.sqlite3"), *extra])
+    out = json.loads(result.stdout) if result.stdout.strip() else None
+    return result.exit_code, out, result.stderr
+
+
 def test_a_preview_in_a_memory_store_is_gone_for_the_next_command(server: TicketsServer, tmp_path: Path) -> None:
     args = {"ticket_id": "T-103", "note": "Called back.", "visibility": "internal"}
     memory = ["--scopes", "ticket:write", "--receipts", "memory://"]
@@ -44,7 +60,14 @@ def test_a_preview_in_a_memory_store_is_gone_for_the_next_command(server: Ticket
     assert server.side_effects["addFollowup"] == 0
 
 
-def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Path) -> None:
+def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each command in-process (the real processes are the other tests'): a preview stored by one
+    command is executed by the next through the receipts file, and so are the cursors."""
+
+    def run_call(server: TicketsServer, tmp_path: Path, tool: str, args: Any, *extra: str) -> tuple[int, Any, str]:
+        return call_here(server, tmp_path, tool, args, *extra, monkeypatch=monkeypatch)
+
     code, out, _ = run_call(server, tmp_path, "get_ticket", {"ticket_id": "T-102"}, "--scopes", "ticket:read")
     assert code == 0 and out["ok"] and out["result"]["id"] == "T-102"
 
@@ -78,10 +101,10 @@ def test_call_read_preview_record_and_errors(server: TicketsServer, tmp_path: Pa
     assert {i["id"] for i in page1["result"]["items"]}.isdisjoint({i["id"] for i in page2["result"]["items"]})
 
 
-def test_call_bad_input_exit_2(server: TicketsServer, tmp_path: Path) -> None:
-    code, out, err = run_call(server, tmp_path, "get_ticket", "{not json")
+def test_call_bad_input_exit_2(server: TicketsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = call_here(server, tmp_path, "get_ticket", "{not json", monkeypatch=monkeypatch)
     assert code == 2 and out is None and "JSON" in err
-    code, out, err = run_call(server, tmp_path, "no_such_tool", {})
+    code, out, err = call_here(server, tmp_path, "no_such_tool", {}, monkeypatch=monkeypatch)
     assert code == 2 and "unknown tool" in err
     proc = subprocess.run([TOOLGEN, "call", str(tmp_path / "nowhere"), "get_ticket"], capture_output=True,
                           text=True, timeout=60, check=False)

@@ -532,15 +532,27 @@ async def test_cli_serve_http_reports_its_url_serves_and_stops_cleanly(server: T
     (["--tokens", "t.yaml"], "apply to --http only"),
     (["--http", "127.0.0.1:0", "--tokens", "bad.yaml"], "bad.yaml:2:5: unknown key 'who'"),
 ])
-def test_cli_serve_http_bad_input_exits_2(tmp_path: Path, args: list[str], says: str) -> None:
+def test_cli_serve_http_bad_input_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+                                         says: str) -> None:
+    """In-process (the command refuses before it serves anything); the real process is the next test's."""
     (tmp_path / "bad.yaml").write_text("tokens:\n  - who: x\n", encoding="utf-8")
+    write_token_file(tmp_path / "t.yaml")
+    monkeypatch.delenv("TOOLGEN_SCOPES", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["serve", str(tickets_dir()), "--receipts", "memory://", *args])
+    assert result.exit_code == 2, result.output
+    assert says in result.stderr
+
+
+def test_cli_serve_http_bad_input_exits_2_from_a_real_process(tmp_path: Path) -> None:
     write_token_file(tmp_path / "t.yaml")
     env = dict(os.environ)
     env.pop("TOOLGEN_SCOPES", None)
-    proc = subprocess.run([TOOLGEN, "serve", str(tickets_dir()), "--receipts", "memory://", *args],
+    proc = subprocess.run([TOOLGEN, "serve", str(tickets_dir()), "--receipts", "memory://", "--http", "127.0.0.1:0",
+                           "--tokens", "t.yaml", "--scopes", "ticket:read"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False)
     assert proc.returncode == 2, proc.stderr
-    assert says in proc.stderr
+    assert "drop --scopes" in proc.stderr
 
 
 def test_cli_serve_http_no_auth_warns_loudly(server: TicketsServer, tmp_path: Path) -> None:

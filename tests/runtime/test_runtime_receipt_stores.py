@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from tests.support.records import call_record
 from tests.support.runtime_env import ADMIN, WRITER, tickets_dir
 
+from toolgen.cli import main
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Approval,
@@ -92,6 +94,12 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     if kind == "postgres":
         return Backend(kind, _postgres_spec(request.getfixturevalue("postgres_url")))
     return Backend(kind, _redis_spec(request.getfixturevalue("redis_url")))
+
+
+#: the process races against a real Redis and a real PostgreSQL run in the slow suite (`-m slow`, a step
+#: of its own in .ci/run): two worker processes each plus a server, 15-25 s apiece on 2 cores; the same
+#: races against the shared SQLite file stay in the fast suite
+RACED = ["sqlite", pytest.param("redis", marks=pytest.mark.slow), pytest.param("postgres", marks=pytest.mark.slow)]
 
 
 @pytest.fixture(params=["sqlite", "redis", "postgres"])
@@ -292,6 +300,7 @@ def _race(jobs: list[dict[str, Any]]) -> list[dict[str, str]]:
                 proc.wait()
 
 
+@pytest.mark.parametrize("shared_backend", RACED, indirect=True)
 def test_two_processes_claiming_the_same_keys(shared_backend: Backend) -> None:
     keys = [f"k{i}" for i in range(300)]
     job = {"mode": "begin", "receipts": shared_backend.spec, "scope": "race/tool", "keys": keys}
@@ -299,6 +308,7 @@ def test_two_processes_claiming_the_same_keys(shared_backend: Backend) -> None:
     assert set(one).isdisjoint(two) and set(one) | set(two) == set(keys)  # exactly one claim per key
 
 
+@pytest.mark.parametrize("shared_backend", RACED, indirect=True)
 def test_two_processes_racing_on_one_write(shared_backend: Backend, server: TicketsServer) -> None:
     with make_registry(server, MemoryReceiptStore()) as local:
         preview_id = approve(local, "preview_ticket_followup", NOTE).preview_id
@@ -319,6 +329,7 @@ def test_two_processes_racing_on_one_write(shared_backend: Backend, server: Tick
     store.close()
 
 
+@pytest.mark.parametrize("shared_backend", RACED, indirect=True)
 def test_two_processes_racing_one_approval_on_different_keys(shared_backend: Backend,
                                                              server: TicketsServer) -> None:
     """One approval, presented by two processes for different keys at once: one write in all."""
@@ -401,6 +412,18 @@ def _call(server: TicketsServer, cwd: Path, receipts: str, tool: str, args: dict
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else None, proc.stderr
 
 
+def _call_here(server: TicketsServer, cwd: Path, receipts: str, tool: str, args: dict[str, Any],
+               monkeypatch: pytest.MonkeyPatch) -> tuple[int, Any, str]:
+    """`_call` in-process (click's runner in `cwd`): the same exit code, stdout and stderr."""
+    monkeypatch.setenv("TICKETS_TOKEN", server.token)
+    for name in ("TOOLGEN_SCOPES", "TOOLGEN_RECEIPTS", "TOOLGEN_CURSOR_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(cwd)
+    result = CliRunner().invoke(main, ["call", str(tickets_dir()), tool, "--args", json.dumps(args),
+                                       "--base-url", server.base_url, "--receipts", receipts])
+    return result.exit_code, json.loads(result.stdout) if result.stdout.strip() else None, result.stderr
+
+
 def test_toolgen_call_with_redis_receipts(server: TicketsServer, tmp_path: Path, redis_url: str) -> None:
     spec = _redis_spec(redis_url)
     a, b = tmp_path / "worker-a", tmp_path / "worker-b"  # two workers with nothing on disk in common
@@ -423,7 +446,16 @@ def test_toolgen_call_with_redis_receipts(server: TicketsServer, tmp_path: Path,
                              {"page_size": 2, "cursor": page1["result"]["next_cursor"]}, *flags)
     assert code == 0 and page2["ok"], (page2, err)
     assert not list(a.iterdir()) and not list(b.iterdir())  # no local SQLite file or cursor.key
-    # unusable stores are bad command-line input, reported without a password
+
+
+def test_toolgen_call_refuses_unusable_receipt_stores(server: TicketsServer, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unusable stores are bad command-line input, reported without a password (in-process: the real
+    `toolgen call` processes are the test above)."""
+    def _call(server: TicketsServer, cwd: Path, receipts: str, tool: str, args: dict[str, Any]) -> tuple[int, Any, str]:
+        return _call_here(server, cwd, receipts, tool, args, monkeypatch)
+
+    a = tmp_path
     code, out, err = _call(server, a, "mongodb://db/x", "get_ticket", {"ticket_id": "T-102"})
     assert code == 2 and out is None and "unknown receipt store URL scheme" in err
     code, out, err = _call(server, a, "postgresql://app:hunter2pw@127.0.0.1:1/db", "get_ticket", {"ticket_id": "T-102"})

@@ -69,7 +69,8 @@ def start(tmp_path: Path, server: TicketsServer, *extra: str) -> subprocess.Pope
                          "--approvals", "client", *extra)
 
 
-@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+# against a real PostgreSQL: the slow suite (`-m slow`, a step of its own in .ci/run); SQLite stays fast
+@pytest.mark.parametrize("store", ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
 async def test_one_write_per_key_however_many_workers_race_for_it(server: TicketsServer, tmp_path: Path, store: str,
                                                                   request: pytest.FixtureRequest) -> None:
     pytest.importorskip("mcp")

@@ -135,6 +135,11 @@ class ToolIntent(_Strict):
     title: str | None = None
     timeout_ms: int | None = Field(None, ge=1, le=600_000)
     retry: RetrySpec | None = None
+    max_body_bytes: int | None = Field(
+        None, ge=1,
+        description="The most bytes the encoded request body may have (the API's own limit, or what a model may "
+                    "send). The runtime refuses a larger body with `invalid_arguments` before it previews, stores "
+                    "or sends anything. Default: `defaults.max_body_bytes`, else no limit.")
     fixed: dict[str, Any] = Field(
         default_factory=dict,
         description="Parameters the runtime always sends and the model never sees, by wire name "
@@ -284,6 +289,8 @@ class Defaults(_Strict):
     output_descriptions: bool = Field(
         False, description="Keep property descriptions in output schemas (they cost catalog tokens).")
     retry: RetrySpec = RetrySpec()
+    max_body_bytes: int | None = Field(
+        None, ge=1, description="Request body limit of every tool whose intent sets none (`tools.*.max_body_bytes`).")
 
 
 class AuthSpec(_Strict):

@@ -13,19 +13,22 @@ rebuild a request whose fingerprint is its ``preview_id``. A pagination cursor i
 
 Errors (`Halt`): at step ``validate``: ``invalid_arguments`` (a value that cannot go on the wire
 exactly as previewed), ``invalid_cursor``, ``preview_not_found``, ``preview_expired``,
-``preview_mismatch``, ``receipt_store_unavailable`` (the preview store); at step ``request``:
+``preview_mismatch``, ``receipt_store_unavailable`` (the preview store), a body larger than the
+policy's ``request.max_body_bytes`` (``invalid_arguments``, ``details.max_body_bytes`` and
+``body_bytes``); at step ``request``:
 ``internal_error`` (the policy row cannot build a request).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from ..calls import fingerprint
 from ..errors import ToolError, make_error
 from ..paging import pagination_params
-from ..request import build_request
+from ..request import BuiltRequest, build_request
 from ..stored_previews import stored_arguments
 from ..toolspec import ToolSpec, display, executes_preview
 from .state import Call, Halt, Validated
@@ -71,6 +74,24 @@ def _cursor(call: Call, spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, An
         raise Halt("validate", exc) from None
 
 
+def _check_body_size(row: Mapping[str, Any], args: Mapping[str, Any], built: BuiltRequest) -> None:
+    """Policy ``request.max_body_bytes``: raises `Halt` ``invalid_arguments`` when the encoded body is
+    larger, pointing at the body argument whose JSON text is longest (the one to shorten)."""
+    request = row.get("request") or {}
+    limit = request.get("max_body_bytes")
+    if limit is None or built.content is None or len(built.content) <= limit:
+        return
+    in_body = [b["arg"] for b in request.get("bindings", []) if b.get("in") == "body" and b["arg"] in args]
+    largest = max(in_body, key=lambda arg: len(json.dumps(args[arg], ensure_ascii=False, default=str)), default=None)
+    raise Halt("validate", make_error(
+        "invalid_arguments",
+        f"The request body would be {len(built.content):,} bytes; this tool sends at most {limit:,} "
+        f"(policy request.max_body_bytes). Shorten {'argument /' + largest if largest else 'the arguments'}; "
+        "nothing was sent.",
+        details={"pointer": "" if largest is None else "/" + largest, "keyword": "max_body_bytes",
+                 "max_body_bytes": limit, "body_bytes": len(built.content)}))
+
+
 def canonical_request(call: Call, spec: ToolSpec, args: dict[str, Any]) -> Validated:
     """Build, fingerprint and check the call's request (see the module docstring)."""
     host, row = call.host, spec.row
@@ -90,6 +111,7 @@ def canonical_request(call: Call, spec: ToolSpec, args: dict[str, Any]) -> Valid
     except (ValueError, KeyError, TypeError) as exc:
         raise Halt("request", make_error(
             "internal_error", f"Could not build the request: {type(exc).__name__}.")) from None
+    _check_body_size(row, args, built)
     if page.link_url is not None:
         built.url = page.link_url
         built.canonical = {**built.canonical, "url": page.link_url}
