@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .policy_mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
 from .policy_nodes import REBUILD, Node, PolicyFormatError
 from .results import ResponseBody, Shape
 
@@ -264,73 +265,6 @@ class NarrowedArg:
 
     def to_json(self) -> dict[str, JSON]:
         return {"arg": self.arg, "schema": self.schema, "description": self.description, "hidden": self.hidden}
-
-
-@dataclass(frozen=True)
-class InputRef:
-    """The composite's argument value at `pointer` (RFC 6901; ``/customer``: the argument `customer`).
-    JSON ``{"$ref": "input", "pointer": P}``."""
-
-    pointer: str
-
-    def to_json(self) -> dict[str, JSON]:
-        return {"$ref": "input", "pointer": self.pointer}
-
-
-@dataclass(frozen=True)
-class StepRef:
-    """The value at `pointer` in step `step`'s answer body (``""``: all of it).
-    JSON ``{"$ref": "step", "step": ID, "pointer": P}``."""
-
-    step: str
-    pointer: str
-
-    def to_json(self) -> dict[str, JSON]:
-        return {"$ref": "step", "step": self.step, "pointer": self.pointer}
-
-
-Reference = InputRef | StepRef
-@dataclass(frozen=True)
-class LiteralValue:
-    """A literal argument or output value. `value` is JSON whose members (at any depth) may be
-    `InputRef`/`StepRef` values, resolved at call time. JSON ``{"$literal": V}``: inside V a
-    reference is its ``{"$ref": ...}`` object, and a literal object that itself has a ``$ref`` or
-    ``$literal`` member is written ``{"$literal": {...}}`` so that it cannot be taken for one."""
-
-    value: JSON
-
-    def to_json(self) -> dict[str, JSON]:
-        return {"$literal": _literal_json(self.value)}
-
-    def references(self) -> tuple[Reference, ...]:
-        """Every reference inside the literal, depth first in member order."""
-        found: list[Reference] = []
-        _collect_refs(self.value, found)
-        return tuple(found)
-
-
-MappingValue = InputRef | StepRef | LiteralValue
-def _literal_json(value: JSON) -> JSON:
-    if isinstance(value, (InputRef, StepRef)):
-        return value.to_json()
-    if isinstance(value, dict):
-        inner = {k: _literal_json(v) for k, v in value.items()}
-        return {"$literal": inner} if ("$ref" in value or "$literal" in value) else inner
-    if isinstance(value, list):
-        return [_literal_json(v) for v in value]
-    return value
-
-
-def _collect_refs(value: JSON, found: list[Reference]) -> None:
-    if isinstance(value, (InputRef, StepRef)):
-        found.append(value)
-    for v in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
-        _collect_refs(v, found)
-
-
-def mapping_references(value: MappingValue) -> tuple[Reference, ...]:
-    """The references a mapping value reads: itself, or those inside a literal."""
-    return value.references() if isinstance(value, LiteralValue) else (value,)
 
 
 @dataclass(frozen=True)
