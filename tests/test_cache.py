@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tests.support.build import run
 from tests.support.profiles import examples
@@ -158,6 +158,7 @@ def _build(intent: Path, out: Path, *flags: str) -> int:
 
 @settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(_edits, min_size=1, max_size=4))
+@example(edits=[("effect", 3, "read")])  # a first edit the build refuses (a delete drafted as a read)
 def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
         tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[Any, ...]]) -> None:
     work = tmp_path_factory.mktemp("edits")
@@ -165,6 +166,8 @@ def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
     intent = _write_inputs(work, state)
     cached, cold = work / "cached", work / "cold"
     assert _build(intent, cached) == 0
+    # the cold folder starts from the same build: an edit the build refuses leaves both as they were
+    assert _build(intent, cold, "--no-cache") == 0
     for edit in edits:
         if edit[0] == "tamper":  # the inputs stay, the folder changes: --check must see it
             target = cached / edit[1]
