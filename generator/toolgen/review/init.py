@@ -428,13 +428,9 @@ def _error_alone(doc: SpecDocument, data: dict[str, Any], key: str, api: str, ou
             "uncomment the intent and run `toolgen lint` to see why")
 
 
-def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str,
-                     decisions: bool = True, spec_diagnostics: Sequence[Diagnostic] = ()) -> InitResult:
-    """The draft intent map of `doc` (see the module docstring). `spec_ref` is the `spec:` value
-    (relative to `out`); `command` is quoted in the header comment. `decisions=False` skips linting
-    the draft (no `# decide [RULE]` notes, `InitResult.decisions` empty). `spec_diagnostics` are
-    those of loading `doc` (`load_spec`'s sink): `toolgen lint` reports them too, so each at error
-    level under --strict is a decision of the draft as well."""
+def _first_drafts(doc: SpecDocument, api: str) -> tuple[_Drafter, list[_Draft], list[LeftOut]]:
+    """One intent per operation of `doc`, in spec order, as drafted before the draft is lowered (TRACE
+    operations left out): the drafter, the drafts and the operations left out."""
     drafter = _Drafter(doc, api)
     operations = list_operations(doc)
     id_counts: dict[str, int] = {}
@@ -449,7 +445,27 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
                                     "none: toolgen makes no tool of a TRACE"))
             continue
         drafts.append(drafter.draft(op, id_counts))
+    return drafter, drafts, left_out
 
+
+def drafted_effects(doc: SpecDocument, api: str) -> list[tuple[Operation, str, str]]:
+    """(operation, intent key, effect) of every intent `draft_intent_map` drafts for `doc`, in spec
+    order, without lowering the draft: the effect is decided here, once per operation, and what
+    `draft_intent_map` does after (lowering the map to find operations it must leave out, fitting
+    descriptions, linting) only leaves intents out or rewrites their descriptions, so a map's drafted
+    effects are these, for the intents it keeps. Cheap (no schema work): for checks over many specs."""
+    _, drafts, _ = _first_drafts(doc, api)
+    return [(d.op, d.key, str(d.intent["effect"])) for d in drafts]
+
+
+def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str,
+                     decisions: bool = True, spec_diagnostics: Sequence[Diagnostic] = ()) -> InitResult:
+    """The draft intent map of `doc` (see the module docstring). `spec_ref` is the `spec:` value
+    (relative to `out`); `command` is quoted in the header comment. `decisions=False` skips linting
+    the draft (no `# decide [RULE]` notes, `InitResult.decisions` empty). `spec_diagnostics` are
+    those of loading `doc` (`load_spec`'s sink): `toolgen lint` reports them too, so each at error
+    level under --strict is a decision of the draft as well."""
+    drafter, drafts, left_out = _first_drafts(doc, api)
     data: dict[str, Any] = {"toolgen": 1, "spec": spec_ref, "api": {"name": api},
                             "tools": {d.key: d.intent for d in drafts}}
     toolsets = _toolsets(doc, drafts)
@@ -834,7 +850,7 @@ def _comment_lines(lines: list[str]) -> list[str]:
     return [line.replace("\n", " ") for line in lines]
 
 
-__all__ = ["InitResult", "LeftOut", "api_name_from", "draft_intent_map", "left_out_lines", "plain_comment_lines"]
+__all__ = ["InitResult", "LeftOut", "api_name_from", "draft_intent_map", "drafted_effects", "left_out_lines", "plain_comment_lines"]
 
 
 def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:
