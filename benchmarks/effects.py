@@ -254,11 +254,11 @@ def _job(item: tuple[str, str, bool]) -> dict[str, Any]:
 
 
 def run(corpus: Path, rels: list[str], jobs: int, nice: int, full: bool = False) -> list[dict[str, Any]]:
-    """`draft_reads` of every spec in `jobs` worker processes (each replaced after 20 specs, to bound
+    """`draft_reads` of every spec in `jobs` worker processes (each replaced after 50 specs, to bound
     memory); progress on stderr."""
     rows: list[dict[str, Any]] = []
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(nice,), maxtasksperchild=20) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(nice,), maxtasksperchild=50) as pool:
         for i, row in enumerate(pool.imap_unordered(_job, [(str(corpus), r, full) for r in rels]), 1):
             rows.append(row)
             hits = sum(len(r.get("hits", [])) for r in rows)
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--nice", type=int, default=10)
+    parser.add_argument("--nice", type=int, default=5)
     parser.add_argument("--limit", type=int, default=0, help="only the N largest specs")
     parser.add_argument("--only", default="", help="comma-separated spec paths (api/...)")
     parser.add_argument("--full", action="store_true", help="draft whole maps (draft_intent_map), not the effects alone")
