@@ -11,8 +11,8 @@ operation name a change. Two readers of the words, each applied to every read of
   changes something, leaving out words that are as often nouns (post, tag, run, order, copy). It
   reads the first word of each segment of the operationId (split at ``.``, ``/``, ``:``, and at
   ``_`` or ``-`` before a capital), the summary's first word (``Deletes``), the AWS-style ``Action``
-  value, and the path's verb: a ``:verb`` custom method at its end, or a last literal segment that
-  is a change verb alone (``/reboot``, ``/cancel``).
+  value, and the path's verb: a ``:verb`` custom method at its end, or a last segment that is a
+  change verb alone (``/reboot``, ``/cancel``; not one that as often names a thing, `PATH_NOUNS`).
 - ``detector``: `toolgen.compile.verbs.changes_named`, the words `toolgen lint` checks a declared read
   against (rule ``effect-read-names-change``). init drafts a read only when it finds nothing, so a
   hit here is a bug in init itself.
@@ -35,6 +35,7 @@ import json
 import multiprocessing
 import os
 import re
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -63,6 +64,10 @@ _CHANGE_TEXT = """
     unarchive unassign unlock unpublish unregister unsubscribe untag update upload upsert write
 """
 CHANGE_WORDS = frozenset(_CHANGE_TEXT.split())
+#: words of `CHANGE_WORDS` that, as a path's last segment, as often name a thing (``/archive``, ``/import``
+#: status, a ``/transfer`` quota, a term ``/set``, a ``/merge`` check): the path rule leaves them out
+PATH_NOUNS = frozenset({"archive", "book", "change", "charge", "import", "lock", "mark", "merge", "pay", "refund", "set",
+                        "transfer"})
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -97,9 +102,9 @@ def oracle_says(op_id: str | None, summary: str, path: str, action: str | None) 
     custom = re.search(r":([A-Za-z]+)$", bare)
     if custom and _verb(_first_word(custom.group(1))):
         return f"custom method `:{custom.group(1)}`"
-    literal = [p for p in bare.split("/") if p and not p.startswith("{")]
-    if literal and literal[-1].lower() in CHANGE_WORDS:
-        return f"path segment `/{literal[-1]}`"
+    last = bare.rstrip("/").rsplit("/", 1)[-1]
+    if last.lower() in CHANGE_WORDS - PATH_NOUNS:
+        return f"path segment `/{last}`"
     return None
 
 
@@ -183,9 +188,32 @@ _READS_ON_PURPOSE: dict[str, tuple[str, tuple[str, ...]]] = {
         ('returns the URL where a person pays the payroll taxes by iDEAL (`GetIdealUrlByPayrollTaxReturnId`); '
          'the call itself pays nothing'),
         ('GET /providers/employers/payrolladministrations/payrolltaxreturns/{payrolltaxreturnId}/ideal',)),
+    'microsoft.com/graph-beta.json': (
+        ('the word starts a resource name of the dotted operationId (`updatePolicies`, `triggerTypes`); its '
+         'last segment, the verb, is `Get` or `List`'),
+        ('GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/audience',
+         'GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/complianceChanges',
+         'GET /admin/windows/updates/updatePolicies/{updatePolicy-id}/complianceChanges/{complianceChange-id}',
+         'GET /security/triggerTypes/retentionEventTypes',
+         'GET /security/triggerTypes/retentionEventTypes/{retentionEventType-id}',)),
 }
 EXCEPTIONS: dict[tuple[str, str], str] = {
     (spec, op): reason for spec, (reason, ops) in _READS_ON_PURPOSE.items() for op in ops}
+#: kinds of operation read on purpose wherever they are: (reason, test of a hit). Each excepted hit is
+#: listed in effects.json; effects.md counts them by reason
+EXCEPTION_RULES: tuple[tuple[str, Any], ...] = (
+    (("OData functions: a GET whose summary is `Invoke function NAME` (how Microsoft Graph describes every "
+      "bound OData function); OData's CSDL says a function has no observable side effects (a change is an "
+      "action, invoked by POST)"),
+     lambda h: h["operation"].startswith("GET ") and h["summary"].startswith("Invoke function ")
+     and h["detector"] is None and (h["oracle"] or "").startswith("summary says")),
+)
+
+
+def exception_reason(spec: str, hit: dict[str, Any]) -> str | None:
+    """Why a hit is a read on purpose (`EXCEPTIONS`, then `EXCEPTION_RULES`), else None."""
+    reason = EXCEPTIONS.get((spec, hit["operation"]))
+    return reason or next((why for why, test in EXCEPTION_RULES if test(hit)), None)
 
 
 def corpus_specs(corpus: Path) -> list[str]:
@@ -237,7 +265,7 @@ def draft_reads(corpus: str, rel: str, full: bool = False) -> dict[str, Any]:
         oracle = oracle_says(op.operation_id, summary, op.path, action_of(op))
         named = changes_named(op)
         if oracle or named:
-            out["hits"].append({"tool": key, "operation": op.key, "oracle": oracle,
+            out["hits"].append({"tool": key, "operation": op.key, "summary": summary[:120], "oracle": oracle,
                                 "detector": named[0].says() if named else None})
     out["effects"] = dict(effects)
     out["cpu_s"] = round(time.process_time() - started, 2)
@@ -273,7 +301,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     hits, excepted = [], []
     for r in drafted:
         for h in r["hits"]:
-            reason = EXCEPTIONS.get((r["spec"], h["operation"]))
+            reason = exception_reason(r["spec"], h)
             (excepted if reason else hits).append({"spec": r["spec"], **h, **({"reason": reason} if reason else {})})
     effects: Counter[str] = Counter()
     for r in drafted:
@@ -315,8 +343,10 @@ def markdown(s: dict[str, Any], meta: dict[str, Any]) -> str:
     for h in s["excepted"]:
         by_reason.setdefault(h["reason"], []).append(h)
     for reason, items in by_reason.items():
-        lines.append(f"- {reason}:")
-        lines += [f"  - {_hit_line(h)}" for h in items]
+        lines.append(f"- {reason} ({len(items):,}):")
+        lines += [f"  - {_hit_line(h)}" for h in items[:12]]
+        if len(items) > 12:
+            lines.append(f"  - and {len(items) - 12:,} more of the kind, each listed in `effects.json`")
     if not by_reason:
         lines.append("None.")
     lines += ["", "## Refused by the loader", ""]
@@ -343,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         rels = [r for r in rels if r in wanted]
     rels = rels[: args.limit or None]
     started = time.monotonic()
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                            check=False).stdout.strip()  # at the start: the code the workers run
     rows = run(args.corpus.resolve(), rels, max(1, args.jobs), args.nice, args.full)
     s = summarise(rows)
     for h in s["unexplained"]:
@@ -350,10 +382,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{s['drafted']:,} of {s['specs']:,} specs drafted, {s['reads']:,} reads, {len(s['unexplained'])} unexplained "
           f"hits, {len(s['excepted'])} excepted")
     if args.save:
-        import subprocess
-
-        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True,
-                                text=True, check=False).stdout.strip()
         meta = {"command": "python benchmarks/effects.py" + (" --full" if args.full else "") + " --save",
                 "commit": commit, "jobs": args.jobs, "mode": "whole drafts" if args.full else "drafted effects",
                 "nice": args.nice, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
