@@ -298,7 +298,8 @@ def run(corpus: Path, rels: list[str], jobs: int, nice: int, full: bool = False)
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Counts, the unexplained hits and the excepted ones (with their reasons)."""
     drafted = [r for r in rows if r["drafted"]]
-    hits, excepted = [], []
+    hits: list[dict[str, Any]] = []
+    excepted: list[dict[str, Any]] = []
     for r in drafted:
         for h in r["hits"]:
             reason = exception_reason(r["spec"], h)
