@@ -201,8 +201,10 @@ def markdown(runs: dict[str, dict[str, Any]]) -> str:
             cpu = r["init"]["cpu_s"] + r["build"]["cpu_s"]
             peak = max(r["init"]["peak_mb"], r["build"]["peak_mb"])
             ok = cpu <= BUDGET_CPU_S and peak <= BUDGET_PEAK_MB and r["build"]["rc"] == 0
-            lines += ["", (f"init + build: **{cpu:,.1f} CPU s, peak {peak:,} MB**: "
-                      f"{'within' if ok else 'NOT within'} {BUDGET_CPU_S / 60:.0f} min and {BUDGET_PEAK_MB / 1024:.0f} GB.")]
+            verdict = ("the build did not finish: so far" if r["build"].get("stopped")
+                       else "within" if ok else "NOT within")
+            lines += ["", (f"init + build: **{cpu:,.1f} CPU s, peak {peak:,} MB** ({verdict}; budget "
+                      f"{BUDGET_CPU_S / 60:.0f} min and {BUDGET_PEAK_MB / 1024:.0f} GB).")]
         for key in ("init", "build"):
             s = r.get(key)
             if s and s["rc"] != 0 and not s.get("stopped"):
