@@ -400,7 +400,7 @@ def _items_schema(response: Any, dotted: str) -> Any:
 def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str,
                   out: Path) -> tuple[dict[str, tuple[str, str]], ApiIR]:
     """Lower the draft in memory: intent key -> (the first error's code and message, its hint), for
-    intents the build rejects; and the IR lowered."""
+    intents the build rejects; and the IR lowered (that of `data` as it is, when there is no error)."""
     model = IntentMap.model_validate(data)
     loaded = LoadedIntentMap(model, out, out.name, None)
     sink = DiagnosticSink()
@@ -473,12 +473,11 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
     toolsets = _toolsets(doc, drafts)
     if toolsets:
         data["toolsets"] = toolsets
-    # the last lowering's IR: each tool's description comes from its own intent alone, so the tools of
-    # the intents kept are those of the map as it stands (the ones left out after it are skipped)
-    lowered: ApiIR | None = None
+    lowered: ApiIR | None = None  # the IR of `data` as it stands, when the last lowering found no error
     for _ in range(3):
-        errors, lowered = _lower_errors(doc, data, api, out)
+        errors, ir = _lower_errors(doc, data, api, out)
         if not errors:
+            lowered = ir
             break
         retried = False
         for key, (message, hint) in errors.items():
@@ -493,8 +492,6 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
             del data["tools"][key]
         if not retried:
             break
-    if errors and retried:  # an idempotency key changed after the last lowering: fit from a new one
-        lowered = None
     by_key = {d.key: d for d in drafts}
     if drafts:
         _fit_descriptions(doc, data, api, out, by_key, lowered)
@@ -572,9 +569,8 @@ def _fit_descriptions(doc: SpecDocument, data: dict[str, Any], api: str, out: Pa
     (`DESCRIPTION_LIMIT`, the spec's text plus what the build adds: read-only, approval, paging) gets
     ``description:`` drafted from the spec's own text, cut at a sentence end (`cap_text`) so that the
     tool's whole description fits, and a note above it saying so. Decided here because nothing is
-    chosen: the words are the spec's, fewer of them. `lowered` is an IR of `data` when the caller has
-    one (the map is then not lowered again): a tool's description depends on its own intent alone, so
-    an IR lowered before other intents were left out serves, for the intents of `by_key`."""
+    chosen: the words are the spec's, fewer of them. `lowered` is the IR of `data` when the caller has
+    it (the map is then not lowered again)."""
     if lowered is None:
         loaded = LoadedIntentMap(IntentMap.model_validate(data), out, out.name, None)
         lowered = lower(doc, loaded, DiagnosticSink(), api)
