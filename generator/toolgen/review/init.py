@@ -54,7 +54,6 @@ from pathlib import Path
 from typing import Any
 
 from ..compile.intent import Budgets, IntentMap, LoadedIntentMap
-from ..compile.ir import ApiIR
 from ..compile.load import SpecDocument
 from ..compile.lower import lower, operation_parameters, operation_response
 from ..compile.lower.body import body_member_costs
@@ -397,10 +396,9 @@ def _items_schema(response: Any, dotted: str) -> Any:
     return node
 
 
-def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str,
-                  out: Path) -> tuple[dict[str, tuple[str, str]], ApiIR]:
+def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> dict[str, tuple[str, str]]:
     """Lower the draft in memory: intent key -> (the first error's code and message, its hint), for
-    intents the build rejects; and the IR lowered (that of `data` as it is, when there is no error)."""
+    intents the build rejects."""
     model = IntentMap.model_validate(data)
     loaded = LoadedIntentMap(model, out, out.name, None)
     sink = DiagnosticSink()
@@ -415,7 +413,7 @@ def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str,
     for key in data["tools"]:
         if key not in produced and key not in errors:  # an error located in the spec: lower the intent alone
             errors[key] = _error_alone(doc, data, key, api, out)
-    return errors, ir
+    return errors
 
 
 def _error_alone(doc: SpecDocument, data: dict[str, Any], key: str, api: str, out: Path) -> tuple[str, str]:
@@ -473,11 +471,9 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
     toolsets = _toolsets(doc, drafts)
     if toolsets:
         data["toolsets"] = toolsets
-    lowered: ApiIR | None = None  # the IR of `data` as it stands, when the last lowering found no error
     for _ in range(3):
-        errors, ir = _lower_errors(doc, data, api, out)
+        errors = _lower_errors(doc, data, api, out)
         if not errors:
-            lowered = ir
             break
         retried = False
         for key, (message, hint) in errors.items():
@@ -494,7 +490,7 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
             break
     by_key = {d.key: d for d in drafts}
     if drafts:
-        _fit_descriptions(doc, data, api, out, by_key, lowered)
+        _fit_descriptions(doc, data, api, out, by_key)
     found = _decisions(doc, data, api, out, list(spec_diagnostics), drafts) if decisions else []
     if decisions and drafter.unscoped:
         hint = ("set `permission:` of those intents to what an actor must hold (or keep these names, granted to "
@@ -563,18 +559,15 @@ def _owner(pointer: str, by_pointer: dict[str, str]) -> str:
     return ""
 
 
-def _fit_descriptions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path, by_key: dict[str, _Draft],
-                      lowered: ApiIR | None = None) -> None:
+def _fit_descriptions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path, by_key: dict[str, _Draft]) -> None:
     """An intent whose read or record tool would have a description longer than lint's limit
     (`DESCRIPTION_LIMIT`, the spec's text plus what the build adds: read-only, approval, paging) gets
     ``description:`` drafted from the spec's own text, cut at a sentence end (`cap_text`) so that the
     tool's whole description fits, and a note above it saying so. Decided here because nothing is
-    chosen: the words are the spec's, fewer of them. `lowered` is the IR of `data` when the caller has
-    it (the map is then not lowered again)."""
-    if lowered is None:
-        loaded = LoadedIntentMap(IntentMap.model_validate(data), out, out.name, None)
-        lowered = lower(doc, loaded, DiagnosticSink(), api)
-    for tool in lowered.tools:
+    chosen: the words are the spec's, fewer of them."""
+    loaded = LoadedIntentMap(IntentMap.model_validate(data), out, out.name, None)
+    ir = lower(doc, loaded, DiagnosticSink(), api)
+    for tool in ir.tools:
         row, key = tool.policy, tool.policy.intent
         if row.mode not in ("read", "record") or len(tool.description) <= DESCRIPTION_LIMIT or key not in by_key:
             continue
