@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -429,33 +430,16 @@ def _error_alone(doc: SpecDocument, data: dict[str, Any], key: str, api: str, ou
 
 
 def _first_drafts(doc: SpecDocument, api: str) -> tuple[_Drafter, list[_Draft], list[LeftOut]]:
-    """One intent per operation of `doc`, in spec order, as drafted before the draft is lowered (TRACE
-    operations left out): the drafter, the drafts and the operations left out."""
-    drafter = _Drafter(doc, api)
-    operations = list_operations(doc)
-    id_counts: dict[str, int] = {}
-    for op in operations:
-        if op.operation_id:
-            id_counts[op.operation_id] = id_counts.get(op.operation_id, 0) + 1
-    drafts: list[_Draft] = []
-    left_out: list[LeftOut] = []
-    for op in operations:
-        if op.method == "TRACE":
-            left_out.append(LeftOut(op.key, "operation-method-unsupported: TRACE operations are not turned into tools",
-                                    "none: toolgen makes no tool of a TRACE"))
-            continue
-        drafts.append(drafter.draft(op, id_counts))
-    return drafter, drafts, left_out
+    drafter, operations = _Drafter(doc, api), list_operations(doc)  # one draft per operation but TRACE
+    id_counts = dict(Counter(op.operation_id for op in operations if op.operation_id))
+    left_out = [LeftOut(op.key, "operation-method-unsupported: TRACE operations are not turned into tools",
+                        "none: toolgen makes no tool of a TRACE") for op in operations if op.method == "TRACE"]
+    return drafter, [drafter.draft(op, id_counts) for op in operations if op.method != "TRACE"], left_out
 
 
 def drafted_effects(doc: SpecDocument, api: str) -> list[tuple[Operation, str, str]]:
-    """(operation, intent key, effect) of every intent `draft_intent_map` drafts for `doc`, in spec
-    order, without lowering the draft: the effect is decided here, once per operation, and what
-    `draft_intent_map` does after (lowering the map to find operations it must leave out, fitting
-    descriptions, linting) only leaves intents out or rewrites their descriptions, so a map's drafted
-    effects are these, for the intents it keeps. Cheap (no schema work): for checks over many specs."""
-    _, drafts, _ = _first_drafts(doc, api)
-    return [(d.op, d.key, str(d.intent["effect"])) for d in drafts]
+    """(operation, key, effect) per intent `draft_intent_map` drafts; cheap: the map is not lowered."""
+    return [(d.op, d.key, str(d.intent["effect"])) for d in _first_drafts(doc, api)[1]]
 
 
 def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str,
