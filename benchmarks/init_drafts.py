@@ -1,12 +1,11 @@
-"""Fresh `toolgen init` drafts of real specs: do they pass `toolgen lint --strict` and `toolgen build`,
-and does any of them draft as a read an operation whose name says it changes something?
+"""Fresh `toolgen init` drafts of real specs: do they pass `toolgen lint --strict` and `toolgen build`?
+(Whether any draft makes a read of an operation whose words say it changes something is
+`benchmarks/effects.py`.)
 
 Run on demand:
 
     python benchmarks/init_drafts.py gate   [--real DIR] [--corpus DIR] [--sample 100] [--jobs 2]
     python benchmarks/init_drafts.py strict [--real DIR] [--corpus DIR] [--sample 100] [--half tune|check]
-    python benchmarks/init_drafts.py reads  [--corpus DIR] [--limit N]
-    python benchmarks/init_drafts.py oracle [--corpus DIR] [--limit N]
 
 ``gate``: for each real spec of ``--real`` (default ``../shared/specs/real``) and a deterministic
 sample of ``--sample`` specs of ``--corpus`` (default ``../cache/corpus-dev``; every k-th of the
@@ -23,15 +22,6 @@ spec the error rules of lint --strict, the `# decide [RULE]` marks of the draft,
 mark carries (``unmarked``: no mark of the rule above the intent, above ``tools:``, or naming the
 spec place) and those not reported at a mark line (``off_mark``). The corpus sample is split into
 two fixed halves (`half`); ``--half`` runs one. ``TOOLGEN_SRC=DIR`` measures another source tree.
-
-``oracle``: drafts every corpus spec in-process and lists each intent drafted ``effect: read`` that
-an independent word list (`CHANGE_WORDS`, `oracle_says`) says changes something, minus
-`ORACLE_EXCEPTIONS` (listed with their reason). Exit 1 when an unexplained one is found.
-
-``reads``: drafts every corpus spec in-process (`toolgen.review.init.draft_intent_map`) and lists
-each intent drafted ``effect: read`` whose Action, operationId, path or summary names a change
-(`toolgen.compile.verbs.changes_named`), minus `EXCEPTIONS`. Exit 1 when any is found. Specs the
-loader rejects are counted and skipped. A missing folder is reported and skipped (exit 0).
 """
 
 from __future__ import annotations
@@ -56,11 +46,6 @@ DEFAULT_REAL = REPO.parent / "shared" / "specs" / "real"
 DEFAULT_CORPUS = REPO.parent / "cache" / "corpus-dev"
 RESULTS = REPO / "benchmarks" / "results"
 EMIT = "openai,anthropic,mcp,policy"
-
-#: (spec path under the corpus's api/, operation) drafted read on purpose although a word says change;
-#: each with the reason
-EXCEPTIONS: dict[tuple[str, str], str] = {}
-
 
 def corpus_specs(corpus: Path) -> list[Path]:
     """Every spec file of the corpus (``api/**/*.json|yaml``), sorted by path."""
@@ -164,54 +149,6 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                       "both_pass": sum(1 for r in drafted if r.get("lint_strict") == 0 and r.get("build") == 0),
                       "specs_failing_strict_by_rule": dict(errors.most_common())}
     return out
-
-
-def reads(args: argparse.Namespace) -> int:
-    """Every corpus spec drafted in-process; each read intent whose words name a change."""
-    from ruamel.yaml import YAML
-
-    from toolgen.compile.load import load_spec
-    from toolgen.compile.operations import OperationIndex, find_operation, list_operations
-    from toolgen.compile.verbs import changes_named
-    from toolgen.diagnostics import DiagnosticError, DiagnosticSink
-    from toolgen.review.init import draft_intent_map
-
-    if not (args.corpus / "api").is_dir():
-        print(f"no corpus at {args.corpus}: skipped", file=sys.stderr)
-        return 0
-    specs = corpus_specs(args.corpus)[: args.limit or None]
-    found: list[tuple[str, str, str, str]] = []
-    unreadable = reads_total = 0
-    for spec in specs:
-        label = spec.relative_to(args.corpus / "api").as_posix()
-        try:
-            doc = load_spec(spec, sink=DiagnosticSink())
-            try:
-                result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
-                                          command="toolgen init", decisions=False)
-            except TypeError:  # a source tree from before `decisions` (a base commit)
-                result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
-                                          command="toolgen init")
-        except (DiagnosticError, RecursionError, ValueError) as exc:
-            unreadable += 1
-            print(f"{label}: not drafted ({type(exc).__name__})", file=sys.stderr)
-            continue
-        index = OperationIndex(list_operations(doc))
-        for key, intent in (YAML(typ="safe").load(result.text).get("tools") or {}).items():
-            if intent.get("effect") != "read":
-                continue
-            reads_total += 1
-            op = find_operation(index, intent["operation"])
-            if op is None or (label, op.key) in EXCEPTIONS:
-                continue
-            changes = changes_named(op)
-            if changes:
-                found.append((label, key, op.key, changes[0].says()))
-    for label, key, op_key, says in found:
-        print(f"{label}: {key} ({op_key}) is drafted read, but {says}")
-    print(f"{len(specs) - unreadable} specs drafted ({unreadable} not), {reads_total:,} reads, "
-          f"{len(found):,} reads whose words name a change")
-    return 1 if found else 0
 
 
 _MARK = re.compile(r"^\s*# decide \[([a-z0-9-]+)\]")
@@ -337,193 +274,6 @@ def strict(args: argparse.Namespace) -> int:
     return 0
 
 
-#: The independent oracle of `oracle`: verbs that say an operation changes something, written down
-#: for this benchmark from plain English (not from `toolgen.compile.verbs`, whose verdict it checks).
-#: Only unambiguous verbs: a word that is as often a noun (post, tag, run, order, copy) is left out.
-_CHANGE_TEXT = """
-    abort accept activate add apply approve archive assign associate attach book cancel change charge clear
-    close confirm create deactivate decline delete deregister destroy detach disable disassociate drop edit
-    enable erase execute flush grant import insert invoke kill lock mark merge modify move patch pause pay
-    publish purge put reboot refund register reject remove rename renew replace reset restart restore resume
-    revoke rotate save send set start stop submit subscribe suspend terminate transfer trigger truncate
-    unarchive unassign unlock unpublish unregister unsubscribe untag update upload upsert write
-"""
-CHANGE_WORDS = frozenset(_CHANGE_TEXT.split())
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-
-
-def _first_word(text: str) -> str:
-    words = _CAMEL.findall(text)
-    return words[0].lower() if words else ""
-
-
-def _verb(word: str, third_person: bool = False) -> str | None:
-    """`word` when it is one of `CHANGE_WORDS`; with `third_person`, also its third-person form
-    (deletes, pushes: a summary's first word; in names the plural of a noun looks the same)."""
-    forms = (word, word[:-1] if word.endswith("s") else "", word[:-2] if word.endswith("es") else "")
-    for stem in forms if third_person else forms[:1]:
-        if stem in CHANGE_WORDS:
-            return stem
-    return None
-
-
-def oracle_says(op_id: str | None, summary: str, path: str, action: str | None) -> str | None:
-    """Which source names a change, by `CHANGE_WORDS` alone, else None. Sources: the first word of each
-    segment of the operationId (segments split at ``.``, ``/``, ``:`` and at ``_`` or ``-`` before a
-    capital, so ``Databases_CreateOrUpdate`` and ``edits.delete`` are read as their verbs), the
-    first word of the summary, the AWS-style ``Action=`` value, and a Google-style ``:verb`` custom
-    method at the end of the path."""
-    if op_id:
-        for segment in re.split(r"[./:]|[_-](?=[A-Z])", op_id):
-            verb = _verb(_first_word(segment)) if segment else None
-            if verb:
-                return f"operationId `{op_id}` says `{verb}`"
-    first = summary.split()[0].lower().strip(".,:;()") if summary.split() else ""
-    if _verb(first, third_person=True):
-        return f"summary says `{first}`"
-    if action and _verb(_first_word(action)):
-        return f"Action `{action}` says `{_first_word(action)}`"
-    custom = re.search(r":([A-Za-z]+)$", path.split("#", 1)[0])
-    if custom and _verb(_first_word(custom.group(1))):
-        return f"custom method `:{custom.group(1)}`"
-    return None
-
-
-def _action_of(op: Any) -> str | None:
-    """The AWS-style Action of an operation: ``Action=X`` in the path (fragment or query), or the one
-    value of a query parameter named Action."""
-    found = re.search(r"Action=([A-Za-z0-9]+)", op.path)
-    if found:
-        return found.group(1)
-    for param in op.node.get("parameters") or []:
-        if isinstance(param, dict) and param.get("in") == "query" and param.get("name") == "Action":
-            found_schema = param.get("schema")
-            schema: dict[str, Any] = found_schema if isinstance(found_schema, dict) else param
-            values = schema.get("enum") or ([schema["default"]] if "default" in schema else [])
-            if len(values) == 1 and isinstance(values[0], str):
-                return values[0]
-    return None
-
-
-#: (spec path under the corpus's api/, operation) that the oracle flags although init drafts it read,
-#: each with why the read is right (the oracle's word list cannot see it): measured over the whole
-#: development half, see benchmarks/results/init_drafts.md
-_ORACLE_READS: dict[str, tuple[str, tuple[str, ...]]] = {
-    'autotask.net.json': (
-        ('`ChangeOrderCharges` and `ChangeRequestLinks` are Autotask entities (charges of a change order, '
-         'links of a change request): the verb is the `_Query...` segment, on a GET'),
-        ('GET /V1.0/ChangeOrderCharges/entityInformation',
-         'GET /V1.0/ChangeOrderCharges/entityInformation/fields',
-         'GET /V1.0/ChangeOrderCharges/entityInformation/userDefinedFields',
-         'GET /V1.0/ChangeOrderCharges/query',
-         'GET /V1.0/ChangeOrderCharges/query/count',
-         'GET /V1.0/ChangeOrderCharges/{id}',
-         'GET /V1.0/ChangeRequestLinks/entityInformation',
-         'GET /V1.0/ChangeRequestLinks/entityInformation/fields',
-         'GET /V1.0/ChangeRequestLinks/entityInformation/userDefinedFields',
-         'GET /V1.0/ChangeRequestLinks/query',
-         'GET /V1.0/ChangeRequestLinks/query/count',
-         'GET /V1.0/ChangeRequestLinks/{id}',)),
-    'digitalocean.com.json': (
-        'reads the status of a destroy that another operation started (`droplets_get_...Status`)',
-        ('GET /v2/droplets/{droplet_id}/destroy_with_associated_resources/status',)),
-    'docusign.net.json': (
-        "`Lock_` is DocuSign's resource group; the verb is `GetEnvelopeLock`/`GetTemplateLock`: it reads the lock",
-        ('GET /v2.1/accounts/{accountId}/envelopes/{envelopeId}/lock',
-         'GET /v2.1/accounts/{accountId}/templates/{templateId}/lock',)),
-    'files.com.json': (
-        '`LockListForPath` lists the locks of a path: `Lock` names the resource, `List` the verb',
-        ('GET /locks/{path}',)),
-    'googleapis.com/bigquerydatatransfer.json': (
-        ('the word starts a resource name of the dotted operationId (`transferConfigs`, `transferLogs`); its '
-         'last segment, the verb, is `get` or `list`'),
-        ('GET /v1/{name}',
-         'GET /v1/{parent}/runs',
-         'GET /v1/{parent}/transferConfigs',
-         'GET /v1/{parent}/transferLogs',)),
-    'googleapis.com/cloudkms.json': (
-        ('the word starts a resource name of the dotted operationId (`importJobs`); its last segment, the '
-         'verb, is `get`, `list` or `getIamPolicy`'),
-        ('GET /v1/{name}', 'GET /v1/{parent}/importJobs', 'GET /v1/{resource}:getIamPolicy',)),
-    'googleapis.com/gkebackup.json': (
-        ('the word starts a resource name of the dotted operationId (`restorePlans`, `restores`, '
-         '`volumeRestores`); its last segment, the verb, is `get`, `list` or `getIamPolicy`'),
-        ('GET /v1/{name}',
-         'GET /v1/{parent}/restorePlans',
-         'GET /v1/{parent}/restores',
-         'GET /v1/{parent}/volumeRestores',
-         'GET /v1/{resource}:getIamPolicy',)),
-    'googleapis.com/migrationcenter.json': (
-        ('the word starts a resource name of the dotted operationId (`importJobs`, `importDataFiles`); its '
-         'last segment, the verb, is `list`'),
-        ('GET /v1/{parent}/importDataFiles', 'GET /v1/{parent}/importJobs',)),
-    'googleapis.com/storagetransfer.json': (
-        ('the word starts a resource name of the dotted operationId (`transferJobs`, `transferOperations`); '
-         'its last segment, the verb, is `get` or `list`'),
-        ('GET /v1/transferJobs', 'GET /v1/{jobName}', 'GET /v1/{name}',)),
-    'httpbin.org.json': (
-        ('httpbin answers `/cookies/set` with Set-Cookie headers and a redirect; the API keeps nothing (the '
-         "cookies are the caller's)"),
-        ('GET /cookies/set',)),
-    'loket.nl.json': (
-        ('returns the URL where a person pays the payroll taxes by iDEAL (`GetIdealUrlByPayrollTaxReturnId`); '
-         'the call itself pays nothing'),
-        ('GET /providers/employers/payrolladministrations/payrolltaxreturns/{payrolltaxreturnId}/ideal',)),
-}
-ORACLE_EXCEPTIONS: dict[tuple[str, str], str] = {
-    (spec, op): reason for spec, (reason, ops) in _ORACLE_READS.items() for op in ops}
-
-
-def oracle(args: argparse.Namespace) -> int:
-    """Every corpus spec drafted in-process; each read intent `oracle_says` names a change, minus
-    `ORACLE_EXCEPTIONS` (listed apart with their reason). Exit 1 when an unexplained one is found."""
-    from ruamel.yaml import YAML
-
-    from toolgen.compile.load import load_spec
-    from toolgen.compile.operations import OperationIndex, find_operation, list_operations
-    from toolgen.diagnostics import DiagnosticError, DiagnosticSink
-    from toolgen.review.init import draft_intent_map
-
-    if not (args.corpus / "api").is_dir():
-        print(f"no corpus at {args.corpus}: skipped", file=sys.stderr)
-        return 0
-    specs = corpus_specs(args.corpus)[: args.limit or None]
-    hits: list[str] = []
-    excepted: list[str] = []
-    unreadable = reads_total = 0
-    for spec in specs:
-        label = spec.relative_to(args.corpus / "api").as_posix()
-        try:
-            doc = load_spec(spec, sink=DiagnosticSink())
-            result = draft_intent_map(doc, api="api", spec_ref=str(spec), out=Path("draft.yaml"),
-                                      command="toolgen init", decisions=False)
-        except (DiagnosticError, RecursionError, ValueError) as exc:
-            unreadable += 1
-            print(f"{label}: not drafted ({type(exc).__name__})", file=sys.stderr)
-            continue
-        index = OperationIndex(list_operations(doc))
-        for key, intent in (YAML(typ="safe").load(result.text).get("tools") or {}).items():
-            if intent.get("effect") != "read":
-                continue
-            reads_total += 1
-            op = find_operation(index, intent["operation"])
-            if op is None:
-                continue
-            summary = str(op.node.get("summary")) if isinstance(op.node.get("summary"), str) else ""
-            says = oracle_says(op.operation_id, summary, op.path, _action_of(op))
-            if says is None:
-                continue
-            line = f"{label}: {key} ({op.method} {op.path}) is drafted read, but {says}"
-            reason = ORACLE_EXCEPTIONS.get((label, op.key))
-            (excepted if reason else hits).append(line + (f" -- excepted: {reason}" if reason else ""))
-        print(f"{label}: {reads_total:,} reads so far, {len(hits)} hits", file=sys.stderr, flush=True)
-    for line in hits + excepted:
-        print(line)
-    print(f"{len(specs) - unreadable} specs drafted ({unreadable} not), {reads_total:,} reads, "
-          f"{len(hits) + len(excepted):,} the oracle says change ({len(excepted)} excepted with a reason)")
-    return 1 if hits else 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -536,19 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--python-path", default=None)
     g.add_argument("--save", action="store_true")
     g.add_argument("--save-suffix", default="")
-    r = sub.add_parser("reads")
-    r.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    r.add_argument("--limit", type=int, default=0)
     st = sub.add_parser("strict")
     st.add_argument("--real", type=Path, default=DEFAULT_REAL)
     st.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     st.add_argument("--sample", type=int, default=100)
     st.add_argument("--half", choices=("tune", "check"), default=None)
-    o = sub.add_parser("oracle")
-    o.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    o.add_argument("--limit", type=int, default=0)
     args = parser.parse_args(argv)
-    return {"gate": gate, "reads": reads, "strict": strict, "oracle": oracle}[args.command](args)
+    return {"gate": gate, "strict": strict}[args.command](args)
 
 
 if __name__ == "__main__":

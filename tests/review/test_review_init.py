@@ -384,6 +384,22 @@ def test_a_get_that_changes_is_never_drafted_read(tmp_path: Path, monkeypatch: p
     assert hints[next(n for n in hints if "describe_db_instances" in n)].get("readOnlyHint") is True
 
 
+def test_drafted_effects_are_the_drafts_effects(tmp_path: Path) -> None:
+    """`drafted_effects` (what the corpus effect check reads, without lowering the map) gives every
+    intent of the draft its drafted effect, under the draft's key."""
+    from toolgen.compile.load import load_spec
+    from toolgen.diagnostics import DiagnosticSink
+    from toolgen.review.init import draft_intent_map, drafted_effects
+
+    _write_spec(tmp_path, "rds.json", _AWS_QUERY)
+    doc = load_spec(tmp_path / "rds.json", sink=DiagnosticSink())
+    draft = yaml.safe_load(draft_intent_map(doc, api="rds", spec_ref="rds.json", out=tmp_path / "d.yaml",
+                                            command="toolgen init", decisions=False).text)["tools"]
+    quick = {key: (op.key, effect) for op, key, effect in drafted_effects(doc, "rds")}
+    assert {k: t["effect"] for k, t in draft.items()} == {k: quick[k][1] for k in draft}
+    assert {quick[k][1] for k in draft} == {"read", "write", "destructive"}
+
+
 def test_lint_flags_a_read_whose_action_says_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`effect-read-names-change`, located at the intent's `effect:` line, with the remedy."""
     monkeypatch.chdir(tmp_path)

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -428,6 +429,19 @@ def _error_alone(doc: SpecDocument, data: dict[str, Any], key: str, api: str, ou
             "uncomment the intent and run `toolgen lint` to see why")
 
 
+def _first_drafts(doc: SpecDocument, api: str) -> tuple[_Drafter, list[_Draft], list[LeftOut]]:
+    drafter, operations = _Drafter(doc, api), list_operations(doc)  # one draft per operation but TRACE
+    id_counts = dict(Counter(op.operation_id for op in operations if op.operation_id))
+    left_out = [LeftOut(op.key, "operation-method-unsupported: TRACE operations are not turned into tools",
+                        "none: toolgen makes no tool of a TRACE") for op in operations if op.method == "TRACE"]
+    return drafter, [drafter.draft(op, id_counts) for op in operations if op.method != "TRACE"], left_out
+
+
+def drafted_effects(doc: SpecDocument, api: str) -> list[tuple[Operation, str, str]]:
+    """(operation, key, effect) per intent `draft_intent_map` drafts; cheap: the map is not lowered."""
+    return [(d.op, d.key, str(d.intent["effect"])) for d in _first_drafts(doc, api)[1]]
+
+
 def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, command: str,
                      decisions: bool = True, spec_diagnostics: Sequence[Diagnostic] = ()) -> InitResult:
     """The draft intent map of `doc` (see the module docstring). `spec_ref` is the `spec:` value
@@ -435,21 +449,7 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
     the draft (no `# decide [RULE]` notes, `InitResult.decisions` empty). `spec_diagnostics` are
     those of loading `doc` (`load_spec`'s sink): `toolgen lint` reports them too, so each at error
     level under --strict is a decision of the draft as well."""
-    drafter = _Drafter(doc, api)
-    operations = list_operations(doc)
-    id_counts: dict[str, int] = {}
-    for op in operations:
-        if op.operation_id:
-            id_counts[op.operation_id] = id_counts.get(op.operation_id, 0) + 1
-    drafts: list[_Draft] = []
-    left_out: list[LeftOut] = []
-    for op in operations:
-        if op.method == "TRACE":
-            left_out.append(LeftOut(op.key, "operation-method-unsupported: TRACE operations are not turned into tools",
-                                    "none: toolgen makes no tool of a TRACE"))
-            continue
-        drafts.append(drafter.draft(op, id_counts))
-
+    drafter, drafts, left_out = _first_drafts(doc, api)
     data: dict[str, Any] = {"toolgen": 1, "spec": spec_ref, "api": {"name": api},
                             "tools": {d.key: d.intent for d in drafts}}
     toolsets = _toolsets(doc, drafts)
@@ -834,7 +834,7 @@ def _comment_lines(lines: list[str]) -> list[str]:
     return [line.replace("\n", " ") for line in lines]
 
 
-__all__ = ["InitResult", "LeftOut", "api_name_from", "draft_intent_map", "left_out_lines", "plain_comment_lines"]
+__all__ = ["InitResult", "LeftOut", "api_name_from", "draft_intent_map", "drafted_effects", "left_out_lines", "plain_comment_lines"]
 
 
 def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:
