@@ -589,3 +589,26 @@ def test_a_cancelled_record_leaves_no_receipt_pending() -> None:
             assert first is not None and first.state == "unknown"  # sent, then cancelled: may have written
             assert record is not None and record.state == "unknown"
             assert api.requests_for(key="c.second") == []
+
+
+@pytest.mark.parametrize("answer", [dict(_ticket(None, 0), id="../admin"), {"subject": "no id"}],
+                         ids=["refused-by-the-step-schema", "member-gone"])
+def test_a_write_that_can_no_longer_be_built_is_stale_and_releases_the_record(answer: dict[str, Any]) -> None:
+    """A read that now answers so that a write's request cannot be built at all (a path parameter
+    that would climb the URL, a member gone) is ``preview_stale`` like a changed request: nothing
+    written, the record's receipt released (not left ``unknown``), the approval not spent."""
+    with FaultServer(honours_keys=False) as api:
+        _fault_api(api)
+        with _fault_registry(api) as registry:
+            preview_id = _preview(registry, NOTES_T1)
+            api.route("GET", r"^/v1/tickets/T-1$", 200, answer)
+            result = _record(registry, preview_id, "k")
+            assert error_code(result) == "preview_stale", result.to_json()
+            assert result.error.details["steps"] == ["first"]  # type: ignore[union-attr]
+            assert result.error.details["cause"]["details"]["step"] == "first"  # type: ignore[union-attr]
+            assert api.requests_for(method="POST") == []
+            assert registry.receipts.get("tickets/record_ticket_notes", "k") is None
+            api.route("GET", r"^/v1/tickets/T-1$", 200, _ticket)
+            again = _record(registry, preview_id, "k")  # the approval was not spent
+            assert again.ok and [s for _, s in _states(again)] == ["done"] * 4
+            assert len(api.requests_for(method="POST")) == 2
