@@ -612,3 +612,18 @@ def test_a_write_that_can_no_longer_be_built_is_stale_and_releases_the_record(an
             again = _record(registry, preview_id, "k")  # the approval was not spent
             assert again.ok and [s for _, s in _states(again)] == ["done"] * 4
             assert len(api.requests_for(method="POST")) == 2
+
+
+def test_an_aggregate_step_answering_without_its_member_is_a_partial_error() -> None:
+    """One aggregate step whose answer lacks the member the output reads is that step's
+    ``composite_reference_missing`` in ``errors``; the other steps' members still come back."""
+    with FaultServer(honours_keys=False) as api:
+        api.route("GET", r"^/v1/tickets/T-1/history$", 200, {"not_entries": True})
+        api.route("GET", r"^/v1/tickets/T-2/history$", 200, {"entries": [{"event": "created"}]})
+        with _fault_registry(api) as registry:
+            result = registry.call("get_two_histories", {"first": "T-1", "second": "T-2"}, actor=READER)
+    assert result.ok and result.result is not None, result.to_json()
+    assert result.result["second"] == [{"event": "created"}] and "first" not in result.result
+    error = result.result["errors"]["first"]
+    assert error["code"] == "composite_reference_missing" and error["details"]["pointer"] == "/entries"
+    assert set(result.result["errors"]) == {"first"}
