@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -627,3 +628,37 @@ def test_an_aggregate_step_answering_without_its_member_is_a_partial_error() -> 
     error = result.result["errors"]["first"]
     assert error["code"] == "composite_reference_missing" and error["details"]["pointer"] == "/entries"
     assert set(result.result["errors"]) == {"first"}
+
+
+class _FlakyVault:
+    """A credentials provider whose first lookup fails (an outage), the others answer."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def get(self, secret: str) -> str | None:
+        with self.lock:
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError("vault unreachable")
+        return self.token
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_fault_preparing_one_aggregate_step_is_that_steps_error(server: TicketsServer, driver: str) -> None:
+    """A fault in the runtime's own path before a step is sent (here the credentials provider
+    raising) is that step's ``internal_error`` in ``errors``; the other step still answers."""
+    server.state.history_delay = 0.0
+    policy, catalog = composite_package()
+    registry = Registry(policy, catalog, base_url=server.base_url, credentials=_FlakyVault(server.token))
+    with registry:
+        args = {"first": "T-101", "second": "T-102"}
+        result = (registry.call("get_two_histories", args, actor=READER) if driver == "sync"
+                  else asyncio.run(registry.acall("get_two_histories", args, actor=READER)))
+    assert result.ok and result.result is not None, result.to_json()
+    errors = result.result["errors"]
+    assert len(errors) == 1 and next(iter(errors.values()))["code"] == "internal_error"
+    assert set(result.result) == {"first", "second", "errors"} - set(errors)
+    assert len(server.requests_for("GET", "/history")) == 1
