@@ -266,6 +266,12 @@ _READ_H = "      - {id: h, operation: getTicketHistory, args: {ticket_id: $input
      "composite-output-reserved", "#/composites/combo/output/errors"),
     (_composite(_READ_A, more="    output_fields: [a.nothing_here]\n"),
      "composite-output-field-unknown", "#/composites/combo/output_fields"),
+    # an input reference must name an argument every dialect can carry, and a pointer escape is ~0 or ~1
+    *[(_composite(f"      - {{id: a, operation: getTicket, args: {{ticket_id: {ref}}}}}\n"),
+       "composite-reference-invalid", "#/composites/combo/steps/0/args/ticket_id")
+      for ref in ("$input/", "$input/a~1b", "$input/9lives", "$input/t~2x")],
+    (_composite(_READ_A + "      - {id: b, operation: getTicketHistory, args: {ticket_id: $a/~2x}}\n"),
+     "composite-reference-invalid", "#/composites/combo/steps/1/args/ticket_id"),
 ])
 def test_composite_mistake_is_a_located_error(tmp_path: Path, body: str, code: str, where: str) -> None:
     built = build(tmp_path, TICKETS, body, expect=2)
