@@ -16,8 +16,8 @@ import json
 import os
 import shutil
 import subprocess
-import threading
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -605,8 +605,8 @@ def test_a_write_that_can_no_longer_be_built_is_stale_and_releases_the_record(an
             api.route("GET", r"^/v1/tickets/T-1$", 200, answer)
             result = _record(registry, preview_id, "k")
             assert error_code(result) == "preview_stale", result.to_json()
-            assert result.error.details["steps"] == ["first"]  # type: ignore[union-attr]
-            assert result.error.details["cause"]["details"]["step"] == "first"  # type: ignore[union-attr]
+            assert result.error.details["steps"] == ["first"]
+            assert result.error.details["cause"]["details"]["step"] == "first"
             assert api.requests_for(method="POST") == []
             assert registry.receipts.get("tickets/record_ticket_notes", "k") is None
             api.route("GET", r"^/v1/tickets/T-1$", 200, _ticket)

@@ -249,7 +249,7 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
 def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any], ids: tuple[str, str],
           grant: Grant, budget: Budget, hold: Hold) -> Generator[Effect, Any, CallResult]:
     """The record while it holds its receipt: reads, staleness, approval, steps, settling."""
-    preview_id, key = ids
+    key = ids[1]
     try:
         chosen = selected(spec, steps, inputs)
         reads = yield from _reads(call, spec, chosen, inputs, budget.deadline)
