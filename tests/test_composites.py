@@ -436,3 +436,15 @@ def test_a_deferred_composite_is_found_by_tool_search(tmp_path: Path) -> None:
     assert built.tool("anthropic", "get_ticket_view")["defer_loading"] is True
     docs = {d["intent"]: d for d in built.json("search.json")["documents"]}
     assert "timeline" in docs["ticket_view"]["fields"]["keywords"]
+
+
+def test_a_billion_laughs_intent_map_is_a_located_error_not_a_hang(tmp_path: Path) -> None:
+    """YAML aliases nested ten deep in a composite's literal expand to 10^9 values: refused as the
+    spec loader refuses them, before any stage walks the tree."""
+    laughs = "x-laughs:\n  l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"  l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 9))
+    body = _composite("      - {id: a, operation: listTickets, args: {status: *l8}}\n").replace(
+        "composites:", laughs + "composites:")
+    built = build(tmp_path, TICKETS, body, expect=2)
+    assert "error[spec-alias-expansion]" in built.result.output and "api.yaml" in built.result.output
+    assert not (tmp_path / "out").exists()

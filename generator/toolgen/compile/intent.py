@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from .load import _checked
 from .sourcemap import locate_ruamel
 
 Effect = Literal["read", "write", "destructive"]
@@ -406,6 +407,8 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     if not isinstance(root, dict):
         raise DiagnosticError([Diagnostic("intent-not-mapping", "error", "an intent map must be a mapping",
                                           SourceLocation(display, 1, 1), "start from `toolgen init SPEC`")])
+    # aliases shared in the tree, expanded by every later walk: bounded first (a "billion laughs" map)
+    _checked(root, text, display)
     data = plain_yaml(root)
     try:
         model = IntentMap.model_validate(data)
