@@ -448,3 +448,10 @@ def test_a_billion_laughs_intent_map_is_a_located_error_not_a_hang(tmp_path: Pat
     built = build(tmp_path, TICKETS, body, expect=2)
     assert "error[spec-alias-expansion]" in built.result.output and "api.yaml" in built.result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_an_inputs_name_that_is_no_argument_name_is_located(tmp_path: Path) -> None:
+    body = _composite(_READ_A, more='    inputs: {"a/b": {type: string}}\n')
+    built = build(tmp_path, TICKETS, body, expect=2)
+    lines = [line for line in built.result.output.splitlines() if "error[intent-invalid]" in line]
+    assert lines and "(#/composites/combo/inputs/a~1b)" in lines[0] and "api.yaml:" in lines[0], built.result.output
