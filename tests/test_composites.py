@@ -266,6 +266,12 @@ _READ_H = "      - {id: h, operation: getTicketHistory, args: {ticket_id: $input
      "composite-output-reserved", "#/composites/combo/output/errors"),
     (_composite(_READ_A, more="    output_fields: [a.nothing_here]\n"),
      "composite-output-field-unknown", "#/composites/combo/output_fields"),
+    # an input reference must name an argument every dialect can carry, and a pointer escape is ~0 or ~1
+    *[(_composite(f"      - {{id: a, operation: getTicket, args: {{ticket_id: {ref}}}}}\n"),
+       "composite-reference-invalid", "#/composites/combo/steps/0/args/ticket_id")
+      for ref in ("$input/", "$input/a~1b", "$input/9lives", "$input/t~2x")],
+    (_composite(_READ_A + "      - {id: b, operation: getTicketHistory, args: {ticket_id: $a/~2x}}\n"),
+     "composite-reference-invalid", "#/composites/combo/steps/1/args/ticket_id"),
 ])
 def test_composite_mistake_is_a_located_error(tmp_path: Path, body: str, code: str, where: str) -> None:
     built = build(tmp_path, TICKETS, body, expect=2)
@@ -430,3 +436,22 @@ def test_a_deferred_composite_is_found_by_tool_search(tmp_path: Path) -> None:
     assert built.tool("anthropic", "get_ticket_view")["defer_loading"] is True
     docs = {d["intent"]: d for d in built.json("search.json")["documents"]}
     assert "timeline" in docs["ticket_view"]["fields"]["keywords"]
+
+
+def test_a_billion_laughs_intent_map_is_a_located_error_not_a_hang(tmp_path: Path) -> None:
+    """YAML aliases nested ten deep in a composite's literal expand to 10^9 values: refused as the
+    spec loader refuses them, before any stage walks the tree."""
+    laughs = "x-laughs:\n  l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"  l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 9))
+    body = _composite("      - {id: a, operation: listTickets, args: {status: *l8}}\n").replace(
+        "composites:", laughs + "composites:")
+    built = build(tmp_path, TICKETS, body, expect=2)
+    assert "error[spec-alias-expansion]" in built.result.output and "api.yaml" in built.result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_inputs_name_that_is_no_argument_name_is_located(tmp_path: Path) -> None:
+    body = _composite(_READ_A, more='    inputs: {"a/b": {type: string}}\n')
+    built = build(tmp_path, TICKETS, body, expect=2)
+    lines = [line for line in built.result.output.splitlines() if "error[intent-invalid]" in line]
+    assert lines and "(#/composites/combo/inputs/a~1b)" in lines[0] and "api.yaml:" in lines[0], built.result.output

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -589,3 +590,75 @@ def test_a_cancelled_record_leaves_no_receipt_pending() -> None:
             assert first is not None and first.state == "unknown"  # sent, then cancelled: may have written
             assert record is not None and record.state == "unknown"
             assert api.requests_for(key="c.second") == []
+
+
+@pytest.mark.parametrize("answer", [dict(_ticket(None, 0), id="../admin"), {"subject": "no id"}],
+                         ids=["refused-by-the-step-schema", "member-gone"])
+def test_a_write_that_can_no_longer_be_built_is_stale_and_releases_the_record(answer: dict[str, Any]) -> None:
+    """A read that now answers so that a write's request cannot be built at all (a path parameter
+    that would climb the URL, a member gone) is ``preview_stale`` like a changed request: nothing
+    written, the record's receipt released (not left ``unknown``), the approval not spent."""
+    with FaultServer(honours_keys=False) as api:
+        _fault_api(api)
+        with _fault_registry(api) as registry:
+            preview_id = _preview(registry, NOTES_T1)
+            api.route("GET", r"^/v1/tickets/T-1$", 200, answer)
+            result = _record(registry, preview_id, "k")
+            assert error_code(result) == "preview_stale", result.to_json()
+            assert result.error.details["steps"] == ["first"]
+            assert result.error.details["cause"]["details"]["step"] == "first"
+            assert api.requests_for(method="POST") == []
+            assert registry.receipts.get("tickets/record_ticket_notes", "k") is None
+            api.route("GET", r"^/v1/tickets/T-1$", 200, _ticket)
+            again = _record(registry, preview_id, "k")  # the approval was not spent
+            assert again.ok and [s for _, s in _states(again)] == ["done"] * 4
+            assert len(api.requests_for(method="POST")) == 2
+
+
+def test_an_aggregate_step_answering_without_its_member_is_a_partial_error() -> None:
+    """One aggregate step whose answer lacks the member the output reads is that step's
+    ``composite_reference_missing`` in ``errors``; the other steps' members still come back."""
+    with FaultServer(honours_keys=False) as api:
+        api.route("GET", r"^/v1/tickets/T-1/history$", 200, {"not_entries": True})
+        api.route("GET", r"^/v1/tickets/T-2/history$", 200, {"entries": [{"event": "created"}]})
+        with _fault_registry(api) as registry:
+            result = registry.call("get_two_histories", {"first": "T-1", "second": "T-2"}, actor=READER)
+    assert result.ok and result.result is not None, result.to_json()
+    assert result.result["second"] == [{"event": "created"}] and "first" not in result.result
+    error = result.result["errors"]["first"]
+    assert error["code"] == "composite_reference_missing" and error["details"]["pointer"] == "/entries"
+    assert set(result.result["errors"]) == {"first"}
+
+
+class _FlakyVault:
+    """A credentials provider whose first lookup fails (an outage), the others answer."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def get(self, secret: str) -> str | None:
+        with self.lock:
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError("vault unreachable")
+        return self.token
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_fault_preparing_one_aggregate_step_is_that_steps_error(server: TicketsServer, driver: str) -> None:
+    """A fault in the runtime's own path before a step is sent (here the credentials provider
+    raising) is that step's ``internal_error`` in ``errors``; the other step still answers."""
+    server.state.history_delay = 0.0
+    policy, catalog = composite_package()
+    registry = Registry(policy, catalog, base_url=server.base_url, credentials=_FlakyVault(server.token))
+    with registry:
+        args = {"first": "T-101", "second": "T-102"}
+        result = (registry.call("get_two_histories", args, actor=READER) if driver == "sync"
+                  else asyncio.run(registry.acall("get_two_histories", args, actor=READER)))
+    assert result.ok and result.result is not None, result.to_json()
+    errors = result.result["errors"]
+    assert len(errors) == 1 and next(iter(errors.values()))["code"] == "internal_error"
+    assert set(result.result) == {"first", "second", "errors"} - set(errors)
+    assert len(server.requests_for("GET", "/history")) == 1

@@ -16,11 +16,14 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..naming import ARG_NAME_RE
+from ..pointer import escape_token
+from .load import _checked
 from .sourcemap import locate_ruamel
 
 Effect = Literal["read", "write", "destructive"]
@@ -219,7 +222,7 @@ class CompositeIntent(_Strict):
         default_factory=list, description="Dotted paths of the combined result replaced by '[redacted]' (added "
                                           "to those the steps' own intents redact).")
     max_bytes: int | None = Field(None, ge=256, description="Size budget of the serialised result.")
-    inputs: dict[str, dict[str, Any]] = Field(
+    inputs: dict[Annotated[str, Field(pattern=ARG_NAME_RE.pattern)], dict[str, Any]] = Field(
         default_factory=dict,
         description="Argument name -> its JSON Schema, for arguments whose schema cannot be taken from a step "
                     "argument (a reference nested in a literal or into a member of an argument).")
@@ -413,16 +416,19 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     if not isinstance(root, dict):
         raise DiagnosticError([Diagnostic("intent-not-mapping", "error", "an intent map must be a mapping",
                                           SourceLocation(display, 1, 1), "start from `toolgen init SPEC`")])
+    # aliases shared in the tree, expanded by every later walk: bounded first (a "billion laughs" map)
+    _checked(root, text, display)
     data = plain_yaml(root)
     try:
         model = IntentMap.model_validate(data)
     except ValidationError as exc:
         diagnostics = []
         for err in exc.errors():
-            loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal[")))]
+            loc = [p for p in err["loc"]  # pydantic's own steps, and "[key]" for a key (the key is located)
+                   if not (isinstance(p, str) and (p.startswith(("function-", "literal[")) or p == "[key]"))]
             tokens = [str(p) for p in loc]
             line, col = locate_ruamel(root, tokens)
-            pointer = "".join("/" + t for t in tokens)
+            pointer = "".join("/" + escape_token(t) for t in tokens)
             message, hint = _explain(err, loc, data)
             diagnostics.append(Diagnostic("intent-invalid", "error", message,
                                           SourceLocation(display, line, col, pointer), hint))

@@ -103,7 +103,9 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
             # RFC 8259 §8.1: JSON between systems is UTF-8 (no UTF-16/32 detection, so a secret cannot
             # hide from the byte-level check in another encoding); NaN and Infinity are not JSON
             value = strict_json(content.decode("utf-8-sig"))
-        except (ValueError, RecursionError):
+        except RecursionError:  # JSON so deep the parser gave up: never a binary or text result
+            return None, f"JSON nested deeper than {MAX_RESPONSE_DEPTH} levels"
+        except ValueError:
             if kind == "json":
                 return content[:2000].decode("utf-8", "replace"), "invalid JSON"
         else:

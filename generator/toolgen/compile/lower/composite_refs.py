@@ -9,9 +9,11 @@ cycle through a step's references, for ``composite-cycle``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...diagnostics import DiagnosticSink, SourceLocation
+from ...naming import ARG_NAME_RE
 from ...pointer import PointerError, parse_pointer
 from ...policy_format import InputRef, LiteralValue, MappingValue, Reference, StepRef
 
@@ -47,6 +49,10 @@ def parse_value(raw: Any, where: SourceLocation, sink: DiagnosticSink) -> Mappin
     return LiteralValue(value) if ok else None
 
 
+#: a `~` not starting an RFC 6901 escape (`~0`, `~1`)
+_BAD_ESCAPE = re.compile(r"~(?![01])")
+
+
 def parse_ref(text: str, where: SourceLocation, sink: DiagnosticSink) -> Reference | None:
     head, _, rest = text[1:].partition("/")
     pointer = "/" + rest if _ else ""
@@ -56,14 +62,22 @@ def parse_ref(text: str, where: SourceLocation, sink: DiagnosticSink) -> Referen
         sink.error("composite-reference-invalid", f"{text!r} is not a reference", where, hint)
         return None
     try:
-        parse_pointer(pointer)
+        tokens = parse_pointer(pointer)
     except PointerError:
-        sink.error("composite-reference-invalid", f"{text!r}: {pointer!r} is not a JSON pointer", where, hint)
+        tokens = None
+    if tokens is None or _BAD_ESCAPE.search(pointer):  # RFC 6901 §3: `~` only as `~0` or `~1`
+        sink.error("composite-reference-invalid", f"{text!r}: {pointer!r} is not a JSON pointer", where,
+                   hint + "; inside a pointer `~0` is `~` and `~1` is `/`")
         return None
     if head == INPUT:
         if not pointer:
             sink.error("composite-reference-invalid", f"{text!r} names the whole input; name one argument",
                        where, "write `$input/<argument>`")
+            return None
+        if not ARG_NAME_RE.match(tokens[0]):  # the name becomes an argument of every dialect's catalog
+            sink.error("composite-reference-invalid", f"{text!r} names argument {tokens[0]!r}, which is not an "
+                       "argument name", where, "name the argument with letters, digits and '_' (at most 64, "
+                       "not starting with a digit): `$input/<argument>`")
             return None
         return InputRef(pointer)
     return StepRef(head, pointer)

@@ -90,9 +90,12 @@ def execute(call: Call, spec: ToolSpec, steps: list[Step], inputs: Mapping[str, 
     return runs
 
 
-def _members(spec: ToolSpec, inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> dict[str, Any]:
+def _members(spec: ToolSpec, inputs: Mapping[str, Any], answers: Mapping[str, Any],
+             errors: dict[str, Any] | None = None) -> dict[str, Any]:
     """``composite.output`` resolved: members over a step that did not answer (or did not run) left
-    out. Raises `Halt` ``composite_reference_missing``."""
+    out. A member over an answer without it is ``composite_reference_missing``: with `errors` (an
+    aggregate's, ``{step id: error}``) that step's error there and the member left out, so one odd
+    answer never hides the others; else raises `Halt`."""
     out: dict[str, Any] = {}
     for name, node in ((spec.row.get("composite") or {}).get("output") or {}).items():
         try:
@@ -100,10 +103,13 @@ def _members(spec: ToolSpec, inputs: Mapping[str, Any], answers: Mapping[str, An
         except (Absent, Pending):
             continue
         except MissingMember as miss:
-            raise Halt("output", make_error(
+            error = make_error(
                 "composite_reference_missing",
                 f"{spec.name}: the answer of step {miss.step} has no member {miss.pointer or '/'} (output "
-                f"member {name}).", details={"step": miss.step, "pointer": miss.pointer, "member": str(name)})) from None
+                f"member {name}).", details={"step": miss.step, "pointer": miss.pointer, "member": str(name)})
+            if errors is None:
+                raise Halt("output", error) from None
+            errors.setdefault(miss.step, error.to_json()["error"])
     return out
 
 
@@ -112,9 +118,13 @@ def output_of(call: Call, spec: ToolSpec, inputs: Mapping[str, Any], runs: list[
     """(the composite's result, warnings): the output members over the steps that answered,
     redacted, projected and fit to the budget of the composite row, then `extra` members (an
     aggregate's ``errors``, a record's ``steps``) added; checked against the output schema (a
-    mismatch is a warning). Raises `Halt` (``composite_reference_missing``, the budget's error)."""
+    mismatch is a warning). An aggregate's member over an answer without it adds that step's
+    ``composite_reference_missing`` to ``extra["errors"]``. Raises `Halt` (``composite_reference_missing``
+    of a pipeline or branch, the budget's error)."""
     answers = {r.id: r.body for r in runs if r.state == "done"}
-    result: Any = project(redact(_members(spec, inputs, answers), spec.redact_tree), spec.field_tree)
+    partial = (extra or {}).get("errors") if pattern_of(spec) == "aggregate" else None
+    members = _members(spec, inputs, answers, partial if isinstance(partial, dict) else None)
+    result: Any = project(redact(members, spec.redact_tree), spec.field_tree)
     result = dict(result) if isinstance(result, dict) else {}
     result.update(extra or {})
     max_bytes = int((spec.row.get("output") or {}).get("max_bytes") or DEFAULT_MAX_BYTES)

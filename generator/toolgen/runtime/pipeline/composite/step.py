@@ -200,6 +200,10 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
     except Pending as pending:  # the build orders steps by their references: a runtime bug
         return _failed(step, call, Halt("validate", make_error(
             "internal_error", f"step {step.id} reads step {pending.step}, which has not run.")), branch=branch, key=key)
+    except Exception as exc:  # noqa: BLE001 - a fault before sending (a credentials provider's...) is this step's
+        return _failed(step, call, Halt("request", make_error(
+            "internal_error", f"{call.tool}: the runtime failed while preparing the step ({type(exc).__name__}); "
+            "it was not sent.")), branch=branch, key=key)
     if isinstance(hold, CallResult):  # a replay of the step's receipt: never sent again
         stored = hold.result if isinstance(hold.result, dict) else {}
         return StepRun(step.id, "done", body=stored.get("body"), status=hold.status, replayed=True, key=key,

@@ -249,19 +249,13 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
 def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any], ids: tuple[str, str],
           grant: Grant, budget: Budget, hold: Hold) -> Generator[Effect, Any, CallResult]:
     """The record while it holds its receipt: reads, staleness, approval, steps, settling."""
-    preview_id, key = ids
+    key = ids[1]
     try:
         chosen = selected(spec, steps, inputs)
         reads = yield from _reads(call, spec, chosen, inputs, budget.deadline)
         error = failure(_with_rest(reads, chosen))
         if error is None:
-            shown = _writes_shown(call, chosen, inputs, {r.id: r.body for r in reads}, key)
-            if _plan_fp(spec, shown) != preview_id:
-                stale = _stale_steps(call, spec, preview_id, shown)
-                error = make_error(
-                    "preview_stale", f"{call.tool}: the request of step {', '.join(stale)} differs from the "
-                    "previewed one (a read now answers differently); nothing was written.",
-                    details={"steps": stale, "pointer": "/preview_id"})
+            error = _staleness(call, spec, chosen, inputs, reads, ids)
         if error is not None:
             hold.let_go()
             return call.fail("validate", error)
@@ -275,6 +269,30 @@ def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any],
         return _settle(call, spec, inputs, runs, hold)
     except Halt as halt:
         return call.fail(halt.step, halt.error, **halt.extra)
+
+
+def _staleness(call: Call, spec: ToolSpec, chosen: list[Step], inputs: dict[str, Any], reads: list[StepRun],
+               ids: tuple[str, str]) -> ToolError | None:
+    """``preview_stale`` when the write requests rebuilt over the reads of this call differ from the
+    previewed plan, or when one can no longer be built at all (a read now answers without the member a
+    write reads, or with a value the write's schema refuses: the step's own error in
+    ``details.cause``); None when the plan is the previewed one. Never raises."""
+    preview_id, key = ids
+    try:
+        shown = _writes_shown(call, chosen, inputs, {r.id: r.body for r in reads}, key)
+    except Halt as halt:
+        step = str(halt.error.details.get("step") or "")
+        return make_error(
+            "preview_stale", f"{call.tool}: the request of step {step} can no longer be built as previewed "
+            f"({halt.error.code}: {halt.error.message})"[:600] + "; nothing was written. Preview again.",
+            details={"steps": [step] if step else [], "pointer": "/preview_id", "cause": halt.error.to_json()["error"]})
+    if _plan_fp(spec, shown) == preview_id:
+        return None
+    stale = _stale_steps(call, spec, preview_id, shown)
+    return make_error(
+        "preview_stale", f"{call.tool}: the request of step {', '.join(stale)} differs from the "
+        "previewed one (a read now answers differently); nothing was written.",
+        details={"steps": stale, "pointer": "/preview_id"})
 
 
 def _settle(call: Call, spec: ToolSpec, inputs: dict[str, Any], runs: list[StepRun], hold: Hold) -> CallResult:
