@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
 
-from toolgen.compile.load import MAX_DEPTH, _checked, _shallow, load_spec
+from toolgen.compile.load import MAX_DEPTH, _shallow, checked_tree, load_spec
 from toolgen.compile.swagger2 import convert_swagger2
 from toolgen.diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from toolgen.pointer import ref_to_pointer, resolve_pointer
@@ -298,7 +298,7 @@ def test_any_value_in_a_2_0_keyword_converts_or_is_refused_at_an_existing_pointe
 @pytest.mark.parametrize("kind", ["list", "dict", "mixed"])
 def test_the_json_depth_check_agrees_with_the_located_one(levels: int, kind: str) -> None:
     """JSON documents are proven shallow by a walk over their containers only (`_shallow`); it must
-    refuse exactly what the located check (`_checked`) refuses, at the boundary."""
+    refuse exactly what the located check (`checked_tree`) refuses, at the boundary."""
     root: Any = [] if kind == "list" else {}
     node = root
     for i in range(levels):
@@ -314,7 +314,7 @@ def test_the_json_depth_check_agrees_with_the_located_one(levels: int, kind: str
     else:
         node.update(node_scalar)
     try:
-        _checked(root, "", "spec.json")
+        checked_tree(root, "", "spec.json")
         located = True
     except DiagnosticError:
         located = False

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
-from .load import _checked
+from .load import checked_tree
 from .sourcemap import locate_ruamel
 
 Effect = Literal["read", "write", "destructive"]
@@ -417,7 +417,7 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
         raise DiagnosticError([Diagnostic("intent-not-mapping", "error", "an intent map must be a mapping",
                                           SourceLocation(display, 1, 1), "start from `toolgen init SPEC`")])
     # aliases shared in the tree, expanded by every later walk: bounded first (a "billion laughs" map)
-    _checked(root, text, display)
+    checked_tree(root, text, display)
     data = plain_yaml(root)
     try:
         model = IntentMap.model_validate(data)

@@ -146,7 +146,7 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
         try:
             data = json.loads(text)
             # a JSON document is a tree (no aliases): only its depth needs proving, located when too deep
-            return text, (data if _shallow(data) else _checked(data, text, display)), "json"
+            return text, (data if _shallow(data) else checked_tree(data, text, display)), "json"
         except RecursionError:
             raise _too_deep(text, display) from None
         except ValueError as exc:
@@ -177,7 +177,7 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
             "yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
     except ValueError as exc:  # an integer longer than Python reads
         raise _too_long(text, display, exc) from None
-    return text, _jsonify(_checked(data, text, display)), "yaml"
+    return text, _jsonify(checked_tree(data, text, display)), "yaml"
 
 
 #: how deeply a document may nest objects and arrays: far beyond any real API description (whose
@@ -231,7 +231,7 @@ def _depth_error(location: SourceLocation) -> DiagnosticError:
 
 def _shallow(data: Any) -> bool:
     """Whether the tree `data` (as `json.loads` builds it: no value reached twice) nests at most
-    `MAX_DEPTH` containers deep. Walks the containers only; `_checked` locates a failure."""
+    `MAX_DEPTH` containers deep. Walks the containers only; `checked_tree` locates a failure."""
     level: list[Any] = [data] if type(data) in (dict, list) else []
     depth = 0
     while level:
@@ -247,7 +247,7 @@ def _shallow(data: Any) -> bool:
     return True
 
 
-def _checked(data: Any, text: str, display: str) -> Any:
+def checked_tree(data: Any, text: str, display: str) -> Any:
     """`data` as parsed, after proving it is a tree no deeper than `MAX_DEPTH` (the JSON pointer of
     the first value too deep is the error's location) whose YAML aliases expand to at most
     `MAX_ALIAS_EXPANSION` values more than were written (a "billion laughs" document, or a recursive

@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..pointer import PointerError, escape_token, ref_to_pointer, resolve_pointer
+from .schema.satisfiable import json_type_of
 
 JSON = Any
 
@@ -96,22 +97,6 @@ def _types(node: JSON) -> frozenset[str] | None:
         return None
     names = [t] if isinstance(t, str) else [x for x in t if isinstance(x, str)] if isinstance(t, list) else []
     return frozenset(names)
-
-
-def _json_type(value: JSON) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _admits(types: frozenset[str] | None, t: str) -> bool:
@@ -185,7 +170,7 @@ class _Checker:
             if key not in self._enum_sets:
                 self._enum_sets[key] = {_enum_key(v) for v in canonical["enum"]}
                 self._keep.append(canonical)
-            return _admits(_types(canonical), _json_type(value)) and _enum_key(value) in self._enum_sets[key]
+            return _admits(_types(canonical), json_type_of(value)) and _enum_key(value) in self._enum_sets[key]
         return self.canonical_accepts(value, canonical)
 
     @staticmethod
@@ -517,6 +502,3 @@ def narrowed_schema_problem(schema: JSON) -> SubsetProblem | None:
     return None
 
 
-def json_type_of(value: JSON) -> str:
-    """The JSON Schema type name of a JSON value (``integer`` for whole numbers)."""
-    return _json_type(value)

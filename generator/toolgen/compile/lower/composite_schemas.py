@@ -17,6 +17,7 @@ from typing import Any
 
 from ...policy_format import CompositePlan
 from ...results import RESULT_KEY
+from ..schema.satisfiable import json_type_of as json_type
 
 #: the aggregate result's member of the steps that did not answer: step id -> structured error
 ERRORS = "errors"
@@ -120,20 +121,6 @@ def schema_types(schema: Any) -> set[str] | None:
                 found |= t
             return found
     return None
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def types_meet(source: set[str] | None, target: set[str] | None) -> bool:

@@ -56,6 +56,7 @@ from ..intent import (
 from ..ir import AuthBinding, Effect, Idempotency, Mode, OutputPolicy, PolicyRow, Retry, Tool
 from ..operations import Operation, OperationIndex, find_operation, suggest_operations
 from ..schema.projection import project_schema
+from ..schema.satisfiable import json_type_of as json_type
 from .composite_refs import INPUT, cycle_path, in_cycle, parse_ref, parse_value
 from .composite_schemas import (
     ERRORS,
@@ -63,7 +64,6 @@ from .composite_schemas import (
     answer_schema,
     compatible,
     hoist_defs,
-    json_type,
     record_output_schema,
     schema_at,
     schema_types,
