@@ -159,6 +159,7 @@ def _build(intent: Path, out: Path, *flags: str) -> int:
 @settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(_edits, min_size=1, max_size=4))
 @example(edits=[("effect", 3, "read")])  # a first edit the build refuses (a delete drafted as a read)
+@example(edits=[("effect", 3, "read"), ("tamper", "openai.json")])  # then a file changed under a refused build
 def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
         tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[Any, ...]]) -> None:
     work = tmp_path_factory.mktemp("edits")
@@ -176,10 +177,13 @@ def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
         else:
             _apply(state, edit)
             _write_inputs(work, state)
+        before, before_cold = _tree(cached), _tree(cold)
         code = _build(intent, cached)
         assert code == _build(intent, cold, "--no-cache")
-        assert _tree(cached) == _tree(cold)
-        if code == 0:
+        if code != 0:  # a refused build writes nothing, cached or not (a tampered file stays tampered)
+            assert (_tree(cached), _tree(cold)) == (before, before_cold)
+        else:
+            assert _tree(cached) == _tree(cold)
             # twice: the second answers from the manifest
             assert _build(intent, cached, "--check") == 0
             assert _build(intent, cached, "--check") == 0
