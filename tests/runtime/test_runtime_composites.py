@@ -532,42 +532,27 @@ def test_issued_approvals_cover_a_composite_plan(server: TicketsServer) -> None:
 @pytest.mark.anyio
 async def test_the_mcp_client_calls_composites_over_streamable_http(server: TicketsServer) -> None:
     from contextlib import AsyncExitStack
-    from functools import partial
 
-    import anyio
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
-
-    from toolgen.runtime.mcp_http import serve_http
+    from tests.support.http_serving import http_server
 
     httpx2 = pytest.importorskip("httpx2")
     server.state.history_delay = 0.3
     policy, catalog = composite_package()
     registry = _registry(policy, catalog, server.base_url, server.token)
-    urls: list[str] = []
-    ready = anyio.Event()
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(serve_http, registry, actor=READER, port=0, on_ready=on_ready))
-        with anyio.fail_after(20):
-            await ready.wait()
-        async with AsyncExitStack() as stack:
-            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
-            client = await stack.enter_async_context(Client(streamable_http_client(urls[0], http_client=http)))
-            listed = {t.name for t in (await client.list_tools()).tools}
-            assert "get_two_histories" in listed and "preview_ticket_notes" not in listed  # by the union
-            warm = await client.call_tool("get_ticket_overview", {"ticket_id": "T-107"})  # the HTTP clients made
-            assert warm.is_error is False
-            started = time.monotonic()
-            both = await client.call_tool("get_two_histories", {"first": "T-107", "second": "T-108"})
-            elapsed = time.monotonic() - started
-            assert both.is_error is False and both.structured_content["errors"] == {}
-            assert elapsed < 0.55, elapsed  # the two 0.3 s reads overlapped in the server's event loop
-        tg.cancel_scope.cancel()
+    async with http_server(registry, actor=READER) as url, AsyncExitStack() as stack:
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
+        client = await stack.enter_async_context(Client(streamable_http_client(url, http_client=http)))
+        listed = {t.name for t in (await client.list_tools()).tools}
+        assert "get_two_histories" in listed and "preview_ticket_notes" not in listed  # by the union
+        warm = await client.call_tool("get_ticket_overview", {"ticket_id": "T-107"})  # the HTTP clients made
+        assert warm.is_error is False
+        started = time.monotonic()
+        both = await client.call_tool("get_two_histories", {"first": "T-107", "second": "T-108"})
+        elapsed = time.monotonic() - started
+        assert both.is_error is False and both.structured_content["errors"] == {}
+        assert elapsed < 0.55, elapsed  # the two 0.3 s reads overlapped in the server's event loop
     await registry.aclose()
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.runtime.test_runtime_identity import TOKENS, error_of, http_server, write_token_file
+from tests.runtime.test_runtime_identity import TOKENS, error_of, write_token_file
+from tests.support.http_serving import http_server
 from tests.support.runtime_env import tickets_package
 
 from toolgen.examples.tickets_server import TicketsServer

@@ -288,10 +288,10 @@ async def test_an_oversized_approval_in_meta_is_no_approval(field: str, server: 
     from tests.runtime.test_runtime_identity import (
         TOKENS,
         connect,
-        http_server,
         make_registry,
         write_token_file,
     )
+    from tests.support.http_serving import http_server
 
     registry = make_registry(server)
     verifier = load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]
@@ -384,7 +384,8 @@ async def test_dns_rebinding_protection_covers_every_loopback_address(server: Ti
     case where a browser page rebinding its name to 127.0.0.2 would otherwise call the tools), a
     request naming another Host or Origin is refused before any handler runs."""
     import httpx
-    from tests.runtime.test_runtime_identity import http_server, make_registry
+    from tests.runtime.test_runtime_identity import make_registry
+    from tests.support.http_serving import http_server
 
 
     registry = make_registry(server)

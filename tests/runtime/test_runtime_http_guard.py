@@ -18,11 +18,11 @@ import httpx
 import pytest
 from tests.runtime.test_runtime_identity import (
     TOKENS,
-    http_server,
     make_registry,
     served_url,
     write_token_file,
 )
+from tests.support.http_serving import http_server
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer

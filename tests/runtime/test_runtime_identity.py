@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.http_serving import http_server
 from tests.support.profiles import examples
 from tests.support.runtime_env import READER, WRITER, mcp_json, tickets_dir
 
@@ -81,26 +82,6 @@ def write_token_file(path: Path, mode: int = 0o600) -> Path:
 @pytest.fixture
 def token_verifier(tmp_path: Path) -> StaticTokenVerifier:
     return load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]
-
-
-@asynccontextmanager
-async def http_server(registry: Registry, **options: Any) -> AsyncIterator[str]:
-    """`serve_http` on a free loopback port in this event loop; yields the endpoint URL."""
-    urls: list[str] = []
-    ready = anyio.Event()
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(serve_http, registry, port=0, on_ready=on_ready, **options))
-        with anyio.fail_after(20):
-            await ready.wait()
-        try:
-            yield urls[0]
-        finally:
-            tg.cancel_scope.cancel()
 
 
 @asynccontextmanager

@@ -285,7 +285,8 @@ def test_cli_serve_rejects_an_unknown_approvals_mode(tmp_path: Path) -> None:
 async def test_http_self_approval_refused_issued_approval_accepted(server: TicketsServer, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     pytest.importorskip("httpx2")
-    from tests.runtime.test_runtime_identity import TOKENS, connect, error_of, http_server, write_token_file
+    from tests.runtime.test_runtime_identity import TOKENS, connect, error_of, write_token_file
+    from tests.support.http_serving import http_server
 
     from toolgen.runtime.mcp_http import load_token_file
 

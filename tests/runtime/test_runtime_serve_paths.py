@@ -13,20 +13,16 @@ from __future__ import annotations
 import copy
 import gc
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any
 
-import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.http_serving import http_server
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime.mcp_http import serve_http
 from toolgen.runtime.mcp_server import build_server, declares_param_headers
 
 pytest.importorskip("mcp")
@@ -47,25 +43,6 @@ def make_registry(server: TicketsServer, *, header_on: str | None = None) -> Reg
     return Registry(policy, catalog, base_url=server.base_url,
                     credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
                     receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=b"k" * 32)
-
-
-@asynccontextmanager
-async def http_server(registry: Registry, **options: Any) -> AsyncIterator[str]:
-    urls: list[str] = []
-    ready = anyio.Event()
-
-    def on_ready(url: str) -> None:
-        urls.append(url)
-        ready.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(serve_http, registry, port=0, on_ready=on_ready, actor=READER, **options))
-        with anyio.fail_after(20):
-            await ready.wait()
-        try:
-            yield urls[0]
-        finally:
-            tg.cancel_scope.cancel()
 
 
 async def raw_call(url: str, ticket_id: str, headers: dict[str, str]) -> tuple[int, Any]:
@@ -118,7 +95,7 @@ async def test_calls_with_and_without_param_headers_are_answered_as_before(serve
     from mcp.client.streamable_http import streamable_http_client
 
     registry = make_registry(server)
-    async with http_server(registry) as url:
+    async with http_server(registry, actor=READER) as url:
         # no tool declares a header: an Mcp-Param header the schema does not name is ignored, as the
         # listing path ignored it, and the call runs through the whole runtime
         status, answer = await raw_call(url, "T-102", {"Mcp-Param-Ticket": "T-999"})
@@ -140,7 +117,7 @@ async def test_a_declared_header_is_still_checked_against_the_arguments(server: 
     from mcp.client.streamable_http import streamable_http_client
 
     registry = make_registry(server, header_on="get_ticket")
-    async with http_server(registry) as url:
+    async with http_server(registry, actor=READER) as url:
         status, answer = await raw_call(url, "T-102", {"Mcp-Param-Ticket": "T-999"})
         assert status == 400 and "Mcp-Param-Ticket" in answer["error"]["message"], answer
         status, answer = await raw_call(url, "T-102", {})  # the argument is there, its header is not
@@ -160,7 +137,7 @@ async def test_settle_heap_freezes_what_is_alive_at_start_and_serving_goes_on(se
     registry = make_registry(server)
     assert gc.get_freeze_count() == 0
     try:
-        async with http_server(registry, settle_heap=True) as url:
+        async with http_server(registry, actor=READER, settle_heap=True) as url:
             frozen = gc.get_freeze_count()
             assert frozen > 10_000  # the modules, the registry and the app
             for ticket in ("T-102", "T-103"):
