@@ -20,7 +20,8 @@ fingerprint of the composite's intent and every write step's (id, request finger
   the reads again, and ``preview_stale`` (nothing written, the receipt released) when the plan's
   fingerprint differs; the approval spent once, bound to the record key; then the steps in order,
   each write step with the key ``<record key>.<step id>`` and a receipt of its own (replayed, never
-  re-sent, when the record key is used again). The record's receipt ends ``completed`` (every step
+  re-sent, when the record key is used again; a replayed record result is redacted again with
+  the current ``output.redact``, as a single record's is). The record's receipt ends ``completed`` (every step
   done), ``unknown`` (a step ``result_unknown``, or a write done before a later step failed: the
   next call with the key resumes, each step's receipt deciding), or released with the approval
   given back (nothing written). It never stays pending.
@@ -32,6 +33,7 @@ import time
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from ...body import scrub
 from ...calls import Actor, Approval, CallResult, fingerprint
 from ...errors import ToolError, make_error
 from ...host import Host
@@ -43,7 +45,7 @@ from ...toolspec import ToolSpec, display
 from .. import approval as approval_step
 from ..canonical import key_arg
 from ..effects import Effect
-from ..idempotency import LEASE_MARGIN_MS, receipt_decision
+from ..idempotency import LEASE_MARGIN_MS, receipt_decision, reshaped
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
@@ -207,7 +209,9 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
         if decision == "replay":
             call.emit("idempotency", "replay", original_actor=existing.actor)
             call.emit("result", "ok", replayed=True)
-            return CallResult(call.tool, True, result=existing.result, replayed=True, fingerprint=preview_id,
+            # shaped again with the current policy's redaction and scrubbed, as a single record's replay
+            result = scrub(reshaped(spec, existing.result), call.secret_values)
+            return CallResult(call.tool, True, result=result, replayed=True, fingerprint=preview_id,
                               status=existing.status, call_id=call.call_id, idempotency_key=key)
         hold.decision = "resend"
         call.store("resume", hold.scope, key, lease_ms)
