@@ -50,29 +50,35 @@ def resolve_package(api_or_dir: str, *, cwd: Path | None = None) -> Path:
 
 def cursor_key_for(receipts_path: Path) -> bytes:
     """The HMAC key for cursors: ``TOOLGEN_CURSOR_KEY`` if set, else a random key kept in
-    ``<receipts folder>/cursor.key`` (created 0600) so that successive `toolgen call`s accept each
-    other's cursors."""
+    ``<receipts folder>/cursor.key`` (32 bytes, created 0600) so that successive `toolgen call`s,
+    and the workers of one ``toolgen serve``, accept each other's cursors. The file is written
+    whole under a temporary name and then linked into place (`os.link` fails when the name exists),
+    so no process ever reads it half written, and of processes creating it at once all read the
+    one that won. Raises `ValueError` naming the file when it holds fewer than 32 bytes (left
+    empty by a full disk or by an earlier version killed while writing it): delete it to start
+    afresh (cursors and approval rounds in flight are then refused once), and `OSError`."""
     from_env = cursor_key_from_env()
     if from_env is not None:
         return from_env
     key_file = receipts_path.parent / "cursor.key"
-    try:
-        data = key_file.read_bytes()
-        if len(data) >= 32:
-            return data[:32]
-    except FileNotFoundError:
-        pass
-    key_file.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
-    try:
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process created it a moment ago
-        return key_file.read_bytes()[:32]
-    try:
-        os.write(fd, key)
-    finally:
-        os.close(fd)
-    return key
+    if not key_file.exists():
+        key_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = key_file.with_name(f".cursor.key.{secrets.token_hex(8)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secrets.token_bytes(32))
+            try:
+                os.link(tmp, key_file)
+            except FileExistsError:  # another process created it a moment ago: read theirs
+                pass
+        finally:
+            tmp.unlink(missing_ok=True)
+    data = key_file.read_bytes()
+    if len(data) < 32:
+        raise ValueError(f"{key_file} holds {len(data)} bytes, not a 32-byte cursor key (left damaged by a "
+                         "full disk or a killed process): delete it, and a new key is made")
+    return data[:32]
 
 
 def parse_scopes(value: str | None) -> list[str]:

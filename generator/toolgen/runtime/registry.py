@@ -88,7 +88,7 @@ class Registry:
     in-memory store — pass a `SqliteReceiptStore` for durability); `audit` (default: a
     `MemoryAuditSink`, exposed as `.audit`); `previews` (default: the receipt store's own preview
     store, ``receipts.previews()``: same backend, separate table or key prefix); `cursor_key` (HMAC key for cursors; default
-    ``TOOLGEN_CURSOR_KEY`` or random per process); `resend_unknown` (default true: a retry of a write
+    ``TOOLGEN_CURSOR_KEY`` or random per process; a key shorter than 16 bytes is a `ValueError`); `resend_unknown` (default true: a retry of a write
     whose outcome is unknown is re-sent when the key is forwarded to the API, which deduplicates it;
     false: always report ``result_unknown``); `http_client` / `async_http_client` (httpx clients to
     reuse; created lazily otherwise); `approvals` (``"client"``, the default: an `Approval` is the
@@ -132,7 +132,7 @@ class Registry:
         self.receipts: ReceiptStore = receipts if receipts is not None else MemoryReceiptStore()
         self._previews = previews
         self.audit: AuditSink = audit if audit is not None else MemoryAuditSink()
-        self.cursors = CursorCodec(cursor_key or _default_cursor_key())
+        self.cursors = CursorCodec(_default_cursor_key() if cursor_key is None else cursor_key)
         self.resend_unknown = resend_unknown
         #: where retry backoff draws its jitter (backoff.py); seed one for reproducible delays
         self.retry_random: random.Random = retry_random if retry_random is not None else random.Random()
