@@ -12,6 +12,10 @@ argument, or the member of a literal, is then omitted: the step's own validation
 was required), `Pending` for a reference to a step whose answer is not known yet (a preview shows
 it as "known after step X"), `MissingMember` for a step answer without the member
 (``composite_reference_missing``).
+
+`sketch_args` is a step's arguments as far as they are known before the steps they read have
+answered: each reference to such a step stands as ``{"known_after": <step id>, "pointer": P}`` (a
+preview shows a later write so, and its ``preview_id`` binds it).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 from ....pointer import PointerError, resolve_pointer
 
-__all__ = ["Absent", "MissingMember", "Pending", "references", "resolve", "resolve_args"]
+__all__ = ["Absent", "MissingMember", "Pending", "references", "resolve", "resolve_args", "sketch_args"]
 
 
 class Absent(Exception):
@@ -69,17 +73,27 @@ def _deref(node: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[
         raise MissingMember(step, pointer) from None
 
 
-def _walk(value: Any, inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> Any:
+def _deref_or_mark(node: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any],
+                   sketch: bool) -> Any:
+    try:
+        return _deref(node, inputs, answers)
+    except Pending as pending:
+        if not sketch:
+            raise
+        return {"known_after": pending.step, "pointer": str(node.get("pointer") or "")}
+
+
+def _walk(value: Any, inputs: Mapping[str, Any], answers: Mapping[str, Any], sketch: bool = False) -> Any:
     """A literal's value with its references resolved; members whose input is absent left out."""
     if _is_ref(value):
-        return _deref(value, inputs, answers)
+        return _deref_or_mark(value, inputs, answers, sketch)
     if isinstance(value, dict):
         if set(value) == {"$literal"}:
             return value["$literal"]
         out: dict[str, Any] = {}
         for key, member in value.items():
             try:
-                out[key] = _walk(member, inputs, answers)
+                out[key] = _walk(member, inputs, answers, sketch)
             except Absent:
                 continue
         return out
@@ -87,21 +101,21 @@ def _walk(value: Any, inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> 
         items = []
         for member in value:
             try:
-                items.append(_walk(member, inputs, answers))
+                items.append(_walk(member, inputs, answers, sketch))
             except Absent:
                 continue
         return items
     return value
 
 
-def resolve(node: Any, inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> Any:
-    """The value of one plan node (see the module docstring); raises `Absent`, `Pending`,
-    `MissingMember`."""
+def resolve(node: Any, inputs: Mapping[str, Any], answers: Mapping[str, Any], *, sketch: bool = False) -> Any:
+    """The value of one plan node (see the module docstring); raises `Absent`, `Pending` (not with
+    `sketch`: the reference is marked instead), `MissingMember`."""
     if _is_ref(node):
-        return _deref(node, inputs, answers)
+        return _deref_or_mark(node, inputs, answers, sketch)
     if isinstance(node, dict) and "$literal" in node:
-        return _walk(node["$literal"], inputs, answers)
-    return _walk(node, inputs, answers)
+        return _walk(node["$literal"], inputs, answers, sketch)
+    return _walk(node, inputs, answers, sketch)
 
 
 def resolve_args(args: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,6 +125,18 @@ def resolve_args(args: Mapping[str, Any], inputs: Mapping[str, Any], answers: Ma
     for name, node in args.items():
         try:
             out[name] = resolve(node, inputs, answers)
+        except Absent:
+            continue
+    return out
+
+
+def sketch_args(args: Mapping[str, Any], inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's arguments as far as they are known (see the module docstring): as `resolve_args`,
+    with each reference to a step not in `answers` marked. Raises `MissingMember`."""
+    out: dict[str, Any] = {}
+    for name, node in args.items():
+        try:
+            out[name] = resolve(node, inputs, answers, sketch=True)
         except Absent:
             continue
     return out

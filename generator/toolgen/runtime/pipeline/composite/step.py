@@ -41,9 +41,9 @@ from ..state import Budget, Call, Halt, Hold, Validated
 from ..timeout import bound
 from ..validate import pointer as to_pointer
 from ..validate import validate_arguments
-from .refs import MissingMember, Pending, resolve_args
+from .refs import MissingMember, Pending, resolve_args, sketch_args
 
-__all__ = ["PLACEHOLDER_KEY", "Step", "StepRun", "run_step", "step_request", "steps_of"]
+__all__ = ["PLACEHOLDER_KEY", "Step", "StepRun", "run_step", "step_request", "step_sketch", "steps_of"]
 
 #: The idempotency key a preview fills in for a write step (the record's key is not known yet);
 #: the fingerprint never includes the key, so the preview's request is the record's.
@@ -147,6 +147,20 @@ def _arguments(step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any]
     if idem and key is not None:
         args[str(idem)] = key
     return args
+
+
+def step_sketch(step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of a step that reads a step not answered yet, as far as they are known
+    (`refs.sketch_args`; without the idempotency key, which is the record's). Raises `Halt`
+    ``composite_reference_missing`` (a read's answer lacks a member it reads)."""
+    try:
+        return sketch_args(step.args, inputs, answers)
+    except MissingMember as miss:
+        raise Halt("validate", _named(step, make_error(
+            "composite_reference_missing",
+            f"step {step.id}: the answer of step {miss.step} has no member {miss.pointer or '/'}; "
+            f"step {step.id} was not run.",
+            details={"step": step.id, "from_step": miss.step, "pointer": miss.pointer}), branch=False)) from None
 
 
 def step_request(call: Call, step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any],

@@ -5,15 +5,18 @@ The plan splits in two. The *reads* are the read steps before the first write (o
 call runs: a branch's taken step); they run in the preview and again in the record. Every write
 step's request is then resolved and built (`step.step_request`, the same validation a send has);
 a write whose arguments read the answer of a step that has not run (a write, or a read after one)
-is shown as ``known_after`` that step. The plan's fingerprint, the ``preview_id``, is the
-fingerprint of the composite's intent and every write step's (id, request fingerprint or
-``known_after``), in order.
+is shown as ``known_after`` that step with its ``arguments`` as far as they are known (a reference to
+a step not run yet marked ``{"known_after", "pointer"}``). The plan's fingerprint, the
+``preview_id``, is the fingerprint of the composite's intent and every write step's (id, request
+fingerprint, or fingerprint of what is known of it), in order: previewing other arguments that reach
+a later write gives another ``preview_id``, and a read such a write uses that answers otherwise at
+record time makes the plan stale.
 
 - `preview`: runs the reads, shows each write request in order, stores the composite's arguments
   (under the record tool, as a single record's stored preview: `toolgen.runtime.stored_previews`)
   and the per-step fingerprints (under ``<record tool>#plan``, to name a stale step). Sends no
   write. Result: ``{"preview_id", "effect", "approval_required", "record_tool", "reads",
-  "requests": [{"step", "request" | "known_after"}], "expires_in_s"[, "cannot_send"]}``.
+  "requests": [{"step", "request" | "known_after" and "arguments"}], "expires_in_s"[, "cannot_send"]}``.
 - `record` (``preview_id`` + the idempotency key): the stored arguments, the composite's own
   approval check (the ``preview_id``), one deadline, the record's receipt (scope
   ``<api>/<record tool>``, fingerprint the ``preview_id``: a completed one is replayed whole);
@@ -50,7 +53,7 @@ from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
 from .refs import Pending
-from .step import PLACEHOLDER_KEY, Step, StepRun, step_request
+from .step import PLACEHOLDER_KEY, Step, StepRun, step_request, step_sketch
 
 __all__ = ["approvable_plan", "plan_reads", "preview", "record"]
 
@@ -77,7 +80,11 @@ def _writes_shown(call: Call, steps: list[Step], inputs: Mapping[str, Any], answ
         try:
             validated = step_request(step_call, step, inputs, answers, f"{key}.{step.id}")
         except Pending as pending:
-            shown.append({"step": step.id, "known_after": pending.step})
+            # what is known of it now (the composite's arguments, the reads' answers) is shown and
+            # bound into the plan's fingerprint: an approval covers it, a changed read makes it stale
+            sketch = step_sketch(step, inputs, answers)
+            shown.append({"step": step.id, "known_after": pending.step, "arguments": sketch,
+                          "fp": fingerprint(step.spec.intent, {"known_after": pending.step, "arguments": sketch})})
             continue
         finally:
             call.secret_values.extend(step_call.secret_values)
