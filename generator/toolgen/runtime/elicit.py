@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..shown_text import terminal_safe
 from .errors import ToolError, make_error
 from .receipts.base import spend_digest
 from .registry import Actor, Approval, CallResult, Registry
@@ -109,14 +110,37 @@ def speaks_mrtr(ctx: Any) -> bool:
         return False
 
 
-def _shown(request: dict[str, Any]) -> str:
+def _one(request: dict[str, Any]) -> str:
     headers = "\n".join(f"  {k}: {v}" for k, v in (request.get("headers") or {}).items())
     body = request.get("body")
-    text = body if isinstance(body, str) else json.dumps(body, indent=2, ensure_ascii=False)
-    if text is not None and len(text) > MAX_SHOWN:
-        text = text[:MAX_SHOWN] + f"\n… ({len(text) - MAX_SHOWN} more characters)"
+    text = body if isinstance(body, str) else None if body is None else json.dumps(body, indent=2, ensure_ascii=False)
     return (f"{request.get('method', '?')} {request.get('url', '?')}" + (f"\n{headers}" if headers else "")
             + (f"\n\n{text}" if text is not None else ""))
+
+
+def _shown(request: dict[str, Any]) -> str:
+    """What the human reads: one request (method, URL, headers, body), or a composite's plan
+    (`Registry.approvable_request`: ``{"requests": [...]}``), each write step in order, a later
+    write with its arguments as far as they are known; at most `MAX_SHOWN` characters, every
+    character that could reorder or hide text escaped (`toolgen.shown_text.terminal_safe`)."""
+    steps = request.get("requests")
+    if isinstance(steps, list):
+        parts = []
+        for n, step in enumerate(steps, 1):
+            step = step if isinstance(step, dict) else {}
+            head = f"{n}. step {step.get('step', '?')}"
+            if isinstance(step.get("request"), dict):
+                parts.append(f"{head}:\n{_one(step['request'])}")
+            else:
+                known = json.dumps(step.get("arguments"), indent=2, ensure_ascii=False)
+                parts.append(f"{head}, its request known after step {step.get('known_after', '?')}; "
+                             f"its arguments:\n{known}")
+        text = "\n\n".join(parts) or "(no write)"
+    else:
+        text = _one(request)
+    if len(text) > MAX_SHOWN:
+        text = text[:MAX_SHOWN] + f"\n… ({len(text) - MAX_SHOWN} more characters)"
+    return terminal_safe(text)
 
 
 def approval_input_required(registry: Registry, tool: str, arguments: dict[str, Any], actor: Actor) -> Any:
@@ -134,7 +158,8 @@ def approval_input_required(registry: Registry, tool: str, arguments: dict[str, 
     except ToolError:
         return None
     state = ApprovalState(tool, preview_id, actor.id, secrets.token_urlsafe(18), time.time() + STATE_TTL_S)
-    message = (f"Approve this write? {tool} will send exactly this request (preview {preview_id[:24]}…), once:"
+    what = "these requests, in order" if isinstance(request.get("requests"), list) else "this request"
+    message = (f"Approve this write? {tool} will send exactly {what} (preview {terminal_safe(preview_id[:24])}…), once:"
                f"\n\n{_shown(request)}")
     form = types.ElicitRequestFormParams(message=message, requested_schema={
         "type": "object",
