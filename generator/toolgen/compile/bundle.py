@@ -3,12 +3,15 @@
 By default a `$ref` to another file is refused (`ref-external`): a spec should be one reviewable
 document. With `allow_external_refs: true` in the intent map, `bundle_external_refs` copies every
 referenced value from sibling files (JSON or YAML, relative to the file that holds the `$ref`,
-transitively) into the document under `components/x-toolgen-external/<name>` and rewrites the
+transitively; in the root spec's folder or below it) into the document under `components/x-toolgen-external/<name>` and rewrites the
 references to local ones, before any other stage runs. URLs are never fetched (toolgen does no
 network I/O at build time); a `$ref` to `http(s)://` stays an error that says to bundle first.
 
 Input: the document's path and data. Output: new data (the input is not changed). Errors:
-`DiagnosticError` with code `ref-external` (URL), `ref-missing` (file or pointer not found).
+`DiagnosticError` with code `ref-external` (URL), `ref-outside` (a file outside the root spec's
+folder, reached by ``..``, an absolute path or a symbolic link: a spec is untrusted input and may
+not copy other files of the build machine into the catalogs), `ref-missing` (file or pointer not
+found).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ def bundle_external_refs(path: Path, data: dict[str, Any], base: Path | None = N
     """`data` with every external file `$ref` replaced by a local one (see module docstring)."""
     data = copy.deepcopy(data)
     files: dict[Path, Any] = {path.resolve(): data}
+    root = path.resolve().parent  # links resolved: a link inside the folder to a file outside is outside
     store: dict[str, Any] = {}
     names: dict[tuple[Path, str], str] = {}
     # (node holding the data, file it came from, pointer for messages)
@@ -49,6 +53,13 @@ def bundle_external_refs(path: Path, data: dict[str, Any], base: Path | None = N
                     SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
                     "bundle the spec into one file first (e.g. `redocly bundle`), then point toolgen at it")])
             target_file = (owner.parent / unquote(file_part)).resolve()
+            if not target_file.is_relative_to(root):
+                raise DiagnosticError([Diagnostic(
+                    "ref-outside", "error", f"$ref {ref!r} reaches a file outside the spec's folder "
+                    f"({display_path(root, base)}); only the spec's sibling files and their subfolders are bundled",
+                    SourceLocation(display_path(owner, base), None, None, at + "/$ref"),
+                    "move the referenced file into the spec's folder (a spec may not read other files of the "
+                    "machine that builds it)")])
             key = (target_file, fragment)
             if key not in names:
                 if target_file not in files:
