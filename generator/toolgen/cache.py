@@ -11,6 +11,10 @@ naming the code that computes it (toolgen's own source and templates, the Python
 versions of the libraries toolgen runs: `environment_key`). A value is a pure function of its key,
 so a hit gives the bytes a cold build would compute; the cache is safe to delete at any time
 (``rm -rf .toolgen/cache``), and never committed (it writes a `.gitignore` of ``*`` into its folder).
+A symbolic link in it is never written through (a pull request can commit one: the folder is only
+git-ignored): a ``.toolgen`` or ``.toolgen/cache`` link in the project turns the cache off, a link
+at ``<kind>`` or ``<kind>/<key[:2]>`` skips writing that entry, and the `.gitignore` is created with
+``O_EXCL``, which does not follow a link.
 
 An entry is one file, ``<folder>/<kind>/<key[:2]>/<key>``: a header line ``toolgen-cache 2 <mac>
 <length>`` then the payload, where ``<mac>`` is HMAC-SHA256 of the kind, the key and the payload
@@ -153,7 +157,12 @@ class Cache:
         if not enabled_by_environment():
             return None
         where = os.environ.get("TOOLGEN_CACHE_DIR", "").strip()
-        return cls(Path(where) if where else (base or Path.cwd()) / CACHE_DIR)
+        if where:
+            return cls(Path(where))
+        project = base or Path.cwd()
+        if (project / CACHE_DIR.parent).is_symlink() or (project / CACHE_DIR).is_symlink():
+            return None  # a link in the project, where a pull request can plant it: no cache
+        return cls(project / CACHE_DIR)
 
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / key
@@ -188,11 +197,17 @@ class Cache:
         header = _MAGIC + f"{mac} {len(payload)}\n".encode("ascii")
         tmp = path.with_name(f".{key}.{secrets.token_hex(4)}.tmp")
         try:
+            if path.parent.parent.is_symlink() or path.parent.is_symlink():
+                return  # a link planted in the cache folder: never write through it
             path.parent.mkdir(parents=True, exist_ok=True)
             ignore = self.root / ".gitignore"
-            if not ignore.exists():  # git ignores the cache wherever it lives, as pytest's cache does
-                ignore.write_text("# the build cache of toolgen: safe to delete, never committed\n*\n",
-                                  encoding="utf-8")
+            if not ignore.exists() and not ignore.is_symlink():  # git ignores the cache wherever it lives
+                try:  # O_EXCL: a link planted there a moment ago is not followed
+                    fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                        fh.write("# the build cache of toolgen: safe to delete, never committed\n*\n")
+                except FileExistsError:
+                    pass
             with open(tmp, "xb") as fh:
                 fh.write(header)
                 fh.write(payload)
