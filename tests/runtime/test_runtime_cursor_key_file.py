@@ -25,7 +25,20 @@ from toolgen.runtime import Registry
 @pytest.mark.parametrize("length", [0, 1, 15, 31])
 def test_a_damaged_key_file_is_refused_naming_it(tmp_path: Path, length: int) -> None:
     (tmp_path / "cursor.key").write_bytes(b"\x01" * length)
+    (tmp_path / "cursor.key").chmod(0o600)
     with pytest.raises(ReceiptStoreError, match="cursor.key"):
+        open_receipts(str(tmp_path / "receipts.sqlite3"))
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620])
+def test_a_key_file_others_may_read_is_refused(tmp_path: Path, mode: int) -> None:
+    """A `cursor.key` committed to a repository is checked out 644: whoever wrote it can forge
+    cursors (a link cursor is a URL the runtime fetches with its credentials) and approval-round
+    states (their key derives from it)."""
+    key = tmp_path / "cursor.key"
+    key.write_bytes(b"k" * 32)
+    key.chmod(mode)
+    with pytest.raises(ReceiptStoreError, match="readable or writable by others"):
         open_receipts(str(tmp_path / "receipts.sqlite3"))
 
 
@@ -57,6 +70,7 @@ def test_successive_calls_over_an_empty_key_file_do_not_each_pick_a_key(
         tmp_path: Path, server: TicketsServer) -> None:
     receipts = tmp_path / "receipts.sqlite3"
     (tmp_path / "cursor.key").write_bytes(b"")
+    (tmp_path / "cursor.key").chmod(0o600)
     first = _call(server, receipts, {"page_size": 2})
     if first.returncode == 2:  # refused, naming the damaged file: nothing more to check
         assert "cursor.key" in first.stderr, first.stderr

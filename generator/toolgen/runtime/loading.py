@@ -55,8 +55,10 @@ def cursor_key_for(receipts_path: Path) -> bytes:
     whole under a temporary name and then linked into place (`os.link` fails when the name exists),
     so no process ever reads it half written, and of processes creating it at once all read the
     one that won. Raises `ValueError` naming the file when it holds fewer than 32 bytes (left
-    empty by a full disk or by an earlier version killed while writing it): delete it to start
-    afresh (cursors and approval rounds in flight are then refused once), and `OSError`."""
+    empty by a full disk or by an earlier version killed while writing it) or when others may read
+    or write it (group or other permission bits: a file checked out of a repository, whose key anyone
+    could know and so forge cursors and approval-round states with): delete it to start afresh
+    (cursors and approval rounds in flight are then refused once), and `OSError`."""
     from_env = cursor_key_from_env()
     if from_env is not None:
         return from_env
@@ -74,6 +76,11 @@ def cursor_key_for(receipts_path: Path) -> bytes:
                 pass
         finally:
             tmp.unlink(missing_ok=True)
+    mode = key_file.stat().st_mode
+    if mode & 0o077:
+        raise ValueError(f"{key_file} is readable or writable by others (mode {mode & 0o777:o}): a cursor key must "
+                         "be a secret of this service (one checked out of a repository is anyone's); delete it, "
+                         "and a new key is made with mode 600")
     data = key_file.read_bytes()
     if len(data) < 32:
         raise ValueError(f"{key_file} holds {len(data)} bytes, not a 32-byte cursor key (left damaged by a "
