@@ -43,12 +43,13 @@ from ...host import Host
 from ...paging import Page
 from ...receipts import StoredPreview
 from ...request import BuiltRequest
+from ...shaping import redact
 from ...stored_previews import stored_arguments
 from ...toolspec import ToolSpec, display
 from .. import approval as approval_step
 from ..canonical import key_arg
 from ..effects import Effect
-from ..idempotency import LEASE_MARGIN_MS, receipt_decision, reshaped
+from ..idempotency import LEASE_MARGIN_MS, receipt_decision
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
@@ -216,8 +217,11 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
         if decision == "replay":
             call.emit("idempotency", "replay", original_actor=existing.actor)
             call.emit("result", "ok", replayed=True)
-            # shaped again with the current policy's redaction and scrubbed, as a single record's replay
-            result = scrub(reshaped(spec, existing.result), call.secret_values)
+            # redacted again with the current policy's paths (as `output_of` redacts the members) and
+            # scrubbed, as a single record's replay is
+            stored = existing.result
+            result = scrub(redact(stored, spec.redact_tree) if spec.redact_tree and isinstance(stored, dict)
+                           else stored, call.secret_values)
             return CallResult(call.tool, True, result=result, replayed=True, fingerprint=preview_id,
                               status=existing.status, call_id=call.call_id, idempotency_key=key)
         hold.decision = "resend"
