@@ -16,7 +16,7 @@ import pytest
 from tests.support.runtime_env import WRITER
 
 from toolgen.examples.tickets_server import TicketsServer
-from toolgen.runtime import Actor, Approval, Registry
+from toolgen.runtime import Actor, Approval, CallResult, Registry
 
 OTHER = Actor.of("other-bot", ["ticket:read", "ticket:write"])
 REASON = "Customer waiting since Monday."
@@ -35,7 +35,7 @@ def _followup(registry: Registry, actor: Actor, note: str, key: str) -> None:
     assert done.ok, done.to_json()
 
 
-def _escalate(registry: Registry, key: str) -> object:
+def _escalate(registry: Registry, key: str) -> CallResult:
     shown = registry.call("preview_escalate_ticket", {"ticket_id": "T-101", "reason": REASON}, actor=WRITER)
     preview_id = str(shown.result["preview_id"])  # type: ignore[index]
     return registry.call("record_escalate_ticket", {"preview_id": preview_id, "action_id": key}, actor=WRITER,
@@ -46,7 +46,7 @@ def test_another_callers_key_cannot_make_an_approved_composite_write_fail(
         registry: Registry, server: TicketsServer) -> None:
     _followup(registry, OTHER, "Something else entirely.", "esc-7.note")  # chosen ahead of the composite
     escalated = _escalate(registry, "esc-7")
-    assert escalated.ok, escalated.to_json()  # type: ignore[attr-defined]
+    assert escalated.ok, escalated.to_json()
     assert server.side_effects["addFollowup"] == 2
 
 
@@ -54,8 +54,8 @@ def test_two_approved_writes_are_two_writes_or_the_runtime_says_otherwise(
         registry: Registry, server: TicketsServer) -> None:
     _followup(registry, WRITER, REASON, "esc-8.note")
     escalated = _escalate(registry, "esc-8")
-    steps = escalated.result["steps"] if escalated.ok else []  # type: ignore[attr-defined,index]
-    absorbed = escalated.ok and not any(s.get("replayed") for s in steps)  # type: ignore[attr-defined,union-attr]
+    steps = escalated.result["steps"] if escalated.ok and escalated.result is not None else []
+    absorbed = escalated.ok and not any(s.get("replayed") for s in steps)
     # the API answered the composite's POST with the earlier followup (one write, not two), and the
     # runtime reports the escalation note as written by this call
     assert not (absorbed and server.side_effects["addFollowup"] == 1)
