@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.composites import composite_package, ref
+from tests.support.profiles import examples
 from tests.support.runtime_env import WRITER, error_code
 
 from toolgen.examples.tickets_server import TicketsServer
@@ -92,7 +93,7 @@ def test_a_read_a_later_write_uses_that_changes_makes_the_plan_stale(server: Tic
     assert _notes(server) == []
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=st.text(min_size=1, max_size=40).filter(str.strip), second=st.text(min_size=1, max_size=40).filter(str.strip))
 def test_two_previews_share_a_preview_id_only_when_their_writes_are_the_same(
         chained: Registry, first: str, second: str) -> None:
