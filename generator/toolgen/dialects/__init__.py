@@ -33,6 +33,7 @@ from ._base import Dialect, DialectOptions, DialectSchema, GeminiParameters
 from ._check import Violation
 from ._deferred import VIEWS, DeferredViews, check_deferred, deferred_views
 from ._limits import Limit, RequestProblem, limit_value, request_problems
+from ._memo import shared_views
 from ._parts import Part, PartPlan, index_file, part_file, plan_parts
 from ._preflight import preflight_problems, schema_bytes
 from ._responses import (
@@ -157,6 +158,7 @@ __all__ = [
     "responses_catalog",
     "responses_upfront",
     "schema_bytes",
+    "shared_views",
     "types_of",
     "unresolved_refs",
 ]
