@@ -106,7 +106,8 @@ def check_catalog(name: str, tools: list[dict[str, Any]], *,
     `max_tools`: the cap on tools per request (default: the provider's own; None skips the check).
     Raises ValueError for an unknown dialect."""
     found = dialect(name)
-    return found.check(tools, found.max_tools if max_tools == "default" else max_tools)
+    with shared_views():  # the tools share subtrees: each is summarised once
+        return found.check(tools, found.max_tools if max_tools == "default" else max_tools)
 
 
 def catalog_request_problems(name: str, tools: list[dict[str, Any]], *, client_prefix: str = ""
