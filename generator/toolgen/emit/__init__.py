@@ -149,7 +149,8 @@ def _indented(value: Any, indent: str, seen: _Seen) -> str:
             return _container(value, kind, indent, seen)
         if known is None:
             known = seen[id(value)] = _container(value, kind, "", seen)
-        return known.replace("\n", "\n" + indent) if indent else known
+        text: str = known
+        return text.replace("\n", "\n" + indent) if indent else text
     if value is None:
         return "null"
     if value is True:
