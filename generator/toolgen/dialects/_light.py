@@ -119,30 +119,11 @@ class Light:
                                                   for i, sub in enumerate(value)])
                 else:
                     out[key] = child(value, key, None, None if ptr is None else f"{ptr}/{key}")
-            elif key == "format":
-                if isinstance(value, str) and value in self.rules.formats and (
-                    types_of(schema) is None or "string" in (types_of(schema) or [])
-                ):
-                    out[key] = value
-                else:
-                    moved.append((key, value))
-                    changed = True
-            elif key == "default" and self.rules.move_default:
-                moved.append((key, value))
-                changed = True
-            elif key == "example":
-                changed = True
-                if "examples" not in schema:
-                    out["examples"] = [value]
             else:
-                out[key] = value
+                changed = self._value_keyword(schema, key, value, out, moved) or changed
             if not changed and out.get(key, _ABSENT) is not value:
                 changed = True
-        if (self.rules.close_objects and isinstance(out.get("properties"), dict)
-                and ptr not in self.keep_open
-                and not any(k in out for k in ("additionalProperties", "patternProperties",
-                                               "unevaluatedProperties", "allOf", "anyOf", "oneOf",
-                                               "$ref"))):
+        if self._closes(out, ptr):
             out["additionalProperties"] = False
             changed = True
         if moved:
@@ -156,6 +137,37 @@ class Light:
         if memo is not None:
             memo[id(given)] = (given, result, found)  # `given` kept alive: its id stays its own
         return result, found
+
+    def _value_keyword(self, schema: dict[str, JSON], key: str, value: JSON, out: dict[str, JSON],
+                       moved: list[tuple[str, JSON]]) -> bool:
+        """Put the keyword `key` of `schema` (not a subschema) into `out`, or into `moved` when it moves
+        into the description; True when it did not go to `out` as it was."""
+        if key == "format":
+            if isinstance(value, str) and value in self.rules.formats and (
+                types_of(schema) is None or "string" in (types_of(schema) or [])
+            ):
+                out[key] = value
+                return False
+            moved.append((key, value))
+            return True
+        if key == "default" and self.rules.move_default:
+            moved.append((key, value))
+            return True
+        if key == "example":
+            if "examples" not in schema:
+                out["examples"] = [value]
+            return True
+        out[key] = value
+        return False
+
+    def _closes(self, out: dict[str, JSON], ptr: str | None) -> bool:
+        """Whether the node `out` (at `ptr`) gets ``additionalProperties: false``: objects are closed,
+        it declares properties and says nothing of extras, and it is no `allOf` member."""
+        return (self.rules.close_objects and isinstance(out.get("properties"), dict)
+                and ptr not in self.keep_open
+                and not any(k in out for k in ("additionalProperties", "patternProperties",
+                                               "unevaluatedProperties", "allOf", "anyOf", "oneOf",
+                                               "$ref")))
 
 
 _ABSENT = object()
