@@ -23,6 +23,7 @@ import os
 import platform
 import statistics
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     _ALL.update(os.sched_getaffinity(0))
     if not {0, 1} <= _ALL:
         raise SystemExit("needs CPUs 0 and 1")
-    env = {"toolgen": __version__, "fastmcp": fastmcp.__version__, "python": platform.python_version(),
-           "cpus": str(os.cpu_count())}
+    env = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "toolgen": __version__,
+           "fastmcp": fastmcp.__version__, "python": platform.python_version(), "cpus": str(os.cpu_count())}
     real = args.shared / "specs" / "real"
     reps = {name: int(n) for name, n in (item.split("=", 1) for item in args.reps_for)}
     results = []

@@ -33,6 +33,22 @@ def test_a_catalog_shaped_list_equals_the_standard_library(value: list[Any]) -> 
     assert json_bytes({"tools": value, "api": "x"}) == _reference({"tools": value, "api": "x"})
 
 
+@settings(max_examples=examples(200))
+@given(st.lists(_json, min_size=1, max_size=4), st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12))
+def test_shared_subtrees_equal_the_standard_library(pool: list[Any], picks: list[tuple[int, int]]) -> None:
+    """The same container object reached at different depths (as the IR and the views share
+    subtrees between tools) is written once and re-indented: the bytes stay the standard library's."""
+    value: list[Any] = []
+    for index, depth in picks:
+        node = pool[index % len(pool)]
+        for _ in range(depth):
+            node = {"wrap": node, "s": "a\nb"}
+        value.append(node)
+    catalog = {"tools": [{"schema": v, "again": v} for v in value], "pool": pool}
+    assert json_bytes(value) == _reference(value)
+    assert json_bytes(catalog) == _reference(catalog)
+
+
 def test_values_it_leaves_to_the_standard_library() -> None:
     for value in ({"a": (1, 2)}, [{"b": [(3,)]}], {"x": {"y": [1, {"z": (4,)}]}}):
         assert json_bytes(value) == _reference(value)

@@ -33,6 +33,7 @@ from ._base import Dialect, DialectOptions, DialectSchema, GeminiParameters
 from ._check import Violation
 from ._deferred import VIEWS, DeferredViews, check_deferred, deferred_views
 from ._limits import Limit, RequestProblem, limit_value, request_problems
+from ._memo import shared_views
 from ._parts import Part, PartPlan, index_file, part_file, plan_parts
 from ._preflight import preflight_problems, schema_bytes
 from ._responses import (
@@ -105,7 +106,8 @@ def check_catalog(name: str, tools: list[dict[str, Any]], *,
     `max_tools`: the cap on tools per request (default: the provider's own; None skips the check).
     Raises ValueError for an unknown dialect."""
     found = dialect(name)
-    return found.check(tools, found.max_tools if max_tools == "default" else max_tools)
+    with shared_views():  # the tools share subtrees: each is summarised once
+        return found.check(tools, found.max_tools if max_tools == "default" else max_tools)
 
 
 def catalog_request_problems(name: str, tools: list[dict[str, Any]], *, client_prefix: str = ""
@@ -157,6 +159,7 @@ __all__ = [
     "responses_catalog",
     "responses_upfront",
     "schema_bytes",
+    "shared_views",
     "types_of",
     "unresolved_refs",
 ]

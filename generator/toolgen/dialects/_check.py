@@ -23,7 +23,16 @@ from jsonschema.exceptions import SchemaError
 
 from ..naming import TOOL_NAME_RE
 from ..pointer import PointerError, escape_token
-from ._walk import is_array_schema, iter_nodes, iter_schemas, resolve_local_ref, types_of, unresolved_refs
+from ._memo import memo_table
+from ._walk import (
+    child_nodes,
+    is_array_schema,
+    iter_nodes,
+    iter_schemas,
+    resolve_local_ref,
+    types_of,
+    unresolved_refs,
+)
 
 _rs_meta: Any
 try:  # optional accelerator; jsonschema remains the reference and gives the messages
@@ -137,6 +146,16 @@ class Summary:
         self.formats: set[str] = set()
         self.refs: set[Any] = set()
         self.patterns: list[str] = []
+        memo = memo_table("summary")
+        if memo is not None:  # the catalog's tools share subtrees: each is summarised once
+            try:
+                facts = _facts(schema, memo)
+            except RecursionError:  # nested past the stack: the flat walk below
+                pass
+            else:
+                self.array_without_items, self.nullable = facts[0], facts[1]
+                self.formats, self.refs, self.patterns = set(facts[2]), set(facts[3]), list(facts[4])
+                return
         for node in iter_nodes(schema):
             if not isinstance(node, dict):
                 continue
@@ -163,6 +182,50 @@ class Summary:
         except PointerError:
             return False
         return True
+
+
+#: What `Summary` finds in a subtree: array without items, nullable, formats, refs, patterns.
+_Facts = tuple[bool, bool, frozenset[str], frozenset[Any], tuple[str, ...]]
+_NO_FACTS: _Facts = (False, False, frozenset(), frozenset(), ())
+
+
+def _facts(node: JSON, memo: dict[int, tuple[Any, ...]]) -> _Facts:
+    """`Summary`'s findings over the subtree `node` (the nodes `iter_nodes` yields), once per
+    subtree object in a `toolgen.dialects._memo.shared_views` scope (`memo`)."""
+    if not isinstance(node, dict):
+        return _NO_FACTS
+    hit = memo.get(id(node))
+    if hit is not None:
+        return hit[1]  # type: ignore[no-any-return]
+    array = "items" not in node and is_array_schema(node)
+    nullable = "nullable" in node
+    formats: frozenset[str] = frozenset((node["format"],)) if isinstance(node.get("format"), str) else frozenset()
+    refs: frozenset[Any] = frozenset()
+    if "$ref" in node:
+        ref = node["$ref"]
+        refs = frozenset((ref if isinstance(ref, str) else None,))
+    patterns: tuple[str, ...] = ()
+    if "pattern" in node and isinstance(node["pattern"], str):
+        patterns = (node["pattern"],)
+    if "patternProperties" in node and isinstance(node["patternProperties"], dict):
+        patterns = (*patterns, *node["patternProperties"])
+    for child in child_nodes(node):
+        sub = _facts(child, memo)
+        if sub is _NO_FACTS:
+            continue
+        array = array or sub[0]
+        nullable = nullable or sub[1]
+        if sub[2]:
+            formats = formats | sub[2]
+        if sub[3]:
+            refs = refs | sub[3]
+        if sub[4]:
+            patterns = (*patterns, *sub[4])
+    facts: _Facts = (array, nullable, formats, refs, patterns)
+    if facts == _NO_FACTS:
+        facts = _NO_FACTS
+    memo[id(node)] = (node, facts)  # `node` kept alive: its id stays its own
+    return facts
 
 
 def check_items_and_refs(report: Report, tool: str, base: str, schema: JSON, prefix: str,

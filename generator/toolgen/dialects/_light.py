@@ -8,11 +8,11 @@ Output: the rewritten schema and the reviewer notes of what moved into descripti
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..pointer import PointerError, escape_token, resolve_pointer
 from ._base import JSON, apply_nullable, describe, label_child, order_moved, render_note_value
+from ._memo import memo_table
 from ._walk import (
     SCHEMA_KEYS,
     SCHEMA_LIST_KEYS,
@@ -27,41 +27,82 @@ from ._walk import (
 
 @dataclass(frozen=True)
 class LightRules:
+    """What a dialect's light view does: `formats` are the ``format`` values it keeps (on string or
+    untyped nodes; others move into the description), `move_default` moves ``default`` there too,
+    `oneof_to_anyof` renames ``oneOf``, `close_objects` adds ``additionalProperties: false`` to
+    objects that declare properties and say nothing of extras. Equal rules give equal views (the
+    views of shared subtrees are remembered per rules, `toolgen.dialects._memo`)."""
+
     dialect: str
-    keep_format: Callable[[str], bool]
+    formats: frozenset[str]
     move_default: bool
     oneof_to_anyof: bool
     close_objects: bool
 
 
+#: A reviewer note of a subtree: the path steps from the subtree's root to the node it is about
+#: (``(key, name)`` as `label_child` takes them) and the text after the label.
+_Note = tuple[tuple[tuple[str, "str | int | None"], ...], str]
+_NO_NOTES: tuple[_Note, ...] = ()
+
+
 class Light:
-    """Keyword-level rewrite that keeps the schema's structure (so local `$ref`s still resolve)."""
+    """Keyword-level rewrite that keeps the schema's structure (so local `$ref`s still resolve).
+
+    Within `toolgen.dialects._memo.shared_views`, the view of a subtree object is computed once per
+    rules (the IR shares equal subtrees between tools, so most of a catalog's nodes are seen again)
+    unless objects are closed around ``allOf`` members, whose view depends on where the node sits."""
 
     def __init__(self, rules: LightRules, canonical: JSON):
         self.rules = rules
         self.notes: list[str] = []
         self.keep_open: set[str] = _allof_members(canonical) if rules.close_objects else set()
+        self._memo = memo_table(("light", rules)) if not self.keep_open else None
 
     def node(self, schema: JSON, ptr: str, label: str) -> JSON:
         """The view of `schema` (at pointer `ptr`, shown as `label` in notes). Copy on write: a node
         the rules leave as it is comes back as the very same object, so the view shares unchanged
         subtrees (and leaf values such as ``enum`` lists) with `schema`; a changed node is a new
         container. Neither is ever mutated afterwards: callers treat both as read-only."""
+        out, notes = self._node(schema, ptr if self.keep_open else None)
+        for steps, text in notes:
+            at = label
+            for key, name in steps:
+                at = label_child(at, key, name)
+            self.notes.append(f"{at or '(root)'}: {text}")
+        return out
+
+    def _node(self, schema: JSON, ptr: str | None) -> tuple[JSON, tuple[_Note, ...]]:
+        """The view of `schema` and its notes relative to it. `ptr`: its JSON pointer when
+        `keep_open` needs it, else None."""
         if not isinstance(schema, dict):
-            return schema
+            return schema, _NO_NOTES
+        memo = self._memo
+        if memo is not None:
+            hit = memo.get(id(schema))
+            if hit is not None:
+                return hit[1], hit[2]
         given = schema
         schema = apply_nullable(schema)
         changed = schema is not given
         out: dict[str, JSON] = {}
         moved: list[tuple[str, JSON]] = []
+        notes: list[_Note] = []
+
+        def child(sub: JSON, key: str, name: str | int | None, sub_ptr: str | None) -> JSON:
+            view, sub_notes = self._node(sub, sub_ptr)
+            if sub_notes:
+                notes.extend((((key, name), *steps), text) for steps, text in sub_notes)
+            return view
+
         for key, value in schema.items():
             if key.startswith("x-") or key in ("$comment", "discriminator", "xml", "externalDocs"):
                 changed = True
                 continue
             if key in SCHEMA_MAP_KEYS and isinstance(value, dict):
                 children = {
-                    name: self.node(sub, f"{ptr}/{escape_token(key)}/{escape_token(str(name))}",
-                                    label_child(label, key, name))
+                    name: child(sub, key, name, None if ptr is None
+                                else f"{ptr}/{escape_token(key)}/{escape_token(str(name))}")
                     for name, sub in value.items()
                 }
                 out[key] = _same_dict(value, children)
@@ -70,47 +111,63 @@ class Light:
                 if key == "oneOf" and self.rules.oneof_to_anyof and "anyOf" not in schema:
                     new_key = "anyOf"
                     changed = True
-                out[new_key] = _same_list(value, [self.node(sub, f"{ptr}/{key}/{i}", label_child(label, key, i))
+                out[new_key] = _same_list(value, [child(sub, key, i, None if ptr is None else f"{ptr}/{key}/{i}")
                                                   for i, sub in enumerate(value)])
             elif key in SCHEMA_KEYS:
                 if isinstance(value, list):
-                    out[key] = _same_list(value, [self.node(sub, f"{ptr}/{key}/{i}", label_child(label, key, i))
+                    out[key] = _same_list(value, [child(sub, key, i, None if ptr is None else f"{ptr}/{key}/{i}")
                                                   for i, sub in enumerate(value)])
                 else:
-                    out[key] = self.node(value, f"{ptr}/{key}", label_child(label, key))
-            elif key == "format":
-                if isinstance(value, str) and self.rules.keep_format(value) and (
-                    types_of(schema) is None or "string" in (types_of(schema) or [])
-                ):
-                    out[key] = value
-                else:
-                    moved.append((key, value))
-                    changed = True
-            elif key == "default" and self.rules.move_default:
-                moved.append((key, value))
-                changed = True
-            elif key == "example":
-                changed = True
-                if "examples" not in schema:
-                    out["examples"] = [value]
+                    out[key] = child(value, key, None, None if ptr is None else f"{ptr}/{key}")
             else:
-                out[key] = value
+                changed = self._value_keyword(schema, key, value, out, moved) or changed
             if not changed and out.get(key, _ABSENT) is not value:
                 changed = True
-        if (self.rules.close_objects and isinstance(out.get("properties"), dict)
-                and ptr not in self.keep_open
-                and not any(k in out for k in ("additionalProperties", "patternProperties",
-                                               "unevaluatedProperties", "allOf", "anyOf", "oneOf",
-                                               "$ref"))):
+        if self._closes(out, ptr):
             out["additionalProperties"] = False
             changed = True
         if moved:
             for key, value in order_moved(moved):
-                self.notes.append(f"{label or '(root)'}: {key} {render_note_value(key, value)}")
+                notes.append(((), f"{key} {render_note_value(key, value)}"))
             text = describe(out.get("description"), moved)
             if text:
                 out["description"] = text
-        return out if changed else given
+        result = out if changed else given
+        found = tuple(notes) if notes else _NO_NOTES
+        if memo is not None:
+            memo[id(given)] = (given, result, found)  # `given` kept alive: its id stays its own
+        return result, found
+
+    def _value_keyword(self, schema: dict[str, JSON], key: str, value: JSON, out: dict[str, JSON],
+                       moved: list[tuple[str, JSON]]) -> bool:
+        """Put the keyword `key` of `schema` (not a subschema) into `out`, or into `moved` when it moves
+        into the description; True when it did not go to `out` as it was."""
+        if key == "format":
+            if isinstance(value, str) and value in self.rules.formats and (
+                types_of(schema) is None or "string" in (types_of(schema) or [])
+            ):
+                out[key] = value
+                return False
+            moved.append((key, value))
+            return True
+        if key == "default" and self.rules.move_default:
+            moved.append((key, value))
+            return True
+        if key == "example":
+            if "examples" not in schema:
+                out["examples"] = [value]
+            return True
+        out[key] = value
+        return False
+
+    def _closes(self, out: dict[str, JSON], ptr: str | None) -> bool:
+        """Whether the node `out` (at `ptr`) gets ``additionalProperties: false``: objects are closed,
+        it declares properties and says nothing of extras, and it is no `allOf` member."""
+        return (self.rules.close_objects and isinstance(out.get("properties"), dict)
+                and ptr not in self.keep_open
+                and not any(k in out for k in ("additionalProperties", "patternProperties",
+                                               "unevaluatedProperties", "allOf", "anyOf", "oneOf",
+                                               "$ref")))
 
 
 _ABSENT = object()

@@ -42,7 +42,7 @@ _BRANCH_KEYS: tuple[str, ...] = ("anyOf", "oneOf", "allOf")
 def loose_parameters(canonical: dict[str, JSON], formats: frozenset[str]) -> DialectSchema:
     """The non-strict OpenAI `parameters` of `canonical` (module docstring). `formats`: the ``format``
     values kept (others move into the description). Pure: `canonical` is never mutated."""
-    light = Light(LightRules("openai", lambda f: f in formats, True, True, False), canonical)
+    light = Light(LightRules("openai", formats, True, True, False), canonical)
     out = light.node(canonical, "", "")
     out = simplify_schema(out, multi_type=False)
     if not isinstance(out, dict):

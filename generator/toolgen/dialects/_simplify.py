@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._walk import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, iter_nodes
+from ._memo import memo_table
+from ._walk import SCHEMA_KEYS, SCHEMA_LIST_KEYS, SCHEMA_MAP_KEYS, child_nodes, iter_nodes
 
 JSON = Any
 
@@ -48,10 +49,29 @@ _NORMAL = re.compile(r"[\s_\-]+")
 def simplify_schema(schema: JSON, *, multi_type: bool = True, structural: bool = True) -> JSON:
     """`schema` rewritten as the module docstring says; accepts exactly the values `schema` accepts.
     `structural=False`: only drop the descriptions (for a dialect whose unions are its own, Gemini's)."""
-    structural = structural and all(
-        isinstance(node.get("$ref"), str) and _LOCAL_DEF_REF.match(node["$ref"])
-        for node in iter_nodes(schema) if isinstance(node, dict) and "$ref" in node)
+    structural = structural and _def_refs_only(schema, memo_table("def_refs_only"))
     return _Simplifier(structural, multi_type).node(schema)
+
+
+def _def_refs_only(schema: JSON, memo: dict[int, tuple[Any, ...]] | None) -> bool:
+    """Whether every `$ref` in `schema` names a whole ``$defs``/``definitions`` entry; per subtree
+    object once in a `toolgen.dialects._memo.shared_views` scope (`memo`)."""
+    if memo is None:
+        return all(isinstance(node.get("$ref"), str) and bool(_LOCAL_DEF_REF.match(node["$ref"]))
+                   for node in iter_nodes(schema) if isinstance(node, dict) and "$ref" in node)
+    if not isinstance(schema, dict):
+        return True
+    hit = memo.get(id(schema))
+    if hit is not None:
+        return bool(hit[1])
+    ref = schema.get("$ref", _NO_REF)
+    ok = (ref is _NO_REF or (isinstance(ref, str) and bool(_LOCAL_DEF_REF.match(ref)))) and all(
+        _def_refs_only(child, memo) for child in child_nodes(schema))
+    memo[id(schema)] = (schema, ok)
+    return ok
+
+
+_NO_REF = object()
 
 
 def _family(t: str) -> str:
@@ -92,12 +112,23 @@ class _Simplifier:
     def __init__(self, structural: bool, multi_type: bool) -> None:
         self.structural = structural
         self.multi_type = multi_type
+        self.memo = memo_table(("simplify", structural, multi_type))
 
     def node(self, schema: JSON) -> JSON:
         """`schema` simplified. Copy on write: a node no rewrite touches (nor any node below it) comes
-        back as the very same object, a changed one as a new container; neither is mutated."""
+        back as the very same object, a changed one as a new container; neither is mutated. Once per
+        subtree object in a `toolgen.dialects._memo.shared_views` scope."""
         if not isinstance(schema, dict):
             return schema
+        memo = self.memo
+        if memo is None:
+            return self._node(schema)
+        hit = memo.get(id(schema))
+        if hit is None:
+            hit = memo[id(schema)] = (schema, self._node(schema))  # `schema` kept alive: its id stays its own
+        return hit[1]
+
+    def _node(self, schema: dict[str, JSON]) -> JSON:
         out: dict[str, JSON] = {}
         changed = False
         for key, value in schema.items():

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..pointer import PointerError, escape_token, ref_to_pointer, resolve_pointer
+from ._memo import memo_table
 
 JSON = Any
 
@@ -150,8 +151,7 @@ def resolve_local_ref(root: JSON, ref: str) -> JSON:
 
 def unresolved_refs(schema: JSON) -> list[tuple[str, str]]:
     """``(pointer, ref)`` of every `$ref` in `schema` that does not resolve inside `schema` (D.1, case 21)."""
-    refs = {node["$ref"] if isinstance(node["$ref"], str) else None
-            for node in iter_nodes(schema) if isinstance(node, dict) and "$ref" in node}
+    refs = _refs_in(schema)
     if not refs:
         return []
     if None not in refs:
@@ -172,6 +172,40 @@ def unresolved_refs(schema: JSON) -> list[tuple[str, str]]:
             except PointerError:
                 bad.append((ptr, str(ref)))
     return bad
+
+
+def _refs_in(schema: JSON) -> frozenset[str | None]:
+    """Every `$ref` value in `schema` (None for one that is not a string); per subtree object once
+    in a `toolgen.dialects._memo.shared_views` scope."""
+    memo = memo_table("refs")
+    if memo is not None:
+        try:
+            return _refs_memo(schema, memo)
+        except RecursionError:  # nested past the stack: the flat walk below
+            pass
+    return frozenset(node["$ref"] if isinstance(node["$ref"], str) else None
+                     for node in iter_nodes(schema) if isinstance(node, dict) and "$ref" in node)
+
+
+_NO_REFS: frozenset[str | None] = frozenset()
+
+
+def _refs_memo(node: JSON, memo: dict[int, tuple[Any, ...]]) -> frozenset[str | None]:
+    if not isinstance(node, dict):
+        return _NO_REFS
+    hit = memo.get(id(node))
+    if hit is not None:
+        return hit[1]  # type: ignore[no-any-return]
+    refs = _NO_REFS
+    if "$ref" in node:
+        ref = node["$ref"]
+        refs = frozenset((ref if isinstance(ref, str) else None,))
+    for child in child_nodes(node):
+        sub = _refs_memo(child, memo)
+        if sub:
+            refs = refs | sub
+    memo[id(node)] = (node, refs)  # `node` kept alive: its id stays its own
+    return refs
 
 
 def ref_target_pointer(root: JSON, ref: JSON) -> str | None:

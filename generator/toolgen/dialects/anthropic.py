@@ -95,7 +95,7 @@ def anthropic_input_schema(canonical: dict[str, JSON]) -> DialectSchema:
     (warning names each recursive `$defs` entry), free-form objects / ``{}`` values, and single tools
     over the B.2 budgets (24 optional properties, 16 unions). toolgen never sends ``strict`` itself.
     """
-    light = Light(LightRules("anthropic", lambda f: f in ANTHROPIC_FORMATS, True, True, True), canonical)
+    light = Light(LightRules("anthropic", ANTHROPIC_FORMATS, True, True, True), canonical)
     out = light.node(canonical, "", "")  # copy on write: shares unchanged subtrees with `canonical`
     out = simplify_schema(out, multi_type=False)
     if not isinstance(out, dict):

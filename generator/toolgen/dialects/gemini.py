@@ -246,7 +246,7 @@ def gemini_json_schema(canonical: dict[str, JSON]) -> DialectSchema:
     ``default`` moved into descriptions (no rewrites: the arguments come back canonical)."""
     from .anthropic import ANTHROPIC_FORMATS
 
-    light = Light(LightRules("gemini", lambda f: f in ANTHROPIC_FORMATS, True, True, False), canonical)
+    light = Light(LightRules("gemini", ANTHROPIC_FORMATS, True, True, False), canonical)
     out = light.node(canonical, "", "")
     return DialectSchema(out if isinstance(out, dict) else {"type": "object"}, tuple(light.notes), False, ())
 

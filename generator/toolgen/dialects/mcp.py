@@ -74,7 +74,7 @@ def _rewrite_refs(node: JSON, fn: Callable[[str], str]) -> JSON:
 def _mcp_light(canonical: JSON, *, simplify: bool = True) -> tuple[JSON, list[str]]:
     """The keyword-level MCP view of `canonical` and its notes; `simplify=False` (for the tests that
     compare the two) leaves out `simplify_schema`."""
-    light = Light(LightRules("mcp", lambda f: f in JSON_SCHEMA_FORMATS, False, False, False), canonical)
+    light = Light(LightRules("mcp", JSON_SCHEMA_FORMATS, False, False, False), canonical)
     out = light.node(canonical, "", "")  # copy on write: shares unchanged subtrees with `canonical`
     return (simplify_schema(out, multi_type=True) if simplify else out), light.notes
 

@@ -78,19 +78,20 @@ def json_bytes(value: Any, remember: Remember | None = None) -> bytes:
     """
     try:
         parts: list[bytes] = []
-        _stream(value, "", parts, 2, remember)
+        _stream(value, "", parts, 2, remember, {})
     except (_Unsupported, RecursionError):
         return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     parts.append(b"\n")
     return b"".join(parts)
 
 
-def _stream(value: Any, indent: str, parts: list[bytes], levels: int, remember: Remember | None = None) -> None:
+def _stream(value: Any, indent: str, parts: list[bytes], levels: int, remember: Remember | None,
+            seen: _Seen) -> None:
     """Append `value`'s indented JSON to `parts`, its outer `levels` container levels member by member;
-    the objects of its lists through `remember`, when given."""
+    the objects of its lists through `remember`, when given. `seen`: see `_indented`."""
     kind = type(value)
     if levels == 0 or (kind is not dict and kind is not list) or not value:
-        parts.append(_indented(value, indent).encode("utf-8"))
+        parts.append(_indented(value, indent, seen).encode("utf-8"))
         return
     inner = indent + "  "
     if kind is dict:
@@ -100,22 +101,23 @@ def _stream(value: Any, indent: str, parts: list[bytes], levels: int, remember: 
         parts.append(b"{\n")
         for i, key in enumerate(sorted(value)):
             parts.append(((",\n" if i else "") + inner + encode_basestring(key) + ": ").encode("utf-8"))
-            _stream(value[key], inner, parts, levels - 1, remember)
+            _stream(value[key], inner, parts, levels - 1, remember, seen)
         parts.append(("\n" + indent + "}").encode("utf-8"))
         return
     parts.append(b"[\n")
     for i, item in enumerate(value):
         parts.append(((",\n" if i else "") + inner).encode("utf-8"))
         if remember is not None and type(item) is dict:
-            parts.append(remember(piece_key("json", inner, levels - 1, item), partial(_encoded, item, inner, levels - 1)))
+            parts.append(remember(piece_key("json", inner, levels - 1, item),
+                                  partial(_encoded, item, inner, levels - 1, seen)))
         else:
-            _stream(item, inner, parts, levels - 1)
+            _stream(item, inner, parts, levels - 1, None, seen)
     parts.append(("\n" + indent + "]").encode("utf-8"))
 
 
-def _encoded(value: Any, indent: str, levels: int) -> bytes:
+def _encoded(value: Any, indent: str, levels: int, seen: _Seen) -> bytes:
     parts: list[bytes] = []
-    _stream(value, indent, parts, levels)
+    _stream(value, indent, parts, levels, None, seen)
     return b"".join(parts)
 
 
@@ -123,25 +125,32 @@ class _Unsupported(Exception):
     """A value `_indented` leaves to `json.dumps` (non-string keys, tuples, custom types...)."""
 
 
-def _indented(value: Any, indent: str) -> str:
+#: ``id(container) -> its JSON at indent ""`` once it was met twice (None after the first time), for one
+#: `json_bytes` call, during which every container of the value stays alive (so ids are not reused)
+_Seen = dict[int, "str | None"]
+
+
+def _indented(value: Any, indent: str, seen: _Seen) -> str:
+    """`value`'s indented JSON, its first line at the current position and the others after `indent`.
+
+    A container object met again (the IR and the copy-on-write views share equal subtrees: one
+    component schema inlined in hundreds of tools) is written once at indent ``""`` and re-indented
+    on each use: JSON text holds a raw newline only between members (`encode_basestring` escapes
+    those inside strings), so inserting `indent` after each newline gives exactly its text at `indent`."""
     kind = type(value)
     if kind is str:
         return encode_basestring(value)
-    if kind is dict:
+    if kind is dict or kind is list:
         if not value:
-            return "{}"
-        inner = indent + "  "
-        for key in value:
-            if type(key) is not str:
-                raise _Unsupported
-        return ("{\n" + inner + (",\n" + inner).join(
-            [encode_basestring(k) + ": " + _indented(value[k], inner) for k in sorted(value)])
-            + "\n" + indent + "}")
-    if kind is list:
-        if not value:
-            return "[]"
-        inner = indent + "  "
-        return "[\n" + inner + (",\n" + inner).join([_indented(v, inner) for v in value]) + "\n" + indent + "]"
+            return "{}" if kind is dict else "[]"
+        known = seen.get(id(value), _FIRST)
+        if known is _FIRST:
+            seen[id(value)] = None
+            return _container(value, kind, indent, seen)
+        if known is None:
+            known = seen[id(value)] = _container(value, kind, "", seen)
+        text: str = known
+        return text.replace("\n", "\n" + indent) if indent else text
     if value is None:
         return "null"
     if value is True:
@@ -151,6 +160,21 @@ def _indented(value: Any, indent: str) -> str:
     if kind is int or kind is float:
         return json.dumps(value)
     raise _Unsupported
+
+
+_FIRST: Any = object()
+
+
+def _container(value: Any, kind: type, indent: str, seen: _Seen) -> str:
+    inner = indent + "  "
+    if kind is dict:
+        for key in value:
+            if type(key) is not str:
+                raise _Unsupported
+        return ("{\n" + inner + (",\n" + inner).join(
+            [encode_basestring(k) + ": " + _indented(value[k], inner, seen) for k in sorted(value)])
+            + "\n" + indent + "}")
+    return "[\n" + inner + (",\n" + inner).join([_indented(v, inner, seen) for v in value]) + "\n" + indent + "]"
 
 
 def compact_json(value: Any) -> str:

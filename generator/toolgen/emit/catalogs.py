@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile.ir import ApiIR, Tool
-from ..dialects import DeferredViews, Dialect, DialectOptions, configured, deferred_views
+from ..dialects import DeferredViews, Dialect, DialectOptions, configured, deferred_views, shared_views
 
 #: one tool's object, warnings and argument rewrites in one dialect (`Dialect.catalog_entry`)
 Entry = tuple[dict[str, Any], tuple[str, ...], tuple[dict[str, Any], ...]]
@@ -54,15 +54,16 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
     options = options or DialectOptions()
     dialects = configured(options)
     out = Catalogs({d.name: [] for d in dialects})
-    for done, tool in enumerate(ir.tools, 1):
-        if progress is not None:
-            progress(done, len(ir.tools))
-        for dialect in dialects:
-            made, warnings, rewrites = entry(dialect, tool) if entry is not None else dialect.catalog_entry(tool)
-            out.tools[dialect.name].append(made)
-            if rewrites:
-                out.rewrites.setdefault(tool.name, {})[dialect.name] = list(rewrites)
-            out.warnings.extend((tool.name, f"{dialect.name}: {warning}") for warning in warnings)
+    with shared_views():  # the tools share subtrees: each transform sees each one once
+        for done, tool in enumerate(ir.tools, 1):
+            if progress is not None:
+                progress(done, len(ir.tools))
+            for dialect in dialects:
+                made, warnings, rewrites = entry(dialect, tool) if entry is not None else dialect.catalog_entry(tool)
+                out.tools[dialect.name].append(made)
+                if rewrites:
+                    out.rewrites.setdefault(tool.name, {})[dialect.name] = list(rewrites)
+                out.warnings.extend((tool.name, f"{dialect.name}: {warning}") for warning in warnings)
     for dialect in dialects:
         if dialect.select is not None:
             out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools),
