@@ -249,6 +249,7 @@ async def test_the_tls_context_is_made_once_and_only_for_a_tls_origin(raw: RawSe
         assert await get(client, raw.url) == (200, b"ok")
         assert made == []  # plain HTTP: no CA bundle loaded
         for _ in range(2):  # nothing answers TLS there: each attempt fails, one context serves both
-            with pytest.raises(httpx.HTTPError):
-                await get(client, raw.url.replace("http://", "https://"))
+            with pytest.raises(httpx.HTTPError):  # the handshake waits for an answer: give up after 0.5 s, not 5
+                await get(client, raw.url.replace("http://", "https://"), timeout={"connect": 0.5, "read": 0.5,
+                                                                                    "write": 0.5, "pool": 0.5})
         assert made == [1]
