@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from functools import cache
+from typing import Any
 
-import bpe_openai
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.build import REPO
@@ -12,11 +13,18 @@ from tests.support.profiles import examples
 
 from toolgen.tokens import _count_in_chunks, _counter, count_tokens
 
-_public = bpe_openai.get_encoding("o200k_base")
+
+@cache
+def _public() -> Any:
+    """bpe-openai's public encoder, made when a test first needs it (not at collection, where every
+    xdist worker would pay for it)."""
+    import bpe_openai
+
+    return bpe_openai.get_encoding("o200k_base")
 
 
 def _both(text: str) -> tuple[int, int]:
-    return count_tokens(text), _count_in_chunks(_public, text)
+    return count_tokens(text), _count_in_chunks(_public(), text)
 
 
 def test_the_fast_counter_is_the_rust_one_not_the_fallback() -> None:

@@ -17,7 +17,7 @@ import pytest
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
-from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials, transport
 from toolgen.runtime.transport import IdleStackPool, IdleStackTransport, async_client, failure_kind
 
 
@@ -249,6 +249,38 @@ async def test_the_tls_context_is_made_once_and_only_for_a_tls_origin(raw: RawSe
         assert await get(client, raw.url) == (200, b"ok")
         assert made == []  # plain HTTP: no CA bundle loaded
         for _ in range(2):  # nothing answers TLS there: each attempt fails, one context serves both
-            with pytest.raises(httpx.HTTPError):
-                await get(client, raw.url.replace("http://", "https://"))
+            with pytest.raises(httpx.HTTPError):  # the handshake waits for an answer: give up after 0.5 s, not 5
+                await get(client, raw.url.replace("http://", "https://"), timeout={"connect": 0.5, "read": 0.5,
+                                                                                    "write": 0.5, "pool": 0.5})
         assert made == [1]
+
+
+def test_every_client_of_every_registry_shares_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading the CA bundle costs tens of ms of CPU: a process does it once, not once per registry,
+    client or proxy transport (httpx makes one for each of those unless given a context)."""
+    made: list[int] = []
+    real = httpx.create_ssl_context
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("verify", args[0] if args else True) is True:  # loads the CAs (a context given is kept)
+            made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(httpx, "create_ssl_context", counting)
+    monkeypatch.setattr(httpx._transports.default, "create_ssl_context", counting)  # what httpx's transports call
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")  # httpx mounts a proxy transport of its own
+    transport.tls_context.cache_clear()
+    try:
+        with TicketsServer() as server:
+            for _ in range(3):
+                reg = Registry.from_dir(tickets_dir(), base_url=server.base_url,
+                                        credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+                                        receipts=MemoryReceiptStore(), audit=MemoryAuditSink())
+                assert reg.call("get_ticket", {"ticket_id": "T-102"}, actor=Actor.of("r", ["ticket:read"])).ok
+                reg.close()
+        for _ in range(2):
+            async_client()  # httpx's default and proxy transports take the shared context (nothing opened)
+        assert made == [1]
+        assert transport.tls_context() is transport.tls_context()
+    finally:
+        transport.tls_context.cache_clear()

@@ -139,8 +139,8 @@ def test_preview_bounds_hold_under_concurrent_writers(postgres_url: str) -> None
 
 
 @pytest.mark.parametrize("url", [
-    "postgresql://app:s3cr3t-pw@127.0.0.1:1/db",
-    "postgresql://app@127.0.0.1:1/db?password=s3cr3t-pw&sslmode=disable",
+    "postgresql://app:s3cr3t-pw@127.0.0.1:1/db?connect_timeout=1",  # give up after 1 s, not the default 5
+    "postgresql://app@127.0.0.1:1/db?password=s3cr3t-pw&sslmode=disable&connect_timeout=1",
     "postgres://app:s3cr3t-pw@[::1/db",
 ])
 def test_a_store_that_cannot_be_opened_never_prints_its_password(url: str) -> None:
@@ -172,3 +172,20 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(postgres_url: str) -
         receipts_from_url(f"{postgres_url}?table_prefix={prefix}")
     with pytest.raises(ValueError, match="pool_size"):
         receipts_from_url(f"{postgres_url}?table_prefix={prefix}&pool_size=lots")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "soon"])
+def test_a_connect_timeout_that_is_not_whole_seconds_is_refused_before_connecting(value: str) -> None:
+    with pytest.raises(ValueError, match="connect_timeout must be a whole number of seconds"):
+        receipts_from_url(f"postgresql://app@127.0.0.1:1/db?connect_timeout={value}")
+
+
+def test_the_url_connect_timeout_bounds_the_whole_open(postgres_url: str) -> None:
+    """libpq's `connect_timeout` in the URL is the store's too: it bounds the pool's wait, and the
+    connection libpq is given still carries it."""
+    store = receipts_from_url(f"{postgres_url}?table_prefix=t{uuid.uuid4().hex[:12]}_&connect_timeout=2")
+    try:
+        assert isinstance(store, PostgresReceiptStore) and store._pool.timeout == 2.0
+        assert store._pool.kwargs["connect_timeout"] == 2
+    finally:
+        store.close()

@@ -458,7 +458,7 @@ def test_toolgen_call_refuses_unusable_receipt_stores(server: TicketsServer, tmp
     a = tmp_path
     code, out, err = _call(server, a, "mongodb://db/x", "get_ticket", {"ticket_id": "T-102"})
     assert code == 2 and out is None and "unknown receipt store URL scheme" in err
-    code, out, err = _call(server, a, "postgresql://app:hunter2pw@127.0.0.1:1/db", "get_ticket", {"ticket_id": "T-102"})
+    code, out, err = _call(server, a, "postgresql://app:hunter2pw@127.0.0.1:1/db?connect_timeout=1", "get_ticket", {"ticket_id": "T-102"})
     assert code == 2 and out is None and "cannot open the receipt store" in err and "hunter2pw" not in err
     code, out, err = _call(server, a, "redis://:hunter2pw@127.0.0.1:1/0", "get_ticket", {"ticket_id": "T-102"})
     assert code == 2 and out is None and "cannot open the receipt store" in err and "hunter2pw" not in err

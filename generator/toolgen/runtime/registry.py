@@ -70,7 +70,7 @@ from .pipeline import MAX_RESPONSE_BYTES, Outcome, Send, run
 from .receipts import MemoryPreviewStore, MemoryReceiptStore, PreviewStore, ReceiptStore
 from .shaping import CursorCodec, cursor_key_from_env
 from .toolspec import ToolSpec, load_spec, read_tools_for
-from .transport import async_client, send_async, send_sync
+from .transport import async_client, send_async, send_sync, tls_context
 
 __all__ = ["DEADLINE_SLACK_MS", "KNOWN_DIALECTS", "MAX_RESPONSE_BYTES", "MAX_RESPONSE_DEPTH", "Actor", "Approval",
            "CallResult", "Registry", "ToolSpec", "canonical_json", "fingerprint"]
@@ -260,7 +260,7 @@ class Registry:
     def _send_sync(self, send: Send) -> Outcome:
         with self._client_lock:  # an aggregate's steps send from several threads at once
             if self._client is None:
-                self._client = httpx.Client(follow_redirects=False)
+                self._client = httpx.Client(follow_redirects=False, verify=tls_context())  # CAs loaded once a process
             if not self._deadlines_checked:
                 self._deadlines_checked = True
                 ensure_deadlines(self._client)

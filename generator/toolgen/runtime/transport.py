@@ -15,8 +15,10 @@ its CPU there; this one looks at the one connection it reuses.
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable
+from functools import cache
 from typing import Any, Self
 
 import anyio
@@ -28,7 +30,17 @@ from .deadline import attempt_deadline
 from .errors import failure_cause
 from .pipeline.effects import MAX_RESPONSE_BYTES, Outcome, Send
 
-__all__ = ["IdleStackPool", "IdleStackTransport", "async_client", "failure_kind", "send_async", "send_sync"]
+__all__ = ["IdleStackPool", "IdleStackTransport", "async_client", "failure_kind", "send_async", "send_sync",
+           "tls_context"]
+
+
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The certificate-verifying TLS context of this process, made on first use and shared by every
+    client a registry makes: httpx's default (certifi's CA bundle, or ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR`` when set). Loading the CAs takes 20-70 ms of CPU, which httpx spends again for
+    every client and every proxy transport it makes; a process now spends it once."""
+    return httpx.create_ssl_context()
 
 
 def failure_kind(exc: Exception) -> str:
@@ -245,11 +257,11 @@ class _PooledStream:
 class IdleStackTransport(httpx.AsyncHTTPTransport):
     """httpx's transport (request and response mapping, httpcore errors raised as httpx's) over an
     `IdleStackPool` (`pool`; default: one with httpx's default limits and TLS settings, which honour
-    ``SSL_CERT_FILE``/``SSL_CERT_DIR``)."""
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``: `tls_context`)."""
 
     def __init__(self, pool: IdleStackPool | None = None) -> None:
         # not httpx's __init__: it would build the httpcore pool this one replaces
-        self._pool = pool or IdleStackPool(make_ssl_context=httpx.create_ssl_context)  # type: ignore[assignment]
+        self._pool = pool or IdleStackPool(make_ssl_context=tls_context)  # type: ignore[assignment]
 
     @property
     def pool(self) -> IdleStackPool:
@@ -262,5 +274,6 @@ def async_client() -> httpx.AsyncClient:
     connections pooled by `IdleStackPool`. Mounted for every URL rather than given as the client's
     ``transport``, which would turn off httpx's proxies from the environment (``HTTP_PROXY``,
     ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``): proxied URLs keep going through httpx's proxy
-    transports, and hosts ``NO_PROXY`` exempts from a proxy through httpx's own direct transport."""
-    return httpx.AsyncClient(follow_redirects=False, mounts={"all://": IdleStackTransport()})
+    transports, and hosts ``NO_PROXY`` exempts from a proxy through httpx's own direct transport. Those
+    transports of httpx's take the process's `tls_context` rather than loading the CAs each."""
+    return httpx.AsyncClient(follow_redirects=False, mounts={"all://": IdleStackTransport()}, verify=tls_context())

@@ -18,7 +18,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from .base import SPEND_MARGIN_S, Receipt, ReceiptState, ReceiptStore, spend_digest
 from .memory import MemoryReceiptStore
-from .postgres import DEFAULT_TABLE_PREFIX, POOL_SIZE, PostgresPreviewStore, PostgresReceiptStore
+from .postgres import (
+    CONNECT_TIMEOUT,
+    DEFAULT_TABLE_PREFIX,
+    POOL_SIZE,
+    PostgresPreviewStore,
+    PostgresReceiptStore,
+)
 from .previews import MemoryPreviewStore, PreviewStore, RedisPreviewStore, SqlitePreviewStore, StoredPreview
 from .redis import DEFAULT_PREFIX, RedisReceiptStore
 from .sqlite import DEFAULT_RECEIPTS_PATH, SqliteReceiptStore
@@ -59,7 +65,8 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
       receipt is kept; default forever) configure the store; any others go to redis-py.
     - ``postgresql://[user[:password]@]host[:port]/dbname[?...]`` (or ``postgres://``) →
       `PostgresReceiptStore`. The query parameters ``table_prefix`` (default ``toolgen_``: names its
-      tables) and ``pool_size`` (default 8: connections per process) configure the store; any others (``sslmode``, ``host`` for a unix socket folder, ...) go to libpq.
+      tables), ``pool_size`` (default 8: connections per process) and ``connect_timeout`` (seconds, default 5:
+      libpq's own parameter, here bounding the whole open, retries included) configure the store; any others (``sslmode``, ``host`` for a unix socket folder, ...) go to libpq.
     - ``sqlite:///relative/file`` or ``sqlite:////absolute/file`` → `SqliteReceiptStore`.
     - ``memory://`` → `MemoryReceiptStore` (one process, lost on exit).
     - anything without a scheme is a SQLite file path.
@@ -93,11 +100,15 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
 
 
 def _postgres_from_url(spec: str) -> PostgresReceiptStore:
-    own, url = _take_options(spec, ("table_prefix", "pool_size"))
+    own, url = _take_options(spec, ("table_prefix", "pool_size", "connect_timeout"))
     pool = own.get("pool_size", str(POOL_SIZE))
     if not pool.isdigit():
         raise ValueError(f"pool_size must be a whole number of connections, not {pool!r}")
-    return PostgresReceiptStore(url, table_prefix=own.get("table_prefix", DEFAULT_TABLE_PREFIX), pool_size=int(pool))
+    timeout = own.get("connect_timeout", str(CONNECT_TIMEOUT))
+    if not timeout.isdigit() or int(timeout) < 1:
+        raise ValueError(f"connect_timeout must be a whole number of seconds, at least 1, not {timeout!r}")
+    return PostgresReceiptStore(url, table_prefix=own.get("table_prefix", DEFAULT_TABLE_PREFIX), pool_size=int(pool),
+                                connect_timeout=float(timeout))
 
 
 def _take_options(spec: str, names: tuple[str, ...], scheme: str | None = None) -> tuple[dict[str, str], str]:

@@ -89,6 +89,7 @@ SCHEMA_VERSION = 1
 _MIGRATIONS: tuple[Callable[[str], tuple[str, ...]], ...] = (_schema_v1,)
 #: Connections per store (per worker process) at most.
 POOL_SIZE = 8
+CONNECT_TIMEOUT = 5  # seconds to open the store (retries included) and to wait for a connection
 
 
 class PostgresReceiptStore:
@@ -101,7 +102,7 @@ class PostgresReceiptStore:
     database cannot be reached, `RuntimeError` for tables of a newer schema version.
     """
 
-    def __init__(self, url: str, table_prefix: str = DEFAULT_TABLE_PREFIX, connect_timeout: float = 5.0,
+    def __init__(self, url: str, table_prefix: str = DEFAULT_TABLE_PREFIX, connect_timeout: float = CONNECT_TIMEOUT,
                  pool_size: int = POOL_SIZE) -> None:
         if not _IDENT.match(table_prefix):
             raise ValueError(f"table prefix {table_prefix!r}: use lowercase letters, digits and '_' (at most 41)")
