@@ -1,10 +1,13 @@
 """Shared by every test: the Hypothesis profile (`tests/support/profiles.py`), loaded before any test
 module is imported so that every `@settings(...)` starts from it; and the build cache
 (`toolgen.cache`) off, so every test builds what it asks for and a monkeypatched stage is never
-answered from an earlier build (`tests/test_cache.py` turns it on in folders of its own)."""
+answered from an earlier build (`tests/test_cache.py` turns it on in folders of its own); and, where the
+environment forbids writing bytecode, toolgen compiled once for every worker and subprocess
+(`tests/support/bytecode.py`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,9 +17,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from tests.support.bytecode import prepare as _prepare_bytecode
 from tests.support.profiles import ENV, register
 
 PROFILE = register()
+if "PYTEST_XDIST_WORKER" not in os.environ:  # the controller, before it starts the workers
+    _prepare_bytecode(REPO)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
