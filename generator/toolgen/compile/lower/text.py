@@ -9,6 +9,7 @@ reduced to their text and cut at a sentence end.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..intent import ToolIntent
 from ..ir import Mode, PolicyRow
@@ -88,3 +89,45 @@ def cap_text(text: str, limit: int) -> str:
 def first_sentence(text: str) -> str:
     m = _SENTENCE_END.search(text)
     return text[: m.start()] if m else text
+
+
+#: schema keywords whose value is one subschema a step deeper (a member) or at the same level (`_SAME`)
+_MEMBER_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SAME = ("items", "additionalProperties", "unevaluatedProperties", "contains", "not", "if", "then", "else")
+_SAME_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def trim_member_descriptions(schema: dict[str, Any], limit: int, keep_depth: int = 0) -> dict[str, Any]:
+    """An argument's schema with the descriptions of its members kept short: the argument's own
+    description cut to `limit` characters (`cap_text`), each member's down to `keep_depth` levels
+    (1: the argument's members, whether of an object or of an array's items) cut to its first
+    sentence within `limit`, and deeper members' dropped (the default, 0: only the argument's own
+    description stays; `defaults.member_descriptions` keeps one level). A new tree; `schema` is not
+    changed. Why: a model picks a tool by its name and description and fills nested members from
+    their names and types; a spec's long member descriptions (DocuSign's envelope bodies hold a
+    million characters of them) cost catalog tokens and make a large write tool match every
+    request in a provider's own tool search (BM25 over names and descriptions)."""
+    return _trim(schema, 0, limit, keep_depth)
+
+
+def _trim(node: Any, depth: int, limit: int, keep: int) -> Any:
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "description" and isinstance(value, str):
+            if depth == 0:
+                out[key] = cap_text(value, limit)
+            elif depth <= keep:
+                text = first_sentence(" ".join(_MD_LINK.sub(r"\1", value).split()))
+                if text:
+                    out[key] = cap_text(text, limit)
+        elif key in _MEMBER_MAPS and isinstance(value, dict):
+            out[key] = {k: _trim(v, depth + 1, limit, keep) for k, v in value.items()}
+        elif key in _SAME:
+            out[key] = _trim(value, depth, limit, keep)
+        elif key in _SAME_LISTS and isinstance(value, list):
+            out[key] = [_trim(v, depth, limit, keep) for v in value]
+        else:
+            out[key] = value
+    return out
