@@ -33,6 +33,7 @@ from .composites import lower_composites
 from .context import Ctx, Skip
 from .infer import infer_intent
 from .reuse import OperationKeys
+from .routing import add_routing_notes, describe_toolsets
 from .tools import lower_intent
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
@@ -133,6 +134,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             covered[op.pointer] = name
 
     tools.extend(shared(tool) for tool in lower_composites(ctx, operations, by_ref, {t.name for t in tools}))
+    tools = add_routing_notes(tools)
     check_reserved_names(ctx, tools)
     raw_info = doc.data.get("info")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
@@ -149,7 +151,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
         operations=ops,
         covered=tuple(p for p, name in covered.items() if name),
         skipped=tuple(skipped),
-        toolsets=toolsets_of(ctx),
+        toolsets=describe_toolsets(toolsets_of(ctx), tools),
     )
 
 

@@ -2,7 +2,8 @@
 
 Input: an `Operation`, the intent that maps it (and its include group, if any) and where the intent
 sits in the intent map. Output: `Lowered`: the tool arguments (parameters, then body properties, then
-the paging arguments; every name distinct), the body encoding, the output schema, the pagination,
+the paging arguments; every name distinct; members nested in an argument without their long
+descriptions, `text.trim_member_descriptions`), the body encoding, the output schema, the pagination,
 the fixed values, the credentials the runtime injects, the success statuses and the operation's
 OAuth scopes. The preview and record tools of a write share it. Raises `Skip` (and `DiagnosticError`
 for a broken ``$ref``) when the operation cannot become a tool as the intent says.
