@@ -58,6 +58,7 @@ from ..compile.intent import Budgets, IntentMap, LoadedIntentMap
 from ..compile.load import SpecDocument
 from ..compile.lower import lower, operation_parameters, operation_response
 from ..compile.lower.body import body_member_costs
+from ..compile.lower.routing import with_resources
 from ..compile.lower.security import secret_name, signed_parameters
 from ..compile.lower.text import cap_text, describe_tool
 from ..compile.lower.toolsets import path_toolset, tag_description
@@ -569,14 +570,20 @@ def _fit_descriptions(doc: SpecDocument, data: dict[str, Any], api: str, out: Pa
 
 def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, str]]:
     """One toolset per first tag the drafts use (named by `toolset_from_tag`, described by the
-    spec's tag description): `eager` when the draft is small, else `deferred` (found by tool search),
+    spec's tag description, then the resources its operations act on, `with_resources`): `eager`
+    when the draft is small, else `deferred` (found by tool search),
     for the human to choose which toolsets a model sees up front."""
     loading = "eager" if len(drafts) <= EAGER_INTENTS else "deferred"
     out: dict[str, dict[str, str]] = {}
+    paths: dict[str, list[str]] = {}
     for d in drafts:
         name = d.intent.get("toolset")
-        if isinstance(name, str) and name not in out:
-            out[name] = {"description": d.toolset_description or f"Operations of {name}.", "loading": loading}
+        if isinstance(name, str):
+            paths.setdefault(name, []).append(d.op.url_path)
+            if name not in out:
+                out[name] = {"description": d.toolset_description or f"Operations of {name}.", "loading": loading}
+    for name, entry in out.items():  # which resources its tools act on, as the build says of a tag's toolset
+        entry["description"] = with_resources(entry["description"], paths[name])
     return dict(sorted(out.items()))
 
 
