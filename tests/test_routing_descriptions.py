@@ -182,7 +182,8 @@ def test_toolsets_made_from_paths_say_which_resources_they_hold(tmp_path: Path) 
 
 def test_a_toolset_description_names_its_commonest_resources_within_the_limit() -> None:
     from toolgen.compile.ir import Toolset
-    from toolgen.compile.lower.routing import TOOLSET_DESCRIPTION_MAX, describe_toolsets
+    from toolgen.compile.lower.routing import describe_toolsets
+    from toolgen.compile.lower.toolsets import TOOLSET_DESCRIPTION_MAX
 
     class Row:
         def __init__(self, path: str) -> None:

@@ -58,6 +58,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
               keys=OperationKeys(doc, intents, api_name) if remember is not None else None)
     operations = list_operations(doc)
     tools: list[Tool] = []
+    authored: set[str] = set()  # tools whose description the intent map gives: its author's routing stands
     covered: dict[str, str] = {}
     skipped: list[SkippedOperation] = []
 
@@ -106,6 +107,8 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             continue
         tools.extend(shared(tool) for tool in new)
         covered.setdefault(op.pointer, key)
+        if intent.description:
+            authored.update(tool.name for tool in new)
 
     for index, group in enumerate(model.include):
         for op in operations:
@@ -134,7 +137,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             covered[op.pointer] = name
 
     tools.extend(shared(tool) for tool in lower_composites(ctx, operations, by_ref, {t.name for t in tools}))
-    tools = add_routing_notes(tools)
+    tools = add_routing_notes(tools, authored)
     check_reserved_names(ctx, tools)
     raw_info = doc.data.get("info")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}

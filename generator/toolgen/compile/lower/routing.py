@@ -17,8 +17,9 @@ The description a model reads so says, in this order, what the tool does (the in
 spec's words, `text.summary_of`), its preconditions (effect, approval, paging: `text.describe_tool`)
 and then the neighbours it is not. Why: a model choosing among sibling tools picks the right one
 when each says what it is not for (the lint rule ``description-no-when-not-to-use``); the notes come
-last so that the first sentence stays the tool's own. A note is left out when the description
-already names that tool (an author's own routing wins) or when it would make the description longer
+last so that the first sentence stays the tool's own. A tool whose intent gives its own description
+gets none (the author's words stand), and a note is left out when the description already names
+that tool or when it would make the description longer
 than `DESCRIPTION_LIMIT`. Composite tools and previews get none (a preview's description names its
 record tool already). Deterministic: neighbours are found from methods and paths only, in a fixed
 order. Pure: no IO.
@@ -27,10 +28,11 @@ order. Pure: no IO.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from ..ir import Tool, Toolset
+from .toolsets import with_resources
 
 #: at most this many routing notes per tool
 MAX_NOTES = 2
@@ -59,9 +61,11 @@ def _key(path: str) -> str:
     return "/" + "/".join("{}" if _PARAM.match(s) else s for s in _split(path))
 
 
-def add_routing_notes(tools: list[Tool]) -> list[Tool]:
+def add_routing_notes(tools: list[Tool], authored: AbstractSet[str] = frozenset()) -> list[Tool]:
     """`tools` with routing notes appended to the descriptions of read and record tools (the module
-    docstring); tools keep their order, and a tool that gets no note is the same object."""
+    docstring), except those named in `authored` (their intent gives its own description: the
+    author's routing stands; they are still named as neighbours); tools keep their order, and a
+    tool that gets no note is the same object."""
     acting: dict[tuple[str, str], str] = {}
     item: dict[str, str] = {}  # path key -> the name of its last path parameter
     for tool in tools:
@@ -75,7 +79,7 @@ def add_routing_notes(tools: list[Tool]) -> list[Tool]:
     out: list[Tool] = []
     for tool in tools:
         row = tool.policy
-        if row.composite is not None or row.mode not in ("read", "record") or not row.path:
+        if row.composite is not None or row.mode not in ("read", "record") or not row.path or tool.name in authored:
             out.append(tool)
             continue
         notes = _notes(row.method.upper(), row.path, acting, item, tool.name)
@@ -131,10 +135,6 @@ def _notes(method: str, path: str, acting: dict[tuple[str, str], str], item: dic
     return found
 
 
-#: the longest toolset description `describe_toolsets` writes (a declared one may be as long)
-TOOLSET_DESCRIPTION_MAX = 200
-#: at most this many resources named in a toolset description
-TOOLSET_RESOURCES = 6
 
 
 def describe_toolsets(toolsets: tuple[Toolset, ...], tools: list[Tool]) -> tuple[Toolset, ...]:
@@ -150,26 +150,3 @@ def describe_toolsets(toolsets: tuple[Toolset, ...], tools: list[Tool]) -> tuple
     return tuple(toolset if toolset.origin == "declared" or toolset.name not in paths
                  else replace(toolset, description=with_resources(toolset.description, paths[toolset.name]))
                  for toolset in toolsets)
-
-
-def with_resources(description: str, paths: Iterable[str]) -> str:
-    """`description` followed by the resources the operations at `paths` act on: the last literal
-    segment of each path, most operations first (then by name), at most `TOOLSET_RESOURCES`, within
-    `TOOLSET_DESCRIPTION_MAX` characters ("Interact with GitHub Issues. Tools for issues, labels,
-    comments."); `description` alone when none fits."""
-    counts: dict[str, int] = {}
-    for path in paths:
-        literal = [s for s in _split(path.split("?", 1)[0]) if not _PARAM.match(s)]
-        noun = " ".join(w for w in re.split(r"[-_.~]+", literal[-1]) if w) if literal else ""
-        if noun:
-            counts[noun] = counts.get(noun, 0) + 1
-    base = description.rstrip()
-    if not counts:
-        return base
-    base = base if base.endswith((".", "!", "?", "\u2026")) else base + "."
-    chosen: list[str] = []
-    for noun, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOOLSET_RESOURCES]:
-        if len(f"{base} Tools for {', '.join([*chosen, noun])}.") > TOOLSET_DESCRIPTION_MAX:
-            break
-        chosen.append(noun)
-    return f"{base} Tools for {', '.join(chosen)}." if chosen else base
