@@ -85,7 +85,8 @@ def test_toolsets_from_tags(tmp_path: Path) -> None:
     policy = built.json("policy.json")
     toolsets = {t["name"]: t for t in policy["toolsets"]}
     assert sorted(toolsets) == ["issues", "pulls", "repos", "search"]
-    assert toolsets["issues"] == {"name": "issues", "description": "Interact with GitHub Issues.",
+    assert toolsets["issues"] == {"name": "issues", "description": "Interact with GitHub Issues. Tools for issues, "
+                                  "comments, labels, lock.",
                                   "loading": "deferred", "origin": "tag"}  # the include group's loading
     by_op = {r["operation"]["id"]: r for r in policy["tools"]}
     assert by_op["pulls/merge"]["toolset"] == "pulls" and by_op["repos/delete"]["toolset"] == "repos"
@@ -132,7 +133,8 @@ def test_path_toolsets_skip_versions(tmp_path: Path) -> None:
     built = build(tmp_path, spec, 'include: [{match: "*", toolset: from_path, loading: deferred}]\n', emit=ALL)
     toolsets = {t["name"]: t for t in built.json("policy.json")["toolsets"]}
     assert sorted(toolsets) == ["customers", "payment_intents"]
-    assert toolsets["customers"] == {"name": "customers", "description": "Operations under /customers.",
+    assert toolsets["customers"] == {"name": "customers", "description": "Operations under /customers. "
+                                                                      "Tools for customers.",
                                      "loading": "deferred", "origin": "path"}
 
 

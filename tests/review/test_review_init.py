@@ -292,10 +292,14 @@ def test_a_large_draft_defers_its_toolsets(tmp_path: Path, monkeypatch: pytest.M
     (tmp_path / "things.json").write_text(json.dumps(spec), encoding="utf-8")
     assert cli("init", "things.json").exit_code == 0
     data = yaml.safe_load((tmp_path / "intent_maps" / "things.yaml").read_text(encoding="utf-8"))
+    # the tag's first sentence, then the resources its operations act on (at most six, by name on a tie)
     assert data["toolsets"] == {
-        "group0": {"description": "The first group.", "loading": "deferred"},
-        "group1": {"description": "Operations tagged group1.", "loading": "deferred"},
-        "group2": {"description": "Operations tagged group2.", "loading": "deferred"}}
+        "group0": {"description": "The first group. Tools for things0, things12, things15, things18, things3, "
+                                  "things6.", "loading": "deferred"},
+        "group1": {"description": "Operations tagged group1. Tools for things1, things10, things13, things16, "
+                                  "things19, things4.", "loading": "deferred"},
+        "group2": {"description": "Operations tagged group2. Tools for things11, things14, things17, things2, "
+                                  "things20, things5.", "loading": "deferred"}}
     assert cli("build", "-q").exit_code == 0
     policy = json.loads((tmp_path / "generated" / "things" / "policy.json").read_text(encoding="utf-8"))
     assert {r["loading"] for r in policy["tools"]} == {"deferred"}
@@ -454,11 +458,15 @@ def test_untagged_and_mixed_specs_get_toolsets_by_path(tmp_path: Path, monkeypat
     _write_spec(tmp_path, "pay.json", spec)
     assert cli("init", "pay.json", "--out", "draft.yaml", "--no-project").exit_code == 0
     data = _check_draft(tmp_path / "draft.yaml")
-    assert data["toolsets"] == {
-        "charges": {"description": "Operations under /charges.", "loading": "deferred"},
-        "customers": {"description": "Operations under /customers.", "loading": "deferred"},
-        "invoices": {"description": "Operations under /invoices.", "loading": "deferred"},
-        "reports": {"description": "Operations tagged Reports.", "loading": "deferred"}}
+    # each description: the path's or tag's words, then the resources its operations act on
+    assert {k: (v["description"].split(" Tools for ")[0], v["loading"]) for k, v in data["toolsets"].items()} == {
+        "charges": ("Operations under /charges.", "deferred"),
+        "customers": ("Operations under /customers.", "deferred"),
+        "invoices": ("Operations under /invoices.", "deferred"),
+        "reports": ("Operations tagged Reports.", "deferred")}
+    assert data["toolsets"]["reports"]["description"] == "Operations tagged Reports. Tools for tagged."
+    assert data["toolsets"]["charges"]["description"].endswith(" Tools for part1, part10, part13, part16, part19, "
+                                                                "part4.")
     assert data["tools"]["get_customers_part0"]["toolset"] == "customers"
     assert data["tools"]["get_tagged"]["toolset"] == "reports"
     text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")

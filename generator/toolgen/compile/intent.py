@@ -291,6 +291,10 @@ class Defaults(_Strict):
     argument_description_max_chars: int = Field(200, ge=40)
     output_descriptions: bool = Field(
         False, description="Keep property descriptions in output schemas (they cost catalog tokens).")
+    member_descriptions: bool = Field(
+        False, description="Keep the descriptions of members nested in arguments, each cut to its first "
+                           "sentence (they cost catalog tokens and make large tools match every request in a "
+                           "provider's tool search). An argument's own description is always kept.")
     retry: RetrySpec = RetrySpec()
     max_body_bytes: int | None = Field(
         None, ge=1, description="Request body limit of every tool whose intent sets none (`tools.*.max_body_bytes`).")

@@ -60,7 +60,7 @@ from ..compile.lower import lower, operation_parameters, operation_response
 from ..compile.lower.body import body_member_costs
 from ..compile.lower.security import secret_name, signed_parameters
 from ..compile.lower.text import cap_text, describe_tool
-from ..compile.lower.toolsets import path_toolset, tag_description
+from ..compile.lower.toolsets import path_toolset, tag_description, with_resources
 from ..compile.operations import (
     Operation,
     declared_oauth_scopes,
@@ -568,21 +568,21 @@ def _fit_descriptions(doc: SpecDocument, data: dict[str, Any], api: str, out: Pa
 
 
 def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, str]]:
-    """One toolset per first tag the drafts use (named by `toolset_from_tag`, described by the
-    spec's tag description): `eager` when the draft is small, else `deferred` (found by tool search),
-    for the human to choose which toolsets a model sees up front."""
+    """One toolset per first tag the drafts use (named by `toolset_from_tag`, described by the spec's tag
+    description and the resources of its operations, `with_resources`): `eager` when the draft is small,
+    else `deferred` (found by tool search), for the human to choose which toolsets a model sees up front."""
     loading = "eager" if len(drafts) <= EAGER_INTENTS else "deferred"
     out: dict[str, dict[str, str]] = {}
     for d in drafts:
         name = d.intent.get("toolset")
         if isinstance(name, str) and name not in out:
-            out[name] = {"description": d.toolset_description or f"Operations of {name}.", "loading": loading}
+            paths = [e.op.url_path for e in drafts if e.intent.get("toolset") == name]
+            out[name] = {"description": with_resources(d.toolset_description, paths), "loading": loading}
     return dict(sorted(out.items()))
 
 
 def _toolset_description(doc: SpecDocument, tag: str) -> str:
-    """`tag_description` with Markdown made plain words (emphasis and code marks too), as the draft's
-    comments show tag descriptions."""
+    """`tag_description` with Markdown (emphasis, code marks) made plain, as the draft's comments show tags."""
     return tag_description(doc.data, tag,
                            lambda text: " ".join(plain_comment_lines(text, width=100_000, max_lines=1)))
 

@@ -8,7 +8,8 @@ become `preview_<name>` (mode preview, effect read) and `record_<name>` (mode re
 
 Modules: `intents` (the driver: explicit intents, include groups), `tools` (one intent -> its tools
 and policy rows), `operation` (one operation lowered once) from `parameters`, `body`, `security`,
-`outputs` and `paging`; `text` (descriptions) and `context` (what they share).
+`outputs` and `paging`; `text` (descriptions), `routing` (the near neighbours each description
+names, toolset descriptions) and `context` (what they share).
 `operation_parameters` and `operation_response` give `toolgen init` and `toolgen lint` the same
 parameter and response choice as the build.
 """

@@ -33,6 +33,7 @@ from .composites import lower_composites
 from .context import Ctx, Skip
 from .infer import infer_intent
 from .reuse import OperationKeys
+from .routing import add_routing_notes, describe_toolsets
 from .tools import lower_intent
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
@@ -57,6 +58,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
               keys=OperationKeys(doc, intents, api_name) if remember is not None else None)
     operations = list_operations(doc)
     tools: list[Tool] = []
+    authored: set[str] = set()  # tools whose description the intent map gives: its author's routing stands
     covered: dict[str, str] = {}
     skipped: list[SkippedOperation] = []
 
@@ -105,6 +107,8 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             continue
         tools.extend(shared(tool) for tool in new)
         covered.setdefault(op.pointer, key)
+        if intent.description:
+            authored.update(tool.name for tool in new)
 
     for index, group in enumerate(model.include):
         for op in operations:
@@ -133,6 +137,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
             covered[op.pointer] = name
 
     tools.extend(shared(tool) for tool in lower_composites(ctx, operations, by_ref, {t.name for t in tools}))
+    tools = add_routing_notes(tools, authored)
     check_reserved_names(ctx, tools)
     raw_info = doc.data.get("info")
     info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
@@ -149,7 +154,7 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
         operations=ops,
         covered=tuple(p for p, name in covered.items() if name),
         skipped=tuple(skipped),
-        toolsets=toolsets_of(ctx),
+        toolsets=describe_toolsets(toolsets_of(ctx), tools),
     )
 
 

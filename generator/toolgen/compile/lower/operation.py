@@ -2,7 +2,8 @@
 
 Input: an `Operation`, the intent that maps it (and its include group, if any) and where the intent
 sits in the intent map. Output: `Lowered`: the tool arguments (parameters, then body properties, then
-the paging arguments; every name distinct), the body encoding, the output schema, the pagination,
+the paging arguments; every name distinct; members nested in an argument without their long
+descriptions, `text.trim_member_descriptions`), the body encoding, the output schema, the pagination,
 the fixed values, the credentials the runtime injects, the success statuses and the operation's
 OAuth scopes. The preview and record tools of a write share it. Raises `Skip` (and `DiagnosticError`
 for a broken ``$ref``) when the operation cannot become a tool as the intent says.
@@ -25,6 +26,7 @@ from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
 from .parameters import merged_parameters, parameter_args
 from .security import operation_auth
+from .text import trim_member_descriptions
 
 
 def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: tuple[str | int, ...],
@@ -82,6 +84,9 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
             raise Skip("null-unknown-argument", f"`null` names {name!r}, which is not an argument of {op.key}",
                        iloc("null", name), "available: " + ", ".join(a.name for a in args))
         hit.binding = _replace_binding(hit.binding, null_means=means)
+    for arg in args:
+        arg.schema = trim_member_descriptions(arg.schema, defaults.argument_description_max_chars,
+                                              1 if defaults.member_descriptions else 0)
     constants = frozenset(arg_name(f.wire_name) for f in (*plan.fixed, *body.fixed) if f.source and f.wire_name)
     args, narrowed = narrow_args(op, intent, args, iloc, constants)
     if pagination is not None:

@@ -1,14 +1,18 @@
 """The text a model reads: tool titles and descriptions, argument descriptions cut to a budget.
 
 Input: an operation's summary and description (or the intent's own), its policy row. Output: one
-line of description per tool that ends by saying what the call does (read-only, writes, deletes;
-approval; how to page), titles of at most 80 characters, and description text with Markdown links
-reduced to their text and cut at a sentence end.
+line of description per tool that starts with what the tool does in the API's words (the summary,
+else a line made from the method and path, `derived_summary`) and then says what the call does
+(read-only, writes, deletes; approval; how to page), titles of at most 80 characters, description
+text with Markdown links reduced to their text and cut at a sentence end, and argument schemas whose
+nested members keep no long descriptions (`trim_member_descriptions`). The near neighbours a tool is
+not for are added after all tools are lowered (`toolgen.compile.lower.routing`).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..intent import ToolIntent
 from ..ir import Mode, PolicyRow
@@ -37,10 +41,56 @@ def summary_of(ctx: Ctx, op: Operation, intent: ToolIntent, limit: int) -> str:
         first = " ".join(first.split())
         if first and first.rstrip(".") + "." not in parts:
             parts.append(first)
-    text = " ".join(parts) or f"Calls {op.method} {op.url_path}."
+    text = " ".join(parts) or derived_summary(op.method, op.url_path)
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
+
+
+def derived_summary(method: str, path: str) -> str:
+    """The first line of a tool whose operation has no summary and no description: what the call does
+    in the words of its path (the action its method takes on the path's last literal segment, the
+    parent it sits under), then the request itself: ``GET /ipam/vrfs/{id}/`` -> "Get one vrf by
+    id, under ipam: GET /ipam/vrfs/{id}/." A last literal segment after a parameter that is not a
+    POST names an action (``POST /x/{id}/cancel`` -> "Cancel, under x: POST /x/{id}/cancel.")."""
+    segments = [s for s in path.split("/") if s]
+    literal = [i for i, s in enumerate(segments) if not s.startswith("{")]
+    if not literal:
+        return f"Calls {method} {path}."
+    last = literal[-1]
+    noun = _words(segments[last])
+    item = segments[-1].startswith("{")
+    under = ", under " + " ".join(_words(segments[i]) for i in literal[:-1][-2:]) if len(literal) > 1 else ""
+    param = segments[-1].strip("{}") if item else ""
+    verb = {"GET": "List", "POST": "Create", "PUT": "Replace", "PATCH": "Update", "DELETE": "Delete"}.get(method)
+    if verb is None:
+        return f"Calls {method} {path}."
+    if item:
+        verb = {"List": "Get", "Create": "Create"}.get(verb, verb)
+        head = f"{verb} one {_singular(noun)} by {param}"
+    elif method == "POST" and last > 0 and segments[last - 1].startswith("{"):
+        head = noun[:1].upper() + noun[1:]
+    elif method in ("PUT", "PATCH", "DELETE"):
+        head = f"{verb} several {noun}"
+    else:
+        head = f"{verb} {noun}"
+    return f"{head}{under}: {method} {path}."
+
+
+def _singular(words: str) -> str:
+    """The last word of `words` made singular by its English ending (ies, ses/xes/ches/shes, s)."""
+    head, _, word = words.rpartition(" ")
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("ses", "xes", "ches", "shes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        word = word[:-1]
+    return f"{head} {word}" if head else word
+
+
+def _words(segment: str) -> str:
+    return " ".join(w for w in re.split(r"[-_.~]+", segment) if w)
 
 
 def describe_tool(summary: str, mode: Mode, row: PolicyRow, record: PolicyRow | None) -> str:
@@ -88,3 +138,46 @@ def cap_text(text: str, limit: int) -> str:
 def first_sentence(text: str) -> str:
     m = _SENTENCE_END.search(text)
     return text[: m.start()] if m else text
+
+
+#: schema keywords whose value is one subschema a step deeper (a member) or at the same level (`_SAME`)
+_MEMBER_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SAME = ("items", "additionalProperties", "unevaluatedProperties", "contains", "not", "if", "then", "else")
+_SAME_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def trim_member_descriptions(schema: dict[str, Any], limit: int, keep_depth: int = 0) -> dict[str, Any]:
+    """An argument's schema with the descriptions of its members kept short: the argument's own
+    description cut to `limit` characters (`cap_text`), each member's down to `keep_depth` levels
+    (1: the argument's members, whether of an object or of an array's items) cut to its first
+    sentence within `limit`, and deeper members' dropped (the default, 0: only the argument's own
+    description stays; `defaults.member_descriptions` keeps one level). A new tree; `schema` is not
+    changed. Why: a model picks a tool by its name and description and fills nested members from
+    their names and types; a spec's long member descriptions (DocuSign's envelope bodies hold a
+    million characters of them) cost catalog tokens and make a large write tool match every
+    request in a provider's own tool search (BM25 over names and descriptions)."""
+    out: dict[str, Any] = _trim(schema, 0, limit, keep_depth)
+    return out
+
+
+def _trim(node: Any, depth: int, limit: int, keep: int) -> Any:
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "description" and isinstance(value, str):
+            if depth == 0:
+                out[key] = cap_text(value, limit)
+            elif depth <= keep:
+                text = first_sentence(" ".join(_MD_LINK.sub(r"\1", value).split()))
+                if text:
+                    out[key] = cap_text(text, limit)
+        elif key in _MEMBER_MAPS and isinstance(value, dict):
+            out[key] = {k: _trim(v, depth + 1, limit, keep) for k, v in value.items()}
+        elif key in _SAME:
+            out[key] = _trim(value, depth, limit, keep)
+        elif key in _SAME_LISTS and isinstance(value, list):
+            out[key] = [_trim(v, depth, limit, keep) for v in value]
+        else:
+            out[key] = value
+    return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -186,3 +186,32 @@ def check_reserved_names(ctx: Ctx, tools: list[Tool]) -> None:
             ctx.sink.error("tool-name-reserved", f"tool name {SEARCH_TOOL_NAME!r} is the search meta-tool's when "
                            "tools are deferred", where, "rename the intent (or give the operation an explicit "
                            "intent with another name)")
+
+
+#: the longest toolset description `with_resources` writes (a declared one may be as long)
+TOOLSET_DESCRIPTION_MAX = 200
+#: at most this many resources named in a toolset description
+TOOLSET_RESOURCES = 6
+
+
+def with_resources(description: str, paths: Iterable[str]) -> str:
+    """`description` followed by the resources the operations at `paths` act on: the last literal
+    segment of each path, most operations first (then by name), at most `TOOLSET_RESOURCES`, within
+    `TOOLSET_DESCRIPTION_MAX` characters ("Interact with GitHub Issues. Tools for issues, labels,
+    comments."); `description` alone when none fits."""
+    counts: dict[str, int] = {}
+    for path in paths:
+        literal = [s for s in [s for s in path.split("?", 1)[0].split("/") if s] if not (s.startswith("{") and s.endswith("}"))]
+        noun = " ".join(w for w in re.split(r"[-_.~]+", literal[-1]) if w) if literal else ""
+        if noun:
+            counts[noun] = counts.get(noun, 0) + 1
+    base = description.rstrip()
+    if not counts:
+        return base
+    base = base if base.endswith((".", "!", "?", "\u2026")) else base + "."
+    chosen: list[str] = []
+    for noun, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOOLSET_RESOURCES]:
+        if len(f"{base} Tools for {', '.join([*chosen, noun])}.") > TOOLSET_DESCRIPTION_MAX:
+            break
+        chosen.append(noun)
+    return f"{base} Tools for {', '.join(chosen)}." if chosen else base
