@@ -107,8 +107,11 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
     `cache`: where the Python package is remembered (`toolgen.incremental.package_job`); None: computed.
     """
-    # forked now, while this process is small: the worker that formats the package (toolgen.worker)
-    with _gc_paused(), closing(start_worker("the Python package", warm_up) if "python" in emit else None) as worker:
+    # forked now, while this process is small: the worker that formats the package (toolgen.worker).
+    # With the cache, it warms up only when it gets the job: after an edit the package is usually
+    # found whole in the cache (`package_job`), and the worker is closed having spent nothing
+    warm = warm_up if cache is None else None
+    with _gc_paused(), closing(start_worker("the Python package", warm) if "python" in emit else None) as worker:
         return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
                           spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint,
                           options=dialect_options or DialectOptions(), worker=worker, cache=cache)
