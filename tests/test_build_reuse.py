@@ -14,6 +14,7 @@ from tests.test_cache import _fresh_state, _spec, _write_inputs
 
 from toolgen.build import build_api
 from toolgen.cache import Cache
+from toolgen.compile.lower import reuse
 
 REAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "specs" / "real"
 
@@ -28,7 +29,8 @@ def test_one_edited_summary_recomputes_one_operation(tmp_path: Path) -> None:
     intent = _write_inputs(tmp_path, state)
     cache = Cache(tmp_path / "cache")
     first = build_api(intent, tmp_path / "out", cache=cache)
-    assert first.computed["lower"] == 6  # the four explicit tools' operations and the include group's two
+    # the four explicit tools' operations and the include group's two, and the two intents it inferred
+    assert first.computed["lower"] == 8
     again = build_api(intent, tmp_path / "out", cache=cache)
     assert again.files == first.files
     assert set(again.computed.values()) == {0}
@@ -38,8 +40,9 @@ def test_one_edited_summary_recomputes_one_operation(tmp_path: Path) -> None:
     cold = build_api(intent, tmp_path / "out", cache=None)
     assert edited.files == cold.files
     assert edited.diagnostics == cold.diagnostics
-    # listTrees, and plantTree: its path item (and the response it refers to) is the one edited
-    assert edited.computed["lower"] == 2
+    # listTrees, and plantTree: its path item (and the response it refers to) is the one edited;
+    # lowered and their intents inferred again
+    assert edited.computed["lower"] == 4
     assert edited.computed["search"] == 1
     assert edited.computed["catalog"] == 4  # list_trees in four dialects: plant_tree's tools did not change
     assert edited.computed["plan"] == 0  # no argument schema changed
@@ -104,3 +107,49 @@ def test_real_specs_rebuilt_after_edits_equal_cold_builds(tmp_path: Path, name: 
     cold = build_api(intent, tmp_path / "out", cache=None)
     assert edited.files == cold.files
     assert edited.diagnostics == cold.diagnostics
+
+
+def _plant_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
+    """A cached and a cold build after plantTree (lowered by an include group) is renamed in its
+    summary from planting to deleting: its inferred effect goes from write to destructive. The
+    cached build runs twice before the edit (the second infers nothing)."""
+    state = _fresh_state()
+    intent = _write_inputs(tmp_path, state)
+    cache = Cache(tmp_path / "cache")
+    build_api(intent, tmp_path / "out", cache=cache)
+    build_api(intent, tmp_path / "out", cache=cache)
+    state["plant"] = "Delete every tree."
+    _write_inputs(tmp_path, state)
+    return build_api(intent, tmp_path / "out", cache=cache), build_api(intent, tmp_path / "out", cache=None)
+
+
+def test_an_inferred_intent_is_inferred_again_only_for_the_edited_operation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inferred: list[str] = []
+    real = reuse.infer_intent
+
+    def counting(ctx: Any, op: Any, group: Any) -> Any:
+        inferred.append(op.key)
+        return real(ctx, op, group)
+
+    monkeypatch.setattr(reuse, "infer_intent", counting)
+    warm, cold = _plant_edited_builds(tmp_path)
+    assert warm.files == cold.files and warm.diagnostics == cold.diagnostics
+    assert "destructive" in {t.policy.effect for t in warm.ir.tools if t.name.endswith("plant_tree")}
+    # the first build inferred both include-group operations, the second none; after the edit, the
+    # cached build infers again the two whose path item (/trees) changed, as the cold build does
+    assert inferred == ["GET /trees", "POST /trees"] * 3
+
+
+def test_an_inferred_intent_keyed_without_its_operation_is_caught(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: with a key that leaves out what the operation says, the cached build
+    keeps the old effect and its files differ from a cold build's."""
+    real = reuse._digest
+
+    def careless(*parts: str) -> str:
+        return real(*parts[:2], *parts[3:]) if parts[0] == "infer-intent 1" else real(*parts)
+
+    monkeypatch.setattr(reuse, "_digest", careless)
+    warm, cold = _plant_edited_builds(tmp_path)
+    assert warm.files != cold.files

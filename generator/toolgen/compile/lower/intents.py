@@ -31,8 +31,7 @@ from ..operations import (
 from ..schema import Interner, SchemaBudget, SchemaConverter
 from .composites import lower_composites
 from .context import Ctx, Skip
-from .infer import infer_intent
-from .reuse import OperationKeys
+from .reuse import OperationKeys, inferred_intent
 from .tools import lower_intent
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
 
@@ -202,7 +201,7 @@ def _explicit_name_problem(key: str, effect: Effect) -> str | None:
 
 
 def _infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolIntent, str]:
-    intent = infer_intent(ctx, op, group)
+    intent = inferred_intent(ctx, op, group)
     return intent, _include_name(ctx, op, group, intent.effect)
 
 
