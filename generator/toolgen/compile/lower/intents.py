@@ -213,11 +213,10 @@ def _include_name(ctx: Ctx, op: Operation, group: IncludeSpec, effect: Effect) -
         base = "get_" + base
     limit = MAX_TOOL_NAME - (len("preview_") if effect != "read" else 0)
     short = shorten(base, limit, seed=op.pointer)
-    taken = set(ctx.names)
     def full(b: str) -> list[str]:
         return [b] if effect == "read" else ["preview_" + b, "record_" + b]
 
-    if any(n in taken for n in full(short)):
+    if any(n in ctx.names for n in full(short)):  # the names taken so far
         short = shorten(f"{base}_{stable_suffix(op.pointer, 6)}", limit, seed=op.pointer + "#dup")
         ctx.sink.warning("name-collision", f"{op.key}: tool name {base!r} is taken; using {short!r}",
                          ctx.doc.locate(op.pointer), "give the operation a distinct operationId or an explicit intent")
