@@ -153,3 +153,38 @@ def test_an_inferred_intent_keyed_without_its_operation_is_caught(
     monkeypatch.setattr(reuse, "_digest", careless)
     warm, cold = _plant_edited_builds(tmp_path)
     assert warm.files != cold.files
+
+
+def _entries(root: Path, kinds: tuple[str, ...]) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for kind in kinds for p in (root / kind).rglob("*") if p.is_file()}
+
+
+def test_a_rebuild_after_one_edit_adds_deltas_and_keeps_the_tables(tmp_path: Path) -> None:
+    """A build after one edit writes the pieces it computed as small delta entries beside the tables
+    of the build before, which it leaves as they were (`toolgen.incremental._Table`); the next build
+    reads both and computes nothing, and every build's files equal a build's without the cache."""
+    state = _fresh_state()
+    state["extra_ops"] = set(range(40))
+    intent = _write_inputs(tmp_path, state)
+    cache = Cache(tmp_path / "cache")
+    kinds = ("lower", "search", "json", "catalog")
+    build_api(intent, tmp_path / "out", cache=cache)
+    tables = _entries(cache.root, kinds)
+    assert len(tables) == len(kinds)
+    state["tree"] = "List every tree."
+    _write_inputs(tmp_path, state)
+    edited = build_api(intent, tmp_path / "out", cache=cache)
+    assert edited.files == build_api(intent, tmp_path / "out", cache=None).files
+    after = _entries(cache.root, kinds)
+    assert {p: after[p] for p in tables} == tables  # the tables are not written again
+    assert len(after) == 2 * len(kinds)  # a delta of each kind beside them
+    again = build_api(intent, tmp_path / "out", cache=cache)
+    assert set(again.computed.values()) == {0} and again.files == edited.files
+    assert _entries(cache.root, kinds) == after  # nothing new: nothing written
+    # many edits later the deltas outgrow their bound and the tables are written whole again
+    for k in range(40, 60, 5):
+        state["extra_ops"].update(range(k, k + 5))
+        _write_inputs(tmp_path, state)
+        last = build_api(intent, tmp_path / "out", cache=cache)
+    assert last.files == build_api(intent, tmp_path / "out", cache=None).files
+    assert any(after[p] != b for p, b in _entries(cache.root, kinds).items() if p in tables)
