@@ -27,15 +27,15 @@ from .compile.ir import ApiIR
 from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
-from .dialects import DialectOptions, check_catalog, check_deferred
+from .dialects import DialectOptions, check_deferred
 from .dialects import names as dialect_names
-from .emit import json_bytes, piece_key
+from .emit import Remember, computed, json_bytes, piece_key
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_markdown, policy_table
 from .emit.python import package_files, package_plan, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
-from .incremental import BuildPieces, build_pieces, catalog_memo, package_job
+from .incremental import BuildPieces, build_pieces, catalog_memo, conformance_problems, package_job
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from .worker import Pending, Worker, closing, start_worker
@@ -244,7 +244,7 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
         catalogs = build_catalogs(ir, advance, options, entry=memo)
     if memo is not None:
         memo.save()
-    _check_conformance(ir, catalogs, emitted_dialects(emit))
+    _check_conformance(ir, catalogs, emitted_dialects(emit), pieces.conformance)
     sizes = measure(catalogs, pieces.tokens) if ("report" in emit or run_lint) else []
     timings["catalogs"] = time.perf_counter() - t_cat
     if run_lint:
@@ -347,10 +347,12 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     return files, catalogs, sizes
 
 
-def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...]) -> None:
+def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...],
+                       remember: Remember = computed) -> None:
     """Every emitted catalog (of `dialects`) must pass its dialect's rules; a violation is a toolgen
     bug. The catalogs a build does not write are not checked: a limit of a provider the build leaves
-    out (`--emit`) must not stop it."""
+    out (`--emit`) must not stop it. `remember`: each tool's verdict, between builds
+    (`toolgen.incremental.conformance_problems`)."""
     problems = []
     for dialect, tools in catalogs.by_dialect().items():
         if dialect not in dialects:
@@ -358,7 +360,7 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...])
         # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
         if dialect == "anthropic" and catalogs.deferred.catalogs_of("anthropic"):
             continue  # anthropic.json with its tool-search tool, or its parts: check_deferred checks them
-        problems.extend(check_catalog(dialect, tools, max_tools=None))
+        problems.extend(conformance_problems(dialect, tools, remember))
     problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects))
     if problems:
         first = problems[:5]

@@ -31,15 +31,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .cache import Cache, canonical, digest, environment_key, files_digest, folder_matches
 from .compile.inputs import api_name_for, resolve_spec_path
 from .compile.intent import load_intent_map
 from .compile.ir import Tool
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
-from .dialects import Dialect, DialectOptions
-from .emit import Remember, computed, content_pickle
+from .dialects import Dialect, DialectOptions, Violation, check_catalog, dialect
+from .emit import Remember, computed, content_pickle, piece_key
 from .emit.catalogs import Entry
 from .emit.python import PackagePlan, format_piece, join_package, package_pieces
 from .project import ALL_ARTIFACTS, Artifact, spec_override
@@ -266,19 +266,50 @@ class Pieces:
         self._table.save(self._used)
 
 
+#: the dialects whose catalog-wide rules (with no cap on tools per request) are only that names are
+#: unique: a catalog conforms when each tool conforms alone and no name is used twice
+PER_TOOL_CONFORMANCE = ("openai", "mcp", "gemini")
+
+
+def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remember = computed) -> list[Violation]:
+    """``check_catalog(name, tools, max_tools=None)``, with each tool's own verdict remembered: for a
+    dialect of `PER_TOOL_CONFORMANCE`, by the tool object's content (`piece_key`), whether it
+    conforms alone; when every tool does and the names are unique the catalog conforms, and
+    otherwise (a toolgen bug) the whole catalog is checked again for the violations. Other dialects
+    are checked whole. Raises ValueError for an unknown dialect."""
+    if remember is computed or name not in PER_TOOL_CONFORMANCE:
+        return check_catalog(name, tools, max_tools=None)
+    read_name = dialect(name).tool_name
+    try:
+        names = [read_name(tool) for tool in tools]
+    except Exception:  # noqa: BLE001 - a malformed entry: the whole check says what is wrong
+        return check_catalog(name, tools, max_tools=None)
+    if len(set(names)) == len(names) and all(
+            remember(piece_key("conformance 1", name, tool), partial(_conforms, name, tool)) for tool in tools):
+        return []
+    return check_catalog(name, tools, max_tools=None)
+
+
+def _conforms(name: str, tool: dict[str, Any]) -> bool:
+    return not check_catalog(name, [tool], max_tools=None)
+
+
 @dataclass
 class BuildPieces:
     """The per-tool pieces one build remembers (`Pieces`), by kind: `tokens` (o200k counts of
     compact JSON texts, REPORT.md and lint), `json` (each tool's and each policy row's indented JSON
     in the JSON files), `search` (each operation's search.json document before the catalog-wide
     decompounding), `lower` (each operation's lowering, `toolgen.compile.lower.reuse`), `plan`
-    (the Python package's plan, by the tools' names and argument schemas: all it reads)."""
+    (the Python package's plan, by the tools' names and argument schemas: all it reads),
+    `conformance` (whether each catalog tool object keeps its dialect's rules alone,
+    `conformance_problems`)."""
 
     tokens: Remember
     json: Remember
     search: Remember
     lower: Remember | None = None
     plan: Remember = computed
+    conformance: Remember = computed
     tables: tuple[Pieces, ...] = ()
 
     def save(self) -> None:
@@ -295,9 +326,9 @@ def build_pieces(cache: Cache | None) -> BuildPieces:
     """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.emit.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
-    tokens, json_, search, lower, plan = tables = tuple(
-        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan"))
-    return BuildPieces(tokens, json_, search, lower, plan, tables=tables)
+    tokens, json_, search, lower, plan, conformance = tables = tuple(
+        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance"))
+    return BuildPieces(tokens, json_, search, lower, plan, conformance, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:
