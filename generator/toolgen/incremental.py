@@ -213,6 +213,7 @@ class CatalogMemo:
         self._table = _Table(cache, "catalog", digest("catalog", environment_key(), canonical(asdict(options))))
         self._used: dict[str, bytes] = {}
         self._computed = 0
+        self._last: tuple[Tool | None, bytes] = (None, b"")
 
     @property
     def computed(self) -> int:
@@ -220,7 +221,9 @@ class CatalogMemo:
         return self._computed
 
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
-        key = digest(dialect.name, content_pickle(tool))
+        if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled once
+            self._last = (tool, content_pickle(tool))
+        key = digest(dialect.name, self._last[1])
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
             stored = pickle.dumps(dialect.catalog_entry(tool), protocol=5)
