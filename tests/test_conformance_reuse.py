@@ -1,7 +1,8 @@
 """Each catalog tool's conformance remembered between builds (`toolgen.incremental.conformance_problems`):
 for the dialects of `PER_TOOL_CONFORMANCE`, a catalog conforms exactly when each tool conforms alone
 and no name is used twice; a remembered verdict is keyed by the tool object's content, so a changed
-tool is checked again (and a key that leaves the object out is caught)."""
+tool is checked again (and a key that leaves the object out is caught). The same for each tool
+object's bytes and tokens (`toolgen.emit.report.measure`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.test_cache import _fresh_state, _write_inputs
 from toolgen import incremental
 from toolgen.build import build_api
 from toolgen.dialects import check_catalog
-from toolgen.emit import piece_key
+from toolgen.emit import piece_key, report
 from toolgen.incremental import PER_TOOL_CONFORMANCE, conformance_problems
 
 
@@ -120,3 +121,32 @@ def _catalogs_for(tmp_path: Path) -> list[dict[str, Any]]:
     state = _fresh_state()
     build = build_api(_write_inputs(tmp_path, state), tmp_path / "out", cache=None)
     return build.catalogs.by_dialect()["gemini"]
+
+
+def _measured(tmp_path: Path, descriptions: list[str], table: Any) -> tuple[list[Any], list[Any]]:
+    state = _fresh_state()
+    state["descriptions"] = descriptions
+    build = build_api(_write_inputs(tmp_path, state), tmp_path / "out", cache=None)
+    return report.measure(build.catalogs, table), report.measure(build.catalogs)
+
+
+def test_remembered_tool_sizes_follow_the_tool_object(tmp_path: Path) -> None:
+    """`toolgen.emit.report.measure` remembers each tool object's bytes and tokens by its content:
+    after a description is lengthened, the sizes equal a measure without the table, and only the
+    changed objects (one tool in four dialects) are measured again."""
+    table = Table()
+    first, cold = _measured(tmp_path, ["", "", "", ""], table)
+    assert first == cold
+    before = table.computed
+    edited, cold = _measured(tmp_path, ["A much longer description of listing the items.", "", "", ""], table)
+    assert edited == cold != first
+    assert table.computed == before + 4
+
+
+def test_tool_sizes_keyed_without_the_object_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: keyed by the tool's name alone, the old sizes come back."""
+    monkeypatch.setattr(report, "piece_key", lambda kind, tool: piece_key(kind, tool.get("function", tool)["name"]))
+    table = Table()
+    _measured(tmp_path, ["", "", "", ""], table)
+    edited, cold = _measured(tmp_path, ["A much longer description of listing the items.", "", "", ""], table)
+    assert edited != cold
