@@ -15,6 +15,7 @@ from tests.test_cache import _fresh_state, _spec, _write_inputs
 from toolgen.build import build_api
 from toolgen.cache import Cache
 from toolgen.compile.lower import reuse
+from toolgen.review.lint import linter
 
 REAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "specs" / "real"
 
@@ -188,3 +189,37 @@ def test_a_rebuild_after_one_edit_adds_deltas_and_keeps_the_tables(tmp_path: Pat
         last = build_api(intent, tmp_path / "out", cache=cache)
     assert last.files == build_api(intent, tmp_path / "out", cache=None).files
     assert any(after[p] != b for p, b in _entries(cache.root, kinds).items() if p in tables)
+
+
+def _paging_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
+    """A cached and a cold build after listTrees (an array of trees, no paging parameter) gains a
+    `cursor` query parameter: its pagination finding now names it."""
+    intent = _write_inputs(tmp_path, _fresh_state())
+    cache = Cache(tmp_path / "cache")
+    build_api(intent, tmp_path / "out", cache=cache)
+    spec = json.loads((tmp_path / "items.json").read_text(encoding="utf-8"))
+    spec["paths"]["/trees"]["get"]["parameters"] = [{"name": "cursor", "in": "query", "schema": {"type": "string"}}]
+    (tmp_path / "items.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
+    return build_api(intent, tmp_path / "out", cache=cache), build_api(intent, tmp_path / "out", cache=None)
+
+
+def _paging_findings(build: Any) -> list[str]:
+    return [d.message for d in build.diagnostics if d.code == "pagination-missing"]
+
+
+def test_remembered_lint_facts_follow_the_operation(tmp_path: Path) -> None:
+    """What the pagination and output-size rules read of an operation is remembered under its part
+    of the document: after an edit there, the findings are a cold build's."""
+    warm, cold = _paging_edited_builds(tmp_path)
+    assert warm.diagnostics == cold.diagnostics and warm.files == cold.files
+    assert any("takes cursor" in m for m in _paging_findings(warm))
+    assert warm.computed["lint"] > 0
+
+
+def test_lint_facts_keyed_without_the_operation_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: keyed without the operation's part of the document, the finding of
+    the build before comes back."""
+    real = linter.piece_key
+    monkeypatch.setattr(linter, "piece_key", lambda kind, base, reads, what: real(kind, base, what))
+    warm, cold = _paging_edited_builds(tmp_path)
+    assert _paging_findings(warm) != _paging_findings(cold)

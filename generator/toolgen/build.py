@@ -26,6 +26,7 @@ from .compile.intent import LoadedIntentMap, intent_map_json_schema, load_intent
 from .compile.ir import ApiIR
 from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
+from .compile.lower.reuse import OperationKeys
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
 from .dialects import DialectOptions, check_deferred
 from .dialects import names as dialect_names
@@ -189,8 +190,10 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         progress(f"{api}: loaded {doc.display} ({read_as})")
     t1 = time.perf_counter()
     pieces = build_pieces(cache)
+    # what each operation's part of the document is: the key of its lowering and of its lint facts
+    keys = OperationKeys(doc, intents, api) if pieces.lower is not None else None
     with _steps(progress, f"{api}: lowering operations") as advance:
-        ir = lower(doc, intents, sink, api, progress=advance, remember=pieces.lower)
+        ir = lower(doc, intents, sink, api, progress=advance, remember=pieces.lower, keys=keys)
     timings["lower"] = time.perf_counter() - t1
     located = DiagnosticSink()
     located.extend(doc.fill_locations(sink.items))
@@ -215,7 +218,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         package = package_job(cache, worker, plan, size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
     return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                        run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                       spec_path=spec_path, package=package, cache=cache, pieces=pieces)
+                       spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys)
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -235,7 +238,8 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
                 timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
                 out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
-                cache: Cache | None = None, pieces: BuildPieces | None = None) -> ApiBuild:
+                cache: Cache | None = None, pieces: BuildPieces | None = None,
+                keys: OperationKeys | None = None) -> ApiBuild:
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
     memo = catalog_memo(cache, options)
@@ -251,7 +255,8 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
         # the lint stage: the build reports what `toolgen lint` knows, at the project's severities
         t_lint = time.perf_counter()
         sink.extend(lint_api(LintInput(doc, intents, ir, [], lint, catalogs=catalogs, sizes=sizes,
-                                       dialects=emitted_dialects(emit), options=options)))
+                                       dialects=emitted_dialects(emit), options=options,
+                                       remember=pieces.lint, keys=keys)))
         timings["lint"] = time.perf_counter() - t_lint
     kept = DiagnosticSink()
     kept.extend(apply_severity(sink.items, lint, strict=False))

@@ -305,7 +305,8 @@ class BuildPieces:
     decompounding), `lower` (each operation's lowering, `toolgen.compile.lower.reuse`), `plan`
     (the Python package's plan, by the tools' names and argument schemas: all it reads),
     `conformance` (whether each catalog tool object keeps its dialect's rules alone,
-    `conformance_problems`)."""
+    `conformance_problems`), `lint` (what an operation's response and parameters tell the lint
+    rules, `toolgen.review.lint.LintInput.remember`)."""
 
     tokens: Remember
     json: Remember
@@ -313,6 +314,7 @@ class BuildPieces:
     lower: Remember | None = None
     plan: Remember = computed
     conformance: Remember = computed
+    lint: Remember = computed
     tables: tuple[Pieces, ...] = ()
 
     def save(self) -> None:
@@ -329,9 +331,9 @@ def build_pieces(cache: Cache | None) -> BuildPieces:
     """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.emit.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
-    tokens, json_, search, lower, plan, conformance = tables = tuple(
-        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance"))
-    return BuildPieces(tokens, json_, search, lower, plan, conformance, tables=tables)
+    tokens, json_, search, lower, plan, conformance, lint = tables = tuple(
+        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint"))
+    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:
