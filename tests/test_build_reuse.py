@@ -15,7 +15,8 @@ from tests.test_cache import _fresh_state, _spec, _write_inputs
 from toolgen.build import build_api
 from toolgen.cache import Cache
 from toolgen.compile.lower import reuse
-from toolgen.review.lint import linter
+from toolgen.compile.lower.infer import infer_intent
+from toolgen.emit import piece_key
 
 REAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "specs" / "real"
 
@@ -127,13 +128,13 @@ def _plant_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
 def test_an_inferred_intent_is_inferred_again_only_for_the_edited_operation(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     inferred: list[str] = []
-    real = reuse.infer_intent
+    real = infer_intent
 
     def counting(ctx: Any, op: Any, group: Any) -> Any:
         inferred.append(op.key)
         return real(ctx, op, group)
 
-    monkeypatch.setattr(reuse, "infer_intent", counting)
+    monkeypatch.setattr("toolgen.compile.lower.reuse.infer_intent", counting)
     warm, cold = _plant_edited_builds(tmp_path)
     assert warm.files == cold.files and warm.diagnostics == cold.diagnostics
     assert "destructive" in {t.policy.effect for t in warm.ir.tools if t.name.endswith("plant_tree")}
@@ -219,7 +220,7 @@ def test_remembered_lint_facts_follow_the_operation(tmp_path: Path) -> None:
 def test_lint_facts_keyed_without_the_operation_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check above can fail: keyed without the operation's part of the document, the finding of
     the build before comes back."""
-    real = linter.piece_key
-    monkeypatch.setattr(linter, "piece_key", lambda kind, base, reads, what: real(kind, base, what))
+    monkeypatch.setattr("toolgen.review.lint.linter.piece_key",
+                        lambda kind, base, reads, what: piece_key(kind, base, what))
     warm, cold = _paging_edited_builds(tmp_path)
     assert _paging_findings(warm) != _paging_findings(cold)

@@ -89,7 +89,8 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     if name in _DERIVED and intent.toolset is None:
         loading_ = group.loading if group is not None else None
         if name == TOOLSET_FROM_TAG:  # a tag's toolset is made once: its description is read then
-            known = ctx.toolsets.get(toolset_from_tag(op.tags[0])) if op.tags else None
+            tag = toolset_from_tag(op.tags[0]) if op.tags else None
+            known = ctx.toolsets.get(tag) if tag is not None else None
             toolset = known if known is not None else _derived_toolset(ctx, *_tag_source(ctx, op), loading_)
         else:
             toolset = _derived_toolset(ctx, *_path_source(op), loading_)
