@@ -1,5 +1,5 @@
 """Each catalog tool's conformance remembered between builds (`toolgen.incremental.conformance_problems`):
-for the dialects of `PER_TOOL_CONFORMANCE`, a catalog conforms exactly when each tool conforms alone
+for the dialects that check per tool (`Dialect.checks_per_tool`), a catalog conforms exactly when each tool conforms alone
 and no name is used twice; a remembered verdict is keyed by the tool object's content, so a changed
 tool is checked again (and a key that leaves the object out is caught). The same for each tool
 object's bytes and tokens (`toolgen.emit.report.measure`)."""
@@ -13,13 +13,17 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.test_cache import _fresh_state, _write_inputs
 
 from toolgen import incremental
 from toolgen.build import build_api
-from toolgen.dialects import check_catalog
+from toolgen.dialects import check_catalog, registry
 from toolgen.emit import piece_key, report
-from toolgen.incremental import PER_TOOL_CONFORMANCE, conformance_problems
+from toolgen.incremental import conformance_problems
+
+#: the dialects whose tools' verdicts are remembered (`Dialect.checks_per_tool`)
+PER_TOOL_CONFORMANCE = tuple(d.name for d in registry().values() if d.checks_per_tool)
 
 
 class Table:
@@ -71,7 +75,7 @@ def _damaged(dialect: str, tools: list[dict[str, Any]], index: int, damage: str)
     return tools
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(dialect=st.sampled_from(PER_TOOL_CONFORMANCE), edits=st.lists(
     st.tuples(st.integers(0, 20), st.sampled_from(_DAMAGE)), min_size=1, max_size=5))
 def test_a_remembered_verdict_gives_the_whole_check(tmp_path_factory: pytest.TempPathFactory, dialect: str,

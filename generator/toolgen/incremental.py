@@ -269,20 +269,16 @@ class Pieces:
         self._table.save(self._used)
 
 
-#: the dialects whose catalog-wide rules (with no cap on tools per request) are only that names are
-#: unique: a catalog conforms when each tool conforms alone and no name is used twice
-PER_TOOL_CONFORMANCE = ("openai", "mcp", "gemini")
-
-
 def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remember = computed) -> list[Violation]:
     """``check_catalog(name, tools, max_tools=None)``, with each tool's own verdict remembered: for a
-    dialect of `PER_TOOL_CONFORMANCE`, by the tool object's content (`piece_key`), whether it
-    conforms alone; when every tool does and the names are unique the catalog conforms, and
-    otherwise (a toolgen bug) the whole catalog is checked again for the violations. Other dialects
-    are checked whole. Raises ValueError for an unknown dialect."""
-    if remember is computed or name not in PER_TOOL_CONFORMANCE:
+    dialect that `Dialect.checks_per_tool` (OpenAI, MCP, Gemini), by the tool object's content
+    (`piece_key`), whether it conforms alone; when every tool does and the names are unique the
+    catalog conforms, and otherwise (a toolgen bug) the whole catalog is checked again for the
+    violations. Other dialects are checked whole. Raises ValueError for an unknown dialect."""
+    found = dialect(name)
+    if remember is computed or not found.checks_per_tool:
         return check_catalog(name, tools, max_tools=None)
-    read_name = dialect(name).tool_name
+    read_name = found.tool_name
     try:
         names = [read_name(tool) for tool in tools]
     except Exception:  # noqa: BLE001 - a malformed entry: the whole check says what is wrong
