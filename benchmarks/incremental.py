@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         (f"`python benchmarks/incremental.py` on `{args.spec.name}` with an include-everything intent map "
         "(one toolset per tag); every step is `toolgen build` in a fresh process (imports included). "
+        f"Measured {time.strftime('%Y-%m-%d', time.gmtime())}. "
         f"Machine: {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}, "
         f"shared and busy while measured (load average {load[0]:.1f} at the end): wall seconds are "
         "several times the CPU seconds; CPU seconds (the process and its worker) say more."),

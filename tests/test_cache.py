@@ -69,7 +69,7 @@ def _spec(state: dict[str, Any]) -> dict[str, Any]:
                                              "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}
     paths["/trees"] = {"get": {"operationId": "listTrees", "summary": state["tree"], "tags": ["tree"],
                                "responses": ok({"type": "array", "items": {"$ref": "#/components/schemas/Node"}})},
-                       "post": {"operationId": "plantTree", "summary": "Plant a tree.", "tags": ["tree"],
+                       "post": {"operationId": "plantTree", "summary": state["plant"], "tags": ["tree"],
                                 "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}},
                                 "responses": {"200": {"$ref": "#/paths/~1trees/get/responses/200"}}}}
     for k in sorted(state["extra_ops"]):
@@ -105,6 +105,7 @@ INITIAL: dict[str, Any] = {
     "summaries": ["List items.", "Create an item.", "Get an item.", "Delete an item."],
     "descriptions": ["", "", "", ""], "effects": ["read", "write", "read", "destructive"],
     "hidden": set(), "extra_ops": set(), "props": set(), "tree": "List trees.", "bad": False,
+    "plant": "Plant a tree.",
 }
 
 def _fresh_state() -> dict[str, Any]:
@@ -121,14 +122,16 @@ _edits = st.one_of(
     st.tuples(st.just("property"), st.sampled_from(["a", "b"])),
     st.tuples(st.just("tamper"), st.sampled_from(["openai.json", "models.py", "REPORT.md", "search.json"])),
     st.tuples(st.just("tree"), _text),
+    # an include group's operation whose inferred effect follows its summary (write or destructive)
+    st.tuples(st.just("plant"), st.sampled_from(["Plant a tree.", "Delete every tree.", "Update a tree."])),
     st.tuples(st.just("bad")),
 )
 
 
 def _apply(state: dict[str, Any], edit: tuple[Any, ...]) -> None:
     kind = edit[0]
-    if kind == "tree":
-        state["tree"] = edit[1]
+    if kind in ("tree", "plant"):
+        state[kind] = edit[1]
     elif kind == "bad":
         state["bad"] = not state["bad"]
     elif kind in ("summary", "description", "effect"):
@@ -160,6 +163,7 @@ def _build(intent: Path, out: Path, *flags: str) -> int:
 @given(edits=st.lists(_edits, min_size=1, max_size=4))
 @example(edits=[("effect", 3, "read")])  # a first edit the build refuses (a delete drafted as a read)
 @example(edits=[("effect", 3, "read"), ("tamper", "openai.json")])  # then a file changed under a refused build
+@example(edits=[("plant", "Delete every tree."), ("plant", "Plant a tree.")])  # an inferred effect changes, and back
 def test_a_cached_build_writes_the_bytes_of_a_build_without_the_cache(
         tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[Any, ...]]) -> None:
     work = tmp_path_factory.mktemp("edits")

@@ -26,16 +26,17 @@ from .compile.intent import LoadedIntentMap, intent_map_json_schema, load_intent
 from .compile.ir import ApiIR
 from .compile.load import SpecDocument, load_spec
 from .compile.lower import lower
+from .compile.lower.reuse import OperationKeys
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
-from .dialects import DialectOptions, check_catalog, check_deferred
+from .dialects import DialectOptions, check_deferred
 from .dialects import names as dialect_names
-from .emit import json_bytes, piece_key
+from .emit import Remember, computed, json_bytes, piece_key
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_markdown, policy_table
 from .emit.python import package_files, package_plan, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
-from .incremental import BuildPieces, build_pieces, catalog_memo, package_job
+from .incremental import BuildPieces, build_pieces, catalog_memo, conformance_problems, package_job
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from .worker import Pending, Worker, closing, start_worker
@@ -107,8 +108,11 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
     `cache`: where the Python package is remembered (`toolgen.incremental.package_job`); None: computed.
     """
-    # forked now, while this process is small: the worker that formats the package (toolgen.worker)
-    with _gc_paused(), closing(start_worker("the Python package", warm_up) if "python" in emit else None) as worker:
+    # forked now, while this process is small: the worker that formats the package (toolgen.worker).
+    # With the cache, it warms up only when it gets the job: after an edit the package is usually
+    # found whole in the cache (`package_job`), and the worker is closed having spent nothing
+    warm = warm_up if cache is None else None
+    with _gc_paused(), closing(start_worker("the Python package", warm) if "python" in emit else None) as worker:
         return _build_api(intent_path, out, name=name, spec=spec, emit=emit, progress=progress, base=base,
                           spec_overrides=spec_overrides, lint=lint or LintSettings(), run_lint=run_lint,
                           options=dialect_options or DialectOptions(), worker=worker, cache=cache)
@@ -186,8 +190,10 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         progress(f"{api}: loaded {doc.display} ({read_as})")
     t1 = time.perf_counter()
     pieces = build_pieces(cache)
+    # what each operation's part of the document is: the key of its lowering and of its lint facts
+    keys = OperationKeys(doc, intents, api) if pieces.lower is not None else None
     with _steps(progress, f"{api}: lowering operations") as advance:
-        ir = lower(doc, intents, sink, api, progress=advance, remember=pieces.lower)
+        ir = lower(doc, intents, sink, api, progress=advance, remember=pieces.lower, keys=keys)
     timings["lower"] = time.perf_counter() - t1
     located = DiagnosticSink()
     located.extend(doc.fill_locations(sink.items))
@@ -212,7 +218,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         package = package_job(cache, worker, plan, size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
     return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                        run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                       spec_path=spec_path, package=package, cache=cache, pieces=pieces)
+                       spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys)
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -232,7 +238,8 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
                 timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
                 out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
-                cache: Cache | None = None, pieces: BuildPieces | None = None) -> ApiBuild:
+                cache: Cache | None = None, pieces: BuildPieces | None = None,
+                keys: OperationKeys | None = None) -> ApiBuild:
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
     memo = catalog_memo(cache, options)
@@ -241,14 +248,15 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
         catalogs = build_catalogs(ir, advance, options, entry=memo)
     if memo is not None:
         memo.save()
-    _check_conformance(ir, catalogs, emitted_dialects(emit))
+    _check_conformance(ir, catalogs, emitted_dialects(emit), pieces.conformance)
     sizes = measure(catalogs, pieces.tokens) if ("report" in emit or run_lint) else []
     timings["catalogs"] = time.perf_counter() - t_cat
     if run_lint:
         # the lint stage: the build reports what `toolgen lint` knows, at the project's severities
         t_lint = time.perf_counter()
         sink.extend(lint_api(LintInput(doc, intents, ir, [], lint, catalogs=catalogs, sizes=sizes,
-                                       dialects=emitted_dialects(emit), options=options)))
+                                       dialects=emitted_dialects(emit), options=options,
+                                       remember=pieces.lint, keys=keys)))
         timings["lint"] = time.perf_counter() - t_lint
     kept = DiagnosticSink()
     kept.extend(apply_severity(sink.items, lint, strict=False))
@@ -344,10 +352,12 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     return files, catalogs, sizes
 
 
-def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...]) -> None:
+def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...],
+                       remember: Remember = computed) -> None:
     """Every emitted catalog (of `dialects`) must pass its dialect's rules; a violation is a toolgen
     bug. The catalogs a build does not write are not checked: a limit of a provider the build leaves
-    out (`--emit`) must not stop it."""
+    out (`--emit`) must not stop it. `remember`: each tool's verdict, between builds
+    (`toolgen.incremental.conformance_problems`)."""
     problems = []
     for dialect, tools in catalogs.by_dialect().items():
         if dialect not in dialects:
@@ -355,7 +365,7 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...])
         # the 128-tools-per-request limit is a lint finding (catalog-too-big), not a build error
         if dialect == "anthropic" and catalogs.deferred.catalogs_of("anthropic"):
             continue  # anthropic.json with its tool-search tool, or its parts: check_deferred checks them
-        problems.extend(check_catalog(dialect, tools, max_tools=None))
+        problems.extend(conformance_problems(dialect, tools, remember))
     problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects))
     if problems:
         first = problems[:5]

@@ -31,15 +31,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .cache import Cache, canonical, digest, environment_key, files_digest, folder_matches
 from .compile.inputs import api_name_for, resolve_spec_path
 from .compile.intent import load_intent_map
 from .compile.ir import Tool
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
-from .dialects import Dialect, DialectOptions
-from .emit import Remember, computed, content_pickle
+from .dialects import Dialect, DialectOptions, Violation, check_catalog, dialect
+from .emit import Remember, computed, content_pickle, piece_key
 from .emit.catalogs import Entry
 from .emit.python import PackagePlan, format_piece, join_package, package_pieces
 from .project import ALL_ARTIFACTS, Artifact, spec_override
@@ -155,29 +155,65 @@ def package_job(cache: Cache | None, worker: Worker | None, plan: PackagePlan, *
     return Pending(store, in_worker=pending.in_worker)
 
 
+class _Table:
+    """A table of pieces (piece key -> pickled value) kept in the cache as two entries of `kind`: a
+    base under `key` and a delta under ``digest(key, "delta")``, read once and merged (a value is a
+    pure function of its key, so any base with any delta, even from another build, gives right
+    values). `save` writes back what a build used: only the delta (the pieces the base lacks) while
+    that is small, so a build after one edit does not rewrite a table of megabytes; the whole table
+    (and an empty delta) when the delta would pass a quarter of the base's bytes, or the base holds
+    more than a quarter of pieces the build did not use."""
+
+    def __init__(self, cache: Cache, kind: str, key: str) -> None:
+        self._cache, self._kind, self._key = cache, kind, key
+        self._delta_key = digest(key, "delta")
+        self._base = self._load(key)
+        self._delta = self._load(self._delta_key)
+
+    def _load(self, key: str) -> dict[str, bytes]:
+        found = self._cache.get(self._kind, key)
+        if found is None:
+            return {}
+        try:
+            table = pickle.loads(found)  # toolgen's own cache, written by this class under its MAC
+        except Exception:  # noqa: BLE001 - an entry of another format: computed again
+            return {}
+        ok = isinstance(table, dict) and all(isinstance(k, str) and isinstance(v, bytes) for k, v in table.items())
+        return table if ok else {}
+
+    def get(self, key: str) -> bytes | None:
+        """The pickled value of piece `key`, or None."""
+        return self._delta.get(key) or self._base.get(key)
+
+    def save(self, used: dict[str, bytes]) -> None:
+        """Keep `used` (every piece a build used, new or found) for the next build (class docstring)."""
+        new = {k: v for k, v in used.items() if k not in self._base}
+        stale = len(self._base) - (len(used) - len(new))
+        if not stale and new.keys() == self._delta.keys():
+            return  # nothing new, nothing dropped
+        base_bytes = sum(map(len, self._base.values()))
+        if self._base and stale * 4 <= len(self._base) and sum(map(len, new.values())) * 4 <= base_bytes:
+            if new.keys() != self._delta.keys():
+                self._cache.put(self._kind, self._delta_key, pickle.dumps(new, protocol=5))
+            return
+        self._cache.put(self._kind, self._key, pickle.dumps(used, protocol=5))
+        if self._delta:
+            self._cache.put(self._kind, self._delta_key, pickle.dumps({}, protocol=5))
+
+
 class CatalogMemo:
     """`toolgen.emit.catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
 
     One table per environment and dialect options: the digest of ``(dialect name, the tool's content:
-    `toolgen.emit.content_pickle`)`` -> the pickled entry. Read once when the build starts; `save`
-    writes back the entries this build used (so the table holds the current tools only) when any was computed. Entries are
-    kept pickled and unpickled on each use: what a later stage does to an entry (selection,
+    `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
+    starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
     deferred views) never reaches the table."""
 
     def __init__(self, cache: Cache, options: DialectOptions) -> None:
-        self._cache = cache
-        self._key = digest("catalog", environment_key(), canonical(asdict(options)))
-        self._table: dict[str, bytes] = {}
-        found = cache.get("catalog", self._key)
-        if found is not None:
-            try:
-                table = pickle.loads(found)  # toolgen's own cache, written by this class
-            except Exception:  # noqa: BLE001 - an entry of another format: computed again
-                table = None
-            if isinstance(table, dict):
-                self._table = table
+        self._table = _Table(cache, "catalog", digest("catalog", environment_key(), canonical(asdict(options))))
         self._used: dict[str, bytes] = {}
         self._computed = 0
+        self._last: tuple[Tool | None, bytes] = (None, b"")
 
     @property
     def computed(self) -> int:
@@ -185,7 +221,9 @@ class CatalogMemo:
         return self._computed
 
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
-        key = digest(dialect.name, content_pickle(tool))
+        if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled once
+            self._last = (tool, content_pickle(tool))
+        key = digest(dialect.name, self._last[1])
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
             stored = pickle.dumps(dialect.catalog_entry(tool), protocol=5)
@@ -195,16 +233,14 @@ class CatalogMemo:
         return entry
 
     def save(self) -> None:
-        """Write back the entries this build used, when it computed any or used fewer than stored."""
-        if self._computed or len(self._used) != len(self._table):
-            self._cache.put("catalog", self._key, pickle.dumps(self._used, protocol=5))
+        """Keep the entries this build used for the next (`_Table.save`)."""
+        self._table.save(self._used)
 
 
 class Pieces:
     """A `toolgen.emit.Remember` backed by the cache: one table per kind of piece (a dict of piece
-    key -> pickled value, one cache entry under the kind, the environment and `salt`), read once
-    when the build starts; `save` writes back the pieces this build used (so the table holds the
-    current build's pieces only) when any was computed or some were left unused. Values are kept
+    key -> pickled value, a `_Table` under the kind, the environment and `salt`), read once when
+    the build starts; `save` keeps the pieces this build used (`_Table.save`). Values are kept
     pickled and unpickled on each use, so what a later stage does to a value never reaches the table.
 
     A piece's key names everything its value depends on (`toolgen.emit.piece_key` of the inputs),
@@ -212,18 +248,8 @@ class Pieces:
     one a build without the cache computes."""
 
     def __init__(self, cache: Cache, kind: str, salt: str = "") -> None:
-        self._cache = cache
         self.kind = kind
-        self._key = digest(kind, environment_key(), salt)
-        self._table: dict[str, bytes] = {}
-        found = cache.get(kind, self._key)
-        if found is not None:
-            try:
-                table = pickle.loads(found)  # toolgen's own cache, written by this class under its MAC
-            except Exception:  # noqa: BLE001 - an entry of another format: computed again
-                table = None
-            if isinstance(table, dict):
-                self._table = table
+        self._table = _Table(cache, kind, digest(kind, environment_key(), salt))
         self._used: dict[str, bytes] = {}
         self.computed = 0
 
@@ -239,9 +265,32 @@ class Pieces:
         return found
 
     def save(self) -> None:
-        """Write back the pieces this build used, when it computed any or used fewer than stored."""
-        if self.computed or len(self._used) != len(self._table):
-            self._cache.put(self.kind, self._key, pickle.dumps(self._used, protocol=5))
+        """Keep the pieces this build used for the next (`_Table.save`)."""
+        self._table.save(self._used)
+
+
+def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remember = computed) -> list[Violation]:
+    """``check_catalog(name, tools, max_tools=None)``, with each tool's own verdict remembered: for a
+    dialect that `Dialect.checks_per_tool` (OpenAI, MCP, Gemini), by the tool object's content
+    (`piece_key`), whether it conforms alone; when every tool does and the names are unique the
+    catalog conforms, and otherwise (a toolgen bug) the whole catalog is checked again for the
+    violations. Other dialects are checked whole. Raises ValueError for an unknown dialect."""
+    found = dialect(name)
+    if remember is computed or not found.checks_per_tool:
+        return check_catalog(name, tools, max_tools=None)
+    read_name = found.tool_name
+    try:
+        names = [read_name(tool) for tool in tools]
+    except Exception:  # noqa: BLE001 - a malformed entry: the whole check says what is wrong
+        return check_catalog(name, tools, max_tools=None)
+    if len(set(names)) == len(names) and all(
+            remember(piece_key("conformance 1", name, tool), partial(_conforms, name, tool)) for tool in tools):
+        return []
+    return check_catalog(name, tools, max_tools=None)
+
+
+def _conforms(name: str, tool: dict[str, Any]) -> bool:
+    return not check_catalog(name, [tool], max_tools=None)
 
 
 @dataclass
@@ -250,13 +299,18 @@ class BuildPieces:
     compact JSON texts, REPORT.md and lint), `json` (each tool's and each policy row's indented JSON
     in the JSON files), `search` (each operation's search.json document before the catalog-wide
     decompounding), `lower` (each operation's lowering, `toolgen.compile.lower.reuse`), `plan`
-    (the Python package's plan, by the tools' names and argument schemas: all it reads)."""
+    (the Python package's plan, by the tools' names and argument schemas: all it reads),
+    `conformance` (whether each catalog tool object keeps its dialect's rules alone,
+    `conformance_problems`), `lint` (what an operation's response and parameters tell the lint
+    rules, `toolgen.review.lint.LintInput.remember`)."""
 
     tokens: Remember
     json: Remember
     search: Remember
     lower: Remember | None = None
     plan: Remember = computed
+    conformance: Remember = computed
+    lint: Remember = computed
     tables: tuple[Pieces, ...] = ()
 
     def save(self) -> None:
@@ -273,9 +327,9 @@ def build_pieces(cache: Cache | None) -> BuildPieces:
     """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.emit.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
-    tokens, json_, search, lower, plan = tables = tuple(
-        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan"))
-    return BuildPieces(tokens, json_, search, lower, plan, tables=tables)
+    tokens, json_, search, lower, plan, conformance, lint = tables = tuple(
+        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint"))
+    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:

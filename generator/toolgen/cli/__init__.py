@@ -2,7 +2,8 @@
 
     toolgen build · lint · init · diff · vendor · call · serve · approve · search · catalog · schema · eval
 
-Input: the command line. Output: what each command prints, and the exit code. Every command
+Each command's module is imported when the command runs (`toolgen build` imports no runtime, server
+or eval code). Input: the command line. Output: what each command prints, and the exit code. Every command
 shares one exit-code table (`toolgen.cli.exits`): 0 ok · 1 check or lint failed ·
 2 bad input (spec, intent map, project file, arguments) · 3 internal error. User mistakes are printed
 as located diagnostics (`file:line:col: error[code]: message` + hint), never as tracebacks.
@@ -10,21 +11,52 @@ as located diagnostics (`file:line:col: error[code]: message` + hint), never as 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, MutableMapping
+from importlib import import_module
+
 import click
 
 from .. import __version__
-from .approve import approve_command
-from .build import build_command
-from .call import call_command
-from .catalog import catalog_command
-from .diff import diff_command
-from .eval import eval_group
-from .init import init_command
-from .lint import lint_command
-from .schema import schema_command
-from .search import search_command
-from .serve import serve_command
-from .vendor import vendor_command
+
+#: command name -> (module of this package, attribute): each module is imported when its command is
+#: first looked up, so `toolgen build` does not import the runtime, the server or the eval harness
+_COMMANDS = {
+    "build": ("build", "build_command"), "schema": ("schema", "schema_command"),
+    "call": ("call", "call_command"), "serve": ("serve", "serve_command"), "lint": ("lint", "lint_command"),
+    "init": ("init", "init_command"), "diff": ("diff", "diff_command"), "vendor": ("vendor", "vendor_command"),
+    "search": ("search", "search_command"), "catalog": ("catalog", "catalog_command"),
+    "approve": ("approve", "approve_command"), "eval": ("eval", "eval_group"),
+}
+
+
+class _LazyCommands(MutableMapping[str, click.Command]):
+    """The group's command table (`click.Group.commands`): every name of `_COMMANDS`, each command
+    imported on first access; commands added later (`add_command`) are kept as given."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            if name not in _COMMANDS:
+                raise KeyError(name)
+            module, attribute = _COMMANDS[name]
+            command = getattr(import_module(f"{__name__}.{module}"), attribute)
+            assert isinstance(command, click.Command)
+            self._loaded[name] = command
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("toolgen's commands cannot be removed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*_COMMANDS, *self._loaded]))
+
+    def __len__(self) -> int:
+        return len(set(_COMMANDS) | set(self._loaded))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,8 +65,6 @@ def main() -> None:
     """Compile OpenAPI specs + intent maps into strict, policy-enforced agent tools."""
 
 
-for _command in (build_command, schema_command, call_command, serve_command, lint_command, init_command,
-                 diff_command, vendor_command, search_command, catalog_command, approve_command, eval_group):
-    main.add_command(_command)
+main.commands = _LazyCommands()
 
 __all__ = ["main"]

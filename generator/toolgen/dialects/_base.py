@@ -132,7 +132,10 @@ class Dialect:
     What it emits: `file` (``<name>.json``, its catalog) and `extra_files` (other files its view
     may write, e.g. ``openai.responses.json``); `reshapes_arguments` says whether its view may
     reshape arguments (``dialect_rewrites`` in policy.json, undone by the runtime). `title` is the
-    provider's name in reports and help.
+    provider's name in reports and help. `checks_per_tool` says that `check` (with no `max_tools`)
+    finds nothing exactly when it finds nothing in each tool alone and no name is used twice (no
+    other rule spans tools): the build cache then remembers each tool's verdict
+    (`toolgen.incremental.conformance_problems`).
     """
 
     name: str
@@ -148,6 +151,7 @@ class Dialect:
     title: str = ""
     extra_files: tuple[str, ...] = ()
     reshapes_arguments: bool = False
+    checks_per_tool: bool = False
 
     @property
     def file(self) -> str:

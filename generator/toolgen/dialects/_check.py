@@ -18,9 +18,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from ..naming import TOOL_NAME_RE
 from ..pointer import PointerError, escape_token
 from ._memo import memo_table
@@ -270,6 +267,9 @@ def check_2020_12(report: Report, tool: str, base: str, schema: JSON, rule: str,
     """Valid under the JSON Schema 2020-12 meta-schema (B.1 `input_schema`, D.1)."""
     if _fast_meta_valid(schema, summary):
         return
+    from jsonschema import Draft202012Validator  # the reference, and its message: rarely needed
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:

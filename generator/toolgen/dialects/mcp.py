@@ -291,4 +291,4 @@ LIMITS: tuple[Limit, ...] = (
     Limit("max_name_length", 64, "D.2 / F.2: clients enforce 64 characters, their prefix (mcp__<server>__) included"),
 )
 
-DIALECT = Dialect("mcp", 2, _catalog_entry, _entry_name, _check, None, LIMITS, title="MCP")
+DIALECT = Dialect("mcp", 2, _catalog_entry, _entry_name, _check, None, LIMITS, title="MCP", checks_per_tool=True)

@@ -902,4 +902,4 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
 
 
 DIALECT = Dialect("openai", 0, _catalog_entry, _entry_name, _check, OPENAI_MAX_TOOLS, LIMITS, title="OpenAI",
-                  extra_files=("openai.responses.json",), reshapes_arguments=True)
+                  extra_files=("openai.responses.json",), reshapes_arguments=True, checks_per_tool=True)

@@ -31,17 +31,24 @@ class ToolSize:
 
 
 def measure(catalogs: Catalogs, remember: Remember = computed) -> list[ToolSize]:
-    """Compact-JSON bytes and o200k tokens of each tool in each dialect. `remember`: each text's
-    token count is taken through it, keyed by the text (`toolgen.emit.Remember`)."""
+    """Compact-JSON bytes and o200k tokens of each tool in each dialect. `remember`: each tool
+    object's two sizes are taken through it, keyed by the object's content (`piece_key`: what its
+    compact JSON is made from), so an unchanged tool is neither serialised nor tokenised again."""
     sizes: dict[str, dict[str, dict[str, int]]] = {}
     for dialect, tools in catalogs.by_dialect().items():
         for tool in tools:
             name = registry()[dialect].tool_name(tool)
-            text = compact_json(tool)
             entry = sizes.setdefault(name, {"bytes": {}, "tokens": {}})
-            entry["bytes"][dialect] = len(text.encode("utf-8"))
-            entry["tokens"][dialect] = remember(piece_key("o200k", text), partial(count_tokens, text))
+            size, tokens = remember(piece_key("o200k-object", tool), partial(_sizes, tool))
+            entry["bytes"][dialect] = size
+            entry["tokens"][dialect] = tokens
     return [ToolSize(name, v["bytes"], v["tokens"]) for name, v in sorted(sizes.items())]
+
+
+def _sizes(tool: dict[str, Any]) -> tuple[int, int]:
+    """The compact JSON of `tool`: its UTF-8 bytes and o200k tokens."""
+    text = compact_json(tool)
+    return len(text.encode("utf-8")), count_tokens(text)
 
 
 def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagnostics: list[Diagnostic]) -> str:

@@ -13,9 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
-from referencing.exceptions import Unresolvable
-
 from ...pointer import unescape_token
 
 _MAX_DEPTH = 16
@@ -28,6 +25,9 @@ def single_value(schema: Any) -> tuple[Any] | None:
     found = _find(schema, schema, 0)
     if found is None:
         return None
+    import jsonschema  # imported when a constant is found: a build that reuses its lowering needs none
+    from referencing.exceptions import Unresolvable
+
     try:
         valid = jsonschema.Draft202012Validator(schema).is_valid(found[0])
     except (jsonschema.exceptions.SchemaError, Unresolvable, RecursionError):

@@ -31,8 +31,7 @@ from ..operations import (
 from ..schema import Interner, SchemaBudget, SchemaConverter
 from .composites import lower_composites
 from .context import Ctx, Skip
-from .infer import infer_intent
-from .reuse import OperationKeys
+from .reuse import OperationKeys, inferred_intent
 from .routing import add_routing_notes, describe_toolsets
 from .tools import lower_intent
 from .toolsets import check_reserved_names, check_toolsets, toolsets_of
@@ -43,7 +42,8 @@ READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read
 
 def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str,
           progress: Callable[[int, int], None] | None = None,
-          remember: Callable[[str, Callable[[], Any]], Any] | None = None) -> ApiIR:
+          remember: Callable[[str, Callable[[], Any]], Any] | None = None,
+          keys: OperationKeys | None = None) -> ApiIR:
     """Lower every intent (explicit tools first, then include groups) to tools.
 
     Raises nothing for bad intents: errors are added to `sink` (the caller decides to stop).
@@ -51,11 +51,13 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     group looks at is taken up (total = explicit intents + operations x include groups); it only
     reports, the result does not depend on it. `remember(key, compute)`: each operation's lowering
     is remembered through it (`toolgen.compile.lower.reuse`; the build cache); the IR is the same.
+    `keys`: the `OperationKeys` of `doc` and `intents` to key it with, when the caller keys more
+    by them (the lint stage); made here otherwise.
     """
     model = intents.model
     budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)
     ctx = Ctx(doc, intents, sink, api_name, SchemaConverter(doc, sink, budget), remember=remember,
-              keys=OperationKeys(doc, intents, api_name) if remember is not None else None)
+              keys=(keys or OperationKeys(doc, intents, api_name)) if remember is not None else None)
     operations = list_operations(doc)
     tools: list[Tool] = []
     authored: set[str] = set()  # tools whose description the intent map gives: its author's routing stands
@@ -207,7 +209,7 @@ def _explicit_name_problem(key: str, effect: Effect) -> str | None:
 
 
 def _infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> tuple[ToolIntent, str]:
-    intent = infer_intent(ctx, op, group)
+    intent = inferred_intent(ctx, op, group)
     return intent, _include_name(ctx, op, group, intent.effect)
 
 
@@ -219,11 +221,10 @@ def _include_name(ctx: Ctx, op: Operation, group: IncludeSpec, effect: Effect) -
         base = "get_" + base
     limit = MAX_TOOL_NAME - (len("preview_") if effect != "read" else 0)
     short = shorten(base, limit, seed=op.pointer)
-    taken = set(ctx.names)
     def full(b: str) -> list[str]:
         return [b] if effect == "read" else ["preview_" + b, "record_" + b]
 
-    if any(n in taken for n in full(short)):
+    if any(n in ctx.names for n in full(short)):  # the names taken so far
         short = shorten(f"{base}_{stable_suffix(op.pointer, 6)}", limit, seed=op.pointer + "#dup")
         ctx.sink.warning("name-collision", f"{op.key}: tool name {base!r} is taken; using {short!r}",
                          ctx.doc.locate(op.pointer), "give the operation a distinct operationId or an explicit intent")

@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
 from ...naming import arg_name
 from ...pointer import join_pointer
 from ..intent import ToolIntent
@@ -312,6 +310,8 @@ def _header_text_problem(value: Any) -> str | None:
 
 def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
     """Why `value` does not validate against `schema` (JSON Schema 2020-12), or None."""
+    import jsonschema  # imported when a value is checked: a build that reuses its lowering needs none
+
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
     return None if error is None else error.message
 

@@ -38,6 +38,7 @@ from ..intent import IncludeSpec, LoadedIntentMap, ToolIntent
 from ..load import SpecDocument
 from ..operations import Operation
 from .context import Ctx, Lowered, Skip
+from .infer import infer_intent
 from .operation import lower_operation
 
 #: ``remember(key, compute) -> compute()`` or an earlier value of it
@@ -70,6 +71,7 @@ class OperationKeys:
                              _text(schemes), json.dumps(model, sort_keys=True, default=repr))
         self._parts: dict[Part, tuple[str, tuple[Part, ...] | None]] = {}
         self._order: dict[str, dict[str, int]] = {}
+        self._reads: dict[str, Any] = {}  # operation pointer -> `reads`
 
     def key(self, op: Operation, name: str, intent: ToolIntent, where: tuple[str | int, ...], *,
             explicit: bool, group: IncludeSpec | None) -> str | None:
@@ -89,6 +91,12 @@ class OperationKeys:
         of each of its steps, its own intent and `base`."""
         if not self.usable:
             return None
+        known = self._reads.get(op.pointer, _MISSING)
+        if known is _MISSING:
+            known = self._reads[op.pointer] = self._read(op)
+        return known  # type: ignore[no-any-return]
+
+    def _read(self, op: Operation) -> str | None:
         own = _text(op.path_item)
         refs = _refs_of(own)
         if refs is None:
@@ -265,6 +273,37 @@ def lowered_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, whe
         raise DiagnosticError([_relocated(ctx, d) for d in outcome.errors])
     assert outcome.lowered is not None
     return outcome.lowered
+
+
+def inferred_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
+    """`infer_intent` (the intent an include group gives `op`), through `ctx.remember` when the build
+    passed one and the operation's `OperationKeys.reads` can be known. Keyed by what it reads: the
+    operation's part of the document (`reads`), the intent map's settings (`OperationKeys.base`:
+    its defaults) and the group. An inference that raised or emitted a diagnostic is remembered as
+    such and computed again each time (its messages are located in this build's document)."""
+    reads = ctx.keys.reads(op) if ctx.remember is not None and ctx.keys is not None else None
+    if reads is None or ctx.remember is None or ctx.keys is None:
+        return infer_intent(ctx, op, group)
+
+    here: list[ToolIntent | Exception] = []  # computed by this call (what it emitted is in the sink)
+
+    def compute() -> ToolIntent | None:
+        with _recording(ctx) as recording:
+            try:
+                intent = infer_intent(ctx, op, group)
+            except (Skip, DiagnosticError) as exc:
+                here.append(exc)
+                return None
+        here.append(intent)
+        return None if recording.kept else intent
+
+    found: ToolIntent | None = ctx.remember(
+        _digest("infer-intent 1", ctx.keys.base, reads, group.model_dump_json()), compute)
+    if here:
+        if isinstance(here[0], Exception):
+            raise here[0]
+        return here[0]
+    return found if found is not None else infer_intent(ctx, op, group)
 
 
 def _unlocated_location(loc: SourceLocation) -> SourceLocation:

@@ -88,8 +88,10 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     toolset: Toolset | None = None
     if name in _DERIVED and intent.toolset is None:
         loading_ = group.loading if group is not None else None
-        if name == TOOLSET_FROM_TAG:
-            toolset = _derived_toolset(ctx, *_tag_source(ctx, op), loading_)
+        if name == TOOLSET_FROM_TAG:  # a tag's toolset is made once: its description is read then
+            tag = toolset_from_tag(op.tags[0]) if op.tags else None
+            known = ctx.toolsets.get(tag) if tag is not None else None
+            toolset = known if known is not None else _derived_toolset(ctx, *_tag_source(ctx, op), loading_)
         else:
             toolset = _derived_toolset(ctx, *_path_source(op), loading_)
     elif name is not None and name in model.toolsets and _valid(name):

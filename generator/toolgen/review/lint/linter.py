@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from ...compile.intent import LoadedIntentMap, ToolIntent
 from ...compile.ir import ApiIR, Tool
 from ...compile.load import SpecDocument
 from ...compile.lower import operation_parameters, operation_response
+from ...compile.lower.reuse import OperationKeys
 from ...compile.operations import (
     Operation,
     OperationIndex,
@@ -39,7 +41,7 @@ from ...compile.verbs import changes_named
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...dialects import DialectOptions, catalog_request_problems, registry
 from ...dialects.openai import openai_parameters
-from ...emit import compact_json
+from ...emit import Remember, compact_json, computed, piece_key
 from ...emit.catalogs import Catalogs, build_catalogs
 from ...emit.report import ToolSize, measure
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
@@ -79,6 +81,8 @@ from .rules import (
 )
 from .toolsets import Member, near_synonyms
 
+T = TypeVar("T")
+
 
 @dataclass
 class LintInput:
@@ -97,6 +101,11 @@ class LintInput:
     dialects: tuple[str, ...] = ALL_DIALECTS
     #: the project's dialect choices (toolgen.yaml ``dialects:``: shapes and the tool-search limit)
     options: DialectOptions = field(default_factory=DialectOptions)
+    #: what each operation's response and parameters tell the rules, remembered between builds
+    #: (`toolgen.incremental.BuildPieces`) under the operation's `OperationKeys.reads` (its part of
+    #: the document) and `OperationKeys.base`; without `keys`, computed
+    remember: Remember = computed
+    keys: OperationKeys | None = None
 
 
 @dataclass
@@ -391,19 +400,34 @@ class _Linter:
                              "schemes do not declare", self.where(view, "permission"),
                              f"did you mean {close[0]!r}?" if close else None, tool=view.main.name)
 
-    def check_pagination(self) -> None:
+    def _remembered(self, op: Operation, what: str, compute: Callable[[], T]) -> T:
+        """`compute()`, a pure function of `op`'s part of the document (its response and parameters)
+        and of `what`, through `LintInput.remember` when the operation's reads can be known."""
+        keys = self.data.keys
+        reads = keys.reads(op) if keys is not None else None
+        if keys is None or reads is None:
+            return compute()
+        found: T = self.data.remember(piece_key("lint-operation 1", keys.base, reads, what), compute)
+        return found
+
+    def _paging_facts(self, op: Operation) -> tuple[bool, bool, list[str], bool]:
+        """What `check_pagination` reads of `op`: whether its response is an array, whether it sends
+        a Link header, the paging parameters it takes, whether its response has an item array."""
         paging = set(CURSOR_PARAMS) | set(OFFSET_PARAMS) | set(PAGE_PARAMS)
+        response = self.response(op)
+        schema, link = response if response is not None else (None, False)
+        is_array = isinstance(schema, dict) and (schema.get("type") == "array" or (
+            isinstance(schema.get("type"), list) and "array" in schema["type"]))
+        query = [str(p.get("name")) for p in self.params(op) if p.get("in") == "query"]
+        return is_array, bool(link), sorted(paging & set(query)), find_items_field(schema) is not None
+
+    def check_pagination(self) -> None:
         for view in self.views:
             row = view.main.policy
             if row.mode != "read" or row.pagination is not None:
                 continue
-            response = self.response(view.op)
-            schema, link = response if response is not None else (None, False)
-            is_array = isinstance(schema, dict) and (schema.get("type") == "array" or (
-                isinstance(schema.get("type"), list) and "array" in schema["type"]))
-            query = [str(p.get("name")) for p in self.params(view.op) if p.get("in") == "query"]
-            pagers = sorted(paging & set(query))
-            has_items = find_items_field(schema) is not None
+            is_array, link, pagers, has_items = self._remembered(view.op, "paging",
+                                                                 partial(self._paging_facts, view.op))
             bounded = bool(view.intent and view.intent.output and view.intent.output.max_bytes)
             if is_array and not (pagers or link) and bounded:
                 continue  # nothing to page with; the intent bounds the list explicitly
@@ -421,7 +445,8 @@ class _Linter:
             row = view.main.policy
             if row.output.fields:
                 continue
-            measured = self.response_size(view.op, budget)
+            measured = self._remembered(view.op, f"response-size {budget}",
+                                        partial(self.response_size, view.op, budget))
             if measured is None:
                 continue
             length, tokens = measured
