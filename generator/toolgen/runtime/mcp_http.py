@@ -371,11 +371,68 @@ def max_waiting_connections() -> int:
     return max(8, min(256, soft // 8))
 
 
+class CoalescedWrites:
+    """A connection's transport that sends a response's status line and headers together with what
+    is written next (every other attribute is the transport's).
+
+    uvicorn writes a response's head (status line and headers) and its body with one ``write``
+    each, so a response the app sends whole went out as two TCP segments: the client woke up for
+    the head alone and waited again for the body, and on a busy machine that wake-up could take the
+    CPU from the server before it wrote the body. Here a write that is a response head (``HTTP/1.x
+    ...`` ending in an empty line) is held; the next write sends it and itself as one segment at
+    once, and a head nothing follows within the event loop's turn (a stream whose first event comes
+    later) is sent at the end of that turn. Every other write is sent at once, as before. `close`
+    and `write_eof` send a held head first; `abort` drops it."""
+
+    def __init__(self, transport: Any, loop: Any) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._head: bytes | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        chunk = bytes(data)
+        if self._head is None and chunk.startswith(b"HTTP/1.") and chunk.endswith(b"\r\n\r\n"):
+            self._head = chunk
+            self._loop.call_soon(self.flush)
+            return
+        if self._head is not None:
+            chunk, self._head = self._head + chunk, None
+        if not self._transport.is_closing():
+            self._transport.write(chunk)
+
+    def writelines(self, chunks: Iterable[bytes | bytearray | memoryview]) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+
+    def flush(self) -> None:
+        """Send a held head now (nothing when the connection is closing)."""
+        head, self._head = self._head, None
+        if head is not None and not self._transport.is_closing():
+            self._transport.write(head)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def abort(self) -> None:
+        self._head = None
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 def _guarded_protocol(header_timeout_s: float, max_waiting: int) -> type[Any]:
     """uvicorn's h11 protocol, with a deadline for each request's headers and a cap on the
     connections waiting for them (shared by the connections of one server; see the module
-    docstring). A connection past its deadline, or evicted as the longest waiting, is closed
-    without a response and without a log line."""
+    docstring), writing through `CoalescedWrites`. A connection past its deadline, or evicted as
+    the longest waiting, is closed without a response and without a log line."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     waiting: OrderedDict[Any, None] = OrderedDict()
@@ -384,7 +441,8 @@ def _guarded_protocol(header_timeout_s: float, max_waiting: int) -> type[Any]:
         _header_deadline: Any = None
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            coalesced: Any = CoalescedWrites(transport, self.loop)  # a Transport by delegation
+            super().connection_made(coalesced)
             self._await_headers()
 
         def data_received(self, data: bytes) -> None:
