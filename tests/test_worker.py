@@ -259,6 +259,7 @@ def test_one_cpu_still_gets_a_worker_that_does_not_warm_up(monkeypatch: pytest.M
     """On one CPU the worker keeps the job's memory out of the build's; it does not warm up (that
     would compete with the build for the one CPU and be wasted on a job small enough to run inline)."""
     monkeypatch.delenv("TOOLGEN_WORKERS", raising=False)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest-xdist runs threads of its own
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     warmed: list[Any] = []
     monkeypatch.setattr(worker, "Worker", lambda label, warm=None: warmed.append(warm) or label)
