@@ -12,6 +12,7 @@ import yaml
 from toolgen.compile.intent import IntentMap, LoadedIntentMap
 from toolgen.compile.load import load_spec
 from toolgen.compile.lower import lower, reuse
+from toolgen.compile.lower.operation import lower_operation
 from toolgen.diagnostics import DiagnosticSink
 from toolgen.review.draft_lowering import DraftLowering
 
@@ -33,7 +34,7 @@ def test_each_operation_is_lowered_once_and_every_lowering_is_a_fresh_one(
     data.pop("composites", None)  # a draft has none (a composite's steps are lowered with it, each time)
     out = tmp_path / "draft.yaml"
     lowered: list[str] = []
-    real = reuse.lower_operation
+    real = lower_operation
 
     def counting(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
         lowered.append(op.pointer)
