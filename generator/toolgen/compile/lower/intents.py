@@ -42,7 +42,8 @@ READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read
 
 def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str,
           progress: Callable[[int, int], None] | None = None,
-          remember: Callable[[str, Callable[[], Any]], Any] | None = None) -> ApiIR:
+          remember: Callable[[str, Callable[[], Any]], Any] | None = None,
+          keys: OperationKeys | None = None) -> ApiIR:
     """Lower every intent (explicit tools first, then include groups) to tools.
 
     Raises nothing for bad intents: errors are added to `sink` (the caller decides to stop).
@@ -50,11 +51,13 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     group looks at is taken up (total = explicit intents + operations x include groups); it only
     reports, the result does not depend on it. `remember(key, compute)`: each operation's lowering
     is remembered through it (`toolgen.compile.lower.reuse`; the build cache); the IR is the same.
+    `keys`: what names each operation's lowering to `remember` (default: `OperationKeys` of `doc`
+    and `intents`, valid across builds).
     """
     model = intents.model
     budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)
     ctx = Ctx(doc, intents, sink, api_name, SchemaConverter(doc, sink, budget), remember=remember,
-              keys=OperationKeys(doc, intents, api_name) if remember is not None else None)
+              keys=(keys or OperationKeys(doc, intents, api_name)) if remember is not None else None)
     operations = list_operations(doc)
     tools: list[Tool] = []
     covered: dict[str, str] = {}
