@@ -2,7 +2,7 @@
 on one core, each catalog checked against its provider's limit and SDK type, and REPORT.md (with
 every other file) checked to be the same bytes when built from another working directory.
 
-    python benchmarks/bigapi.py SPEC [--replicate N] [--work DIR] [--cpu 0] [--name LABEL] [--save]
+    python benchmarks/bigapi.py SPEC [--replicate N] [--work DIR] [--cpu 0] [--name LABEL] [--steps init] [--save]
 
 Steps, each a fresh process run as ``taskset -c CPU /usr/bin/time -v python -m toolgen ...`` in a
 new project folder under ``--work`` (the spec is copied in as ``specs/<name>.json``):
@@ -25,6 +25,8 @@ N times over first (`replicate.replicate`: paths repeated under a prefix, compon
 ``--save`` adds the run to ``benchmarks/results/bigapi.json`` (keyed by ``--name``) and rewrites
 ``benchmarks/results/bigapi.md`` from it; ``--render JSON`` saves a result printed by an earlier run
 (a step stopped before it finished carries ``"stopped": "why"`` and is shown as such).
+``--steps init`` runs step 1 only; with ``--save`` it replaces the init step of the saved run of that
+name (its time is shown as ``init measured ...``) and keeps the rest.
 """
 
 from __future__ import annotations
@@ -117,8 +119,9 @@ def catalogs(folder: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def run(spec: Path, n: int, work: Path, cpu: int | None, name: str) -> dict[str, Any]:
-    """Init, build and a check from elsewhere for `spec` (`n` times over); the measurements."""
+def run(spec: Path, n: int, work: Path, cpu: int | None, name: str, steps: str = "all") -> dict[str, Any]:
+    """Init, build and a check from elsewhere for `spec` (`n` times over); the measurements.
+    ``steps="init"``: init only."""
     project = work / "project"
     if project.exists():
         shutil.rmtree(project)
@@ -144,6 +147,8 @@ def run(spec: Path, n: int, work: Path, cpu: int | None, name: str) -> dict[str,
         return out
     m = re.search(r"(\d[\d,]*) intents?", " ".join(out["init"]["tail"]))
     out["intents"] = int(m.group(1).replace(",", "")) if m else None
+    if steps == "init":
+        return out
     out["build"] = timed([*tg, "build", "--no-cache"], project, cpu)
     tail = " ".join(out["build"]["tail"])
     for key, pattern in (("tools", r"(\d+) tools?"), ("operations", r"lowered \d+ of (\d+) operations")):
@@ -196,7 +201,8 @@ def markdown(runs: dict[str, dict[str, Any]]) -> str:
             if s:
                 wall = f"{int(s['wall_s'] // 60)} min {s['wall_s'] % 60:.0f} s"
                 rc = f"stopped unfinished ({s['stopped']})" if s.get("stopped") else s["rc"]
-                lines.append(f"| {what} | {rc} | {s['cpu_s']:,.1f} | {wall} | {s['peak_mb']:,} |")
+                when = f" (init measured {r['init_when']})" if key == "init" and r.get("init_when") else ""
+                lines.append(f"| {what}{when} | {rc} | {s['cpu_s']:,.1f} | {wall} | {s['peak_mb']:,} |")
         if "init" in r and "build" in r:
             cpu = r["init"]["cpu_s"] + r["build"]["cpu_s"]
             peak = max(r["init"]["peak_mb"], r["build"]["peak_mb"])
@@ -225,10 +231,14 @@ def markdown(runs: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _save(name: str, result: dict[str, Any]) -> None:
-    """Add `result` to benchmarks/results/bigapi.json under `name`; rewrite bigapi.md from it."""
+def _save(name: str, result: dict[str, Any], steps: str = "all") -> None:
+    """Add `result` to benchmarks/results/bigapi.json under `name`; rewrite bigapi.md from it.
+    ``steps="init"``: only the init step (and intents) of the saved run of that name is replaced."""
     store = RESULTS / "bigapi.json"
     runs = json.loads(store.read_text(encoding="utf-8")) if store.exists() else {}
+    if steps == "init" and name in runs:
+        result = {**runs[name], "init": result["init"], "intents": result.get("intents"),
+                  "init_when": result["when"]}
     runs[name] = result
     store.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (RESULTS / "bigapi.md").write_text(markdown(runs), encoding="utf-8")
@@ -241,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="working folder (default: a new temporary one)")
     parser.add_argument("--cpu", type=int, default=0, help="the core to pin every step to (-1: no pinning)")
     parser.add_argument("--name", default=None, help="the run's label in the results (default: the spec's stem)")
+    parser.add_argument("--steps", choices=("all", "init"), default="all",
+                        help="init: time `toolgen init` only (--save replaces the saved run's init step)")
     parser.add_argument("--save", action="store_true")
     parser.add_argument("--render", type=Path, default=None, metavar="JSON",
                         help="save a result this script printed earlier (no run); SPEC is ignored")
@@ -251,10 +263,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     name = args.name or args.spec.stem + (f"x{args.replicate}" if args.replicate > 1 else "")
     work = args.work or Path(tempfile.mkdtemp(prefix="toolgen-bigapi-"))
-    result = run(args.spec.resolve(), args.replicate, work, None if args.cpu < 0 else args.cpu, name)
+    result = run(args.spec.resolve(), args.replicate, work, None if args.cpu < 0 else args.cpu, name, args.steps)
     print(json.dumps(result, indent=1))
     if args.save:
-        _save(name, result)
+        _save(name, result, args.steps)
     failed = any(result.get(k, {}).get("rc", 0) != 0 for k in ("init", "build", "check_elsewhere"))
     return 1 if failed else 0
 

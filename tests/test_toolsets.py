@@ -314,6 +314,53 @@ def test_near_synonyms_rules() -> None:
     assert near_synonyms(told) == []
 
 
+def _every_pair(members: list[Member]) -> list[tuple[Member, Member, str]]:
+    """`near_synonyms` by definition: every pair compared, in member order."""
+    from toolgen.review.lint.toolsets import _names_other, text_likeness
+
+    out = []
+    for i, first in enumerate(members):
+        for second in members[i + 1:]:
+            why = name_likeness(first.key, second.key) or text_likeness(first.description, second.description)
+            if why and not (_names_other(first.description, second) or _names_other(second.description, first)):
+                out.append((first, second, why))
+    return out
+
+
+_WORDS = st.sampled_from(["get", "fetch", "list", "all", "delete", "remove", "label", "labels", "issue",
+                          "issues", "repo", "comment", "new", "add", "query", "find"])
+_TEXT = st.lists(st.sampled_from(["create", "label", "labels", "repository", "issue", "comment", "user",
+                                  "team", "delete", "list", "every", "the", "one", "from", "a", "get_label"]),
+                 max_size=9).map(lambda ws: " ".join(ws) + ". Second sentence repository.")
+
+
+@given(st.lists(st.tuples(st.lists(_WORDS, min_size=1, max_size=4).map("_".join), _TEXT), max_size=14,
+                unique_by=lambda kt: kt[0]))
+def test_near_synonyms_equals_comparing_every_pair(spec: list[tuple[str, str]]) -> None:
+    """Only candidate pairs are compared (a toolset of thousands of intents has millions of pairs):
+    the result is exactly that of comparing every pair, in the same order."""
+    members = [Member(key, (key, f"record_{key}"), text) for key, text in spec]
+    assert near_synonyms(members) == _every_pair(members)
+
+
+def test_near_synonyms_of_a_large_toolset_compare_candidates_only() -> None:
+    """10,000 intents with distinct names and descriptions (50 million pairs): seconds, not hours,
+    and the alike pairs among them are still found."""
+    import time
+
+    def word(n: int) -> str:  # a distinct word per number (content words are letters only)
+        return "w" + "".join(chr(ord("a") + int(d)) for d in str(n))
+
+    members = [Member(f"get_thing_{n}", (f"get_thing_{n}",),
+                      f"Returns {word(n)} of {word(n * 7)} from {word(n * 13)} region {word(n * 17)}.")
+               for n in range(10_000)]
+    members.append(Member("fetch_thing_5", ("fetch_thing_5",), members[5].description))
+    started = time.process_time()
+    found = near_synonyms(members)
+    assert time.process_time() - started < 20
+    assert [(a.key, b.key) for a, b, _ in found] == [("get_thing_5", "fetch_thing_5")]
+
+
 @pytest.mark.slow
 def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: Path) -> None:
     """Issue 14's target: the whole GitHub description (1,223 operations), toolsets from tags, every

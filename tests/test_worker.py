@@ -255,6 +255,22 @@ def test_no_worker_when_told_off_linux_or_threaded(monkeypatch: pytest.MonkeyPat
         thread.join()
 
 
+def test_one_cpu_still_gets_a_worker_that_does_not_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On one CPU the worker keeps the job's memory out of the build's; it does not warm up (that
+    would compete with the build for the one CPU and be wasted on a job small enough to run inline)."""
+    monkeypatch.delenv("TOOLGEN_WORKERS", raising=False)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest-xdist runs threads of its own
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    warmed: list[Any] = []
+    monkeypatch.setattr(worker, "Worker", lambda label, warm=None: warmed.append(warm) or label)
+    assert worker.worker_allowed()
+    assert worker.start_worker("x", _numbers) == "x"
+    assert warmed == [None]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert worker.start_worker("x", _numbers) == "x"
+    assert warmed == [None, _numbers]
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_a_plain_single_threaded_process_may_fork() -> None:
     code = ("import toolgen.build as b, toolgen.worker as w\n"

@@ -216,7 +216,10 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         plan = pieces.plan(piece_key("package-plan", ir.name, [(t.name, t.input_schema) for t in ir.tools]),
                            partial(package_plan, ir))  # all `package_plan` reads of the IR
         package = package_job(cache, worker, plan, size=len(ir.tools), min_size=WORKER_MIN_TOOLS)
-    return _build_rest(ir, doc, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
+    # handed over, not kept: the spec's text and tree are freed once the lint stage is done with them
+    held = [doc]
+    del doc
+    return _build_rest(ir, held, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                        run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
                        spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys)
 
@@ -234,12 +237,16 @@ def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
 WORKER_MIN_TOOLS = 100
 
 
-def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink,
+def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, sink: DiagnosticSink,
                 timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
                 out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
                 cache: Cache | None = None, pieces: BuildPieces | None = None,
                 keys: OperationKeys | None = None) -> ApiBuild:
+    """The catalogs, the lint stage and the files of a lowered API. `held` holds the spec's
+    document, its only reference: it is emptied once the lint stage is done, so the spec's text and
+    tree (hundreds of MB for a 40 MB spec) are freed before the files are made."""
+    doc = held.pop()
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
     memo = catalog_memo(cache, options)
@@ -258,6 +265,8 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
                                        dialects=emitted_dialects(emit), options=options,
                                        remember=pieces.lint, keys=keys)))
         timings["lint"] = time.perf_counter() - t_lint
+    spec_display_in_messages = doc.display
+    del doc, keys  # nothing below reads the spec (`keys` holds its tree too)
     kept = DiagnosticSink()
     kept.extend(apply_severity(sink.items, lint, strict=False))
     sink = kept
@@ -273,7 +282,8 @@ def _build_rest(ir: ApiIR, doc: SpecDocument, intents: LoadedIntentMap, sink: Di
                   and spec_display == declared
                   else spec_display)  # where REPORT.md locates findings in the spec
     # and in the intent map, named as REPORT.md names it (not relative to the working directory)
-    shown = _relocated(_relocated(sink.sorted(), doc.display, spec_where), intents.display, intent_display)
+    shown = _relocated(_relocated(sink.sorted(), spec_display_in_messages, spec_where), intents.display,
+                       intent_display)
     t2 = time.perf_counter()
     files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package,
                                         pieces=pieces)

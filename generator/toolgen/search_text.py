@@ -493,10 +493,12 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
         rows = sorted(groups[key], key=lambda r: ({"record": 0, "read": 1, "preview": 2}.get(
             str(r.get("mode")), 1), str(r.get("tool"))))
         own = {str(r.get("tool")): entries.get(str(r.get("tool"))) or {} for r in rows}
-        try:  # the rows and entries as plain data: their content, whatever objects they share
-            piece = hashlib.sha256(marshal.dumps(("search-document", key, rows, own), 2)).hexdigest()
-        except ValueError:
-            piece = None
+        piece = None
+        if remember is not None:
+            try:  # the rows and entries as plain data: their content, whatever objects they share
+                piece = hashlib.sha256(marshal.dumps(("search-document", key, rows, own), 2)).hexdigest()
+            except ValueError:
+                pass
         if remember is None or piece is None:
             doc = _document(key, rows, own)
         else:

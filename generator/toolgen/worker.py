@@ -10,8 +10,8 @@ worker is not, the worker hands back half of the items it has left, and both CPU
 
 A job is ``finish([each(x) for x in prepare(arg)])``: `prepare` and `each` run in the worker (and
 `each` in the build for the items handed back), `finish` in the build. The value is the same either
-way: `start_worker` gives no worker when one is not safe or not useful (one CPU, no `fork`, other
-threads alive, `TOOLGEN_WORKERS=0`), and then the job runs inline; an exception raised in the worker
+way: `start_worker` gives no worker when one is not safe (no `fork`, other threads alive) or not wanted
+(`TOOLGEN_WORKERS=0`), and then the job runs inline; an exception raised in the worker
 is raised in the build. A worker does not outlive its build: `closing` stops it, and a build that
 is killed closes the pipe, on which the worker ends.
 """
@@ -205,8 +205,15 @@ def _work(prepare: Prepare, each: Each, arg: Any, conn: Connection) -> list[Any]
 
 
 def start_worker(label: str, warm: Callable[[], object] | None = None) -> Worker | None:
-    """A worker waiting for a job (warming up meanwhile), or None when `worker_allowed` says no."""
-    return Worker(label, warm) if worker_allowed() else None
+    """A worker waiting for a job, or None when `worker_allowed` says no. It warms up meanwhile
+    (`warm`) only with a second CPU to do it on: on one CPU the warm-up would compete with the build
+    and be wasted when the job turns out small enough to run inline. On one CPU the worker is still
+    worth having for a large job: its memory (datamodel-code-generator's parse of every argument
+    schema) is its own, freed when it ends, instead of adding to the build's, which holds the spec,
+    the IR and the catalogs."""
+    if not worker_allowed():
+        return None
+    return Worker(label, warm if len(os.sched_getaffinity(0)) > 1 else None)
 
 
 def run_with(worker: Worker | None, prepare: Prepare, each: Each, finish: Callable[[list[Any]], T], arg: Any, *,
@@ -224,13 +231,14 @@ def run_with(worker: Worker | None, prepare: Prepare, each: Each, finish: Callab
 
 def worker_allowed() -> bool:
     """Whether this process may fork a worker now: on Linux only (macOS system libraries are not
-    safe to fork, Windows has no `fork`), not when `TOOLGEN_WORKERS=0`, not with one CPU, and not
-    while another thread runs (forking a threaded process can copy a held lock)."""
+    safe to fork, Windows has no `fork`), not when `TOOLGEN_WORKERS=0`, and not while another thread
+    runs (forking a threaded process can copy a held lock). One CPU is no reason not to: the worker
+    then saves no time but keeps the job's memory out of the build's (`start_worker`)."""
     if os.environ.get("TOOLGEN_WORKERS", "").strip() == "0":
         return False
     if not sys.platform.startswith("linux"):
         return False
-    return len(os.sched_getaffinity(0)) > 1 and threading.active_count() == 1
+    return threading.active_count() == 1
 
 
 def _collect_in_worker() -> None:

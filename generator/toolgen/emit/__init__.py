@@ -76,6 +76,8 @@ def json_bytes(value: Any, remember: Remember | None = None) -> bytes:
     encoded through it, keyed by its content and indent (`piece_key`), so a build that changed one
     tool encodes that tool alone.
     """
+    if remember is computed:
+        remember = None  # nothing is remembered: no piece's key (a digest of its content) is needed
     try:
         parts: list[bytes] = []
         _stream(value, "", parts, 2, remember, {})

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..search_text import SEARCH_FORMAT, TABLES, Remember, search_documents
 from ..search_tool import mcp_search_tool
+from . import computed
 
 
 def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, Any]],
@@ -29,5 +30,5 @@ def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, An
         "tables": {table: {"columns": {c: w for c, w in columns}, "weight": weight}
                    for table, (columns, weight) in TABLES.items()},
         "search_tool": mcp_search_tool(list(searchable)),
-        "documents": search_documents(policy, mcp_catalog, remember),
+        "documents": search_documents(policy, mcp_catalog, None if remember is computed else remember),
     }

@@ -42,6 +42,8 @@ unique, and at most 64 characters with the `preview_` prefix. The draft is lower
 an operation the build cannot turn into a tool is left out, and listed after the tools with why
 (the build's diagnostic), what to do (its hint) and its intent commented out, ready to uncomment once
 the remedy is applied; so `toolgen build` works on the draft and `toolgen lint` reports warnings only.
+The lowerings of the draft (its errors, the descriptions to cut, the decisions lint leaves) share
+each operation's lowering (`toolgen.review.draft_lowering`): an operation is lowered once.
 """
 
 from __future__ import annotations
@@ -54,12 +56,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..compile.intent import Budgets, IntentMap, LoadedIntentMap
+from ..compile.intent import Budgets
 from ..compile.load import SpecDocument
-from ..compile.lower import lower, operation_parameters, operation_response
+from ..compile.lower import operation_parameters, operation_response
 from ..compile.lower.body import body_member_costs
 from ..compile.lower.security import secret_name, signed_parameters
-from ..compile.lower.text import cap_text, describe_tool
 from ..compile.lower.toolsets import path_toolset, tag_description, with_resources
 from ..compile.operations import (
     Operation,
@@ -73,8 +74,9 @@ from ..compile.schema import SchemaConverter, object_view, project_schema
 from ..compile.verbs import EffectGuess, guess_effect
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, toolset_from_tag
-from .lint import LintInput, LintSettings, apply_severity, lint_api
-from .lint.rules import DESCRIPTION_LIMIT, EFFECT_UNDECIDED, PERMISSION_UNDECIDED
+from .draft_lowering import DraftLowering, fit_descriptions, lower_errors
+from .draft_lowering import decisions as decisions_of
+from .lint.rules import EFFECT_UNDECIDED, PERMISSION_UNDECIDED
 
 MAX_FIELD_HINTS = 15
 #: a `# decide [RULE]` mark is one comment line of at most this many characters (the longest rule
@@ -397,38 +399,6 @@ def _items_schema(response: Any, dotted: str) -> Any:
     return node
 
 
-def _lower_errors(doc: SpecDocument, data: dict[str, Any], api: str, out: Path) -> dict[str, tuple[str, str]]:
-    """Lower the draft in memory: intent key -> (the first error's code and message, its hint), for
-    intents the build rejects."""
-    model = IntentMap.model_validate(data)
-    loaded = LoadedIntentMap(model, out, out.name, None)
-    sink = DiagnosticSink()
-    ir = lower(doc, loaded, sink, api)
-    produced = {t.policy.intent for t in ir.tools}
-    errors: dict[str, tuple[str, str]] = {}
-    for d in sink.errors:
-        pointer = d.location.pointer if d.location else None
-        if pointer and pointer.startswith("/tools/"):
-            key = pointer.split("/")[2].replace("~1", "/").replace("~0", "~")
-            errors.setdefault(key, (f"{d.code}: {d.message}", d.hint or "see `toolgen lint --list-rules`"))
-    for key in data["tools"]:
-        if key not in produced and key not in errors:  # an error located in the spec: lower the intent alone
-            errors[key] = _error_alone(doc, data, key, api, out)
-    return errors
-
-
-def _error_alone(doc: SpecDocument, data: dict[str, Any], key: str, api: str, out: Path) -> tuple[str, str]:
-    """The first error of lowering the intent `key` alone (code: message, hint)."""
-    alone = {**data, "tools": {key: data["tools"][key]}}
-    sink = DiagnosticSink()
-    lower(doc, LoadedIntentMap(IntentMap.model_validate(alone), out, out.name, None), sink, api)
-    for d in sink.errors:
-        where = f" (at {d.location.pointer})" if d.location and d.location.pointer else ""
-        return f"{d.code}: {d.message}{where}", d.hint or "see `toolgen lint --list-rules`"
-    return ("the build cannot turn this operation into a tool",
-            "uncomment the intent and run `toolgen lint` to see why")
-
-
 def _first_drafts(doc: SpecDocument, api: str) -> tuple[_Drafter, list[_Draft], list[LeftOut]]:
     drafter, operations = _Drafter(doc, api), list_operations(doc)  # one draft per operation but TRACE
     id_counts = dict(Counter(op.operation_id for op in operations if op.operation_id))
@@ -455,27 +425,29 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
     toolsets = _toolsets(doc, drafts)
     if toolsets:
         data["toolsets"] = toolsets
+    lowering, by_key = DraftLowering(doc, api, out), {d.key: d for d in drafts}
     for _ in range(3):
-        errors = _lower_errors(doc, data, api, out)
+        errors = lower_errors(lowering, data)
         if not errors:
             break
         retried = False
         for key, (message, hint) in errors.items():
-            draft = next(d for d in drafts if d.key == key)
+            draft = by_key[key]
             idem = draft.intent.get("idempotency")
             if message.startswith("idempotency-key-collision") and idem and idem["key"] != KEY_CANDIDATES[-1]:
                 idem["key"] = KEY_CANDIDATES[KEY_CANDIDATES.index(idem["key"]) + 1]
                 retried = True
                 continue
             left_out.append(LeftOut(draft.op.key, message, hint, key, draft.intent))
-            drafts.remove(draft)
-            del data["tools"][key]
+            del by_key[key], data["tools"][key]
+        drafts = list(by_key.values())
         if not retried:
             break
-    by_key = {d.key: d for d in drafts}
     if drafts:
-        _fit_descriptions(doc, data, api, out, by_key)
-    found = _decisions(doc, data, api, out, list(spec_diagnostics), drafts) if decisions else []
+        for key, note in fit_descriptions(lowering, data, by_key).items():
+            by_key[key].notes.append(note)
+    found = (decisions_of(lowering, data, list(spec_diagnostics), {d.op.pointer: d.key for d in drafts})
+             if decisions else [])
     if decisions and drafter.unscoped:
         hint = ("set `permission:` of those intents to what an actor must hold (or keep these names, granted to "
                 "your actors); then delete this mark")
@@ -494,77 +466,11 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
                       marked)
 
 
-def _decisions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path, spec_diagnostics: list[Diagnostic],
-               drafts: list[_Draft]) -> list[tuple[str, str, str, str]]:
-    """What `toolgen lint --strict` (default severities, no project file) reports on the draft: (intent
-    key or "", rule id, message, hint) per finding at error level; decisions only a human can make
-    (project an output, write a description, choose the intents of a large catalog, accept or fix
-    what the spec says). A finding located in the intent map belongs to the intent of its pointer; one
-    located in the spec to the intent of the operation its pointer is under (the message then names
-    the spec's ``file:line``, where lint reports it); the rest to the whole map."""
-    loaded = LoadedIntentMap(IntentMap.model_validate(data), out, out.name, None)
-    sink = DiagnosticSink()
-    sink.extend(spec_diagnostics)
-    ir = lower(doc, loaded, sink, api)
-    settings = LintSettings()
-    findings = apply_severity(lint_api(LintInput(doc, loaded, ir, list(sink.items), settings)), settings, strict=True)
-    by_pointer = {d.op.pointer: d.key for d in drafts}
-    out_: list[tuple[str, str, str, str]] = []
-    for d in findings:
-        if d.severity != "error":
-            continue
-        pointer = d.location.pointer if d.location and d.location.pointer else ""
-        message = d.message
-        if d.location is not None and d.location.file != out.name:
-            message = f"{d.location.render()}: {message}"
-            key = _owner(pointer, by_pointer)
-        elif pointer.startswith("/tools/"):
-            key = pointer.split("/")[2].replace("~1", "/").replace("~0", "~")
-        else:
-            key = ""
-        out_.append((key, d.code, message, d.hint or ""))
-    return out_
-
-
 def _unscoped_message(own: list[str]) -> str:
     names = " and ".join(f"`{name}`" for name in sorted(set(own)))
     return (f"{len(own):,} operation{'s' if len(own) != 1 else ''} protected by an OAuth scheme ask{'' if len(own) != 1 else 's'} "
             f"for no scope, so the draft gives {'them' if len(own) != 1 else 'it'} this map's own permission "
             f"{names} (each has a `permission:` note)")
-
-
-def _owner(pointer: str, by_pointer: dict[str, str]) -> str:
-    """The intent key whose operation's pointer `pointer` is (or is under), else ""."""
-    parts = pointer.split("/")
-    for n in (4, 3):  # /paths/<path>/<method>[/...]; webhooks have the same depth
-        key = by_pointer.get("/".join(parts[:n]))
-        if key is not None:
-            return key
-    return ""
-
-
-def _fit_descriptions(doc: SpecDocument, data: dict[str, Any], api: str, out: Path, by_key: dict[str, _Draft]) -> None:
-    """An intent whose read or record tool would have a description longer than lint's limit
-    (`DESCRIPTION_LIMIT`, the spec's text plus what the build adds: read-only, approval, paging) gets
-    ``description:`` drafted from the spec's own text, cut at a sentence end (`cap_text`) so that the
-    tool's whole description fits, and a note above it saying so. Decided here because nothing is
-    chosen: the words are the spec's, fewer of them."""
-    loaded = LoadedIntentMap(IntentMap.model_validate(data), out, out.name, None)
-    ir = lower(doc, loaded, DiagnosticSink(), api)
-    for tool in ir.tools:
-        row, key = tool.policy, tool.policy.intent
-        if row.mode not in ("read", "record") or len(tool.description) <= DESCRIPTION_LIMIT or key not in by_key:
-            continue
-        intent = data["tools"][key]
-        if intent.get("description"):
-            continue
-        added = len(describe_tool("", row.mode, row, row))  # what the build adds after the spec's text
-        text = tool.description[: len(tool.description) - added]
-        cut = cap_text(text, DESCRIPTION_LIMIT - added)
-        intent["description"] = cut
-        by_key[key].notes.append(f"description: the spec's text would make a {len(tool.description):,}-character tool "
-                                 f"description (limit {DESCRIPTION_LIMIT:,}): drafted as its first "
-                                 f"{len(cut):,} characters; rewrite it as you like")
 
 
 def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, str]]:

@@ -51,8 +51,9 @@ def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api
     group looks at is taken up (total = explicit intents + operations x include groups); it only
     reports, the result does not depend on it. `remember(key, compute)`: each operation's lowering
     is remembered through it (`toolgen.compile.lower.reuse`; the build cache); the IR is the same.
-    `keys`: the `OperationKeys` of `doc` and `intents` to key it with, when the caller keys more
-    by them (the lint stage); made here otherwise.
+    `keys`: what names each operation's lowering to `remember` (default: `OperationKeys` of `doc`
+    and `intents`, valid across builds); a caller that keys more by them (the lint stage, init's
+    draft lowerings) passes its own.
     """
     model = intents.model
     budget = SchemaBudget(max_nodes=model.budgets.max_schema_nodes, max_depth=model.budgets.max_schema_depth)

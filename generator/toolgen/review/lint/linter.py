@@ -538,9 +538,12 @@ class _Linter:
                     isinstance(description, str) and description.strip()):
                 self.add(DESCRIPTION_MISSING, f"`{view.key}` has no description ({view.op.key} has no summary or "
                          "description either)", self.where(view), tool=view.main.name)
+        owners: dict[int, _IntentView] = {}  # a tool's intent, by identity: one pass, not one per long description
+        for view in reversed(self.views):
+            owners.update((id(t), view) for t in (view.main, view.preview) if t is not None)
         for tool in self.ir.tools:
             if len(tool.description) > DESCRIPTION_LIMIT:
-                owner = next((v for v in self.views if tool in (v.main, v.preview)), None)
+                owner = owners.get(id(tool))
                 loc = self.where(owner, "description") if owner else self.doc.locate(tool.source_pointer)
                 self.add(DESCRIPTION_TOO_LONG, f"the description of `{tool.name}` is {len(tool.description):,} "
                          f"characters (limit {DESCRIPTION_LIMIT:,}, generated text included)", loc, tool=tool.name)
