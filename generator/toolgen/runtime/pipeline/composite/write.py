@@ -51,7 +51,7 @@ from ...toolspec import ToolSpec, display
 from .. import approval as approval_step
 from ..canonical import key_arg
 from ..effects import Effect
-from ..idempotency import LEASE_MARGIN_MS, legacy_step_key, receipt_decision
+from ..idempotency import LEASE_MARGIN_MS, STEP_KEY_PREFIX, legacy_step_key, receipt_decision, reserved
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
@@ -250,6 +250,11 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
     if not key.strip():
         raise Halt("validate", make_error("invalid_arguments", "An idempotency key is required and may not be blank.",
                                           details={"pointer": f"/{key_arg(spec.row)}"}))
+    if reserved(key):  # one rule for every record tool's key (`idempotency.reserved`)
+        raise Halt("validate", make_error(
+            "invalid_arguments", f"An idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
+            "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID).",
+            details={"pointer": f"/{key_arg(spec.row)}"}))
     try:
         inputs = stored_arguments(call.host, spec, preview_id, call.actor)
     except ToolError as exc:
