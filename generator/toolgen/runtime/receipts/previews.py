@@ -198,8 +198,8 @@ class SqlitePreviewStore:
     Indexed by deletion time (a write purges only what has expired) and by ``(actor, created_at)``
     (evicting beyond `max_per_actor` previews or `max_bytes_per_actor` bytes of arguments per actor,
     all scopes, column ``size``; table ``preview_actor_totals`` keeps each actor's count and bytes by
-    trigger; the per-``(scope, actor)`` totals of earlier versions are dropped on opening). `conn` is in autocommit mode
-    (``isolation_level=None``, as `SqliteReceiptStore` opens it): a write is one ``BEGIN IMMEDIATE``
+    trigger; the per-``(scope, actor)`` totals of earlier versions are dropped on opening). `conn`
+    is in autocommit mode (``isolation_level=None``, as `SqliteReceiptStore` opens it): a write is one ``BEGIN IMMEDIATE``
     transaction."""
 
     def __init__(self, conn: sqlite3.Connection, lock: threading.Lock,
