@@ -94,7 +94,7 @@ def test_the_bound_is_per_actor_over_every_record_tool(store: ReceiptStore) -> N
     """Previews spread over many record tools (hundreds on a large API, each its own scope) share
     one actor's bound: `MAX_PREVIEWS_PER_ACTOR` previews and `MAX_PREVIEW_BYTES_PER_ACTOR` bytes in
     all, the least recently stored going first whatever their scope, another actor untouched."""
-    previews, now = store.previews(), time.time()
+    previews, now = store.previews(), time.time()  # type: ignore[attr-defined]  # every store here has one
     previews.put(StoredPreview("api/record_tool_0", "other", "sha256:theirs", "i", {"n": 0}, now, now + 900))
     stored = [(f"api/record_tool_{i % 300}", f"sha256:{i}") for i in range(MAX_PREVIEWS_PER_ACTOR + 200)]
     for i, (scope, pid) in enumerate(stored):
