@@ -19,6 +19,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.runtime_env import WRITER, error_code, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
@@ -167,7 +168,7 @@ def _caller_and_record_keys(draw: st.DrawFn) -> tuple[str, str]:
     return caller, record_key
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_caller_and_record_keys())
 def test_no_caller_key_and_no_step_key_ever_share_a_receipt_or_an_upstream_key(keys: tuple[str, str]) -> None:
     caller, record_key = keys

@@ -336,8 +336,7 @@ def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str
                              "description": f"The preview_id {preview_name} returned."},
             key_arg: {"type": "string", "minLength": 1, "maxLength": 190,
                       "description": "Unique id of this action (e.g. a UUID); reuse it only to retry the same "
-                                     "call; never starting with `tgs-`. Each write step sends a key derived "
-                                     "from it."},
+                                     "call. Each write step's key is `<this key>.<step id>`."},
         },
     }
     return [
