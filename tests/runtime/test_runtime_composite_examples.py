@@ -17,6 +17,7 @@ from tests.support.runtime_env import GENERATED, READER, WRITER, error_code
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, Approval, CallResult, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.mcp_server import conforming
+from toolgen.runtime.pipeline.idempotency import step_key
 
 
 def _composites(api: str) -> dict[str, dict[str, Any]]:
@@ -75,7 +76,7 @@ def test_tickets_writing_pipeline(tickets: Registry, server: TicketsServer) -> N
     _conforms(tickets, done)
     assert done.result is not None and [s["state"] for s in done.result["steps"]] == ["done", "done"]
     sent = server.requests_for("POST", "/followups")
-    assert [r.headers.get("Idempotency-Key") for r in sent] == ["esc-1.note"]
+    assert [r.headers.get("Idempotency-Key") for r in sent] == [step_key("record_escalate_ticket", "esc-1", "note")]
     again = tickets.call("record_escalate_ticket", record, actor=WRITER, approval=Approval(preview_id))
     assert again.ok and again.replayed and server.side_effects["addFollowup"] == 1
 

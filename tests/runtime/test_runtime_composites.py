@@ -33,10 +33,16 @@ from tests.support.runtime_env import ADMIN, READER, WRITER, error_code, mcp_jso
 
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, Approval, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.runtime.pipeline.idempotency import step_key
 from toolgen.runtime.search import ToolIndex
 
 NOTES = {"ticket_id": "T-101", "note": "Called the customer.", "second_note": "Sent the invoice."}
 
+
+
+def _sk(key: str, step: str, tool: str = "record_ticket_notes") -> str:
+    """The idempotency key write step `step` of composite `tool` sends for the record key `key`."""
+    return step_key(tool, key, step)
 
 def _registry(policy: dict[str, Any], catalog: list[Mapping[str, Any]], base_url: str, token: str = "fault-api-token-91c2",
               **options: Any) -> Registry:
@@ -230,11 +236,11 @@ def test_record_one_approval_for_the_plan_keys_per_step_and_replay(reg: Registry
     done = reg.call("record_ticket_notes", record, actor=WRITER, approval=Approval(preview_id, approved_by="ann"))
     assert done.ok and done.result is not None, done.to_json()
     assert [(s["id"], s["state"], s.get("idempotency_key")) for s in done.result["steps"]] == [
-        ("ticket", "done", None), ("first", "done", "act-1.first"), ("second", "done", "act-1.second"),
+        ("ticket", "done", None), ("first", "done", _sk("act-1", "first")), ("second", "done", _sk("act-1", "second")),
         ("after", "done", None)]
     assert done.result["ticket"]["followup_count"] == 2
     keys = [r.headers.get("Idempotency-Key") for r in server.requests_for("POST", "/followups")]
-    assert keys == ["act-1.first", "act-1.second"]
+    assert keys == [_sk("act-1", "first"), _sk("act-1", "second")]
     again = reg.call("record_ticket_notes", record, actor=WRITER, approval=Approval(preview_id))
     assert again.ok and again.replayed and again.result == done.result
     assert server.side_effects["addFollowup"] == 2
@@ -244,7 +250,7 @@ def test_record_one_approval_for_the_plan_keys_per_step_and_replay(reg: Registry
     assert error_code(other) == "approval_used" and server.side_effects["addFollowup"] == 2
     # the step receipts are the record key's, completed
     for step in ("first", "second"):
-        receipt = reg.receipts.get("tickets/record_ticket_notes.first".replace("first", step), f"act-1.{step}")
+        receipt = reg.receipts.get("tickets/record_ticket_notes.first".replace("first", step), _sk("act-1", step))
         assert receipt is not None and receipt.state == "completed"
     assert reg.receipts.get("tickets/record_ticket_notes", "act-1").state == "completed"  # type: ignore[union-attr]
 
@@ -318,20 +324,20 @@ def test_a_fault_on_the_second_write_is_reported_step_by_step(fault: Fault, stat
             assert "not rolled back" in (result.error.next_step or "")
             receipt = registry.receipts.get("tickets/record_ticket_notes", "k")
             assert receipt is not None and receipt.state == "unknown"  # a write was done: never pending, never released
-            assert api.side_effects_for("k.first") == 1
+            assert api.side_effects_for(_sk("k", "first")) == 1
             # the same record key again: the done write is replayed, never sent again
             again = _record(registry, preview_id, "k")
-            assert api.side_effects_for("k.first") == 1
-            assert len(api.requests_for(key="k.first")) == 1
+            assert api.side_effects_for(_sk("k", "first")) == 1
+            assert len(api.requests_for(key=_sk("k", "first"))) == 1
             if state == "failed":  # a definitive refusal: the step runs again and the plan completes
                 assert again.ok, again.to_json()
-                assert again.result["steps"][1] == {"id": "first", "state": "done", "idempotency_key": "k.first",
+                assert again.result["steps"][1] == {"id": "first", "state": "done", "idempotency_key": _sk("k", "first"),
                                                     "replayed": True}
-                assert api.side_effects_for("k.second") == 1
+                assert api.side_effects_for(_sk("k", "second")) == 1
             else:  # the second write may have happened: not re-sent to an API that does not deduplicate
                 assert error_code(again) == "result_unknown"
                 assert _states(again)[2] == ("second", "result_unknown")
-                assert api.side_effects_for("k.second") <= 1 and len(api.requests_for(key="k.second")) == 1
+                assert api.side_effects_for(_sk("k", "second")) <= 1 and len(api.requests_for(key=_sk("k", "second"))) == 1
 
 
 def test_a_failed_read_before_any_write_releases_the_record_and_gives_the_approval_back() -> None:
@@ -353,7 +359,7 @@ def test_a_failed_read_before_any_write_releases_the_record_and_gives_the_approv
 def test_a_receipt_store_failure_on_a_step_sends_nothing_for_it() -> None:
     class Failing(MemoryReceiptStore):
         def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Any:
-            if key.endswith(".second"):
+            if scope.endswith(".second"):
                 raise ConnectionError("store down")
             return super().begin(scope, key, fingerprint, actor, lease_ms)
 
@@ -364,7 +370,7 @@ def test_a_receipt_store_failure_on_a_step_sends_nothing_for_it() -> None:
             result = _record(registry, preview_id, "k")
             assert error_code(result) == "receipt_store_unavailable", result.to_json()
             assert _states(result)[1:3] == [("first", "done"), ("second", "failed")]
-            assert api.requests_for(key="k.second") == [] and api.side_effects_for("k.first") == 1
+            assert api.requests_for(key=_sk("k", "second")) == [] and api.side_effects_for(_sk("k", "first")) == 1
             assert registry.receipts.get("tickets/record_ticket_notes", "k").state == "unknown"  # type: ignore[union-attr]
 
 
@@ -398,7 +404,7 @@ def test_concurrent_records_with_one_key_write_each_step_once() -> None:
 
             results = asyncio.run(both())
             codes = sorted(str(error_code(r)) for r in results)
-            assert api.side_effects_for("k.first") <= 1 and api.side_effects_for("k.second") <= 1
+            assert api.side_effects_for(_sk("k", "first")) <= 1 and api.side_effects_for(_sk("k", "second")) <= 1
             assert "idempotency_in_progress" in codes or all(r.ok for r in results), [r.to_json() for r in results]
 
 
@@ -423,10 +429,10 @@ def test_over_random_faults_and_replays_each_step_key_writes_at_most_once(plan: 
                 states = dict(_states(result)) if (result.ok or "steps" in result.error.details) else {}
                 if result.ok:
                     assert set(states.values()) == {"done"}
-                for key in ("k.first", "k.second"):
+                for key in (_sk("k", "first"), _sk("k", "second")):
                     assert api.side_effects_for(key) <= 1, (key, api.side_effects_by_key())
-                for scope, key in (("tickets/record_ticket_notes", "k"), ("tickets/record_ticket_notes.first", "k.first"),
-                                   ("tickets/record_ticket_notes.second", "k.second")):
+                for scope, key in (("tickets/record_ticket_notes", "k"), ("tickets/record_ticket_notes.first", _sk("k", "first")),
+                                   ("tickets/record_ticket_notes.second", _sk("k", "second"))):
                     receipt = registry.receipts.get(scope, key)
                     assert receipt is None or receipt.state != "pending", (scope, receipt)
 
@@ -570,11 +576,11 @@ def test_a_cancelled_record_leaves_no_receipt_pending() -> None:
                         approval=Approval(preview_id)), 0.5)
 
             asyncio.run(cancelled())
-            first = registry.receipts.get("tickets/record_ticket_notes.first", "c.first")
+            first = registry.receipts.get("tickets/record_ticket_notes.first", _sk("c", "first"))
             record = registry.receipts.get("tickets/record_ticket_notes", "c")
             assert first is not None and first.state == "unknown"  # sent, then cancelled: may have written
             assert record is not None and record.state == "unknown"
-            assert api.requests_for(key="c.second") == []
+            assert api.requests_for(key=_sk("c", "second")) == []
 
 
 @pytest.mark.parametrize("answer", [dict(_ticket(None, 0), id="../admin"), {"subject": "no id"}],

@@ -95,10 +95,34 @@ def test_previewing_many_requests_keeps_the_preview_store_bounded_per_actor(
     reg.close()
 
 
+def test_the_bound_is_per_actor_over_every_record_tool(store: ReceiptStore) -> None:
+    """Previews spread over many record tools (hundreds on a large API, each its own scope) share
+    one actor's bound: `MAX_PREVIEWS_PER_ACTOR` previews and `MAX_PREVIEW_BYTES_PER_ACTOR` bytes in
+    all, the least recently stored going first whatever their scope, another actor untouched."""
+    previews, now = store.previews(), time.time()  # type: ignore[attr-defined]  # every store here has one
+    previews.put(StoredPreview("api/record_tool_0", "other", "sha256:theirs", "i", {"n": 0}, now, now + 900))
+    stored = [(f"api/record_tool_{i % 300}", f"sha256:{i}") for i in range(MAX_PREVIEWS_PER_ACTOR + 200)]
+    for i, (scope, pid) in enumerate(stored):
+        previews.put(StoredPreview(scope, "flood", pid, "i", {"n": i}, now + i / 1e4, now + 900 + i / 1e4))
+    kept = [(scope, pid) for scope, pid in stored if previews.get(scope, "flood", pid) is not None]
+    assert kept == stored[-MAX_PREVIEWS_PER_ACTOR:], f"{len(kept)} previews kept over 300 record tools"
+    assert previews.get("api/record_tool_0", "other", "sha256:theirs") is not None
+    # bytes: 1 MB previews of 40 record tools hold at most the actor's byte bound together
+    body = "x" * 1_000_000
+    big = [(f"api/record_big_{i}", f"sha256:big{i}") for i in range(40)]
+    for i, (scope, pid) in enumerate(big):
+        previews.put(StoredPreview(scope, "flood", pid, "i", {"body": body}, now + 1 + i / 1e4, now + 901 + i / 1e4))
+    kept = [(scope, pid) for scope, pid in big if previews.get(scope, "flood", pid) is not None]
+    assert kept and kept == big[-len(kept):]
+    assert len(kept) * len(body) <= MAX_PREVIEW_BYTES_PER_ACTOR < (len(kept) + 1) * (len(body) + 12)
+    assert all(previews.get(scope, "flood", pid) is None for scope, pid in stored)  # pushed out by bytes
+    assert previews.get("api/record_tool_0", "other", "sha256:theirs") is not None
+
+
 def test_large_previews_are_bounded_in_bytes_per_actor(store: ReceiptStore) -> None:
     """A count bound alone is not enough where an argument has no maxLength (a GitHub comment body):
-    one MCP request may carry 4 MiB, so 1,000 previews could hold 4 GB. Each actor's previews of one
-    record tool hold at most `MAX_PREVIEW_BYTES_PER_ACTOR` of arguments; the newest always stays."""
+    one MCP request may carry 4 MiB, so 1,000 previews could hold 4 GB. Each actor's previews (of all
+    record tools together) hold at most `MAX_PREVIEW_BYTES_PER_ACTOR` of arguments; the newest always stays."""
     folder = GENERATED / "github"
     if not (folder / "policy.json").is_file():
         pytest.skip("generated/github is not built")
@@ -155,7 +179,7 @@ def test_a_previews_table_of_the_earlier_layout_is_upgraded_and_counted(tmp_path
 
 @pytest.mark.parametrize("drift", [+5000, -5000, None])
 def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(drift: int | None, tmp_path: Path) -> None:
-    """``preview_totals`` changed behind the store (a process of an earlier version replacing rows
+    """``preview_actor_totals`` changed behind the store (a process of an earlier version replacing rows
     without the triggers seeing it, a hand edit): a preview still stores in bounded time, keeps the
     bound on the rows that exist, and the totals are counted again."""
     receipts = SqliteReceiptStore(tmp_path / "receipts.sqlite3")
@@ -165,9 +189,9 @@ def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(drift: int 
         previews.put(StoredPreview("t/r", "a", f"sha256:{i}", "i", {}, now + i / 1000, now + 900))
     with receipts._lock:
         if drift is None:
-            receipts._conn.execute("DELETE FROM preview_totals")
+            receipts._conn.execute("DELETE FROM preview_actor_totals")
         else:
-            receipts._conn.execute("UPDATE preview_totals SET count = count + ?, bytes = bytes + ?", (drift, drift))
+            receipts._conn.execute("UPDATE preview_actor_totals SET count = count + ?, bytes = bytes + ?", (drift, drift))
     done = threading.Event()
 
     def put() -> None:
@@ -179,8 +203,7 @@ def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(drift: int 
     kept = [pid for pid in ("sha256:0", "sha256:1", "sha256:2", "sha256:new") if previews.get("t/r", "a", pid)]
     assert kept == ["sha256:1", "sha256:2", "sha256:new"], kept
     with receipts._lock:
-        assert receipts._conn.execute("SELECT count FROM preview_totals WHERE scope='t/r' AND actor='a'").fetchone() \
-            == (3,)
+        assert receipts._conn.execute("SELECT count FROM preview_actor_totals WHERE actor='a'").fetchone() == (3,)
     receipts.close()
 
 

@@ -263,8 +263,9 @@ def composites_markdown(rows: list[PolicyRow]) -> list[str]:
     lines = ["", "## Composite tools", "",
              ("Each step runs under its own row: the runtime validates its arguments, checks its permission, "
               "applies its timeout and validates its answer, as for a tool of that operation. A composite that "
-              "writes is previewed as a whole and approved once; each write step's idempotency key is "
-              "`<record key>.<step id>`.")]
+              "writes is previewed as a whole and approved once; each write step sends its own idempotency key, "
+              "`tgs-` and a digest of the record tool, the record key and the step id (a form record tools "
+              "refuse as a caller's key).")]
     for r in chosen:
         plan = r.composite
         assert plan is not None

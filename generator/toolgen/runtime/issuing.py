@@ -86,7 +86,7 @@ def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by
     with the approver) before the approval is stored on the receipt store's backend (its
     preview store, scope ``<api>/<record tool>#approval``, keyed by the SHA-256 of the id, with
     the ``preview_id``, `approved_by` and the approved request) for `ttl_s` seconds, bounded
-    like previews per record tool and actor. In ``approvals="issued"`` mode a record call
+    with the actor's previews (per actor, over every record tool). In ``approvals="issued"`` mode a record call
     accepts it only for this record tool, this ``preview_id`` and this actor, before it expires;
     it is spent on one action like any approval.
 

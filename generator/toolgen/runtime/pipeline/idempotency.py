@@ -11,13 +11,23 @@ inside its owner's lease is in progress; after it, or once ``unknown``, the writ
 to an API that deduplicates the forwarded key (policy ``idempotency.honoured_by_api``, and the
 registry's ``resend_unknown``). Audits ``idempotency`` ``new``/``replay``/``resend``.
 
-Errors (`Halt`): at step ``validate``: ``invalid_arguments`` (a blank key); at step
+Key spaces: a composite's write step sends `step_key` (``tgs-`` and a digest of the composite
+record tool, the record key and the step id), a form no caller's key may take (`reserved`: a
+single record tool refuses a key starting with ``tgs-``, any case), so no key a caller chooses
+reaches the API, or the receipt store, as a step's key. A step receipt stored under the earlier
+form ``<record key>.<step id>`` is still honoured (`legacy_receipt`): replayed when completed,
+never re-sent otherwise.
+
+Errors (`Halt`): at step ``validate``: ``invalid_arguments`` (a blank key, a key in the reserved
+form); at step
 ``idempotency``: ``receipt_store_unavailable`` (nothing sent), ``idempotency_conflict``,
 ``idempotency_in_progress``, ``result_unknown`` (an interrupted earlier call, not re-sent).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -33,11 +43,50 @@ from .canonical import key_arg
 from .outcome import unknown_error
 from .state import Budget, Call, Halt, Hold, Validated
 
-__all__ = ["LEASE_MARGIN_MS", "begin", "receipt_decision", "reshaped"]
+__all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "legacy_receipt", "legacy_step_key", "receipt_decision",
+           "reserved", "reshaped", "step_key", "step_key_length"]
 
 #: Added to a call's deadline to form the lease its pending receipt stores (milliseconds): the
 #: window in which another caller treats the receipt as in flight.
 LEASE_MARGIN_MS = 2000
+
+
+#: The prefix of a composite step's idempotency key; a caller's key may not start with it (any case).
+STEP_KEY_PREFIX = "tgs-"
+#: Hex digits of a step key's digest: 32 (128 bits; the key is 36 characters, a UUID's length),
+#: fewer down to `_MIN_DIGEST` when the step operation's key parameter has a shorter ``maxLength``.
+_DIGEST = 32
+_MIN_DIGEST = 16
+
+
+def reserved(key: str) -> bool:
+    """Whether `key` has the form reserved for composite step keys (starts with ``tgs-``, any case)."""
+    return key[:len(STEP_KEY_PREFIX)].lower() == STEP_KEY_PREFIX
+
+
+def step_key_length(max_length: Any) -> int:
+    """The length of a step key under the step operation's key ``maxLength`` (None: none): 36, or
+    ``maxLength`` when shorter, never below 20 (a shorter ``maxLength`` refuses the step's key at
+    validation, naming the step)."""
+    full = len(STEP_KEY_PREFIX) + _DIGEST
+    if not isinstance(max_length, int) or isinstance(max_length, bool):
+        return full
+    return max(len(STEP_KEY_PREFIX) + _MIN_DIGEST, min(full, max_length))
+
+
+def step_key(record_tool: str, record_key: str, step_id: str, length: int = len(STEP_KEY_PREFIX) + _DIGEST) -> str:
+    """The idempotency key of write step `step_id` of composite `record_tool` called with
+    `record_key`: ``tgs-`` + the first hex digits of SHA-256 over the JSON array ``[record_tool,
+    record_key, step_id]``, `length` characters in all (`step_key_length`). Deterministic, so a
+    resumed record sends each step's key again; no caller's key can equal it (`reserved`)."""
+    digest = hashlib.sha256(json.dumps([record_tool, record_key, step_id], ensure_ascii=False)
+                            .encode("utf-8", "surrogatepass")).hexdigest()
+    return STEP_KEY_PREFIX + digest[:max(_MIN_DIGEST, length - len(STEP_KEY_PREFIX))]
+
+
+def legacy_step_key(record_key: str, step_id: str) -> str:
+    """The step key of earlier versions, ``<record key>.<step id>``: looked up, never sent."""
+    return f"{record_key}.{step_id}"
 
 
 def _key_policy(row: Mapping[str, Any]) -> tuple[bool, bool]:
@@ -78,8 +127,9 @@ def receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_
     return "resend" if honoured else "unknown"
 
 
-def _key(call: Call, spec: ToolSpec, validated: Validated) -> str | None:
-    """The call's idempotency key (None: no receipt). Raises `Halt` ``invalid_arguments`` for a blank one."""
+def _key(call: Call, spec: ToolSpec, validated: Validated, step: bool) -> str | None:
+    """The call's idempotency key (None: no receipt). Raises `Halt` ``invalid_arguments`` for a
+    blank one, and for a caller's (not a composite `step`'s) key in the reserved form."""
     idem_arg = key_arg(spec.row)
     if not idem_arg:
         return None
@@ -87,14 +137,20 @@ def _key(call: Call, spec: ToolSpec, validated: Validated) -> str | None:
     key = None if value is None else str(value)
     if key is not None and not key.strip():
         raise Halt("validate", invalid_argument((str(idem_arg),), "an idempotency key may not be blank"))
+    if key is not None and not step and reserved(key):
+        raise Halt("validate", invalid_argument(
+            (str(idem_arg),), f"an idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
+            "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID)"))
     return key
 
 
-def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget) -> Hold | CallResult:
-    """The call's `Hold`, or a replay (see the module docstring); raises `Halt`."""
+def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, *, step: bool = False
+          ) -> Hold | CallResult:
+    """The call's `Hold`, or a replay (see the module docstring); `step`: the call is a composite's
+    step (its key is a `step_key`). Raises `Halt`."""
     host, tool = call.host, call.tool
     forwarded, honoured = _key_policy(spec.row)
-    hold = Hold(call, f"{host.api}/{tool}", _key(call, spec, validated), "new",
+    hold = Hold(call, f"{host.api}/{tool}", _key(call, spec, validated, step), "new",
                 honoured and host.resend_unknown, forwarded)
     if hold.key is None:
         return hold
@@ -119,6 +175,39 @@ def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget) -> H
         call.emit("idempotency", "resend", receipt_state=existing.state)
     hold.open = True
     return hold
+
+
+def legacy_receipt(call: Call, spec: ToolSpec, validated: Validated, key: str, budget: Budget) -> CallResult | None:
+    """A step receipt stored under the earlier key form `key` (`legacy_step_key`) by an earlier
+    version: None when there is none (the step goes on under its `step_key`); its replay when it
+    completed with this request. Raises `Halt` at step ``idempotency``: ``idempotency_conflict``
+    (another request), ``idempotency_in_progress`` (inside its owner's lease),
+    ``receipt_store_unavailable``, and ``result_unknown`` for one that may have written: it is never
+    re-sent, as the API would now get another key and could not deduplicate it."""
+    host, scope = call.host, f"{call.host.api}/{call.tool}"
+    try:
+        existing = host.receipts.get(scope, key)
+    except Exception as exc:  # noqa: BLE001 - any store outage: nothing sent yet
+        raise Halt("idempotency", make_error(
+            "receipt_store_unavailable", f"{call.tool}: the receipt store could not be read "
+            f"({type(exc).__name__}); the request was not sent.",
+            details={"store": type(host.receipts).__name__})) from None
+    if existing is None:
+        return None
+    hold = Hold(call, scope, key, "new", False, _key_policy(spec.row)[0])
+    decision = receipt_decision(existing, validated.fp, False, budget.row_deadline_ms + LEASE_MARGIN_MS)
+    if decision == "replay":
+        return _replay(call, spec, hold, existing)
+    if decision == "unknown":
+        if existing.state == "pending":
+            call.store("mark_unknown", scope, key)
+        raise Halt("idempotency", unknown_error(
+            spec, f"An earlier call of {call.tool} sent this step with the key {key!r} (the step-key form of an "
+                  "earlier version) and was interrupted; whether it took effect is unknown, and it is not "
+                  "re-sent under the new key form.",
+            honoured=False, details={"key_arg": key_arg(spec.row), "receipt_state": existing.state}))
+    _existing(call, spec, validated, hold, existing, budget)  # a conflict, or in flight: raises
+    return None
 
 
 def _existing(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, existing: Receipt, budget: Budget) -> str:

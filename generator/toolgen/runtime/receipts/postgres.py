@@ -6,13 +6,13 @@ previews, issued approvals (stored as previews, approvals.py) and the pagination
 
 Tables (prefix ``toolgen_`` by default, created on first use): ``<prefix>receipts`` (primary key
 ``(scope, key)``), ``<prefix>spends`` (``(scope, digest)``), ``<prefix>previews`` (``(scope, actor,
-preview_id)``, indexed by deletion time and by ``(scope, actor, created_at)``) and ``<prefix>meta``
+preview_id)``, indexed by deletion time and by ``(actor, created_at)``) and ``<prefix>meta``
 (the shared cursor key). Results and arguments are stored as text, exactly the compact JSON the
 other stores keep, so a replay returns the same bytes.
 
 Atomicity: `begin` and `spend` are one transaction whose ``INSERT ... ON CONFLICT DO NOTHING`` is
 the compare-and-set (under READ COMMITTED a second inserter waits for the first to commit and then
-sees its row). Storing a preview takes a transaction-scoped advisory lock on its ``(scope, actor)``,
+sees its row). Storing a preview takes a transaction-scoped advisory lock on its actor,
 so the per-actor bounds of previews.py hold under concurrent writers. Times are the writing
 worker's Unix time, as with SQLite and Redis.
 
@@ -80,7 +80,8 @@ def _schema_v1(p: str) -> tuple[str, ...]:
           arguments TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL,
           keep_until DOUBLE PRECISION NOT NULL, size BIGINT NOT NULL, PRIMARY KEY (scope, actor, preview_id))""",
         f"CREATE INDEX IF NOT EXISTS {p}previews_keep_until ON {p}previews (keep_until)",
-        f"CREATE INDEX IF NOT EXISTS {p}previews_by_actor ON {p}previews (scope, actor, created_at, preview_id)",
+        f"DROP INDEX IF EXISTS {p}previews_by_actor",  # the per-(scope, actor) index of earlier versions
+        f"CREATE INDEX IF NOT EXISTS {p}previews_of_actor ON {p}previews (actor, created_at, scope, preview_id)",
     )
 
 
@@ -287,9 +288,9 @@ class PostgresReceiptStore:
 class PostgresPreviewStore:
     """Previews in the receipt store's database (table ``<prefix>previews``), with the bounds and
     lifetimes of previews.py: a write deletes what is past its deletion time, stores the preview,
-    then evicts the actor's least recently stored previews beyond `max_per_actor` previews or
-    `max_bytes_per_actor` bytes (never the one just stored), all in one transaction under an
-    advisory lock on ``(scope, actor)``."""
+    then evicts the actor's least recently stored previews, of any scope, beyond `max_per_actor`
+    previews or `max_bytes_per_actor` bytes (never the one just stored), all in one transaction under
+    an advisory lock on the actor."""
 
     def __init__(self, store: PostgresReceiptStore, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
                  max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
@@ -304,8 +305,7 @@ class PostgresPreviewStore:
         owner = (preview.scope, preview.actor)
 
         def work(cur: Any) -> None:
-            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
-                        (f"toolgen-previews:{len(owner[0])}:{owner[0]}:{owner[1]}",))
+            cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-previews:actor:{owner[1]}",))
             cur.execute(f"DELETE FROM {table} WHERE keep_until < %s", (time.time(),))
             cur.execute(f"INSERT INTO {table} (scope, actor, preview_id, intent, arguments, created_at, expires_at,"
                         " keep_until, size) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (scope, actor,"
@@ -314,22 +314,22 @@ class PostgresPreviewStore:
                         " keep_until=EXCLUDED.keep_until, size=EXCLUDED.size",
                         (*owner, preview.preview_id, preview.intent, text, preview.created_at, preview.expires_at,
                          _keep_until(preview), size))
-            cur.execute(f"SELECT COUNT(*), COALESCE(SUM(size), 0) FROM {table} WHERE scope=%s AND actor=%s", owner)
+            cur.execute(f"SELECT COUNT(*), COALESCE(SUM(size), 0) FROM {table} WHERE actor=%s", (owner[1],))
             count, total = (int(v) for v in cur.fetchone())
             if count <= self.max_per_actor and total <= self.max_bytes_per_actor:
                 return
-            cur.execute(f"SELECT preview_id, size FROM {table} WHERE scope=%s AND actor=%s"
-                        " ORDER BY created_at, preview_id", owner)
-            victims: list[str] = []
-            for preview_id, row_size in cur.fetchall():
+            cur.execute(f"SELECT scope, preview_id, size FROM {table} WHERE actor=%s"
+                        " ORDER BY created_at, scope, preview_id", (owner[1],))
+            victims: list[tuple[str, str]] = []
+            for scope, preview_id, row_size in cur.fetchall():
                 if count <= 1 or (count <= self.max_per_actor and total <= self.max_bytes_per_actor):
                     break
-                if preview_id != preview.preview_id:
-                    victims.append(str(preview_id))
+                if (scope, preview_id) != (preview.scope, preview.preview_id):
+                    victims.append((str(scope), str(preview_id)))
                     count, total = count - 1, total - int(row_size)
-            if victims:
-                cur.execute(f"DELETE FROM {table} WHERE scope=%s AND actor=%s AND preview_id = ANY(%s)",
-                            (*owner, victims))
+            for scope, preview_id in victims:
+                cur.execute(f"DELETE FROM {table} WHERE scope=%s AND actor=%s AND preview_id=%s",
+                            (scope, owner[1], preview_id))
 
         self._store._run(work)
 

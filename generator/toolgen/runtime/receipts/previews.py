@@ -16,11 +16,13 @@ call). It is kept for as long again so the record call can say ``preview_expired
 ``preview_not_found``; after that it is deleted (Redis expires the key, SQLite and memory purge on
 write, touching only what has expired: a write costs the same however full the store is).
 
-Bound: each ``(scope, actor)`` keeps at most `MAX_PREVIEWS_PER_ACTOR` previews holding at most
-`MAX_PREVIEW_BYTES_PER_ACTOR` of arguments. Storing one more deletes that actor's least recently
-stored ones as needed (the newest always stays) (previewing it again stores it again, with the same
-``preview_id``), so a caller previewing in a loop never grows the store without bound and never
-pushes out another actor's previews.
+Bound: each actor keeps at most `MAX_PREVIEWS_PER_ACTOR` previews holding at most
+`MAX_PREVIEW_BYTES_PER_ACTOR` of arguments, over every scope of the store together (every record
+tool of every API sharing it, a composite's plan and issued approvals included). Storing one more
+deletes that actor's least recently stored ones, of any scope, as needed (the newest always stays;
+previewing an evicted one again stores it again, with the same ``preview_id``), so a caller
+previewing in a loop, over one record tool or hundreds, never holds more than those bounds and
+never pushes out another actor's previews. A store never refuses a preview for its size.
 
 The stores share the receipt store's backend: `MemoryPreviewStore` (one process),
 `SqlitePreviewStore` (the receipt file's connection, table ``previews``) and `RedisPreviewStore` (the
@@ -42,9 +44,9 @@ if TYPE_CHECKING:
     import redis
 
 
-#: Previews kept per ``(scope, actor)``; storing one more deletes that actor's least recently stored one.
+#: Previews kept per actor (all scopes together); storing one more deletes that actor's least recently stored one.
 MAX_PREVIEWS_PER_ACTOR = 1000
-#: Bytes of stored arguments (their UTF-8 JSON) kept per ``(scope, actor)``, evicting the same way;
+#: Bytes of stored arguments (their UTF-8 JSON) kept per actor (all scopes together), evicting the same way;
 #: the newest preview always stays, whatever its size.
 MAX_PREVIEW_BYTES_PER_ACTOR = 16 * 1024 * 1024
 
@@ -95,16 +97,16 @@ def _arguments(text: str) -> dict[str, Any]:
 class MemoryPreviewStore:
     """Previews in one process's memory (with `MemoryReceiptStore`). A write purges only the
     previews past their deletion time (a heap ordered by it) and evicts beyond `max_per_actor`
-    previews or `max_bytes_per_actor` bytes of arguments: O(log n) per write."""
+    previews or `max_bytes_per_actor` bytes of arguments per actor (all scopes): O(log n) per write."""
 
     def __init__(self, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
                  max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
         self.max_per_actor = max(1, int(max_per_actor))
         self.max_bytes_per_actor = max(1, int(max_bytes_per_actor))
         self._data: dict[tuple[str, str, str], tuple[StoredPreview, str]] = {}
-        # per (scope, actor): its preview ids -> bytes, least recently stored first; and their total
-        self._order: dict[tuple[str, str], dict[str, int]] = {}
-        self._bytes: dict[tuple[str, str], int] = {}
+        # per actor: its (scope, preview id)s -> bytes, least recently stored first; and their total
+        self._order: dict[str, dict[tuple[str, str], int]] = {}
+        self._bytes: dict[str, int] = {}
         self._deadlines: list[tuple[float, tuple[str, str, str]]] = []  # (keep until, key), a heap
         self._lock = threading.Lock()
 
@@ -115,11 +117,11 @@ class MemoryPreviewStore:
 
     def _delete(self, key: tuple[str, str, str]) -> None:
         del self._data[key]
-        owner = self._order.get(key[:2])
+        owner = self._order.get(key[1])
         if owner is not None:
-            self._bytes[key[:2]] -= owner.pop(key[2], 0)
+            self._bytes[key[1]] -= owner.pop((key[0], key[2]), 0)
             if not owner:
-                del self._order[key[:2]], self._bytes[key[:2]]
+                del self._order[key[1]], self._bytes[key[1]]
 
     def put(self, preview: StoredPreview) -> None:
         text = json.dumps(preview.arguments, ensure_ascii=False)  # stored as JSON, like the other stores
@@ -136,12 +138,13 @@ class MemoryPreviewStore:
                 self._delete(key)  # a refresh makes it the most recently stored
             self._data[key] = (preview, text)
             heapq.heappush(self._deadlines, (keep, key))
-            owner = self._order.setdefault(key[:2], {})
-            owner[key[2]] = len(text.encode("utf-8", "surrogatepass"))
-            self._bytes[key[:2]] = self._bytes.get(key[:2], 0) + owner[key[2]]
+            owner = self._order.setdefault(preview.actor, {})
+            owner[(key[0], key[2])] = len(text.encode("utf-8", "surrogatepass"))
+            self._bytes[preview.actor] = self._bytes.get(preview.actor, 0) + owner[(key[0], key[2])]
             while len(owner) > 1 and (len(owner) > self.max_per_actor
-                                      or self._bytes[key[:2]] > self.max_bytes_per_actor):
-                self._delete((key[0], key[1], next(iter(owner))))
+                                      or self._bytes[preview.actor] > self.max_bytes_per_actor):
+                scope, preview_id = next(iter(owner))
+                self._delete((scope, preview.actor, preview_id))
             if len(self._deadlines) > 2 * len(self._data) + 64:  # refreshed entries left behind
                 self._deadlines = [(_keep_until(p), k) for k, (p, _) in self._data.items()]
                 heapq.heapify(self._deadlines)
@@ -172,29 +175,31 @@ CREATE TABLE IF NOT EXISTS previews (
 """
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS previews_keep_until ON previews (keep_until)",
-    "CREATE INDEX IF NOT EXISTS previews_by_actor ON previews (scope, actor, created_at, size)",
+    "CREATE INDEX IF NOT EXISTS previews_of_actor ON previews (actor, created_at, size)",
 )
-# per (scope, actor): how many previews and how many bytes of arguments, kept by triggers
+# the layout of earlier versions, bounded per (scope, actor): dropped when the store opens
+_EARLIER = ("DROP TRIGGER IF EXISTS previews_counted", "DROP TRIGGER IF EXISTS previews_uncounted",
+            "DROP TABLE IF EXISTS preview_totals", "DROP INDEX IF EXISTS previews_by_actor")
+# per actor (all scopes): how many previews and how many bytes of arguments, kept by triggers
 _TOTALS = (
-    ("CREATE TABLE IF NOT EXISTS preview_totals (scope TEXT NOT NULL, actor TEXT NOT NULL, count INTEGER NOT NULL,"
-    " bytes INTEGER NOT NULL, PRIMARY KEY (scope, actor)) WITHOUT ROWID"),
-    ("CREATE TRIGGER IF NOT EXISTS previews_counted AFTER INSERT ON previews BEGIN"
-    " INSERT INTO preview_totals (scope, actor, count, bytes) VALUES (new.scope, new.actor, 1, new.size)"
-    " ON CONFLICT (scope, actor) DO UPDATE SET count = count + 1, bytes = bytes + new.size; END"),
-    ("CREATE TRIGGER IF NOT EXISTS previews_uncounted AFTER DELETE ON previews BEGIN"
-    " UPDATE preview_totals SET count = count - 1, bytes = bytes - old.size WHERE scope = old.scope AND"
-    " actor = old.actor; DELETE FROM preview_totals WHERE scope = old.scope AND actor = old.actor AND count <= 0;"
-    " END"),
+    ("CREATE TABLE IF NOT EXISTS preview_actor_totals (actor TEXT NOT NULL PRIMARY KEY, count INTEGER NOT NULL,"
+    " bytes INTEGER NOT NULL) WITHOUT ROWID"),
+    ("CREATE TRIGGER IF NOT EXISTS previews_actor_counted AFTER INSERT ON previews BEGIN"
+    " INSERT INTO preview_actor_totals (actor, count, bytes) VALUES (new.actor, 1, new.size)"
+    " ON CONFLICT (actor) DO UPDATE SET count = count + 1, bytes = bytes + new.size; END"),
+    ("CREATE TRIGGER IF NOT EXISTS previews_actor_uncounted AFTER DELETE ON previews BEGIN"
+    " UPDATE preview_actor_totals SET count = count - 1, bytes = bytes - old.size WHERE actor = old.actor;"
+    " DELETE FROM preview_actor_totals WHERE actor = old.actor AND count <= 0; END"),
 )
 
 
 class SqlitePreviewStore:
     """Previews in the receipt store's SQLite file (table ``previews``), on its connection and lock.
-    Indexed by deletion time (a write purges only what has expired) and by ``(scope, actor,
-    created_at)`` (evicting beyond `max_per_actor` previews or `max_bytes_per_actor` bytes of
-    arguments, column ``size``; table ``preview_totals`` keeps each actor's count and bytes by
-    trigger). `conn` is in autocommit mode
-    (``isolation_level=None``, as `SqliteReceiptStore` opens it): a write is one ``BEGIN IMMEDIATE``
+    Indexed by deletion time (a write purges only what has expired) and by ``(actor, created_at)``
+    (evicting beyond `max_per_actor` previews or `max_bytes_per_actor` bytes of arguments per actor,
+    all scopes, column ``size``; table ``preview_actor_totals`` keeps each actor's count and bytes by
+    trigger; the per-``(scope, actor)`` totals of earlier versions are dropped on opening). `conn`
+    is in autocommit mode (``isolation_level=None``, as `SqliteReceiptStore` opens it): a write is one ``BEGIN IMMEDIATE``
     transaction."""
 
     def __init__(self, conn: sqlite3.Connection, lock: threading.Lock,
@@ -209,12 +214,12 @@ class SqlitePreviewStore:
             columns = {row[1] for row in self._conn.execute("PRAGMA table_info(previews)")}
             if "size" not in columns:  # a table of an earlier version
                 self._conn.execute("ALTER TABLE previews ADD COLUMN size INTEGER NOT NULL DEFAULT 0")
-            for statement in _TOTALS:
+            for statement in (*_EARLIER, *_TOTALS):
                 self._conn.execute(statement)
             self._conn.execute("BEGIN IMMEDIATE")  # recount: the table may come from an earlier version
-            self._conn.execute("DELETE FROM preview_totals")
-            self._conn.execute("INSERT INTO preview_totals (scope, actor, count, bytes) SELECT scope, actor,"
-                               " COUNT(*), SUM(size) FROM previews GROUP BY scope, actor")
+            self._conn.execute("DELETE FROM preview_actor_totals")
+            self._conn.execute("INSERT INTO preview_actor_totals (actor, count, bytes) SELECT actor,"
+                               " COUNT(*), SUM(size) FROM previews GROUP BY actor")
             self._conn.execute("COMMIT")
             for index in _INDEXES:
                 self._conn.execute(index)
@@ -233,34 +238,35 @@ class SqlitePreviewStore:
                     (preview.scope, preview.actor, preview.preview_id, preview.intent, text, preview.created_at,
                      preview.expires_at, _keep_until(preview), len(text.encode("utf-8", "surrogatepass"))))
                 # beyond the bounds: the actor's least recently stored previews go (never the newest)
-                self._evict((preview.scope, preview.actor), preview.preview_id)
+                self._evict(preview.actor, (preview.scope, preview.preview_id))
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
 
-    def _evict(self, owner: tuple[str, str], newest: str) -> None:
-        """Delete `owner`'s least recently stored previews beyond the bounds, never `newest`.
-        Below the bounds this reads the totals and one index entry; at them (and whenever the totals
-        disagree with the rows, changed behind the store) it counts the actor's rows again from the
-        covering index, so it ends and evicts exactly whatever the totals said."""
-        where = "FROM previews WHERE scope=? AND actor=?"
-        row = self._conn.execute("SELECT count, bytes FROM preview_totals WHERE scope=? AND actor=?", owner).fetchone()
+    def _evict(self, actor: str, newest: tuple[str, str]) -> None:
+        """Delete `actor`'s least recently stored previews (of any scope) beyond the bounds, never
+        `newest` (scope, preview id). Below the bounds this reads the totals and one index entry; at
+        them (and whenever the totals disagree with the rows, changed behind the store) it counts the
+        actor's rows again from the covering index, so it ends and evicts exactly whatever the totals
+        said."""
+        where = "FROM previews WHERE actor=?"
+        row = self._conn.execute("SELECT count, bytes FROM preview_actor_totals WHERE actor=?", (actor,)).fetchone()
         count, total = (int(row[0]), int(row[1])) if row is not None else (0, 0)
-        more = count < 1 or self._conn.execute(f"SELECT 1 {where} LIMIT 1 OFFSET ?", (*owner, count)).fetchone()
+        more = count < 1 or self._conn.execute(f"SELECT 1 {where} LIMIT 1 OFFSET ?", (actor, count)).fetchone()
         if not more and count <= self.max_per_actor and total <= self.max_bytes_per_actor:
             return
-        self._conn.execute("DELETE FROM preview_totals WHERE scope=? AND actor=?", owner)
-        self._conn.execute(f"INSERT INTO preview_totals (scope, actor, count, bytes) SELECT scope, actor, COUNT(*),"
-                           f" SUM(size) {where} GROUP BY scope, actor", owner)
-        count, total = self._conn.execute(f"SELECT COUNT(*), COALESCE(SUM(size), 0) {where}", owner).fetchone()
+        self._conn.execute("DELETE FROM preview_actor_totals WHERE actor=?", (actor,))
+        self._conn.execute(f"INSERT INTO preview_actor_totals (actor, count, bytes) SELECT actor, COUNT(*),"
+                           f" SUM(size) {where} GROUP BY actor", (actor,))
+        count, total = self._conn.execute(f"SELECT COUNT(*), COALESCE(SUM(size), 0) {where}", (actor,)).fetchone()
         victims: list[tuple[str, str, str]] = []
-        for preview_id, size in self._conn.execute(
-                f"SELECT preview_id, size {where} ORDER BY created_at, preview_id", owner).fetchall():
+        for scope, preview_id, size in self._conn.execute(
+                f"SELECT scope, preview_id, size {where} ORDER BY created_at, scope, preview_id", (actor,)).fetchall():
             if count <= 1 or (count <= self.max_per_actor and total <= self.max_bytes_per_actor):
                 break
-            if preview_id != newest:
-                victims.append((*owner, str(preview_id)))
+            if (scope, preview_id) != newest:
+                victims.append((str(scope), actor, str(preview_id)))
                 count, total = count - 1, total - int(size)
         self._conn.executemany("DELETE FROM previews WHERE scope=? AND actor=? AND preview_id=?", victims)
 
@@ -276,10 +282,11 @@ class SqlitePreviewStore:
                              float(expires))
 
 
-# KEYS[1] the actor's index (sorted set: preview id -> keep until), KEYS[2] its sizes (hash: id -> bytes);
-# ARGV now, id, keep until, bytes, keep ms, max previews, max bytes. Forgets ids Redis has expired,
-# adds the id, then evicts the least recently stored beyond the bounds (never the id just stored);
-# returns the evicted ids, whose preview hashes the caller deletes.
+# KEYS[1] the actor's index (sorted set: member -> keep until), KEYS[2] its sizes (hash: member -> bytes),
+# a member naming one preview of any scope (`_member`); ARGV now, member, keep until, bytes, keep ms, max
+# previews, max bytes. Forgets members Redis has expired, adds the member, then evicts the least recently
+# stored beyond the bounds (never the member just stored); returns the evicted members, whose preview
+# hashes the caller deletes.
 _BOOK_PREVIEW = """
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
 for _, id in ipairs(expired) do redis.call('HDEL', KEYS[2], id) end
@@ -310,9 +317,9 @@ class RedisPreviewStore:
     """Previews on the receipt store's Redis client: one hash per preview,
     ``<prefix>p:<len(scope)>:<scope>:<len(actor)>:<actor>:<preview_id>`` (fields ``intent arguments
     created_at expires_at``), which Redis deletes once the preview has been expired for its lifetime
-    once more; and per ``(scope, actor)`` a sorted set ``<prefix>pi:...`` of its preview ids by
-    deletion time and a hash ``<prefix>ps:...`` of their sizes (same ``<len>:<scope>:<len>:<actor>``
-    tail), which bound them to `max_per_actor` previews and `max_bytes_per_actor` bytes (the least
+    once more; and per actor (all scopes) a sorted set ``<prefix>pa:<len(actor)>:<actor>`` of its
+    previews (members ``<len(scope)>:<scope>:<preview_id>``) by deletion time and a hash
+    ``<prefix>pb:<len(actor)>:<actor>`` of their sizes, which bound them to `max_per_actor` previews and `max_bytes_per_actor` bytes (the least
     recently stored go first, deleted by the write that stores one more)."""
 
     def __init__(self, client: redis.Redis, prefix: str, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
@@ -326,8 +333,10 @@ class RedisPreviewStore:
     def redis_key(self, scope: str, actor: str, preview_id: str) -> str:
         return f"{self.prefix}p:{len(scope)}:{scope}:{len(actor)}:{actor}:{preview_id}"
 
-    def index_key(self, scope: str, actor: str, kind: str = "pi") -> str:
-        return f"{self.prefix}{kind}:{len(scope)}:{scope}:{len(actor)}:{actor}"
+    def index_key(self, actor: str, kind: str = "pa") -> str:
+        """The actor's index (``pa``) or sizes (``pb``). (Earlier versions kept ``pi:``/``ps:`` keys per
+        ``(scope, actor)``; nothing reads them now and Redis expires them.)"""
+        return f"{self.prefix}{kind}:{len(actor)}:{actor}"
 
     def put(self, preview: StoredPreview) -> None:
         name = self.redis_key(preview.scope, preview.actor, preview.preview_id)
@@ -342,11 +351,12 @@ class RedisPreviewStore:
         pipe.pexpire(name, keep_ms)
         pipe.execute()
         evicted = self._book(
-            keys=[self.index_key(preview.scope, preview.actor), self.index_key(preview.scope, preview.actor, "ps")],
-            args=[repr(now), preview.preview_id, repr(keep_until), len(text.encode("utf-8", "surrogatepass")),
-                  keep_ms, self.max_per_actor, self.max_bytes_per_actor])
+            keys=[self.index_key(preview.actor), self.index_key(preview.actor, "pb")],
+            args=[repr(now), _member(preview.scope, preview.preview_id), repr(keep_until),
+                  len(text.encode("utf-8", "surrogatepass")), keep_ms, self.max_per_actor, self.max_bytes_per_actor])
         if evicted:
-            self._client.delete(*(self.redis_key(preview.scope, preview.actor, _text(pid)) for pid in evicted))
+            gone = [_unmember(_text(m)) for m in evicted]
+            self._client.delete(*(self.redis_key(scope, preview.actor, pid) for scope, pid in gone))
 
     def get(self, scope: str, actor: str, preview_id: str) -> StoredPreview | None:
         raw = self._client.hgetall(self.redis_key(scope, actor, preview_id))
@@ -355,6 +365,18 @@ class RedisPreviewStore:
         items = {_text(k): _text(v) for k, v in raw.items()}
         return StoredPreview(scope, actor, preview_id, items["intent"], _arguments(items["arguments"]),
                              float(items["created_at"]), float(items["expires_at"]))
+
+
+def _member(scope: str, preview_id: str) -> str:
+    """A preview in an actor's Redis index: ``<len(scope)>:<scope>:<preview_id>``."""
+    return f"{len(scope)}:{scope}:{preview_id}"
+
+
+def _unmember(member: str) -> tuple[str, str]:
+    """(scope, preview id) of `_member`."""
+    length, _, rest = member.partition(":")
+    n = int(length)
+    return rest[:n], rest[n + 1:]
 
 
 def _text(value: Any) -> str:

@@ -6,7 +6,8 @@ call. `run_step` takes it through the call path's own steps, in their order:
 
     resolve its arguments (`refs`) → the step's permission → validate (the step operation's input
     schema) → canonical request → timeout (within what is left of the composite's deadline) → wire
-    request → idempotency (a write step's key: ``<record key>.<step id>``, a receipt of its own)
+    request → idempotency (a write step's key: ``tgs-<digest>``, `idempotency.step_key`, a receipt
+    of its own; a receipt under the earlier form ``<record key>.<step id>`` still counts)
     → send → outcome → output validation (the step's output schema)
 
 and returns a `StepRun`: ``done`` (with the answer's validated JSON body, before any projection:
@@ -34,7 +35,7 @@ from ...toolspec import ToolSpec
 from .. import permission
 from ..canonical import canonical_request, key_arg
 from ..effects import Effect
-from ..idempotency import begin
+from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
 from ..outcome import judge
 from ..send import attempts, wire_request
 from ..state import Budget, Call, Halt, Hold, Validated
@@ -43,11 +44,8 @@ from ..validate import pointer as to_pointer
 from ..validate import validate_arguments
 from .refs import MissingMember, Pending, resolve_args, sketch_args
 
-__all__ = ["PLACEHOLDER_KEY", "Step", "StepRun", "run_step", "step_request", "step_sketch", "steps_of"]
-
-#: The idempotency key a preview fills in for a write step (the record's key is not known yet);
-#: the fingerprint never includes the key, so the preview's request is the record's.
-PLACEHOLDER_KEY = "<record key>"
+__all__ = ["Step", "StepRun", "placeholder_key", "run_step", "step_request", "step_sketch", "steps_of",
+           "write_step_key"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +100,25 @@ class StepRun:
         if self.error is not None:
             out["error"] = self.error.to_json()["error"]
         return out
+
+
+def _key_length(step: Step) -> int:
+    """The length of `step`'s key: `step_key_length` of its key argument's ``maxLength``."""
+    prop = (step.spec.input_schema.get("properties") or {}).get(str(key_arg(step.spec.row)))
+    return step_key_length(prop.get("maxLength") if isinstance(prop, dict) else None)
+
+
+def write_step_key(record_tool: str, record_key: str, step: Step) -> str:
+    """The idempotency key write `step` sends when `record_tool` is called with `record_key`
+    (`idempotency.step_key`, as long as the step's key argument allows)."""
+    return step_key(record_tool, record_key, step.id, _key_length(step))
+
+
+def placeholder_key(step: Step) -> str:
+    """The key a preview fills in for write `step` (the record's key is not known yet):
+    ``tgs-xxxx...`` of the step key's length, so it validates as the record's will; the fingerprint
+    never includes the key, so the preview's request is the record's."""
+    return STEP_KEY_PREFIX + "x" * (_key_length(step) - len(STEP_KEY_PREFIX))
 
 
 def _input_pointer(step: Step, step_pointer: str) -> str | None:
@@ -198,9 +215,11 @@ def _failed(step: Step, call: Call, halt: Halt, *, branch: bool, key: str | None
 
 
 def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any], deadline: float,
-             key: str | None, *, branch: bool = False) -> Generator[Effect, Any, StepRun]:
+             key: str | None, *, branch: bool = False, legacy_key: str | None = None
+             ) -> Generator[Effect, Any, StepRun]:
     """Run `step` (see the module docstring); `key` is a write step's idempotency key (None for a
-    read). Yields the call path's effects; returns the `StepRun`. Never raises."""
+    read), `legacy_key` its key in the earlier form (`idempotency.legacy_receipt`). Yields the call
+    path's effects; returns the `StepRun`. Never raises."""
     call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id)
     call.emit("find", "allow", mode=step.spec.row.get("mode"), effect=step.spec.row.get("effect"),
               composite=parent.tool)
@@ -208,7 +227,12 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
         validated = step_request(call, step, inputs, answers, key, branch=branch)
         budget = _budget(call, step, deadline)
         _wire, http_request = wire_request(call, step.spec, validated)
-        hold = begin(call, step.spec, validated, budget)
+        legacy = legacy_receipt(call, step.spec, validated, legacy_key, budget) if key and legacy_key else None
+        if legacy is not None:  # completed under the earlier key form: replayed, never sent again
+            stored = legacy.result if isinstance(legacy.result, dict) else {}
+            return StepRun(step.id, "done", body=stored.get("body"), status=legacy.status, replayed=True,
+                           key=legacy_key, secret_values=call.secret_values)
+        hold = begin(call, step.spec, validated, budget, step=True)
     except Halt as halt:
         return _failed(step, call, halt, branch=branch, key=key)
     except Pending as pending:  # the build orders steps by their references: a runtime bug

@@ -22,7 +22,9 @@ record time makes the plan stale.
   ``<api>/<record tool>``, fingerprint the ``preview_id``: a completed one is replayed whole);
   the reads again, and ``preview_stale`` (nothing written, the receipt released) when the plan's
   fingerprint differs; the approval spent once, bound to the record key; then the steps in order,
-  each write step with the key ``<record key>.<step id>`` and a receipt of its own (replayed, never
+  each write step with the key ``tgs-<digest>`` (`idempotency.step_key` of the record tool, the
+  record key and the step id: a form no caller's key may take) and a receipt of its own, a receipt
+  under the earlier form ``<record key>.<step id>`` still counting (replayed, never
   re-sent, when the record key is used again; a replayed record result is redacted again with
   the current ``output.redact``, as a single record's is). The record's receipt ends ``completed`` (every step
   done), ``unknown`` (a step ``result_unknown``, or a write done before a later step failed: the
@@ -49,12 +51,12 @@ from ...toolspec import ToolSpec, display
 from .. import approval as approval_step
 from ..canonical import key_arg
 from ..effects import Effect
-from ..idempotency import LEASE_MARGIN_MS, receipt_decision
+from ..idempotency import LEASE_MARGIN_MS, STEP_KEY_PREFIX, legacy_step_key, receipt_decision, reserved
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
 from .refs import Pending
-from .step import PLACEHOLDER_KEY, Step, StepRun, step_request, step_sketch
+from .step import Step, StepRun, placeholder_key, step_request, step_sketch, write_step_key
 
 __all__ = ["approvable_plan", "plan_reads", "preview", "record"]
 
@@ -70,16 +72,18 @@ def plan_reads(steps: list[Step]) -> list[Step]:
 
 
 def _writes_shown(call: Call, steps: list[Step], inputs: Mapping[str, Any], answers: Mapping[str, Any],
-                  key: str) -> list[dict[str, Any]]:
-    """Each write step's request (shown redacted) and fingerprint, or the step it is known after.
-    Raises `Halt` (the step's ``invalid_arguments``, ``composite_reference_missing``...)."""
+                  key: str | None) -> list[dict[str, Any]]:
+    """Each write step's request (shown redacted) and fingerprint, or the step it is known after;
+    `key`: the record key (None: a preview, each step's key a placeholder). Raises `Halt` (the
+    step's ``invalid_arguments``, ``composite_reference_missing``...)."""
     shown: list[dict[str, Any]] = []
     for step in steps:
         if not step.writes:
             continue
         step_call = Call(call.host, step.spec.name, call.actor, call_id=call.call_id)
         try:
-            validated = step_request(step_call, step, inputs, answers, f"{key}.{step.id}")
+            step_key = placeholder_key(step) if key is None else write_step_key(call.tool, key, step)
+            validated = step_request(step_call, step, inputs, answers, step_key)
         except Pending as pending:
             # what is known of it now (the composite's arguments, the reads' answers) is shown and
             # bound into the plan's fingerprint: an approval covers it, a changed read makes it stale
@@ -125,7 +129,7 @@ def preview(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any
     error = failure(_with_rest(runs, chosen))
     if error is not None:
         raise Halt("http", error)
-    shown = _writes_shown(call, chosen, inputs, {r.id: r.body for r in runs}, PLACEHOLDER_KEY)
+    shown = _writes_shown(call, chosen, inputs, {r.id: r.body for r in runs}, None)
     fp = call.fp = _plan_fp(spec, shown)
     host, record_tool = call.host, _record_tool(spec)
     record_spec = host.specs.get(record_tool)
@@ -246,6 +250,11 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
     if not key.strip():
         raise Halt("validate", make_error("invalid_arguments", "An idempotency key is required and may not be blank.",
                                           details={"pointer": f"/{key_arg(spec.row)}"}))
+    if reserved(key):  # one rule for every record tool's key (`idempotency.reserved`)
+        raise Halt("validate", make_error(
+            "invalid_arguments", f"An idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
+            "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID).",
+            details={"pointer": f"/{key_arg(spec.row)}"}))
     try:
         inputs = stored_arguments(call.host, spec, preview_id, call.actor)
     except ToolError as exc:
@@ -279,8 +288,9 @@ def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any],
             return call.fail("audit", make_error("internal_error", f"{call.tool}: the audit sink failed; "
                                                  "nothing was sent."))
         approval_step.spend(call, grant, hold)
-        keys = {s.id: f"{key}.{s.id}" for s in chosen if s.writes}
-        runs = yield from execute(call, spec, chosen, inputs, budget.deadline, keys, {r.id: r for r in reads})
+        keys = {s.id: write_step_key(call.tool, key, s) for s in chosen if s.writes}
+        legacy = {s.id: legacy_step_key(key, s.id) for s in chosen if s.writes}
+        runs = yield from execute(call, spec, chosen, inputs, budget.deadline, keys, {r.id: r for r in reads}, legacy)
         return _settle(call, spec, inputs, runs, hold)
     except Halt as halt:
         return call.fail(halt.step, halt.error, **halt.extra)
