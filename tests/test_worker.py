@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -261,14 +262,24 @@ def test_one_cpu_still_gets_a_worker_that_does_not_warm_up(monkeypatch: pytest.M
     monkeypatch.delenv("TOOLGEN_WORKERS", raising=False)
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest-xdist runs threads of its own
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    warmed: list[Any] = []
-    monkeypatch.setattr(worker, "Worker", lambda label, warm=None: warmed.append(warm) or label)
+    warmed: list[object] = []
+
+    def fake_worker(label: str, warm: Callable[[], object] | None = None) -> Any:
+        warmed.append(warm)
+        return label
+
+    def warm_up() -> None:
+        pass
+
+    monkeypatch.setattr(worker, "Worker", fake_worker)
     assert worker.worker_allowed()
-    assert worker.start_worker("x", _numbers) == "x"
+    started: Any = worker.start_worker("x", warm_up)
+    assert started == "x"
     assert warmed == [None]
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    assert worker.start_worker("x", _numbers) == "x"
-    assert warmed == [None, _numbers]
+    started = worker.start_worker("x", warm_up)
+    assert started == "x"
+    assert warmed == [None, warm_up]
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
