@@ -116,4 +116,4 @@ def test_ci_runs_the_gate() -> None:
     script = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     steps = [line.split("#")[0].strip() for line in script]
     assert {"python .ci/guardrails.py", "mypy", "ruff check generator tests benchmarks"} <= set(steps)
-    assert steps.index("python .ci/guardrails.py") < steps.index('python -m pytest -n 2 -q -m "not slow"')
+    assert steps.index("python .ci/guardrails.py") < steps.index('python -m pytest -n 4 -q -m "not slow"')
