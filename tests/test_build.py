@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.build import REAL, REPO, build, run
+from tests.support.build import REAL, REPO, build, run, spec_with_body_ref
 
 from toolgen.build import build_project
 from toolgen.project import load_project
@@ -175,26 +175,8 @@ def test_swagger2_builds_with_findings_located_in_the_2_0_file(tmp_path: Path) -
         in again.output
 
 
-def _spec_with_body_ref(tmp_path: Path, ref: str) -> Path:
-    """A one-operation spec (createA) whose JSON request body is the `$ref` `ref` (on line 10)."""
-    spec = tmp_path / "ext.yaml"
-    spec.write_text(f"""openapi: 3.0.3
-info: {{title: t, version: '1'}}
-paths:
-  /a:
-    post:
-      operationId: createA
-      requestBody:
-        content:
-          application/json:
-            schema: {{$ref: '{ref}'}}
-      responses: {{'200': {{description: ok}}}}
-""")
-    return spec
-
-
 def test_external_ref_is_refused_with_location(tmp_path: Path) -> None:
-    spec = _spec_with_body_ref(tmp_path, "other.yaml#/components/schemas/A")
+    spec = spec_with_body_ref(tmp_path, "other.yaml#/components/schemas/A", "ext.yaml")
     built = build(tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2)
     assert "ref-external" in built.result.output and "ext.yaml:10:" in built.result.output
 
@@ -241,7 +223,7 @@ def test_external_file_refs_bundled_when_allowed(tmp_path: Path) -> None:
         tag: {$ref: '#/components/schemas/Tag'}
     Tag: {type: string, enum: [x, y]}
 """)
-    spec = _spec_with_body_ref(tmp_path, "common/models.yaml#/components/schemas/A")
+    spec = spec_with_body_ref(tmp_path, "common/models.yaml#/components/schemas/A", "ext.yaml")
     refused = build(tmp_path, spec, "tools:\n  a: {operation: createA, effect: write, approval: never}\n", expect=2)
     assert "allow_external_refs" in refused.result.output
     built = build(tmp_path, spec, "allow_external_refs: true\n"

@@ -9,28 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support.build import build
+from tests.support.build import build, spec_with_body_ref
 
 CANARY = "ghp_canary_0123456789abcdef"
 TOOLS = "allow_external_refs: true\ntools:\n  a: {operation: createA, effect: write, approval: never}\n"
-
-
-def _spec(folder: Path, ref: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    spec = folder / "openapi.yaml"
-    spec.write_text(f"""openapi: 3.0.3
-info: {{title: t, version: '1'}}
-paths:
-  /a:
-    post:
-      operationId: createA
-      requestBody:
-        content:
-          application/json:
-            schema: {{$ref: '{ref}'}}
-      responses: {{'200': {{description: ok}}}}
-""", encoding="utf-8")
-    return spec
 
 
 def _secret(path: Path) -> None:
@@ -50,18 +32,18 @@ def test_a_ref_outside_the_specs_folder_is_refused(tmp_path: Path, how: str) -> 
     _secret(secret)
     api = tmp_path / "project" / "api"
     if how == "dotdot":
-        spec = _spec(api, "../../home/.docker/config.json#/auths")
+        spec = spec_with_body_ref(api, "../../home/.docker/config.json#/auths")
     elif how == "absolute":
-        spec = _spec(api, f"{secret}#/auths")
+        spec = spec_with_body_ref(api, f"{secret}#/auths")
     elif how == "nested-dotdot":  # a sibling file that reaches out in turn
         (api / "common").mkdir(parents=True)
         (api / "common" / "models.yaml").write_text(
             "components:\n  schemas:\n    A: {$ref: '../../../home/.docker/config.json#/auths'}\n", encoding="utf-8")
-        spec = _spec(api, "common/models.yaml#/components/schemas/A")
+        spec = spec_with_body_ref(api, "common/models.yaml#/components/schemas/A")
     else:  # a link inside the folder that points out of it
         api.mkdir(parents=True)
         (api / "models.json").symlink_to(secret)
-        spec = _spec(api, "models.json#/auths")
+        spec = spec_with_body_ref(api, "models.json#/auths")
     built = build(tmp_path / "project", spec, TOOLS, expect=2)
     assert "ref-outside" in built.result.output, built.result.output
     assert "openapi.yaml" in built.result.output or "models.yaml" in built.result.output
@@ -71,6 +53,6 @@ def test_a_ref_outside_the_specs_folder_is_refused(tmp_path: Path, how: str) -> 
 def test_siblings_and_subfolders_are_still_bundled(tmp_path: Path) -> None:
     api = tmp_path / "api"
     _secret(api / "shared" / "models.json")  # inside the spec's folder: bundled as before
-    spec = _spec(api, "shared/models.json#/auths")
+    spec = spec_with_body_ref(api, "shared/models.json#/auths")
     built = build(tmp_path, spec, TOOLS)
     assert built.tool("mcp", "record_a")["inputSchema"]["properties"]["token"]["enum"] == [CANARY]

@@ -62,3 +62,23 @@ def build(tmp: Path, spec: Path, body: str = 'include: [{match: "*"}]\n', *, nam
 
 def case_spec(number: str) -> Path:
     return next(CASES.glob(f"{number}-*")) / "spec.yaml"
+
+
+def spec_with_body_ref(folder: Path, ref: str, name: str = "openapi.yaml") -> Path:
+    """`folder/name`: a one-operation spec (createA, POST /a) whose JSON request body is the `$ref`
+    `ref` (on line 10), for the tests of external references and their bundling."""
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = folder / name
+    spec.write_text(f"""openapi: 3.0.3
+info: {{title: t, version: '1'}}
+paths:
+  /a:
+    post:
+      operationId: createA
+      requestBody:
+        content:
+          application/json:
+            schema: {{$ref: '{ref}'}}
+      responses: {{'200': {{description: ok}}}}
+""", encoding="utf-8")
+    return spec
