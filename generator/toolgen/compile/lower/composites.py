@@ -239,8 +239,8 @@ def _effect(ctx: Ctx, key: str, intent: CompositeIntent, lowered: list[_Step], w
         sink.error("composite-idempotency-sent",
                    f"composite `{key}` sends its idempotency key ({intent.idempotency.send_as}); a composite "
                    "has no request of its own", loc("idempotency", "send_as"),
-                   "drop `send_as`: each write step sends its own key `<key>.<step id>` as its operation's "
-                   "intent says")
+                   "drop `send_as`: each write step sends its own key (`tgs-` and a digest of the record tool, "
+                   "the key and the step id) as its operation's intent says")
     return effect
 
 
@@ -307,7 +307,8 @@ def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str
                    row: Callable[..., PolicyRow], effect: Effect, fields: list[str], summary: str, how: str,
                    loc: Any) -> list[Tool]:
     """A writing composite's `preview_<key>` and `record_<key>` (the record takes the preview_id and a
-    key; each write step's key is `<key>.<step id>`)."""
+    key; each write step's key is `tgs-` and a digest of the record tool, the key and the step id:
+    docs/composites.md, step keys)."""
     sink, defaults, title = ctx.sink, ctx.intents.model.defaults, intent.title
     out_policy = row("", "read").output
     preview_name, record_name = names
@@ -336,7 +337,8 @@ def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str
                              "description": f"The preview_id {preview_name} returned."},
             key_arg: {"type": "string", "minLength": 1, "maxLength": 190,
                       "description": "Unique id of this action (e.g. a UUID); reuse it only to retry the same "
-                                     "call. Each write step's key is `<this key>.<step id>`."},
+                                     "call. Each write step sends a key derived from this one; a key that "
+                                     "starts with `tgs-` is refused."},
         },
     }
     return [
