@@ -21,23 +21,10 @@ from toolgen.build import build_api
 from toolgen.dialects import check_catalog, registry
 from toolgen.emit import piece_key, report
 from toolgen.incremental import conformance_problems
+from toolgen.remember import Memo
 
 #: the dialects whose tools' verdicts are remembered (`Dialect.checks_per_tool`)
 PER_TOOL_CONFORMANCE = tuple(d.name for d in registry().values() if d.checks_per_tool)
-
-
-class Table:
-    """A `Remember` over a dict, counting what it computed."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
-        self.computed = 0
-
-    def __call__(self, key: str, compute: Any) -> Any:
-        if key not in self.values:
-            self.values[key] = compute()
-            self.computed += 1
-        return self.values[key]
 
 
 _CATALOGS: dict[str, list[dict[str, Any]]] = {}
@@ -83,7 +70,7 @@ def test_a_remembered_verdict_gives_the_whole_check(tmp_path_factory: pytest.Tem
     """Over a sequence of catalogs (one tool damaged, or named twice, or none), sharing one table:
     what the remembered check finds is what checking the whole catalog finds."""
     good = _catalogs(tmp_path_factory)[dialect]
-    table = Table()
+    table = Memo()
     assert conformance_problems(dialect, good, table) == [] == check_catalog(dialect, good, max_tools=None)
     for index, damage in edits:
         tools = _damaged(dialect, good, index, damage)
@@ -94,7 +81,7 @@ def test_a_remembered_verdict_gives_the_whole_check(tmp_path_factory: pytest.Tem
 
 def test_an_unchanged_catalog_is_not_checked_again(tmp_path_factory: pytest.TempPathFactory) -> None:
     good = _catalogs(tmp_path_factory)["openai"]
-    table = Table()
+    table = Memo()
     conformance_problems("openai", good, table)
     assert table.computed == len(good)
     edited = _damaged("openai", good, 0, "none")
@@ -109,7 +96,7 @@ def test_a_verdict_keyed_without_the_tool_object_is_caught(tmp_path_factory: pyt
     passes on the verdict of the tool before it."""
     good = _catalogs(tmp_path_factory)["mcp"]
     monkeypatch.setattr(incremental, "piece_key", lambda *parts: piece_key(parts[0], parts[1], parts[2]["name"]))
-    table = Table()
+    table = Memo()
     conformance_problems("mcp", good, table)
     tools = _damaged("mcp", good, 0, "schema")
     assert check_catalog("mcp", tools, max_tools=None) != []
@@ -138,7 +125,7 @@ def test_remembered_tool_sizes_follow_the_tool_object(tmp_path: Path) -> None:
     """`toolgen.emit.report.measure` remembers each tool object's bytes and tokens by its content:
     after a description is lengthened, the sizes equal a measure without the table, and only the
     changed objects (one tool in four dialects) are measured again."""
-    table = Table()
+    table = Memo()
     first, cold = _measured(tmp_path, ["", "", "", ""], table)
     assert first == cold
     before = table.computed
@@ -150,7 +137,7 @@ def test_remembered_tool_sizes_follow_the_tool_object(tmp_path: Path) -> None:
 def test_tool_sizes_keyed_without_the_object_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check above can fail: keyed by the tool's name alone, the old sizes come back."""
     monkeypatch.setattr(report, "piece_key", lambda kind, tool: piece_key(kind, tool.get("function", tool)["name"]))
-    table = Table()
+    table = Memo()
     _measured(tmp_path, ["", "", "", ""], table)
     edited, cold = _measured(tmp_path, ["A much longer description of listing the items.", "", "", ""], table)
     assert edited != cold

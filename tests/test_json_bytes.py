@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tests.support.profiles import examples
 
 from toolgen.emit import json_bytes
+from toolgen.remember import Memo
 
 _scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 _json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
@@ -61,26 +62,12 @@ def test_deep_nesting_equals_the_standard_library() -> None:
     assert json_bytes({"deep": value}) == _reference({"deep": value})
 
 
-class _Table:
-    """A `Remember` over a dict, counting what it computed (the build cache's `Pieces`, in memory)."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
-        self.computed = 0
-
-    def __call__(self, key: str, compute: Any) -> Any:
-        if key not in self.values:
-            self.values[key] = compute()
-            self.computed += 1
-        return self.values[key]
-
-
 @settings(max_examples=examples(200))
 @given(st.lists(st.dictionaries(st.text(max_size=3), _json, max_size=3), max_size=5), _json)
 def test_remembered_pieces_give_the_same_bytes(tools: list[Any], other: Any) -> None:
     """Each object of a list in the outer two levels goes through `remember`; a table filled by one
     document (and holding pieces of another) gives the bytes of no table at all, computing nothing again."""
-    table = _Table()
+    table = Memo()
     for value in (tools, {"tools": tools, "api": "x"}, [other, tools]):
         assert json_bytes(value, table) == _reference(value)
     before = table.computed
@@ -92,7 +79,7 @@ def test_remembered_pieces_give_the_same_bytes(tools: list[Any], other: Any) -> 
 
 
 def test_equal_pieces_of_other_types_are_not_confused() -> None:
-    table = _Table()
+    table = Memo()
     assert json_bytes([{"a": 1}], table) == b'[\n  {\n    "a": 1\n  }\n]\n'
     assert json_bytes([{"a": True}], table) == b'[\n  {\n    "a": true\n  }\n]\n'
     assert json_bytes([{"a": 1.0}], table) == b'[\n  {\n    "a": 1.0\n  }\n]\n'

@@ -30,7 +30,7 @@ from .compile.lower.reuse import OperationKeys
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
 from .dialects import DialectOptions, check_deferred
 from .dialects import names as dialect_names
-from .emit import Remember, computed, json_bytes, piece_key
+from .emit import json_bytes, piece_key
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_markdown, policy_table
 from .emit.python import package_files, package_plan, warm_up
@@ -38,6 +38,7 @@ from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
 from .incremental import BuildPieces, build_pieces, catalog_memo, conformance_problems, package_job
 from .project import ALL_ARTIFACTS, ApiTarget, Artifact, Project, spec_override
+from .remember import Remember, computed
 from .review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from .worker import Pending, Worker, closing, start_worker
 from .write import Output

@@ -39,10 +39,11 @@ from .compile.intent import load_intent_map
 from .compile.ir import Tool
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from .dialects import Dialect, DialectOptions, Violation, check_catalog, dialect
-from .emit import Remember, computed, content_pickle, piece_key
+from .emit import content_pickle, piece_key
 from .emit.catalogs import Entry
 from .emit.python import PackagePlan, format_piece, join_package, package_pieces
 from .project import ALL_ARTIFACTS, Artifact, spec_override
+from .remember import Remember, computed
 from .review.lint import LintSettings
 from .worker import Pending, Worker, run_with
 
@@ -238,7 +239,7 @@ class CatalogMemo:
 
 
 class Pieces:
-    """A `toolgen.emit.Remember` backed by the cache: one table per kind of piece (a dict of piece
+    """A `toolgen.remember.Remember` backed by the cache: one table per kind of piece (a dict of piece
     key -> pickled value, a `_Table` under the kind, the environment and `salt`), read once when
     the build starts; `save` keeps the pieces this build used (`_Table.save`). Values are kept
     pickled and unpickled on each use, so what a later stage does to a value never reaches the table.
@@ -324,7 +325,7 @@ class BuildPieces:
 
 
 def build_pieces(cache: Cache | None) -> BuildPieces:
-    """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.emit.computed`)."""
+    """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.remember.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
     tokens, json_, search, lower, plan, conformance, lint = tables = tuple(

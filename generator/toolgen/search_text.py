@@ -22,9 +22,11 @@ import hashlib
 import html
 import marshal
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
+
+from .remember import Remember
 
 __all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_terms", "query_terms",
            "search_documents", "split_words"]
@@ -513,8 +515,6 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     return docs
 
 
-#: ``remember(key, compute) -> compute()`` or an earlier value of it (`search_documents`)
-Remember = Callable[[str, Callable[[], Any]], Any]
 
 
 def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -15,26 +15,11 @@ import io
 import json
 import marshal
 import pickle
-from collections.abc import Callable
 from functools import partial
 from json.encoder import encode_basestring
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
-_T = TypeVar("_T")
-
-
-class Remember(Protocol):
-    """How the build remembers a piece of its output between builds: ``remember(key, compute)`` is
-    ``compute()``, or the value an earlier ``compute()`` under the same `key` gave (the build cache,
-    `toolgen.incremental.Pieces`). A key names everything the value depends on (`piece_key`), so
-    both answers are the same value; the stages here stay pure and never see the cache."""
-
-    def __call__(self, key: str, compute: Callable[[], _T], /) -> _T: ...
-
-
-def computed(key: str, compute: Callable[[], _T], /) -> _T:
-    """The `Remember` that remembers nothing: every piece is computed."""
-    return compute()
+from ..remember import Remember, computed
 
 
 def piece_key(*parts: Any) -> str:

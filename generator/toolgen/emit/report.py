@@ -16,8 +16,9 @@ from ..diagnostics import Diagnostic
 from ..dialects import NAMESPACE_ADVISED_FUNCTIONS, PartPlan, names, namespace_advice, registry, reshaping
 from ..dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS
 from ..dialects.openai import OPENAI_MAX_TOOLS
+from ..remember import Remember, computed
 from ..tokens import count_tokens
-from . import Remember, compact_json, computed, piece_key
+from . import compact_json, piece_key
 from .catalogs import Catalogs
 from .policy import _code, _md, grouped_rows, operation_cell, toolsets_markdown
 from .upfront import upfront_costs

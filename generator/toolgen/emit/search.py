@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..search_text import SEARCH_FORMAT, TABLES, Remember, search_documents
+from ..remember import Remember, computed
+from ..search_text import SEARCH_FORMAT, TABLES, search_documents
 from ..search_tool import mcp_search_tool
-from . import computed
 
 
 def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, Any]],

@@ -21,7 +21,7 @@ of each lowering is the one a fresh `lower` gives.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from ..compile.lower.reuse import OperationKeys
 from ..compile.lower.text import cap_text, describe_tool
 from ..compile.operations import Operation
 from ..diagnostics import Diagnostic, DiagnosticSink
+from ..remember import Memo
 from .lint import LintInput, LintSettings, apply_severity, lint_api
 from .lint.rules import DESCRIPTION_LIMIT
 
@@ -50,12 +51,7 @@ class DraftLowering:
 
     def __init__(self, doc: SpecDocument, api: str, out: Path) -> None:
         self.doc, self.api, self.out = doc, api, out
-        self._memo: dict[str, Any] = {}
-
-    def _remember(self, key: str, compute: Callable[[], Any]) -> Any:
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        self._remember = Memo()
 
     def lower(self, data: dict[str, Any], sink: DiagnosticSink) -> tuple[LoadedIntentMap, ApiIR]:
         """The draft `data` validated (`IntentMap`) and lowered; its diagnostics go to `sink`."""

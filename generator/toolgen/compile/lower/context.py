@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...diagnostics import DiagnosticSink, SourceLocation
+from ...remember import Remember
 from ...results import ResponseBody, Shape
 from ..intent import LoadedIntentMap
 from ..ir import ArgBinding, AuthBinding, BodyEncoding, FixedValue, NarrowedArg, Pagination, Toolset
@@ -63,7 +64,7 @@ class Ctx:
     toolsets: dict[str, Toolset] = field(default_factory=dict)  # toolsets used so far, by name
     #: ``remember(key, compute)``: each operation's lowering remembered between builds
     #: (`toolgen.compile.lower.reuse`); None: every operation is lowered
-    remember: Callable[[str, Callable[[], Any]], Any] | None = None
+    remember: Remember | None = None
     keys: Any = None  # the `reuse.OperationKeys` of this document, with `remember`
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...diagnostics import DiagnosticError, DiagnosticSink
 from ...naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, tool_name_problem
+from ...remember import Remember
 from ..intent import IncludeSpec, LoadedIntentMap, ToolIntent
 from ..ir import ApiIR, Effect, OperationRef, SkippedOperation, Tool
 from ..load import SpecDocument
@@ -42,7 +43,7 @@ READ_VERBS = ("get", "list", "search", "find", "query", "lookup", "fetch", "read
 
 def lower(doc: SpecDocument, intents: LoadedIntentMap, sink: DiagnosticSink, api_name: str,
           progress: Callable[[int, int], None] | None = None,
-          remember: Callable[[str, Callable[[], Any]], Any] | None = None,
+          remember: Remember | None = None,
           keys: OperationKeys | None = None) -> ApiIR:
     """Lower every intent (explicit tools first, then include groups) to tools.
 

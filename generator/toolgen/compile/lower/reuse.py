@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -40,9 +40,6 @@ from ..operations import Operation
 from .context import Ctx, Lowered, Skip
 from .infer import infer_intent
 from .operation import lower_operation
-
-#: ``remember(key, compute) -> compute()`` or an earlier value of it
-Remember = Callable[[str, Callable[[], Any]], Any]
 
 #: a JSON string that starts with '#': a local reference (or a key or text that looks like one)
 _LOCAL = re.compile(r'"(#(?:[^"\\]|\\.)*)"')

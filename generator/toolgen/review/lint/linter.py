@@ -41,10 +41,11 @@ from ...compile.verbs import changes_named
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...dialects import DialectOptions, catalog_request_problems, registry
 from ...dialects.openai import openai_parameters
-from ...emit import Remember, compact_json, computed, piece_key
+from ...emit import compact_json, piece_key
 from ...emit.catalogs import Catalogs, build_catalogs
 from ...emit.report import ToolSize, measure
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
+from ...remember import Remember, computed
 from ...tokens import count_tokens
 from .preflight import ALL_DIALECTS, preflight_findings
 from .rules import (
