@@ -25,7 +25,12 @@ from toolgen.dialects.gemini import check_gemini_catalog
 from toolgen.dialects.mcp import check_mcp_catalog
 from toolgen.dialects.openai import check_openai_catalog
 from toolgen.review.lint.toolsets import Member, name_likeness, near_synonyms
-from toolgen.search_tool import SEARCH_TOOL_NAME, gemini_search_declaration, mcp_search_tool, openai_search_function
+from toolgen.search_tool import (
+    SEARCH_TOOL_NAME,
+    gemini_search_declaration,
+    mcp_search_tool,
+    openai_search_function,
+)
 
 TICKETS = REPO / "specs" / "tickets.yaml"
 GITHUB = REPO / "specs" / "github.slice.json"
