@@ -102,7 +102,8 @@ def _dialect(name: str) -> str | None:
 
 def catalogs(folder: Path) -> list[dict[str, Any]]:
     """Each catalog file of `folder`: bytes, entries, what one request sends against the provider's
-    limit, and the entries the provider's SDK type refuses."""
+    limit (for ``openai.json`` and ``gemini.json``, pools of a client-run search, the up-front view),
+    and the entries the provider's SDK type refuses (a pool's ``search_tools`` entry included)."""
     limits = {row["file"]: row for row in catalog_limits.check(folder)}
     rows = []
     for path in sorted(folder.glob("*.json")):
@@ -110,7 +111,10 @@ def catalogs(folder: Path) -> list[dict[str, Any]]:
         if dialect is None:
             continue
         entries = json.loads(path.read_text(encoding="utf-8"))
-        sdk = corpuslib.check_catalog(dialect, entries)
+        # a pool (openai.json, gemini.json) is sent as its up-front view: its search_tools entry too
+        view = catalog_limits.upfront(folder, path.name) if path.name in catalog_limits.POOLS else None
+        extra = view.sent[-1:] if view is not None and view.searching else []
+        sdk = corpuslib.check_catalog(dialect, entries + extra)
         limit = limits.get(path.name, {})
         rows.append({"file": path.name, "bytes": path.stat().st_size, "entries": len(entries),
                      "sent": limit.get("entries"), "sends": limit.get("sent"), "limit": limit.get("limit"),
