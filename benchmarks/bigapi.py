@@ -123,6 +123,33 @@ def catalogs(folder: Path) -> list[dict[str, Any]]:
     return rows
 
 
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+def count_operations(spec: Path) -> int:
+    """The operations of a JSON or YAML OpenAPI document: method keys of its path items."""
+    text = spec.read_text(encoding="utf-8")
+    if spec.suffix in (".yaml", ".yml"):
+        from ruamel.yaml import YAML
+
+        doc = YAML(typ="safe").load(text)
+    else:
+        doc = json.loads(text)
+    return sum(1 for item in (doc.get("paths") or {}).values() if isinstance(item, dict)
+               for method in item if method in HTTP_METHODS)
+
+
+def count_intents(project: Path) -> int | None:
+    """The intents `toolgen init` drafted into the project's intent map (entries of its ``tools``), or
+    None when the project names no intent map."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe")
+    config = yaml.load((project / "toolgen.yaml").read_text(encoding="utf-8"))
+    path = project / config["apis"][0]["intent_map"]
+    return len((yaml.load(path.read_text(encoding="utf-8")) or {}).get("tools") or {})
+
+
 def run(spec: Path, n: int, work: Path, cpu: int | None, name: str, steps: str = "all") -> dict[str, Any]:
     """Init, build and a check from elsewhere for `spec` (`n` times over); the measurements.
     ``steps="init"``: init only."""
@@ -149,15 +176,14 @@ def run(spec: Path, n: int, work: Path, cpu: int | None, name: str, steps: str =
     out["init"] = timed([*tg, "init", f"specs/{target.name}"], project, cpu)
     if out["init"]["rc"] != 0:
         return out
-    m = re.search(r"(\d[\d,]*) intents?", " ".join(out["init"]["tail"]))
-    out["intents"] = int(m.group(1).replace(",", "")) if m else None
+    out["intents"] = count_intents(project)
+    out["operations"] = count_operations(target)
     if steps == "init":
         return out
     out["build"] = timed([*tg, "build", "--no-cache"], project, cpu)
     tail = " ".join(out["build"]["tail"])
-    for key, pattern in (("tools", r"(\d+) tools?"), ("operations", r"lowered \d+ of (\d+) operations")):
-        m = re.search(pattern, tail)
-        out[key] = int(m.group(1)) if m else None
+    m = re.search(r"(\d+) tools?", tail)
+    out["tools"] = int(m.group(1)) if m else None
     if out["build"]["rc"] != 0:
         return out
     from ruamel.yaml import YAML
