@@ -334,7 +334,7 @@ SLOW_FAULTS: dict[str, Fault] = {
     "silent": Fault.hang(2.0),
     "drop_after_write": Fault.drop(write=True),
 }
-LIFETIME_TIMEOUT_MS = 200
+LIFETIME_TIMEOUT_MS = 100
 #: Seconds Redis keeps a completed receipt in `RedisLifetimes` (``completed_ttl``), and how long the
 #: store's retention waits for Redis to expire them: short, so the forgetting costs little waiting.
 REDIS_COMPLETED_TTL_S = 0.05
@@ -548,9 +548,10 @@ def machine_redis(redis_url: str) -> Iterator[None]:
 
 LIFETIME_SETTINGS = settings(max_examples=examples(10), stateful_step_count=12, deadline=None)
 
-TestMemoryLifetimes = MemoryLifetimes.TestCase
+# long: each spends about ten seconds mostly waiting (timeouts, leases), started first (tests/conftest.py)
+TestMemoryLifetimes = pytest.mark.long(MemoryLifetimes.TestCase)
 TestMemoryLifetimes.settings = LIFETIME_SETTINGS
-TestSqliteLifetimes = SqliteLifetimes.TestCase
+TestSqliteLifetimes = pytest.mark.long(SqliteLifetimes.TestCase)
 TestSqliteLifetimes.settings = LIFETIME_SETTINGS
-TestRedisLifetimes = pytest.mark.usefixtures("machine_redis")(RedisLifetimes.TestCase)
+TestRedisLifetimes = pytest.mark.long(pytest.mark.usefixtures("machine_redis")(RedisLifetimes.TestCase))
 TestRedisLifetimes.settings = LIFETIME_SETTINGS
