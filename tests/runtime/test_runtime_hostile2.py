@@ -95,6 +95,7 @@ def test_previewing_many_requests_keeps_the_preview_store_bounded_per_actor(
     reg.close()
 
 
+@pytest.mark.long
 def test_the_bound_is_per_actor_over_every_record_tool(store: ReceiptStore) -> None:
     """Previews spread over many record tools (hundreds on a large API, each its own scope) share
     one actor's bound: `MAX_PREVIEWS_PER_ACTOR` previews and `MAX_PREVIEW_BYTES_PER_ACTOR` bytes in
