@@ -1,9 +1,9 @@
 """Shared by every test: the Hypothesis profile (`tests/support/profiles.py`), loaded before any test
-module is imported so that every `@settings(...)` starts from it; and the build cache
-(`toolgen.cache`) off, so every test builds what it asks for and a monkeypatched stage is never
-answered from an earlier build (`tests/test_cache.py` turns it on in folders of its own); and, where the
-environment forbids writing bytecode, toolgen compiled once for every worker and subprocess
-(`tests/support/bytecode.py`)."""
+module is imported so that every `@settings(...)` starts from it; the build cache (`toolgen.cache`)
+off, so every test builds what it asks for and a monkeypatched stage is never answered from an
+earlier build (`tests/test_cache.py` turns it on in folders of its own); the tests marked `long`
+first; and, where the environment forbids writing bytecode, one bytecode prefix that every worker
+and subprocess reads and writes (`tests/support/bytecode.py`)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,13 @@ if "PYTEST_XDIST_WORKER" not in os.environ:  # the controller, before it starts 
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"hypothesis profile: {PROFILE} (set {ENV}=dev|ci|thorough)"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` (many seconds, mostly waiting) run first, the rest in collection order.
+    With ``-n`` the first quarter of the order goes to the first worker, which starts on them while the
+    others take the rest (worksteal), so a long test never starts last and ends the run alone."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture(autouse=True)

@@ -159,6 +159,7 @@ def _build(intent: Path, out: Path, *flags: str) -> int:
     return run("build", str(intent), "--out", str(out), "-q", *flags).exit_code
 
 
+@pytest.mark.long
 @settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=st.lists(_edits, min_size=1, max_size=4))
 @example(edits=[("effect", 3, "read")])  # a first edit the build refuses (a delete drafted as a read)

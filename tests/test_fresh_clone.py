@@ -21,6 +21,7 @@ def _toolgen(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, check=False)
 
 
+@pytest.mark.long  # a clone and two builds of every API: run first (tests/conftest.py)
 def test_a_fresh_clone_builds_and_checks_clean_with_nothing_beside_it(tmp_path: Path) -> None:
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("needs git and a git checkout")

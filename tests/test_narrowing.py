@@ -289,6 +289,7 @@ def mutated(draw: st.DrawFn, schema: Any, depth: int = 0) -> Any:
     return out
 
 
+@pytest.mark.long
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_accepted_narrowing_admits_only_canonical_values(data: st.DataObject) -> None:

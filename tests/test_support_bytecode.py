@@ -41,7 +41,8 @@ PREPARE = textwrap.dedent(f"""
     prefix = prepare(Path.cwd())
     print(prefix)
     child = subprocess.run([sys.executable, "-c",
-        "import sys; sys.path.insert(0, 'generator'); import pkg; print(pkg.__cached__, pkg.VALUE)"],
+        "import sys; sys.path.insert(0, 'generator'); import pkg, tomllib; "
+        "print(pkg.__cached__, pkg.VALUE); print(tomllib.__cached__)"],
         capture_output=True, text=True, check=True)
     print(child.stdout.strip())
 """)
@@ -56,6 +57,9 @@ def test_compiled_into_the_prefix_and_read_by_children(tmp_path: Path) -> None:
     assert value == "1"
     assert cached.startswith(str(prefix)) and Path(cached).is_file()
     assert not list(project.rglob("generator/**/__pycache__")), "bytecode written beside the sources"
+    # a standard-library module the child compiled is kept in the prefix for the next process
+    stdlib = out[2]
+    assert stdlib.startswith(str(prefix)) and Path(stdlib).is_file(), stdlib
 
 
 def test_an_edited_module_is_not_run_stale(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.composites import composite_package
@@ -31,6 +32,7 @@ from tests.support.fault_server import Fault, FaultServer
 from tests.support.profiles import examples
 from tests.support.runtime_env import ADMIN, READER, WRITER, error_code, mcp_json, tickets_dir
 
+from toolgen.cli import main
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, Approval, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.pipeline.idempotency import step_key
@@ -440,18 +442,24 @@ def test_over_random_faults_and_replays_each_step_key_writes_at_most_once(plan: 
 # -- the surfaces: toolgen call and the MCP server -------------------------------------------------------
 
 
-def test_toolgen_call_runs_a_composite(server: TicketsServer, tmp_path: Any) -> None:
-    """The committed tickets package's branch and writing pipeline through `toolgen call`."""
+def test_toolgen_call_runs_a_composite(server: TicketsServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The committed tickets package's branch and writing pipeline through `toolgen call`: each call
+    in-process (click's runner: the same exit code and output), except the replay, a real process
+    that finds the composite's receipt in the file the earlier calls wrote."""
     toolgen = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
-    env = dict(os.environ, TICKETS_TOKEN=server.token)
-    env.pop("TOOLGEN_SCOPES", None)
+    monkeypatch.setenv("TICKETS_TOKEN", server.token)
+    monkeypatch.delenv("TOOLGEN_SCOPES", raising=False)
+    monkeypatch.chdir(tmp_path)
 
-    def call(tool: str, args: dict[str, Any], *extra: str) -> tuple[int, Any]:
-        proc = subprocess.run(
-            [toolgen, "call", str(tickets_dir()), tool, "--args", json.dumps(args), "--base-url", server.base_url,
-             "--scopes", "ticket:read,ticket:write", "--receipts", str(tmp_path / "r.sqlite3"), *extra],
-            capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path, check=False)
-        return proc.returncode, json.loads(proc.stdout)
+    def call(tool: str, args: dict[str, Any], *extra: str, process: bool = False) -> tuple[int, Any]:
+        argv = ["call", str(tickets_dir()), tool, "--args", json.dumps(args), "--base-url", server.base_url,
+                "--scopes", "ticket:read,ticket:write", "--receipts", str(tmp_path / "r.sqlite3"), *extra]
+        if process:
+            proc = subprocess.run([toolgen, *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                                  check=False)
+            return proc.returncode, json.loads(proc.stdout)
+        result = CliRunner().invoke(main, argv)
+        return result.exit_code, json.loads(result.stdout)
 
     code, out = call("get_ticket_view", {"view": "details", "ticket_id": "T-105"})
     assert code == 0 and out["result"]["details"]["id"] == "T-105"
@@ -465,7 +473,7 @@ def test_toolgen_call_runs_a_composite(server: TicketsServer, tmp_path: Any) -> 
     assert code == 1 and out["error"]["code"] == "approval_required"
     code, out = call("record_escalate_ticket", record, "--approve", preview_id)
     assert code == 0 and [s["state"] for s in out["result"]["steps"]] == ["done", "done"], out
-    code, out = call("record_escalate_ticket", record, "--approve", preview_id)
+    code, out = call("record_escalate_ticket", record, "--approve", preview_id, process=True)
     assert code == 0 and out["replayed"] is True and server.side_effects["addFollowup"] == 1
 
 

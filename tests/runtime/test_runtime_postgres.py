@@ -49,6 +49,7 @@ def _posts(server: TicketsServer) -> int:
     return len(server.requests_for("POST", "/followups"))
 
 
+@pytest.mark.long
 def test_a_database_restart_costs_only_the_calls_made_while_it_was_down(postgres_server: PostgresServer,
                                                                        server: TicketsServer) -> None:
     store = receipts_from_url(f"{postgres_server.url}?table_prefix=restart_")

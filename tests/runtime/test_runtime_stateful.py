@@ -334,7 +334,11 @@ SLOW_FAULTS: dict[str, Fault] = {
     "silent": Fault.hang(2.0),
     "drop_after_write": Fault.drop(write=True),
 }
-LIFETIME_TIMEOUT_MS = 200
+LIFETIME_TIMEOUT_MS = 100
+#: Seconds Redis keeps a completed receipt in `RedisLifetimes` (``completed_ttl``), and how long the
+#: store's retention waits for Redis to expire them: short, so the forgetting costs little waiting.
+REDIS_COMPLETED_TTL_S = 0.05
+REDIS_EXPIRY_WAIT_S = 0.07
 LISTED = [{"id": f"T-{100 + n}", "subject": f"ticket {n}", "status": "open", "priority": "normal",
            "created_at": "2025-03-01T12:00:00Z"} for n in range(7)]
 READ_PATH = r"^/v1/tickets/T-[0-9]+$"
@@ -376,7 +380,8 @@ class LifetimeMachine(RuleBasedStateMachine):
         if self.STORE == "sqlite":
             return SqliteReceiptStore(self.folder / "receipts.sqlite3")
         assert self.redis_url is not None
-        return receipts_from_url(f"{self.redis_url}?prefix=lt-{uuid.uuid4().hex[:10]}:&completed_ttl=0.2")
+        return receipts_from_url(
+            f"{self.redis_url}?prefix=lt-{uuid.uuid4().hex[:10]}:&completed_ttl={REDIS_COMPLETED_TTL_S}")
 
     def _listing(self, req: Received, n: int) -> dict[str, Any]:
         query = dict(parse_qsl(req.raw_query))
@@ -446,7 +451,7 @@ class LifetimeMachine(RuleBasedStateMachine):
     def forget_completed_receipts(self) -> None:
         """The store's retention: every completed receipt goes (Redis also expires them itself)."""
         if self.STORE == "redis":
-            time.sleep(0.25)  # completed_ttl=0.2
+            time.sleep(REDIS_EXPIRY_WAIT_S)  # past REDIS_COMPLETED_TTL_S: Redis itself dropped them
         purge = getattr(self.store, "purge", None)
         if purge is not None:
             purge(0.0)
@@ -543,9 +548,10 @@ def machine_redis(redis_url: str) -> Iterator[None]:
 
 LIFETIME_SETTINGS = settings(max_examples=examples(10), stateful_step_count=12, deadline=None)
 
-TestMemoryLifetimes = MemoryLifetimes.TestCase
+# long: each spends about ten seconds mostly waiting (timeouts, leases), started first (tests/conftest.py)
+TestMemoryLifetimes = pytest.mark.long(MemoryLifetimes.TestCase)
 TestMemoryLifetimes.settings = LIFETIME_SETTINGS
-TestSqliteLifetimes = SqliteLifetimes.TestCase
+TestSqliteLifetimes = pytest.mark.long(SqliteLifetimes.TestCase)
 TestSqliteLifetimes.settings = LIFETIME_SETTINGS
-TestRedisLifetimes = pytest.mark.usefixtures("machine_redis")(RedisLifetimes.TestCase)
+TestRedisLifetimes = pytest.mark.long(pytest.mark.usefixtures("machine_redis")(RedisLifetimes.TestCase))
 TestRedisLifetimes.settings = LIFETIME_SETTINGS

@@ -70,6 +70,7 @@ def start(tmp_path: Path, server: TicketsServer, *extra: str) -> subprocess.Pope
 
 
 # against a real PostgreSQL: the slow suite (`-m slow`, a step of its own in .ci/run); SQLite stays fast
+@pytest.mark.long
 @pytest.mark.parametrize("store", ["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
 async def test_one_write_per_key_however_many_workers_race_for_it(server: TicketsServer, tmp_path: Path, store: str,
                                                                   request: pytest.FixtureRequest) -> None:
@@ -109,6 +110,7 @@ async def test_one_write_per_key_however_many_workers_race_for_it(server: Ticket
     assert not children(os.getpid()) & {proc.pid}
 
 
+@pytest.mark.long
 async def test_cursors_from_one_worker_are_accepted_by_every_other(server: TicketsServer, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     proc = start(tmp_path, server, "--workers", "2")
@@ -129,6 +131,7 @@ async def test_cursors_from_one_worker_are_accepted_by_every_other(server: Ticke
     assert proc.returncode == 0, err
 
 
+@pytest.mark.long
 async def test_a_killed_worker_is_replaced_and_no_receipt_is_lost(server: TicketsServer, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     proc = start(tmp_path, server, "--workers", "2")
