@@ -182,17 +182,21 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     spec_path = resolve_spec_path(intents, spec)
     sink = DiagnosticSink()
     require_spec(intents, spec_path, overridden=spec is not None, base=base)
-    doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
+    pieces = build_pieces(cache)
+    doc = load_spec(spec_path, display_path(spec_path, base), sink=sink, remember=pieces.spec)
+    # what the document's text alone gives (`SpecDocument.content_key`) holds until references to
+    # other files are bundled into its data
+    from_text = pieces.spec
     if intents.model.allow_external_refs:
         doc.data = bundle_external_refs(spec_path, doc.data, base)
+        from_text = computed
     timings["load"] = time.perf_counter() - t0
     if progress:
         read_as = f"Swagger {doc.swagger}, read as OpenAPI {doc.openapi}" if doc.swagger else f"OpenAPI {doc.openapi}"
         progress(f"{api}: loaded {doc.display} ({read_as})")
     t1 = time.perf_counter()
-    pieces = build_pieces(cache)
     # what each operation's part of the document is: the key of its lowering and of its lint facts
-    keys = OperationKeys(doc, intents, api) if pieces.lower is not None else None
+    keys = OperationKeys(doc, intents, api, from_text) if pieces.lower is not None else None
     with _steps(progress, f"{api}: lowering operations") as advance:
         ir = lower(doc, intents, sink, api, progress=advance, remember=pieces.lower, keys=keys)
     timings["lower"] = time.perf_counter() - t1

@@ -303,7 +303,9 @@ class BuildPieces:
     (the Python package's plan, by the tools' names and argument schemas: all it reads),
     `conformance` (whether each catalog tool object keeps its dialect's rules alone,
     `conformance_problems`), `lint` (what an operation's response and parameters tell the lint
-    rules, `toolgen.review.lint.LintInput.remember`)."""
+    rules, `toolgen.review.lint.LintInput.remember`), `spec` (what the spec's text alone gives, by
+    `toolgen.compile.load.SpecDocument.content_key`: its validation's findings, each operation's
+    `toolgen.compile.lower.reuse.OperationKeys.reads`)."""
 
     tokens: Remember
     json: Remember
@@ -312,6 +314,7 @@ class BuildPieces:
     plan: Remember = computed
     conformance: Remember = computed
     lint: Remember = computed
+    spec: Remember = computed
     tables: tuple[Pieces, ...] = ()
 
     def save(self) -> None:
@@ -328,9 +331,9 @@ def build_pieces(cache: Cache | None) -> BuildPieces:
     """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.remember.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
-    tokens, json_, search, lower, plan, conformance, lint = tables = tuple(
-        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint"))
-    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, tables=tables)
+    tokens, json_, search, lower, plan, conformance, lint, spec = tables = tuple(
+        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec"))
+    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:

@@ -30,10 +30,12 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...pointer import PointerError, parse_pointer, ref_to_pointer
+from ...remember import Remember, computed
 from ..intent import IncludeSpec, LoadedIntentMap, ToolIntent
 from ..load import SpecDocument
 from ..operations import Operation
@@ -54,12 +56,19 @@ def _text(node: Any) -> str:
 
 class OperationKeys:
     """The digest of what each operation's lowering reads (module docstring), for one document and
-    intent map. Each part of the document is serialised once per build, when a key first needs it."""
+    intent map. Each part of the document is serialised once per build, when a key first needs it.
 
-    def __init__(self, doc: SpecDocument, intents: LoadedIntentMap, api: str) -> None:
+    `remember`: each operation's `reads`, by the document's `SpecDocument.content_key` and the
+    operation's pointer (a pure function of the two); the build cache passes one, so a build whose
+    spec did not change serialises none of it again. Only for a document whose `data` is what its
+    text reads as (not one whose external references were bundled in)."""
+
+    def __init__(self, doc: SpecDocument, intents: LoadedIntentMap, api: str, remember: Remember = computed) -> None:
         data = doc.data if isinstance(doc.data, dict) else {}
         self.usable = doc.pointers is None and isinstance(doc.data, dict)
         self._data = data
+        self._remember = remember
+        self._spec = doc.content_key if remember is not computed else ""
         rest = {k: v for k, v in data.items() if k not in ("paths", "components")}
         components = data.get("components") if isinstance(data.get("components"), dict) else {}
         schemes = components.get("securitySchemes") if isinstance(components, dict) else None
@@ -90,7 +99,8 @@ class OperationKeys:
             return None
         known = self._reads.get(op.pointer, _MISSING)
         if known is _MISSING:
-            known = self._reads[op.pointer] = self._read(op)
+            known = self._reads[op.pointer] = self._remember(
+                _digest("operation-reads 1", self._spec, op.pointer), partial(self._read, op))
         return known  # type: ignore[no-any-return]
 
     def _read(self, op: Operation) -> str | None:
