@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .cache import Cache
 from .compile.bundle import bundle_external_refs
@@ -30,7 +30,7 @@ from .compile.lower.reuse import OperationKeys
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
 from .dialects import DialectOptions, check_deferred
 from .dialects import names as dialect_names
-from .emit import json_bytes, piece_key
+from .emit import json_bytes, known_contents, piece_key
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_markdown, policy_table
 from .emit.python import package_files, package_plan, warm_up
@@ -224,9 +224,11 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     # handed over, not kept: the spec's text and tree are freed once the lint stage is done with them
     held = [doc]
     del doc
-    return _build_rest(ir, held, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
-                       run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                       spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys)
+    with known_contents() as register:  # the catalog entries read back: keyed by their cache key
+        return _build_rest(ir, held, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
+                           run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
+                           spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys,
+                           register=register)
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -247,14 +249,15 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
                 out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
                 cache: Cache | None = None, pieces: BuildPieces | None = None,
-                keys: OperationKeys | None = None) -> ApiBuild:
+                keys: OperationKeys | None = None, register: Callable[[Any, str], None] | None = None) -> ApiBuild:
     """The catalogs, the lint stage and the files of a lowered API. `held` holds the spec's
     document, its only reference: it is emptied once the lint stage is done, so the spec's text and
-    tree (hundreds of MB for a 40 MB spec) are freed before the files are made."""
+    tree (hundreds of MB for a 40 MB spec) are freed before the files are made. `register`: where the
+    catalog entries read back from the cache are registered with their keys (`toolgen.emit.known_contents`)."""
     doc = held.pop()
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
-    memo = catalog_memo(cache, options)
+    memo = catalog_memo(cache, options, register)
     pieces = pieces or build_pieces(cache)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
         catalogs = build_catalogs(ir, advance, options, entry=memo)
@@ -360,7 +363,7 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     if sizes is None:
         sizes = measure(catalogs, pieces.tokens) if "report" in emit else []
     if "report" in emit:
-        files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
+        files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics, pieces.tokens).encode("utf-8")
     if "python" in emit:
         with _gc_resumed():
             files.update(package_files(ir, package.result() if package is not None else None))
@@ -381,7 +384,8 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...],
         if dialect == "anthropic" and catalogs.deferred.catalogs_of("anthropic"):
             continue  # anthropic.json with its tool-search tool, or its parts: check_deferred checks them
         problems.extend(conformance_problems(dialect, tools, remember))
-    problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects))
+    problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects,
+                                   check_chat=partial(conformance_problems, "openai", remember=remember)))
     if problems:
         first = problems[:5]
         raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(

@@ -208,10 +208,14 @@ class CatalogMemo:
     One table per environment and dialect options: the digest of ``(dialect name, the tool's content:
     `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
     starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
-    deferred views) never reaches the table."""
+    deferred views) never reaches the table. `register`: told each tool object it returns with the
+    digest of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
+    object (its tokens, conformance and JSON) need not serialise it."""
 
-    def __init__(self, cache: Cache, options: DialectOptions) -> None:
-        self._table = _Table(cache, "catalog", digest("catalog", environment_key(), canonical(asdict(options))))
+    def __init__(self, cache: Cache, options: DialectOptions, register: Callable[[Any, str], None] | None = None) -> None:
+        self._table_key = digest("catalog", environment_key(), canonical(asdict(options)))
+        self._table = _Table(cache, "catalog", self._table_key)
+        self._register = register
         self._used: dict[str, bytes] = {}
         self._computed = 0
         self._last: tuple[Tool | None, bytes] = (None, b"")
@@ -231,6 +235,8 @@ class CatalogMemo:
             self._computed += 1
         self._used[key] = stored
         entry: Entry = pickle.loads(stored)
+        if self._register is not None:  # the object is a pure function of the table and the key
+            self._register(entry[0], digest(self._table_key, key))
         return entry
 
     def save(self) -> None:
@@ -336,6 +342,7 @@ def build_pieces(cache: Cache | None) -> BuildPieces:
     return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, tables=tables)
 
 
-def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:
+def catalog_memo(cache: Cache | None, options: DialectOptions,
+                 register: Callable[[Any, str], None] | None = None) -> CatalogMemo | None:
     """A `CatalogMemo` when there is a cache."""
-    return CatalogMemo(cache, options) if cache is not None else None
+    return CatalogMemo(cache, options, register) if cache is not None else None

@@ -29,7 +29,7 @@ Per dialect:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,15 +182,17 @@ def responses_parts(catalog: Sequence[dict[str, JSON]], plan: PartPlan) -> dict[
     return files
 
 
-def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True) -> list[Violation]:
+def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True,
+                   check_chat: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None) -> list[Violation]:
     """The added files and the up-front views against their providers' rules: the Responses catalog
     (`check_responses_catalog`), ``anthropic.json`` with its tool-search tool or each of its parts,
     each within the plan's limit (unless `include_dialect_files` is false: a build that does not
     write the Anthropic catalog), and the MCP and
-    Gemini up-front catalogs with the ``search_tools`` meta-tool."""
+    Gemini up-front catalogs with the ``search_tools`` meta-tool. `check_chat`: as
+    `check_responses_catalog` takes it."""
     problems: list[Violation] = []
     for responses in views.catalogs_of("openai.responses").values():
-        problems += check_responses_catalog(responses, max_tools=None)  # over 128: a lint warning
+        problems += check_responses_catalog(responses, max_tools=None, check_chat=check_chat)  # over 128: a lint warning
     plan = views.parts.get("anthropic")
     limit = plan.limit if plan is not None else ANTHROPIC_MAX_SEARCH_TOOLS
     for anthropic in views.catalogs_of("anthropic").values() if include_dialect_files else ():
