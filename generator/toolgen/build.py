@@ -228,7 +228,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
         return _build_rest(ir, held, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
                            run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
                            spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys,
-                           register=register)
+                           register=register, preflight=found)
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -249,11 +249,13 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
                 out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
                 cache: Cache | None = None, pieces: BuildPieces | None = None,
-                keys: OperationKeys | None = None, register: Callable[[Any, str], None] | None = None) -> ApiBuild:
+                keys: OperationKeys | None = None, register: Callable[[Any, str], None] | None = None,
+                preflight: list[Diagnostic] | None = None) -> ApiBuild:
     """The catalogs, the lint stage and the files of a lowered API. `held` holds the spec's
     document, its only reference: it is emptied once the lint stage is done, so the spec's text and
     tree (hundreds of MB for a 40 MB spec) are freed before the files are made. `register`: where the
-    catalog entries read back from the cache are registered with their keys (`toolgen.emit.known_contents`)."""
+    catalog entries read back from the cache are registered with their keys (`toolgen.emit.known_contents`).
+    `preflight`: the lint stage's `preflight_findings` of `ir`, when the caller computed them."""
     doc = held.pop()
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
@@ -271,7 +273,7 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
         t_lint = time.perf_counter()
         sink.extend(lint_api(LintInput(doc, intents, ir, [], lint, catalogs=catalogs, sizes=sizes,
                                        dialects=emitted_dialects(emit), options=options,
-                                       remember=pieces.lint, keys=keys)))
+                                       remember=pieces.lint, keys=keys, preflight=preflight)))
         timings["lint"] = time.perf_counter() - t_lint
     spec_display_in_messages = doc.display
     del doc, keys  # nothing below reads the spec (`keys` holds its tree too)

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
@@ -171,30 +171,40 @@ def _refs_of(text: str) -> tuple[Part, ...] | None:
     """The parts of the document the local references in `text` point into; None when one points at
     the document or a whole section (everything would have to be read)."""
     found: set[Part] = set()
-    for match in _LOCAL.finditer(text):
-        try:
-            ref = json.loads('"' + match.group(1) + '"')
-        except ValueError:
-            continue
-        pointer = ref_to_pointer(ref)
-        if pointer is None or (pointer and not pointer.startswith("/")):
-            continue  # not a JSON pointer: the reference fails the same way whatever the document holds
-        try:
-            tokens = parse_pointer(pointer)
-        except PointerError:
-            continue
-        if tokens[:1] == ["components"]:
-            if len(tokens) < 3:
-                return None
-            found.add(("components", tokens[1], tokens[2]))
-        elif tokens[:1] == ["paths"]:
-            if len(tokens) < 2:
-                return None
-            found.add(("paths", tokens[1]))
-        elif not tokens:
+    for literal in set(_LOCAL.findall(text)):  # a component is referred to many times: each text once
+        part = _part_of(literal)
+        if part is _WHOLE:
             return None
-        # any other top-level member is in the key already (`OperationKeys.__init__`)
+        if part is not None:
+            found.add(part)
     return tuple(sorted(found))
+
+
+#: what `_part_of` returns for a reference to the document or a whole section
+_WHOLE: Part = ("",)
+
+
+@lru_cache(maxsize=65536)
+def _part_of(literal: str) -> Part | None:
+    """The part of the document a reference's JSON string literal (without its quotes) points into;
+    `_WHOLE` for the document or a whole section; None when it names no part (not a JSON pointer, or
+    a top-level member other than ``paths`` and ``components``, which is in every key already)."""
+    try:
+        ref = json.loads('"' + literal + '"') if "\\" in literal else literal
+    except ValueError:
+        return None
+    pointer = ref_to_pointer(ref)
+    if pointer is None or (pointer and not pointer.startswith("/")):
+        return None  # not a JSON pointer: the reference fails the same way whatever the document holds
+    try:
+        tokens = parse_pointer(pointer)
+    except PointerError:
+        return None
+    if tokens[:1] == ["components"]:
+        return _WHOLE if len(tokens) < 3 else ("components", tokens[1], tokens[2])
+    if tokens[:1] == ["paths"]:
+        return _WHOLE if len(tokens) < 2 else ("paths", tokens[1])
+    return _WHOLE if not tokens else None
 
 
 def _digest(*parts: str) -> str:
