@@ -4,9 +4,11 @@ after editing one tool, with the build cache (`toolgen.cache`, `toolgen.incremen
     python benchmarks/incremental.py [--spec PATH] [--write] [--settings both|one|default]
 
 Default spec: GitHub's REST API from ``../shared/specs/real/github-api.github.com.json``, built with an
-include-everything intent map (one toolset per tag). The spec is copied into a temporary folder (the
+include-everything intent map (one toolset per tag, and one explicit intent with a description, for
+the last GET operation). The spec is copied into a temporary folder (the
 edits are made to the copy) and every step runs `toolgen build` in a fresh process, as a person would
-(imports included), once with ``TOOLGEN_WORKERS=0`` (one process) and once with the default (a worker
+(imports included; toolgen's bytecode compiled first, as an installed package has it), once with
+``TOOLGEN_WORKERS=0`` (one process) and once with the default (a worker
 process formats the Python package beside the build). Steps:
 
 1. ``cold, no cache``: ``toolgen build --no-cache`` (what every build cost before the cache);
@@ -14,7 +16,9 @@ process formats the Python package beside the build). Steps:
 3. ``--check, nothing changed``: answered by the manifest (the inputs' and the folder's digests);
 4. ``rebuild, one description edited``: one operation's summary changed in the spec;
 5. ``--check after it``;
-6. ``rebuild, one schema edited``: an optional query parameter added to one operation (its argument
+6. ``rebuild, one description edited in the intent map``: the explicit intent's description changed
+   (the spec's bytes are not: what the spec alone gives comes from the cache);
+7. ``rebuild, one schema edited``: an optional query parameter added to one operation (its argument
    model changes: `models.py` is generated again and black formats only the classes that changed).
 
 Each row gives wall seconds, CPU seconds (the process and its children: the worker) and the one-minute
@@ -27,6 +31,7 @@ rebuild's output is compared byte for byte with a ``--no-cache`` build of the sa
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -75,15 +80,34 @@ def _tree(folder: Path) -> dict[str, bytes]:
             if p.is_file() and "__pycache__" not in p.parts}
 
 
+def _last_get(spec: dict[str, Any]) -> str:
+    """The last GET operation's operationId (or ``GET /path``)."""
+    found = ""
+    for path, item in spec["paths"].items():
+        if isinstance(item.get("get"), dict):
+            found = item["get"].get("operationId") or f"GET {path}"
+    if not found:
+        raise SystemExit("the spec has no GET operation")
+    return found
+
+
+def _intent_map(operation: str, description: str) -> str:
+    return ('toolgen: 1\nspec: spec.json\napi: {name: github}\n'
+            f'tools:\n  bench_tool:\n    operation: {json.dumps(operation)}\n    effect: read\n'
+            f'    description: {json.dumps(description)}\n'
+            'include: [{match: "*", toolset: from_tag}]\n')
+
+
 def run(spec_file: Path, workers: str | None) -> list[tuple[str, dict[str, float]]]:
     """The steps of the module docstring for one worker setting (None: the default)."""
     rows: list[tuple[str, dict[str, float]]] = []
+    compileall.compile_dir(REPO / "generator" / "toolgen", quiet=1)  # as an installed package has it
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         spec = json.loads(spec_file.read_text(encoding="utf-8"))
         (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
-        (tmp / "api.yaml").write_text('toolgen: 1\nspec: spec.json\napi: {name: github}\n'
-                                      'include: [{match: "*", toolset: from_tag}]\n', encoding="utf-8")
+        explicit = _last_get(spec)
+        (tmp / "api.yaml").write_text(_intent_map(explicit, "Read one thing."), encoding="utf-8")
         env = {**os.environ, "TOOLGEN_CACHE": "1", "TOOLGEN_CACHE_DIR": str(tmp / "cache"),
                "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")])}
         env.pop("TOOLGEN_WORKERS", None)
@@ -99,6 +123,8 @@ def run(spec_file: Path, workers: str | None) -> list[tuple[str, dict[str, float
         (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
         rows.append(("rebuild, one description edited", _toolgen(build, env, tmp)))
         rows.append(("--check after it", _toolgen([*build, "--check"], env, tmp)))
+        (tmp / "api.yaml").write_text(_intent_map(explicit, "Read one thing, edited."), encoding="utf-8")
+        rows.append(("rebuild, one description edited in the intent map", _toolgen(build, env, tmp)))
         operation.setdefault("parameters", []).append(
             {"name": "toolgen_bench", "in": "query", "required": False, "schema": {"type": "string"}})
         (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -129,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         "# The build loop with the build cache",
         "",
         (f"`python benchmarks/incremental.py` on `{args.spec.name}` with an include-everything intent map "
-        "(one toolset per tag); every step is `toolgen build` in a fresh process (imports included). "
+        "(one toolset per tag, one explicit intent); every step is `toolgen build` in a fresh process "
+        "(imports included, toolgen's bytecode compiled beforehand as an installed package has it). "
         f"Measured {time.strftime('%Y-%m-%d', time.gmtime())}. "
         f"Machine: {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}, "
         f"shared and busy while measured (load average {load[0]:.1f} at the end): wall seconds are "
