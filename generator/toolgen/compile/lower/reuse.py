@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,9 +60,11 @@ class OperationKeys:
     intent map. Each part of the document is serialised once per build, when a key first needs it.
 
     `remember`: each operation's `reads`, by the document's `SpecDocument.content_key` and the
-    operation's pointer (a pure function of the two); the build cache passes one, so a build whose
-    spec did not change serialises none of it again. Only for a document whose `data` is what its
-    text reads as (not one whose external references were bundled in)."""
+    operation's pointer (a pure function of the two), and each part's text digest and references by
+    the part's content (the SHA-256 of its `marshal` format 2); the build cache passes one, so a build
+    whose spec did not change serialises none of it again, and one after an edit serialises only the
+    parts that changed. Only for a document whose `data` is what its text reads as (not one whose
+    external references were bundled in)."""
 
     def __init__(self, doc: SpecDocument, intents: LoadedIntentMap, api: str, remember: Remember = computed) -> None:
         data = doc.data if isinstance(doc.data, dict) else {}
@@ -100,12 +103,11 @@ class OperationKeys:
         known = self._reads.get(op.pointer, _MISSING)
         if known is _MISSING:
             known = self._reads[op.pointer] = self._remember(
-                _digest("operation-reads 1", self._spec, op.pointer), partial(self._read, op))
+                _digest("operation-reads 2", self._spec, op.pointer), partial(self._read, op))
         return known  # type: ignore[no-any-return]
 
     def _read(self, op: Operation) -> str | None:
-        own = _text(op.path_item)
-        refs = _refs_of(own)
+        own, refs = self._summary(op.path_item)
         if refs is None:
             return None
         seen: set[Part] = set()
@@ -129,16 +131,25 @@ class OperationKeys:
         return self._base
 
     def _part(self, part: Part) -> tuple[str, tuple[Part, ...] | None]:
+        """The part's text digest and the parts its references point into (`_summary`)."""
         found = self._parts.get(part)
         if found is None:
             node = self._node(part)
-            if node is _MISSING:
-                found = ("\0missing", ())
-            else:
-                text = _text(node)
-                found = (text, _refs_of(text))
+            found = ("\0missing", ()) if node is _MISSING else self._summary(node)
             self._parts[part] = found
         return found
+
+    def _summary(self, node: Any) -> tuple[str, tuple[Part, ...] | None]:
+        """The SHA-256 of `node`'s compact JSON text and the parts its local references point into
+        (`_refs_of`): a pure function of its content, remembered by its `marshal` digest (a node
+        marshal cannot write, a YAML date, is summarised each time)."""
+        if self._remember is computed:
+            return _text_summary(node)
+        try:
+            content = hashlib.sha256(marshal.dumps(node, 2)).hexdigest()
+        except ValueError:
+            return _text_summary(node)
+        return self._remember(_digest("document-part 1", content), partial(_text_summary, node))
 
     def _node(self, part: Part) -> Any:
         node: Any = self._data
@@ -165,6 +176,11 @@ class OperationKeys:
 
 
 _MISSING = object()
+
+
+def _text_summary(node: Any) -> tuple[str, tuple[Part, ...] | None]:
+    text = _text(node)
+    return _digest(text), _refs_of(text)
 
 
 def _refs_of(text: str) -> tuple[Part, ...] | None:
