@@ -24,6 +24,7 @@ reuses, each giving exactly the bytes a build without the cache gives:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -205,8 +206,8 @@ class _Table:
 class CatalogMemo:
     """`toolgen.emit.catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
 
-    One table per environment and dialect options: the digest of ``(dialect name, the tool's content:
-    `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
+    One table per environment and dialect options: the digest of ``(dialect name, the SHA-256 of the
+    tool's content: `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
     starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
     deferred views) never reaches the table. `register`: told each tool object it returns with the
     digest of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
@@ -218,7 +219,7 @@ class CatalogMemo:
         self._register = register
         self._used: dict[str, bytes] = {}
         self._computed = 0
-        self._last: tuple[Tool | None, bytes] = (None, b"")
+        self._last: tuple[Tool | None, str] = (None, "")
 
     @property
     def computed(self) -> int:
@@ -226,8 +227,8 @@ class CatalogMemo:
         return self._computed
 
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
-        if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled once
-            self._last = (tool, content_pickle(tool))
+        if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled and hashed once
+            self._last = (tool, hashlib.sha256(content_pickle(tool)).hexdigest())
         key = digest(dialect.name, self._last[1])
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
