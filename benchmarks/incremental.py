@@ -7,7 +7,10 @@ Default spec: GitHub's REST API from ``../shared/specs/real/github-api.github.co
 include-everything intent map (one toolset per tag, and one explicit intent with a description, for
 the last GET operation). The spec is copied into a temporary folder (the
 edits are made to the copy) and every step runs `toolgen build` in a fresh process, as a person would
-(imports included; toolgen's bytecode compiled first, as an installed package has it), once with
+(imports included; toolgen's bytecode compiled first, as an installed package has it: written beside
+its sources, in git-ignored ``__pycache__`` folders, even under ``PYTHONDONTWRITEBYTECODE``, since a
+``PYTHONPYCACHEPREFIX`` would have every process compile the standard library and the other libraries
+from source instead), once with
 ``TOOLGEN_WORKERS=0`` (one process) and once with the default (a worker
 process formats the Python package beside the build). Steps:
 
