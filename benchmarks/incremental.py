@@ -4,9 +4,14 @@ after editing one tool, with the build cache (`toolgen.cache`, `toolgen.incremen
     python benchmarks/incremental.py [--spec PATH] [--write] [--settings both|one|default]
 
 Default spec: GitHub's REST API from ``../shared/specs/real/github-api.github.com.json``, built with an
-include-everything intent map (one toolset per tag). The spec is copied into a temporary folder (the
+include-everything intent map (one toolset per tag, and one explicit intent with a description, for
+the last GET operation). The spec is copied into a temporary folder (the
 edits are made to the copy) and every step runs `toolgen build` in a fresh process, as a person would
-(imports included), once with ``TOOLGEN_WORKERS=0`` (one process) and once with the default (a worker
+(imports included; toolgen's bytecode compiled first, as an installed package has it: written beside
+its sources, in git-ignored ``__pycache__`` folders, even under ``PYTHONDONTWRITEBYTECODE``, since a
+``PYTHONPYCACHEPREFIX`` would have every process compile the standard library and the other libraries
+from source instead), once with
+``TOOLGEN_WORKERS=0`` (one process) and once with the default (a worker
 process formats the Python package beside the build). Steps:
 
 1. ``cold, no cache``: ``toolgen build --no-cache`` (what every build cost before the cache);
@@ -14,11 +19,16 @@ process formats the Python package beside the build). Steps:
 3. ``--check, nothing changed``: answered by the manifest (the inputs' and the folder's digests);
 4. ``rebuild, one description edited``: one operation's summary changed in the spec;
 5. ``--check after it``;
-6. ``rebuild, one schema edited``: an optional query parameter added to one operation (its argument
+6. ``rebuild, one description edited in the intent map``: the explicit intent's description changed
+   (the spec's bytes are not: what the spec alone gives comes from the cache);
+7. ``rebuild, one schema edited``: an optional query parameter added to one operation (its argument
    model changes: `models.py` is generated again and black formats only the classes that changed).
 
 Each row gives wall seconds, CPU seconds (the process and its children: the worker) and the one-minute
-load average when the step started (the machine is shared). ``--settings one`` or ``default`` runs one
+load average when the step started (the machine is shared). Steps 3 to 7 run ``--reps`` rounds in turn
+(default 5; each round edits again: a new summary, a new description, one more parameter), and each
+figure is their median, with the CPU seconds' range: one run of a few seconds says little on a shared
+machine. ``--settings one`` or ``default`` runs one
 of the two worker settings only. Every
 rebuild's output is compared byte for byte with a ``--no-cache`` build of the same inputs at the end.
 ``--write`` writes ``benchmarks/results/incremental.md``.
@@ -27,11 +37,13 @@ rebuild's output is compared byte for byte with a ``--no-cache`` build of the sa
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,15 +87,42 @@ def _tree(folder: Path) -> dict[str, bytes]:
             if p.is_file() and "__pycache__" not in p.parts}
 
 
-def run(spec_file: Path, workers: str | None) -> list[tuple[str, dict[str, float]]]:
-    """The steps of the module docstring for one worker setting (None: the default)."""
+def _last_get(spec: dict[str, Any]) -> str:
+    """The last GET operation's operationId (or ``GET /path``)."""
+    found = ""
+    for path, item in spec["paths"].items():
+        if isinstance(item.get("get"), dict):
+            found = item["get"].get("operationId") or f"GET {path}"
+    if not found:
+        raise SystemExit("the spec has no GET operation")
+    return found
+
+
+def _intent_map(operation: str, description: str) -> str:
+    return ('toolgen: 1\nspec: spec.json\napi: {name: github}\n'
+            f'tools:\n  bench_tool:\n    operation: {json.dumps(operation)}\n    effect: read\n'
+            f'    description: {json.dumps(description)}\n'
+            'include: [{match: "*", toolset: from_tag}]\n')
+
+
+def _median(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over `runs` (wall, CPU, load), and the range of the CPU seconds."""
+    out = {k: round(statistics.median(r[k] for r in runs), 2) for k in ("wall", "cpu", "load")}
+    out["cpu_min"], out["cpu_max"] = min(r["cpu"] for r in runs), max(r["cpu"] for r in runs)
+    return out
+
+
+def run(spec_file: Path, workers: str | None, reps: int = 1) -> list[tuple[str, dict[str, float]]]:
+    """The steps of the module docstring for one worker setting (None: the default); steps 3 to 7
+    `reps` times in turn, each figure their median."""
     rows: list[tuple[str, dict[str, float]]] = []
+    compileall.compile_dir(REPO / "generator" / "toolgen", quiet=1)  # as an installed package has it
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         spec = json.loads(spec_file.read_text(encoding="utf-8"))
         (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
-        (tmp / "api.yaml").write_text('toolgen: 1\nspec: spec.json\napi: {name: github}\n'
-                                      'include: [{match: "*", toolset: from_tag}]\n', encoding="utf-8")
+        explicit = _last_get(spec)
+        (tmp / "api.yaml").write_text(_intent_map(explicit, "Read one thing."), encoding="utf-8")
         env = {**os.environ, "TOOLGEN_CACHE": "1", "TOOLGEN_CACHE_DIR": str(tmp / "cache"),
                "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")])}
         env.pop("TOOLGEN_WORKERS", None)
@@ -92,22 +131,35 @@ def run(spec_file: Path, workers: str | None) -> list[tuple[str, dict[str, float
         build = ["build", "api.yaml", "--out", "gen", "-q"]
         rows.append(("cold, no cache", _toolgen([*build[:3], "nocache", "-q", "--no-cache"], env, tmp)))
         rows.append(("cold, empty cache", _toolgen(build, env, tmp)))
-        rows.append(("--check, nothing changed", _toolgen([*build, "--check"], env, tmp)))
         path, method = _first_operation(spec)
         operation = spec["paths"][path][method]
-        operation["summary"] = (operation.get("summary") or "") + " (edited)"
-        (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
-        rows.append(("rebuild, one description edited", _toolgen(build, env, tmp)))
-        rows.append(("--check after it", _toolgen([*build, "--check"], env, tmp)))
-        operation.setdefault("parameters", []).append(
-            {"name": "toolgen_bench", "in": "query", "required": False, "schema": {"type": "string"}})
-        (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
-        rows.append(("rebuild, one schema edited", _toolgen(build, env, tmp)))
+        summary = operation.get("summary") or ""
+        steps: dict[str, list[dict[str, float]]] = {}
+        for rep in range(reps):  # each round edits again (new text), so every rebuild has work to do
+            steps.setdefault("--check, nothing changed", []).append(_toolgen([*build, "--check"], env, tmp))
+            operation["summary"] = f"{summary} (edited {rep})"
+            (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
+            steps.setdefault("rebuild, one description edited", []).append(_toolgen(build, env, tmp))
+            steps.setdefault("--check after it", []).append(_toolgen([*build, "--check"], env, tmp))
+            (tmp / "api.yaml").write_text(_intent_map(explicit, f"Read one thing, edited {rep}."), encoding="utf-8")
+            steps.setdefault("rebuild, one description edited in the intent map", []).append(
+                _toolgen(build, env, tmp))
+            operation.setdefault("parameters", []).append(
+                {"name": f"toolgen_bench_{rep}", "in": "query", "required": False, "schema": {"type": "string"}})
+            (tmp / "spec.json").write_text(json.dumps(spec, indent=2, ensure_ascii=False), encoding="utf-8")
+            steps.setdefault("rebuild, one schema edited", []).append(_toolgen(build, env, tmp))
+        rows += [(label, _median(runs)) for label, runs in steps.items()]
         _toolgen([*build[:3], "nocache", "-q", "--no-cache"], env, tmp)
         if _tree(tmp / "gen") != _tree(tmp / "nocache"):
             raise SystemExit("the cached rebuild differs from a build without the cache (a toolgen bug)")
         shutil.rmtree(tmp / "cache", ignore_errors=True)
     return rows
+
+
+def _cpu_cell(row: dict[str, float]) -> str:
+    if "cpu_min" in row and row["cpu_min"] != row["cpu_max"]:
+        return f"{row['cpu']} ({row['cpu_min']}–{row['cpu_max']})"
+    return str(row["cpu"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,31 +168,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(REPO)}")
     parser.add_argument("--settings", choices=("both", "one", "default"), default="both",
                         help="one: TOOLGEN_WORKERS=0 only; default: the worker process only")
+    parser.add_argument("--reps", type=int, default=5,
+                        help="rounds of steps 3-7 (each edits again); the table gives medians")
     args = parser.parse_args(argv)
     if not args.spec.is_file():
         raise SystemExit(f"spec not found: {args.spec}")
     results = {}
     if args.settings in ("both", "one"):
-        results["TOOLGEN_WORKERS=0"] = run(args.spec, "0")
+        results["TOOLGEN_WORKERS=0"] = run(args.spec, "0", args.reps)
     if args.settings in ("both", "default"):
-        results["default (worker process)"] = run(args.spec, None)
+        results["default (worker process)"] = run(args.spec, None, args.reps)
     load = os.getloadavg()
     lines = [
         "# The build loop with the build cache",
         "",
         (f"`python benchmarks/incremental.py` on `{args.spec.name}` with an include-everything intent map "
-        "(one toolset per tag); every step is `toolgen build` in a fresh process (imports included). "
+        "(one toolset per tag, one explicit intent); every step is `toolgen build` in a fresh process "
+        "(imports included, toolgen's bytecode compiled beforehand as an installed package has it). "
         f"Measured {time.strftime('%Y-%m-%d', time.gmtime())}. "
         f"Machine: {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}, "
         f"shared and busy while measured (load average {load[0]:.1f} at the end): wall seconds are "
-        "several times the CPU seconds; CPU seconds (the process and its worker) say more."),
+        "several times the CPU seconds; CPU seconds (the process and its worker) say more. "
+        f"Steps 3 to 7 ran {args.reps} rounds in turn (each round edits again): their figures are medians, "
+        "the CPU seconds' range in brackets."),
         "",
         "| step | " + " | ".join(f"{name}: wall s | CPU s | load" for name in results) + " |",
         "|---|" + "---:|---:|---:|" * len(results),
     ]
     steps = [label for label, _ in next(iter(results.values()))]
     for i, label in enumerate(steps):
-        cells = " | ".join(f"{rows[i][1]['wall']} | {rows[i][1]['cpu']} | {rows[i][1]['load']}"
+        cells = " | ".join(f"{rows[i][1]['wall']} | {_cpu_cell(rows[i][1])} | {rows[i][1]['load']}"
                            for rows in results.values())
         lines.append(f"| {label} | {cells} |")
     lines += ["", "Every rebuild's files equal a `--no-cache` build's byte for byte (checked by the script)."]

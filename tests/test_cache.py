@@ -443,6 +443,51 @@ def test_concurrent_builds_of_different_edits_share_the_cache(tmp_path: Path) ->
         assert _tree(tmp_path / name / "again") == _tree(tmp_path / name / "cold") == _tree(tmp_path / name / "out")
 
 
+def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec's validation and each operation's part of it (`SpecDocument.content_key`) come from the
+    cache while the spec's text is unchanged (an edit of the intent map only), with the findings they
+    gave; an edit of the spec computes them again, and its new findings are reported."""
+    from toolgen.compile import load
+    from toolgen.compile.lower import reuse
+
+    validated: list[int] = []
+    read: list[str] = []
+    real_findings, real_read = load.model_findings, reuse.OperationKeys._read
+
+    def findings(doc: Any) -> Any:
+        validated.append(1)
+        return real_findings(doc)
+
+    def reads(self: Any, op: Any) -> Any:
+        read.append(op.pointer)
+        return real_read(self, op)
+
+    monkeypatch.setattr(load, "model_findings", findings)
+    monkeypatch.setattr(reuse.OperationKeys, "_read", reads)
+    state = _fresh_state()
+    state["bad"] = True  # a schema keyword of the wrong type: a spec-schema-invalid warning
+    intent = _write_inputs(tmp_path, state)
+    out = tmp_path / "out"
+    assert _build(intent, out) == 0
+    assert validated == [1] and read
+    assert "spec-schema-invalid" in (out / "REPORT.md").read_text(encoding="utf-8")
+    validated.clear()
+    read.clear()
+    state["descriptions"][0] = "Every item there is."  # the intent map only
+    _write_inputs(tmp_path, state)
+    assert _build(intent, out) == 0
+    assert validated == [] and read == []
+    assert "spec-schema-invalid" in (out / "REPORT.md").read_text(encoding="utf-8")  # the kept finding
+    assert _build(intent, tmp_path / "cold", "--no-cache") == 0
+    assert _tree(out) == _tree(tmp_path / "cold")
+    validated.clear()
+    state["bad"] = False  # the spec: validated again, and the warning is gone
+    _write_inputs(tmp_path, state)
+    assert _build(intent, out) == 0
+    assert validated == [1] and read
+    assert "spec-schema-invalid" not in (out / "REPORT.md").read_text(encoding="utf-8")
+
+
 def test_the_cache_folder_is_ignored_by_git() -> None:
     from tests.support.build import REPO
 

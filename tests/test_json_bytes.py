@@ -84,3 +84,34 @@ def test_equal_pieces_of_other_types_are_not_confused() -> None:
     assert json_bytes([{"a": True}], table) == b'[\n  {\n    "a": true\n  }\n]\n'
     assert json_bytes([{"a": 1.0}], table) == b'[\n  {\n    "a": 1.0\n  }\n]\n'
     assert table.computed == 3
+
+
+def test_a_known_object_is_keyed_by_its_registered_digest_and_only_in_its_scope() -> None:
+    """`known_contents`: inside the scope, the very object registered is keyed by its digest (equal
+    content registered under another digest, or not at all, keys apart); outside it, by content."""
+    from toolgen.emit import known_contents, piece_key
+
+    tool = {"name": "a", "schema": {"type": "object"}}
+    twin = json.loads(json.dumps(tool))
+    by_content = piece_key("json", "  ", tool)
+    assert piece_key("json", "  ", twin) == by_content
+    with known_contents() as register:
+        register(tool, "d1")
+        keyed = piece_key("json", "  ", tool)
+        assert keyed != by_content  # not walked: its digest stands for it
+        assert piece_key("json", "  ", twin) == by_content  # an equal object that is not registered
+        assert piece_key("json", "  ", [tool]) == piece_key("json", "  ", [twin])  # only a part itself
+        with known_contents() as inner:
+            inner(twin, "d1")
+            assert piece_key("json", "  ", twin) == keyed  # the same digest: the same key
+            assert piece_key("json", "  ", tool) == by_content  # the innermost scope decides
+        register(twin, "d2")
+        assert piece_key("json", "  ", twin) != keyed
+    assert piece_key("json", "  ", tool) == by_content
+    memo = Memo()  # a value remembered in the scope is found by the same digest, not by content
+    with known_contents() as register:
+        register(tool, "d1")
+        assert json_bytes([tool], memo) == _reference([tool])
+    with known_contents() as register:
+        register(twin, "d1")
+        assert json_bytes([twin], memo) == _reference([tool]) and memo.computed == 1

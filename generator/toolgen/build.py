@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .cache import Cache
 from .compile.bundle import bundle_external_refs
@@ -30,7 +30,7 @@ from .compile.lower.reuse import OperationKeys
 from .diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
 from .dialects import DialectOptions, check_deferred
 from .dialects import names as dialect_names
-from .emit import json_bytes, piece_key
+from .emit import json_bytes, known_contents, piece_key
 from .emit.catalogs import Catalogs, build_catalogs
 from .emit.policy import policy_markdown, policy_table
 from .emit.python import package_files, package_plan, warm_up
@@ -182,17 +182,21 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     spec_path = resolve_spec_path(intents, spec)
     sink = DiagnosticSink()
     require_spec(intents, spec_path, overridden=spec is not None, base=base)
-    doc = load_spec(spec_path, display_path(spec_path, base), sink=sink)
+    pieces = build_pieces(cache)
+    doc = load_spec(spec_path, display_path(spec_path, base), sink=sink, remember=pieces.spec)
+    # what the document's text alone gives (`SpecDocument.content_key`) holds until references to
+    # other files are bundled into its data
+    from_text = pieces.spec
     if intents.model.allow_external_refs:
         doc.data = bundle_external_refs(spec_path, doc.data, base)
+        from_text = computed
     timings["load"] = time.perf_counter() - t0
     if progress:
         read_as = f"Swagger {doc.swagger}, read as OpenAPI {doc.openapi}" if doc.swagger else f"OpenAPI {doc.openapi}"
         progress(f"{api}: loaded {doc.display} ({read_as})")
     t1 = time.perf_counter()
-    pieces = build_pieces(cache)
     # what each operation's part of the document is: the key of its lowering and of its lint facts
-    keys = OperationKeys(doc, intents, api) if pieces.lower is not None else None
+    keys = OperationKeys(doc, intents, api, from_text) if pieces.lower is not None else None
     with _steps(progress, f"{api}: lowering operations") as advance:
         ir = lower(doc, intents, sink, api, progress=advance, remember=pieces.lower, keys=keys)
     timings["lower"] = time.perf_counter() - t1
@@ -220,9 +224,11 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     # handed over, not kept: the spec's text and tree are freed once the lint stage is done with them
     held = [doc]
     del doc
-    return _build_rest(ir, held, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
-                       run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
-                       spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys)
+    with known_contents() as register:  # the catalog entries read back: keyed by their cache key
+        return _build_rest(ir, held, intents, sink, timings, emit=emit, progress=progress, base=base, lint=lint,
+                           run_lint=run_lint, options=options, api=api, out=out, intent_path=intent_path,
+                           spec_path=spec_path, package=package, cache=cache, pieces=pieces, keys=keys,
+                           register=register, preflight=found)
 
 
 def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
@@ -243,14 +249,17 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
                 out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
                 cache: Cache | None = None, pieces: BuildPieces | None = None,
-                keys: OperationKeys | None = None) -> ApiBuild:
+                keys: OperationKeys | None = None, register: Callable[[Any, str], None] | None = None,
+                preflight: list[Diagnostic] | None = None) -> ApiBuild:
     """The catalogs, the lint stage and the files of a lowered API. `held` holds the spec's
     document, its only reference: it is emptied once the lint stage is done, so the spec's text and
-    tree (hundreds of MB for a 40 MB spec) are freed before the files are made."""
+    tree (hundreds of MB for a 40 MB spec) are freed before the files are made. `register`: where the
+    catalog entries read back from the cache are registered with their keys (`toolgen.emit.known_contents`).
+    `preflight`: the lint stage's `preflight_findings` of `ir`, when the caller computed them."""
     doc = held.pop()
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
-    memo = catalog_memo(cache, options)
+    memo = catalog_memo(cache, options, register)
     pieces = pieces or build_pieces(cache)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
         catalogs = build_catalogs(ir, advance, options, entry=memo)
@@ -264,7 +273,7 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
         t_lint = time.perf_counter()
         sink.extend(lint_api(LintInput(doc, intents, ir, [], lint, catalogs=catalogs, sizes=sizes,
                                        dialects=emitted_dialects(emit), options=options,
-                                       remember=pieces.lint, keys=keys)))
+                                       remember=pieces.lint, keys=keys, preflight=preflight)))
         timings["lint"] = time.perf_counter() - t_lint
     spec_display_in_messages = doc.display
     del doc, keys  # nothing below reads the spec (`keys` holds its tree too)
@@ -356,7 +365,7 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     if sizes is None:
         sizes = measure(catalogs, pieces.tokens) if "report" in emit else []
     if "report" in emit:
-        files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics).encode("utf-8")
+        files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics, pieces.tokens).encode("utf-8")
     if "python" in emit:
         with _gc_resumed():
             files.update(package_files(ir, package.result() if package is not None else None))
@@ -377,7 +386,8 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...],
         if dialect == "anthropic" and catalogs.deferred.catalogs_of("anthropic"):
             continue  # anthropic.json with its tool-search tool, or its parts: check_deferred checks them
         problems.extend(conformance_problems(dialect, tools, remember))
-    problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects))
+    problems.extend(check_deferred(catalogs.deferred, include_dialect_files="anthropic" in dialects,
+                                   check_chat=partial(conformance_problems, "openai", remember=remember)))
     if problems:
         first = problems[:5]
         raise RuntimeError("generated catalog breaks dialect rules (a toolgen bug): " + "; ".join(

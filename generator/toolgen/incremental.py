@@ -24,6 +24,7 @@ reuses, each giving exactly the bytes a build without the cache gives:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -205,16 +206,20 @@ class _Table:
 class CatalogMemo:
     """`toolgen.emit.catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
 
-    One table per environment and dialect options: the digest of ``(dialect name, the tool's content:
-    `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
+    One table per environment and dialect options: the digest of ``(dialect name, the SHA-256 of the
+    tool's content: `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
     starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
-    deferred views) never reaches the table."""
+    deferred views) never reaches the table. `register`: told each tool object it returns with the
+    digest of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
+    object (its tokens, conformance and JSON) need not serialise it."""
 
-    def __init__(self, cache: Cache, options: DialectOptions) -> None:
-        self._table = _Table(cache, "catalog", digest("catalog", environment_key(), canonical(asdict(options))))
+    def __init__(self, cache: Cache, options: DialectOptions, register: Callable[[Any, str], None] | None = None) -> None:
+        self._table_key = digest("catalog", environment_key(), canonical(asdict(options)))
+        self._table = _Table(cache, "catalog", self._table_key)
+        self._register = register
         self._used: dict[str, bytes] = {}
         self._computed = 0
-        self._last: tuple[Tool | None, bytes] = (None, b"")
+        self._last: tuple[Tool | None, str] = (None, "")
 
     @property
     def computed(self) -> int:
@@ -222,8 +227,8 @@ class CatalogMemo:
         return self._computed
 
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
-        if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled once
-            self._last = (tool, content_pickle(tool))
+        if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled and hashed once
+            self._last = (tool, hashlib.sha256(content_pickle(tool)).hexdigest())
         key = digest(dialect.name, self._last[1])
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
@@ -231,6 +236,8 @@ class CatalogMemo:
             self._computed += 1
         self._used[key] = stored
         entry: Entry = pickle.loads(stored)
+        if self._register is not None:  # the object is a pure function of the table and the key
+            self._register(entry[0], digest(self._table_key, key))
         return entry
 
     def save(self) -> None:
@@ -303,7 +310,9 @@ class BuildPieces:
     (the Python package's plan, by the tools' names and argument schemas: all it reads),
     `conformance` (whether each catalog tool object keeps its dialect's rules alone,
     `conformance_problems`), `lint` (what an operation's response and parameters tell the lint
-    rules, `toolgen.review.lint.LintInput.remember`)."""
+    rules, `toolgen.review.lint.LintInput.remember`), `spec` (what the spec's text alone gives, by
+    `toolgen.compile.load.SpecDocument.content_key`: its validation's findings, each operation's
+    `toolgen.compile.lower.reuse.OperationKeys.reads`)."""
 
     tokens: Remember
     json: Remember
@@ -312,6 +321,7 @@ class BuildPieces:
     plan: Remember = computed
     conformance: Remember = computed
     lint: Remember = computed
+    spec: Remember = computed
     tables: tuple[Pieces, ...] = ()
 
     def save(self) -> None:
@@ -328,11 +338,12 @@ def build_pieces(cache: Cache | None) -> BuildPieces:
     """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.remember.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
-    tokens, json_, search, lower, plan, conformance, lint = tables = tuple(
-        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint"))
-    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, tables=tables)
+    tokens, json_, search, lower, plan, conformance, lint, spec = tables = tuple(
+        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec"))
+    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, tables=tables)
 
 
-def catalog_memo(cache: Cache | None, options: DialectOptions) -> CatalogMemo | None:
+def catalog_memo(cache: Cache | None, options: DialectOptions,
+                 register: Callable[[Any, str], None] | None = None) -> CatalogMemo | None:
     """A `CatalogMemo` when there is a cache."""
-    return CatalogMemo(cache, options) if cache is not None else None
+    return CatalogMemo(cache, options, register) if cache is not None else None

@@ -22,7 +22,7 @@ import hashlib
 import html
 import marshal
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -471,7 +471,8 @@ def _output_names(schema: Any, depth: int = 0) -> list[str]:
 
 
 def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]],
-                     remember: Remember | None = None) -> list[dict[str, Any]]:
+                     remember: Remember | None = None, key_of: Callable[..., str] | None = None
+                     ) -> list[dict[str, Any]]:
     """One index document per operation of a generated API, in intent order (deterministic).
 
     `policy`: the ``policy.json`` object (its ``tools`` rows: tool, mode, intent, effect, operation,
@@ -482,7 +483,9 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     columns of `TABLES`. Never raises on a malformed row: missing values read as empty.
     `remember(key, compute)`: each operation's document before the decompounding (which depends on
     every document's words) is computed through it, keyed by the digest of its rows and their
-    catalog entries (the build cache's `toolgen.incremental.Pieces`)."""
+    catalog entries (the build cache's `toolgen.incremental.Pieces`): ``key_of(*parts)`` (default:
+    SHA-256 of their `marshal` format 2; the build passes `toolgen.emit.piece_key`, which knows the
+    catalog entries it read back by their own keys), None when the parts are not plain data."""
     entries = {str(e.get("name")): e for e in catalog}
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for row in policy.get("tools", []) or []:
@@ -496,11 +499,8 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
             str(r.get("mode")), 1), str(r.get("tool"))))
         own = {str(r.get("tool")): entries.get(str(r.get("tool"))) or {} for r in rows}
         piece = None
-        if remember is not None:
-            try:  # the rows and entries as plain data: their content, whatever objects they share
-                piece = hashlib.sha256(marshal.dumps(("search-document", key, rows, own), 2)).hexdigest()
-            except ValueError:
-                pass
+        if remember is not None:  # the rows and entries as plain data: their content, whatever objects they share
+            piece = (key_of or _marshal_key)("search-document 2", key, rows, *(x for item in own.items() for x in item))
         if remember is None or piece is None:
             doc = _document(key, rows, own)
         else:
@@ -515,6 +515,13 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     return docs
 
 
+
+
+def _marshal_key(*parts: Any) -> str | None:
+    try:
+        return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
+    except ValueError:
+        return None
 
 
 def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -18,11 +18,13 @@ dialects anyway.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +33,7 @@ from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..pointer import escape_token, parse_pointer
+from ..remember import Remember, computed
 from .sourcemap import locate_json_many, locate_yaml, yaml_nodes
 from .swagger2 import PointerMap, convert_swagger2, is_swagger2
 
@@ -65,6 +68,22 @@ class SpecDocument:
     pointers: PointerMap | None = field(default=None, repr=False)
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _yaml_root: Any = field(default=None, repr=False)
+    _content_key: str | None = field(default=None, repr=False)
+
+    @property
+    def content_key(self) -> str:
+        """SHA-256 (hex) of what `data` is a pure function of: the file's text, its format and the
+        version read from it (a Swagger 2.0 text is converted the same way each time). The key of
+        what later stages compute from the document alone (its validation, each operation's
+        `toolgen.compile.lower.reuse.OperationKeys.reads`), remembered between builds."""
+        if self._content_key is None:
+            h = hashlib.sha256()
+            for part in ("spec 1", self.format, self.version, self.openapi, self.swagger or "", self.text):
+                data = part.encode("utf-8", "surrogatepass")
+                h.update(len(data).to_bytes(8, "big"))
+                h.update(data)
+            self._content_key = h.hexdigest()
+        return self._content_key
 
     def source_pointer(self, pointer: str) -> str:
         """The pointer of the file's text that `pointer` (a pointer of `data`) names: itself, or for a
@@ -341,13 +360,16 @@ _SCHEMA_KEYS = {"schema", "schemas", "items", "properties", "additionalPropertie
                 "oneOf", "not", "$defs", "prefixItems", "patternProperties"}
 
 
-def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | None = None) -> SpecDocument:
+def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | None = None,
+              remember: Remember = computed) -> SpecDocument:
     """Load and structurally validate an OpenAPI 3.0/3.1 document, or a Swagger 2.0 one (converted
     to OpenAPI 3.0.3 by `toolgen.compile.swagger2`, located in the 2.0 text).
 
     Raises `DiagnosticError` for unreadable files, syntax errors, 2.0 constructs without an OpenAPI 3
     equivalent, unknown versions and structural errors. Schema-internal validation problems and
-    what a 2.0 conversion drops go to `sink` as warnings.
+    what a 2.0 conversion drops go to `sink` as warnings. `remember`: the validation's findings (by
+    pointer, `model_findings`), kept by the document's `SpecDocument.content_key` (the build cache
+    passes one, so a build whose spec did not change neither imports nor runs openapi-pydantic).
     """
     display = display or display_path(path)
     text, data, fmt = read_structured(path, display)
@@ -364,7 +386,7 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
                 "which is not a Unicode character and cannot be written as UTF-8", probe.locate(join_tokens(p)),
                 "write the character itself, or a complete surrogate pair in JSON") for p in bad]))
     if is_swagger2(data):
-        return _load_swagger2(path, display, text, data, fmt, sink)
+        return _load_swagger2(path, display, text, data, fmt, sink, remember)
     version_field = data.get("openapi")
     if not isinstance(version_field, str):
         raise DiagnosticError([Diagnostic(
@@ -381,12 +403,12 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
             "spec-version-unsupported", "error", f"OpenAPI version {version_text!r} is not supported",
             doc_probe.locate_now("/openapi"), "toolgen reads OpenAPI 3.0.x and 3.1.x")])
     doc = SpecDocument(path, display, text, data, fmt, version, version_text)
-    _validate_model(doc, sink)
+    _validate_model(doc, sink, remember)
     return doc
 
 
 def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fmt: Literal["json", "yaml"],
-                   sink: DiagnosticSink | None) -> SpecDocument:
+                   sink: DiagnosticSink | None, remember: Remember = computed) -> SpecDocument:
     """A Swagger 2.0 document, read as the OpenAPI 3.0.3 document it converts to (module docstring)."""
     source = SpecDocument(path, display, text, data, fmt, "3.0", str(data.get("swagger")))
     try:
@@ -397,21 +419,44 @@ def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fm
         sink.extend(source.fill_locations(converted.warnings))
     doc = SpecDocument(path, display, text, converted.data, fmt, "3.0", str(converted.data["openapi"]),
                        swagger=str(data["swagger"]), pointers=converted.pointers)
-    _validate_model(doc, sink)
+    _validate_model(doc, sink, remember)
     return doc
 
 
-def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None) -> None:
-    """Validate with the openapi-pydantic model of the document's version."""
+def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember = computed) -> None:
+    """Validate with the openapi-pydantic model of the document's version (`model_findings`,
+    through `remember`): a problem inside a schema object is a warning in `sink`, any other raises."""
+    findings = remember(doc.content_key + " validation 1", partial(model_findings, doc))
+    what = f"OpenAPI {doc.version}" if doc.swagger is None else f"Swagger {doc.swagger} (read as OpenAPI 3.0)"
+    errors: list[Diagnostic] = []
+    for pointer, in_schema, message in findings:
+        location = doc.locate(pointer)
+        if in_schema:
+            if sink is not None:
+                sink.warning("spec-schema-invalid",
+                             f"schema object is not valid {what}: {message}", location,
+                             "toolgen reads it leniently; fix the spec to silence this")
+        else:
+            errors.append(Diagnostic(
+                "spec-invalid", "error", f"not a valid {what} document: {message}",
+                location, "fix the document at this pointer"))
+    if errors:
+        raise DiagnosticError(doc.fill_locations(errors[:20]))
+
+
+def model_findings(doc: SpecDocument) -> tuple[tuple[str, bool, str], ...]:
+    """What the openapi-pydantic model of the document's version finds wrong with `doc.data`, as
+    ``(JSON pointer of data, inside a schema object?, pydantic's message)``, in pydantic's order,
+    each pointer and message once, without the noise of a ``Reference | X`` union's other branch
+    (`_loc_to_pointer`). A pure function of `doc.data` and its version."""
     if doc.version == "3.1":
         from openapi_pydantic.v3.v3_1 import OpenAPI
     else:
         from openapi_pydantic.v3.v3_0 import OpenAPI  # type: ignore[assignment]
-    what = f"OpenAPI {doc.version}" if doc.swagger is None else f"Swagger {doc.swagger} (read as OpenAPI 3.0)"
     try:
         OpenAPI.model_validate(doc.data)
     except ValidationError as exc:
-        errors: list[Diagnostic] = []
+        found: list[tuple[str, bool, str]] = []
         seen: set[str] = set()
         for err in exc.errors():
             mapped = _loc_to_pointer(doc.data, err["loc"], boolean_schemas=doc.version == "3.1")
@@ -422,18 +467,9 @@ def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None) -> None:
             if key in seen:
                 continue
             seen.add(key)
-            location = doc.locate(pointer)
-            if in_schema:
-                if sink is not None:
-                    sink.warning("spec-schema-invalid",
-                                 f"schema object is not valid {what}: {err['msg']}", location,
-                                 "toolgen reads it leniently; fix the spec to silence this")
-            else:
-                errors.append(Diagnostic(
-                    "spec-invalid", "error", f"not a valid {what} document: {err['msg']}",
-                    location, "fix the document at this pointer"))
-        if errors:
-            raise DiagnosticError(doc.fill_locations(errors[:20]))
+            found.append((pointer, in_schema, str(err["msg"])))
+        return tuple(found)
+    return ()
 
 
 def _loc_to_pointer(data: Any, loc: tuple[Any, ...], *, boolean_schemas: bool = False

@@ -36,7 +36,7 @@ the tools-per-request limit is counted on it (`DeferredViews.request_view`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,7 +205,8 @@ def responses_parts(catalog: Sequence[dict[str, JSON]], plan: PartPlan) -> dict[
 
 
 def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True,
-                   request_limits: bool = False) -> list[Violation]:
+                   request_limits: bool = False,
+                   check_chat: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None) -> list[Violation]:
     """The added files and the up-front views against their providers' rules: the Responses catalog
     (`check_responses_catalog`), ``anthropic.json`` with its tool-search tool or each of its parts,
     each within the plan's limit (unless `include_dialect_files` is false: a build that does not
@@ -214,10 +215,11 @@ def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True,
     strict mode included). `request_limits`: also the tools one request carries (A.1 / C.1: 128) on
     the Chat Completions and Gemini up-front views and on each Responses catalog; the build leaves
     them to `toolgen lint` (``catalog-request-limits``, a warning: too many eager tools is the
-    intent map's choice, not a toolgen bug)."""
+    intent map's choice, not a toolgen bug). `check_chat`: as `check_responses_catalog` takes it."""
     problems: list[Violation] = []
     for responses in views.catalogs_of("openai.responses").values():
-        problems += check_responses_catalog(responses, max_tools=OPENAI_MAX_TOOLS if request_limits else None)
+        problems += check_responses_catalog(responses, max_tools=OPENAI_MAX_TOOLS if request_limits else None,
+                                            check_chat=check_chat)
     plan = views.parts.get("anthropic")
     limit = plan.limit if plan is not None else ANTHROPIC_MAX_SEARCH_TOOLS
     for anthropic in views.catalogs_of("anthropic").values() if include_dialect_files else ():

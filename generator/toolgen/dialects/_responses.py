@@ -20,7 +20,7 @@ namespace is allowed and reported by `namespace_advice`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compile.ir import Tool, Toolset
@@ -100,7 +100,9 @@ def namespace_advice(catalog: Sequence[dict[str, JSON]]) -> list[tuple[str, int]
             if e.get("type") == "namespace" and len(e.get("tools") or []) >= NAMESPACE_ADVISED_FUNCTIONS]
 
 
-def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | None = None) -> list[Violation]:
+def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | None = None,
+                            check_chat: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None
+                            ) -> list[Violation]:
     """Check a Responses ``tools`` array (A.1, A.2, F.1).
 
     Top-level entries are functions, namespaces or ``tool_search``; `max_tools` caps the top-level
@@ -109,7 +111,9 @@ def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | 
     ``defer_loading`` of its own. ``defer_loading`` is a boolean; a deferred function needs a
     ``tool_search`` entry, and there is at most one. Every function, wherever it sits, passes the
     Chat Completions checks of its strict parameters (`check_openai_catalog`) and names are unique
-    across the whole catalog."""
+    across the whole catalog. `check_chat`: what checks those functions as a Chat Completions catalog
+    (default: ``check_openai_catalog(chat, max_tools=None)``; the build passes one that remembers each
+    function's verdict, `toolgen.incremental.conformance_problems`)."""
     report = Report("openai-responses")
     if not isinstance(catalog, list):
         report.add("", "", "A.1-shape", "catalog must be a list of tools")
@@ -161,10 +165,14 @@ def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | 
             report.add(label, where, "A.1-responses-shape", "Responses functions are flat (no nested \"function\")")
         chat.append({"type": "function", "function": {k: v for k, v in fn.items()
                                                       if k not in ("type", "defer_loading")}})
-    for v in check_openai_catalog(chat, max_tools=None):
+    for v in (check_chat or _check_chat)(chat):
         report.add(v.tool, v.pointer.replace("/function", "", 1), v.rule, v.message)
     if deferred and not searches:
         report.add("", "", "F.1-tool-search", f"{deferred} deferred functions but no tool_search entry")
     if searches > 1:
         report.add("", "", "F.1-tool-search", f"{searches} tool_search entries; one is enough")
     return report.items
+
+
+def _check_chat(chat: list[dict[str, JSON]]) -> list[Violation]:
+    return check_openai_catalog(chat, max_tools=None)

@@ -15,6 +15,8 @@ import io
 import json
 import marshal
 import pickle
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from json.encoder import encode_basestring
 from typing import Any
@@ -27,12 +29,47 @@ def piece_key(*parts: Any) -> str:
     lists, tuples, strings, numbers, booleans, None) are written by `marshal` format 2, which keeps
     their types apart (``1``, ``1.0``, ``True``; ``1`` and ``"1"`` as keys; tuples and lists) and
     their order, and knows nothing of which objects are shared: equal content gives an equal key,
-    however the value was built or read back. Anything else is pickled."""
+    however the value was built or read back. Anything else is pickled.
+
+    A part that is an object of `known_contents` (the very object, not an equal one) is written as
+    the digest it was registered with (bytes: no JSON value is written so), not walked again."""
+    known = _KNOWN[-1] if _KNOWN else None
+    if known:
+        parts = tuple(_known_part(p, known) for p in parts)
     try:
         data = b"m" + marshal.dumps(parts, 2)
     except ValueError:  # not plain data (a dataclass), or nested past marshal's depth
         data = b"p" + content_pickle(parts)
     return hashlib.sha256(data).hexdigest()
+
+
+#: the registers of the `known_contents` scopes in progress (the innermost last)
+_KNOWN: list[dict[int, tuple[Any, bytes]]] = []
+
+
+def _known_part(part: Any, known: dict[int, tuple[Any, bytes]]) -> Any:
+    found = known.get(id(part))
+    return found[1] if found is not None and found[0] is part else part
+
+
+@contextmanager
+def known_contents() -> Iterator[Callable[[Any, str], None]]:
+    """A scope in which `piece_key` knows the content of some objects by a digest: yields
+    ``register(obj, digest)``, where `digest` must name everything `obj`'s content is a pure function
+    of (the build cache's catalog entries: their table and key, `toolgen.incremental.CatalogMemo`),
+    and `obj` must not be changed while the scope lasts (the stages after the catalogs only read them).
+    A tool object keyed for its tokens, its conformance and its JSON is then not serialised three
+    times. The register holds each object, so no other object takes its ``id()`` meanwhile."""
+    register: dict[int, tuple[Any, bytes]] = {}
+    _KNOWN.append(register)
+
+    def add(obj: Any, digest: str) -> None:
+        register[id(obj)] = (obj, b"known content " + digest.encode("ascii"))
+
+    try:
+        yield add
+    finally:
+        _KNOWN.remove(register)
 
 
 def content_pickle(value: Any) -> bytes:

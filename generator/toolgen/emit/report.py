@@ -46,13 +46,22 @@ def measure(catalogs: Catalogs, remember: Remember = computed) -> list[ToolSize]
     return [ToolSize(name, v["bytes"], v["tokens"]) for name, v in sorted(sizes.items())]
 
 
+def _tokens(remember: Remember, entry: dict[str, Any]) -> int:
+    """The o200k tokens of `entry`'s compact JSON, remembered as `measure` remembers them."""
+    return remember(piece_key("o200k-object", entry), partial(_sizes, entry))[1]
+
+
 def _sizes(tool: dict[str, Any]) -> tuple[int, int]:
     """The compact JSON of `tool`: its UTF-8 bytes and o200k tokens."""
     text = compact_json(tool)
     return len(text.encode("utf-8")), count_tokens(text)
 
 
-def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagnostics: list[Diagnostic]) -> str:
+def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagnostics: list[Diagnostic],
+                    remember: Remember = computed) -> str:
+    """REPORT.md. `remember`: what `measure` remembers of a tool object (its compact JSON's bytes and
+    o200k tokens), for the up-front views' entries that are not a catalog's tools (namespaces,
+    tool-search tools, the entries of deferred views)."""
     covered = set(ir.covered)
     skipped = {s.operation.pointer: s for s in ir.skipped}
     total_tokens = {d: sum(s.tokens.get(d, 0) for s in sizes) for d in names()}
@@ -74,7 +83,7 @@ def report_markdown(ir: ApiIR, catalogs: Catalogs, sizes: list[ToolSize], diagno
          f"{total_bytes['mcp']} |"),
         f"| gemini catalog, o200k tokens / bytes | {total_tokens['gemini']} / {total_bytes['gemini']} |",
         "",
-        *_upfront_lines(catalogs, sizes),
+        *_upfront_lines(catalogs, sizes, remember),
         *_strict_lines(catalogs, ir),
         "## Tools",
         "",
@@ -143,7 +152,7 @@ def _tool_line(row: PolicyRow, size: ToolSize) -> str:
             f"{size.bytes.get('mcp', 0)} |")
 
 
-def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize]) -> list[str]:
+def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize], remember: Remember = computed) -> list[str]:
     """The "Up-front cost" section: per dialect, what a model sees before it searches, in o200k tokens.
     A catalog tool shown up front as it is (the same object) is not counted again: `measure` did."""
     views = catalogs.deferred
@@ -160,7 +169,7 @@ def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize]) -> list[str]:
               "No tool is deferred: every catalog is sent whole (mark tools or toolsets `loading: deferred` to "
               "load them through tool search)."), "",
              "| dialect | file | up front | entries | tokens |", "|---|---|---|---|---|"]
-    for cost in upfront_costs(views, counted):
+    for cost in upfront_costs(views, counted, partial(_tokens, remember)):
         lines.append(f"| {cost.view} | {_code(cost.file)} | {_md(cost.note)} | {cost.entries} | {cost.tokens} |")
     lines += _parts_lines(catalogs)
     # a split catalog's parts repeat the namespaces of eager functions: each is named once

@@ -18,6 +18,7 @@ from typing import Any
 from ..remember import Remember, computed
 from ..search_text import SEARCH_FORMAT, TABLES, search_documents
 from ..search_tool import mcp_search_tool
+from . import piece_key
 
 
 def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, Any]],
@@ -30,5 +31,5 @@ def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, An
         "tables": {table: {"columns": {c: w for c, w in columns}, "weight": weight}
                    for table, (columns, weight) in TABLES.items()},
         "search_tool": mcp_search_tool(list(searchable)),
-        "documents": search_documents(policy, mcp_catalog, None if remember is computed else remember),
+        "documents": search_documents(policy, mcp_catalog, None if remember is computed else remember, piece_key),
     }

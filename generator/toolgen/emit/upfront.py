@@ -11,8 +11,9 @@ catalog is shown by its first part). REPORT.md and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..dialects import VIEWS, DeferredViews
 from ..tokens import count_tokens
@@ -28,11 +29,14 @@ class UpfrontCost:
     tokens: int
 
 
-def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None) -> list[UpfrontCost]:
+def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None,
+                  tokens: Callable[[dict[str, Any]], int] | None = None) -> list[UpfrontCost]:
     """The up-front cost of every view `views` has (see the module docstring). `counted`: tokens
     already counted, by ``id()`` of the entry object (a catalog's tools, measured once per build);
-    every other entry is counted here."""
+    every other entry is counted here, by `tokens` (default: the o200k tokens of its compact JSON;
+    the build passes one that remembers them between builds)."""
     known = counted or {}
+    tokens = tokens or _tokens
     out = []
     for view, file, note in VIEWS:
         entries = views.upfront.get(view)
@@ -44,5 +48,9 @@ def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None
         parts = views.parts.get(name)
         if parts is not None and parts.split:  # every part of a split catalog repeats what is up front
             file = f"{name}.1.json … {name}.{len(parts.parts)}.json"
-        out.append(UpfrontCost(view, file, note, len(entries), sum(known[id(e)] if id(e) in known else count_tokens(compact_json(e)) for e in entries)))
+        out.append(UpfrontCost(view, file, note, len(entries), sum(known[id(e)] if id(e) in known else tokens(e) for e in entries)))
     return out
+
+
+def _tokens(entry: dict[str, Any]) -> int:
+    return count_tokens(compact_json(entry))

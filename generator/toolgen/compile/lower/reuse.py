@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache, partial
 from typing import Any
 
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
 from ...pointer import PointerError, parse_pointer, ref_to_pointer
+from ...remember import Remember, computed
 from ..intent import IncludeSpec, LoadedIntentMap, ToolIntent
 from ..load import SpecDocument
 from ..operations import Operation
@@ -54,12 +57,21 @@ def _text(node: Any) -> str:
 
 class OperationKeys:
     """The digest of what each operation's lowering reads (module docstring), for one document and
-    intent map. Each part of the document is serialised once per build, when a key first needs it."""
+    intent map. Each part of the document is serialised once per build, when a key first needs it.
 
-    def __init__(self, doc: SpecDocument, intents: LoadedIntentMap, api: str) -> None:
+    `remember`: each operation's `reads`, by the document's `SpecDocument.content_key` and the
+    operation's pointer (a pure function of the two), and each part's text digest and references by
+    the part's content (the SHA-256 of its `marshal` format 2); the build cache passes one, so a build
+    whose spec did not change serialises none of it again, and one after an edit serialises only the
+    parts that changed. Only for a document whose `data` is what its text reads as (not one whose
+    external references were bundled in)."""
+
+    def __init__(self, doc: SpecDocument, intents: LoadedIntentMap, api: str, remember: Remember = computed) -> None:
         data = doc.data if isinstance(doc.data, dict) else {}
         self.usable = doc.pointers is None and isinstance(doc.data, dict)
         self._data = data
+        self._remember = remember
+        self._spec = doc.content_key if remember is not computed else ""
         rest = {k: v for k, v in data.items() if k not in ("paths", "components")}
         components = data.get("components") if isinstance(data.get("components"), dict) else {}
         schemes = components.get("securitySchemes") if isinstance(components, dict) else None
@@ -90,12 +102,12 @@ class OperationKeys:
             return None
         known = self._reads.get(op.pointer, _MISSING)
         if known is _MISSING:
-            known = self._reads[op.pointer] = self._read(op)
+            known = self._reads[op.pointer] = self._remember(
+                _digest("operation-reads 2", self._spec, op.pointer), partial(self._read, op))
         return known  # type: ignore[no-any-return]
 
     def _read(self, op: Operation) -> str | None:
-        own = _text(op.path_item)
-        refs = _refs_of(own)
+        own, refs = self._summary(op.path_item)
         if refs is None:
             return None
         seen: set[Part] = set()
@@ -119,16 +131,25 @@ class OperationKeys:
         return self._base
 
     def _part(self, part: Part) -> tuple[str, tuple[Part, ...] | None]:
+        """The part's text digest and the parts its references point into (`_summary`)."""
         found = self._parts.get(part)
         if found is None:
             node = self._node(part)
-            if node is _MISSING:
-                found = ("\0missing", ())
-            else:
-                text = _text(node)
-                found = (text, _refs_of(text))
+            found = ("\0missing", ()) if node is _MISSING else self._summary(node)
             self._parts[part] = found
         return found
+
+    def _summary(self, node: Any) -> tuple[str, tuple[Part, ...] | None]:
+        """The SHA-256 of `node`'s compact JSON text and the parts its local references point into
+        (`_refs_of`): a pure function of its content, remembered by its `marshal` digest (a node
+        marshal cannot write, a YAML date, is summarised each time)."""
+        if self._remember is computed:
+            return _text_summary(node)
+        try:
+            content = hashlib.sha256(marshal.dumps(node, 2)).hexdigest()
+        except ValueError:
+            return _text_summary(node)
+        return self._remember(_digest("document-part 1", content), partial(_text_summary, node))
 
     def _node(self, part: Part) -> Any:
         node: Any = self._data
@@ -157,34 +178,49 @@ class OperationKeys:
 _MISSING = object()
 
 
+def _text_summary(node: Any) -> tuple[str, tuple[Part, ...] | None]:
+    text = _text(node)
+    return _digest(text), _refs_of(text)
+
+
 def _refs_of(text: str) -> tuple[Part, ...] | None:
     """The parts of the document the local references in `text` point into; None when one points at
     the document or a whole section (everything would have to be read)."""
     found: set[Part] = set()
-    for match in _LOCAL.finditer(text):
-        try:
-            ref = json.loads('"' + match.group(1) + '"')
-        except ValueError:
-            continue
-        pointer = ref_to_pointer(ref)
-        if pointer is None or (pointer and not pointer.startswith("/")):
-            continue  # not a JSON pointer: the reference fails the same way whatever the document holds
-        try:
-            tokens = parse_pointer(pointer)
-        except PointerError:
-            continue
-        if tokens[:1] == ["components"]:
-            if len(tokens) < 3:
-                return None
-            found.add(("components", tokens[1], tokens[2]))
-        elif tokens[:1] == ["paths"]:
-            if len(tokens) < 2:
-                return None
-            found.add(("paths", tokens[1]))
-        elif not tokens:
+    for literal in set(_LOCAL.findall(text)):  # a component is referred to many times: each text once
+        part = _part_of(literal)
+        if part is _WHOLE:
             return None
-        # any other top-level member is in the key already (`OperationKeys.__init__`)
+        if part is not None:
+            found.add(part)
     return tuple(sorted(found))
+
+
+#: what `_part_of` returns for a reference to the document or a whole section
+_WHOLE: Part = ("",)
+
+
+@lru_cache(maxsize=65536)
+def _part_of(literal: str) -> Part | None:
+    """The part of the document a reference's JSON string literal (without its quotes) points into;
+    `_WHOLE` for the document or a whole section; None when it names no part (not a JSON pointer, or
+    a top-level member other than ``paths`` and ``components``, which is in every key already)."""
+    try:
+        ref = json.loads('"' + literal + '"') if "\\" in literal else literal
+    except ValueError:
+        return None
+    pointer = ref_to_pointer(ref)
+    if pointer is None or (pointer and not pointer.startswith("/")):
+        return None  # not a JSON pointer: the reference fails the same way whatever the document holds
+    try:
+        tokens = parse_pointer(pointer)
+    except PointerError:
+        return None
+    if tokens[:1] == ["components"]:
+        return _WHOLE if len(tokens) < 3 else ("components", tokens[1], tokens[2])
+    if tokens[:1] == ["paths"]:
+        return _WHOLE if len(tokens) < 2 else ("paths", tokens[1])
+    return _WHOLE if not tokens else None
 
 
 def _digest(*parts: str) -> str:

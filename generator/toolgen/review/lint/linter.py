@@ -107,6 +107,9 @@ class LintInput:
     #: the document) and `OperationKeys.base`; without `keys`, computed
     remember: Remember = computed
     keys: OperationKeys | None = None
+    #: `preflight_findings` of this IR, intent map, settings, dialects and options, when the build
+    #: computed them already (before it built the catalogs); the linter computes them otherwise
+    preflight: list[Diagnostic] | None = None
 
 
 @dataclass
@@ -221,8 +224,10 @@ class _Linter:
 
     def run(self) -> list[Diagnostic]:
         # known before any catalog is built; a hard provider limit means no catalog is worth building
-        preflight = preflight_findings(self.ir, self.intents, self.settings, self.data.dialects,
-                                       self.data.options)
+        preflight = self.data.preflight
+        if preflight is None:
+            preflight = preflight_findings(self.ir, self.intents, self.settings, self.data.dialects,
+                                           self.data.options)
         self.sink.extend(preflight)
         blocked = any(d.severity == "error" for d in preflight)
         for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
