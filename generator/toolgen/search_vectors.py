@@ -117,27 +117,40 @@ def _times(rows: Any, cols: Any, vals: Any, shape: tuple[int, int], dense: Any) 
     return out
 
 
+def _orthonormal(y: Any) -> Any:
+    """An orthonormal basis of the columns of `y` (tall), through the eigendecomposition of the small
+    Gram matrix ``yᵀy`` (done twice for accuracy); directions with no weight are dropped."""
+    for _ in range(2):
+        values, vectors = np.linalg.eigh(y.T @ y)
+        keep = values > values.max() * 1e-12
+        y = y @ (vectors[:, keep] / np.sqrt(values[keep]))
+    return y
+
+
 def _truncated_svd(rows: Any, cols: Any, vals: Any, shape: tuple[int, int], k: int) -> tuple[Any, Any]:
     """(U, s) of the `k` largest singular values of a sparse matrix: a randomised range finder
-    (seeded) with power iterations, then the exact SVD of the small projected matrix. Each column of
-    U has its largest-magnitude component positive (the sign SVD leaves free)."""
+    (seeded) with power iterations, then the eigendecomposition of the small projected Gram matrix.
+    Each column of U has its largest-magnitude component positive (the sign SVD leaves free). Only
+    products with thin matrices and eigendecompositions of (k + 10)² matrices: fast on any BLAS."""
     r = min(k + _OVERSAMPLE, min(shape))
     omega = np.random.default_rng(_SEED).standard_normal((shape[1], r))
-    y = _times(rows, cols, vals, shape, omega)
-    q, _ = np.linalg.qr(y)
+    q = _orthonormal(_times(rows, cols, vals, shape, omega))
     for _ in range(_POWER_ITERATIONS):
-        z, _ = np.linalg.qr(_times(cols, rows, vals, (shape[1], shape[0]), q))
-        q, _ = np.linalg.qr(_times(rows, cols, vals, shape, z))
-    b = _times(cols, rows, vals, (shape[1], shape[0]), q).T  # Q^T X, r × docs
-    ub, s, _ = np.linalg.svd(b, full_matrices=False)
-    u = (q @ ub)[:, :k]
+        z = _orthonormal(_times(cols, rows, vals, (shape[1], shape[0]), q))
+        q = _orthonormal(_times(rows, cols, vals, shape, z))
+    b = _times(cols, rows, vals, (shape[1], shape[0]), q).T  # Qᵀ X, r × docs
+    values, vectors = np.linalg.eigh(b @ b.T)  # ascending
+    order = np.argsort(-values, kind="stable")[:k]
+    u = q @ vectors[:, order]
     signs = np.sign(u[np.argmax(np.abs(u), axis=0), np.arange(u.shape[1])])
     signs[signs == 0] = 1.0
-    return u * signs, s[:k]
+    return u * signs, np.sqrt(np.clip(values[order], 0.0, None))
 
 
-def _round(values: Any) -> list[float]:
-    return [round(float(v), DIGITS) + 0.0 for v in values]  # + 0.0: no "-0.0"
+def _rounded(matrix: Any) -> list[list[float]]:
+    """The rows of `matrix` rounded to `DIGITS`, as Python floats (no ``-0.0``)."""
+    rows: list[list[float]] = (np.round(np.asarray(matrix, dtype=float), DIGITS) + 0.0).tolist()
+    return rows
 
 
 def _unit(matrix: Any) -> Any:
@@ -186,10 +199,11 @@ class LsaEmbedder:
         u, _ = _truncated_svd(r, c, v, (len(vocabulary), n_docs), k)
         scale = float(np.abs(u).max()) or 1.0
         u = u / scale
-        embedder = cls({t: (round(idf[t], DIGITS), tuple(_round(u[i]))) for i, t in enumerate(vocabulary)}, k)
+        vectors = _rounded(u)
+        embedder = cls({t: (round(idf[t], DIGITS), tuple(vectors[i])) for i, t in enumerate(vocabulary)}, k)
         stored = np.array([embedder.terms[t][1] for t in vocabulary])
         docs = _unit(_times(c, r, v, (n_docs, len(vocabulary)), stored))
-        return embedder, [_round(row) for row in docs]
+        return embedder, _rounded(docs)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []
@@ -237,7 +251,7 @@ def semantic_index(documents: Sequence[Mapping[str, Any]], embedder: Embedder | 
         return {"embedder": lsa.name, "model": lsa.to_json(), "documents": vectors}
     texts = [" ".join(str((d.get("fields") or {}).get(c) or "") for c in FIELD_WEIGHTS) for d in documents]
     raw = np.array(embedder.embed(texts), dtype=float) if texts else np.zeros((0, 0))
-    return {"embedder": str(embedder.name), "model": None, "documents": [_round(row) for row in _unit(raw)]}
+    return {"embedder": str(embedder.name), "model": None, "documents": _rounded(_unit(raw)) if len(raw) else []}
 
 
 class SemanticIndex:
