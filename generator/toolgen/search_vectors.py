@@ -48,7 +48,7 @@ DOCUMENTS_PER_DIMENSION = 8
 DIGITS = 4
 #: fusion: a lexical score is multiplied by 1 + FUSION_WEIGHT × max(0, cosine similarity) (fitted on
 #: the development halves of the blind request sets, the same for every API)
-FUSION_WEIGHT = 0.5
+FUSION_WEIGHT = 0.25
 #: the weight of each field's words in the term × operation matrix: what names an operation (its
 #: names, title, keywords, object and path) and its description. Argument and output member names
 #: stay out (shared by most operations of an API, they blur the space), as do the derived ``verbs``
