@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -74,21 +75,28 @@ class Embedder(Protocol):
         ...
 
 
+_STEMMERS = threading.local()
+
+
 def stem_terms(texts: Sequence[str]) -> list[dict[str, int]]:
     """Per text, its porter stems and their counts, as SQLite FTS5 ``porter unicode61`` tokenises
-    it (the lexical index's own stemming, so both rankings see the same terms)."""
-    db = sqlite3.connect(":memory:")
-    try:
+    it (the lexical index's own stemming, so both rankings see the same terms). One in-memory
+    database per thread does the work, emptied after each call."""
+    db = getattr(_STEMMERS, "db", None)
+    if db is None:
+        db = sqlite3.connect(":memory:")
         db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
-        db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i, text) for i, text in enumerate(texts, 1)])
         db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        _STEMMERS.db = db
+    try:
+        db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i, text) for i, text in enumerate(texts, 1)])
         out: list[dict[str, int]] = [{} for _ in texts]
         for term, doc in db.execute("SELECT term, doc FROM v"):
             counts = out[int(doc) - 1]
             counts[str(term)] = counts.get(str(term), 0) + 1
         return out
     finally:
-        db.close()
+        db.execute("DELETE FROM t")
 
 
 def _document_terms(documents: Sequence[Mapping[str, Any]], stop: frozenset[str]) -> list[dict[str, float]]:
@@ -117,13 +125,19 @@ def _times(rows: Any, cols: Any, vals: Any, shape: tuple[int, int], dense: Any) 
     return out
 
 
+def _product(a: Any, b: Any) -> Any:
+    """``a @ b`` in numpy's own loops, not BLAS: a multi-threaded BLAS spins its threads after each
+    call, which costs a shared machine more CPU than these thin products take."""
+    return np.einsum("ij,jk->ik", a, b)
+
+
 def _orthonormal(y: Any) -> Any:
     """An orthonormal basis of the columns of `y` (tall), through the eigendecomposition of the small
     Gram matrix ``yᵀy`` (done twice for accuracy); directions with no weight are dropped."""
     for _ in range(2):
-        values, vectors = np.linalg.eigh(y.T @ y)
+        values, vectors = np.linalg.eigh(_product(y.T, y))
         keep = values > values.max() * 1e-12
-        y = y @ (vectors[:, keep] / np.sqrt(values[keep]))
+        y = _product(y, vectors[:, keep] / np.sqrt(values[keep]))
     return y
 
 
@@ -139,9 +153,9 @@ def _truncated_svd(rows: Any, cols: Any, vals: Any, shape: tuple[int, int], k: i
         z = _orthonormal(_times(cols, rows, vals, (shape[1], shape[0]), q))
         q = _orthonormal(_times(rows, cols, vals, shape, z))
     b = _times(cols, rows, vals, (shape[1], shape[0]), q).T  # Qᵀ X, r × docs
-    values, vectors = np.linalg.eigh(b @ b.T)  # ascending
+    values, vectors = np.linalg.eigh(_product(b, b.T))  # ascending
     order = np.argsort(-values, kind="stable")[:k]
-    u = q @ vectors[:, order]
+    u = _product(q, vectors[:, order])
     signs = np.sign(u[np.argmax(np.abs(u), axis=0), np.arange(u.shape[1])])
     signs[signs == 0] = 1.0
     return u * signs, np.sqrt(np.clip(values[order], 0.0, None))
@@ -287,4 +301,4 @@ class SemanticIndex:
         query = np.array(self._embedder.embed([text])[0], dtype=float)
         if query.shape != (self._vectors.shape[1],) or not query.any():
             return np.zeros(self._vectors.shape[0])
-        return np.asarray(self._vectors @ query)
+        return np.einsum("ij,j->i", self._vectors, query)

@@ -191,3 +191,37 @@ def test_a_search_json_without_vectors_ranks_lexically(tmp_path: Path) -> None:
     index = ToolIndex.from_dir(folder)
     assert index._semantic is None
     assert [h.tool for h in index.search("lock the conversation", limit=3)]
+
+
+class FillerEmbedder:
+    """Operations with more filler words are nearer the request: the boost favours the documents
+    BM25 ranks lower, so fusion reorders the places."""
+
+    name = "toy-filler"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[float(t.split().count("filler")), 3.0] if "filler" in t else [1.0, 0.0] for t in texts]
+
+
+def test_the_first_places_do_not_depend_on_the_limit() -> None:
+    """Fusion leaves out documents that cannot reach the first `limit` places; the hits of a small
+    limit are the head of a large one's, and the boost does reorder them."""
+    docs = [_doc(f"op{i:02}", f"op{i:02}", "alpha", "things", " ".join(["alpha", *["filler"] * i]), "get")
+            for i in range(30)]
+    docs += [_doc(f"other{i:02}", f"other{i:02}", "beta", "others", "beta gamma", "get") for i in range(90)]
+    stored = json.loads(json.dumps(semantic_index(docs, FillerEmbedder())))
+    index = ToolIndex({}, [], documents=docs, semantic=stored, embedder=FillerEmbedder())
+    lexical = ToolIndex({}, [], documents=docs, semantic={})
+    full = index.search("alpha", limit=100)
+    assert len(full) == 30 and [h.tool for h in full] != [h.tool for h in lexical.search("alpha", limit=100)]
+    for limit in range(1, 30):
+        assert index.search("alpha", limit=limit) == full[:limit], limit
+
+
+def test_stemming_is_reentrant_across_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"signers signing envelopes {i}" for i in range(20)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda t: stem_terms([t]), texts))
+    assert all(r == [{"signer": 1, "sign": 1, "envelop": 1, str(i): 1}] for i, r in enumerate(results))

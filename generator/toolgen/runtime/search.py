@@ -240,16 +240,21 @@ class ToolIndex:
             score *= _action_factor(actions, doc.actions)
             ranked.append((-round(score, 6), tool, rowid))
         if similarity is not None:
-            ranked = self._fuse(ranked, similarity)
+            ranked = self._fuse(ranked, similarity, limit)
         # best first: score, then tool name; only the `limit` best are made into hits
         return [Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
                 for negative, tool, rowid in heapq.nsmallest(limit, ranked)]
 
-    def _fuse(self, ranked: list[tuple[float, str, int]], similarity: Any) -> list[tuple[float, str, int]]:
+    def _fuse(self, ranked: list[tuple[float, str, int]], similarity: Any, limit: int) -> list[tuple[float, str, int]]:
         """The lexical ranking `ranked` ((-score, tool, rowid)) with each score multiplied by
         ``1 + FUSION_WEIGHT × max(0, similarity)``, the document's cosine similarity to the request
         in the semantic space (`toolgen.search_vectors`). Only documents that name a word of the
-        request are ranked: meaning reorders them and brings in none that names nothing."""
+        request are ranked: meaning reorders them and brings in none that names nothing. A document
+        whose lexical score times ``1 + FUSION_WEIGHT`` stays below the `limit`-th best lexical score
+        cannot reach the first `limit` places and is left out (the same hits, less work)."""
+        if len(ranked) > limit:
+            floor = -heapq.nsmallest(limit, ranked)[-1][0] / (1 + FUSION_WEIGHT) - 1e-6
+            ranked = [entry for entry in ranked if -entry[0] >= floor]
         return [(-round(-negative * (1 + FUSION_WEIGHT * max(0.0, float(similarity[rowid - 1]))), 6), tool, rowid)
                 for negative, tool, rowid in ranked]
 
