@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.profiles import examples
 
 from toolgen.runtime.search import ToolIndex
 from toolgen.search_text import analyse_query, content_terms
@@ -116,7 +117,7 @@ WORDS = sorted({w for d in DOCS for f in ("name", "body") for w in d["fields"][f
                | {"qwzxv", "payment", "invoice", "delete", "show", "all", "my", "the"})
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5))
 def test_fusion_never_pads_with_tools_that_match_nothing(words: list[str]) -> None:
     """With the semantic ranking fused in, the hits are exactly the lexical index's (every one names a
