@@ -102,7 +102,8 @@ def _dialect(name: str) -> str | None:
 
 def catalogs(folder: Path) -> list[dict[str, Any]]:
     """Each catalog file of `folder`: bytes, entries, what one request sends against the provider's
-    limit, and the entries the provider's SDK type refuses."""
+    limit (for ``openai.json`` and ``gemini.json``, pools of a client-run search, the up-front view),
+    and the entries the provider's SDK type refuses (a pool's ``search_tools`` entry included)."""
     limits = {row["file"]: row for row in catalog_limits.check(folder)}
     rows = []
     for path in sorted(folder.glob("*.json")):
@@ -110,13 +111,43 @@ def catalogs(folder: Path) -> list[dict[str, Any]]:
         if dialect is None:
             continue
         entries = json.loads(path.read_text(encoding="utf-8"))
-        sdk = corpuslib.check_catalog(dialect, entries)
+        # a pool (openai.json, gemini.json) is sent as its up-front view: its search_tools entry too
+        view = catalog_limits.upfront(folder, path.name) if path.name in catalog_limits.POOLS else None
+        extra = view.sent[-1:] if view is not None and view.searching else []
+        sdk = corpuslib.check_catalog(dialect, entries + extra)
         limit = limits.get(path.name, {})
         rows.append({"file": path.name, "bytes": path.stat().st_size, "entries": len(entries),
                      "sent": limit.get("entries"), "sends": limit.get("sent"), "limit": limit.get("limit"),
                      "whole": limit.get("whole"), "within": limit.get("within"),
                      "sdk": sdk.sdk, "sdk_failures": len(sdk.failures), "sdk_examples": sdk.failures[:3]})
     return rows
+
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+def count_operations(spec: Path) -> int:
+    """The operations of a JSON or YAML OpenAPI document: method keys of its path items."""
+    text = spec.read_text(encoding="utf-8")
+    if spec.suffix in (".yaml", ".yml"):
+        from ruamel.yaml import YAML
+
+        doc = YAML(typ="safe").load(text)
+    else:
+        doc = json.loads(text)
+    return sum(1 for item in (doc.get("paths") or {}).values() if isinstance(item, dict)
+               for method in item if method in HTTP_METHODS)
+
+
+def count_intents(project: Path) -> int | None:
+    """The intents `toolgen init` drafted into the project's intent map (entries of its ``tools``), or
+    None when the project names no intent map."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe")
+    config = yaml.load((project / "toolgen.yaml").read_text(encoding="utf-8"))
+    path = project / config["apis"][0]["intent_map"]
+    return len((yaml.load(path.read_text(encoding="utf-8")) or {}).get("tools") or {})
 
 
 def run(spec: Path, n: int, work: Path, cpu: int | None, name: str, steps: str = "all") -> dict[str, Any]:
@@ -145,15 +176,14 @@ def run(spec: Path, n: int, work: Path, cpu: int | None, name: str, steps: str =
     out["init"] = timed([*tg, "init", f"specs/{target.name}"], project, cpu)
     if out["init"]["rc"] != 0:
         return out
-    m = re.search(r"(\d[\d,]*) intents?", " ".join(out["init"]["tail"]))
-    out["intents"] = int(m.group(1).replace(",", "")) if m else None
+    out["intents"] = count_intents(project)
+    out["operations"] = count_operations(target)
     if steps == "init":
         return out
     out["build"] = timed([*tg, "build", "--no-cache"], project, cpu)
     tail = " ".join(out["build"]["tail"])
-    for key, pattern in (("tools", r"(\d+) tools?"), ("operations", r"lowered \d+ of (\d+) operations")):
-        m = re.search(pattern, tail)
-        out[key] = int(m.group(1)) if m else None
+    m = re.search(r"(\d+) tools?", tail)
+    out["tools"] = int(m.group(1)) if m else None
     if out["build"]["rc"] != 0:
         return out
     from ruamel.yaml import YAML

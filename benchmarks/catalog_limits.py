@@ -8,11 +8,13 @@ For each catalog file the folder holds, what one request sends of it and the pro
   included), at most 10,000 with tool search (F.2); the file is also checked with
   `check_anthropic_catalog`.
 - ``openai.responses.json`` or each part: top-level entries (a namespace is one), at most 128 (A.1).
-- ``openai.json`` (Chat Completions, no deferred loading): every function, at most 128; an API over
-  that has no Chat Completions request carrying it all (`toolgen lint` says so), which is reported,
-  not hidden.
-- ``gemini.json``: what a client sends up front (the eager declarations and ``search_tools``), at
-  most 128 (C.1); the file itself is the store the client picks found declarations from.
+- ``openai.json`` (Chat Completions) and ``gemini.json``: neither provider defers loading (F.1,
+  F.3), so with deferred tools the file is the pool a client picks found entries from, and a request
+  carries the up-front view: the eager entries and the client-run ``search_tools`` entry
+  (`toolgen.evals.client_search.client_catalog`, what the eval adapters send), at most 128 (A.1,
+  C.1), checked with `check_openai_catalog` / `check_gemini_catalog` (strict mode included). With
+  nothing deferred the view is the whole file. Over 128 is reported, not hidden (`toolgen lint`
+  warns: the eager tools are the intent map's choice).
 - ``mcp.json``: ``tools/list`` (the eager tools and ``search_tools``): MCP states no count limit.
 
 Prints one line per file (or JSON with ``--json``) and exits 1 when a catalog meant to be sent
@@ -28,9 +30,24 @@ from pathlib import Path
 from typing import Any
 
 from toolgen.dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS, check_anthropic_catalog
-from toolgen.dialects.openai import OPENAI_MAX_TOOLS
+from toolgen.dialects.gemini import GEMINI_MAX_TOOLS, check_gemini_catalog
+from toolgen.dialects.openai import OPENAI_MAX_TOOLS, check_openai_catalog
+from toolgen.evals.client_search import ClientCatalog, client_catalog
+from toolgen.search_tool import gemini_search_declaration, openai_search_function
 
-GEMINI_MAX = 128
+#: the pools of a client-run search: file -> (entry name, its search entry, limit, checker)
+POOLS: dict[str, tuple[Any, Any, int, Any]] = {
+    "openai.json": (lambda e: str(e["function"]["name"]), openai_search_function, OPENAI_MAX_TOOLS,
+                    check_openai_catalog),
+    "gemini.json": (lambda e: str(e["name"]), gemini_search_declaration, GEMINI_MAX_TOOLS, check_gemini_catalog),
+}
+
+
+def upfront(folder: Path, name: str) -> ClientCatalog:
+    """What one request carries of pool `name` (``openai.json``, ``gemini.json``) before any search
+    (``.sent``; ``.searching``: its last entry is ``search_tools``)."""
+    name_of, search_entry, _, _ = POOLS[name]
+    return client_catalog(folder, name, name_of, search_entry)
 
 
 def check(folder: Path) -> list[dict[str, Any]]:
@@ -52,13 +69,13 @@ def check(folder: Path) -> list[dict[str, Any]]:
         elif name.startswith("openai.responses"):
             rows.append({"file": name, "sent": "top-level entries", "entries": len(data), "limit": OPENAI_MAX_TOOLS,
                          "whole": True, "within": len(data) <= OPENAI_MAX_TOOLS})
-        elif name == "openai.json":
-            rows.append({"file": name, "sent": "every function (no deferred loading)", "entries": len(data),
-                         "limit": OPENAI_MAX_TOOLS, "whole": False, "within": len(data) <= OPENAI_MAX_TOOLS})
-        elif name == "gemini.json":
-            up = sum(1 for e in data if e.get("name") not in deferred) + (1 if deferred else 0)
-            rows.append({"file": name, "sent": "eager declarations and search_tools", "entries": up,
-                         "limit": GEMINI_MAX, "whole": False, "within": up <= GEMINI_MAX})
+        elif name in POOLS:
+            _, _, limit, checker = POOLS[name]
+            view = upfront(folder, name).sent
+            problems = checker(view, max_tools=None)
+            rows.append({"file": name, "sent": "eager entries and search_tools" if deferred else "every entry",
+                         "entries": len(view), "limit": limit, "whole": False,
+                         "within": len(view) <= limit and not problems, "violations": len(problems)})
         elif name == "mcp.json":
             up = sum(1 for e in data if e.get("name") not in deferred) + (1 if deferred else 0)
             rows.append({"file": name, "sent": "tools/list: eager tools and search_tools", "entries": up,

@@ -100,13 +100,12 @@ def render(results: list[ApiResult]) -> str:
         for row in r.rows:
             whole = r.full.get(row.view.split("-")[0], 0)
             ok = "yes" if row.tokens <= TARGET else "**no**"
-            if row.view == "openai":
-                ok = "— (no deferred loading)"
             lines.append(f"| {row.view} | `{row.file}` | {row.entries:,} | {row.tokens:,} | {whole:,} | {ok} |")
         lines.append("")
-    lines += [("OpenAI Chat Completions (`openai.json`) has no deferred loading: it is sent whole, and beyond 128 "
-               "tools not at all; use the Responses catalog (`openai.responses.json`). Anthropic's figure counts the "
-               "tool-search tool's entry; the API adds its own instructions for it."), ""]
+    lines += [("OpenAI Chat Completions and Gemini have no deferred loading: their client sends the eager entries "
+               "and a client-run `search_tools` entry, and adds the found entries from `openai.json` / `gemini.json` "
+               "to its next request. Anthropic's figure counts the tool-search tool's entry; the API adds its own "
+               "instructions for it."), ""]
     return "\n".join(lines)
 
 

@@ -28,9 +28,10 @@ from tests.support.build import REPO, run
 from toolgen.build import build_api
 from toolgen.compile.ir import Tool
 from toolgen.diagnostics import DiagnosticError
-from toolgen.dialects import DialectOptions
+from toolgen.dialects import DialectOptions, check_deferred, deferred_views
 from toolgen.dialects._parts import plan_namespaces, plan_parts
 from toolgen.dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS, check_anthropic_catalog
+from toolgen.search_tool import openai_search_function
 from toolgen.write import Output, write_outputs
 
 
@@ -368,11 +369,71 @@ def test_the_generated_package_reads_a_part_by_toolset(tmp_path: Path) -> None:
     assert "split into 4 parts" in refusal and "anthropic.parts.json" in refusal
 
 
-def test_a_deferred_gemini_catalog_is_counted_as_a_client_sends_it(tmp_path: Path) -> None:
-    """65 writes deferred: 131 tools in gemini.json, but a request carries the eager declaration and
-    `search_tools`; Chat Completions (no deferred loading) still carries all of them."""
+def test_deferred_chat_and_gemini_catalogs_are_counted_as_a_client_sends_them(tmp_path: Path) -> None:
+    """65 writes deferred: 131 tools in openai.json and gemini.json (the pools), but a request carries
+    the eager entry and `search_tools`: neither is over 128 tools per request."""
     intent = _write(tmp_path, 65)
     built = build_api(intent, tmp_path / "out", emit=("openai", "gemini", "policy"), base=tmp_path)
     limits = [d.message for d in built.diagnostics if d.code == "catalog-request-limits"]
-    assert any(m.startswith("the openai catalog has 131 tools") for m in limits), limits
-    assert not any("gemini" in m for m in limits), limits
+    assert not any("openai" in m or "gemini" in m for m in limits), limits
+    assert len(json.loads(built.files["openai.json"])) == len(json.loads(built.files["gemini.json"])) == 131
+    views = built.catalogs.deferred
+    assert [e["function"]["name"] for e in views.upfront["openai"]] == ["get_ping", "search_tools"]
+    assert [e["name"] for e in views.upfront["gemini"]] == ["get_ping", "search_tools"]
+    assert check_deferred(views, request_limits=True) == []
+
+
+EAGER_AND_DEFERRED = """toolgen: 1
+spec: many.json
+api: {name: many}
+toolsets:
+  core: {description: Health checks., loading: eager}
+  kind0: {description: Things of kind 0., loading: eager}
+  kind1: {description: Things of kind 1., loading: deferred}
+include:
+  - {match: ping, toolset: core}
+  - {match: "*", toolset: from_tag}
+"""
+
+
+def test_eager_tools_alone_over_128_are_still_reported_for_chat_and_gemini(tmp_path: Path) -> None:
+    """130 writes over two tags: kind0 eager (65 writes, 130 tools), kind1 deferred. The up-front
+    views carry 130 + get_ping + search_tools = 132 entries: a lint warning for both dialects (not a
+    build error), and `check_deferred` with the request limits names A.1 and C.1."""
+    intent = _write(tmp_path, 130, EAGER_AND_DEFERRED, kinds=2)
+    built = build_api(intent, tmp_path / "out", emit=("openai", "gemini", "policy"), base=tmp_path)
+    assert not built.errors, built.errors
+    limits = [d for d in built.diagnostics if d.code == "catalog-request-limits"]
+    for name in ("openai", "gemini"):
+        assert any(d.message.startswith(f"the {name} catalog has 132 tools") and d.severity == "warning"
+                   for d in limits), [d.message for d in limits]
+    views = built.catalogs.deferred
+    assert len(views.upfront["openai"]) == len(views.upfront["gemini"]) == 132
+    rules = {(v.dialect, v.rule) for v in check_deferred(views, request_limits=True)}
+    assert {("openai", "A.1-max-tools"), ("gemini", "C.1-max-tools")} <= rules, rules
+    assert not any(v.rule.endswith("max-tools") for v in check_deferred(views))  # the build leaves it to lint
+
+
+def _chat_entry(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": "d", "strict": True, "parameters": {
+        "type": "object", "properties": {}, "required": [], "additionalProperties": False}}}
+
+
+@given(st.lists(st.tuples(st.sampled_from([None, "a", "b"]), st.booleans()), max_size=200))
+def test_the_upfront_chat_view_is_the_eager_functions_and_search_tools(spec: list[tuple[str | None, bool]]) -> None:
+    """Whatever the eager/deferred mix: with a deferred tool, the Chat Completions request carries the
+    eager functions in catalog order then `search_tools`, within 128 exactly when at most 127 are
+    eager; without one, the whole catalog (no search function)."""
+    tools = [_tool(f"t{i}", toolset, deferred) for i, (toolset, deferred) in enumerate(spec)]
+    catalog = [_chat_entry(t.name) for t in tools]
+    views = deferred_views(tools, {"openai": catalog}, [])
+    sent = views.request_view("openai", catalog)
+    eager = [t.name for t in tools if t.policy.loading == "eager"]
+    if views.deferred:
+        assert [e["function"]["name"] for e in sent] == [*eager, "search_tools"]
+        assert sent[-1] == openai_search_function(views.searchable)
+        over = {v.rule for v in check_deferred(views, request_limits=True) if v.dialect == "openai"}
+        assert ("A.1-max-tools" in over) is (len(eager) > 127)
+        assert over <= {"A.1-max-tools"}, over
+    else:
+        assert sent == catalog

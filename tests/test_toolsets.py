@@ -6,8 +6,10 @@ provider's checker, and the checkers catching broken ones), the up-front cost in
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,14 @@ from toolgen.dialects.anthropic import TOOL_SEARCH as ANTHROPIC_TOOL_SEARCH
 from toolgen.dialects.anthropic import check_anthropic_catalog
 from toolgen.dialects.gemini import check_gemini_catalog
 from toolgen.dialects.mcp import check_mcp_catalog
+from toolgen.dialects.openai import check_openai_catalog
 from toolgen.review.lint.toolsets import Member, name_likeness, near_synonyms
-from toolgen.search_tool import SEARCH_TOOL_NAME, gemini_search_declaration, mcp_search_tool
+from toolgen.search_tool import (
+    SEARCH_TOOL_NAME,
+    gemini_search_declaration,
+    mcp_search_tool,
+    openai_search_function,
+)
 
 TICKETS = REPO / "specs" / "tickets.yaml"
 GITHUB = REPO / "specs" / "github.slice.json"
@@ -189,11 +197,42 @@ def test_anthropic_catalog_defers_and_sends_the_tool_search_tool(deferred_build:
         assert entry.get("defer_loading", False) is (rows[entry["name"]]["loading"] == "deferred")
 
 
-def test_mcp_and_gemini_upfront_views_conform() -> None:
+def test_mcp_gemini_and_chat_upfront_views_conform() -> None:
     names = ["issues", "pulls"]
     assert check_mcp_catalog([mcp_search_tool(names)]) == []
     assert check_gemini_catalog([gemini_search_declaration(names)]) == []
+    assert check_openai_catalog([openai_search_function(names)]) == []  # strict mode included
     assert "pulls" in mcp_search_tool(names)["description"]
+
+
+def _corpuslib() -> Any:
+    """benchmarks/corpuslib.py (the SDK catalog checks of the corpus harness), loaded once."""
+    name = "toolgen_bench_corpuslib"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / "corpuslib.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def test_the_chat_search_function_is_strict_and_passes_the_sdk_type() -> None:
+    """The Chat Completions `search_tools` function: the official SDK's `ChatCompletionFunctionToolParam`
+    (no unknown key), strict, every property required, and the strict checker refuses it with the
+    optional `limit` left out of `required`."""
+    pytest.importorskip("openai")
+    corpuslib = _corpuslib()
+    entry = openai_search_function(["pulls"])
+    assert corpuslib.check_catalog("openai", [entry]).failures == []
+    fn = entry["function"]
+    assert fn["strict"] is True and fn["name"] == SEARCH_TOOL_NAME
+    params = fn["parameters"]
+    assert set(params["required"]) == set(params["properties"]) and params["additionalProperties"] is False
+    assert "null" in params["properties"]["limit"]["type"]
+    loose = copy.deepcopy(entry)
+    loose["function"]["parameters"]["required"] = ["query"]
+    assert "A.2-required" in {v.rule for v in check_openai_catalog([loose])}
 
 
 @pytest.mark.parametrize("mutate, rule", [
@@ -261,7 +300,10 @@ def test_report_gives_the_upfront_cost_per_dialect(deferred_build: Any) -> None:
     assert int(rows["mcp"]) == tokens(mcp)
     anthropic = [t for t in deferred_build.json("anthropic.json") if not t.get("defer_loading")]
     assert int(rows["anthropic"]) == tokens(anthropic)
-    assert int(rows["openai-responses"]) < int(rows["openai"])  # deferred namespaces show only their heads
+    # Chat Completions: the eager functions of openai.json, then the client-run search function
+    chat = [t for t in deferred_build.json("openai.json") if t["function"]["name"] in eager]
+    assert int(rows["openai"]) == tokens([*chat, openai_search_function(searchable)])
+    assert int(rows["openai"]) < tokens(deferred_build.json("openai.json"))
     assert "## Toolsets" in report and "### Toolset `pulls`" in report
     policy_md = (deferred_build.out / "POLICY.md").read_text()
     assert "### Toolset `pulls` (deferred)" in policy_md and "(deferred) | record |" in policy_md
@@ -380,8 +422,7 @@ def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: 
                       run_lint=False)
     costs = {c.view: c.tokens for c in upfront_costs(built.catalogs.deferred)}
     assert set(costs) == {"openai", "openai-responses", "anthropic", "mcp", "gemini"}
-    assert all(costs[v] <= 2_000 for v in ("openai-responses", "anthropic", "mcp", "gemini")), costs
-    assert costs["openai"] > 100_000  # Chat Completions cannot defer: the whole catalog
+    assert all(costs[v] <= 2_000 for v in ("openai", "openai-responses", "anthropic", "mcp", "gemini")), costs
     assert check_responses_catalog(built.catalogs.deferred.files["openai.responses.json"], max_tools=128) == []
 
 

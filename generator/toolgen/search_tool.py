@@ -3,8 +3,8 @@ lists it in the up-front catalogs of MCP and Gemini, writes it into ``search.jso
 and the runtime (`toolgen.runtime.search_tool.ToolSearch`, which answers it in `toolgen serve`).
 
 Input: the names of the toolsets that hold deferred tools. Output: the meta-tool's MCP `Tool` entry
-(`mcp_search_tool`), its Gemini function declaration (`gemini_search_declaration`), and the constants
-of its contract:
+(`mcp_search_tool`), its Gemini function declaration (`gemini_search_declaration`), its OpenAI Chat
+Completions function tool (`openai_search_function`), and the constants of its contract:
 
 - name ``search_tools`` (`SEARCH_TOOL_NAME`); annotations `SEARCH_TOOL_ANNOTATIONS` (read-only,
   never destructive, idempotent, closed world);
@@ -20,6 +20,12 @@ of its contract:
   when the caller may use it). Only tools whose permission the caller's scopes satisfy are
   returned; every call of a found tool still goes through the runtime's policy path (permission,
   approval, idempotency).
+
+The Gemini declaration and the Chat Completions function are run by the client, not the provider
+(neither API defers loading, F.1 / F.3): it answers the call with the same index and adds the found
+tools' entries (from ``gemini.json`` / ``openai.json``) to its next request. The Chat Completions
+function is strict, so ``limit`` is a required member that admits null; null means the default
+(`search_arguments`).
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from typing import Any
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "NOTHING_MATCHED", "SEARCH_TOOL_ANNOTATIONS",
            "SEARCH_TOOL_INPUT_SCHEMA", "SEARCH_TOOL_NAME", "SEARCH_TOOL_OUTPUT_SCHEMA", "SEARCH_TOOL_TITLE",
-           "gemini_search_declaration", "mcp_search_tool", "search_tool_description"]
+           "gemini_search_declaration", "mcp_search_tool", "openai_search_function", "search_arguments",
+           "search_tool_description"]
 
 SEARCH_TOOL_NAME = "search_tools"
 SEARCH_TOOL_TITLE = "Search tools"
@@ -145,3 +152,47 @@ def gemini_search_declaration(toolsets: Sequence[str]) -> dict[str, Any]:
             "required": ["query"],
         },
     }
+
+
+def openai_search_function(toolsets: Sequence[str]) -> dict[str, Any]:
+    """The meta-tool as an OpenAI Chat Completions function tool (A.1): ``{"type": "function",
+    "function": {"name", "description", "parameters", "strict": true}}``, the entry a Chat
+    Completions client sends up front beside the eager functions of ``openai.json``.
+
+    Strict (A.2): every object closes (``additionalProperties: false``) and lists every property in
+    ``required``, so the optional ``limit`` is a required member of type ``["integer", "null"]`` and
+    null stands for the default (`DEFAULT_LIMIT`; `search_arguments` drops it before the input schema
+    is applied). ``minimum``/``maximum`` stay (strict carries them on numbers, F.1); the query's
+    length bounds do not (strict carries no ``minLength``/``maxLength`` on strings) and are said in
+    its description, and the runtime still checks them (`SEARCH_TOOL_INPUT_SCHEMA`). A fresh value
+    each call."""
+    return {
+        "type": "function",
+        "function": {
+            "name": SEARCH_TOOL_NAME,
+            "description": search_tool_description(toolsets),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string",
+                              "description": f"What you want to do, in plain words (1-{MAX_QUERY_CHARS} characters)."},
+                    "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_LIMIT,
+                              "description": f"Most operations to return (1-{MAX_LIMIT}); null for the default "
+                                             f"({DEFAULT_LIMIT})."},
+                },
+                "required": ["query", "limit"],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        },
+    }
+
+
+def search_arguments(args: Any) -> Any:
+    """The arguments of a ``search_tools`` call as `SEARCH_TOOL_INPUT_SCHEMA` reads them: a null
+    ``limit`` (what the strict Chat Completions function sends for "the default") left out, so the
+    default applies. Anything else is returned unchanged (the input schema then judges it); the
+    input is not modified."""
+    if isinstance(args, dict) and "limit" in args and args["limit"] is None:
+        return {k: v for k, v in args.items() if k != "limit"}
+    return args

@@ -132,6 +132,90 @@ def test_deferred_tools_are_loaded_by_the_providers_tool_search(provider: str, t
             t.get("strict") for t in first["tools"] if "input_schema" in t)
 
 
+CLIENT_SEARCH = {"openai-compatible": ("chat", "openai.json"), "gemini": ("gemini", "gemini.json")}
+
+
+def _sent_tools(body: dict[str, Any], provider: str) -> list[dict[str, Any]]:
+    if provider == "gemini":
+        return [d for t in body["tools"] for d in t.get("functionDeclarations") or t.get("function_declarations")]
+    return list(body["tools"])
+
+
+def _tool_name(entry: dict[str, Any]) -> str:
+    return str(entry["function"]["name"] if "function" in entry else entry["name"])
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENT_SEARCH))
+def test_deferred_tools_are_found_by_the_client_run_search(provider: str, tmp_path: Path) -> None:
+    """Chat Completions and Gemini defer nothing: the first request carries the eager entries and the
+    `search_tools` entry only (the build's up-front view); the model's `search_tools` call is answered
+    by the runner with the package's index, and the found tools' entries of openai.json / gemini.json
+    ride on the next request, so the deferred tool is then called through the runtime."""
+    from toolgen.search_tool import gemini_search_declaration, openai_search_function
+
+    package = ROOT / "generated" / "github"
+    policy = json.loads((package / "policy.json").read_text())
+    deferred = {r["tool"] for r in policy["tools"] if r["loading"] == "deferred"}
+    eager = [r["tool"] for r in policy["tools"] if r["loading"] == "eager"]
+    searchable = sorted({r["toolset"] for r in policy["tools"] if r["loading"] == "deferred"})
+    wire, file = CLIENT_SEARCH[provider]
+    pool = {_tool_name(e): e for e in json.loads((package / file).read_text())}
+    tasks = _tasks("github", "get_pull_request/positive/2")
+    assert tasks.tasks[0].expect_tool in deferred
+    with _Upstream() as upstream, ScriptedModelServer(tasks.package_dir()) as server:
+        results = run_eval(tasks, provider, MODEL_NAME, 1, Live("k", server.base_url(provider), tmp_path),
+                           upstream=upstream.url)
+        assert server.requests[wire] == 3  # search, the call, the answer
+        reached = list(upstream.paths)
+        # the recording replays offline: the same search, the same tools added
+        replayed = run_eval(tasks, provider, MODEL_NAME, 1, Replay(tmp_path, server.base_url(provider)),
+                            upstream=upstream.url)
+    outcome = results.runs[0][0]
+    assert outcome.error is None, outcome.error
+    assert [c.tool for c in outcome.calls] == ["get_pull_request"] and outcome.calls[0].ok
+    assert outcome.searches == 1 and "get_pull_request" in outcome.loaded
+    assert any(p.startswith("GET /repos/example-owner-2/example-repo-2/pulls/13") for p in reached)
+    exchanges = json.loads(exchange_file(tmp_path, 1, tasks.tasks[0]).read_text())["exchanges"]
+    bodies = [json.loads(e["request"]["body"]) for e in exchanges]
+    first = _sent_tools(bodies[0], provider)
+    search = openai_search_function(searchable) if provider != "gemini" else gemini_search_declaration(searchable)
+    assert [_tool_name(e) for e in first] == [*[n for n in pool if n in eager], "search_tools"]
+    assert first[-1] == search and len(first) < len(pool)
+    assert "get_pull_request" not in [_tool_name(e) for e in first]
+    # the search's answer went back as the call's result; the next request adds the found entries as built
+    second = _sent_tools(bodies[1], provider)
+    assert second[:len(first)] == first
+    added = second[len(first):]
+    assert [_tool_name(e) for e in added] == outcome.loaded
+    assert all(e == pool[_tool_name(e)] for e in added)
+    assert replayed.runs[0][0].error is None and replayed.runs[0][0].loaded == outcome.loaded
+
+
+def test_the_client_run_search_respects_the_callers_scopes(tmp_path: Path) -> None:
+    """The runner answers `search_tools` as `toolgen serve` does: a tool the eval actor's scopes do not
+    allow is neither returned nor added to the next request."""
+    from toolgen.evals.client_search import client_catalog
+    from toolgen.runtime import Actor, Registry
+    from toolgen.runtime.search_tool import ToolSearch
+    from toolgen.search_tool import openai_search_function
+
+    package = ROOT / "generated" / "github"
+    policy = json.loads((package / "policy.json").read_text())
+    registry = Registry(policy, json.loads((package / "mcp.json").read_text()), base_url="http://127.0.0.1:9")
+    row = next(r for r in policy["tools"] if r["tool"] == "get_pull_request")
+    search = ToolSearch(registry)
+    catalog = client_catalog(package, "openai.json", lambda e: str(e["function"]["name"]), openai_search_function)
+    everything = sorted({s for r in policy["tools"] for s in r.get("permission") or []})
+    found = search.run({"query": "get pull request", "limit": None}, Actor.of("eval", everything))
+    assert found.ok and found.result is not None and "get_pull_request" in [t["name"] for t in found.result["tools"]]
+    narrow = [s for s in everything if s not in (row.get("permission") or [])]
+    hidden = search.run({"query": "get pull request", "limit": None}, Actor.of("eval", narrow))
+    assert hidden.ok and hidden.result is not None
+    names = [t["name"] for t in hidden.result["tools"]]
+    assert "get_pull_request" not in names
+    assert "get_pull_request" not in catalog.load(names)
+
+
 def test_summaries_give_mean_and_spread_over_runs(tmp_path: Path) -> None:
     tasks = _tasks("tickets", "list_tickets/*")
     with ScriptedModelServer(tasks.package_dir()) as server:

@@ -99,3 +99,26 @@ def test_each_entry_is_a_fresh_value() -> None:
     again = mcp_search_tool(["pulls"])
     assert again["outputSchema"] == SEARCH_TOOL_OUTPUT_SCHEMA and "extra" not in json.dumps(again)
     assert set(again["inputSchema"]["properties"]) == {"query", "limit"} and again["annotations"]["readOnlyHint"]
+
+
+def test_the_client_run_entries_are_the_kernel_entries_and_a_null_limit_is_the_default(
+        github_build: ApiBuild) -> None:
+    """The Chat Completions and Gemini up-front views end with the kernel's client-run entries over
+    the same toolsets; the strict function's null `limit` is answered as the default (5 hits), while
+    an integer out of range is still refused at `/limit`."""
+    from toolgen.runtime.search_tool import ToolSearch
+    from toolgen.search_tool import DEFAULT_LIMIT, gemini_search_declaration, openai_search_function
+
+    deferred = sorted({str(r["toolset"]) for r in POLICY_ROWS if r["loading"] == "deferred"})
+    views = github_build.catalogs.deferred.upfront
+    assert views["openai"][-1] == openai_search_function(deferred)
+    assert views["gemini"][-1] == gemini_search_declaration(deferred)
+    registry = Registry.from_dir(GITHUB, base_url="http://127.0.0.1:9")
+    search, actor = ToolSearch(registry), Actor.of("admin", ALL_SCOPES)
+    query = "list the pull requests"
+    null = search.run({"query": query, "limit": None}, actor)
+    absent = search.run({"query": query}, actor)
+    assert null.ok and absent.ok and null.result is not None and absent.result is not None
+    assert null.result["hits"] == absent.result["hits"] and len(null.result["hits"]) == DEFAULT_LIMIT
+    over = search.run({"query": query, "limit": 21}, actor)
+    assert not over.ok and over.error is not None and over.error.details["pointer"] == "/limit"

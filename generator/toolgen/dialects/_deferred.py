@@ -9,7 +9,11 @@ against each provider's rules.
 
 Per dialect:
 
-- OpenAI Chat Completions (``openai.json``): no deferred loading; everything is up front.
+- OpenAI Chat Completions (``openai.json``, every function: the pool the client draws from and the
+  runtime decodes arguments with): no deferred loading or hosted search (F.1); a client sends the
+  eager functions plus the ``search_tools`` function (`toolgen.search_tool.openai_search_function`),
+  answers it with the same index, and adds the found functions from ``openai.json`` to its next
+  request, as for Gemini.
 - OpenAI Responses (``openai.responses.json``, written when the API has toolsets or deferred tools):
   namespaces, ``defer_loading`` and ``tool_search`` (`toolgen.dialects._responses`, F.1).
 - Anthropic (``anthropic.json``): ``defer_loading: true`` on deferred tools plus the BM25 tool-search
@@ -25,6 +29,9 @@ Per dialect:
 - Gemini (``gemini.json``): no deferred loading or hosted search (F.3); a client sends the eager
   declarations plus the ``search_tools`` declaration, answers it with the same index, and adds the
   found declarations from ``gemini.json`` to its next request.
+
+For the two client-run views (`CLIENT_SEARCH`) one request carries the up-front view, not the file:
+the tools-per-request limit is counted on it (`DeferredViews.request_view`).
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile.ir import Tool, Toolset
-from ..search_tool import gemini_search_declaration, mcp_search_tool
+from ..search_tool import gemini_search_declaration, mcp_search_tool, openai_search_function
 from ._check import Violation
 from ._parts import PartPlan, index_file, part_file, plan_namespaces, plan_parts
 from ._responses import check_responses_catalog, responses_catalog, responses_upfront
@@ -45,9 +52,9 @@ from .anthropic import (
     check_anthropic_catalog,
     deferred_catalog,
 )
-from .gemini import check_gemini_catalog
+from .gemini import GEMINI_MAX_TOOLS, check_gemini_catalog
 from .mcp import check_mcp_catalog
-from .openai import OPENAI_MAX_TOOLS
+from .openai import OPENAI_MAX_TOOLS, check_openai_catalog
 
 JSON = Any
 
@@ -55,7 +62,8 @@ RESPONSES_SOURCE = "A.1 / F.1: 128 tools per request (a namespace is one)"
 
 #: up-front views, in report order: (view, file the client sends or serves, how it is derived)
 VIEWS: tuple[tuple[str, str, str], ...] = (
-    ("openai", "openai.json", "Chat Completions: no deferred loading, every tool up front"),
+    ("openai", "openai.json", ("Chat Completions: eager functions and a client-run `search_tools` function; "
+                               "found functions are added from `openai.json`")),
     ("openai-responses", "openai.responses.json",
      ("Responses: eager functions, deferred functions by name and description, namespaces by name and "
      "description, `tool_search`")),
@@ -64,6 +72,11 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("mcp", "mcp.json", "`tools/list`: eager tools and the `search_tools` meta-tool"),
     ("gemini", "gemini.json", "eager declarations and a client-run `search_tools` declaration"),
 )
+
+#: the dialects with no deferred loading whose client runs ``search_tools`` itself (F.1 Chat
+#: Completions, F.3 Gemini): one request carries the up-front view, and the per-tool file is the pool
+#: the found entries are added from
+CLIENT_SEARCH: tuple[str, ...] = ("openai", "gemini")
 
 
 @dataclass
@@ -88,6 +101,14 @@ class DeferredViews:
         return {file: value for file, value in self.files.items()
                 if file == f"{name}.json" or (file.startswith(f"{name}.") and file[len(name) + 1:-5].isdigit())}
 
+    def request_view(self, dialect: str, tools: list[dict[str, JSON]]) -> list[dict[str, JSON]]:
+        """What one request of `dialect` carries before any search, given its per-tool catalog
+        `tools`: the up-front view for a client-run search (`CLIENT_SEARCH`) when tools are
+        deferred, else `tools` (a provider that defers, or nothing deferred, is sent the file)."""
+        if self.deferred and dialect in CLIENT_SEARCH:
+            return self.upfront.get(dialect, tools)
+        return tools
+
 
 def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, JSON]]],
                    toolsets: Sequence[Toolset], *, search_limit: int = ANTHROPIC_MAX_SEARCH_TOOLS,
@@ -101,7 +122,6 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
     searchable = tuple(sorted({t.policy.toolset for t in deferred if t.policy.toolset is not None}))
     out = DeferredViews(deferred=len(deferred), searchable=searchable)
     eager_names = {t.name for t in tools if t.policy.loading == "eager"}
-    out.upfront["openai"] = list(catalogs.get("openai", []))
     if toolsets or deferred:
         responses = responses_catalog(list(tools), catalogs.get("openai", []), list(toolsets))
         namespaces = plan_namespaces(tools, responses_limit)
@@ -128,8 +148,10 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
         out.upfront["mcp"].append(mcp_search_tool(searchable))
         out.upfront["gemini"] = [e for e in catalogs.get("gemini", []) if e.get("name") in eager_names]
         out.upfront["gemini"].append(gemini_search_declaration(searchable))
+        out.upfront["openai"] = [e for e in catalogs.get("openai", []) if e["function"]["name"] in eager_names]
+        out.upfront["openai"].append(openai_search_function(searchable))
     else:
-        for view in ("anthropic", "mcp", "gemini"):
+        for view in ("openai", "anthropic", "mcp", "gemini"):
             out.upfront[view] = list(catalogs.get(view, []))
     return out
 
@@ -182,20 +204,28 @@ def responses_parts(catalog: Sequence[dict[str, JSON]], plan: PartPlan) -> dict[
     return files
 
 
-def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True) -> list[Violation]:
+def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True,
+                   request_limits: bool = False) -> list[Violation]:
     """The added files and the up-front views against their providers' rules: the Responses catalog
     (`check_responses_catalog`), ``anthropic.json`` with its tool-search tool or each of its parts,
     each within the plan's limit (unless `include_dialect_files` is false: a build that does not
-    write the Anthropic catalog), and the MCP and
-    Gemini up-front catalogs with the ``search_tools`` meta-tool."""
+    write the Anthropic catalog), and the MCP, Gemini and Chat Completions up-front catalogs with the
+    ``search_tools`` meta-tool (`check_mcp_catalog`, `check_gemini_catalog`, `check_openai_catalog`:
+    strict mode included). `request_limits`: also the tools one request carries (A.1 / C.1: 128) on
+    the Chat Completions and Gemini up-front views and on each Responses catalog; the build leaves
+    them to `toolgen lint` (``catalog-request-limits``, a warning: too many eager tools is the
+    intent map's choice, not a toolgen bug)."""
     problems: list[Violation] = []
     for responses in views.catalogs_of("openai.responses").values():
-        problems += check_responses_catalog(responses, max_tools=None)  # over 128: a lint warning
+        problems += check_responses_catalog(responses, max_tools=OPENAI_MAX_TOOLS if request_limits else None)
     plan = views.parts.get("anthropic")
     limit = plan.limit if plan is not None else ANTHROPIC_MAX_SEARCH_TOOLS
     for anthropic in views.catalogs_of("anthropic").values() if include_dialect_files else ():
         problems += check_anthropic_catalog(anthropic, max_search_tools=limit)
     if views.deferred:
         problems += check_mcp_catalog(views.upfront["mcp"])
-        problems += check_gemini_catalog(views.upfront["gemini"])
+        problems += check_gemini_catalog(views.upfront["gemini"],
+                                         max_tools=GEMINI_MAX_TOOLS if request_limits else None)
+        problems += check_openai_catalog(views.upfront["openai"],
+                                         max_tools=OPENAI_MAX_TOOLS if request_limits else None)
     return problems

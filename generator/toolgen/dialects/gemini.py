@@ -66,9 +66,11 @@ GEMINI_TYPES: frozenset[str] = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEA
 #: C.2 "format": the Gemini Developer API accepts only these.
 GEMINI_FORMATS: frozenset[str] = frozenset({"enum", "date-time"})
 
+#: C.1 (Vertex): function declarations per request.
+GEMINI_MAX_TOOLS = 128
 #: Per-request limits, each with its source (docs/provider-rules.md).
 LIMITS: tuple[Limit, ...] = (
-    Limit("max_tools", 128, "C.1 Vertex: at most 128 function declarations per request"),
+    Limit("max_tools", GEMINI_MAX_TOOLS, "C.1 Vertex: at most 128 function declarations per request"),
     Limit("max_name_length", 64, "F.3 / C.1: function names at most 64 characters"),
     Limit("max_param_name_length", 64, "C.1 Vertex: parameter names at most 64 characters"),
     Limit("max_depth", 10, "C.2: no documented number; toolgen keeps OpenAI's 10 (nesting errors observed)"),

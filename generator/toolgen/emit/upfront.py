@@ -38,7 +38,7 @@ def upfront_costs(views: DeferredViews, counted: Mapping[int, int] | None = None
         entries = views.upfront.get(view)
         if entries is None:
             continue
-        if not views.deferred and view != "openai":
+        if not views.deferred:
             note = "every tool (none is deferred)"
         name = file[:-5]
         parts = views.parts.get(name)

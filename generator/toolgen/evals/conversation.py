@@ -39,9 +39,16 @@ class Turn:
 
 class Adapter(Protocol):
     """One provider conversation (see the module docstring). `dialect` names the catalog the model saw
-    (``openai``, ``anthropic``, ``gemini``): the runtime undoes its argument rewrites."""
+    (``openai``, ``anthropic``, ``gemini``): the runtime undoes its argument rewrites.
+    `client_search`: the adapter sent the client-run ``search_tools`` entry (a provider with no
+    deferred loading, and a package with deferred tools), so the runner answers that call itself and
+    passes the tool names it found to `load`, which adds them to the next request and returns the
+    names added (a provider that runs its own search: always ``()``)."""
 
     dialect: str
+    client_search: bool
+
+    def load(self, names: Sequence[str]) -> tuple[str, ...]: ...
 
     def begin(self, system: str, prompt: str) -> None: ...
 

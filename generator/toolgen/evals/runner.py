@@ -13,7 +13,11 @@ HTTP and shaping: the enforced path), and their results go back to the model. Th
 in a task with ``approve: true`` it approves every preview the model made in that task (the result
 the model sees carries ``approval: {preview_id, approved_by}``), and a record call of an approved
 preview carries that `Approval`; in any other task it approves nothing, so a record call gets the
-runtime's ``approval_required`` answer. A task ends when the model answers without a call, after
+runtime's ``approval_required`` answer. A ``search_tools`` call to an adapter that sent the
+client-run search (Chat Completions, Gemini with deferred tools: `Adapter.client_search`) is answered
+by `toolgen.runtime.search_tool.ToolSearch` over the task's registry with the eval actor's scopes, as
+`toolgen serve` answers it; the found tools are added to the adapter's next request (`Adapter.load`)
+and counted like a provider's search (``searches``, ``loaded``), not as a call. A task ends when the model answers without a call, after
 `MAX_TURNS` turns, or on a provider error (kept in ``error``).
 
 Recording (`Live` with ``record``) writes ``exchanges/run-<n>/<task>.json`` per task:
@@ -34,6 +38,7 @@ import httpx2 as httpx
 
 from .. import __version__
 from ..runtime import Actor, Approval, Registry
+from ..runtime.search_tool import SEARCH_TOOL_NAME, ToolSearch
 from .cassette import RecordingTransport, ReplayMismatch, ReplayTransport
 from .conversation import Adapter, ToolCall
 from .outcomes import CallRecord, RunResults, TaskOutcome
@@ -169,6 +174,7 @@ def _run_task(task: Task, adapter: Adapter, registry: Registry, actor: Actor, ap
     outcome = TaskOutcome(task=task.id)
     approved: set[str] = set()
     started = time.monotonic()
+    search = ToolSearch(registry) if adapter.client_search else None
     try:
         adapter.begin(SYSTEM.format(api=api), task.prompt)
         for _ in range(MAX_TURNS):
@@ -181,7 +187,9 @@ def _run_task(task: Task, adapter: Adapter, registry: Registry, actor: Actor, ap
             outcome.text = turn.text
             if not turn.calls:
                 break
-            answers = [_execute(call, task, adapter.dialect, registry, actor, approved, outcome, tools)
+            answers = [_search(call, search, adapter, actor, outcome, tools)
+                       if search is not None and call.name == SEARCH_TOOL_NAME else
+                       _execute(call, task, adapter.dialect, registry, actor, approved, outcome, tools)
                        for call in turn.calls]
             adapter.answer(answers)
     except ReplayMismatch as exc:
@@ -190,6 +198,20 @@ def _run_task(task: Task, adapter: Adapter, registry: Registry, actor: Actor, ap
         outcome.error = f"{type(exc).__name__}: {str(exc)[:300]}"
     outcome.latency_s = round(time.monotonic() - started, 3)
     return outcome
+
+
+def _search(call: ToolCall, search: ToolSearch, adapter: Adapter, actor: Actor, outcome: TaskOutcome,
+            tools: ToolTape) -> tuple[ToolCall, str, bool]:
+    """A client-run ``search_tools`` call: answered with the package's index for `actor` (a null
+    ``limit`` is the default), the found tools added to the adapter's next request."""
+    result = search.run(call.arguments, actor)
+    outcome.searches += 1
+    found = result.result.get("tools", []) if result.ok and isinstance(result.result, dict) else []
+    outcome.loaded.extend(adapter.load([str(t["name"]) for t in found]))
+    code = result.error.code if result.error else None
+    text = tools.take(SEARCH_TOOL_NAME, result.ok, code,
+                      json.dumps(result.to_json(), sort_keys=True, separators=(",", ":")))
+    return call, text, not result.ok
 
 
 def _execute(call: ToolCall, task: Task, dialect: str, registry: Registry, actor: Actor, approved: set[str],

@@ -17,7 +17,11 @@ The heuristic: the first step ranks the request's tools with the runtime's tool 
 first); arguments are read from the prompt (an enum value named in it, a substring matching the
 argument's pattern, or the words after the argument's name); a deferred tool not loaded yet is first
 loaded by a tool-search step (Responses: ``tool_search_call`` + ``tool_search_output`` items;
-Anthropic: ``server_tool_use`` + ``tool_search_tool_result`` blocks). After a result: an approved
+Anthropic: ``server_tool_use`` + ``tool_search_tool_result`` blocks). Where the request offers the
+client-run ``search_tools`` function instead (Chat Completions, Gemini) and the best tool is not in
+the request, the model calls ``search_tools`` once with the tool's name in words (``limit`` null when
+the function requires it) and, after the answer, picks again among the tools the next request
+carries. After a result: an approved
 preview is recorded with its ``preview_id`` and a fresh action id; a retryable error is retried
 once; anything else ends with a text answer.
 """
@@ -35,6 +39,7 @@ from typing import Any
 
 from ..examples.loopback import LoopbackServer
 from ..runtime import ToolIndex
+from ..search_tool import SEARCH_TOOL_NAME
 
 MODEL_NAME = "scripted-lexical"
 
@@ -88,6 +93,8 @@ class LexicalModel:
         if not conv.history:
             return self._first(conv)
         name, args, result = conv.history[-1]
+        if name == SEARCH_TOOL_NAME and isinstance(result, dict) and result.get("ok") is not False:
+            return self._first(conv)  # the found tools are in this request: pick again
         if not isinstance(result, dict):
             return Decision(None, text="I could not read the tool's answer.")
         if result.get("ok") is False:
@@ -107,6 +114,8 @@ class LexicalModel:
         return Decision(None, text="Done.")
 
     def _first(self, conv: Conversation) -> Decision:
+        searched = any(name == SEARCH_TOOL_NAME for name, _, _ in conv.history)
+        search = conv.tools.get(SEARCH_TOOL_NAME)
         for hit in self.index.search(conv.prompt, limit=8):
             tool = hit.tool
             preview = "preview_" + tool.removeprefix("record_")
@@ -114,6 +123,11 @@ class LexicalModel:
                 tool = preview
             if tool in conv.tools:
                 return Decision(tool, fill_arguments(conv.prompt, conv.tools[tool]))
+            if search is not None and not searched:
+                query: dict[str, Any] = {"query": _human(tool.removeprefix("record_"))}
+                if "limit" in (search.get("required") or []):
+                    query["limit"] = None
+                return Decision(SEARCH_TOOL_NAME, query)
         return Decision(None, text="No tool is needed for this.")
 
 

@@ -1,7 +1,7 @@
 """The ``search_tools`` MCP meta-tool: find tools for a request and return their full definitions.
 
 Input: a loaded `Registry`, the caller (`Actor`) and the meta-tool's arguments
-``{"query": str, "limit"?: int}``. Output: a `CallResult` whose result is
+``{"query": str, "limit"?: int | null}`` (null: the default). Output: a `CallResult` whose result is
 ``{"tools": [<MCP tool definition>, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``,
 with a ``note`` saying so when nothing matched (results are never padded) — the contract of the kernel module `toolgen.search_tool` (name, input and output schemas,
 annotations, limits, description), which is the only definition of it.
@@ -35,6 +35,7 @@ from ..search_tool import (
     SEARCH_TOOL_INPUT_SCHEMA,
     SEARCH_TOOL_NAME,
     mcp_search_tool,
+    search_arguments,
 )
 from .audit import AuditEvent
 from .errors import make_error
@@ -85,8 +86,10 @@ class ToolSearch:
         """Search for `actor`: ``{"tools": [...], "hits": [...]}`` (see the module docstring), which
         conforms to ``SEARCH_TOOL_OUTPUT_SCHEMA``. Never raises on caller input: arguments the input
         schema rejects are ``invalid_arguments`` naming the JSON pointer of the bad value
-        (``/query``, ``/limit``)."""
+        (``/query``, ``/limit``). A null ``limit`` is the default (`toolgen.search_tool.search_arguments`:
+        the strict Chat Completions function requires the member and sends null for it)."""
         call_id = secrets.token_hex(8)
+        args = search_arguments(args)
         if not self._validator.is_valid(args):
             error = next(iter(self._validator.iter_errors(args)))
             path = list(error.instance_path)

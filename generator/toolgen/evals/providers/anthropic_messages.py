@@ -24,6 +24,7 @@ MAX_TOKENS = 2048
 
 class MessagesAdapter:
     dialect = "anthropic"
+    client_search = False  # the provider runs the search (hosted tool search)
 
     def __init__(self, package: Path, model: str, *, api_key: str, base_url: str | None,
                  http_client: httpx.Client) -> None:
@@ -35,6 +36,9 @@ class MessagesAdapter:
         self.tools = json.loads((package / "anthropic.json").read_text(encoding="utf-8"))
         self.system = ""
         self.messages: list[dict[str, Any]] = []
+
+    def load(self, names: Sequence[str]) -> tuple[str, ...]:
+        return ()
 
     def begin(self, system: str, prompt: str) -> None:
         self.system = system

@@ -2,7 +2,10 @@
 
 Catalog: ``gemini.json`` (function declarations in the OpenAPI 3.0 subset) as one ``tools`` entry;
 automatic function calling is off, so every call comes back to the runner. Gemini documents no
-deferred loading or hosted tool search (docs/provider-rules.md F.3), so every tool is sent up front.
+deferred loading or hosted tool search (docs/provider-rules.md F.3), so when the package defers tools
+the first request carries the eager declarations and the client-run ``search_tools`` declaration
+(`toolgen.search_tool.gemini_search_declaration`, `toolgen.evals.client_search`); the runner answers
+a search and `load` adds the found declarations from ``gemini.json`` to the next request.
 Conversation: the candidate's content is sent back; results as ``function_response`` parts
 (``{"result": ...}`` or ``{"error": ...}``). Usage: ``prompt_token_count`` / ``candidates_token_count``.
 """
@@ -16,6 +19,8 @@ from typing import Any
 
 import httpx2 as httpx
 
+from ...search_tool import gemini_search_declaration
+from ..client_search import client_catalog
 from ..conversation import ToolCall, Turn
 
 
@@ -31,10 +36,19 @@ class GeminiAdapter:
                                     retry_options=types.HttpRetryOptions(attempts=1))
         self.client: Any = genai.Client(api_key=api_key, http_options=options)
         self.model = model
-        self.declarations = json.loads((package / "gemini.json").read_text(encoding="utf-8"))
+        self.catalog = client_catalog(package, "gemini.json", lambda e: str(e["name"]), gemini_search_declaration)
+        self.client_search = self.catalog.searching
         self.system = ""
         self.contents: list[dict[str, Any]] = []
         self._calls = 0
+
+    @property
+    def declarations(self) -> list[dict[str, Any]]:
+        """The function declarations the next request carries."""
+        return self.catalog.sent
+
+    def load(self, names: Sequence[str]) -> tuple[str, ...]:
+        return self.catalog.load(names)
 
     def begin(self, system: str, prompt: str) -> None:
         self.system = system

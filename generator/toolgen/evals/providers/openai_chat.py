@@ -1,22 +1,30 @@
 """OpenAI-compatible Chat Completions adapter (official ``openai`` SDK, ``client.chat.completions``):
 any endpoint that speaks the chat wire format (vLLM, llama.cpp server, Ollama, OpenAI itself).
 
-Catalog: ``openai.json`` as is (``{"type": "function", "function": {...}, strict}``); no deferred
-loading (the chat format has none). Conversation: the assistant message is sent back with its
+Catalog: the functions of ``openai.json`` (``{"type": "function", "function": {...}, strict}``).
+The chat format has no deferred loading (docs/provider-rules.md F.1), so when the package defers
+tools the first request carries the eager functions and the client-run ``search_tools`` function
+(`toolgen.search_tool.openai_search_function`, `toolgen.evals.client_search`); the runner answers a
+search and `load` adds the found functions from ``openai.json`` to the next request. Conversation: the assistant message is sent back with its
 ``tool_calls``, each result as a ``role: tool`` message. Usage: ``prompt_tokens`` /
 ``completion_tokens`` (0 when the server does not report usage).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 
+from ...search_tool import openai_search_function
+from ..client_search import client_catalog
 from ..conversation import ToolCall, Turn, parse_arguments
+
+
+def _name(entry: dict[str, Any]) -> str:
+    return str(entry["function"]["name"])
 
 
 class ChatAdapter:
@@ -29,8 +37,17 @@ class ChatAdapter:
         self.client: Any = openai.OpenAI(api_key=api_key, base_url=base_url, http_client=http_client,
                                          max_retries=0)
         self.model = model
-        self.tools = json.loads((package / "openai.json").read_text(encoding="utf-8"))
+        self.catalog = client_catalog(package, "openai.json", _name, openai_search_function)
+        self.client_search = self.catalog.searching
         self.messages: list[dict[str, Any]] = []
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The functions the next request carries."""
+        return self.catalog.sent
+
+    def load(self, names: Sequence[str]) -> tuple[str, ...]:
+        return self.catalog.load(names)
 
     def begin(self, system: str, prompt: str) -> None:
         self.messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]

@@ -32,6 +32,7 @@ def responses_tools(package: Path) -> list[dict[str, Any]]:
 
 class ResponsesAdapter:
     dialect = "openai"
+    client_search = False  # the provider runs the search (hosted tool search)
 
     def __init__(self, package: Path, model: str, *, api_key: str, base_url: str | None,
                  http_client: httpx.Client) -> None:
@@ -43,6 +44,9 @@ class ResponsesAdapter:
         self.tools = responses_tools(package)
         self.system = ""
         self.items: list[dict[str, Any]] = []
+
+    def load(self, names: Sequence[str]) -> tuple[str, ...]:
+        return ()
 
     def begin(self, system: str, prompt: str) -> None:
         self.system = system

@@ -575,12 +575,13 @@ class _Linter:
         prefix = self.settings.client_prefix
         for name, tools in catalogs.by_dialect().items():
             problems = catalog_request_problems(name, tools, client_prefix=prefix)
-            if name == "gemini" and catalogs.deferred.deferred:
-                # a Gemini client sends the eager declarations and `search_tools`, then adds the found
-                # ones from gemini.json: the tools per request are counted on that up-front view
-                upfront = catalogs.deferred.upfront.get("gemini", tools)
+            sent = catalogs.deferred.request_view(name, tools)
+            if sent is not tools:
+                # a client-run search (Chat Completions, Gemini) sends the eager entries and
+                # `search_tools`, then adds the found ones from the file: the tools per request are
+                # counted on that up-front view, every other limit on the file
                 problems = [p for p in problems if p.limit.name != "max_tools"] + [
-                    p for p in catalog_request_problems(name, upfront, client_prefix=prefix)
+                    p for p in catalog_request_problems(name, sent, client_prefix=prefix)
                     if p.limit.name == "max_tools"]
             for problem in problems:
                 shown = f" (e.g. {', '.join(problem.tools[:3])})" if problem.tools else ""
