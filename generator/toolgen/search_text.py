@@ -32,7 +32,7 @@ __all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_te
            "search_documents", "split_words"]
 
 #: version of the document format (``search.json`` ``format``)
-SEARCH_FORMAT = 3
+SEARCH_FORMAT = 2
 
 #: the fields of a document: FTS5 table → (its columns and their bm25 weights, the table's weight).
 #: Each field group is its own table, so that a word's rarity (bm25's IDF) is counted within the

@@ -6,7 +6,13 @@ or an `Embedder` a user supplies. Output: `semantic_index` -> the JSON value sto
 documents in ``search.json`` (``semantic``); `SemanticIndex` -> its loaded form, which turns a
 request's terms into a vector and scores every operation against it by cosine similarity.
 
-The default backend, `LsaEmbedder`, is latent semantic analysis: a term × operation matrix (porter
+An option, off by default: a build writes these vectors only when the project asks for them
+(toolgen.yaml ``search: {semantic: lsa}``, `SEMANTIC_BACKENDS`), into a ``search.json`` of format
+`SEMANTIC_FORMAT`; without it ``search.json`` holds the lexical documents alone. numpy (the
+``semantic`` extra) is imported on first use (`numpy`), never by a default build or a lexical search;
+a runtime without it ranks a format-3 file lexically.
+
+The built-in backend, `LsaEmbedder`, is latent semantic analysis: a term × operation matrix (porter
 stems, as SQLite FTS5 ``porter unicode61`` makes them; weight ``(1 + log tf) × idf`` with a field's
 weight) factored by a truncated SVD (randomised range finder with a fixed seed, numpy only, no
 downloaded weights). A term's vector is its row of ``U``; an operation's vector is the sum of its
@@ -32,12 +38,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-import numpy as np
-
 from .search_text import STOP_WORDS
 
-__all__ = ["DIMENSIONS", "FUSION_WEIGHT", "LSA_NAME", "Embedder", "LsaEmbedder",
-           "SemanticIndex", "semantic_index", "stem_terms"]
+__all__ = ["DIMENSIONS", "FUSION_WEIGHT", "LSA_NAME", "SEMANTIC_BACKENDS", "SEMANTIC_FORMAT", "Embedder",
+           "LsaEmbedder", "SemanticIndex", "SemanticUnavailable", "numpy", "semantic_index", "stem_terms"]
+
+#: the ``format`` of a ``search.json`` that carries ``semantic`` (the lexical one is
+#: `toolgen.search_text.SEARCH_FORMAT`)
+SEMANTIC_FORMAT = 3
+#: the values of toolgen.yaml ``search.semantic``: the backends a build can store vectors of
+SEMANTIC_BACKENDS = ("lsa",)
 
 #: the name `LsaEmbedder` stores its vectors under (``search.json`` ``semantic.embedder``)
 LSA_NAME = "lsa-spec-v1"
@@ -73,6 +83,21 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text (`texts` in order); every vector of one call has the same length."""
         ...
+
+
+class SemanticUnavailable(ImportError):
+    """The semantic ranking needs numpy, which is not installed (``pip install 'toolgen[semantic]'``)."""
+
+
+def numpy() -> Any:
+    """The numpy module, imported on first use: the semantic ranking is an option (toolgen.yaml
+    ``search: {semantic: lsa}``), so neither a default build nor the lexical runtime imports it.
+    Raises `SemanticUnavailable` when numpy is not installed."""
+    try:
+        import numpy as np
+    except ImportError as exc:
+        raise SemanticUnavailable("the semantic search option needs numpy: pip install 'toolgen[semantic]'") from exc
+    return np
 
 
 _STEMMERS = threading.local()
@@ -119,6 +144,7 @@ def _document_terms(documents: Sequence[Mapping[str, Any]], stop: frozenset[str]
 
 def _times(rows: Any, cols: Any, vals: Any, shape: tuple[int, int], dense: Any) -> Any:
     """The sparse matrix (COO `rows`, `cols`, `vals`, `shape`) times `dense` (shape[1] × r)."""
+    np = numpy()
     out = np.zeros((shape[0], dense.shape[1]))
     for k in range(dense.shape[1]):
         out[:, k] = np.bincount(rows, weights=vals * dense[cols, k], minlength=shape[0])
@@ -128,12 +154,14 @@ def _times(rows: Any, cols: Any, vals: Any, shape: tuple[int, int], dense: Any) 
 def _product(a: Any, b: Any) -> Any:
     """``a @ b`` in numpy's own loops, not BLAS: a multi-threaded BLAS spins its threads after each
     call, which costs a shared machine more CPU than these thin products take."""
+    np = numpy()
     return np.einsum("ij,jk->ik", a, b)
 
 
 def _orthonormal(y: Any) -> Any:
     """An orthonormal basis of the columns of `y` (tall), through the eigendecomposition of the small
     Gram matrix ``yᵀy`` (done twice for accuracy); directions with no weight are dropped."""
+    np = numpy()
     for _ in range(2):
         values, vectors = np.linalg.eigh(_product(y.T, y))
         keep = values > values.max() * 1e-12
@@ -146,6 +174,7 @@ def _truncated_svd(rows: Any, cols: Any, vals: Any, shape: tuple[int, int], k: i
     (seeded) with power iterations, then the eigendecomposition of the small projected Gram matrix.
     Each column of U has its largest-magnitude component positive (the sign SVD leaves free). Only
     products with thin matrices and eigendecompositions of (k + 10)² matrices: fast on any BLAS."""
+    np = numpy()
     r = min(k + _OVERSAMPLE, min(shape))
     omega = np.random.default_rng(_SEED).standard_normal((shape[1], r))
     q = _orthonormal(_times(rows, cols, vals, shape, omega))
@@ -163,11 +192,13 @@ def _truncated_svd(rows: Any, cols: Any, vals: Any, shape: tuple[int, int], k: i
 
 def _rounded(matrix: Any) -> list[list[float]]:
     """The rows of `matrix` rounded to `DIGITS`, as Python floats (no ``-0.0``)."""
+    np = numpy()
     rows: list[list[float]] = (np.round(np.asarray(matrix, dtype=float), DIGITS) + 0.0).tolist()
     return rows
 
 
 def _unit(matrix: Any) -> Any:
+    np = numpy()
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return matrix / norms
@@ -189,6 +220,7 @@ class LsaEmbedder:
         """The embedder learned from `documents` (``search.json`` documents) and each document's
         unit vector (in order). Terms in fewer than two documents are left out (they associate with
         nothing but their own operation, which the lexical index finds already)."""
+        np = numpy()
         weighted = _document_terms(documents, stop_words)
         df: dict[str, int] = {}
         for terms in weighted:
@@ -260,6 +292,7 @@ def semantic_index(documents: Sequence[Mapping[str, Any]], embedder: Embedder | 
     fitted on `documents` and ``model`` holds its term vectors (the runtime embeds requests with
     them); with one, each document's text is embedded by it and ``model`` is None (the runtime needs
     an embedder of that name)."""
+    np = numpy()
     if embedder is None:
         lsa, vectors = LsaEmbedder.fit(documents)
         return {"embedder": lsa.name, "model": lsa.to_json(), "documents": vectors}
@@ -278,7 +311,8 @@ class SemanticIndex:
     @classmethod
     def load(cls, value: Any, count: int, embedder: Embedder | None = None) -> SemanticIndex | None:
         """The index of a stored ``semantic`` value for `count` documents, or None when it is absent,
-        malformed, of another count, or made by an embedder that is neither stored (LSA) nor given."""
+        malformed, of another count, or made by an embedder that is neither stored (LSA) nor given,
+        or when numpy (the ``semantic`` extra) is not installed: the ranking is then the lexical one."""
         if not isinstance(value, Mapping) or not isinstance(value.get("documents"), list):
             return None
         name = value.get("embedder")
@@ -288,8 +322,8 @@ class SemanticIndex:
         if model is None or len(value["documents"]) != count:
             return None
         try:
-            vectors = np.array(value["documents"], dtype=float)
-        except (TypeError, ValueError):
+            vectors = numpy().array(value["documents"], dtype=float)
+        except (SemanticUnavailable, TypeError, ValueError):
             return None
         if vectors.ndim != 2 or count == 0:
             return None
@@ -298,6 +332,7 @@ class SemanticIndex:
     def similarity(self, text: str) -> Any:
         """Per document (in order), the cosine similarity of `text` to it (numpy array); all zeros
         when no word of `text` is known to the embedder."""
+        np = numpy()
         query = np.array(self._embedder.embed([text])[0], dtype=float)
         if query.shape != (self._vectors.shape[1],) or not query.any():
             return np.zeros(self._vectors.shape[0])

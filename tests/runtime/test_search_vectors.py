@@ -1,4 +1,5 @@
-"""The semantic half of tool search (`toolgen.search_vectors`): vectors stored deterministically,
+"""The semantic half of tool search (`toolgen.search_vectors`, the ``search: {semantic: lsa}``
+option of toolgen.yaml): vectors stored deterministically,
 an association the API's own text teaches is learned, fusion never pads results with tools that
 match nothing, and an embedder the runtime does not have falls back to the lexical ranking."""
 
@@ -85,9 +86,16 @@ def test_the_stored_vectors_are_deterministic_and_rounded() -> None:
 
 
 @pytest.mark.parametrize("api", ["github", "stripe"])
-def test_the_build_stores_the_vectors_the_runtime_would_compute(api: str) -> None:
-    written = json.loads((GENERATED / api / "search.json").read_text(encoding="utf-8"))
+def test_the_option_stores_the_vectors_the_runtime_would_compute(api: str) -> None:
+    """What `search_json` writes with ``search: {semantic: lsa}`` for the repository's packages."""
+    from toolgen.emit.search import search_json
+
+    policy = json.loads((GENERATED / api / "policy.json").read_text(encoding="utf-8"))
+    catalog = json.loads((GENERATED / api / "mcp.json").read_text(encoding="utf-8"))
+    written = json.loads(json.dumps(search_json(policy, catalog, [], semantic="lsa")))
     assert written["semantic"] == json.loads(json.dumps(semantic_index(written["documents"])))
+    with pytest.raises(ValueError, match="search.semantic"):
+        search_json(policy, catalog, [], semantic="bert")
 
 
 def test_an_association_the_api_text_teaches_is_learned() -> None:
@@ -187,8 +195,9 @@ def test_a_search_json_without_vectors_ranks_lexically(tmp_path: Path) -> None:
     shutil.copytree(GENERATED / "github", folder)
     path = folder / "search.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    del data["semantic"]
-    path.write_text(json.dumps(data), encoding="utf-8")
+    assert "semantic" not in data  # the default build writes none
+    data["format"] = 3
+    path.write_text(json.dumps(data), encoding="utf-8")  # a format-3 file without its vectors
     index = ToolIndex.from_dir(folder)
     assert index._semantic is None
     assert [h.tool for h in index.search("lock the conversation", limit=3)]

@@ -63,7 +63,7 @@ from ..search_text import (
     search_documents,
     split_words,
 )
-from ..search_vectors import FUSION_WEIGHT, Embedder, SemanticIndex, semantic_index
+from ..search_vectors import FUSION_WEIGHT, SEMANTIC_FORMAT, Embedder, SemanticIndex
 from .identity import permits, scope_set
 
 __all__ = ["STOP_WORDS", "Hit", "ToolIndex", "query_terms", "split_words"]
@@ -106,13 +106,12 @@ class ToolIndex:
         instead of analysing the package again. Either way the documents are those of
         `toolgen.search_text.search_documents`.
 
-        `semantic`: the ``semantic`` value of that ``search.json`` (`toolgen.search_vectors`); when
-        `documents` is None too it is computed here (LSA, as the build does). Without a usable one
-        (absent, malformed, or made by an embedder that is neither stored nor given as `embedder`)
-        the ranking is the lexical one alone."""
+        `semantic`: the ``semantic`` value of that ``search.json`` (`toolgen.search_vectors`), written
+        when the project opts in (toolgen.yaml ``search: {semantic: lsa}``). Without a usable one
+        (absent, as by default; malformed; made by an embedder that is neither stored nor given as
+        `embedder`; or numpy not installed) the ranking is the lexical one alone, and numpy is not
+        imported when there is none."""
         docs = documents if documents is not None else search_documents(policy, catalog)
-        if semantic is None and documents is None:
-            semantic = semantic_index(docs)
         self._semantic = SemanticIndex.load(semantic, len(docs), embedder)
         self._db = sqlite3.connect(":memory:")
         for table, (columns, _) in TABLES.items():
@@ -273,14 +272,15 @@ def _action_factor(actions: set[str], doc_actions: frozenset[str]) -> float:
 
 
 def load_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any]:
-    """(the index documents of a ``search.json`` file, its ``semantic`` value or None), or (None,
-    None) when the file is absent, unreadable, not JSON, of another format or malformed (the caller
-    then analyses the package itself)."""
+    """(the index documents of a ``search.json`` file, its ``semantic`` value or None), of the
+    lexical format or the semantic one (`SEMANTIC_FORMAT`), or (None, None) when the file is absent,
+    unreadable, not JSON, of another format or malformed (the caller then analyses the package
+    itself)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None, None
-    if not isinstance(data, dict) or data.get("format") != SEARCH_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in (SEARCH_FORMAT, SEMANTIC_FORMAT):
         return None, None
     documents = data.get("documents")
     if not isinstance(documents, list) or not all(
