@@ -1,10 +1,11 @@
 """What tool search costs on a very large API: the index's share of the build, and query latency.
 
-    python benchmarks/search_scale.py SPEC N [--queries FILE.yaml] [--write]
+    python benchmarks/search_scale.py SPEC N [--queries FILE.yaml] [--options none,lsa] [--write]
 
 Builds SPEC repeated N times (`replicate.py`: paths under prefixes, components shared) with an
 include-everything intent map and every artifact (what `toolgen build` writes), in this process,
-and measures:
+and measures, once per search option (``--options``: ``none``, the default index, lexical; ``lsa``,
+toolgen.yaml ``search: {semantic: lsa}``, the vectors too; each a build of its own):
 
 - ``build_s``: wall time of `toolgen.build.build_api`, which includes writing ``search.json``
   (``build_cpu_s``: CPU time of this process and of the worker that writes models.py);
@@ -16,7 +17,7 @@ and measures:
   over the requests of
   ``--queries`` (default: the development half of ``queries/blind/github.yaml``), each run 3 times.
 
-Prints one JSON object; ``--write`` also writes ``benchmarks/results/search_scale.md``.
+Prints one JSON object per option; ``--write`` also writes ``benchmarks/results/search_scale.md``.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(spec: Path, n: int, queries: list[str]) -> dict[str, Any]:
+def measure(spec: Path, n: int, queries: list[str], semantic: str | None = None) -> dict[str, Any]:
     from toolgen.build import build_api
+    from toolgen.dialects import DialectOptions
     from toolgen.emit.search import search_json
     from toolgen.runtime.search import ToolIndex
 
@@ -61,7 +63,8 @@ def measure(spec: Path, n: int, queries: list[str]) -> dict[str, Any]:
         intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(big))}\napi: {{name: big}}\n"
                           'include: [{match: "*"}]\n', encoding="utf-8")
         start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
-        build = build_api(intent, folder / "out", base=folder)
+        build = build_api(intent, folder / "out", base=folder,
+                          dialect_options=DialectOptions(semantic_search=semantic))
         build_s = time.perf_counter() - start
         build_cpu = time.process_time() - cpu + _children_cpu() - children
         out = folder / "out"
@@ -71,7 +74,7 @@ def measure(spec: Path, n: int, queries: list[str]) -> dict[str, Any]:
         policy = json.loads(build.files["policy.json"])
         catalog = json.loads(build.files["mcp.json"])
         start, cpu = time.perf_counter(), time.process_time()
-        search_json(policy, catalog, build.catalogs.deferred.searchable)
+        search_json(policy, catalog, build.catalogs.deferred.searchable, semantic=semantic)
         index_s, index_cpu = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
         index = ToolIndex.from_dir(out)
@@ -86,7 +89,7 @@ def measure(spec: Path, n: int, queries: list[str]) -> dict[str, Any]:
                 cpu_times.append(1000 * (time.process_time() - cpu))
         times.sort()
         return {
-            "spec": spec.name, "copies": n, "operations": len({r["intent"] for r in policy["tools"]}),
+            "option": semantic or "none", "spec": spec.name, "copies": n, "operations": len({r["intent"] for r in policy["tools"]}),
             "tools": len(policy["tools"]), "build_s": round(build_s, 2), "build_cpu_s": round(build_cpu, 2),
             "index_s": round(index_s, 2), "index_share_of_rest": round(index_s / max(1e-9, build_s - index_s), 3),
             "index_cpu_s": round(index_cpu, 2),
@@ -99,23 +102,30 @@ def measure(spec: Path, n: int, queries: list[str]) -> dict[str, Any]:
         }
 
 
-def render(r: dict[str, Any]) -> str:
-    return "\n".join([
+def render(results: list[dict[str, Any]]) -> str:
+    r = results[0]
+    loads = ", ".join(f"{x['load_average']:.1f}" for x in results)
+    lines = [
         "# Tool search at scale", "",
         (f"`python benchmarks/search_scale.py {r['spec']} {r['copies']}`: the spec {r['copies']} times over "
-         "(`replicate.py`), include-everything, every artifact, one run in one process (python "
-         f"{r['python']}, {r['cpus']} CPUs, load average {r['load_average']:.1f} at the end). The index's part is "
-         "`search_json` run again on the build's own policy table and MCP catalog; queries are the "
-         "development half of the blind GitHub set, each run 3 times after loading."), "",
-        ("| operations | tools | build s (CPU s) | index s (CPU s) | index / rest of build, wall (CPU) "
+         "(`replicate.py`), include-everything, every artifact, one build per search option in one process "
+         f"(python {r['python']}, {r['cpus']} CPUs, load average "
+         f"{loads} at the end of each). *none* is the "
+         "default index (lexical); *lsa* the semantic option (toolgen.yaml `search: {semantic: lsa}`). The "
+         "index's part is `search_json` run again on the build's own policy table and MCP catalog; queries "
+         "are the development half of the blind GitHub set, each run 3 times after loading."), "",
+        ("| option | operations | tools | build s (CPU s) | index s (CPU s) | index / rest of build, wall (CPU) "
          "| search.json bytes | load s | query ms mean (CPU) | p95 | max |"),
-        "|---|---|---|---|---|---|---|---|---|---|",
-        (f"| {r['operations']:,} | {r['tools']:,} | {r['build_s']:.1f} ({r['build_cpu_s']:.1f}) "
-         f"| {r['index_s']:.2f} ({r['index_cpu_s']:.2f}) "
-         f"| {100 * r['index_share_of_rest']:.1f}% ({100 * r['index_cpu_share_of_rest']:.1f}%) "
-         f"| {r['search_json_bytes']:,} | {r['load_s']:.2f} "
-         f"| {r['query_ms_mean']:.1f} ({r['query_cpu_ms_mean']:.1f}) | {r['query_ms_p95']:.1f} "
-         f"| {r['query_ms_max']:.1f} |"), ""])
+        "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(
+            f"| {r['option']} | {r['operations']:,} | {r['tools']:,} | {r['build_s']:.1f} ({r['build_cpu_s']:.1f}) "
+            f"| {r['index_s']:.2f} ({r['index_cpu_s']:.2f}) "
+            f"| {100 * r['index_share_of_rest']:.1f}% ({100 * r['index_cpu_share_of_rest']:.1f}%) "
+            f"| {r['search_json_bytes']:,} | {r['load_s']:.2f} "
+            f"| {r['query_ms_mean']:.1f} ({r['query_cpu_ms_mean']:.1f}) | {r['query_ms_p95']:.1f} "
+            f"| {r['query_ms_max']:.1f} |")
+    return "\n".join([*lines, ""])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,13 +133,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("spec", type=Path)
     parser.add_argument("n", type=int)
     parser.add_argument("--queries", type=Path, default=BLIND / "github.yaml")
+    parser.add_argument("--options", default="none,lsa",
+                        help="comma-separated search options to build with: none (the default index), lsa")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
     _, _, blind = load_set(args.queries)
-    result = measure(args.spec, args.n, [q.text for q in blind if q.part == "dev"])
-    print(json.dumps(result, indent=1))
+    queries = [q.text for q in blind if q.part == "dev"]
+    results = []
+    for option in args.options.split(","):
+        results.append(measure(args.spec, args.n, queries, None if option == "none" else option))
+        print(json.dumps(results[-1], indent=1), flush=True)
     if args.write:
-        (REPO / "benchmarks" / "results" / "search_scale.md").write_text(render(result), encoding="utf-8")
+        (REPO / "benchmarks" / "results" / "search_scale.md").write_text(render(results), encoding="utf-8")
     return 0
 
 

@@ -208,24 +208,33 @@ class ApiResult:
     scores: dict[tuple[str, str, str], Scores]
 
 
-def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, str]]
-                    ) -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
-    """Build `spec_path` include-everything, index it: (tools, seconds to index, the two engines:
-    ``toolgen`` and ``plain bm25``, each ranking operationIds for a request, best first)."""
+def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, str]], *,
+                    semantic: bool = False) -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
+    """Build `spec_path` include-everything, index it: (tools, seconds to index, the engines:
+    ``toolgen`` (the default, lexical index), with `semantic` also ``toolgen + lsa`` (the same
+    documents with the vectors of toolgen.yaml ``search: {semantic: lsa}``), then ``plain bm25`` and
+    ``provider stand-in``, each ranking operationIds for a request, best first)."""
     from toolgen.runtime.search import ToolIndex
+    from toolgen.search_text import search_documents
 
     with tempfile.TemporaryDirectory() as tmp:
         policy, catalog = build_package(spec_path, name, Path(tmp))
     start = time.perf_counter()
     index = ToolIndex(policy, catalog)
     index_seconds = time.perf_counter() - start
+    engines: dict[str, Callable[[str], list[str]]] = {
+        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)]}
+    if semantic:
+        from toolgen.search_vectors import semantic_index
+
+        documents = search_documents(policy, catalog)
+        fused = ToolIndex(policy, catalog, documents=documents, semantic=semantic_index(documents))
+        engines["toolgen + lsa"] = lambda text: [h.operation for h in fused.search(text, limit=DEPTH)]
     baseline = PlainBM25(operations)
     stand_in = ProviderStandIn(policy, catalog)
-    return len(policy["tools"]), index_seconds, {
-        "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)],
-        "plain bm25": lambda text: baseline.rank(text, DEPTH),
-        "provider stand-in": lambda text: stand_in.rank(text, DEPTH),
-    }
+    engines["plain bm25"] = lambda text: baseline.rank(text, DEPTH)
+    engines["provider stand-in"] = lambda text: stand_in.rank(text, DEPTH)
+    return len(policy["tools"]), index_seconds, engines
 
 
 def evaluate(api: str, shared: Path = DEFAULT_SHARED) -> ApiResult:

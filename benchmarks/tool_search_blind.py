@@ -16,9 +16,11 @@ held out when the first hex digit of ``sha256("toolgen-search-split:" + api + ":
 held-out half is run to report, never to decide (``--show-misses`` prints development misses only).
 
 Engines, index and scoring are those of ``benchmarks/tool_search.py``: the include-everything
-build (toolsets from tags) indexed by `toolgen.runtime.search.ToolIndex`, against plain BM25 over
-each operation's raw text and against the provider stand-in (BM25 over the catalog's names,
-descriptions and argument names and descriptions, what a provider's own tool search reads). Writes ``benchmarks/results/tool_search_blind.md``.
+build (toolsets from tags) indexed by `toolgen.runtime.search.ToolIndex` as a default build writes
+it (*toolgen*, the lexical index) and with the semantic option (*toolgen + lsa*, toolgen.yaml
+``search: {semantic: lsa}``), against plain BM25 over each operation's raw text and against the
+provider stand-in (BM25 over the catalog's names, descriptions and argument names and descriptions,
+what a provider's own tool search reads). Writes ``benchmarks/results/tool_search_blind.md``.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from tool_search import (
 BLIND = REPO / "benchmarks" / "queries" / "blind"
 SPLIT_SALT = "toolgen-search-split:"
 #: the engines `tool_search.ranking_engines` gives, in the order of the table's columns
-ENGINES = ("toolgen", "plain bm25", "provider stand-in")
+ENGINES = ("toolgen", "toolgen + lsa", "plain bm25", "provider stand-in")
 PARTS = ("dev", "held-out")
 
 
@@ -116,7 +118,7 @@ def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str
         unknown = sorted(o for o in q.ops if o not in operations)
         if unknown:
             raise SystemExit(f"{path}: {q.text!r} is labelled with unknown operations {unknown}")
-    tools, index_seconds, engines = ranking_engines(spec_path, api.replace("-", "_"), operations)
+    tools, index_seconds, engines = ranking_engines(spec_path, api.replace("-", "_"), operations, semantic=True)
     scores: dict[tuple[str, str], Scores] = {}
     spent, timed = 0.0, 0
     for engine, rank in engines.items():
@@ -144,19 +146,20 @@ def render(results: list[BlindResult], parts: tuple[str, ...]) -> str:
               "*provider stand-in* stands for the providers' own tool search (Anthropic's BM25 tool-search tool, "
               "OpenAI's `tool_search`): BM25 over what toolgen writes into the catalog, each tool's name, "
               "description, argument names and argument descriptions (`tool_search.ProviderStandIn`). "
+              "*toolgen* is the index a default build writes (lexical); *toolgen + lsa* the same documents "
+              "with the vectors of the semantic option (toolgen.yaml `search: {semantic: lsa}`). "
               "Only aggregates are printed for the held-out half."), "",
-             ("| API | operations | tools | part | n | toolgen R@1 | R@5 | MRR | plain bm25 R@1 | R@5 | MRR "
-              "| provider stand-in R@1 | R@5 | MRR |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| API | operations | tools | part | n | engine | R@1 | R@5 | MRR |",
+             "|---|---|---|---|---|---|---|---|---|"]
     means: dict[tuple[str, str], list[float]] = {}
     for res in results:
         for part in (*parts, "all") if len(parts) > 1 else parts:
-            rows = [r for r in (res.scores.get((engine, part)) for engine in ENGINES) if r is not None]
-            if len(rows) < len(ENGINES):
-                continue
-            lines.append(f"| {res.api} | {res.operations} | {res.tools} | {part} | {rows[0].n} | "
-                         + " | ".join(_fmt(r.row()) for r in rows) + " |")
-            for engine, r in zip(ENGINES, rows, strict=True):
+            for engine in ENGINES:
+                r = res.scores.get((engine, part))
+                if r is None:
+                    continue
+                lines.append(f"| {res.api} | {res.operations} | {res.tools} | {part} | {r.n} | {engine} | "
+                             f"{_fmt(r.row())} |")
                 means.setdefault((engine, part), []).append(r.row()[1])
     lines += ["", "Mean recall@5 over the APIs (each API weighs the same):", ""]
     for part in (*parts, "all") if len(parts) > 1 else parts:

@@ -11,6 +11,7 @@ against their dialects' rules. Nothing is written here: the CLI writes the outpu
 from __future__ import annotations
 
 import gc
+import importlib.util
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -296,7 +297,7 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
                        intent_display)
     t2 = time.perf_counter()
     files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package,
-                                        pieces=pieces)
+                                        pieces=pieces, semantic_search=options.semantic_search)
     pieces.save()
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
@@ -331,13 +332,15 @@ def _relocated(diagnostics: list[Diagnostic], file: str, display: str) -> list[D
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
                progress: Advance | None = None, *, catalogs: Catalogs | None = None,
                sizes: list[ToolSize] | None = None, package: Pending[dict[str, str]] | None = None,
-               pieces: BuildPieces | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+               pieces: BuildPieces | None = None, semantic_search: str | None = None
+               ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
     measured (so nothing is built or tokenised twice); `package` is the package's Python being
     formatted (`toolgen.emit.python.join_package`, in a worker: `toolgen.worker`), else it is
     formatted here. `pieces`: what the build cache remembers of each tool (`toolgen.incremental.BuildPieces`);
-    None: everything is computed."""
+    None: everything is computed. `semantic_search`: toolgen.yaml ``search.semantic`` (None: a
+    lexical ``search.json``; `toolgen.emit.search.search_json`)."""
     pieces = pieces or build_pieces(None)
     if catalogs is None:
         catalogs = build_catalogs(ir, progress)
@@ -359,7 +362,8 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     if "policy" in emit or with_package:
         files["policy.json"] = json_bytes(policy, pieces.json)
         files["search.json"] = json_bytes(search_json(policy, catalogs.tools.get("mcp", []),
-                                                      catalogs.deferred.searchable, pieces.search), pieces.json)
+                                                      catalogs.deferred.searchable, pieces.search,
+                                                      semantic=semantic_search), pieces.json)
     if "policy" in emit:
         files["POLICY.md"] = policy_markdown(ir, table).encode("utf-8")
     if sizes is None:
@@ -395,8 +399,15 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...],
 
 
 def target_options(target: ApiTarget) -> DialectOptions:
-    """The dialect choices of one API of the project file."""
-    return DialectOptions(gemini_parameters=target.gemini_parameters)
+    """The dialect and search choices of one API of the project file. Raises a `DiagnosticError`
+    located at toolgen.yaml's ``search.semantic`` when it asks for the semantic index and numpy (the
+    ``semantic`` extra) is not installed."""
+    if target.semantic_search is not None and importlib.util.find_spec("numpy") is None:
+        raise DiagnosticError([Diagnostic(
+            "search-semantic-unavailable", "error",
+            f"{target.name}: search.semantic: {target.semantic_search} needs numpy, which is not installed",
+            target.semantic_at, "pip install 'toolgen[semantic]', or remove search.semantic (lexical search)")])
+    return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search)
 
 
 def build_project(project: Project, progress: Progress | None = None, cache: Cache | None = None

@@ -52,7 +52,8 @@ CACHE_DIR = Path(".toolgen") / "cache"
 _MAGIC = b"toolgen-cache 2 "
 #: libraries whose versions can change what a build writes (formatters, model generator, tokenizer, parsers)
 _LIBRARIES = ("black", "datamodel-code-generator", "pydantic", "pydantic-core", "jinja2", "bpe-openai",
-              "ruamel.yaml", "PyYAML", "jsonschema", "jsonschema-rs", "openapi-pydantic", "isort")
+              "ruamel.yaml", "PyYAML", "jsonschema", "jsonschema-rs", "openapi-pydantic", "isort",
+              "numpy")  # numpy: the vectors of the `search.semantic` option
 
 
 def digest(*parts: bytes | str) -> str:

@@ -2,7 +2,8 @@
 
 Input: the path of toolgen.yaml and the command line's spec overrides. Output: a `Project`: one
 `ApiTarget` per API (intent map, output folder, spec, artifacts, all paths resolved, and its dialect
-choices: `dialects:` of the API, else of the project), the intent-map schema's path and the `lint:`
+choices: `dialects:` of the API, else of the project; its `search:` option likewise), the
+intent-map schema's path and the `lint:`
 settings. A bad file (an unknown key, a value outside its set) raises a located `DiagnosticError`.
 
 ```yaml
@@ -15,6 +16,8 @@ apis:
 emit: [openai, anthropic, mcp, gemini, policy, report, python]
 dialects:                  # optional; also per API (an API's value wins)
   gemini: {parameters: schema}   # or json_schema: parametersJsonSchema, no reshaped arguments
+search:                    # optional; also per API (an API's value wins)
+  semantic: lsa            # default: none (lexical only); lsa: search.json also holds LSA vectors
 ```
 
 The spec of an API can be overridden without editing any file: `--spec NAME=PATH` on the command
@@ -65,6 +68,13 @@ class DialectsConfig(_Strict):
     gemini: GeminiConfig = GeminiConfig()
 
 
+class SearchConfig(_Strict):
+    semantic: Literal["none", "lsa"] | None = Field(None, description=(
+        "`none` (default): tool search is the lexical index alone; `lsa`: search.json also holds vectors "
+        "learned from the API's own text (latent semantic analysis), fused with the lexical ranking "
+        "(needs numpy: pip install 'toolgen[semantic]')."))
+
+
 class ApiEntry(_Strict):
     name: str = Field(pattern=r"^[a-z_][a-z0-9_]*$", description="API name; also the Python package name.")
     intent_map: str
@@ -72,6 +82,7 @@ class ApiEntry(_Strict):
     spec: str | None = None
     emit: list[KnownArtifact] | None = None
     dialects: DialectsConfig | None = Field(None, description="This API's dialect choices (override the project's).")
+    search: SearchConfig | None = Field(None, description="This API's tool-search options (override the project's).")
 
 
 class LintConfig(_Strict):
@@ -96,6 +107,7 @@ class ProjectFile(_Strict):
                                    description="Where to write the intent-map JSON Schema (null: don't).")
     lint: LintConfig = LintConfig()
     dialects: DialectsConfig = Field(DialectsConfig(), description="How catalogs are shaped, per dialect.")
+    search: SearchConfig = Field(SearchConfig(), description="What search.json holds for tool search.")
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,8 @@ class ApiTarget:
     spec: Path | None  # None: the intent map's `spec:` key
     emit: tuple[Artifact, ...]
     gemini_parameters: GeminiParameters = "schema"  # toolgen.yaml `dialects.gemini.parameters`
+    semantic_search: str | None = None  # toolgen.yaml `search.semantic` (None: off)
+    semantic_at: SourceLocation | None = None  # where that option is set
 
 
 @dataclass
@@ -179,13 +193,19 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                                           f"--spec names API {unknown[0]!r}, which {display} does not list",
                                           SourceLocation(display), f"known APIs: {', '.join(names)}")])
     targets = []
-    for api in model.apis:
+    for i, api in enumerate(model.apis):
         override = spec_override(api.name, overrides)
         spec = override if override is not None else (base / api.spec if api.spec else None)
         gemini = ((api.dialects.gemini.parameters if api.dialects is not None else None)
                   or model.dialects.gemini.parameters or "schema")
+        semantic_key = (["apis", str(i), "search", "semantic"]
+                        if api.search is not None and api.search.semantic is not None else ["search", "semantic"])
+        semantic = (api.search.semantic if api.search is not None else None) or model.search.semantic
+        line, col = locate_ruamel(root_node, semantic_key)
         targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
-                                 tuple(api.emit or model.emit), gemini))
+                                 tuple(api.emit or model.emit), gemini,
+                                 None if semantic in (None, "none") else semantic,
+                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key))))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
 

@@ -30,6 +30,7 @@ from toolgen.search_tool import (
     SEARCH_TOOL_NAME,
     SEARCH_TOOL_OUTPUT_SCHEMA,
 )
+from toolgen.search_vectors import SEMANTIC_FORMAT
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATED = REPO / "generated"
@@ -96,7 +97,7 @@ def test_a_registry_loaded_from_a_folder_ranks_with_its_search_json(github_copy:
 @pytest.mark.parametrize("content", [
     None,                                       # absent
     "{not json",                                # unreadable
-    json.dumps({"format": SEARCH_FORMAT + 1, "documents": []}),    # another format
+    json.dumps({"format": SEMANTIC_FORMAT + 1, "documents": []}),  # another format
     json.dumps({"format": SEARCH_FORMAT, "documents": "x"}),       # malformed
     json.dumps({"format": SEARCH_FORMAT, "documents": [{"fields": {}, "tools": [["t"]]}]}),
     json.dumps([1, 2]),

@@ -105,11 +105,17 @@ class DialectOptions:
     `dialect_options`); a deferred catalog over it is written as parts (`toolgen.dialects._parts`).
     `responses_limit`: top-level entries of one OpenAI Responses request (A.1 / F.1: 128, a
     namespace counting as one); a Responses catalog over it is written as parts of whole namespaces.
+
+    `semantic_search`: toolgen.yaml ``search.semantic``, what ``search.json`` holds besides the lexical
+    documents: None (default) nothing; ``"lsa"`` the vectors of `toolgen.search_vectors` (format 3).
+    It rides here so that the build cache's key and every build path carry it with the other
+    project choices.
     """
 
     gemini_parameters: GeminiParameters = "schema"
     anthropic_search_limit: int = 10_000
     responses_limit: int = 128
+    semantic_search: str | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,11 @@ column weights they are ranked with, and the ``search_tools`` meta-tool entry (`
 an MCP server lists when the API has deferred tools. The runtime (`toolgen.runtime.search.ToolIndex`)
 loads the documents into in-memory SQLite FTS5 instead of analysing the package again. Format:
 docs/generated-format.md.
+
+With the project's semantic option (toolgen.yaml ``search: {semantic: lsa}``) or an `Embedder`, the
+file is of format `toolgen.search_vectors.SEMANTIC_FORMAT` and also holds the documents' vectors
+(``semantic``, `toolgen.search_vectors.semantic_index`), which the runtime fuses with the lexical
+ranking. Without either (the default) no vector is computed and numpy is not imported.
 """
 
 from __future__ import annotations
@@ -18,18 +23,33 @@ from typing import Any
 from ..remember import Remember, computed
 from ..search_text import SEARCH_FORMAT, TABLES, search_documents
 from ..search_tool import mcp_search_tool
+from ..search_vectors import SEMANTIC_BACKENDS, SEMANTIC_FORMAT, Embedder, semantic_index
 from . import piece_key
 
 
 def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, Any]],
-                searchable: Sequence[str], remember: Remember | None = None) -> dict[str, Any]:
+                searchable: Sequence[str], remember: Remember | None = None, *,
+                semantic: str | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
     """The ``search.json`` value (deterministic: documents in intent order, keys sorted on output).
-    `remember`: as `toolgen.search_text.search_documents` takes it (the build cache)."""
-    return {
+    `remember`: as `toolgen.search_text.search_documents` takes it (the build cache).
+
+    `semantic`: the project's ``search.semantic`` (None: off; ``"lsa"``: latent semantic analysis
+    learned from the documents themselves); `embedder`: another backend's vectors instead. With
+    either, the value is of format `SEMANTIC_FORMAT` and holds ``semantic``
+    (`toolgen.search_vectors.semantic_index`); raises `toolgen.search_vectors.SemanticUnavailable`
+    when numpy is not installed."""
+    if semantic is not None and semantic not in SEMANTIC_BACKENDS:
+        raise ValueError(f"search.semantic: {semantic!r} is not one of {', '.join(SEMANTIC_BACKENDS)}")
+    documents = search_documents(policy, mcp_catalog, None if remember is computed else remember, piece_key)
+    value: dict[str, Any] = {
         "format": SEARCH_FORMAT,
         "engine": "sqlite-fts5 bm25, tokenize='porter unicode61'",
         "tables": {table: {"columns": {c: w for c, w in columns}, "weight": weight}
                    for table, (columns, weight) in TABLES.items()},
         "search_tool": mcp_search_tool(list(searchable)),
-        "documents": search_documents(policy, mcp_catalog, None if remember is computed else remember, piece_key),
+        "documents": documents,
     }
+    if semantic is not None or embedder is not None:
+        value["format"] = SEMANTIC_FORMAT
+        value["semantic"] = semantic_index(documents, embedder)
+    return value

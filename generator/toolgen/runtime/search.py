@@ -63,6 +63,7 @@ from ..search_text import (
     search_documents,
     split_words,
 )
+from ..search_vectors import FUSION_WEIGHT, SEMANTIC_FORMAT, Embedder, SemanticIndex
 from .identity import permits, scope_set
 
 __all__ = ["STOP_WORDS", "Hit", "ToolIndex", "query_terms", "split_words"]
@@ -98,12 +99,20 @@ class ToolIndex:
     """An in-memory FTS5 index of a package's tools. Build it once, search it many times."""
 
     def __init__(self, policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]], *,
-                 documents: Sequence[Mapping[str, Any]] | None = None) -> None:
+                 documents: Sequence[Mapping[str, Any]] | None = None, semantic: Any = None,
+                 embedder: Embedder | None = None) -> None:
         """Index `policy` (the ``policy.json`` object) and `catalog` (the ``mcp.json`` entries); with
         `documents` (the ``documents`` of a ``search.json`` written by `toolgen build`), index those
         instead of analysing the package again. Either way the documents are those of
-        `toolgen.search_text.search_documents`."""
+        `toolgen.search_text.search_documents`.
+
+        `semantic`: the ``semantic`` value of that ``search.json`` (`toolgen.search_vectors`), written
+        when the project opts in (toolgen.yaml ``search: {semantic: lsa}``). Without a usable one
+        (absent, as by default; malformed; made by an embedder that is neither stored nor given as
+        `embedder`; or numpy not installed) the ranking is the lexical one alone, and numpy is not
+        imported when there is none."""
         docs = documents if documents is not None else search_documents(policy, catalog)
+        self._semantic = SemanticIndex.load(semantic, len(docs), embedder)
         self._db = sqlite3.connect(":memory:")
         for table, (columns, _) in TABLES.items():
             self._db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5("
@@ -127,7 +136,7 @@ class ToolIndex:
     # -- constructors ----------------------------------------------------------------------------
 
     @classmethod
-    def from_dir(cls, path: str | Path) -> ToolIndex:
+    def from_dir(cls, path: str | Path, *, embedder: Embedder | None = None) -> ToolIndex:
         """Index the generated package in folder `path`: the documents of its ``search.json`` when it
         holds a readable one of this format, else ``policy.json`` + ``mcp.json`` analysed here (same
         documents, same ranking). Raises OSError / ValueError when ``policy.json`` or ``mcp.json`` is
@@ -135,16 +144,17 @@ class ToolIndex:
         folder = Path(path)
         policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
         catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
-        return cls(policy, catalog, documents=load_documents(folder / SEARCH_FILE))
+        documents, semantic = load_search(folder / SEARCH_FILE)
+        return cls(policy, catalog, documents=documents, semantic=semantic, embedder=embedder)
 
     @classmethod
-    def from_registry(cls, registry: Any) -> ToolIndex:
+    def from_registry(cls, registry: Any, *, embedder: Embedder | None = None) -> ToolIndex:
         """Index the tools of a loaded `toolgen.runtime.Registry`: with the documents of the
         ``search.json`` beside the package it was loaded from (`Registry.from_dir`), as `from_dir`
         does, else analysed here."""
         source = getattr(registry, "source", None)
-        documents = load_documents(Path(source) / SEARCH_FILE) if source is not None else None
-        return cls(registry.policy, registry.catalog(), documents=documents)
+        documents, semantic = load_search(Path(source) / SEARCH_FILE) if source is not None else (None, None)
+        return cls(registry.policy, registry.catalog(), documents=documents, semantic=semantic, embedder=embedder)
 
     def _coverage(self, terms: list[str]) -> dict[int, float]:
         """Per document, the share of the request's distinct terms that its name, title, keywords,
@@ -214,6 +224,11 @@ class ToolIndex:
         coverage = self._coverage(own)
         # a request's own action when it is specific (search, cancel, refund) is a thing it asks for too
         matched = self._matching(content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)]))
+        similarity = None
+        if self._semantic is not None:
+            similarity = self._semantic.similarity(" ".join(content_terms([t for t in terms if not t.startswith("act")])))
+            if not similarity.any():
+                similarity = None
         ranked: list[tuple[float, str, int]] = []
         for rowid in matched.intersection(totals):  # the others matched only derived action words
             doc = self._docs[rowid - 1]
@@ -221,32 +236,62 @@ class ToolIndex:
             if tool is None:
                 continue
             score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
-            if actions:
-                if doc.actions & actions:
-                    score *= 1 + EXACT_BOOST
-                elif any((a, b) in RELATED for a in actions for b in doc.actions):
-                    score *= 1 + RELATED_BOOST
-                if (actions <= READS) != (doc.actions <= READS):
-                    score *= 1 - FAMILY_PENALTY  # a write for a read request, or a read for a write
+            score *= _action_factor(actions, doc.actions)
             ranked.append((-round(score, 6), tool, rowid))
+        if similarity is not None:
+            ranked = self._fuse(ranked, similarity, limit)
         # best first: score, then tool name; only the `limit` best are made into hits
         return [Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
                 for negative, tool, rowid in heapq.nsmallest(limit, ranked)]
 
+    def _fuse(self, ranked: list[tuple[float, str, int]], similarity: Any, limit: int) -> list[tuple[float, str, int]]:
+        """The lexical ranking `ranked` ((-score, tool, rowid)) with each score multiplied by
+        ``1 + FUSION_WEIGHT × max(0, similarity)``, the document's cosine similarity to the request
+        in the semantic space (`toolgen.search_vectors`). Only documents that name a word of the
+        request are ranked: meaning reorders them and brings in none that names nothing. A document
+        whose lexical score times ``1 + FUSION_WEIGHT`` stays below the `limit`-th best lexical score
+        cannot reach the first `limit` places and is left out (the same hits, less work)."""
+        if len(ranked) > limit:
+            floor = -heapq.nsmallest(limit, ranked)[-1][0] / (1 + FUSION_WEIGHT) - 1e-6
+            ranked = [entry for entry in ranked if -entry[0] >= floor]
+        return [(-round(-negative * (1 + FUSION_WEIGHT * max(0.0, float(similarity[rowid - 1]))), 6), tool, rowid)
+                for negative, tool, rowid in ranked]
 
-def load_documents(path: Path) -> list[Mapping[str, Any]] | None:
-    """The index documents of a ``search.json`` file, or None when it is absent, unreadable, not JSON,
-    of another format or malformed (the caller then analyses the package itself)."""
+
+def _action_factor(actions: set[str], doc_actions: frozenset[str]) -> float:
+    """The multiplier of a document's score for the request's action classes (1 when it names none)."""
+    factor = 1.0
+    if actions:
+        if doc_actions & actions:
+            factor *= 1 + EXACT_BOOST
+        elif any((a, b) in RELATED for a in actions for b in doc_actions):
+            factor *= 1 + RELATED_BOOST
+        if (actions <= READS) != (doc_actions <= READS):
+            factor *= 1 - FAMILY_PENALTY  # a write for a read request, or a read for a write
+    return factor
+
+
+def load_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any]:
+    """(the index documents of a ``search.json`` file, its ``semantic`` value or None), of the
+    lexical format or the semantic one (`SEMANTIC_FORMAT`), or (None, None) when the file is absent,
+    unreadable, not JSON, of another format or malformed (the caller then analyses the package
+    itself)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != SEARCH_FORMAT:
-        return None
+        return None, None
+    if not isinstance(data, dict) or data.get("format") not in (SEARCH_FORMAT, SEMANTIC_FORMAT):
+        return None, None
     documents = data.get("documents")
     if not isinstance(documents, list) or not all(
             isinstance(d, dict) and isinstance(d.get("fields"), dict) and isinstance(d.get("tools"), list)
             and all(isinstance(t, list) and len(t) == 2 and isinstance(t[1], list) for t in d["tools"])
             for d in documents):
-        return None
-    return documents
+        return None, None
+    return documents, data.get("semantic")
+
+
+def load_documents(path: Path) -> list[Mapping[str, Any]] | None:
+    """The index documents of a ``search.json`` file, or None when it is absent, unreadable, not JSON,
+    of another format or malformed (the caller then analyses the package itself)."""
+    return load_search(path)[0]
