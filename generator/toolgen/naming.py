@@ -107,3 +107,26 @@ def toolset_from_tag(tag: str) -> str | None:
     if not name[0].isalpha():
         name = "t_" + name
     return shorten(name, MAX_TOOL_NAME)
+
+
+def _is_word(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a word character as `re` reads ``\\w`` (a letter, a digit of any
+    script, or ``_``); False outside the text."""
+    return 0 <= i < len(text) and (text[i].isalnum() or text[i] == "_")
+
+
+def has_word(text: str, word: str) -> bool:
+    """Whether `word` occurs in `text` between word boundaries: ``re.search(rf"\\b{re.escape(word)}\\b",
+    text)`` without compiling a pattern per word (a build asks it of thousands of tool names, more than
+    `re`'s pattern cache holds). An empty `word` never occurs."""
+    if not word:
+        return False
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (_is_word(text, start - 1) != _is_word(text, start)
+                and _is_word(text, end - 1) != _is_word(text, end)):
+            return True
+        start = text.find(word, start + 1)
+    return False
+

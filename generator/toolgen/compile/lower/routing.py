@@ -31,6 +31,7 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
+from ...naming import has_word
 from ..ir import Tool, Toolset
 from .toolsets import with_resources
 
@@ -88,7 +89,7 @@ def add_routing_notes(tools: list[Tool], authored: AbstractSet[str] = frozenset(
         for what, other in notes:
             if added == MAX_NOTES:
                 break
-            if re.search(rf"\b{re.escape(other)}\b", text):
+            if has_word(text, other):
                 continue
             note = f" Not for {what}: use {other}."
             if len(text) + len(note) > DESCRIPTION_LIMIT:

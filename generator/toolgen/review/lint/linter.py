@@ -44,6 +44,7 @@ from ...dialects.openai import openai_parameters
 from ...emit import compact_json, piece_key
 from ...emit.catalogs import Catalogs, build_catalogs
 from ...emit.report import ToolSize, measure
+from ...naming import has_word
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...remember import Remember, computed
 from ...tokens import count_tokens
@@ -712,7 +713,7 @@ def _hide_remedy(tool: Tool, tokens: int, budget: int) -> str | None:
 def _says_when_not(text: str, others: list[str]) -> bool:
     """Whether a description names one of the other tools or gives negative guidance."""
     lowered = text.lower()
-    if any(re.search(rf"\b{re.escape(o.lower())}\b", lowered) for o in others):
+    if any(has_word(lowered, o.lower()) for o in others):
         return True
     return bool(_WHEN_NOT.search(text))
 

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...naming import has_word
+
 TEXT_JACCARD = 0.8
 TEXT_MIN_WORDS = 4
 #: verbs that mean the same action (a model cannot tell ``delete_x`` from ``remove_x`` by name)
@@ -96,7 +98,7 @@ def text_likeness(a: str, b: str) -> str | None:
 
 def _names_other(text: str, other: Member) -> bool:
     lowered = text.lower()
-    return any(re.search(rf"\b{re.escape(n.lower())}\b", lowered) for n in (other.key, *other.tools))
+    return any(has_word(lowered, n.lower()) for n in (other.key, *other.tools))
 
 
 def near_synonyms(members: Sequence[Member]) -> list[tuple[Member, Member, str]]:
