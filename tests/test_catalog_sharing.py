@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.support.build import REAL, TICKETS_SPEC_PATH
+from tests.support.profiles import examples
 
 from toolgen.build import emit_files
 from toolgen.compile.intent import load_intent_map
@@ -148,3 +151,46 @@ def test_interner_shares_equal_trees_and_keeps_json_distinctions() -> None:
     assert out[10][0] is out[0]  # a subtree too
     assert len({id(v) for v in out}) == len(values) - 1  # nothing else merged
     assert out[0] is values[0]  # the first of its kind is kept as it is
+
+
+#: scalars equal under ``==`` but not in JSON (``1``, ``1.0``, ``True``; ``0``, ``0.0``, ``-0.0``,
+#: ``False``), so trees that differ only there are frequent
+_SCALARS = st.sampled_from([None, True, False, 1, 1.0, 0, 0.0, -0.0, "1", ""])
+_TREES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)),
+    max_leaves=6)
+
+
+def _typed(value: Any) -> Any:
+    """`value` with every scalar tagged by its type and repr, so ``1``, ``1.0``, ``True`` and ``-0.0``
+    compare apart; key order kept."""
+    if isinstance(value, dict):
+        return ["dict", [[k, _typed(v)] for k, v in value.items()]]
+    if isinstance(value, list):
+        return ["list", [_typed(v) for v in value]]
+    return [type(value).__name__, repr(value)]
+
+
+@settings(max_examples=examples(300))
+@given(st.lists(_TREES, min_size=1, max_size=6))
+def test_interning_keeps_every_value_and_merges_exactly_the_equal_containers(trees: list[Any]) -> None:
+    intern = Interner()
+    before = [_typed(t) for t in trees]
+    out = [intern(t) for t in trees]
+    assert [_typed(t) for t in out] == before  # the same values, types and key order; inputs untouched
+    assert [_typed(t) for t in trees] == before
+    again = [intern(copy.deepcopy(t)) for t in trees]
+    for first, second in zip(out, again, strict=True):
+        if isinstance(first, (dict, list)):
+            assert second is first  # an equal container is the object seen before
+    seen: dict[str, int] = {}
+
+    def walk(node: Any) -> None:  # one object per distinct container, across every tree
+        if isinstance(node, (dict, list)):
+            shown = json.dumps(_typed(node))
+            assert seen.setdefault(shown, id(node)) == id(node)
+            for child in (node.values() if isinstance(node, dict) else node):
+                walk(child)
+
+    for tree in out:
+        walk(tree)

@@ -7,8 +7,8 @@ import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tests.support.profiles import examples
+
 from toolgen.naming import has_word
 
 #: letters, digits, the name characters ``_`` and ``-``, spaces, punctuation and a non-ASCII letter

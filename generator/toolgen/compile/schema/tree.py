@@ -212,28 +212,58 @@ class Interner:
     def __call__(self, value: Any) -> Any:
         kind = type(value)
         if kind is dict:
-            parts: list[Any] = [0]
-            children: dict[str, Any] = {}
-            same = True
-            for k, v in value.items():
-                child = v if type(v) is str else self(v)
-                same = same and child is v
-                children[k] = child
-                parts.append(k)
-                parts.append(_token(child))
-            key = tuple(parts)
-            hit = self._table.get(key)
-            if hit is None:
-                hit = self._table[key] = value if same else children
-            return hit
+            return self._dict(value)
         if kind is list:
-            items = [v if type(v) is str else self(v) for v in value]
-            key = (1, *[_token(v) for v in items])
-            hit = self._table.get(key)
-            if hit is None:
-                hit = self._table[key] = value if all(a is b for a, b in zip(value, items, strict=True)) else items
-            return hit
+            return self._list(value)
         return value
+
+    def _dict(self, value: dict[str, Any]) -> Any:
+        parts: list[Any] = [0]
+        append = parts.append
+        children: dict[str, Any] = {}
+        same = True
+        for k, v in value.items():
+            kind = type(v)
+            if kind is str:
+                child, token = v, v
+            elif kind is dict or kind is list:
+                child = self._dict(v) if kind is dict else self._list(v)
+                token = id(child)
+                if child is not v:
+                    same = False
+            else:  # a scalar stands for itself
+                child, token = v, _token(v)
+            children[k] = child
+            append(k)
+            append(token)
+        key = tuple(parts)
+        hit = self._table.get(key)
+        if hit is None:
+            hit = self._table[key] = value if same else children
+        return hit
+
+    def _list(self, value: list[Any]) -> Any:
+        items: list[Any] = []
+        parts: list[Any] = [1]
+        same = True
+        for v in value:
+            kind = type(v)
+            if kind is str:
+                child, token = v, v
+            elif kind is dict or kind is list:
+                child = self._dict(v) if kind is dict else self._list(v)
+                token = id(child)
+                if child is not v:
+                    same = False
+            else:
+                child, token = v, _token(v)
+            items.append(child)
+            parts.append(token)
+        key = tuple(parts)
+        hit = self._table.get(key)
+        if hit is None:
+            hit = self._table[key] = value if same else items
+        return hit
 
 
 def _token(value: Any) -> Any:
