@@ -45,69 +45,90 @@ def _first_term(value: dict[str, Any]) -> list[Any]:
     return entry
 
 
-def _tamper(kind: str, value: dict[str, Any]) -> None:
-    semantic = value["semantic"]
-    model = semantic["model"]
-    if kind == "idf text":
-        _first_term(value)[0] = "heavy"
-    elif kind == "idf object":
-        _first_term(value)[0] = {"x": 1}
-    elif kind == "idf huge integer":
-        _first_term(value)[0] = 10**400
-    elif kind == "component text":
-        _first_term(value)[1][0] = "0.5"
-    elif kind == "component null":
-        _first_term(value)[1][0] = None
-    elif kind == "idf nan":
+def _set_first(column: int, index: int | None, to: Any) -> Any:
+    """Set the first LSA term's idf (`column` 0) or one component (`column` 1, `index`) to `to`."""
+    def tamper(value: dict[str, Any]) -> None:
+        if index is None:
+            _first_term(value)[column] = to
+        else:
+            _first_term(value)[column][index] = to
+    return tamper
+
+
+def _set_all(column: int, index: int | None, to: Any) -> Any:
+    """As `_set_first`, for every LSA term."""
+    def tamper(value: dict[str, Any]) -> None:
         for entry in _lsa_terms(value).values():
-            entry[0] = float("nan")
-    elif kind == "component infinity":
-        for entry in _lsa_terms(value).values():
-            entry[1][0] = float("inf")
-    elif kind == "document nan":
-        semantic["documents"][0][0] = float("nan")
-    elif kind == "document infinity":
-        for row in semantic["documents"]:
-            row[0] = float("inf")
-    elif kind == "document text":
-        semantic["documents"][0][0] = "0.25"
-    elif kind == "document width":
-        semantic["documents"] = [row + [0.0] for row in semantic["documents"]]
-    elif kind == "document huge":
-        semantic["documents"][0][0] = 1e300
-    elif kind == "ragged documents":
-        semantic["documents"][0] = semantic["documents"][0][:-1]
-    elif kind == "dimensions":
-        model["dimensions"] = 10**9
-        model["terms"] = {}
-        semantic["documents"] = [[0.5] for _ in semantic["documents"]]
-    elif kind == "dimensions bool":
-        model["dimensions"] = True
-        model["terms"] = {t: [1.0, [1.0]] for t in model["terms"]}
-    elif kind == "no model":
-        del semantic["model"]
-    elif kind == "no documents":
-        del semantic["documents"]
-    elif kind == "terms list":
-        model["terms"] = list(model["terms"])
-    elif kind == "term entry short":
-        _lsa_terms(value)[next(iter(_lsa_terms(value)))] = [1.0]
-    else:
-        raise AssertionError(kind)
+            if index is None:
+                entry[column] = to
+            else:
+                entry[column][index] = to
+    return tamper
 
 
-KINDS = ["idf text", "idf object", "idf huge integer", "component text", "component null", "idf nan",
-         "component infinity", "document nan", "document infinity", "document text", "document huge", "document width",
-         "ragged documents", "dimensions", "dimensions bool", "no model", "no documents", "terms list",
-         "term entry short"]
+def _document(to: Any, every: bool = False) -> Any:
+    """Set the first component of the first document's vector (or of every one) to `to`."""
+    def tamper(value: dict[str, Any]) -> None:
+        for row in value["semantic"]["documents"][:None if every else 1]:
+            row[0] = to
+    return tamper
 
 
-@pytest.mark.parametrize("kind", KINDS)
+def _huge_dimensions(value: dict[str, Any]) -> None:
+    value["semantic"]["model"].update(dimensions=10**9, terms={})
+    value["semantic"]["documents"] = [[0.5] for _ in value["semantic"]["documents"]]
+
+
+def _bool_dimensions(value: dict[str, Any]) -> None:
+    model = value["semantic"]["model"]
+    model.update(dimensions=True, terms={t: [1.0, [1.0]] for t in model["terms"]})
+
+
+def _short_entry(value: dict[str, Any]) -> None:
+    _lsa_terms(value)[next(iter(_lsa_terms(value)))] = [1.0]
+
+
+def _wider(value: dict[str, Any]) -> None:
+    value["semantic"]["documents"] = [row + [0.0] for row in value["semantic"]["documents"]]
+
+
+def _ragged(value: dict[str, Any]) -> None:
+    value["semantic"]["documents"][0] = value["semantic"]["documents"][0][:-1]
+
+
+def _terms_list(value: dict[str, Any]) -> None:
+    value["semantic"]["model"]["terms"] = list(value["semantic"]["model"]["terms"])
+
+
+TAMPER: dict[str, Any] = {
+    "idf text": _set_first(0, None, "heavy"),
+    "idf object": _set_first(0, None, {"x": 1}),
+    "idf huge integer": _set_first(0, None, 10**400),
+    "component text": _set_first(1, 0, "0.5"),
+    "component null": _set_first(1, 0, None),
+    "idf nan": _set_all(0, None, float("nan")),
+    "component infinity": _set_all(1, 0, float("inf")),
+    "document nan": _document(float("nan")),
+    "document infinity": _document(float("inf"), every=True),
+    "document text": _document("0.25"),
+    "document huge": _document(1e300),
+    "document width": _wider,
+    "ragged documents": _ragged,
+    "dimensions": _huge_dimensions,
+    "dimensions bool": _bool_dimensions,
+    "no model": lambda value: value["semantic"].pop("model"),
+    "no documents": lambda value: value["semantic"].pop("documents"),
+    "terms list": _terms_list,
+    "term entry short": _short_entry,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TAMPER))
 def test_a_tampered_semantic_value_falls_back_to_the_lexical_ranking(
         tmp_path: Path, semantic_file: dict[str, Any], kind: str) -> None:
     value = copy.deepcopy(semantic_file)
     assert SemanticIndex.load(value["semantic"], len(value["documents"])) is not None  # untouched: used
-    _tamper(kind, value)
+    TAMPER[kind](value)
     assert SemanticIndex.load(value["semantic"], len(value["documents"])) is None
     for name in ("policy.json", "mcp.json"):
         (tmp_path / name).write_bytes((PACKAGE / name).read_bytes())
