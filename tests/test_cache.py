@@ -493,3 +493,38 @@ def test_the_cache_folder_is_ignored_by_git() -> None:
 
     assert ".toolgen/" in (REPO / ".gitignore").read_text(encoding="utf-8").split()
 
+
+
+def test_each_api_of_a_project_keeps_its_own_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a project of two APIs, building one does not drop what the other's build keeps: after an edit
+    of one API's intent map (its spec unchanged) its spec is not validated again, whichever API was
+    built last. (The tables of pieces were one per kind for the whole cache, and each build keeps only
+    the pieces it used, so each API's build threw away the other's: alternate edits of two APIs
+    validated, lowered and transformed everything each time.)"""
+    from toolgen.compile import load
+
+    validated: list[str] = []
+    real_findings = load.model_findings
+
+    def findings(doc: Any) -> Any:
+        validated.append(doc.display)
+        return real_findings(doc)
+
+    monkeypatch.setattr(load, "model_findings", findings)
+    states = {name: _fresh_state() for name in ("left", "right")}
+    states["right"]["tree"] = "List the trees."  # two specs, not one text validated once for both
+    for name, state in states.items():
+        (tmp_path / name).mkdir()
+        _write_inputs(tmp_path / name, state)
+    (tmp_path / "toolgen.yaml").write_text(
+        "toolgen: 1\napis:\n" + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n"
+                                          for n in states), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert run("build", "-q").exit_code == 0
+    assert len(validated) == 2
+    for turn, name in enumerate(["left", "right", "left", "right"]):
+        validated.clear()
+        states[name]["descriptions"][0] = f"Every item there is, take {turn}."  # the intent map only
+        _write_inputs(tmp_path / name, states[name])
+        assert run("build", "-q").exit_code == 0
+        assert validated == [], (turn, name)

@@ -56,3 +56,45 @@ def test_an_ordinary_folder_still_caches(tmp_path: Path) -> None:
     Cache(root).put("models", "ef" * 32, b"payload")
     assert Cache(root).get("models", "ef" * 32) == b"payload"
     assert (root / ".gitignore").read_text(encoding="utf-8").endswith("*\n")
+
+
+def test_a_planted_entry_link_to_a_pipe_is_not_read(tmp_path: Path) -> None:
+    """An entry is read only when it is a regular file at its own path: a link committed where an entry
+    goes (its key is a digest anyone with toolgen's version can compute) to a named pipe or a device
+    such as ``/dev/zero`` would otherwise block the build forever or read until memory runs out."""
+    import os
+    import threading
+
+    fifo = tmp_path / "outside" / "pipe"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    root = tmp_path / "repo" / ".toolgen" / "cache"
+    key = "cd" * 32
+    (root / "spec" / key[:2]).mkdir(parents=True)
+    (root / "spec" / key[:2] / key).symlink_to(fifo)
+    found: list[bytes | None] = []
+    reader = threading.Thread(target=lambda: found.append(Cache(root).get("spec", key)), daemon=True)
+    reader.start()
+    reader.join(5)
+    blocked = reader.is_alive()
+    if blocked:  # release the blocked reader before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+    assert not blocked and found == [None]
+
+
+def test_a_key_file_others_can_read_turns_the_cache_off(tmp_path: Path) -> None:
+    """The cache's secret is what makes a planted entry (a pickle) a miss: one readable or writable by
+    group or others (copied with lax modes, a shared home) is no secret, so the cache is off, as it is
+    without a key, rather than unpickling what anyone who read the key could sign."""
+    from toolgen import cache
+
+    assert cache.mac_key() is not None  # created, mode 600
+    key = cache.key_file()
+    assert key.stat().st_mode & 0o077 == 0
+    key.chmod(0o644)
+    cache.mac_key.cache_clear()
+    assert cache.mac_key() is None and not cache.enabled_by_environment()
+    key.chmod(0o600)
+    cache.mac_key.cache_clear()
+    assert cache.mac_key() is not None

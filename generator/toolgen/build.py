@@ -183,7 +183,7 @@ def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | N
     spec_path = resolve_spec_path(intents, spec)
     sink = DiagnosticSink()
     require_spec(intents, spec_path, overridden=spec is not None, base=base)
-    pieces = build_pieces(cache)
+    pieces = build_pieces(cache, api)
     doc = load_spec(spec_path, display_path(spec_path, base), sink=sink, remember=pieces.spec)
     # what the document's text alone gives (`SpecDocument.content_key`) holds until references to
     # other files are bundled into its data
@@ -260,8 +260,8 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
     doc = held.pop()
     # the catalogs are built, checked and measured once: lint, REPORT.md and the files share them
     t_cat = time.perf_counter()
-    memo = catalog_memo(cache, options, register)
-    pieces = pieces or build_pieces(cache)
+    memo = catalog_memo(cache, options, register, api)
+    pieces = pieces or build_pieces(cache, api)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
         catalogs = build_catalogs(ir, advance, options, entry=memo)
     if memo is not None:

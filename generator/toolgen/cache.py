@@ -11,6 +11,8 @@ naming the code that computes it (toolgen's own source and templates, the Python
 versions of the libraries toolgen runs: `environment_key`). A value is a pure function of its key,
 so a hit gives the bytes a cold build would compute; the cache is safe to delete at any time
 (``rm -rf .toolgen/cache``), and never committed (it writes a `.gitignore` of ``*`` into its folder).
+An entry is read only when it is a regular file at its own path (``O_NOFOLLOW``): a link planted
+where an entry goes, to a named pipe or ``/dev/zero``, is a miss, not a build that never ends.
 A symbolic link in it is never written through (a pull request can commit one: the folder is only
 git-ignored): a ``.toolgen`` or ``.toolgen/cache`` link in the project turns the cache off, a link
 at ``<kind>`` or ``<kind>/<key[:2]>`` skips writing that entry, and the `.gitignore` is created with
@@ -19,7 +21,8 @@ at ``<kind>`` or ``<kind>/<key[:2]>`` skips writing that entry, and the `.gitign
 An entry is one file, ``<folder>/<kind>/<key[:2]>/<key>``: a header line ``toolgen-cache 2 <mac>
 <length>`` then the payload, where ``<mac>`` is HMAC-SHA256 of the kind, the key and the payload
 under a secret of the user's own, kept outside every project (`mac_key`: ``$XDG_CACHE_HOME/toolgen/
-cache.key`` or ``~/.cache/toolgen/cache.key``, 32 random bytes, mode 0600). An entry that did not
+cache.key`` or ``~/.cache/toolgen/cache.key``, 32 random bytes, mode 0600; a key file that group or
+others may read or write, or a link, is no secret and turns the cache off). An entry that did not
 come from this user's builds is therefore a miss, wherever it came from: a cache folder committed
 into a repository (a pull request that forges ``--check``'s record of an up-to-date folder, or a
 pickled catalog entry) is never believed, and CI machines start from nothing. Without a usable key
@@ -39,6 +42,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -133,7 +137,15 @@ def mac_key() -> bytes | None:
 
 
 def _read_key(path: Path) -> bytes | None:
-    data = path.read_bytes()
+    """The key's 32 bytes; None when the file is not a regular file (a link is not followed), is
+    readable or writable by group or others (anyone who reads it can sign entries, and an entry is
+    unpickled once its MAC holds), or is not 32 bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
+            return None
+        data = fh.read(33)
     return data if len(data) == 32 else None
 
 
@@ -171,8 +183,12 @@ class Cache:
     def get(self, kind: str, key: str) -> bytes | None:
         """The entry's payload, or None when it is absent, damaged or not written by this user's
         builds (wrong header, length or MAC)."""
-        try:
-            data = self._path(kind, key).read_bytes()
+        try:  # a regular file at the entry's own path: a planted link to a pipe or a device is not read
+            fd = os.open(self._path(kind, key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    return None
+                data = fh.read()
         except OSError:
             return None
         end = data.find(b"\n")

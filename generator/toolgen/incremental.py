@@ -206,15 +206,17 @@ class _Table:
 class CatalogMemo:
     """`toolgen.emit.catalogs.build_catalogs`'s ``entry(dialect, tool)`` answered from the cache.
 
-    One table per environment and dialect options: the digest of ``(dialect name, the SHA-256 of the
+    One table per environment, dialect options and API (`api`: a build keeps only the entries it
+    used, so two APIs of a project sharing one table would drop each other's): the digest of ``(dialect name, the SHA-256 of the
     tool's content: `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
     starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
     deferred views) never reaches the table. `register`: told each tool object it returns with the
     digest of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
     object (its tokens, conformance and JSON) need not serialise it."""
 
-    def __init__(self, cache: Cache, options: DialectOptions, register: Callable[[Any, str], None] | None = None) -> None:
-        self._table_key = digest("catalog", environment_key(), canonical(asdict(options)))
+    def __init__(self, cache: Cache, options: DialectOptions, register: Callable[[Any, str], None] | None = None,
+                 api: str = "") -> None:
+        self._table_key = digest("catalog", environment_key(), canonical(asdict(options)), f"api {api}")
         self._table = _Table(cache, "catalog", self._table_key)
         self._register = register
         self._used: dict[str, bytes] = {}
@@ -334,16 +336,18 @@ class BuildPieces:
         return {table.kind: table.computed for table in self.tables}
 
 
-def build_pieces(cache: Cache | None) -> BuildPieces:
-    """`BuildPieces` remembered in `cache`; without one, computed each time (`toolgen.remember.computed`)."""
+def build_pieces(cache: Cache | None, api: str = "") -> BuildPieces:
+    """`BuildPieces` remembered in `cache`, in tables of the API named `api` (each build keeps only the
+    pieces it used, so APIs of one project sharing a table would drop each other's); without a
+    cache, computed each time (`toolgen.remember.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
     tokens, json_, search, lower, plan, conformance, lint, spec = tables = tuple(
-        Pieces(cache, kind) for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec"))
+        Pieces(cache, kind, f"api {api}") for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec"))
     return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions,
-                 register: Callable[[Any, str], None] | None = None) -> CatalogMemo | None:
-    """A `CatalogMemo` when there is a cache."""
-    return CatalogMemo(cache, options, register) if cache is not None else None
+                 register: Callable[[Any, str], None] | None = None, api: str = "") -> CatalogMemo | None:
+    """A `CatalogMemo` of the API named `api` when there is a cache."""
+    return CatalogMemo(cache, options, register, api) if cache is not None else None

@@ -57,6 +57,9 @@ DIMENSIONS = 96
 DOCUMENTS_PER_DIMENSION = 8
 #: digits every stored number is rounded to
 DIGITS = 4
+#: the largest norm a stored document vector may have: 1, and the rounding to `DIGITS` digits of
+#: each of up to `DIMENSIONS` components (at most 96 × 0.00005 in all)
+_UNIT_SLACK = 1.01
 #: fusion: a lexical score is multiplied by 1 + FUSION_WEIGHT × max(0, cosine similarity) (fitted on
 #: the development halves of the blind request sets, the same for every API)
 FUSION_WEIGHT = 0.25
@@ -271,19 +274,34 @@ class LsaEmbedder:
 
     @classmethod
     def from_json(cls, value: Any) -> LsaEmbedder | None:
-        """The embedder `to_json` wrote, or None when `value` is not one."""
+        """The embedder `to_json` wrote, or None when `value` is not one: ``dimensions`` an integer
+        from 1 to `DIMENSIONS` (what `fit` makes), every idf and vector component a finite JSON
+        number (not text, not a boolean), every vector of ``dimensions`` components."""
         if not isinstance(value, Mapping) or not isinstance(value.get("terms"), Mapping):
             return None
         dims = value.get("dimensions")
-        if not isinstance(dims, int):
+        if not isinstance(dims, int) or isinstance(dims, bool) or not 1 <= dims <= DIMENSIONS:
             return None
         terms: dict[str, tuple[float, tuple[float, ...]]] = {}
         for term, entry in value["terms"].items():
             if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], list)
-                    and len(entry[1]) == dims):
+                    and len(entry[1]) == dims and _finite_numbers([entry[0], *entry[1]])):
                 return None
             terms[str(term)] = (float(entry[0]), tuple(float(x) for x in entry[1]))
         return cls(terms, dims)
+
+
+def _finite_numbers(values: Sequence[Any]) -> bool:
+    """Whether every value is a JSON number (int or float, not bool) that a float holds finitely."""
+    for x in values:
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            return False
+        try:
+            if not math.isfinite(x):
+                return False
+        except OverflowError:  # an integer beyond any float
+            return False
+    return True
 
 
 def semantic_index(documents: Sequence[Mapping[str, Any]], embedder: Embedder | None = None) -> dict[str, Any]:
@@ -311,29 +329,37 @@ class SemanticIndex:
     @classmethod
     def load(cls, value: Any, count: int, embedder: Embedder | None = None) -> SemanticIndex | None:
         """The index of a stored ``semantic`` value for `count` documents, or None when it is absent,
-        malformed, of another count, or made by an embedder that is neither stored (LSA) nor given,
-        or when numpy (the ``semantic`` extra) is not installed: the ranking is then the lexical one."""
+        malformed (a vector holding anything but finite JSON numbers, rows of unequal length, LSA
+        vectors of another width than its model's, a model `LsaEmbedder.from_json` refuses), of
+        another count, or made by an embedder that is neither stored (LSA) nor given, or when numpy
+        (the ``semantic`` extra) is not installed: the ranking is then the lexical one. Never raises."""
         if not isinstance(value, Mapping) or not isinstance(value.get("documents"), list):
             return None
         name = value.get("embedder")
         model: Embedder | None = LsaEmbedder.from_json(value.get("model")) if name == LSA_NAME else None
         if model is None and embedder is not None and embedder.name == name:
             model = embedder
-        if model is None or len(value["documents"]) != count:
+        documents = value["documents"]
+        if model is None or len(documents) != count or count == 0:
             return None
+        if not all(isinstance(row, list) and _finite_numbers(row) for row in documents):
+            return None  # text, booleans, NaN or infinity where a vector's numbers go
         try:
-            vectors = numpy().array(value["documents"], dtype=float)
+            vectors = numpy().array(documents, dtype=float)
         except (SemanticUnavailable, TypeError, ValueError):
             return None
-        if vectors.ndim != 2 or count == 0:
+        if vectors.ndim != 2 or (isinstance(model, LsaEmbedder) and vectors.shape[1] != model.dimensions):
             return None
+        np = numpy()  # a component past the slack is refused first, so the norms cannot overflow
+        if (np.abs(vectors) > _UNIT_SLACK).any() or (np.linalg.norm(vectors, axis=1) > _UNIT_SLACK).any():
+            return None  # the stored rows are unit vectors (or zero): a cosine is then at most 1
         return cls(vectors, model)
 
     def similarity(self, text: str) -> Any:
         """Per document (in order), the cosine similarity of `text` to it (numpy array); all zeros
-        when no word of `text` is known to the embedder."""
+        when no word of `text` is known to the embedder, or the embedder's vector is not finite."""
         np = numpy()
         query = np.array(self._embedder.embed([text])[0], dtype=float)
-        if query.shape != (self._vectors.shape[1],) or not query.any():
+        if query.shape != (self._vectors.shape[1],) or not query.any() or not np.isfinite(query).all():
             return np.zeros(self._vectors.shape[0])
         return np.einsum("ij,j->i", self._vectors, query)

@@ -28,7 +28,6 @@ from typing import Any
 
 import jsonschema_rs
 
-from ..pointer import join_pointer
 from ..search_tool import (
     DEFAULT_LIMIT,
     NOTHING_MATCHED,
@@ -37,9 +36,11 @@ from ..search_tool import (
     mcp_search_tool,
     search_arguments,
 )
+from .arguments import plain_arguments
 from .audit import AuditEvent
-from .errors import make_error
+from .errors import ToolError, make_error
 from .identity import is_deferred
+from .pipeline.validate import describe_error
 from .registry import Actor, CallResult, Registry
 from .search import ToolIndex
 
@@ -84,21 +85,22 @@ class ToolSearch:
 
     def run(self, args: Any, actor: Actor) -> CallResult:
         """Search for `actor`: ``{"tools": [...], "hits": [...]}`` (see the module docstring), which
-        conforms to ``SEARCH_TOOL_OUTPUT_SCHEMA``. Never raises on caller input: arguments the input
-        schema rejects are ``invalid_arguments`` naming the JSON pointer of the bad value
-        (``/query``, ``/limit``). A null ``limit`` is the default (`toolgen.search_tool.search_arguments`:
+        conforms to ``SEARCH_TOOL_OUTPUT_SCHEMA``. Never raises on caller input: the arguments are
+        made plain JSON first, as on every tool's call path (`toolgen.runtime.arguments.plain_arguments`:
+        NaN, non-string keys, bytes and lone surrogates refused; ``5.0`` read as ``5``), and arguments
+        the input schema then rejects are ``invalid_arguments`` naming the JSON pointer of the bad
+        value (``/query``, ``/limit``, a missing ``/query``, an unexpected member's own pointer). A null ``limit`` is the default (`toolgen.search_tool.search_arguments`:
         the strict Chat Completions function requires the member and sends null for it)."""
         call_id = secrets.token_hex(8)
-        args = search_arguments(args)
+        try:  # plain JSON first, as on every tool's call path: no Python value reaches the validator
+            args = search_arguments(plain_arguments(args))
+        except ToolError as exc:
+            return self._refuse(call_id, actor, exc)
         if not self._validator.is_valid(args):
-            error = next(iter(self._validator.iter_errors(args)))
-            path = list(error.instance_path)
-            if not path and isinstance(args, dict) and "query" not in args:
-                path = ["query"]
-            pointer = join_pointer("", *path)
-            self._audit(call_id, actor, "validate", "deny", "invalid_arguments", {"pointer": pointer})
-            return CallResult(SEARCH_TOOL_NAME, False, call_id=call_id, error=make_error(
-                "invalid_arguments", f"Invalid argument {pointer or '(arguments)'}: {str(error.message)[:200]}",
+            found = describe_error(next(iter(self._validator.iter_errors(args))))
+            pointer = found["pointer"]  # a missing member's pointer, or the first unexpected one
+            return self._refuse(call_id, actor, make_error(
+                "invalid_arguments", f"Invalid argument {pointer or '(arguments)'}: {found['message'][:200]}",
                 details={"pointer": pointer}))
         limit = int(args.get("limit", DEFAULT_LIMIT))
         ranked = self.index.search(str(args["query"]), scopes=actor.scopes, limit=limit)
@@ -117,6 +119,10 @@ class ToolSearch:
         if not hits:
             result["note"] = NOTHING_MATCHED
         return CallResult(SEARCH_TOOL_NAME, True, result=result, call_id=call_id)
+
+    def _refuse(self, call_id: str, actor: Actor, error: ToolError) -> CallResult:
+        self._audit(call_id, actor, "validate", "deny", "invalid_arguments", {"pointer": error.details.get("pointer", "")})
+        return CallResult(SEARCH_TOOL_NAME, False, call_id=call_id, error=error)
 
     def _audit(self, call_id: str, actor: Actor, step: str, decision: str, code: str | None,
                detail: dict[str, Any]) -> None:
