@@ -220,9 +220,13 @@ def test_every_call_returns_within_its_deadline(fault_server: FaultServer, tmp_p
     result, elapsed_ms = _timed(reg, tool, args, approval, mode)
     bound = _deadline_of(result) + DEADLINE_SLACK_MS
     assert elapsed_ms <= bound, f"{mode} {kind} {fault}: {elapsed_ms:.0f} ms > {bound} ms ({result.to_json()})"
-    # a write the API performed before going silent may be answered by a resend (it deduplicates the key)
-    assert error_code(result) in ("tool_timeout", "result_unknown") or (kind == "write" and result.ok), (
-        result.to_json())
+    # a write the API performed before going silent may be answered by a resend (it deduplicates the key);
+    # on a loaded machine the loopback server may not even accept within the 500 ms: then no attempt
+    # reached it, and the truthful answer is `upstream_unavailable` saying the connection timed out
+    never_sent = (error_code(result) == "upstream_unavailable" and result.error is not None
+                  and "connect timed out" in result.error.message)
+    assert error_code(result) in ("tool_timeout", "result_unknown") or never_sent or (
+        kind == "write" and result.ok), result.to_json()
     if kind == "write":
         receipt = reg.receipts.get(f"{reg.api}/{FOLLOWUP}", args["action_id"])
         assert receipt is not None and receipt.state != "pending", receipt
