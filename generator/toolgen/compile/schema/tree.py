@@ -217,22 +217,26 @@ class Interner:
             return self._list(value)
         return value
 
+    def _child(self, value: Any) -> tuple[Any, Any]:
+        """(the shared form of a child that is not a string, what stands for it in its parent's key):
+        a container by its identity, a scalar by `_token`."""
+        kind = type(value)
+        if kind is dict:
+            child = self._dict(value)
+            return child, id(child)
+        if kind is list:
+            child = self._list(value)
+            return child, id(child)
+        return value, _token(value)
+
     def _dict(self, value: dict[str, Any]) -> Any:
         parts: list[Any] = [0]
         append = parts.append
         children: dict[str, Any] = {}
         same = True
         for k, v in value.items():
-            kind = type(v)
-            if kind is str:
-                child, token = v, v
-            elif kind is dict or kind is list:
-                child = self._dict(v) if kind is dict else self._list(v)
-                token = id(child)
-                if child is not v:
-                    same = False
-            else:  # a scalar stands for itself
-                child, token = v, _token(v)
+            child, token = (v, v) if type(v) is str else self._child(v)
+            same = same and child is v
             children[k] = child
             append(k)
             append(token)
@@ -247,16 +251,8 @@ class Interner:
         parts: list[Any] = [1]
         same = True
         for v in value:
-            kind = type(v)
-            if kind is str:
-                child, token = v, v
-            elif kind is dict or kind is list:
-                child = self._dict(v) if kind is dict else self._list(v)
-                token = id(child)
-                if child is not v:
-                    same = False
-            else:
-                child, token = v, _token(v)
+            child, token = (v, v) if type(v) is str else self._child(v)
+            same = same and child is v
             items.append(child)
             parts.append(token)
         key = tuple(parts)
