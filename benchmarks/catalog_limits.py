@@ -35,19 +35,18 @@ from toolgen.dialects.openai import OPENAI_MAX_TOOLS, check_openai_catalog
 from toolgen.evals.client_search import ClientCatalog, client_catalog
 from toolgen.search_tool import gemini_search_declaration, openai_search_function
 
-#: the pools of a client-run search: file -> (entry name, its search entry, limit, checker)
-POOLS: dict[str, tuple[Any, Any, int, Any]] = {
-    "openai.json": (lambda e: str(e["function"]["name"]), openai_search_function, OPENAI_MAX_TOOLS,
-                    check_openai_catalog),
-    "gemini.json": (lambda e: str(e["name"]), gemini_search_declaration, GEMINI_MAX_TOOLS, check_gemini_catalog),
+#: the pools of a client-run search: file -> (its search entry, limit, checker)
+POOLS: dict[str, tuple[Any, int, Any]] = {
+    "openai.json": (openai_search_function, OPENAI_MAX_TOOLS, check_openai_catalog),
+    "gemini.json": (gemini_search_declaration, GEMINI_MAX_TOOLS, check_gemini_catalog),
 }
 
 
 def upfront(folder: Path, name: str) -> ClientCatalog:
     """What one request carries of pool `name` (``openai.json``, ``gemini.json``) before any search
     (``.sent``; ``.searching``: its last entry is ``search_tools``)."""
-    name_of, search_entry, _, _ = POOLS[name]
-    return client_catalog(folder, name, name_of, search_entry)
+    search_entry, _, _ = POOLS[name]
+    return client_catalog(folder, name, search_entry)
 
 
 def check(folder: Path) -> list[dict[str, Any]]:
@@ -70,10 +69,11 @@ def check(folder: Path) -> list[dict[str, Any]]:
             rows.append({"file": name, "sent": "top-level entries", "entries": len(data), "limit": OPENAI_MAX_TOOLS,
                          "whole": True, "within": len(data) <= OPENAI_MAX_TOOLS})
         elif name in POOLS:
-            _, _, limit, checker = POOLS[name]
-            view = upfront(folder, name).sent
+            _, limit, checker = POOLS[name]
+            catalog = upfront(folder, name)
+            view = catalog.sent
             problems = checker(view, max_tools=None)
-            rows.append({"file": name, "sent": "eager entries and search_tools" if deferred else "every entry",
+            rows.append({"file": name, "sent": "eager entries and search_tools" if catalog.searching else "every entry",
                          "entries": len(view), "limit": limit, "whole": False,
                          "within": len(view) <= limit and not problems, "violations": len(problems)})
         elif name == "mcp.json":

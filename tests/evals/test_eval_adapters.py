@@ -204,7 +204,7 @@ def test_the_client_run_search_respects_the_callers_scopes(tmp_path: Path) -> No
     registry = Registry(policy, json.loads((package / "mcp.json").read_text()), base_url="http://127.0.0.1:9")
     row = next(r for r in policy["tools"] if r["tool"] == "get_pull_request")
     search = ToolSearch(registry)
-    catalog = client_catalog(package, "openai.json", lambda e: str(e["function"]["name"]), openai_search_function)
+    catalog = client_catalog(package, "openai.json", openai_search_function)
     everything = sorted({s for r in policy["tools"] for s in r.get("permission") or []})
     found = search.run({"query": "get pull request", "limit": None}, Actor.of("eval", everything))
     assert found.ok and found.result is not None and "get_pull_request" in [t["name"] for t in found.result["tools"]]

@@ -2,7 +2,8 @@
 docs/provider-rules.md F.1, F.3): what an adapter sends up front, and the tools a search adds.
 
 Input: a package folder, its catalog file for the dialect (``openai.json`` or ``gemini.json``: every
-tool's entry, the pool), how to read an entry's tool name, and the dialect's ``search_tools`` entry
+tool's entry, the pool, each named as `toolgen.runtime.identity.tool_entry_name` reads it), and the
+dialect's ``search_tools`` entry
 (`toolgen.search_tool.openai_search_function`, `gemini_search_declaration`). Output: a
 `ClientCatalog`, the tool list of the next request. With no deferred row in ``policy.json`` it is
 the whole file and no search entry; with one, the eager entries in file order and then the
@@ -21,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..runtime.identity import is_deferred, tool_entry_name
 
 JSON = Any
 
@@ -49,18 +52,18 @@ class ClientCatalog:
         return tuple(added)
 
 
-def client_catalog(package: Path, file: str, name_of: Callable[[dict[str, JSON]], str],
-                   search_entry: Callable[[Sequence[str]], dict[str, JSON]]) -> ClientCatalog:
+def client_catalog(package: Path, file: str, search_entry: Callable[[Sequence[str]], dict[str, JSON]]
+                   ) -> ClientCatalog:
     """The `ClientCatalog` of `package` for catalog `file` (see the module docstring). Raises
     `OSError` / `ValueError` when ``policy.json`` or `file` cannot be read as JSON."""
     entries: list[dict[str, JSON]] = json.loads((package / file).read_text(encoding="utf-8"))
     policy = json.loads((package / "policy.json").read_text(encoding="utf-8"))
     rows = [r for r in policy.get("tools", []) if isinstance(r, dict)]
-    deferred = [r for r in rows if r.get("loading") == "deferred"]
-    pool = {name_of(e): e for e in entries}
+    deferred = [r for r in rows if is_deferred(r)]
+    pool = {str(tool_entry_name(e)): e for e in entries}
     if not deferred:
         return ClientCatalog(list(entries), pool, False, set(pool))
-    eager = {str(r["tool"]) for r in rows if r.get("loading") != "deferred"}
-    sent = [e for e in entries if name_of(e) in eager]
+    eager = {str(r["tool"]) for r in rows if not is_deferred(r)}
+    sent = [e for e in entries if tool_entry_name(e) in eager]
     toolsets = sorted({str(r["toolset"]) for r in deferred if r.get("toolset") is not None})
-    return ClientCatalog([*sent, search_entry(toolsets)], pool, True, {name_of(e) for e in sent})
+    return ClientCatalog([*sent, search_entry(toolsets)], pool, True, {str(tool_entry_name(e)) for e in sent})

@@ -36,7 +36,7 @@ class GeminiAdapter:
                                     retry_options=types.HttpRetryOptions(attempts=1))
         self.client: Any = genai.Client(api_key=api_key, http_options=options)
         self.model = model
-        self.catalog = client_catalog(package, "gemini.json", lambda e: str(e["name"]), gemini_search_declaration)
+        self.catalog = client_catalog(package, "gemini.json", gemini_search_declaration)
         self.client_search = self.catalog.searching
         self.system = ""
         self.contents: list[dict[str, Any]] = []

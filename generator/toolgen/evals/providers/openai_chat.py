@@ -23,10 +23,6 @@ from ..client_search import client_catalog
 from ..conversation import ToolCall, Turn, parse_arguments
 
 
-def _name(entry: dict[str, Any]) -> str:
-    return str(entry["function"]["name"])
-
-
 class ChatAdapter:
     dialect = "openai"
 
@@ -37,7 +33,7 @@ class ChatAdapter:
         self.client: Any = openai.OpenAI(api_key=api_key, base_url=base_url, http_client=http_client,
                                          max_retries=0)
         self.model = model
-        self.catalog = client_catalog(package, "openai.json", _name, openai_search_function)
+        self.catalog = client_catalog(package, "openai.json", openai_search_function)
         self.client_search = self.catalog.searching
         self.messages: list[dict[str, Any]] = []
 
