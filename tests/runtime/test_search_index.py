@@ -22,7 +22,7 @@ from tests.support.profiles import examples
 from toolgen.cli import main
 from toolgen.pointer import join_pointer
 from toolgen.runtime import Actor, Registry
-from toolgen.runtime.search import ToolIndex, load_documents
+from toolgen.runtime.search import ToolIndex, load_search
 from toolgen.runtime.search_tool import ToolSearch
 from toolgen.search_text import SEARCH_FORMAT, search_documents
 from toolgen.search_tool import (
@@ -111,7 +111,7 @@ def test_a_missing_or_broken_index_falls_back_to_the_same_ranking(github_copy: P
         path.unlink()
     else:
         path.write_text(content, encoding="utf-8")
-        assert load_documents(path) is None
+        assert load_search(path) == (None, None)
     assert _ranked(ToolIndex.from_dir(github_copy)) == expected
 
 

@@ -289,9 +289,3 @@ def load_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any]:
             for d in documents):
         return None, None
     return documents, data.get("semantic")
-
-
-def load_documents(path: Path) -> list[Mapping[str, Any]] | None:
-    """The index documents of a ``search.json`` file, or None when it is absent, unreadable, not JSON,
-    of another format or malformed (the caller then analyses the package itself)."""
-    return load_search(path)[0]
