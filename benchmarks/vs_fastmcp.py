@@ -98,12 +98,13 @@ def worker_fastmcp(spec: Path) -> dict[str, Any]:
 
 def run_worker(kind: str, spec: Path) -> dict[str, Any]:
     """One measurement in a fresh interpreter; adds the process's wall time (start-up and imports).
-    `kind`: ``toolgen`` (the default build), ``toolgen-json`` (JSON outputs only) or ``fastmcp``."""
+    `kind`: ``toolgen`` (the default build), ``toolgen-json`` (JSON outputs only), ``toolgen-mcp`` (the
+    MCP catalog only, what FastMCP makes; the lint stage still runs) or ``fastmcp``."""
     from buildcost import DEFAULT, JSON_ONLY, measure
 
     if kind.startswith("toolgen"):
         start = time.perf_counter()
-        result = measure(spec, JSON_ONLY if kind == "toolgen-json" else DEFAULT)
+        result = measure(spec, {"toolgen-json": JSON_ONLY, "toolgen-mcp": "mcp"}.get(kind, DEFAULT))
         result["wall"] = time.perf_counter() - start
         result["bytes"] = result["output_bytes"]
         return result
