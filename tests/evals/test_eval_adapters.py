@@ -188,6 +188,12 @@ def test_deferred_tools_are_found_by_the_client_run_search(provider: str, tmp_pa
     added = second[len(first):]
     assert [_tool_name(e) for e in added] == outcome.loaded
     assert all(e == pool[_tool_name(e)] for e in added)
+    # ... and the search's answer names them rather than repeating their definitions
+    answer = json.loads(json.loads(exchange_file(tmp_path, 1, tasks.tasks[0]).read_text())["tool_answers"][0]["text"])
+    assert answer["ok"] and "tools" not in answer["result"]
+    assert set(outcome.loaded) <= set(answer["result"]["loaded"])
+    assert "get_pull_request" in [h["tool"] for h in answer["result"]["hits"]]
+    assert json.dumps(pool["get_pull_request"], sort_keys=True) not in json.dumps(answer, sort_keys=True)
     assert replayed.runs[0][0].error is None and replayed.runs[0][0].loaded == outcome.loaded
 
 

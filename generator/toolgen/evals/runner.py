@@ -203,14 +203,22 @@ def _run_task(task: Task, adapter: Adapter, registry: Registry, actor: Actor, ap
 def _search(call: ToolCall, search: ToolSearch, adapter: Adapter, actor: Actor, outcome: TaskOutcome,
             tools: ToolTape) -> tuple[ToolCall, str, bool]:
     """A client-run ``search_tools`` call: answered with the package's index for `actor` (a null
-    ``limit`` is the default), the found tools added to the adapter's next request."""
+    ``limit`` is the default), the found tools added to the adapter's next request.
+
+    The model reads each found tool's definition once, in that request's tool list: the call's
+    answer names them (``{"ok": true, "result": {"loaded": [<tool name>, ...], "hits": [...]}}``,
+    with the ``note`` when nothing matched) instead of repeating the definitions
+    `ToolSearch.run` returns for MCP, whose client has no next request to put them in."""
     result = search.run(call.arguments, actor)
     outcome.searches += 1
     found = result.result.get("tools", []) if result.ok and isinstance(result.result, dict) else []
-    outcome.loaded.extend(adapter.load([str(t["name"]) for t in found]))
+    names = [str(t["name"]) for t in found]
+    outcome.loaded.extend(adapter.load(names))
+    answer = result.to_json()
+    if result.ok and isinstance(result.result, dict):
+        answer["result"] = {"loaded": names, **{k: v for k, v in result.result.items() if k != "tools"}}
     code = result.error.code if result.error else None
-    text = tools.take(SEARCH_TOOL_NAME, result.ok, code,
-                      json.dumps(result.to_json(), sort_keys=True, separators=(",", ":")))
+    text = tools.take(SEARCH_TOOL_NAME, result.ok, code, json.dumps(answer, sort_keys=True, separators=(",", ":")))
     return call, text, not result.ok
 
 
