@@ -528,3 +528,50 @@ def test_each_api_of_a_project_keeps_its_own_pieces(tmp_path: Path, monkeypatch:
         _write_inputs(tmp_path / name, states[name])
         assert run("build", "-q").exit_code == 0
         assert validated == [], (turn, name)
+
+
+def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML's C loader (libyaml) and its pure-Python one read some texts differently, so which one
+    parsed a YAML spec keys what its text gives (`SpecDocument.content_key`) and every cache entry
+    (`toolgen.cache.environment_key`): after the reader changes, a build validates the spec again
+    instead of taking the other reader's findings. A JSON spec's key does not depend on it."""
+    import yaml
+
+    from toolgen.cache import environment_key
+    from toolgen.compile import load
+
+    if not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("this PyYAML has no C loader: one reader only")
+    # the edge that makes them differ: a tab after a key's colon is separation to libyaml, an error to PyYAML's scanner
+    assert yaml.load("a:\tb\n", Loader=yaml.CSafeLoader) == {"a": "b"}
+    with pytest.raises(yaml.YAMLError):
+        yaml.load("a:\tb\n", Loader=yaml.SafeLoader)
+    validated: list[int] = []
+    real_findings = load.model_findings
+
+    def findings(doc: Any) -> Any:
+        validated.append(1)
+        return real_findings(doc)
+
+    monkeypatch.setattr(load, "model_findings", findings)
+    state = _fresh_state()
+    intent = _write_inputs(tmp_path, state)
+    spec = json.loads((tmp_path / "items.json").read_text(encoding="utf-8"))
+    (tmp_path / "items.spec.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    intent.write_text(json.dumps({**_intent_map(state), "spec": "items.spec.yaml"}), encoding="utf-8")
+    keys: dict[str, tuple[str, str, str]] = {}
+    try:
+        for loader in (yaml.CSafeLoader, yaml.SafeLoader):
+            monkeypatch.setattr(load, "_YamlLoader", loader)
+            environment_key.cache_clear()
+            assert _build(intent, tmp_path / "out") == 0
+            assert len(validated) == 1, loader.__name__  # computed under each reader, never taken from the other's
+            keys[loader.__name__] = (environment_key(), load.load_spec(tmp_path / "items.spec.yaml").content_key,
+                                     load.load_spec(tmp_path / "items.json").content_key)
+            validated.clear()
+    finally:
+        monkeypatch.undo()
+        environment_key.cache_clear()
+    c_reader, py_reader = keys["CSafeLoader"], keys["SafeLoader"]
+    assert c_reader[0] != py_reader[0] and c_reader[1] != py_reader[1]
+    assert c_reader[2] == py_reader[2]

@@ -45,6 +45,24 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
     _YamlLoader = yaml.SafeLoader
 
 
+def yaml_reader() -> str:
+    """Which reader `read_structured` parses YAML with: PyYAML's version, its loader class and, for
+    the C loader, the libyaml version it runs (``"PyYAML 6.0.2 CSafeLoader libyaml 0.2.5"``). The two
+    loaders disagree on edge inputs (a tab after a key's colon is a value to libyaml and a syntax
+    error to the pure-Python scanner), so every remembered result of parsing YAML is keyed by it:
+    `SpecDocument.content_key` of a YAML document, and `toolgen.cache.environment_key`."""
+    name = getattr(_YamlLoader, "__name__", str(_YamlLoader))
+    reader = f"PyYAML {yaml.__version__} {name}"
+    if name.startswith("C"):
+        try:
+            from yaml import _yaml  # type: ignore[attr-defined]
+
+            reader += f" libyaml {_yaml.get_version_string()}"
+        except (ImportError, AttributeError):  # pragma: no cover - depends on the PyYAML build
+            pass
+    return reader
+
+
 @dataclass
 class SpecDocument:
     """A loaded OpenAPI document.
@@ -72,13 +90,15 @@ class SpecDocument:
 
     @property
     def content_key(self) -> str:
-        """SHA-256 (hex) of what `data` is a pure function of: the file's text, its format and the
-        version read from it (a Swagger 2.0 text is converted the same way each time). The key of
+        """SHA-256 (hex) of what `data` is a pure function of: the file's text, its format, the
+        version read from it (a Swagger 2.0 text is converted the same way each time) and, for YAML,
+        the reader that parsed it (`yaml_reader`: the C and pure-Python loaders differ). The key of
         what later stages compute from the document alone (its validation, each operation's
         `toolgen.compile.lower.reuse.OperationKeys.reads`), remembered between builds."""
         if self._content_key is None:
             h = hashlib.sha256()
-            for part in ("spec 1", self.format, self.version, self.openapi, self.swagger or "", self.text):
+            reader = yaml_reader() if self.format == "yaml" else ""
+            for part in ("spec 1", self.format, reader, self.version, self.openapi, self.swagger or "", self.text):
                 data = part.encode("utf-8", "surrogatepass")
                 h.update(len(data).to_bytes(8, "big"))
                 h.update(data)
