@@ -452,11 +452,16 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
 
     validated: list[int] = []
     read: list[str] = []
-    real_findings, real_read = load.model_findings, reuse.OperationKeys._read
+    scanned: list[int] = []  # the text parsed again for keys written twice (`toolgen.compile.duplicates`)
+    real_findings, real_read, real_scan = load.model_findings, reuse.OperationKeys._read, load.json_duplicate_keys
 
     def findings(doc: Any) -> Any:
         validated.append(1)
         return real_findings(doc)
+
+    def scan(text: str) -> Any:
+        scanned.append(1)
+        return real_scan(text)
 
     def reads(self: Any, op: Any) -> Any:
         read.append(op.pointer)
@@ -464,19 +469,21 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
 
     monkeypatch.setattr(load, "model_findings", findings)
     monkeypatch.setattr(reuse.OperationKeys, "_read", reads)
+    monkeypatch.setattr(load, "json_duplicate_keys", scan)
     state = _fresh_state()
     state["bad"] = True  # a schema keyword of the wrong type: a spec-schema-invalid warning
     intent = _write_inputs(tmp_path, state)
     out = tmp_path / "out"
     assert _build(intent, out) == 0
-    assert validated == [1] and read
+    assert validated == [1] and read and scanned == [1]
     assert "spec-schema-invalid" in (out / "REPORT.md").read_text(encoding="utf-8")
     validated.clear()
     read.clear()
+    scanned.clear()
     state["descriptions"][0] = "Every item there is."  # the intent map only
     _write_inputs(tmp_path, state)
     assert _build(intent, out) == 0
-    assert validated == [] and read == []
+    assert validated == [] and read == [] and scanned == []
     assert "spec-schema-invalid" in (out / "REPORT.md").read_text(encoding="utf-8")  # the kept finding
     assert _build(intent, tmp_path / "cold", "--no-cache") == 0
     assert _tree(out) == _tree(tmp_path / "cold")
