@@ -447,13 +447,13 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
     """The spec's validation and each operation's part of it (`SpecDocument.content_key`) come from the
     cache while the spec's text is unchanged (an edit of the intent map only), with the findings they
     gave; an edit of the spec computes them again, and its new findings are reported."""
-    from toolgen.compile import load
+    from toolgen.compile import duplicates, load
     from toolgen.compile.lower import reuse
 
     validated: list[int] = []
     read: list[str] = []
     scanned: list[int] = []  # the text parsed again for keys written twice (`toolgen.compile.duplicates`)
-    real_findings, real_read, real_scan = load.model_findings, reuse.OperationKeys._read, load.json_duplicate_keys
+    real_findings, real_read, real_scan = load.model_findings, reuse.OperationKeys._read, duplicates.json_duplicate_keys
 
     def findings(doc: Any) -> Any:
         validated.append(1)
