@@ -447,16 +447,21 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
     """The spec's validation and each operation's part of it (`SpecDocument.content_key`) come from the
     cache while the spec's text is unchanged (an edit of the intent map only), with the findings they
     gave; an edit of the spec computes them again, and its new findings are reported."""
-    from toolgen.compile import load
+    from toolgen.compile import duplicates, load
     from toolgen.compile.lower import reuse
 
     validated: list[int] = []
     read: list[str] = []
-    real_findings, real_read = load.model_findings, reuse.OperationKeys._read
+    scanned: list[int] = []  # the text parsed again for keys written twice (`toolgen.compile.duplicates`)
+    real_findings, real_read, real_scan = load.model_findings, reuse.OperationKeys._read, duplicates.json_duplicate_keys
 
     def findings(doc: Any) -> Any:
         validated.append(1)
         return real_findings(doc)
+
+    def scan(text: str) -> Any:
+        scanned.append(1)
+        return real_scan(text)
 
     def reads(self: Any, op: Any) -> Any:
         read.append(op.pointer)
@@ -464,19 +469,21 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
 
     monkeypatch.setattr(load, "model_findings", findings)
     monkeypatch.setattr(reuse.OperationKeys, "_read", reads)
+    monkeypatch.setattr(load, "json_duplicate_keys", scan)
     state = _fresh_state()
     state["bad"] = True  # a schema keyword of the wrong type: a spec-schema-invalid warning
     intent = _write_inputs(tmp_path, state)
     out = tmp_path / "out"
     assert _build(intent, out) == 0
-    assert validated == [1] and read
+    assert validated == [1] and read and scanned == [1]
     assert "spec-schema-invalid" in (out / "REPORT.md").read_text(encoding="utf-8")
     validated.clear()
     read.clear()
+    scanned.clear()
     state["descriptions"][0] = "Every item there is."  # the intent map only
     _write_inputs(tmp_path, state)
     assert _build(intent, out) == 0
-    assert validated == [] and read == []
+    assert validated == [] and read == [] and scanned == []
     assert "spec-schema-invalid" in (out / "REPORT.md").read_text(encoding="utf-8")  # the kept finding
     assert _build(intent, tmp_path / "cold", "--no-cache") == 0
     assert _tree(out) == _tree(tmp_path / "cold")
@@ -528,3 +535,50 @@ def test_each_api_of_a_project_keeps_its_own_pieces(tmp_path: Path, monkeypatch:
         _write_inputs(tmp_path / name, states[name])
         assert run("build", "-q").exit_code == 0
         assert validated == [], (turn, name)
+
+
+def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML's C loader (libyaml) and its pure-Python one read some texts differently, so which one
+    parsed a YAML spec keys what its text gives (`SpecDocument.content_key`) and every cache entry
+    (`toolgen.cache.environment_key`): after the reader changes, a build validates the spec again
+    instead of taking the other reader's findings. A JSON spec's key does not depend on it."""
+    import yaml
+
+    from toolgen.cache import environment_key
+    from toolgen.compile import load
+
+    if not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("this PyYAML has no C loader: one reader only")
+    # the edge that makes them differ: a tab after a key's colon is separation to libyaml, an error to PyYAML's scanner
+    assert yaml.load("a:\tb\n", Loader=yaml.CSafeLoader) == {"a": "b"}
+    with pytest.raises(yaml.YAMLError):
+        yaml.load("a:\tb\n", Loader=yaml.SafeLoader)
+    validated: list[int] = []
+    real_findings = load.model_findings
+
+    def findings(doc: Any) -> Any:
+        validated.append(1)
+        return real_findings(doc)
+
+    monkeypatch.setattr(load, "model_findings", findings)
+    state = _fresh_state()
+    intent = _write_inputs(tmp_path, state)
+    spec = json.loads((tmp_path / "items.json").read_text(encoding="utf-8"))
+    (tmp_path / "items.spec.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    intent.write_text(json.dumps({**_intent_map(state), "spec": "items.spec.yaml"}), encoding="utf-8")
+    keys: dict[str, tuple[str, str, str]] = {}
+    try:
+        for loader in (yaml.CSafeLoader, yaml.SafeLoader):
+            monkeypatch.setattr(load, "_YamlLoader", loader)
+            environment_key.cache_clear()
+            assert _build(intent, tmp_path / "out") == 0
+            assert len(validated) == 1, loader.__name__  # computed under each reader, never taken from the other's
+            keys[loader.__name__] = (environment_key(), load.load_spec(tmp_path / "items.spec.yaml").content_key,
+                                     load.load_spec(tmp_path / "items.json").content_key)
+            validated.clear()
+    finally:
+        monkeypatch.undo()
+        environment_key.cache_clear()
+    c_reader, py_reader = keys["CSafeLoader"], keys["SafeLoader"]
+    assert c_reader[0] != py_reader[0] and c_reader[1] != py_reader[1]
+    assert c_reader[2] == py_reader[2]

@@ -7,8 +7,8 @@ stages stay pure and the build asks it (`toolgen.build`).
 
 A key is the SHA-256 of everything that can change the value: the stage's input (a `models.py`
 class's source text, the package plan, the input files' bytes and the build's options) and a salt
-naming the code that computes it (toolgen's own source and templates, the Python version and the
-versions of the libraries toolgen runs: `environment_key`). A value is a pure function of its key,
+naming the code that computes it (toolgen's own source and templates, the Python version, the
+versions of the libraries toolgen runs and the YAML reader specs are parsed with: `environment_key`). A value is a pure function of its key,
 so a hit gives the bytes a cold build would compute; the cache is safe to delete at any time
 (``rm -rf .toolgen/cache``), and never committed (it writes a `.gitignore` of ``*`` into its folder).
 An entry is read only when it is a regular file at its own path (``O_NOFOLLOW``): a link planted
@@ -78,12 +78,14 @@ def canonical(value: Any) -> str:
 @lru_cache(maxsize=1)
 def environment_key() -> str:
     """The digest of the code that computes every cached value: each file of the toolgen package and
-    of its templates (path and bytes), the Python version and the installed versions of
-    `_LIBRARIES`. Computed once per process (about 130 files)."""
+    of its templates (path and bytes), the Python version, the installed versions of `_LIBRARIES`
+    and the reader YAML specs are parsed with (`toolgen.compile.load.yaml_reader`: PyYAML's C and
+    pure-Python loaders differ on edge inputs). Computed once per process (about 130 files)."""
     package = Path(__file__).resolve().parent
+    from .compile.load import yaml_reader
     from .emit.template_path import template_dir
 
-    parts: list[bytes | str] = [sys.version, sys.implementation.name]
+    parts: list[bytes | str] = [sys.version, sys.implementation.name, yaml_reader()]
     for name in _LIBRARIES:
         try:
             parts.append(f"{name}=={metadata.version(name)}")

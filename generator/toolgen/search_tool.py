@@ -8,8 +8,8 @@ Completions function tool (`openai_search_function`), and the constants of its c
 
 - name ``search_tools`` (`SEARCH_TOOL_NAME`); annotations `SEARCH_TOOL_ANNOTATIONS` (read-only,
   never destructive, idempotent, closed world);
-- input ``{"query": string (1-500 characters), "limit"?: integer 1-20, default 5}``
-  (`SEARCH_TOOL_INPUT_SCHEMA`, closed); ``limit`` counts hits (operations);
+- input ``{"query": string (1-500 characters), "limit"?: integer 1-20 or null, default 5}``
+  (`SEARCH_TOOL_INPUT_SCHEMA`, closed); ``limit`` counts hits (operations), null meaning the default;
 - output ``{"tools": [definition, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``
   (`SEARCH_TOOL_OUTPUT_SCHEMA`, closed): ``hits`` are the ranked hits of
   `toolgen.runtime.search.ToolIndex.search` the caller may use, best first (a write's hit names the
@@ -25,7 +25,10 @@ The Gemini declaration and the Chat Completions function are run by the client, 
 (neither API defers loading, F.1 / F.3): it answers the call with the same index and adds the found
 tools' entries (from ``gemini.json`` / ``openai.json``) to its next request. The Chat Completions
 function is strict, so ``limit`` is a required member that admits null; null means the default
-(`search_arguments`).
+(`search_arguments`). The MCP entry admits null too (optional there): the runtime answers every
+client through one `SEARCH_TOOL_INPUT_SCHEMA`, and an MCP host that turns the tools it lists into
+strict functions (every member required, the optional ones nullable) sends null for an omitted
+``limit``; an entry that said ``integer`` would list a narrower contract than the server keeps.
 """
 
 from __future__ import annotations
@@ -54,8 +57,8 @@ SEARCH_TOOL_INPUT_SCHEMA: dict[str, Any] = {
     "properties": {
         "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
                   "description": "What you want to do, in plain words (e.g. \"remove a label from an issue\")."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
-                  "description": f"Most operations to return (default {DEFAULT_LIMIT})."},
+        "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT,
+                  "description": f"Most operations to return (default {DEFAULT_LIMIT}; null for the default)."},
     },
     "required": ["query"],
     "additionalProperties": False,

@@ -7,6 +7,7 @@ entry's ``outputSchema``."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from tests.support.runtime_env import mcp_json
 from toolgen.build import ApiBuild, build_api
 from toolgen.dialects.mcp import check_mcp_catalog
 from toolgen.runtime import Actor, Registry
-from toolgen.search_tool import SEARCH_TOOL_NAME, mcp_search_tool
+from toolgen.search_tool import DEFAULT_LIMIT, SEARCH_TOOL_NAME, mcp_search_tool
 
 pytest.importorskip("mcp")
 
@@ -122,3 +123,31 @@ def test_the_client_run_entries_are_the_kernel_entries_and_a_null_limit_is_the_d
     assert null.result["hits"] == absent.result["hits"] and len(null.result["hits"]) == DEFAULT_LIMIT
     over = search.run({"query": query, "limit": 21}, actor)
     assert not over.ok and over.error is not None and over.error.details["pointer"] == "/limit"
+
+
+@pytest.mark.anyio
+async def test_the_listed_input_schema_admits_exactly_what_the_server_answers(tmp_path: Path) -> None:
+    """`toolgen serve` over stdio with the official MCP client: the `inputSchema` it lists for
+    ``search_tools`` (MCP 2025-11-25: JSON Schema 2020-12, which the server MUST validate arguments
+    against) and the server agree on every `limit` — null (the default, as the strict Chat Completions
+    function sends it) is admitted by both; a string, zero and an integer past the maximum are refused
+    by both. One contract, whatever client runs the search."""
+    import shutil
+    import sys
+
+    from mcp import Client, StdioServerParameters
+
+    toolgen = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
+    params = StdioServerParameters(command=toolgen, args=["serve", str(GITHUB), "--scopes", ",".join(ALL_SCOPES),
+                                                          "--base-url", "http://127.0.0.1:9",
+                                                          "--receipts", str(tmp_path / "r.sqlite3")],
+                                   env={"PATH": os.environ.get("PATH", "")}, cwd=str(tmp_path))
+    async with Client(params) as client:
+        listed = next(t for t in (await client.list_tools()).tools if t.name == SEARCH_TOOL_NAME)
+        validator = jsonschema.Draft202012Validator(listed.input_schema, format_checker=jsonschema.FormatChecker())
+        for limit in (None, 1, 5, 20, "5", 0, 21, 2.5, True):
+            args = {"query": "merge the pull request", "limit": limit}
+            answer = await client.call_tool(SEARCH_TOOL_NAME, args)
+            assert validator.is_valid(args) is (answer.is_error is False), (limit, mcp_json(answer))
+            if limit is None:
+                assert len(answer.structured_content["hits"]) == DEFAULT_LIMIT

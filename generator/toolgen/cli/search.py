@@ -8,7 +8,9 @@ Output: the ranked tools (`toolgen.runtime.search`), as text or as a JSON list o
     toolgen search API_OR_DIR "QUERY" [--limit K] [--format text|json] [--scopes a,b]
 
 With ``--scopes`` (or ``TOOLGEN_SCOPES``) only tools whose permission those scopes satisfy are listed;
-without, every tool is. Exit codes: 0 (also when nothing matches), 2 bad input (unknown package,
+without, every tool is. A ``search.json`` the index does not use (unreadable, or not indexing the
+package's tools, e.g. one with no documents) is a warning on stderr
+(`toolgen.runtime.search.IndexWarning`); the package is then analysed here. Exit codes: 0 (also when nothing matches), 2 bad input (unknown package,
 a limit below 1), 3 internal error.
 """
 
@@ -40,6 +42,8 @@ def search_command(api_or_dir: str, query: str, limit: int, fmt: str, scopes: st
     except (OSError, ValueError) as exc:
         click.echo(f"toolgen search: cannot load {folder}: {exc}", err=True)
         sys.exit(2)
+    for warning in index.warnings:  # a search.json not used: the package is analysed instead
+        click.echo(f"toolgen search: warning: [{warning.code}] {warning}", err=True)
     held = parse_scopes(scopes) if scopes is not None or "TOOLGEN_SCOPES" in os.environ else None
     hits = index.search(query, scopes=held, limit=limit)
     if fmt == "json":

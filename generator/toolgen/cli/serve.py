@@ -23,7 +23,9 @@ receipt store. Output: an MCP server until the client disconnects (stdio) or unt
 
 Exit codes: 0 stopped; 2 bad input (package, receipt store, token file — located —, address, option
 combination); 3 internal error. Warnings on stderr at start-up: secrets that are not set, a base URL
-that looks like the spec's example server (`toolgen.cli.call.startup_warnings`), a token file
+that looks like the spec's example server (`toolgen.cli.call.startup_warnings`), a ``search.json``
+the served meta-tool's index would not use (`toolgen.runtime.search_tool.index_warnings`: e.g. one
+with no documents for a package with tools; the index then analyses the package), a token file
 readable by every user.
 """
 
@@ -51,6 +53,7 @@ from ..runtime.mcp_http import (
 from ..runtime.mcp_server import serve_stdio
 from ..runtime.receipts import DEFAULT_RECEIPTS_PATH, MemoryReceiptStore, receipts_scheme
 from ..runtime.registry import Actor, Registry
+from ..runtime.search_tool import has_deferred, index_warnings
 from ..runtime.workers import supervise
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
 
@@ -111,7 +114,7 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
             _bad("--workers applies to --http only (stdio serves one client)")
         registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
                                  _registry_mode(approvals or "client"))
-        _warn_startup(registry, base_url)
+        _warn_startup(registry, base_url, search)
         anyio.run(_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)), search, approvals == "elicit")
         return
     try:
@@ -138,7 +141,7 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
     elicit = approvals == "elicit"
     registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
                              _registry_mode(approvals or "issued"))
-    _warn_startup(registry, base_url)
+    _warn_startup(registry, base_url, search)
     if registry.approvals == "client":
         click.echo("toolgen serve: warning: --approvals client over HTTP: any token holder with a write's scopes "
                    "can approve its own previews", err=True)
@@ -214,8 +217,13 @@ def _scheme(receipts_spec: str | None) -> str | None:
         return None
 
 
-def _warn_startup(registry: Registry, base_url: str | None) -> None:
-    for warning in startup_warnings(registry, base_url_given=base_url is not None):
+def _warn_startup(registry: Registry, base_url: str | None, search: bool | None) -> None:
+    """`startup_warnings`, and when the meta-tool is served (`search`: None = when tools are deferred)
+    a ``search.json`` its index would not use (`toolgen.runtime.search_tool.index_warnings`)."""
+    warnings = [*startup_warnings(registry, base_url_given=base_url is not None)]
+    if has_deferred(registry) if search is None else search:
+        warnings += [f"[{w.code}] {w}" for w in index_warnings(registry)]
+    for warning in warnings:
         click.echo(f"toolgen serve: warning: {warning}", err=True)
 
 

@@ -13,7 +13,8 @@ column), a text no reader should walk (nested deeper than `MAX_DEPTH`, YAML alia
 `MAX_ALIAS_EXPANSION` values or contain themselves, a number longer than Python reads), a Swagger 2.0 construct that has no OpenAPI 3 equivalent, a missing or unsupported
 `openapi` version, and structural errors outside schema objects. Problems inside schema objects (e.g. `type: 'null'`
 in a 3.0 document, which real specs contain) are warnings: the schema stage normalises both
-dialects anyway.
+dialects anyway. So is a key written twice in one object (``spec-duplicate-key``, at the occurrence
+that is read, naming the ones dropped: `toolgen.compile.duplicates`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +35,7 @@ from pydantic import ValidationError
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..pointer import escape_token, parse_pointer
 from ..remember import Remember, computed
+from .duplicates import DuplicateKey, json_duplicate_keys, yaml_duplicate_keys
 from .sourcemap import locate_json_many, locate_yaml, yaml_nodes
 from .swagger2 import PointerMap, convert_swagger2, is_swagger2
 
@@ -43,6 +45,24 @@ try:  # the C loader is ~10x faster on multi-megabyte specs; fall back when liby
     _YamlLoader: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on the PyYAML build
     _YamlLoader = yaml.SafeLoader
+
+
+def yaml_reader() -> str:
+    """Which reader `read_structured` parses YAML with: PyYAML's version, its loader class and, for
+    the C loader, the libyaml version it runs (``"PyYAML 6.0.2 CSafeLoader libyaml 0.2.5"``). The two
+    loaders disagree on edge inputs (a tab after a key's colon is a value to libyaml and a syntax
+    error to the pure-Python scanner), so every remembered result of parsing YAML is keyed by it:
+    `SpecDocument.content_key` of a YAML document, and `toolgen.cache.environment_key`."""
+    name = getattr(_YamlLoader, "__name__", str(_YamlLoader))
+    reader = f"PyYAML {yaml.__version__} {name}"
+    if name.startswith("C"):
+        try:
+            from yaml import _yaml
+
+            reader += f" libyaml {_yaml.get_version_string()}"
+        except (ImportError, AttributeError):  # pragma: no cover - depends on the PyYAML build
+            pass
+    return reader
 
 
 @dataclass
@@ -66,19 +86,23 @@ class SpecDocument:
     openapi: str
     swagger: str | None = None
     pointers: PointerMap | None = field(default=None, repr=False)
+    #: whether the text may write a key twice in one object (False: the YAML loader proved it does not)
+    repeats: bool = field(default=True, repr=False)
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _yaml_root: Any = field(default=None, repr=False)
     _content_key: str | None = field(default=None, repr=False)
 
     @property
     def content_key(self) -> str:
-        """SHA-256 (hex) of what `data` is a pure function of: the file's text, its format and the
-        version read from it (a Swagger 2.0 text is converted the same way each time). The key of
+        """SHA-256 (hex) of what `data` is a pure function of: the file's text, its format, the
+        version read from it (a Swagger 2.0 text is converted the same way each time) and, for YAML,
+        the reader that parsed it (`yaml_reader`: the C and pure-Python loaders differ). The key of
         what later stages compute from the document alone (its validation, each operation's
         `toolgen.compile.lower.reuse.OperationKeys.reads`), remembered between builds."""
         if self._content_key is None:
             h = hashlib.sha256()
-            for part in ("spec 1", self.format, self.version, self.openapi, self.swagger or "", self.text):
+            reader = yaml_reader() if self.format == "yaml" else ""
+            for part in ("spec 1", self.format, reader, self.version, self.openapi, self.swagger or "", self.text):
                 data = part.encode("utf-8", "surrogatepass")
                 h.update(len(data).to_bytes(8, "big"))
                 h.update(data)
@@ -115,10 +139,17 @@ class SpecDocument:
         if self.format == "json":
             found = locate_json_many(self.text, wanted)
         else:
-            if self._yaml_root is None:  # composed once per document, for every batch of pointers
-                self._yaml_root = yaml_nodes(self.text)
-            found = {p: locate_yaml(self._yaml_root, parse_pointer(p)) for p in wanted}
+            root = self.yaml_tree()
+            found = {p: locate_yaml(root, parse_pointer(p)) for p in wanted}
         self._lines.update(found)
+
+    def yaml_tree(self) -> Any:
+        """The representation tree of a YAML document's text (`yaml_nodes`, with the loader that read
+        it), composed once per document for every batch of pointers to locate and for
+        `duplicate_keys`."""
+        if self._yaml_root is None:
+            self._yaml_root = yaml_nodes(self.text, _YamlLoader)
+        return self._yaml_root
 
     def fill_locations(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         """Diagnostics with line/column filled in for every location in this document (whose
@@ -140,6 +171,16 @@ class SpecDocument:
 
 def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json", "yaml"]]:
     """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located)."""
+    text, data, fmt, _ = _read(path, display)
+    return text, data, fmt
+
+
+def _read(path: Path, display: str) -> tuple[str, Any, Literal["json", "yaml"], bool]:
+    """`read_structured`, and whether the text may repeat a key in one object: always True for JSON
+    (`toolgen.compile.duplicates.json_duplicate_keys` finds out), for YAML True only when a mapping
+    loaded with fewer keys than it was written with (a repeated key, or a merge key's entry
+    overridden) or two keys became one string (``200`` and ``'200'``), which costs the loader one
+    comparison per mapping."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -165,7 +206,7 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
         try:
             data = json.loads(text)
             # a JSON document is a tree (no aliases): only its depth needs proving, located when too deep
-            return text, (data if _shallow(data) else checked_tree(data, text, display)), "json"
+            return text, (data if _shallow(data) else checked_tree(data, text, display)), "json", True
         except RecursionError:
             raise _too_deep(text, display) from None
         except ValueError as exc:
@@ -180,7 +221,11 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
                     "json-syntax", "error", f"invalid JSON: {exc.msg}",
                     SourceLocation(display, exc.lineno, exc.colno), hint)])
     try:
-        data = yaml.load(text, Loader=_YamlLoader)
+        loader = _counting_loader(_YamlLoader)(text)
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
     except RecursionError:
         raise _too_deep(text, display) from None
     except yaml.MarkedYAMLError as exc:
@@ -196,7 +241,26 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
             "yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
     except ValueError as exc:  # an integer longer than Python reads
         raise _too_long(text, display, exc) from None
-    return text, _jsonify(checked_tree(data, text, display)), "yaml"
+    merged: list[bool] = []
+    data = _jsonify(checked_tree(data, text, display), merged)
+    return text, data, "yaml", loader.fewer_keys or bool(merged)
+
+
+@lru_cache(maxsize=4)
+def _counting_loader(base: Any) -> Any:
+    """`base` (a PyYAML loader class) whose instances note, in ``fewer_keys``, a mapping that loaded
+    with fewer keys than its node holds (after merge keys are expanded)."""
+
+    class Counting(base):  # type: ignore[misc]
+        fewer_keys = False
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            mapping = super().construct_mapping(node, deep=deep)
+            if len(mapping) != len(node.value):
+                self.fewer_keys = True
+            return mapping
+
+    return Counting
 
 
 #: how deeply a document may nest objects and arrays: far beyond any real API description (whose
@@ -311,12 +375,16 @@ def checked_tree(data: Any, text: str, display: str) -> Any:
     return data
 
 
-def _jsonify(value: Any) -> Any:
-    """YAML -> JSON values: dates/timestamps become ISO strings, non-string keys become strings."""
+def _jsonify(value: Any, merged: list[bool]) -> Any:
+    """YAML -> JSON values: dates/timestamps become ISO strings, non-string keys become strings
+    (`merged` gets an entry for each mapping where two keys became one string)."""
     if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: _jsonify(v) for k, v in value.items()}
+        out = {str(k) if not isinstance(k, str) else k: _jsonify(v, merged) for k, v in value.items()}
+        if len(out) != len(value):
+            merged.append(True)
+        return out
     if isinstance(value, list):
-        return [_jsonify(v) for v in value]
+        return [_jsonify(v, merged) for v in value]
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     if hasattr(value, "isoformat"):
@@ -366,13 +434,15 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
     to OpenAPI 3.0.3 by `toolgen.compile.swagger2`, located in the 2.0 text).
 
     Raises `DiagnosticError` for unreadable files, syntax errors, 2.0 constructs without an OpenAPI 3
-    equivalent, unknown versions and structural errors. Schema-internal validation problems and
-    what a 2.0 conversion drops go to `sink` as warnings. `remember`: the validation's findings (by
-    pointer, `model_findings`), kept by the document's `SpecDocument.content_key` (the build cache
-    passes one, so a build whose spec did not change neither imports nor runs openapi-pydantic).
+    equivalent, unknown versions and structural errors. Schema-internal validation problems, what a
+    2.0 conversion drops and each key written twice in one object (`duplicate_key_warnings`) go to
+    `sink` as warnings. `remember`: the validation's findings (by pointer, `model_findings`) and the
+    duplicate keys (`duplicate_keys`), kept by the document's `SpecDocument.content_key` (the build
+    cache passes one, so a build whose spec did not change neither imports nor runs openapi-pydantic,
+    nor parses the text again for duplicates).
     """
     display = display or display_path(path)
-    text, data, fmt = read_structured(path, display)
+    text, data, fmt, repeats = _read(path, display)
     if not isinstance(data, dict):
         raise DiagnosticError([Diagnostic(
             "spec-not-object", "error", "an OpenAPI document must be a mapping at its top level",
@@ -386,7 +456,7 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
                 "which is not a Unicode character and cannot be written as UTF-8", probe.locate(join_tokens(p)),
                 "write the character itself, or a complete surrogate pair in JSON") for p in bad]))
     if is_swagger2(data):
-        return _load_swagger2(path, display, text, data, fmt, sink, remember)
+        return _load_swagger2(path, display, text, data, fmt, sink, remember, repeats)
     version_field = data.get("openapi")
     if not isinstance(version_field, str):
         raise DiagnosticError([Diagnostic(
@@ -402,13 +472,66 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
         raise DiagnosticError([Diagnostic(
             "spec-version-unsupported", "error", f"OpenAPI version {version_text!r} is not supported",
             doc_probe.locate_now("/openapi"), "toolgen reads OpenAPI 3.0.x and 3.1.x")])
-    doc = SpecDocument(path, display, text, data, fmt, version, version_text)
-    _validate_model(doc, sink, remember)
+    return _checked(SpecDocument(path, display, text, data, fmt, version, version_text, repeats=repeats),
+                    sink, remember)
+
+
+#: how many duplicate keys are reported one by one; the rest are counted in one more warning
+MAX_DUPLICATE_WARNINGS = 20
+
+
+def duplicate_keys(doc: SpecDocument) -> tuple[DuplicateKey, ...]:
+    """The keys written more than once in one object of the document's text
+    (`toolgen.compile.duplicates`), with pointers and positions of the text (for a Swagger 2.0
+    document, the 2.0 text). A pure function of `doc.content_key`."""
+    if doc.format == "json":
+        return json_duplicate_keys(doc.text)
+    return yaml_duplicate_keys(doc.yaml_tree()) if doc.repeats else ()
+
+
+def duplicate_key_warnings(doc: SpecDocument, remember: Remember = computed) -> list[Diagnostic]:
+    """A ``spec-duplicate-key`` warning for each key of `duplicate_keys` (through `remember`, by the
+    document's `SpecDocument.content_key`), at the occurrence the reader keeps (file:line:col and
+    the JSON pointer of that member), naming the lines of the ones it dropped; after
+    `MAX_DUPLICATE_WARNINGS`, one warning counts the rest. A warning, not an error: real specs have
+    them, and the document is read as every JSON and YAML reader reads it."""
+    found: tuple[DuplicateKey, ...] = remember(doc.content_key + " duplicate keys 1", partial(duplicate_keys, doc))
+    out: list[Diagnostic] = []
+    for dup in found[:MAX_DUPLICATE_WARNINGS]:
+        line, col = dup.positions[-1] if dup.positions else (None, None)
+        dropped = ", ".join(f"{ln}:{c}" for ln, c in dup.positions[:-1])
+        out.append(Diagnostic(
+            "spec-duplicate-key", "warning",
+            f"key `{dup.key}` is written {len(dup.positions)} times in this object: only this last one is "
+            f"read, the one{'s' if len(dup.positions) > 2 else ''} at line:column {dropped or '?'} "
+            f"{'are' if len(dup.positions) > 2 else 'is'} ignored",
+            SourceLocation(doc.display, line, col, dup.member),
+            "keep one: merge what the others say into it and delete them (object keys must be unique: "
+            "RFC 8259 section 4, YAML 1.2 section 3.2.1.1)"))
+    if len(found) > MAX_DUPLICATE_WARNINGS:
+        out.append(Diagnostic(
+            "spec-duplicate-key", "warning",
+            f"{len(found) - MAX_DUPLICATE_WARNINGS} more keys are written twice in one object (not listed)",
+            SourceLocation(doc.display, 1, 1, ""), "fix the ones listed, then build again to see the rest"))
+    return out
+
+
+def _checked(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember) -> SpecDocument:
+    """`doc` after its duplicate keys went to `sink` and its model validation ran (`_validate_model`);
+    a validation error is raised with the duplicate-key warnings beside it (a dropped duplicate is
+    often its cause)."""
+    duplicates = duplicate_key_warnings(doc, remember) if sink is not None else []
+    try:
+        _validate_model(doc, sink, remember)
+    except DiagnosticError as exc:
+        raise DiagnosticError([*exc.diagnostics, *duplicates]) from None
+    if sink is not None:
+        sink.extend(duplicates)
     return doc
 
 
 def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fmt: Literal["json", "yaml"],
-                   sink: DiagnosticSink | None, remember: Remember = computed) -> SpecDocument:
+                   sink: DiagnosticSink | None, remember: Remember = computed, repeats: bool = True) -> SpecDocument:
     """A Swagger 2.0 document, read as the OpenAPI 3.0.3 document it converts to (module docstring)."""
     source = SpecDocument(path, display, text, data, fmt, "3.0", str(data.get("swagger")))
     try:
@@ -418,9 +541,8 @@ def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fm
     if sink is not None:
         sink.extend(source.fill_locations(converted.warnings))
     doc = SpecDocument(path, display, text, converted.data, fmt, "3.0", str(converted.data["openapi"]),
-                       swagger=str(data["swagger"]), pointers=converted.pointers)
-    _validate_model(doc, sink, remember)
-    return doc
+                       swagger=str(data["swagger"]), pointers=converted.pointers, repeats=repeats)
+    return _checked(doc, sink, remember)
 
 
 def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember = computed) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from ..pointer import parse_pointer
 
@@ -43,15 +44,15 @@ def locate_ruamel(root: Any, tokens: list[str]) -> tuple[int, int]:
     return best
 
 
-def yaml_nodes(text: str) -> Any:
-    """The representation tree of YAML `text` (PyYAML's `compose`, with the C loader when it is
-    available): every node knows its start line and column, and nothing is constructed, so this is
-    the cheap way to locate many pointers in a large spec (a ruamel round trip of GitHub's spec as
-    YAML costs tens of seconds). Raises `yaml.YAMLError` on text that does not parse."""
+def yaml_nodes(text: str, loader: Any = None) -> Any:
+    """The representation tree of YAML `text` (PyYAML's `compose` with `loader`, by default the C
+    loader when it is available): every node knows its start line and column, and nothing is
+    constructed, so this is the cheap way to locate many pointers in a large spec (a ruamel round
+    trip of GitHub's spec as YAML costs tens of seconds). Raises `yaml.YAMLError` on text that does
+    not parse."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.compose(text, Loader=loader)
+    return yaml.compose(text, Loader=loader or getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def locate_yaml(root: Any, tokens: list[str]) -> tuple[int, int]:
@@ -79,6 +80,7 @@ def locate_yaml(root: Any, tokens: list[str]) -> tuple[int, int]:
     return best
 
 
+_K = TypeVar("_K")
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
@@ -89,22 +91,54 @@ def locate_json_many(text: str, pointers: list[str]) -> dict[str, tuple[int, int
     Descends only into members on the way to a wanted pointer and skips every other value with the
     C decoder. A pointer that does not exist gets the position of its longest existing prefix.
     """
+    offsets, _ = _scan_json(text, pointers, ())
+    wanted_offsets: dict[str, int] = {}
+    for pointer in pointers:
+        tokens = tuple(parse_pointer(pointer))
+        while tokens not in offsets:
+            tokens = tokens[:-1]
+        wanted_offsets[pointer] = offsets[tokens]
+    return _line_cols(text, wanted_offsets)
+
+
+def json_members(text: str, objects: list[str]) -> dict[str, list[tuple[str, tuple[int, int]]]]:
+    """For each JSON pointer of `objects` that names an object of `text`: its members' keys as written,
+    each with the line/col (1-based) of the key, in document order, repeated keys included (which
+    the parsed data has lost). One pass, as `locate_json_many`."""
+    _, members = _scan_json(text, objects, objects)
+    offsets = {(pointer, i): offset for pointer, found in members.items() for i, (_, offset) in enumerate(found)}
+    positions = _line_cols(text, offsets)
+    return {pointer: [(key, positions[(pointer, i)]) for i, (key, _) in enumerate(found)]
+            for pointer, found in members.items()}
+
+
+def _scan_json(text: str, pointers: list[str], objects: Sequence[str]
+               ) -> tuple[dict[tuple[str, ...], int], dict[str, list[tuple[str, int]]]]:
+    """(offset of each existing prefix of `pointers`, the members (key, offset) of each object of
+    `objects`, which must be among `pointers`)."""
     trie: dict[str, Any] = {}
     for pointer in pointers:
         node = trie
         for token in parse_pointer(pointer):
             node = node.setdefault(token, {})
+    listed = {tuple(parse_pointer(p)): p for p in objects}
+    members: dict[str, list[tuple[str, int]]] = {}
     offsets: dict[tuple[str, ...], int] = {(): _WS.match(text, 0).end()}  # type: ignore[union-attr]
 
     def walk(pos: int, node: dict[str, Any], path: tuple[str, ...]) -> None:
-        if pos >= len(text) or not node:
+        if pos >= len(text) or (not node and path not in listed):
             return
         ch = text[pos]
         if ch == "{":
+            own = None
+            if path in listed:  # a later occurrence of the same member replaces an earlier one, as in the data
+                own = members[listed[path]] = []
             pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
             while pos < len(text) and text[pos] != "}":
                 key_start = pos
                 key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
+                if own is not None:
+                    own.append((key, key_start))
                 pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
                 pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
                 if key in node:
@@ -132,22 +166,20 @@ def locate_json_many(text: str, pointers: list[str]) -> dict[str, tuple[int, int
         walk(offsets[()], trie, ())
     except (ValueError, IndexError):  # text and data disagree (cannot happen for text we parsed): best effort
         pass
-    wanted_offsets: dict[str, int] = {}
-    for pointer in pointers:
-        tokens = tuple(parse_pointer(pointer))
-        while tokens not in offsets:
-            tokens = tokens[:-1]
-        wanted_offsets[pointer] = offsets[tokens]
-    # one forward sweep turns offsets into line/col
-    result: dict[str, tuple[int, int]] = {}
+    return offsets, members
+
+
+def _line_cols(text: str, offsets: Mapping[_K, int]) -> dict[_K, tuple[int, int]]:
+    """Each offset of `offsets` as a 1-based (line, col), in one forward sweep over `text`."""
+    result: dict[_K, tuple[int, int]] = {}
     line, line_start, cursor = 1, 0, 0
-    for pointer, offset in sorted(wanted_offsets.items(), key=lambda kv: kv[1]):
+    for name, offset in sorted(offsets.items(), key=lambda kv: kv[1]):
         line += text.count("\n", cursor, offset)
         nl = text.rfind("\n", cursor, offset)
         if nl >= 0:
             line_start = nl + 1
         cursor = offset
-        result[pointer] = (line, offset - line_start + 1)
+        result[name] = (line, offset - line_start + 1)
     return result
 
 

@@ -10,7 +10,10 @@ One ranking everywhere: `toolgen search`, the Python API (`ToolIndex.search`, `R
 `toolgen.search_tool`) all call `ToolIndex.search`. The index documents are built at `toolgen build` time (``search.json`` beside ``policy.json``, by
 `toolgen.search_text.search_documents`); `ToolIndex.from_dir` loads them and falls back to building
 them from ``policy.json`` + ``mcp.json`` with the same function when the file is absent or of another
-format, so both paths give the same ranking.
+format, so both paths give the same ranking. A file that is present but not used (unreadable,
+malformed, or indexing other tools than the package's: no document at all while the package has
+tools would answer every search with nothing) is said in `ToolIndex.warnings` (`checked_search`),
+which `toolgen search` and `toolgen serve` print.
 
 The engine is SQLite FTS5 (stdlib ``sqlite3``, in memory) with its ``bm25`` ranking and the
 ``porter unicode61`` tokenizer (stemming: ``labels`` finds ``label``), over one document per
@@ -66,7 +69,7 @@ from ..search_text import (
 from ..search_vectors import FUSION_WEIGHT, SEMANTIC_FORMAT, Embedder, SemanticIndex
 from .identity import permits, scope_set
 
-__all__ = ["STOP_WORDS", "Hit", "ToolIndex", "query_terms", "split_words"]
+__all__ = ["STOP_WORDS", "Hit", "IndexWarning", "ToolIndex", "checked_search", "query_terms", "split_words"]
 
 #: the file `toolgen build` writes the index documents into, beside ``policy.json``
 SEARCH_FILE = "search.json"
@@ -84,6 +87,27 @@ class Hit:
 
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "toolset": self.toolset, "score": self.score, "operation": self.operation}
+
+
+@dataclass(frozen=True)
+class IndexWarning:
+    """A ``search.json`` beside a package that tool search does not use, and why (`checked_search`):
+    `code` is ``search_index_unreadable`` (not JSON, of another format, malformed) or
+    ``search_index_mismatch`` (its documents do not index the package's tools: none while the
+    package has some, or other ones); `file` the file's path; `message` what is wrong; `hint` what
+    to do. The index then analyses the package itself (the documents the build writes), so search
+    keeps working; the warning says the shipped file is wrong."""
+
+    code: str
+    file: str
+    message: str
+    hint: str = "rebuild the package (`toolgen build`) so its search.json indexes its tools"
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "file": self.file, "message": self.message, "hint": self.hint}
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}; {self.hint}"
 
 
 @dataclass
@@ -111,6 +135,8 @@ class ToolIndex:
         (absent, as by default; malformed; made by an embedder that is neither stored nor given as
         `embedder`; or numpy not installed) the ranking is the lexical one alone, and numpy is not
         imported when there is none."""
+        #: why a package's ``search.json`` was not used (`from_dir`, `from_registry`: `checked_search`)
+        self.warnings: tuple[IndexWarning, ...] = ()
         docs = documents if documents is not None else search_documents(policy, catalog)
         self._semantic = SemanticIndex.load(semantic, len(docs), embedder)
         self._db = sqlite3.connect(":memory:")
@@ -138,23 +164,29 @@ class ToolIndex:
     @classmethod
     def from_dir(cls, path: str | Path, *, embedder: Embedder | None = None) -> ToolIndex:
         """Index the generated package in folder `path`: the documents of its ``search.json`` when it
-        holds a readable one of this format, else ``policy.json`` + ``mcp.json`` analysed here (same
-        documents, same ranking). Raises OSError / ValueError when ``policy.json`` or ``mcp.json`` is
+        holds a readable one of this format that indexes the package's tools, else ``policy.json`` +
+        ``mcp.json`` analysed here (same documents, same ranking), with the reason in `warnings`
+        (`checked_search`). Raises OSError / ValueError when ``policy.json`` or ``mcp.json`` is
         missing or not JSON."""
         folder = Path(path)
         policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
         catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
-        documents, semantic = load_search(folder / SEARCH_FILE)
-        return cls(policy, catalog, documents=documents, semantic=semantic, embedder=embedder)
+        documents, semantic, warning = checked_search(folder / SEARCH_FILE, policy)
+        index = cls(policy, catalog, documents=documents, semantic=semantic, embedder=embedder)
+        index.warnings = (warning,) if warning is not None else ()
+        return index
 
     @classmethod
     def from_registry(cls, registry: Any, *, embedder: Embedder | None = None) -> ToolIndex:
         """Index the tools of a loaded `toolgen.runtime.Registry`: with the documents of the
         ``search.json`` beside the package it was loaded from (`Registry.from_dir`), as `from_dir`
-        does, else analysed here."""
+        does (`warnings` included), else analysed here."""
         source = getattr(registry, "source", None)
-        documents, semantic = load_search(Path(source) / SEARCH_FILE) if source is not None else (None, None)
-        return cls(registry.policy, registry.catalog(), documents=documents, semantic=semantic, embedder=embedder)
+        documents, semantic, warning = (checked_search(Path(source) / SEARCH_FILE, registry.policy)
+                                        if source is not None else (None, None, None))
+        index = cls(registry.policy, registry.catalog(), documents=documents, semantic=semantic, embedder=embedder)
+        index.warnings = (warning,) if warning is not None else ()
+        return index
 
     def _coverage(self, terms: list[str]) -> dict[int, float]:
         """Per document, the share of the request's distinct terms that its name, title, keywords,
@@ -275,17 +307,63 @@ def load_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any]:
     """(the index documents of a ``search.json`` file, its ``semantic`` value or None), of the
     lexical format or the semantic one (`SEMANTIC_FORMAT`), or (None, None) when the file is absent,
     unreadable, not JSON, of another format or malformed (the caller then analyses the package
-    itself)."""
+    itself). `checked_search` also says why, and checks the documents against the package."""
+    documents, semantic, _ = _read_search(path)
+    return documents, semantic
+
+
+def checked_search(path: Path, policy: Mapping[str, Any]
+                   ) -> tuple[list[Mapping[str, Any]] | None, Any, IndexWarning | None]:
+    """`load_search`, checked against the package it sits in (`policy`: its ``policy.json`` object):
+    the documents are used only when the tools they name are exactly the package's tools (every
+    policy row's ``tool``), as the build writes them. Otherwise (None, None, an `IndexWarning`):
+    a file present but unreadable, not JSON, of another format or malformed
+    (``search_index_unreadable``), or whose documents index other tools than the package's
+    (``search_index_mismatch``): most plainly no document at all while the package has tools, which
+    would otherwise answer every search with nothing. An absent file gives no warning (a package
+    without one is analysed here, by design); so does an empty index of a package without tools."""
+    documents, semantic, problem = _read_search(path)
+    if problem is not None:
+        return None, None, IndexWarning("search_index_unreadable", str(path), f"not a tool-search index this "
+                                        f"runtime reads ({problem}): tool search analyses the package instead")
+    if documents is None:
+        return None, None, None
+    rows = policy.get("tools") if isinstance(policy, Mapping) else None
+    tools = {str(row.get("tool")) for row in rows or [] if isinstance(row, Mapping)}
+    indexed = {str(tool) for document in documents for tool, _ in document["tools"]}
+    if indexed == tools:
+        return documents, semantic, None
+    missing, extra = sorted(tools - indexed), sorted(indexed - tools)
+    if not documents:
+        what = f"it has no documents, while the package has {len(tools)} tool{'s' if len(tools) != 1 else ''}"
+    else:
+        parts = [f"{len(missing)} of the package's tools are not in it (e.g. {', '.join(missing[:3])})"] if missing else []
+        parts += [f"it names {len(extra)} tools the package lacks (e.g. {', '.join(extra[:3])})"] if extra else []
+        what = " and ".join(parts)
+    return None, None, IndexWarning("search_index_mismatch", str(path), f"the index is not this package's: {what}; "
+                                    "tool search analyses the package instead")
+
+
+def _read_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any, str | None]:
+    """(documents, semantic, None), (None, None, None) for an absent file, or (None, None, why the
+    present file is not read)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None, None
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None, None
+    except (OSError, ValueError) as exc:
+        return None, None, f"cannot read it: {exc}"
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return None, None, f"not JSON: {exc}"
     if not isinstance(data, dict) or data.get("format") not in (SEARCH_FORMAT, SEMANTIC_FORMAT):
-        return None, None
+        found = data.get("format") if isinstance(data, dict) else None
+        return None, None, f"format {found!r}, not {SEARCH_FORMAT!r} or {SEMANTIC_FORMAT!r}"
     documents = data.get("documents")
     if not isinstance(documents, list) or not all(
             isinstance(d, dict) and isinstance(d.get("fields"), dict) and isinstance(d.get("tools"), list)
             and all(isinstance(t, list) and len(t) == 2 and isinstance(t[1], list) for t in d["tools"])
             for d in documents):
-        return None, None
-    return documents, data.get("semantic")
+        return None, None, "its documents are malformed"
+    return documents, data.get("semantic"), None

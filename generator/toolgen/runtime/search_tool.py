@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
@@ -42,9 +43,10 @@ from .errors import ToolError, make_error
 from .identity import is_deferred
 from .pipeline.validate import describe_error
 from .registry import Actor, CallResult, Registry
-from .search import ToolIndex
+from .search import SEARCH_FILE, IndexWarning, ToolIndex, checked_search
 
-__all__ = ["SEARCH_TOOL_NAME", "ToolSearch", "has_deferred", "search_tool_entry", "searchable_toolsets"]
+__all__ = ["SEARCH_TOOL_NAME", "ToolSearch", "has_deferred", "index_warnings", "search_tool_entry",
+           "searchable_toolsets"]
 
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
@@ -59,6 +61,18 @@ def searchable_toolsets(registry: Registry) -> list[str]:
     names in the meta-tool's description)."""
     return sorted({str(spec.row["toolset"]) for spec in registry.specs.values()
                    if is_deferred(spec.row) and spec.row.get("toolset") is not None})
+
+
+def index_warnings(registry: Registry) -> list[IndexWarning]:
+    """Why the ``search.json`` beside the package `registry` was loaded from would not be used by the
+    meta-tool's index (`toolgen.runtime.search.checked_search`: unreadable, or not indexing the
+    package's tools), for the server to say at start-up; empty for a usable or absent file, or a
+    `Registry` built in memory."""
+    source = getattr(registry, "source", None)
+    if source is None:
+        return []
+    _, _, warning = checked_search(Path(source) / SEARCH_FILE, registry.policy)
+    return [warning] if warning is not None else []
 
 
 def search_tool_entry(registry: Registry) -> dict[str, Any]:

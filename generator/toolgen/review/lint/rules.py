@@ -254,6 +254,10 @@ for _id, _sev, _summary, _help in (
      "Fix the schema in the spec as the hint says; the tool takes the repaired schema the message names."),
     ("schema-invalid", "warning", "A schema object in the spec is malformed.", "Fix the spec."),
     ("spec-schema-invalid", "warning", "A part of the spec does not follow the OpenAPI schema.", "Fix the spec."),
+    ("spec-duplicate-key", "warning",
+     ("A key is written twice in one object of the spec (JSON or YAML); every reader keeps the last occurrence "
+      "and drops the others, so the warning sits at the one read and names the dropped ones' lines."),
+     "Keep one: merge what the others say into it and delete them."),
     ("response-media-assumed-json", "warning",
      ("A success response's media type (`*/*`, `application/*` or an unknown type) does not say JSON, but its "
      "schema is an object or array: the tool reads the answer as JSON."),
