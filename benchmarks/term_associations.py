@@ -143,7 +143,7 @@ def operation_words(spec: dict[str, Any], description_words: int = 40) -> list[l
         item = paths[path]
         if not isinstance(item, dict):
             continue
-        shared = item.get("parameters") if isinstance(item.get("parameters"), list) else []
+        shared: list[Any] = item["parameters"] if isinstance(item.get("parameters"), list) else []
         for method in METHODS:
             op = item.get(method)
             if not isinstance(op, dict):
@@ -152,7 +152,7 @@ def operation_words(spec: dict[str, Any], description_words: int = 40) -> list[l
             words += _words(str(op.get("description") or ""))[:description_words]
             words += _words(str(op.get("operationId") or ""))
             words += [w for seg in str(path).split("/") if seg and not seg.startswith("{") for w in _words(seg)]
-            params = op.get("parameters") if isinstance(op.get("parameters"), list) else []
+            params: list[Any] = op["parameters"] if isinstance(op.get("parameters"), list) else []
             for param in [*shared, *params]:
                 param = _resolve(spec, param)
                 if isinstance(param, dict):
@@ -188,10 +188,9 @@ def learn(corpus: Path, settings: Settings) -> dict[str, Any]:
     for word, stem in stem_of.items():
         if stem is not None:
             forms[stem][word] += surface[word]
-    # stems seen in MIN_SPECS specs
-    spec_count: Counter[str] = Counter()
+    spec_count: Counter[str] = Counter()  # specs a stem occurs in
     for _, docs in specs:
-        spec_count.update({stem_of[w] for words in docs for w in words if stem_of.get(w)})
+        spec_count.update({s for words in docs for w in words if (s := stem_of.get(w)) is not None})
     kept = sorted(s for s, n in spec_count.items() if n >= st.min_specs)
     index = {s: i for i, s in enumerate(kept)}
     size = len(kept)
