@@ -75,3 +75,21 @@ def test_breakdown_table_has_a_row_per_dialect_and_side() -> None:
     rows = bench.breakdown_table(cat)
     assert len(rows) == 2 + 2 * len(bench.DIALECTS)
     assert all(row.count("|") == rows[0].count("|") for row in rows)
+
+
+def test_a_composite_row_counts_the_operations_of_its_steps() -> None:
+    """A composite's policy row has no operation of its own (`operation: null`): the benchmark reads
+    its steps' operations, so the committed GitHub package still covers exactly the 16 it compares."""
+    rows = json.loads((REPO / "generated" / "github" / "policy.json").read_text(encoding="utf-8"))["tools"]
+    composite = next(row for row in rows if row["tool"] == "get_issue_thread")
+    assert composite["operation"] is None
+    assert bench.row_operations(composite) == ["issues/get", "issues/list-comments", "pulls/get"]
+    assert sorted({op for row in rows for op in bench.row_operations(row)}) == sorted(bench.SIXTEEN)
+
+
+def test_composite_note_gives_the_catalog_without_composites() -> None:
+    assert bench.composite_note({"tools": 3, "tokens": 120}, 2000) == []  # none, or a result from before
+    [_, line] = bench.composite_note({"composites": ["get_thread"], "tokens_without_composites": 90}, 2000)
+    assert "1 is composite (`get_thread`" in line and "90 tokens, ratio **0.0450** (1/22.2; target: met)" in line
+    [_, line] = bench.composite_note({"composites": ["a", "b"], "tokens_without_composites": 150}, 2000)
+    assert "2 are composite (`a`, `b`" in line and "target: missed" in line

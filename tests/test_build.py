@@ -255,6 +255,10 @@ def test_output_folder_that_would_lose_data_is_refused(tmp_path: Path, where: st
     assert proc.returncode == 2, proc.stderr
     assert "out-unsafe" in proc.stderr and "Traceback" not in proc.stderr
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+    said = {"inputs": "output folder . is the working directory", "dot": "output folder . is the working directory",
+            "dotdot": "output folder .. holds the working directory", "parent": "holds the working directory",
+            "foreign": "holds files toolgen did not write: notes.txt", "file": "is an existing file"}[where]
+    assert said in proc.stderr, proc.stderr
 
 
 def test_rebuilding_a_toolgen_folder_replaces_it(tmp_path: Path) -> None:

@@ -63,6 +63,7 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
     problems: list[Diagnostic] = []
     resolved = [(out, out.path.resolve()) for out in outputs]
     guarded = [p.resolve() for p in protected]
+    here = Path.cwd().resolve()  # named as such in a refusal: its display path is only "."
 
     def bad(out: Output, message: str, hint: str) -> None:
         problems.append(Diagnostic("out-unsafe", "error", message, SourceLocation(display_path(out.path)), hint))
@@ -78,7 +79,9 @@ def check_destinations(outputs: list[Output], protected: list[Path]) -> list[Dia
             continue
         inside = [g for g in guarded if g == path or path in g.parents]
         if inside:
-            bad(out, f"output folder {shown} holds {display_path(inside[0])}, which toolgen must not replace",
+            what = "the working directory" if inside[0] == here else display_path(inside[0])
+            bad(out, f"output folder {shown} {'is' if inside[0] == path else 'holds'} {what}, which toolgen must "
+                     "not replace",
                 "toolgen replaces an output folder whole: give each API its own folder, e.g. generated/<api>")
             continue
         for j, (other, other_path) in enumerate(resolved):

@@ -114,6 +114,10 @@ def test_example_workflow() -> None:
             uses.append(step.get("uses", ""))
             commands += _toolgen_commands(step.get("run", ""))
     assert any(u.startswith("actions/setup-python@") for u in uses)
+    # toolgen is on no package index: a bare requirement `toolgen` would make pip fetch whatever PyPI
+    # holds under that name, so the example installs from a pinned git URL
+    package = workflow["env"]["TOOLGEN_PACKAGE"]
+    assert package.startswith("toolgen @ git+https://") and "@" in package.rsplit("/", 1)[1], package
     assert [c[1] for c in commands] == ["lint", "build", "diff"]
     assert ["toolgen", "lint", "--strict", "--format", "github"] in commands
     assert ["toolgen", "build", "--check"] in commands
