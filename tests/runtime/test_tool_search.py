@@ -263,6 +263,22 @@ def test_cli_text_scopes_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.exit_code == 2
 
 
+def test_cli_text_shows_a_weak_hit_as_weak_not_as_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hits that name only words most operations name score far below 0.001; the text shows their
+    order of magnitude, as the JSON gives the score, so none reads as a padded 0.000."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("TOOLGEN_SCOPES", raising=False)
+    args = ["search", "github", "merge a pull request", "--scopes", "issues:read"]
+    hits = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    weak = [h for h in hits if 0 < h["score"] < 0.001]
+    assert weak, hits  # the scopes leave only issue tools, which name "pull request" in passing
+    lines = CliRunner().invoke(main, args).stdout.splitlines()
+    assert len(lines) == len(hits)
+    for hit, line in zip(hits, lines, strict=True):
+        shown = float(line.split()[2])
+        assert shown > 0 and abs(shown - hit["score"]) <= max(0.0005, hit["score"] * 0.05), (line, hit)
+
+
 # -- quality on the include-everything GitHub build ---------------------------------------------------
 
 

@@ -55,4 +55,11 @@ def search_command(api_or_dir: str, query: str, limit: int, fmt: str, scopes: st
     width = max(len(h.tool) for h in hits)
     for rank, hit in enumerate(hits, 1):
         toolset = f"  [{hit.toolset}]" if hit.toolset else ""
-        click.echo(f"{rank:>2}. {hit.tool:<{width}}  {hit.score:8.3f}  {hit.operation}{toolset}")
+        click.echo(f"{rank:>2}. {hit.tool:<{width}}  {_score(hit.score)}  {hit.operation}{toolset}")
+
+
+def _score(score: float) -> str:
+    """A hit's score in eight columns: three decimals, or, below 0.001, its order of magnitude
+    (``1.0e-06``: a hit that names only words most operations name, not a zero that would read as
+    padding)."""
+    return f"{score:8.3f}" if score >= 0.001 or score == 0 else f"{score:8.1e}"
