@@ -76,13 +76,10 @@ def json_duplicate_keys(text: str) -> tuple[DuplicateKey, ...]:
     def record(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(pairs)
         if len(obj) != len(pairs):
-            seen: set[str] = set()
-            keys: list[str] = []
+            times: dict[str, int] = {}
             for key, _ in pairs:
-                if key in seen and key not in keys:
-                    keys.append(key)
-                seen.add(key)
-            repeated[id(obj)] = (obj, keys)
+                times[key] = times.get(key, 0) + 1
+            repeated[id(obj)] = (obj, [key for key, n in times.items() if n > 1])
         return obj
 
     data = json.loads(text, object_pairs_hook=record)
@@ -99,9 +96,10 @@ def json_duplicate_keys(text: str) -> tuple[DuplicateKey, ...]:
     members = json_members(text, sorted(where))
     found = []
     for pointer, keys in where.items():
-        for key in keys:
-            positions = tuple(position for name, position in members.get(pointer, ()) if name == key)
-            found.append(DuplicateKey(pointer, key, positions))
+        written: dict[str, list[tuple[int, int]]] = {}  # each key of the object -> where it is written
+        for name, position in members.get(pointer, ()):
+            written.setdefault(name, []).append(position)
+        found.extend(DuplicateKey(pointer, key, tuple(written.get(key, ()))) for key in keys)
     return tuple(sorted(found, key=lambda d: d.positions[-1] if d.positions else (0, 0)))
 
 
