@@ -200,3 +200,20 @@ def test_an_object_that_repeats_many_keys_is_scanned_in_linear_time() -> None:
     assert len(found) == n
     assert found[0].key == "k0" and found[0].positions == ((1, 2), (2, 1))
     assert found[-1].positions[-1][0] == 2
+
+
+def test_yaml_keys_that_load_as_one_value_are_duplicates(tmp_path: Path) -> None:
+    """PyYAML builds a Python dict, where ``1``, ``1.0`` and ``true`` are one key (the first one
+    written, with the last value): each such key is a duplicate, located at the occurrence whose value
+    is read, also when a key of another type becomes the same string afterwards (``'1'``)."""
+    path = tmp_path / "items.yaml"
+    path.write_text("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n"
+                    "x-a:\n  1: one\n  1.0: float\n"
+                    "x-b:\n  1: one\n  true: yes\n"
+                    "x-c:\n  1: int\n  '1': str\n  1.0: float\n", encoding="utf-8")
+    doc, found = _warnings(path)
+    assert (doc.data["x-a"], doc.data["x-b"], doc.data["x-c"]) == ({"1": "float"}, {"1": True}, {"1": "str"})
+    assert [(d.location.line, d.location.col, d.location.pointer) for d in found if d.location] == [
+        (6, 3, "/x-a/1"), (9, 3, "/x-b/1"), (12, 3, "/x-c/1")]
+    assert "6:3" not in found[0].message and "5:3" in found[0].message
+    assert "11:3, 13:3 are ignored" in found[2].message

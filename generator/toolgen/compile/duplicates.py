@@ -94,7 +94,7 @@ def json_duplicate_keys(text: str) -> tuple[DuplicateKey, ...]:
         elif isinstance(node, list):
             stack.extend((v, f"{pointer}/{i}") for i, v in enumerate(node))
     members = json_members(text, sorted(where))
-    found = []
+    found: list[DuplicateKey] = []
     for pointer, keys in where.items():
         written: dict[str, list[tuple[int, int]]] = {}  # each key of the object -> where it is written
         for name, position in members.get(pointer, ()):
@@ -106,7 +106,7 @@ def json_duplicate_keys(text: str) -> tuple[DuplicateKey, ...]:
 def yaml_duplicate_keys(root: Any) -> tuple[DuplicateKey, ...]:
     """The duplicate keys of the YAML document whose representation tree is `root` (None for an
     empty document), compared as the loader's JSON values compare them (``200`` and ``'200'`` are
-    one key), in document order; inside the values the loader keeps only (as `json_duplicate_keys`:
+    one key, and so are ``1``, ``1.0`` and ``true``: `_loaded_keys`), in document order; inside the values the loader keeps only (as `json_duplicate_keys`:
     a dropped value's own duplicates are not read anyway). A merge key (``<<``) is not a duplicate:
     YAML lets the mapping's own keys override merged ones."""
     import yaml
@@ -121,28 +121,50 @@ def yaml_duplicate_keys(root: Any) -> tuple[DuplicateKey, ...]:
             continue  # an alias of a node already walked
         visited.add(id(node))
         if isinstance(node, yaml.MappingNode):
-            positions: dict[str, list[tuple[int, int]]] = {}
-            kept: dict[str, Any] = {}  # the value the loader keeps: the last occurrence's
-            for key_node, value in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
-                    continue
-                key = _key_text(constructor, key_node)
-                positions.setdefault(key, []).append((key_node.start_mark.line + 1, key_node.start_mark.column + 1))
-                kept.pop(key, None)
+            kept: dict[str, Any] = {}  # each key as loaded -> the value the loader keeps
+            for key, (where, value) in _loaded_keys(constructor, node).items():
+                if len(where) > 1:
+                    found.append(DuplicateKey(pointer, key, where))
                 kept[key] = value
-            found.extend(DuplicateKey(pointer, key, tuple(where)) for key, where in positions.items() if len(where) > 1)
             stack.extend((value, f"{pointer}/{escape_token(key)}") for key, value in reversed(kept.items()))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((item, f"{pointer}/{i}") for i, item in reversed(list(enumerate(node.value))))
     return tuple(sorted(found, key=lambda d: d.positions[-1]))
 
 
-def _key_text(constructor: Any, node: Any) -> str:
-    """A scalar key as the loaded JSON holds it (`toolgen.compile.load` makes every key a string)."""
+def _loaded_keys(constructor: Any, node: Any) -> dict[str, tuple[tuple[tuple[int, int], ...], Any]]:
+    """The keys of the mapping `node` as the loaded JSON holds them, in its order, each with the
+    (line, column) of every occurrence that became it (the one whose value is read last) and the
+    node of that value; merge keys and their entries left out. Two steps merge keys, as in
+    `toolgen.compile.load`: PyYAML's dict keeps one key per Python value (``1``, ``1.0`` and ``true``
+    are one: the first written, with the last value), then every key becomes its string (``1`` and
+    ``'1'`` are one: the one PyYAML's dict holds later wins)."""
+    import yaml
+
+    by_value: dict[Any, tuple[str, list[tuple[int, int]], Any]] = {}
+    for key_node, value in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(key_node, yaml.ScalarNode):
+            continue
+        key = _key_value(constructor, key_node)
+        text, positions, _ = by_value.get(key, (key if isinstance(key, str) else str(key), [], None))
+        positions.append((key_node.start_mark.line + 1, key_node.start_mark.column + 1))
+        by_value[key] = (text, positions, value)  # an equal key keeps the first one's object, as a dict does
+    loaded: dict[str, tuple[tuple[tuple[int, int], ...], Any]] = {}
+    for text, positions, value in by_value.values():
+        earlier = loaded.pop(text, ((), None))[0]
+        dropped = sorted([*earlier, *positions[:-1]])
+        loaded[text] = ((*dropped, positions[-1]), value)
+    return loaded
+
+
+def _key_value(constructor: Any, node: Any) -> Any:
+    """A scalar key as PyYAML's loader makes it (a str, int, float, bool, None, date, ...); its text
+    when it cannot be constructed or hashed (the loader read it, so this does not happen)."""
     if node.tag == "tag:yaml.org,2002:str":
         return str(node.value)
     try:
         value = constructor.construct_object(node)
+        hash(value)
     except Exception:  # noqa: BLE001 - the loader read it; this is the key's text at worst
         return str(node.value)
-    return value if isinstance(value, str) else str(value)
+    return value
