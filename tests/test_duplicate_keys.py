@@ -217,3 +217,20 @@ def test_yaml_keys_that_load_as_one_value_are_duplicates(tmp_path: Path) -> None
         (6, 3, "/x-a/1"), (9, 3, "/x-b/1"), (12, 3, "/x-c/1")]
     assert "6:3" not in found[0].message and "5:3" in found[0].message
     assert "11:3, 13:3 are ignored" in found[2].message
+
+
+def test_an_error_before_validation_comes_with_the_duplicate_that_causes_it(tmp_path: Path) -> None:
+    """``openapi`` written twice, the kept one not a version string: the version error is raised
+    with the warning that points at both occurrences (it said only that the field is missing)."""
+    for name, text in (("items.json", ('{"openapi": "3.0.3",\n "info": {"title": "t", "version": "1"},\n'
+                                       ' "paths": {}, "openapi": 3}')),
+                       ("items.yaml", "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\nopenapi: 3\n")):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        try:
+            load_spec(path, name, sink=DiagnosticSink())
+        except DiagnosticError as exc:
+            found = [(d.code, d.location.line if d.location else None) for d in exc.diagnostics]
+        else:
+            raise AssertionError("the openapi field read is not a version string")
+        assert ("spec-version-missing", 1) in found and ("spec-duplicate-key", 4 if name.endswith("yaml") else 3) in found

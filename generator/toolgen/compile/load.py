@@ -436,13 +436,29 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
     Raises `DiagnosticError` for unreadable files, syntax errors, 2.0 constructs without an OpenAPI 3
     equivalent, unknown versions and structural errors. Schema-internal validation problems, what a
     2.0 conversion drops and each key written twice in one object (`duplicate_key_warnings`) go to
-    `sink` as warnings. `remember`: the validation's findings (by pointer, `model_findings`) and the
+    `sink` as warnings; with a `sink`, an error raised after the text is read comes with those
+    warnings (a dropped duplicate is often its cause). `remember`: the validation's findings (by pointer, `model_findings`) and the
     duplicate keys (`duplicate_keys`), kept by the document's `SpecDocument.content_key` (the build
     cache passes one, so a build whose spec did not change neither imports nor runs openapi-pydantic,
     nor parses the text again for duplicates).
     """
     display = display or display_path(path)
     text, data, fmt, repeats = _read(path, display)
+    try:
+        return _load(path, display, text, data, fmt, repeats, sink, remember)
+    except DiagnosticError as exc:
+        if sink is None or any(d.code == "spec-duplicate-key" for d in exc.diagnostics):
+            raise
+        # an error raised before the model validation (`_checked`) may be a dropped duplicate's doing too
+        found = duplicate_key_warnings(SpecDocument(path, display, text, data, fmt, "3.0", "", repeats=repeats))
+        if not found:
+            raise
+        raise DiagnosticError([*exc.diagnostics, *found]) from None
+
+
+def _load(path: Path, display: str, text: str, data: Any, fmt: Literal["json", "yaml"], repeats: bool,
+          sink: DiagnosticSink | None, remember: Remember) -> SpecDocument:
+    """`load_spec` after the file is read: the document's checks, and the Swagger 2.0 conversion."""
     if not isinstance(data, dict):
         raise DiagnosticError([Diagnostic(
             "spec-not-object", "error", "an OpenAPI document must be a mapping at its top level",
