@@ -115,3 +115,49 @@ def test_a_genuinely_empty_api_builds_and_loads_without_a_warning(tmp_path: Path
     assert json.loads((tmp_path / "out" / SEARCH_FILE).read_text(encoding="utf-8"))["documents"] == []
     index = ToolIndex.from_dir(tmp_path / "out")
     assert len(index) == 0 and index.warnings == ()
+
+
+def _grant_all(data: dict[str, Any]) -> None:
+    for document in data["documents"]:
+        for pair in document["tools"]:
+            pair[1] = []
+
+
+def test_an_index_whose_permissions_are_not_the_policys_is_not_used(package: Path) -> None:
+    """The documents name the package's tools but say no scope is needed for any (a stale or edited
+    file): scope filtering reads the policy's permissions instead, so a search for a caller holding
+    no scope finds nothing rather than the tools those scopes hide."""
+    _rewrite(package, _grant_all)
+    index = ToolIndex.from_dir(package)
+    assert index.search("merge the pull request", scopes=[], limit=5) == []
+    assert index.search("merge the pull request", scopes=["pull_requests:write", "pull_requests:read"], limit=5)
+    [warning] = index.warnings
+    assert warning.code == "search_index_mismatch" and "permission" in warning.message
+
+
+def test_an_index_that_names_a_tool_twice_is_not_used(package: Path) -> None:
+    _rewrite(package, lambda data: data["documents"].append(data["documents"][0]))
+    index = ToolIndex.from_dir(package)
+    assert _ranked(index) == _ranked(ToolIndex.from_dir(GITHUB))
+    [warning] = index.warnings
+    assert warning.code == "search_index_mismatch" and "record_add_issue_labels" in warning.message
+
+
+@pytest.mark.parametrize("edit", [
+    lambda data: data["documents"][0].update(actions=5),  # not a list: iterating it raised TypeError
+    lambda data: data["documents"][0].update(fields={"name": {"a": 1}}),
+    lambda data: data["documents"][0].update(intent=["a"]),
+])
+def test_an_index_whose_documents_are_malformed_is_named_not_raised(package: Path, edit: Any) -> None:
+    _rewrite(package, edit)
+    index = ToolIndex.from_dir(package)
+    assert _ranked(index) == _ranked(ToolIndex.from_dir(GITHUB))
+    assert [w.code for w in index.warnings] == ["search_index_unreadable"]
+
+
+def test_an_index_nested_past_the_parser_is_named_not_raised(package: Path) -> None:
+    (package / SEARCH_FILE).write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    index = ToolIndex.from_dir(package)
+    assert [w.code for w in index.warnings] == ["search_index_unreadable"] and all(_ranked(index))
+    result = CliRunner().invoke(main, ["search", str(package), "merge the pull request"])
+    assert result.exit_code == 0 and "search_index_unreadable" in result.stderr

@@ -11,8 +11,10 @@ One ranking everywhere: `toolgen search`, the Python API (`ToolIndex.search`, `R
 `toolgen.search_text.search_documents`); `ToolIndex.from_dir` loads them and falls back to building
 them from ``policy.json`` + ``mcp.json`` with the same function when the file is absent or of another
 format, so both paths give the same ranking. A file that is present but not used (unreadable,
-malformed, or indexing other tools than the package's: no document at all while the package has
-tools would answer every search with nothing) is said in `ToolIndex.warnings` (`checked_search`),
+malformed, or indexing other tools than the package's, or its tools with other permissions than
+``policy.json`` gives them: no document at all while the package has tools would answer every
+search with nothing, and a stale permission would let scope filtering list a tool the caller's
+scopes hide) is said in `ToolIndex.warnings` (`checked_search`),
 which `toolgen search` and `toolgen serve` print.
 
 The engine is SQLite FTS5 (stdlib ``sqlite3``, in memory) with its ``bm25`` ranking and the
@@ -42,6 +44,7 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,8 +96,8 @@ class Hit:
 class IndexWarning:
     """A ``search.json`` beside a package that tool search does not use, and why (`checked_search`):
     `code` is ``search_index_unreadable`` (not JSON, of another format, malformed) or
-    ``search_index_mismatch`` (its documents do not index the package's tools: none while the
-    package has some, or other ones); `file` the file's path; `message` what is wrong; `hint` what
+    ``search_index_mismatch`` (its documents do not index the package's tools, each once with its
+    policy permission: none while the package has some, other ones, one twice, another permission); `file` the file's path; `message` what is wrong; `hint` what
     to do. The index then analyses the package itself (the documents the build writes), so search
     keeps working; the warning says the shipped file is wrong."""
 
@@ -315,11 +318,13 @@ def load_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any]:
 def checked_search(path: Path, policy: Mapping[str, Any]
                    ) -> tuple[list[Mapping[str, Any]] | None, Any, IndexWarning | None]:
     """`load_search`, checked against the package it sits in (`policy`: its ``policy.json`` object):
-    the documents are used only when the tools they name are exactly the package's tools (every
-    policy row's ``tool``), as the build writes them. Otherwise (None, None, an `IndexWarning`):
+    the documents are used only when they name exactly the package's tools, each once and with the
+    permission its policy row gives it (every row's ``tool`` and ``permission``), as the build
+    writes them: `ToolIndex.search` filters by the scopes the documents carry. Otherwise (None, None, an `IndexWarning`):
     a file present but unreadable, not JSON, of another format or malformed
-    (``search_index_unreadable``), or whose documents index other tools than the package's
-    (``search_index_mismatch``): most plainly no document at all while the package has tools, which
+    (``search_index_unreadable``; malformed: not the shape `toolgen.search_text.search_documents`
+    writes), or whose documents index other tools than the package's, one twice, or one with
+    another permission (``search_index_mismatch``): most plainly no document at all while the package has tools, which
     would otherwise answer every search with nothing. An absent file gives no warning (a package
     without one is analysed here, by design); so does an empty index of a package without tools."""
     documents, semantic, problem = _read_search(path)
@@ -329,19 +334,32 @@ def checked_search(path: Path, policy: Mapping[str, Any]
     if documents is None:
         return None, None, None
     rows = policy.get("tools") if isinstance(policy, Mapping) else None
-    tools = {str(row.get("tool")) for row in rows or [] if isinstance(row, Mapping)}
-    indexed = {str(tool) for document in documents for tool, _ in document["tools"]}
-    if indexed == tools:
+    # each tool with its permission, as `toolgen.search_text.search_documents` writes it from the policy
+    wanted = Counter((str(row.get("tool")), tuple(sorted({str(s) for s in row.get("permission") or []})))
+                     for row in rows or [] if isinstance(row, Mapping))
+    found = Counter((tool, tuple(sorted(set(scopes)))) for document in documents for tool, scopes in document["tools"])
+    if found == wanted:
         return documents, semantic, None
+    tools, indexed = {tool for tool, _ in wanted}, {tool for tool, _ in found}
     missing, extra = sorted(tools - indexed), sorted(indexed - tools)
+    named = Counter(tool for tool, _ in found.elements())
+    twice = sorted(tool for tool, n in named.items() if n > 1)
+    other = sorted({tool for tool, _ in found - wanted} & tools - set(twice))
     if not documents:
         what = f"it has no documents, while the package has {len(tools)} tool{'s' if len(tools) != 1 else ''}"
     else:
-        parts = [f"{len(missing)} of the package's tools are not in it (e.g. {', '.join(missing[:3])})"] if missing else []
-        parts += [f"it names {len(extra)} tools the package lacks (e.g. {', '.join(extra[:3])})"] if extra else []
+        parts = [f"{len(missing)} of the package's tools are not in it (e.g. {_some(missing)})"] if missing else []
+        parts += [f"it names {len(extra)} tools the package lacks (e.g. {_some(extra)})"] if extra else []
+        parts += [f"it names {len(twice)} tools more than once (e.g. {_some(twice)})"] if twice else []
+        parts += [f"it gives {len(other)} tools another permission than policy.json does (e.g. {_some(other)})"] if other else []
         what = " and ".join(parts)
     return None, None, IndexWarning("search_index_mismatch", str(path), f"the index is not this package's: {what}; "
                                     "tool search analyses the package instead")
+
+
+def _some(names: list[str]) -> str:
+    """The first three of `names`, each cut to 60 characters."""
+    return ", ".join(n if len(n) <= 60 else n[:59] + "…" for n in names[:3])
 
 
 def _read_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any, str | None]:
@@ -357,13 +375,26 @@ def _read_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any, str |
         data = json.loads(text)
     except ValueError as exc:
         return None, None, f"not JSON: {exc}"
+    except RecursionError:
+        return None, None, "not JSON this runtime reads: nested too deep"
     if not isinstance(data, dict) or data.get("format") not in (SEARCH_FORMAT, SEMANTIC_FORMAT):
         found = data.get("format") if isinstance(data, dict) else None
-        return None, None, f"format {found!r}, not {SEARCH_FORMAT!r} or {SEMANTIC_FORMAT!r}"
+        return None, None, f"format {repr(found)[:60]}, not {SEARCH_FORMAT!r} or {SEMANTIC_FORMAT!r}"
     documents = data.get("documents")
-    if not isinstance(documents, list) or not all(
-            isinstance(d, dict) and isinstance(d.get("fields"), dict) and isinstance(d.get("tools"), list)
-            and all(isinstance(t, list) and len(t) == 2 and isinstance(t[1], list) for t in d["tools"])
-            for d in documents):
+    if not isinstance(documents, list) or not all(_well_formed(d) for d in documents):
         return None, None, "its documents are malformed"
     return documents, data.get("semantic"), None
+
+
+def _well_formed(document: Any) -> bool:
+    """Whether `document` has the shape `toolgen.search_text.search_documents` writes: ``intent``,
+    ``operation`` and ``toolset`` strings (or null), ``actions`` a list of strings, ``fields`` an
+    object of strings, ``tools`` a list of [tool, [scope, ...]] of strings."""
+    text = (str, type(None))
+    return (isinstance(document, dict)
+            and all(isinstance(document.get(k), text) for k in ("intent", "operation", "toolset"))
+            and isinstance(actions := document.get("actions", []), list) and all(isinstance(a, str) for a in actions)
+            and isinstance(fields := document.get("fields"), dict) and all(isinstance(v, text) for v in fields.values())
+            and isinstance(tools := document.get("tools"), list)
+            and all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str) and isinstance(t[1], list)
+                    and all(isinstance(s, str) for s in t[1]) for t in tools))
