@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .shown_text import terminal_safe
+
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
@@ -35,6 +37,10 @@ def display_path(path: Path, base: Path | None = None) -> str:
             return path.name
 
 
+def _one_line(text: str) -> str:
+    return terminal_safe(text, keep_newlines=False)
+
+
 @dataclass(frozen=True, order=True)
 class SourceLocation:
     """Where a diagnostic points: a display path, optional 1-based line/col, optional JSON pointer."""
@@ -45,14 +51,17 @@ class SourceLocation:
     pointer: str | None = None
 
     def render(self) -> str:
-        """``file:line:col`` (or ``file#/json/pointer`` when no line is known)."""
-        text = self.file
+        """``file:line:col`` (or ``file#/json/pointer`` when no line is known), on one line: the file
+        and pointer with every unsafe character escaped (`toolgen.shown_text.terminal_safe`, line
+        breaks too), so a name taken from a spec cannot break the line or hold a lone surrogate."""
+        text = _one_line(self.file)
         if self.line is not None:
             text += f":{self.line}"
             if self.col is not None:
                 text += f":{self.col}"
         if self.pointer is not None and self.pointer != "":
-            text += f" (#{self.pointer})" if self.line is not None else f"#{self.pointer}"
+            pointer = _one_line(self.pointer)
+            text += f" (#{pointer})" if self.line is not None else f"#{pointer}"
         return text
 
     def to_json(self) -> dict[str, object]:
@@ -71,11 +80,14 @@ class Diagnostic:
     tool: str | None = None
 
     def render(self) -> str:
-        """``file:line:col: severity[code]: message`` followed by an indented hint line."""
+        """``file:line:col: severity[code]: message`` followed by an indented hint line: two lines
+        at most, whatever the fields hold (spec text in a message or hint has its line breaks,
+        control, format and surrogate characters written as ``\\uXXXX``: it cannot forge a line
+        of its own or stop the output from being written as UTF-8)."""
         where = self.location.render() + ": " if self.location else ""
-        text = f"{where}{self.severity}[{self.code}]: {self.message}"
+        text = f"{where}{self.severity}[{self.code}]: {_one_line(self.message)}"
         if self.hint:
-            text += f"\n    hint: {self.hint}"
+            text += f"\n    hint: {_one_line(self.hint)}"
         return text
 
     def sort_key(self) -> tuple[object, ...]:

@@ -5,6 +5,7 @@ table in docs/review.md."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from importlib import resources
@@ -147,3 +148,37 @@ def test_list_rules_matches_docs(cli: Callable[..., Any]) -> None:
     assert all(f"`{rule}`" in table for rule in RULES)
     docs = (REPO / "docs" / "review.md").read_text(encoding="utf-8")
     assert table in docs, "docs/review.md's rules table is stale: paste `toolgen lint --list-rules` into it"
+
+
+_SURROGATE_SPEC = ('{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/a\\ud800": {"get": '
+                   '{"operationId": "a", "responses": {"200": {"description": "ok"}}}}}}')
+_FORGED_SPEC = ('{"openapi": "3.0.3", "info": {"title": "t", "version": "1", "x-a\\nerror[forged]: b": 1, '
+                '"x-a\\nerror[forged]: b": 2}, "paths": {}}')
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_spec_text_in_a_finding_is_printed_safely(tmp_path: Path, fmt: str) -> None:
+    """A lone surrogate in a finding's pointer (a spec path written with ``\\ud800``) made lint end
+    with an internal error while printing; a line break in a spec's key could forge a finding line.
+    Every format now prints them escaped: a real process with strict UTF-8 output exits with the
+    findings' code, the text is one line per finding (and its hint), JSON keeps the values."""
+    import subprocess
+    import sys
+
+    (tmp_path / "s.json").write_text(_SURROGATE_SPEC, encoding="ascii")
+    (tmp_path / "f.json").write_text(_FORGED_SPEC, encoding="ascii")
+    for spec, code in (("s.json", 2), ("f.json", 0)):
+        (tmp_path / "t.yaml").write_text(f"toolgen: 1\napi: {{name: t}}\nspec: {spec}\ninclude: [{{match: \"*\"}}]\n",
+                                         encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "toolgen", "lint", "t.yaml", "--format", fmt], cwd=tmp_path,
+                              capture_output=True, env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
+                              check=False)
+        assert proc.returncode == code, proc.stderr.decode("utf-8", "replace")
+        out = proc.stdout.decode("utf-8")  # strict: raises on anything not UTF-8
+        assert "internal error" not in proc.stderr.decode("utf-8", "replace")
+        assert not any(line.lstrip(":").startswith(("error[forged]", "error forged")) for line in out.splitlines())
+        if fmt in ("json", "sarif"):
+            text = json.dumps(json.loads(out), ensure_ascii=True)
+            assert ("\\ud800" if spec == "s.json" else "x-a\\nerror[forged]") in text
+        if fmt == "text":
+            assert "error[forged]" not in "".join(line for line in out.splitlines() if line.startswith("error"))

@@ -15,7 +15,6 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import click
@@ -35,22 +34,10 @@ class ExitCode(enum.IntEnum):
 
 
 def print_diagnostics(diagnostics: Iterable[Diagnostic]) -> None:
+    """Each diagnostic on stderr, as `Diagnostic.render` writes it: a line (and its hint), whatever
+    spec text its fields hold, so spec text cannot forge log lines."""
     for d in diagnostics:
-        click.echo(_one_line_fields(d).render(), err=True)
-
-
-#: line breaks and other control characters a spec may carry in names, paths and messages: printed
-#: escaped, so one diagnostic stays one line (+ its hint) and spec text cannot forge log lines
-_CONTROL = {c: repr(chr(c))[1:-1] for c in (*range(0x20), 0x7f, 0x85, 0x2028, 0x2029)}
-
-
-def _one_line_fields(d: Diagnostic) -> Diagnostic:
-    loc = d.location
-    if loc is not None:
-        loc = replace(loc, file=loc.file.translate(_CONTROL),
-                      pointer=loc.pointer.translate(_CONTROL) if loc.pointer is not None else None)
-    return replace(d, message=d.message.translate(_CONTROL), location=loc,
-                   hint=d.hint.translate(_CONTROL) if d.hint is not None else None)
+        click.echo(d.render(), err=True)
 
 
 def guarded(func: F) -> F:

@@ -25,6 +25,7 @@ from typing import Any
 
 from ... import __version__
 from ...diagnostics import Diagnostic, SourceLocation
+from ...shown_text import terminal_safe
 from .rules import RULES, rule_for
 
 Finding = tuple[Diagnostic, str]  # (diagnostic, display path of its intent map)
@@ -34,14 +35,19 @@ _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def render(fmt: str, findings: list[Finding], files: list[str]) -> str:
-    """The findings in format `fmt` (text, json, sarif or github)."""
+    """The findings in format `fmt` (text, json, sarif or github), with every control, format or
+    surrogate character that spec text put in a field written as ``\\uXXXX``
+    (`toolgen.shown_text.terminal_safe`): inside a JSON string that is the same value, and the output
+    can always be written as UTF-8 (a lone surrogate in a pointer made lint fail while printing)."""
     if fmt == "json":
-        return render_json(findings, files)
-    if fmt == "sarif":
-        return render_sarif(findings)
-    if fmt == "github":
-        return render_github(findings, files)
-    return render_text(findings, files)
+        text = render_json(findings, files)
+    elif fmt == "sarif":
+        text = render_sarif(findings)
+    elif fmt == "github":
+        text = render_github(findings, files)
+    else:
+        text = render_text(findings, files)
+    return terminal_safe(text)
 
 
 def _counts(findings: list[Finding]) -> dict[str, int]:
