@@ -263,7 +263,7 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
     memo = catalog_memo(cache, options, register, api)
     pieces = pieces or build_pieces(cache, api)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
-        catalogs = build_catalogs(ir, advance, options, entry=memo)
+        catalogs = build_catalogs(ir, advance, options, entry=memo, remember=pieces.select)
     if memo is not None:
         memo.save()
     _check_conformance(ir, catalogs, emitted_dialects(emit), pieces.conformance)

@@ -281,10 +281,11 @@ class Pieces:
 
 def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remember = computed) -> list[Violation]:
     """``check_catalog(name, tools, max_tools=None)``, with each tool's own verdict remembered: for a
-    dialect that `Dialect.checks_per_tool` (OpenAI, MCP, Gemini), by the tool object's content
-    (`piece_key`), whether it conforms alone; when every tool does and the names are unique the
-    catalog conforms, and otherwise (a toolgen bug) the whole catalog is checked again for the
-    violations. Other dialects are checked whole. Raises ValueError for an unknown dialect."""
+    dialect that `Dialect.checks_per_tool` (all four), by the tool object's content (`piece_key`),
+    whether it keeps its own rules (`Dialect.check_tool`); when every tool does, the names are unique
+    and the rules that span tools (`Dialect.check_across`) find nothing, the catalog conforms, and
+    otherwise (a toolgen bug) the whole catalog is checked again for the violations. Other dialects
+    are checked whole. Raises ValueError for an unknown dialect."""
     found = dialect(name)
     if remember is computed or not found.checks_per_tool:
         return check_catalog(name, tools, max_tools=None)
@@ -294,13 +295,17 @@ def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remem
     except Exception:  # noqa: BLE001 - a malformed entry: the whole check says what is wrong
         return check_catalog(name, tools, max_tools=None)
     if len(set(names)) == len(names) and all(
-            remember(piece_key("conformance 1", name, tool), partial(_conforms, name, tool)) for tool in tools):
+            remember(piece_key("conformance 2", name, tool), partial(_conforms, found, tool)) for tool in tools) and (
+            found.check_across is None or not found.check_across(tools)):
         return []
     return check_catalog(name, tools, max_tools=None)
 
 
-def _conforms(name: str, tool: dict[str, Any]) -> bool:
-    return not check_catalog(name, [tool], max_tools=None)
+def _conforms(found: Dialect, tool: dict[str, Any]) -> bool:
+    """Whether `tool` keeps the rules of dialect `found` that concern it alone (`Dialect.check_tool`)."""
+    if found.check_tool is not None:
+        return not found.check_tool(tool)
+    return not check_catalog(found.name, [tool], max_tools=None)
 
 
 @dataclass
@@ -314,7 +319,9 @@ class BuildPieces:
     `conformance_problems`), `lint` (what an operation's response and parameters tell the lint
     rules, `toolgen.review.lint.LintInput.remember`), `spec` (what the spec's text alone gives, by
     `toolgen.compile.load.SpecDocument.content_key`: its validation's findings, each operation's
-    `toolgen.compile.lower.reuse.OperationKeys.reads`)."""
+    `toolgen.compile.lower.reuse.OperationKeys.reads`), `select` (what a dialect's whole-catalog
+    choice reads of each catalog entry, `toolgen.dialects.Dialect.select_facts`: Anthropic's strict
+    subset and budgets)."""
 
     tokens: Remember
     json: Remember
@@ -324,6 +331,7 @@ class BuildPieces:
     conformance: Remember = computed
     lint: Remember = computed
     spec: Remember = computed
+    select: Remember = computed
     tables: tuple[Pieces, ...] = ()
 
     def save(self) -> None:
@@ -342,9 +350,10 @@ def build_pieces(cache: Cache | None, api: str = "") -> BuildPieces:
     cache, computed each time (`toolgen.remember.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
-    tokens, json_, search, lower, plan, conformance, lint, spec = tables = tuple(
-        Pieces(cache, kind, f"api {api}") for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec"))
-    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, tables=tables)
+    tokens, json_, search, lower, plan, conformance, lint, spec, select = tables = tuple(
+        Pieces(cache, kind, f"api {api}") for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint",
+                                                       "spec", "select"))
+    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, select, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions,

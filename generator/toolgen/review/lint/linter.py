@@ -328,7 +328,7 @@ class _Linter:
         for view in self.views:
             method, effect = view.op.method, view.main.policy.effect
             loc = self.where(view, "effect")
-            changes = changes_named(view.op)
+            changes = self._remembered(view.op, "changes-named", partial(changes_named, view.op))
             if effect == "read" and method in ("DELETE", "PUT", "PATCH"):
                 self.add(EFFECT_CONTRADICTS_METHOD, f"`{view.key}` is marked read but {view.op.key} is a {method}",
                          loc, tool=view.main.name)
