@@ -69,6 +69,10 @@ class SpecDocument:
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _yaml_root: Any = field(default=None, repr=False)
     _content_key: str | None = field(default=None, repr=False)
+    #: where the line and column of a batch of pointers are remembered, by `content_key` and the
+    #: pointers (`_resolve`; the build cache's spec table, so a build whose spec did not change does
+    #: not scan its text again)
+    remember: Remember = field(default=computed, repr=False, compare=False)
 
     @property
     def content_key(self) -> str:
@@ -112,13 +116,23 @@ class SpecDocument:
         wanted = sorted({p for p in pointers if p not in self._lines})
         if not wanted:
             return
-        if self.format == "json":
-            found = locate_json_many(self.text, wanted)
-        else:
-            if self._yaml_root is None:  # composed once per document, for every batch of pointers
-                self._yaml_root = yaml_nodes(self.text)
-            found = {p: locate_yaml(self._yaml_root, parse_pointer(p)) for p in wanted}
+        if self.remember is computed:
+            found = self._located(wanted)
+        else:  # a pure function of the text (its content key) and the pointers
+            h = hashlib.sha256()
+            for pointer in wanted:
+                data = pointer.encode("utf-8", "surrogatepass")
+                h.update(len(data).to_bytes(8, "big"))
+                h.update(data)
+            found = self.remember(f"{self.content_key} locations 1 {h.hexdigest()}", partial(self._located, wanted))
         self._lines.update(found)
+
+    def _located(self, wanted: list[str]) -> dict[str, tuple[int, int]]:
+        if self.format == "json":
+            return locate_json_many(self.text, wanted)
+        if self._yaml_root is None:  # composed once per document, for every batch of pointers
+            self._yaml_root = yaml_nodes(self.text)
+        return {p: locate_yaml(self._yaml_root, parse_pointer(p)) for p in wanted}
 
     def fill_locations(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         """Diagnostics with line/column filled in for every location in this document (whose
@@ -402,7 +416,7 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
         raise DiagnosticError([Diagnostic(
             "spec-version-unsupported", "error", f"OpenAPI version {version_text!r} is not supported",
             doc_probe.locate_now("/openapi"), "toolgen reads OpenAPI 3.0.x and 3.1.x")])
-    doc = SpecDocument(path, display, text, data, fmt, version, version_text)
+    doc = SpecDocument(path, display, text, data, fmt, version, version_text, remember=remember)
     _validate_model(doc, sink, remember)
     return doc
 
@@ -418,7 +432,7 @@ def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fm
     if sink is not None:
         sink.extend(source.fill_locations(converted.warnings))
     doc = SpecDocument(path, display, text, converted.data, fmt, "3.0", str(converted.data["openapi"]),
-                       swagger=str(data["swagger"]), pointers=converted.pointers)
+                       swagger=str(data["swagger"]), pointers=converted.pointers, remember=remember)
     _validate_model(doc, sink, remember)
     return doc
 
