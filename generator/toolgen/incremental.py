@@ -211,7 +211,7 @@ class CatalogMemo:
     tool's content: `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
     starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
     deferred views) never reaches the table. `register`: told each tool object it returns with the
-    digest of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
+    digests of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
     object (its tokens, conformance and JSON) need not serialise it."""
 
     def __init__(self, cache: Cache, options: DialectOptions, register: Callable[[Any, str], None] | None = None,
@@ -238,8 +238,8 @@ class CatalogMemo:
             self._computed += 1
         self._used[key] = stored
         entry: Entry = pickle.loads(stored)
-        if self._register is not None:  # the object is a pure function of the table and the key
-            self._register(entry[0], digest(self._table_key, key))
+        if self._register is not None:  # the object is a pure function of the table and the key (two digests
+            self._register(entry[0], f"{self._table_key} {key}")  # of fixed length: the pair names both)
         return entry
 
     def save(self) -> None:

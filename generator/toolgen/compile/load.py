@@ -152,8 +152,11 @@ class SpecDocument:
         return out
 
 
-def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json", "yaml"]]:
-    """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located)."""
+def read_structured(path: Path, display: str, remember: Remember = computed
+                    ) -> tuple[str, Any, Literal["json", "yaml"]]:
+    """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located).
+    `remember`: whether a JSON text's tree is shallow enough (`_shallow`, a pure function of the
+    text), kept by the SHA-256 of the file's bytes (the build cache's spec table)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -179,7 +182,9 @@ def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json",
         try:
             data = json.loads(text)
             # a JSON document is a tree (no aliases): only its depth needs proving, located when too deep
-            return text, (data if _shallow(data) else checked_tree(data, text, display)), "json"
+            shallow = (_shallow(data) if remember is computed else
+                       remember(f"{hashlib.sha256(raw).hexdigest()} shallow 1", partial(_shallow, data)))
+            return text, (data if shallow else checked_tree(data, text, display)), "json"
         except RecursionError:
             raise _too_deep(text, display) from None
         except ValueError as exc:
@@ -386,7 +391,7 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
     passes one, so a build whose spec did not change neither imports nor runs openapi-pydantic).
     """
     display = display or display_path(path)
-    text, data, fmt = read_structured(path, display)
+    text, data, fmt = read_structured(path, display, remember)
     if not isinstance(data, dict):
         raise DiagnosticError([Diagnostic(
             "spec-not-object", "error", "an OpenAPI document must be a mapping at its top level",
