@@ -212,7 +212,8 @@ class CatalogMemo:
     starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
     deferred views) never reaches the table. `register`: told each tool object it returns with the
     digests of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
-    object (its tokens, conformance and JSON) need not serialise it."""
+    object (its tokens, conformance and JSON) need not serialise it, and each IR `Tool` with the
+    SHA-256 of its content (the key of its policy row's JSON, `toolgen.emit.policy.table_json`)."""
 
     def __init__(self, cache: Cache, options: DialectOptions, register: Callable[[Any, str], None] | None = None,
                  api: str = "") -> None:
@@ -231,6 +232,8 @@ class CatalogMemo:
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
         if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled and hashed once
             self._last = (tool, hashlib.sha256(content_pickle(tool)).hexdigest())
+            if self._register is not None:  # and known by its content to the later stages' keys (its policy row)
+                self._register(tool, f"tool {self._last[1]}")
         key = digest(dialect.name, self._last[1])
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
@@ -321,7 +324,8 @@ class BuildPieces:
     `toolgen.compile.load.SpecDocument.content_key`: its validation's findings, each operation's
     `toolgen.compile.lower.reuse.OperationKeys.reads`), `select` (what a dialect's whole-catalog
     choice reads of each catalog entry, `toolgen.dialects.Dialect.select_facts`: Anthropic's strict
-    subset and budgets)."""
+    subset and budgets), `policy` (each policy row's JSON, by its tool and the tool's argument
+    rewrites, `toolgen.emit.policy.table_json`)."""
 
     tokens: Remember
     json: Remember
@@ -332,6 +336,7 @@ class BuildPieces:
     lint: Remember = computed
     spec: Remember = computed
     select: Remember = computed
+    policy: Remember = computed
     tables: tuple[Pieces, ...] = ()
 
     def save(self) -> None:
@@ -350,10 +355,10 @@ def build_pieces(cache: Cache | None, api: str = "") -> BuildPieces:
     cache, computed each time (`toolgen.remember.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
-    tokens, json_, search, lower, plan, conformance, lint, spec, select = tables = tuple(
+    tokens, json_, search, lower, plan, conformance, lint, spec, select, policy = tables = tuple(
         Pieces(cache, kind, f"api {api}") for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint",
-                                                       "spec", "select"))
-    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, select, tables=tables)
+                                                       "spec", "select", "policy"))
+    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, select, policy, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions,
