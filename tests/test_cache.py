@@ -449,19 +449,19 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
     edit of the intent map only), with the findings they gave; an edit of the spec computes them
     again, and its new findings are reported (at their lines: the files equal a build without the
     cache)."""
-    from toolgen.compile import load
+    from toolgen.compile import load, sourcemap
     from toolgen.compile.lower import reuse
 
     validated: list[int] = []
     read: list[str] = []
     scanned: list[int] = []
-    real_findings, real_read, real_locate = load.model_findings, reuse.OperationKeys._read, load.locate_json_many
+    real_findings, real_read, real_locate = load.model_findings, reuse.OperationKeys._read, sourcemap.locate_json_many
 
     def locate(text: str, pointers: list[str]) -> Any:
         scanned.append(len(pointers))
         return real_locate(text, pointers)
 
-    monkeypatch.setattr(load, "locate_json_many", locate)
+    monkeypatch.setattr("toolgen.compile.load.locate_json_many", locate)
 
     def findings(doc: Any) -> Any:
         validated.append(1)
