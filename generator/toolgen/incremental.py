@@ -256,13 +256,18 @@ class Pieces:
     the build starts; `save` keeps the pieces this build used (`_Table.save`). Values are kept
     pickled and unpickled on each use, so what a later stage does to a value never reaches the table.
 
+    With `raw`, every value is bytes (immutable: nothing a later stage does reaches the table) and is
+    kept as it is, not pickled: the indented JSON of every tool (megabytes) is not copied again on
+    each use.
+
     A piece's key names everything its value depends on (`toolgen.emit.piece_key` of the inputs),
     and the table's key names the code that computes it (`environment_key`): a found value is the
     one a build without the cache computes."""
 
-    def __init__(self, cache: Cache, kind: str, salt: str = "") -> None:
+    def __init__(self, cache: Cache, kind: str, salt: str = "", *, raw: bool = False) -> None:
         self.kind = kind
-        self._table = _Table(cache, kind, digest(kind, environment_key(), salt))
+        self._raw = raw
+        self._table = _Table(cache, kind, digest(kind, environment_key(), salt, "raw" if raw else "pickled"))
         self._used: dict[str, bytes] = {}
         self.computed = 0
 
@@ -270,11 +275,13 @@ class Pieces:
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
             value = compute()
-            self._used[key] = pickle.dumps(value, protocol=5)
+            if self._raw and type(value) is not bytes:
+                raise TypeError(f"the {self.kind} table keeps bytes, not {type(value).__name__}")
+            self._used[key] = value if self._raw else pickle.dumps(value, protocol=5)  # type: ignore[assignment]
             self.computed += 1
             return value
         self._used[key] = stored
-        found: T = pickle.loads(stored)
+        found: T = stored if self._raw else pickle.loads(stored)  # type: ignore[assignment]
         return found
 
     def save(self) -> None:
@@ -356,8 +363,8 @@ def build_pieces(cache: Cache | None, api: str = "") -> BuildPieces:
     if cache is None:
         return BuildPieces(computed, computed, computed)
     tokens, json_, search, lower, plan, conformance, lint, spec, select, policy = tables = tuple(
-        Pieces(cache, kind, f"api {api}") for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint",
-                                                       "spec", "select", "policy"))
+        Pieces(cache, kind, f"api {api}", raw=kind == "json") for kind in (
+            "tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec", "select", "policy"))
     return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, select, policy, tables=tables)
 
 
