@@ -155,8 +155,9 @@ def _mac(kind: str, key: str, payload: bytes) -> str | None:
     secret = mac_key()
     if secret is None:
         return None
-    head = digest(kind, key).encode("ascii")
-    return hmac.new(secret, head + payload, hashlib.sha256).hexdigest()
+    mac = hmac.new(secret, digest(kind, key).encode("ascii"), hashlib.sha256)
+    mac.update(payload)  # not joined to the head first: a table's payload is megabytes
+    return mac.hexdigest()
 
 
 @dataclass(frozen=True)
