@@ -220,7 +220,38 @@ def test_remembered_lint_facts_follow_the_operation(tmp_path: Path) -> None:
 def test_lint_facts_keyed_without_the_operation_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check above can fail: keyed without the operation's part of the document, the finding of
     the build before comes back."""
-    monkeypatch.setattr("toolgen.review.lint.linter.piece_key",
-                        lambda kind, base, reads, what: piece_key(kind, base, what))
+    monkeypatch.setattr("toolgen.review.lint.linter.piece_key",  # the operations' facts; other keys as they are
+                        lambda kind, *parts: piece_key(kind, parts[0], parts[2]) if len(parts) == 3 else
+                        piece_key(kind, *parts))
     warm, cold = _paging_edited_builds(tmp_path)
     assert _paging_findings(warm) != _paging_findings(cold)
+
+
+def _policy_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
+    """A cached and a cold build after deleteItem's effect changes from destructive to write: its
+    policy rows (effect, approval) change, its tools' names do not."""
+    state = _fresh_state()
+    intent = _write_inputs(tmp_path, state)
+    cache = Cache(tmp_path / "cache")
+    first = build_api(intent, tmp_path / "out", cache=cache)
+    assert first.computed["policy"] == len(first.ir.tools)
+    state["effects"][3] = "write"
+    _write_inputs(tmp_path, state)
+    return build_api(intent, tmp_path / "out", cache=cache), build_api(intent, tmp_path / "out", cache=None)
+
+
+def test_remembered_policy_rows_follow_their_tools(tmp_path: Path) -> None:
+    """Each policy row's JSON is remembered by its tool's content and argument rewrites
+    (`toolgen.emit.policy.table_json`): after an edit of one intent, only its rows are made again and
+    the files are a cold build's."""
+    warm, cold = _policy_edited_builds(tmp_path)
+    assert warm.files == cold.files
+    assert 0 < warm.computed["policy"] < len(warm.ir.tools)
+
+
+def test_policy_rows_keyed_without_the_tool_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: keyed by the tool's name alone, the row of the intent before the
+    edit comes back."""
+    monkeypatch.setattr("toolgen.emit.policy.piece_key", lambda kind, tool, rewrites: piece_key(kind, tool.name))
+    warm, cold = _policy_edited_builds(tmp_path)
+    assert warm.files["policy.json"] != cold.files["policy.json"]

@@ -444,16 +444,26 @@ def test_concurrent_builds_of_different_edits_share_the_cache(tmp_path: Path) ->
 
 
 def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The spec's validation and each operation's part of it (`SpecDocument.content_key`) come from the
-    cache while the spec's text is unchanged (an edit of the intent map only), with the findings they
-    gave; an edit of the spec computes them again, and its new findings are reported."""
-    from toolgen.compile import duplicates, load
+    """The spec's validation, each operation's part of it, the lines and columns of the findings'
+    pointers and the keys written twice (`SpecDocument.content_key`) come from the cache while the
+    spec's text is unchanged (an edit of the intent map only), with the findings they gave; an edit
+    of the spec computes them again, and its new findings are reported (at their lines: the files
+    equal a build without the cache)."""
+    from toolgen.compile import duplicates, load, sourcemap
     from toolgen.compile.lower import reuse
 
     validated: list[int] = []
     read: list[str] = []
     scanned: list[int] = []  # the text parsed again for keys written twice (`toolgen.compile.duplicates`)
+    located: list[int] = []  # the text scanned for the lines and columns of pointers
     real_findings, real_read, real_scan = load.model_findings, reuse.OperationKeys._read, duplicates.json_duplicate_keys
+    real_locate = sourcemap.locate_json_many
+
+    def locate(text: str, pointers: list[str]) -> Any:
+        located.append(len(pointers))
+        return real_locate(text, pointers)
+
+    monkeypatch.setattr("toolgen.compile.load.locate_json_many", locate)
 
     def findings(doc: Any) -> Any:
         validated.append(1)
@@ -475,24 +485,30 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
     intent = _write_inputs(tmp_path, state)
     out = tmp_path / "out"
     assert _build(intent, out) == 0
-    assert validated == [1] and read and scanned == [1]
+    assert validated == [1] and read and scanned == [1] and located
     assert "spec-schema-invalid" in (out / "REPORT.md").read_text(encoding="utf-8")
     validated.clear()
     read.clear()
     scanned.clear()
+    located.clear()
     state["descriptions"][0] = "Every item there is."  # the intent map only
     _write_inputs(tmp_path, state)
     assert _build(intent, out) == 0
-    assert validated == [] and read == [] and scanned == []
+    assert validated == [] and read == [] and scanned == [] and located == []
     assert "spec-schema-invalid" in (out / "REPORT.md").read_text(encoding="utf-8")  # the kept finding
     assert _build(intent, tmp_path / "cold", "--no-cache") == 0
     assert _tree(out) == _tree(tmp_path / "cold")
     validated.clear()
+    scanned.clear()
+    located.clear()
     state["bad"] = False  # the spec: validated again, and the warning is gone
+    state["summaries"][0] = "List the items there are."
     _write_inputs(tmp_path, state)
     assert _build(intent, out) == 0
-    assert validated == [1] and read
+    assert validated == [1] and read and scanned == [1]
     assert "spec-schema-invalid" not in (out / "REPORT.md").read_text(encoding="utf-8")
+    assert _build(intent, tmp_path / "cold", "--no-cache") == 0
+    assert _tree(out) == _tree(tmp_path / "cold")
 
 
 def test_the_cache_folder_is_ignored_by_git() -> None:

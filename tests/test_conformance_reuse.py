@@ -14,12 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
-from tests.test_cache import _fresh_state, _write_inputs
+from tests.test_cache import _apply, _edits, _fresh_state, _write_inputs
 
 from toolgen import incremental
 from toolgen.build import build_api
 from toolgen.dialects import check_catalog, registry
+from toolgen.emit import catalogs as catalogs_module
 from toolgen.emit import piece_key, report
+from toolgen.emit.catalogs import build_catalogs
 from toolgen.incremental import conformance_problems
 from toolgen.remember import Memo
 
@@ -44,8 +46,11 @@ def _name_of(dialect: str, tool: dict[str, Any]) -> dict[str, Any]:
     return tool["function"] if dialect == "openai" else tool
 
 
-#: damage done to one tool object: each breaks a rule of every dialect here, or names it twice
-_DAMAGE = ("name", "schema", "twice", "none")
+#: damage done to one tool object: each breaks a rule of every dialect here, or names it twice; the
+#: last two break Anthropic's rules that span tools (`Dialect.check_across`: every tool deferred and
+#: no tool-search tool; more strict tools than one request's budget), and nothing elsewhere
+_DAMAGE = ("name", "schema", "twice", "none", "all-deferred", "all-strict")
+_ACROSS = ("all-deferred", "all-strict")
 
 
 def _damaged(dialect: str, tools: list[dict[str, Any]], index: int, damage: str) -> list[dict[str, Any]]:
@@ -53,8 +58,13 @@ def _damaged(dialect: str, tools: list[dict[str, Any]], index: int, damage: str)
     target = tools[index % len(tools)]
     if damage == "name":
         _name_of(dialect, target)["name"] = "has spaces and dots."
+    elif damage in _ACROSS:
+        if dialect == "anthropic":
+            for tool in tools:
+                tool["defer_loading" if damage == "all-deferred" else "strict"] = True
     elif damage == "schema":
-        key = {"openai": "parameters", "mcp": "inputSchema", "gemini": "parameters"}[dialect]
+        key = {"openai": "parameters", "mcp": "inputSchema", "gemini": "parameters",
+               "anthropic": "input_schema"}[dialect]
         holder = _name_of(dialect, target)
         holder[key if key in holder or dialect != "gemini" else "parametersJsonSchema"] = {"type": "array"}
     elif damage == "twice":
@@ -76,7 +86,7 @@ def test_a_remembered_verdict_gives_the_whole_check(tmp_path_factory: pytest.Tem
         tools = _damaged(dialect, good, index, damage)
         whole = check_catalog(dialect, tools, max_tools=None)
         assert conformance_problems(dialect, tools, table) == whole
-        assert bool(whole) == (damage != "none")
+        assert bool(whole) == (damage != "none" and (damage not in _ACROSS or dialect == "anthropic"))
 
 
 def test_an_unchanged_catalog_is_not_checked_again(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -141,3 +151,36 @@ def test_tool_sizes_keyed_without_the_object_are_caught(tmp_path: Path, monkeypa
     _measured(tmp_path, ["", "", "", ""], table)
     edited, cold = _measured(tmp_path, ["A much longer description of listing the items.", "", "", ""], table)
     assert edited != cold
+
+
+def _selected(tmp_path: Path, state: dict[str, Any], table: Any) -> tuple[Any, Any]:
+    build = build_api(_write_inputs(tmp_path, state), tmp_path / "out", cache=None)
+    remembered, fresh = build_catalogs(build.ir, remember=table), build_catalogs(build.ir)
+    return ((remembered.tools["anthropic"], remembered.decisions["anthropic"]),
+            (fresh.tools["anthropic"], fresh.decisions["anthropic"]))
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(edits=st.lists(_edits, min_size=1, max_size=4))
+def test_remembered_strict_facts_give_the_strict_choice(tmp_path_factory: pytest.TempPathFactory,
+                                                        edits: list[tuple[Any, ...]]) -> None:
+    """Anthropic's strict choice over the whole catalog (`select_strict`) reads what it needs of each
+    entry (`strict_facts`) through one table across a sequence of edits (effects, properties, hidden
+    parameters, operations): each catalog and decision equals the choice computed afresh."""
+    work = tmp_path_factory.mktemp("strict")
+    state, table = _fresh_state(), Memo()
+    for edit in [("summary", 0, "List items."), *edits]:
+        _apply(state, edit)
+        remembered, fresh = _selected(work, state, table)
+        assert remembered == fresh
+
+
+def test_strict_facts_keyed_without_the_entry_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The property above can fail: keyed by the tool's name alone, a tool whose schema gained an
+    optional property keeps the budget count of its schema before the edit."""
+    monkeypatch.setattr(catalogs_module, "piece_key", lambda kind, dialect, entry: piece_key(kind, entry["name"]))
+    state, table = _fresh_state(), Memo()
+    _selected(tmp_path, state, table)
+    _apply(state, ("property", "a"))  # Item gains an optional property: the tools that take an Item count one more
+    remembered, fresh = _selected(tmp_path, state, table)
+    assert remembered != fresh

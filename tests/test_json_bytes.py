@@ -4,8 +4,10 @@ JSON value (and for the values it leaves to the standard library)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
@@ -115,3 +117,22 @@ def test_a_known_object_is_keyed_by_its_registered_digest_and_only_in_its_scope(
     with known_contents() as register:
         register(twin, "d1")
         assert json_bytes([twin], memo) == _reference([tool]) and memo.computed == 1
+
+
+def test_a_raw_table_keeps_bytes_as_they_are(tmp_path: Path) -> None:
+    """The build's JSON table keeps each piece's bytes unpickled (`toolgen.incremental.Pieces` with
+    `raw`): what a later build reads back is the bytes computed, and a value that is not bytes is
+    refused (it could not come back as it went in)."""
+    from toolgen.cache import Cache
+    from toolgen.incremental import Pieces
+
+    cache = Cache(tmp_path / "cache")
+    first = Pieces(cache, "json", "api t", raw=True)
+    assert first("a", lambda: b'{\n  "a": 1\n}') == b'{\n  "a": 1\n}' and first.computed == 1
+    with pytest.raises(TypeError):
+        first("b", lambda: "text")
+    first.save()
+    again = Pieces(cache, "json", "api t", raw=True)
+    assert again("a", lambda: b"recomputed") == b'{\n  "a": 1\n}' and again.computed == 0
+    pickled = Pieces(cache, "json", "api t")  # a table of pickled values is another table
+    assert pickled("a", lambda: b"computed") == b"computed"

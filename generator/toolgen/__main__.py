@@ -1,5 +1,5 @@
-"""`python -m toolgen` runs the command line."""
+"""`python -m toolgen` runs the command line (`toolgen.cli.run`)."""
 
-from toolgen.cli import main
+from toolgen.cli import run
 
-main()
+run()

@@ -33,7 +33,7 @@ from .dialects import DialectOptions, check_deferred
 from .dialects import names as dialect_names
 from .emit import json_bytes, known_contents, piece_key
 from .emit.catalogs import Catalogs, build_catalogs
-from .emit.policy import policy_markdown, policy_table
+from .emit.policy import policy_markdown, policy_table, table_json
 from .emit.python import package_files, package_plan, warm_up
 from .emit.report import ToolSize, measure, report_markdown
 from .emit.search import search_json
@@ -263,7 +263,7 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, s
     memo = catalog_memo(cache, options, register, api)
     pieces = pieces or build_pieces(cache, api)
     with _steps(progress, f"{api}: emitting catalogs") as advance:
-        catalogs = build_catalogs(ir, advance, options, entry=memo)
+        catalogs = build_catalogs(ir, advance, options, entry=memo, remember=pieces.select)
     if memo is not None:
         memo.save()
     _check_conformance(ir, catalogs, emitted_dialects(emit), pieces.conformance)
@@ -358,7 +358,7 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
                 if name.startswith(f"{dialect}.") and name != f"{dialect}.json":
                     files[name] = json_bytes(extra, pieces.json)
     table = policy_table(ir, catalogs.rewrites)
-    policy = table.to_json()
+    policy = table_json(ir, table, catalogs.rewrites, pieces.policy)
     if "policy" in emit or with_package:
         files["policy.json"] = json_bytes(policy, pieces.json)
         files["search.json"] = json_bytes(search_json(policy, catalogs.tools.get("mcp", []),

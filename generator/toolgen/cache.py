@@ -54,6 +54,8 @@ from typing import Any
 #: where the cache lives under the project root
 CACHE_DIR = Path(".toolgen") / "cache"
 _MAGIC = b"toolgen-cache 2 "
+#: the longest header line an entry can have: the magic, a 64-digit MAC, a length, a newline
+_HEADER_MAX = 128
 #: libraries whose versions can change what a build writes (formatters, model generator, tokenizer, parsers)
 _LIBRARIES = ("black", "datamodel-code-generator", "pydantic", "pydantic-core", "jinja2", "bpe-openai",
               "ruamel.yaml", "PyYAML", "jsonschema", "jsonschema-rs", "openapi-pydantic", "isort",
@@ -155,8 +157,9 @@ def _mac(kind: str, key: str, payload: bytes) -> str | None:
     secret = mac_key()
     if secret is None:
         return None
-    head = digest(kind, key).encode("ascii")
-    return hmac.new(secret, head + payload, hashlib.sha256).hexdigest()
+    mac = hmac.new(secret, digest(kind, key).encode("ascii"), hashlib.sha256)
+    mac.update(payload)  # not joined to the head first: a table's payload is megabytes
+    return mac.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -190,17 +193,16 @@ class Cache:
             with os.fdopen(fd, "rb") as fh:
                 if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                     return None
-                data = fh.read()
+                head = fh.readline(_HEADER_MAX)  # read apart: the payload (megabytes) is not copied out of the file's bytes
+                payload = fh.read()
         except OSError:
             return None
-        end = data.find(b"\n")
-        if end < 0 or not data.startswith(_MAGIC):
+        if not head.endswith(b"\n") or not head.startswith(_MAGIC):
             return None
         try:
-            expected, length = data[len(_MAGIC):end].decode("ascii").split(" ")
+            expected, length = head[len(_MAGIC):-1].decode("ascii").split(" ")
         except (UnicodeDecodeError, ValueError):
             return None
-        payload = data[end + 1:]
         mac = _mac(kind, key, payload)
         if mac is None or str(len(payload)) != length or not hmac.compare_digest(mac, expected):
             return None

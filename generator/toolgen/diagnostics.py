@@ -12,7 +12,6 @@ maps them to its exit codes, `toolgen.cli.exits`).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -126,12 +125,11 @@ class DiagnosticSink:
     """Collects diagnostics from the stages; identical diagnostics are kept once."""
 
     items: list[Diagnostic] = field(default_factory=list)
-    _seen: set[str] = field(default_factory=set)
+    _seen: set[Diagnostic] = field(default_factory=set)
 
     def add(self, diagnostic: Diagnostic) -> None:
-        key = json.dumps(diagnostic.to_json(), sort_keys=True)
-        if key not in self._seen:
-            self._seen.add(key)
+        if diagnostic not in self._seen:  # a frozen value: equal exactly when its `to_json` is
+            self._seen.add(diagnostic)
             self.items.append(diagnostic)
 
     def error(self, code: str, message: str, location: SourceLocation | None = None,

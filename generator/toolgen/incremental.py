@@ -211,8 +211,9 @@ class CatalogMemo:
     tool's content: `toolgen.emit.content_pickle`)`` -> the pickled entry (a `_Table`). Read once when the build
     starts; `save` keeps the entries this build used (`_Table.save`). Entries are kept pickled and unpickled on each use: what a later stage does to an entry (selection,
     deferred views) never reaches the table. `register`: told each tool object it returns with the
-    digest of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
-    object (its tokens, conformance and JSON) need not serialise it."""
+    digests of its table and key (`toolgen.emit.known_contents`), so the later stages' keys of that
+    object (its tokens, conformance and JSON) need not serialise it, and each IR `Tool` with the
+    SHA-256 of its content (the key of its policy row's JSON, `toolgen.emit.policy.table_json`)."""
 
     def __init__(self, cache: Cache, options: DialectOptions, register: Callable[[Any, str], None] | None = None,
                  api: str = "") -> None:
@@ -231,6 +232,8 @@ class CatalogMemo:
     def __call__(self, dialect: Dialect, tool: Tool) -> Entry:
         if tool is not self._last[0]:  # each tool is asked for in every dialect in turn: pickled and hashed once
             self._last = (tool, hashlib.sha256(content_pickle(tool)).hexdigest())
+            if self._register is not None:  # and known by its content to the later stages' keys (its policy row)
+                self._register(tool, f"tool {self._last[1]}")
         key = digest(dialect.name, self._last[1])
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
@@ -238,8 +241,8 @@ class CatalogMemo:
             self._computed += 1
         self._used[key] = stored
         entry: Entry = pickle.loads(stored)
-        if self._register is not None:  # the object is a pure function of the table and the key
-            self._register(entry[0], digest(self._table_key, key))
+        if self._register is not None:  # the object is a pure function of the table and the key (two digests
+            self._register(entry[0], f"{self._table_key} {key}")  # of fixed length: the pair names both)
         return entry
 
     def save(self) -> None:
@@ -253,13 +256,18 @@ class Pieces:
     the build starts; `save` keeps the pieces this build used (`_Table.save`). Values are kept
     pickled and unpickled on each use, so what a later stage does to a value never reaches the table.
 
+    With `raw`, every value is bytes (immutable: nothing a later stage does reaches the table) and is
+    kept as it is, not pickled: the indented JSON of every tool (megabytes) is not copied again on
+    each use.
+
     A piece's key names everything its value depends on (`toolgen.emit.piece_key` of the inputs),
     and the table's key names the code that computes it (`environment_key`): a found value is the
     one a build without the cache computes."""
 
-    def __init__(self, cache: Cache, kind: str, salt: str = "") -> None:
+    def __init__(self, cache: Cache, kind: str, salt: str = "", *, raw: bool = False) -> None:
         self.kind = kind
-        self._table = _Table(cache, kind, digest(kind, environment_key(), salt))
+        self._raw = raw
+        self._table = _Table(cache, kind, digest(kind, environment_key(), salt, "raw" if raw else "pickled"))
         self._used: dict[str, bytes] = {}
         self.computed = 0
 
@@ -267,11 +275,13 @@ class Pieces:
         stored = self._used.get(key) or self._table.get(key)
         if stored is None:
             value = compute()
-            self._used[key] = pickle.dumps(value, protocol=5)
+            if self._raw and type(value) is not bytes:
+                raise TypeError(f"the {self.kind} table keeps bytes, not {type(value).__name__}")
+            self._used[key] = value if self._raw else pickle.dumps(value, protocol=5)  # type: ignore[assignment]
             self.computed += 1
             return value
         self._used[key] = stored
-        found: T = pickle.loads(stored)
+        found: T = stored if self._raw else pickle.loads(stored)  # type: ignore[assignment]
         return found
 
     def save(self) -> None:
@@ -281,10 +291,11 @@ class Pieces:
 
 def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remember = computed) -> list[Violation]:
     """``check_catalog(name, tools, max_tools=None)``, with each tool's own verdict remembered: for a
-    dialect that `Dialect.checks_per_tool` (OpenAI, MCP, Gemini), by the tool object's content
-    (`piece_key`), whether it conforms alone; when every tool does and the names are unique the
-    catalog conforms, and otherwise (a toolgen bug) the whole catalog is checked again for the
-    violations. Other dialects are checked whole. Raises ValueError for an unknown dialect."""
+    dialect that `Dialect.checks_per_tool` (all four), by the tool object's content (`piece_key`),
+    whether it keeps its own rules (`Dialect.check_tool`); when every tool does, the names are unique
+    and the rules that span tools (`Dialect.check_across`) find nothing, the catalog conforms, and
+    otherwise (a toolgen bug) the whole catalog is checked again for the violations. Other dialects
+    are checked whole. Raises ValueError for an unknown dialect."""
     found = dialect(name)
     if remember is computed or not found.checks_per_tool:
         return check_catalog(name, tools, max_tools=None)
@@ -294,13 +305,17 @@ def conformance_problems(name: str, tools: list[dict[str, Any]], remember: Remem
     except Exception:  # noqa: BLE001 - a malformed entry: the whole check says what is wrong
         return check_catalog(name, tools, max_tools=None)
     if len(set(names)) == len(names) and all(
-            remember(piece_key("conformance 1", name, tool), partial(_conforms, name, tool)) for tool in tools):
+            remember(piece_key("conformance 2", name, tool), partial(_conforms, found, tool)) for tool in tools) and (
+            found.check_across is None or not found.check_across(tools)):
         return []
     return check_catalog(name, tools, max_tools=None)
 
 
-def _conforms(name: str, tool: dict[str, Any]) -> bool:
-    return not check_catalog(name, [tool], max_tools=None)
+def _conforms(found: Dialect, tool: dict[str, Any]) -> bool:
+    """Whether `tool` keeps the rules of dialect `found` that concern it alone (`Dialect.check_tool`)."""
+    if found.check_tool is not None:
+        return not found.check_tool(tool)
+    return not check_catalog(found.name, [tool], max_tools=None)
 
 
 @dataclass
@@ -314,7 +329,10 @@ class BuildPieces:
     `conformance_problems`), `lint` (what an operation's response and parameters tell the lint
     rules, `toolgen.review.lint.LintInput.remember`), `spec` (what the spec's text alone gives, by
     `toolgen.compile.load.SpecDocument.content_key`: its validation's findings, each operation's
-    `toolgen.compile.lower.reuse.OperationKeys.reads`)."""
+    `toolgen.compile.lower.reuse.OperationKeys.reads`), `select` (what a dialect's whole-catalog
+    choice reads of each catalog entry, `toolgen.dialects.Dialect.select_facts`: Anthropic's strict
+    subset and budgets), `policy` (each policy row's JSON, by its tool and the tool's argument
+    rewrites, `toolgen.emit.policy.table_json`)."""
 
     tokens: Remember
     json: Remember
@@ -324,6 +342,8 @@ class BuildPieces:
     conformance: Remember = computed
     lint: Remember = computed
     spec: Remember = computed
+    select: Remember = computed
+    policy: Remember = computed
     tables: tuple[Pieces, ...] = ()
 
     def save(self) -> None:
@@ -342,9 +362,10 @@ def build_pieces(cache: Cache | None, api: str = "") -> BuildPieces:
     cache, computed each time (`toolgen.remember.computed`)."""
     if cache is None:
         return BuildPieces(computed, computed, computed)
-    tokens, json_, search, lower, plan, conformance, lint, spec = tables = tuple(
-        Pieces(cache, kind, f"api {api}") for kind in ("tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec"))
-    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, tables=tables)
+    tokens, json_, search, lower, plan, conformance, lint, spec, select, policy = tables = tuple(
+        Pieces(cache, kind, f"api {api}", raw=kind == "json") for kind in (
+            "tokens", "json", "search", "lower", "plan", "conformance", "lint", "spec", "select", "policy"))
+    return BuildPieces(tokens, json_, search, lower, plan, conformance, lint, spec, select, policy, tables=tables)
 
 
 def catalog_memo(cache: Cache | None, options: DialectOptions,

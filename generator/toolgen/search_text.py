@@ -500,7 +500,8 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
         own = {str(r.get("tool")): entries.get(str(r.get("tool"))) or {} for r in rows}
         piece = None
         if remember is not None:  # the rows and entries as plain data: their content, whatever objects they share
-            piece = (key_of or _marshal_key)("search-document 2", key, rows, *(x for item in own.items() for x in item))
+            piece = (key_of or _marshal_key)("search-document 3", key, len(rows), *rows,
+                                             *(x for item in own.items() for x in item))
         if remember is None or piece is None:
             doc = _document(key, rows, own)
         else:

@@ -11,12 +11,15 @@ as located diagnostics (`file:line:col: error[code]: message` + hint), never as 
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, MutableMapping
 from importlib import import_module
 
 import click
 
 from .. import __version__
+from .exits import ends_at_once
 
 #: command name -> (module of this package, attribute): each module is imported when its command is
 #: first looked up, so `toolgen build` does not import the runtime, the server or the eval harness
@@ -67,4 +70,26 @@ def main() -> None:
 
 main.commands = _LazyCommands()
 
-__all__ = ["main"]
+
+def run() -> None:
+    """`toolgen` as a program (the console script, ``python -m toolgen``): `main`, whose exit code
+    the process ends with. After a command that says it leaves nothing to clean up
+    (`toolgen.cli.exits.may_end_at_once`: `toolgen build`), the process ends once stdout and stderr
+    are flushed (`os._exit`), without the interpreter's teardown; otherwise it exits as usual."""
+    try:
+        main()
+    except SystemExit as exc:
+        if not ends_at_once():
+            raise
+        code = exc.code
+        try:
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)  # as the interpreter prints a SystemExit's message
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # a closed or broken stream: the usual exit reports it
+            raise exc from None
+        os._exit(0 if code is None else code if isinstance(code, int) else 1)
+
+
+__all__ = ["main", "run"]

@@ -32,7 +32,7 @@ from ..incremental import Reused, fresh, inputs_key, remember
 from ..project import ALL_ARTIFACTS, PROJECT_FILE, Artifact, Project, find_project_file, load_project
 from ..review.lint import LintSettings
 from ..write import Output, check_destinations, check_outputs, write_outputs
-from .exits import ExitCode, guarded, print_diagnostics
+from .exits import ExitCode, guarded, may_end_at_once, print_diagnostics
 
 
 def _stderr_console() -> Any:
@@ -158,6 +158,7 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
 
     An API whose inputs are those of an earlier build, and whose folder holds that build's files,
     is not built again (the build cache, `toolgen.incremental`; --no-cache builds everything)."""
+    may_end_at_once()  # the outputs and cache entries are closed and renamed, the worker joined, before it returns
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
     artifacts: tuple[Artifact, ...] = ALL_ARTIFACTS

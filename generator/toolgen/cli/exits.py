@@ -33,6 +33,24 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 3
 
 
+#: whether the command running leaves nothing to clean up at exit (`may_end_at_once`)
+_END_AT_ONCE: list[bool] = []
+
+
+def may_end_at_once() -> None:
+    """Say that the command running leaves nothing to clean up when it exits: every file it wrote
+    is closed (and renamed into place), no process or thread of its own still runs. `toolgen.cli.run`
+    then ends the process as soon as stdout and stderr are flushed, without the interpreter's
+    teardown (freeing every module and collecting: 0.05 to 0.1 CPU seconds after a build, a quarter
+    of a `--check` answered by the build cache)."""
+    _END_AT_ONCE.append(True)
+
+
+def ends_at_once() -> bool:
+    """Whether the command that ran said `may_end_at_once`."""
+    return bool(_END_AT_ONCE)
+
+
 def print_diagnostics(diagnostics: Iterable[Diagnostic]) -> None:
     """Each diagnostic on stderr, as `Diagnostic.render` writes it: a line (and its hint), whatever
     spec text its fields hold, so spec text cannot forge log lines."""

@@ -91,6 +91,10 @@ class SpecDocument:
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _yaml_root: Any = field(default=None, repr=False)
     _content_key: str | None = field(default=None, repr=False)
+    #: where the line and column of a batch of pointers are remembered, by `content_key` and the
+    #: pointers (`_resolve`; the build cache's spec table, so a build whose spec did not change does
+    #: not scan its text again)
+    remember: Remember = field(default=computed, repr=False, compare=False)
 
     @property
     def content_key(self) -> str:
@@ -136,12 +140,22 @@ class SpecDocument:
         wanted = sorted({p for p in pointers if p not in self._lines})
         if not wanted:
             return
-        if self.format == "json":
-            found = locate_json_many(self.text, wanted)
-        else:
-            root = self.yaml_tree()
-            found = {p: locate_yaml(root, parse_pointer(p)) for p in wanted}
+        if self.remember is computed:
+            found = self._located(wanted)
+        else:  # a pure function of the text (its content key) and the pointers
+            h = hashlib.sha256()
+            for pointer in wanted:
+                data = pointer.encode("utf-8", "surrogatepass")
+                h.update(len(data).to_bytes(8, "big"))
+                h.update(data)
+            found = self.remember(f"{self.content_key} locations 1 {h.hexdigest()}", partial(self._located, wanted))
         self._lines.update(found)
+
+    def _located(self, wanted: list[str]) -> dict[str, tuple[int, int]]:
+        if self.format == "json":
+            return locate_json_many(self.text, wanted)
+        root = self.yaml_tree()
+        return {p: locate_yaml(root, parse_pointer(p)) for p in wanted}
 
     def yaml_tree(self) -> Any:
         """The representation tree of a YAML document's text (`yaml_nodes`, with the loader that read
@@ -169,13 +183,17 @@ class SpecDocument:
         return out
 
 
-def read_structured(path: Path, display: str) -> tuple[str, Any, Literal["json", "yaml"]]:
-    """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located)."""
-    text, data, fmt, _ = _read(path, display)
+def read_structured(path: Path, display: str, remember: Remember = computed
+                    ) -> tuple[str, Any, Literal["json", "yaml"]]:
+    """Read a JSON or YAML file -> (text, data, format). Raises `DiagnosticError` (located).
+    `remember`: whether a JSON text's tree is shallow enough (`_shallow`, a pure function of the
+    text), kept by the SHA-256 of the file's bytes (the build cache's spec table)."""
+    text, data, fmt, _ = _read(path, display, remember)
     return text, data, fmt
 
 
-def _read(path: Path, display: str) -> tuple[str, Any, Literal["json", "yaml"], bool]:
+def _read(path: Path, display: str, remember: Remember = computed
+          ) -> tuple[str, Any, Literal["json", "yaml"], bool]:
     """`read_structured`, and whether the text may repeat a key in one object: always True for JSON
     (`toolgen.compile.duplicates.json_duplicate_keys` finds out), for YAML True only when a mapping
     loaded with fewer keys than it was written with (a repeated key, or a merge key's entry
@@ -206,7 +224,9 @@ def _read(path: Path, display: str) -> tuple[str, Any, Literal["json", "yaml"], 
         try:
             data = json.loads(text)
             # a JSON document is a tree (no aliases): only its depth needs proving, located when too deep
-            return text, (data if _shallow(data) else checked_tree(data, text, display)), "json", True
+            shallow = (_shallow(data) if remember is computed else
+                       remember(f"{hashlib.sha256(raw).hexdigest()} shallow 1", partial(_shallow, data)))
+            return text, (data if shallow else checked_tree(data, text, display)), "json", True
         except RecursionError:
             raise _too_deep(text, display) from None
         except ValueError as exc:
@@ -443,14 +463,14 @@ def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | Non
     nor parses the text again for duplicates).
     """
     display = display or display_path(path)
-    text, data, fmt, repeats = _read(path, display)
+    text, data, fmt, repeats = _read(path, display, remember)
     try:
         return _load(path, display, text, data, fmt, repeats, sink, remember)
     except DiagnosticError as exc:
         if sink is None or any(d.code == "spec-duplicate-key" for d in exc.diagnostics):
             raise
         # an error raised before the model validation (`_checked`) may be a dropped duplicate's doing too
-        found = duplicate_key_warnings(SpecDocument(path, display, text, data, fmt, "3.0", "", repeats=repeats))
+        found = duplicate_key_warnings(SpecDocument(path, display, text, data, fmt, "3.0", "", repeats=repeats, remember=remember))
         if not found:
             raise
         raise DiagnosticError([*exc.diagnostics, *found]) from None
@@ -488,7 +508,8 @@ def _load(path: Path, display: str, text: str, data: Any, fmt: Literal["json", "
         raise DiagnosticError([Diagnostic(
             "spec-version-unsupported", "error", f"OpenAPI version {version_text!r} is not supported",
             doc_probe.locate_now("/openapi"), "toolgen reads OpenAPI 3.0.x and 3.1.x")])
-    return _checked(SpecDocument(path, display, text, data, fmt, version, version_text, repeats=repeats),
+    return _checked(SpecDocument(path, display, text, data, fmt, version, version_text, repeats=repeats,
+                                 remember=remember),
                     sink, remember)
 
 
@@ -557,7 +578,8 @@ def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fm
     if sink is not None:
         sink.extend(source.fill_locations(converted.warnings))
     doc = SpecDocument(path, display, text, converted.data, fmt, "3.0", str(converted.data["openapi"]),
-                       swagger=str(data["swagger"]), pointers=converted.pointers, repeats=repeats)
+                       swagger=str(data["swagger"]), pointers=converted.pointers, repeats=repeats,
+                       remember=remember)
     return _checked(doc, sink, remember)
 
 

@@ -129,9 +129,11 @@ class Dialect:
     transform; `tool_name(entry)`
     reads a tool object's name back; `check(tools, max_tools)` re-checks a whole catalog against the
     provider's rules; `max_tools` is the provider's cap on tools per request (None: none);
-    `limits` its per-request limits table (`toolgen.dialects.limits`); `select(tools, entries)`, if
-    set, makes per-request choices over the whole catalog (e.g. which tools are strict within a
-    budget) and returns the new entries and a ``(tool, decision)`` line per tool. `configure(options)`,
+    `limits` its per-request limits table (`toolgen.dialects.limits`); `select(tools, entries, facts)`,
+    if set, makes per-request choices over the whole catalog (e.g. which tools are strict within a
+    budget) and returns the new entries and a ``(tool, decision)`` line per tool; `facts` is None or
+    ``select_facts(entry)`` of each entry (what the choice reads of one entry alone, a pure function of
+    it, so a caller may remember it per entry; None: `select` computes them). `configure(options)`,
     if set, returns the dialect as a project's `DialectOptions` shape it (e.g. Gemini's
     ``parametersJsonSchema``); without it the options do not concern this dialect.
 
@@ -141,7 +143,10 @@ class Dialect:
     provider's name in reports and help. `checks_per_tool` says that `check` (with no `max_tools`)
     finds nothing exactly when it finds nothing in each tool alone and no name is used twice (no
     other rule spans tools): the build cache then remembers each tool's verdict
-    (`toolgen.incremental.conformance_problems`).
+    (`toolgen.incremental.conformance_problems`). A dialect with rules that span tools says so with
+    `check_across(tools)` (those rules alone, names aside) and `check_tool(tool)` (one tool's own
+    rules; None: `check` of the tool alone): `check` then finds nothing exactly when each tool's
+    `check_tool` finds nothing, no name is used twice and `check_across` finds nothing.
     """
 
     name: str
@@ -151,13 +156,16 @@ class Dialect:
     check: Callable[[list[dict[str, JSON]], int | None], list[Violation]]
     max_tools: int | None = None
     limits: tuple[Limit, ...] = ()
-    select: Callable[[list[Tool], list[dict[str, JSON]]],
+    select: Callable[[list[Tool], list[dict[str, JSON]], list[Any] | None],
                      tuple[list[dict[str, JSON]], list[tuple[str, str]]]] | None = None
+    select_facts: Callable[[dict[str, JSON]], Any] | None = None
     configure: Callable[[DialectOptions], Dialect] | None = None
     title: str = ""
     extra_files: tuple[str, ...] = ()
     reshapes_arguments: bool = False
     checks_per_tool: bool = False
+    check_tool: Callable[[dict[str, JSON]], list[Violation]] | None = None
+    check_across: Callable[[list[dict[str, JSON]]], list[Violation]] | None = None
 
     @property
     def file(self) -> str:

@@ -158,54 +158,91 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]], *,
     object-root schema valid under JSON Schema 2020-12, arrays with `items`, `$ref`s resolving, no
     `nullable`; `strict` if present is a boolean. Tools sent with ``strict: true`` additionally: no
     recursion, every object closed, formats from B.2's list. With a tool-search tool: exactly one,
-    at least one tool not deferred, and at most `max_search_tools` entries in all (F.2: 10,000)."""
+    at least one tool not deferred, and at most `max_search_tools` entries in all (F.2: 10,000).
+    The rules of one tool alone are `check_anthropic_tool`; those that span tools besides unique
+    names, `check_anthropic_across`."""
     report = Report("anthropic")
     if not isinstance(tools, list):
         report.add("", "", "B.1-fields", "catalog must be a list of tools")
         return report.items
     names: list[tuple[str, str, JSON]] = []
-    deferred = searches = 0
     for i, tool in enumerate(tools):
-        if not isinstance(tool, dict):
-            report.add(f"#{i}", f"/{i}", "B.1-fields", "tool must be an object")
-            continue
-        label = tool_label(tool.get("name"), i)
-        names.append((label, "/name", tool.get("name")))
-        if "type" in tool:  # a server tool: only the tool-search tools of F.2 are emitted
-            searches += _check_search_tool(report, label, tool)
-            continue
-        if "defer_loading" in tool and not isinstance(tool["defer_loading"], bool):
-            report.add(label, "/defer_loading", "F.2-defer-loading", "defer_loading must be a boolean")
-        deferred += tool.get("defer_loading") is True
-        if "description" in tool and not isinstance(tool["description"], str):
-            report.add(label, "/description", "B.1-fields", "description must be a string")
-        if "strict" in tool and not isinstance(tool["strict"], bool):
-            report.add(label, "/strict", "B.1-fields", "strict must be a boolean")
-        if "input_schema" not in tool:
-            report.add(label, "/input_schema", "B.1-fields", "input_schema is required")
-            continue
-        schema = tool["input_schema"]
-        base = "/input_schema"
-        if not object_root(report, label, base, schema, "B.1-input-schema-object", "input_schema"):
-            continue
-        summary = Summary(schema)
-        check_2020_12(report, label, base, schema, "B.1-json-schema-2020-12", summary)
-        check_items_and_refs(report, label, base, schema, "B.1", summary)
-        check_no_nullable(report, label, base, schema, "E.2-nullable", summary)
-        if tool.get("strict") is True:
-            for ptr in recursive_ref_targets(schema):
-                report.add(label, base + ptr, "B.2-recursion", "recursive schemas are not supported in strict")
-            for ptr, node in iter_schemas(schema):
-                if not isinstance(node, dict):
-                    continue
-                if is_object_schema(node) and node.get("additionalProperties") is not False:
-                    report.add(label, base + ptr, "B.2-additionalProperties",
-                               "strict objects need additionalProperties: false")
-                if "format" in node and node["format"] not in ANTHROPIC_FORMATS:
-                    report.add(label, base + ptr, "B.2-format", f"format {node['format']!r} not supported")
-                for key in node:
-                    if key in ANTHROPIC_STRICT_UNSUPPORTED or (key == "minItems" and node[key] not in (0, 1)):
-                        report.add(label, base + ptr, "F.2-keyword", f"{key!r} is not supported in strict schemas")
+        if isinstance(tool, dict):
+            names.append((tool_label(tool.get("name"), i), "/name", tool.get("name")))
+        _check_tool(report, i, tool)
+    _check_across(report, tools, max_search_tools)
+    check_names(report, names, "B.1")
+    return report.items
+
+
+def check_anthropic_tool(tool: dict[str, JSON]) -> list[Violation]:
+    """The rules of `check_anthropic_catalog` that concern one tool alone (its fields, its schema, its
+    name's form): a catalog conforms exactly when each tool passes these, no name is used twice and
+    `check_anthropic_across` finds nothing."""
+    report = Report("anthropic")
+    _check_tool(report, 0, tool)
+    if isinstance(tool, dict):
+        check_names(report, [(tool_label(tool.get("name"), 0), "/name", tool.get("name"))], "B.1")
+    return report.items
+
+
+def check_anthropic_across(tools: list[dict[str, JSON]]) -> list[Violation]:
+    """The rules of `check_anthropic_catalog` that span tools, besides unique names: one tool-search
+    tool with deferred tools, not every tool deferred, at most 10,000 entries with tool search (F.2),
+    and the strict tools within one request's budgets (B.2/F.2)."""
+    report = Report("anthropic")
+    if isinstance(tools, list):
+        _check_across(report, tools, ANTHROPIC_MAX_SEARCH_TOOLS)
+    return report.items
+
+
+def _check_tool(report: Report, i: int, tool: JSON) -> None:
+    """One tool's own rules (`check_anthropic_catalog`), its name's form aside."""
+    if not isinstance(tool, dict):
+        report.add(f"#{i}", f"/{i}", "B.1-fields", "tool must be an object")
+        return
+    label = tool_label(tool.get("name"), i)
+    if "type" in tool:  # a server tool: only the tool-search tools of F.2 are emitted
+        _check_search_tool(report, label, tool)
+        return
+    if "defer_loading" in tool and not isinstance(tool["defer_loading"], bool):
+        report.add(label, "/defer_loading", "F.2-defer-loading", "defer_loading must be a boolean")
+    if "description" in tool and not isinstance(tool["description"], str):
+        report.add(label, "/description", "B.1-fields", "description must be a string")
+    if "strict" in tool and not isinstance(tool["strict"], bool):
+        report.add(label, "/strict", "B.1-fields", "strict must be a boolean")
+    if "input_schema" not in tool:
+        report.add(label, "/input_schema", "B.1-fields", "input_schema is required")
+        return
+    schema = tool["input_schema"]
+    base = "/input_schema"
+    if not object_root(report, label, base, schema, "B.1-input-schema-object", "input_schema"):
+        return
+    summary = Summary(schema)
+    check_2020_12(report, label, base, schema, "B.1-json-schema-2020-12", summary)
+    check_items_and_refs(report, label, base, schema, "B.1", summary)
+    check_no_nullable(report, label, base, schema, "E.2-nullable", summary)
+    if tool.get("strict") is True:
+        for ptr in recursive_ref_targets(schema):
+            report.add(label, base + ptr, "B.2-recursion", "recursive schemas are not supported in strict")
+        for ptr, node in iter_schemas(schema):
+            if not isinstance(node, dict):
+                continue
+            if is_object_schema(node) and node.get("additionalProperties") is not False:
+                report.add(label, base + ptr, "B.2-additionalProperties",
+                           "strict objects need additionalProperties: false")
+            if "format" in node and node["format"] not in ANTHROPIC_FORMATS:
+                report.add(label, base + ptr, "B.2-format", f"format {node['format']!r} not supported")
+            for key in node:
+                if key in ANTHROPIC_STRICT_UNSUPPORTED or (key == "minItems" and node[key] not in (0, 1)):
+                    report.add(label, base + ptr, "F.2-keyword", f"{key!r} is not supported in strict schemas")
+
+
+def _check_across(report: Report, tools: list[JSON], max_search_tools: int) -> None:
+    """The rules that span tools (`check_anthropic_across`)."""
+    entries = [t for t in tools if isinstance(t, dict)]
+    searches = sum(1 for t in entries if "type" in t and _is_search_tool(t))
+    deferred = sum(1 for t in entries if "type" not in t and t.get("defer_loading") is True)
     if deferred and not searches:
         report.add("", "", "F.2-tool-search", f"{deferred} tools have defer_loading but no tool-search tool is sent")
     if searches > 1:
@@ -214,7 +251,7 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]], *,
         report.add("", "", "F.2-tool-search", f"{len(tools)} tools > {max_search_tools} with tool search")
     if tools and deferred == len(tools):
         report.add("", "", "F.2-tool-search", "every tool is deferred: at least one tool must be loaded")
-    strict = [t for t in tools if isinstance(t, dict) and t.get("strict") is True]
+    strict = [t for t in entries if t.get("strict") is True]
     optional = sum(strict_budget(t.get("input_schema"))[0] for t in strict)
     unions = sum(strict_budget(t.get("input_schema"))[1] for t in strict)
     for actual, cap, what in ((len(strict), ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
@@ -222,8 +259,11 @@ def check_anthropic_catalog(tools: list[dict[str, JSON]], *,
                               (unions, ANTHROPIC_MAX_UNIONS, "union parameters in strict tools")):
         if actual > cap:
             report.add("", "", "F.2-budget", f"{actual} {what} > {cap} per request")
-    check_names(report, names, "B.1")
-    return report.items
+
+
+def _is_search_tool(tool: dict[str, JSON]) -> bool:
+    kind = tool.get("type")
+    return isinstance(kind, str) and TOOL_SEARCH_TYPE_RE.match(kind) is not None
 
 
 def _check_search_tool(report: Report, label: str, tool: dict[str, JSON]) -> int:
@@ -312,41 +352,51 @@ def strict_form(schema: JSON) -> JSON:
 _SELECT_ORDER = {"destructive": 0, "write": 1}
 
 
-def select_strict(tools: list[Tool], entries: list[dict[str, JSON]]
+def strict_facts(entry: dict[str, JSON]) -> tuple[tuple[str, ...], int, int]:
+    """What `select_strict` reads of one catalog entry: why Anthropic's strict subset cannot express
+    the strict form of its input schema (`strict_form`; empty: it can), and the optional and union
+    parameters that form counts against the budgets (`strict_budget`; 0 when it cannot be strict). A
+    pure function of the entry."""
+    schema = strict_form(entry["input_schema"])
+    why = tuple(_strict_blockers(schema))
+    if why:
+        return why, 0, 0
+    optional, unions = strict_budget(schema)
+    return (), optional, unions
+
+
+def select_strict(tools: list[Tool], entries: list[dict[str, JSON]], facts: list[Any] | None = None
                   ) -> tuple[list[dict[str, JSON]], list[tuple[str, str]]]:
     """B.2 / F.2: mark tools ``strict: true`` where the strict subset can express them, within one
     request's budgets (20 strict tools, 24 optional and 16 union parameters); record tools of
     destructive intents first, then other writes, then previews and reads (catalog order within a
     group). A tool whose intent asks for ``strict: false`` (`Tool.strict`) is never strict. Every other
-    tool carries ``strict: false``, and the decision says why."""
+    tool carries ``strict: false`` (the entry itself when it already does, as `_catalog_entry`
+    makes it), and the decision says why. `facts`: `strict_facts` of each entry, if the caller has
+    them (remembered); else computed here."""
+    facts = facts if facts is not None else [strict_facts(e) for e in entries]
     order = sorted(range(len(tools)), key=lambda i: (
         0 if tools[i].policy.mode == "record" else 1 if tools[i].policy.mode == "preview" else 2,
         _SELECT_ORDER.get(tools[i].policy.effect, 2), i))
-    out = [dict(e) for e in entries]
+    out = [e if e.get("strict") is False else {**e, "strict": False} for e in entries]
     decisions: dict[int, str] = {}
     count = optional = unions = 0
     for i in order:
         if not tools[i].strict:
             decisions[i] = "not strict: the intent map asks for strict: false"
-            out[i]["strict"] = False
             continue
-        schema = strict_form(out[i]["input_schema"])
-        why = _strict_blockers(schema)
+        why, opt, uni = facts[i]
         if why:
             decisions[i] = "not strict: " + ", ".join(why) + " (outside the strict subset)"
-            out[i]["strict"] = False
             continue
-        opt, uni = strict_budget(schema)
         if (count + 1 > ANTHROPIC_MAX_STRICT_TOOLS or optional + opt > ANTHROPIC_MAX_OPTIONAL
                 or unions + uni > ANTHROPIC_MAX_UNIONS):
             decisions[i] = (f"not strict: over the per-request budget ({opt} optional, {uni} union parameters; "
                             f"{ANTHROPIC_MAX_STRICT_TOOLS} tools / {ANTHROPIC_MAX_OPTIONAL} optional / "
                             f"{ANTHROPIC_MAX_UNIONS} unions per request)")
-            out[i]["strict"] = False
             continue
         count, optional, unions = count + 1, optional + opt, unions + uni
-        out[i]["input_schema"] = schema
-        out[i]["strict"] = True
+        out[i] = {**entries[i], "input_schema": strict_form(entries[i]["input_schema"]), "strict": True}
         decisions[i] = f"strict ({opt} optional, {uni} union parameters)"
     return out, [(tools[i].name, decisions[i]) for i in range(len(tools))]
 
@@ -354,6 +404,7 @@ def select_strict(tools: list[Tool], entries: list[dict[str, JSON]]
 def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     input_schema = anthropic_input_schema(tool.input_schema)
     entry = anthropic_tool(tool.name, tool.description, tool.input_schema, input_schema=input_schema)
+    entry["strict"] = False  # until `select_strict` chooses it, within the catalog's budgets
     if tool.policy.loading == "deferred":
         entry["defer_loading"] = True  # F.2: found by the tool-search tool (`deferred_catalog`)
     return entry, input_schema.warnings, ()
@@ -367,5 +418,6 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_anthropic_catalog(tools)
 
 
-DIALECT = Dialect("anthropic", 1, _catalog_entry, _entry_name, _check, None, LIMITS, select_strict,
-                  title="Anthropic")
+DIALECT = Dialect("anthropic", 1, _catalog_entry, _entry_name, _check, None, LIMITS, select_strict, strict_facts,
+                  title="Anthropic", checks_per_tool=True, check_tool=check_anthropic_tool,
+                  check_across=check_anthropic_across)

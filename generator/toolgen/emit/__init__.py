@@ -72,6 +72,14 @@ def known_contents() -> Iterator[Callable[[Any, str], None]]:
         _KNOWN.remove(register)
 
 
+def also_known(obj: Any, digest: str) -> None:
+    """Register `obj` with `digest` in the innermost `known_contents` scope in progress, if any (as
+    its ``register`` does): for a stage that makes an object from known ones, as a pure function of
+    what `digest` names (a policy row's JSON from its tool)."""
+    if _KNOWN:
+        _KNOWN[-1][id(obj)] = (obj, b"known content " + digest.encode("ascii"))
+
+
 def content_pickle(value: Any) -> bytes:
     """`value` pickled without the pickler's memo: an object reached twice is written twice, so the
     bytes depend on the content alone, not on which parts happen to be shared (an IR whose equal

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..compile.ir import ApiIR, Tool
 from ..dialects import DeferredViews, Dialect, DialectOptions, configured, deferred_views, shared_views
+from ..remember import Remember, computed
+from . import piece_key
 
 #: one tool's object, warnings and argument rewrites in one dialect (`Dialect.catalog_entry`)
 Entry = tuple[dict[str, Any], tuple[str, ...], tuple[dict[str, Any], ...]]
@@ -45,12 +48,14 @@ class Catalogs:
 
 def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None,
                    options: DialectOptions | None = None,
-                   entry: Callable[[Dialect, Tool], Entry] | None = None) -> Catalogs:
+                   entry: Callable[[Dialect, Tool], Entry] | None = None,
+                   remember: Remember = computed) -> Catalogs:
     """Each tool's view in each dialect is computed once and feeds both the tool object and the
     warnings. `progress(done, total)` is called after each tool, if given. `options`: the project's
     dialect choices (toolgen.yaml ``dialects:``; default: none). `entry(dialect, tool)` computes one
     tool's entry (default: `Dialect.catalog_entry`; the build passes one that remembers them,
-    `toolgen.incremental.CatalogMemo`)."""
+    `toolgen.incremental.CatalogMemo`). `remember`: what a dialect's whole-catalog choice reads of
+    each entry (`Dialect.select_facts`), by the entry's content (`toolgen.emit.piece_key`)."""
     options = options or DialectOptions()
     dialects = configured(options)
     out = Catalogs({d.name: [] for d in dialects})
@@ -66,8 +71,18 @@ def build_catalogs(ir: ApiIR, progress: Callable[[int, int], None] | None = None
                 out.warnings.extend((tool.name, f"{dialect.name}: {warning}") for warning in warnings)
     for dialect in dialects:
         if dialect.select is not None:
-            out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools),
-                                                                                  out.tools[dialect.name])
+            entries = out.tools[dialect.name]
+            facts = _select_facts(dialect, entries, remember)
+            out.tools[dialect.name], out.decisions[dialect.name] = dialect.select(list(ir.tools), entries, facts)
     out.deferred = deferred_views(ir.tools, out.tools, ir.toolsets, search_limit=options.anthropic_search_limit,
                                   responses_limit=options.responses_limit)
     return out
+
+
+def _select_facts(dialect: Dialect, entries: list[dict[str, Any]], remember: Remember) -> list[Any] | None:
+    """`dialect.select_facts` of each entry through `remember`, keyed by the entry's content; None
+    when nothing is remembered (`select` computes them) or the dialect has none."""
+    facts = dialect.select_facts
+    if facts is None or remember is computed:
+        return None
+    return [remember(piece_key("select-facts 1", dialect.name, e), partial(facts, e)) for e in entries]

@@ -15,6 +15,8 @@ from typing import Any
 
 from ..compile.ir import ApiIR
 from ..policy_format import InputRef, MappingValue, NarrowedArg, PolicyRow, PolicyTable, StepRef
+from ..remember import Remember, computed
+from . import also_known, piece_key
 
 _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
@@ -39,6 +41,25 @@ def policy_table(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]]
 def policy_json(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> dict[str, Any]:
     """The JSON value of ``policy.json`` (`PolicyTable.to_json` of `policy_table`)."""
     return policy_table(ir, rewrites).to_json()
+
+
+def table_json(ir: ApiIR, table: PolicyTable, rewrites: dict[str, dict[str, list[dict[str, Any]]]],
+               remember: Remember = computed) -> dict[str, Any]:
+    """``table.to_json()`` for ``table = policy_table(ir, rewrites)``, each row's JSON through
+    `remember`, keyed by its tool (the IR's `Tool`, a pure function of its content) and the tool's
+    rewrites, and known by that key to the later stages' keys (`toolgen.emit.also_known`: the row's
+    indented JSON and its search document are keyed without serialising it)."""
+    if remember is computed:
+        return table.to_json()
+    value = replace(table, tools=()).to_json()
+    rows: list[Any] = []
+    for tool, row in zip(ir.tools, table.tools, strict=True):
+        key = piece_key("policy-row 1", tool, rewrites.get(tool.name))
+        found = remember(key, row.to_json)
+        also_known(found, key)
+        rows.append(found)
+    value["tools"] = rows
+    return value
 
 
 def _md(text: str) -> str:

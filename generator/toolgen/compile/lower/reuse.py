@@ -81,6 +81,7 @@ class OperationKeys:
         self._parts: dict[Part, tuple[str, tuple[Part, ...] | None]] = {}
         self._order: dict[str, dict[str, int]] = {}
         self._reads: dict[str, Any] = {}  # operation pointer -> `reads`
+        self._groups: dict[int, tuple[IncludeSpec, str]] = {}  # id -> (include group, its JSON text)
 
     def key(self, op: Operation, name: str, intent: ToolIntent, where: tuple[str | int, ...], *,
             explicit: bool, group: IncludeSpec | None) -> str | None:
@@ -91,7 +92,15 @@ class OperationKeys:
             return None
         return _digest(self._base, reads, name, json.dumps([str(w) for w in where]),
                        "explicit" if explicit else "include", intent.model_dump_json(),
-                       group.model_dump_json() if group is not None else "")
+                       self.group_text(group) if group is not None else "")
+
+    def group_text(self, group: IncludeSpec) -> str:
+        """``group.model_dump_json()``, once per include group (a frozen model, asked for by each of
+        the thousands of operations it matches)."""
+        found = self._groups.get(id(group))
+        if found is None or found[0] is not group:
+            found = self._groups[id(group)] = (group, group.model_dump_json())
+        return found[1]
 
     def reads(self, op: Operation) -> str | None:
         """The digest of the part of the document lowering `op` reads: its path item as written and
@@ -331,7 +340,7 @@ def inferred_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
         return None if recording.kept else intent
 
     found: ToolIntent | None = ctx.remember(
-        _digest("infer-intent 1", ctx.keys.base, reads, group.model_dump_json()), compute)
+        _digest("infer-intent 1", ctx.keys.base, reads, ctx.keys.group_text(group)), compute)
     if here:
         if isinstance(here[0], Exception):
             raise here[0]

@@ -103,9 +103,10 @@ class LintInput:
     dialects: tuple[str, ...] = ALL_DIALECTS
     #: the project's dialect choices (toolgen.yaml ``dialects:``: shapes and the tool-search limit)
     options: DialectOptions = field(default_factory=DialectOptions)
-    #: what each operation's response and parameters tell the rules, remembered between builds
+    #: what each operation's response, parameters and words tell the rules, remembered between builds
     #: (`toolgen.incremental.BuildPieces`) under the operation's `OperationKeys.reads` (its part of
-    #: the document) and `OperationKeys.base`; without `keys`, computed
+    #: the document) and `OperationKeys.base` (without `keys`, computed), and each toolset's
+    #: near-synonym pairs by its members' keys, tools and descriptions
     remember: Remember = computed
     keys: OperationKeys | None = None
     #: `preflight_findings` of this IR, intent map, settings, dialects and options, when the build
@@ -328,7 +329,7 @@ class _Linter:
         for view in self.views:
             method, effect = view.op.method, view.main.policy.effect
             loc = self.where(view, "effect")
-            changes = changes_named(view.op)
+            changes = self._remembered(view.op, "changes-named", partial(changes_named, view.op))
             if effect == "read" and method in ("DELETE", "PUT", "PATCH"):
                 self.add(EFFECT_CONTRADICTS_METHOD, f"`{view.key}` is marked read but {view.op.key} is a {method}",
                          loc, tool=view.main.name)
@@ -642,7 +643,10 @@ class _Linter:
                      "several parts, the rest is in every part")
         for toolset, members in sorted(by_toolset.items()):
             views = {m.key: v for m, v in members}
-            for first, second, why in near_synonyms([m for m, _ in members]):
+            group = [m for m, _ in members]  # a pure function of the members' keys, tools and texts: remembered
+            pairs = self.data.remember(piece_key("near-synonyms 1", [(m.key, m.tools, m.description) for m in group]),
+                                       partial(near_synonyms, group))
+            for first, second, why in pairs:
                 self.add(TOOLSET_NEAR_SYNONYM, f"toolset `{toolset}`: `{first.key}` and `{second.key}` are "
                          f"near-synonyms ({why}) and neither description names the other",
                          self.where(views[second.key], "description"), tool=views[second.key].main.name)
