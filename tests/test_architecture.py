@@ -24,7 +24,9 @@ def test_the_contracts_are_configured() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     contracts = {c["id"]: c for c in config["contracts"]}
     assert {"layers", "runtime", "click", "acyclic"} <= set(contracts)
-    assert contracts["layers"]["layers"][0] == "cli" and contracts["layers"]["layers"][-1].startswith("diagnostics")
+    layers = contracts["layers"]["layers"]
+    # the CLI on top; the kernel at the bottom: diagnostics and its peers, over the text escaping they render with
+    assert layers[0] == "cli" and layers[-2].startswith("diagnostics") and layers[-1] == "shown_text"
     assert contracts["click"]["forbidden_modules"] == ["click"]
     assert "toolgen.cli" not in contracts["click"]["source_modules"]
 
