@@ -371,12 +371,16 @@ def _members_sorted(value: Any, depth: int = 0) -> Any:
 
 
 def serialise_query(name: str, value: Any, style: str | None, explode: bool | None,
-                    path: tuple[str | int, ...] = ()) -> list[tuple[str, str]]:
+                    path: tuple[str | int, ...] = (), taken: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """One query parameter (or form-body field) as (name, value) pairs, not yet percent-encoded.
 
     ``form`` (default, explode defaults to true): arrays → repeated names or ``a,b``; objects →
     one pair per property or ``name=k,v,...``. ``spaceDelimited``/``pipeDelimited``: arrays joined
     by space or ``|``. ``deepObject``: ``name[k]=v`` recursively.
+
+    An exploded object's members become parameters of their own, named by the caller: a member
+    whose name, in lower case, is in `taken` (another parameter of the request: see `taken_names`)
+    raises `ToolError` ``invalid_arguments`` at `path` + the member's name.
     """
     style = style or "form"
     explode = True if explode is None else explode
@@ -397,6 +401,11 @@ def serialise_query(name: str, value: Any, style: str | None, explode: bool | No
         return [(name, ",".join(items))]
     if isinstance(value, dict):
         if explode:
+            for k in value:
+                if str(k).lower() in taken:
+                    raise invalid_argument(path + (k,), f"the member {str(k)[:40]!r} would be sent as the "
+                                           f"parameter {str(k)[:40]!r}, which this request sets otherwise (another "
+                                           "argument, a fixed or hidden value, paging or a credential)")
             return [(str(k), scalar(v)) for k, v in value.items() if v is not None]
         flat: list[str] = []
         for k, v in value.items():
@@ -555,6 +564,40 @@ def _header_value(value: str, path: tuple[str | int, ...]) -> str:
     return value
 
 
+def taken_names(row: Mapping[str, Any], where: str, binding: Mapping[str, Any]) -> frozenset[str]:
+    """The names (lower case) the request of `row` may carry in `where` (``query``, ``cookie`` or
+    ``body``) from anything but `binding`: other bindings, fixed values, the idempotency key, the
+    paging parameters, credentials, and the names the build recorded on `binding` (``reserved``:
+    every other parameter the operation declares there, hidden ones included). An object argument
+    sent exploded (one parameter per member) may not name one of them: it would send a hidden
+    parameter, a second value next to a fixed one or the runtime's page size, or a credential."""
+    req = row.get("request") or {}
+    names = {str(b.get("name") or "") for b in (req.get("bindings") or []) if b.get("in") == where and b is not binding}
+    names |= {str(f.get("name") or "") for f in (req.get("fixed") or []) if f.get("in") == where}
+    names |= {str(a.get("name") or "") for a in (row.get("auth") or []) if a.get("in") == where}
+    idem = row.get("idempotency") or {}
+    if idem.get("in") == where:
+        names.add(str(idem.get("name") or ""))
+    paging = row.get("pagination") or {}
+    if where == "query":
+        names |= {str(paging.get(k) or "") for k in ("cursor_param", "limit_param")}
+    names |= {str(n) for n in (binding.get("reserved") or [])}
+    names.discard("")
+    names.discard(str(binding.get("name") or ""))
+    return frozenset(n.lower() for n in names)
+
+
+#: RFC 6265 §4.1.1 cookie-name: an RFC 2616 token (no CTLs, blanks or separators).
+_TOKEN_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - set('()<>@,;:\\"/[]?={}')
+
+
+def _cookie_name(name: str, path: tuple[str | int, ...]) -> str:
+    if not name or any(ch not in _TOKEN_CHARS for ch in name):
+        raise invalid_argument(path, f"{name[:40]!r} cannot be a cookie name (RFC 6265: a token, without "
+                                     "blanks, separators such as ';' '=' ',' or non-ASCII text)")
+    return name
+
+
 def _cookie_value(value: str, path: tuple[str | int, ...]) -> str:
     bad = next((ch for ch in value if ch not in _COOKIE_CHARS), None)
     if bad is not None:
@@ -669,22 +712,26 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         if where == "path":
             path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
         elif where == "query":
-            query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at))
+            taken = taken_names(row, "query", binding)
+            query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken))
         elif where == "header":
             if name.lower() in _NOT_ARGUMENT_HEADERS:  # a policy built before the build refused it
                 raise ValueError(f"header {name!r} is hop-by-hop, framing or Cookie: never a tool argument")
             headers.append((name, _header_value(serialise_header(value, explode), at), is_key))
         elif where == "cookie":
-            for k, v in serialise_query(name, value, style, explode, at):
-                cookies.append((k, _cookie_value(v, at)))
+            taken = taken_names(row, "cookie", binding)
+            for k, v in serialise_query(name, value, style, explode, at, taken):
+                spread = isinstance(value, dict) and explode is not False
+                member = at + (k,) if spread else at
+                cookies.append((_cookie_name(k, member), _cookie_value(v, at)))
         elif where == "body":
             if encoding == "form":
                 if name:
                     form_style = style
                     if form_style is None and isinstance(value, dict):
                         form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
-                    body.form_pairs.extend((k, v, is_key)
-                                           for k, v in serialise_query(name, value, form_style, explode, at))
+                    body.form_pairs.extend((k, v, is_key) for k, v in serialise_query(
+                        name, value, form_style, explode, at, taken_names(row, "body", binding)))
                 elif isinstance(value, dict):
                     for k, v in value.items():
                         _check_bracket_key(str(k), at + (k,), nested=False)

@@ -11,7 +11,7 @@ the fixed values, and the credentials the runtime injects instead of the model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...naming import arg_name
@@ -228,7 +228,44 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         first = min(fixed_specs)
         raise Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
                    iloc("fixed", first), "use a parameter's wire name, or `in:name`")
+    for arg in args:
+        bound = arg.binding
+        if bound is not None and exploded_object(bound, arg.schema):
+            names = {str(p.get("name")) for p, _ in params if p.get("in") == bound.location} | {
+                wire for loc, wire in key_params if loc == bound.location}
+            names.discard(bound.wire_name)
+            arg.binding = replace(bound, reserved=tuple(sorted(names)))
     return ParameterArgs(args, fixed, auth, hidden)
+
+
+def exploded_object(binding: ArgBinding, schema: dict[str, Any]) -> bool:
+    """Whether a query or cookie argument may be an object sent exploded (OpenAPI ``form`` style,
+    the default, with ``explode``, its default): each member then becomes a parameter of its own,
+    named by the caller, so its binding records the names it may not take (`ArgBinding.reserved`).
+    A schema that admits an object: ``type`` object (or no ``type``), or such a branch."""
+    if binding.location not in ("query", "cookie") or binding.explode is False:
+        return False
+    if binding.style not in (None, "form", "spaceDelimited", "pipeDelimited"):
+        return False
+    return _admits_object(schema, 0)
+
+
+def _admits_object(schema: Any, depth: int) -> bool:
+    if not isinstance(schema, dict) or depth > 16:
+        return True  # `true`, a reference or a deep union: assume it may
+    if "const" in schema or "enum" in schema:
+        values = [schema["const"]] if "const" in schema else schema["enum"]
+        if isinstance(values, list) and not any(isinstance(v, dict) for v in values):
+            return False
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind != "object":
+        return False
+    if isinstance(kind, list) and "object" not in kind:
+        return False
+    branches = [b for key in ("anyOf", "oneOf") for b in (schema.get(key) or [])]
+    if branches and not any(_admits_object(b, depth + 1) for b in branches):
+        return False
+    return all(_admits_object(m, depth + 1) for m in (schema.get("allOf") or []))
 
 
 def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:
