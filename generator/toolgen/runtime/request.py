@@ -518,13 +518,29 @@ def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str]:
+def bytes_view(data: bytes) -> dict[str, Any]:
+    """What a preview shows of bytes sent as they are (a binary body or part): their count, their
+    SHA-256 and, when they are UTF-8 text, that text, so the human approving the request reads
+    what will be sent. Shape: ``{"bytes": int, "sha256": hex, "text"?: str}``."""
+    view: dict[str, Any] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    try:
+        view["text"] = data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    return view
+
+
+def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str, list[dict[str, Any]]]:
     """Encode multipart/form-data (RFC 7578) with a deterministic boundary derived from the
     content. `fields` are (name, value, part content type); strings are text parts unless a
-    non-text content type is given, objects/arrays are JSON parts."""
+    non-text content type is given, objects/arrays are JSON parts. Also returns what a preview
+    shows of each part: ``{"name", "content_type"?, "value"}`` (the JSON value or the text sent)
+    or, for bytes, ``{"name", "content_type", **bytes_view}``."""
     parts: list[tuple[bytes, bytes]] = []
+    shown: list[dict[str, Any]] = []
     for name, value, ctype in fields:
         safe_name = name.replace('"', "%22").replace("\r", "").replace("\n", "")
+        part: dict[str, Any] = {"name": safe_name}
         if isinstance(value, (dict, list)):
             data = _json_bytes(value)
             head = f'Content-Disposition: form-data; name="{safe_name}"\r\nContent-Type: {ctype or "application/json"}\r\n'
@@ -541,14 +557,22 @@ def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str]:
             head = f'Content-Disposition: form-data; name="{safe_name}"\r\n'
             if ctype:
                 head += f"Content-Type: {ctype}\r\n"
+        content_type = head.partition("Content-Type: ")[2].partition("\r\n")[0]
+        if content_type:
+            part["content_type"] = content_type
+        if isinstance(value, (bytes, bytearray)):
+            part.update(bytes_view(data))
+        else:
+            part["value"] = value if isinstance(value, (dict, list)) else data.decode("utf-8")
         parts.append((head.encode("utf-8"), data))
+        shown.append(part)
     digest = hashlib.sha256(b"".join(h + d for h, d in parts)).hexdigest()[:32]
     boundary = f"toolgen-{digest}"
     out = bytearray()
     for head_bytes, data in parts:
         out += f"--{boundary}\r\n".encode() + head_bytes + b"\r\n" + data + b"\r\n"
     out += f"--{boundary}--\r\n".encode()
-    return bytes(out), f"multipart/form-data; boundary={boundary}"
+    return bytes(out), f"multipart/form-data; boundary={boundary}", shown
 
 
 def _header_value(value: str, path: tuple[str | int, ...]) -> str:
@@ -630,8 +654,8 @@ class _Body:
             fields = [(n, v, c) for n, v, c, is_key in self.multipart if with_key or not is_key]
             if not fields and not self.value_set:
                 return None, None, None
-            content, ctype = _multipart(fields)
-            return content, {"multipart_fields": [n for n, _, _ in fields]}, ctype
+            content, ctype, parts = _multipart(fields)
+            return content, {"multipart": parts}, ctype
         if not self.value_set:
             return None, None, None
         body = self.value
@@ -644,7 +668,8 @@ class _Body:
                 content = body.encode("utf-8")
             else:
                 content = _json_bytes(body)
-            return (content, body if encoding == "text" else {"bytes": len(content)},
+            return (content, body if encoding == "text" and not isinstance(body, (bytes, bytearray))
+                    else bytes_view(content),
                     content_type or ("text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream"))
         if encoding == "json":
             return _json_bytes(body), body, content_type or "application/json"
