@@ -149,3 +149,17 @@ def test_no_answer_carries_a_redacted_member_to_the_model(registry: Registry, se
     server.reply("GET", r"/people/", 200, f"{prefix} ssn: {SSN} salary: {SALARY}".encode(), content_type=ctype)
     res = registry.call("get_person", {"id": "p1"}, actor=ACTOR)
     assert not _leaks(json.dumps(res.to_json(), ensure_ascii=False)), res.to_json()
+
+
+@pytest.mark.parametrize("status", [400, 404, 409, 500])
+def test_a_text_error_body_never_carries_a_redacted_member(registry: Registry, server: RecordingServer,
+                                                           status: int) -> None:
+    """An error page is shown as a 200-character excerpt; text cannot be redacted, so a tool whose
+    output redacts members shows none of it (a JSON problem body is redacted member by member)."""
+    server.reply("GET", r"/people/", status, f"<error><ssn>{SSN}</ssn></error>".encode(), content_type="text/xml")
+    res = registry.call("get_person", {"id": "p1"}, actor=ACTOR)
+    assert res.error is not None and res.error.details.get("status") == status, res.to_json()
+    assert SSN not in json.dumps(res.to_json(), ensure_ascii=False), res.to_json()
+    server.reply("GET", r"/people/", status, {"detail": "bad", "errors": [{"person": {"ssn": SSN}}]})
+    res = registry.call("get_person", {"id": "p1"}, actor=ACTOR)
+    assert res.error is not None and SSN not in json.dumps(res.to_json(), ensure_ascii=False), res.to_json()

@@ -182,6 +182,8 @@ def _api_error(call: Call, spec: ToolSpec, validated: Validated, budget: Budget,
     if "problem" in error.details:  # an API's error body: redacted and bounded like a result
         error.details["problem"] = shrink(redact_anywhere(error.details["problem"], spec.redact_tree),
                                           MAX_PROBLEM_BYTES)[0]
+    if spec.redact_tree and "body_excerpt" in error.details:  # text cannot be redacted: none of it is shown
+        error.details["body_excerpt"] = "[withheld: the tool redacts members of its output]"
     if mutating and hold.forwarded and status == 409 and key_in_use(body):
         hold.settle("mark_unknown")
         return Halt("http", make_error(
