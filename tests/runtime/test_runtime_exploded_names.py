@@ -159,3 +159,45 @@ def test_cookie_members_arrive_as_exactly_those_cookies_or_are_refused(
     jar.load(sent[0].header("cookie") or "")
     assert sorted(jar) == sorted([*prefs, "sid"]), sent[0].header("cookie")
     assert {k: jar[k].value for k in prefs} == prefs
+
+
+CONTENT_SPEC = """openapi: 3.0.3
+info: {title: nodes, version: '1'}
+servers: [{url: 'https://api.example.com'}]
+paths:
+  /nodes:
+    get:
+      operationId: listNodes
+      parameters:
+        - name: query
+          in: query
+          content:
+            application/json:
+              schema: {type: object, properties: {composition: {type: string}, where: {type: array, items: {type: string}}}}
+        - name: x-metadata
+          in: header
+          content:
+            application/json:
+              schema: {type: object, properties: {tag: {type: string}}}
+      responses:
+        '200':
+          description: ok
+          content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}
+"""
+
+
+def test_a_content_parameter_is_sent_as_one_json_value(tmp_path: Path) -> None:
+    """OpenAPI 3 parameters with `content` (Rudder's `query`, Apideck's `x-apideck-metadata`) carry
+    one value in that media type: the object as JSON text, never spread into `composition=and`."""
+    spec = tmp_path / "openapi.yaml"
+    spec.write_text(CONTENT_SPEC, encoding="utf-8")
+    out = build(tmp_path, spec, "tools:\n  list_nodes: {operation: listNodes, effect: read, permission: [n:read], "
+                                "description: List nodes.}\n", name="nodes", emit="mcp,policy").out
+    with RecordingServer() as srv:
+        reg = Registry.from_dir(out, base_url=srv.base_url)
+        res = reg.call("list_nodes", {"query": {"where": ["a", "b"], "composition": "and"},
+                                      "x_metadata": {"tag": "t1"}}, actor=Actor.of("n", ["n:read"]))
+        assert res.ok, res.to_json()
+        assert srv.last.query == [("query", '{"composition":"and","where":["a","b"]}')], srv.last.raw_query
+        assert srv.last.header("x-metadata") == '{"tag":"t1"}'
+        reg.close()

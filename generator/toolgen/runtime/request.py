@@ -758,6 +758,10 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
     for binding, value in sources:
         value = _members_sorted(value)  # one canonical order: a map's order means nothing
         where = binding["in"]
+        if where != "body" and binding.get("content_type") and isinstance(value, (dict, list)):
+            # a parameter with `content` (OpenAPI 3 "Parameter Object"): one value in that media
+            # type, here JSON text, never spread into style-serialised pairs
+            value = _json_bytes(value).decode("utf-8")
         name = binding.get("name") or ""
         style = binding.get("style")
         explode = binding.get("explode")

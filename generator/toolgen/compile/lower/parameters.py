@@ -243,8 +243,8 @@ def exploded_object(binding: ArgBinding, schema: dict[str, Any]) -> bool:
     the default, with ``explode``, its default): each member then becomes a parameter of its own,
     named by the caller, so its binding records the names it may not take (`ArgBinding.reserved`).
     A schema that admits an object: ``type`` object (or no ``type``), or such a branch."""
-    if binding.location not in ("query", "cookie") or binding.explode is False:
-        return False
+    if binding.location not in ("query", "cookie") or binding.explode is False or binding.content_type:
+        return False  # a `content` parameter is one value in its media type, never exploded
     if binding.style not in (None, "form", "spaceDelimited", "pipeDelimited"):
         return False
     return _admits_object(schema, 0)
