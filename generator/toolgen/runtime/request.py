@@ -409,8 +409,8 @@ def serialise_query(name: str, value: Any, style: str | None, explode: bool | No
     by space or ``|``. ``deepObject``: ``name[k]=v`` recursively.
 
     An exploded object's members become parameters of their own, named by the caller: a member
-    whose name, in lower case, is in `taken` (another parameter of the request: see `taken_names`)
-    raises `ToolError` ``invalid_arguments`` at `path` + the member's name.
+    whose `param_key` is in `taken` (another parameter of the request: see `taken_names`) raises
+    `ToolError` ``invalid_arguments`` at `path` + the member's name.
     """
     style = style or "form"
     explode = True if explode is None else explode
@@ -432,7 +432,7 @@ def serialise_query(name: str, value: Any, style: str | None, explode: bool | No
     if isinstance(value, dict):
         if explode:
             for k in value:
-                if str(k).lower() in taken:
+                if param_key(str(k)) in taken:
                     raise invalid_argument(path + (k,), f"the member {str(k)[:40]!r} would be sent as the "
                                            f"parameter {str(k)[:40]!r}, which this request sets otherwise (another "
                                            "argument, a fixed or hidden value, paging or a credential)")
@@ -618,8 +618,19 @@ def _header_value(value: str, path: tuple[str | int, ...]) -> str:
     return value
 
 
+def param_key(name: str) -> str:
+    """The parameter a server reads `name` as, whatever its spelling: lower case (ASP.NET and
+    others match names without case), without leading blanks, with blanks and dots as ``_`` and
+    without a bracketed suffix (PHP reads ``user.id``, ``user id`` and ``user_id[]`` all as
+    ``user_id``; Rails and ``qs`` read ``user_id[x]`` as a member of ``user_id``)."""
+    key = name.lower().lstrip(" ")
+    if "[" in key[1:]:
+        key = key[:key.index("[", 1)]
+    return key.replace(" ", "_").replace(".", "_")
+
+
 def taken_names(row: Mapping[str, Any], where: str, binding: Mapping[str, Any]) -> frozenset[str]:
-    """The names (lower case) the request of `row` may carry in `where` (``query``, ``cookie`` or
+    """The names (as `param_key`s) the request of `row` may carry in `where` (``query``, ``cookie`` or
     ``body``) from anything but `binding`: other bindings, fixed values, the idempotency key, the
     paging parameters, credentials, and the names the build recorded on `binding` (``reserved``:
     every other parameter the operation declares there, hidden ones included). An object argument
@@ -638,7 +649,7 @@ def taken_names(row: Mapping[str, Any], where: str, binding: Mapping[str, Any]) 
     names |= {str(n) for n in (binding.get("reserved") or [])}
     names.discard("")
     names.discard(str(binding.get("name") or ""))
-    return frozenset(n.lower() for n in names)
+    return frozenset(param_key(n) for n in names)
 
 
 #: RFC 6265 §4.1.1 cookie-name: an RFC 2616 token (no CTLs, blanks or separators).
