@@ -544,6 +544,10 @@ _NOT_ARGUMENT_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection
                                    "cookie", "content-length", "host"})
 
 
+#: Headers that make a server run another method (the build fixes or drops them): never an argument.
+_METHOD_OVERRIDE_HEADERS = frozenset({"x-http-method-override", "x-http-method", "x-method-override"})
+
+
 def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
@@ -787,6 +791,8 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         elif where == "header":
             if name.lower() in _NOT_ARGUMENT_HEADERS:  # a policy built before the build refused it
                 raise ValueError(f"header {name!r} is hop-by-hop, framing or Cookie: never a tool argument")
+            if arg and name.lower() in _METHOD_OVERRIDE_HEADERS:  # a policy built before the build fixed it
+                raise ValueError(f"header {name!r} overrides the HTTP method: never a tool argument")
             headers.append((name, _header_value(serialise_header(value, explode), at), is_key))
         elif where == "cookie":
             taken = taken_names(row, "cookie", binding)

@@ -39,6 +39,11 @@ RESERVED_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "t
 #: Managed headers a `fixed:` entry may set (the runtime sends its own User-Agent and the Accept the
 #: output needs otherwise); Authorization, Content-Type, Content-Length and Host stay the runtime's.
 FIXABLE_MANAGED = frozenset({"user-agent", "accept"})
+#: Headers that make a server run another method than the operation's (Rails, Google APIs and Amadeus
+#: honour them): never a model's argument, or a read tool could send ``DELETE``. A required one is
+#: sent as the spec states it (Amadeus: ``GET`` on a POST search), else as the operation's own method;
+#: an optional one is not sent; `fixed:` may set it.
+METHOD_OVERRIDE_HEADERS = frozenset({"x-http-method-override", "x-http-method", "x-method-override"})
 CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE)
 LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
 
@@ -89,7 +94,9 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     ``const``), with the schema's pointer as its `FixedValue.source`; a `fixed` entry for it wins
     and is checked against that schema like any other. A ``User-Agent`` is never an argument: it is
     sent as a `fixed:` entry or the spec's own value says (`_spec_value`), else the runtime sends its
-    own; `fixed:` may also set ``Accept``.
+    own; `fixed:` may also set ``Accept``. A method-override header (`METHOD_OVERRIDE_HEADERS`) is
+    never an argument either: a fixed value as the spec states it when required (else the
+    operation's method), or not sent.
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
     doc, sink = ctx.doc, ctx.sink
@@ -148,6 +155,19 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
             continue
         if where_in == "header" and wire.lower() in api_headers:
             continue  # sent by the runtime from api.headers
+        if where_in == "header" and wire.lower() in METHOD_OVERRIDE_HEADERS:
+            fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
+            value = fixed_specs.pop(fixed_key) if fixed_key is not None else (
+                (_spec_value(param_schema(ctx, param, ptr), param) or op.method.upper())
+                if param.get("required") else None)
+            if value is not None:
+                problem = _value_problem(param_schema(ctx, param, ptr), value) or _header_text_problem(value)
+                if problem:
+                    raise Skip("fixed-invalid", f"the value {value!r} of header {wire!r} of {op.key} is invalid: "
+                               f"{problem}", iloc("fixed", fixed_key) if fixed_key else doc.locate(ptr),
+                               "set a valid `fixed:` value for it")
+                fixed.append(FixedValue("header", wire, value))
+            continue
         if where_in == "header" and wire.lower() in MANAGED_HEADERS:
             fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
             if wire.lower() in FIXABLE_MANAGED and fixed_key is not None:
