@@ -636,8 +636,9 @@ def param_key(name: str) -> str:
 def taken_names(row: Mapping[str, Any], where: str, binding: Mapping[str, Any]) -> frozenset[str]:
     """The names (as `param_key`s) the request of `row` may carry in `where` (``query``, ``cookie`` or
     ``body``) from anything but `binding`: other bindings, fixed values, the idempotency key, the
-    paging parameters, credentials, and the names the build recorded on `binding` (``reserved``:
-    every other parameter the operation declares there, hidden ones included). An object argument
+    paging parameters, credentials, the names the build recorded on `binding` (``reserved``:
+    every other parameter the operation declares there, hidden ones included) and, in a query or
+    form body, ``_method`` (a method override Laravel, Symfony and Rack honour on a POST). An object argument
     sent exploded (one parameter per member) may not name one of them: it would send a hidden
     parameter, a second value next to a fixed one or the runtime's page size, or a credential."""
     req = row.get("request") or {}
@@ -651,6 +652,8 @@ def taken_names(row: Mapping[str, Any], where: str, binding: Mapping[str, Any]) 
     if where == "query":
         names |= {str(paging.get(k) or "") for k in ("cursor_param", "limit_param")}
     names |= {str(n) for n in (binding.get("reserved") or [])}
+    if where in ("query", "body"):
+        names.add("_method")  # Symfony/Laravel and Rack run the method a POST's _method names
     names.discard("")
     names.discard(str(binding.get("name") or ""))
     return frozenset(param_key(n) for n in names)
