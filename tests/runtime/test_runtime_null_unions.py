@@ -24,7 +24,7 @@ from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
 from toolgen.runtime import Actor, Registry
-from toolgen.runtime.request import normalise_nulls
+from toolgen.runtime.nulls import normalise_nulls
 
 SPEC = """openapi: 3.1.0
 info: {title: tree, version: '1'}

@@ -140,34 +140,11 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                          "transport, not to the model" if not param.get("required") else
                          "the parameter is required, so it cannot be hidden, and the runtime does not sign "
                          "requests: leave the operation out")
-        if where_in == "header" and wire.lower() in RESERVED_HEADERS:
-            for key in (f"{where_in}:{wire}", wire):
-                fixed_specs.pop(key, None)  # a `fixed` value for it is not sent either
-            sink.warning("header-reserved",
-                         f"{op.key}: the {'required ' if param.get('required') else ''}header parameter {wire!r} "
-                         "is not a tool argument and is not sent: "
-                         + ("the runtime builds the Cookie header from `in: cookie` parameters and credentials"
-                            if wire.lower() == "cookie" else
-                            "hop-by-hop and message-framing headers belong to the HTTP client"),
-                         doc.locate(ptr),
-                         "nothing to do unless the API needs it; declare cookies as `in: cookie` parameters"
-                         if wire.lower() == "cookie" else "nothing to do: the HTTP client sets it when needed")
+        if where_in == "header" and wire.lower() in RESERVED_HEADERS | METHOD_OVERRIDE_HEADERS:
+            fixed.extend(_header_not_argument(ctx, op, param, ptr, fixed_specs, iloc, api_headers))
             continue
         if where_in == "header" and wire.lower() in api_headers:
             continue  # sent by the runtime from api.headers
-        if where_in == "header" and wire.lower() in METHOD_OVERRIDE_HEADERS:
-            fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
-            value = fixed_specs.pop(fixed_key) if fixed_key is not None else (
-                (_spec_value(param_schema(ctx, param, ptr), param) or op.method.upper())
-                if param.get("required") else None)
-            if value is not None:
-                problem = _value_problem(param_schema(ctx, param, ptr), value) or _header_text_problem(value)
-                if problem:
-                    raise Skip("fixed-invalid", f"the value {value!r} of header {wire!r} of {op.key} is invalid: "
-                               f"{problem}", iloc("fixed", fixed_key) if fixed_key else doc.locate(ptr),
-                               "set a valid `fixed:` value for it")
-                fixed.append(FixedValue("header", wire, value))
-            continue
         if where_in == "header" and wire.lower() in MANAGED_HEADERS:
             fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
             if wire.lower() in FIXABLE_MANAGED and fixed_key is not None:
@@ -248,6 +225,51 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         first = min(fixed_specs)
         raise Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
                    iloc("fixed", first), "use a parameter's wire name, or `in:name`")
+    _reserve_names(args, params, key_params)
+    return ParameterArgs(args, fixed, auth, hidden)
+
+
+def _header_not_argument(ctx: Ctx, op: Operation, param: dict[str, Any], ptr: str, fixed_specs: dict[str, Any],
+                         iloc: Locate, api_headers: set[str]) -> list[FixedValue]:
+    """What the runtime sends for a header parameter that is never an argument. A hop-by-hop,
+    framing or Cookie header (`RESERVED_HEADERS`): nothing, not even a `fixed` value, with a
+    ``header-reserved`` warning. A method-override header (`METHOD_OVERRIDE_HEADERS`): the intent's
+    `fixed:` value, else for a required one the value the spec states or the operation's method;
+    none for an optional one or one `api.headers` sends. Raises `Skip` ``fixed-invalid`` for a value
+    its schema refuses."""
+    wire = str(param.get("name"))
+    if wire.lower() in RESERVED_HEADERS:
+        for key in (f"header:{wire}", wire):
+            fixed_specs.pop(key, None)  # a `fixed` value for it is not sent either
+        ctx.sink.warning("header-reserved",
+                         f"{op.key}: the {'required ' if param.get('required') else ''}header parameter {wire!r} "
+                         "is not a tool argument and is not sent: "
+                         + ("the runtime builds the Cookie header from `in: cookie` parameters and credentials"
+                            if wire.lower() == "cookie" else
+                            "hop-by-hop and message-framing headers belong to the HTTP client"),
+                         ctx.doc.locate(ptr),
+                         "nothing to do unless the API needs it; declare cookies as `in: cookie` parameters"
+                         if wire.lower() == "cookie" else "nothing to do: the HTTP client sets it when needed")
+        return []
+    if wire.lower() in api_headers:
+        return []  # sent by the runtime from api.headers
+    fixed_key = next((k for k in (f"header:{wire}", wire) if k in fixed_specs), None)
+    schema = param_schema(ctx, param, ptr)
+    value = fixed_specs.pop(fixed_key) if fixed_key is not None else (
+        (_spec_value(schema, param) or op.method.upper()) if param.get("required") else None)
+    if value is None:
+        return []
+    problem = _value_problem(schema, value) or _header_text_problem(value)
+    if problem:
+        raise Skip("fixed-invalid", f"the value {value!r} of header {wire!r} of {op.key} is invalid: {problem}",
+                   iloc("fixed", fixed_key) if fixed_key else ctx.doc.locate(ptr), "set a valid `fixed:` value for it")
+    return [FixedValue("header", wire, value)]
+
+
+def _reserve_names(args: list[Arg], params: list[tuple[dict[str, Any], str]],
+                   key_params: set[tuple[str, str]]) -> None:
+    """Record on each argument that may be an exploded object (`exploded_object`) the other names
+    its operation declares in its location and its credentials' names there (`ArgBinding.reserved`)."""
     for arg in args:
         bound = arg.binding
         if bound is not None and exploded_object(bound, arg.schema):
@@ -255,7 +277,6 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                 wire for loc, wire in key_params if loc == bound.location}
             names.discard(bound.wire_name)
             arg.binding = replace(bound, reserved=tuple(sorted(names)))
-    return ParameterArgs(args, fixed, auth, hidden)
 
 
 def exploded_object(binding: ArgBinding, schema: dict[str, Any]) -> bool:
