@@ -453,7 +453,7 @@ def _cookie_pairs(row: Mapping[str, Any], binding: Mapping[str, Any], value: Any
     explode = binding.get("explode")
     spread = isinstance(value, dict) and explode is not False
     pairs = serialise_query(str(binding.get("name") or ""), value, binding.get("style"), explode, at,
-                            taken_names(row, "cookie", binding))
+                            taken_names(row, "cookie", binding) if spread else frozenset())
     return [(_cookie_name(k, at + (k,) if spread else at), _cookie_value(v, at)) for k, v in pairs]
 
 
@@ -572,7 +572,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         if where == "path":
             path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
         elif where == "query":
-            taken = taken_names(row, "query", binding)
+            taken = taken_names(row, "query", binding) if isinstance(value, dict) else frozenset()
             query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken))
         elif where == "header":
             headers.append((name, _header_binding(binding, value, at), is_key))
@@ -585,7 +585,8 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                     if form_style is None and isinstance(value, dict):
                         form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
                     body.form_pairs.extend((k, v, is_key) for k, v in serialise_query(
-                        name, value, form_style, explode, at, taken_names(row, "body", binding)))
+                        name, value, form_style, explode, at,
+                        taken_names(row, "body", binding) if isinstance(value, dict) else frozenset()))
                 elif isinstance(value, dict):
                     for k, v in value.items():
                         _check_bracket_key(str(k), at + (k,), nested=False)
