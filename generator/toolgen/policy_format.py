@@ -68,7 +68,10 @@ class ArgBinding:
     *is* the whole request body, e.g. an array or binary body). `style`/`explode` follow OpenAPI
     parameter serialisation (section "Style Values"); for form bodies they come from the encoding
     object. `null_means` says what a JSON null does: ``omit`` (leave the parameter/property out) or
-    ``send`` (send JSON null; only for required nullable body properties).
+    ``send`` (send JSON null; only for required nullable body properties). `reserved`: for a query
+    or cookie parameter that may be an object sent exploded (one parameter per member, named by
+    the caller), the other names the operation declares in that location, hidden ones included,
+    and its credentials' there: the runtime refuses a member of one of these names.
     """
 
     arg: str
@@ -79,6 +82,7 @@ class ArgBinding:
     style: str | None = None
     explode: bool | None = None
     content_type: str | None = None  # multipart part or parameter `content` media type
+    reserved: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, JSON]:
         out: dict[str, JSON] = {
@@ -94,6 +98,8 @@ class ArgBinding:
             out["explode"] = self.explode
         if self.content_type is not None:
             out["content_type"] = self.content_type
+        if self.reserved:
+            out["reserved"] = list(self.reserved)
         return out
 
 
@@ -469,7 +475,8 @@ def _read_binding(n: Node) -> ArgBinding:
         arg=n.get("arg").text(), location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
         required=n.get("required").flag(), null_means=n.get("null", "omit").choice(NullMeans),
         style=n.get("style", None).opt_text(), explode=n.get("explode", None).opt_flag(),
-        content_type=n.get("content_type", None).opt_text())
+        content_type=n.get("content_type", None).opt_text(),
+        reserved=n.get("reserved", []).tuple_of(lambda r: r.text()))
 
 
 def _read_fixed(n: Node) -> FixedValue:

@@ -35,7 +35,7 @@ from tests.support.runtime_env import GENERATED
 
 from toolgen.runtime import Actor, Approval, CallResult, MemoryReceiptStore, Registry
 from toolgen.runtime.contract import CannotSynthesise, valid_args
-from toolgen.runtime.request import normalise_nulls
+from toolgen.runtime.nulls import normalise_nulls
 
 PACKAGES = ("tickets", "github", "stripe")
 #: Nesting at or beyond this depth must never reach the wire.

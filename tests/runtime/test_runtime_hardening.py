@@ -475,7 +475,7 @@ UNION_INPUT = {"type": "object", "required": ["x"], "additionalProperties": Fals
 def test_dropping_nulls_never_moves_a_value_to_another_branch(x: dict[str, Any]) -> None:
     import jsonschema_rs
 
-    from toolgen.runtime.request import normalise_nulls
+    from toolgen.runtime.nulls import normalise_nulls
 
     branches = UNION_INPUT["properties"]["x"]["anyOf"]  # type: ignore[index]
     fits = [i for i, b in enumerate(branches) if jsonschema_rs.Draft202012Validator(b).is_valid(x)]

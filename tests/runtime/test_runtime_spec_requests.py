@@ -34,7 +34,8 @@ from tests.support.spec_judge import violations
 from toolgen.cli import main
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry
 from toolgen.runtime.errors import ToolError
-from toolgen.runtime.request import USER_AGENT, build_request, normalise_nulls
+from toolgen.runtime.nulls import normalise_nulls
+from toolgen.runtime.request import USER_AGENT, build_request
 
 ITEMS = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object"}}}}
 OK = {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}

@@ -17,10 +17,10 @@ from tests.support.recording_server import RecordingServer
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.credentials import Injected
 from toolgen.runtime.errors import from_http_response, parse_retry_after
+from toolgen.runtime.nulls import normalise_nulls
 from toolgen.runtime.request import (
     build_request,
     deep_object_pairs,
-    normalise_nulls,
     serialise_path,
     serialise_query,
 )

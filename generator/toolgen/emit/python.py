@@ -24,6 +24,11 @@ from ..compile.ir import ApiIR
 from .pyliteral import pascal_case, template_env
 
 _ANNOTATIONS = {"description", "title", "examples", "example", "$comment", "deprecated", "default"}
+#: The longest ``enum`` an argument model spells out (OpenAI's strict limit for a whole schema). A
+#: longer one (budgets count schema nodes, not enum values) would be an enum class the model generator
+#: and the formatter take minutes over (300,000 values: over five minutes and 0.9 GB); the model takes
+#: the enum's type and the runtime's input schema holds the values.
+MAX_MODEL_ENUM = 1000
 
 
 @dataclass(frozen=True)
@@ -223,6 +228,8 @@ def _strip(schema: Any) -> Any:
                 continue
             if key in ("properties", "$defs", "patternProperties"):
                 out[key] = {k: _strip(v) for k, v in value.items()} if isinstance(value, dict) else value
+            elif key == "enum" and isinstance(value, list) and len(value) > MAX_MODEL_ENUM:
+                continue  # left to the runtime's input schema (MAX_MODEL_ENUM)
             elif key in ("enum", "const", "required"):
                 out[key] = value
             else:

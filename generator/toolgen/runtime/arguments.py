@@ -9,10 +9,11 @@ call path can run this before it writes a receipt or sends a byte.
 
 Conversions (each a value's standard JSON form): `uuid.UUID` → its canonical text;
 `datetime.datetime`/`date`/`time` → ISO 8601 (``isoformat()``, RFC 3339 for an aware datetime);
-`decimal.Decimal` → a number; `enum.Enum` → its value; tuples → arrays; an integral float (``1.0``)
+`decimal.Decimal` → a number (an integer within ±2**53, else the double it rounds to, then as a
+float); `enum.Enum` → its value; tuples → arrays; an integral float (``1.0``)
 → the integer ``1`` (within ±2**53, where the two are the same JSON number), so it is sent as ``1``.
 
-Refused: NaN and ±Infinity (not JSON), bytes (send text), other Python objects, non-string object
+Refused: NaN and ±Infinity (not JSON; nor a Decimal beyond a double's range, ``1e400``), bytes (send text), other Python objects, non-string object
 keys, strings holding a lone surrogate (not encodable as UTF-8), nesting deeper than
 `MAX_ARGUMENT_DEPTH` levels and more than `MAX_ARGUMENT_NODES` values. The walk is iterative: no
 input, however deep or self-referencing, can exhaust the interpreter's stack.
@@ -99,16 +100,21 @@ def _scalar(value: Any, path: tuple[str | int, ...]) -> Any:
         return _text(str(value), path)
     if isinstance(value, int):
         return int(value)
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise invalid_argument(path, f"{value} is not a JSON number")
+        if value == value.to_integral_value() and abs(value) <= _EXACT_INT:
+            return int(value)
+        near = float(value)  # the double it rounds to, judged as a float argument is (1e400: inf)
+        if not math.isfinite(near):
+            raise invalid_argument(path, f"{str(value)[:40]} is beyond the range of a JSON number (a double)")
+        value = near
     if isinstance(value, float):
         if not math.isfinite(value):
             raise invalid_argument(path, f"{value!r} is not a JSON number")
         if value.is_integer() and abs(value) <= _EXACT_INT:
             return int(value)
         return float(value)
-    if isinstance(value, decimal.Decimal):
-        if not value.is_finite():
-            raise invalid_argument(path, f"{value} is not a JSON number")
-        return int(value) if value == value.to_integral_value() and abs(value) <= _EXACT_INT else float(value)
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):

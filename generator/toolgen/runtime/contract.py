@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..policy_format import PolicyRow, from_json
+from .nulls import resolve_local_ref
 from .registry import Actor, Approval, Registry
-from .request import resolve_local_ref
 
 # the stdlib regex parser (re._parser since Python 3.11; sre_parse before)
 _sre_parse: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")

@@ -307,29 +307,48 @@ def build_http_app(registry: Registry, *, verifier: Any = None, auth: Any = None
 SDK_PROTECTED_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and every loopback address (127.0.0.0/8, ``::1``; IPv6 in brackets or not)."""
-    if host == "localhost":
-        return True
+def _loopback_name(host: str) -> str | None:
+    """The loopback host `host` names, as a Host header spells it (``localhost``, ``127.0.0.2``,
+    ``[::1]``), or None when it names no loopback host. Any letter case and a trailing dot name the
+    same host (``LOCALHOST``, ``localhost.``), and an IPv4-mapped IPv6 address its IPv4 address
+    (``::ffff:127.0.0.1``)."""
+    bare = host.strip("[]").lower().rstrip(".")
+    if bare == "localhost":
+        return bare
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(bare)
     except ValueError:
-        return False
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if not address.is_loopback:
+        return None
+    return f"[{address.compressed}]" if address.version == 6 else address.compressed
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and every loopback address (127.0.0.0/8, ``::1``, IPv4-mapped ones; IPv6
+    in brackets or not; names in any letter case, with or without a trailing dot)."""
+    return _loopback_name(host) is not None
 
 
 def _loopback_security(host: str) -> Any:
     """DNS-rebinding protection (Host and Origin checks) for a loopback `host` the SDK does not
-    protect itself (it knows ``127.0.0.1``, ``localhost`` and ``::1`` only; all of 127.0.0.0/8 is
-    loopback): only that host, any port. None for those three and for non-loopback hosts."""
+    protect itself (it knows ``127.0.0.1``, ``localhost`` and ``::1`` spelled so only; all of
+    127.0.0.0/8 is loopback, and ``LOCALHOST`` or ``::ffff:127.0.0.1`` name loopback too): only
+    that host, as written and as `_loopback_name` spells it, any port. None for those three and for
+    non-loopback hosts."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     bare = host.strip("[]")
-    if bare in SDK_PROTECTED_HOSTS or not is_loopback(bare):
+    name = _loopback_name(host)
+    if bare in SDK_PROTECTED_HOSTS or name is None:
         return None
-    address = ipaddress.ip_address(bare)
-    name = f"[{address.compressed}]" if address.version == 6 else address.compressed
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=[f"{name}:*"],
-                                     allowed_origins=[f"http://{name}:*"])
+    written = f"[{bare}]" if ":" in bare else bare
+    names = list(dict.fromkeys([name, written]))
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=[f"{n}:*" for n in names],
+                                     allowed_origins=[f"http://{n}:*" for n in names])
 
 
 def _url_host(host: str) -> str:

@@ -11,9 +11,8 @@ Serialisation follows OpenAPI 3.1 "Style Values"
 header ``simple``; cookie ``form``. Bodies: JSON, ``application/x-www-form-urlencoded`` (per-property
 encoding style, ``deepObject`` nesting for Stripe), ``multipart/form-data``, binary and text.
 
-Null handling: `normalise_nulls` removes a null from every *optional* property before validation,
-recursively through body objects (null means "omit"); a required property, or a top-level binding
-with ``"null": "send"``, keeps its null and is sent as JSON ``null``.
+Null handling (null means "omit") and members a closed nested object does not declare are
+`toolgen.runtime.nulls`: it runs before validation, this module after.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from .. import __version__
-from ..pointer import PointerError, ref_to_pointer, resolve_pointer
 from .arguments import invalid_argument
 from .credentials import Injected
 from .shaping import REDACTED
@@ -46,220 +44,6 @@ def transport_headers(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str
     if not any(k.lower() == "user-agent" for k, _ in out):
         out.append(("User-Agent", USER_AGENT))
     return out
-
-# --------------------------------------------------------------------------------------------------
-# null normalisation
-
-
-def resolve_local_ref(node: Any, root: Mapping[str, Any]) -> Any:
-    """Follow local ``$ref``s (``#/$defs/...``) of `node` inside the schema `root` (at most 32 hops);
-    an unresolvable reference gives ``{}`` (accept anything)."""
-    hops = 0
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and hops < 32:
-        pointer = ref_to_pointer(node["$ref"])
-        if pointer is None:
-            return {}
-        try:
-            node = resolve_pointer(root, pointer)
-        except PointerError:
-            return {}
-        hops += 1
-    return node
-
-
-def _object_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], dict[str, Any], Any]:
-    """(required names, property schemas, additionalProperties schema) of an object schema, merging
-    ``allOf`` members and the first object-typed ``anyOf``/``oneOf`` branch."""
-    node = resolve_local_ref(node, root)
-    required: set[str] = set()
-    props: dict[str, Any] = {}
-    extra: Any = None
-    if not isinstance(node, dict):
-        return required, props, extra
-    required.update(r for r in node.get("required", []) if isinstance(r, str))
-    if isinstance(node.get("properties"), dict):
-        props.update(node["properties"])
-    if "additionalProperties" in node:
-        extra = node["additionalProperties"]
-    for member in node.get("allOf", []) or []:
-        r, p, e = _object_view(member, root)
-        required |= r
-        for k, v in p.items():
-            props.setdefault(k, v)
-        extra = extra if extra is not None else e
-    for key in ("anyOf", "oneOf"):
-        for branch in node.get(key, []) or []:
-            b = resolve_local_ref(branch, root)
-            if isinstance(b, dict) and (b.get("type") == "object" or "properties" in b):
-                r, p, e = _object_view(b, root)
-                required |= r
-                for k, v in p.items():
-                    props.setdefault(k, v)
-                break
-    return required, props, extra
-
-
-def _items_schema(node: Any, root: Mapping[str, Any]) -> Any:
-    node = resolve_local_ref(node, root)
-    if not isinstance(node, dict):
-        return None
-    if "items" in node:
-        return node["items"]
-    for key in ("anyOf", "oneOf"):
-        for branch in node.get(key, []) or []:
-            b = resolve_local_ref(branch, root)
-            if isinstance(b, dict) and (b.get("type") == "array" or "items" in b):
-                return b.get("items")
-    return None
-
-
-def _strip(value: Any, schema: Any, root: Mapping[str, Any], depth: int) -> Any:
-    if depth > 64:
-        return value
-    if isinstance(value, dict):
-        required, props, extra = _object_view(_branch_of(schema, value, root, depth), root)
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if item is None and key not in required:
-                continue
-            child = props.get(key, extra if isinstance(extra, dict) else None)
-            out[key] = _strip(item, child, root, depth + 1)
-        return out
-    if isinstance(value, list):
-        items = _items_schema(schema, root)
-        return [_strip(v, items, root, depth + 1) for v in value]
-    return value
-
-
-def _branch_of(schema: Any, value: dict[str, Any], root: Mapping[str, Any], depth: int) -> Any:
-    """`schema` with its ``anyOf``/``oneOf`` replaced by the one object branch `value` belongs to,
-    as the JSON Schema validator judges it, so nulls are dropped by that branch's ``required``
-    (never by another branch's, which would send another value: ``{"b": null}`` of a branch
-    requiring ``b`` is not the ``{}`` of a branch without it). The branch: the first that accepts
-    `value` as sent and keeps all of it, else one that accepts it as sent, else one that accepts
-    `value` with that branch's optional nulls dropped — among equals the one keeping the most
-    members, then the first. `schema` unchanged when it has no
-    union, `value` holds no null member, or no branch fits (validation then reports the value)."""
-    node = resolve_local_ref(schema, root)
-    if not isinstance(node, dict) or not any(v is None for v in value.values()):
-        return schema
-    branches = [b for key in ("anyOf", "oneOf") for b in (node.get(key) or [])
-                if isinstance(resolve_local_ref(b, root), dict)]
-    if not branches:
-        return schema
-    rest = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf")}
-    candidates: list[tuple[int, int, Any]] = []
-    for branch in branches:
-        try:
-            sent_fits = _accepts(branch, value, root)
-            stripped = _strip(value, {**rest, "allOf": [*(node.get("allOf") or []), branch]}, root, depth + 1)
-            strip_fits = sent_fits or _accepts(branch, stripped, root)
-        except ValueError:  # a branch the validator cannot compile: leave the choice to validation
-            return schema
-        rank = 0 if sent_fits and stripped == value else 1 if sent_fits else 2 if strip_fits else 3
-        candidates.append((rank, -len(stripped), branch))
-    rank, _, chosen = min(candidates, key=lambda c: c[:2])
-    if rank == 3:
-        return schema
-    return {**rest, "allOf": [*(node.get("allOf") or []), chosen]}
-
-
-def _accepts(branch: Any, value: Any, root: Mapping[str, Any]) -> bool:
-    """Whether the JSON Schema 2020-12 validator accepts `value` under `branch` (local ``$ref``s
-    resolve against `root`'s ``$defs``/``definitions``). Raises `ValueError` for a schema it
-    cannot compile."""
-    import jsonschema_rs
-
-    schema: dict[str, Any] = {k: root[k] for k in ("$defs", "definitions") if isinstance(root.get(k), dict)}
-    schema["allOf"] = [branch]
-    return bool(jsonschema_rs.Draft202012Validator(schema, validate_formats=True).is_valid(value))
-
-
-def _branches_view(node: Any, root: Mapping[str, Any]) -> tuple[set[str], bool]:
-    """(declared property names, closed?) of an object schema, over ``allOf`` members and *every*
-    object branch of ``anyOf``/``oneOf``. Closed: some properties are declared and nothing says
-    more are allowed (no ``additionalProperties``/``patternProperties`` anywhere in the view)."""
-    node = resolve_local_ref(node, root)
-    if not isinstance(node, dict):
-        return set(), False
-    names: set[str] = set(node.get("properties") or {}) if isinstance(node.get("properties"), dict) else set()
-    closed = bool(names) and "additionalProperties" not in node and "patternProperties" not in node
-    if node.get("additionalProperties") is False:
-        closed = True
-    open_member = False
-    for member in node.get("allOf", []) or []:
-        n, c = _branches_view(member, root)
-        names |= n
-        open_member = open_member or (bool(n) and not c)
-    object_branches = [b for key in ("anyOf", "oneOf") for b in (node.get(key) or [])
-                       if isinstance(resolve_local_ref(b, root), dict)
-                       and (resolve_local_ref(b, root).get("type") == "object"
-                            or "properties" in resolve_local_ref(b, root))]
-    if object_branches:
-        views = [_branches_view(b, root) for b in object_branches]
-        for n, _ in views:
-            names |= n
-        closed = (closed or not node.get("properties")) and all(c for _, c in views)
-    return names, closed and not open_member
-
-
-def undeclared_member(args: Mapping[str, Any], input_schema: Mapping[str, Any]) -> tuple[str | int, ...] | None:
-    """The path of the first member of a *nested* argument object that its schema does not declare,
-    where the schema declares properties and allows no others by omission (an OpenAPI object with
-    ``properties`` and no ``additionalProperties`` is open in JSON Schema, but a tool's input is
-    closed: the strict dialect views say so, and an undeclared member would reach the API
-    unreviewed, e.g. Stripe's ``created[evil][deep]=1``). ``None`` when every member is declared."""
-    _, props, extra = _object_view(input_schema, input_schema)
-    for key, value in args.items():
-        child = props.get(key, extra if isinstance(extra, dict) else None)
-        found = _first_undeclared(value, child, input_schema, (key,))
-        if found is not None:
-            return found
-    return None
-
-
-def _first_undeclared(value: Any, schema: Any, root: Mapping[str, Any],
-                      path: tuple[str | int, ...]) -> tuple[str | int, ...] | None:
-    if len(path) > 64 or schema is None:
-        return None
-    if isinstance(value, dict):
-        names, closed = _branches_view(schema, root)
-        _, props, extra = _object_view(schema, root)
-        for key, item in value.items():
-            if closed and key not in names:
-                return path + (key,)
-            found = _first_undeclared(item, props.get(key, extra if isinstance(extra, dict) else None), root,
-                                      path + (key,))
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        items = _items_schema(schema, root)
-        for index, item in enumerate(value):
-            found = _first_undeclared(item, items, root, path + (index,))
-            if found is not None:
-                return found
-    return None
-
-
-def normalise_nulls(args: Mapping[str, Any], input_schema: Mapping[str, Any],
-                    send_null: Iterable[str] = ()) -> dict[str, Any]:
-    """Remove nulls that mean "omit" from the arguments (a new dict; the input is not modified).
-
-    A null member is dropped when its property is not listed in ``required`` of the (resolved)
-    object schema it belongs to, at every depth. Top-level arguments named in `send_null` (bindings
-    with ``"null": "send"``) keep their null. Required nulls are kept for the validator to judge
-    (a required nullable property accepts it; a required non-nullable one is rejected).
-    """
-    keep = set(send_null)
-    required, props, extra = _object_view(input_schema, input_schema)
-    out: dict[str, Any] = {}
-    for key, item in args.items():
-        if item is None and key not in required and key not in keep:
-            continue
-        child = props.get(key, extra if isinstance(extra, dict) else None)
-        out[key] = _strip(item, child, input_schema, 1)
-    return out
-
 
 # --------------------------------------------------------------------------------------------------
 # scalar and style serialisation
@@ -371,12 +155,16 @@ def _members_sorted(value: Any, depth: int = 0) -> Any:
 
 
 def serialise_query(name: str, value: Any, style: str | None, explode: bool | None,
-                    path: tuple[str | int, ...] = ()) -> list[tuple[str, str]]:
+                    path: tuple[str | int, ...] = (), taken: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """One query parameter (or form-body field) as (name, value) pairs, not yet percent-encoded.
 
     ``form`` (default, explode defaults to true): arrays → repeated names or ``a,b``; objects →
     one pair per property or ``name=k,v,...``. ``spaceDelimited``/``pipeDelimited``: arrays joined
     by space or ``|``. ``deepObject``: ``name[k]=v`` recursively.
+
+    An exploded object's members become parameters of their own, named by the caller: a member
+    whose `param_key` is in `taken` (another parameter of the request: see `taken_names`) raises
+    `ToolError` ``invalid_arguments`` at `path` + the member's name.
     """
     style = style or "form"
     explode = True if explode is None else explode
@@ -397,6 +185,11 @@ def serialise_query(name: str, value: Any, style: str | None, explode: bool | No
         return [(name, ",".join(items))]
     if isinstance(value, dict):
         if explode:
+            for k in value:
+                if param_key(str(k)) in taken:
+                    raise invalid_argument(path + (k,), f"the member {str(k)[:40]!r} would be sent as the "
+                                           f"parameter {str(k)[:40]!r}, which this request sets otherwise (another "
+                                           "argument, a fixed or hidden value, paging or a credential)")
             return [(str(k), scalar(v)) for k, v in value.items() if v is not None]
         flat: list[str] = []
         for k, v in value.items():
@@ -505,17 +298,37 @@ _NOT_ARGUMENT_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection
                                    "cookie", "content-length", "host"})
 
 
+#: Headers that make a server run another method (the build fixes or drops them): never an argument.
+_METHOD_OVERRIDE_HEADERS = frozenset({"x-http-method-override", "x-http-method", "x-method-override"})
+
+
 def _json_bytes(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str]:
+def bytes_view(data: bytes) -> dict[str, Any]:
+    """What a preview shows of bytes sent as they are (a binary body or part): their count, their
+    SHA-256 and, when they are UTF-8 text, that text, so the human approving the request reads
+    what will be sent. Shape: ``{"bytes": int, "sha256": hex, "text"?: str}``."""
+    view: dict[str, Any] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    try:
+        view["text"] = data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    return view
+
+
+def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str, list[dict[str, Any]]]:
     """Encode multipart/form-data (RFC 7578) with a deterministic boundary derived from the
     content. `fields` are (name, value, part content type); strings are text parts unless a
-    non-text content type is given, objects/arrays are JSON parts."""
+    non-text content type is given, objects/arrays are JSON parts. Also returns what a preview
+    shows of each part: ``{"name", "content_type"?, "value"}`` (the JSON value or the text sent)
+    or, for bytes, ``{"name", "content_type", **bytes_view}``."""
     parts: list[tuple[bytes, bytes]] = []
+    shown: list[dict[str, Any]] = []
     for name, value, ctype in fields:
         safe_name = name.replace('"', "%22").replace("\r", "").replace("\n", "")
+        part: dict[str, Any] = {"name": safe_name}
         if isinstance(value, (dict, list)):
             data = _json_bytes(value)
             head = f'Content-Disposition: form-data; name="{safe_name}"\r\nContent-Type: {ctype or "application/json"}\r\n'
@@ -532,14 +345,22 @@ def _multipart(fields: list[tuple[str, Any, str | None]]) -> tuple[bytes, str]:
             head = f'Content-Disposition: form-data; name="{safe_name}"\r\n'
             if ctype:
                 head += f"Content-Type: {ctype}\r\n"
+        content_type = head.partition("Content-Type: ")[2].partition("\r\n")[0]
+        if content_type:
+            part["content_type"] = content_type
+        if isinstance(value, (bytes, bytearray)):
+            part.update(bytes_view(data))
+        else:
+            part["value"] = value if isinstance(value, (dict, list)) else data.decode("utf-8")
         parts.append((head.encode("utf-8"), data))
+        shown.append(part)
     digest = hashlib.sha256(b"".join(h + d for h, d in parts)).hexdigest()[:32]
     boundary = f"toolgen-{digest}"
     out = bytearray()
     for head_bytes, data in parts:
         out += f"--{boundary}\r\n".encode() + head_bytes + b"\r\n" + data + b"\r\n"
     out += f"--{boundary}--\r\n".encode()
-    return bytes(out), f"multipart/form-data; boundary={boundary}"
+    return bytes(out), f"multipart/form-data; boundary={boundary}", shown
 
 
 def _header_value(value: str, path: tuple[str | int, ...]) -> str:
@@ -553,6 +374,87 @@ def _header_value(value: str, path: tuple[str | int, ...]) -> str:
     if value != value.strip(" \t"):
         raise invalid_argument(path, "a header value may not start or end with a space or tab (HTTP drops them)")
     return value
+
+
+def param_key(name: str) -> str:
+    """The parameter a server reads `name` as, whatever its spelling: lower case (ASP.NET and
+    others match names without case), without leading blanks, with blanks and dots as ``_`` and
+    without a bracketed suffix (PHP reads ``user.id``, ``user id`` and ``user_id[]`` all as
+    ``user_id``; Rails and ``qs`` read ``user_id[x]`` as a member of ``user_id``)."""
+    key = name.lower().lstrip(" ")
+    if "[" in key[1:]:
+        key = key[:key.index("[", 1)]
+    return key.replace(" ", "_").replace(".", "_")
+
+
+def taken_names(row: Mapping[str, Any], where: str, binding: Mapping[str, Any]) -> frozenset[str]:
+    """The names (as `param_key`s) the request of `row` may carry in `where` (``query``, ``cookie`` or
+    ``body``) from anything but `binding`: other bindings, fixed values, the idempotency key, the
+    paging parameters, credentials, the names the build recorded on `binding` (``reserved``:
+    every other parameter the operation declares there, hidden ones included) and, in a query or
+    form body, ``_method`` (a method override Laravel, Symfony and Rack honour on a POST). An object argument
+    sent exploded (one parameter per member) may not name one of them: it would send a hidden
+    parameter, a second value next to a fixed one or the runtime's page size, or a credential."""
+    req = row.get("request") or {}
+    names = {str(b.get("name") or "") for b in (req.get("bindings") or []) if b.get("in") == where and b is not binding}
+    names |= {str(f.get("name") or "") for f in (req.get("fixed") or []) if f.get("in") == where}
+    names |= {str(a.get("name") or "") for a in (row.get("auth") or []) if a.get("in") == where}
+    idem = row.get("idempotency") or {}
+    if idem.get("in") == where:
+        names.add(str(idem.get("name") or ""))
+    paging = row.get("pagination") or {}
+    if where == "query":
+        names |= {str(paging.get(k) or "") for k in ("cursor_param", "limit_param")}
+    names |= {str(n) for n in (binding.get("reserved") or [])}
+    if where in ("query", "body"):
+        names.add("_method")  # Symfony/Laravel and Rack run the method a POST's _method names
+    names.discard("")
+    names.discard(str(binding.get("name") or ""))
+    return frozenset(param_key(n) for n in names)
+
+
+#: RFC 6265 §4.1.1 cookie-name: an RFC 2616 token (no CTLs, blanks or separators).
+_TOKEN_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - set('()<>@,;:\\"/[]?={}')
+
+
+def _cookie_name(name: str, path: tuple[str | int, ...]) -> str:
+    if not name or any(ch not in _TOKEN_CHARS for ch in name):
+        raise invalid_argument(path, f"{name[:40]!r} cannot be a cookie name (RFC 6265: a token, without "
+                                     "blanks, separators such as ';' '=' ',' or non-ASCII text)")
+    return name
+
+
+def _parameter_value(binding: Mapping[str, Any], value: Any) -> Any:
+    """`value` as its binding sends it: a parameter with `content` (OpenAPI 3 "Parameter Object":
+    one value in that media type) takes an object or array as its JSON text, never spread into
+    style-serialised pairs; anything else as it is."""
+    if binding.get("in") != "body" and binding.get("content_type") and isinstance(value, (dict, list)):
+        return _json_bytes(value).decode("utf-8")
+    return value
+
+
+def _header_binding(binding: Mapping[str, Any], value: Any, at: tuple[str | int, ...]) -> str:
+    """The header value of a header binding (simple style), checked as `_header_value` does. Raises
+    `ValueError` for a header a policy built before the build refused it may still bind: hop-by-hop,
+    framing, Cookie, or (for an argument) a method override."""
+    name = str(binding.get("name") or "")
+    if name.lower() in _NOT_ARGUMENT_HEADERS:
+        raise ValueError(f"header {name!r} is hop-by-hop, framing or Cookie: never a tool argument")
+    if binding.get("arg") and name.lower() in _METHOD_OVERRIDE_HEADERS:
+        raise ValueError(f"header {name!r} overrides the HTTP method: never a tool argument")
+    return _header_value(serialise_header(value, binding.get("explode")), at)
+
+
+def _cookie_pairs(row: Mapping[str, Any], binding: Mapping[str, Any], value: Any,
+                  at: tuple[str | int, ...]) -> list[tuple[str, str]]:
+    """The cookies of a cookie binding (form style): names RFC 6265 tokens that take no other name
+    of the request (`taken_names`), values cookie-octets; raises `ToolError` ``invalid_arguments``
+    at the argument, or at the member of an exploded object."""
+    explode = binding.get("explode")
+    spread = isinstance(value, dict) and explode is not False
+    pairs = serialise_query(str(binding.get("name") or ""), value, binding.get("style"), explode, at,
+                            taken_names(row, "cookie", binding) if spread else frozenset())
+    return [(_cookie_name(k, at + (k,) if spread else at), _cookie_value(v, at)) for k, v in pairs]
 
 
 def _cookie_value(value: str, path: tuple[str | int, ...]) -> str:
@@ -587,8 +489,8 @@ class _Body:
             fields = [(n, v, c) for n, v, c, is_key in self.multipart if with_key or not is_key]
             if not fields and not self.value_set:
                 return None, None, None
-            content, ctype = _multipart(fields)
-            return content, {"multipart_fields": [n for n, _, _ in fields]}, ctype
+            content, ctype, parts = _multipart(fields)
+            return content, {"multipart": parts}, ctype
         if not self.value_set:
             return None, None, None
         body = self.value
@@ -601,7 +503,8 @@ class _Body:
                 content = body.encode("utf-8")
             else:
                 content = _json_bytes(body)
-            return (content, body if encoding == "text" else {"bytes": len(content)},
+            return (content, body if encoding == "text" and not isinstance(body, (bytes, bytearray))
+                    else bytes_view(content),
                     content_type or ("text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream"))
         if encoding == "json":
             return _json_bytes(body), body, content_type or "application/json"
@@ -658,7 +561,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         sources.append((binding, value))
 
     for binding, value in sources:
-        value = _members_sorted(value)  # one canonical order: a map's order means nothing
+        value = _parameter_value(binding, _members_sorted(value))  # one order: a map's order means nothing
         where = binding["in"]
         name = binding.get("name") or ""
         style = binding.get("style")
@@ -669,22 +572,21 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
         if where == "path":
             path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
         elif where == "query":
-            query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at))
+            taken = taken_names(row, "query", binding) if isinstance(value, dict) else frozenset()
+            query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken))
         elif where == "header":
-            if name.lower() in _NOT_ARGUMENT_HEADERS:  # a policy built before the build refused it
-                raise ValueError(f"header {name!r} is hop-by-hop, framing or Cookie: never a tool argument")
-            headers.append((name, _header_value(serialise_header(value, explode), at), is_key))
+            headers.append((name, _header_binding(binding, value, at), is_key))
         elif where == "cookie":
-            for k, v in serialise_query(name, value, style, explode, at):
-                cookies.append((k, _cookie_value(v, at)))
+            cookies.extend(_cookie_pairs(row, binding, value, at))
         elif where == "body":
             if encoding == "form":
                 if name:
                     form_style = style
                     if form_style is None and isinstance(value, dict):
                         form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
-                    body.form_pairs.extend((k, v, is_key)
-                                           for k, v in serialise_query(name, value, form_style, explode, at))
+                    body.form_pairs.extend((k, v, is_key) for k, v in serialise_query(
+                        name, value, form_style, explode, at,
+                        taken_names(row, "body", binding) if isinstance(value, dict) else frozenset()))
                 elif isinstance(value, dict):
                     for k, v in value.items():
                         _check_bracket_key(str(k), at + (k,), nested=False)

@@ -14,8 +14,8 @@ from typing import Any
 from .calls import Actor
 from .errors import make_error
 from .host import Host
+from .nulls import undeclared_member
 from .receipts import StoredPreview
-from .request import undeclared_member
 from .toolspec import ToolSpec
 
 __all__ = ["preview_tool_of", "stored_arguments"]

@@ -11,7 +11,7 @@ the fixed values, and the credentials the runtime injects instead of the model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...naming import arg_name
@@ -39,6 +39,11 @@ RESERVED_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "t
 #: Managed headers a `fixed:` entry may set (the runtime sends its own User-Agent and the Accept the
 #: output needs otherwise); Authorization, Content-Type, Content-Length and Host stay the runtime's.
 FIXABLE_MANAGED = frozenset({"user-agent", "accept"})
+#: Headers that make a server run another method than the operation's (Rails, Google APIs and Amadeus
+#: honour them): never a model's argument, or a read tool could send ``DELETE``. A required one is
+#: sent as the spec states it (Amadeus: ``GET`` on a POST search), else as the operation's own method;
+#: an optional one is not sent; `fixed:` may set it.
+METHOD_OVERRIDE_HEADERS = frozenset({"x-http-method-override", "x-http-method", "x-method-override"})
 CREDENTIAL_NAME = re.compile(r"(^|[-_.])(api[-_]?key|apikey|access[-_]?token|token|secret|auth)$", re.IGNORECASE)
 LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
 
@@ -89,7 +94,9 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     ``const``), with the schema's pointer as its `FixedValue.source`; a `fixed` entry for it wins
     and is checked against that schema like any other. A ``User-Agent`` is never an argument: it is
     sent as a `fixed:` entry or the spec's own value says (`_spec_value`), else the runtime sends its
-    own; `fixed:` may also set ``Accept``.
+    own; `fixed:` may also set ``Accept``. A method-override header (`METHOD_OVERRIDE_HEADERS`) is
+    never an argument either: a fixed value as the spec states it when required (else the
+    operation's method), or not sent.
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
     doc, sink = ctx.doc, ctx.sink
@@ -133,18 +140,8 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                          "transport, not to the model" if not param.get("required") else
                          "the parameter is required, so it cannot be hidden, and the runtime does not sign "
                          "requests: leave the operation out")
-        if where_in == "header" and wire.lower() in RESERVED_HEADERS:
-            for key in (f"{where_in}:{wire}", wire):
-                fixed_specs.pop(key, None)  # a `fixed` value for it is not sent either
-            sink.warning("header-reserved",
-                         f"{op.key}: the {'required ' if param.get('required') else ''}header parameter {wire!r} "
-                         "is not a tool argument and is not sent: "
-                         + ("the runtime builds the Cookie header from `in: cookie` parameters and credentials"
-                            if wire.lower() == "cookie" else
-                            "hop-by-hop and message-framing headers belong to the HTTP client"),
-                         doc.locate(ptr),
-                         "nothing to do unless the API needs it; declare cookies as `in: cookie` parameters"
-                         if wire.lower() == "cookie" else "nothing to do: the HTTP client sets it when needed")
+        if where_in == "header" and wire.lower() in RESERVED_HEADERS | METHOD_OVERRIDE_HEADERS:
+            fixed.extend(_header_not_argument(ctx, op, param, ptr, fixed_specs, iloc, api_headers))
             continue
         if where_in == "header" and wire.lower() in api_headers:
             continue  # sent by the runtime from api.headers
@@ -228,7 +225,88 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         first = min(fixed_specs)
         raise Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
                    iloc("fixed", first), "use a parameter's wire name, or `in:name`")
+    _reserve_names(args, params, key_params)
     return ParameterArgs(args, fixed, auth, hidden)
+
+
+def _header_not_argument(ctx: Ctx, op: Operation, param: dict[str, Any], ptr: str, fixed_specs: dict[str, Any],
+                         iloc: Locate, api_headers: set[str]) -> list[FixedValue]:
+    """What the runtime sends for a header parameter that is never an argument. A hop-by-hop,
+    framing or Cookie header (`RESERVED_HEADERS`): nothing, not even a `fixed` value, with a
+    ``header-reserved`` warning. A method-override header (`METHOD_OVERRIDE_HEADERS`): the intent's
+    `fixed:` value, else for a required one the value the spec states or the operation's method;
+    none for an optional one or one `api.headers` sends. Raises `Skip` ``fixed-invalid`` for a value
+    its schema refuses."""
+    wire = str(param.get("name"))
+    if wire.lower() in RESERVED_HEADERS:
+        for key in (f"header:{wire}", wire):
+            fixed_specs.pop(key, None)  # a `fixed` value for it is not sent either
+        ctx.sink.warning("header-reserved",
+                         f"{op.key}: the {'required ' if param.get('required') else ''}header parameter {wire!r} "
+                         "is not a tool argument and is not sent: "
+                         + ("the runtime builds the Cookie header from `in: cookie` parameters and credentials"
+                            if wire.lower() == "cookie" else
+                            "hop-by-hop and message-framing headers belong to the HTTP client"),
+                         ctx.doc.locate(ptr),
+                         "nothing to do unless the API needs it; declare cookies as `in: cookie` parameters"
+                         if wire.lower() == "cookie" else "nothing to do: the HTTP client sets it when needed")
+        return []
+    if wire.lower() in api_headers:
+        return []  # sent by the runtime from api.headers
+    fixed_key = next((k for k in (f"header:{wire}", wire) if k in fixed_specs), None)
+    schema = param_schema(ctx, param, ptr)
+    value = fixed_specs.pop(fixed_key) if fixed_key is not None else (
+        (_spec_value(schema, param) or op.method.upper()) if param.get("required") else None)
+    if value is None:
+        return []
+    problem = _value_problem(schema, value) or _header_text_problem(value)
+    if problem:
+        raise Skip("fixed-invalid", f"the value {value!r} of header {wire!r} of {op.key} is invalid: {problem}",
+                   iloc("fixed", fixed_key) if fixed_key else ctx.doc.locate(ptr), "set a valid `fixed:` value for it")
+    return [FixedValue("header", wire, value)]
+
+
+def _reserve_names(args: list[Arg], params: list[tuple[dict[str, Any], str]],
+                   key_params: set[tuple[str, str]]) -> None:
+    """Record on each argument that may be an exploded object (`exploded_object`) the other names
+    its operation declares in its location and its credentials' names there (`ArgBinding.reserved`)."""
+    for arg in args:
+        bound = arg.binding
+        if bound is not None and exploded_object(bound, arg.schema):
+            names = {str(p.get("name")) for p, _ in params if p.get("in") == bound.location} | {
+                wire for loc, wire in key_params if loc == bound.location}
+            names.discard(bound.wire_name)
+            arg.binding = replace(bound, reserved=tuple(sorted(names)))
+
+
+def exploded_object(binding: ArgBinding, schema: dict[str, Any]) -> bool:
+    """Whether a query or cookie argument may be an object sent exploded (OpenAPI ``form`` style,
+    the default, with ``explode``, its default): each member then becomes a parameter of its own,
+    named by the caller, so its binding records the names it may not take (`ArgBinding.reserved`).
+    A schema that admits an object: ``type`` object (or no ``type``), or such a branch."""
+    if binding.location not in ("query", "cookie") or binding.explode is False or binding.content_type:
+        return False  # a `content` parameter is one value in its media type, never exploded
+    if binding.style not in (None, "form", "spaceDelimited", "pipeDelimited"):
+        return False
+    return _admits_object(schema, 0)
+
+
+def _admits_object(schema: Any, depth: int) -> bool:
+    if not isinstance(schema, dict) or depth > 16:
+        return True  # `true`, a reference or a deep union: assume it may
+    if "const" in schema or "enum" in schema:
+        values = [schema["const"]] if "const" in schema else schema["enum"]
+        if isinstance(values, list) and not any(isinstance(v, dict) for v in values):
+            return False
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind != "object":
+        return False
+    if isinstance(kind, list) and "object" not in kind:
+        return False
+    branches = [b for key in ("anyOf", "oneOf") for b in (schema.get(key) or [])]
+    if branches and not any(_admits_object(b, depth + 1) for b in branches):
+        return False
+    return all(_admits_object(m, depth + 1) for m in (schema.get("allOf") or []))
 
 
 def param_schema(ctx: Ctx, param: dict[str, Any], ptr: str) -> dict[str, Any]:

@@ -118,6 +118,12 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         body = scrub(body, secret_values)
     if not ((status in success if success else False) or 200 <= status < 300):
         raise _api_error(call, spec, validated, budget, hold, exchange, Answer(status, headers, body, unreadable))
+    if unreadable is None and isinstance(body, str) and (spec.field_tree or spec.redact_tree):
+        # the output policy keeps members of a JSON answer (output.fields, else the declared
+        # properties; output.redact): text (XML, CSV, ...) cannot be cut to them, so none of it is shown
+        media = (headers.get("content-type") or "no media type").split(";")[0].strip()[:60]
+        unreadable = (f"{media} text where the tool's output is JSON: the output policy (fields, redaction) "
+                      "cannot apply to it")
     return Answer(status, headers, body, unreadable)
 
 
@@ -176,6 +182,8 @@ def _api_error(call: Call, spec: ToolSpec, validated: Validated, budget: Budget,
     if "problem" in error.details:  # an API's error body: redacted and bounded like a result
         error.details["problem"] = shrink(redact_anywhere(error.details["problem"], spec.redact_tree),
                                           MAX_PROBLEM_BYTES)[0]
+    if spec.redact_tree and "body_excerpt" in error.details:  # text cannot be redacted: none of it is shown
+        error.details["body_excerpt"] = "[withheld: the tool redacts members of its output]"
     if mutating and hold.forwarded and status == 409 and key_in_use(body):
         hold.settle("mark_unknown")
         return Halt("http", make_error(
