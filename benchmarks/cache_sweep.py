@@ -15,10 +15,17 @@ the printed findings and every file of ``generated/``:
 - intent map: a description, an effect, a permission, an approval, output fields and redactions,
   a hidden argument, a fixed argument, a toolset move, a tool's loading, an include group added or
   removed, a tool removed;
+- intent map settings: ``defaults`` (timeouts, output depth and node budget, description lengths,
+  approvals) and ``api`` (base URL, auth);
 - spec: an operation's summary, a parameter's schema, a component schema many operations reach
   (a property added, its description), a component renamed with every ``$ref`` to it, a duplicate key
-  added to the text, a line inserted at the top (every finding's line moves), and the text put back
-  to an earlier version (the old entries come back).
+  added to the text, a line inserted at the top (every finding's line moves), its servers, the same
+  document written another way (indentation, flow style), components and paths in another order, and
+  the text put back to an earlier version (the old entries come back);
+- toolgen.yaml (one step in seven or so): lint budgets and severities, Gemini's parameters, semantic search.
+
+``--kinds`` keeps some kinds of API edits only (the method names without ``e_``). Now and then a
+``toolgen build --check`` follows a good build (answered by the manifest, it must pass).
 
 Every edit and every mismatch is printed; the exit code is 1 when any build pair differs. Needs
 ``../shared`` (or the specs given); runs every build in a fresh process, as a person does.
@@ -434,6 +441,34 @@ class Api:
         self.history.append(self.text)
         return "spec: a line inserted at the top"
 
+    def e_reformat(self) -> str | None:
+        if self.as_yaml:
+            data = _load(self.text, True)
+            self.text = str(yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False,
+                                      allow_unicode=True, width=self.rng.choice([60, 100, 10**6]),
+                                      default_flow_style=self.rng.choice([False, None])))
+        else:
+            self.text = json.dumps(json.loads(self.text), indent=self.rng.choice([None, 1, 4]), ensure_ascii=False)
+        self.history.append(self.text)
+        return "spec: the same document written another way"
+
+    def e_reorder(self) -> str | None:
+        def change(spec: dict[str, Any]) -> str | None:
+            components = _components(spec)
+            keys = list(components)
+            if len(keys) < 2:
+                return None
+            self.rng.shuffle(keys)
+            reordered = {k: components[k] for k in keys}
+            components.clear()
+            components.update(reordered)
+            paths = spec.get("paths") or {}
+            order = list(paths)
+            self.rng.shuffle(order)
+            spec["paths"] = {k: paths[k] for k in order}
+            return "spec: components and paths in another order"
+        return self._spec_edit(change)
+
     def e_revert(self) -> str | None:
         if len(self.history) < 2:
             return None
@@ -474,7 +509,7 @@ def _build_pair(cached: Path, cold: Path, env: dict[str, str], one: str | None, 
     cold_code, cold_out = _toolgen([*args, "--no-cache"], cold, env)
     a, b = _tree(cached / "generated"), _tree(cold / "generated")
     same = code == cold_code and out == cold_out and a == b
-    print(f"{step} {'ok  ' if same else 'DIFF'} exit {code} {time.perf_counter() - start:5.1f}s "
+    print(f"{step} {'ok  ' if same else 'DIFF'} exit {code} {len(a):3d} files {time.perf_counter() - start:5.1f}s "
           f"{'(' + one + ') ' if one else ''}{said}", flush=True)
     if not same:
         if code != cold_code or out != cold_out:
