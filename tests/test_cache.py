@@ -598,3 +598,28 @@ def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(tmp_path: Path, m
     c_reader, py_reader = keys["CSafeLoader"], keys["SafeLoader"]
     assert c_reader[0] != py_reader[0] and c_reader[1] != py_reader[1]
     assert c_reader[2] == py_reader[2]
+
+
+def test_a_project_prints_its_findings_in_the_same_order_cached_or_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`toolgen build` of a project prints each API's findings in the project's order whichever APIs
+    the manifest answered: after an edit of the second API only, the first is reused and its findings
+    (recorded) came after the second's (built), where a build without the cache printed them in the
+    project's order."""
+    states = {name: _fresh_state() for name in ("left", "right")}
+    for name, state in states.items():
+        state["bad"] = True  # a warning each API prints
+        (tmp_path / name).mkdir()
+        _write_inputs(tmp_path / name, state)
+    (tmp_path / "toolgen.yaml").write_text(
+        "toolgen: 1\napis:\n" + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n"
+                                          for n in states), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert run("build", "-q").exit_code == 0
+    states["right"]["descriptions"][0] = "Every item there is."
+    _write_inputs(tmp_path / "right", states["right"])
+    cached = run("build", "-q")
+    cold = run("build", "-q", "--no-cache")
+    assert (cached.exit_code, cold.exit_code) == (0, 0)
+    assert "left/items.json" in cold.output and "right/items.json" in cold.output
+    assert cached.output == cold.output

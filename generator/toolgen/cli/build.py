@@ -113,9 +113,10 @@ def _build_one_map(intent_map: Path, out: Path, project_file: Path | None, singl
 
 def _build_the_project(project_file: Path | None, named: dict[str, str], api_name: str | None,
                        artifacts: tuple[Artifact, ...] | None, no_cache: bool,
-                       progress: Any) -> tuple[list[Output], list[ApiBuild], list[Reused]]:
+                       progress: Any) -> tuple[list[Output], list[ApiBuild], list[Reused], dict[str, int]]:
     """Build every API of the project (or `api_name` alone), reusing each folder the build cache
-    vouches for; `artifacts` overrides each API's ``emit``."""
+    vouches for; `artifacts` overrides each API's ``emit``. Also returns each API's position in the
+    project (the order its findings are printed in)."""
     project = load_project(project_file or Path(PROJECT_FILE), named)
     if api_name is not None:
         project = _only(project, api_name)
@@ -132,7 +133,7 @@ def _build_the_project(project_file: Path | None, named: dict[str, str], api_nam
         for b in builds:
             if not b.errors:
                 remember(cache, keys.get(b.name), b.name, b.files, b.diagnostics, len(b.ir.tools), after.get(b.name))
-    return outputs, builds, reused
+    return outputs, builds, reused, {t.name: i for i, t in enumerate(project.targets)}
 
 
 @click.command("build")
@@ -181,16 +182,18 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
             raise click.UsageError("building one intent map needs --out DIR")
         outputs, builds, reused = _build_one_map(intent_map, out, project_file, single, named, artifacts,
                                                  no_cache, progress)
+        order: dict[str, int] = {}
     else:
         if out is not None or single is not None:
             raise click.UsageError("--out and an unnamed --spec apply to a single INTENT_MAP")
-        outputs, builds, reused = _build_the_project(project_file, named, api_name, artifacts if emit else None,
-                                                     no_cache, progress)
+        outputs, builds, reused, order = _build_the_project(project_file, named, api_name,
+                                                            artifacts if emit else None, no_cache, progress)
     if progress:
         for r in reused:
             progress(f"{r.name}: unchanged since the last build (the build cache): {r.files} files in "
                      f"{display_path(r.out)}")
-    everything: list[ApiBuild | Reused] = [*builds, *reused]
+    # the project's order, whichever of its APIs the manifest answered: what a build without the cache prints
+    everything: list[ApiBuild | Reused] = sorted([*builds, *reused], key=lambda b: order.get(b.name, len(order)))
     findings = [d for b in everything for d in b.diagnostics if not quiet or d.severity != "info"]
     print_diagnostics(findings)
     errors = sum(len(b.errors) for b in builds)
