@@ -266,19 +266,18 @@ def _is_search_tool(tool: dict[str, JSON]) -> bool:
     return isinstance(kind, str) and TOOL_SEARCH_TYPE_RE.match(kind) is not None
 
 
-def _check_search_tool(report: Report, label: str, tool: dict[str, JSON]) -> int:
+def _check_search_tool(report: Report, label: str, tool: dict[str, JSON]) -> None:
     """F.2: a server tool must be a tool-search tool (``tool_search_tool_{regex,bm25}_<date>``), named
-    after its kind, never deferred itself. Returns 1 when it is one, else 0 (and a violation)."""
+    after its kind, never deferred itself (how many there are is `_check_across`'s rule)."""
     kind = tool.get("type")
     match = TOOL_SEARCH_TYPE_RE.match(kind) if isinstance(kind, str) else None
     if match is None:
         report.add(label, "/type", "F.2-server-tool", f"server tool type {kind!r} is not a tool-search tool")
-        return 0
+        return
     if tool.get("name") != f"tool_search_tool_{match.group(1)}":
         report.add(label, "/name", "F.2-server-tool", f"a {kind} tool is named tool_search_tool_{match.group(1)}")
     if tool.get("defer_loading") is True:
         report.add(label, "/defer_loading", "F.2-tool-search", "the tool-search tool itself cannot be deferred")
-    return 1
 
 
 def deferred_catalog(entries: Sequence[dict[str, JSON]]) -> list[dict[str, JSON]]:
