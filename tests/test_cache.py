@@ -148,6 +148,17 @@ def _write_inputs(folder: Path, state: dict[str, Any]) -> Path:
     return intent
 
 
+def _write_project(folder: Path, states: dict[str, dict[str, Any]]) -> None:
+    """A project of one API per state: `NAME/items.json` and `NAME/items.yaml` (`_write_inputs`) and a
+    toolgen.yaml naming them in the order of `states`, each built into `out/NAME`."""
+    for name, state in states.items():
+        (folder / name).mkdir()
+        _write_inputs(folder / name, state)
+    (folder / "toolgen.yaml").write_text(
+        "toolgen: 1\napis:\n" + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n"
+                                          for n in states), encoding="utf-8")
+
+
 def _tree(folder: Path) -> dict[str, bytes]:
     if not folder.is_dir():
         return {}
@@ -536,12 +547,7 @@ def test_each_api_of_a_project_keeps_its_own_pieces(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(load, "model_findings", findings)
     states = {name: _fresh_state() for name in ("left", "right")}
     states["right"]["tree"] = "List the trees."  # two specs, not one text validated once for both
-    for name, state in states.items():
-        (tmp_path / name).mkdir()
-        _write_inputs(tmp_path / name, state)
-    (tmp_path / "toolgen.yaml").write_text(
-        "toolgen: 1\napis:\n" + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n"
-                                          for n in states), encoding="utf-8")
+    _write_project(tmp_path, states)
     monkeypatch.chdir(tmp_path)
     assert run("build", "-q").exit_code == 0
     assert len(validated) == 2
@@ -607,13 +613,9 @@ def test_a_project_prints_its_findings_in_the_same_order_cached_or_not(
     (recorded) came after the second's (built), where a build without the cache printed them in the
     project's order."""
     states = {name: _fresh_state() for name in ("left", "right")}
-    for name, state in states.items():
+    for state in states.values():
         state["bad"] = True  # a warning each API prints
-        (tmp_path / name).mkdir()
-        _write_inputs(tmp_path / name, state)
-    (tmp_path / "toolgen.yaml").write_text(
-        "toolgen: 1\napis:\n" + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n"
-                                          for n in states), encoding="utf-8")
+    _write_project(tmp_path, states)
     monkeypatch.chdir(tmp_path)
     assert run("build", "-q").exit_code == 0
     states["right"]["descriptions"][0] = "Every item there is."
