@@ -221,21 +221,21 @@ class Api:
         picked[1]["output"] = output
         return f"intent {picked[0]}: output {output}"
 
-    def _optional_parameters(self, op: dict[str, Any] | None) -> list[str]:
-        names = []
-        for p in (op or {}).get("parameters") or []:
-            if isinstance(p, dict) and not p.get("required") and p.get("in") == "query" and "name" in p:
-                names.append(str(p["name"]))
-        return names
-
-    def e_hide(self) -> str | None:
+    def _optional_parameter(self) -> tuple[tuple[str, dict[str, Any]], str] | None:
+        """A tool picked at random and one optional query parameter of its operation, or None."""
         picked = self._tool()
         if not picked:
             return None
-        names = self._optional_parameters(self._operation_of(picked[1]))
-        if not names:
+        op = self._operation_of(picked[1])
+        names = [str(p["name"]) for p in (op or {}).get("parameters") or []
+                 if isinstance(p, dict) and not p.get("required") and p.get("in") == "query" and "name" in p]
+        return (picked, self.rng.choice(names)) if names else None
+
+    def e_hide(self) -> str | None:
+        found = self._optional_parameter()
+        if found is None:
             return None
-        name = self.rng.choice(names)
+        picked, name = found
         hidden = set(picked[1].get("hide") or [])
         hidden ^= {name}
         picked[1]["hide"] = sorted(hidden)
@@ -244,13 +244,10 @@ class Api:
         return f"intent {picked[0]}: hide toggles {name}"
 
     def e_fixed(self) -> str | None:
-        picked = self._tool()
-        if not picked:
+        found = self._optional_parameter()
+        if found is None:
             return None
-        names = self._optional_parameters(self._operation_of(picked[1]))
-        if not names:
-            return None
-        name = self.rng.choice(names)
+        picked, name = found
         fixed = dict(picked[1].get("fixed") or {})
         if name in fixed:
             del fixed[name]
