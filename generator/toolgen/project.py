@@ -72,7 +72,7 @@ class SearchConfig(_Strict):
     semantic: Literal["none", "lsa"] | None = Field(None, description=(
         "`none` (default): tool search is the lexical index alone; `lsa`: search.json also holds vectors "
         "learned from the API's own text (latent semantic analysis), fused with the lexical ranking "
-        "(needs numpy: pip install 'toolgen[semantic]')."))
+        "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen)."))
 
 
 class ApiEntry(_Strict):

@@ -84,6 +84,8 @@ def display_receipts(spec: str) -> str:
             return f"{scheme}://***@{tail.rsplit('@', 1)[1]}"
         return spec
     userinfo, host = authority.rsplit("@", 1)
+    if ":" not in userinfo and "@" not in tail:
+        return f"{scheme}://{rest}"  # a user name alone (postgresql://postgres@host/db): no password to hide
     user = userinfo.split(":", 1)[0] if ":" in userinfo else userinfo
     if "@" in tail:
         host = tail.rsplit("@", 1)[1]
@@ -93,7 +95,8 @@ def display_receipts(spec: str) -> str:
 
 def _without_password(shown: str, exc: BaseException, spec: str) -> str:
     """The message for failing to open `spec` (`shown` is its masked form) with `exc`: the
-    exception's own text is dropped when it holds `spec`'s password or any piece of it (a URL
+    exception's own text is dropped when `spec` has a password (after the ``:`` of its user
+    information, or a ``password=`` query parameter) and the text holds it or any piece of it (a URL
     parser quotes what it could not read, e.g. the part of ``redis://:p/w@host`` it took for a
     port), so no message ever carries a password."""
     detail = f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, ImportError, OSError)) else str(exc)
@@ -101,7 +104,8 @@ def _without_password(shown: str, exc: BaseException, spec: str) -> str:
     secrets_in_url = [m.group(1) for m in re.finditer(r"[?&]password=([^&#]*)", rest, re.IGNORECASE)]
     if sep and "@" in rest:
         userinfo = rest.rsplit("@", 1)[0]
-        secrets_in_url.append(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
+        if ":" in userinfo:  # user:password@; a user name alone (postgres@host) holds no password
+            secrets_in_url.append(userinfo.split(":", 1)[1])
     if sep and secrets_in_url:
         pieces = [p for password in secrets_in_url for p in re.split(r"[/?#@:\[\]]", password) if p]
         if spec in detail or any(p in detail for p in pieces):
