@@ -203,7 +203,7 @@ def placeholder_base_url(url: str) -> str | None:
 def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[str] | None = None,
                      environ: dict[str, str] | None = None) -> list[str]:
     """What an operator should know before the first call: tools whose secrets are not set (they will
-    answer `missing_credential`), and a base URL that looks like the spec's example server when
+    answer `missing_credential`), secrets shorter than `SHORT_SECRET` characters, and a base URL that looks like the spec's example server when
     --base-url was not given. `tools` limits the secret check (default: every tool)."""
     env = dict(os.environ) if environ is None else environ
     out: list[str] = []
@@ -226,6 +226,7 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
         out.append(f"the secret{'s' if len(names) != 1 else ''} {', '.join(names)} "
                    f"{'are' if len(names) != 1 else 'is'} not set: {shown} will answer missing_credential "
                    f"(set {' or '.join(names)} in the environment)")
+    out += _short_secret_warnings(registry, tools, env)
     if not base_url_given:
         why = placeholder_base_url(registry.base_url)
         if why is not None:
@@ -233,6 +234,27 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
                        f"policy's base URL (from the spec's servers), which {why}; pass --base-url if the "
                        "API runs elsewhere")
     return out
+
+
+#: A secret shorter than this is warned about at start: the runtime redacts every occurrence of every
+#: secret in what a call returns, so a short one (a test token "a") garbles answers, and it is guessable.
+SHORT_SECRET = 8
+
+
+def _short_secret_warnings(registry: Registry, tools: list[str] | None, env: dict[str, str]) -> list[str]:
+    """One warning per secret the tools use (`tools`: None for all) that is set but shorter than
+    `SHORT_SECRET` characters; it names the variable and the length, never the value."""
+    short: dict[str, int] = {}
+    for name in tools if tools is not None else registry.tool_names():
+        spec = registry.specs.get(name)
+        for entry in (spec.row.get("auth") or []) if spec is not None else []:
+            secret = str(entry.get("secret") or "")
+            value = env.get(secret) if secret else None
+            if value and len(value) < SHORT_SECRET:
+                short[secret] = len(value)
+    return [f"the secret {secret} is {n} character{'s' if n != 1 else ''} long, which is short: every occurrence "
+            "of a secret in an answer or error is replaced by [redacted], so a short one garbles answers (and a "
+            "short credential is guessable); set the real credential" for secret, n in sorted(short.items())]
 
 
 def _stores_preview(registry: Registry, tool: str) -> bool:

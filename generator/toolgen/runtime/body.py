@@ -15,24 +15,24 @@ import httpx
 
 from ..results import binary_summary, media_kind
 from .arguments import strict_json
+from .redaction import MARKER, cover
 
 __all__ = ["MAX_RESPONSE_DEPTH", "decode_body", "depth_exceeds", "may_hold_secret", "scrub", "text_charset"]
 
 #: JSON bodies nested deeper than this are not shaped (an unreadable body, not a crash).
 MAX_RESPONSE_DEPTH = 128
+_MARKERS = (MARKER,)
 
 
 def scrub(value: Any, secret_values: list[str]) -> Any:
     """`value` with every occurrence of a secret (in strings and object keys) replaced by
-    ``"[redacted]"``. Bounded depth: it runs on decoded bodies already checked by `depth_exceeds`
+    ``"[redacted]"``, never rewriting a marker already there (`toolgen.runtime.redaction.cover`: a
+    one-letter secret leaves ``[redacted]`` whole). Bounded depth: it runs on decoded bodies already checked by `depth_exceeds`
     and on arguments bounded by `MAX_ARGUMENT_DEPTH`."""
     if not secret_values:
         return value
     if isinstance(value, str):
-        for s in secret_values:
-            if s in value:
-                value = value.replace(s, "[redacted]")
-        return value
+        return cover(value, secret_values, _MARKERS, MARKER)
     if isinstance(value, dict):
         return {scrub(k, secret_values): scrub(v, secret_values) for k, v in value.items()}
     if isinstance(value, list):
