@@ -10,8 +10,8 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tests.support.profiles import examples
+
 from toolgen.runtime.pipeline.idempotency import legacy_step_key, step_key
 
 ROOT = Path(__file__).resolve().parents[1]

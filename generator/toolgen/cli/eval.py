@@ -10,7 +10,8 @@ Input: a generated package (API name of the project file, or its folder), a task
 (`toolgen.evals.tasks`), a provider (openai · anthropic · gemini · openai-compatible) and model.
 Output: ``init`` writes the drafted task file; ``run`` writes ``results.json`` (and, with
 ``--record``, every provider exchange) into the run folder and prints the Markdown report;
-``report`` prints a run folder's report. ``--replay DIR`` re-runs a recorded folder offline: the
+``report`` prints a run folder's report (through `toolgen.shown_text.terminal_safe`: text from
+``results.json`` cannot drive the terminal). ``--replay DIR`` re-runs a recorded folder offline: the
 provider, model and runs come from its ``results.json``; every request must equal the recorded one.
 ``--scripted`` starts the loopback scripted model (`toolgen.evals.scripted`, not a language model)
 and points the adapter at it. Exit codes: 0 ok · 2 bad input (task file, folder, provider,
@@ -36,6 +37,7 @@ from ..evals.report import dumps, report_json, report_markdown
 from ..evals.tasks import dump_tasks, load_tasks
 from .call import package_folder
 from .exits import EXTRA_HINT, guarded
+from .terminal import terminal_safe
 
 PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
 #: the official SDK each provider's adapter imports (`toolgen.evals.providers`)
@@ -178,7 +180,7 @@ def _finish(results: RunResults, out: Path | None, only: tuple[str, ...]) -> Non
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(dumps(results.to_json()), encoding="utf-8")
         (out / "REPORT.md").write_text(report_markdown(results), encoding="utf-8")
-    click.echo(report_markdown(results), nl=False)
+    click.echo(terminal_safe(report_markdown(results)), nl=False)
 
 
 def _fail(message: str) -> None:
@@ -192,13 +194,14 @@ def _fail(message: str) -> None:
 @click.option("--no-latency", is_flag=True, help="Leave wall-clock figures out (reports of one recording compare equal).")
 @guarded
 def report_command(folder: Path, fmt: str, no_latency: bool) -> None:
-    """Print the report of a run folder (its results.json)."""
+    """Print the report of a run folder (its results.json), every control, format and bidirectional
+    character of its text written as a visible escape (``\\u001b``; JSON stays JSON)."""
     try:
         results = RunResults.from_json(json.loads((folder / "results.json").read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         click.echo(f"toolgen eval report: {folder / 'results.json'}: not a run's results ({exc})", err=True)
         sys.exit(2)
     if fmt == "json":
-        click.echo(dumps(report_json(results)), nl=False)
+        click.echo(terminal_safe(dumps(report_json(results))), nl=False)
     else:
-        click.echo(report_markdown(results, latency=not no_latency), nl=False)
+        click.echo(terminal_safe(report_markdown(results, latency=not no_latency)), nl=False)
