@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
+from ..yaml_text import plain_yaml, read_yaml
 from .load import checked_tree
 from .sourcemap import locate_ruamel
 
@@ -386,7 +387,6 @@ class LoadedIntentMap:
 
 def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     """Read and validate an intent map. Raises `DiagnosticError` with located diagnostics."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError
 
     display = display or display_path(path)
@@ -404,9 +404,8 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     except OSError as exc:
         raise DiagnosticError([Diagnostic("file-unreadable", "error", f"cannot read {display}: {exc.strerror}",
                                           SourceLocation(display), "check that the file exists and is readable")])
-    yaml = YAML(typ="rt")
     try:
-        root = yaml.load(text)
+        root = read_yaml(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise DiagnosticError([Diagnostic(
@@ -438,23 +437,6 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
                                           SourceLocation(display, line, col, pointer), hint))
         raise DiagnosticError(diagnostics)
     return LoadedIntentMap(model, path, display, root)
-
-
-def plain_yaml(node: Any) -> Any:
-    """A ruamel round-trip tree as plain JSON values (str keys, str/int/float/bool/None leaves)."""
-    if isinstance(node, dict):
-        return {str(k): plain_yaml(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [plain_yaml(v) for v in node]
-    if isinstance(node, str):
-        return str(node)
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    return str(node)
 
 
 _FIELD_DOCS = {
