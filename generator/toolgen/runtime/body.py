@@ -17,7 +17,8 @@ from ..results import binary_summary, media_kind
 from .arguments import strict_json
 from .redaction import MARKER, cover
 
-__all__ = ["MAX_RESPONSE_DEPTH", "decode_body", "depth_exceeds", "may_hold_secret", "scrub", "text_charset"]
+__all__ = ["MAX_RESPONSE_DEPTH", "decode_body", "depth_exceeds", "doubled_json", "may_hold_secret", "mismatch_text",
+           "scrub", "text_charset"]
 
 #: JSON bodies nested deeper than this are not shaped (an unreadable body, not a crash).
 MAX_RESPONSE_DEPTH = 128
@@ -38,6 +39,46 @@ def scrub(value: Any, secret_values: list[str]) -> Any:
     if isinstance(value, list):
         return [scrub(v, secret_values) for v in value]
     return value
+
+
+#: What to do about JSON encoded twice (`mismatch_text`).
+DOUBLED_JSON_HINT = (
+    "the JSON was encoded twice. A mock that answers from the spec (Prism's static mode) sends a spec's "
+    "`example` as written, so a spec whose examples are strings holding JSON gets such answers: write "
+    "the spec's examples as JSON objects and arrays, not strings, or let the mock generate answers from "
+    "the schemas (`prism mock -d`); a real API that answers this way does not follow its spec: report "
+    "it to the API's owner")
+_ARTICLE = {"object": "an object", "array": "an array", "integer": "an integer"}
+
+
+def doubled_json(value: Any) -> str | None:
+    """``"object"`` or ``"array"`` when `value` is a string whose whole text (blanks around it
+    aside) is a JSON object or array: JSON encoded twice, as a spec's example written as a string
+    holding JSON is answered by a mock. None otherwise (any other string, any other value)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if len(text) < 2 or text[0] + text[-1] not in ("{}", "[]"):
+        return None
+    try:
+        parsed = strict_json(text)
+    except (ValueError, RecursionError):
+        return None
+    return "object" if isinstance(parsed, dict) else "array" if isinstance(parsed, list) else None
+
+
+def mismatch_text(pointer: str, message: str, instance: Any, declared: Iterable[str] | None = None) -> str:
+    """A schema mismatch of an answer for a human and a model: ``<pointer>: <message>``, or, when
+    the value at `pointer` is a string holding a JSON object or array (`doubled_json`), what the
+    spec declares there (`declared`: its JSON Schema types), what came, and what to do
+    (`DOUBLED_JSON_HINT`)."""
+    held = doubled_json(instance)
+    if held is None:
+        return f"{pointer or '/'}: {message}"
+    types = [t for t in declared or () if t != "null"] or [held]
+    wanted = " or ".join(_ARTICLE.get(t, f"a {t}") for t in types)
+    return (f"the answer's JSON at {pointer or '/'} is a string holding a JSON {held} where the spec declares "
+            f"{wanted}: {DOUBLED_JSON_HINT}")
 
 
 def may_hold_secret(content: bytes, secret_values: list[str], headers: httpx.Headers | None = None) -> bool:

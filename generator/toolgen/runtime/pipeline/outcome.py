@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 from .. import credentials as creds
-from ..body import decode_body, may_hold_secret, scrub
+from ..body import decode_body, doubled_json, may_hold_secret, mismatch_text, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
@@ -122,7 +122,10 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         # the output policy keeps members of a JSON answer (output.fields, else the declared
         # properties; output.redact): text (XML, CSV, ...) cannot be cut to them, so none of it is shown
         media = (headers.get("content-type") or "no media type").split(";")[0].strip()[:60]
-        unreadable = (f"{media} text where the tool's output is JSON: the output policy (fields, redaction) "
+        declared = (spec.output_schema or {}).get("type") if isinstance(spec.output_schema, dict) else None
+        unreadable = (mismatch_text("/", "", body, [declared] if isinstance(declared, str) else declared)
+                      if doubled_json(body) else
+                      f"{media} text where the tool's output is JSON: the output policy (fields, redaction) "
                       "cannot apply to it")
     return Answer(status, headers, body, unreadable)
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...results import RESULT_KEY, shape_body
+from ..body import doubled_json, mismatch_text
 from ..calls import CallResult
 from ..errors import ToolError, make_error
 from ..paging import PageShaper, shape_page
@@ -78,7 +79,10 @@ def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answ
             spec, message + " The API reported success, but what it did is not known.",
             honoured=hold.honoured, details={"status": status, "problem": problem}),
             attempts=exchange.attempts, status=status)
-    return Halt("output", make_error("output_invalid", message, details={"status": status, "problem": problem}),
+    details: dict[str, Any] = {"status": status, "problem": problem}
+    if doubled_json(answer.body):  # JSON encoded twice: the whole answer is a string holding JSON
+        details["pointer"] = "/"
+    return Halt("output", make_error("output_invalid", message, details=details),
                 attempts=exchange.attempts, status=status)
 
 
@@ -92,7 +96,8 @@ def _schema_warnings(call: Call, spec: ToolSpec, exchange: Exchange, answer: Ans
         return []
     problems = list(validator.iter_errors(result))
     first = problems[0]
-    message = f"output {pointer(first.instance_path) or '/'}: {first.message}"[:300]
+    message = mismatch_text(pointer(first.instance_path), first.message, first.instance, getattr(first.kind, "types", None))
+    message = message[:900] if doubled_json(first.instance) else f"output {message}"[:300]
     if mode == "strict" and not spec.mutating:
         raise Halt("output", make_error(
             "output_invalid", f"{call.tool}'s response does not match its output schema: {message}",
