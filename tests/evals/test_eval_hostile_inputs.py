@@ -52,6 +52,7 @@ def test_a_task_file_of_aliases_is_refused_at_once_located(tmp_path: Path) -> No
         load_tasks(path)
     assert time.monotonic() - started < 5
     [d] = caught.value.diagnostics
+    assert d.location is not None
     assert d.code == "eval-yaml" and (d.location.line, d.location.col) == (4, 5), d.render()
     assert "anchor" in d.message and "write" in (d.hint or "")
     started = time.monotonic()
@@ -65,7 +66,8 @@ def test_an_alias_alone_is_refused_too(tmp_path: Path) -> None:
     path.write_text(LAUGHS.replace("l0: &l0", "l0: &l0 ").split("l1:")[0] + "l1: *l0\ntasks: []\n", encoding="utf-8")
     with pytest.raises(DiagnosticError) as caught:
         load_tasks(path)
-    assert caught.value.diagnostics[0].location.line == 4
+    where = caught.value.diagnostics[0].location
+    assert where is not None and where.line == 4
 
 
 @pytest.mark.parametrize("task_id", ["a\x00b", "x" * 300, "a\x1b[2Jb", "a\u202eb", "/".join(["\u4e00" * 40] * 3), "",
@@ -75,7 +77,7 @@ def test_a_task_id_no_file_can_be_named_after_is_a_located_exit_2(tmp_path: Path
     with pytest.raises(DiagnosticError) as caught:
         load_tasks(path)
     [d] = caught.value.diagnostics
-    assert d.location.pointer == "/tasks/0/id" and d.location.line, d.render()
+    assert d.location is not None and d.location.pointer == "/tasks/0/id" and d.location.line, d.render()
     done = CliRunner().invoke(main, ["eval", "run", "tickets", "--tasks", str(path), "--provider", "anthropic",
                                      "--scripted", "--runs", "1", "--record", str(tmp_path / "rec")])
     assert done.exit_code == 2, (done.exit_code, done.output)

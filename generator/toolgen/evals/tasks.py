@@ -238,16 +238,17 @@ def _refuse_anchors(text: str, display: str) -> None:
     """Raise a located `DiagnosticError` (``eval-yaml``) at the first YAML anchor or alias of `text`:
     a task file is short and written out in full, and aliases can make a file of a few hundred bytes
     expand to billions of values when read (the "billion laughs"). Reads parse events only (nothing
-    is built); a syntax error is left to the loader, which locates it."""
+    is built); a syntax error raises `yaml.YAMLError`, which `load_tasks` locates."""
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:  # an AliasEvent's anchor is the name it refers to
             mark = event.start_mark
-            what = f"the alias *{event.anchor}" if isinstance(event, yaml.AliasEvent) else f"the anchor &{event.anchor}"
+            what = f"the alias *{anchor}" if isinstance(event, yaml.AliasEvent) else f"the anchor &{anchor}"
             raise DiagnosticError([Diagnostic(
                 "eval-yaml", "error",
                 f"{what}: a task file may not use YAML anchors or aliases (a few aliases can expand to "
                 "billions of values when the file is read)",
-                SourceLocation(display, mark.line + 1, mark.column + 1),
+                SourceLocation(display, mark.line + 1, mark.column + 1) if mark else SourceLocation(display),
                 "write each value out in full, without & anchors or * aliases")])
 
 
