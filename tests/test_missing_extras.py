@@ -36,6 +36,13 @@ def test_eval_run_names_the_one_sdk_that_is_missing() -> None:
     _says_install_from_a_clone(done.stderr, "eval")
 
 
+def test_eval_replay_without_the_sdks_is_exit_2_naming_the_extra() -> None:
+    done = toolgen_without(EVAL_SDKS, ["eval", "run", "tickets", "--replay", "evals/runs/tickets-anthropic-scripted",
+                                       "--only", "ticket_followup/*"])
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    _says_install_from_a_clone(done.stderr, "eval")
+
+
 def test_serve_without_the_mcp_sdk_is_exit_2_naming_the_extra() -> None:
     for args in (["serve", "tickets"], ["serve", "tickets", "--http", "127.0.0.1:0", "--no-auth"]):
         done = toolgen_without(["mcp", "mcp_types"], [*args, "--receipts", "memory://"])
