@@ -158,3 +158,25 @@ def _with_path(env: dict[str, str]) -> dict[str, str]:
     from tests.support.without_modules import ROOT
 
     return {**os.environ, **env, "PYTHONPATH": str(ROOT / "generator")}
+
+
+def test_redaction_stays_linear_in_markers_and_occurrences() -> None:
+    """An answer of 100,000 markers, each followed by the secret (and the secret's letter twice inside
+    every marker): the markers are looked up by bisection, not scanned per occurrence."""
+    import time
+
+    text = "[redacted]e" * 100_000
+    started = time.process_time()
+    out = scrub(text, ["e"])
+    assert time.process_time() - started < 5
+    assert out == "[redacted][redacted]" * 100_000
+
+
+def test_a_secret_that_keeps_joining_a_marker_fails_closed() -> None:
+    """A secret that starts with the marker's end is found again after each replacement, one
+    character a round: after `MAX_ROUNDS` the whole text is redacted rather than looping on."""
+    from toolgen.runtime.redaction import MAX_ROUNDS
+
+    text = "SECRET" + "x" * (MAX_ROUNDS + 10)
+    assert scrub(text, ["SECRET", "d]x"]) == MARKER
+    assert scrub("SECRETxx", ["SECRET", "d]x"]) == MARKER  # within the rounds: covered the same way
