@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from urllib.parse import quote, quote_plus
 
 from .errors import ToolError, make_error
-from .redaction import MARKER, cover
+from .redaction import MARKER, MAX_ROUNDS, cover
 
 
 class CredentialsProvider(Protocol):
@@ -161,20 +161,21 @@ def scrub_bytes(content: bytes, forms: Iterable[str]) -> bytes:
     (`toolgen.runtime.redaction.cover`). Decoding a body with its declared charset and scrubbing
     the text catches what a charset says; this catches a secret in an encoding nothing declared
     (a UTF-16 ``text/plain`` read as UTF-8 would spell the secret with NULs between its letters)."""
-    forms = list(forms)
     markers = [_REDACTED.encode(e) for e in ECHO_ENCODINGS]
-    while True:
+    needles: dict[str, list[bytes]] = {e: [] for e in ECHO_ENCODINGS}
+    for form in forms:
+        for encoding in ECHO_ENCODINGS:
+            try:
+                needles[encoding].append(form.encode(encoding))
+            except UnicodeEncodeError:  # a lone surrogate: it cannot be on the wire in this encoding
+                continue
+    for _ in range(MAX_ROUNDS):
         before = content
         for encoding, marker in zip(ECHO_ENCODINGS, markers, strict=True):
-            needles = []
-            for form in forms:
-                try:
-                    needles.append(form.encode(encoding))
-                except UnicodeEncodeError:  # a lone surrogate: it cannot be on the wire in this encoding
-                    continue
-            content = cover(content, needles, markers, marker)
+            content = cover(content, needles[encoding], markers, marker)
         if content == before:  # one encoding's marker may join text into another's needle: again
             return content
+    return markers[0]  # still changing: fail closed, the whole body redacted
 
 
 def auth_wire_locations(auth: list[dict[str, Any]]) -> tuple[set[str], set[str], set[str]]:
