@@ -70,13 +70,13 @@ def doubled_json(value: Any) -> str | None:
 def mismatch_text(pointer: str, message: str, instance: Any, declared: Iterable[str] | None = None) -> str:
     """A schema mismatch of an answer for a human and a model: ``<pointer>: <message>``, or, when
     the value at `pointer` is a string holding a JSON object or array (`doubled_json`), what the
-    spec declares there (`declared`: its JSON Schema types), what came, and what to do
+    spec declares there (`declared`: its JSON Schema types; None: not known), what came, and what to do
     (`DOUBLED_JSON_HINT`)."""
     held = doubled_json(instance)
     if held is None:
         return f"{pointer or '/'}: {message}"
-    types = [t for t in declared or () if t != "null"] or [held]
-    wanted = " or ".join(_ARTICLE.get(t, f"a {t}") for t in types)
+    types = [t for t in declared or () if t != "null"]
+    wanted = " or ".join(_ARTICLE.get(t, f"a {t}") for t in types) or "JSON data, not a string"
     return (f"the answer's JSON at {pointer or '/'} is a string holding a JSON {held} where the spec declares "
             f"{wanted}: {DOUBLED_JSON_HINT}")
 

@@ -122,12 +122,26 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         # the output policy keeps members of a JSON answer (output.fields, else the declared
         # properties; output.redact): text (XML, CSV, ...) cannot be cut to them, so none of it is shown
         media = (headers.get("content-type") or "no media type").split(";")[0].strip()[:60]
-        declared = (spec.output_schema or {}).get("type") if isinstance(spec.output_schema, dict) else None
-        unreadable = (mismatch_text("/", "", body, [declared] if isinstance(declared, str) else declared)
-                      if doubled_json(body) else
+        declared = _declared_body_types(spec)
+        unreadable = (mismatch_text("/", "", body, declared)
+                      if doubled_json(body) and "string" not in (declared or ()) else
                       f"{media} text where the tool's output is JSON: the output policy (fields, redaction) "
                       "cannot apply to it")
     return Answer(status, headers, body, unreadable)
+
+
+def _declared_body_types(spec: ToolSpec) -> list[str] | None:
+    """The JSON Schema types the spec declares for a success answer's body, as far as the tool's
+    output schema tells (`toolgen.results.result_shape`): ``object`` for an object result, the
+    ``result`` member's types for another body; None when it does not tell (a paginated tool)."""
+    schema = spec.output_schema if isinstance(spec.output_schema, dict) else {}
+    shape = (spec.row.get("output") or {}).get("shape", "object")
+    if spec.row.get("pagination") or not schema:
+        return None
+    if shape == "object":
+        return ["object"]
+    declared = ((schema.get("properties") or {}).get("result") or {}).get("type") if shape == "result" else None
+    return [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else None
 
 
 def _timing(budget: Budget, exchange: Exchange) -> dict[str, Any]:
