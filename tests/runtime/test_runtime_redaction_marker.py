@@ -136,6 +136,7 @@ def _strings(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else []
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("command", [["call", "tickets", "get_ticket", "--args", '{"ticket_id": "T-1"}'],
                                      ["serve", "tickets"]])
 def test_a_very_short_secret_is_warned_about_at_start(command: list[str]) -> None:
