@@ -2,7 +2,10 @@
 
 Input: `Call`, `ToolSpec`, `Validated`, `Budget`, `Hold`, `Exchange`, the sent `httpx.Request`.
 Output: `Answer` (status, headers, the decoded body with the call's secrets scrubbed, and why it
-cannot be read, if so) for a status the row counts as success (``success_status``, else 2xx).
+cannot be read, if so, with a bounded, scrubbed excerpt of it) for a status the row counts as success
+(``success_status``, else 2xx). A 2xx answer is a success whatever its body: one that cannot be read
+(invalid JSON or UTF-8, text where JSON was declared, an HTML page, a body cut short by a closed
+connection) is an `Answer` with `Answer.unreadable` set, never a failure here.
 Everything else raises `Halt` at step ``http`` with ``attempts`` (and ``status``), the receipt
 settled first:
 
@@ -28,7 +31,7 @@ from typing import Any
 import httpx
 
 from .. import credentials as creds
-from ..body import decode_body, may_hold_secret, scrub
+from ..body import decode_body, excerpt, may_hold_secret, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
@@ -42,17 +45,21 @@ __all__ = ["MAX_PROBLEM_BYTES", "Answer", "judge", "key_in_use", "unknown_error"
 MAX_PROBLEM_BYTES = 2000
 
 _TRANSPORT_FAILURES = ("timeout", "broken", "connect", "too_large")
+_JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
 
 
 @dataclass(frozen=True)
 class Answer:
     """A success answer: `status`, `headers`, the decoded `body`, and `unreadable` (why the body
-    cannot be trusted: invalid JSON, too deep, an HTML page) or None."""
+    cannot be trusted: invalid JSON, too deep, an HTML page, cut short) or None; `excerpt`: the start of
+    an unreadable body as text, scrubbed of the call's secrets and bounded (`toolgen.runtime.body.excerpt`),
+    None for an empty one."""
 
     status: int
     headers: httpx.Headers
     body: Any
     unreadable: str | None
+    excerpt: str | None = None
 
 
 def operation_name(row: Mapping[str, Any]) -> str:
@@ -118,13 +125,19 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         body = scrub(body, secret_values)
     if not ((status in success if success else False) or 200 <= status < 300):
         raise _api_error(call, spec, validated, budget, hold, exchange, Answer(status, headers, body, unreadable))
-    if unreadable is None and isinstance(body, str) and (spec.field_tree or spec.redact_tree):
+    if outcome.cut:
+        unreadable = f"the connection closed after {len(outcome.content)} bytes, before the whole body came"
+    if unreadable is None and body is not None and not isinstance(body, (dict, list)) and (
+            spec.field_tree or spec.redact_tree):
         # the output policy keeps members of a JSON answer (output.fields, else the declared
-        # properties; output.redact): text (XML, CSV, ...) cannot be cut to them, so none of it is shown
+        # properties; output.redact): text (XML, CSV, ...) or a JSON string or number cannot be cut to them
         media = (headers.get("content-type") or "no media type").split(";")[0].strip()[:60]
-        unreadable = (f"{media} text where the tool's output is JSON: the output policy (fields, redaction) "
+        what = f"{media} text" if isinstance(body, str) else f"a JSON {_JSON_TYPES.get(type(body), 'value')}"
+        unreadable = (f"{what} where the tool's output is JSON: the output policy (fields, redaction) "
                       "cannot apply to it")
-    return Answer(status, headers, body, unreadable)
+    if unreadable is None:
+        return Answer(status, headers, body, None)
+    return Answer(status, headers, body, unreadable, excerpt(content, headers, secret_values) if content else None)
 
 
 def _timing(budget: Budget, exchange: Exchange) -> dict[str, Any]:

@@ -1,0 +1,182 @@
+"""A write the API accepted (HTTP 2xx) is a known success, whatever its answer's body looks like.
+
+Jira answers several writes (``createComponent``, ``addGadget``, ``createCustomFieldOption``) with a
+JSON string, or text labelled JSON, where its spec declares an object. The runtime used to call
+such an answer ``result_unknown`` and leave the receipt ``unknown``: a same-key retry answered
+``result_unknown`` forever, and an agent was told a write that succeeded may not have happened.
+
+Here a real loopback server answers a write with each body that cannot be shaped (a JSON string, a
+JSON number, text labelled JSON, an empty body, a body cut short — complete by its length, or by
+a connection closed early —, invalid UTF-8, a lone surrogate, an HTML page), with 200, 201 and 204,
+over every receipt store: the result is ``ok`` with the status and a warning that names the problem
+with a bounded excerpt from which the call's secret is scrubbed; the receipt is ``completed``; a
+replay with the same key returns the same result and warning and sends nothing. A read keeps
+``output_invalid`` where its ``output.schema_mode`` is ``strict`` and warns otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.support.build import build
+from tests.support.raw_answer_server import RawAnswerServer
+
+from toolgen.runtime import Actor, MemoryReceiptStore, ReceiptStore, Registry, StaticCredentials
+
+TOKEN = "tok-4f1c9a7e2b"
+SPEC = """openapi: 3.0.3
+info: {title: jira slice, version: '1'}
+servers: [{url: 'https://jira.example.com'}]
+components:
+  securitySchemes:
+    basic: {type: http, scheme: bearer}
+  schemas:
+    Component:
+      type: object
+      properties:
+        id: {type: string}
+        name: {type: string}
+        self: {type: string}
+security: [{basic: []}]
+paths:
+  /rest/api/3/component:
+    post:
+      operationId: createComponent
+      requestBody:
+        required: true
+        content: {application/json: {schema: {type: object, required: [name], properties: {name: {type: string}}}}}
+      responses:
+        '201':
+          description: created
+          content: {application/json: {schema: {$ref: '#/components/schemas/Component'}}}
+  /rest/api/3/component/{id}:
+    get:
+      operationId: getComponent
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200':
+          description: ok
+          content: {application/json: {schema: {$ref: '#/components/schemas/Component'}}}
+"""
+INTENTS = f"""auth: {{basic: {{secret: JIRA_TOKEN}}}}
+tools:
+  create_component:
+    operation: createComponent
+    description: Create a project component.
+    effect: write
+    approval: never
+    permission: [project:write]
+    record: {{arguments: full}}
+    idempotency: {{key: action_id, send_as: "header:Idempotency-Key"}}
+  get_component:
+    operation: getComponent
+    description: Get a component.
+    effect: read
+    permission: [project:read]
+  get_component_strict:
+    operation: getComponent
+    description: Get a component, refusing an answer that is not one.
+    effect: read
+    permission: [project:read]
+    output: {{schema_mode: strict}}
+"""
+ACTOR = Actor.of("agent", ["project:write", "project:read"])
+
+#: (name, body, Content-Type, claimed Content-Length or None); each cannot be shaped as a Component
+BODIES: list[tuple[str, bytes, str | None, int | None]] = [
+    ("json-string", f'"Component created by {TOKEN}"'.encode(), "application/json", None),
+    ("json-number", b"10000", "application/json;charset=UTF-8", None),
+    ("text-labelled-json", f"Component created ({TOKEN})".encode(), "application/json", None),
+    ("empty", b"", "application/json", None),
+    ("truncated", b'{"id": "10000", "name": "Comp', "application/json", None),
+    ("cut-connection", b'{"id": "10000", "na', "application/json", 400),
+    ("invalid-utf8", b'{"id": "10000", "name": "\xff\xfe\xc3"}', "application/json", None),
+    ("lone-surrogate", b'{"id": "10000", "name": "a\\ud800b", "self": "\\udfff"}', "application/json", None),
+    ("html", b"<html><body>Created " + TOKEN.encode() + b"</body></html>", "text/html", None),
+    ("long-text", b"x" * 50_000, "application/json", None),
+]
+
+#: bodies the runtime reads after all: no body (``{"result": null}``, which the schema admits), and valid
+#: JSON escaping an unpaired surrogate (read with U+FFFD in its place)
+READABLE = ("empty", "lone-surrogate")
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("accepted-writes")
+    spec = tmp / "openapi.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    return build(tmp, spec, INTENTS, name="jira", emit="mcp,policy").out
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RawAnswerServer]:
+    with RawAnswerServer() as srv:
+        yield srv
+
+
+def _registry(package: Path, server: RawAnswerServer, store: ReceiptStore) -> Registry:
+    return Registry.from_dir(package, base_url=server.base_url, receipts=store,
+                             credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}), cursor_key=b"k" * 32)
+
+
+def _write(reg: Registry, key: str) -> dict[str, object]:
+    res = reg.call("record_create_component", {"name": "Comp", "action_id": key}, actor=ACTOR)
+    return res.to_json()
+
+
+@pytest.mark.parametrize("status", [200, 201, 204])
+@pytest.mark.parametrize("name,body,ctype,length", BODIES, ids=[b[0] for b in BODIES])
+def test_a_write_answered_2xx_completes_its_receipt_whatever_its_body(
+        package: Path, server: RawAnswerServer, any_receipt_store: ReceiptStore, status: int, name: str, body: bytes,
+        ctype: str | None, length: int | None) -> None:
+    reg = _registry(package, server, any_receipt_store)
+    try:
+        server.answer(status, body, content_type=ctype, length=length)
+        key = f"k-{name}-{status}"
+        first = _write(reg, key)
+        text = json.dumps(first, ensure_ascii=False)
+        assert first["ok"] is True, text[:600]
+        assert TOKEN not in text, f"the call's secret reached the result: {text[:600]}"
+        assert len(text) < 3000, f"the excerpt is not bounded ({len(text)} characters)"
+        text.encode("utf-8")  # no lone surrogate reaches the result
+        result = first["result"]
+        assert isinstance(result, dict) and result.get("status", status) == status, text[:600]
+        if status == 204 or name in READABLE:
+            assert not first.get("warnings"), text[:600]
+        else:
+            assert first.get("warnings"), f"an unreadable answer must say so: {text[:600]}"
+        if name == "lone-surrogate" and status != 204:
+            assert result == {"id": "10000", "name": "a\ufffdb", "self": "\ufffd"}, text[:600]
+        receipt = any_receipt_store.get("jira/record_create_component", key)
+        assert receipt is not None and receipt.state == "completed", receipt
+        sent = server.requests
+        again = _write(reg, key)
+        assert again["ok"] is True and again["replayed"] is True, again
+        assert server.requests == sent, "a replay sent the write again"
+        assert again["result"] == first["result"] and again.get("warnings") == first.get("warnings"), (first, again)
+    finally:
+        reg.close()
+
+
+@pytest.mark.parametrize("name,body,ctype,length", BODIES, ids=[b[0] for b in BODIES])
+def test_a_read_refuses_an_unreadable_answer_only_in_strict_mode(
+        package: Path, server: RawAnswerServer, name: str, body: bytes, ctype: str | None, length: int | None) -> None:
+    reg = _registry(package, server, MemoryReceiptStore())
+    try:
+        server.answer(200, body, content_type=ctype, length=length)
+        strict = reg.call("get_component_strict", {"id": "10000"}, actor=ACTOR).to_json()
+        warned = reg.call("get_component", {"id": "10000"}, actor=ACTOR).to_json()
+        text = json.dumps(warned, ensure_ascii=False)
+        text.encode("utf-8")
+        if name in READABLE:
+            assert strict["ok"] is True and warned["ok"] is True and not warned.get("warnings"), (strict, warned)
+        else:
+            assert strict["ok"] is False and strict["error"]["code"] == "output_invalid", strict  # type: ignore[index]
+            assert warned["ok"] is True and warned.get("warnings"), text[:600]
+        assert TOKEN not in text and TOKEN not in json.dumps(strict, ensure_ascii=False)
+    finally:
+        reg.close()
