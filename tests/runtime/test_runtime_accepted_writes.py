@@ -97,6 +97,9 @@ BODIES: list[tuple[str, bytes, str | None, int | None]] = [
     ("lone-surrogate", b'{"id": "10000", "name": "a\\ud800b", "self": "\\udfff"}', "application/json", None),
     ("html", b"<html><body>Created " + TOKEN.encode() + b"</body></html>", "text/html", None),
     ("long-text", b"x" * 50_000, "application/json", None),
+    ("utf16-echo", json.dumps({"name": f"debug {TOKEN}"}).encode("utf-16"), "application/json", None),
+    ("escaped-echo", b'{"name": "debug \\u' + f"{ord(TOKEN[0]):04x}".encode() + TOKEN[1:].encode() + b'"',
+     "application/json", None),
 ]
 
 #: bodies the runtime reads after all: no body (``{"result": null}``, which the schema admits), and valid
@@ -123,6 +126,11 @@ def _registry(package: Path, server: RawAnswerServer, store: ReceiptStore) -> Re
                              credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}), cursor_key=b"k" * 32)
 
 
+def _plain(text: str) -> str:
+    """`text` as a reader could read it: NULs (a UTF-16 body read as UTF-8) and JSON escapes undone."""
+    return text.replace("\\u0000", "").replace("\x00", "").encode("utf-8").decode("unicode_escape", "replace")
+
+
 def _write(reg: Registry, key: str) -> dict[str, object]:
     res = reg.call("record_create_component", {"name": "Comp", "action_id": key}, actor=ACTOR)
     return res.to_json()
@@ -140,7 +148,7 @@ def test_a_write_answered_2xx_completes_its_receipt_whatever_its_body(
         first = _write(reg, key)
         text = json.dumps(first, ensure_ascii=False)
         assert first["ok"] is True, text[:600]
-        assert TOKEN not in text, f"the call's secret reached the result: {text[:600]}"
+        assert TOKEN not in _plain(text), f"the call's secret reached the result: {text[:600]}"
         assert len(text) < 3000, f"the excerpt is not bounded ({len(text)} characters)"
         text.encode("utf-8")  # no lone surrogate reaches the result
         result = first["result"]
@@ -177,6 +185,6 @@ def test_a_read_refuses_an_unreadable_answer_only_in_strict_mode(
         else:
             assert strict["ok"] is False and strict["error"]["code"] == "output_invalid", strict  # type: ignore[index]
             assert warned["ok"] is True and warned.get("warnings"), text[:600]
-        assert TOKEN not in text and TOKEN not in json.dumps(strict, ensure_ascii=False)
+        assert TOKEN not in _plain(text) and TOKEN not in _plain(json.dumps(strict, ensure_ascii=False))
     finally:
         reg.close()

@@ -29,8 +29,8 @@ REPLACEMENT = "\ufffd"
 
 #: The most of an unreadable answer's text a result shows (characters; an error page's excerpt is as long).
 EXCERPT_CHARS = 200
-#: What stands for an excerpt that could spell a secret through escapes.
-WITHHELD_ESCAPES = "[withheld: the body holds escapes that could spell a credential]"
+#: What stands for an excerpt that could spell a secret the scrub cannot see (escapes, another encoding).
+WITHHELD_ESCAPES = "[withheld: the body holds escapes or NUL bytes that could spell a credential]"
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: A JSON escape of a surrogate code unit (RFC 8259 §7: ``\uD800``-``\uDFFF``, any case); a body
@@ -160,8 +160,9 @@ def excerpt(content: bytes, headers: httpx.Headers | None, secret_values: list[s
     """The start of an answer's bytes as text a result can show: decoded by its ``charset`` (UTF-8
     when none; bytes that do not decode, and unpaired surrogates, become U+FFFD), every secret of the
     call replaced (`scrub`), at most `EXCERPT_CHARS` characters (a longer text ends with ``"…"``).
-    A text holding a backslash while the call has secrets is withheld (`WITHHELD_ESCAPES`): a JSON or
-    other escape (``\\u0073``) could spell a secret that `scrub` does not see. Never raises."""
+    A text holding a backslash or a NUL while the call has secrets is withheld (`WITHHELD_ESCAPES`): a
+    JSON or other escape (``\\u0073``), or UTF-16/32 read as UTF-8, could spell a secret that `scrub`
+    does not see. Never raises."""
     longest = max((len(s) for s in secret_values), default=0)
     # enough bytes that a secret starting inside the shown characters ends inside the decoded window
     window = content[:4 * (EXCERPT_CHARS + longest + 1)]
@@ -170,6 +171,6 @@ def excerpt(content: bytes, headers: httpx.Headers | None, secret_values: list[s
     except (LookupError, ValueError):  # a codec that refuses "replace": read as UTF-8
         text = window.decode("utf-8", "replace")
     text = scrub(safe_text(text), secret_values)
-    if secret_values and "\\" in text:
+    if secret_values and ("\\" in text or "\x00" in text):
         return WITHHELD_ESCAPES
     return text if len(text) <= EXCERPT_CHARS and len(window) == len(content) else text[:EXCERPT_CHARS] + "…"
