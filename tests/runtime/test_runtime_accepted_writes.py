@@ -22,9 +22,12 @@ from pathlib import Path
 
 import pytest
 from tests.support.build import build
+from tests.support.fault_server import Fault, FaultServer
 from tests.support.raw_answer_server import RawAnswerServer
+from tests.support.runtime_env import WRITER, tickets_dir
 
-from toolgen.runtime import Actor, MemoryReceiptStore, ReceiptStore, Registry, StaticCredentials
+from toolgen.runtime import Actor, Approval, MemoryReceiptStore, ReceiptStore, Registry, StaticCredentials
+from toolgen.runtime.pipeline.idempotency import step_key
 
 TOKEN = "tok-4f1c9a7e2b"
 SPEC = """openapi: 3.0.3
@@ -188,3 +191,51 @@ def test_a_read_refuses_an_unreadable_answer_only_in_strict_mode(
         assert TOKEN not in _plain(text) and TOKEN not in _plain(json.dumps(strict, ensure_ascii=False))
     finally:
         reg.close()
+
+
+# --------------------------------------------------------------------------------------------------
+# a composite's write step: its step state and its receipt record the success
+
+
+def _ticket() -> dict[str, object]:
+    return {"id": "T-102", "subject": "Printer on fire", "status": "open", "priority": "high",
+            "requester": {"email": "user@example.com", "name": "User", "phone": "+1-555-0100"},
+            "assignee": None, "tags": [], "followup_count": 0, "updated_at": "2025-02-01T11:00:00Z", "body": "text"}
+
+
+STEP_BODIES = [b for b in BODIES if b[0] in ("json-string", "text-labelled-json", "truncated", "invalid-utf8", "html")]
+
+
+@pytest.mark.parametrize("name,body,ctype,length", STEP_BODIES, ids=[b[0] for b in STEP_BODIES])
+def test_a_composite_write_step_answered_2xx_is_done_whatever_its_body(
+        any_receipt_store: ReceiptStore, name: str, body: bytes, ctype: str | None, length: int | None) -> None:
+    with FaultServer(honours_keys=False) as fault:
+        fault.route("GET", r"^/v1/tickets/T-[0-9]+$", body=_ticket())
+        fault.route("POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201,
+                    body=lambda req, n: {"id": f"F-{n}"})
+        fault.script("POST", r"^/v1/tickets/T-[0-9]+/followups$",
+                     Fault("reply", status=201, body=body, content_type=ctype or "application/json", write=True))
+        reg = Registry.from_dir(tickets_dir(), base_url=fault.base_url + "/v1", receipts=any_receipt_store,
+                                credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), cursor_key=b"k" * 32)
+        try:
+            args = {"ticket_id": "T-102", "reason": "Customer waiting."}
+            shown = reg.call("preview_escalate_ticket", args, actor=WRITER)
+            assert shown.ok and shown.result is not None, shown.to_json()
+            pid = str(shown.result["preview_id"])
+            key = f"esc-{name}"
+            first = reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": key}, actor=WRITER,
+                             approval=Approval(pid)).to_json()
+            note = step_key("record_escalate_ticket", key, "note")
+            step = any_receipt_store.get("tickets/record_escalate_ticket.note", note)
+            assert step is not None and step.state == "completed", (step, first)
+            record = any_receipt_store.get("tickets/record_escalate_ticket", key)
+            assert first["ok"] is True and record is not None and record.state == "completed", (record, first)
+            steps = {s["id"]: s for s in first["result"]["steps"]}  # type: ignore[index]
+            assert steps["note"]["state"] == "done" and "cannot be read" in steps["note"]["warning"], first
+            writes = fault.side_effects_for(note)
+            again = reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": key}, actor=WRITER,
+                             approval=Approval(pid)).to_json()
+            assert fault.side_effects_for(note) == writes == 1, "the step was sent again"
+            assert again["ok"] is True and again["replayed"] is True and again["result"] == first["result"], again
+        finally:
+            reg.close()
