@@ -16,13 +16,17 @@ replay with the same key returns the same result and warning and sends nothing. 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.support.build import build
 from tests.support.fault_server import Fault, FaultServer
+from tests.support.profiles import examples
 from tests.support.raw_answer_server import RawAnswerServer
 from tests.support.runtime_env import WRITER, tickets_dir
 
@@ -239,3 +243,41 @@ def test_a_composite_write_step_answered_2xx_is_done_whatever_its_body(
             assert again["ok"] is True and again["replayed"] is True and again["result"] == first["result"], again
         finally:
             reg.close()
+
+
+# --------------------------------------------------------------------------------------------------
+# the property: any JSON text, with any escapes, is read without raising, and completes a write
+
+_ESCAPE = st.integers(0, 0xFFFF).map(lambda unit: f"\\u{unit:04x}" if unit % 2 else f"\\u{unit:04X}")
+_PIECE = st.one_of(_ESCAPE, st.text(st.characters(exclude_characters='"\\', exclude_categories=("Cs", "Cc")),
+                                     max_size=4), st.sampled_from(["\\n", "\\\\", '\\"', "\\/"]))
+_STRING = st.lists(_PIECE, max_size=8).map(lambda parts: '"' + "".join(parts) + '"')
+_JSON_TEXT = st.recursive(
+    st.one_of(_STRING, st.sampled_from(["1", "-0.5", "true", "null"])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).map(lambda items: "[" + ",".join(items) + "]"),
+        st.lists(st.tuples(_STRING, inner), max_size=4).map(
+            lambda pairs: "{" + ",".join(f"{k}:{v}" for k, v in pairs) + "}")),
+    max_leaves=12)
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_JSON_TEXT, status=st.sampled_from([200, 201]), ctype=st.sampled_from(["application/json", None]))
+def test_any_json_text_is_read_without_raising_and_completes_a_write(
+        package: Path, server: RawAnswerServer, text: str, status: int, ctype: str | None) -> None:
+    body = text.encode("utf-8")
+    json.loads(text)  # valid JSON, lone surrogates included
+    reg = _registry(package, server, MemoryReceiptStore())
+    try:
+        server.answer(status, body, content_type=ctype)
+        read = reg.call("get_component", {"id": "10000"}, actor=ACTOR)
+        json.dumps(read.to_json(), ensure_ascii=False).encode("utf-8")  # no lone surrogate reaches a result
+        assert read.error is None or read.error.code != "internal_error", read.to_json()
+        key = f"k-{hashlib.sha256(body).hexdigest()[:16]}-{status}-{ctype}"
+        write = reg.call("record_create_component", {"name": "Comp", "action_id": key}, actor=ACTOR)
+        json.dumps(write.to_json(), ensure_ascii=False).encode("utf-8")
+        assert write.ok, write.to_json()
+        receipt = reg.receipts.get("jira/record_create_component", key)
+        assert receipt is not None and receipt.state == "completed", receipt
+    finally:
+        reg.close()
