@@ -68,7 +68,7 @@ paths:
           description: ok
           content: {application/json: {schema: {$ref: '#/components/schemas/Component'}}}
 """
-INTENTS = f"""auth: {{basic: {{secret: JIRA_TOKEN}}}}
+INTENTS = """auth: {basic: {secret: JIRA_TOKEN}}
 tools:
   create_component:
     operation: createComponent
@@ -76,8 +76,8 @@ tools:
     effect: write
     approval: never
     permission: [project:write]
-    record: {{arguments: full}}
-    idempotency: {{key: action_id, send_as: "header:Idempotency-Key"}}
+    record: {arguments: full}
+    idempotency: {key: action_id, send_as: "header:Idempotency-Key"}
   get_component:
     operation: getComponent
     description: Get a component.
@@ -88,7 +88,7 @@ tools:
     description: Get a component, refusing an answer that is not one.
     effect: read
     permission: [project:read]
-    output: {{schema_mode: strict}}
+    output: {schema_mode: strict}
 """
 ACTOR = Actor.of("agent", ["project:write", "project:read"])
 
@@ -190,7 +190,7 @@ def test_a_read_refuses_an_unreadable_answer_only_in_strict_mode(
         if name in READABLE:
             assert strict["ok"] is True and warned["ok"] is True and not warned.get("warnings"), (strict, warned)
         else:
-            assert strict["ok"] is False and strict["error"]["code"] == "output_invalid", strict  # type: ignore[index]
+            assert strict["ok"] is False and strict["error"]["code"] == "output_invalid", strict
             assert warned["ok"] is True and warned.get("warnings"), text[:600]
         assert TOKEN not in _plain(text) and TOKEN not in _plain(json.dumps(strict, ensure_ascii=False))
     finally:
@@ -234,7 +234,7 @@ def test_a_composite_write_step_answered_2xx_is_done_whatever_its_body(
             assert step is not None and step.state == "completed", (step, first)
             record = any_receipt_store.get("tickets/record_escalate_ticket", key)
             assert first["ok"] is True and record is not None and record.state == "completed", (record, first)
-            steps = {s["id"]: s for s in first["result"]["steps"]}  # type: ignore[index]
+            steps = {s["id"]: s for s in first["result"]["steps"]}
             assert steps["note"]["state"] == "done" and "cannot be read" in steps["note"]["warning"], first
             writes = fault.side_effects_for(note)
             again = reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": key}, actor=WRITER,

@@ -170,7 +170,7 @@ def excerpt(content: bytes, headers: httpx.Headers | None, secret_values: list[s
         text = window.decode(text_charset(headers) or "utf-8", "replace")
     except (LookupError, ValueError):  # a codec that refuses "replace": read as UTF-8
         text = window.decode("utf-8", "replace")
-    text = scrub(safe_text(text), secret_values)
+    text = str(scrub(safe_text(text), secret_values))
     if secret_values and ("\\" in text or "\x00" in text):
         return WITHHELD_ESCAPES
     return text if len(text) <= EXCERPT_CHARS and len(window) == len(content) else text[:EXCERPT_CHARS] + "…"

@@ -40,8 +40,7 @@ from ..receipts import Receipt
 from ..shaping import redact
 from ..toolspec import ToolSpec
 from .canonical import key_arg
-from .outcome import unknown_error
-from .output import unreadable_warnings
+from .outcome import unknown_error, unreadable_warnings
 from .state import Budget, Call, Halt, Hold, Validated
 
 __all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "legacy_receipt", "legacy_step_key", "receipt_decision",

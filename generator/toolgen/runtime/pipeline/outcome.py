@@ -24,6 +24,7 @@ settled first:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,10 +40,16 @@ from .canonical import key_arg
 from .effects import MAX_RESPONSE_BYTES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
-__all__ = ["MAX_PROBLEM_BYTES", "Answer", "judge", "key_in_use", "unknown_error"]
+__all__ = ["MAX_PROBLEM_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "Answer", "judge", "key_in_use", "unknown_error",
+           "unreadable_result", "unreadable_warnings"]
 
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 MAX_PROBLEM_BYTES = 2000
+#: The member of a result whose answer's body could not be read (`unreadable_result`).
+UNREADABLE_KEY = "_unreadable_body"
+#: The excerpt of an unreadable body of a tool that redacts members of its output: text cannot be
+#: redacted member by member, so none of it is shown.
+WITHHELD_REDACTED = "[withheld: the tool redacts members of its output]"
 
 _TRANSPORT_FAILURES = ("timeout", "broken", "connect", "too_large")
 _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
@@ -107,6 +114,29 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
     return make_error("result_unknown", message, details={**details, "check_tools": list(spec.check_tools)},
                       result_known=False, retryable=honoured, next_step=step)
 
+
+
+def unreadable_result(spec: ToolSpec, answer: Answer) -> dict[str, Any]:
+    """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
+    "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
+    `Answer.excerpt` (at most `toolgen.runtime.body.EXCERPT_CHARS` characters, the call's secrets
+    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output, null for no body."""
+    shown = WITHHELD_REDACTED if spec.redact_tree and answer.excerpt is not None else answer.excerpt
+    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable, "excerpt": shown}}
+
+
+def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
+    """The warning of a result made by `unreadable_result` (none for any other): the same for the
+    call that stored it and for every replay of its receipt."""
+    marker = result.get(UNREADABLE_KEY) if isinstance(result, dict) else None
+    if not isinstance(marker, dict):
+        return []
+    status, shown = result.get("status"), marker.get("excerpt")
+    done = ("the write is done (do not repeat it; its receipt is completed)" if spec.mutating
+            else "the call succeeded")
+    body = f"; the body begins: {json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
+    return [(f"{operation_name(spec.row)} answered HTTP {status}: {done}, but its body cannot be read as the "
+             f"tool's output ({marker.get('problem')}){body}")]
 
 
 def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold: Hold, exchange: Exchange,

@@ -13,10 +13,10 @@ and ``result`` ``ok``.
 A success answer whose body cannot be read (`outcome.Answer.unreadable`: invalid JSON or UTF-8,
 text or a JSON scalar where the output policy keeps members of an object, an HTML page, a body cut
 short) is still a success: the API's status says the call was done, so a write's receipt is
-completed and its outcome known. Its result is `unreadable_result` (``{"status": <HTTP status>,
+completed and its outcome known. Its result is `outcome.unreadable_result` (``{"status": <HTTP status>,
 "_unreadable_body": {"problem", "excerpt"}}``: the excerpt bounded and scrubbed of the call's
 secrets, withheld when the tool redacts members of its output) with the warning
-`unreadable_warnings` derives from it, so a replay of the receipt warns the same.
+`outcome.unreadable_warnings` derives from it, so a replay of the receipt warns the same.
 
 Errors (`Halt` at step ``output``): a body that cannot be read, of a read whose ``output.schema_mode``
 is ``strict``: ``output_invalid``; a strict schema mismatch of a read: ``output_invalid``; a shaping
@@ -25,7 +25,6 @@ failure (`ToolError` of the budget).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,20 +35,14 @@ from ..paging import PageShaper, shape_page
 from ..request import BuiltRequest
 from ..shaping import enforce_budget, project, redact
 from ..toolspec import ToolSpec
-from .outcome import Answer, operation_name
+from .outcome import Answer, operation_name, unreadable_result, unreadable_warnings
 from .state import Call, Exchange, Halt, Hold, Validated
 from .validate import pointer
 
-__all__ = ["DEFAULT_MAX_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "shape", "shaped_result", "unreadable_result",
-           "unreadable_warnings"]
+__all__ = ["DEFAULT_MAX_BYTES", "shape", "shaped_result"]
 
 #: The output budget of a row that does not say (``output.max_bytes``, bytes of JSON).
 DEFAULT_MAX_BYTES = 16000
-#: The member of a result whose answer's body could not be read (`unreadable_result`).
-UNREADABLE_KEY = "_unreadable_body"
-#: The excerpt of an unreadable body of a tool that redacts members of its output: text cannot be
-#: redacted member by member, so none of it is shown.
-WITHHELD_REDACTED = "[withheld: the tool redacts members of its output]"
 
 
 def _output_policy(row: Mapping[str, Any]) -> tuple[int, Any, str, Any]:
@@ -82,29 +75,6 @@ def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tupl
     return enforce_budget(shaped_body, max_bytes,
                           list_key=RESULT_KEY if isinstance(shaped_body.get(RESULT_KEY), list) else None,
                           keep=spec.required_members)
-
-
-def unreadable_result(spec: ToolSpec, answer: Answer) -> dict[str, Any]:
-    """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
-    "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
-    `Answer.excerpt` (at most `toolgen.runtime.body.EXCERPT_CHARS` characters, the call's secrets
-    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output, null for no body."""
-    shown = WITHHELD_REDACTED if spec.redact_tree and answer.excerpt is not None else answer.excerpt
-    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable, "excerpt": shown}}
-
-
-def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
-    """The warning of a result made by `unreadable_result` (none for any other): the same for the
-    call that stored it and for every replay of its receipt."""
-    marker = result.get(UNREADABLE_KEY) if isinstance(result, dict) else None
-    if not isinstance(marker, dict):
-        return []
-    status, shown = result.get("status"), marker.get("excerpt")
-    done = ("the write is done (do not repeat it; its receipt is completed)" if spec.mutating
-            else "the call succeeded")
-    body = f"; the body begins: {json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
-    return [f"{operation_name(spec.row)} answered HTTP {status}: {done}, but its body cannot be read as the tool's "
-            f"output ({marker.get('problem')}){body}"]
 
 
 def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answer: Answer) -> CallResult:

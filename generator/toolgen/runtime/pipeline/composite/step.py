@@ -38,8 +38,7 @@ from .. import permission
 from ..canonical import canonical_request, key_arg
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
-from ..outcome import Answer, judge
-from ..output import unreadable_result, unreadable_warnings
+from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
 from ..send import attempts, wire_request
 from ..state import Budget, Call, Halt, Hold, Validated
 from ..timeout import bound
