@@ -233,8 +233,8 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
     (lib.Observation(result=err("result_unknown", "createComponent answered HTTP 201 with a body that cannot be "
                                 "read (application/json text where the tool's output is JSON)."), status=201,
                      body="Component created", body_conforms=False, from_example=True),
-     "unknown_on_success", "result_unknown: createComponent answered HTTP … with a body that cannot be read "
-                           "(application/json text where the tool…"),
+     "unknown_on_success", ("result_unknown: createComponent answered HTTP … with a body that cannot be read "
+                           "(application/json text where the tool…")),
 ])
 def test_classify(obs: Any, outcome: str, cause: str) -> None:
     assert lib.classify(obs) == (outcome, cause)
