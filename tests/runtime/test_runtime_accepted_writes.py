@@ -281,3 +281,21 @@ def test_any_json_text_is_read_without_raising_and_completes_a_write(
         assert receipt is not None and receipt.state == "completed", receipt
     finally:
         reg.close()
+
+
+ASYNC_BODIES = [b for b in BODIES if b[0] in ("cut-connection", "json-string")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name,body,ctype,length", ASYNC_BODIES, ids=[b[0] for b in ASYNC_BODIES])
+async def test_the_async_driver_completes_the_receipt_too(package: Path, server: RawAnswerServer, name: str,
+                                                          body: bytes, ctype: str | None, length: int | None) -> None:
+    reg = _registry(package, server, MemoryReceiptStore())
+    try:
+        server.answer(201, body, content_type=ctype, length=length)
+        res = await reg.acall("record_create_component", {"name": "Comp", "action_id": f"a-{name}"}, actor=ACTOR)
+        assert res.ok and res.warnings and res.status == 201, res.to_json()
+        receipt = reg.receipts.get("jira/record_create_component", f"a-{name}")
+        assert receipt is not None and receipt.state == "completed", receipt
+    finally:
+        reg.close()
