@@ -42,6 +42,9 @@ OUTCOMES = ("conforms", "output_warned", "request_rejected", "output_refused", "
             "input_refused", "argen_failed", "raised", "prism_limit", "spec_error")
 #: outcomes counted apart: neither toolgen's success nor its failure
 EXCLUDED = frozenset({"prism_limit", "spec_error"})
+OUTCOMES_NOTE = ("`prism_limit` and `spec_error` are counted apart (Prism could not answer; the spec's own example does "
+                 "not fit its own schema, checked with openapi-schema-validator). `unknown_on_success` is a write Prism "
+                 "answered 2xx that the runtime reported `result_unknown`: toolgen's failure, never counted apart.")
 
 
 def in_dev_half(rel: str) -> bool:
