@@ -5,11 +5,12 @@ Output: `Answer` (status, headers, the decoded body with the call's secrets scru
 cannot be read, if so, with a bounded, scrubbed excerpt of it) for a status the row counts as success
 (``success_status``, else 2xx). A 2xx answer is a success whatever its body: one that cannot be read
 (invalid JSON or UTF-8, text where JSON was declared, an HTML page, a body cut short by a closed
-connection) is an `Answer` with `Answer.unreadable` set, never a failure here.
+connection; for a write, one over `MAX_RESPONSE_BYTES`) is an `Answer` with `Answer.unreadable` set,
+never a failure here.
 Everything else raises `Halt` at step ``http`` with ``attempts`` (and ``status``), the receipt
 settled first:
 
-- a write that may have taken effect (any attempt uncertain, a too-large answer, a 3xx, an error
+- a write that may have taken effect (any attempt uncertain, a too-large non-2xx answer, a 3xx, an error
   the API does not make definitive): ``result_unknown`` (receipt ``unknown``; `unknown_error`
   names the read tools that show the state, or says to retry with the same key where the API
   deduplicates it);
@@ -143,6 +144,9 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
           http_request: httpx.Request) -> Answer:
     """The success `Answer`, or `Halt` (see the module docstring)."""
     outcome = exchange.outcome
+    if outcome.kind == "too_large" and spec.mutating and 200 <= outcome.status < 300:
+        # the API accepted the write: its outcome is known, though its answer is over the cap and not read
+        return Answer(outcome.status, httpx.Headers(), None, f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read")
     if outcome.kind in _TRANSPORT_FAILURES:
         raise _transport_failure(call, spec, budget, hold, exchange, http_request)
     status = outcome.status
