@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,6 +32,8 @@ from tests.support.raw_answer_server import RawAnswerServer
 from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.runtime import Actor, Approval, MemoryReceiptStore, ReceiptStore, Registry, StaticCredentials
+from toolgen.runtime import credentials as creds
+from toolgen.runtime.body import EXCERPT_CHARS, excerpt
 from toolgen.runtime.pipeline.idempotency import step_key
 
 TOKEN = "tok-4f1c9a7e2b"
@@ -305,3 +308,22 @@ async def test_the_async_driver_completes_the_receipt_too(package: Path, server:
         assert receipt is not None and receipt.state == "completed", receipt
     finally:
         reg.close()
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(before=st.text(max_size=300), after=st.text(max_size=300), secret=st.text(st.characters(codec="ascii",
+       categories=("L", "N")), min_size=6, max_size=40),
+       encoding=st.sampled_from(["utf-8", "utf-16", "utf-16-le", "utf-32", "latin-1"]), declared=st.booleans())
+def test_an_excerpt_never_shows_a_secret_and_is_bounded(before: str, after: str, secret: str, encoding: str,
+                                                        declared: bool) -> None:
+    """Whatever the text around it and however the body is encoded (declared in ``charset`` or not),
+    the excerpt of a body echoing the call's secret shows it in no readable form."""
+    try:
+        content = (before + secret + after).encode(encoding)
+    except UnicodeEncodeError:
+        content = (before.encode(encoding, "replace") + secret.encode(encoding) + after.encode(encoding, "replace"))
+    headers = httpx.Headers({"content-type": f"text/plain; charset={encoding}" if declared else "application/json"})
+    shown = excerpt(creds.scrub_bytes(content, [secret]), headers, [secret])
+    assert len(shown) <= EXCERPT_CHARS + 1
+    assert secret not in _plain(json.dumps(shown, ensure_ascii=False)), shown
+    assert secret not in shown.replace("\x00", "").replace("\ufffd", "")
