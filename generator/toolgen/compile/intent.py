@@ -385,10 +385,9 @@ class LoadedIntentMap:
 
 
 def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
-    """Read and validate an intent map. Raises `DiagnosticError` with located diagnostics."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError
-
+    """Read and validate an intent map. Raises `DiagnosticError` with located diagnostics. The last
+    map loaded is kept while its text stays the same (read again each time): the caller must not
+    change what it returns."""
     display = display or display_path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -404,6 +403,25 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     except OSError as exc:
         raise DiagnosticError([Diagnostic("file-unreadable", "error", f"cannot read {display}: {exc.strerror}",
                                           SourceLocation(display), "check that the file exists and is readable")])
+    last = _LAST_LOADED.get((str(path), display))
+    if last is not None and last[0] == text:
+        return last[1]  # `toolgen build` reads the map for its inputs' key, then builds from it
+    loaded = _parse_intent_map(text, path, display)
+    _LAST_LOADED.clear()
+    _LAST_LOADED[(str(path), display)] = (text, loaded)
+    return loaded
+
+
+#: the last intent map loaded in this process, by its path and display name: its text and what it gave
+_LAST_LOADED: dict[tuple[str, str], tuple[str, LoadedIntentMap]] = {}
+
+
+def _parse_intent_map(text: str, path: Path, display: str) -> LoadedIntentMap:
+    """`load_intent_map` of `text`, read from `path`: parsed (ruamel.yaml's round trip, about a second
+    for a drafted map of 1,800 tools), checked and validated."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
+
     yaml = YAML(typ="rt")
     try:
         root = yaml.load(text)
