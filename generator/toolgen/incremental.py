@@ -96,7 +96,10 @@ def intent_facts(intent_path: Path, intent_bytes: bytes, base: Path | None, cach
                  ) -> IntentFacts | None:
     """The `IntentFacts` of the intent map whose bytes are `intent_bytes`; None when it does not load
     (the build reports why) or changed while it was read. With a cache they are remembered under the
-    SHA-256 of the bytes and toolgen's code (`environment_key`): they are a pure function of both."""
+    SHA-256 of the bytes and toolgen's code (`environment_key`): they are a pure function of both;
+    when the map is parsed, each tool's block of its YAML is kept by its text
+    (`toolgen.compile.intent_blocks`), so after one tool's edit only that block is parsed again, and
+    the build reads the map this parse loaded (`load_intent_map` keeps the last one)."""
     key = digest("intent-facts", environment_key(), intent_bytes) if cache is not None else ""
     found = cache.get("intent-facts", key) if cache is not None else None
     if found is not None:
@@ -105,10 +108,13 @@ def intent_facts(intent_path: Path, intent_bytes: bytes, base: Path | None, cach
             return IntentFacts(bool(record["external_refs"]), record["api_name"], record["spec"])
         except (ValueError, KeyError, TypeError):
             pass  # an entry of another format: parsed again
+    blocks = Pieces(cache, "intent", f"map {intent_path.resolve()}") if cache is not None else None
     try:
-        model = load_intent_map(intent_path, display_path(intent_path, base)).model
+        model = load_intent_map(intent_path, display_path(intent_path, base), blocks or computed).model
     except DiagnosticError:
         return None
+    if blocks is not None:
+        blocks.save()
     if intent_path.read_bytes() != intent_bytes:
         return None  # edited while it was read: the build reads it again
     facts = IntentFacts(model.allow_external_refs, model.api.name, model.spec)
