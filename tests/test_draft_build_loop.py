@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.support.build import REAL, run
+from tests.support.profiles import examples
 
 GITHUB = REAL / "github-api.github.com.json"
 
@@ -186,3 +189,18 @@ def test_the_github_draft_prints_the_cold_findings_warm_and_after_one_edit(
     edited = run("build", "-q")
     assert (edited.exit_code, edited.output) == (0, cold)
     assert _tree(project / "generated") == cold_files
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(text=st.text(st.characters(max_codepoint=0x2100)) | st.text(st.characters(max_codepoint=0x7F)),
+       keep=st.booleans())
+def test_printing_a_finding_escapes_what_the_per_character_rule_escapes(text: str, keep: bool) -> None:
+    """`terminal_safe` returns printable ASCII as it is (findings are printed by the hundred): the
+    same text the rule of `toolgen.shown_text` gives character by character."""
+    import unicodedata
+
+    from toolgen.shown_text import _UNSAFE_CATEGORIES, _escape, terminal_safe
+
+    rule = "".join(_escape(c) if unicodedata.category(c) in _UNSAFE_CATEGORIES and not (keep and c == "\n") else c
+                   for c in text)
+    assert terminal_safe(text, keep_newlines=keep) == rule
