@@ -9,7 +9,8 @@ reuses, each giving exactly the bytes a build without the cache gives:
   own code and its libraries' versions) is recorded with the digest of every file the build
   produced and its findings. A later build with the same inputs whose output folder holds exactly
   those files is up to date without building: `toolgen build --check` answers by hashing the inputs
-  and the folder, and `toolgen build` has nothing to write. An intent map with
+  and the folder, and `toolgen build` has nothing to write; what the digest reads of the intent map
+  is kept by its bytes (`intent_facts`), so that answer parses no YAML. An intent map with
   ``allow_external_refs`` reads further files, so it is always built.
 - **the Python package** (`package_job`): `__init__.py` and `models.py` are a pure function of the
   package plan (`toolgen.emit.python.package_plan`: argument schemas without their descriptions,
