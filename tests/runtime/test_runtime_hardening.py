@@ -356,7 +356,7 @@ def stripe(echo_server: RecordingServer) -> Iterator[Registry]:
 
 
 def _preview(reg: Registry, args: dict[str, Any], dialect: str | None) -> Any:
-    return reg.call(CUSTOMER_PREVIEW, args, actor=Actor.of("t", reg.row(CUSTOMER_PREVIEW)["permission"]),
+    return reg.call(CUSTOMER_PREVIEW, args, actor=Actor.of("t", reg.row_json(CUSTOMER_PREVIEW)["permission"]),
                     dialect=dialect)
 
 
@@ -449,7 +449,7 @@ def test_a_union_member_is_sent_as_the_branch_the_validator_chose(
     built = build(tmp_path, spec)
     reg = Registry(built.json("policy.json"), built.json("mcp.json"), base_url=echo_server.base_url,
                    cursor_key=b"k" * 32)
-    actor = Actor.of("t", reg.row("record_create_thing")["permission"])
+    actor = Actor.of("t", reg.row_json("record_create_thing")["permission"])
     with reg:
         shown = reg.call("preview_create_thing", {"x": sent}, actor=actor)
         assert shown.ok and shown.result is not None, shown.to_json()
@@ -529,10 +529,10 @@ def test_hop_by_hop_framing_and_cookie_headers_are_dropped_at_build_with_a_locat
     with reg:
         res = reg.call("list_reports", {"X_Trace": "t-1", "theme": "dark", "Transfer_Encoding": "chunked",
                                         "connection": "keep-alive, x-trace"},
-                       actor=Actor.of("t", reg.row("list_reports")["permission"]))
+                       actor=Actor.of("t", reg.row_json("list_reports")["permission"]))
         assert error_code(res) == "invalid_arguments"  # not arguments: the closed schema refuses them
         ok = reg.call("list_reports", {"X_Trace": "t-1", "theme": "dark"},
-                      actor=Actor.of("t", reg.row("list_reports")["permission"]))
+                      actor=Actor.of("t", reg.row_json("list_reports")["permission"]))
         assert ok.ok, ok.to_json()
     sent = echo_server.last
     assert sent.header("Cookie") == "theme=dark" and sent.header("X-Trace") == "t-1"

@@ -131,13 +131,13 @@ def reg(built: Path, recorder: RecordingServer) -> Iterator[Registry]:
 
 
 def _tool(reg: Registry, operation_id: str) -> str:
-    return next(name for name, spec in reg.specs.items() if spec.row["operation"].get("id") == operation_id
-                and spec.row["mode"] in ("read", "record"))
+    return next(name for name, spec in reg.specs.items() if spec.row.operation_id == operation_id
+                and spec.row.mode in ("read", "record"))
 
 
 def _call(reg: Registry, recorder: RecordingServer, operation_id: str, args: dict[str, Any]) -> Any:
     tool = _tool(reg, operation_id)
-    idem = reg.row(tool).get("idempotency")
+    idem = reg.row_json(tool).get("idempotency")
     if idem:  # a write: a fresh idempotency key per call
         args = {**args, idem["arg"]: uuid.uuid4().hex}
     result = call_record(reg, tool, args, actor=ACTOR)

@@ -272,8 +272,8 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
     prefix = str(policy.get("base_url") or "").split("://", 1)[-1]
     base = recorder.base_url + ("/" + prefix.split("/", 1)[1] if "/" in prefix else "").rstrip("/")
     reg = _registry(base, MemoryReceiptStore(), api=api, secrets=SECRETS)
-    record = str(reg.row(preview_tool)["pair"])
-    actor = Actor.of("wire", reg.row(record)["permission"])
+    record = str(reg.row_json(preview_tool)["pair"])
+    actor = Actor.of("wire", reg.row_json(record)["permission"])
     shown = reg.call(preview_tool, args, actor=actor)
     assert shown.ok and shown.result is not None, shown.to_json()
     preview_id = shown.result["preview_id"]
@@ -282,7 +282,7 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
     assert res.request is not None and res.request["body"] == shown.result["request"]["body"]
     assert len(recorder.requests) == 1
     sent = recorder.last
-    row = reg.row(record)
+    row = reg.row_json(record)
     idem = row["idempotency"]
     if idem["in"] == "header":  # the key goes on the wire beside the canonical request, not inside it
         assert sent.header(idem["name"]) == "wire-1"

@@ -14,7 +14,8 @@ from typing import Any
 
 from tests.support.runtime_env import tickets_package
 
-NO_REQUEST: dict[str, Any] = {"bindings": [], "content_type": None, "encoding": "none", "fixed": []}
+NO_REQUEST: dict[str, Any] = {"bindings": [], "content_type": None, "encoding": "none", "fixed": [],
+                              "max_body_bytes": None}
 TICKET_ID = {"description": "Ticket identifier, e.g. `T-102`.", "maxLength": 32, "pattern": "^T-[0-9]+$",
              "type": "string"}
 

@@ -17,9 +17,9 @@ Errors (`Halt` at step ``output``): a body that cannot be read: ``output_invalid
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ...policy_format import Pagination, PolicyRow
 from ...results import RESULT_KEY, shape_body
 from ..calls import CallResult
 from ..errors import ToolError, make_error
@@ -37,11 +37,9 @@ __all__ = ["DEFAULT_MAX_BYTES", "shape", "shaped_result"]
 DEFAULT_MAX_BYTES = 16000
 
 
-def _output_policy(row: Mapping[str, Any]) -> tuple[int, Any, str, Any]:
+def _output_policy(row: PolicyRow) -> tuple[int, str, str, Pagination | None]:
     """Policy: (``output.max_bytes``, ``output.shape``, ``output.schema_mode``, ``pagination``)."""
-    out = row.get("output") or {}
-    return (int(out.get("max_bytes") or DEFAULT_MAX_BYTES), out.get("shape"), str(out.get("schema_mode", "warn")),
-            row.get("pagination"))
+    return row.output.max_bytes, row.output.shape, row.output.schema_mode, row.pagination
 
 
 def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tuple[Validated, BuiltRequest]
@@ -53,8 +51,8 @@ def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tupl
     def shape_item(item: Any) -> Any:
         return project(redact(item, spec.redact_tree), spec.field_tree)
 
-    if pagination:
-        shaper = PageShaper(pagination, call.host.cursors, f"{call.host.api}/{spec.name}", call.host.base_url,
+    if pagination is not None:
+        shaper = PageShaper(pagination.to_json(), call.host.cursors, f"{call.host.api}/{spec.name}", call.host.base_url,
                             max_bytes, shape_item)
         return shape_page(shaper, answer.body, answer.headers, validated.page, wire, call.secret_values)
     # projection and redaction apply to an object body, or to each item of an array body
