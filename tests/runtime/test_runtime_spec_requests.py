@@ -32,6 +32,7 @@ from tests.support.records import call_record
 from tests.support.spec_judge import violations
 
 from toolgen.cli import main
+from toolgen.policy_format import from_json
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry
 from toolgen.runtime.errors import ToolError
 from toolgen.runtime.nulls import normalise_nulls
@@ -362,7 +363,8 @@ def test_any_valid_arguments_give_a_request_the_spec_accepts(built: Path, operat
     args = normalise_nulls(data.draw(_arguments(schema)), schema, set())  # as the runtime: nulls, then validation
     assume(jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).is_valid(args))
     try:
-        request = build_request(row, args, base_url="http://api.test")
+        request = build_request(from_json(json.loads((built / "policy.json").read_text(encoding="utf-8"))).row(row["tool"]),  # type: ignore[arg-type]
+                                args, base_url="http://api.test")
     except ToolError as refused:  # a path value of "", "." or "..": refused on purpose (HTTP collapses it)
         pointer = refused.details.get("pointer", "")
         assert refused.code == "invalid_arguments" and args[pointer.lstrip("/")] in ("", ".", ".."), refused

@@ -43,6 +43,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
+from tests.support.policy_rows import complete_policy, typed_row
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.records import call_record, preview_tool_of, record_arguments
@@ -258,7 +259,7 @@ STYLED_DOTS = [("simple", ""), ("simple", "."), ("simple", ".."), ("label", ""),
 def test_build_request_refuses_values_that_make_a_dot_segment(style: str, value: str) -> None:
     """``label`` style prefixes a ``.``: ``""`` becomes the segment ``.``, ``"."`` becomes ``..``."""
     with pytest.raises(ToolError) as info:
-        build_request(_styled_row(style), {"id": value}, base_url="http://127.0.0.1:9")
+        build_request(typed_row(_styled_row(style)), {"id": value}, base_url="http://127.0.0.1:9")
     assert info.value.code == "invalid_arguments"
     assert info.value.details.get("pointer") == "/id"
 
@@ -272,7 +273,7 @@ def test_styled_path_values_never_reach_the_wire_as_dot_segments(style: str, val
     schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"],
               "additionalProperties": False}
     catalog: list[Mapping[str, Any]] = [{"name": "get_item", "inputSchema": schema}]
-    reg = Registry({"api": "units", "base_url": recorder.base_url, "tools": [_styled_row(style)]}, catalog,
+    reg = Registry(complete_policy({"api": "units", "base_url": recorder.base_url, "tools": [_styled_row(style)]}), catalog,
                    credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), cursor_key=b"u" * 32)
     res = call(reg, "get_item", {"id": value}, actor=Actor.of("a"))
     for sent in recorder.requests:
