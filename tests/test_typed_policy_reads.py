@@ -38,7 +38,7 @@ def string_key_reads(source: str) -> list[str]:
         got = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                and _row_like(node.func.value))
         if keyed or got:
-            found.append(f"{node.lineno}: {ast.unparse(node)}")
+            found.append(f"{getattr(node, 'lineno', 0)}: {ast.unparse(node)}")
     return found
 
 

@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.policy_rows import typed_row
 from tests.support.http_serving import http_server
+from tests.support.policy_rows import typed_row
 from tests.support.profiles import examples
 from tests.support.runtime_env import READER, WRITER, mcp_json, tickets_dir
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.support.policy_rows import complete_policy
+from tests.support.policy_rows import complete_policy, typed_row
 
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.deadline import call_deadline_ms
@@ -135,7 +135,8 @@ def test_a_write_is_resent_only_where_it_cannot_write_twice() -> None:
 
 
 def test_the_retry_policy_needs_attempts_left_and_a_listed_condition() -> None:
-    policy = RetryPolicy.of(typed_row({"retry": {"on": ["503"], "backoff_ms": 10, "max_attempts": 2, "deadline_ms": 1000}}), 2)
+    policy = RetryPolicy.of(
+        typed_row({"retry": {"on": ["503"], "backoff_ms": 10, "max_attempts": 2, "deadline_ms": 1000}}), 2)
     assert policy.retries(Outcome(status=503), "503", 1, True)
     assert not policy.retries(Outcome(status=503), "503", 2, True)  # no attempt left
     assert not policy.retries(Outcome(status=503), "503", 1, False)  # not safe

@@ -123,11 +123,8 @@ def fast_retries(row: dict[str, Any]) -> None:
 
 
 def actor_for(reg: Registry, tool: str) -> Actor:
-    scopes = set(reg.row_json(tool).get("permission") or [])
-    pair = reg.row_json(tool).get("pair")
-    if pair and pair in reg.specs:
-        scopes |= set(reg.row_json(pair).get("permission") or [])
-    return Actor.of("tester", scopes)
+    pair = reg.row(tool).pair
+    return Actor.of("tester", {*reg.row(tool).permission, *(reg.row(pair).permission if pair in reg.specs else ())})
 
 
 def key_arg(reg: Registry, tool: str) -> str | None:
@@ -273,8 +270,8 @@ def test_styled_path_values_never_reach_the_wire_as_dot_segments(style: str, val
     schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"],
               "additionalProperties": False}
     catalog: list[Mapping[str, Any]] = [{"name": "get_item", "inputSchema": schema}]
-    reg = Registry(complete_policy({"api": "units", "base_url": recorder.base_url, "tools": [_styled_row(style)]}), catalog,
-                   credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), cursor_key=b"u" * 32)
+    reg = Registry(complete_policy({"api": "units", "base_url": recorder.base_url, "tools": [_styled_row(style)]}),
+                   catalog, credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), cursor_key=b"u" * 32)
     res = call(reg, "get_item", {"id": value}, actor=Actor.of("a"))
     for sent in recorder.requests:
         segments = sent.path.split("/")[1:]

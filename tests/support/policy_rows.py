@@ -44,7 +44,8 @@ def complete_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """`row` with every member it lacks filled in (module docstring); a record row without
     ``record`` takes ``{"arguments": "full", "preview_ttl_s": None}``."""
     out = _filled(row, _ROW)
-    out.setdefault("operation", {"id": "", "method": "GET", "path": "/"})
+    if row.get("operation", {}) is not None:  # a composite's row has none
+        out["operation"] = _filled(row.get("operation"), {"id": "", "method": "GET", "path": "/"})
     out["output"] = _filled(row.get("output"), _OUTPUT)
     out["retry"] = _filled(row.get("retry"), _ROW["retry"])
     request = _filled(row.get("request"), _REQUEST)
