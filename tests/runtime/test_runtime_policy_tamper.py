@@ -6,8 +6,12 @@ Over every member of a row that grants or withholds an effect, a typo of its val
 removed, an unknown member beside it and another format version are each a `PolicyFormatError` from
 `Registry.from_dir` naming the file and the member's JSON pointer; `toolgen call` and `toolgen serve`
 exit 2 with that message. A property mutates the committed ``generated/*/policy.json`` of the
-repository's APIs: every mutation is refused at load or reads back to a table equal to the
-original. Every committed ``policy.json`` conforms to the published JSON Schema
+repository's APIs: a member removed or added (outside the plan's own maps) is refused at load or
+reads back to a table equal to the original; a value replaced by one the published schema refuses
+(an enum value's typo, another JSON type, a bound crossed) is refused; and whatever the reader
+accepts the schema accepts. (A value replaced by another the schema admits, such as another scope
+name, is a different policy rather than a malformed one: the review of ``generated/`` catches it, not
+the reader.) Every committed ``policy.json`` conforms to the published JSON Schema
 (``docs/policy.schema.json``), which is what `toolgen.policy_schema` generates.
 """
 
