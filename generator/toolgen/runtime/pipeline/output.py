@@ -31,10 +31,7 @@ from .outcome import Answer, operation_name, unknown_error
 from .state import Call, Exchange, Halt, Hold, Validated
 from .validate import pointer
 
-__all__ = ["DEFAULT_MAX_BYTES", "shape", "shaped_result"]
-
-#: The output budget of a row that does not say (``output.max_bytes``, bytes of JSON).
-DEFAULT_MAX_BYTES = 16000
+__all__ = ["shape", "shaped_result"]
 
 
 def _output_policy(row: PolicyRow) -> tuple[int, str, str, Pagination | None]:

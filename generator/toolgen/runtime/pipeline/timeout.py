@@ -18,10 +18,7 @@ from ..arguments import invalid_argument
 from ..deadline import call_deadline_ms
 from .state import Budget, Call, Halt
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "bound", "limits"]
-
-#: Per-attempt timeout of a row that does not say (milliseconds).
-DEFAULT_TIMEOUT_MS = 5000
+__all__ = ["bound", "limits"]
 
 
 def limits(row: PolicyRow) -> tuple[int, int, int]:

@@ -104,7 +104,7 @@ class StepRun:
 
 def _key_length(step: Step) -> int:
     """The length of `step`'s key: `step_key_length` of its key argument's ``maxLength``."""
-    prop = (step.spec.input_schema.get("properties") or {}).get(str(step.spec.key_arg))
+    prop = (step.spec.input_schema.get("properties") or {}).get(step.spec.key_arg or "")
     return step_key_length(prop.get("maxLength") if isinstance(prop, dict) else None)
 
 
