@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -178,6 +179,19 @@ def test_the_unknown_approval_value_of_the_report_is_refused_not_read_as_never(t
     error = _refused(tmp_path, policy)
     assert error.pointer == f"/tools/{index}/approval"
     assert "'Required' is not one of never, required" in error.message
+
+
+def test_a_package_module_with_a_tampered_policy_is_refused_naming_its_file(tmp_path: Path) -> None:
+    policy = _policy()
+    index = _index(policy, RECORD)
+    policy["tools"][index]["idempotency"]["in"] = "Header"
+    module = types.ModuleType("tickets")
+    module.__file__ = str(tmp_path / "tickets" / "__init__.py")
+    module.__dict__.update(POLICY=policy, MCP_TOOLS=json.loads((REPO / "generated" / "tickets" / "mcp.json").read_bytes()))
+    with pytest.raises(PolicyFormatError) as caught:
+        Registry.from_package(module)
+    assert caught.value.file == str(tmp_path / "tickets" / "policy.json")
+    assert caught.value.pointer == f"/tools/{index}/idempotency/in"
 
 
 @pytest.mark.parametrize("command", ["call", "serve"])

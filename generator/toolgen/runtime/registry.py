@@ -181,8 +181,12 @@ class Registry:
 
     @classmethod
     def from_package(cls, module: ModuleType, **options: Any) -> Registry:
-        """Load from a generated Python package exposing ``POLICY`` (dict) and ``MCP_TOOLS`` (list)."""
-        return cls(module.POLICY, module.MCP_TOOLS, **options)
+        """Load from a generated Python package exposing ``POLICY`` (dict) and ``MCP_TOOLS`` (list).
+        Raises `PolicyFormatError` (a ValueError) naming the package's ``policy.json`` and the member's
+        JSON pointer when ``POLICY`` is not of this format."""
+        where = getattr(module, "__file__", None)
+        shown = str(Path(where).parent / "policy.json") if where else f"{module.__name__}.POLICY"
+        return cls(from_json(module.POLICY, shown), module.MCP_TOOLS, **options)
 
     # -- introspection ---------------------------------------------------------------------------
 
