@@ -247,8 +247,8 @@ def _short_secret_warnings(registry: Registry, tools: list[str] | None, env: dic
     short: dict[str, int] = {}
     for name in tools if tools is not None else registry.tool_names():
         spec = registry.specs.get(name)
-        for entry in (spec.row.get("auth") or []) if spec is not None else []:
-            secret = str(entry.get("secret") or "")
+        for entry in spec.row.auth if spec is not None else ():
+            secret = entry.secret or ""
             value = env.get(secret) if secret else None
             if value and len(value) < SHORT_SECRET:
                 short[secret] = len(value)

@@ -179,8 +179,8 @@ def _declared_body_types(spec: ToolSpec) -> list[str] | None:
     output schema tells (`toolgen.results.result_shape`): ``object`` for an object result, the
     ``result`` member's types for another body; None when it does not tell (a paginated tool)."""
     schema = spec.output_schema if isinstance(spec.output_schema, dict) else {}
-    shape = (spec.row.get("output") or {}).get("shape", "object")
-    if spec.row.get("pagination") or not schema:
+    shape = spec.row.output.shape
+    if spec.row.pagination is not None or not schema:
         return None
     if shape == "object":
         return ["object"]
