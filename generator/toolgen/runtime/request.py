@@ -471,6 +471,9 @@ class _Body:
     encoding: str
     value: Any = None
     value_set: bool = False
+    #: something besides the idempotency key set the value (a body holding the key alone is, without
+    #: it, no body: what the preview of that request sent)
+    others_set: bool = False
     key_field: str | None = None
     form_pairs: list[tuple[str, str, bool]] = field(default_factory=list)
     multipart: list[tuple[str, Any, str | None, bool]] = field(default_factory=list)
@@ -491,7 +494,7 @@ class _Body:
                 return None, None, None
             content, ctype, parts = _multipart(fields)
             return content, {"multipart": parts}, ctype
-        if not self.value_set:
+        if not self.value_set or (not with_key and not self.others_set):
             return None, None, None
         body = self.value
         if not with_key and self.key_field is not None and isinstance(body, dict):
@@ -612,6 +615,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                 else:
                     body.value = value
                 body.value_set = True
+                body.others_set = body.others_set or not is_key
 
     # the path, segment by segment: a segment a value fills in must stay a real segment
     segments: list[str] = []

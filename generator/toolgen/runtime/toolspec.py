@@ -5,7 +5,8 @@ Input: one ``policy.json`` ``tools[]`` row and the ``mcp.json`` entry of the sam
 with it, `ToolSpec.steps`); `read_tools_for` then names, for a write, the read tools that show the
 state it changes (the next step of a ``result_unknown``).
 Also the two readings of a row the call path and the issued approvals share: whether a record row
-executes a stored preview (`executes_preview`) and how a preview shows a request (`display`).
+executes a stored preview (`executes_preview`) and how a preview shows a request (`display`, with
+the place of the record's idempotency key, `key_place_shown`).
 Raises nothing on a well-formed package; jsonschema_rs raises `ValueError` for a schema it cannot
 compile.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import jsonschema_rs
 
@@ -22,7 +24,7 @@ from .dialect_args import Rewrites, compile_rewrites
 from .request import BuiltRequest
 from .shaping import field_tree
 
-__all__ = ["ToolSpec", "display", "executes_preview", "load_spec", "read_tools_for"]
+__all__ = ["ToolSpec", "display", "executes_preview", "key_place_shown", "load_spec", "read_tools_for"]
 
 
 @dataclass
@@ -132,6 +134,31 @@ def display(row: Mapping[str, Any], built: BuiltRequest) -> dict[str, Any]:
         if where == "header":
             view["headers"][name] = "[redacted]"
     return view
+
+
+def key_place_shown(view: dict[str, Any], record_row: Mapping[str, Any], record_tool: str) -> dict[str, Any]:
+    """`view` (a `display` of a request built without the idempotency key: a preview's, an
+    approver's) with the key in the place the record sends it (policy ``idempotency.in`` header,
+    query or body, ``name``), its value ``"<ARG of RECORD_TOOL>"``: the record fills it from its key
+    argument ARG, so the request shown is the one it sends, member for member. A JSON or form body
+    gets the member (a body of the key alone, where the preview sends none); a multipart body and
+    a row that does not forward its key are shown as they are."""
+    idem = record_row.get("idempotency") if record_row.get("mode") == "record" else None
+    where = idem.get("in") if isinstance(idem, dict) else None
+    name = str(idem.get("name") or "") if isinstance(idem, dict) else ""
+    if where not in ("header", "query", "body") or not name or not isinstance(idem, dict):
+        return view
+    shown = f"<{idem.get('arg')} of {record_tool}>"
+    out = dict(view)
+    if where == "header":
+        out["headers"] = {**(view.get("headers") or {}), name: shown}
+    elif where == "query":
+        url = str(view.get("url", ""))
+        out["url"] = url + ("&" if "?" in url else "?") + urlencode([(name, shown)], quote_via=quote)
+    elif ((record_row.get("request") or {}).get("encoding") in ("json", "form")
+          and isinstance(view.get("body"), (dict, type(None)))):
+        out["body"] = {**(view.get("body") or {}), name: shown}
+    return out
 
 
 def _declared_fields(row: Mapping[str, Any], output_schema: Any) -> list[str]:

@@ -92,6 +92,13 @@ IDEMPOTENCY_HEADER_UNUSED = _rule(
     "idempotency-header-unused", "error", "The operation declares an Idempotency-Key header but the tool "
     "does not send its idempotency key there.",
     "Set `idempotency: {key: action_id, send_as: \"header:Idempotency-Key\"}` so retries are safe at the API.")
+IDEMPOTENCY_KEY_UNSENT = _rule(
+    "idempotency-key-unsent", "error", "The operation takes an idempotency key as a query parameter or a "
+    "request-body member (its name says idempotency, or its description says it deduplicates) but the tool "
+    "does not send its idempotency key there.",
+    "Set `idempotency: {key: action_id, send_as: \"body:idempotency_key\", honoured_by_api: true}` (the "
+    "place the finding names): the runtime fills the member from the record's key, the model never does, "
+    "and an unknown outcome is re-sent with the same key.")
 IDEMPOTENCY_KEY_MISSING = _rule(
     "idempotency-key-missing", "warning", "A write or destructive tool has no idempotency key.",
     "Add `idempotency: {key: action_id, send_as: none}`: the runtime then stores receipts and replays a "
