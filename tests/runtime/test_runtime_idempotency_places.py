@@ -292,3 +292,70 @@ def test_header_and_query_keys_are_drafted_hidden_shown_and_filled(tmp_path: Pat
         sent = srv.last
         assert sent.json() == {"item": "tea"}
         assert (sent.header(name) if where == "header" else dict(sent.query).get(name)) == "o-key"
+
+
+# --- a composite whose write step takes its key in the body --------------------------------------
+
+COMPOSITE_MAP = """toolgen: 1
+spec: square.yaml
+api: {name: square}
+auth:
+  oauth2: {secret: SQUARE_TOKEN}
+tools:
+  get_customer:
+    operation: RetrieveCustomer
+    effect: read
+    permission: CUSTOMERS_READ
+    description: Read one customer. Not for payments.
+  create_payment:
+    operation: CreatePayment
+    effect: write
+    permission: PAYMENTS_WRITE
+    approval: required
+    idempotency: {key: action_id, send_as: "body:idempotency_key", honoured_by_api: true}
+    description: Charge a card once. Not for refunds.
+composites:
+  charge_customer:
+    pattern: pipeline
+    inputs: {amount: {type: integer, minimum: 1}}
+    description: Charge a customer's card once, the payment tied to the customer read first. Not for refunds.
+    steps:
+      - id: customer
+        operation: RetrieveCustomer
+        args: {customer_id: $input/customer_id}
+      - id: payment
+        operation: CreatePayment
+        args:
+          source_id: $input/source_id
+          customer_id: $customer/customer/id
+          amount_money: {amount: $input/amount, currency: USD}
+    output:
+      payment: $payment/payment
+"""
+
+
+def test_a_composite_write_step_sends_its_step_key_in_the_body(tmp_path: Path) -> None:
+    from toolgen.runtime.pipeline.idempotency import step_key
+
+    (tmp_path / "square.yaml").write_text(SQUARE.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "map.yaml").write_text(COMPOSITE_MAP, encoding="utf-8")
+    built = run("build", str(tmp_path / "map.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert built.exit_code == 0, built.output
+    with RecordingServer() as srv:
+        srv.reply("GET", r"^/v2/customers/cus-9$", 200, {"customer": {"id": "cus-9"}})
+        srv.reply("POST", r"^/v2/payments$", 200, {"payment": {"id": "pay-9", "status": "COMPLETED"}})
+        registry = _registry(tmp_path / "out", srv)
+        args = {"customer_id": "cus-9", "source_id": "cnon:ok", "amount": 250}
+        shown = registry.call("preview_charge_customer", args, actor=PAYER)
+        assert shown.ok and isinstance(shown.result, dict), shown.error
+        [step] = shown.result["requests"]
+        assert step["request"]["body"]["idempotency_key"].startswith("tgs-x")  # the step key's place
+        done = registry.call("record_charge_customer", {"preview_id": shown.result["preview_id"], "action_id": "c-1"},
+                             actor=PAYER, approval=Approval(shown.result["preview_id"]))
+        assert done.ok, done.error
+        [paid] = [r for r in srv.requests if r.method == "POST"]
+        key = step_key("record_charge_customer", "c-1", "payment")  # 36 characters: within the API's 45
+        assert paid.json() == {"source_id": "cnon:ok", "customer_id": "cus-9",
+                               "amount_money": {"amount": 250, "currency": "USD"}, "idempotency_key": key}
+        assert {k: v for k, v in step["request"]["body"].items() if k != "idempotency_key"} == {
+            k: v for k, v in paid.json().items() if k != "idempotency_key"}
