@@ -109,3 +109,15 @@ def test_the_place_read_from_the_spec(tmp_path: Path, members: dict[str, Any], p
     [op] = list_operations(doc)
     place = idempotency_place(doc, SchemaConverter(doc, DiagnosticSink()), op)
     assert (place.send_as if place else None) == expected
+
+
+def test_a_key_the_spec_says_is_not_honoured_yet_is_sent_but_not_honoured(tmp_path: Path) -> None:
+    """AWS Billing Conductor's X-Amzn-Client-Token: "Idempotency isn't currently supported"."""
+    text = "The token that is needed to support idempotency. Idempotency isn't currently supported."
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(_plain_spec({}, [{"name": "X-Amzn-Client-Token", "in": "header", "description": text,
+                                                 "schema": {"type": "string"}}])), encoding="utf-8")
+    doc = load_spec(path)
+    [op] = list_operations(doc)
+    place = idempotency_place(doc, SchemaConverter(doc, DiagnosticSink()), op)
+    assert place is not None and place.send_as == "header:X-Amzn-Client-Token" and place.honoured is False

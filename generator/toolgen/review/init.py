@@ -23,7 +23,8 @@ with
 - the idempotency key sent where the operation takes one (`toolgen.compile.lower.idempotency`: an
   `Idempotency-Key` header in any spelling, a query parameter or a top-level request-body member
   such as `idempotency_key`; a `client_request_id`-like name only where its description says it
-  deduplicates), with `honoured_by_api: true`, else kept for receipts only (`send_as: none`);
+  deduplicates), with `honoured_by_api: true` (false where its description says the API does not
+  deduplicate by it yet), else kept for receipts only (`send_as: none`);
 - pagination detected by `toolgen.compile.pagination.detect` from query parameter names, the
   canonical success response (the one the build uses, via `toolgen.compile.lower.operation_response`)
   and Link headers;
@@ -272,9 +273,12 @@ class _Drafter:
                 intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": "none"}
                 draft.eol["idempotency"] = "receipts only: the spec declares no idempotency key"
             else:
-                intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": place.send_as, "honoured_by_api": True}
+                intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": place.send_as,
+                                         "honoured_by_api": place.honoured}
                 draft.eol["idempotency"] = (f"the API takes the key as {place.location} `{place.name}`; the "
-                                            "runtime fills it, the model never does")
+                                            "runtime fills it, the model never does" + (
+                                                "" if place.honoured else "; the spec says the API does not "
+                                                "deduplicate by it yet, so an unknown outcome is never re-sent"))
         _draft_signed_hide(self.doc, op, params, intent, draft)
         fields_of = response
         if effect == "read":

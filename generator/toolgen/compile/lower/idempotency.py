@@ -14,7 +14,8 @@ where the spec's own text (its description) says the value deduplicates or is an
 (`_SAYS_DEDUPLICATES`): many APIs take a ``request_id`` that only traces. A header or query
 parameter wins over a body member (the IETF Idempotency-Key draft's place), a name that says
 idempotency over one whose description does. The value must be a string (a schema of another type
-is not a key the runtime can fill). Never raises: a broken ``$ref`` is no place (the build reports it).
+is not a key the runtime can fill). `KeyPlace.honoured` is False where the description says the API
+does not (yet) deduplicate by the key. Never raises: a broken ``$ref`` is no place (the build reports it).
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ __all__ = ["KeyPlace", "idempotency_place", "key_constraints"]
 #: the name says idempotency (lower case, letters and digits only): idempotency, idempotent...
 _SAYS_IDEMPOTENCY = re.compile(r"idempoten")
 #: names that carry a key only where the description says so (lower case, letters and digits only)
-_REQUEST_ID = re.compile(r"^(x)?(client(request)?(token|id|key)|clientrequesttoken|request(id|token|key)|"
+_REQUEST_ID = re.compile(r"^(x)?(amzn?)?(client(request)?(token|id|key)|clientrequesttoken|request(id|token|key)|"
                          r"dedup(e|lication)?(key|id|token)?|operationid|uniquerequestid)$")
+#: the description says the API does not (yet) deduplicate by the key it declares
+_NOT_HONOURED = re.compile(r"idempotency (is ?n['o]t|is not|not) (currently |yet )?supported|"
+                           r"(is ?n['o]t|is not|not) (currently |yet )?(supported|honou?red|enforced)", re.IGNORECASE)
 #: the description says the value makes a repeated request harmless
 _SAYS_DEDUPLICATES = re.compile(
     r"idempoten|de-?duplicat|dedup|duplicate (request|submission|operation|charge|payment|call)s?|"
@@ -56,6 +60,9 @@ class KeyPlace:
     schema: dict[str, Any]
     pointer: str
     required: bool
+    #: False when the spec's own text says the API does not (yet) deduplicate by the key (AWS
+    #: Billing Conductor: "Idempotency isn't currently supported"): sent, never re-sent on its word
+    honoured: bool = True
 
     @property
     def send_as(self) -> str:
@@ -82,6 +89,12 @@ def _rank(name: str, schema: Any, description: Any) -> int | None:
     return None
 
 
+def _honoured(description: Any, schema: Any) -> bool:
+    """False when the parameter's or member's description says the key is not (yet) honoured."""
+    texts = [description, schema.get("description") if isinstance(schema, dict) else None]
+    return not any(isinstance(t, str) and _NOT_HONOURED.search(t) for t in texts)
+
+
 def _parameter_places(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> list[tuple[int, KeyPlace]]:
     places: list[tuple[int, KeyPlace]] = []
     for param, ptr in operation_parameters(doc, converter, op):
@@ -94,7 +107,8 @@ def _parameter_places(doc: SpecDocument, converter: SchemaConverter, op: Operati
         rank = _rank(str(param.get("name", "")), schema if isinstance(schema, dict) else {}, param.get("description"))
         if rank is not None:
             places.append((rank, KeyPlace(where, str(param["name"]), schema if isinstance(schema, dict) else {},
-                                          ptr, bool(param.get("required")))))
+                                          ptr, bool(param.get("required")),
+                                          _honoured(param.get("description"), schema))))
     return places
 
 
@@ -121,7 +135,8 @@ def _body_places(converter: SchemaConverter, op: Operation) -> list[tuple[int, K
         rank = _rank(str(name), member if isinstance(member, dict) else {}, None)
         if rank is not None:
             places.append((rank, KeyPlace("body", str(name), member if isinstance(member, dict) else {},
-                                          schema_ptr, bool(body.get("required")) and name in required)))
+                                          schema_ptr, bool(body.get("required")) and name in required,
+                                          _honoured(None, member))))
     return places
 
 
