@@ -234,8 +234,8 @@ def _report(rows: list[dict[str, Any]], scanned: int, seconds: float) -> str:
         "|---|---|",
         f"| specs with a keyed write (oracle) | {sum(1 for r in rows if r.get('keyed'))} |",
         f"| keyed write operations | {len(ops)} |",
-        f"| ... first place the oracle found: header / query / body | {places['header']} / {places['query']} / "
-        f"{places['body']} |",
+        (f"| ... first place the oracle found: header / query / body | {places['header']} / {places['query']} / "
+         f"{places['body']} |"),
         f"| drafted with the API's `send_as` | {len(right)} ({share:.1f}%) |",
         f"| ... of them with `honoured_by_api: true` | {sum(1 for o in right if o.get('honoured'))} |",
         f"| init failures | {sum(1 for r in rows if r.get('init'))} |",

@@ -207,8 +207,8 @@ for _id, _sev, _summary, _help in (
      "Send the key (`idempotency.send_as`) or drop `retry`."),
     ("idempotency-key-collision", "error", "The idempotency key argument clashes with an operation argument.",
      "Choose another `idempotency.key`."),
-    ("idempotency-body-unplaceable", "error", "`send_as: body:NAME` on an operation whose request body is not an "
-     "object of named members (none, text, binary, or one free-form or composed argument).",
+    ("idempotency-body-unplaceable", "error", ("`send_as: body:NAME` on an operation whose request body is not "
+     "an object of named members (none, text, binary, or one free-form or composed argument)."),
      "Send the key where the API reads it (`header:NAME` or `query:NAME`), or `send_as: none`."),
     ("pagination-param-missing", "error", "`pagination` names a query parameter the operation lacks.",
      "Use the operation's own cursor/limit parameter names."),
