@@ -478,6 +478,19 @@ class _Body:
     form_pairs: list[tuple[str, str, bool]] = field(default_factory=list)
     multipart: list[tuple[str, Any, str | None, bool]] = field(default_factory=list)
 
+    def put(self, name: str, value: Any, *, is_key: bool) -> None:
+        """Set member `name` of a JSON, text or binary body to `value` (`name` empty: the whole body)."""
+        if name:
+            if not isinstance(self.value, dict):
+                self.value = {}
+            self.value[name] = value
+            if is_key:
+                self.key_field = name
+        else:
+            self.value = value
+        self.value_set = True
+        self.others_set = self.others_set or not is_key
+
     def encode(self, content_type: str | None, *, with_key: bool) -> tuple[bytes | None, Any, str | None]:
         """(content, body view, Content-Type) with or without the idempotency key."""
         encoding = self.encoding
@@ -606,16 +619,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                 else:
                     body.multipart.append(("file", value, binding.get("content_type"), is_key))
             else:
-                if name:
-                    if not isinstance(body.value, dict):
-                        body.value = {}
-                    body.value[name] = value
-                    if is_key:
-                        body.key_field = name
-                else:
-                    body.value = value
-                body.value_set = True
-                body.others_set = body.others_set or not is_key
+                body.put(name, value, is_key=is_key)
 
     # the path, segment by segment: a segment a value fills in must stay a real segment
     segments: list[str] = []

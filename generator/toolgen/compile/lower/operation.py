@@ -24,7 +24,7 @@ from .context import Arg, Ctx, Lowered, Skip
 from .narrow import narrow_args
 from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
-from .parameters import merged_parameters, parameter_args
+from .parameters import key_parameter_schema, merged_parameters, parameter_args
 from .security import operation_auth
 from .text import trim_member_descriptions
 
@@ -101,7 +101,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
         output_schema = strip_descriptions(output_schema)
     return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
                    plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept,
-                   plan.key_schema if plan.key_schema is not None else body.key_schema)
+                   key_parameter_schema(ctx, intent, params) or body.key_schema)
 
 
 def _body_key_member(intent: ToolIntent) -> str | None:

@@ -75,8 +75,6 @@ class ParameterArgs:
     fixed: list[FixedValue]
     auth: tuple[AuthBinding, ...]
     hidden: set[str]
-    #: the schema of the parameter the idempotency key is sent in (`send_as`), when declared
-    key_schema: dict[str, Any] | None = None
 
 
 def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tuple[dict[str, Any], str]], *,
@@ -109,7 +107,6 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     fixed: list[FixedValue] = [FixedValue("header", k, v) for k, v in sorted(model.api.headers.items())]
     api_headers = {k.lower() for k in model.api.headers}
     idem_wire: tuple[str, str] | None = None
-    key_schema: dict[str, Any] | None = None
     if intent.idempotency is not None and intent.idempotency.send_as != "none":
         loc_, wire_ = intent.idempotency.send_as.split(":", 1)
         idem_wire = (loc_, wire_.lower())
@@ -177,7 +174,6 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                 fixed.append(FixedValue("header", wire, value))
             continue
         if idem_wire is not None and (where_in, wire.lower()) == idem_wire:
-            key_schema = param_schema(ctx, param, ptr)
             continue  # replaced by the idempotency key argument
         fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
         if fixed_key is not None:
@@ -230,7 +226,20 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         raise Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
                    iloc("fixed", first), "use a parameter's wire name, or `in:name`")
     _reserve_names(args, params, key_params)
-    return ParameterArgs(args, fixed, auth, hidden, key_schema)
+    return ParameterArgs(args, fixed, auth, hidden)
+
+
+def key_parameter_schema(ctx: Ctx, intent: ToolIntent, params: list[tuple[dict[str, Any], str]]
+                         ) -> dict[str, Any] | None:
+    """The schema of the header or query parameter the intent's idempotency key is sent in
+    (``send_as``; a header's name in any case), or None when the operation declares none."""
+    send = intent.idempotency.send_as if intent.idempotency is not None else "none"
+    where, _, name = send.partition(":")
+    for param, ptr in params:
+        if param.get("in") == where and where in ("header", "query") and (
+                str(param.get("name")) == name or (where == "header" and str(param.get("name")).lower() == name.lower())):
+            return param_schema(ctx, param, ptr)
+    return None
 
 
 def _header_not_argument(ctx: Ctx, op: Operation, param: dict[str, Any], ptr: str, fixed_specs: dict[str, Any],
