@@ -82,8 +82,8 @@ def _mentions(name: str, node: Any) -> bool:
     idempotent, a time to live of deduplication data) is not a key."""
     schema = node.get("schema", node) if isinstance(node, dict) else None
     kind = schema.get("type") if isinstance(schema, dict) else None
-    if kind not in (None, "string"):
-        return False
+    if kind not in (None, "string") or (isinstance(schema, dict) and ("properties" in schema or "allOf" in schema)):
+        return False  # an object (with or without `type: object`), an array, a number
     text = node.get("description") if isinstance(node, dict) else None
     return bool(MENTIONS.search(name) or (isinstance(text, str) and MENTIONS.search(text)))
 

@@ -359,3 +359,25 @@ def test_a_composite_write_step_sends_its_step_key_in_the_body(tmp_path: Path) -
                                "amount_money": {"amount": 250, "currency": "USD"}, "idempotency_key": key}
         assert {k: v for k, v in step["request"]["body"].items() if k != "idempotency_key"} == {
             k: v for k, v in paid.json().items() if k != "idempotency_key"}
+
+
+def test_a_full_argument_record_and_the_earlier_hide_workaround(tmp_path: Path) -> None:
+    """`record.arguments: full` (no approval) takes the write's arguments and the key, never the
+    member; a map that also hides the member (the earlier workaround for optional keys) builds alike."""
+    (tmp_path / "square.yaml").write_text(SQUARE.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "map.yaml").write_text(
+        "toolgen: 1\nspec: square.yaml\napi: {name: square}\nauth:\n  oauth2: {secret: SQUARE_TOKEN}\ntools:\n"
+        "  create_customer:\n    operation: CreateCustomer\n    effect: write\n    permission: CUSTOMERS_WRITE\n"
+        "    approval: never\n    preview: false\n    record: {arguments: full}\n    hide: [idempotency_key]\n"
+        '    idempotency: {key: action_id, send_as: "body:idempotency_key", honoured_by_api: true}\n'
+        "    description: Create one customer. Not for updates.\n", encoding="utf-8")
+    built = run("build", str(tmp_path / "map.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert built.exit_code == 0, built.output
+    schema = _tool(tmp_path / "out", "record_create_customer")["inputSchema"]
+    assert "action_id" in schema["required"] and not [p for p in schema["properties"] if "idempotency" in p]
+    with RecordingServer() as srv:
+        srv.reply("POST", r"^/v2/customers$", 200, {"customer": {"id": "cus-1"}})
+        registry = _registry(tmp_path / "out", srv)
+        done = registry.call("record_create_customer", {**CUSTOMER, "action_id": "full-1"}, actor=PAYER)
+        assert done.ok, done.error
+        assert srv.last.json() == {**CUSTOMER, "idempotency_key": "full-1"}
