@@ -90,6 +90,8 @@ PLACES = [
     ({"client_request_id": {"type": "string", "description": "Shown in the dashboard."}}, None, None),
     ({"request_id": {"type": "string"}}, None, None),
     ({"idempotency_key": {"type": "integer"}}, None, None),  # not a key the runtime fills with a string
+    ({"deDuplicationId": {"type": "string", "nullable": True}}, None, "body:deDuplicationId"),
+    ({"MessageDeduplicationId": {"type": "string"}}, None, "body:MessageDeduplicationId"),
     ({}, [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}], "header:Idempotency-Key"),
     ({}, [{"name": "x-idempotency-key", "in": "header", "schema": {"type": "string"}}], "header:x-idempotency-key"),
     ({}, [{"name": "X-Request-Id", "in": "header", "description": "Deduplicates retries.",

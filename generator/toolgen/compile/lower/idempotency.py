@@ -6,9 +6,10 @@ Input: an operation of a `SpecDocument` and the build's `SchemaConverter`. Outpu
 (which drafts ``idempotency.send_as`` to it), `toolgen lint` (``idempotency-key-unsent``: a key the
 map does not send) and the include groups' inferred intents, so all three read an operation alike.
 
-A place is taken when its name says idempotency, in any spelling (``Idempotency-Key``,
-``X-Idempotency-Key``, ``idempotency_key``, ``idempotencyKey``, ``IdempotencyToken``: the name,
-lower-cased, without separators, contains ``idempoten``). A name of the request-id kind
+A place is taken when its name says idempotency or deduplication, in any spelling
+(``Idempotency-Key``, ``X-Idempotency-Key``, ``idempotency_key``, ``idempotencyKey``,
+``IdempotencyToken``, ``deduplicationId``: the name, lower-cased, without separators, contains
+``idempoten`` or ``dedup``). A name of the request-id kind
 (``client_request_id``, ``ClientToken``, ``request_id``, ``dedupe_key``: `_REQUEST_ID`) counts only
 where the spec's own text (its description) says the value deduplicates or is an idempotency token
 (`_SAYS_DEDUPLICATES`): many APIs take a ``request_id`` that only traces. A header or query
@@ -34,8 +35,9 @@ from .parameters import operation_parameters
 
 __all__ = ["KeyPlace", "idempotency_place", "key_constraints"]
 
-#: the name says idempotency (lower case, letters and digits only): idempotency, idempotent...
-_SAYS_IDEMPOTENCY = re.compile(r"idempoten")
+#: the name says idempotency or deduplication (lower case, letters and digits only): idempotency,
+#: idempotent, deduplicationid (SQS's MessageDeduplicationId, Graph's deDuplicationId)
+_SAYS_IDEMPOTENCY = re.compile(r"idempoten|dedup")
 #: names that carry a key only where the description says so (lower case, letters and digits only)
 _REQUEST_ID = re.compile(r"^(x)?(amzn?)?(client(request)?(token|id|key)|clientrequesttoken|request(id|token|key)|"
                          r"dedup(e|lication)?(key|id|token)?|operationid|uniquerequestid)$")
@@ -77,8 +79,9 @@ def _flat(name: str) -> str:
 def _rank(name: str, schema: Any, description: Any) -> int | None:
     """0: the name says idempotency; 1: a request-id name whose description says it deduplicates;
     None: not a key (or not a string)."""
-    if isinstance(schema, dict) and schema.get("type") not in (None, "string") and schema.get("type") != ["string"]:
-        return None
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if kind is not None and "string" not in (kind if isinstance(kind, list) else [kind]):
+        return None  # a nullable string (`[string, null]`) is a key; a number or an object is not
     flat = _flat(name)
     if _SAYS_IDEMPOTENCY.search(flat):
         return 0
