@@ -1,0 +1,81 @@
+"""The excerpt of a 2xx answer that cannot be read, attacked: it must never show a secret of the call
+or a member the output policy redacts, however the body is written and whenever it is shown (the
+first call, a replay under a newer policy, a composite's step).
+
+- A charset in which one character takes more than four bytes (UTF-7 writes each character alone
+  in five, ``+AHQ-``; ISO-2022-JP's escape sequences spell no character at all) made the excerpt's
+  decoded window end inside a secret: the scrub saw only its start and let it through.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.runtime.test_runtime_accepted_writes import ACTOR, TOKEN, package, server  # noqa: F401 - fixtures
+from tests.support.raw_answer_server import RawAnswerServer
+
+from toolgen.runtime import MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.runtime import credentials as creds
+from toolgen.runtime.body import excerpt
+
+
+def _utf7_each(text: str) -> bytes:
+    """`text` in UTF-7 with every character in its own shifted run (five bytes each)."""
+    return b"".join(b"+" + base64.b64encode(c.encode("utf-16-be")).rstrip(b"=") + b"-" for c in text)
+
+
+def _iso2022_padded(text: str, pad: int) -> bytes:
+    """`text` in ISO-2022-JP (ASCII) after `pad` escape sequences and with one between every two
+    characters: no escape sequence decodes to a character."""
+    esc = b"\x1b(B"
+    return b"x" + esc * pad + esc.join(c.encode("ascii") for c in text) + b"tail"
+
+
+def _forms() -> list[str]:
+    return creds.echo_forms(["Bearer " + TOKEN, TOKEN])
+
+
+def _leaks(shown: str) -> bool:
+    """Whether `shown` holds the token or a start of it six characters or longer."""
+    return any(TOKEN[:n] in shown for n in range(6, len(TOKEN) + 1))
+
+
+@pytest.mark.parametrize("charset,bodies", [
+    ("utf-7", [_utf7_each("a" * n + TOKEN) for n in range(150, 200)]),
+    ("iso-2022-jp", [_iso2022_padded(TOKEN, n) for n in range(0, 400, 1)]),
+])
+def test_an_excerpt_never_ends_inside_a_secret_whatever_the_bytes_per_character(charset: str,
+                                                                                 bodies: list[bytes]) -> None:
+    forms = _forms()
+    headers = httpx.Headers({"content-type": f"application/json; charset={charset}"})
+    for body in bodies:
+        shown = excerpt(creds.scrub_bytes(body, forms), headers, forms)
+        assert not _leaks(shown), (len(body), shown)
+
+
+def test_a_write_answered_in_utf7_shows_no_start_of_the_secret(package: Path, server: RawAnswerServer) -> None:  # noqa: F811
+    reg = Registry.from_dir(package, base_url=server.base_url, receipts=MemoryReceiptStore(),
+                            credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}), cursor_key=b"k" * 32)
+    try:
+        for n in (166, 172, 178):
+            server.answer(201, _utf7_each("a" * n + TOKEN), content_type="application/json; charset=utf-7")
+            res = reg.call("record_create_component", {"name": "Comp", "action_id": f"u7-{n}"}, actor=ACTOR)
+            text = json.dumps(res.to_json(), ensure_ascii=False)
+            assert res.ok and res.warnings, text[:600]
+            assert not _leaks(text), text
+    finally:
+        reg.close()
+
+
+def test_an_excerpt_of_a_long_utf7_run_is_read_in_bounded_time() -> None:
+    """One shifted UTF-7 run over the whole 8 MiB cap: decoding it chunk by chunk would decode the
+    run again on every chunk (minutes); the excerpt decodes at most twice the body."""
+    started = time.perf_counter()
+    shown = excerpt(b"+" + b"AHQ" * (8 * 1024 * 1024 // 3), httpx.Headers({"content-type": "text/plain; charset=utf-7"}),
+                    _forms())
+    assert time.perf_counter() - started < 5 and len(shown) <= 201, shown
