@@ -5,11 +5,16 @@ first call, a replay under a newer policy, a composite's step).
 - A charset in which one character takes more than four bytes (UTF-7 writes each character alone
   in five, ``+AHQ-``; ISO-2022-JP's escape sequences spell no character at all) made the excerpt's
   decoded window end inside a secret: the scrub saw only its start and let it through.
+- A replay is redacted with the current policy's paths (docs/runtime.md "Outputs"): an excerpt
+  stored before a rebuild added ``output.redact`` was replayed as it was.
+- A composite step's excerpt was shown in its ``steps[].warning`` though the composite's own
+  ``output.redact`` hides members of that step's answer.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import time
 from pathlib import Path
@@ -17,9 +22,11 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.runtime.test_runtime_accepted_writes import ACTOR, TOKEN, package, server  # noqa: F401 - fixtures
+from tests.support.fault_server import Fault, FaultServer
 from tests.support.raw_answer_server import RawAnswerServer
+from tests.support.runtime_env import WRITER, tickets_dir
 
-from toolgen.runtime import MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.runtime import Approval, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime import credentials as creds
 from toolgen.runtime.body import excerpt
 
@@ -79,3 +86,56 @@ def test_an_excerpt_of_a_long_utf7_run_is_read_in_bounded_time() -> None:
     shown = excerpt(b"+" + b"AHQ" * (8 * 1024 * 1024 // 3), httpx.Headers({"content-type": "text/plain; charset=utf-7"}),
                     _forms())
     assert time.perf_counter() - started < 5 and len(shown) <= 201, shown
+
+
+def test_a_replayed_excerpt_obeys_a_redact_policy_a_rebuild_added(package: Path,  # noqa: F811
+                                                                  server: RawAnswerServer) -> None:  # noqa: F811
+    policy = json.loads((package / "policy.json").read_text(encoding="utf-8"))
+    catalog = json.loads((package / "mcp.json").read_text(encoding="utf-8"))
+    store = MemoryReceiptStore()
+    credentials = StaticCredentials({"JIRA_TOKEN": TOKEN})
+    args = {"name": "Comp", "action_id": "redact-later"}
+    server.answer(201, b'{"id": "10000", "name": "Comp", "self": "https://internal.example/lead-ssn-078-05-1120',
+                  content_type="application/json")
+    with Registry(policy, catalog, base_url=server.base_url, receipts=store, credentials=credentials,
+                  cursor_key=b"k" * 32) as before:
+        first = before.call("record_create_component", args, actor=ACTOR)
+    assert first.ok and "078-05-1120" in json.dumps(first.to_json()), first.to_json()
+    hidden = copy.deepcopy(policy)
+    row = next(r for r in hidden["tools"] if r["tool"] == "record_create_component")
+    row["output"]["redact"] = [*row["output"].get("redact", []), "self"]  # a rebuild hides `self`
+    sent = server.requests
+    with Registry(hidden, catalog, base_url=server.base_url, receipts=store, credentials=credentials,
+                  cursor_key=b"k" * 32) as after:
+        again = after.call("record_create_component", args, actor=ACTOR)
+    text = json.dumps(again.to_json(), ensure_ascii=False)
+    assert again.ok and again.replayed and server.requests == sent, text
+    assert "078-05-1120" not in text, f"a replay showed what the current policy redacts: {text}"
+
+
+def test_a_composite_step_excerpt_obeys_the_composite_redact_policy() -> None:
+    """The composite hides ``note.internal`` (a member of its write step's answer); the step answers
+    201 with JSON cut short that holds it."""
+    policy, catalog = (json.loads((tickets_dir() / name).read_text(encoding="utf-8")) for name in ("policy.json",
+                                                                                                   "mcp.json"))
+    row = next(r for r in policy["tools"] if r["tool"] == "record_escalate_ticket")
+    row["output"]["redact"] = [*row["output"]["redact"], "note.internal"]
+    answer = b'{"id": "F-1", "internal": "escalation-desk-pin-90210", "note": "Customer waiting."'
+    with FaultServer(honours_keys=False) as fault:
+        fault.route("GET", r"^/v1/tickets/T-[0-9]+$", body={"id": "T-102", "subject": "Printer on fire",
+                                                            "status": "open", "priority": "high",
+                                                            "created_at": "2025-02-01T11:00:00Z"})
+        fault.route("POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201, body=lambda req, n: {"id": f"F-{n}"})
+        fault.script("POST", r"^/v1/tickets/T-[0-9]+/followups$",
+                     Fault("reply", status=201, body=answer, content_type="application/json", write=True))
+        with Registry(policy, catalog, base_url=fault.base_url + "/v1", receipts=MemoryReceiptStore(),
+                      credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), cursor_key=b"k" * 32) as reg:
+            args = {"ticket_id": "T-102", "reason": "Customer waiting."}
+            shown = reg.call("preview_escalate_ticket", args, actor=WRITER)
+            assert shown.ok and shown.result is not None, shown.to_json()
+            pid = str(shown.result["preview_id"])
+            res = reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": "esc-pin"}, actor=WRITER,
+                           approval=Approval(pid))
+            text = json.dumps(res.to_json(), ensure_ascii=False)
+            assert res.ok and "cannot be read" in text, text
+            assert "90210" not in text, f"a step's excerpt showed a member the composite redacts: {text}"

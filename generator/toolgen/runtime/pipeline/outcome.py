@@ -42,7 +42,7 @@ from .effects import MAX_RESPONSE_BYTES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
 __all__ = ["MAX_PROBLEM_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "Answer", "judge", "key_in_use", "unknown_error",
-           "unreadable_result", "unreadable_warnings"]
+           "unreadable_result", "unreadable_warnings", "withhold_excerpt"]
 
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 MAX_PROBLEM_BYTES = 2000
@@ -117,13 +117,25 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
 
 
 
-def unreadable_result(spec: ToolSpec, answer: Answer) -> dict[str, Any]:
+def unreadable_result(spec: ToolSpec, answer: Answer, *, withhold: bool = False) -> dict[str, Any]:
     """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
     "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
     `Answer.excerpt` (at most `toolgen.runtime.body.EXCERPT_CHARS` characters, the call's secrets
-    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output, null for no body."""
-    shown = WITHHELD_REDACTED if spec.redact_tree and answer.excerpt is not None else answer.excerpt
-    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable, "excerpt": shown}}
+    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output (or `withhold`: a
+    composite's step whose composite does), null for no body."""
+    hide = (spec.redact_tree or withhold) and answer.excerpt is not None
+    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable,
+                                                      "excerpt": WITHHELD_REDACTED if hide else answer.excerpt}}
+
+
+def withhold_excerpt(result: Any) -> Any:
+    """`result` with the excerpt of its `unreadable_result` marker (if any) withheld
+    (`WITHHELD_REDACTED`): a stored result replayed under a policy that now redacts members of the
+    tool's output, which text cannot be redacted by."""
+    marker = result.get(UNREADABLE_KEY) if isinstance(result, dict) else None
+    if not isinstance(marker, dict) or marker.get("excerpt") is None:
+        return result
+    return {**result, UNREADABLE_KEY: {**marker, "excerpt": WITHHELD_REDACTED}}
 
 
 def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
