@@ -13,6 +13,7 @@ first call, a replay under a newer policy, a composite's step).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import json
@@ -139,3 +140,37 @@ def test_a_composite_step_excerpt_obeys_the_composite_redact_policy() -> None:
             text = json.dumps(res.to_json(), ensure_ascii=False)
             assert res.ok and "cannot be read" in text, text
             assert "90210" not in text, f"a step's excerpt showed a member the composite redacts: {text}"
+
+
+# --------------------------------------------------------------------------------------------------
+# a 2xx write whose body does not come whole within the timeout is done, as one cut short is
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_write_answered_2xx_with_a_body_slower_than_its_timeout_is_done(package: Path, mode: str) -> None:  # noqa: F811
+    """The API answers 200 and then one byte of its body every 50 ms: its status says the write was
+    done, as with a body cut short by a closed connection; the receipt is completed, and a replay
+    sends nothing."""
+    with FaultServer(honours_keys=False) as fault:
+        fault.route("POST", r"^/rest/api/3/component$", status=201, body={"id": "10000"})
+        fault.script("POST", r"^/rest/api/3/component$", Fault.trickle(0.05, part="body"))
+        store = MemoryReceiptStore()
+        reg = Registry.from_dir(package, base_url=fault.base_url, receipts=store,
+                                credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}), cursor_key=b"k" * 32)
+        args = {"name": "Comp", "action_id": f"slow-{mode}"}
+        try:
+            started = time.monotonic()
+            if mode == "sync":
+                res = reg.call("record_create_component", args, actor=ACTOR, timeout_ms=400)
+            else:
+                res = asyncio.run(reg.acall("record_create_component", args, actor=ACTOR, timeout_ms=400))
+            elapsed = time.monotonic() - started
+            assert res.ok and res.status == 200 and res.warnings, res.to_json()
+            assert elapsed < 5, elapsed
+            receipt = store.get("jira/record_create_component", args["action_id"])
+            assert receipt is not None and receipt.state == "completed", receipt
+            writes = len(fault.requests)
+            again = reg.call("record_create_component", args, actor=ACTOR)
+            assert again.ok and again.replayed and len(fault.requests) == writes, again.to_json()
+        finally:
+            reg.close()

@@ -156,9 +156,12 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
           http_request: httpx.Request) -> Answer:
     """The success `Answer`, or `Halt` (see the module docstring)."""
     outcome = exchange.outcome
-    if outcome.kind == "too_large" and spec.mutating and 200 <= outcome.status < 300:
-        # the API accepted the write: its outcome is known, though its answer is over the cap and not read
-        return Answer(outcome.status, httpx.Headers(), None, f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read")
+    if outcome.kind in ("too_large", "timeout") and spec.mutating and 200 <= outcome.status < 300:
+        # the API accepted the write: its outcome is known, though its answer is over the cap or did not
+        # come whole in time, and is not read
+        return Answer(outcome.status, outcome.headers or httpx.Headers(), None,
+                      f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read" if outcome.kind == "too_large"
+                      else f"a body that did not come whole within the timeout ({budget.timeout_ms} ms), not read")
     if outcome.kind in _TRANSPORT_FAILURES:
         raise _transport_failure(call, spec, budget, hold, exchange, http_request)
     status = outcome.status
