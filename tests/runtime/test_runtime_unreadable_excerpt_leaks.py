@@ -174,3 +174,38 @@ def test_a_write_answered_2xx_with_a_body_slower_than_its_timeout_is_done(packag
             assert again.ok and again.replayed and len(fault.requests) == writes, again.to_json()
         finally:
             reg.close()
+
+
+def test_a_replayed_composite_record_withholds_its_steps_excerpts_under_a_newer_redact_policy() -> None:
+    """Stored while the composite redacted nothing (its step's excerpt shown), replayed after a
+    rebuild added ``output.redact``: the replay shows no excerpt, as a new call would not."""
+    policy, catalog = (json.loads((tickets_dir() / name).read_text(encoding="utf-8")) for name in ("policy.json",
+                                                                                                   "mcp.json"))
+    row = next(r for r in policy["tools"] if r["tool"] == "record_escalate_ticket")
+    row["output"]["redact"] = []
+    hidden = copy.deepcopy(policy)
+    next(r for r in hidden["tools"] if r["tool"] == "record_escalate_ticket")["output"]["redact"] = ["note.internal"]
+    answer = b'{"id": "F-1", "internal": "escalation-desk-pin-90210", "note": "Customer waiting."'
+    store = MemoryReceiptStore()
+    with FaultServer(honours_keys=False) as fault:
+        fault.route("GET", r"^/v1/tickets/T-[0-9]+$", body={"id": "T-102", "subject": "Printer on fire",
+                                                            "status": "open", "priority": "high",
+                                                            "created_at": "2025-02-01T11:00:00Z"})
+        fault.route("POST", r"^/v1/tickets/T-[0-9]+/followups$", status=201, body=lambda req, n: {"id": f"F-{n}"})
+        fault.script("POST", r"^/v1/tickets/T-[0-9]+/followups$",
+                     Fault("reply", status=201, body=answer, content_type="application/json", write=True))
+        args = {"ticket_id": "T-102", "reason": "Customer waiting."}
+        results = []
+        for table in (policy, hidden):
+            with Registry(table, catalog, base_url=fault.base_url + "/v1", receipts=store,
+                          credentials=StaticCredentials({"TICKETS_TOKEN": "tok"}), cursor_key=b"k" * 32) as reg:
+                shown = reg.call("preview_escalate_ticket", args, actor=WRITER)
+                assert shown.ok and shown.result is not None, shown.to_json()
+                pid = str(shown.result["preview_id"])
+                results.append(reg.call("record_escalate_ticket", {"preview_id": pid, "action_id": "esc-later"},
+                                        actor=WRITER, approval=Approval(pid)))
+        first, again = results
+        assert first.ok and "90210" in json.dumps(first.to_json()), first.to_json()
+        text = json.dumps(again.to_json(), ensure_ascii=False)
+        assert again.ok and again.replayed and "cannot be read" in text, text
+        assert "90210" not in text, f"a replay showed a step's excerpt the current policy withholds: {text}"

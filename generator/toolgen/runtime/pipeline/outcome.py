@@ -42,7 +42,7 @@ from .effects import MAX_RESPONSE_BYTES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
 __all__ = ["MAX_PROBLEM_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "Answer", "judge", "key_in_use", "unknown_error",
-           "unreadable_result", "unreadable_warnings", "withhold_excerpt"]
+           "unreadable_result", "unreadable_warnings", "withhold_excerpt", "withhold_warning"]
 
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 MAX_PROBLEM_BYTES = 2000
@@ -53,6 +53,8 @@ UNREADABLE_KEY = "_unreadable_body"
 WITHHELD_REDACTED = "[withheld: the tool redacts members of its output]"
 
 _TRANSPORT_FAILURES = ("timeout", "broken", "connect", "too_large")
+#: What comes before the excerpt in an unreadable body's warning (`unreadable_warnings`).
+_BEGINS = "; the body begins: "
 _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
 
 
@@ -128,6 +130,14 @@ def unreadable_result(spec: ToolSpec, answer: Answer, *, withhold: bool = False)
                                                       "excerpt": WITHHELD_REDACTED if hide else answer.excerpt}}
 
 
+def withhold_warning(warning: str) -> str:
+    """A warning of `unreadable_warnings` (a composite step's, stored in its record's result) with its
+    excerpt withheld (`WITHHELD_REDACTED`), as `withhold_excerpt` does to a result. Everything before
+    the excerpt is the runtime's (the problem names a media type without its parameters, so no ``;``)."""
+    head, found, _ = warning.partition(_BEGINS)
+    return f"{head}{_BEGINS}{json.dumps(WITHHELD_REDACTED)}" if found else warning
+
+
 def withhold_excerpt(result: Any) -> Any:
     """`result` with the excerpt of its `unreadable_result` marker (if any) withheld
     (`WITHHELD_REDACTED`): a stored result replayed under a policy that now redacts members of the
@@ -147,7 +157,7 @@ def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
     status, shown = result.get("status"), marker.get("excerpt")
     done = ("the write is done (do not repeat it; its receipt is completed)" if spec.mutating
             else "the call succeeded")
-    body = f"; the body begins: {json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
+    body = f"{_BEGINS}{json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
     return [(f"{operation_name(spec.row)} answered HTTP {status}: {done}, but its body cannot be read as the "
              f"tool's output ({marker.get('problem')}){body}")]
 
