@@ -26,18 +26,17 @@ settled first:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from ...policy_format import PolicyRow
 from .. import credentials as creds
 from ..body import decode_body, excerpt, may_hold_secret, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
-from .canonical import key_arg
 from .effects import MAX_RESPONSE_BYTES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
@@ -72,19 +71,18 @@ class Answer:
     excerpt: str | None = None
 
 
-def operation_name(row: Mapping[str, Any]) -> str:
+def operation_name(row: PolicyRow) -> str:
     """Policy: the row's operation as errors name it (``operationId``, else ``METHOD path``; a
     composite's row, which has none, by its tool)."""
-    op = row.get("operation")
-    if not op:
-        return str(row.get("tool"))
-    return str(op.get("id") or f"{op['method']} {op['path']}")
+    if row.composite is not None:
+        return row.tool
+    return row.operation_id or f"{row.method} {row.path}"
 
 
-def _answer_policy(row: Mapping[str, Any]) -> tuple[list[int], Any]:
+def _answer_policy(row: PolicyRow) -> tuple[list[int], Any]:
     """Policy: (the statuses the row counts as success, ``success_status``; the body the spec says
     comes, ``output.body``)."""
-    return [int(s) for s in row.get("success_status") or []], (row.get("output") or {}).get("body")
+    return list(row.success_status), row.output.body
 
 
 def key_in_use(body: Any) -> bool:
@@ -102,8 +100,7 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
     """``result_unknown``: the write may or may not have taken effect. The next step says how to
     find out (the read tools of the same resource) or, where the API deduplicates the key, to
     retry with the same key."""
-    idem = spec.row.get("idempotency") or {}
-    key_arg = idem.get("arg") or "the key"
+    key_arg = spec.row.idempotency.arg if spec.row.idempotency is not None else "the key"
     checks = ", ".join(spec.check_tools)
     look = f"Read the current state first ({checks})" if checks else "Read the current state first"
     same = "preview_id" if executes_preview(spec.row) else "arguments"
@@ -261,7 +258,7 @@ def _api_error(call: Call, spec: ToolSpec, validated: Validated, budget: Budget,
         return Halt("http", make_error(
             "idempotency_in_progress",
             f"{op_name} says a request with this idempotency key is still being processed.",
-            details={**error.details, "key_arg": key_arg(spec.row)}, result_known=False, retryable=True,
+            details={**error.details, "key_arg": spec.key_arg}, result_known=False, retryable=True,
             next_step="Wait, then retry with the same "
                       f"{'preview_id' if validated.preview_id is not None else 'arguments'} and the same key.",
         ), attempts=attempts, status=status)
