@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from .policy_mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
 from .policy_nodes import REBUILD, Node, PolicyFormatError
-from .results import ResponseBody, Shape
+from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
 FORMAT_VERSION = 1
@@ -242,7 +242,11 @@ class OutputPolicy:
     result (`toolgen.results.shape_body`: ``object``, ``result`` or ``status``), decided with the
     output schema (`toolgen.results.result_shape`). `body`: how the runtime reads the answer
     (`toolgen.results.ResponseBody`). `accept`: the media type the runtime asks for (``Accept``)
-    when the response offers JSON next to other media types, else None.
+    when the response offers JSON next to other media types, else None. `redirect`: for an operation
+    whose only declared success is a redirect (3xx), ``follow`` (a read follows a same-origin
+    redirect, at most `toolgen.runtime.pipeline.redirect.MAX_REDIRECTS` hops within its deadline) or
+    ``location`` (a download link, or a write: the result is the redirect's ``Location``); None
+    otherwise (written only when set).
     """
 
     fields: tuple[str, ...] = ()
@@ -252,10 +256,15 @@ class OutputPolicy:
     shape: Shape = "object"
     body: ResponseBody = "json"
     accept: str | None = None
+    redirect: Redirect | None = None
 
     def to_json(self) -> dict[str, JSON]:
-        return {"fields": list(self.fields), "max_bytes": self.max_bytes, "redact": list(self.redact),
-                "schema_mode": self.schema_mode, "shape": self.shape, "body": self.body, "accept": self.accept}
+        out: dict[str, JSON] = {"fields": list(self.fields), "max_bytes": self.max_bytes, "redact": list(self.redact),
+                                "schema_mode": self.schema_mode, "shape": self.shape, "body": self.body,
+                                "accept": self.accept}
+        if self.redirect is not None:
+            out["redirect"] = self.redirect
+        return out
 
 
 @dataclass(frozen=True)
@@ -522,7 +531,8 @@ def _read_output(n: Node) -> OutputPolicy:
         fields=n.get("fields").tuple_of(Node.text), max_bytes=n.get("max_bytes").integer(),
         redact=n.get("redact", []).tuple_of(Node.text), schema_mode=n.get("schema_mode", "warn").choice(SchemaMode),
         shape=n.get("shape", "object").choice(Shape), body=n.get("body", "json").choice(ResponseBody),
-        accept=n.get("accept", None).opt_text())
+        accept=n.get("accept", None).opt_text(),
+        redirect=None if n.get("redirect", None).value is None else n.get("redirect").choice(Redirect))
 
 
 def _read_narrowed(n: Node) -> NarrowedArg:

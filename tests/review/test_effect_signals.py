@@ -152,8 +152,8 @@ def test_lint_flags_a_read_whose_path_or_hint_acts(tmp_path: Path) -> None:
         encoding="utf-8")
     findings = [d for d in lint_target(LintTarget(tmp_path / "map.yaml"), LintSettings()).findings
                 if d.code == "effect-read-names-change"]
-    assert sorted((d.location.line if d.location else 0) for d in findings) == [7, 11]
-    by_line = {d.location.line if d.location else 0: d for d in findings}
+    assert sorted((d.location.line or 0) if d.location else 0 for d in findings) == [7, 11]
+    by_line = {(d.location.line or 0) if d.location else 0: d for d in findings}
     assert "path `invalidate` says `invalidate`" in by_line[7].message
     assert "x-kubernetes-action" in by_line[11].message or "path `exec`" in by_line[11].message
     assert all(d.hint and "set `effect: write` and `approval: required`" in d.hint for d in findings)

@@ -92,7 +92,8 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
     springdoc ``*/*`` answer labelled ``text/plain`` or ``application/octet-stream``); text for
     other text; `toolgen.results.binary_summary` for binary. `problem` is set, and the body not to
     be trusted, when a JSON body does not parse or nests deeper than `MAX_RESPONSE_DEPTH`, or the
-    API sent an HTML page (an error or login page, never a tool result)."""
+    API sent an HTML page where the spec declares none (an error or login page, never a tool
+    result); a declared text answer (``expect == "text"``: ``text/html`` among them) is text."""
     if not content:
         return None, None
     ctype = (headers.get("content-type", "") if headers is not None else "").lower()
@@ -112,7 +113,7 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
             if depth_exceeds(value, MAX_RESPONSE_DEPTH):
                 return None, f"JSON nested deeper than {MAX_RESPONSE_DEPTH} levels"
             return value, None
-    if html:
+    if html and expect != "text":
         return content[:2000].decode("utf-8", "replace"), "an HTML page where data was expected"
     if kind in ("text", "any"):
         return content.decode(text_charset(headers) or "utf-8", "replace"), None

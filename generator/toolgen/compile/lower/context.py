@@ -13,7 +13,7 @@ from typing import Any
 
 from ...diagnostics import DiagnosticSink, SourceLocation
 from ...remember import Remember
-from ...results import ResponseBody, Shape
+from ...results import Redirect, ResponseBody, Shape
 from ..intent import LoadedIntentMap
 from ..ir import ArgBinding, AuthBinding, BodyEncoding, FixedValue, NarrowedArg, Pagination, Toolset
 from ..load import SpecDocument
@@ -51,6 +51,7 @@ class Lowered:
     shape: Shape = "object"
     body: ResponseBody = "json"
     accept: str | None = None
+    redirect: Redirect | None = None
 
 
 @dataclass

@@ -96,7 +96,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
     return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
-                   plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept)
+                   plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept, response.redirect)
 
 
 def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:

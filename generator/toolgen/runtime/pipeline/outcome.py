@@ -27,13 +27,14 @@ from typing import Any
 
 import httpx
 
+from ...results import TEXT_KEY
 from .. import credentials as creds
 from ..body import decode_body, may_hold_secret, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
 from .canonical import key_arg
-from .effects import MAX_RESPONSE_BYTES
+from .effects import MAX_RESPONSE_BYTES, REDIRECT_STATUSES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
 __all__ = ["MAX_PROBLEM_BYTES", "Answer", "judge", "key_in_use", "unknown_error"]
@@ -102,9 +103,39 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
 
 
 
+def _declared_body(spec: ToolSpec, answer: tuple[int, httpx.Headers, Any], http_request: httpx.Request,
+                   landed: str | None, secret_values: list[str]) -> Any:
+    """Policy: the body a declared text or redirect answer becomes. A text answer of an ``object``
+    row (``output.body`` ``text``) is ``{"text": ...}``; an answer of a row with ``output.redirect``
+    is ``{"status", "location"}`` (a redirect not followed: its ``Location``, absolute) or
+    ``{"status", "location", "body"}`` (where followed redirects landed, and what was found there)."""
+    status, headers, body = answer
+    out = spec.row.get("output") or {}
+    if out.get("redirect"):
+        if landed is not None and status not in REDIRECT_STATUSES:
+            return scrub({"status": status, "location": landed, "body": body}, secret_values)
+        target = location_of_answer(status, headers, http_request)
+        return scrub({"status": status, **({"location": target} if target else {})}, secret_values)
+    if out.get("body") == "text" and out.get("shape") == "object" and isinstance(body, str):
+        return {TEXT_KEY: body}
+    return body
+
+
+def location_of_answer(status: int, headers: httpx.Headers, http_request: httpx.Request) -> str | None:
+    """The absolute ``Location`` of a redirect answer, resolved against the request's URL, else None."""
+    raw = headers.get("location") if status in REDIRECT_STATUSES else None
+    if not raw:
+        return None
+    try:
+        return str(http_request.url.join(raw.strip()))
+    except (httpx.InvalidURL, ValueError):
+        return None
+
+
 def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold: Hold, exchange: Exchange,
-          http_request: httpx.Request) -> Answer:
-    """The success `Answer`, or `Halt` (see the module docstring)."""
+          http_request: httpx.Request, landed: str | None = None) -> Answer:
+    """The success `Answer`, or `Halt` (see the module docstring). `landed`: where followed
+    redirects led (`toolgen.runtime.pipeline.redirect.follow`), if any."""
     outcome = exchange.outcome
     if outcome.kind in _TRANSPORT_FAILURES:
         raise _transport_failure(call, spec, budget, hold, exchange, http_request)
@@ -118,6 +149,8 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         body = scrub(body, secret_values)
     if not ((status in success if success else False) or 200 <= status < 300):
         raise _api_error(call, spec, validated, budget, hold, exchange, Answer(status, headers, body, unreadable))
+    if unreadable is None:
+        body = _declared_body(spec, (status, headers, body), http_request, landed, secret_values)
     if unreadable is None and isinstance(body, str) and (spec.field_tree or spec.redact_tree):
         # the output policy keeps members of a JSON answer (output.fields, else the declared
         # properties; output.redact): text (XML, CSV, ...) cannot be cut to them, so none of it is shown
