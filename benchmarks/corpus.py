@@ -66,7 +66,7 @@ RESULTS = REPO / "benchmarks" / "results"
 PRISM_PACKAGE = "@stoplight/prism-cli"
 PRISM_VERSION = "5.14.2"
 #: bump when a change makes earlier per-spec results incomparable (they are then rerun)
-RESULT_FORMAT = 1
+RESULT_FORMAT = 2
 
 #: The CI slice: development-half specs chosen for variety, run by .ci/run (`--ci`).
 CI_SLICE: dict[str, str] = {
@@ -331,6 +331,13 @@ def _declares_success(spec: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
     return not isinstance(responses, Mapping) or any(str(k).startswith("2") for k in responses)
 
 
+def _declared(spec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The response keys the row's operation declares (``200``, ``302``, ``default``)."""
+    found = spec_operation(spec, row)
+    responses = found[1].get("responses") if found else None
+    return tuple(sorted(str(k) for k in responses)) if isinstance(responses, Mapping) else ()
+
+
 def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: int, rel: str,
                deadline: float) -> list[dict[str, Any]]:
     """Every read and preview tool (two argument examples when they differ), and `records` record
@@ -363,7 +370,7 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
         row = rows[tool]
         found = spec_operation(spec, row)
         obs = lib.Observation(argen_error=argen_error, route=found[0] if found else None,
-                              declares_success=_declares_success(spec, row))
+                              declares_success=_declares_success(spec, row), declared=_declared(spec, row))
         entry: dict[str, Any] = {"tool": tool, "mode": row["mode"], "example": example}
         started = time.perf_counter()
         if argen_error is None:

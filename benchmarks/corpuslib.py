@@ -546,7 +546,8 @@ class Observation:
     fits the spec's own response schema (``None``: not checked); `from_example`: whether the spec
     gives an example for that response (Prism answers with it) rather than Prism generating one;
     `route`: the operation's path template in the spec; `declares_success`: whether the operation
-    declares a 2xx response (Prism answers with the first response it declares); `sent_type`: the
+    declares a 2xx response (Prism answers with the first response it declares); `declared`: the
+    response keys the operation declares (``200``, ``302``, ``3XX``, ``default``); `sent_type`: the
     Content-Type of the request sent."""
 
     argen_error: str | None = None
@@ -560,6 +561,7 @@ class Observation:
     from_example: bool | None = None
     route: str | None = None
     declares_success: bool = True
+    declared: tuple[str, ...] = ()
     sent_type: str | None = None
 
 
@@ -699,8 +701,11 @@ def classify(obs: Observation) -> tuple[str, str]:
     - Prism answered 404 "no path matched" or 405 "no method matched" for a path template holding
       ``#`` or ``?`` (AWS's ``/#X-Amz-Target=...``): ``prism_limit``, no request can carry such a
       path.
-    - any other status (a 4xx the spec declares, answered without violations; a 3xx): the runtime
-      did not get a success to shape; ``prism_limit`` naming the status.
+    - a 1xx or 3xx status the spec declares for the operation (``302``, ``3XX``: Prism answers with
+      the first response declared), which the runtime failed on: ``output_refused``, toolgen's
+      failure, not Prism's (a declared answer must never fail the call).
+    - any other status (a 4xx the spec declares, answered without violations; an undeclared 3xx):
+      the runtime did not get a success to shape; ``prism_limit`` naming the status.
     """
     if obs.argen_error is not None:
         return "argen_failed", "argen: " + normalise(obs.argen_error)
@@ -748,9 +753,19 @@ def classify(obs: Observation) -> tuple[str, str]:
         return "output_refused", f"{code}: " + normalise(str(error.get("message", "")) if error else "")
     if result.get("ok"):
         return "conforms", "ok"
+    if obs.status < 400 and declares_status(obs.declared, obs.status):
+        return "output_refused", (f"the runtime failed on HTTP {obs.status}, an answer the spec declares ({code}: "
+                                  + normalise(str(error.get("message", "")) if error else "") + ")")
     if not obs.declares_success:
         return "prism_limit", f"the operation declares no 2xx response; Prism answered HTTP {obs.status}"
     return "prism_limit", f"prism answered HTTP {obs.status} without a request violation ({code})"
+
+
+def declares_status(declared: tuple[str, ...] | list[str], status: int) -> bool:
+    """Whether a response key of `declared` names `status`: the code itself or its range (``3XX``);
+    ``default`` names no particular status."""
+    keys = {str(k).upper() for k in declared}
+    return str(status) in keys or f"{str(status)[0]}XX" in keys
 
 
 def _shape_pointer(pointer: str) -> str:

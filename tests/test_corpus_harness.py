@@ -229,6 +229,17 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
      "request_rejected", "prism 422 body: Request body must be object"),
     (lib.Observation(result=err("upstream_error"), status=409, body={"message": "conflict"}), "prism_limit",
      "prism answered HTTP 409 without a request violation (upstream_error)"),
+    # an answer the spec declares is toolgen's to handle: failing on it is toolgen's failure
+    (lib.Observation(result=err("upstream_error", "unexpected HTTP 302"), status=302, declares_success=False,
+                     declared=("302",)), "output_refused",
+     "the runtime failed on HTTP 302, an answer the spec declares (upstream_error: unexpected HTTP …)"),
+    (lib.Observation(result=err("upstream_error", "unexpected HTTP 307"), status=307, declares_success=False,
+                     declared=("3XX", "default")), "output_refused",
+     "the runtime failed on HTTP 307, an answer the spec declares (upstream_error: unexpected HTTP …)"),
+    (lib.Observation(result=err("upstream_error"), status=302, declares_success=False, declared=("default",)),
+     "prism_limit", "the operation declares no 2xx response; Prism answered HTTP 302"),
+    (lib.Observation(result=err("upstream_not_found"), status=404, declares_success=False, declared=("404",)),
+     "prism_limit", "the operation declares no 2xx response; Prism answered HTTP 404"),
 ])
 def test_classify(obs: Any, outcome: str, cause: str) -> None:
     assert lib.classify(obs) == (outcome, cause)
