@@ -624,6 +624,10 @@ _IGNORED_HEADER = re.compile(r"^header[^:]*: .*\b(required property '(accept|con
 #: schema says object (stoplightio/prism#2050)
 _XML_BODY_REFUSED = re.compile(r"^(request\.)?body: (Request body )?must be (object|array)$")
 _XML_TYPE = re.compile(r"^[^;]*(/xml|\+xml)\s*(;.*)?$", re.IGNORECASE)
+#: Prism decodes every form-urlencoded request body into an object, so a body the spec declares as a
+#: string (the encoded form itself) never fits: any such body is refused as "must be string"
+_FORM_STRING_REFUSED = re.compile(r"^(request\.)?body: (Request body )?must be string$")
+_FORM_TYPE = re.compile(r"^\s*application/x-www-form-urlencoded\s*(;.*)?$", re.IGNORECASE)
 
 #: a violation naming a required query parameter whose name holds ``[`` or ``]``: Prism cannot match such a
 #: name in any spelling, percent-encoded (what RFC 3986 §3.4 and the OpenAPI 3.0.4/3.1.1 style table
@@ -692,7 +696,8 @@ def classify(obs: Observation) -> tuple[str, str]:
       no credentials): ``request_rejected``, the first violation as the cause; ``prism_limit`` when
       every violation is one Prism makes of a valid request (a required Accept/Content-Type header
       parameter, which OpenAPI says to ignore; a required query parameter named with ``[``/``]``,
-      which Prism matches in no spelling; an XML request body, which Prism never parses).
+      which Prism matches in no spelling; an XML request body, which Prism never parses; a
+      form-urlencoded body the spec declares as a string, which Prism decodes into an object).
     - Prism answered 2xx: ``conforms`` when the runtime returned it without warnings. When the
       runtime refused or warned and Prism's body does not fit the spec's own response schema
       (openapi-schema-validator, or Prism's own response violation): ``spec_error`` when the body
@@ -734,6 +739,9 @@ def classify(obs: Observation) -> tuple[str, str]:
         if (violations and obs.sent_type and _XML_TYPE.match(obs.sent_type)
                 and all(_XML_BODY_REFUSED.search(v) for v in violations)):
             return "prism_limit", "Prism parses no XML request body: any document is a string to it (prism#2050)"
+        if (violations and obs.sent_type and _FORM_TYPE.match(obs.sent_type)
+                and all(_FORM_STRING_REFUSED.search(v) for v in violations)):
+            return "prism_limit", "Prism decodes a form body into an object: a form body the spec declares as a string never fits"
         if violations:
             return "request_rejected", f"prism {obs.status} " + normalise(violations[0])
         if problem:

@@ -227,6 +227,10 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
                      body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
                            "validation": [{"location": ["body"], "message": "Request body must be object"}]}),
      "request_rejected", "prism 422 body: Request body must be object"),
+    (lib.Observation(result=err("upstream_rejected"), status=422, sent_type="application/x-www-form-urlencoded",
+                     body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
+                           "validation": [{"location": ["body"], "message": "Request body must be string"}]}),
+     "prism_limit", "Prism decodes a form body into an object: a form body the spec declares as a string never fits"),
     (lib.Observation(result=err("upstream_error"), status=409, body={"message": "conflict"}), "prism_limit",
      "prism answered HTTP 409 without a request violation (upstream_error)"),
     # an answer the spec declares is toolgen's to handle: failing on it is toolgen's failure
