@@ -153,8 +153,16 @@ _ABOUT = frozenset({"status", "state", "info", "history", "log", "logs", "detail
 #: or one that starts with a third-person act verb ("Sends the welcome SMS again.")
 #: act words that, leading a path segment, as often name a thing (``/email``, ``/upload``, ``/charge``)
 _PATH_THINGS = frozenset({"email", "upload", "pay", "charge", "refund", "grant", "provision", "publish", "notify"})
-_SUBJECT = re.compile(r"\b(?:this|the)\s+(?:endpoint|call|operation|method|request|api|route|resource)\s+"
+_SUBJECT = re.compile(r"\b(?:this\s+(?:endpoint|call|operation|method|request|api)|the\s+(?:endpoint|call))\s+"
                       r"(?:will\s+|also\s+|immediately\s+)?([a-z]+)\b")
+#: a first word that lets someone do something ("Enables an app to find ...") says what a caller may
+#: do, not what the call does
+_AFFORDANCE = re.compile(r"^\s*(?:enables|allows|lets)\b[^.]{0,80}?\bto\b", re.IGNORECASE)
+#: act words that, leading a compound path segment ending in a plural, make an act on the things
+#: (``/regenerateApiKeys``, ``/resendInvites``); any other compound ending in a plural is a thing
+#: (``/stop-words``, ``/rebootAnalyticsMetrics``)
+_ACT_ON_THINGS = frozenset({"regenerate", "resend", "revoke", "invalidate", "reissue", "redeliver", "rotate",
+                            "reset", "purge", "flush", "wipe"})
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _NEGATED = re.compile(r"\b(?:not|never|no|without|doesn't|does not|won't|cannot|can't)\b")
 
@@ -166,7 +174,7 @@ def _camel_words(text: str) -> list[str]:
 def _sentence_act(sentence: str) -> str | None:
     """The act a sentence says the call performs, else None (a negated sentence says none)."""
     low = sentence.lower()
-    if _NEGATED.search(low):
+    if _NEGATED.search(low) or _AFFORDANCE.match(sentence):
         return None
     first = re.match(r"\s*([A-Za-z]+)", sentence)
     if first and first.group(1).lower() in _ACT_THIRD:
@@ -189,7 +197,8 @@ def text_says(op: Any) -> str | None:
     literal = [s for s in bare.split("/") if s and "{" not in s]
     if literal:
         ws = _camel_words(literal[-1].split(".")[0].split(":")[-1])
-        if ws and ws[0] in ACT_WORDS - _PATH_THINGS and not (len(ws) > 1 and ws[-1] in _ABOUT):
+        plural_thing = len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and ws[0] not in _ACT_ON_THINGS
+        if ws and ws[0] in ACT_WORDS - _PATH_THINGS and not (len(ws) > 1 and ws[-1] in _ABOUT) and not plural_thing:
             return f"path segment `/{literal[-1]}`"
     for key, value in op.node.items():
         if not str(key).startswith("x-") or isinstance(value, (dict, list)):

@@ -81,6 +81,7 @@ SUBRESOURCE_VERBS = frozenset({
     "verify", "activate", "deactivate", "enable", "disable", "suspend", "resume", "unsubscribe", "execute",
     "invoke", "rerun", "retry", "send", "publish", "unpublish", "resync", "refresh", "flush",
     "purge", "clear", "acknowledge", "dismiss", "snooze", "impersonate", "rollback", "undo", "unlock", "unarchive",
+    "logout", "signout",
 })
 READ_VERBS = frozenset({
     "get", "list", "describe", "search", "query", "head", "count", "fetch", "find", "lookup", "read", "retrieve",
@@ -327,6 +328,10 @@ def _first_sentence(text: Any) -> str:
 
 
 _FORMATS = frozenset({"json", "xml", "csv", "txt", "html", "yaml", "pdf"})
+#: verbs that, leading a compound path segment ending in a plural, act on those things
+#: (``regenerateApiKeys``, ``resendInvites``); another compound ending in a plural is a resource
+_ACTS_ON_THINGS = frozenset({"regenerate", "resend", "revoke", "invalidate", "reissue", "redeliver", "retrigger",
+                             "rotate", "reset", "purge", "wipe"})
 #: the last word of a compound path segment that names what is known about an action, not the action
 _ABOUT_NOUNS = frozenset({"status", "state", "info", "history", "log", "logs", "details", "result", "results",
                           "count", "settings", "config", "stats", "report", "summary", "url", "link", "preview"})
@@ -341,8 +346,9 @@ def _path_verb(segment: str) -> tuple[str, Effect] | None:
     ws = words(parts[-1]) if parts else []  # ``users.lookupByEmail``: the method is the last part
     if not ws:
         return None
-    if len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and verb_effect(ws[-1]) is None:
-        return None
+    if (len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and verb_effect(ws[-1]) is None
+            and ws[0] not in _ACTS_ON_THINGS):
+        return None  # ``exchange_rates``, ``upload_sessions``; not ``regenerateApiKeys``, ``resendInvites``
     if len(ws) > 1 and ws[0] in NOUN_LIKE:
         return None  # ``commit_activity``, ``merge-async``: a noun first
     if len(ws) > 1 and ws[-1] in _ABOUT_NOUNS:
@@ -363,7 +369,7 @@ def changes_named(op: Operation) -> list[Evidence]:
     for e in evidence(op):
         if e.effect == "read":
             continue
-        if e.source == "path" and len(words(e.text)) == 1 and e.verb in NOUN_LIKE:
+        if e.source == "path" and len(words(e.text)) == 1 and e.verb in NOUN_LIKE - SUBRESOURCE_VERBS:
             continue
         out.append(e)
     return out
