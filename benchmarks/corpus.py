@@ -325,17 +325,9 @@ def spec_operation(spec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str
     return None
 
 
-def _declares_success(spec: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
-    found = spec_operation(spec, row)
-    responses = found[1].get("responses") if found else None
-    return not isinstance(responses, Mapping) or any(str(k).startswith("2") for k in responses)
-
-
-def _declared(spec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str, ...]:
-    """The response keys the row's operation declares (``200``, ``302``, ``default``)."""
-    found = spec_operation(spec, row)
-    responses = found[1].get("responses") if found else None
-    return tuple(sorted(str(k) for k in responses)) if isinstance(responses, Mapping) else ()
+def _declared(responses: Any) -> dict[str, Any]:  # what the Observation knows of the declared responses
+    keys = tuple(sorted(str(k) for k in responses)) if isinstance(responses, Mapping) else ()
+    return {"declared": keys, "declares_success": not isinstance(responses, Mapping) or any(k[0] == "2" for k in keys)}
 
 
 def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: int, rel: str,
@@ -370,7 +362,7 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
         row = rows[tool]
         found = spec_operation(spec, row)
         obs = lib.Observation(argen_error=argen_error, route=found[0] if found else None,
-                              declares_success=_declares_success(spec, row), declared=_declared(spec, row))
+                              **_declared(found[1].get("responses") if found else None))
         entry: dict[str, Any] = {"tool": tool, "mode": row["mode"], "example": example}
         started = time.perf_counter()
         if argen_error is None:
