@@ -325,7 +325,7 @@ def spec_operation(spec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str
     return None
 
 
-def _declared(responses: Any) -> dict[str, Any]:  # what the Observation knows of the declared responses
+def _declared(responses: Any) -> dict[str, Any]:  # the Observation's declared response keys
     keys = tuple(sorted(str(k) for k in responses)) if isinstance(responses, Mapping) else ()
     return {"declared": keys, "declares_success": not isinstance(responses, Mapping) or any(k[0] == "2" for k in keys)}
 
@@ -359,8 +359,7 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
     def one(tool: str, args: dict[str, Any] | None, example: str, argen_error: str | None = None,
             approval: Approval | None = None) -> dict[str, Any]:
         capture.reset()
-        row = rows[tool]
-        found = spec_operation(spec, row)
+        found = spec_operation(spec, row := rows[tool])
         obs = lib.Observation(argen_error=argen_error, route=found[0] if found else None,
                               **_declared(found[1].get("responses") if found else None))
         entry: dict[str, Any] = {"tool": tool, "mode": row["mode"], "example": example}
@@ -969,8 +968,9 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out_md: Pa
         bm = summary["by_mode"]
         lines.append(f"| {o} | {oc.get(o, 0)} | {bm.get('read', {}).get(o, 0)} | {bm.get('preview', {}).get(o, 0)} | "
                      f"{bm.get('record', {}).get(o, 0)} |")
-    lines += ["", ("`prism_limit` and `spec_error` are counted apart (Prism could not answer; the spec's own "
-                   "example does not fit its own schema, checked with openapi-schema-validator)."), "",
+    lines += ["", ("`prism_limit` and `spec_error` are counted apart (Prism could not answer; the spec's own example does "
+                   "not fit its own schema, checked with openapi-schema-validator). A call that fails on an answer the "
+                   "spec declares (a declared 3xx) is toolgen's failure (`output_refused`), not Prism's."), "",
               "## Top failure causes", "", "| outcome | cause | calls | example |", "|---|---|---|---|"]
     for o, cause, count, ex in summary["causes"][:40]:
         example = f"`{ex['path']}` {ex.get('tool')}"
