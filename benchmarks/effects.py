@@ -157,7 +157,8 @@ _SUBJECT = re.compile(r"\b(?:this\s+(?:endpoint|call|operation|method|request|ap
                       r"(?:will\s+|also\s+|immediately\s+)?([a-z]+)\b")
 #: a first word that lets someone do something ("Enables an app to find ...") says what a caller may
 #: do, not what the call does
-_AFFORDANCE = re.compile(r"^\s*(?:enables|allows|lets)\b[^.]{0,80}?\bto\b", re.IGNORECASE)
+_AFFORDANCE = re.compile(r"^\s*(?:enables|allows|lets)\b|\b(?:this|the)\s+\w+\s+(?:enables|allows|lets)\b",
+                         re.IGNORECASE)
 #: act words that, leading a compound path segment ending in a plural, make an act on the things
 #: (``/regenerateApiKeys``, ``/resendInvites``); any other compound ending in a plural is a thing
 #: (``/stop-words``, ``/rebootAnalyticsMetrics``)
@@ -174,7 +175,7 @@ def _camel_words(text: str) -> list[str]:
 def _sentence_act(sentence: str) -> str | None:
     """The act a sentence says the call performs, else None (a negated sentence says none)."""
     low = sentence.lower()
-    if _NEGATED.search(low) or _AFFORDANCE.match(sentence):
+    if _NEGATED.search(low) or _AFFORDANCE.search(sentence):
         return None
     first = re.match(r"\s*([A-Za-z]+)", sentence)
     if first and first.group(1).lower() in _ACT_THIRD:

@@ -51,6 +51,16 @@ _K8S_EXEC = _op("GET", "/api/v1/namespaces/{namespace}/pods/{name}/exec", "conne
     # the summary is a read, the description's first sentence acts
     (_op("GET", "/things/{id}/ping", "thingPing", summary="Thing ping",
          description="Sends a notification to every subscriber of the thing."), "write", True),
+    (_op("GET", "/x", summary="x", description="Runs the load test with the given parameters"), "write", True),
+    # descriptions say more than what the call does: read strictly
+    (_op("GET", "/x", "getX", summary="Get x", description="Enables an authenticated app to find x."), "read", False),
+    (_op("GET", "/x", "getX", summary="Get x", description="Write-only property."), "read", False),
+    (_op("GET", "/x", "getX", summary="Get x", description="The install state of the app."), "read", False),
+    (_op("GET", "/x", "getX", summary="Get x", description="Generate Default Gateway Config"), "read", False),
+    (_op("PUT", "/x/labels", "setLabels", summary="Set labels", description="Removes any previous labels and sets "
+         "the new ones."), "write", False),
+    (_op("GET", "/exec/{id}/json", "ExecInspect", summary="Inspect an exec instance"), "read", False),
+    (_op("GET", "/trainings/{id}/startUrl", "getStartUrl"), "read", False),
     # x- hints: Microsoft Graph's action/function, OpenAI's isConsequential, Linode's grant
     (_op("GET", "/x", "x", **{"x-ms-docs-operation-type": "action"}), "write", False),
     (_op("GET", "/x", "x", **{"x-openai-isConsequential": True}), "write", False),

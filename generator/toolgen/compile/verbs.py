@@ -13,8 +13,8 @@ the verb in the last path segment (``GET /droplets/{id}/reboot``). So the method
   (`VALUE_HINTS`: ``x-kubernetes-action``, ``x-ms-docs-operation-type``, ``x-openai-isConsequential``,
   ``x-linode-grant``) or name the operation (`NAME_HINTS`), the operationId, the last literal path
   segment (a sub-resource such as ``/exec``, ``/invalidate``, ``/resend...``: `SUBRESOURCE_VERBS`),
-  the summary (else the description's first sentence) and, beside a summary, the description's
-  first sentence;
+  the summary (else the description's first sentence) and, beside a summary, for GET/HEAD/OPTIONS,
+  the description's first sentence read strictly (`description_verb`);
 - a source's verb is the first word (an operationId's leading ``GET_``/``POST_`` method prefix
   dropped), else the first word of its last segment (``VirtualMachines_Delete``,
   ``compute.instances.delete``), else its last word; a summary's is the first verb among its first
@@ -26,8 +26,8 @@ the verb in the last path segment (``GET /droplets/{id}/reboot``). So the method
 
 `guess_effect` drafts: DELETE is destructive; PUT/PATCH a write (destructive when a name says so);
 GET/HEAD/OPTIONS a read unless some source names a change, then the strongest change named, doubtful
-(the draft's ``# decide`` mark) when the most authoritative source with a verb says less or any
-source says it only reads; POST a write, a read only when its
+(the draft's ``# decide`` mark) when the most authoritative source with a verb says less, any
+source says it only reads, or only the description names the change; POST a write, a read only when its
 operationId and its summary both name a read verb of `POST_READ_VERBS` (search, query, list, ...),
 no source names a change and the operationId does not lead with a change verb, even one that is also
 a noun (``PutResolverQueryLogConfigPolicy``) (doubtful: a human confirms); destructive when a source names a destruction
@@ -224,6 +224,27 @@ def sentence_verb(text: str, within: int = 3) -> tuple[str, Effect] | None:
     return None
 
 
+_LEAD = re.compile(r"^\s*([A-Za-z]+)\s+([A-Za-z]+)")
+#: first words of a description that are no act of the call: what it lets someone do ("Enables an app
+#: to find ..."), or a preposition ("Unlike the other calls, ...")
+_NOT_ACTS = frozenset({"enable", "allow", "let", "help", "permit", "unlike"})
+
+
+def description_verb(text: str) -> tuple[str, Effect] | None:
+    """The act a description's first sentence says the call performs, read strictly (a description
+    says more than what the call does): its first word, a change verb (``Sends``, ``Runs``,
+    ``Invalidate``) followed by a determiner (``Runs the load test``; not ``Generate Default Config``,
+    ``Write-only property``, ``Start and end dates``), and not a word that says what someone may do
+    (`_NOT_ACTS`). Reads and markup count for nothing."""
+    lead = _LEAD.match(_TAG.sub(" ", text))
+    if lead is None or lead.group(2).lower() not in _DETERMINERS:
+        return None
+    found = verb_effect(lead.group(1), inflected_nouns=True)
+    if found is None or found[1] == "read" or found[0] in _NOT_ACTS:
+        return None
+    return found
+
+
 def action_of(op: Operation) -> str | None:
     """The AWS-Query-style action: a ``#Action=X`` or ``?Action=X`` in the path, else the single enum
     value (or default) of an ``Action`` query parameter."""
@@ -261,8 +282,7 @@ def _last_literal_segment(path: str) -> str:
 
 #: `x-` extensions that name the operation (an SDK method, a CLI action, an AWS operation): read as
 #: an operationId is
-NAME_HINTS = ("x-aws-operation-name", "x-operationName", "x-methodName", "x-ds-method", "x-anchore-authz-action",
-              "x-linode-cli-action")
+NAME_HINTS = ("x-aws-operation-name", "x-operationName", "x-methodName", "x-ds-method")
 #: `x-` extensions whose value says the effect: Kubernetes' verb (``connect`` opens a stream into a
 #: pod: exec, attach, port-forward, proxy), Microsoft Graph's OData kind (an action changes, a
 #: function does not), OpenAI's plugin flag, Linode's grant
@@ -311,8 +331,8 @@ def evidence(op: Operation) -> list[Evidence]:
     if summary:
         sources.append(("summary", summary, sentence_verb))
     described = _first_sentence(op.node.get("description"))
-    if described and described != summary:
-        sources.append(("description", described, sentence_verb))
+    if described and described != summary and op.method in ("GET", "HEAD", "OPTIONS"):
+        sources.append(("description", described, description_verb))
     for source, text, find in sources:
         found = find(text)
         if found is not None:
@@ -385,6 +405,7 @@ NOUN_LIKE = frozenset({
     "reply", "store", "mark", "test", "void", "complete", "close", "open", "login", "logout", "signup",
     "signin", "signout", "claim", "commit", "change", "pay", "notify", "view", "archive", "set", "purchase",
     "clone", "duplicate", "fork", "launch", "replay", "broadcast", "dispatch", "rollout", "reload", "recover",
+    "exec",
 })
 
 
@@ -411,7 +432,7 @@ def guess_effect(op: Operation) -> EffectGuess:
         decisive = found[0]
         # in doubt when the most authoritative source is weaker, or any source says it only reads
         doubtful = (_STRENGTH[decisive.effect] < _STRENGTH[strongest.effect]
-                    or any(e.effect == "read" for e in found))
+                    or any(e.effect == "read" for e in found) or all(e.source == "description" for e in changes))
         reads = [e for e in found if e.effect == "read"]
         why = f"{method}, but {strongest.says()}" + (f", while {reads[0].says()}" if reads else "")
         return EffectGuess(strongest.effect, doubtful, why, tuple(found))
@@ -443,5 +464,6 @@ def _leads_with_change(name: str, method: str) -> bool:
 
 
 __all__ = ["DESTRUCTIVE_VERBS", "NAME_HINTS", "NOUN_LIKE", "POST_READ_VERBS", "READ_VERBS", "SUBRESOURCE_VERBS",
-           "VALUE_HINTS", "WRITE_VERBS", "EffectGuess", "Evidence", "action_of", "changes_named", "evidence",
-           "guess_effect", "hint_evidence", "name_verb", "sentence_verb", "summary_of", "verb_effect", "words"]
+           "VALUE_HINTS", "WRITE_VERBS", "EffectGuess", "Evidence", "action_of", "changes_named", "description_verb",
+           "evidence", "guess_effect", "hint_evidence", "name_verb", "sentence_verb", "summary_of", "verb_effect",
+           "words"]
