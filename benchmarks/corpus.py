@@ -211,7 +211,7 @@ def _excerpt(value: Any, limit: int = 300) -> Any:
 
 
 class Capture:
-    """httpx event hooks that keep the last request the runtime sent and Prism's answer."""
+    """httpx event hooks that keep the last request the runtime sent to the operation and Prism's answer."""
 
     def __init__(self) -> None:
         self.request: Any = None
@@ -220,12 +220,12 @@ class Capture:
     def reset(self) -> None:
         self.request = self.response = None
 
-    def on_request(self, request: Any) -> None:
-        self.request = request
+    def on_request(self, request: Any) -> None:  # a redirect followed is not the operation's own exchange
+        self.request = request if self.request is None or request.url.path == self.request.url.path else self.request
 
     def on_response(self, response: Any) -> None:
         response.read()
-        self.response = response
+        self.response = response if response.request.url.path == self.request.url.path else self.response
 
 
 def _decode(response: Any) -> tuple[Any, bool]:

@@ -212,6 +212,12 @@ def test_a_cross_origin_or_endless_redirect_is_not_followed(declared: Built, ser
             assert other.requests == []
         assert moved.ok, moved.error  # the declared answer: its Location, not followed
         assert moved.result is not None and moved.result.get("location") == f"{other.base_url}/elsewhere"
+        server.clear()  # a target that fails: the declared redirect is the answer, never a failure
+        server.reply("GET", "^/moved$", 302, None, headers={"Location": "/gone"})
+        server.reply("GET", "^/gone$", 404, {"error": "no such page"})
+        gone = reg.call(tool, {}, actor=actor)
+        assert gone.ok and gone.result == {"status": 302, "location": f"{server.base_url}/gone"}, gone.error
+        assert [r.path for r in server.requests] == ["/moved", "/gone"]
         server.clear()
         server.reply("GET", "^/moved$", 302, None, headers={"Location": "/moved"})
         loop = reg.call(tool, {}, actor=actor)

@@ -11,7 +11,9 @@ a read that is no download link), and only while:
 - its target is on the request's origin (scheme, host and port: RFC 6454): the call's credentials
   never go to another origin, so a cross-origin redirect is not followed and the declared answer
   (its ``Location``) is the result;
-- at most `MAX_REDIRECTS` hops, each within what is left of the call's deadline.
+- at most `MAX_REDIRECTS` hops, each within what is left of the call's deadline;
+- the target answers: a hop that fails (no answer, or a 4xx/5xx) ends the walk, and the last
+  redirect, the answer the spec declares, is the result (its ``Location``).
 
 Each hop is a GET (RFC 9110 §15.4: a client may change a redirected GET's method to GET; a HEAD
 stays a HEAD) with the request's headers, and the credentials the row sends in the query. A write
@@ -76,7 +78,8 @@ def follow(call: Call, spec: ToolSpec, wire: BuiltRequest, http_request: httpx.R
     """Follow same-origin redirects of a ``follow`` row (see the module docstring)."""
     if (spec.row.get("output") or {}).get("redirect") != "follow" or spec.mutating:
         return exchange, http_request, None
-    request, landed, plain = http_request, None, httpx.URL(wire.url)
+    request = previous = http_request
+    landed, plain = None, httpx.URL(wire.url)
     for hop in range(1, MAX_REDIRECTS + 1):
         target = location_of(exchange, plain)
         remaining = budget.deadline - time.monotonic()
@@ -89,7 +92,9 @@ def follow(call: Call, spec: ToolSpec, wire: BuiltRequest, http_request: httpx.R
         outcome = yield Send(request, max(0.001, min(budget.timeout_ms / 1000.0, remaining)))
         call.emit("http", "redirect", attempt=hop, status=outcome.status or None, failure=outcome.kind,
                   elapsed_ms=round(outcome.elapsed_ms, 1))
+        if outcome.kind is not None or outcome.status >= 400:
+            break  # the target failed: the declared redirect is the answer
         exchange = Exchange(outcome, exchange.attempts + 1, exchange.uncertain,
                             round((time.monotonic() - budget.started) * 1000))
-        plain, landed = target, str(target)
-    return exchange, request, landed
+        previous, plain, landed = request, target, str(target)
+    return exchange, previous, landed
