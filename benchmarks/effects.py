@@ -352,7 +352,8 @@ def draft_reads(corpus: str, rel: str, full: bool = False) -> dict[str, Any]:
         else:
             drafted = list(drafted_effects(doc, "api"))
     except (DiagnosticError, RecursionError, ValueError) as exc:
-        return {"spec": label, "drafted": False, "why": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        why = str(exc).replace(os.path.relpath(spec), rel).replace(str(spec), rel)  # no path of this machine
+        return {"spec": label, "drafted": False, "why": f"{type(exc).__name__}: {why[:200]}"}
     out: dict[str, Any] = {"spec": label, "drafted": True, "intents": len(drafted), "reads": 0, "hits": []}
     effects: Counter[str] = Counter()
     for op, key, effect in drafted:
