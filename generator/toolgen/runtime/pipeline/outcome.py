@@ -26,19 +26,18 @@ settled first:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from ...policy_format import PolicyRow
 from ...results import TEXT_KEY
 from .. import credentials as creds
 from ..body import decode_body, excerpt, may_hold_secret, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
-from .canonical import key_arg
 from .effects import MAX_RESPONSE_BYTES, REDIRECT_STATUSES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
@@ -71,19 +70,18 @@ class Answer:
     excerpt: str | None = None
 
 
-def operation_name(row: Mapping[str, Any]) -> str:
+def operation_name(row: PolicyRow) -> str:
     """Policy: the row's operation as errors name it (``operationId``, else ``METHOD path``; a
     composite's row, which has none, by its tool)."""
-    op = row.get("operation")
-    if not op:
-        return str(row.get("tool"))
-    return str(op.get("id") or f"{op['method']} {op['path']}")
+    if row.composite is not None:
+        return row.tool
+    return row.operation_id or f"{row.method} {row.path}"
 
 
-def _answer_policy(row: Mapping[str, Any]) -> tuple[list[int], Any]:
+def _answer_policy(row: PolicyRow) -> tuple[list[int], Any]:
     """Policy: (the statuses the row counts as success, ``success_status``; the body the spec says
     comes, ``output.body``)."""
-    return [int(s) for s in row.get("success_status") or []], (row.get("output") or {}).get("body")
+    return list(row.success_status), row.output.body
 
 
 def key_in_use(body: Any) -> bool:
@@ -101,8 +99,7 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
     """``result_unknown``: the write may or may not have taken effect. The next step says how to
     find out (the read tools of the same resource) or, where the API deduplicates the key, to
     retry with the same key."""
-    idem = spec.row.get("idempotency") or {}
-    key_arg = idem.get("arg") or "the key"
+    key_arg = spec.row.idempotency.arg if spec.row.idempotency is not None else "the key"
     checks = ", ".join(spec.check_tools)
     look = f"Read the current state first ({checks})" if checks else "Read the current state first"
     same = "preview_id" if executes_preview(spec.row) else "arguments"
@@ -125,13 +122,13 @@ def _declared_body(spec: ToolSpec, answer: tuple[int, httpx.Headers, Any], http_
     is ``{"status", "location"}`` (a redirect not followed: its ``Location``, absolute) or
     ``{"status", "location", "body"}`` (where followed redirects landed, and what was found there)."""
     status, headers, body = answer
-    out = spec.row.get("output") or {}
-    if out.get("redirect"):
+    out = spec.row.output
+    if out.redirect is not None:
         if landed is not None and status not in REDIRECT_STATUSES:
             return scrub({"status": status, "location": landed, "body": body}, secret_values)
         target = location_of_answer(status, headers, http_request)
         return scrub({"status": status, **({"location": target} if target else {})}, secret_values)
-    if out.get("body") == "text" and out.get("shape") == "object" and isinstance(body, str):
+    if out.body == "text" and out.shape == "object" and isinstance(body, str):
         return {TEXT_KEY: body}
     return body
 
@@ -269,7 +266,7 @@ def _api_error(call: Call, spec: ToolSpec, validated: Validated, budget: Budget,
         return Halt("http", make_error(
             "idempotency_in_progress",
             f"{op_name} says a request with this idempotency key is still being processed.",
-            details={**error.details, "key_arg": key_arg(spec.row)}, result_known=False, retryable=True,
+            details={**error.details, "key_arg": spec.key_arg}, result_known=False, retryable=True,
             next_step="Wait, then retry with the same "
                       f"{'preview_id' if validated.preview_id is not None else 'arguments'} and the same key.",
         ), attempts=attempts, status=status)

@@ -76,7 +76,7 @@ def _with_query_credentials(target: httpx.URL, sent: httpx.URL, wire: BuiltReque
 def follow(call: Call, spec: ToolSpec, wire: BuiltRequest, http_request: httpx.Request, budget: Budget,
            exchange: Exchange) -> Generator[Effect, Any, tuple[Exchange, httpx.Request, str | None]]:
     """Follow same-origin redirects of a ``follow`` row (see the module docstring)."""
-    if (spec.row.get("output") or {}).get("redirect") != "follow" or spec.mutating:
+    if spec.row.output.redirect != "follow" or spec.mutating:
         return exchange, http_request, None
     request = previous = http_request
     landed, plain = None, httpx.URL(wire.url)
