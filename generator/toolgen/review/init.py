@@ -151,7 +151,8 @@ def _effect_notes(op: Operation, guess: EffectGuess, draft: _Draft) -> None:
     safe = op.method in _SAFE
     if safe and effect != "read":
         if guess.doubtful:
-            draft.notes.append(f"decide [effect-undecided]: {guess.why}, while other words say read: drafted "
+            why = guess.why if ", while " in guess.why else f"{guess.why}, while other words say read"
+            draft.notes.append(f"decide [effect-undecided]: {why}: drafted "
                                f"{effect} with approval until you decide; if it only reads, set `effect: read` and "
                                "remove `approval` and `idempotency`; then delete this mark")
             draft.eol["effect"] = "decide"

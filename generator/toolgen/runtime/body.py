@@ -127,9 +127,10 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
     springdoc ``*/*`` answer labelled ``text/plain`` or ``application/octet-stream``); text for
     other text; `toolgen.results.binary_summary` for binary. `problem` is set, and the body not to
     be trusted, when a JSON body does not parse or nests deeper than `MAX_RESPONSE_DEPTH`, or the
-    API sent an HTML page (an error or login page, never a tool result). No string of the value holds
-    an unpaired surrogate (`safe_text`): valid JSON that escapes one (``"\\ud800"``) is read with
-    U+FFFD in its place, so the result can always be encoded as UTF-8."""
+    API sent an HTML page where the spec declares none (an error or login page, never a tool
+    result); a declared text answer (``expect == "text"``: ``text/html`` among them) is text. No
+    string of the value holds an unpaired surrogate (`safe_text`): valid JSON that escapes one
+    (``"\\ud800"``) is read with U+FFFD in its place, so the result can always be encoded as UTF-8."""
     if not content:
         return None, None
     ctype = (headers.get("content-type", "") if headers is not None else "").lower()
@@ -149,7 +150,7 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
             if depth_exceeds(value, MAX_RESPONSE_DEPTH):
                 return None, f"JSON nested deeper than {MAX_RESPONSE_DEPTH} levels"
             return (_safe_value(value) if _SURROGATE_ESCAPE.search(content) else value), None
-    if html:
+    if html and expect != "text":
         return content[:2000].decode("utf-8", "replace"), "an HTML page where data was expected"
     if kind in ("text", "any"):  # a codec such as UTF-7 can spell an unpaired surrogate too
         return safe_text(content.decode(text_charset(headers) or "utf-8", "replace")), None

@@ -496,6 +496,10 @@ class _Body:
         encoding = self.encoding
         if encoding == "form":
             pairs = [(k, v) for k, v, is_key in self.form_pairs if with_key or not is_key]
+            if not pairs and self.value_set and isinstance(self.value, str):
+                # a string body (the spec's schema is a string): the encoded form as the caller wrote it
+                return (self.value.encode("utf-8"), self.value,
+                        content_type or "application/x-www-form-urlencoded")
             if not pairs:
                 return None, None, None
             view: Any = dict(pairs) if len({k for k, _ in pairs}) == len(pairs) else pairs
@@ -525,6 +529,31 @@ class _Body:
         if encoding == "json":
             return _json_bytes(body), body, content_type or "application/json"
         return None, None, None
+
+
+def _form_member(body: _Body, row: PolicyRow, binding: ArgBinding, value: Any,
+                 how: tuple[str | None, bool | None, tuple[str | int, ...], bool]) -> None:
+    """Add one body binding's value to a form-urlencoded `body`: a named member as its pairs (an
+    object nested as ``deepObject``), the whole body as one pair per member, or, when the spec
+    declares the body a plain string, that string as the body itself. `how`: (style, explode, the
+    argument's path, whether it is the idempotency key)."""
+    style, explode, at, is_key = how
+    name = binding.wire_name
+    if name:
+        form_style = style
+        if form_style is None and isinstance(value, dict):
+            form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
+        body.form_pairs.extend((k, v, is_key) for k, v in serialise_query(
+            name, value, form_style, explode, at,
+            taken_names(row, "body", binding) if isinstance(value, dict) else frozenset()))
+    elif isinstance(value, str):  # a body declared as a plain string: sent as it is
+        body.value, body.value_set = value, True
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_bracket_key(str(k), at + (k,), nested=False)
+            body.form_pairs.extend(
+                (fk, fv, False) for fk, fv in serialise_query(
+                    k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
 
 
 def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
@@ -589,19 +618,7 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
             cookies.extend(_cookie_pairs(row, binding, value, at))
         elif where == "body":
             if encoding == "form":
-                if name:
-                    form_style = style
-                    if form_style is None and isinstance(value, dict):
-                        form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
-                    body.form_pairs.extend((k, v, is_key) for k, v in serialise_query(
-                        name, value, form_style, explode, at,
-                        taken_names(row, "body", binding) if isinstance(value, dict) else frozenset()))
-                elif isinstance(value, dict):
-                    for k, v in value.items():
-                        _check_bracket_key(str(k), at + (k,), nested=False)
-                        body.form_pairs.extend(
-                            (fk, fv, False) for fk, fv in serialise_query(
-                                k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
+                _form_member(body, row, binding, value, (style, explode, at, is_key))
             elif encoding == "multipart":
                 if name:
                     body.multipart.append((name, value, binding.content_type, is_key))

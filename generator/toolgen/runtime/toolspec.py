@@ -168,21 +168,31 @@ def key_place_shown(view: dict[str, Any], record_row: PolicyRow, record_tool: st
 
 
 def _declared_fields(row: PolicyRow, output_schema: Any) -> list[str]:
-    """Without `output.fields`, the result keeps the top-level properties its output schema declares
-    (of each item, for a paginated tool): a field the API adds that the spec does not declare never
+    """Without `output.fields`, the result keeps the top-level members its output schema declares
+    (its ``properties`` and the names it ``required``s) of the object, or of each item: of a page
+    (a paginated tool) and of an array result alike, so that a tool keeps or drops a member the
+    same way whether it pages or not. A field the API adds that the spec does not declare never
     reaches the model. Schemas that allow other properties, or declare none, keep everything."""
     if row.mode == "preview" or not isinstance(output_schema, dict):
         return []
-    node = output_schema
+    node: Any = output_schema
+    root = node.get("properties") if isinstance(node.get("properties"), dict) else {}
     if row.pagination is not None:
         node = ((node.get("properties") or {}).get("items") or {}).get("items") or {}
+    elif set(root) == {"result"}:  # a wrapped body: an array's items are projected like a page's
+        wrapped = root["result"]
+        types = wrapped.get("type") if isinstance(wrapped, dict) else None
+        if not (types == "array" or (isinstance(types, list) and "array" in types)):
+            return []
+        node = wrapped.get("items") or {}
+    elif set(root) == {"status"}:
+        return []
     if not isinstance(node, dict) or "anyOf" in node or "oneOf" in node or "$ref" in node:
         return []
     props = node.get("properties")
     extra = node.get("additionalProperties")
     if not isinstance(props, dict) or not props or (extra is not None and extra is not False):
         return []
-    if set(props) == {"result"} or set(props) == {"status"}:
-        return []  # a wrapped body: its content is not projected
-    return sorted(props)
-
+    required = node.get("required")
+    named = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+    return sorted(set(props) | named)

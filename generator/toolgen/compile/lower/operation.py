@@ -101,7 +101,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
         output_schema = strip_descriptions(output_schema)
     return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
                    plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept,
-                   key_parameter_schema(ctx, intent, params) or body.key_schema)
+                   key_parameter_schema(ctx, intent, params) or body.key_schema, response.redirect)
 
 
 def _body_key_member(intent: ToolIntent) -> str | None:

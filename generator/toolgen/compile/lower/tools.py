@@ -42,6 +42,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         shape=lowered.shape,
         body=lowered.body,
         accept=lowered.accept,
+        redirect=lowered.redirect,
     )
     timeout = intent.timeout_ms or defaults.timeout_ms
     max_body = intent.max_body_bytes or defaults.max_body_bytes

@@ -77,8 +77,10 @@ EFFECT_WRITE_ON_SAFE_METHOD = _rule(
     "Allowed (some APIs mutate on GET), but confirm it; set this rule to `off` for APIs that do.")
 EFFECT_READ_NAMES_CHANGE = _rule(
     "effect-read-names-change", "warning", "An intent marked `effect: read` maps an operation whose Action, "
-    "operationId, path or summary says it changes something (delete, create, update, terminate, ...), whatever "
-    "its HTTP method.",
+    "`x-` hints (`x-kubernetes-action`, `x-ms-docs-operation-type`, `x-openai-isConsequential`, `x-linode-grant`, "
+    "an SDK method name), operationId, path (a side-effecting sub-resource such as `/exec`, `/invalidate`, "
+    "`/resendWelcomeSms`, `/logout`), summary or description says it changes something (delete, create, update, "
+    "terminate, ...), whatever its HTTP method.",
     "If it changes something, mark it `effect: write` (or `destructive`) with `approval: required`: a read is "
     "never previewed, approved or made idempotent, and its MCP tool says readOnlyHint. If it only reads (the "
     "word misleads), set this rule to `off` for the map in toolgen.yaml `lint.severity`.")
@@ -281,6 +283,16 @@ for _id, _sev, _summary, _help in (
 # a property of the spec that the build handles (recursive schemas become $defs): nothing to fix
 _rule("schema-cycle", "info", "A recursive schema is kept as `$defs` references.",
       "Nothing to do unless a target without recursive-schema support matters.", "build")
+# what the tool returns for an answer that is not JSON: said, nothing to fix
+_rule("response-text", "info",
+      ("The success response offers only text (`text/html`, `text/plain`, `text/csv`, XML): the tool returns the "
+       "answer as `{\"text\": ...}`, the call's secrets scrubbed, cut to `output.max_bytes`."),
+      "Nothing to do; declare a JSON response in the spec if the API has one.", "build")
+_rule("response-redirect", "info",
+      ("The only declared success is a redirect (3xx): a read follows a same-origin redirect (at most 5 hops, "
+       "within its deadline) and returns where it landed; a download link or a write returns the redirect's "
+       "`Location`."),
+      "Nothing to do; declare the 2xx answer in the spec if the API has one.", "build")
 
 
 # toolsets

@@ -32,12 +32,13 @@ from typing import Any
 import httpx
 
 from ...policy_format import PolicyRow
+from ...results import TEXT_KEY
 from .. import credentials as creds
 from ..body import decode_body, excerpt, may_hold_secret, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
-from .effects import MAX_RESPONSE_BYTES
+from .effects import MAX_RESPONSE_BYTES, REDIRECT_STATUSES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
 __all__ = ["MAX_PROBLEM_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "Answer", "judge", "key_in_use", "unknown_error",
@@ -116,6 +117,35 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
 
 
 
+def _declared_body(spec: ToolSpec, answer: tuple[int, httpx.Headers, Any], http_request: httpx.Request,
+                   landed: str | None, secret_values: list[str]) -> Any:
+    """Policy: the body a declared text or redirect answer becomes. A text answer of an ``object``
+    row (``output.body`` ``text``) is ``{"text": ...}``; an answer of a row with ``output.redirect``
+    is ``{"status", "location"}`` (a redirect not followed: its ``Location``, absolute) or
+    ``{"status", "location", "body"}`` (where followed redirects landed, and what was found there)."""
+    status, headers, body = answer
+    out = spec.row.output
+    if out.redirect is not None:
+        if landed is not None and status not in REDIRECT_STATUSES:
+            return scrub({"status": status, "location": landed, "body": body}, secret_values)
+        target = location_of_answer(status, headers, http_request)
+        return scrub({"status": status, **({"location": target} if target else {})}, secret_values)
+    if out.body == "text" and out.shape == "object" and isinstance(body, str):
+        return {TEXT_KEY: body}
+    return body
+
+
+def location_of_answer(status: int, headers: httpx.Headers, http_request: httpx.Request) -> str | None:
+    """The absolute ``Location`` of a redirect answer, resolved against the request's URL, else None."""
+    raw = headers.get("location") if status in REDIRECT_STATUSES else None
+    if not raw:
+        return None
+    try:
+        return str(http_request.url.join(raw.strip()))
+    except (httpx.InvalidURL, ValueError):
+        return None
+
+
 def unreadable_result(spec: ToolSpec, answer: Answer, *, withhold: bool = False) -> dict[str, Any]:
     """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
     "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
@@ -160,8 +190,9 @@ def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
 
 
 def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold: Hold, exchange: Exchange,
-          http_request: httpx.Request) -> Answer:
-    """The success `Answer`, or `Halt` (see the module docstring)."""
+          http_request: httpx.Request, landed: str | None = None) -> Answer:
+    """The success `Answer`, or `Halt` (see the module docstring). `landed`: where followed
+    redirects led (`toolgen.runtime.pipeline.redirect.follow`), if any."""
     outcome = exchange.outcome
     if outcome.kind in ("too_large", "timeout") and spec.mutating and 200 <= outcome.status < 300:
         # the API accepted the write: its outcome is known, though its answer is over the cap or did not
@@ -183,6 +214,8 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         raise _api_error(call, spec, validated, budget, hold, exchange, Answer(status, headers, body, unreadable))
     if outcome.cut:
         unreadable = f"the connection closed after {len(outcome.content)} bytes, before the whole body came"
+    if unreadable is None:
+        body = _declared_body(spec, (status, headers, body), http_request, landed, secret_values)
     if unreadable is None and body is not None and not isinstance(body, (dict, list)) and (
             spec.field_tree or spec.redact_tree):
         # the output policy keeps members of a JSON answer (output.fields, else the declared

@@ -33,12 +33,14 @@ from typing import Any
 
 from ...calls import CallResult
 from ...errors import ToolError, make_error
+from ...request import BuiltRequest
 from ...toolspec import ToolSpec
 from .. import permission
 from ..canonical import canonical_request
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
 from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
+from ..redirect import follow
 from ..send import attempts, wire_request
 from ..state import Budget, Call, Halt, Hold, Validated
 from ..timeout import bound
@@ -234,7 +236,7 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
     try:
         validated = step_request(call, step, inputs, answers, key, branch=branch)
         budget = _budget(call, step, deadline)
-        _wire, http_request = wire_request(call, step.spec, validated)
+        wire, http_request = wire_request(call, step.spec, validated)
         legacy = legacy_receipt(call, step.spec, validated, legacy_key, budget) if key and legacy_key else None
         if legacy is not None:  # completed under the earlier key form: replayed, never sent again
             stored = legacy.result if isinstance(legacy.result, dict) else {}
@@ -254,19 +256,21 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
         stored = hold.result if isinstance(hold.result, dict) else {}
         return StepRun(step.id, "done", body=stored.get("body"), status=hold.status, replayed=True, key=key,
                        secret_values=call.secret_values, warning=_stored_warning(stored))
-    return (yield from _held(call, step, validated, budget, hold, http_request, branch=branch, key=key))
+    return (yield from _held(call, step, validated, budget, hold, (wire, http_request), branch=branch, key=key))
 
 
-def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Hold, http_request: Any, *,
+def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Hold, sent: tuple[BuiltRequest, Any], *,
           branch: bool, key: str | None) -> Generator[Effect, Any, StepRun]:
     """The steps that run while the step holds its receipt (if any)."""
     spec = step.spec
+    wire, http_request = sent
     try:
         if call.audit_failures:
             hold.let_go()
             raise Halt("audit", make_error("internal_error", f"{call.tool}: the audit sink failed; nothing was sent."))
         exchange = yield from attempts(call, spec, http_request, budget, hold)
-        answer = judge(call, spec, validated, budget, hold, exchange, http_request)
+        exchange, http_request, landed = yield from follow(call, spec, wire, http_request, budget, exchange)
+        answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
         if answer.unreadable is not None:
             return _unreadable(call, step, hold, answer, exchange.attempts, key)
         _check_output(call, step, answer.body, exchange.attempts, answer.status)
