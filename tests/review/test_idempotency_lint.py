@@ -90,6 +90,11 @@ PLACES = [
     ({"client_request_id": {"type": "string", "description": "Shown in the dashboard."}}, None, None),
     ({"request_id": {"type": "string"}}, None, None),
     ({"idempotency_key": {"type": "integer"}}, None, None),  # not a key the runtime fills with a string
+    # the spec's own word that a member named like a key is not one
+    ({"idempotency_key": {"type": "string", "description": "Not an idempotency key: a label on the receipt."}},
+     None, None),
+    ({}, [{"name": "Idempotency-Key", "in": "header", "description": "Not used for deduplication (traced only).",
+           "schema": {"type": "string"}}], None),
     ({"deDuplicationId": {"type": "string", "nullable": True}}, None, "body:deDuplicationId"),
     ({"MessageDeduplicationId": {"type": "string"}}, None, "body:MessageDeduplicationId"),
     ({}, [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}], "header:Idempotency-Key"),

@@ -381,3 +381,45 @@ def test_a_full_argument_record_and_the_earlier_hide_workaround(tmp_path: Path) 
         done = registry.call("record_create_customer", {**CUSTOMER, "action_id": "full-1"}, actor=PAYER)
         assert done.ok, done.error
         assert srv.last.json() == {**CUSTOMER, "idempotency_key": "full-1"}
+
+
+# --- a member named like a key that the spec says is not one --------------------------------------
+
+LABEL = "Not an idempotency key: a reference printed on the customer's receipt, sent as given."
+
+
+def test_a_member_the_spec_says_is_not_a_key_stays_the_models_argument(tmp_path: Path) -> None:
+    """A body member named ``idempotency_key`` whose own description says it is no idempotency key:
+    `toolgen init` drafts no key there, so the member is the model's argument, sent as the human
+    saw it in the preview, never overwritten with the record's key (nor trusted to deduplicate)."""
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "Orders", "version": "1"},
+        "paths": {"/orders": {"post": {
+            "operationId": "createOrder", "summary": "Create an order.",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["item"], "properties": {
+                    "item": {"type": "string"},
+                    "idempotency_key": {"type": "string", "description": LABEL}}}}}},
+            "responses": {"201": {"description": "Created"}}}}},
+    }
+    (tmp_path / "orders.json").write_text(json.dumps(spec), encoding="utf-8")
+    drafted = run("init", str(tmp_path / "orders.json"), "--out", str(tmp_path / "o.yaml"), "--name", "orders",
+                  "--no-project")
+    assert drafted.exit_code == 0, drafted.output
+    intent = yaml.safe_load((tmp_path / "o.yaml").read_text(encoding="utf-8"))["tools"]["create_order"]
+    assert (intent.get("idempotency") or {}).get("send_as", "none") == "none"
+    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert built.exit_code == 0, built.output
+    assert "idempotency_key" in _tool(tmp_path / "out", "preview_create_order")["inputSchema"]["properties"]
+    with RecordingServer() as srv:
+        srv.reply("POST", r"^/orders$", 201, None)
+        registry = Registry.from_dir(tmp_path / "out", base_url=srv.base_url, receipts=MemoryReceiptStore())
+        actor = Actor.of("bot", ["orders:write"])
+        args = {"item": "tea", "idempotency_key": "RECEIPT-7"}
+        shown = registry.call("preview_create_order", args, actor=actor)
+        assert shown.ok and isinstance(shown.result, dict), shown.error
+        assert shown.result["request"]["body"] == args
+        done = registry.call("record_create_order", {"preview_id": shown.result["preview_id"], "action_id": "k-1"},
+                             actor=actor, approval=Approval(shown.result["preview_id"]))
+        assert done.ok, done.error
+        assert srv.last.json() == args
