@@ -35,7 +35,7 @@ from ..schema import SchemaConverter, object_view
 from .body import pick_request_media
 from .parameters import operation_parameters
 
-__all__ = ["KeyPlace", "idempotency_place", "key_constraints"]
+__all__ = ["KeyPlace", "idempotency_place", "key_constraints", "key_places"]
 
 #: the name says idempotency or deduplication (lower case, letters and digits only): idempotency,
 #: idempotent, deduplicationid (SQS's MessageDeduplicationId, Graph's deDuplicationId)
@@ -153,15 +153,25 @@ def _body_places(converter: SchemaConverter, op: Operation) -> list[tuple[int, K
 _ORDER = {"header": 0, "query": 1, "body": 2}
 
 
-def idempotency_place(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> KeyPlace | None:
-    """Where `op` takes its idempotency key (see the module docstring), or None."""
+def _ranked_places(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> list[tuple[int, KeyPlace]]:
     try:
         places = _parameter_places(doc, converter, op) + _body_places(converter, op)
     except DiagnosticError:
-        return None
-    if not places:
-        return None
-    return min(places, key=lambda rp: (rp[0], _ORDER[rp[1].location], rp[1].name))[1]
+        return []
+    return sorted(places, key=lambda rp: (rp[0], _ORDER[rp[1].location], rp[1].name))
+
+
+def idempotency_place(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> KeyPlace | None:
+    """Where `op` takes its idempotency key (see the module docstring), or None."""
+    places = _ranked_places(doc, converter, op)
+    return places[0][1] if places else None
+
+
+def key_places(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> list[KeyPlace]:
+    """Every place `op` takes an idempotency key in, the one `idempotency_place` picks first: an
+    operation that declares a key header and a key member (or two spellings of one) has more than
+    one, and the places the record does not fill must not be the model's to set."""
+    return [place for _, place in _ranked_places(doc, converter, op)]
 
 
 def key_constraints(schema: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from ..ir import ArgBinding
 from ..operations import Operation
 from .body import body_arguments
 from .context import Arg, Ctx, Lowered, Skip
+from .idempotency import key_places
 from .narrow import narrow_args
 from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
@@ -69,6 +70,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
             hidden.discard(arg.binding.wire_name)
             continue
         args.append(arg)
+    args = _without_other_key_places(ctx, op, intent, args, iloc)
     if hidden:
         first = min(hidden)
         raise Skip("hide-unknown", f"`hide` names {first!r}, which is not a parameter or body property of {op.key}",
@@ -128,6 +130,39 @@ def _check_body_key(op: Operation, member: str, encoding: str, body_args: list[A
                f"`send_as: body:{member}`, but {op.key} {why}; the runtime cannot add the key as a member",
                iloc("idempotency", "send_as"),
                "send the key where the API reads it (`header:NAME` or `query:NAME`), or `send_as: none`")
+
+
+def _without_other_key_places(ctx: Ctx, op: Operation, intent: ToolIntent, args: list[Arg],
+                              iloc: Any) -> list[Arg]:
+    """`args` less the parameters and body members that take an idempotency key
+    (`key_places`) other than the one the record fills (``send_as``): an operation that declares a
+    key header and a key member too would otherwise let the model set the second key, pinning one
+    value on two different approved writes (the API returns the first write's answer for the
+    second) or a fresh value on a re-sent one. An optional place is left out of the request; a
+    required one raises `Skip` ``idempotency-key-unsent`` (the map sends the key in the other)."""
+    idem = intent.idempotency
+    if idem is None or idem.send_as == "none":
+        return args
+    where, _, name = idem.send_as.partition(":")
+    others = [p for p in key_places(ctx.doc, ctx.converter, op)
+              if not (p.location == where and (p.name.lower() == name.lower() if where != "body" else p.name == name))]
+    if not others:
+        return args
+
+    def other(arg: Arg) -> bool:
+        b = arg.binding
+        return b is not None and any(b.location == p.location and (
+            b.wire_name.lower() == p.name.lower() if p.location == "header" else b.wire_name == p.name)
+            for p in others)
+
+    required = next((a for a in args if other(a) and a.required), None)
+    if required is not None and required.binding is not None:
+        raise Skip("idempotency-key-unsent",
+                   f"`send_as: {idem.send_as}`, but {op.key} also requires the {required.binding.location} "
+                   f"`{required.binding.wire_name}`, which takes an idempotency key: the model would set that key",
+                   iloc("idempotency", "send_as"),
+                   f"send the key there (`send_as: \"{required.binding.location}:{required.binding.wire_name}\"`)")
+    return [a for a in args if not other(a)]
 
 
 def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:
