@@ -17,7 +17,7 @@ from typing import Any
 from ...diagnostics import SourceLocation
 from ...naming import arg_name
 from ..intent import IncludeSpec, ToolIntent
-from ..ir import ArgBinding
+from ..ir import ArgBinding, FixedValue
 from ..operations import Operation
 from .body import body_arguments
 from .context import Arg, Ctx, Lowered, Skip
@@ -71,6 +71,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
             continue
         args.append(arg)
     args = _without_other_key_places(ctx, op, intent, args, iloc)
+    args, method_fixed = _without_method_parameter(op, args)
     if hidden:
         first = min(hidden)
         raise Skip("hide-unknown", f"`hide` names {first!r}, which is not a parameter or body property of {op.key}",
@@ -101,7 +102,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     output_schema, shape = tool_output_schema(ctx, op, intent, pagination, response, iloc, max_bytes=max_bytes)
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
-    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
+    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed + method_fixed,
                    plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept,
                    key_parameter_schema(ctx, intent, params) or body.key_schema)
 
@@ -163,6 +164,24 @@ def _without_other_key_places(ctx: Ctx, op: Operation, intent: ToolIntent, args:
                    iloc("idempotency", "send_as"),
                    f"send the key there (`send_as: \"{required.binding.location}:{required.binding.wire_name}\"`)")
     return [a for a in args if not other(a)]
+
+
+#: a query parameter or body member that names the method to run (Laravel, Symfony and Rack run it
+#: on a POST; Laravel reads a JSON body's too), as `toolgen.runtime.request.param_key` reads names
+METHOD_PARAMETER = "_method"
+
+
+def _without_method_parameter(op: Operation, args: list[Arg]) -> tuple[list[Arg], tuple[FixedValue, ...]]:
+    """`args` less a declared ``_method`` query parameter or body member, never the model's (it
+    would run an approved POST as a DELETE), and what the runtime sends for it: nothing for an
+    optional one, the operation's own method for a required one (as a method-override header)."""
+    def override(arg: Arg) -> bool:
+        b = arg.binding
+        return b is not None and b.location in ("query", "body") and b.wire_name.lower() == METHOD_PARAMETER
+
+    fixed = tuple(FixedValue(a.binding.location, a.binding.wire_name, op.method.upper())
+                  for a in args if override(a) and a.required and a.binding is not None)
+    return [a for a in args if not override(a)], fixed
 
 
 def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:
