@@ -128,3 +128,15 @@ def test_a_key_the_spec_says_is_not_honoured_yet_is_sent_but_not_honoured(tmp_pa
     [op] = list_operations(doc)
     place = idempotency_place(doc, SchemaConverter(doc, DiagnosticSink()), op)
     assert place is not None and place.send_as == "header:X-Amzn-Client-Token" and place.honoured is False
+
+
+@pytest.mark.parametrize("text", ["Deprecated: idempotency is no longer supported; the key is ignored.",
+                                  "Idempotency keys are no longer honoured by this endpoint."])
+def test_a_key_the_spec_says_is_no_longer_honoured_is_not_honoured(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(_plain_spec({}, [{"name": "Idempotency-Key", "in": "header", "description": text,
+                                                 "schema": {"type": "string"}}])), encoding="utf-8")
+    doc = load_spec(path)
+    [op] = list_operations(doc)
+    place = idempotency_place(doc, SchemaConverter(doc, DiagnosticSink()), op)
+    assert place is not None and place.send_as == "header:Idempotency-Key" and place.honoured is False

@@ -43,9 +43,10 @@ _SAYS_IDEMPOTENCY = re.compile(r"idempoten|dedup")
 #: names that carry a key only where the description says so (lower case, letters and digits only)
 _REQUEST_ID = re.compile(r"^(x)?(amzn?)?(client(request)?(token|id|key)|clientrequesttoken|request(id|token|key)|"
                          r"dedup(e|lication)?(key|id|token)?|operationid|uniquerequestid)$")
-#: the description says the API does not (yet) deduplicate by the key it declares
+#: the description says the API does not (yet, or no longer) deduplicate by the key it declares
 _NOT_HONOURED = re.compile(r"idempotency (is ?n['o]t|is not|not) (currently |yet )?supported|"
-                           r"(is ?n['o]t|is not|not) (currently |yet )?(supported|honou?red|enforced)", re.IGNORECASE)
+                           r"(is ?n['o]t|is not|not) (currently |yet )?(supported|honou?red|enforced)|"
+                           r"no longer (supported|honou?red|enforced)", re.IGNORECASE)
 #: the description says the value is no idempotency key, whatever its name ("Not an idempotency key:
 #: a reference printed on the receipt", "not used for deduplication")
 _SAYS_NOT_A_KEY = re.compile(r"\bnot (an? |the |used (for|as) (an? )?)?(idempoten|de-?duplicat|dedup)", re.IGNORECASE)
