@@ -490,3 +490,36 @@ def test_a_required_second_key_place_is_not_built(tmp_path: Path, second: str) -
     assert spec.exists()
     built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
     assert "idempotency-key-unsent" in built.output and "idempotency_key" in built.output, built.output
+
+
+def test_a_query_key_on_a_path_that_carries_a_query_string_is_sent_as_previewed(tmp_path: Path) -> None:
+    """A spec path with its own query string (``/orders?mode=fast``, as some specs write an action
+    selector): the key's query parameter is one more parameter of that query, as the preview shows
+    it, never glued onto the last value (``mode=fast?idempotency_key=...``, which loses the key)."""
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "Orders", "version": "1"},
+        "paths": {"/orders?mode=fast": {"post": {
+            "operationId": "createOrder", "summary": "Create an order.",
+            "parameters": [{"name": "idempotency_key", "in": "query", "schema": {"type": "string"}},
+                           {"name": "note", "in": "query", "schema": {"type": "string"}}],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "properties": {"item": {"type": "string"}}}}}},
+            "responses": {"201": {"description": "Created"}}}}},
+    }
+    (tmp_path / "orders.json").write_text(json.dumps(spec), encoding="utf-8")
+    assert run("init", str(tmp_path / "orders.json"), "--out", str(tmp_path / "o.yaml"), "--name", "orders",
+               "--no-project").exit_code == 0
+    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert built.exit_code == 0, built.output
+    with RecordingServer() as srv:
+        srv.reply("POST", r"^/orders", 201, None)
+        registry = Registry.from_dir(tmp_path / "out", base_url=srv.base_url, receipts=MemoryReceiptStore())
+        actor = Actor.of("bot", ["orders:write"])
+        shown = registry.call("preview_create_order", {"item": "tea", "note": "hot"}, actor=actor)
+        assert shown.ok and isinstance(shown.result, dict), shown.error
+        assert shown.result["request"]["url"].endswith(
+            "/orders?mode=fast&note=hot&idempotency_key=%3Caction_id%20of%20record_create_order%3E")
+        done = registry.call("record_create_order", {"preview_id": shown.result["preview_id"], "action_id": "k-1"},
+                             actor=actor, approval=Approval(shown.result["preview_id"]))
+        assert done.ok, done.error
+        assert srv.last.query == [("mode", "fast"), ("note", "hot"), ("idempotency_key", "k-1")]
