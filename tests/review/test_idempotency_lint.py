@@ -90,6 +90,11 @@ PLACES = [
     ({"client_request_id": {"type": "string", "description": "Shown in the dashboard."}}, None, None),
     ({"request_id": {"type": "string"}}, None, None),
     ({"idempotency_key": {"type": "integer"}}, None, None),  # not a key the runtime fills with a string
+    # the spec's own word that a member named like a key is not one
+    ({"idempotency_key": {"type": "string", "description": "Not an idempotency key: a label on the receipt."}},
+     None, None),
+    ({}, [{"name": "Idempotency-Key", "in": "header", "description": "Not used for deduplication (traced only).",
+           "schema": {"type": "string"}}], None),
     ({"deDuplicationId": {"type": "string", "nullable": True}}, None, "body:deDuplicationId"),
     ({"MessageDeduplicationId": {"type": "string"}}, None, "body:MessageDeduplicationId"),
     ({}, [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}], "header:Idempotency-Key"),
@@ -123,3 +128,15 @@ def test_a_key_the_spec_says_is_not_honoured_yet_is_sent_but_not_honoured(tmp_pa
     [op] = list_operations(doc)
     place = idempotency_place(doc, SchemaConverter(doc, DiagnosticSink()), op)
     assert place is not None and place.send_as == "header:X-Amzn-Client-Token" and place.honoured is False
+
+
+@pytest.mark.parametrize("text", ["Deprecated: idempotency is no longer supported; the key is ignored.",
+                                  "Idempotency keys are no longer honoured by this endpoint."])
+def test_a_key_the_spec_says_is_no_longer_honoured_is_not_honoured(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(_plain_spec({}, [{"name": "Idempotency-Key", "in": "header", "description": text,
+                                                 "schema": {"type": "string"}}])), encoding="utf-8")
+    doc = load_spec(path)
+    [op] = list_operations(doc)
+    place = idempotency_place(doc, SchemaConverter(doc, DiagnosticSink()), op)
+    assert place is not None and place.send_as == "header:Idempotency-Key" and place.honoured is False

@@ -381,3 +381,145 @@ def test_a_full_argument_record_and_the_earlier_hide_workaround(tmp_path: Path) 
         done = registry.call("record_create_customer", {**CUSTOMER, "action_id": "full-1"}, actor=PAYER)
         assert done.ok, done.error
         assert srv.last.json() == {**CUSTOMER, "idempotency_key": "full-1"}
+
+
+# --- a member named like a key that the spec says is not one --------------------------------------
+
+LABEL = "Not an idempotency key: a reference printed on the customer's receipt, sent as given."
+
+
+def test_a_member_the_spec_says_is_not_a_key_stays_the_models_argument(tmp_path: Path) -> None:
+    """A body member named ``idempotency_key`` whose own description says it is no idempotency key:
+    `toolgen init` drafts no key there, so the member is the model's argument, sent as the human
+    saw it in the preview, never overwritten with the record's key (nor trusted to deduplicate)."""
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "Orders", "version": "1"},
+        "paths": {"/orders": {"post": {
+            "operationId": "createOrder", "summary": "Create an order.",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["item"], "properties": {
+                    "item": {"type": "string"},
+                    "idempotency_key": {"type": "string", "description": LABEL}}}}}},
+            "responses": {"201": {"description": "Created"}}}}},
+    }
+    (tmp_path / "orders.json").write_text(json.dumps(spec), encoding="utf-8")
+    drafted = run("init", str(tmp_path / "orders.json"), "--out", str(tmp_path / "o.yaml"), "--name", "orders",
+                  "--no-project")
+    assert drafted.exit_code == 0, drafted.output
+    intent = yaml.safe_load((tmp_path / "o.yaml").read_text(encoding="utf-8"))["tools"]["create_order"]
+    assert (intent.get("idempotency") or {}).get("send_as", "none") == "none"
+    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert built.exit_code == 0, built.output
+    assert "idempotency_key" in _tool(tmp_path / "out", "preview_create_order")["inputSchema"]["properties"]
+    with RecordingServer() as srv:
+        srv.reply("POST", r"^/orders$", 201, None)
+        registry = Registry.from_dir(tmp_path / "out", base_url=srv.base_url, receipts=MemoryReceiptStore())
+        actor = Actor.of("bot", ["orders:write"])
+        args = {"item": "tea", "idempotency_key": "RECEIPT-7"}
+        shown = registry.call("preview_create_order", args, actor=actor)
+        assert shown.ok and isinstance(shown.result, dict), shown.error
+        assert shown.result["request"]["body"] == args
+        done = registry.call("record_create_order", {"preview_id": shown.result["preview_id"], "action_id": "k-1"},
+                             actor=actor, approval=Approval(shown.result["preview_id"]))
+        assert done.ok, done.error
+        assert srv.last.json() == args
+
+
+# --- an operation that takes its key in two places -----------------------------------------------
+
+def _two_places_spec(folder: Path, second: str, *, required: bool = False) -> Path:
+    """A header ``Idempotency-Key`` and a second key place: a body member or a query parameter."""
+    params: list[dict[str, Any]] = [{"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}]
+    members: dict[str, Any] = {"item": {"type": "string"}}
+    if second == "body":
+        members["idempotency_key"] = {"type": "string"}
+    else:
+        params.append({"name": "idempotency_key", "in": "query", "required": required, "schema": {"type": "string"}})
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "Orders", "version": "1"},
+        "paths": {"/orders": {"post": {
+            "operationId": "createOrder", "summary": "Create an order.", "parameters": params,
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["item"] + (["idempotency_key"] if required and second == "body" else []),
+                "properties": members}}}},
+            "responses": {"201": {"description": "Created"}}}}},
+    }
+    path = folder / "orders.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("second", ["body", "query"])
+def test_a_second_key_place_is_never_the_models(tmp_path: Path, second: str) -> None:
+    """The record fills the header; the body member or query parameter that also takes a key is no
+    argument: the model cannot pin one API key on two different approved writes through it."""
+    spec = _two_places_spec(tmp_path, second)
+    assert run("init", str(spec), "--out", str(tmp_path / "o.yaml"), "--name", "orders", "--no-project").exit_code == 0
+    intent = yaml.safe_load((tmp_path / "o.yaml").read_text(encoding="utf-8"))["tools"]["create_order"]
+    assert intent["idempotency"]["send_as"] == "header:Idempotency-Key"
+    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert built.exit_code == 0, built.output
+    assert sorted(_tool(tmp_path / "out", "preview_create_order")["inputSchema"]["properties"]) == ["item"]
+    with RecordingServer() as srv:
+        srv.reply("POST", r"^/orders", 201, None)
+        registry = Registry.from_dir(tmp_path / "out", base_url=srv.base_url, receipts=MemoryReceiptStore())
+        actor = Actor.of("bot", ["orders:write"])
+        refused = registry.call("preview_create_order", {"item": "tea", "idempotency_key": "pinned"}, actor=actor)
+        assert refused.error is not None and refused.error.code == "invalid_arguments", refused
+        for n, item in enumerate(("tea", "coffee")):
+            shown = registry.call("preview_create_order", {"item": item}, actor=actor)
+            assert shown.ok and isinstance(shown.result, dict), shown.error
+            done = registry.call("record_create_order", {"preview_id": shown.result["preview_id"],
+                                                         "action_id": f"k-{n}"},
+                                 actor=actor, approval=Approval(shown.result["preview_id"]))
+            assert done.ok, done.error
+        sent = srv.requests
+        assert [r.header("Idempotency-Key") for r in sent] == ["k-0", "k-1"]
+        assert [r.json() for r in sent] == [{"item": "tea"}, {"item": "coffee"}]
+        assert all("idempotency_key" not in dict(r.query) for r in sent)
+
+
+@pytest.mark.parametrize("second", ["body", "query"])
+def test_a_required_second_key_place_is_not_built(tmp_path: Path, second: str) -> None:
+    spec = _two_places_spec(tmp_path, second, required=True)
+    (tmp_path / "o.yaml").write_text(
+        "toolgen: 1\nspec: orders.json\napi: {name: orders}\ntools:\n  create_order:\n    operation: createOrder\n"
+        "    effect: write\n    permission: orders:write\n    approval: required\n"
+        '    idempotency: {key: action_id, send_as: "header:Idempotency-Key", honoured_by_api: true}\n'
+        "    description: Create one order. Not for updates.\n", encoding="utf-8")
+    assert spec.exists()
+    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert "idempotency-key-unsent" in built.output and "idempotency_key" in built.output, built.output
+
+
+def test_a_query_key_on_a_path_that_carries_a_query_string_is_sent_as_previewed(tmp_path: Path) -> None:
+    """A spec path with its own query string (``/orders?mode=fast``, as some specs write an action
+    selector): the key's query parameter is one more parameter of that query, as the preview shows
+    it, never glued onto the last value (``mode=fast?idempotency_key=...``, which loses the key)."""
+    spec = {
+        "openapi": "3.0.3", "info": {"title": "Orders", "version": "1"},
+        "paths": {"/orders?mode=fast": {"post": {
+            "operationId": "createOrder", "summary": "Create an order.",
+            "parameters": [{"name": "idempotency_key", "in": "query", "schema": {"type": "string"}},
+                           {"name": "note", "in": "query", "schema": {"type": "string"}}],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "properties": {"item": {"type": "string"}}}}}},
+            "responses": {"201": {"description": "Created"}}}}},
+    }
+    (tmp_path / "orders.json").write_text(json.dumps(spec), encoding="utf-8")
+    assert run("init", str(tmp_path / "orders.json"), "--out", str(tmp_path / "o.yaml"), "--name", "orders",
+               "--no-project").exit_code == 0
+    built = run("build", str(tmp_path / "o.yaml"), "--out", str(tmp_path / "out"), "-q")
+    assert built.exit_code == 0, built.output
+    with RecordingServer() as srv:
+        srv.reply("POST", r"^/orders", 201, None)
+        registry = Registry.from_dir(tmp_path / "out", base_url=srv.base_url, receipts=MemoryReceiptStore())
+        actor = Actor.of("bot", ["orders:write"])
+        shown = registry.call("preview_create_order", {"item": "tea", "note": "hot"}, actor=actor)
+        assert shown.ok and isinstance(shown.result, dict), shown.error
+        assert shown.result["request"]["url"].endswith(
+            "/orders?mode=fast&note=hot&idempotency_key=%3Caction_id%20of%20record_create_order%3E")
+        done = registry.call("record_create_order", {"preview_id": shown.result["preview_id"], "action_id": "k-1"},
+                             actor=actor, approval=Approval(shown.result["preview_id"]))
+        assert done.ok, done.error
+        assert srv.last.query == [("mode", "fast"), ("note", "hot"), ("idempotency_key", "k-1")]

@@ -556,6 +556,15 @@ def _form_member(body: _Body, row: PolicyRow, binding: ArgBinding, value: Any,
                     k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
 
 
+def _with_query(root: str, pairs: list[tuple[str, str]]) -> str:
+    """`root` with the query `pairs`, percent-encoded; a spec path may carry its own query string
+    (``/orders?mode=fast``), which the pairs then join with ``&`` (never a second ``?``, which
+    would glue them onto its last value)."""
+    if not pairs:
+        return root
+    return root + ("&" if "?" in root else "?") + urlencode(pairs, quote_via=quote)
+
+
 def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
                   credentials: Injected | None = None,
                   extra_query: Iterable[tuple[str, str]] = ()) -> BuiltRequest:
@@ -668,10 +677,10 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
         wire_headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in cookies)))
 
     root = base_url.rstrip("/") + path
-    url = root + ("?" + urlencode(wire_query, quote_via=quote) if wire_query else "")
+    url = _with_query(root, wire_query)
     canonical = {
         "method": row.method.upper(),
-        "url": root + ("?" + urlencode(canonical_query, quote_via=quote) if canonical_query else ""),
+        "url": _with_query(root, canonical_query),
         "headers": sorted([k.lower(), v] for k, v, is_key in headers if not is_key)
         + ([["content-type", canonical_type]] if canonical_type is not None else []),
         "cookies": [[k, v] for k, v in cookies],

@@ -14,8 +14,10 @@ A place is taken when its name says idempotency or deduplication, in any spellin
 where the spec's own text (its description) says the value deduplicates or is an idempotency token
 (`_SAYS_DEDUPLICATES`): many APIs take a ``request_id`` that only traces. A header or query
 parameter wins over a body member (the IETF Idempotency-Key draft's place), a name that says
-idempotency over one whose description does. The value must be a string (a schema of another type
-is not a key the runtime can fill). `KeyPlace.honoured` is False where the description says the API
+idempotency over one whose description does. A description that says the value is not an
+idempotency key ("Not an idempotency key: a reference printed on the receipt", `_SAYS_NOT_A_KEY`)
+makes it no place, whatever its name: the member carries data the model sets. The value must be a
+string (a schema of another type is not a key the runtime can fill). `KeyPlace.honoured` is False where the description says the API
 does not (yet) deduplicate by the key. Never raises: a broken ``$ref`` is no place (the build reports it).
 """
 
@@ -33,7 +35,7 @@ from ..schema import SchemaConverter, object_view
 from .body import pick_request_media
 from .parameters import operation_parameters
 
-__all__ = ["KeyPlace", "idempotency_place", "key_constraints"]
+__all__ = ["KeyPlace", "idempotency_place", "key_constraints", "key_places"]
 
 #: the name says idempotency or deduplication (lower case, letters and digits only): idempotency,
 #: idempotent, deduplicationid (SQS's MessageDeduplicationId, Graph's deDuplicationId)
@@ -41,9 +43,13 @@ _SAYS_IDEMPOTENCY = re.compile(r"idempoten|dedup")
 #: names that carry a key only where the description says so (lower case, letters and digits only)
 _REQUEST_ID = re.compile(r"^(x)?(amzn?)?(client(request)?(token|id|key)|clientrequesttoken|request(id|token|key)|"
                          r"dedup(e|lication)?(key|id|token)?|operationid|uniquerequestid)$")
-#: the description says the API does not (yet) deduplicate by the key it declares
+#: the description says the API does not (yet, or no longer) deduplicate by the key it declares
 _NOT_HONOURED = re.compile(r"idempotency (is ?n['o]t|is not|not) (currently |yet )?supported|"
-                           r"(is ?n['o]t|is not|not) (currently |yet )?(supported|honou?red|enforced)", re.IGNORECASE)
+                           r"(is ?n['o]t|is not|not) (currently |yet )?(supported|honou?red|enforced)|"
+                           r"no longer (supported|honou?red|enforced)", re.IGNORECASE)
+#: the description says the value is no idempotency key, whatever its name ("Not an idempotency key:
+#: a reference printed on the receipt", "not used for deduplication")
+_SAYS_NOT_A_KEY = re.compile(r"\bnot (an? |the |used (for|as) (an? )?)?(idempoten|de-?duplicat|dedup)", re.IGNORECASE)
 #: the description says the value makes a repeated request harmless
 _SAYS_DEDUPLICATES = re.compile(
     r"idempoten|de-?duplicat|dedup|duplicate (request|submission|operation|charge|payment|call)s?|"
@@ -82,11 +88,13 @@ def _rank(name: str, schema: Any, description: Any) -> int | None:
     kind = schema.get("type") if isinstance(schema, dict) else None
     if kind is not None and "string" not in (kind if isinstance(kind, list) else [kind]):
         return None  # a nullable string (`[string, null]`) is a key; a number or an object is not
+    texts = [t for t in (description, schema.get("description") if isinstance(schema, dict) else None)
+             if isinstance(t, str)]
+    if any(_SAYS_NOT_A_KEY.search(t) for t in texts):
+        return None  # the spec's own word: a member of that name that carries data, not a key
     flat = _flat(name)
     if _SAYS_IDEMPOTENCY.search(flat):
         return 0
-    texts = [t for t in (description, schema.get("description") if isinstance(schema, dict) else None)
-             if isinstance(t, str)]
     if _REQUEST_ID.match(flat) and any(_SAYS_DEDUPLICATES.search(t) for t in texts):
         return 1
     return None
@@ -146,15 +154,25 @@ def _body_places(converter: SchemaConverter, op: Operation) -> list[tuple[int, K
 _ORDER = {"header": 0, "query": 1, "body": 2}
 
 
-def idempotency_place(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> KeyPlace | None:
-    """Where `op` takes its idempotency key (see the module docstring), or None."""
+def _ranked_places(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> list[tuple[int, KeyPlace]]:
     try:
         places = _parameter_places(doc, converter, op) + _body_places(converter, op)
     except DiagnosticError:
-        return None
-    if not places:
-        return None
-    return min(places, key=lambda rp: (rp[0], _ORDER[rp[1].location], rp[1].name))[1]
+        return []
+    return sorted(places, key=lambda rp: (rp[0], _ORDER[rp[1].location], rp[1].name))
+
+
+def idempotency_place(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> KeyPlace | None:
+    """Where `op` takes its idempotency key (see the module docstring), or None."""
+    places = _ranked_places(doc, converter, op)
+    return places[0][1] if places else None
+
+
+def key_places(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> list[KeyPlace]:
+    """Every place `op` takes an idempotency key in, the one `idempotency_place` picks first: an
+    operation that declares a key header and a key member (or two spellings of one) has more than
+    one, and the places the record does not fill must not be the model's to set."""
+    return [place for _, place in _ranked_places(doc, converter, op)]
 
 
 def key_constraints(schema: dict[str, Any]) -> dict[str, Any]:

@@ -17,10 +17,11 @@ from typing import Any
 from ...diagnostics import SourceLocation
 from ...naming import arg_name
 from ..intent import IncludeSpec, ToolIntent
-from ..ir import ArgBinding
+from ..ir import ArgBinding, FixedValue
 from ..operations import Operation
 from .body import body_arguments
 from .context import Arg, Ctx, Lowered, Skip
+from .idempotency import key_places
 from .narrow import narrow_args
 from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
@@ -69,6 +70,8 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
             hidden.discard(arg.binding.wire_name)
             continue
         args.append(arg)
+    args = _without_other_key_places(ctx, op, intent, args, iloc)
+    args, method_fixed = _without_method_parameter(op, args)
     if hidden:
         first = min(hidden)
         raise Skip("hide-unknown", f"`hide` names {first!r}, which is not a parameter or body property of {op.key}",
@@ -99,7 +102,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     output_schema, shape = tool_output_schema(ctx, op, intent, pagination, response, iloc, max_bytes=max_bytes)
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
-    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
+    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed + method_fixed,
                    plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept,
                    key_parameter_schema(ctx, intent, params) or body.key_schema, response.redirect)
 
@@ -128,6 +131,57 @@ def _check_body_key(op: Operation, member: str, encoding: str, body_args: list[A
                f"`send_as: body:{member}`, but {op.key} {why}; the runtime cannot add the key as a member",
                iloc("idempotency", "send_as"),
                "send the key where the API reads it (`header:NAME` or `query:NAME`), or `send_as: none`")
+
+
+def _without_other_key_places(ctx: Ctx, op: Operation, intent: ToolIntent, args: list[Arg],
+                              iloc: Any) -> list[Arg]:
+    """`args` less the parameters and body members that take an idempotency key
+    (`key_places`) other than the one the record fills (``send_as``): an operation that declares a
+    key header and a key member too would otherwise let the model set the second key, pinning one
+    value on two different approved writes (the API returns the first write's answer for the
+    second) or a fresh value on a re-sent one. An optional place is left out of the request; a
+    required one raises `Skip` ``idempotency-key-unsent`` (the map sends the key in the other)."""
+    idem = intent.idempotency
+    if idem is None or idem.send_as == "none":
+        return args
+    where, _, name = idem.send_as.partition(":")
+    others = [p for p in key_places(ctx.doc, ctx.converter, op)
+              if not (p.location == where and (p.name.lower() == name.lower() if where != "body" else p.name == name))]
+    if not others:
+        return args
+
+    def other(arg: Arg) -> bool:
+        b = arg.binding
+        return b is not None and any(b.location == p.location and (
+            b.wire_name.lower() == p.name.lower() if p.location == "header" else b.wire_name == p.name)
+            for p in others)
+
+    required = next((a for a in args if other(a) and a.required), None)
+    if required is not None and required.binding is not None:
+        raise Skip("idempotency-key-unsent",
+                   f"`send_as: {idem.send_as}`, but {op.key} also requires the {required.binding.location} "
+                   f"`{required.binding.wire_name}`, which takes an idempotency key: the model would set that key",
+                   iloc("idempotency", "send_as"),
+                   f"send the key there (`send_as: \"{required.binding.location}:{required.binding.wire_name}\"`)")
+    return [a for a in args if not other(a)]
+
+
+#: a query parameter or body member that names the method to run (Laravel, Symfony and Rack run it
+#: on a POST; Laravel reads a JSON body's too), as `toolgen.runtime.request.param_key` reads names
+METHOD_PARAMETER = "_method"
+
+
+def _without_method_parameter(op: Operation, args: list[Arg]) -> tuple[list[Arg], tuple[FixedValue, ...]]:
+    """`args` less a declared ``_method`` query parameter or body member, never the model's (it
+    would run an approved POST as a DELETE), and what the runtime sends for it: nothing for an
+    optional one, the operation's own method for a required one (as a method-override header)."""
+    def override(arg: Arg) -> bool:
+        b = arg.binding
+        return b is not None and b.location in ("query", "body") and b.wire_name.lower() == METHOD_PARAMETER
+
+    fixed = tuple(FixedValue(a.binding.location, a.binding.wire_name, op.method.upper())
+                  for a in args if override(a) and a.required and a.binding is not None)
+    return [a for a in args if not override(a)], fixed
 
 
 def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:
