@@ -414,7 +414,9 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
     while ``has_more_field`` is true (or, without a flag, while the page was full).
     offset style: ``position + len(items)`` while the page was full (or the flag says more).
     page style: ``position + 1`` under the same rule. A first page requested without a position
-    counts from ``first_position`` (else page 1, offset 0). link style: the next URL.
+    counts from ``first_position`` (else page 1, offset 0). link style: the next URL, from the text
+    at ``next_field`` when the row names one (a URL in the answer), else from the ``Link`` header's
+    ``rel="next"`` (RFC 8288); anything but a non-empty string there ends the listing.
     """
     style = pagination.get("style")
     has_more_field = pagination.get("has_more_field")
@@ -443,5 +445,9 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
     if style == "page":
         return (int(position) + 1) if more and items else None
     if style == "link":
+        next_field = pagination.get("next_field")
+        if next_field:  # a next-page URL in the answer (``links.next``, ``@odata.nextLink``)
+            url = get_path(body, next_field)
+            return url if isinstance(url, str) and url else None
         return parse_link_next(headers.get("link"))
     return None
