@@ -26,6 +26,8 @@ from tests.support.profiles import examples
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 
 READER = Actor.of("walker", {"styles:read"})
+#: the arguments a tool needs besides its paging ones
+ARGS = {"list_vaults": {"api_version": "2024-01-01"}}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +66,7 @@ def walk(reg: Registry, tool: str, sizes: list[int], limit: int = 60) -> list[di
     cursor: str | None = None
     seen: set[str] = set()
     for n in range(limit):
-        args: dict[str, Any] = {"page_size": sizes[n % len(sizes)]}
+        args: dict[str, Any] = {"page_size": sizes[n % len(sizes)], **(ARGS.get(tool) or {})}
         if cursor is not None:
             args["cursor"] = cursor
         result = reg.call(tool, args, actor=READER)
@@ -86,7 +88,8 @@ def test_init_drafts_a_pagination_for_every_style(package: tuple[dict[str, Any],
     rows = {r["tool"]: r for r in package[0]["tools"]}
     styles = {style: (rows[tool]["pagination"] or {}).get("style") for style, tool in TOOLS.items()}
     assert styles == {"square": "cursor", "slack": "cursor", "google": "cursor", "stripe": "cursor", "drf": "link",
-                      "hal": "link", "github": "link", "offset": "offset", "page": "page", "vercel": "cursor"}
+                      "hal": "link", "github": "link", "offset": "offset", "page": "page", "vercel": "cursor",
+                      "odata": "link", "azure": "link"}
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -97,7 +100,7 @@ def test_each_style_is_walked_to_its_end(registry: Registry, api: PagingServer, 
     assert _ids(pages) == [f"{style}-{n}" for n in range(10)]
     assert not any("_stalled" in p for p in pages), pages
     sent = api.requests[before:]
-    assert len(sent) >= 4, sent
+    assert len(sent) >= 3, sent  # 10 items: 4 pages of 3, or 3 of the 4 an API without a size answers
     assert sent[0][1] != sent[1][1], f"the second page's request did not move: {sent[:2]}"
 
 

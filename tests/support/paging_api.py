@@ -15,6 +15,8 @@ One GET operation per style, each listing the same `count` items (``{"id": "<sty
 | ``/offset/rows`` | offset | ``offset``, ``limit`` | ``{data, total}`` |
 | ``/page/users`` | page number | ``page``, ``per_page`` | ``{items, total_pages}`` |
 | ``/vercel/deployments`` | time window (Vercel) | ``limit``, ``since``, ``until`` | ``{deployments, pagination: {count, next, prev}}`` |
+| ``/odata/people`` | OData next link | ``$top``, ``$skip`` | ``{value, "@odata.nextLink"}`` |
+| ``/azure/vaults`` | Azure next link | ``api-version`` (required) | ``{value, nextLink}`` (with ``$skiptoken``) |
 
 The server honours each page-size parameter (``DEFAULT_SIZE`` when absent) and records every
 request's path and query (`requests`), so a test can check that the paging parameter moved.
@@ -31,7 +33,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from toolgen.examples.loopback import LoopbackServer
 
 DEFAULT_SIZE = 4
-STYLES = ("square", "slack", "google", "stripe", "drf", "hal", "github", "offset", "page", "vercel")
+STYLES = ("square", "slack", "google", "stripe", "drf", "hal", "github", "offset", "page", "vercel", "odata",
+          "azure")
 
 
 def _q(name: str, kind: str = "string", **more: Any) -> dict[str, Any]:
@@ -87,6 +90,10 @@ def spec() -> dict[str, Any]:
             "/vercel/deployments": _op("list_deployments", [_q("limit", "number"), _q("since", "number"),
                                                             _q("until", "number")], _obj(
                 deployments=_ITEMS, pagination=_obj(count={"type": "number"}, next=nullable_num, prev=nullable_num))),
+            "/odata/people": _op("list_people", [_q("$top", "integer"), _q("$skip", "integer")], _obj(
+                value=_ITEMS, **{"@odata.nextLink": {"type": "string"}})),
+            "/azure/vaults": _op("list_vaults", [{**_q("api-version"), "required": True}], _obj(
+                value=_ITEMS, nextLink={"type": "string", "readOnly": True})),
         },
     }
 
@@ -94,7 +101,7 @@ def spec() -> dict[str, Any]:
 #: the tool `toolgen init` drafts for each style's operation
 TOOLS = {"square": "list_payments", "slack": "list_channels", "google": "list_files", "stripe": "list_charges",
          "drf": "list_things", "hal": "list_orders", "github": "list_issues", "offset": "list_rows",
-         "page": "list_users", "vercel": "list_deployments"}
+         "page": "list_users", "vercel": "list_deployments", "odata": "list_people", "azure": "list_vaults"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -206,4 +213,12 @@ class PagingServer(LoopbackServer):
             more = len(rest) > len(page)
             return {"deployments": page, "pagination": {"count": len(page), "next": page[-1]["created"] if more
                                                         else None, "prev": None}}, {}
+        if style in ("odata", "azure"):
+            start = int(q.get("$skip" if style == "odata" else "$skiptoken", 0))
+            page, nxt = after(start, size("$top"))
+            if nxt is None:
+                return {"value": page}, {}
+            if style == "odata":
+                return {"value": page, "@odata.nextLink": f"{self.base_url}{path}?$top={size('$top')}&$skip={nxt}"}, {}
+            return {"value": page, "nextLink": f"{self.base_url}{path}?api-version={q['api-version']}&$skiptoken={nxt}"}, {}
         raise KeyError(style)

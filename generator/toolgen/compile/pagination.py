@@ -52,6 +52,10 @@ WINDOW_PARAMS = ("until", "before", "since", "after", "ending_before", "endingBe
 DESCENDING_WINDOW = ("until", "before", "max_id", "ending_before")
 ITEM_FIELDS = ("data", "items", "results", "entries", "records", "values", "list", "elements", "objects", "value",
                "content", "rows", "hits", "nodes", "edges", "resources", "Items")
+#: the members that wrap a list one level down (``data.items``, HAL's ``_embedded.orders``); a
+#: list inside any other member (Stripe's ``refunds.data`` of one charge) is not the answer's list
+WRAPPERS = frozenset({"data", "result", "results", "response", "_embedded", "embedded", "page", "payload",
+                      "content", "body", "list", "items", "value", "Data", "Result", "Response"})
 #: arrays of an answer that are never its items
 NOT_ITEMS = frozenset({"errors", "warnings", "messages", "notices", "links", "_links", "errors_list", "error",
                        "includes", "included", "facets", "aggregations", "sort", "sorts", "fields", "columns",
@@ -126,7 +130,8 @@ def _types(schema: Any) -> set[str]:
         return {str(x) for x in t}
     out: set[str] = set()
     for key in ("anyOf", "oneOf"):
-        for branch in schema.get(key) or []:
+        branches = schema.get(key)
+        for branch in branches if isinstance(branches, list) else []:
             out |= _types(branch)
     return out
 
@@ -138,14 +143,15 @@ def _is_array(schema: Any) -> bool:
 def find_items_field(response_schema: Any) -> str | None:
     """Dotted path of the item array: ``""`` for an array body, a well-known name, the single array
     property of the response object that is not an error or link list (Square answers ``errors``
-    beside ``payments``), or the same one level down (``data.items``)."""
+    beside ``payments``), or the same one level down in a wrapper member (``data.items``,
+    ``_embedded.orders``; `WRAPPERS`)."""
     if _is_array(response_schema):
         return ""
     top = _direct_items(response_schema, response_schema)
     if top is not None:
         return top
     props = _props(response_schema, response_schema) or {}
-    nested = [f"{name}.{inner}" for name, value in props.items() if name not in NOT_ITEMS
+    nested = [f"{name}.{inner}" for name, value in props.items() if name in WRAPPERS
               for inner in [_direct_items(value, response_schema)] if inner is not None]
     return nested[0] if len(nested) == 1 else None
 
@@ -171,8 +177,8 @@ def _leaves(schema: Any, skip: str, depth: int = MAX_DEPTH) -> list[tuple[str, A
         for prefix, node in level:
             for name, sub in (_props(node, schema) or {}).items():
                 path = f"{prefix}.{name}" if prefix else str(name)
-                if path == skip or "." in str(name):  # a dotted path cannot name ``@odata.nextLink``
-                    continue
+                if path == skip or ("." in str(name) and prefix):  # only a top-level name may hold a
+                    continue  # dot (``@odata.nextLink``): a deeper one has no dotted path
                 out.append((path, sub))
                 following.append((path, sub))
         level = following
@@ -251,15 +257,19 @@ def _query_names(query_params: list[str], types: dict[str, str]) -> tuple[list[s
     return list(query_params), numeric
 
 
-def _cursor_style(items: str, names: list[str], answer: _Answer, limit: str | None) -> DetectedPagination | None:
+def _cursor_style(items: str, names: list[str], answer: _Answer, limit: str | None,
+                  types: dict[str, str]) -> DetectedPagination | None:
     """A token in the answer and the parameter that takes it back: by name, else (a text token) a
-    usual cursor parameter, else (a numeric ``next``) a time-window bound."""
+    usual cursor parameter or a ``page``/``offset`` that takes text, else (a numeric ``next``) a
+    time-window bound."""
+    takers = [p for p in CURSOR_PARAMS if p in names] + [
+        p for p in names if p in OFFSET_PARAMS + PAGE_PARAMS and types.get(p) == "string"]
     for path, schema in answer.tokens:
         leaf = path.split(".")[-1]
         param = _takes_back(leaf, names)
         textual = "string" in _types(schema)
-        if param is None and textual:
-            param = next((p for p in CURSOR_PARAMS if p in names), None)
+        if param is None and textual and takers:
+            param = takers[0]
         if param is None and not textual and leaf in ("next", "nextPage", "next_page"):
             towards: str | None = next((p for p in DESCENDING_WINDOW if p in names), None)
             if towards is not None:  # a numeric next bound: the time window walks towards it (Vercel)
@@ -288,7 +298,7 @@ def detect(query_params: list[str], response_schema: Any, link_header: bool,
     names, numeric = _query_names(query_params, types)
     limit = next((p for p in LIMIT_PARAMS if p in names and p in numeric), None)
     answer = _Answer.of(response_schema, items)
-    found = _cursor_style(items, names, answer, limit)
+    found = _cursor_style(items, names, answer, limit, types)
     if found is not None:
         return found
     if "starting_after" in names and answer.has_more is not None:

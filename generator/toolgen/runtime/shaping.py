@@ -103,6 +103,14 @@ def get_path(value: Any, dotted: str | None) -> Any:
     return value
 
 
+def answer_member(body: Any, dotted: str | None) -> Any:
+    """A paging member of an answer (a next cursor, next URL or has-more flag): a top-level member
+    named `dotted` as written (OData's ``@odata.nextLink``), else the value at the dotted path."""
+    if dotted and isinstance(body, dict) and dotted in body:
+        return body[dotted]
+    return get_path(body, dotted)
+
+
 def compact_size(value: Any) -> int:
     """UTF-8 byte length of the compact JSON serialisation."""
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
@@ -420,13 +428,13 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
     """
     style = pagination.get("style")
     has_more_field = pagination.get("has_more_field")
-    flag = get_path(body, has_more_field) if has_more_field else None
+    flag = answer_member(body, has_more_field) if has_more_field else None
     full = len(items) >= page_size
     more = bool(flag) if has_more_field and isinstance(flag, bool) else full
     if style == "cursor":
         next_field = pagination.get("next_field")
         if next_field:
-            token = get_path(body, next_field)
+            token = answer_member(body, next_field)
             if token in (None, ""):
                 return None
             if has_more_field and flag is False:
@@ -447,7 +455,7 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
     if style == "link":
         next_field = pagination.get("next_field")
         if next_field:  # a next-page URL in the answer (``links.next``, ``@odata.nextLink``)
-            url = get_path(body, next_field)
+            url = answer_member(body, next_field)
             return url if isinstance(url, str) and url else None
         return parse_link_next(headers.get("link"))
     return None
