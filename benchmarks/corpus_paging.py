@@ -205,15 +205,16 @@ def run_spec(rel: str, corpus_dir: Path, prism: str, timeout: float) -> dict[str
 def report(results: list[dict[str, Any]], meta: Mapping[str, Any], out: Path) -> dict[str, Any]:
     walks = [dict(w, spec=r["path"]) for r in results for w in r.get("walks", [])]
     outcomes = Counter(w["outcome"] for w in walks)
+    failed = [{"path": r["path"], "why": r["failed"]} for r in results if "failed" in r]
     summary = {"specs": len(results), "paginated_tools": len(walks), "outcomes": dict(outcomes),
-               "specs_failed": [{"path": r["path"], "why": r["failed"]} for r in results if "failed" in r]}
+               "specs_failed": failed}
     lines = ["# Paging against Prism (dynamic mode): does the cursor move?", "",
              f"Run: {meta['selection']}; {meta['when']}; {meta['seconds']:.0f} s. Regenerate: `{meta['command']}`.",
              f"Versions: {', '.join(f'{k} {v}' for k, v in meta['versions'].items())}.", "",
-             f"{len(walks)} drafted paginations in {len(results)} specs (every pagination `toolgen init` drafted, "
-             "built unchanged). A walk is two pages: the first at the smallest page size, then the page its "
-             "`next_cursor` names; `moved` means the second request differs from the first in the paging parameter "
-             "(the whole URL for a link walk).", "",
+             (f"{len(walks)} drafted paginations in {len(results)} specs (every pagination `toolgen init` drafted, "
+              "built unchanged). A walk is two pages: the first at the smallest page size, then the page its "
+              "`next_cursor` names; `moved` means the second request differs from the first in the paging "
+              "parameter (the whole URL for a link walk)."), "",
              "| outcome | paginated tools |", "|---|---|"]
     lines += [f"| {o} | {n} |" for o, n in outcomes.most_common()]
     lines += ["", "| spec | tool | style | parameter | outcome | first → second, or cause |", "|---|---|---|---|---|---|"]
@@ -223,7 +224,7 @@ def report(results: list[dict[str, Any]], meta: Mapping[str, Any], out: Path) ->
                      f"{w['outcome']} | {corpus._md(what)[:200]} |")
     none = [r["path"] for r in results if not r.get("walks") and "failed" not in r]
     lines += ["", f"Specs whose draft has no pagination: {len(none)} ({', '.join(f'`{p}`' for p in none) or '-'})."]
-    lines += [f"- `{f['path']}` failed: {corpus._md(f['why'])[:300]}" for f in summary["specs_failed"]]
+    lines += [f"- `{f['path']}` failed: {corpus._md(f['why'])[:300]}" for f in failed]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": summary, "walks": walks}, indent=1)

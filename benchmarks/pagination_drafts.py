@@ -13,7 +13,8 @@ token), ``marker`` or ``continuation``, or one of ``page``, ``offset``, ``skip``
 ``Link``-like response header. Page-size parameters alone (``limit``) are no signal: they reach no
 second page.
 
-Each spec is drafted in a worker process exactly as ``toolgen init`` drafts it
+``TOOLGEN_SRC=DIR`` drafts with the toolgen source at DIR (a snapshot, so that edits during a long
+run do not mix into it). Each spec is drafted in a worker process exactly as ``toolgen init`` drafts it
 (`toolgen.review.init.draft_intent_map`, decisions off: the lint pass does not change what is
 drafted), with a timeout; an operation the draft leaves out counts as not drafted. Output:
 ``benchmarks/results/pagination_drafts.md`` and ``.json`` (share, counts, styles, misses by cause
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import re
 import sys
 import time
@@ -36,7 +38,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "generator"))
+sys.path.insert(0, os.environ.get("TOOLGEN_SRC", str(REPO / "generator")))  # a snapshot of the source, if given
 import corpuslib as lib
 
 RESULTS = REPO / "benchmarks" / "results"
@@ -307,13 +309,13 @@ def report(results: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict[str, 
                "specs_failed": [{"path": f["path"], "why": f.get("error") or f.get("refused")} for f in failed]}
     lines = ["# `toolgen init` drafts `pagination:` for paged GET operations", "",
              f"Run: {meta['selection']}; {meta['when']}; {meta['seconds']:.0f} s. Regenerate: `{meta['command']}`.", "",
-             "The oracle of \"pages\" is `pages()` in `benchmarks/pagination_drafts.py`: written apart from init's "
-             "detection (its own `$ref` resolution and name lists), it says a GET pages when its 2xx JSON answer is "
-             "a list and its query parameters, its answer or its headers carry any sign of a next page. The "
-             "development half is where init's detection was tuned, so this share is a claim about inputs it "
-             "was made on, not a held-out result.", "",
-             f"**{len(drafted)} of {len(rows)} paged GET operations drafted with `pagination:` "
-             f"({100 * share:.1f}%)**, in {summary['specs_with_paged_gets']} of {len(results)} specs.", "",
+             ("The oracle of \"pages\" is `pages()` in `benchmarks/pagination_drafts.py`: written apart from init's "
+              "detection (its own `$ref` resolution and name lists), it says a GET pages when its 2xx JSON answer "
+              "is a list and its query parameters, its answer or its headers carry any sign of a next page. The "
+              "development half is where init's detection was tuned, so this share is a claim about inputs it "
+              "was made on, not a held-out result."), "",
+             (f"**{len(drafted)} of {len(rows)} paged GET operations drafted with `pagination:` "
+              f"({100 * share:.1f}%)**, in {summary['specs_with_paged_gets']} of {len(results)} specs."), "",
              "| style drafted | operations |", "|---|---|"]
     lines += [f"| {s} | {n} |" for s, n in styles.most_common()]
     lines += ["", "## Misses by cause", "", "| cause | operations | examples (spec, operation, signals) |",

@@ -15,8 +15,8 @@ from ..intent import IncludeSpec, PaginationSpec, ToolIntent
 from ..ir import Pagination
 from ..operations import Operation
 from ..pagination import detect
-from .context import Arg, Ctx, Locate, Skip
 from ..schema import object_view
+from .context import Arg, Ctx, Locate, Skip
 from .outputs import field_schema
 from .parameters import param_schema
 
