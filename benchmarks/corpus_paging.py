@@ -12,8 +12,10 @@ its smallest page size (so that a page-or-offset walk sees a full page), then th
 ``next_cursor`` names, through `toolgen.runtime.Registry` with the requests captured. Outcome per
 tool:
 
-- ``moved``: the second page's request differs from the first's in the paging parameter (the
-  cursor, page or offset parameter; the whole URL for a ``link`` walk);
+- ``moved``: the second API page's request differs from the first's in the paging parameter (the
+  cursor, page or offset parameter; the whole URL for a ``link`` walk). A mock answer with more
+  items than the page size asked for is shown in parts first (the runtime's cursor skips what was
+  shown, same request); those parts are followed, up to `WITHIN`, before the request must move;
 - ``not_moved``: it does not (a toolgen bug: the runtime promises a cursor moves or the walk ends);
 - ``no_next_page``: no first page of up to `ATTEMPTS` named a next page (the mock answered a null
   or empty next value, a short page, or a next URL off its own origin, which the runtime never
@@ -44,6 +46,8 @@ import corpuslib as lib
 
 #: first pages tried before a walk counts as having no next page (dynamic answers vary)
 ATTEMPTS = 4
+#: further parts of one API page followed before the walk must have moved to the next API page
+WITHIN = 20
 
 
 class DynamicPrism(corpus.Prism):
@@ -119,16 +123,19 @@ def _walk_one(registry: Any, actor: Any, capture: Any, row: Mapping[str, Any],
             return {**entry, "outcome": "first_page_failed", "cause": code}
         before = _position(capture.request, pagination) if capture.request is not None else None
         cursor = first.result.get("next_cursor")
-        if cursor:
+        within = 0
+        while cursor:  # an API page larger than the page size is shown in parts before the walk moves on
             capture.reset()
             second = registry.call(row["tool"], {**args, cursor_arg: cursor}, actor=actor)
-            if not second.ok:
+            if not second.ok or second.result is None:
                 code = second.error.code if second.error is not None else "?"
                 return {**entry, "outcome": "second_page_failed", "cause": code}
             after = _position(capture.request, pagination) if capture.request is not None else None
-            moved = after != before
-            return {**entry, "outcome": "moved" if moved else "not_moved", "first": _short(before),
-                    "second": _short(after)}
+            cursor = second.result.get("next_cursor")
+            if after != before or not cursor or within >= WITHIN:
+                return {**entry, "outcome": "moved" if after != before else "not_moved", "first": _short(before),
+                        "second": _short(after), "parts_of_the_first_page": within}
+            within += 1
     return {**entry, "outcome": "no_next_page", "cause": _why_no_next(capture, pagination)}
 
 
