@@ -29,7 +29,7 @@ __all__ = ["approvable_request", "issue_approval", "resolve_record"]
 
 
 def _gated(spec: ToolSpec) -> bool:
-    return spec.row.get("mode") == "record" and spec.row.get("approval") == "required"
+    return spec.row.mode == "record" and spec.row.approval == "required"
 
 
 def resolve_record(host: Host, record_tool: str) -> ToolSpec:
