@@ -152,6 +152,16 @@ def test_detection_reads_parameters_and_answer_together(query: list[str], answer
     assert found.doubt is None
 
 
+def test_a_bare_next_text_is_drafted_as_a_next_url_with_a_doubt() -> None:
+    """A text `next` without `format: uri` that no parameter takes back (Adyen's themes): most
+    likely a URL, drafted as one and marked for a human to check."""
+    found = detect([], _obj(data=ITEMS, next={"type": "string"}), False)
+    assert found is not None and (found.style, found.next) == ("link", "next")
+    assert found.doubt is not None and "check that the API answers a URL" in found.doubt
+    taken = detect(["cursor"], _obj(data=ITEMS, next={"type": "string"}), False)
+    assert taken is not None and (taken.style, taken.cursor, taken.doubt) == ("cursor", "cursor", None)
+
+
 def test_no_answer_side_no_pagination() -> None:
     """A cursor parameter with nothing in the answer to feed it is not guessed."""
     assert detect(["cursor", "limit"], _obj(data=ITEMS), False) is None

@@ -308,6 +308,12 @@ def detect(query_params: list[str], response_schema: Any, link_header: bool,
         return DetectedPagination("link", items, None, limit)
     if answer.urls:
         return DetectedPagination("link", items, None, limit, next=answer.urls[0])
+    bare = next((p for p, sch in answer.tokens if p.split(".")[-1] in ("next", "next_page", "nextPage")
+                 and "string" in _types(sch)), None)
+    if bare is not None:  # a text `next` that no parameter takes: a next-page URL without `format: uri`
+        return DetectedPagination("link", items, None, limit, next=bare, doubt=(
+            f"the answer's `{bare}` is text that no query parameter takes back, so it is drafted as the next "
+            "page's URL; check that the API answers a URL there (the runtime follows it only on the API's origin)"))
     page = next((p for p in PAGE_PARAMS if p in numeric), None)
     if page is not None:
         return DetectedPagination("page", items, page, limit, has_more=answer.has_more, doubt=None if limit or answer.has_more else (
