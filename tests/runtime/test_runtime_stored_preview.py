@@ -285,13 +285,17 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
     sent = recorder.last
     row = reg.row_json(record)
     idem = row["idempotency"]
+    key_header: set[str] = set()
     if idem["in"] == "header":  # the key goes on the wire beside the canonical request, not inside it
         assert sent.header(idem["name"]) == "wire-1"
+        # the preview shows where it goes, with a placeholder the record fills in
+        assert shown.result["request"]["headers"][idem["name"]] == f"<{key} of {record}>"
+        key_header = {idem["name"].lower()}
     # the canonical request, recomputed from the bytes the server received
     previewed = {k.lower() for k in shown.result["request"]["headers"]}
     secret_names = {str(a.get("name") or "Authorization").lower() for a in row["auth"]}
     headers = sorted([k.lower(), v] for k, v in sent.headers.items()
-                     if k.lower() in previewed and k.lower() not in secret_names | {"content-type"})
+                     if k.lower() in previewed and k.lower() not in secret_names | {"content-type"} | key_header)
     ctype = sent.header("Content-Type")
     canonical = {
         "method": sent.method,

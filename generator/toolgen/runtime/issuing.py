@@ -23,7 +23,7 @@ from .host import Host
 from .pipeline.composite.write import approvable_plan
 from .request import build_request
 from .stored_previews import stored_arguments
-from .toolspec import ToolSpec, display, executes_preview
+from .toolspec import ToolSpec, display, executes_preview, key_place_shown
 
 __all__ = ["approvable_request", "issue_approval", "resolve_record"]
 
@@ -73,7 +73,7 @@ def approvable_request(host: Host, record_tool: str, preview_id: str, actor_id: 
             "preview_mismatch", f"The stored preview {preview_id[:24]}… builds another request here than the "
             "one previewed (is the base URL the server's?).",
             details={"pointer": "/preview_id", "rebuilt_preview_id": rebuilt})
-    return display(spec.row, built)
+    return key_place_shown(display(spec.row, built), spec.row, spec.name)
 
 
 def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by: str, actor: str,

@@ -471,9 +471,25 @@ class _Body:
     encoding: str
     value: Any = None
     value_set: bool = False
+    #: something besides the idempotency key set the value (a body holding the key alone is, without
+    #: it, no body: what the preview of that request sent)
+    others_set: bool = False
     key_field: str | None = None
     form_pairs: list[tuple[str, str, bool]] = field(default_factory=list)
     multipart: list[tuple[str, Any, str | None, bool]] = field(default_factory=list)
+
+    def put(self, name: str, value: Any, *, is_key: bool) -> None:
+        """Set member `name` of a JSON, text or binary body to `value` (`name` empty: the whole body)."""
+        if name:
+            if not isinstance(self.value, dict):
+                self.value = {}
+            self.value[name] = value
+            if is_key:
+                self.key_field = name
+        else:
+            self.value = value
+        self.value_set = True
+        self.others_set = self.others_set or not is_key
 
     def encode(self, content_type: str | None, *, with_key: bool) -> tuple[bytes | None, Any, str | None]:
         """(content, body view, Content-Type) with or without the idempotency key."""
@@ -491,7 +507,7 @@ class _Body:
                 return None, None, None
             content, ctype, parts = _multipart(fields)
             return content, {"multipart": parts}, ctype
-        if not self.value_set:
+        if not self.value_set or (not with_key and not self.others_set):
             return None, None, None
         body = self.value
         if not with_key and self.key_field is not None and isinstance(body, dict):
@@ -596,15 +612,7 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
                 else:
                     body.multipart.append(("file", value, binding.content_type, is_key))
             else:
-                if name:
-                    if not isinstance(body.value, dict):
-                        body.value = {}
-                    body.value[name] = value
-                    if is_key:
-                        body.key_field = name
-                else:
-                    body.value = value
-                body.value_set = True
+                body.put(name, value, is_key=is_key)
 
     # the path, segment by segment: a segment a value fills in must stay a real segment
     segments: list[str] = []

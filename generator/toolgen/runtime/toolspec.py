@@ -7,7 +7,8 @@ loaded with it, `ToolSpec.steps`), with the facts the call path reads derived on
 writes, where its idempotency key goes); `read_tools_for` then names, for a write, the read tools
 that show the state it changes (the next step of a ``result_unknown``).
 Also the two readings of a row the call path and the issued approvals share: whether a record row
-executes a stored preview (`executes_preview`) and how a preview shows a request (`display`).
+executes a stored preview (`executes_preview`) and how a preview shows a request (`display`, with
+the place of the record's idempotency key, `key_place_shown`).
 Raises nothing on a well-formed package; jsonschema_rs raises `ValueError` for a schema it cannot
 compile.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import jsonschema_rs
 
@@ -25,7 +27,7 @@ from .dialect_args import Rewrites, compile_rewrites
 from .request import BuiltRequest
 from .shaping import field_tree
 
-__all__ = ["ToolSpec", "display", "executes_preview", "load_spec", "read_tools_for"]
+__all__ = ["ToolSpec", "display", "executes_preview", "key_place_shown", "load_spec", "read_tools_for"]
 
 
 @dataclass
@@ -141,6 +143,28 @@ def display(row: PolicyRow, built: BuiltRequest) -> dict[str, Any]:
         if entry.location == "header":
             view["headers"][entry.wire_name or "Authorization"] = "[redacted]"
     return view
+
+
+def key_place_shown(view: dict[str, Any], record_row: PolicyRow, record_tool: str) -> dict[str, Any]:
+    """`view` (a `display` of a request built without the idempotency key: a preview's, an
+    approver's) with the key in the place the record sends it (policy ``idempotency.in`` header,
+    query or body, ``name``), its value ``"<ARG of RECORD_TOOL>"``: the record fills it from its key
+    argument ARG, so the request shown is the one it sends, member for member. A JSON or form body
+    gets the member (a body of the key alone, where the preview sends none); a multipart body and
+    a row that does not forward its key are shown as they are."""
+    idem = record_row.idempotency if record_row.mode == "record" else None
+    if idem is None or idem.send_in not in ("header", "query", "body") or not idem.wire_name:
+        return view
+    name, shown = idem.wire_name, f"<{idem.arg} of {record_tool}>"
+    out = dict(view)
+    if idem.send_in == "header":
+        out["headers"] = {**(view.get("headers") or {}), name: shown}
+    elif idem.send_in == "query":
+        url = str(view.get("url", ""))
+        out["url"] = url + ("&" if "?" in url else "?") + urlencode([(name, shown)], quote_via=quote)
+    elif record_row.body_encoding in ("json", "form") and isinstance(view.get("body"), (dict, type(None))):
+        out["body"] = {**(view.get("body") or {}), name: shown}
+    return out
 
 
 def _declared_fields(row: PolicyRow, output_schema: Any) -> list[str]:

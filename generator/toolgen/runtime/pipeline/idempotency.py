@@ -41,7 +41,7 @@ from ..errors import make_error
 from ..receipts import Receipt
 from ..shaping import redact
 from ..toolspec import ToolSpec
-from .outcome import unknown_error, unreadable_warnings
+from .outcome import unknown_error, unreadable_warnings, withhold_excerpt
 from .state import Budget, Call, Halt, Hold, Validated
 
 __all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "legacy_receipt", "legacy_step_key", "receipt_decision",
@@ -100,7 +100,7 @@ def reshaped(spec: ToolSpec, stored: Any) -> Any:
     tree = spec.redact_tree
     if not tree or not isinstance(stored, dict):
         return stored
-    out = redact(stored, tree)
+    out = withhold_excerpt(redact(stored, tree))  # an unreadable body's excerpt is text: none of it is shown
     for key in ("result", "items"):
         if isinstance(out.get(key), list):
             out[key] = [redact(item, tree) for item in out[key]]

@@ -41,7 +41,7 @@ from .effects import MAX_RESPONSE_BYTES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
 __all__ = ["MAX_PROBLEM_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "Answer", "judge", "key_in_use", "unknown_error",
-           "unreadable_result", "unreadable_warnings"]
+           "unreadable_result", "unreadable_warnings", "withhold_excerpt", "withhold_warning"]
 
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 MAX_PROBLEM_BYTES = 2000
@@ -52,6 +52,8 @@ UNREADABLE_KEY = "_unreadable_body"
 WITHHELD_REDACTED = "[withheld: the tool redacts members of its output]"
 
 _TRANSPORT_FAILURES = ("timeout", "broken", "connect", "too_large")
+#: What comes before the excerpt in an unreadable body's warning (`unreadable_warnings`).
+_BEGINS = "; the body begins: "
 _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
 
 
@@ -114,13 +116,33 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
 
 
 
-def unreadable_result(spec: ToolSpec, answer: Answer) -> dict[str, Any]:
+def unreadable_result(spec: ToolSpec, answer: Answer, *, withhold: bool = False) -> dict[str, Any]:
     """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
     "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
     `Answer.excerpt` (at most `toolgen.runtime.body.EXCERPT_CHARS` characters, the call's secrets
-    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output, null for no body."""
-    shown = WITHHELD_REDACTED if spec.redact_tree and answer.excerpt is not None else answer.excerpt
-    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable, "excerpt": shown}}
+    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output (or `withhold`: a
+    composite's step whose composite does), null for no body."""
+    hide = (spec.redact_tree or withhold) and answer.excerpt is not None
+    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable,
+                                                      "excerpt": WITHHELD_REDACTED if hide else answer.excerpt}}
+
+
+def withhold_warning(warning: str) -> str:
+    """A warning of `unreadable_warnings` (a composite step's, stored in its record's result) with its
+    excerpt withheld (`WITHHELD_REDACTED`), as `withhold_excerpt` does to a result. Everything before
+    the excerpt is the runtime's (the problem names a media type without its parameters, so no ``;``)."""
+    head, found, _ = warning.partition(_BEGINS)
+    return f"{head}{_BEGINS}{json.dumps(WITHHELD_REDACTED)}" if found else warning
+
+
+def withhold_excerpt(result: Any) -> Any:
+    """`result` with the excerpt of its `unreadable_result` marker (if any) withheld
+    (`WITHHELD_REDACTED`): a stored result replayed under a policy that now redacts members of the
+    tool's output, which text cannot be redacted by."""
+    marker = result.get(UNREADABLE_KEY) if isinstance(result, dict) else None
+    if not isinstance(marker, dict) or marker.get("excerpt") is None:
+        return result
+    return {**result, UNREADABLE_KEY: {**marker, "excerpt": WITHHELD_REDACTED}}
 
 
 def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
@@ -132,7 +154,7 @@ def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
     status, shown = result.get("status"), marker.get("excerpt")
     done = ("the write is done (do not repeat it; its receipt is completed)" if spec.mutating
             else "the call succeeded")
-    body = f"; the body begins: {json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
+    body = f"{_BEGINS}{json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
     return [(f"{operation_name(spec.row)} answered HTTP {status}: {done}, but its body cannot be read as the "
              f"tool's output ({marker.get('problem')}){body}")]
 
@@ -141,9 +163,12 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
           http_request: httpx.Request) -> Answer:
     """The success `Answer`, or `Halt` (see the module docstring)."""
     outcome = exchange.outcome
-    if outcome.kind == "too_large" and spec.mutating and 200 <= outcome.status < 300:
-        # the API accepted the write: its outcome is known, though its answer is over the cap and not read
-        return Answer(outcome.status, httpx.Headers(), None, f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read")
+    if outcome.kind in ("too_large", "timeout") and spec.mutating and 200 <= outcome.status < 300:
+        # the API accepted the write: its outcome is known, though its answer is over the cap or did not
+        # come whole in time, and is not read
+        return Answer(outcome.status, outcome.headers or httpx.Headers(), None,
+                      f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read" if outcome.kind == "too_large"
+                      else f"a body that did not come whole within the timeout ({budget.timeout_ms} ms), not read")
     if outcome.kind in _TRANSPORT_FAILURES:
         raise _transport_failure(call, spec, budget, hold, exchange, http_request)
     status = outcome.status

@@ -53,14 +53,16 @@ __all__ = ["Step", "StepRun", "placeholder_key", "run_step", "step_request", "st
 @dataclass(frozen=True)
 class Step:
     """One step of a plan (policy ``composite.steps[]``): its `id`, the switch value it runs for
-    (`when`, branch), the steps whose answers it reads (`needs`), its argument nodes (`args`) and
-    its loaded row (`spec`)."""
+    (`when`, branch), the steps whose answers it reads (`needs`), its argument nodes (`args`), its
+    loaded row (`spec`) and whether the composite redacts members of its output (`redacts`: then an
+    unreadable answer's excerpt, text that cannot be redacted, is withheld from the step's warning)."""
 
     id: str
     when: Any
     needs: tuple[str, ...]
     args: dict[str, Any]
     spec: ToolSpec
+    redacts: bool = False
 
     @property
     def writes(self) -> bool:
@@ -70,7 +72,7 @@ class Step:
 def steps_of(spec: ToolSpec) -> list[Step]:
     """The plan's steps of composite tool `spec`, in plan order."""
     plan = spec.row.composite
-    return [Step(s.id, s.when, s.needs, {k: v.to_json() for k, v in s.args.items()}, loaded)
+    return [Step(s.id, s.when, s.needs, {k: v.to_json() for k, v in s.args.items()}, loaded, bool(spec.redact_tree))
             for s, loaded in zip(plan.steps if plan is not None else (), spec.steps, strict=True)]
 
 
@@ -298,7 +300,7 @@ def _unreadable(call: Call, step: Step, hold: Hold, answer: Answer, attempts_mad
         raise Halt("output", make_error(
             "output_invalid", f"{call.tool} answered HTTP {status} with a body that cannot be read "
             f"({answer.unreadable}).", details={"status": status}), attempts=attempts_made, status=status)
-    warning = f"step {step.id}: " + unreadable_warnings(spec, unreadable_result(spec, answer))[0]
+    warning = f"step {step.id}: " + unreadable_warnings(spec, unreadable_result(spec, answer, withhold=step.redacts))[0]
     call.emit("output", "warn", problem=answer.unreadable)
     hold.settle("complete", {"body": None, "warning": warning}, status)
     call.emit("result", "ok", status=status)

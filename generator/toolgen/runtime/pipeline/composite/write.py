@@ -51,6 +51,7 @@ from ...toolspec import ToolSpec, display
 from .. import approval as approval_step
 from ..effects import Effect
 from ..idempotency import LEASE_MARGIN_MS, STEP_KEY_PREFIX, legacy_step_key, receipt_decision, reserved
+from ..outcome import withhold_warning
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
@@ -223,7 +224,7 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
             # redacted again with the current policy's paths (as `output_of` redacts the members) and
             # scrubbed, as a single record's replay is
             stored = existing.result
-            result = scrub(redact(stored, spec.redact_tree) if spec.redact_tree and isinstance(stored, dict)
+            result = scrub(_withheld(redact(stored, spec.redact_tree)) if spec.redact_tree and isinstance(stored, dict)
                            else stored, call.secret_values)
             return CallResult(call.tool, True, result=result, replayed=True, fingerprint=preview_id,
                               status=existing.status, call_id=call.call_id, idempotency_key=key)
@@ -232,6 +233,16 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
     call.emit("idempotency", "new" if existing is None else "resend")
     hold.open = True
     return hold
+
+
+def _withheld(result: dict[str, Any]) -> dict[str, Any]:
+    """A stored record result replayed under a policy that redacts: its steps' warnings without the
+    excerpt of a body that could not be read (text, which redaction cannot reach; `withhold_warning`)."""
+    steps = result.get("steps")
+    if not isinstance(steps, list):
+        return result
+    return {**result, "steps": [{**s, "warning": withhold_warning(s["warning"])}
+                                if isinstance(s, dict) and isinstance(s.get("warning"), str) else s for s in steps]}
 
 
 def _grant(call: Call, spec: ToolSpec, inputs: dict[str, Any], preview_id: str,
