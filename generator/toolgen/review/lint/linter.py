@@ -35,7 +35,7 @@ from ...compile.operations import (
     operation_requirements,
     used_scopes,
 )
-from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
+from ...compile.pagination import find_items_field, paging_signals
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...compile.verbs import changes_named
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
@@ -436,34 +436,36 @@ class _Linter:
         found: T = self.data.remember(piece_key("lint-operation 1", keys.base, reads, what), compute)
         return found
 
-    def _paging_facts(self, op: Operation) -> tuple[bool, bool, list[str], bool]:
-        """What `check_pagination` reads of `op`: whether its response is an array, whether it sends
-        a Link header, the paging parameters it takes, whether its response has an item array."""
-        paging = set(CURSOR_PARAMS) | set(OFFSET_PARAMS) | set(PAGE_PARAMS)
+    def _paging_facts(self, op: Operation) -> tuple[bool, list[str], bool]:
+        """What `check_pagination` reads of `op`: whether its response is an array, what it carries
+        that looks like paging (`paging_signals`: parameters, answer fields, a Link header), whether
+        its response has an item array."""
         response = self.response(op)
         schema, link = response if response is not None else (None, False)
         is_array = isinstance(schema, dict) and (schema.get("type") == "array" or (
             isinstance(schema.get("type"), list) and "array" in schema["type"]))
         query = [str(p.get("name")) for p in self.params(op) if p.get("in") == "query"]
-        return is_array, bool(link), sorted(paging & set(query)), find_items_field(schema) is not None
+        return is_array, paging_signals(query, schema, bool(link)), find_items_field(schema) is not None
 
     def check_pagination(self) -> None:
         for view in self.views:
             row = view.main.policy
             if row.mode != "read" or row.pagination is not None:
                 continue
-            is_array, link, pagers, has_items = self._remembered(view.op, "paging",
-                                                                 partial(self._paging_facts, view.op))
+            is_array, signals, has_items = self._remembered(view.op, "paging 2", partial(self._paging_facts, view.op))
             bounded = bool(view.intent and view.intent.output and view.intent.output.max_bytes)
-            if is_array and not (pagers or link) and bounded:
+            if is_array and not signals and bounded:
                 continue  # nothing to page with; the intent bounds the list explicitly
-            if is_array or ((pagers or link) and has_items):
+            if is_array or (signals and has_items):
                 why = "returns an array" if is_array else "has an item array"
-                also = f" and takes {', '.join(pagers)}" if pagers else (" and a Link header" if link else "")
+                also = f"; it {'; '.join(signals)}" if signals else ""
                 self.add(PAGINATION_MISSING, f"`{row.tool}` lists ({view.op.key} {why}{also}) but has no "
                          "pagination", self.where(view),
-                         None if (pagers or link) else "the API declares no paging parameters: set `output.max_bytes` (and `output.fields`) to bound the list, "
-                         "or turn this rule off for it", tool=row.tool)
+                         "declare `pagination:` with the style these name (cursor, link, page or offset; docs/"
+                         "review.md, 'Pagination styles')" if signals else
+                         "the operation declares no paging parameter, answer field or Link header: set "
+                         "`output.max_bytes` (and `output.fields`) to bound the list, or turn this rule off for it",
+                         tool=row.tool)
 
     def check_outputs(self) -> None:
         budget = self.settings.large_output_tokens

@@ -336,6 +336,13 @@ PERMISSION_UNDECIDED = _rule(
     "Set `permission:` to what an actor must hold to call it (a scope of the API, or your own name), then "
     "delete the mark.")
 
+PAGINATION_UNDECIDED = _rule(
+    "pagination-undecided", "warning", "A `# decide [pagination-undecided]` mark is left in the intent map: "
+    "`toolgen init` drafted a `pagination:` from the operation's parameters and answer that it could not confirm "
+    "(no page-size parameter for a page or offset walk, or a time window whose direction the spec does not say).",
+    "Check the drafted `pagination:` against the API's documentation (or remove it and bound the list with "
+    "`output.max_bytes`), then delete the mark.")
+
 
 def rule_for(code: str) -> Rule:
     """The registered rule, or an ad-hoc descriptor for a build diagnostic not (yet) registered."""
