@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .arguments import invalid_argument, key_text_problem
 from .calls import Actor
 from .errors import make_error
 from .host import Host
@@ -34,6 +35,9 @@ def stored_arguments(host: Host, spec: ToolSpec, preview_id: str, actor: Actor) 
     for this tool)."""
     pointer = {"pointer": "/preview_id"}
     preview_tool = preview_tool_of(spec)
+    problem = key_text_problem(preview_id)
+    if problem is not None:
+        raise invalid_argument(("preview_id",), f"a preview_id names a stored preview: {problem}")
     try:
         stored: StoredPreview | None = host.preview_store().get(f"{host.api}/{spec.name}", actor.id, preview_id)
     except (ValueError, TypeError, KeyError):  # an entry that does not decode: changed behind the runtime

@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..arguments import invalid_argument
+from ..arguments import invalid_argument, key_text_problem
 from ..body import scrub
 from ..calls import CallResult
 from ..errors import make_error
@@ -137,6 +137,8 @@ def _key(call: Call, spec: ToolSpec, validated: Validated, step: bool) -> str | 
     key = None if value is None else str(value)
     if key is not None and not key.strip():
         raise Halt("validate", invalid_argument((str(idem_arg),), "an idempotency key may not be blank"))
+    if key is not None and (problem := key_text_problem(key)) is not None:
+        raise Halt("validate", invalid_argument((str(idem_arg),), f"an idempotency key names a receipt: {problem}"))
     if key is not None and not step and reserved(key):
         raise Halt("validate", invalid_argument(
             (str(idem_arg),), f"an idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "

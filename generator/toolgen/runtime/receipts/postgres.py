@@ -52,7 +52,8 @@ from .previews import (
 
 #: Table-name prefix of every table the store creates.
 DEFAULT_TABLE_PREFIX = "toolgen_"
-_IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
+#: a whole table prefix (`fullmatch`: ``$`` would also let a trailing newline through)
+_IDENT = re.compile(r"[a-z_][a-z0-9_]{0,40}")
 _T = TypeVar("_T")
 
 
@@ -105,7 +106,7 @@ class PostgresReceiptStore:
 
     def __init__(self, url: str, table_prefix: str = DEFAULT_TABLE_PREFIX, connect_timeout: float = CONNECT_TIMEOUT,
                  pool_size: int = POOL_SIZE) -> None:
-        if not _IDENT.match(table_prefix):
+        if not isinstance(table_prefix, str) or not _IDENT.fullmatch(table_prefix):
             raise ValueError(f"table prefix {table_prefix!r}: use lowercase letters, digits and '_' (at most 41)")
         if not 1 <= pool_size <= 100:
             raise ValueError(f"pool_size must be between 1 and 100, not {pool_size}")
