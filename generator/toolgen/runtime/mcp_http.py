@@ -48,13 +48,13 @@ import signal
 import socket
 import stat
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .clock import SYSTEM, Clock
 from .registry import Actor, Registry
 
 __all__ = [
@@ -506,15 +506,16 @@ class _QuietAcceptErrors(logging.Filter):
     accept, thousands a second when descriptors run out) as one line without traceback, at most
     once every `every_s` seconds."""
 
-    def __init__(self, every_s: float = 10.0) -> None:
+    def __init__(self, every_s: float = 10.0, clock: Clock = SYSTEM) -> None:
         super().__init__()
         self.every_s = every_s
+        self.clock = clock
         self.last = float("-inf")
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not str(record.msg).startswith("socket.accept() out of system resource"):
             return True
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if now - self.last < self.every_s:
             return False
         self.last = now

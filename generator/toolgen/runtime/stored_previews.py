@@ -8,7 +8,6 @@ against the preview tool's input schema; used by the call path's validate step a
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from .arguments import invalid_argument, key_text_problem
@@ -55,7 +54,7 @@ def stored_arguments(host: Host, spec: ToolSpec, preview_id: str, actor: Actor) 
             f"No preview {preview_id[:24]}… of {spec.name} was stored for actor {actor.id!r}.",
             details={**pointer, "preview_tool": preview_tool},
             next_step=f"Call {preview_tool} with the arguments, then pass the preview_id it returns.")
-    if stored.expired(time.time()):
+    if stored.expired(host.clock.time()):
         raise make_error(
             "preview_expired", f"The preview {preview_id[:24]}… of {spec.name} expired.",
             details={**pointer, "preview_tool": preview_tool},

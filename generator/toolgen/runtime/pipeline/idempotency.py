@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -113,8 +112,9 @@ def reshaped(spec: ToolSpec, stored: Any) -> Any:
     return out
 
 
-def receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_ms: int) -> str:
-    """replay | conflict | in_progress | unknown | resend for an existing receipt. A ``pending``
+def receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_ms: int, now: float) -> str:
+    """replay | conflict | in_progress | unknown | resend for an existing receipt at `now` (Unix
+    seconds, the host's clock). A ``pending``
     receipt is in flight for the lease its owner stored (`Receipt.in_flight`), whatever this
     caller's deadline; after it, or once ``unknown``, the write is re-sent only to an API that
     deduplicates the key."""
@@ -122,7 +122,7 @@ def receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_
         return "conflict"
     if existing.state == "completed":
         return "replay"
-    if existing.in_flight(time.time(), fallback_lease_ms):
+    if existing.in_flight(now, fallback_lease_ms):
         return "in_progress"
     return "resend" if honoured else "unknown"
 
@@ -197,7 +197,8 @@ def legacy_receipt(call: Call, spec: ToolSpec, validated: Validated, key: str, b
     if existing is None:
         return None
     hold = Hold(call, scope, key, "new", False, _key_policy(spec.row)[0])
-    decision = receipt_decision(existing, validated.fp, False, budget.row_deadline_ms + LEASE_MARGIN_MS)
+    decision = receipt_decision(existing, validated.fp, False, budget.row_deadline_ms + LEASE_MARGIN_MS,
+                                call.host.clock.time())
     if decision == "replay":
         return _replay(call, spec, hold, existing)
     if decision == "unknown":
@@ -215,7 +216,8 @@ def legacy_receipt(call: Call, spec: ToolSpec, validated: Validated, key: str, b
 def _existing(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, existing: Receipt, budget: Budget) -> str:
     """``replay`` or ``resend`` for an existing receipt of the key; raises `Halt` for the others."""
     tool, key, idem_arg = call.tool, hold.key, key_arg(spec.row)
-    decision = receipt_decision(existing, validated.fp, hold.honoured, budget.row_deadline_ms + LEASE_MARGIN_MS)
+    decision = receipt_decision(existing, validated.fp, hold.honoured, budget.row_deadline_ms + LEASE_MARGIN_MS,
+                                call.host.clock.time())
     if decision == "conflict":
         raise Halt("idempotency", make_error(
             "idempotency_conflict",

@@ -34,7 +34,6 @@ record time makes the plan stale.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -150,7 +149,7 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
     """Store the arguments and the per-step fingerprints; the TTL (s). Raises `Halt`."""
     host, fp = call.host, str(call.fp)
     ttl = int((record_spec.row.get("record") or {}).get("preview_ttl_s") or DEFAULT_PREVIEW_TTL_S)
-    now = time.time()
+    now = host.clock.time()
     steps = {s["step"]: s.get("fp") or f"known_after:{s.get('known_after')}" for s in shown}
     scope = f"{host.api}/{record_spec.name}"
     try:
@@ -209,7 +208,8 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
             f"({type(exc).__name__}); nothing was sent.", details={"store": type(host.receipts).__name__})) from None
     if existing is not None:
         # each step's own receipt decides whether a step may be sent again, so the plan may resume
-        decision = receipt_decision(existing, preview_id, True, budget.row_deadline_ms + LEASE_MARGIN_MS)
+        decision = receipt_decision(existing, preview_id, True, budget.row_deadline_ms + LEASE_MARGIN_MS,
+                                    call.host.clock.time())
         if decision == "conflict":
             raise Halt("idempotency", make_error(
                 "idempotency_conflict", f"The key {key!r} was already used by {call.tool} with another plan.",
