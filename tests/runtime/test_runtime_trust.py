@@ -61,6 +61,7 @@ from toolgen.runtime import (
     ToolError,
     receipts_from_url,
 )
+from toolgen.runtime.clock import ManualClock
 from toolgen.runtime.contract import CannotSynthesise, synthesise, valid_args
 from toolgen.runtime.request import build_request
 
@@ -778,9 +779,9 @@ def test_pending_receipt_window_is_the_owners_not_the_callers(tmp_path: Path) ->
     with FaultServer(honours_keys=False) as srv:
         tickets_routes(srv)
         srv.script("POST", FOLLOWUPS, Fault.hang(3.0, write=False))
-        path = tmp_path / "receipts.sqlite3"
-        owner = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path))
-        other = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path))
+        path, clock = tmp_path / "receipts.sqlite3", ManualClock()
+        owner = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock))
+        other = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock))
         key = "window-1"
         args = dict(FOLLOWUP_ARGS, action_id=key)
         approval = approve(owner, FOLLOWUP, args)
@@ -792,7 +793,7 @@ def test_pending_receipt_window_is_the_owners_not_the_callers(tmp_path: Path) ->
         while not srv.requests_for(key=key) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert srv.requests_for(key=key), "the owner's request never arrived"
-        time.sleep(0.4)  # older than the second caller's own deadline (timeout_ms=50), far inside the owner's
+        clock.advance(0.4)  # older than the second caller's own deadline (timeout_ms=50), far inside the owner's
         second = call(other, FOLLOWUP, args, approval=approval, timeout_ms=50)
         sent = len(srv.requests_for(key=key))
         worker.join(15)
