@@ -782,8 +782,7 @@ def test_pending_receipt_window_is_the_owners_not_the_callers(tmp_path: Path) ->
         path, clock = tmp_path / "receipts.sqlite3", ManualClock()
         owner = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock))
         other = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock))
-        key = "window-1"
-        args = dict(FOLLOWUP_ARGS, action_id=key)
+        key, args = "window-1", dict(FOLLOWUP_ARGS, action_id="window-1")
         approval = approve(owner, FOLLOWUP, args)
         done: list[CallResult] = []
         worker = threading.Thread(target=lambda: done.append(call_record(owner, FOLLOWUP, args, actor=actor_for(
