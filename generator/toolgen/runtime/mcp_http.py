@@ -624,7 +624,7 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
     server = _graceful_server_class()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                                      http=_guarded_protocol(header_timeout_s, waiting, max_per_address),
                                                      backlog=max(waiting, 8)))
-    quiet = _QuietAcceptErrors()
+    quiet = _QuietAcceptErrors(clock=registry.clock)
     logging.getLogger("asyncio").addFilter(quiet)
 
     async def announce() -> None:
