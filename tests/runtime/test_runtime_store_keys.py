@@ -22,13 +22,16 @@ from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Approval, CallResult, MemoryReceiptStore, Registry, receipts_from_url
 from toolgen.runtime.receipts.postgres import PostgresReceiptStore
 
-#: (preview tool, record tool, arguments, actor, method and path of the write): the follow-up sends
-#: its key as a header (where a NUL was refused already), the delete keeps it to the receipt store
+#: (preview tool, record tool, arguments, actor, method and path of a write): the follow-up sends its
+#: key as a header (where a NUL was refused already), the delete keeps it to the receipt store, the
+#: composite escalation holds a receipt of its own
 TOOLS = {
     "followup": ("preview_ticket_followup", "record_ticket_followup",
                  {"ticket_id": "T-102", "note": "Customer asked for a callback.", "visibility": "public"},
                  WRITER, ("POST", "/followups")),
     "delete": ("preview_ticket_delete", "record_ticket_delete", {"ticket_id": "T-130"}, ADMIN, ("DELETE", "/tickets")),
+    "composite": ("preview_escalate_ticket", "record_escalate_ticket", {"ticket_id": "T-102", "reason": "Angry."},
+                  WRITER, ("POST", "/followups")),
 }
 BAD_TEXT = ["a\x00b", "\x00", "key\x00" + "x" * 40, "\ud800", "k\udfff-1"]
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from ...arguments import invalid_argument, key_text_problem
 from ...body import scrub
 from ...calls import Actor, Approval, CallResult, fingerprint
 from ...errors import ToolError, make_error
@@ -255,6 +256,8 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
             "invalid_arguments", f"An idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
             "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID).",
             details={"pointer": f"/{key_arg(spec.row)}"}))
+    if (problem := key_text_problem(key)) is not None:
+        raise Halt("validate", invalid_argument((str(key_arg(spec.row)),), f"an idempotency key names a receipt: {problem}"))
     try:
         inputs = stored_arguments(call.host, spec, preview_id, call.actor)
     except ToolError as exc:
