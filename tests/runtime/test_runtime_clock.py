@@ -120,3 +120,22 @@ def test_a_manual_clock_moves_both_readings_forward_only() -> None:
         with pytest.raises(ValueError, match="forward"):
             clock.advance(bad)
     assert isinstance(clock, Clock)
+
+
+def test_a_registry_reads_its_stores_clock_and_refuses_another(tmp_path: Path) -> None:
+    from tests.support.runtime_env import tickets_package
+
+    from toolgen.runtime import MemoryReceiptStore, Registry, receipts_from_url
+
+    policy, catalog = tickets_package()
+    clock = ManualClock()
+    for store in (MemoryReceiptStore(clock=clock), receipts_from_url(str(tmp_path / "r.sqlite3"), clock=clock),
+                  receipts_from_url("memory://", clock=clock)):
+        reg = Registry(policy, list(catalog), receipts=store, cursor_key=b"k" * 32)
+        assert reg.clock is clock and getattr(reg.preview_store(), "clock", None) is clock
+        reg.close()
+    with pytest.raises(ValueError, match="clock"):
+        Registry(policy, list(catalog), receipts=MemoryReceiptStore(), clock=clock, cursor_key=b"k" * 32)
+    alone = Registry(policy, list(catalog), clock=clock, cursor_key=b"k" * 32)  # its own stores take its clock
+    assert getattr(alone.receipts, "clock", None) is clock and getattr(alone.preview_store(), "clock", None) is clock
+    assert Registry(policy, list(catalog), cursor_key=b"k" * 32).clock is SYSTEM
