@@ -10,6 +10,7 @@ it must wait for real time (a socket, a sleep the call path asked for, a process
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import subprocess
 import sys
@@ -74,18 +75,20 @@ def _clock_reads(tree: ast.AST) -> list[str]:
     return found
 
 
-def _scan() -> dict[str, list[str]]:
-    """Every runtime module but the clock's (path relative to the package) and its clock reads."""
-    return {path.relative_to(RUNTIME).as_posix(): _clock_reads(ast.parse(path.read_text(encoding="utf-8")))
-            for path in sorted(RUNTIME.rglob("*.py")) if path.relative_to(RUNTIME).as_posix() != "clock.py"}
-
-
 def _runtime_reads() -> dict[str, list[str]]:
-    """`_scan` in a fresh interpreter: CPython 3.11.7 can refuse `ast.parse` ("AST constructor
-    recursion depth mismatch", fixed in 3.11.8) in a process where earlier tests ran."""
-    script = "import json; from tests.runtime.test_runtime_clock import _scan; print(json.dumps(_scan()))"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).parents[2], check=True)
+    """Every runtime module but the clock's (path relative to the package) and its clock reads,
+    found by `_clock_reads` in a fresh interpreter that imports nothing else: CPython 3.11.7 can
+    refuse `ast.parse` ("AST constructor recursion depth mismatch", fixed in 3.11.8) in a process
+    where earlier tests ran."""
+    script = "\n".join([
+        "import ast, json, sys", "from pathlib import Path",
+        f"CLOCK_READS = {({k: sorted(v) for k, v in CLOCK_READS.items()})!r}",
+        inspect.getsource(_clock_reads),
+        "root = Path(sys.argv[1])",
+        ("print(json.dumps({p.relative_to(root).as_posix(): _clock_reads(ast.parse(p.read_text(encoding='utf-8')))"
+         " for p in sorted(root.rglob('*.py')) if p.relative_to(root).as_posix() != 'clock.py'}))")])
+    done = subprocess.run([sys.executable, "-c", script, str(RUNTIME)], capture_output=True, text=True, timeout=120,
+                          check=True)
     reads: dict[str, list[str]] = json.loads(done.stdout)
     return reads
 
