@@ -970,8 +970,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out_md: Pa
         bm = summary["by_mode"]
         lines.append(f"| {o} | {oc.get(o, 0)} | {bm.get('read', {}).get(o, 0)} | {bm.get('preview', {}).get(o, 0)} | "
                      f"{bm.get('record', {}).get(o, 0)} |")
-    lines += ["", ("`prism_limit` and `spec_error` are counted apart (Prism could not answer; the spec's own "
-                   "example does not fit its own schema, checked with openapi-schema-validator)."), "",
+    lines += ["", lib.OUTCOMES_NOTE, "",
               "## Top failure causes", "", "| outcome | cause | calls | example |", "|---|---|---|---|"]
     for o, cause, count, ex in summary["causes"][:40]:
         example = f"`{ex['path']}` {ex.get('tool')}"

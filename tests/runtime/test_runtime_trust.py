@@ -662,11 +662,10 @@ READ_BODIES = [
 
 
 @pytest.mark.parametrize("name,body", READ_BODIES, ids=[n for n, _ in READ_BODIES])
-def test_hostile_read_bodies_are_output_invalid(name: str, body: Fault, fault: FaultServer) -> None:
-    fault.script("GET", TICKET_PATH, body)
-    reg = make_registry("tickets", fault.base_url)
-    res = call(reg, "get_ticket", {"ticket_id": "T-102"})
-    assert code(res) == "output_invalid", res.to_json()
+def test_hostile_read_bodies_are_a_warning_never_a_result(name: str, body: Fault, fault: FaultServer) -> None:
+    fault.script("GET", TICKET_PATH, body)  # output_invalid in strict output mode only
+    res = call(make_registry("tickets", fault.base_url), "get_ticket", {"ticket_id": "T-102"})
+    assert res.ok and res.warnings and set(res.result or {}) == {"status", "_unreadable_body"}, res.to_json()
     json.dumps(res.to_json())
 
 
@@ -678,10 +677,10 @@ def test_oversized_read_body_is_a_structured_error(fault: FaultServer) -> None:
 
 
 WRITE_BODIES = [
-    ("nested-1000", Fault.nested(1000, status=201), "unknown"),
-    ("invalid-json", Fault.invalid_json(status=201), "unknown"),
-    ("html", Fault.html(status=201), "unknown"),
-    ("oversized", Fault.oversized(9 * 1024 * 1024, status=201), "unknown"),
+    ("nested-1000", Fault.nested(1000, status=201), "completed"),
+    ("invalid-json", Fault.invalid_json(status=201), "completed"),
+    ("html", Fault.html(status=201), "completed"),
+    ("oversized", Fault.oversized(9 * 1024 * 1024, status=201), "completed"),
     ("nested-300-in-id", Fault.nested_field("id", 300, status=201), None),
 ]
 
@@ -698,9 +697,8 @@ def test_hostile_write_bodies_never_leave_a_pending_receipt(name: str, body: Fau
     json.dumps(res.to_json())
     got = receipt_state(reg, FOLLOWUP, key)
     assert got is not None and got != "pending", got
-    if state is not None:
-        assert got == state, (got, res.to_json())
-        assert not res.ok and res.error is not None and res.error.result_known is False, res.to_json()
+    if state is not None:  # a 201 that cannot be read (oversized too): a known success
+        assert got == state and res.ok and res.warnings, res.to_json()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 """Reading an API's answer, and keeping the call's secrets out of everything it returns.
 
 `decode_body` turns a response's bytes into a value by its Content-Type and what the spec says may
-come; `scrub` replaces every secret the call used in a decoded value; `may_hold_secret` tells
+come, with every unpaired UTF-16 surrogate it could hold replaced by U+FFFD (`safe_text`); `excerpt`
+is the bounded, scrubbed text of an answer that cannot be read; `scrub` replaces every secret the call used in a decoded value; `may_hold_secret` tells
 whether a body's bytes need that walk. Pure functions: no IO, never raise on an API's bytes.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -16,10 +18,43 @@ import httpx
 from ..results import binary_summary, media_kind
 from .arguments import strict_json
 
-__all__ = ["MAX_RESPONSE_DEPTH", "decode_body", "depth_exceeds", "may_hold_secret", "scrub", "text_charset"]
+__all__ = ["EXCERPT_CHARS", "MAX_RESPONSE_DEPTH", "REPLACEMENT", "decode_body", "depth_exceeds", "excerpt",
+           "may_hold_secret", "safe_text", "scrub", "text_charset"]
 
 #: JSON bodies nested deeper than this are not shaped (an unreadable body, not a crash).
 MAX_RESPONSE_DEPTH = 128
+#: What an unpaired surrogate of an answer becomes (U+FFFD REPLACEMENT CHARACTER, as a UTF-8 decoder
+#: does with bytes it cannot read).
+REPLACEMENT = "\ufffd"
+
+#: The most of an unreadable answer's text a result shows (characters; an error page's excerpt is as long).
+EXCERPT_CHARS = 200
+#: What stands for an excerpt that could spell a secret the scrub cannot see (escapes, another encoding).
+WITHHELD_ESCAPES = "[withheld: the body holds escapes or NUL bytes that could spell a credential]"
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A JSON escape of a surrogate code unit (RFC 8259 §7: ``\uD800``-``\uDFFF``, any case); a body
+#: without one cannot decode to an unpaired surrogate
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def safe_text(text: str) -> str:
+    """`text` with every unpaired surrogate (U+D800-U+DFFF; valid JSON can spell one, ``"\\ud800"``,
+    but no UTF-8 can carry it: RFC 8259 §8.2) replaced by `REPLACEMENT`. A valid pair was already
+    joined into one character by the JSON parser, so every surrogate left is unpaired."""
+    return _LONE_SURROGATE.sub(REPLACEMENT, text)
+
+
+def _safe_value(value: Any) -> Any:
+    """A decoded JSON value with `safe_text` applied to every string and member name (depth bounded
+    by `MAX_RESPONSE_DEPTH`, checked first)."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_text(k): _safe_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe_value(v) for v in value]
+    return value
 
 
 def scrub(value: Any, secret_values: list[str]) -> Any:
@@ -92,7 +127,9 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
     springdoc ``*/*`` answer labelled ``text/plain`` or ``application/octet-stream``); text for
     other text; `toolgen.results.binary_summary` for binary. `problem` is set, and the body not to
     be trusted, when a JSON body does not parse or nests deeper than `MAX_RESPONSE_DEPTH`, or the
-    API sent an HTML page (an error or login page, never a tool result)."""
+    API sent an HTML page (an error or login page, never a tool result). No string of the value holds
+    an unpaired surrogate (`safe_text`): valid JSON that escapes one (``"\\ud800"``) is read with
+    U+FFFD in its place, so the result can always be encoded as UTF-8."""
     if not content:
         return None, None
     ctype = (headers.get("content-type", "") if headers is not None else "").lower()
@@ -111,9 +148,29 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
         else:
             if depth_exceeds(value, MAX_RESPONSE_DEPTH):
                 return None, f"JSON nested deeper than {MAX_RESPONSE_DEPTH} levels"
-            return value, None
+            return (_safe_value(value) if _SURROGATE_ESCAPE.search(content) else value), None
     if html:
         return content[:2000].decode("utf-8", "replace"), "an HTML page where data was expected"
-    if kind in ("text", "any"):
-        return content.decode(text_charset(headers) or "utf-8", "replace"), None
+    if kind in ("text", "any"):  # a codec such as UTF-7 can spell an unpaired surrogate too
+        return safe_text(content.decode(text_charset(headers) or "utf-8", "replace")), None
     return binary_summary(ctype, len(content)), None
+
+
+def excerpt(content: bytes, headers: httpx.Headers | None, secret_values: list[str]) -> str:
+    """The start of an answer's bytes as text a result can show: decoded by its ``charset`` (UTF-8
+    when none; bytes that do not decode, and unpaired surrogates, become U+FFFD), every secret of the
+    call replaced (`scrub`), at most `EXCERPT_CHARS` characters (a longer text ends with ``"…"``).
+    A text holding a backslash or a NUL while the call has secrets is withheld (`WITHHELD_ESCAPES`): a
+    JSON or other escape (``\\u0073``), or UTF-16/32 read as UTF-8, could spell a secret that `scrub`
+    does not see. Never raises."""
+    longest = max((len(s) for s in secret_values), default=0)
+    # enough bytes that a secret starting inside the shown characters ends inside the decoded window
+    window = content[:4 * (EXCERPT_CHARS + longest + 1)]
+    try:
+        text = window.decode(text_charset(headers) or "utf-8", "replace")
+    except (LookupError, ValueError):  # a codec that refuses "replace": read as UTF-8
+        text = window.decode("utf-8", "replace")
+    text = str(scrub(safe_text(text), secret_values))
+    if secret_values and ("\\" in text or "\x00" in text):
+        return WITHHELD_ESCAPES
+    return text if len(text) <= EXCERPT_CHARS and len(window) == len(content) else text[:EXCERPT_CHARS] + "…"

@@ -32,6 +32,7 @@ behaviour: ``approval_required``, with ``toolgen approve`` as the way to an appr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from dataclasses import dataclass
@@ -50,8 +51,13 @@ STATE_TTL_S = 300.0
 ISSUED_TTL_S = 60.0
 #: The first protocol version with multi round-trip requests.
 MRTR_VERSION = "2026-07-28"
-#: Longest request text shown to the human (characters); longer bodies are cut, with a note.
+#: Longest request text a form shows (characters, after escaping). A request that does not fit even
+#: with its long strings elided is not asked about in the protocol (`shown_request`).
 MAX_SHOWN = 8000
+#: Strings longer than this (characters) are shown elided in the middle when the whole request does
+#: not fit: the first `ELIDED_HEAD` and last `ELIDED_TAIL` characters, with the length and SHA-256.
+ELIDE_OVER = 240
+ELIDED_HEAD, ELIDED_TAIL = 160, 40
 _STATE_KIND = "toolgen/approval-state/v1"
 _KEY_LABEL = b"toolgen/request-state/v1"
 
@@ -109,44 +115,85 @@ def speaks_mrtr(ctx: Any) -> bool:
         return False
 
 
-def _one(request: dict[str, Any]) -> str:
+def _string(text: str, elide: bool) -> str:
+    """A string as a JSON string literal; elided (`elide`, longer than `ELIDE_OVER`) as its first and
+    last characters in two literals with what was left out between them, outside any literal, so no
+    value can imitate an elision: ``"head" … [N characters elided: M in all, sha256 HEX] … "tail"``."""
+    if not elide or len(text) <= ELIDE_OVER:
+        return json.dumps(text, ensure_ascii=False)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    left = len(text) - ELIDED_HEAD - ELIDED_TAIL
+    return (f"{json.dumps(text[:ELIDED_HEAD], ensure_ascii=False)} … [{left} characters elided: {len(text)} in all, "
+            f"sha256 {digest}] … {json.dumps(text[-ELIDED_TAIL:], ensure_ascii=False)}")
+
+
+def _json(value: Any, elide: bool, pad: str = "") -> str:
+    """`value` as ``json.dumps(value, indent=2)`` writes it, every string through `_string`; member
+    names are never elided. `value` is a request body or arguments, bounded in depth."""
+    inner = pad + "  "
+    if isinstance(value, dict) and value:
+        members = (f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_json(v, elide, inner)}" for k, v in value.items())
+        return "{\n" + ",\n".join(members) + f"\n{pad}}}"
+    if isinstance(value, list) and value:
+        return "[\n" + ",\n".join(inner + _json(v, elide, inner) for v in value) + f"\n{pad}]"
+    if isinstance(value, str):
+        return _string(value, elide)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _one(request: dict[str, Any], elide: bool) -> str:
     headers = "\n".join(f"  {k}: {v}" for k, v in (request.get("headers") or {}).items())
     body = request.get("body")
-    text = body if isinstance(body, str) else None if body is None else json.dumps(body, indent=2, ensure_ascii=False)
+    if isinstance(body, str):  # quoted as one literal: a text body cannot break a line or imitate the form's
+        text: str | None = f"body (text, {len(body)} characters, quoted as one JSON string):\n{_string(body, elide)}"
+    else:
+        text = None if body is None else _json(body, elide)
     return (f"{request.get('method', '?')} {request.get('url', '?')}" + (f"\n{headers}" if headers else "")
             + (f"\n\n{text}" if text is not None else ""))
 
 
-def _shown(request: dict[str, Any]) -> str:
+def _plan(request: dict[str, Any], elide: bool) -> str:
+    steps = request.get("requests")
+    if not isinstance(steps, list):
+        return _one(request, elide)
+    parts = []
+    for n, step in enumerate(steps, 1):
+        step = step if isinstance(step, dict) else {}
+        head = f"{n}. step {step.get('step', '?')}"
+        if isinstance(step.get("request"), dict):
+            parts.append(f"{head}:\n{_one(step['request'], elide)}")
+        else:
+            parts.append(f"{head}, its request known after step {step.get('known_after', '?')}; "
+                         f"its arguments:\n{_json(step.get('arguments'), elide)}")
+    return "\n\n".join(parts) or "(no write)"
+
+
+def shown_request(request: dict[str, Any]) -> str | None:
     """What the human reads: one request (method, URL, headers, body), or a composite's plan
     (`Registry.approvable_request`: ``{"requests": [...]}``), each write step in order, a later
-    write with its arguments as far as they are known; at most `MAX_SHOWN` characters, every
-    character that could reorder or hide text escaped (`toolgen.shown_text.terminal_safe`)."""
-    steps = request.get("requests")
-    if isinstance(steps, list):
-        parts = []
-        for n, step in enumerate(steps, 1):
-            step = step if isinstance(step, dict) else {}
-            head = f"{n}. step {step.get('step', '?')}"
-            if isinstance(step.get("request"), dict):
-                parts.append(f"{head}:\n{_one(step['request'])}")
-            else:
-                known = json.dumps(step.get("arguments"), indent=2, ensure_ascii=False)
-                parts.append(f"{head}, its request known after step {step.get('known_after', '?')}; "
-                             f"its arguments:\n{known}")
-        text = "\n\n".join(parts) or "(no write)"
-    else:
-        text = _one(request)
-    if len(text) > MAX_SHOWN:
-        text = text[:MAX_SHOWN] + f"\n… ({len(text) - MAX_SHOWN} more characters)"
-    return terminal_safe(text)
+    write with its arguments as far as they are known; every character that could reorder or hide
+    text escaped (`toolgen.shown_text.terminal_safe`). A text body is one quoted JSON string, so it
+    cannot break a line or imitate the form's own lines.
+
+    Everything is shown: every step, every header, every member of a body with its value, at most
+    `MAX_SHOWN` characters. When the whole request does not fit, every string longer than
+    `ELIDE_OVER` characters is elided in the middle (`_string`: its first and last characters, the
+    count left out, its length and SHA-256); member names, the method, URL and headers never are.
+    None when even that does not fit: the form would hide part of what an approval covers, so no
+    form is shown."""
+    for elide in (False, True):
+        text = terminal_safe(_plan(request, elide))
+        if len(text) <= MAX_SHOWN:
+            return text
+    return None
 
 
 def approval_input_required(registry: Registry, tool: str, arguments: dict[str, Any], actor: Actor) -> Any:
     """The ``input_required`` result asking a human to approve the request the record call `tool`
     with `arguments` would send for `actor`, or None when there is nothing to show (no
-    ``preview_id`` argument, or the preview cannot be rebuilt: the caller then answers the plain
-    error)."""
+    ``preview_id`` argument, or the preview cannot be rebuilt) or the request does not fit the form
+    (`shown_request`): the caller then answers the plain ``approval_required``, whose next step is
+    ``toolgen approve``."""
     import mcp_types as types
 
     preview_id = arguments.get("preview_id")
@@ -156,10 +203,13 @@ def approval_input_required(registry: Registry, tool: str, arguments: dict[str, 
         request = registry.approvable_request(tool, preview_id, actor.id)
     except ToolError:
         return None
+    shown = shown_request(request)
+    if shown is None:
+        return None
     state = ApprovalState(tool, preview_id, actor.id, secrets.token_urlsafe(18), registry.clock.time() + STATE_TTL_S)
     what = "these requests, in order" if isinstance(request.get("requests"), list) else "this request"
     message = (f"Approve this write? {tool} will send exactly {what} (preview {terminal_safe(preview_id[:24])}…), once:"
-               f"\n\n{_shown(request)}")
+               f"\n\n{shown}")
     form = types.ElicitRequestFormParams(message=message, requested_schema={
         "type": "object",
         "properties": {

@@ -80,11 +80,21 @@ def _exchange_sync(client: httpx.Client, send: Send, started: float) -> Outcome:
         chunks.append(decoder.finish())
     except BodyTooLarge:
         return Outcome(status=response.status_code, kind="too_large")
+    except (httpx.RemoteProtocolError, httpx.ReadError):
+        if not 200 <= response.status_code < 300:
+            raise
+        return _cut(response.status_code, response.headers, chunks, started)
     finally:
         response.close()
     return Outcome(response.status_code, response.headers, b"".join(chunks),
                     elapsed_ms=(time.perf_counter() - started) * 1000)
 
+
+
+def _cut(status: int, headers: httpx.Headers, chunks: list[bytes], started: float) -> Outcome:
+    """A 2xx answer whose connection closed before its whole body came: the API accepted the request
+    (its status says so), so the call knows its outcome; the body is what came (`Outcome.cut`)."""
+    return Outcome(status, headers, b"".join(chunks), elapsed_ms=(time.perf_counter() - started) * 1000, cut=True)
 
 
 async def send_async(client: httpx.AsyncClient, send: Send) -> Outcome:
@@ -112,6 +122,10 @@ async def _exchange_async(client: httpx.AsyncClient, send: Send, started: float)
         chunks.append(decoder.finish())
     except BodyTooLarge:
         return Outcome(status=response.status_code, kind="too_large")
+    except (httpx.RemoteProtocolError, httpx.ReadError):
+        if not 200 <= response.status_code < 300:
+            raise
+        return _cut(response.status_code, response.headers, chunks, started)
     finally:
         await response.aclose()
     return Outcome(response.status_code, response.headers, b"".join(chunks),

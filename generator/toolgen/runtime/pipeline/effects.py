@@ -46,7 +46,8 @@ class Sleep:
 class Outcome:
     """What the driver observed: a response, or a failure `kind` — ``connect`` (nothing was sent),
     ``timeout`` (sent or partly sent, no answer in time), ``broken`` (connection broke after sending),
-    ``too_large``."""
+    ``too_large``. `cut` is true for a 2xx answer whose connection closed before its whole body came:
+    the status is known, `content` holds what came."""
 
     status: int = 0
     headers: httpx.Headers | None = None
@@ -54,6 +55,7 @@ class Outcome:
     kind: str | None = None
     elapsed_ms: float = 0.0
     cause: str | None = None  # why nothing (or no answer) came back, for `upstream_unavailable`
+    cut: bool = False
 
 
 @dataclass

@@ -39,7 +39,7 @@ from ..receipts import Receipt
 from ..shaping import redact
 from ..toolspec import ToolSpec
 from .canonical import key_arg
-from .outcome import unknown_error
+from .outcome import unknown_error, unreadable_warnings
 from .state import Budget, Call, Halt, Hold, Validated
 
 __all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "legacy_receipt", "legacy_step_key", "receipt_decision",
@@ -244,6 +244,7 @@ def _existing(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, exis
 def _replay(call: Call, spec: ToolSpec, hold: Hold, existing: Receipt) -> CallResult:
     call.emit("idempotency", "replay", original_actor=existing.actor)
     call.emit("result", "ok", replayed=True)
-    return CallResult(call.tool, True, result=scrub(reshaped(spec, existing.result), call.secret_values),
-                      replayed=True, fingerprint=call.fp, status=existing.status, call_id=call.call_id,
-                      idempotency_key=hold.key, request=call.shown)
+    result = scrub(reshaped(spec, existing.result), call.secret_values)
+    return CallResult(call.tool, True, result=result, replayed=True, fingerprint=call.fp, status=existing.status,
+                      call_id=call.call_id, idempotency_key=hold.key, request=call.shown,
+                      warnings=unreadable_warnings(spec, result))

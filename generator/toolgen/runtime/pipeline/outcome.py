@@ -2,11 +2,15 @@
 
 Input: `Call`, `ToolSpec`, `Validated`, `Budget`, `Hold`, `Exchange`, the sent `httpx.Request`.
 Output: `Answer` (status, headers, the decoded body with the call's secrets scrubbed, and why it
-cannot be read, if so) for a status the row counts as success (``success_status``, else 2xx).
+cannot be read, if so, with a bounded, scrubbed excerpt of it) for a status the row counts as success
+(``success_status``, else 2xx). A 2xx answer is a success whatever its body: one that cannot be read
+(invalid JSON or UTF-8, text where JSON was declared, an HTML page, a body cut short by a closed
+connection; for a write, one over `MAX_RESPONSE_BYTES`) is an `Answer` with `Answer.unreadable` set,
+never a failure here.
 Everything else raises `Halt` at step ``http`` with ``attempts`` (and ``status``), the receipt
 settled first:
 
-- a write that may have taken effect (any attempt uncertain, a too-large answer, a 3xx, an error
+- a write that may have taken effect (any attempt uncertain, a too-large non-2xx answer, a 3xx, an error
   the API does not make definitive): ``result_unknown`` (receipt ``unknown``; `unknown_error`
   names the read tools that show the state, or says to retry with the same key where the API
   deduplicates it);
@@ -21,6 +25,7 @@ settled first:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +33,7 @@ from typing import Any
 import httpx
 
 from .. import credentials as creds
-from ..body import decode_body, may_hold_secret, scrub
+from ..body import decode_body, excerpt, may_hold_secret, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
@@ -36,23 +41,33 @@ from .canonical import key_arg
 from .effects import MAX_RESPONSE_BYTES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
-__all__ = ["MAX_PROBLEM_BYTES", "Answer", "judge", "key_in_use", "unknown_error"]
+__all__ = ["MAX_PROBLEM_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "Answer", "judge", "key_in_use", "unknown_error",
+           "unreadable_result", "unreadable_warnings"]
 
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 MAX_PROBLEM_BYTES = 2000
+#: The member of a result whose answer's body could not be read (`unreadable_result`).
+UNREADABLE_KEY = "_unreadable_body"
+#: The excerpt of an unreadable body of a tool that redacts members of its output: text cannot be
+#: redacted member by member, so none of it is shown.
+WITHHELD_REDACTED = "[withheld: the tool redacts members of its output]"
 
 _TRANSPORT_FAILURES = ("timeout", "broken", "connect", "too_large")
+_JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
 
 
 @dataclass(frozen=True)
 class Answer:
     """A success answer: `status`, `headers`, the decoded `body`, and `unreadable` (why the body
-    cannot be trusted: invalid JSON, too deep, an HTML page) or None."""
+    cannot be trusted: invalid JSON, too deep, an HTML page, cut short) or None; `excerpt`: the start of
+    an unreadable body as text, scrubbed of the call's secrets and bounded (`toolgen.runtime.body.excerpt`),
+    None for an empty one."""
 
     status: int
     headers: httpx.Headers
     body: Any
     unreadable: str | None
+    excerpt: str | None = None
 
 
 def operation_name(row: Mapping[str, Any]) -> str:
@@ -102,10 +117,36 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
 
 
 
+def unreadable_result(spec: ToolSpec, answer: Answer) -> dict[str, Any]:
+    """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
+    "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
+    `Answer.excerpt` (at most `toolgen.runtime.body.EXCERPT_CHARS` characters, the call's secrets
+    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output, null for no body."""
+    shown = WITHHELD_REDACTED if spec.redact_tree and answer.excerpt is not None else answer.excerpt
+    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable, "excerpt": shown}}
+
+
+def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
+    """The warning of a result made by `unreadable_result` (none for any other): the same for the
+    call that stored it and for every replay of its receipt."""
+    marker = result.get(UNREADABLE_KEY) if isinstance(result, dict) else None
+    if not isinstance(marker, dict):
+        return []
+    status, shown = result.get("status"), marker.get("excerpt")
+    done = ("the write is done (do not repeat it; its receipt is completed)" if spec.mutating
+            else "the call succeeded")
+    body = f"; the body begins: {json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
+    return [(f"{operation_name(spec.row)} answered HTTP {status}: {done}, but its body cannot be read as the "
+             f"tool's output ({marker.get('problem')}){body}")]
+
+
 def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold: Hold, exchange: Exchange,
           http_request: httpx.Request) -> Answer:
     """The success `Answer`, or `Halt` (see the module docstring)."""
     outcome = exchange.outcome
+    if outcome.kind == "too_large" and spec.mutating and 200 <= outcome.status < 300:
+        # the API accepted the write: its outcome is known, though its answer is over the cap and not read
+        return Answer(outcome.status, httpx.Headers(), None, f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read")
     if outcome.kind in _TRANSPORT_FAILURES:
         raise _transport_failure(call, spec, budget, hold, exchange, http_request)
     status = outcome.status
@@ -118,13 +159,19 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         body = scrub(body, secret_values)
     if not ((status in success if success else False) or 200 <= status < 300):
         raise _api_error(call, spec, validated, budget, hold, exchange, Answer(status, headers, body, unreadable))
-    if unreadable is None and isinstance(body, str) and (spec.field_tree or spec.redact_tree):
+    if outcome.cut:
+        unreadable = f"the connection closed after {len(outcome.content)} bytes, before the whole body came"
+    if unreadable is None and body is not None and not isinstance(body, (dict, list)) and (
+            spec.field_tree or spec.redact_tree):
         # the output policy keeps members of a JSON answer (output.fields, else the declared
-        # properties; output.redact): text (XML, CSV, ...) cannot be cut to them, so none of it is shown
+        # properties; output.redact): text (XML, CSV, ...) or a JSON string or number cannot be cut to them
         media = (headers.get("content-type") or "no media type").split(";")[0].strip()[:60]
-        unreadable = (f"{media} text where the tool's output is JSON: the output policy (fields, redaction) "
+        what = f"{media} text" if isinstance(body, str) else f"a JSON {_JSON_TYPES.get(type(body), 'value')}"
+        unreadable = (f"{what} where the tool's output is JSON: the output policy (fields, redaction) "
                       "cannot apply to it")
-    return Answer(status, headers, body, unreadable)
+    if unreadable is None:
+        return Answer(status, headers, body, None)
+    return Answer(status, headers, body, unreadable, excerpt(content, headers, secret_values) if content else None)
 
 
 def _timing(budget: Budget, exchange: Exchange) -> dict[str, Any]:

@@ -10,9 +10,17 @@ schema (``output.schema_mode``: ``warn`` adds a warning, ``strict`` refuses a re
 ``off`` skips). The receipt is completed with the result. Audits ``output`` ``allow``/``warn``
 and ``result`` ``ok``.
 
-Errors (`Halt` at step ``output``): a body that cannot be read: ``output_invalid`` for a read,
-``result_unknown`` for a write (receipt ``unknown``); a strict schema mismatch of a read:
-``output_invalid``; a shaping failure (`ToolError` of the budget).
+A success answer whose body cannot be read (`outcome.Answer.unreadable`: invalid JSON or UTF-8,
+text or a JSON scalar where the output policy keeps members of an object, an HTML page, a body cut
+short) is still a success: the API's status says the call was done, so a write's receipt is
+completed and its outcome known. Its result is `outcome.unreadable_result` (``{"status": <HTTP status>,
+"_unreadable_body": {"problem", "excerpt"}}``: the excerpt bounded and scrubbed of the call's
+secrets, withheld when the tool redacts members of its output) with the warning
+`outcome.unreadable_warnings` derives from it, so a replay of the receipt warns the same.
+
+Errors (`Halt` at step ``output``): a body that cannot be read, of a read whose ``output.schema_mode``
+is ``strict``: ``output_invalid``; a strict schema mismatch of a read: ``output_invalid``; a shaping
+failure (`ToolError` of the budget).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from ..paging import PageShaper, shape_page
 from ..request import BuiltRequest
 from ..shaping import enforce_budget, project, redact
 from ..toolspec import ToolSpec
-from .outcome import Answer, operation_name, unknown_error
+from .outcome import Answer, operation_name, unreadable_result, unreadable_warnings
 from .state import Call, Exchange, Halt, Hold, Validated
 from .validate import pointer
 
@@ -69,17 +77,23 @@ def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tupl
                           keep=spec.required_members)
 
 
-def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answer: Answer) -> Halt:
-    hold.settle("mark_unknown")
+def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answer: Answer) -> CallResult:
+    """The result of a success answer whose body cannot be read (see the module docstring); raises
+    `Halt` ``output_invalid`` for a read in ``strict`` output mode."""
     status, problem = answer.status, answer.unreadable
-    message = f"{operation_name(spec.row)} answered HTTP {status} with a body that cannot be read ({problem})."
-    if spec.mutating:
-        return Halt("output", unknown_error(
-            spec, message + " The API reported success, but what it did is not known.",
-            honoured=hold.honoured, details={"status": status, "problem": problem}),
+    if not spec.mutating and _output_policy(spec.row)[2] == "strict":
+        hold.settle("release")
+        raise Halt("output", make_error(
+            "output_invalid", f"{operation_name(spec.row)} answered HTTP {status} with a body that cannot be read "
+            f"({problem}).", details={"status": status, "problem": problem}),
             attempts=exchange.attempts, status=status)
-    return Halt("output", make_error("output_invalid", message, details={"status": status, "problem": problem}),
-                attempts=exchange.attempts, status=status)
+    result = unreadable_result(spec, answer)
+    call.emit("output", "warn", problem=problem)
+    hold.settle("complete", result, status)
+    call.emit("result", "ok", status=status)
+    return CallResult(call.tool, True, result=result, fingerprint=call.fp, status=status,
+                      attempts=exchange.attempts, warnings=unreadable_warnings(spec, result), call_id=call.call_id,
+                      idempotency_key=hold.key, request=call.shown)
 
 
 def _schema_warnings(call: Call, spec: ToolSpec, exchange: Exchange, answer: Answer,
@@ -106,7 +120,7 @@ def shape(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, exchange
           wire: BuiltRequest) -> CallResult:
     """The successful `CallResult` (see the module docstring); raises `Halt`."""
     if answer.unreadable is not None:
-        raise _unreadable(call, spec, hold, exchange, answer)
+        return _unreadable(call, spec, hold, exchange, answer)
     status = answer.status
     try:
         result, omitted = shaped_result(call, spec, answer, (validated, wire))

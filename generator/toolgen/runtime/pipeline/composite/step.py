@@ -12,7 +12,9 @@ call. `run_step` takes it through the call path's own steps, in their order:
 
 and returns a `StepRun`: ``done`` (with the answer's validated JSON body, before any projection:
 what later references read), ``failed`` (its structured error; nothing of it took effect) or
-``result_unknown`` (a write that may have happened). It never raises; a fault in the path settles
+``result_unknown`` (a write that may have happened). A 2xx answer whose body cannot be read is
+``done`` with no body and a `StepRun.warning` (a write's receipt completed with the warning, so a
+replay shows it too), except for a read in ``strict`` output mode (``output_invalid``). It never raises; a fault in the path settles
 the receipt ``unknown``, and a driver closing the generator (cancellation) does too.
 
 `step_request` is the request part alone (resolve, validate, build, fingerprint): what a preview
@@ -35,7 +37,7 @@ from .. import permission
 from ..canonical import canonical_request, key_arg
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
-from ..outcome import judge
+from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
 from ..send import attempts, wire_request
 from ..state import Budget, Call, Halt, Hold, Validated
 from ..timeout import bound
@@ -74,7 +76,8 @@ def steps_of(spec: ToolSpec) -> list[Step]:
 @dataclass
 class StepRun:
     """What became of one step: `state` ``done`` / ``failed`` / ``result_unknown`` / ``not_run``;
-    `body` the answer's JSON body (done), `error` (failed, result_unknown), the HTTP `status`,
+    `body` the answer's JSON body (done), `warning` (done with a body that cannot be read, whose
+    body is then None), `error` (failed, result_unknown), the HTTP `status`,
     `attempts`, whether its receipt was `replayed`, its idempotency `key`, the `request` it sent or
     would send (redacted, as a preview shows it) and the step call's secrets (scrubbed from the
     composite's result)."""
@@ -88,14 +91,17 @@ class StepRun:
     replayed: bool = False
     key: str | None = None
     secret_values: list[str] = field(default_factory=list)
+    warning: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"id", "state"[, "idempotency_key"][, "replayed"][, "error"]}``."""
+        """``{"id", "state"[, "idempotency_key"][, "replayed"][, "warning"][, "error"]}``."""
         out: dict[str, Any] = {"id": self.id, "state": self.state}
         if self.key is not None:
             out["idempotency_key"] = self.key
         if self.replayed:
             out["replayed"] = True
+        if self.warning is not None:
+            out["warning"] = self.warning
         if self.error is not None:
             out["error"] = self.error.to_json()["error"]
         return out
@@ -230,7 +236,7 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
         if legacy is not None:  # completed under the earlier key form: replayed, never sent again
             stored = legacy.result if isinstance(legacy.result, dict) else {}
             return StepRun(step.id, "done", body=stored.get("body"), status=legacy.status, replayed=True,
-                           key=legacy_key, secret_values=call.secret_values)
+                           key=legacy_key, secret_values=call.secret_values, warning=_stored_warning(stored))
         hold = begin(call, step.spec, validated, budget, step=True)
     except Halt as halt:
         return _failed(step, call, halt, branch=branch, key=key)
@@ -244,7 +250,7 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
     if isinstance(hold, CallResult):  # a replay of the step's receipt: never sent again
         stored = hold.result if isinstance(hold.result, dict) else {}
         return StepRun(step.id, "done", body=stored.get("body"), status=hold.status, replayed=True, key=key,
-                       secret_values=call.secret_values)
+                       secret_values=call.secret_values, warning=_stored_warning(stored))
     return (yield from _held(call, step, validated, budget, hold, http_request, branch=branch, key=key))
 
 
@@ -259,12 +265,7 @@ def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Ho
         exchange = yield from attempts(call, spec, http_request, budget, hold)
         answer = judge(call, spec, validated, budget, hold, exchange, http_request)
         if answer.unreadable is not None:
-            hold.settle("mark_unknown")
-            code = "result_unknown" if spec.mutating else "output_invalid"
-            raise Halt("output", make_error(
-                code, f"{call.tool} answered HTTP {answer.status} with a body that cannot be read "
-                f"({answer.unreadable}).", result_known=not spec.mutating,
-                details={"status": answer.status}), attempts=exchange.attempts, status=answer.status)
+            return _unreadable(call, step, hold, answer, exchange.attempts, key)
         _check_output(call, step, answer.body, exchange.attempts, answer.status)
         hold.settle("complete", {"body": answer.body}, answer.status)
         call.emit("result", "ok", status=answer.status)
@@ -279,6 +280,29 @@ def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Ho
             result_known=not spec.mutating)), branch=branch, key=key)
     finally:
         hold.settle("mark_unknown")
+
+
+def _stored_warning(stored: Mapping[str, Any]) -> str | None:
+    """The warning a step's receipt stored with its result (a body that could not be read), or None."""
+    warning = stored.get("warning")
+    return warning if isinstance(warning, str) else None
+
+
+def _unreadable(call: Call, step: Step, hold: Hold, answer: Answer, attempts_made: int, key: str | None) -> StepRun:
+    """A step whose 2xx answer's body cannot be read: ``done`` with no body and a warning, its
+    receipt completed (the API's status says the write was done); raises `Halt` ``output_invalid``
+    for a read in ``strict`` output mode."""
+    spec, status = step.spec, answer.status
+    if not spec.mutating and str((spec.row.get("output") or {}).get("schema_mode", "warn")) == "strict":
+        raise Halt("output", make_error(
+            "output_invalid", f"{call.tool} answered HTTP {status} with a body that cannot be read "
+            f"({answer.unreadable}).", details={"status": status}), attempts=attempts_made, status=status)
+    warning = f"step {step.id}: " + unreadable_warnings(spec, unreadable_result(spec, answer))[0]
+    call.emit("output", "warn", problem=answer.unreadable)
+    hold.settle("complete", {"body": None, "warning": warning}, status)
+    call.emit("result", "ok", status=status)
+    return StepRun(step.id, "done", status=status, attempts=attempts_made, key=key, secret_values=call.secret_values,
+                   warning=warning)
 
 
 def _check_output(call: Call, step: Step, body: Any, attempts_made: int, status: int) -> None:
