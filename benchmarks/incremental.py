@@ -71,7 +71,12 @@ def _toolgen(args: list[str], env: dict[str, str], cwd: Path, expect: int = 0) -
     if proc.returncode != expect:
         raise RuntimeError(f"toolgen {' '.join(args)} exited {proc.returncode}, expected {expect}:\n"
                            f"{proc.stderr[-3000:]}")
+    _LAST_STDERR[:] = [proc.stderr]
     return {"wall": round(wall, 2), "cpu": round(cpu, 2), "load": round(load, 1)}
+
+
+#: what the last `_toolgen` run printed on stderr (its findings)
+_LAST_STDERR: list[str] = [""]
 
 
 def _first_operation(spec: dict[str, Any]) -> tuple[str, str]:
@@ -156,6 +161,103 @@ def run(spec_file: Path, workers: str | None, reps: int = 1) -> list[tuple[str, 
     return rows
 
 
+def _describe_first_tool(intent: Path, text: str) -> None:
+    """Give the draft's first tool a ``description:`` (the edit a person makes first), or a new one."""
+    lines = intent.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("    operation: "))
+    if lines[at + 1].startswith("    description: "):
+        del lines[at + 1]
+    lines.insert(at + 1, f"    description: {json.dumps(text)}\n")
+    intent.write_text("".join(lines), encoding="utf-8")
+
+
+def run_draft(spec_file: Path, reps: int) -> tuple[list[tuple[str, dict[str, float]]], dict[str, int]]:
+    """`toolgen init`'s draft of `spec_file` built as a project (the worker process as by default):
+    cold without and with the cache, then `reps` rounds of a `--check` and a `toolgen build` with
+    nothing changed, a rebuild after a description given to the first tool (new text each round) and
+    a `--check` after it. Every cached step's printed findings are compared with a `--no-cache` build's
+    of the same inputs, and the files at the end; returns the rows and the draft's size."""
+    compileall.compile_dir(REPO / "generator" / "toolgen", quiet=1)
+    rows: list[tuple[str, dict[str, float]]] = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        shutil.copy(spec_file, tmp / spec_file.name)
+        env = {**os.environ, "TOOLGEN_CACHE": "1", "TOOLGEN_CACHE_DIR": str(tmp / "cache"),
+               "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), os.environ.get("PYTHONPATH", "")])}
+        env.pop("TOOLGEN_WORKERS", None)
+        _toolgen(["init", spec_file.name, "--name", "api"], env, tmp)
+        intent = tmp / "intent_maps" / "api.yaml"
+        nocache = ["build", "-q", "--no-cache", "--project", "cold.yaml"]
+        (tmp / "cold.yaml").write_text("toolgen: 1\napis:\n  - name: api\n    intent_map: intent_maps/api.yaml\n"
+                                       "    out: cold\n", encoding="utf-8")
+        rows.append(("cold, no cache", _toolgen(nocache, env, tmp)))
+        cold = _LAST_STDERR[0]
+        size = {"tools": json.loads((tmp / "cold" / "policy.json").read_bytes())["tools"].__len__(),
+                "findings": sum(("warning[" in line or "error[" in line) and not line.startswith("    hint:")
+                                for line in cold.splitlines()),
+                "lines": len(intent.read_text(encoding="utf-8").splitlines())}
+        rows.append(("cold, empty cache", _toolgen(["build", "-q"], env, tmp)))
+        steps: dict[str, list[dict[str, float]]] = {}
+
+        def step(label: str, args: list[str]) -> None:
+            steps.setdefault(label, []).append(_toolgen(args, env, tmp))
+            if _LAST_STDERR[0] != cold:
+                raise SystemExit(f"{label}: the printed findings differ from a cold build's (a toolgen bug)")
+
+        for rep in range(reps):
+            step("--check, nothing changed", ["build", "-q", "--check"])
+            step("build, nothing changed", ["build", "-q"])
+            _describe_first_tool(intent, f"Use this tool first (edited {rep}); not for anything else.")
+            _toolgen(nocache, env, tmp)  # the findings a build without the cache prints now
+            cold = _LAST_STDERR[0]
+            step("rebuild, a description given to the first tool", ["build", "-q"])
+            step("--check after it", ["build", "-q", "--check"])
+        rows += [(label, _median(runs)) for label, runs in steps.items()]
+        if _tree(tmp / "generated" / "api") != _tree(tmp / "cold"):
+            raise SystemExit("the cached rebuild differs from a build without the cache (a toolgen bug)")
+    return rows, size
+
+
+def draft_section(results: dict[str, tuple[list[tuple[str, dict[str, float]]], dict[str, int]]], reps: int) -> str:
+    """The results file's section on `toolgen init`'s drafts (`run_draft` of each spec)."""
+    load = os.getloadavg()
+    lines = [
+        DRAFT_HEADING, "",
+        (f"`python benchmarks/incremental.py --draft --spec SPEC` (the spec's `toolgen init` draft, built as "
+         "the project `init` writes, the worker process as by default; every step `toolgen build -q` in a "
+         "fresh process, toolgen's bytecode compiled beforehand). Measured "
+         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+         f"{platform.python_implementation()} {platform.python_version()}, shared and busy (load average "
+         f"{load[0]:.1f} at the end; each row gives the median load when its runs started). CPU seconds are "
+         "user + system of the process and its children; rows after the first two are medians of "
+         f"{reps} rounds (the range in brackets), each round giving the first tool a new description. "
+         "Every cached step printed the findings of a `--no-cache` build of the same inputs, text and order "
+         "(checked by the script), and the files equal its files byte for byte."), "",
+    ]
+    for spec, (rows, size) in results.items():
+        lines += [(f"**{spec}**: {size['tools']:,} tools, {size['findings']:,} findings, a draft of "
+                   f"{size['lines']:,} lines."), "", "| step | wall s | CPU s | load |", "|---|---:|---:|---:|"]
+        lines += [f"| {label} | {row['wall']} | {_cpu_cell(row)} | {row['load']} |" for label, row in rows]
+        lines.append("")
+    return "\n".join(lines)
+
+
+DRAFT_HEADING = "## The draft `toolgen init` writes"
+
+
+def _write_section(section: str) -> None:
+    """Put `section` in the results file in place of its earlier text (to the next ``## `` heading), or
+    at the end."""
+    text = RESULTS.read_text(encoding="utf-8")
+    if DRAFT_HEADING in text:
+        start = text.index(DRAFT_HEADING)
+        nxt = text.find("\n## ", start + len(DRAFT_HEADING))
+        text = text[:start] + section + ("\n" + text[nxt + 1:] if nxt >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    RESULTS.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
 def _cpu_cell(row: dict[str, float]) -> str:
     if "cpu_min" in row and row["cpu_min"] != row["cpu_max"]:
         return f"{row['cpu']} ({row['cpu_min']}–{row['cpu_max']})"
@@ -170,9 +272,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="one: TOOLGEN_WORKERS=0 only; default: the worker process only")
     parser.add_argument("--reps", type=int, default=5,
                         help="rounds of steps 3-7 (each edits again); the table gives medians")
+    parser.add_argument("--draft", action="store_true",
+                        help="build `toolgen init`'s draft of each --spec (repeatable) instead: the section "
+                             f"{DRAFT_HEADING!r} of the results file")
+    parser.add_argument("--draft-spec", type=Path, action="append", default=[],
+                        help="with --draft, a further spec (e.g. Stripe's)")
     args = parser.parse_args(argv)
     if not args.spec.is_file():
         raise SystemExit(f"spec not found: {args.spec}")
+    if args.draft:
+        drafts = {spec.name: run_draft(spec, args.reps) for spec in [args.spec, *args.draft_spec]}
+        section = draft_section(drafts, args.reps)
+        print(section)
+        if args.write:
+            _write_section(section)
+        return 0
     results = {}
     if args.settings in ("both", "one"):
         results["TOOLGEN_WORKERS=0"] = run(args.spec, "0", args.reps)

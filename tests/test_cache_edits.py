@@ -8,7 +8,9 @@ component renamed with every ``$ref`` to it, a duplicate key, blank lines at the
 line moves), and a return to an earlier text of both inputs (the old entries come back); and the
 edits of `tests.test_cache` (summaries, descriptions, effects, hidden arguments, operations and
 properties added). Each edit goes to one of the two APIs; a build refused by an error is compared
-like the others and the state goes back to the last one that built."""
+like the others and the state goes back to the last one that built. The second API's intent map is
+written in toolgen's own layout (YAML blocks, as `toolgen init` writes it), which the build reads
+tool by tool (`toolgen.compile.intent_blocks`); the first's is JSON, read whole."""
 
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ _text = st.text(st.sampled_from("abcdefgh XYZ.é"), min_size=1, max_size=12).map
 
 def _fresh() -> dict[str, Any]:
     return {**_fresh_state(), "item": "Item", "output": {}, "fixed": False, "permission": {}, "never": set(),
-            "toolset": set(), "loading": None, "match": "tag:tree", "top": 0, "dup": False}
+            "toolset": set(), "loading": None, "match": "tag:tree", "top": 0, "dup": False,
+            "layout": False}
 
 
 def _texts(state: dict[str, Any]) -> tuple[str, str]:
@@ -65,6 +68,10 @@ def _texts(state: dict[str, Any]) -> tuple[str, str]:
     if state["loading"]:
         intent["toolsets"]["trees"]["loading"] = state["loading"]
     intent["include"][0]["match"] = state["match"]
+    if state["layout"]:  # toolgen's own layout (`toolgen init`'s): read tool by tool, each block kept
+        import yaml
+
+        return text, yaml.safe_dump(intent, sort_keys=False, indent=2, allow_unicode=True)
     return text, json.dumps(intent, indent=2)
 
 
@@ -87,6 +94,7 @@ class CachedBuilds(RuleBasedStateMachine):
                 "toolgen: 1\napis:\n" + "".join(f"  - name: {n}\n    intent_map: {n}/items.yaml\n    out: out/{n}\n"
                                                   for n in APIS), encoding="utf-8")
         self.states["right"]["tree"] = "List the trees."  # two specs, not one text
+        self.states["right"]["layout"] = True  # an intent map in YAML blocks, as `toolgen init` writes it
         self._write()
         self._compare()
 

@@ -29,6 +29,10 @@ def _escape(char: str) -> str:
 
 def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
     """`text` with every unsafe character (see the module docstring) escaped; ``"\\n"`` is kept
-    unless `keep_newlines` is false."""
+    unless `keep_newlines` is false. Printable ASCII (U+0020 to U+007E) is safe: such a text is
+    returned as it is, without a look at each character (`toolgen build` prints hundreds of
+    findings)."""
+    if text.isascii() and text.isprintable():
+        return text
     return "".join(_escape(c) if unicodedata.category(c) in _UNSAFE_CATEGORIES and not (keep_newlines and c == "\n")
                    else c for c in text)

@@ -100,14 +100,14 @@ def _build_one_map(intent_map: Path, out: Path, project_file: Path | None, singl
     """Build one INTENT_MAP into `out`, or reuse the folder when the build cache vouches for it."""
     base, kwargs = _single_arguments(intent_map, project_file, Path(single) if single else None, named, artifacts)
     cache = None if no_cache else Cache.for_project(base)
-    key = inputs_key(intent_map, **kwargs) if cache is not None else None
+    key = inputs_key(intent_map, **kwargs, cache=cache) if cache is not None else None
     found = fresh(cache, key, out)
     if found is not None:
         return [], [], [found]
     build = build_api(intent_map, out, progress=progress, cache=cache, **kwargs)
     if not build.errors and cache is not None:
         remember(cache, key, build.name, build.files, build.diagnostics, len(build.ir.tools),
-                 inputs_key(intent_map, **kwargs))
+                 inputs_key(intent_map, **kwargs, cache=cache))
     return [Output(out, build.files)], [build], []
 
 
@@ -123,13 +123,13 @@ def _build_the_project(project_file: Path | None, named: dict[str, str], api_nam
     if artifacts is not None:
         project.targets = [replace(t, emit=artifacts) for t in project.targets]
     cache = None if no_cache else Cache.for_project(project.root)
-    keys = _project_keys(project) if cache is not None else {}
+    keys = _project_keys(project, cache) if cache is not None else {}
     reused = [r for t in project.targets if (r := fresh(cache, keys.get(t.name), t.out)) is not None]
     done = {r.name for r in reused}
     outputs, builds = build_project(replace(project, targets=[t for t in project.targets if t.name not in done]),
                                     progress=progress, cache=cache)
     if cache is not None and builds:
-        after = _project_keys(project)
+        after = _project_keys(project, cache)
         for b in builds:
             if not b.errors:
                 remember(cache, keys.get(b.name), b.name, b.files, b.diagnostics, len(b.ir.tools), after.get(b.name))
@@ -262,11 +262,13 @@ def _api_names(project_file: Path) -> set[str]:
         return set()
 
 
-def _project_keys(project: Project) -> dict[str, str | None]:
-    """API name -> `inputs_key` of its build, as `build_project` builds it."""
+def _project_keys(project: Project, cache: Cache | None) -> dict[str, str | None]:
+    """API name -> `inputs_key` of its build, as `build_project` builds it (`cache`: where the
+    intent maps' facts the keys read are remembered)."""
     settings = LintSettings.from_config(project.lint)
     return {t.name: inputs_key(t.intent_map, name=t.name, spec=t.spec, emit=t.emit, base=project.root,
-                               lint=settings, dialect_options=target_options(t)) for t in project.targets}
+                               lint=settings, dialect_options=target_options(t), cache=cache)
+            for t in project.targets}
 
 
 def _single_arguments(intent_map: Path, project_file: Path | None, spec: Path | None, named: dict[str, str],

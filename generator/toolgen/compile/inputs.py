@@ -18,8 +18,14 @@ from .load import SURROGATE_ESCAPE, surrogate_paths
 
 def api_name_for(intents: LoadedIntentMap, fallback: str) -> str:
     """The map's `api.name`, else `fallback` (a file stem) made a valid name: ``^[a-z_][a-z0-9_]*$``."""
-    if intents.model.api.name:
-        return intents.model.api.name
+    return api_name_for_facts(intents.model.api.name, fallback)
+
+
+def api_name_for_facts(declared: str | None, fallback: str) -> str:
+    """`declared` (an intent map's `api.name`), else `fallback` (a file stem) made a valid name:
+    ``^[a-z_][a-z0-9_]*$``."""
+    if declared:
+        return declared
     name = re.sub(r"[^a-z0-9_]+", "_", fallback.lower()).strip("_") or "api"
     return "_" + name if name[0].isdigit() else name
 

@@ -23,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
+from ..remember import Remember, computed
+from .intent_blocks import load_blocks
 from .load import checked_tree
 from .sourcemap import locate_ruamel
 
@@ -384,11 +386,11 @@ class LoadedIntentMap:
         return (self.path.parent / self.model.spec)
 
 
-def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
-    """Read and validate an intent map. Raises `DiagnosticError` with located diagnostics."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError
-
+def load_intent_map(path: Path, display: str | None = None, remember: Remember = computed) -> LoadedIntentMap:
+    """Read and validate an intent map. Raises `DiagnosticError` with located diagnostics. The last
+    map loaded is kept while its text stays the same (read again each time): the caller must not
+    change what it returns. `remember`: where each tool's block of the YAML is kept by its text
+    (`toolgen.compile.intent_blocks`: a map of toolgen's own layout is read from them, the same tree)."""
     display = display or display_path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -404,9 +406,33 @@ def load_intent_map(path: Path, display: str | None = None) -> LoadedIntentMap:
     except OSError as exc:
         raise DiagnosticError([Diagnostic("file-unreadable", "error", f"cannot read {display}: {exc.strerror}",
                                           SourceLocation(display), "check that the file exists and is readable")])
-    yaml = YAML(typ="rt")
+    last = _LAST_LOADED.get((str(path), display))
+    if last is not None and last[0] == text:
+        return last[1]  # `toolgen build` reads the map for its inputs' key, then builds from it
+    loaded = _parse_intent_map(text, path, display, remember)
+    _LAST_LOADED.clear()
+    _LAST_LOADED[(str(path), display)] = (text, loaded)
+    return loaded
+
+
+#: the last intent map loaded in this process, by its path and display name: its text and what it gave
+_LAST_LOADED: dict[tuple[str, str], tuple[str, LoadedIntentMap]] = {}
+
+
+def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = computed) -> LoadedIntentMap:
+    """`load_intent_map` of `text`, read from `path`: parsed (ruamel.yaml's round trip, about a second
+    for a drafted map of 1,800 tools, or its tools' blocks remembered through `remember`), checked
+    and validated."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
+
+    def parse(part: str) -> Any:
+        return YAML(typ="rt").load(part)
+
     try:
-        root = yaml.load(text)
+        root = load_blocks(text, parse, remember) if remember is not computed else None
+        if root is None:
+            root = parse(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise DiagnosticError([Diagnostic(
