@@ -56,7 +56,8 @@ def test_committed_composite_rows_read_back_typed(api: str) -> None:
     assert composites, f"{api} has a composite example"
     for row in composites:
         assert row.operation_id == row.method == row.path == "" and row.to_json()["operation"] is None
-        assert row.to_json()["request"] == {"bindings": [], "content_type": None, "encoding": "none", "fixed": []}
+        assert row.to_json()["request"] == {"bindings": [], "content_type": None, "encoding": "none", "fixed": [],
+                                               "max_body_bytes": None}
         plan = row.composite
         assert plan is not None
         seen: set[str] = set()

@@ -184,7 +184,7 @@ def test_a_constant_passed_by_the_model_is_refused(built: Built, recorder: Recor
 def test_an_intent_fixed_value_agrees_or_is_a_located_error(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     same = build(tmp_path, spec, MAP.replace("    permission: t:read\n", "    permission: t:read\n    fixed: {version: v1}\n"))
-    assert same.row("list_things")["request"]["fixed"] == [{"in": "path", "name": "version", "value": "v1"}]
+    assert same.row("list_things")["request"]["fixed"] == [{"in": "path", "name": "version", "value": "v1", "source": ""}]
     wrong = tmp_path / "w"
     wrong.mkdir()
     bad = build(wrong, spec, MAP.replace("    permission: rds:read\n",
@@ -197,7 +197,7 @@ def test_an_intent_fixed_value_wins_and_is_not_marked_as_the_specs(tmp_path: Pat
         "    permission: rds:read\n", "    permission: rds:read\n    fixed: {'query:Version': '2014-10-31'}\n"
         "    args: {Action: {description: ignored}}\n"))
     fixed = {f["name"]: f for f in built.row("add_role")["request"]["fixed"]}
-    assert fixed["Version"] == {"in": "query", "name": "Version", "value": "2014-10-31"}
+    assert fixed["Version"] == {"in": "query", "name": "Version", "value": "2014-10-31", "source": ""}
     assert "source" in fixed["Action"]
 
 

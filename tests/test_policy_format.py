@@ -63,10 +63,13 @@ idempotency = st.none() | st.builds(Idempotency, names, st.sampled_from(["header
 pagination = st.none() | st.builds(
     Pagination, _lit(PaginationStyle), names, opt_names, opt_names, opt_names, opt_names, opt_names, small, small,
     small, st.none() | small, st.booleans(), names, names)
-retry = st.builds(Retry, small, small, small, st.lists(names, max_size=3).map(tuple))
-output = st.builds(OutputPolicy, st.lists(names, max_size=3).map(tuple), small, st.lists(names, max_size=2).map(tuple),
+positive = st.integers(min_value=1, max_value=2**40)
+retry = st.builds(Retry, positive, st.integers(min_value=0, max_value=2**40), positive,
+                  st.lists(st.sampled_from(["timeout", "429", "502", "503", "504"]), max_size=3).map(tuple))
+output = st.builds(OutputPolicy, st.lists(names, max_size=3).map(tuple), positive, st.lists(names, max_size=2).map(tuple),
                    st.sampled_from(["strict", "warn", "off"]), _lit(Shape), _lit(ResponseBody), opt_names)
-narrowed = st.builds(NarrowedArg, names, json_value, opt_names, st.booleans())
+narrowed = st.builds(NarrowedArg, names, st.none() | st.dictionaries(names, json_value, max_size=3), opt_names,
+                     st.booleans())
 rewrite = st.dictionaries(names, json_value, max_size=3).map(lambda d: {**d, "kind": "rename"})
 rewrites = st.dictionaries(st.sampled_from(["openai", "anthropic", "gemini", "mcp"]),
                            st.lists(rewrite, max_size=2).map(tuple), max_size=2)
@@ -81,12 +84,12 @@ def rows(draw: st.DrawFn) -> PolicyRow:
         tool=draw(names), mode=mode, effect=draw(st.sampled_from(["read", "write", "destructive"])),
         operation_id=draw(names), method=draw(names), path=draw(names),
         permission=tuple(draw(st.lists(names, max_size=3))), approval=draw(st.sampled_from(["never", "required"])),
-        idempotency=draw(idempotency), retry=draw(retry), timeout_ms=draw(small), pagination=draw(pagination),
+        idempotency=draw(idempotency), retry=draw(retry), timeout_ms=draw(positive), pagination=draw(pagination),
         output=draw(output), auth=tuple(draw(st.lists(auths, max_size=2))), body_encoding=draw(_lit(BodyEncoding)),
         body_content_type=draw(opt_names), bindings=tuple(draw(st.lists(bindings, max_size=3))),
         fixed=tuple(draw(st.lists(fixed, max_size=2))), pair=draw(opt_names), intent=draw(names),
         success_status=tuple(draw(st.lists(small, max_size=3))), record_arguments=arguments,
-        preview_ttl_s=draw(st.none() | small) if record else None,
+        preview_ttl_s=draw(st.none() | positive) if record else None,
         narrowed=tuple(draw(st.lists(narrowed, max_size=2))), toolset=draw(opt_names), loading=draw(_lit(Loading)),
         keywords=tuple(draw(st.lists(names, max_size=2))), dialect_rewrites=draw(rewrites))
 
@@ -133,9 +136,9 @@ def _error(value: Any) -> PolicyFormatError:
 
 def test_wrong_version_is_refused_at_format() -> None:
     policy = _tickets()
-    policy["format"] = 2
+    policy["format"] = FORMAT_VERSION + 1
     error = _error(policy)
-    assert error.pointer == "/format" and "format 2" in error.message
+    assert error.pointer == "/format" and f"format {FORMAT_VERSION + 1}" in error.message
     assert "toolgen build" in error.hint
     assert str(error).startswith("generated/tickets/policy.json#/format: ")
     assert isinstance(error, ValueError)
@@ -175,18 +178,25 @@ def test_a_read_row_with_a_record_object_is_refused() -> None:
     assert _error(policy).pointer == f"/tools/{row}/record"
 
 
-def test_members_of_earlier_builds_take_the_runtime_defaults() -> None:
-    """A row written before `record`, `narrowed`, `toolset`, `loading`, `keywords` or
-    `dialect_rewrites` existed reads as the runtime reads it: a record row executes full arguments."""
+def test_no_member_is_read_as_a_default() -> None:
+    """Every member is written on every object, so a missing one is refused, never read as the value
+    that allows more (a record row without ``record``, an output without ``redact``)."""
+    for key in ("record", "narrowed", "toolset", "loading", "keywords", "dialect_rewrites", "intent", "pair"):
+        policy = _tickets()
+        row = next(i for i, r in enumerate(policy["tools"]) if r["mode"] == "record")
+        del policy["tools"][row][key]
+        error = _error(policy)
+        assert error.pointer == f"/tools/{row}/{key}" and "missing" in error.message, error
     policy = _tickets()
-    later = ("record", "narrowed", "toolset", "loading", "keywords", "dialect_rewrites", "intent", "pair")
-    for row in policy["tools"]:
-        for key in later:
-            row.pop(key, None)
-    table = from_json(policy)
-    records = [r for r in table.tools if r.mode == "record"]
-    assert records and all(r.record_arguments == "full" and not r.executes_preview for r in records)
-    assert all(r.loading == "eager" and r.keywords == () and r.dialect_rewrites == {} for r in table.tools)
+    del policy["tools"][0]["output"]["redact"]
+    assert _error(policy).pointer == "/tools/0/output/redact"
+
+
+def test_an_unknown_member_is_refused_at_its_pointer() -> None:
+    policy = _tickets()
+    policy["tools"][1]["request"]["bindings"][0]["hidden"] = True
+    error = _error(policy)
+    assert error.pointer == "/tools/1/request/bindings/0/hidden" and "unknown member 'hidden'" in error.message
 
 
 def test_read_policy_locates_a_file_that_is_not_json(tmp_path: Path) -> None:

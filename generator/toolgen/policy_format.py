@@ -9,15 +9,15 @@ This module is the one definition of the format (docs/generated-format.md, "poli
 policy field is a field here, with its line in `PolicyRow.to_json` and `_read_row`, the lowering
 that fills it and the runtime step that enforces it.
 
-Format version: `FORMAT_VERSION` (the ``format`` member). `from_json` refuses another version, and
-any malformed member, with a `PolicyFormatError` naming the member's JSON pointer and what to do.
-A member that earlier builds of this same format did not write yet (``record``, ``narrowed``,
-``toolset``, ``loading``, ``keywords``, ``dialect_rewrites``, ``output.shape``/``body``/``accept``,
-``fixed``, ``success_status``, ``intent``, ``pair``, ``composite``, the later pagination members) takes
-the value the runtime gives its absence (the dataclass default; a record row without ``record`` executes full
-arguments).
+Format version: `FORMAT_VERSION` (the ``format`` member). The table fails closed: `from_json`
+refuses another version, a missing member, an unknown member (`toolgen.policy_members.MEMBERS`: every
+member is written on every object, so none is read as a default), a value outside its values (an
+``approval`` of ``"Required"``) or below its bound (a ``timeout_ms`` of 0), with a `PolicyFormatError`
+naming the member's JSON pointer and what to do. Its JSON Schema is `toolgen.policy_schema`
+(docs/policy.schema.json). The build, the runtime (`toolgen.runtime.registry.Registry`), ``toolgen
+diff`` and the contract suite all read the table with `from_json`.
 
-``request.max_body_bytes`` is written only when the intent map sets a limit (absent: no limit).
+``request.max_body_bytes`` is ``null`` unless the intent map sets a limit (null: no limit).
 
 Normalisation (what `to_json` cannot tell apart): ``Idempotency.honoured_by_api`` None (the intent
 map does not say) is written as ``false``; a record row with ``record_arguments`` None is written
@@ -35,11 +35,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .policy_mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
+from .policy_members import MEMBERS
 from .policy_nodes import REBUILD, Node, PolicyFormatError
 from .results import ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 Effect = Literal["read", "write", "destructive"]
 Mode = Literal["read", "preview", "record"]
@@ -85,22 +86,9 @@ class ArgBinding:
     reserved: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, JSON]:
-        out: dict[str, JSON] = {
-            "arg": self.arg,
-            "in": self.location,
-            "name": self.wire_name,
-            "required": self.required,
-            "null": self.null_means,
-        }
-        if self.style is not None:
-            out["style"] = self.style
-        if self.explode is not None:
-            out["explode"] = self.explode
-        if self.content_type is not None:
-            out["content_type"] = self.content_type
-        if self.reserved:
-            out["reserved"] = list(self.reserved)
-        return out
+        return {"arg": self.arg, "in": self.location, "name": self.wire_name, "required": self.required,
+                "null": self.null_means, "style": self.style, "explode": self.explode,
+                "content_type": self.content_type, "reserved": list(self.reserved)}
 
 
 @dataclass(frozen=True)
@@ -118,8 +106,7 @@ class FixedValue:
     source: str = ""
 
     def to_json(self) -> dict[str, JSON]:
-        return {"in": self.location, "name": self.wire_name, "value": self.value,
-                **({"source": self.source} if self.source else {})}
+        return {"in": self.location, "name": self.wire_name, "value": self.value, "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -157,6 +144,11 @@ class Idempotency:
     send_in: IdempotencyIn
     wire_name: str | None
     honoured_by_api: bool | None = None
+
+    @property
+    def forwarded(self) -> bool:
+        """The key goes to the API (``in`` header, query or body), not to the receipts alone."""
+        return self.send_in != "none"
 
     def to_json(self) -> dict[str, JSON]:
         return {"arg": self.arg, "in": self.send_in, "name": self.wire_name,
@@ -400,7 +392,7 @@ class PolicyRow:
                 "content_type": self.body_content_type,
                 "bindings": [b.to_json() for b in self.bindings],
                 "fixed": [f.to_json() for f in self.fixed],
-                **({} if self.max_body_bytes is None else {"max_body_bytes": self.max_body_bytes}),
+                "max_body_bytes": self.max_body_bytes,
             },
             "success_status": list(self.success_status),
             "dialect_rewrites": {d: [dict(r) for r in records] for d, records in sorted(self.dialect_rewrites.items())},
@@ -471,63 +463,78 @@ class PolicyTable:
 
 
 def _read_binding(n: Node) -> ArgBinding:
+    n.exactly(MEMBERS["binding"])
     return ArgBinding(
         arg=n.get("arg").text(), location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
-        required=n.get("required").flag(), null_means=n.get("null", "omit").choice(NullMeans),
-        style=n.get("style", None).opt_text(), explode=n.get("explode", None).opt_flag(),
-        content_type=n.get("content_type", None).opt_text(),
-        reserved=n.get("reserved", []).tuple_of(lambda r: r.text()))
+        required=n.get("required").flag(), null_means=n.get("null").choice(NullMeans),
+        style=n.get("style").opt_text(), explode=n.get("explode").opt_flag(),
+        content_type=n.get("content_type").opt_text(), reserved=n.get("reserved").tuple_of(Node.text))
 
 
 def _read_fixed(n: Node) -> FixedValue:
-    n.obj()
+    n.exactly(MEMBERS["fixed"])
     return FixedValue(location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
-                      value=n.get("value").value, source=n.get("source", "").text())
+                      value=n.get("value").value, source=n.get("source").text())
 
 
 def _read_auth(n: Node) -> AuthBinding:
+    n.exactly(MEMBERS["auth"])
     return AuthBinding(scheme=n.get("scheme").text(), kind=n.get("kind").text(), location=n.get("in").choice(AuthLocation),
                        wire_name=n.get("name").text(), secret=n.get("secret").text(),
-                       scopes=n.get("scopes", []).tuple_of(Node.text))
+                       scopes=n.get("scopes").tuple_of(Node.text))
 
 
 def _read_idempotency(n: Node) -> Idempotency | None:
     if n.value is None:
         return None
+    n.exactly(MEMBERS["idempotency"])
     return Idempotency(arg=n.get("arg").text(), send_in=n.get("in").choice(IdempotencyIn),
-                       wire_name=n.get("name").opt_text(), honoured_by_api=n.get("honoured_by_api", False).flag())
+                       wire_name=n.get("name").opt_text(), honoured_by_api=n.get("honoured_by_api").flag())
 
 
 def _read_pagination(n: Node) -> Pagination | None:
     if n.value is None:
         return None
+    n.exactly(MEMBERS["pagination"])
     return Pagination(
         style=n.get("style").choice(PaginationStyle), items_field=n.get("items").text(),
         cursor_param=n.get("cursor_param").opt_text(), limit_param=n.get("limit_param").opt_text(),
-        next_field=n.get("next_field", None).opt_text(), has_more_field=n.get("has_more_field", None).opt_text(),
-        cursor_from_item=n.get("cursor_from_item", None).opt_text(),
-        default_page_size=n.get("default_page_size", 20).integer(), max_page_size=n.get("max_page_size", 100).integer(),
-        min_page_size=n.get("min_page_size", 1).integer(), first_position=n.get("first_position", None).opt_integer(),
-        first_required=n.get("first_required", False).flag(), cursor_arg=n.get("cursor_arg", "cursor").text(),
-        page_size_arg=n.get("page_size_arg", "page_size").text())
+        next_field=n.get("next_field").opt_text(), has_more_field=n.get("has_more_field").opt_text(),
+        cursor_from_item=n.get("cursor_from_item").opt_text(),
+        default_page_size=n.get("default_page_size").integer(), max_page_size=n.get("max_page_size").integer(),
+        min_page_size=n.get("min_page_size").integer(), first_position=n.get("first_position").opt_integer(),
+        first_required=n.get("first_required").flag(), cursor_arg=n.get("cursor_arg").text(),
+        page_size_arg=n.get("page_size_arg").text())
 
 
 def _read_retry(n: Node) -> Retry:
-    return Retry(max_attempts=n.get("max_attempts").integer(), backoff_ms=n.get("backoff_ms").integer(),
-                 deadline_ms=n.get("deadline_ms").integer(), on=n.get("on").tuple_of(Node.text))
+    n.exactly(MEMBERS["retry"])
+    return Retry(max_attempts=n.get("max_attempts").at_least(1), backoff_ms=n.get("backoff_ms").at_least(0),
+                 deadline_ms=n.get("deadline_ms").at_least(1), on=n.get("on").tuple_of(_read_retry_on))
+
+
+def _read_retry_on(n: Node) -> str:
+    on = n.text()
+    if on != "timeout" and not (len(on) == 3 and on.isascii() and on.isdigit()):
+        raise n.fail(f"{on!r} is not a retry condition (timeout, or an HTTP status such as 503)")
+    return on
 
 
 def _read_output(n: Node) -> OutputPolicy:
+    n.exactly(MEMBERS["output"])
     return OutputPolicy(
-        fields=n.get("fields").tuple_of(Node.text), max_bytes=n.get("max_bytes").integer(),
-        redact=n.get("redact", []).tuple_of(Node.text), schema_mode=n.get("schema_mode", "warn").choice(SchemaMode),
-        shape=n.get("shape", "object").choice(Shape), body=n.get("body", "json").choice(ResponseBody),
-        accept=n.get("accept", None).opt_text())
+        fields=n.get("fields").tuple_of(Node.text), max_bytes=n.get("max_bytes").at_least(1),
+        redact=n.get("redact").tuple_of(Node.text), schema_mode=n.get("schema_mode").choice(SchemaMode),
+        shape=n.get("shape").choice(Shape), body=n.get("body").choice(ResponseBody),
+        accept=n.get("accept").opt_text())
 
 
 def _read_narrowed(n: Node) -> NarrowedArg:
-    return NarrowedArg(arg=n.get("arg").text(), schema=n.get("schema", None).value,
-                       description=n.get("description", None).opt_text(), hidden=n.get("hidden", False).flag())
+    n.exactly(MEMBERS["narrowed"])
+    schema = n.get("schema")
+    _ = None if schema.value is None else schema.obj()
+    return NarrowedArg(arg=n.get("arg").text(), schema=schema.value,
+                       description=n.get("description").opt_text(), hidden=n.get("hidden").flag())
 
 
 def _read_rewrites(n: Node) -> dict[str, tuple[Mapping[str, JSON], ...]]:
@@ -553,6 +560,7 @@ def _read_body_limit(n: Node) -> int | None:
 
 def _read_ref(n: Node) -> InputRef | StepRef:
     kind = n.get("$ref").choice(Literal["input", "step"])
+    n.exactly(MEMBERS["input_ref" if kind == "input" else "step_ref"])
     pointer = n.get("pointer").text()
     if pointer and not pointer.startswith("/"):
         raise n.fail(f"{pointer!r} is not a JSON pointer (it starts with '/', or is empty)", "pointer")
@@ -582,6 +590,7 @@ def _read_mapping(n: Node) -> MappingValue:
     if "$ref" in members:
         return _read_ref(n)
     if "$literal" in members:
+        n.exactly(MEMBERS["literal"])
         return LiteralValue(_read_literal_member(n.get("$literal")))
     raise n.fail("expected a reference {\"$ref\": ...} or a literal {\"$literal\": ...}")
 
@@ -591,12 +600,12 @@ def _read_mappings(n: Node) -> dict[str, MappingValue]:
 
 
 def _read_step(n: Node) -> CompositeStep:
-    n.obj()
+    n.exactly(MEMBERS["step"])
     row = n.get("row")
-    output_schema = n.get("output_schema", None)
+    output_schema = n.get("output_schema")
     _ = None if output_schema.value is None else output_schema.obj()
     read = CompositeStep(
-        id=n.get("id").text(), when=n.get("when", None).opt_text(), needs=n.get("needs").tuple_of(Node.text),
+        id=n.get("id").text(), when=n.get("when").opt_text(), needs=n.get("needs").tuple_of(Node.text),
         args=_read_mappings(n.get("args")), row=_read_row(row), input_schema=n.get("input_schema").obj(),
         output_schema=output_schema.value)
     if read.row.composite is not None:
@@ -607,7 +616,8 @@ def _read_step(n: Node) -> CompositeStep:
 def _read_composite(n: Node) -> CompositePlan | None:
     if n.value is None:
         return None
-    switch, steps = n.get("switch", None), n.get("steps")
+    n.exactly(MEMBERS["composite"])
+    switch, steps = n.get("switch"), n.get("steps")
     ref = None if switch.value is None else _read_ref(switch)
     if ref is not None and not isinstance(ref, InputRef):
         raise switch.fail("the switch is a reference to the composite's input", "$ref")
@@ -626,10 +636,10 @@ def _read_composite(n: Node) -> CompositePlan | None:
 
 
 def _read_row(n: Node) -> PolicyRow:
-    n.obj()
+    n.exactly(MEMBERS["row"])
     mode = n.get("mode").choice(Mode)
     tool = n.get("tool").text()
-    composite = _read_composite(n.get("composite", None))
+    composite = _read_composite(n.get("composite"))
     operation, request = n.get("operation"), n.get("request")
     if (operation.value is None) == (composite is None):
         raise (n.fail("a composite tool's row has no operation (`operation: null`)", "operation") if composite
@@ -637,48 +647,50 @@ def _read_row(n: Node) -> PolicyRow:
                            "composite"))
     op_id = method = path = ""
     if operation.value is not None:
+        operation.exactly(MEMBERS["operation"])
         op_id, method, path = (operation.get("id").text(), operation.get("method").text(),
                                operation.get("path").text())
-    record = n.get("record", None)
+    record = n.get("record")
+    request.exactly(MEMBERS["request"])
     record_arguments: RecordArguments | None = None
     preview_ttl_s: int | None = None
     if mode == "record":
-        record_arguments = "full"
-        if record.value is not None:
-            record_arguments = record.get("arguments").choice(RecordArguments)
-            preview_ttl_s = record.get("preview_ttl_s", None).opt_integer()
+        record.exactly(MEMBERS["record"])
+        record_arguments = record.get("arguments").choice(RecordArguments)
+        ttl = record.get("preview_ttl_s")
+        preview_ttl_s = None if ttl.value is None else ttl.at_least(1)
     elif record.value is not None:
         raise n.fail(f"a {mode} row holds no record object (record rows only)", "record")
     return PolicyRow(
         tool=tool, mode=mode, effect=n.get("effect").choice(Effect),
         operation_id=op_id, method=method, path=path, permission=n.get("permission").tuple_of(Node.text),
-        approval=n.get("approval").choice(Approval), idempotency=_read_idempotency(n.get("idempotency", None)),
-        retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").integer(),
-        pagination=_read_pagination(n.get("pagination", None)), output=_read_output(n.get("output")),
-        auth=n.get("auth", []).tuple_of(_read_auth),
+        approval=n.get("approval").choice(Approval), idempotency=_read_idempotency(n.get("idempotency")),
+        retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").at_least(1),
+        pagination=_read_pagination(n.get("pagination")), output=_read_output(n.get("output")),
+        auth=n.get("auth").tuple_of(_read_auth),
         body_encoding=request.get("encoding").choice(BodyEncoding),
-        body_content_type=request.get("content_type", None).opt_text(),
-        bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed", []).tuple_of(_read_fixed),
-        max_body_bytes=_read_body_limit(request.get("max_body_bytes", None)),
-        pair=n.get("pair", None).opt_text(), intent=n.get("intent", "").text(),
-        success_status=n.get("success_status", []).tuple_of(Node.integer),
+        body_content_type=request.get("content_type").opt_text(),
+        bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed").tuple_of(_read_fixed),
+        max_body_bytes=_read_body_limit(request.get("max_body_bytes")),
+        pair=n.get("pair").opt_text(), intent=n.get("intent").text(),
+        success_status=n.get("success_status").tuple_of(Node.integer),
         record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,
-        narrowed=n.get("narrowed", []).tuple_of(_read_narrowed), toolset=n.get("toolset", None).opt_text(),
-        loading=n.get("loading", "eager").choice(Loading), keywords=n.get("keywords", []).tuple_of(Node.text),
-        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites", {})), composite=composite)
+        narrowed=n.get("narrowed").tuple_of(_read_narrowed), toolset=n.get("toolset").opt_text(),
+        loading=n.get("loading").choice(Loading), keywords=n.get("keywords").tuple_of(Node.text),
+        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")), composite=composite)
 
 
 def _read_toolset(n: Node) -> Toolset:
+    n.exactly(MEMBERS["toolset"])
     return Toolset(name=n.get("name").text(), description=n.get("description").text(),
-                   loading=n.get("loading").choice(Loading), origin=n.get("origin", "declared").choice(ToolsetOrigin))
+                   loading=n.get("loading").choice(Loading), origin=n.get("origin").choice(ToolsetOrigin))
 
 
 def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
     """The `PolicyTable` of `value`, the JSON value of a ``policy.json`` (`file`: the display path
     errors name). Raises `PolicyFormatError` (a ValueError) located at the first member that is
-    missing, of the wrong JSON type or outside its values, at ``/format`` for another format version,
-    and at ``/tools/<i>/tool`` for a tool named twice. Members that earlier builds of this format did
-    not write yet take their defaults (module docstring)."""
+    missing or unknown, of the wrong JSON type, outside its values or below its bound, at ``/format``
+    for another format version, and at ``/tools/<i>/tool`` for a tool named twice (module docstring)."""
     root = Node(value, "", file)
     root.obj()
     version = root.get("format")
@@ -687,6 +699,7 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
             f"policy format {version.value!r} is not the format {FORMAT_VERSION} this toolgen reads",
             hint=("rebuild the API with this toolgen (`toolgen build`), or run the toolgen that wrote it"
                   if isinstance(version.value, int) and not isinstance(version.value, bool) else REBUILD))
+    root.exactly(MEMBERS["table"])
     rows: list[PolicyRow] = []
     seen: set[str] = set()
     for node in root.get("tools").items():
@@ -696,9 +709,9 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
         seen.add(row.tool)
         rows.append(row)
     return PolicyTable(
-        api=root.get("api").text(), title=root.get("title", "").text(), version=root.get("version", "").text(),
-        base_url=root.get("base_url", "").text(), spec=root.get("spec", "").text(), tools=tuple(rows),
-        toolsets=root.get("toolsets", []).tuple_of(_read_toolset), format=FORMAT_VERSION)
+        api=root.get("api").text(), title=root.get("title").text(), version=root.get("version").text(),
+        base_url=root.get("base_url").text(), spec=root.get("spec").text(), tools=tuple(rows),
+        toolsets=root.get("toolsets").tuple_of(_read_toolset), format=FORMAT_VERSION)
 
 
 def read_policy(path: str | os.PathLike[str], file: str | None = None) -> PolicyTable:

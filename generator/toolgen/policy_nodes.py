@@ -50,6 +50,19 @@ class Node:
             raise self.fail(f"expected an object, found {kind_of(self.value)}")
         return self.value
 
+    def exactly(self, names: tuple[str, ...]) -> dict[str, JSON]:
+        """The object, refused (located at the member) when it holds a member not in `names` (a typo,
+        or a member of another format) or lacks one of them: every member is written on every object
+        (`toolgen.policy_members`), so neither is read as a default."""
+        members = self.obj()
+        for key in members:
+            if key not in names:
+                raise self.fail(f"unknown member {key!r}; this object's members are {', '.join(names)}", key)
+        for key in names:
+            if key not in members:
+                raise self.fail(f"required member {key!r} is missing", key)
+        return members
+
     def child(self, key: str | int, value: JSON) -> Node:
         return Node(value, f"{self.pointer}/{escape_token(str(key))}", self.file)
 
@@ -76,6 +89,13 @@ class Node:
 
     def opt_integer(self) -> int | None:
         return None if self.value is None else self.integer()
+
+    def at_least(self, minimum: int) -> int:
+        """An integer no less than `minimum` (a bound the runtime relies on, e.g. a timeout of 1 ms)."""
+        value = self.integer()
+        if value < minimum:
+            raise self.fail(f"{value} is below the least value {minimum}")
+        return value
 
     def flag(self) -> bool:
         if not isinstance(self.value, bool):

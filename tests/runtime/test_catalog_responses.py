@@ -8,6 +8,7 @@ name the API once whether or not its title already ends in "API".
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from click.testing import CliRunner
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.cli import main
+from toolgen.policy_format import read_policy
 from toolgen.runtime.identity import permits
 
 GITHUB = Path(__file__).resolve().parents[2] / "generated" / "github"
@@ -35,13 +37,13 @@ def _functions(document: list[dict[str, Any]]) -> list[str]:
 @pytest.mark.parametrize("held", [set(), {"issues:read"}, {"issues:read", "issues:write"},
                                   {"issues:read", "pulls:read", "repos:read"}])
 def test_responses_catalog_keeps_exactly_the_allowed_functions(held: set[str]) -> None:
-    policy = json.loads((GITHUB / "policy.json").read_text(encoding="utf-8"))
+    policy = read_policy(GITHUB / "policy.json")
     full = json.loads((GITHUB / "openai.responses.json").read_text(encoding="utf-8"))
     out = CliRunner().invoke(main, ["catalog", str(GITHUB), "--dialect", "openai.responses",
                                     "--scopes", ",".join(sorted(held))])
     assert out.exit_code == 0, out.output
     kept = json.loads(out.output)
-    allowed = {row["tool"] for row in policy["tools"] if permits(row, held)}
+    allowed = {row.tool for row in policy.tools if permits(row, held)}
     assert sorted(_functions(kept)) == sorted(n for n in _functions(full) if n in allowed)
     assert all(e["tools"] for e in kept if e.get("type") == "namespace"), "an empty namespace was printed"
     assert {"type": "tool_search"} in kept
@@ -62,6 +64,6 @@ def test_server_instructions_name_the_api_once(title: str, expected: str) -> Non
     from toolgen.runtime.mcp_server import build_server
 
     registry = Registry.from_dir(tickets_dir())
-    registry.policy["title"] = title
+    registry.table = dataclasses.replace(registry.table, title=title)
     instructions = build_server(registry, Actor("reader", frozenset())).instructions or ""
     assert instructions.startswith(expected), instructions

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.policy_rows import typed_row
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
@@ -40,7 +41,7 @@ def _row(names: list[str]) -> dict[str, Any]:
 
 
 def _send(server: RecordingServer, names: list[str], values: list[str]) -> tuple[str, list[tuple[str, str]]]:
-    req = build_request(_row(names), {f"a{i}": v for i, v in enumerate(values)}, base_url=server.base_url)
+    req = build_request(typed_row(_row(names)), {f"a{i}": v for i, v in enumerate(values)}, base_url=server.base_url)
     server.clear()
     with httpx.Client() as client:
         client.request(req.method, req.url, headers=transport_headers(req.headers))

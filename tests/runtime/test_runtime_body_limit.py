@@ -53,7 +53,7 @@ def test_defaults_apply_and_an_intent_overrides_them(tmp_path: Path) -> None:
 
 def test_without_a_limit_the_member_is_absent(tmp_path: Path) -> None:
     built = build(tmp_path, TICKETS, FOLLOWUP)
-    assert "max_body_bytes" not in built.row("record_followup")["request"]
+    assert built.row("record_followup")["request"]["max_body_bytes"] is None
     assert read_policy(built.out / "policy.json").row("record_followup").max_body_bytes is None  # type: ignore[union-attr]
 
 

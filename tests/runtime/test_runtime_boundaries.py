@@ -158,7 +158,7 @@ def test_07_idempotency_conflict(registry: Registry, server: TicketsServer) -> N
 
 # 8. transient timeout ------------------------------------------------------------------------------
 def test_08_transient_timeout(registry: Registry, server: TicketsServer) -> None:
-    row = registry.row("get_ticket_history")
+    row = registry.row_json("get_ticket_history")
     assert row["timeout_ms"] == 800
     started = time.monotonic()
     res = registry.call("get_ticket_history", {"ticket_id": "T-102"}, actor=READER)
@@ -292,7 +292,7 @@ def test_restart_between_identical_writes_still_replays(server: TicketsServer, t
 
 # extra: a write that times out -----------------------------------------------------------------------
 def _write_attempts(registry: Registry, tool: str) -> int:
-    retry = registry.row(tool)["retry"]
+    retry = registry.row_json(tool)["retry"]
     return int(retry["max_attempts"]) if "timeout" in retry.get("on", []) else 1
 
 

@@ -180,7 +180,7 @@ def stripe(recorder: RecordingServer) -> Any:
 
 
 def _actor(reg: Registry, tool: str) -> Actor:
-    return Actor.of("t", reg.row(tool)["permission"])
+    return Actor.of("t", reg.row_json(tool)["permission"])
 
 
 _META = st.dictionaries(st.text("abcdefgh_", min_size=1, max_size=8), st.text("xyz 01", max_size=6), max_size=4)
@@ -190,7 +190,7 @@ _META = st.dictionaries(st.text("abcdefgh_", min_size=1, max_size=8), st.text("x
 @given(metadata=_META)
 def test_dialect_arguments_preview_the_same_request(stripe: Registry, metadata: dict[str, str]) -> None:
     tool = "preview_update_customer"
-    row = stripe.row(tool)
+    row = stripe.row_json(tool)
     canonical = {"customer": "cus_1", "metadata": metadata, "name": "Ada"}
     base = call_record(stripe, tool, canonical, actor=_actor(stripe, tool))
     assert base.ok, base.to_json()

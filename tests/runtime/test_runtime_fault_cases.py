@@ -66,27 +66,27 @@ def make(recorder: RecordingServer) -> Iterator[Any]:
 
 def _tool(reg: Registry, operation_id: str, mode: str) -> str:
     for name, spec in reg.specs.items():
-        if spec.row["operation"].get("id") == operation_id and spec.row["mode"] == mode:
+        if spec.row.operation_id == operation_id and spec.row.mode == mode:
             return name
     raise AssertionError(f"no {mode} tool for {operation_id}: {reg.tool_names()}")
 
 
 def _record(reg: Registry, operation_id: str, args: dict[str, Any], key: str = "k-1") -> Any:
     record = _tool(reg, operation_id, "record")
-    row = reg.row(record)
+    row = reg.row_json(record)
     preview_args = dict(args)
     idem = row.get("idempotency")
     call_args = dict(args)
     if idem:
         call_args[idem["arg"]] = key
     actor = Actor.of("t", row["permission"])
-    preview = reg.call(row["pair"], preview_args, actor=Actor.of("t", reg.row(row["pair"])["permission"]))
+    preview = reg.call(row["pair"], preview_args, actor=Actor.of("t", reg.row_json(row["pair"])["permission"]))
     assert preview.ok and preview.result is not None, preview.to_json()
     return call_record(reg, record, call_args, actor=actor, approval=Approval(preview.result["preview_id"]))
 
 
 def _arg_for(reg: Registry, tool: str, location: str, wire: str) -> str:
-    for b in reg.row(tool)["request"]["bindings"]:
+    for b in reg.row_json(tool)["request"]["bindings"]:
         if b["in"] == location and b["name"] == wire:
             return str(b["arg"])
     raise AssertionError(f"{tool} has no binding ({location}, {wire})")
@@ -114,14 +114,14 @@ def test_08_nullable_required_is_sent_optional_null_is_omitted(built: dict[str, 
     reg = make(built["08"])
     record = _tool(reg, "createItem", "record")
     spec = reg.specs[record]
-    key = (spec.row.get("idempotency") or {}).get("arg")
+    key = spec.key_arg
     base = {key: "k"} if key else {}
     # the arguments are validated where the model writes them: the preview tool of a record executing it
     checked = reg.specs[preview_tool_of(reg, record) or record]
     own = base if checked is spec else {}
     assert checked.input_validator.is_valid(normalise_nulls({"title": "t", "note": None, **own},
                                                             checked.input_schema, checked.send_null))
-    missing_note = call_record(reg, record, {"title": "t", **base}, actor=Actor.of("t", spec.row["permission"]),
+    missing_note = call_record(reg, record, {"title": "t", **base}, actor=Actor.of("t", spec.row.permission),
                                approval=Approval("sha256:irrelevant"))
     assert missing_note.error is not None and missing_note.error.code == "invalid_arguments"
     assert missing_note.error.details["pointer"] == "/note"
@@ -156,7 +156,7 @@ def test_19_read_only_fields_are_never_forwarded(built: dict[str, Path], make: A
     assert "id" not in props and "senderId" not in props and "createdAt" not in props
     project_id = _arg_for(reg, record, "path", "projectId")
     # through the runtime: an undeclared readOnly field is rejected before anything is sent
-    smuggled = reg.call(record, {project_id: 1, "name": "n", "id": 5}, actor=Actor.of("t", reg.row(record)["permission"]),
+    smuggled = reg.call(record, {project_id: 1, "name": "n", "id": 5}, actor=Actor.of("t", reg.row_json(record)["permission"]),
                         approval=Approval("sha256:x"))
     assert smuggled.error is not None and smuggled.error.code == "invalid_arguments"
     assert recorder.requests == []
@@ -174,12 +174,12 @@ def test_24_no_parameter_operations(built: dict[str, Path], make: Any, recorder:
     reg = make(built["24"])
     for op in ("getHealth", "getCurrentUser"):
         tool = _tool(reg, op, "read")
-        res = call_record(reg, tool, arguments, actor=Actor.of("t", reg.row(tool)["permission"]))
+        res = call_record(reg, tool, arguments, actor=Actor.of("t", reg.row_json(tool)["permission"]))
         assert res.ok, res.to_json()
         sent = recorder.last
         assert sent.method == "GET" and sent.raw_query == "" and sent.body == b""
         if op == "getCurrentUser":
-            secret = reg.row(tool)["auth"][0]["secret"]
+            secret = reg.row_json(tool)["auth"][0]["secret"]
             assert sent.header("Authorization") == f"Bearer secret-for-{secret}"
         else:
             assert sent.header("Authorization") is None

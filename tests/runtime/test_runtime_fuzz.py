@@ -233,7 +233,7 @@ def registries(api_server: RecordingServer) -> Iterator[dict[str, Registry]]:
 
 
 def _everyone(reg: Registry) -> Actor:
-    scopes = {s for name in reg.tool_names() for s in reg.row(name).get("permission") or []}
+    scopes = {s for name in reg.tool_names() for s in reg.row_json(name).get("permission") or []}
     return Actor.of("fuzzer", scopes)
 
 
@@ -253,7 +253,7 @@ def arguments(reg: Registry, api: str, tool: str) -> st.SearchStrategy[Any]:
     except CannotSynthesise:
         base = None
     if base is not None and names:
-        key = (reg.row(tool).get("idempotency") or {}).get("arg")
+        key = (reg.row_json(tool).get("idempotency") or {}).get("arg")
         fresh_key = st.uuids().map(lambda u: {key: str(u)} if key else {})
 
         def over(values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -284,8 +284,8 @@ def _check(reg: Registry, server: RecordingServer, tool: str, args: Any, actor: 
     result = _call(reg, tool, args, actor, approval)
     sent = server.requests[before:]
     code = result.error.code if result.error is not None else None
-    event(f"{reg.row(tool).get('mode')}: {'sent' if sent else code or 'ok'}")
-    if reg.row(tool).get("mode") == "preview":  # a composite's preview runs its reads, and writes nothing
+    event(f"{reg.row_json(tool).get('mode')}: {'sent' if sent else code or 'ok'}")
+    if reg.row_json(tool).get("mode") == "preview":  # a composite's preview runs its reads, and writes nothing
         reads = len(reg.specs[tool].steps)
         assert all(r.method == "GET" for r in sent) and len(sent) <= reads, f"preview {tool} sent {len(sent)} request(s)"
     if code == "invalid_arguments":
@@ -317,7 +317,7 @@ def test_any_arguments_give_a_structured_result(api: str, tool: str, data: st.Da
     actor = _everyone(reg)
     drawn = data.draw(arguments(reg, api, tool), label="arguments")
     args = materialise(drawn)
-    row = reg.row(tool)
+    row = reg.row_json(tool)
     approval: Approval | None = None
     if row.get("mode") == "record" and row.get("pair") in reg.specs:
         key = (row.get("idempotency") or {}).get("arg")

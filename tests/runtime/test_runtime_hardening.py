@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.policy_rows import typed_row
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import READER, WRITER, error_code, stored_preview, tickets_dir, tickets_package
@@ -50,7 +51,7 @@ def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def test_scopes_given_as_one_string_are_whole_names() -> None:
-    row = {"permission": ["customers:write"]}
+    row = typed_row({"permission": ["customers:write"]})
     for given_as in ("not customers:writer", "customers:writer", "customers:write:x", "rs:wr"):
         actor = Actor("someone", given_as)  # type: ignore[arg-type]
         assert "customers:write" not in actor.scopes
@@ -66,7 +67,7 @@ def test_scopes_given_as_one_string_are_whole_names() -> None:
 def test_a_scope_string_is_split_at_spaces_only() -> None:
     """RFC 6749 §3.3 separates scope tokens by SP (%x20) alone: a scope name with another white
     space inside (NBSP, a tab, U+2028) is one name, never the scope it starts with."""
-    row = {"permission": ["customers:write"]}
+    row = typed_row({"permission": ["customers:write"]})
     for sep in ("\u00a0", "\t", "\n", "\u2028", "\u3000", "\x0b"):
         given_as = f"customers:read customers:write{sep}limited"
         assert not permits(row, given_as), repr(given_as)
@@ -195,8 +196,9 @@ BEARER = "tkt-live-9d1e2f3a4b5c6d7e"
 def _echo_registry(recorder: RecordingServer, kind: str, secret: str) -> Registry:
     policy, catalog = _package()
     for row in policy["tools"]:
-        row["auth"] = [{"in": "header", "kind": kind, "name": "Authorization", "scheme": kind, "secret": "S"}]
-        row["retry"] = None
+        row["auth"] = [{"in": "header", "kind": kind, "name": "Authorization", "scheme": kind, "secret": "S",
+                        "scopes": []}]
+        row["retry"] = {"max_attempts": 1, "backoff_ms": 0, "deadline_ms": row["timeout_ms"], "on": []}
     return Registry(policy, list(catalog), base_url=recorder.base_url + "/v1", audit=MemoryAuditSink(),
                     credentials=StaticCredentials({"S": secret}), cursor_key=b"k" * 32)
 
@@ -356,7 +358,7 @@ def stripe(echo_server: RecordingServer) -> Iterator[Registry]:
 
 
 def _preview(reg: Registry, args: dict[str, Any], dialect: str | None) -> Any:
-    return reg.call(CUSTOMER_PREVIEW, args, actor=Actor.of("t", reg.row(CUSTOMER_PREVIEW)["permission"]),
+    return reg.call(CUSTOMER_PREVIEW, args, actor=Actor.of("t", reg.row_json(CUSTOMER_PREVIEW)["permission"]),
                     dialect=dialect)
 
 
@@ -449,7 +451,7 @@ def test_a_union_member_is_sent_as_the_branch_the_validator_chose(
     built = build(tmp_path, spec)
     reg = Registry(built.json("policy.json"), built.json("mcp.json"), base_url=echo_server.base_url,
                    cursor_key=b"k" * 32)
-    actor = Actor.of("t", reg.row("record_create_thing")["permission"])
+    actor = Actor.of("t", reg.row_json("record_create_thing")["permission"])
     with reg:
         shown = reg.call("preview_create_thing", {"x": sent}, actor=actor)
         assert shown.ok and shown.result is not None, shown.to_json()
@@ -529,10 +531,10 @@ def test_hop_by_hop_framing_and_cookie_headers_are_dropped_at_build_with_a_locat
     with reg:
         res = reg.call("list_reports", {"X_Trace": "t-1", "theme": "dark", "Transfer_Encoding": "chunked",
                                         "connection": "keep-alive, x-trace"},
-                       actor=Actor.of("t", reg.row("list_reports")["permission"]))
+                       actor=Actor.of("t", reg.row_json("list_reports")["permission"]))
         assert error_code(res) == "invalid_arguments"  # not arguments: the closed schema refuses them
         ok = reg.call("list_reports", {"X_Trace": "t-1", "theme": "dark"},
-                      actor=Actor.of("t", reg.row("list_reports")["permission"]))
+                      actor=Actor.of("t", reg.row_json("list_reports")["permission"]))
         assert ok.ok, ok.to_json()
     sent = echo_server.last
     assert sent.header("Cookie") == "theme=dark" and sent.header("X-Trace") == "t-1"
@@ -547,7 +549,7 @@ def test_a_cookie_parameter_is_previewed_as_sent_and_a_credential_cookie_stays_h
     row = {"operation": {"method": "POST", "path": "/reports"},
            "request": {"encoding": "none", "bindings": [
                {"arg": "theme", "in": "cookie", "name": "theme", "required": False, "null": "omit"}]}}
-    built = build_request(row, {"theme": "dark"}, base_url="https://api.test")
+    built = build_request(typed_row(row), {"theme": "dark"}, base_url="https://api.test")
     assert built.display()["headers"]["Cookie"] == "theme=dark"  # what the approver approves
     wire = built.with_credentials(Injected(cookies={"sid": "s3cr3t"}, secret_values=["s3cr3t"]))
     assert ("Cookie", "theme=dark; sid=s3cr3t") in wire.headers
@@ -555,4 +557,4 @@ def test_a_cookie_parameter_is_previewed_as_sent_and_a_credential_cookie_stays_h
     smuggle = dict(row, request={"encoding": "none", "bindings": [
         {"arg": "te", "in": "header", "name": "Transfer-Encoding", "required": False, "null": "omit"}]})
     with pytest.raises(ValueError):  # an old policy.json holding one: refused, nothing built
-        build_request(smuggle, {"te": "chunked"}, base_url="https://api.test")
+        build_request(typed_row(smuggle), {"te": "chunked"}, base_url="https://api.test")

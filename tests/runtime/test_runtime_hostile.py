@@ -399,7 +399,7 @@ def test_error_body_is_bounded_and_carries_no_redacted_value(recorder: Recording
             "errors": [{"ticket": {"requester": {"phone": phone, "ssn": ssn}}, "blob": "A" * 200}] * 20000}
     recorder.reply("GET", r"^/v1/tickets/", status=422, body=body, content_type="application/problem+json")
     reg = tickets_registry(recorder.base_url)
-    assert "requester.phone" in reg.row("get_ticket")["output"]["redact"]
+    assert "requester.phone" in reg.row_json("get_ticket")["output"]["redact"]
 
     res = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
     assert not res.ok and res.error is not None, res.to_json()
@@ -470,7 +470,7 @@ async def test_trickling_body_cannot_stretch_an_async_call_past_its_deadline(tri
 def test_blank_or_padded_header_key_is_refused_before_anything_happens(key: str, recorder: RecordingServer) -> None:
     recorder.reply("POST", FOLLOWUPS, status=201, body=FOLLOWUP_CREATED)
     reg = tickets_registry(recorder.base_url)
-    assert reg.row(FOLLOWUP)["idempotency"]["in"] == "header"
+    assert reg.row_json(FOLLOWUP)["idempotency"]["in"] == "header"
     preview = reg.call("preview_ticket_followup", FOLLOWUP_ARGS, actor=WRITER)
     assert preview.ok and preview.result is not None, preview.to_json()
     approval = Approval(preview.result["preview_id"])
@@ -699,7 +699,7 @@ def test_cut_page_without_item_ids_walks_every_item_once(recorder: RecordingServ
     items = [{"subject": s, "status": "open"} for s in _subjects(10)]  # no "id": the cursor field
     recorder.reply("GET", r"^/v1/tickets$", body={"data": items, "has_more": True})
     reg = tickets_registry(recorder.base_url)
-    assert reg.row("list_tickets")["pagination"]["cursor_from_item"] == "id"
+    assert reg.row_json("list_tickets")["pagination"]["cursor_from_item"] == "id"
     seen, pages = walk(reg, page_size=10, max_pages=8)
     assert "_truncated" in pages[0], "the first page was not cut by the size budget"
     assert seen == [f"item{i:02d}" for i in range(10)], seen
@@ -712,7 +712,7 @@ def test_cut_page_whose_last_shown_item_has_no_id_walks_every_item_once() -> Non
                                    for i, s in enumerate(subjects)]
     with FaultServer() as fault:
         reg = tickets_registry(fault.base_url)
-        budget = int(reg.row("list_tickets")["output"]["max_bytes"])
+        budget = int(reg.row_json("list_tickets")["output"]["max_bytes"])
         # the first page is cut by the size budget; make its last shown item the one without an id
         shown = budget // (len(subjects[0]) + 60)
         assert 1 < shown < 6
@@ -765,7 +765,7 @@ async def test_mcp_oversized_list_item_is_a_conforming_page_with_a_cursor(html_u
     page = [issue(1, html_url=html_url, labels=labels)] + [issue(n) for n in range(2, 21)]
     recorder.reply("GET", r"^/repos/o/r/issues$", body=page)
     reg = issues_registry(recorder.base_url, link=False)  # the committed package as it is (page style)
-    budget = int(reg.row(ISSUES)["output"]["max_bytes"])
+    budget = int(reg.row_json(ISSUES)["output"]["max_bytes"])
     assert compact_size(page[0]) > budget
     schema = reg.specs[ISSUES].output_schema
     assert schema is not None

@@ -11,6 +11,7 @@ controls a tool's arguments or a local user of the serving machine.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -295,7 +296,7 @@ def test_without_approval_a_stored_preview_is_sent_once_per_key(server: TicketsS
     """Documented: executing a stored preview does not consume it; without an approval to spend, each
     new key sends it again (as two full-argument records with two keys would), the same key replays."""
     reg = _registry(server, MemoryReceiptStore())
-    reg.specs[FOLLOWUP].row["approval"] = "never"
+    reg.specs[FOLLOWUP].row = dataclasses.replace(reg.specs[FOLLOWUP].row, approval="never")
     shown = reg.call(PREVIEW, _note(0), actor=WRITER)
     assert shown.ok and shown.result is not None
     pid = str(shown.result["preview_id"])

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.http_serving import http_server
+from tests.support.policy_rows import typed_row
 from tests.support.profiles import examples
 from tests.support.runtime_env import READER, WRITER, mcp_json, tickets_dir
 
@@ -114,8 +115,8 @@ def error_of(result: Any) -> dict[str, Any]:
 
 @given(st.sets(st.sampled_from(SCOPES + ("other:scope",))), st.sets(st.sampled_from(SCOPES)))
 def test_permits_is_all_of_the_rows_scopes(held: set[str], required: set[str]) -> None:
-    assert permits({"permission": sorted(required)}, held) is (required <= held)
-    assert permits({}, held) is True
+    assert permits(typed_row({"permission": sorted(required)}), held) is (required <= held)
+    assert permits(typed_row({}), held) is True
 
 
 @settings(max_examples=examples(60), deadline=None)

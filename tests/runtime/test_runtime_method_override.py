@@ -80,7 +80,8 @@ def test_a_policy_that_binds_a_method_override_to_an_argument_sends_nothing(tmp_
     row = next(r for r in policy["tools"] if r["tool"] == "search_availability")
     row["request"]["fixed"] = [f for f in row["request"]["fixed"] if f["name"] != "X-HTTP-Method-Override"]
     row["request"]["bindings"].append({"arg": "override", "in": "header", "name": "X-HTTP-Method-Override",
-                                       "required": False, "null": "omit"})
+                                       "required": False, "null": "omit", "style": None, "explode": None,
+                                       "content_type": None, "reserved": []})
     entry = next(t for t in catalog if t["name"] == "search_availability")
     entry["inputSchema"]["properties"]["override"] = {"type": "string"}
     with RecordingServer() as srv:

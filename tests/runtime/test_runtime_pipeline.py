@@ -10,6 +10,7 @@ import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.policy_rows import complete_policy, typed_row
 
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.deadline import call_deadline_ms
@@ -34,7 +35,7 @@ def _row(**extra: Any) -> dict[str, Any]:
 def _registry(audit: MemoryAuditSink | None = None, **row: Any) -> Registry:
     tool = {"name": "list_items", "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
             "outputSchema": {"type": "object"}}
-    return Registry({"api": "units", "base_url": "http://127.0.0.1:9", "tools": [_row(**row)]}, [tool],
+    return Registry(complete_policy({"api": "units", "base_url": "http://127.0.0.1:9", "tools": [_row(**row)]}), [tool],
                     credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), audit=audit,
                     cursor_key=b"p" * 32)
 
@@ -134,7 +135,8 @@ def test_a_write_is_resent_only_where_it_cannot_write_twice() -> None:
 
 
 def test_the_retry_policy_needs_attempts_left_and_a_listed_condition() -> None:
-    policy = RetryPolicy.of({"retry": {"on": ["503"], "backoff_ms": 10}}, 2)
+    policy = RetryPolicy.of(
+        typed_row({"retry": {"on": ["503"], "backoff_ms": 10, "max_attempts": 2, "deadline_ms": 1000}}), 2)
     assert policy.retries(Outcome(status=503), "503", 1, True)
     assert not policy.retries(Outcome(status=503), "503", 2, True)  # no attempt left
     assert not policy.retries(Outcome(status=503), "503", 1, False)  # not safe
@@ -145,7 +147,7 @@ def test_the_retry_policy_needs_attempts_left_and_a_listed_condition() -> None:
 @given(required=st.lists(st.sampled_from(["a", "b", "c:d", "e"]), max_size=4),
        held=st.lists(st.sampled_from(["a", "b", "c:d", "e", "c"]), max_size=5))
 def test_one_permission_rule(required: list[str], held: list[str]) -> None:
-    row = {"tool": "t", "permission": required}
+    row = typed_row({"tool": "t", "permission": required})
     missing = missing_scopes(row, held)
     assert missing == [s for s in required if s not in set(held)]
     assert permits(row, held) == (not missing)

@@ -26,11 +26,11 @@ def _registry(folder: Path, recorder: RecordingServer, secrets: dict[str, str]) 
 
 
 def _actor(reg: Registry, tool: str) -> Actor:
-    return Actor.of("t", reg.row(tool)["permission"])
+    return Actor.of("t", reg.row_json(tool)["permission"])
 
 
 def _approved(reg: Registry, record: str, args: dict[str, Any]) -> Approval:
-    row = reg.row(record)
+    row = reg.row_json(record)
     key = (row.get("idempotency") or {}).get("arg")
     preview = reg.call(row["pair"], {k: v for k, v in args.items() if k != key}, actor=_actor(reg, row["pair"]))
     assert preview.ok, preview.to_json()
@@ -138,7 +138,7 @@ def test_stripe_create_customer_form_deep_object_and_idempotency(stripe: Registr
     args = {"email": "a@b.test", "name": "Ada & Co", "metadata": {"order_id": "6735", "tier": "gold"},
             "description": None, "idempotency_key": "idem-123"}
     # no preview tool (`preview: false`, no approval): the record takes the full arguments
-    assert stripe.row("record_create_customer")["pair"] is None and "preview_create_customer" not in stripe.specs
+    assert stripe.row_json("record_create_customer")["pair"] is None and "preview_create_customer" not in stripe.specs
     res = stripe.call("record_create_customer", args, actor=_actor(stripe, "record_create_customer"))
     assert res.ok, res.to_json()
     sent = recorder.last
@@ -167,7 +167,9 @@ def test_stripe_preview_shows_form_request_and_sends_nothing(stripe: Registry, r
     req = res.result["request"]
     assert req["method"] == "POST" and req["url"] == f"{recorder.base_url}/v1/refunds"
     assert req["body"] == {"charge": "ch_1", "amount": "500", "reason": "duplicate"}
-    assert req["headers"]["Authorization"] == "[redacted]" and "Idempotency-Key" not in req["headers"]
+    assert req["headers"]["Authorization"] == "[redacted]"
+    # the key is the record's: the preview shows its place, the record fills it in
+    assert req["headers"]["Idempotency-Key"] == "<idempotency_key of record_refund_charge>"
     assert recorder.requests == []
 
 
@@ -202,5 +204,5 @@ def test_stripe_errors_map_to_structured_errors(stripe: Registry, recorder: Reco
     limited = stripe.call("get_balance", {}, actor=_actor(stripe, "get_balance"))
     assert limited.error is not None and limited.error.code == "rate_limited" and limited.error.retryable
     assert limited.error.details["retry_after"] == 0
-    attempts = int(stripe.row("get_balance")["retry"]["max_attempts"])
+    attempts = int(stripe.row_json("get_balance")["retry"]["max_attempts"])
     assert len([r for r in recorder.requests if r.path == "/v1/balance"]) == attempts

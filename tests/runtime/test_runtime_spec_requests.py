@@ -32,6 +32,7 @@ from tests.support.records import call_record
 from tests.support.spec_judge import violations
 
 from toolgen.cli import main
+from toolgen.policy_format import from_json
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry
 from toolgen.runtime.errors import ToolError
 from toolgen.runtime.nulls import normalise_nulls
@@ -131,13 +132,13 @@ def reg(built: Path, recorder: RecordingServer) -> Iterator[Registry]:
 
 
 def _tool(reg: Registry, operation_id: str) -> str:
-    return next(name for name, spec in reg.specs.items() if spec.row["operation"].get("id") == operation_id
-                and spec.row["mode"] in ("read", "record"))
+    return next(name for name, spec in reg.specs.items() if spec.row.operation_id == operation_id
+                and spec.row.mode in ("read", "record"))
 
 
 def _call(reg: Registry, recorder: RecordingServer, operation_id: str, args: dict[str, Any]) -> Any:
     tool = _tool(reg, operation_id)
-    idem = reg.row(tool).get("idempotency")
+    idem = reg.row_json(tool).get("idempotency")
     if idem:  # a write: a fresh idempotency key per call
         args = {**args, idem["arg"]: uuid.uuid4().hex}
     result = call_record(reg, tool, args, actor=ACTOR)
@@ -362,7 +363,8 @@ def test_any_valid_arguments_give_a_request_the_spec_accepts(built: Path, operat
     args = normalise_nulls(data.draw(_arguments(schema)), schema, set())  # as the runtime: nulls, then validation
     assume(jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).is_valid(args))
     try:
-        request = build_request(row, args, base_url="http://api.test")
+        request = build_request(from_json(json.loads((built / "policy.json").read_text(encoding="utf-8"))).row(row["tool"]),  # type: ignore[arg-type]
+                                args, base_url="http://api.test")
     except ToolError as refused:  # a path value of "", "." or "..": refused on purpose (HTTP collapses it)
         pointer = refused.details.get("pointer", "")
         assert refused.code == "invalid_arguments" and args[pointer.lstrip("/")] in ("", ".", ".."), refused

@@ -38,6 +38,7 @@ from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import ADMIN, GENERATED, WRITER, error_code, stored_preview, tickets_dir
 
 from toolgen.examples.tickets_server import TicketsServer
+from toolgen.policy_format import PolicyFormatError
 from toolgen.runtime import (
     Actor,
     Approval,
@@ -275,8 +276,8 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
     prefix = str(policy.get("base_url") or "").split("://", 1)[-1]
     base = recorder.base_url + ("/" + prefix.split("/", 1)[1] if "/" in prefix else "").rstrip("/")
     reg = _registry(base, MemoryReceiptStore(), api=api, secrets=SECRETS)
-    record = str(reg.row(preview_tool)["pair"])
-    actor = Actor.of("wire", reg.row(record)["permission"])
+    record = str(reg.row_json(preview_tool)["pair"])
+    actor = Actor.of("wire", reg.row_json(record)["permission"])
     shown = reg.call(preview_tool, args, actor=actor)
     assert shown.ok and shown.result is not None, shown.to_json()
     preview_id = shown.result["preview_id"]
@@ -285,15 +286,19 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
     assert res.request is not None and res.request["body"] == shown.result["request"]["body"]
     assert len(recorder.requests) == 1
     sent = recorder.last
-    row = reg.row(record)
+    row = reg.row_json(record)
     idem = row["idempotency"]
+    key_header: set[str] = set()
     if idem["in"] == "header":  # the key goes on the wire beside the canonical request, not inside it
         assert sent.header(idem["name"]) == "wire-1"
+        # the preview shows where it goes, with a placeholder the record fills in
+        assert shown.result["request"]["headers"][idem["name"]] == f"<{key} of {record}>"
+        key_header = {idem["name"].lower()}
     # the canonical request, recomputed from the bytes the server received
     previewed = {k.lower() for k in shown.result["request"]["headers"]}
     secret_names = {str(a.get("name") or "Authorization").lower() for a in row["auth"]}
     headers = sorted([k.lower(), v] for k, v in sent.headers.items()
-                     if k.lower() in previewed and k.lower() not in secret_names | {"content-type"})
+                     if k.lower() in previewed and k.lower() not in secret_names | {"content-type"} | key_header)
     ctype = sent.header("Content-Type")
     canonical = {
         "method": sent.method,
@@ -381,15 +386,22 @@ def test_redis_stopped_at_preview_or_at_record_sends_nothing(own_redis: tuple[st
 # -- full-argument records --------------------------------------------------------------------------------
 
 
-def test_a_policy_without_the_record_key_keeps_full_argument_records(server: TicketsServer) -> None:
-    """policy.json of an earlier build: record rows carry no ``record`` key and the record tool takes
-    every argument again (its approval still bound to the preview's fingerprint)."""
+def test_full_argument_records_take_every_argument_and_a_row_without_record_is_refused(
+        server: TicketsServer) -> None:
+    """A record row with ``record.arguments: full`` takes every argument again (its approval still
+    bound to the preview's fingerprint); a record row without ``record`` is refused at load, never
+    read as either."""
     policy, catalog = _package()
     old_policy = copy.deepcopy(policy)
+    missing = copy.deepcopy(policy)
+    record_index = next(i for i, r in enumerate(missing["tools"]) if r["mode"] == "record")
+    del missing["tools"][record_index]["record"]
+    with pytest.raises(PolicyFormatError, match=f"/tools/{record_index}/record: required member"):
+        Registry(missing, list(catalog))
     by_name = {t["name"]: t for t in copy.deepcopy(catalog)}
     for row in old_policy["tools"]:
-        row.pop("record", None)
         if row["mode"] == "record":
+            row["record"] = {"arguments": "full", "preview_ttl_s": None}
             schema = copy.deepcopy(by_name[row["pair"]]["inputSchema"])
             key = row["idempotency"]["arg"]
             schema["properties"][key] = {"type": "string", "minLength": 1}

@@ -43,6 +43,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.fault_server import Fault, FaultServer, Received, preview_mismatches
+from tests.support.policy_rows import complete_policy, typed_row
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 from tests.support.records import call_record, preview_tool_of, record_arguments
@@ -123,20 +124,17 @@ def fast_retries(row: dict[str, Any]) -> None:
 
 
 def actor_for(reg: Registry, tool: str) -> Actor:
-    scopes = set(reg.row(tool).get("permission") or [])
-    pair = reg.row(tool).get("pair")
-    if pair and pair in reg.specs:
-        scopes |= set(reg.row(pair).get("permission") or [])
-    return Actor.of("tester", scopes)
+    pair = reg.row(tool).pair
+    return Actor.of("tester", {*reg.row(tool).permission, *(reg.row(pair).permission if pair in reg.specs else ())})
 
 
 def key_arg(reg: Registry, tool: str) -> str | None:
-    idem = reg.row(tool).get("idempotency")
+    idem = reg.row_json(tool).get("idempotency")
     return str(idem["arg"]) if idem else None
 
 
 def preview(reg: Registry, record_tool: str, args: dict[str, Any]) -> CallResult:
-    row = reg.row(record_tool)
+    row = reg.row_json(record_tool)
     key = key_arg(reg, record_tool)
     return call(reg, str(row["pair"]), {k: v for k, v in args.items() if k != key},
                 actor=actor_for(reg, record_tool))
@@ -229,7 +227,7 @@ def test_dot_segment_path_values_are_refused(api: str, tool: str, template: dict
     reg = make_registry(api, recorder.base_url)
     args = {k: (value if v == "@" else v) for k, v in template.items()}
     approval = None
-    if reg.row(tool).get("mode") == "record":
+    if reg.row_json(tool).get("mode") == "record":
         shown = preview(reg, tool, args)
         assert not shown.ok and code(shown) == "invalid_arguments", shown.to_json()
         assert shown.error is not None and shown.error.details.get("pointer") == f"/{arg}"
@@ -259,7 +257,7 @@ STYLED_DOTS = [("simple", ""), ("simple", "."), ("simple", ".."), ("label", ""),
 def test_build_request_refuses_values_that_make_a_dot_segment(style: str, value: str) -> None:
     """``label`` style prefixes a ``.``: ``""`` becomes the segment ``.``, ``"."`` becomes ``..``."""
     with pytest.raises(ToolError) as info:
-        build_request(_styled_row(style), {"id": value}, base_url="http://127.0.0.1:9")
+        build_request(typed_row(_styled_row(style)), {"id": value}, base_url="http://127.0.0.1:9")
     assert info.value.code == "invalid_arguments"
     assert info.value.details.get("pointer") == "/id"
 
@@ -273,8 +271,8 @@ def test_styled_path_values_never_reach_the_wire_as_dot_segments(style: str, val
     schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"],
               "additionalProperties": False}
     catalog: list[Mapping[str, Any]] = [{"name": "get_item", "inputSchema": schema}]
-    reg = Registry({"api": "units", "base_url": recorder.base_url, "tools": [_styled_row(style)]}, catalog,
-                   credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), cursor_key=b"u" * 32)
+    reg = Registry(complete_policy({"api": "units", "base_url": recorder.base_url, "tools": [_styled_row(style)]}),
+                   catalog, credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), cursor_key=b"u" * 32)
     res = call(reg, "get_item", {"id": value}, actor=Actor.of("a"))
     for sent in recorder.requests:
         segments = sent.path.split("/")[1:]
@@ -337,14 +335,14 @@ def rich_args(reg: Registry, tool: str) -> dict[str, Any]:
 def _secret_locations(reg: Registry, tool: str) -> tuple[set[str], set[str]]:
     headers: set[str] = set()
     query: set[str] = set()
-    for entry in reg.row(tool).get("auth") or []:
+    for entry in reg.row_json(tool).get("auth") or []:
         name = str(entry.get("name") or "Authorization").lower()
         (query if entry.get("in") == "query" else headers).add(name)
     return headers, query
 
 
 def wire_differences(reg: Registry, tool: str, shown: dict[str, Any], sent: Any) -> list[str]:
-    idem = reg.row(tool).get("idempotency") or {}
+    idem = reg.row_json(tool).get("idempotency") or {}
     where, name = idem.get("in"), idem.get("name")
     secret_headers, secret_query = _secret_locations(reg, tool)
     headers = sent.headers if isinstance(sent.headers, list) else list(sent.headers.items())
@@ -358,7 +356,7 @@ def wire_differences(reg: Registry, tool: str, shown: dict[str, Any], sent: Any)
 @pytest.mark.parametrize("api,tool", _record_tools(), ids=[f"{a}-{t}" for a, t in _record_tools()])
 def test_wire_request_equals_previewed_request(api: str, tool: str, recorder: RecordingServer) -> None:
     reg = make_registry(api, recorder.base_url, honoured=True)
-    if not reg.row(tool).get("pair"):
+    if not reg.row_json(tool).get("pair"):
         pytest.skip(f"{tool} has no preview tool (`preview: false`)")
     args = rich_args(reg, tool)
     shown = preview(reg, tool, args)
@@ -369,7 +367,7 @@ def test_wire_request_equals_previewed_request(api: str, tool: str, recorder: Re
     assert len(recorder.requests) == 1
     problems = wire_differences(reg, tool, shown.result["request"], recorder.last)
     assert problems == [], problems
-    secret = next(v for k, v in SECRETS.items() if any(a.get("secret") == k for a in reg.row(tool)["auth"]))
+    secret = next(v for k, v in SECRETS.items() if any(a.get("secret") == k for a in reg.row_json(tool)["auth"]))
     assert secret not in json.dumps(shown.to_json())
 
 
@@ -823,7 +821,7 @@ async def test_mcp_warn_mode_schema_violation_is_a_tool_error_not_a_crash(fault:
 
     fault.route("POST", FOLLOWUPS, status=201, body={"id": 12345, "note": "no ticket_id, no created_at"})
     reg = make_registry("tickets", fault.base_url, honoured=True)
-    assert reg.row(FOLLOWUP)["output"]["schema_mode"] == "warn"
+    assert reg.row_json(FOLLOWUP)["output"]["schema_mode"] == "warn"
     writer = Actor.of("mcp", ["ticket:read", "ticket:write"])
     key = "mcp-warn-1"
     async with Client(build_server(reg, writer)) as client:

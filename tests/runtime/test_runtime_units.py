@@ -11,6 +11,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.policy_rows import complete_policy, typed_row
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
@@ -70,7 +71,7 @@ def test_stripe_style_nested_form_body() -> None:
                                      "null": "omit", "style": "deepObject", "explode": True}]}}
     args = {"line_items": [{"price": "price_1", "quantity": 2, "adjustable_quantity": {"enabled": True}}],
             "mode": "payment", "expand": ["customer"]}
-    req = build_request(row, args, base_url="https://api.test")
+    req = build_request(typed_row(row), args, base_url="https://api.test")
     assert parse_qsl(req.content.decode()) == [  # type: ignore[union-attr]
         ("line_items[0][adjustable_quantity][enabled]", "true"),  # an object's members in key order
         ("line_items[0][price]", "price_1"), ("line_items[0][quantity]", "2"),
@@ -86,7 +87,7 @@ def test_headers_cookies_fixed_and_credentials() -> None:
                "fixed": [{"in": "header", "name": "Notion-Version", "value": "2025-09-03"},
                          {"in": "query", "name": "format", "value": "json"}]}}
     creds = Injected(headers={"X-Api-Key": "k1"}, query={"api_key": "k2"}, secret_values=["k1", "k2"])
-    req = build_request(row, {"id": "a/b", "trace": ["x", "y"], "session": "s1"}, base_url="https://api.test/v2/",
+    req = build_request(typed_row(row), {"id": "a/b", "trace": ["x", "y"], "session": "s1"}, base_url="https://api.test/v2/",
                         credentials=creds)
     assert req.url == "https://api.test/v2/things/a%2Fb?format=json&api_key=k2"
     headers = dict(req.headers)
@@ -107,7 +108,7 @@ def test_multipart_binary_and_text_bodies() -> None:
                 "content_type": "image/png"},
                {"arg": "meta", "in": "body", "name": "meta", "required": False, "null": "omit"},
                {"arg": "title", "in": "body", "name": "title", "required": False, "null": "omit"}]}}
-    req = build_request(row, {"file": "PNGDATA", "meta": {"a": 1}, "title": "hello"}, base_url="http://h")
+    req = build_request(typed_row(row), {"file": "PNGDATA", "meta": {"a": 1}, "title": "hello"}, base_url="http://h")
     ctype = dict(req.headers)["Content-Type"]
     assert ctype.startswith("multipart/form-data; boundary=")
     parsed = httpx.Request("POST", "http://h", content=req.content, headers={"Content-Type": ctype})
@@ -117,12 +118,12 @@ def test_multipart_binary_and_text_bodies() -> None:
     binary = {"operation": {"method": "PUT", "path": "/blob"},
               "request": {"encoding": "binary", "content_type": "application/octet-stream",
                           "bindings": [{"arg": "data", "in": "body", "name": "", "required": True, "null": "omit"}]}}
-    req2 = build_request(binary, {"data": "raw bytes"}, base_url="http://h")
+    req2 = build_request(typed_row(binary), {"data": "raw bytes"}, base_url="http://h")
     assert req2.content == b"raw bytes" and dict(req2.headers)["Content-Type"] == "application/octet-stream"
     whole = {"operation": {"method": "POST", "path": "/batch"},
              "request": {"encoding": "json", "bindings": [{"arg": "items", "in": "body", "name": "",
                                                             "required": True, "null": "omit"}]}}
-    assert build_request(whole, {"items": [1, 2]}, base_url="http://h").content == b"[1,2]"
+    assert build_request(typed_row(whole), {"items": [1, 2]}, base_url="http://h").content == b"[1,2]"
 
 
 def test_null_normalisation_is_recursive_and_respects_required_and_send() -> None:
@@ -217,7 +218,7 @@ def _tool(name: str, output_schema: dict[str, Any] | None = None) -> dict[str, A
 
 
 def _reg(rows: list[dict[str, Any]], tools: list[dict[str, Any]], base: str) -> Registry:
-    return Registry({"api": "units", "base_url": base, "tools": rows}, list(tools), credentials=StaticCredentials({}),
+    return Registry(complete_policy({"api": "units", "base_url": base, "tools": rows}), list(tools), credentials=StaticCredentials({}),
                     receipts=MemoryReceiptStore(), cursor_key=b"u" * 32)
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from tests.support.runtime_env import tickets_package
 
-NO_REQUEST: dict[str, Any] = {"bindings": [], "content_type": None, "encoding": "none", "fixed": []}
+NO_REQUEST: dict[str, Any] = {"bindings": [], "content_type": None, "encoding": "none", "fixed": [],
+                              "max_body_bytes": None}
 TICKET_ID = {"description": "Ticket identifier, e.g. `T-102`.", "maxLength": 32, "pattern": "^T-[0-9]+$",
              "type": "string"}
 
@@ -138,6 +139,8 @@ def composite_package(history_ms: int | None = None) -> tuple[dict[str, Any], li
                           _obj({"view": {"type": "string", "enum": ["ticket", "history"]}, "ticket_id": TICKET_ID,
                                 "history_of": TICKET_ID}, ["view"]), True))
     _notes(t, policy, catalog)
+    last = {row["tool"]: row for row in policy["tools"]}  # a composite written here replaces the package's own
+    policy["tools"] = list(last.values())
     if history_ms is not None:
         for row in policy["tools"]:
             for step in (row.get("composite") or {}).get("steps", []):

@@ -18,7 +18,7 @@ def preview_tool_of(reg: Registry, tool: str) -> str | None:
     """The preview tool whose stored preview `tool` executes, or ``None``."""
     if not isinstance(tool, str) or tool not in reg.specs:
         return None
-    row = reg.row(tool)
+    row = reg.row_json(tool)
     record = row.get("record")
     if row.get("mode") == "record" and isinstance(record, dict) and record.get("arguments") == "preview":
         return str(row["pair"])
@@ -26,7 +26,7 @@ def preview_tool_of(reg: Registry, tool: str) -> str | None:
 
 
 def key_of(reg: Registry, tool: str) -> str | None:
-    idem = reg.row(tool).get("idempotency")
+    idem = reg.row_json(tool).get("idempotency")
     return str(idem["arg"]) if idem else None
 
 

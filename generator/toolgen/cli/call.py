@@ -206,10 +206,10 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
     blocked: dict[str, list[str]] = {}  # secret -> tools that cannot be called without it
     for name in tools if tools is not None else registry.tool_names():
         spec = registry.specs.get(name)
-        if spec is None or spec.row.get("mode") == "preview":  # a preview sends nothing
+        if spec is None or spec.row.mode == "preview":  # a preview sends nothing
             continue
-        auth = list(spec.row.get("auth") or [])
-        secrets_ = [str(a.get("secret") or "") for a in auth]
+        auth = spec.row.auth
+        secrets_ = [a.secret for a in auth]
         if not auth or any(s and env.get(s) for s in secrets_):
             continue
         for secret in secrets_:
@@ -234,9 +234,8 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
 def _stores_preview(registry: Registry, tool: str) -> bool:
     """Whether calling `tool` stores (a preview tool) or needs (a record tool) a stored preview."""
     row = registry.specs[tool].row
-    record = registry.specs.get(str(row.get("pair"))) if row.get("mode") == "preview" else registry.specs[tool]
-    options = (record.row.get("record") if record is not None else None) or {}
-    return isinstance(options, dict) and options.get("arguments") == "preview"
+    record = registry.specs.get(str(row.pair)) if row.mode == "preview" else registry.specs[tool]
+    return record is not None and record.row.executes_preview
 
 
 def _read_args(value: str) -> object:

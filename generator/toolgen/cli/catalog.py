@@ -28,6 +28,7 @@ import sys
 import click
 
 from ..dialects import catalog_files, names
+from ..policy_format import read_policy
 from ..runtime.catalogs import CatalogError, parts_index, read_catalog
 from ..runtime.identity import filter_catalog, permits
 from ..runtime.loading import parse_scopes
@@ -56,8 +57,7 @@ def catalog_command(api_or_dir: str, dialect: str, scopes: str, toolset: str | N
         click.echo("toolgen catalog: give --toolset or --part, not both", err=True)
         sys.exit(2)
     try:
-        policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
-        rows = [row for row in policy.get("tools", []) if isinstance(row, dict)]
+        rows = read_policy(folder / "policy.json").tools
         document = read_catalog(folder, dialect, toolset=toolset, part=part)
     except (OSError, ValueError, AttributeError) as exc:
         absent = dialect not in names() and not (folder / f"{dialect}.json").exists()
@@ -67,5 +67,5 @@ def catalog_command(api_or_dir: str, dialect: str, scopes: str, toolset: str | N
         click.echo(f"toolgen catalog: cannot read the {dialect} catalog of {folder}: {why}", err=True)
         sys.exit(2)
     held = parse_scopes(scopes)
-    hidden = [str(row.get("tool")) for row in rows if not permits(row, held)]
+    hidden = [row.tool for row in rows if not permits(row, held)]
     click.echo(json.dumps(filter_catalog(document, hidden), indent=2, ensure_ascii=False))

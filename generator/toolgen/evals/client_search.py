@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..policy_format import read_policy
 from ..runtime.identity import is_deferred, tool_entry_name
 
 JSON = Any
@@ -57,13 +58,12 @@ def client_catalog(package: Path, file: str, search_entry: Callable[[Sequence[st
     """The `ClientCatalog` of `package` for catalog `file` (see the module docstring). Raises
     `OSError` / `ValueError` when ``policy.json`` or `file` cannot be read as JSON."""
     entries: list[dict[str, JSON]] = json.loads((package / file).read_text(encoding="utf-8"))
-    policy = json.loads((package / "policy.json").read_text(encoding="utf-8"))
-    rows = [r for r in policy.get("tools", []) if isinstance(r, dict)]
+    rows = read_policy(package / "policy.json").tools
     deferred = [r for r in rows if is_deferred(r)]
     pool = {str(tool_entry_name(e)): e for e in entries}
     if not deferred:
         return ClientCatalog(list(entries), pool, False, set(pool))
-    eager = {str(r["tool"]) for r in rows if not is_deferred(r)}
+    eager = {r.tool for r in rows if not is_deferred(r)}
     sent = [e for e in entries if tool_entry_name(e) in eager]
-    toolsets = sorted({str(r["toolset"]) for r in deferred if r.get("toolset") is not None})
+    toolsets = sorted({r.toolset for r in deferred if r.toolset is not None})
     return ClientCatalog([*sent, search_entry(toolsets)], pool, True, {str(tool_entry_name(e)) for e in sent})

@@ -232,7 +232,7 @@ def _execute(call: ToolCall, task: Task, dialect: str, registry: Registry, actor
     approval = Approval(str(preview_id), approved_by="scripted-human") if preview_id in approved else None
     result = registry.call(name, args, actor=actor, approval=approval, dialect=dialect)
     spec = registry.specs.get(name)
-    mode = spec.row.get("mode") if spec is not None else None
+    mode = spec.row.mode if spec is not None else None
     out = result.to_json()
     if result.ok and mode == "preview" and task.approve and isinstance(result.result, dict):
         pid = result.result.get("preview_id")

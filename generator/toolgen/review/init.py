@@ -20,8 +20,11 @@ with
   description longer than lint's limit (1,024 characters with what the build adds), with a note;
 - `approval: required` on every write and destructive intent (the safe default; a comment says
   `never` suits only a low-risk write);
-- the idempotency key sent as the operation's `Idempotency-Key` header when it declares one, else
-  kept for receipts only (`send_as: none`);
+- the idempotency key sent where the operation takes one (`toolgen.compile.lower.idempotency`: an
+  `Idempotency-Key` header in any spelling, a query parameter or a top-level request-body member
+  such as `idempotency_key`; a `client_request_id`-like name only where its description says it
+  deduplicates), with `honoured_by_api: true` (false where its description says the API does not
+  deduplicate by it yet), else kept for receipts only (`send_as: none`);
 - pagination detected by `toolgen.compile.pagination.detect` from query parameter names, the
   canonical success response (the one the build uses, via `toolgen.compile.lower.operation_response`)
   and Link headers;
@@ -60,12 +63,12 @@ from ..compile.intent import Budgets
 from ..compile.load import SpecDocument
 from ..compile.lower import operation_parameters, operation_response
 from ..compile.lower.body import body_member_costs
+from ..compile.lower.idempotency import idempotency_place
 from ..compile.lower.security import secret_name, signed_parameters
 from ..compile.lower.toolsets import path_toolset, tag_description, with_resources
 from ..compile.operations import (
     Operation,
     declared_oauth_scopes,
-    idempotency_header,
     list_operations,
     operation_requirements,
 )
@@ -265,10 +268,17 @@ class _Drafter:
             intent["approval"] = "required"
             draft.eol["approval"] = ("destructive: keep it" if effect == "destructive"
                                      else "the safe default; `never` only for low-risk writes")
-            header = idempotency_header(params)
-            intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": f"header:{header}" if header else "none"}
-            if not header:
-                draft.eol["idempotency"] = "receipts only: the API takes no idempotency key"
+            place = idempotency_place(self.doc, self.converter, op)
+            if place is None:
+                intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": "none"}
+                draft.eol["idempotency"] = "receipts only: the spec declares no idempotency key"
+            else:
+                intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": place.send_as,
+                                         "honoured_by_api": place.honoured}
+                draft.eol["idempotency"] = (f"the API takes the key as {place.location} `{place.name}`; the "
+                                            "runtime fills it, the model never does" + (
+                                                "" if place.honoured else "; the spec says the API does not "
+                                                "deduplicate by it yet, so an unknown outcome is never re-sent"))
         _draft_signed_hide(self.doc, op, params, intent, draft)
         fields_of = response
         if effect == "read":

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..policy_format import PolicyRow, from_json
+from ..policy_format import PolicyRow
 from .nulls import resolve_local_ref
 from .registry import Actor, Approval, Registry
 
@@ -307,12 +307,11 @@ _ROWS: weakref.WeakKeyDictionary[Registry, dict[str, PolicyRow]] = weakref.WeakK
 
 
 def _row(reg: Registry, tool: str) -> PolicyRow:
-    """The typed policy row of `tool` (`toolgen.policy_format`), read once per registry from its
-    policy table. Raises `toolgen.policy_format.PolicyFormatError` (a ValueError, located) when the
-    registry's table is not of the current format."""
+    """The typed policy row of `tool` (`toolgen.policy_format`), from the table the registry loaded
+    (and refused, at load, when it was not of the current format)."""
     rows = _ROWS.get(reg)
     if rows is None:
-        rows = _ROWS[reg] = from_json(reg.policy).rows()
+        rows = _ROWS[reg] = reg.table.rows()
     return rows[tool]
 
 

@@ -17,11 +17,12 @@ import base64
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, quote_plus
 
+from ..policy_format import AuthBinding
 from .errors import ToolError, make_error
 
 
@@ -74,7 +75,7 @@ def _basic(value: str) -> str:
     return "Basic " + base64.b64encode(value.encode("utf-8")).decode("ascii")
 
 
-def resolve(auth: list[dict[str, Any]], provider: CredentialsProvider, *, tool: str) -> Injected:
+def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool: str) -> Injected:
     """Resolve a policy row's ``auth`` entries into wire values.
 
     bearer/oauth2/openIdConnect → ``Authorization: Bearer <secret>`` (or the row's header name);
@@ -88,14 +89,12 @@ def resolve(auth: list[dict[str, Any]], provider: CredentialsProvider, *, tool: 
         return out
     missing: list[str] = []
     for entry in auth:
-        secret_name = str(entry.get("secret", ""))
+        secret_name = entry.secret
         value = provider.get(secret_name) if secret_name else None
         if value is None:
             missing.append(secret_name)
             continue
-        kind = str(entry.get("kind", "bearer")).lower()
-        where = str(entry.get("in", "header"))
-        name = str(entry.get("name") or "Authorization")
+        kind, where, name = entry.kind.lower(), entry.location, entry.wire_name or "Authorization"
         if kind in ("bearer", "oauth2", "openidconnect", "http"):
             wire = _bearer(value)
         elif kind == "basic":

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..policy_format import PolicyRow
 from .errors import ToolError, make_error
 
-__all__ = ["filter_catalog", "is_deferred", "missing_scopes", "permission_error", "permits", "required_scopes",
+__all__ = ["filter_catalog", "is_deferred", "missing_of", "missing_scopes", "permission_error", "permits", "required_scopes",
            "scope_set", "tool_entry_name"]
 
 
@@ -43,26 +44,32 @@ def scope_set(scopes: str | Iterable[str]) -> frozenset[str]:
     return frozenset(held)
 
 
-def required_scopes(row: Mapping[str, Any]) -> list[str]:
+def required_scopes(row: PolicyRow) -> list[str]:
     """The scopes a policy row's ``permission`` demands (all of them), as strings."""
-    return [str(s) for s in row.get("permission") or []]
+    return list(row.permission)
 
 
-def missing_scopes(row: Mapping[str, Any], scopes: str | Iterable[str]) -> list[str]:
+def missing_scopes(row: PolicyRow, scopes: str | Iterable[str]) -> list[str]:
     """The rule: the scopes of `row`'s ``permission`` that `scopes` (read by `scope_set`) do not
     hold, in the row's order (empty: the caller may use the tool; a row without ``permission``
     needs none). Every other check of this module and of the call path is this function."""
+    return missing_of(row.permission, scopes)
+
+
+def missing_of(required: Iterable[str], scopes: str | Iterable[str]) -> list[str]:
+    """The scopes of `required` that `scopes` (read by `scope_set`) do not hold, in order: the rule
+    of `missing_scopes` for a list of scopes that is not a row's (a search document's)."""
     held = scope_set(scopes)
-    return [s for s in required_scopes(row) if s not in held]
+    return [s for s in required if s not in held]
 
 
-def permits(row: Mapping[str, Any], scopes: str | Iterable[str]) -> bool:
+def permits(row: PolicyRow, scopes: str | Iterable[str]) -> bool:
     """True when `scopes` (read by `scope_set`) hold every scope of `row`'s ``permission``
     (`missing_scopes` is empty)."""
     return not missing_scopes(row, scopes)
 
 
-def permission_error(tool: str, row: Mapping[str, Any], actor_id: str, scopes: str | Iterable[str]) -> ToolError | None:
+def permission_error(tool: str, row: PolicyRow, actor_id: str, scopes: str | Iterable[str]) -> ToolError | None:
     """``permission_denied`` naming the scopes of `row`'s ``permission`` that the actor `actor_id`
     holding `scopes` lacks (``details``: ``missing``, ``required``), or None when it holds them
     all (`missing_scopes`). The call path asks this right after finding the tool, so a tool the
@@ -76,9 +83,9 @@ def permission_error(tool: str, row: Mapping[str, Any], actor_id: str, scopes: s
                       details={"missing": missing, "required": required_scopes(row)})
 
 
-def is_deferred(row: Mapping[str, Any]) -> bool:
+def is_deferred(row: PolicyRow) -> bool:
     """True for a row with ``loading: deferred``: found through search, not listed up front."""
-    return row.get("loading") == "deferred"
+    return row.loading == "deferred"
 
 
 def tool_entry_name(entry: Any) -> str | None:

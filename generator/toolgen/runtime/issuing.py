@@ -22,13 +22,13 @@ from .host import Host
 from .pipeline.composite.write import approvable_plan
 from .request import build_request
 from .stored_previews import stored_arguments
-from .toolspec import ToolSpec, display, executes_preview
+from .toolspec import ToolSpec, display, executes_preview, key_place_shown
 
 __all__ = ["approvable_request", "issue_approval", "resolve_record"]
 
 
 def _gated(spec: ToolSpec) -> bool:
-    return spec.row.get("mode") == "record" and spec.row.get("approval") == "required"
+    return spec.row.mode == "record" and spec.row.approval == "required"
 
 
 def resolve_record(host: Host, record_tool: str) -> ToolSpec:
@@ -72,7 +72,7 @@ def approvable_request(host: Host, record_tool: str, preview_id: str, actor_id: 
             "preview_mismatch", f"The stored preview {preview_id[:24]}… builds another request here than the "
             "one previewed (is the base URL the server's?).",
             details={"pointer": "/preview_id", "rebuilt_preview_id": rebuilt})
-    return display(spec.row, built)
+    return key_place_shown(display(spec.row, built), spec.row, spec.name)
 
 
 def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by: str, actor: str,

@@ -293,11 +293,11 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
     # otherwise the SDK's caller-scoped listing is kept (a hidden tool's schema is never consulted).
     entries = [*registry.catalog(), *([search_tool_entry(registry)] if serve_search else [])]
     param_headers = any(declares_param_headers(entry.get("inputSchema")) for entry in entries)
-    named = str(registry.policy.get("title") or registry.api)
+    named = registry.table.title or registry.api
     api_name = named if named.lower().endswith(" api") else f"{named} API"  # "Tickets API", not "Tickets API API"
     server = Server(
         f"toolgen-{registry.api or 'api'}",
-        version=str(registry.policy.get("version", "")),
+        version=registry.table.version,
         instructions=(
             f"Tools for the {api_name}, enforced by the toolgen "
             "runtime. Writes are split into preview_* (no side effects, returns a preview_id) and "

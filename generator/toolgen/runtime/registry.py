@@ -1,7 +1,11 @@
 """The tool registry: loads a generated package and runs every tool call through one call path.
 
 Input: ``policy.json`` + ``mcp.json`` of a generated API (``docs/generated-format.md``), or the
-generated Python package's ``POLICY``/``MCP_TOOLS`` constants. Output: `CallResult`s.
+generated Python package's ``POLICY``/``MCP_TOOLS`` constants. The policy table is read with the
+build's own typed reader (`toolgen.policy_format.from_json`): a table of another format version, with
+a member missing, an unknown member or a value outside its values is refused at load with a located
+`toolgen.policy_format.PolicyFormatError` (a `ValueError`), never read with a default that allows
+more. Output: `CallResult`s.
 
 The registry holds the loaded tools (`toolgen.runtime.toolspec`), the stores, credentials, audit
 sink and HTTP clients, and drives the call path, `toolgen.runtime.pipeline`: one module per step,
@@ -55,6 +59,7 @@ from typing import Any, Self
 
 import httpx
 
+from ..policy_format import PolicyRow, PolicyTable, from_json, read_policy
 from . import credentials as creds
 from . import issuing
 from .approvals import APPROVAL_MODES, DEFAULT_APPROVAL_TTL_S
@@ -83,7 +88,8 @@ def _default_cursor_key() -> bytes:
 class Registry:
     """Loaded tools of one API plus everything needed to run them.
 
-    Parameters: `policy` (the policy.json object), `catalog` (the mcp.json list); `base_url`
+    Parameters: `policy` (the policy.json object, read with `toolgen.policy_format.from_json`, or
+    the typed `PolicyTable`), `catalog` (the mcp.json list); `base_url`
     overrides the policy's; `credentials` (default: environment variables); `receipts` (default: an
     in-memory store — pass a `SqliteReceiptStore` for durability); `audit` (default: a
     `MemoryAuditSink`, exposed as `.audit`); `previews` (default: the receipt store's own preview
@@ -99,12 +105,14 @@ class Registry:
     `clock` (where every lifetime, lease, deadline and expiry of a call reads the time, clock.py;
     default: the receipt store's ``clock``, else the system clock).
     Raises `ValueError` for an unknown `approvals` mode, a base URL holding credentials, or a
-    `clock` that is not the given receipt store's.
+    `clock` that is not the given receipt store's, a `PolicyFormatError` (a `ValueError`, naming the
+    member's JSON pointer) for a policy table that is not of this format, and `ValueError` for a row
+    without its catalog entry.
     """
 
     def __init__(
         self,
-        policy: Mapping[str, Any],
+        policy: Mapping[str, Any] | PolicyTable,
         catalog: list[Mapping[str, Any]],
         *,
         base_url: str | None = None,
@@ -123,12 +131,15 @@ class Registry:
         if approvals not in APPROVAL_MODES:
             raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}, not {approvals!r}")
         self.approvals: str = approvals
-        self.policy = dict(policy)
+        #: the typed policy table every step reads
+        self.table: PolicyTable = policy if isinstance(policy, PolicyTable) else from_json(policy, "policy.json")
+        #: the table's JSON value (what search.json's checks compare with)
+        self.policy: dict[str, Any] = self.table.to_json()
         #: the generated folder this registry was loaded from (`from_dir`), else None; what else the
         #: build wrote there (``search.json``) is read from it
         self.source: Path | None = None
-        self.api: str = str(policy.get("api", ""))
-        self.base_url: str = base_url or str(policy.get("base_url", ""))
+        self.api: str = self.table.api
+        self.base_url: str = base_url or self.table.base_url
         if "@" in self.base_url.split("?", 1)[0].split("#", 1)[0] and httpx.URL(self.base_url).userinfo:
             raise ValueError("the base URL holds credentials (user:password@); give them to the runtime as a "
                              "secret, never in the URL (previews and cursors would show them)")
@@ -153,15 +164,14 @@ class Registry:
         self._own_aclient = async_http_client is None
         by_name = {str(t["name"]): dict(t) for t in catalog}
         self.specs: dict[str, ToolSpec] = {}
-        for row in policy.get("tools", []):
-            name = str(row["tool"])
-            entry = by_name.get(name)
+        for row in self.table.tools:
+            entry = by_name.get(row.tool)
             if entry is None:
-                raise ValueError(f"policy row {name!r} has no entry in the MCP catalog")
-            self.specs[name] = load_spec(dict(row), entry)
+                raise ValueError(f"policy row {row.tool!r} has no entry in the MCP catalog")
+            self.specs[row.tool] = load_spec(row, entry)
         for spec in self.specs.values():
             for one in (spec, *spec.steps):  # a composite's write steps name the API's read tools too
-                if one.mutating and one.row.get("operation"):
+                if one.mutating and one.row.composite is None:
                     one.check_tools = read_tools_for(one.row, self.specs)
 
     # -- loading ---------------------------------------------------------------------------------
@@ -169,9 +179,10 @@ class Registry:
     @classmethod
     def from_dir(cls, path: str | os.PathLike[str], **options: Any) -> Registry:
         """Load ``policy.json`` and ``mcp.json`` from a generated API folder. Raises
-        `FileNotFoundError` / `ValueError` on a missing or malformed package."""
+        `FileNotFoundError` / `ValueError` on a missing or malformed package; a policy table that is not
+        of this format is a `PolicyFormatError` naming the file and the member's JSON pointer."""
         folder = Path(path)
-        policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+        policy = read_policy(folder / "policy.json")
         catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
         registry = cls(policy, catalog, **options)
         registry.source = folder
@@ -179,8 +190,12 @@ class Registry:
 
     @classmethod
     def from_package(cls, module: ModuleType, **options: Any) -> Registry:
-        """Load from a generated Python package exposing ``POLICY`` (dict) and ``MCP_TOOLS`` (list)."""
-        return cls(module.POLICY, module.MCP_TOOLS, **options)
+        """Load from a generated Python package exposing ``POLICY`` (dict) and ``MCP_TOOLS`` (list).
+        Raises `PolicyFormatError` (a ValueError) naming the package's ``policy.json`` and the member's
+        JSON pointer when ``POLICY`` is not of this format."""
+        where = getattr(module, "__file__", None)
+        shown = str(Path(where).parent / "policy.json") if where else f"{module.__name__}.POLICY"
+        return cls(from_json(module.POLICY, shown), module.MCP_TOOLS, **options)
 
     # -- introspection ---------------------------------------------------------------------------
 
@@ -191,8 +206,14 @@ class Registry:
         """The MCP catalog entries (name, title, description, inputSchema, outputSchema, annotations)."""
         return [self.specs[n].catalog for n in self.tool_names()]
 
-    def row(self, tool: str) -> dict[str, Any]:
+    def row(self, tool: str) -> PolicyRow:
+        """The typed policy row of `tool`; raises `KeyError` for an unknown tool."""
         return self.specs[tool].row
+
+    def row_json(self, tool: str) -> dict[str, Any]:
+        """The policy row of `tool` as ``policy.json`` holds it (`PolicyRow.to_json`), for display;
+        the call path reads the typed `row`. Raises `KeyError` for an unknown tool."""
+        return self.specs[tool].row.to_json()
 
     # -- lifecycle -------------------------------------------------------------------------------
 

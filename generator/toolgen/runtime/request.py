@@ -21,10 +21,11 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 from .. import __version__
+from ..policy_format import ArgBinding, ArgLocation, PolicyRow
 from .arguments import invalid_argument
 from .credentials import Injected
 from .shaping import REDACTED
@@ -387,7 +388,7 @@ def param_key(name: str) -> str:
     return key.replace(" ", "_").replace(".", "_")
 
 
-def taken_names(row: Mapping[str, Any], where: str, binding: Mapping[str, Any]) -> frozenset[str]:
+def taken_names(row: PolicyRow, where: str, binding: ArgBinding) -> frozenset[str]:
     """The names (as `param_key`s) the request of `row` may carry in `where` (``query``, ``cookie`` or
     ``body``) from anything but `binding`: other bindings, fixed values, the idempotency key, the
     paging parameters, credentials, the names the build recorded on `binding` (``reserved``:
@@ -395,21 +396,20 @@ def taken_names(row: Mapping[str, Any], where: str, binding: Mapping[str, Any]) 
     form body, ``_method`` (a method override Laravel, Symfony and Rack honour on a POST). An object argument
     sent exploded (one parameter per member) may not name one of them: it would send a hidden
     parameter, a second value next to a fixed one or the runtime's page size, or a credential."""
-    req = row.get("request") or {}
-    names = {str(b.get("name") or "") for b in (req.get("bindings") or []) if b.get("in") == where and b is not binding}
-    names |= {str(f.get("name") or "") for f in (req.get("fixed") or []) if f.get("in") == where}
-    names |= {str(a.get("name") or "") for a in (row.get("auth") or []) if a.get("in") == where}
-    idem = row.get("idempotency") or {}
-    if idem.get("in") == where:
-        names.add(str(idem.get("name") or ""))
-    paging = row.get("pagination") or {}
-    if where == "query":
-        names |= {str(paging.get(k) or "") for k in ("cursor_param", "limit_param")}
-    names |= {str(n) for n in (binding.get("reserved") or [])}
+    names = {b.wire_name for b in row.bindings if b.location == where and b is not binding}
+    names |= {f.wire_name for f in row.fixed if f.location == where}
+    names |= {a.wire_name for a in row.auth if a.location == where}
+    idem = row.idempotency
+    if idem is not None and idem.send_in == where:
+        names.add(idem.wire_name or "")
+    paging = row.pagination
+    if where == "query" and paging is not None:
+        names |= {paging.cursor_param or "", paging.limit_param or ""}
+    names |= set(binding.reserved)
     if where in ("query", "body"):
         names.add("_method")  # Symfony/Laravel and Rack run the method a POST's _method names
     names.discard("")
-    names.discard(str(binding.get("name") or ""))
+    names.discard(binding.wire_name)
     return frozenset(param_key(n) for n in names)
 
 
@@ -424,35 +424,35 @@ def _cookie_name(name: str, path: tuple[str | int, ...]) -> str:
     return name
 
 
-def _parameter_value(binding: Mapping[str, Any], value: Any) -> Any:
+def _parameter_value(binding: ArgBinding, value: Any) -> Any:
     """`value` as its binding sends it: a parameter with `content` (OpenAPI 3 "Parameter Object":
     one value in that media type) takes an object or array as its JSON text, never spread into
     style-serialised pairs; anything else as it is."""
-    if binding.get("in") != "body" and binding.get("content_type") and isinstance(value, (dict, list)):
+    if binding.location != "body" and binding.content_type and isinstance(value, (dict, list)):
         return _json_bytes(value).decode("utf-8")
     return value
 
 
-def _header_binding(binding: Mapping[str, Any], value: Any, at: tuple[str | int, ...]) -> str:
+def _header_binding(binding: ArgBinding, value: Any, at: tuple[str | int, ...]) -> str:
     """The header value of a header binding (simple style), checked as `_header_value` does. Raises
     `ValueError` for a header a policy built before the build refused it may still bind: hop-by-hop,
     framing, Cookie, or (for an argument) a method override."""
-    name = str(binding.get("name") or "")
+    name = binding.wire_name
     if name.lower() in _NOT_ARGUMENT_HEADERS:
         raise ValueError(f"header {name!r} is hop-by-hop, framing or Cookie: never a tool argument")
-    if binding.get("arg") and name.lower() in _METHOD_OVERRIDE_HEADERS:
+    if binding.arg and name.lower() in _METHOD_OVERRIDE_HEADERS:
         raise ValueError(f"header {name!r} overrides the HTTP method: never a tool argument")
-    return _header_value(serialise_header(value, binding.get("explode")), at)
+    return _header_value(serialise_header(value, binding.explode), at)
 
 
-def _cookie_pairs(row: Mapping[str, Any], binding: Mapping[str, Any], value: Any,
+def _cookie_pairs(row: PolicyRow, binding: ArgBinding, value: Any,
                   at: tuple[str | int, ...]) -> list[tuple[str, str]]:
     """The cookies of a cookie binding (form style): names RFC 6265 tokens that take no other name
     of the request (`taken_names`), values cookie-octets; raises `ToolError` ``invalid_arguments``
     at the argument, or at the member of an exploded object."""
-    explode = binding.get("explode")
+    explode = binding.explode
     spread = isinstance(value, dict) and explode is not False
-    pairs = serialise_query(str(binding.get("name") or ""), value, binding.get("style"), explode, at,
+    pairs = serialise_query(binding.wire_name, value, binding.style, explode, at,
                             taken_names(row, "cookie", binding) if spread else frozenset())
     return [(_cookie_name(k, at + (k,) if spread else at), _cookie_value(v, at)) for k, v in pairs]
 
@@ -471,9 +471,25 @@ class _Body:
     encoding: str
     value: Any = None
     value_set: bool = False
+    #: something besides the idempotency key set the value (a body holding the key alone is, without
+    #: it, no body: what the preview of that request sent)
+    others_set: bool = False
     key_field: str | None = None
     form_pairs: list[tuple[str, str, bool]] = field(default_factory=list)
     multipart: list[tuple[str, Any, str | None, bool]] = field(default_factory=list)
+
+    def put(self, name: str, value: Any, *, is_key: bool) -> None:
+        """Set member `name` of a JSON, text or binary body to `value` (`name` empty: the whole body)."""
+        if name:
+            if not isinstance(self.value, dict):
+                self.value = {}
+            self.value[name] = value
+            if is_key:
+                self.key_field = name
+        else:
+            self.value = value
+        self.value_set = True
+        self.others_set = self.others_set or not is_key
 
     def encode(self, content_type: str | None, *, with_key: bool) -> tuple[bytes | None, Any, str | None]:
         """(content, body view, Content-Type) with or without the idempotency key."""
@@ -491,7 +507,7 @@ class _Body:
                 return None, None, None
             content, ctype, parts = _multipart(fields)
             return content, {"multipart": parts}, ctype
-        if not self.value_set:
+        if not self.value_set or (not with_key and not self.others_set):
             return None, None, None
         body = self.value
         if not with_key and self.key_field is not None and isinstance(body, dict):
@@ -511,7 +527,7 @@ class _Body:
         return None, None, None
 
 
-def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: str,
+def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
                   credentials: Injected | None = None,
                   extra_query: Iterable[tuple[str, str]] = ()) -> BuiltRequest:
     """Build the HTTP request of `row` for validated, null-normalised `args`.
@@ -528,9 +544,7 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
     an object key with ``[``/``]`` in bracketed (deepObject) encoding. Raises `ValueError` if a
     required path parameter is missing (validation normally prevents that).
     """
-    op = row["operation"]
-    req = row.get("request") or {}
-    encoding = req.get("encoding") or "none"
+    encoding = row.body_encoding
     # (name, value, is_key) in binding order
     query: list[tuple[str, str, bool]] = []
     headers: list[tuple[str, str, bool]] = []
@@ -538,37 +552,32 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
     body = _Body(encoding)
     path_values: dict[str, tuple[str, str]] = {}
 
-    bindings: list[Mapping[str, Any]] = list(req.get("bindings") or [])
-    idem = row.get("idempotency")
-    key_arg = idem.get("arg") if idem and idem.get("in") in ("header", "query", "body") else None
-    if (key_arg and idem and idem.get("name")
-            and not any(b.get("arg") == key_arg for b in bindings)):
-        bindings.append({"arg": key_arg, "in": idem["in"], "name": idem["name"], "required": True,
-                         "null": "omit"})
-    sources: list[tuple[Mapping[str, Any], Any]] = []
-    for fixed in req.get("fixed") or []:
-        sources.append(({"in": fixed["in"], "name": fixed["name"], "null": "send", "required": True},
-                        fixed.get("value")))
+    bindings = list(row.bindings)
+    idem = row.idempotency
+    key_arg = idem.arg if idem is not None and idem.forwarded else None
+    if (key_arg and idem is not None and idem.wire_name
+            and not any(b.arg == key_arg for b in bindings)):
+        bindings.append(ArgBinding(key_arg, cast(ArgLocation, idem.send_in), idem.wire_name, True))
+    # a fixed value: a binding of no argument (`arg` ""), always sent
+    sources: list[tuple[ArgBinding, Any]] = [(ArgBinding("", f.location, f.wire_name, True, "send"), f.value)
+                                             for f in row.fixed]
     for binding in bindings:
-        arg = binding["arg"]
+        arg = binding.arg
         if arg not in args:
             continue
         value = args[arg]
         # null on an optional argument means "leave it out"; on a required one (validation admitted
         # null, so the schema is nullable) or with "null": "send" it is sent as JSON null
-        if value is None and binding.get("null", "omit") != "send" and not binding.get("required"):
+        if value is None and binding.null_means != "send" and not binding.required:
             continue
         sources.append((binding, value))
 
     for binding, value in sources:
         value = _parameter_value(binding, _members_sorted(value))  # one order: a map's order means nothing
-        where = binding["in"]
-        name = binding.get("name") or ""
-        style = binding.get("style")
-        explode = binding.get("explode")
-        arg = binding.get("arg")
+        where, name, style, explode, arg = (binding.location, binding.wire_name, binding.style, binding.explode,
+                                            binding.arg)
         at: tuple[str | int, ...] = (arg,) if arg else ()
-        is_key = arg is not None and arg == key_arg
+        is_key = bool(arg) and arg == key_arg
         if where == "path":
             path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
         elif where == "query":
@@ -595,27 +604,19 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
                                 k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
             elif encoding == "multipart":
                 if name:
-                    body.multipart.append((name, value, binding.get("content_type"), is_key))
+                    body.multipart.append((name, value, binding.content_type, is_key))
                 elif isinstance(value, dict):
                     body.value_set = True  # the whole body: sent even as no part at all (a required body)
                     for k, v in value.items():
                         body.multipart.append((k, v, None, False))
                 else:
-                    body.multipart.append(("file", value, binding.get("content_type"), is_key))
+                    body.multipart.append(("file", value, binding.content_type, is_key))
             else:
-                if name:
-                    if not isinstance(body.value, dict):
-                        body.value = {}
-                    body.value[name] = value
-                    if is_key:
-                        body.key_field = name
-                else:
-                    body.value = value
-                body.value_set = True
+                body.put(name, value, is_key=is_key)
 
     # the path, segment by segment: a segment a value fills in must stay a real segment
     segments: list[str] = []
-    for template in str(op["path"]).split("/"):
+    for template in row.path.split("/"):
         segment = template
         filled: list[str] = []
         for name, (arg_name, text) in path_values.items():
@@ -634,14 +635,14 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
     extra = list(extra_query)
     wire_query = [(k, v) for k, v, _ in query] + extra
     canonical_query = [(k, v) for k, v, is_key in query if not is_key] + extra
-    content, body_view, content_type = body.encode(req.get("content_type"), with_key=True)
+    content, body_view, content_type = body.encode(row.body_content_type, with_key=True)
     canonical_content, canonical_type = content, content_type
     if key_arg and (body.key_field is not None or any(k for *_, k in body.form_pairs)
                     or any(k for *_, k in body.multipart)):
-        canonical_content, _, canonical_type = body.encode(req.get("content_type"), with_key=False)
+        canonical_content, _, canonical_type = body.encode(row.body_content_type, with_key=False)
     wire_headers = [(k, v) for k, v, _ in headers]
-    accept = (row.get("output") or {}).get("accept")
-    if isinstance(accept, str) and accept and not any(k.lower() == "accept" for k, _ in wire_headers):
+    accept = row.output.accept
+    if accept and not any(k.lower() == "accept" for k, _ in wire_headers):
         # the response offers JSON next to other media types: ask for the one the output schema describes
         wire_headers.append(("Accept", accept))
     if content_type is not None:
@@ -652,13 +653,13 @@ def build_request(row: Mapping[str, Any], args: Mapping[str, Any], *, base_url: 
     root = base_url.rstrip("/") + path
     url = root + ("?" + urlencode(wire_query, quote_via=quote) if wire_query else "")
     canonical = {
-        "method": op["method"].upper(),
+        "method": row.method.upper(),
         "url": root + ("?" + urlencode(canonical_query, quote_via=quote) if canonical_query else ""),
         "headers": sorted([k.lower(), v] for k, v, is_key in headers if not is_key)
         + ([["content-type", canonical_type]] if canonical_type is not None else []),
         "cookies": [[k, v] for k, v in cookies],
         "body_sha256": None if canonical_content is None else hashlib.sha256(canonical_content).hexdigest(),
     }
-    built = BuiltRequest(method=op["method"].upper(), url=url, headers=wire_headers, content=content,
+    built = BuiltRequest(method=row.method.upper(), url=url, headers=wire_headers, content=content,
                          body_view=body_view, canonical=canonical, cookies=cookies)
     return built.with_credentials(credentials)

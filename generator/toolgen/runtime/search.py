@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..policy_format import read_policy
 from ..search_text import (
     COVERAGE_WEIGHT,
     EXACT_BOOST,
@@ -70,7 +71,7 @@ from ..search_text import (
     split_words,
 )
 from ..search_vectors import FUSION_WEIGHT, SEMANTIC_FORMAT, Embedder, SemanticIndex
-from .identity import permits, scope_set
+from .identity import missing_of, scope_set
 
 __all__ = ["STOP_WORDS", "Hit", "IndexWarning", "ToolIndex", "checked_search", "query_terms", "split_words"]
 
@@ -170,9 +171,10 @@ class ToolIndex:
         holds a readable one of this format that indexes the package's tools, else ``policy.json`` +
         ``mcp.json`` analysed here (same documents, same ranking), with the reason in `warnings`
         (`checked_search`). Raises OSError / ValueError when ``policy.json`` or ``mcp.json`` is
-        missing or not JSON."""
+        missing or not JSON, and `toolgen.policy_format.PolicyFormatError` (a ValueError, located) when
+        ``policy.json`` is not of this format."""
         folder = Path(path)
-        policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+        policy = read_policy(folder / "policy.json").to_json()
         catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
         documents, semantic, warning = checked_search(folder / SEARCH_FILE, policy)
         index = cls(policy, catalog, documents=documents, semantic=semantic, embedder=embedder)
@@ -267,7 +269,7 @@ class ToolIndex:
         ranked: list[tuple[float, str, int]] = []
         for rowid in matched.intersection(totals):  # the others matched only derived action words
             doc = self._docs[rowid - 1]
-            tool = next((t for t, need in doc.tools if held is None or permits({"permission": need}, held)), None)
+            tool = next((t for t, need in doc.tools if held is None or not missing_of(need, held)), None)
             if tool is None:
                 continue
             score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))

@@ -58,8 +58,8 @@ def has_deferred(registry: Registry) -> bool:
 def searchable_toolsets(registry: Registry) -> list[str]:
     """The toolsets holding deferred rows of `registry`, sorted (the ``searchable`` toolsets the build
     names in the meta-tool's description)."""
-    return sorted({str(spec.row["toolset"]) for spec in registry.specs.values()
-                   if is_deferred(spec.row) and spec.row.get("toolset") is not None})
+    return sorted({spec.row.toolset for spec in registry.specs.values()
+                   if is_deferred(spec.row) and spec.row.toolset is not None})
 
 
 def index_warnings(registry: Registry) -> list[IndexWarning]:
@@ -124,7 +124,7 @@ class ToolSearch:
         names: list[str] = []
         for hit in hits:
             group = sorted(by_intent.get(self.registry.specs[hit.tool].intent, [hit.tool]),
-                           key=lambda n: (_MODE_ORDER.get(str(self.registry.specs[n].row.get("mode")), 0), n))
+                           key=lambda n: (_MODE_ORDER.get(self.registry.specs[n].row.mode, 0), n))
             names.extend(n for n in group if n not in names and self.registry.permits(n, actor))
         tools = [dict(self.registry.specs[n].catalog) for n in names]
         self._audit(call_id, actor, "search", "allow", None, {"results": len(tools), "hits": len(hits)})

@@ -23,7 +23,7 @@ __all__ = ["preview_tool_of", "stored_arguments"]
 
 def preview_tool_of(spec: ToolSpec) -> str:
     """The preview tool of a record tool: the row's ``pair``, else ``preview_<intent>``."""
-    return str(spec.row.get("pair") or "preview_" + spec.intent)
+    return spec.row.pair or "preview_" + spec.intent
 
 
 def stored_arguments(host: Host, spec: ToolSpec, preview_id: str, actor: Actor) -> dict[str, Any]:

@@ -51,6 +51,8 @@ class Lowered:
     shape: Shape = "object"
     body: ResponseBody = "json"
     accept: str | None = None
+    #: the API's schema of the parameter or body member the idempotency key is sent in, if declared
+    key_schema: dict[str, Any] | None = None
 
 
 @dataclass

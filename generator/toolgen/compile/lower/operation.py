@@ -24,7 +24,7 @@ from .context import Arg, Ctx, Lowered, Skip
 from .narrow import narrow_args
 from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
-from .parameters import merged_parameters, parameter_args
+from .parameters import key_parameter_schema, merged_parameters, parameter_args
 from .security import operation_auth
 from .text import trim_member_descriptions
 
@@ -54,8 +54,12 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,
                           paging=paging_params(op, pag_spec, params, iloc), iloc=iloc)
     args, hidden = plan.args, plan.hidden
-    body = body_arguments(ctx, op, intent, defaults.argument_description_max_chars, hidden)
+    key_member = _body_key_member(intent)
+    body = body_arguments(ctx, op, intent, defaults.argument_description_max_chars, hidden, key_member)
     encoding, content_type = body.encoding, body.content_type
+    if key_member is not None:
+        _check_body_key(op, key_member, body.encoding, body.args, iloc)
+        hidden.discard(key_member)  # `hide` of the key's member (the earlier workaround) is moot
     for arg in body.args:
         assert arg.binding is not None
         if arg.binding.wire_name in hidden and arg.binding.wire_name:
@@ -96,7 +100,34 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
     return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
-                   plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept)
+                   plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept,
+                   key_parameter_schema(ctx, intent, params) or body.key_schema)
+
+
+def _body_key_member(intent: ToolIntent) -> str | None:
+    """The request-body member the idempotency key is sent in (``send_as: body:NAME``), or None."""
+    idem = intent.idempotency
+    if idem is None or not idem.send_as.startswith("body:"):
+        return None
+    return idem.send_as.split(":", 1)[1]
+
+
+def _check_body_key(op: Operation, member: str, encoding: str, body_args: list[Arg], iloc: Any) -> None:
+    """``send_as: body:NAME`` needs a body of named members (JSON, form or multipart): the runtime
+    adds the key as one more member. Raises `Skip` ``idempotency-body-unplaceable`` for a body that
+    is one argument (free-form, composed, text or binary) or for an operation without a body: the
+    key would replace the body, or the model could set the member itself."""
+    whole = any(a.binding is not None and a.binding.location == "body" and not a.binding.wire_name
+                for a in body_args)
+    if encoding in ("json", "form", "multipart") and not whole:
+        return
+    why = ("has no request body" if encoding == "none" else
+           f"has a {encoding} request body" if encoding not in ("json", "form", "multipart") else
+           "has a request body the tool takes whole (free-form or composed), not as named members")
+    raise Skip("idempotency-body-unplaceable",
+               f"`send_as: body:{member}`, but {op.key} {why}; the runtime cannot add the key as a member",
+               iloc("idempotency", "send_as"),
+               "send the key where the API reads it (`header:NAME` or `query:NAME`), or `send_as: none`")
 
 
 def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:

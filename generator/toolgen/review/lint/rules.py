@@ -92,6 +92,13 @@ IDEMPOTENCY_HEADER_UNUSED = _rule(
     "idempotency-header-unused", "error", "The operation declares an Idempotency-Key header but the tool "
     "does not send its idempotency key there.",
     "Set `idempotency: {key: action_id, send_as: \"header:Idempotency-Key\"}` so retries are safe at the API.")
+IDEMPOTENCY_KEY_UNSENT = _rule(
+    "idempotency-key-unsent", "error", "The operation takes an idempotency key as a query parameter or a "
+    "request-body member (its name says idempotency, or its description says it deduplicates) but the tool "
+    "does not send its idempotency key there.",
+    "Set `idempotency: {key: action_id, send_as: \"body:idempotency_key\", honoured_by_api: true}` (the "
+    "place the finding names): the runtime fills the member from the record's key, the model never does, "
+    "and an unknown outcome is re-sent with the same key.")
 IDEMPOTENCY_KEY_MISSING = _rule(
     "idempotency-key-missing", "warning", "A write or destructive tool has no idempotency key.",
     "Add `idempotency: {key: action_id, send_as: none}`: the runtime then stores receipts and replays a "
@@ -200,6 +207,9 @@ for _id, _sev, _summary, _help in (
      "Send the key (`idempotency.send_as`) or drop `retry`."),
     ("idempotency-key-collision", "error", "The idempotency key argument clashes with an operation argument.",
      "Choose another `idempotency.key`."),
+    ("idempotency-body-unplaceable", "error", ("`send_as: body:NAME` on an operation whose request body is not "
+     "an object of named members (none, text, binary, or one free-form or composed argument)."),
+     "Send the key where the API reads it (`header:NAME` or `query:NAME`), or `send_as: none`."),
     ("pagination-param-missing", "error", "`pagination` names a query parameter the operation lacks.",
      "Use the operation's own cursor/limit parameter names."),
     ("pagination-items-missing", "error", "`pagination.items` is not an array in the response.",

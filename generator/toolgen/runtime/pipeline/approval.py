@@ -20,28 +20,27 @@ for as long as it can be presented, records the spend on the `Hold` (given back 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ...policy_format import PolicyRow
 from ..approvals import approval_key, approval_scope, check_issued, issue_next_step
 from ..calls import Approval
 from ..errors import ToolError, make_error
 from ..receipts import spend_digest
 from ..toolspec import ToolSpec
-from .canonical import key_arg
 from .state import Call, Grant, Halt, Hold, Validated
 
 __all__ = ["check", "spend"]
 
 
-def _needs_approval(row: Mapping[str, Any]) -> bool:
+def _needs_approval(row: PolicyRow) -> bool:
     """Policy: a record row with ``approval: required``."""
-    return row.get("mode") == "record" and row.get("approval") == "required"
+    return row.mode == "record" and row.approval == "required"
 
 
-def _preview_tool(spec: ToolSpec) -> Any:
+def _preview_tool(spec: ToolSpec) -> str:
     """Policy: the row's ``pair`` (its preview tool), else ``preview_<intent>``."""
-    return spec.row.get("pair") or "preview_" + spec.intent
+    return spec.row.pair or "preview_" + spec.intent
 
 
 def _missing(call: Call, spec: ToolSpec, preview_id: str | None, approval: Approval | None, issued: bool,
@@ -70,7 +69,7 @@ def _missing(call: Call, spec: ToolSpec, preview_id: str | None, approval: Appro
             f"{tool} needs a human approval of its preview: call {preview_tool} with the same "
             "arguments and pass the approved preview_id.",
             details={"preview_tool": preview_tool},
-            next_step=f"Call {preview_tool} with these arguments (without {key_arg(spec.row) or 'the key'}), "
+            next_step=f"Call {preview_tool} with these arguments (without {spec.key_arg or 'the key'}), "
                       "get its preview_id approved, then call again with the approval.",
         )
     return None

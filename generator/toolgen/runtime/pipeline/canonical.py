@@ -25,21 +25,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ...policy_format import PolicyRow
 from ..calls import fingerprint
 from ..errors import ToolError, make_error
 from ..paging import pagination_params
 from ..request import BuiltRequest, build_request
 from ..stored_previews import stored_arguments
-from ..toolspec import ToolSpec, display, executes_preview
+from ..toolspec import ToolSpec, display
 from .state import Call, Halt, Validated
 
-__all__ = ["canonical_request", "key_arg"]
-
-
-def key_arg(row: Mapping[str, Any]) -> Any:
-    """The argument holding a record row's idempotency key (policy ``idempotency.arg``), or None."""
-    idem = row.get("idempotency") if row.get("mode") == "record" else None
-    return idem.get("arg") if idem else None
+__all__ = ["canonical_request"]
 
 
 def _executed_arguments(call: Call, spec: ToolSpec, args: dict[str, Any], preview_id: str) -> dict[str, Any]:
@@ -48,19 +43,19 @@ def _executed_arguments(call: Call, spec: ToolSpec, args: dict[str, Any], previe
         stored = stored_arguments(call.host, spec, preview_id, call.actor)
     except ToolError as exc:
         raise Halt("validate", exc) from None
-    idem_arg = key_arg(spec.row)
+    idem_arg = spec.key_arg
     if idem_arg and idem_arg in args:
-        stored[str(idem_arg)] = args[idem_arg]
+        stored[idem_arg] = args[idem_arg]
     return stored
 
 
 def _cursor(call: Call, spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any] | None:
     """The decoded pagination cursor of `args` (None: a first page, or no pagination). Raises `Halt`
     ``invalid_cursor``."""
-    pagination = spec.row.get("pagination")
-    if not pagination:
+    pagination = spec.row.pagination
+    if pagination is None:
         return None
-    cursor_arg = pagination.get("cursor_arg") or "cursor"
+    cursor_arg = pagination.cursor_arg
     token = args.get(cursor_arg)
     if token is None:
         return None
@@ -74,14 +69,13 @@ def _cursor(call: Call, spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, An
         raise Halt("validate", exc) from None
 
 
-def _check_body_size(row: Mapping[str, Any], args: Mapping[str, Any], built: BuiltRequest) -> None:
+def _check_body_size(row: PolicyRow, args: Mapping[str, Any], built: BuiltRequest) -> None:
     """Policy ``request.max_body_bytes``: raises `Halt` ``invalid_arguments`` when the encoded body is
     larger, pointing at the body argument whose JSON text is longest (the one to shorten)."""
-    request = row.get("request") or {}
-    limit = request.get("max_body_bytes")
+    limit = row.max_body_bytes
     if limit is None or built.content is None or len(built.content) <= limit:
         return
-    in_body = [b["arg"] for b in request.get("bindings", []) if b.get("in") == "body" and b["arg"] in args]
+    in_body = [b.arg for b in row.bindings if b.location == "body" and b.arg in args]
     largest = max(in_body, key=lambda arg: len(json.dumps(args[arg], ensure_ascii=False, default=str)), default=None)
     raise Halt("validate", make_error(
         "invalid_arguments",
@@ -95,15 +89,16 @@ def _check_body_size(row: Mapping[str, Any], args: Mapping[str, Any], built: Bui
 def canonical_request(call: Call, spec: ToolSpec, args: dict[str, Any]) -> Validated:
     """Build, fingerprint and check the call's request (see the module docstring)."""
     host, row = call.host, spec.row
-    preview_id = str(args.get("preview_id", "")) if executes_preview(row) else None
+    preview_id = str(args.get("preview_id", "")) if row.executes_preview else None
     if preview_id is not None:
         args = _executed_arguments(call, spec, args, preview_id)
     cursor = _cursor(call, spec, args)
     try:
-        extra_query, page = pagination_params(row.get("pagination"), args, cursor, host.base_url)
+        extra_query, page = pagination_params(None if row.pagination is None else row.pagination.to_json(), args,
+                                              cursor, host.base_url)
         built = build_request(row, args, base_url=host.base_url, extra_query=extra_query)
     except ToolError as exc:
-        if preview_id is not None and exc.details.get("pointer") != f"/{key_arg(row)}":  # not the caller's key
+        if preview_id is not None and exc.details.get("pointer") != f"/{spec.key_arg}":  # not the caller's key
             raise Halt("validate", make_error(
                 "preview_mismatch", f"The stored preview {preview_id[:24]}… no longer builds a request "
                 f"({exc.message[:200]}); nothing was sent.", details={"pointer": "/preview_id"})) from None

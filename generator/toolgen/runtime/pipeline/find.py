@@ -22,5 +22,5 @@ def find(call: Call) -> ToolSpec:
         raise Halt("find", make_error("unknown_tool", f"There is no tool named {str(tool)[:200]!r}.",
                                       details={"tool": str(tool)[:200],
                                                "available": call.host.visible_tools(call.actor)}))
-    call.emit("find", "allow", mode=spec.row.get("mode"), effect=spec.row.get("effect"))
+    call.emit("find", "allow", mode=spec.row.mode, effect=spec.row.effect)
     return spec

@@ -14,7 +14,10 @@ registry's ``resend_unknown``). Audits ``idempotency`` ``new``/``replay``/``rese
 Key spaces: a composite's write step sends `step_key` (``tgs-`` and a digest of the composite
 record tool, the record key and the step id), a form no caller's key may take (`reserved`: a
 single record tool refuses a key starting with ``tgs-``, any case), so no key a caller chooses
-reaches the API, or the receipt store, as a step's key. A step receipt stored under the earlier
+reaches the API, or the receipt store, as a step's key. Every write step holds a receipt under its
+step key, also when its operation takes no idempotency key (a receipt-only key, never sent): a
+resumed record replays a completed step and never re-sends one whose outcome is unknown to an API
+that does not deduplicate the key (docs/composites.md, "Step receipts"). A step receipt stored under the earlier
 form ``<record key>.<step id>`` is still honoured (`legacy_receipt`): replayed when completed,
 never re-sent otherwise.
 
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from ..arguments import invalid_argument, key_text_problem
@@ -38,8 +40,7 @@ from ..errors import make_error
 from ..receipts import Receipt
 from ..shaping import redact
 from ..toolspec import ToolSpec
-from .canonical import key_arg
-from .outcome import unknown_error, unreadable_warnings
+from .outcome import unknown_error, unreadable_warnings, withhold_excerpt
 from .state import Budget, Call, Halt, Hold, Validated
 
 __all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "legacy_receipt", "legacy_step_key", "receipt_decision",
@@ -88,13 +89,6 @@ def legacy_step_key(record_key: str, step_id: str) -> str:
     return f"{record_key}.{step_id}"
 
 
-def _key_policy(row: Mapping[str, Any]) -> tuple[bool, bool]:
-    """Policy: (the key is forwarded to the API, the API is declared to deduplicate it)."""
-    idem = row.get("idempotency") if row.get("mode") == "record" else None
-    forwarded = bool(idem and idem.get("in") in ("header", "query", "body"))
-    return forwarded, forwarded and bool(idem and idem.get("honoured_by_api"))
-
-
 def reshaped(spec: ToolSpec, stored: Any) -> Any:
     """A stored (replayed) result shaped again with the current policy's ``output.redact`` paths: a
     rebuild may have added one since the result was stored, and a replay must not show what a new
@@ -105,7 +99,7 @@ def reshaped(spec: ToolSpec, stored: Any) -> Any:
     tree = spec.redact_tree
     if not tree or not isinstance(stored, dict):
         return stored
-    out = redact(stored, tree)
+    out = withhold_excerpt(redact(stored, tree))  # an unreadable body's excerpt is text: none of it is shown
     for key in ("result", "items"):
         if isinstance(out.get(key), list):
             out[key] = [redact(item, tree) for item in out[key]]
@@ -127,10 +121,13 @@ def receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_
     return "resend" if honoured else "unknown"
 
 
-def _key(call: Call, spec: ToolSpec, validated: Validated, step: bool) -> str | None:
-    """The call's idempotency key (None: no receipt). Raises `Halt` ``invalid_arguments`` for a
-    blank one, and for a caller's (not a composite `step`'s) key in the reserved form."""
-    idem_arg = key_arg(spec.row)
+def _key(call: Call, spec: ToolSpec, validated: Validated, step_key: str | None) -> str | None:
+    """The call's idempotency key (None: no receipt): a composite write step's `step_key` (whether
+    or not its operation takes a key), else the record row's key argument. Raises `Halt`
+    ``invalid_arguments`` for a blank one, and for a caller's key in the reserved form."""
+    if step_key is not None:
+        return step_key
+    idem_arg = spec.key_arg
     if not idem_arg:
         return None
     value = validated.args.get(idem_arg)
@@ -139,21 +136,21 @@ def _key(call: Call, spec: ToolSpec, validated: Validated, step: bool) -> str | 
         raise Halt("validate", invalid_argument((str(idem_arg),), "an idempotency key may not be blank"))
     if key is not None and (problem := key_text_problem(key)) is not None:
         raise Halt("validate", invalid_argument((str(idem_arg),), f"an idempotency key names a receipt: {problem}"))
-    if key is not None and not step and reserved(key):
+    if key is not None and reserved(key):
         raise Halt("validate", invalid_argument(
             (str(idem_arg),), f"an idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
             "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID)"))
     return key
 
 
-def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, *, step: bool = False
+def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, *, step_key: str | None = None
           ) -> Hold | CallResult:
-    """The call's `Hold`, or a replay (see the module docstring); `step`: the call is a composite's
-    step (its key is a `step_key`). Raises `Halt`."""
+    """The call's `Hold`, or a replay (see the module docstring); `step_key`: the call is a
+    composite's write step, whose receipt is held under that key (`step_key`) even when its
+    operation takes no key. Raises `Halt`."""
     host, tool = call.host, call.tool
-    forwarded, honoured = _key_policy(spec.row)
-    hold = Hold(call, f"{host.api}/{tool}", _key(call, spec, validated, step), "new",
-                honoured and host.resend_unknown, forwarded)
+    hold = Hold(call, f"{host.api}/{tool}", _key(call, spec, validated, step_key), "new",
+                spec.key_honoured and host.resend_unknown, spec.key_forwarded)
     if hold.key is None:
         return hold
     # the owner's worst case: its deadline, plus one socket read that started just before it
@@ -196,7 +193,7 @@ def legacy_receipt(call: Call, spec: ToolSpec, validated: Validated, key: str, b
             details={"store": type(host.receipts).__name__})) from None
     if existing is None:
         return None
-    hold = Hold(call, scope, key, "new", False, _key_policy(spec.row)[0])
+    hold = Hold(call, scope, key, "new", False, spec.key_forwarded)
     decision = receipt_decision(existing, validated.fp, False, budget.row_deadline_ms + LEASE_MARGIN_MS,
                                 call.host.clock.time())
     if decision == "replay":
@@ -208,14 +205,14 @@ def legacy_receipt(call: Call, spec: ToolSpec, validated: Validated, key: str, b
             spec, f"An earlier call of {call.tool} sent this step with the key {key!r} (the step-key form of an "
                   "earlier version) and was interrupted; whether it took effect is unknown, and it is not "
                   "re-sent under the new key form.",
-            honoured=False, details={"key_arg": key_arg(spec.row), "receipt_state": existing.state}))
+            honoured=False, details={"key_arg": spec.key_arg, "receipt_state": existing.state}))
     _existing(call, spec, validated, hold, existing, budget)  # a conflict, or in flight: raises
     return None
 
 
 def _existing(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, existing: Receipt, budget: Budget) -> str:
     """``replay`` or ``resend`` for an existing receipt of the key; raises `Halt` for the others."""
-    tool, key, idem_arg = call.tool, hold.key, key_arg(spec.row)
+    tool, key, idem_arg = call.tool, hold.key, spec.key_arg
     decision = receipt_decision(existing, validated.fp, hold.honoured, budget.row_deadline_ms + LEASE_MARGIN_MS,
                                 call.host.clock.time())
     if decision == "conflict":

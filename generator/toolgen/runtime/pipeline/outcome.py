@@ -26,23 +26,22 @@ settled first:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from ...policy_format import PolicyRow
 from .. import credentials as creds
 from ..body import decode_body, excerpt, may_hold_secret, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
-from .canonical import key_arg
 from .effects import MAX_RESPONSE_BYTES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
 __all__ = ["MAX_PROBLEM_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "Answer", "judge", "key_in_use", "unknown_error",
-           "unreadable_result", "unreadable_warnings"]
+           "unreadable_result", "unreadable_warnings", "withhold_excerpt", "withhold_warning"]
 
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 MAX_PROBLEM_BYTES = 2000
@@ -53,6 +52,8 @@ UNREADABLE_KEY = "_unreadable_body"
 WITHHELD_REDACTED = "[withheld: the tool redacts members of its output]"
 
 _TRANSPORT_FAILURES = ("timeout", "broken", "connect", "too_large")
+#: What comes before the excerpt in an unreadable body's warning (`unreadable_warnings`).
+_BEGINS = "; the body begins: "
 _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
 
 
@@ -70,19 +71,18 @@ class Answer:
     excerpt: str | None = None
 
 
-def operation_name(row: Mapping[str, Any]) -> str:
+def operation_name(row: PolicyRow) -> str:
     """Policy: the row's operation as errors name it (``operationId``, else ``METHOD path``; a
     composite's row, which has none, by its tool)."""
-    op = row.get("operation")
-    if not op:
-        return str(row.get("tool"))
-    return str(op.get("id") or f"{op['method']} {op['path']}")
+    if row.composite is not None:
+        return row.tool
+    return row.operation_id or f"{row.method} {row.path}"
 
 
-def _answer_policy(row: Mapping[str, Any]) -> tuple[list[int], Any]:
+def _answer_policy(row: PolicyRow) -> tuple[list[int], Any]:
     """Policy: (the statuses the row counts as success, ``success_status``; the body the spec says
     comes, ``output.body``)."""
-    return [int(s) for s in row.get("success_status") or []], (row.get("output") or {}).get("body")
+    return list(row.success_status), row.output.body
 
 
 def key_in_use(body: Any) -> bool:
@@ -100,8 +100,7 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
     """``result_unknown``: the write may or may not have taken effect. The next step says how to
     find out (the read tools of the same resource) or, where the API deduplicates the key, to
     retry with the same key."""
-    idem = spec.row.get("idempotency") or {}
-    key_arg = idem.get("arg") or "the key"
+    key_arg = spec.row.idempotency.arg if spec.row.idempotency is not None else "the key"
     checks = ", ".join(spec.check_tools)
     look = f"Read the current state first ({checks})" if checks else "Read the current state first"
     same = "preview_id" if executes_preview(spec.row) else "arguments"
@@ -117,13 +116,33 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
 
 
 
-def unreadable_result(spec: ToolSpec, answer: Answer) -> dict[str, Any]:
+def unreadable_result(spec: ToolSpec, answer: Answer, *, withhold: bool = False) -> dict[str, Any]:
     """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
     "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
     `Answer.excerpt` (at most `toolgen.runtime.body.EXCERPT_CHARS` characters, the call's secrets
-    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output, null for no body."""
-    shown = WITHHELD_REDACTED if spec.redact_tree and answer.excerpt is not None else answer.excerpt
-    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable, "excerpt": shown}}
+    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output (or `withhold`: a
+    composite's step whose composite does), null for no body."""
+    hide = (spec.redact_tree or withhold) and answer.excerpt is not None
+    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable,
+                                                      "excerpt": WITHHELD_REDACTED if hide else answer.excerpt}}
+
+
+def withhold_warning(warning: str) -> str:
+    """A warning of `unreadable_warnings` (a composite step's, stored in its record's result) with its
+    excerpt withheld (`WITHHELD_REDACTED`), as `withhold_excerpt` does to a result. Everything before
+    the excerpt is the runtime's (the problem names a media type without its parameters, so no ``;``)."""
+    head, found, _ = warning.partition(_BEGINS)
+    return f"{head}{_BEGINS}{json.dumps(WITHHELD_REDACTED)}" if found else warning
+
+
+def withhold_excerpt(result: Any) -> Any:
+    """`result` with the excerpt of its `unreadable_result` marker (if any) withheld
+    (`WITHHELD_REDACTED`): a stored result replayed under a policy that now redacts members of the
+    tool's output, which text cannot be redacted by."""
+    marker = result.get(UNREADABLE_KEY) if isinstance(result, dict) else None
+    if not isinstance(marker, dict) or marker.get("excerpt") is None:
+        return result
+    return {**result, UNREADABLE_KEY: {**marker, "excerpt": WITHHELD_REDACTED}}
 
 
 def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
@@ -135,7 +154,7 @@ def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
     status, shown = result.get("status"), marker.get("excerpt")
     done = ("the write is done (do not repeat it; its receipt is completed)" if spec.mutating
             else "the call succeeded")
-    body = f"; the body begins: {json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
+    body = f"{_BEGINS}{json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
     return [(f"{operation_name(spec.row)} answered HTTP {status}: {done}, but its body cannot be read as the "
              f"tool's output ({marker.get('problem')}){body}")]
 
@@ -144,9 +163,12 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
           http_request: httpx.Request) -> Answer:
     """The success `Answer`, or `Halt` (see the module docstring)."""
     outcome = exchange.outcome
-    if outcome.kind == "too_large" and spec.mutating and 200 <= outcome.status < 300:
-        # the API accepted the write: its outcome is known, though its answer is over the cap and not read
-        return Answer(outcome.status, httpx.Headers(), None, f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read")
+    if outcome.kind in ("too_large", "timeout") and spec.mutating and 200 <= outcome.status < 300:
+        # the API accepted the write: its outcome is known, though its answer is over the cap or did not
+        # come whole in time, and is not read
+        return Answer(outcome.status, outcome.headers or httpx.Headers(), None,
+                      f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read" if outcome.kind == "too_large"
+                      else f"a body that did not come whole within the timeout ({budget.timeout_ms} ms), not read")
     if outcome.kind in _TRANSPORT_FAILURES:
         raise _transport_failure(call, spec, budget, hold, exchange, http_request)
     status = outcome.status
@@ -236,7 +258,7 @@ def _api_error(call: Call, spec: ToolSpec, validated: Validated, budget: Budget,
         return Halt("http", make_error(
             "idempotency_in_progress",
             f"{op_name} says a request with this idempotency key is still being processed.",
-            details={**error.details, "key_arg": key_arg(spec.row)}, result_known=False, retryable=True,
+            details={**error.details, "key_arg": spec.key_arg}, result_known=False, retryable=True,
             next_step="Wait, then retry with the same "
                       f"{'preview_id' if validated.preview_id is not None else 'arguments'} and the same key.",
         ), attempts=attempts, status=status)

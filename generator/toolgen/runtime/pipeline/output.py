@@ -25,9 +25,9 @@ failure (`ToolError` of the budget).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ...policy_format import Pagination, PolicyRow
 from ...results import RESULT_KEY, shape_body
 from ..calls import CallResult
 from ..errors import ToolError, make_error
@@ -39,17 +39,12 @@ from .outcome import Answer, operation_name, unreadable_result, unreadable_warni
 from .state import Call, Exchange, Halt, Hold, Validated
 from .validate import pointer
 
-__all__ = ["DEFAULT_MAX_BYTES", "shape", "shaped_result"]
-
-#: The output budget of a row that does not say (``output.max_bytes``, bytes of JSON).
-DEFAULT_MAX_BYTES = 16000
+__all__ = ["shape", "shaped_result"]
 
 
-def _output_policy(row: Mapping[str, Any]) -> tuple[int, Any, str, Any]:
+def _output_policy(row: PolicyRow) -> tuple[int, str, str, Pagination | None]:
     """Policy: (``output.max_bytes``, ``output.shape``, ``output.schema_mode``, ``pagination``)."""
-    out = row.get("output") or {}
-    return (int(out.get("max_bytes") or DEFAULT_MAX_BYTES), out.get("shape"), str(out.get("schema_mode", "warn")),
-            row.get("pagination"))
+    return row.output.max_bytes, row.output.shape, row.output.schema_mode, row.pagination
 
 
 def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tuple[Validated, BuiltRequest]
@@ -61,8 +56,8 @@ def shaped_result(call: Call, spec: ToolSpec, answer: Answer, page_request: tupl
     def shape_item(item: Any) -> Any:
         return project(redact(item, spec.redact_tree), spec.field_tree)
 
-    if pagination:
-        shaper = PageShaper(pagination, call.host.cursors, f"{call.host.api}/{spec.name}", call.host.base_url,
+    if pagination is not None:
+        shaper = PageShaper(pagination.to_json(), call.host.cursors, f"{call.host.api}/{spec.name}", call.host.base_url,
                             max_bytes, shape_item)
         return shape_page(shaper, answer.body, answer.headers, validated.page, wire, call.secret_values)
     # projection and redaction apply to an object body, or to each item of an array body

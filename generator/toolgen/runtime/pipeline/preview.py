@@ -3,7 +3,9 @@
 Input: `Call` (fingerprint set), the preview tool's `ToolSpec`, `Validated`. Output: the
 successful `CallResult` whose result is ``{"preview_id", "request", "effect", "side_effects",
 "approval_required", "record_tool"[, "cannot_send"][, "expires_in_s"]}``: ``preview_id`` is the
-fingerprint, ``request`` the redacted request (`toolgen.runtime.toolspec.display`),
+fingerprint, ``request`` the redacted request (`toolgen.runtime.toolspec.display`; where the
+record forwards its idempotency key, the key's header, query parameter or body member shown with
+the placeholder ``"<ARG of RECORD_TOOL>"``, `key_place_shown`),
 ``cannot_send`` what would stop the record call sending it (a missing credential, a URL the HTTP
 client would change). When the record tool executes the stored preview (``record.arguments:
 preview``) the validated arguments are stored in the preview store for ``record.preview_ttl_s``
@@ -14,18 +16,18 @@ Audits ``preview`` ``stored``, ``http`` ``skip`` and ``result`` ``ok``. Errors (
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
+from ...policy_format import PolicyRow
 from .. import credentials as creds
 from ..calls import CallResult
 from ..errors import ToolError, make_error
 from ..host import Host
 from ..receipts import StoredPreview
 from ..request import BuiltRequest
-from ..toolspec import ToolSpec, display, executes_preview
+from ..toolspec import ToolSpec, display, executes_preview, key_place_shown
 from .state import Call, Halt, Validated
 
 __all__ = ["DEFAULT_PREVIEW_TTL_S", "is_preview", "preview"]
@@ -34,42 +36,41 @@ __all__ = ["DEFAULT_PREVIEW_TTL_S", "is_preview", "preview"]
 DEFAULT_PREVIEW_TTL_S = 900
 
 
-def is_preview(row: Mapping[str, Any]) -> bool:
+def is_preview(row: PolicyRow) -> bool:
     """Policy: a preview row (``mode: preview``)."""
-    return row.get("mode") == "preview"
+    return row.mode == "preview"
 
 
 def _record_tool(spec: ToolSpec) -> str:
     """Policy: the preview's record tool, the row's ``pair``, else ``record_<intent>``."""
-    return str(spec.row.get("pair") or "record_" + spec.intent)
+    return spec.row.pair or "record_" + spec.intent
 
 
-def _ttl_s(record_row: Mapping[str, Any]) -> int:
+def _ttl_s(record_row: PolicyRow) -> int:
     """Policy: how long the record tool's stored preview stays executable (``record.preview_ttl_s``)."""
-    return int((record_row.get("record") or {}).get("preview_ttl_s") or DEFAULT_PREVIEW_TTL_S)
+    return record_row.preview_ttl_s or DEFAULT_PREVIEW_TTL_S
 
 
-def _previewed_effect(host: Host, row: Mapping[str, Any]) -> str:
-    pair = row.get("pair")
+def _previewed_effect(host: Host, row: PolicyRow) -> str:
+    pair = row.pair
     if pair and pair in host.specs:
-        return str(host.specs[pair].row.get("effect", "write"))
-    effect = str(row.get("effect", "write"))
-    return effect if effect != "read" else "write"
+        return host.specs[pair].row.effect
+    return row.effect if row.effect != "read" else "write"
 
 
-def _record_needs_approval(host: Host, row: Mapping[str, Any]) -> bool:
-    pair = row.get("pair")
+def _record_needs_approval(host: Host, row: PolicyRow) -> bool:
+    pair = row.pair
     if pair and pair in host.specs:
-        return host.specs[pair].row.get("approval") == "required"
+        return host.specs[pair].row.approval == "required"
     return True
 
 
-def _blockers(host: Host, row: Mapping[str, Any], built: BuiltRequest, tool: str) -> list[str]:
+def _blockers(host: Host, row: PolicyRow, built: BuiltRequest, tool: str) -> list[str]:
     """Why the record call of a preview would not send the request it shows (empty when it
     would): a credential the runtime does not have, or a URL the HTTP client would change."""
     blockers: list[str] = []
     try:
-        creds.resolve(list(row.get("auth") or []), host.credentials, tool=tool)
+        creds.resolve(row.auth, host.credentials, tool=tool)
     except ToolError as exc:
         blockers.append(f"{exc.code}: {exc.message}")
     try:
@@ -101,20 +102,20 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, validated: Validat
 def preview(call: Call, spec: ToolSpec, validated: Validated) -> CallResult:
     """The preview's `CallResult` (see the module docstring); raises `Halt`."""
     host, row, built = call.host, spec.row, validated.built
-    op = row["operation"]
     record_tool = _record_tool(spec)
+    record_spec = host.specs.get(record_tool)
+    shown = display(row, built)
     result: dict[str, Any] = {
         "preview_id": validated.fp,
-        "request": display(row, built),
+        "request": shown if record_spec is None else key_place_shown(shown, record_spec.row, record_tool),
         "effect": _previewed_effect(host, row),
-        "side_effects": f"Sends {op['method'].upper()} {op['path']}" + (f" ({op['id']})." if op.get("id") else "."),
+        "side_effects": f"Sends {row.method.upper()} {row.path}" + (f" ({row.operation_id})." if row.operation_id else "."),
         "approval_required": _record_needs_approval(host, row),
         "record_tool": record_tool,
     }
     blockers = _blockers(host, row, built, record_tool)
     if blockers:
         result["cannot_send"] = blockers
-    record_spec = host.specs.get(record_tool)
     if record_spec is not None and executes_preview(record_spec.row):
         result["expires_in_s"] = _store(call, spec, record_spec, validated)
     call.emit("http", "skip", reason="preview")

@@ -20,10 +20,9 @@ the `random.Random` passed in, backoff.py). The rules:
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from ...policy_format import PolicyRow
 from ..backoff import retry_delay
 from ..errors import parse_retry_after
 from .effects import Outcome
@@ -43,12 +42,10 @@ class RetryPolicy:
     backoff_ms: float
 
     @classmethod
-    def of(cls, row: Mapping[str, Any], max_attempts: int) -> RetryPolicy:
-        """Policy: the row's ``retry.on`` and ``retry.backoff_ms`` (default 200), with `max_attempts`
-        from the timeout step."""
-        retry = row.get("retry") or {}
-        return cls(max_attempts, frozenset(str(c) for c in retry.get("on") or []),
-                   float(retry.get("backoff_ms") or 200))
+    def of(cls, row: PolicyRow, max_attempts: int) -> RetryPolicy:
+        """Policy: the row's ``retry.on`` and ``retry.backoff_ms``, with `max_attempts` from the
+        timeout step."""
+        return cls(max_attempts, frozenset(row.retry.on), float(row.retry.backoff_ms))
 
     def retries(self, outcome: Outcome, cond: str, attempts: int, safe: bool) -> bool:
         """Whether to try again after attempt number `attempts` ended with `outcome` matching `cond`."""

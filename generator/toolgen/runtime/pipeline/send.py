@@ -18,7 +18,7 @@ attempt and ``http`` ``retry`` per retry. Raises nothing.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
 from typing import Any
 
 import httpx
@@ -35,16 +35,11 @@ from .state import Budget, Call, Exchange, Halt, Hold, Validated
 __all__ = ["attempts", "wire_request"]
 
 
-def _auth(row: Mapping[str, Any]) -> list[Any]:
-    """Policy: the credentials the row's operation takes (``auth``)."""
-    return list(row.get("auth") or [])
-
-
 def wire_request(call: Call, spec: ToolSpec, validated: Validated) -> tuple[BuiltRequest, httpx.Request]:
     """The wire request and its `httpx.Request` (see the module docstring); raises `Halt`."""
     tool = call.tool
     try:
-        injected = creds.resolve(_auth(spec.row), call.host.credentials, tool=tool)
+        injected = creds.resolve(spec.row.auth, call.host.credentials, tool=tool)
     except ToolError as exc:
         raise Halt("request", exc) from None
     call.secret_values.extend(creds.echo_forms(injected.secret_values))

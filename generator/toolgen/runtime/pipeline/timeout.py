@@ -10,27 +10,23 @@ when the caller's `timeout_ms` is not a whole number.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ...policy_format import PolicyRow
 from ..arguments import invalid_argument
 from ..deadline import call_deadline_ms
 from .state import Budget, Call, Halt
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "bound", "limits"]
-
-#: Per-attempt timeout of a row that does not say (milliseconds).
-DEFAULT_TIMEOUT_MS = 5000
+__all__ = ["bound", "limits"]
 
 
-def limits(row: Mapping[str, Any]) -> tuple[int, int, Any]:
-    """Policy: (``timeout_ms``, ``retry.max_attempts`` (at least 1), ``retry.deadline_ms`` or None)."""
-    retry = row.get("retry") or {}
-    return (int(row.get("timeout_ms") or DEFAULT_TIMEOUT_MS), max(1, int(retry.get("max_attempts") or 1)),
-            retry.get("deadline_ms"))
+def limits(row: PolicyRow) -> tuple[int, int, int]:
+    """Policy: (``timeout_ms``, ``retry.max_attempts``, ``retry.deadline_ms``); the reader refuses a
+    table where one of them is below 1 (`toolgen.policy_format`)."""
+    return row.timeout_ms, row.retry.max_attempts, row.retry.deadline_ms
 
 
-def bound(call: Call, row: Mapping[str, Any], override_ms: Any) -> Budget:
+def bound(call: Call, row: PolicyRow, override_ms: Any) -> Budget:
     """The call's `Budget`; raises `Halt` ``invalid_arguments`` for a bad `override_ms`."""
     timeout_ms, max_attempts, retry_deadline_ms = limits(row)
     row_deadline_ms = call_deadline_ms(timeout_ms, max_attempts, retry_deadline_ms)

@@ -20,9 +20,9 @@ aggregate); never raises.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from ....policy_format import PolicyRow
 from ...calls import Approval, CallResult
 from ...errors import make_error
 from ...identity import permission_error
@@ -39,9 +39,9 @@ from .write import preview, record
 __all__ = ["is_composite", "run_composite"]
 
 
-def is_composite(row: Mapping[str, Any]) -> bool:
+def is_composite(row: PolicyRow) -> bool:
     """Policy: a composite tool's row (a ``composite`` plan)."""
-    return isinstance(row.get("composite"), dict)
+    return row.composite is not None
 
 
 def _steps_permitted(call: Call, spec: ToolSpec, steps: list[Step]) -> None:
@@ -64,7 +64,7 @@ def run_composite(call: Call, spec: ToolSpec, raw_args: Any, approval: Approval 
         args = validate_arguments(call, spec, raw_args, dialect)
         permission.audit(call, spec)
         budget = bound(call, spec.row, timeout_override_ms)
-        mode = spec.row.get("mode")
+        mode = spec.row.mode
         if mode == "preview":
             return (yield from preview(call, spec, steps, args, budget.deadline))
         if mode == "record":

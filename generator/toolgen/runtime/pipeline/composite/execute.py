@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from ....policy_format import CompositePlan
 from ...errors import ToolError, make_error
 from ...shaping import enforce_budget, project, redact
 from ...toolspec import ToolSpec
@@ -33,13 +34,17 @@ from .step import Step, StepRun, run_step
 
 __all__ = ["execute", "failure", "output_of", "pattern_of", "selected"]
 
-#: The output budget of a composite row that does not say (``output.max_bytes``, bytes of JSON).
-DEFAULT_MAX_BYTES = 16000
+def _plan(spec: ToolSpec) -> CompositePlan:
+    """Policy: the composite row's plan (``composite``; `is_composite` rows only)."""
+    plan = spec.row.composite
+    if plan is None:  # the call path takes only composite rows here
+        raise ValueError(f"{spec.name} is not a composite tool")
+    return plan
 
 
 def pattern_of(spec: ToolSpec) -> str:
     """Policy: the plan's pattern (``pipeline``, ``branch``, ``aggregate``)."""
-    return str((spec.row.get("composite") or {}).get("pattern") or "pipeline")
+    return _plan(spec).pattern
 
 
 def selected(spec: ToolSpec, steps: list[Step], inputs: Mapping[str, Any]) -> list[Step]:
@@ -47,14 +52,14 @@ def selected(spec: ToolSpec, steps: list[Step], inputs: Mapping[str, Any]) -> li
     ``invalid_arguments`` for a switch value no step takes."""
     if pattern_of(spec) != "branch":
         return steps
-    switch = (spec.row.get("composite") or {}).get("switch")
+    switch = _plan(spec).switch
     try:
-        value = resolve(switch, inputs, {})
+        value = None if switch is None else resolve(switch.to_json(), inputs, {})
     except (Absent, Pending, MissingMember):
         value = None
     taken = [s for s in steps if s.when == value]
     if not taken:
-        where = str((switch or {}).get("pointer") or "") if isinstance(switch, dict) else ""
+        where = "" if switch is None else switch.pointer
         raise Halt("validate", make_error(
             "invalid_arguments", f"Invalid argument {where or '/'}: {value!r} chooses no branch; one of "
             f"{', '.join(repr(s.when) for s in steps)}.", details={"pointer": where, "keyword": "enum"}))
@@ -101,9 +106,9 @@ def _members(spec: ToolSpec, inputs: Mapping[str, Any], answers: Mapping[str, An
     aggregate's, ``{step id: error}``) that step's error there and the member left out, so one odd
     answer never hides the others; else raises `Halt`."""
     out: dict[str, Any] = {}
-    for name, node in ((spec.row.get("composite") or {}).get("output") or {}).items():
+    for name, node in _plan(spec).output.items():
         try:
-            out[str(name)] = resolve(node, inputs, answers)
+            out[name] = resolve(node.to_json(), inputs, answers)
         except (Absent, Pending):
             continue
         except MissingMember as miss:
@@ -131,9 +136,8 @@ def output_of(call: Call, spec: ToolSpec, inputs: Mapping[str, Any], runs: list[
     result: Any = project(redact(members, spec.redact_tree), spec.field_tree)
     result = dict(result) if isinstance(result, dict) else {}
     result.update(extra or {})
-    max_bytes = int((spec.row.get("output") or {}).get("max_bytes") or DEFAULT_MAX_BYTES)
     try:
-        result, _ = enforce_budget(result, max_bytes, keep=spec.required_members)
+        result, _ = enforce_budget(result, spec.row.output.max_bytes, keep=spec.required_members)
     except ToolError as exc:
         raise Halt("output", exc) from None
     warnings: list[str] = []
@@ -160,5 +164,6 @@ def failure(runs: list[StepRun], *, record: bool = False) -> ToolError | None:
         error.result_known = False if bad.state == "result_unknown" else error.result_known
         error.next_step = (f"Steps {', '.join(written)} are done and not rolled back. "
                            + (error.next_step or "") + " Calling the record tool again with the same key "
-                           "replays the done steps (never sent again) and runs the rest.")
+                           "replays the done steps (never sent again) and runs the rest; a step whose outcome "
+                           "is unknown is not sent again unless its API deduplicates the step's key.")
     return error

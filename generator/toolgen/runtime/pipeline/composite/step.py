@@ -34,7 +34,7 @@ from ...calls import CallResult
 from ...errors import ToolError, make_error
 from ...toolspec import ToolSpec
 from .. import permission
-from ..canonical import canonical_request, key_arg
+from ..canonical import canonical_request
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
 from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
@@ -52,14 +52,16 @@ __all__ = ["Step", "StepRun", "placeholder_key", "run_step", "step_request", "st
 @dataclass(frozen=True)
 class Step:
     """One step of a plan (policy ``composite.steps[]``): its `id`, the switch value it runs for
-    (`when`, branch), the steps whose answers it reads (`needs`), its argument nodes (`args`) and
-    its loaded row (`spec`)."""
+    (`when`, branch), the steps whose answers it reads (`needs`), its argument nodes (`args`), its
+    loaded row (`spec`) and whether the composite redacts members of its output (`redacts`: then an
+    unreadable answer's excerpt, text that cannot be redacted, is withheld from the step's warning)."""
 
     id: str
     when: Any
     needs: tuple[str, ...]
     args: dict[str, Any]
     spec: ToolSpec
+    redacts: bool = False
 
     @property
     def writes(self) -> bool:
@@ -68,9 +70,9 @@ class Step:
 
 def steps_of(spec: ToolSpec) -> list[Step]:
     """The plan's steps of composite tool `spec`, in plan order."""
-    plan = spec.row.get("composite") or {}
-    return [Step(str(s["id"]), s.get("when"), tuple(s.get("needs") or ()), dict(s.get("args") or {}), loaded)
-            for s, loaded in zip(plan.get("steps") or [], spec.steps)]
+    plan = spec.row.composite
+    return [Step(s.id, s.when, s.needs, {k: v.to_json() for k, v in s.args.items()}, loaded, bool(spec.redact_tree))
+            for s, loaded in zip(plan.steps if plan is not None else (), spec.steps, strict=True)]
 
 
 @dataclass
@@ -109,7 +111,7 @@ class StepRun:
 
 def _key_length(step: Step) -> int:
     """The length of `step`'s key: `step_key_length` of its key argument's ``maxLength``."""
-    prop = (step.spec.input_schema.get("properties") or {}).get(str(key_arg(step.spec.row)))
+    prop = (step.spec.input_schema.get("properties") or {}).get(step.spec.key_arg or "")
     return step_key_length(prop.get("maxLength") if isinstance(prop, dict) else None)
 
 
@@ -149,7 +151,7 @@ def _named(step: Step, error: ToolError, *, branch: bool) -> ToolError:
         if mapped is not None:
             error.details["pointer"] = mapped
     if not error.message.startswith("step "):
-        error.message = f"step {step.id} ({step.spec.row.get('operation', {}).get('id') or step.spec.name}): " \
+        error.message = f"step {step.id} ({step.spec.row.operation_id or step.spec.name}): " \
                         f"{error.message}"[:600]
     return error
 
@@ -165,9 +167,9 @@ def _arguments(step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any]
             f"step {step.id}: the answer of step {miss.step} has no member {miss.pointer or '/'}; "
             f"step {step.id} was not run.",
             details={"step": step.id, "from_step": miss.step, "pointer": miss.pointer})) from None
-    idem = key_arg(step.spec.row)
+    idem = step.spec.key_arg
     if idem and key is not None:
-        args[str(idem)] = key
+        args[idem] = key
     return args
 
 
@@ -226,7 +228,7 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
     read), `legacy_key` its key in the earlier form (`idempotency.legacy_receipt`). Yields the call
     path's effects; returns the `StepRun`. Never raises."""
     call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id)
-    call.emit("find", "allow", mode=step.spec.row.get("mode"), effect=step.spec.row.get("effect"),
+    call.emit("find", "allow", mode=step.spec.row.mode, effect=step.spec.row.effect,
               composite=parent.tool)
     try:
         validated = step_request(call, step, inputs, answers, key, branch=branch)
@@ -237,7 +239,7 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
             stored = legacy.result if isinstance(legacy.result, dict) else {}
             return StepRun(step.id, "done", body=stored.get("body"), status=legacy.status, replayed=True,
                            key=legacy_key, secret_values=call.secret_values, warning=_stored_warning(stored))
-        hold = begin(call, step.spec, validated, budget, step=True)
+        hold = begin(call, step.spec, validated, budget, step_key=key if step.writes else None)
     except Halt as halt:
         return _failed(step, call, halt, branch=branch, key=key)
     except Pending as pending:  # the build orders steps by their references: a runtime bug
@@ -293,11 +295,11 @@ def _unreadable(call: Call, step: Step, hold: Hold, answer: Answer, attempts_mad
     receipt completed (the API's status says the write was done); raises `Halt` ``output_invalid``
     for a read in ``strict`` output mode."""
     spec, status = step.spec, answer.status
-    if not spec.mutating and str((spec.row.get("output") or {}).get("schema_mode", "warn")) == "strict":
+    if not spec.mutating and spec.row.output.schema_mode == "strict":
         raise Halt("output", make_error(
             "output_invalid", f"{call.tool} answered HTTP {status} with a body that cannot be read "
             f"({answer.unreadable}).", details={"status": status}), attempts=attempts_made, status=status)
-    warning = f"step {step.id}: " + unreadable_warnings(spec, unreadable_result(spec, answer))[0]
+    warning = f"step {step.id}: " + unreadable_warnings(spec, unreadable_result(spec, answer, withhold=step.redacts))[0]
     call.emit("output", "warn", problem=answer.unreadable)
     hold.settle("complete", {"body": None, "warning": warning}, status)
     call.emit("result", "ok", status=status)
@@ -313,7 +315,7 @@ def _check_output(call: Call, step: Step, body: Any, attempts_made: int, status:
         return
     first = next(iter(validator.iter_errors(body)))
     where = to_pointer(first.instance_path)
-    mode = str((step.spec.row.get("output") or {}).get("schema_mode", "warn"))
+    mode = step.spec.row.output.schema_mode
     if mode == "strict" and not step.spec.mutating:
         raise Halt("output", make_error(
             "output_invalid", f"{call.tool}'s answer does not match its output schema: {where or '/'}: "

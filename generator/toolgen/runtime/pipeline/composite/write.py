@@ -49,9 +49,9 @@ from ...shaping import redact
 from ...stored_previews import stored_arguments
 from ...toolspec import ToolSpec, display
 from .. import approval as approval_step
-from ..canonical import key_arg
 from ..effects import Effect
 from ..idempotency import LEASE_MARGIN_MS, STEP_KEY_PREFIX, legacy_step_key, receipt_decision, reserved
+from ..outcome import withhold_warning
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
@@ -118,7 +118,7 @@ def _with_rest(runs: list[StepRun], steps: list[Step]) -> list[StepRun]:
 
 
 def _record_tool(spec: ToolSpec) -> str:
-    return str(spec.row.get("pair") or "record_" + spec.intent)
+    return spec.row.pair or "record_" + spec.intent
 
 
 def preview(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any], deadline: float
@@ -134,8 +134,8 @@ def preview(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any
     host, record_tool = call.host, _record_tool(spec)
     record_spec = host.specs.get(record_tool)
     result: dict[str, Any] = {
-        "preview_id": fp, "effect": str((record_spec or spec).row.get("effect") or "write"),
-        "approval_required": record_spec is None or record_spec.row.get("approval") == "required",
+        "preview_id": fp, "effect": (record_spec or spec).row.effect,
+        "approval_required": record_spec is None or record_spec.row.approval == "required",
         "record_tool": record_tool, "reads": [r.to_json() for r in runs],
         "requests": [{k: v for k, v in s.items() if k != "fp"} for s in shown]}
     if record_spec is not None:
@@ -149,7 +149,7 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
            shown: list[dict[str, Any]]) -> int:
     """Store the arguments and the per-step fingerprints; the TTL (s). Raises `Halt`."""
     host, fp = call.host, str(call.fp)
-    ttl = int((record_spec.row.get("record") or {}).get("preview_ttl_s") or DEFAULT_PREVIEW_TTL_S)
+    ttl = record_spec.row.preview_ttl_s or DEFAULT_PREVIEW_TTL_S
     now = host.clock.time()
     steps = {s["step"]: s.get("fp") or f"known_after:{s.get('known_after')}" for s in shown}
     scope = f"{host.api}/{record_spec.name}"
@@ -214,18 +214,18 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
         if decision == "conflict":
             raise Halt("idempotency", make_error(
                 "idempotency_conflict", f"The key {key!r} was already used by {call.tool} with another plan.",
-                details={"key_arg": key_arg(spec.row), "pointer": f"/{key_arg(spec.row)}"}))
+                details={"key_arg": spec.key_arg, "pointer": f"/{spec.key_arg}"}))
         if decision == "in_progress":
             raise Halt("idempotency", make_error(
                 "idempotency_in_progress", f"A call of {call.tool} with the key {key!r} is still in flight.",
-                details={"key_arg": key_arg(spec.row), "retry_after": 1.0}))
+                details={"key_arg": spec.key_arg, "retry_after": 1.0}))
         if decision == "replay":
             call.emit("idempotency", "replay", original_actor=existing.actor)
             call.emit("result", "ok", replayed=True)
             # redacted again with the current policy's paths (as `output_of` redacts the members) and
             # scrubbed, as a single record's replay is
             stored = existing.result
-            result = scrub(redact(stored, spec.redact_tree) if spec.redact_tree and isinstance(stored, dict)
+            result = scrub(_withheld(redact(stored, spec.redact_tree)) if spec.redact_tree and isinstance(stored, dict)
                            else stored, call.secret_values)
             return CallResult(call.tool, True, result=result, replayed=True, fingerprint=preview_id,
                               status=existing.status, call_id=call.call_id, idempotency_key=key)
@@ -234,6 +234,16 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
     call.emit("idempotency", "new" if existing is None else "resend")
     hold.open = True
     return hold
+
+
+def _withheld(result: dict[str, Any]) -> dict[str, Any]:
+    """A stored record result replayed under a policy that redacts: its steps' warnings without the
+    excerpt of a body that could not be read (text, which redaction cannot reach; `withhold_warning`)."""
+    steps = result.get("steps")
+    if not isinstance(steps, list):
+        return result
+    return {**result, "steps": [{**s, "warning": withhold_warning(s["warning"])}
+                                if isinstance(s, dict) and isinstance(s.get("warning"), str) else s for s in steps]}
 
 
 def _grant(call: Call, spec: ToolSpec, inputs: dict[str, Any], preview_id: str,
@@ -247,17 +257,17 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
            budget: Budget) -> Generator[Effect, Any, CallResult]:
     """The record's `CallResult` (see the module docstring). Raises `Halt` before its receipt is held."""
     preview_id = str(args.get("preview_id", ""))
-    key = str(args.get(str(key_arg(spec.row) or "action_id")) or "")
+    key = str(args.get(str(spec.key_arg)) or "") if spec.key_arg else ""
     if not key.strip():
         raise Halt("validate", make_error("invalid_arguments", "An idempotency key is required and may not be blank.",
-                                          details={"pointer": f"/{key_arg(spec.row)}"}))
+                                          details={"pointer": f"/{spec.key_arg}"}))
     if reserved(key):  # one rule for every record tool's key (`idempotency.reserved`)
         raise Halt("validate", make_error(
             "invalid_arguments", f"An idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
             "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID).",
-            details={"pointer": f"/{key_arg(spec.row)}"}))
+            details={"pointer": f"/{spec.key_arg}"}))
     if (problem := key_text_problem(key)) is not None:
-        raise Halt("validate", invalid_argument((str(key_arg(spec.row)),), f"an idempotency key names a receipt: {problem}"))
+        raise Halt("validate", invalid_argument((str(spec.key_arg),), f"an idempotency key names a receipt: {problem}"))
     try:
         inputs = stored_arguments(call.host, spec, preview_id, call.actor)
     except ToolError as exc:
