@@ -50,6 +50,7 @@ from toolgen.runtime import (
     fingerprint,
     receipts_from_url,
 )
+from toolgen.runtime.clock import ManualClock
 
 FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
 NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility": "public"}
@@ -236,12 +237,14 @@ def any_store(any_receipt_store: ReceiptStore) -> ReceiptStore:
     return any_receipt_store
 
 
-def test_an_expired_preview_must_be_previewed_again(any_store: ReceiptStore, server: TicketsServer) -> None:
+def test_an_expired_preview_must_be_previewed_again(any_store: ReceiptStore, server: TicketsServer,
+                                                    clock: ManualClock) -> None:
     reg = _registry(server.base_url, any_store, ttl=1, secrets={"TICKETS_TOKEN": server.token})
+    assert reg.clock is clock  # the store's
     shown = reg.call(PREVIEW, NOTE, actor=WRITER)
     assert shown.ok and shown.result is not None and shown.result["expires_in_s"] == 1
     preview_id = shown.result["preview_id"]
-    time.sleep(1.2)
+    clock.advance(1.2)
     res = reg.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "late"}, actor=WRITER, approval=preview_id)
     assert error_code(res) == "preview_expired", res.to_json()
     assert res.error is not None and res.error.details["pointer"] == "/preview_id"

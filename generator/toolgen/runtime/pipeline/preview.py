@@ -16,7 +16,6 @@ Audits ``preview`` ``stored``, ``http`` ``skip`` and ``result`` ``ok``. Errors (
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -86,7 +85,7 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, validated: Validat
     """Store what the record tool executes (these validated, normalised arguments); the TTL (s)."""
     host = call.host
     ttl = _ttl_s(record_spec.row)
-    now = time.time()
+    now = host.clock.time()
     try:
         host.preview_store().put(StoredPreview(
             f"{host.api}/{record_spec.name}", call.actor.id, validated.fp, spec.intent, validated.args, now, now + ttl))

@@ -26,7 +26,6 @@ composite's own argument in ``details.pointer`` when the step argument is one of
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -207,7 +206,7 @@ def step_request(call: Call, step: Step, inputs: Mapping[str, Any], answers: Map
 def _budget(call: Call, step: Step, deadline: float) -> Budget:
     """The step's budget: its row's, the per-attempt timeout and the deadline within what is left
     of the composite's deadline (monotonic seconds). Raises `Halt` ``tool_timeout`` when none is left."""
-    left_ms = int((deadline - time.monotonic()) * 1000)
+    left_ms = int((deadline - call.host.clock.monotonic()) * 1000)
     if left_ms <= 0:
         raise Halt("timeout", make_error(
             "tool_timeout", f"step {step.id}: the composite's deadline passed before this step; it was not sent.",

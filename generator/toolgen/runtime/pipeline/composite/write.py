@@ -34,10 +34,10 @@ record time makes the plan stale.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from ...arguments import invalid_argument, key_text_problem
 from ...body import scrub
 from ...calls import Actor, Approval, CallResult, fingerprint
 from ...errors import ToolError, make_error
@@ -150,7 +150,7 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
     """Store the arguments and the per-step fingerprints; the TTL (s). Raises `Halt`."""
     host, fp = call.host, str(call.fp)
     ttl = record_spec.row.preview_ttl_s or DEFAULT_PREVIEW_TTL_S
-    now = time.time()
+    now = host.clock.time()
     steps = {s["step"]: s.get("fp") or f"known_after:{s.get('known_after')}" for s in shown}
     scope = f"{host.api}/{record_spec.name}"
     try:
@@ -209,7 +209,8 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
             f"({type(exc).__name__}); nothing was sent.", details={"store": type(host.receipts).__name__})) from None
     if existing is not None:
         # each step's own receipt decides whether a step may be sent again, so the plan may resume
-        decision = receipt_decision(existing, preview_id, True, budget.row_deadline_ms + LEASE_MARGIN_MS)
+        decision = receipt_decision(existing, preview_id, True, budget.row_deadline_ms + LEASE_MARGIN_MS,
+                                    call.host.clock.time())
         if decision == "conflict":
             raise Halt("idempotency", make_error(
                 "idempotency_conflict", f"The key {key!r} was already used by {call.tool} with another plan.",
@@ -265,6 +266,8 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
             "invalid_arguments", f"An idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
             "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID).",
             details={"pointer": f"/{spec.key_arg}"}))
+    if (problem := key_text_problem(key)) is not None:
+        raise Halt("validate", invalid_argument((str(spec.key_arg),), f"an idempotency key names a receipt: {problem}"))
     try:
         inputs = stored_arguments(call.host, spec, preview_id, call.actor)
     except ToolError as exc:
