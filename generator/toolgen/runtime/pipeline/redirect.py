@@ -23,7 +23,6 @@ nothing.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -82,7 +81,7 @@ def follow(call: Call, spec: ToolSpec, wire: BuiltRequest, http_request: httpx.R
     landed, plain = None, httpx.URL(wire.url)
     for hop in range(1, MAX_REDIRECTS + 1):
         target = location_of(exchange, plain)
-        remaining = budget.deadline - time.monotonic()
+        remaining = budget.deadline - call.host.clock.monotonic()
         if target is None or not _same_origin(target, request.url) or remaining <= 0:
             break
         method = "HEAD" if request.method == "HEAD" else "GET"
@@ -95,6 +94,6 @@ def follow(call: Call, spec: ToolSpec, wire: BuiltRequest, http_request: httpx.R
         if outcome.kind is not None or outcome.status >= 400:
             break  # the target failed: the declared redirect is the answer
         exchange = Exchange(outcome, exchange.attempts + 1, exchange.uncertain,
-                            round((time.monotonic() - budget.started) * 1000))
+                            round((call.host.clock.monotonic() - budget.started) * 1000))
         previous, plain, landed = request, target, str(target)
     return exchange, previous, landed
