@@ -66,7 +66,7 @@ RESULTS = REPO / "benchmarks" / "results"
 PRISM_PACKAGE = "@stoplight/prism-cli"
 PRISM_VERSION = "5.14.2"
 #: bump when a change makes earlier per-spec results incomparable (they are then rerun)
-RESULT_FORMAT = 1
+RESULT_FORMAT = 2
 
 #: The CI slice: development-half specs chosen for variety, run by .ci/run (`--ci`).
 CI_SLICE: dict[str, str] = {
@@ -211,7 +211,7 @@ def _excerpt(value: Any, limit: int = 300) -> Any:
 
 
 class Capture:
-    """httpx event hooks that keep the last request the runtime sent and Prism's answer."""
+    """httpx event hooks that keep the last request the runtime sent to the operation and Prism's answer."""
 
     def __init__(self) -> None:
         self.request: Any = None
@@ -220,12 +220,12 @@ class Capture:
     def reset(self) -> None:
         self.request = self.response = None
 
-    def on_request(self, request: Any) -> None:
-        self.request = request
+    def on_request(self, request: Any) -> None:  # a redirect followed is not the operation's own exchange
+        self.request = request if self.request is None or request.url.path == self.request.url.path else self.request
 
     def on_response(self, response: Any) -> None:
         response.read()
-        self.response = response
+        self.response = response if response.request.url.path == self.request.url.path else self.response
 
 
 def _decode(response: Any) -> tuple[Any, bool]:
@@ -325,10 +325,9 @@ def spec_operation(spec: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[str
     return None
 
 
-def _declares_success(spec: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
-    found = spec_operation(spec, row)
-    responses = found[1].get("responses") if found else None
-    return not isinstance(responses, Mapping) or any(str(k).startswith("2") for k in responses)
+def _declared(responses: Any) -> dict[str, Any]:  # the Observation's declared response keys
+    keys = tuple(sorted(str(k) for k in responses)) if isinstance(responses, Mapping) else ()
+    return {"declared": keys, "declares_success": not isinstance(responses, Mapping) or any(k[0] == "2" for k in keys)}
 
 
 def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: int, rel: str,
@@ -360,10 +359,9 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
     def one(tool: str, args: dict[str, Any] | None, example: str, argen_error: str | None = None,
             approval: Approval | None = None) -> dict[str, Any]:
         capture.reset()
-        row = rows[tool]
-        found = spec_operation(spec, row)
+        found = spec_operation(spec, row := rows[tool])
         obs = lib.Observation(argen_error=argen_error, route=found[0] if found else None,
-                              declares_success=_declares_success(spec, row))
+                              **_declared(found[1].get("responses") if found else None))
         entry: dict[str, Any] = {"tool": tool, "mode": row["mode"], "example": example}
         started = time.perf_counter()
         if argen_error is None:

@@ -44,7 +44,8 @@ OUTCOMES = ("conforms", "output_warned", "request_rejected", "output_refused", "
 EXCLUDED = frozenset({"prism_limit", "spec_error"})
 OUTCOMES_NOTE = ("`prism_limit` and `spec_error` are counted apart (Prism could not answer; the spec's own example does "
                  "not fit its own schema, checked with openapi-schema-validator). `unknown_on_success` is a write Prism "
-                 "answered 2xx that the runtime reported `result_unknown`: toolgen's failure, never counted apart.")
+                 "answered 2xx that the runtime reported `result_unknown`: toolgen's failure, never counted apart. A "
+                 "call that fails on an answer the spec declares (a declared 3xx) is toolgen's failure (`output_refused`).")
 
 
 def in_dev_half(rel: str) -> bool:
@@ -549,8 +550,8 @@ class Observation:
     fits the spec's own response schema (``None``: not checked); `from_example`: whether the spec
     gives an example for that response (Prism answers with it) rather than Prism generating one;
     `route`: the operation's path template in the spec; `declares_success`: whether the operation
-    declares a 2xx response (Prism answers with the first response it declares); `sent_type`: the
-    Content-Type of the request sent."""
+    declares a 2xx response (Prism answers with the first response it declares); `declared`: its
+    response keys (``302``, ``3XX``); `sent_type`: the Content-Type of the request sent."""
 
     argen_error: str | None = None
     result: Mapping[str, Any] | None = None
@@ -563,6 +564,7 @@ class Observation:
     from_example: bool | None = None
     route: str | None = None
     declares_success: bool = True
+    declared: tuple[str, ...] = ()
     sent_type: str | None = None
 
 
@@ -625,6 +627,9 @@ _IGNORED_HEADER = re.compile(r"^header[^:]*: .*\b(required property '(accept|con
 #: schema says object (stoplightio/prism#2050)
 _XML_BODY_REFUSED = re.compile(r"^(request\.)?body: (Request body )?must be (object|array)$")
 _XML_TYPE = re.compile(r"^[^;]*(/xml|\+xml)\s*(;.*)?$", re.IGNORECASE)
+#: Prism decodes every form body into an object: a body the spec declares as a string never fits it
+_FORM_STRING_REFUSED, _FORM_TYPE = re.compile(r"^(request\.)?body: (Request body )?must be string$"), re.compile(
+    r"^\s*application/x-www-form-urlencoded\s*(;.*)?$", re.IGNORECASE)
 
 #: a violation naming a required query parameter whose name holds ``[`` or ``]``: Prism cannot match such a
 #: name in any spelling, percent-encoded (what RFC 3986 §3.4 and the OpenAPI 3.0.4/3.1.1 style table
@@ -693,7 +698,8 @@ def classify(obs: Observation) -> tuple[str, str]:
       no credentials): ``request_rejected``, the first violation as the cause; ``prism_limit`` when
       every violation is one Prism makes of a valid request (a required Accept/Content-Type header
       parameter, which OpenAPI says to ignore; a required query parameter named with ``[``/``]``,
-      which Prism matches in no spelling; an XML request body, which Prism never parses).
+      which Prism matches in no spelling; an XML request body, which Prism never parses; a
+      form-urlencoded body the spec declares as a string, which Prism decodes into an object).
     - Prism answered 2xx and the runtime answered ``result_unknown``: ``unknown_on_success``, toolgen's
       failure whatever the body (the API accepted the write: its outcome is known), never excused.
     - Prism answered 2xx: ``conforms`` when the runtime returned it without warnings. When the
@@ -704,8 +710,10 @@ def classify(obs: Observation) -> tuple[str, str]:
     - Prism answered 404 "no path matched" or 405 "no method matched" for a path template holding
       ``#`` or ``?`` (AWS's ``/#X-Amz-Target=...``): ``prism_limit``, no request can carry such a
       path.
-    - any other status (a 4xx the spec declares, answered without violations; a 3xx): the runtime
-      did not get a success to shape; ``prism_limit`` naming the status.
+    - a 1xx or 3xx status the operation declares (``302``, ``3XX``), which the runtime failed on:
+      ``output_refused``, toolgen's failure, not Prism's (a declared answer never fails a call).
+    - any other status (a 4xx the spec declares, answered without violations; an undeclared 3xx):
+      the runtime did not get a success to shape; ``prism_limit`` naming the status.
     """
     if obs.argen_error is not None:
         return "argen_failed", "argen: " + normalise(obs.argen_error)
@@ -727,13 +735,10 @@ def classify(obs: Observation) -> tuple[str, str]:
         return "prism_limit", f"prism {problem}: {normalise(str(title))}"
     if 400 <= obs.status < 500:
         violations = prism_violations(obs.headers, obs.body)
-        if violations and all(_IGNORED_HEADER.search(v) for v in violations):
-            return "prism_limit", "Prism requires a header parameter that OpenAPI says to ignore (Accept, Content-Type)"
-        if violations and all(_BRACKETED_QUERY_NAME.search(v) for v in violations):
-            return "prism_limit", "Prism cannot match a query parameter whose name holds '[' or ']' (prism#2017)"
-        if (violations and obs.sent_type and _XML_TYPE.match(obs.sent_type)
-                and all(_XML_BODY_REFUSED.search(v) for v in violations)):
-            return "prism_limit", "Prism parses no XML request body: any document is a string to it (prism#2050)"
+        limit = next((why for test, media, why in _PRISM_REFUSALS if violations and (
+            media is None or media.match(obs.sent_type or "")) and all(test.search(v) for v in violations)), None)
+        if limit:
+            return "prism_limit", limit
         if violations:
             return "request_rejected", f"prism {obs.status} " + normalise(violations[0])
         if problem:
@@ -755,9 +760,21 @@ def classify(obs: Observation) -> tuple[str, str]:
         return "output_refused", f"{code}: " + normalise(str(error.get("message", "")) if error else "")
     if result.get("ok"):
         return "conforms", "ok"
+    if obs.status < 400 and {str(obs.status), f"{obs.status // 100}XX"} & {str(k).upper() for k in obs.declared}:
+        return "output_refused", (f"the runtime failed on HTTP {obs.status}, an answer the spec declares ({code}: "
+                                  + normalise(str(error.get("message", "")) if error else "") + ")")
     if not obs.declares_success:
         return "prism_limit", f"the operation declares no 2xx response; Prism answered HTTP {obs.status}"
     return "prism_limit", f"prism answered HTTP {obs.status} without a request violation ({code})"
+
+
+_PRISM_REFUSALS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...] = (
+    (_IGNORED_HEADER, None, "Prism requires a header parameter that OpenAPI says to ignore (Accept, Content-Type)"),
+    (_BRACKETED_QUERY_NAME, None, "Prism cannot match a query parameter whose name holds '[' or ']' (prism#2017)"),
+    (_XML_BODY_REFUSED, _XML_TYPE, "Prism parses no XML request body: any document is a string to it (prism#2050)"),
+    (_FORM_STRING_REFUSED, _FORM_TYPE, ("Prism decodes a form body into an object: a form body the spec declares as a "
+                                        "string never fits")),
+)
 
 
 def _shape_pointer(pointer: str) -> str:

@@ -1,10 +1,10 @@
 """No operation that changes something is drafted as a read: `toolgen init` over every spec of the
-corpus's development half, and one rule over the drafts.
+corpus's development half, and one rule over the drafts, read three ways.
 
     python benchmarks/effects.py [--corpus DIR] [--jobs 2] [--nice 10] [--limit N] [--only PATH,...] [--save]
 
 The rule: an intent that `toolgen init` drafts ``effect: read`` is a *hit* when the words of its
-operation name a change. Two readers of the words, each applied to every read of every draft:
+operation name a change. Three readers of the words, each applied to every read of every draft:
 
 - ``oracle``: an independent word list written for this benchmark from plain English, not from
   `toolgen.compile.verbs` (whose verdict it checks): `CHANGE_WORDS`, 85 verbs that say an operation
@@ -16,6 +16,14 @@ operation name a change. Two readers of the words, each applied to every read of
 - ``detector``: `toolgen.compile.verbs.changes_named`, the words `toolgen lint` checks a declared read
   against (rule ``effect-read-names-change``). init drafts a read only when it finds nothing, so a
   hit here is a bug in init itself.
+- ``text``: a second, independent reading of the whole text (`text_says`, its own word list
+  `ACT_WORDS`, importing nothing of toolgen's): the path's last literal segment led by an act
+  (``/invalidate``, ``/resendWelcomeSms``; not ``/resend-status``), every sentence of the summary and
+  the description's first two that says the call acts (``Sends ...``, ``This endpoint will
+  delete ...``; a negated sentence says nothing), and the operation's scalar ``x-`` values that say
+  so (``x-kubernetes-action: connect``, ``x-ms-docs-operation-type: action``, a consequential flag).
+  It sees what the first-word readers cannot: an act named in the path or the text rather than in
+  the operationId's verb.
 
 A hit listed in `EXCEPTIONS` (spec, operation) is a read on purpose, with the reason; every other
 hit fails the run (exit 1). Specs are drafted in-process, in ``--jobs`` worker processes at
@@ -121,6 +129,97 @@ def action_of(op: Any) -> str | None:
             values = schema.get("enum") or ([schema["default"]] if "default" in schema else [])
             if len(values) == 1 and isinstance(values[0], str):
                 return values[0]
+    return None
+
+
+#: what the ``text`` reader takes for an act: verbs of plain English that say a call does something to
+#: the world, with the sub-resource verbs of RPC-style APIs (``/exec``, ``/invalidate``, ``/resend...``).
+#: Written for this reader alone: it reads the whole text (every sentence of the summary and the
+#: description's first two, the path's last literal segment, the operation's scalar ``x-`` values)
+_ACT_TEXT = """
+    abort acknowledge activate approve attach cancel charge confirm create deactivate delete destroy detach
+    disable dismiss email enable execute exec expire flush grant impersonate invalidate invoke kill logout notify
+    pay portforward provision publish purge reboot redeliver refund regenerate reissue reject remove renew resend
+    reset restart resume revoke rotate send shutdown start stop submit suspend terminate trigger unsubscribe
+    upload wipe
+"""
+ACT_WORDS = frozenset(_ACT_TEXT.split())
+#: third-person forms the ``text`` reader reads in a sentence (``This call sends``, ``Triggers a build``)
+_ACT_THIRD = {w + ("es" if w.endswith(("sh", "ch", "ss", "x")) else "s"): w for w in ACT_WORDS}
+#: the last word of a path segment that makes it a thing about an act (``resend-status``), not the act
+_ABOUT = frozenset({"status", "state", "info", "history", "log", "logs", "details", "result", "results", "url",
+                    "urls", "link", "links", "count", "stats", "settings", "preview", "config", "types", "report"})
+#: a sentence that says the call acts: "this endpoint/call/operation/method/request [will] VERB(s)",
+#: or one that starts with a third-person act verb ("Sends the welcome SMS again.")
+#: act words that, leading a path segment, as often name a thing (``/email``, ``/upload``, ``/charge``)
+_PATH_THINGS = frozenset({"email", "upload", "pay", "charge", "refund", "grant", "provision", "publish", "notify"})
+_SUBJECT = re.compile(r"\b(?:this\s+(?:endpoint|call|operation|method|request|api)|the\s+(?:endpoint|call))\s+"
+                      r"(?:will\s+|also\s+|immediately\s+)?([a-z]+)\b")
+#: a first word that lets someone do something ("Enables an app to find ...") says what a caller may
+#: do, not what the call does
+_AFFORDANCE = re.compile(r"^\s*(?:enables|allows|lets)\b|\b(?:this|the)\s+\w+\s+(?:enables|allows|lets)\b",
+                         re.IGNORECASE)
+#: act words that, leading a compound path segment ending in a plural, make an act on the things
+#: (``/regenerateApiKeys``, ``/resendInvites``); any other compound ending in a plural is a thing
+#: (``/stop-words``, ``/rebootAnalyticsMetrics``)
+_ACT_ON_THINGS = frozenset({"regenerate", "resend", "revoke", "invalidate", "reissue", "redeliver", "rotate",
+                            "reset", "purge", "flush", "wipe"})
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_NEGATED = re.compile(r"\b(?:not|never|no|without|doesn't|does not|won't|cannot|can't)\b")
+
+
+def _camel_words(text: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", text)]
+
+
+def _sentence_act(sentence: str) -> str | None:
+    """The act a sentence says the call performs, else None (a negated sentence says none)."""
+    low = sentence.lower()
+    if _NEGATED.search(low) or _AFFORDANCE.search(sentence):
+        return None
+    first = re.match(r"\s*([A-Za-z]+)", sentence)
+    if first and first.group(1).lower() in _ACT_THIRD:
+        return _ACT_THIRD[first.group(1).lower()]
+    for found in _SUBJECT.finditer(low):
+        word = found.group(1)
+        if word in _ACT_THIRD:
+            return _ACT_THIRD[word]
+        if word in ACT_WORDS and low[max(0, found.start(1) - 5):found.start(1)].strip() == "will":
+            return word
+    return None
+
+
+def text_says(op: Any) -> str | None:
+    """The ``text`` reader: which part of the operation's whole text says it acts, else None. Reads
+    the path's last literal segment (its first word an act, its last word not a thing about one),
+    every sentence of the summary, the description's first two sentences, and the operation's
+    scalar ``x-`` values (a Kubernetes ``connect``, a Graph ``action``, a consequential flag)."""
+    bare = op.path.split("#", 1)[0].split("?", 1)[0]
+    literal = [s for s in bare.split("/") if s and "{" not in s]
+    if literal:
+        ws = _camel_words(literal[-1].split(".")[0].split(":")[-1])
+        plural_thing = len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and ws[0] not in _ACT_ON_THINGS
+        if ws and ws[0] in ACT_WORDS - _PATH_THINGS and not (len(ws) > 1 and ws[-1] in _ABOUT) and not plural_thing:
+            return f"path segment `/{literal[-1]}`"
+    for key, value in op.node.items():
+        if not str(key).startswith("x-") or isinstance(value, (dict, list)):
+            continue
+        low, text = str(key).lower(), str(value).lower()
+        if (low == "x-kubernetes-action" and text in ("connect", "create", "delete", "deletecollection", "patch",
+                                                       "put", "update")) \
+                or (low == "x-ms-docs-operation-type" and text == "action") \
+                or ("consequential" in low and text == "true"):
+            return f"`{key}: {value}`"
+    texts = []
+    for field, sentences in (("summary", 99), ("description", 2)):
+        raw = op.node.get(field)
+        if isinstance(raw, str):
+            flat = " ".join(re.sub(r"<[^>]*>", " ", raw).split())
+            texts += [(field, t) for t in _SENTENCE.split(flat)[:sentences]]
+    for field, sentence in texts:
+        act = _sentence_act(sentence)
+        if act:
+            return f"{field} `{sentence[:80]}` says `{act}`"
     return None
 
 
@@ -253,7 +352,8 @@ def draft_reads(corpus: str, rel: str, full: bool = False) -> dict[str, Any]:
         else:
             drafted = list(drafted_effects(doc, "api"))
     except (DiagnosticError, RecursionError, ValueError) as exc:
-        return {"spec": label, "drafted": False, "why": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        why = str(exc).replace(os.path.relpath(spec), rel).replace(str(spec), rel)  # no path of this machine
+        return {"spec": label, "drafted": False, "why": f"{type(exc).__name__}: {why[:200]}"}
     out: dict[str, Any] = {"spec": label, "drafted": True, "intents": len(drafted), "reads": 0, "hits": []}
     effects: Counter[str] = Counter()
     for op, key, effect in drafted:
@@ -264,9 +364,10 @@ def draft_reads(corpus: str, rel: str, full: bool = False) -> dict[str, Any]:
         summary = str(op.node.get("summary")) if isinstance(op.node.get("summary"), str) else ""
         oracle = oracle_says(op.operation_id, summary, op.path, action_of(op))
         named = changes_named(op)
-        if oracle or named:
+        text = text_says(op)
+        if oracle or named or text:
             out["hits"].append({"tool": key, "operation": op.key, "summary": summary[:120], "oracle": oracle,
-                                "detector": named[0].says() if named else None})
+                                "detector": named[0].says() if named else None, "text": text})
     out["effects"] = dict(effects)
     out["cpu_s"] = round(time.process_time() - started, 2)
     return out
@@ -313,13 +414,15 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "reads": sum(r["reads"] for r in drafted),
             "oracle_hits": sum(1 for r in drafted for h in r["hits"] if h["oracle"]),
             "detector_hits": sum(1 for r in drafted for h in r["hits"] if h["detector"]),
+            "text_hits": sum(1 for r in drafted for h in r["hits"] if h.get("text")),
             "unexplained": hits, "excepted": excepted,
             "cpu_s": round(sum(r.get("cpu_s", 0) for r in drafted), 1)}
 
 
 def _hit_line(h: dict[str, Any]) -> str:
     says = "; ".join(x for x in (h["oracle"] and f"oracle: {h['oracle']}",
-                                 h["detector"] and f"detector: {h['detector']}") if x)
+                                 h["detector"] and f"detector: {h['detector']}",
+                                 h.get("text") and f"text: {h['text']}") if x)
     return f"`{h['spec']}` `{h['operation']}` (`{h['tool']}`): {says}"
 
 
@@ -328,7 +431,7 @@ def markdown(s: dict[str, Any], meta: dict[str, Any]) -> str:
     lines = ["# No write drafted as a read: `toolgen init` over the corpus's development half", "",
              (f"Generated by `{meta['command']}` ({meta['when']}, toolgen commit {meta['commit']}, "
              f"{meta['jobs']} worker processes at nice {meta['nice']}; {s['cpu_s']:,} CPU s of drafting, "
-             f"{meta['wall_s'] / 60:.0f} min wall on a shared 2-core machine). The rule and its two readers "
+             f"{meta['wall_s'] / 60:.0f} min wall on a shared 2-core machine). The rule and its three readers "
              "are in the script's docstring."
               + (f" This run drafted again the {meta['rechecked']} specs that had a hit in the full run of "
                  f"{meta['recheck_of']['when']} (toolgen commit {meta['recheck_of']['commit']}, "
@@ -341,7 +444,7 @@ def markdown(s: dict[str, Any], meta: dict[str, Any]) -> str:
              + ", ".join(f"{k} {v:,}" for k, v in s["effects"].items()) + ").",
              (f"- Reads whose words name a change: **{len(s['unexplained'])} unexplained**, "
              f"{len(s['excepted'])} excepted with a reason (the oracle flags {s['oracle_hits']}, "
-             f"toolgen's own detector {s['detector_hits']})."), ""]
+             f"toolgen's own detector {s['detector_hits']}, the text reader {s.get('text_hits', 0)})."), ""]
     lines += ["## Unexplained (each is a bug in init)", ""]
     lines += [f"- {_hit_line(h)}" for h in s["unexplained"]] or ["None."]
     lines += ["", "## Excepted: read on purpose, with the reason", ""]

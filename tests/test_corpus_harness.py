@@ -227,8 +227,23 @@ def err(code: str, message: str = "m", **details: Any) -> dict[str, Any]:
                      body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
                            "validation": [{"location": ["body"], "message": "Request body must be object"}]}),
      "request_rejected", "prism 422 body: Request body must be object"),
+    (lib.Observation(result=err("upstream_rejected"), status=422, sent_type="application/x-www-form-urlencoded",
+                     body={"type": "https://stoplight.io/prism/errors#UNPROCESSABLE_ENTITY", "title": "Invalid request",
+                           "validation": [{"location": ["body"], "message": "Request body must be string"}]}),
+     "prism_limit", "Prism decodes a form body into an object: a form body the spec declares as a string never fits"),
     (lib.Observation(result=err("upstream_error"), status=409, body={"message": "conflict"}), "prism_limit",
      "prism answered HTTP 409 without a request violation (upstream_error)"),
+    # an answer the spec declares is toolgen's to handle: failing on it is toolgen's failure
+    (lib.Observation(result=err("upstream_error", "unexpected HTTP 302"), status=302, declares_success=False,
+                     declared=("302",)), "output_refused",
+     "the runtime failed on HTTP 302, an answer the spec declares (upstream_error: unexpected HTTP …)"),
+    (lib.Observation(result=err("upstream_error", "unexpected HTTP 307"), status=307, declares_success=False,
+                     declared=("3XX", "default")), "output_refused",
+     "the runtime failed on HTTP 307, an answer the spec declares (upstream_error: unexpected HTTP …)"),
+    (lib.Observation(result=err("upstream_error"), status=302, declares_success=False, declared=("default",)),
+     "prism_limit", "the operation declares no 2xx response; Prism answered HTTP 302"),
+    (lib.Observation(result=err("upstream_not_found"), status=404, declares_success=False, declared=("404",)),
+     "prism_limit", "the operation declares no 2xx response; Prism answered HTTP 404"),
     # a write the API accepted (2xx) reported unknown is toolgen's failure, whatever the body: never excused
     (lib.Observation(result=err("result_unknown", "createComponent answered HTTP 201 with a body that cannot be "
                                 "read (application/json text where the tool's output is JSON)."), status=201,

@@ -61,7 +61,7 @@ def tool_name_problem(name: str) -> str | None:
         return "a tool name must not be empty"
     if len(name) > MAX_TOOL_NAME:
         return f"{name!r} is {len(name)} characters; the limit is {MAX_TOOL_NAME}"
-    if not TOOL_NAME_RE.match(name):
+    if not TOOL_NAME_RE.fullmatch(name):
         bad = sorted({c for c in name if not re.match(r"[a-zA-Z0-9_-]", c)})
         return f"{name!r} contains {''.join(bad)!r}; only letters, digits, '_' and '-' are allowed"
     return None
@@ -96,7 +96,7 @@ def toolset_name_problem(name: str) -> str | None:
         return "a toolset name must not be empty"
     if len(name) > MAX_TOOL_NAME:
         return f"{name!r} is {len(name)} characters; the limit is {MAX_TOOL_NAME}"
-    if not TOOLSET_NAME_RE.match(name):
+    if not TOOLSET_NAME_RE.fullmatch(name):
         return f"{name!r} must start with a letter and hold only letters, digits, '_' and '-'"
     return None
 

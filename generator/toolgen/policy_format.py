@@ -37,10 +37,10 @@ from typing import Any, Literal
 from .policy_mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
 from .policy_members import MEMBERS
 from .policy_nodes import REBUILD, Node, PolicyFormatError
-from .results import ResponseBody, Shape
+from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 Effect = Literal["read", "write", "destructive"]
 Mode = Literal["read", "preview", "record"]
@@ -234,7 +234,11 @@ class OutputPolicy:
     result (`toolgen.results.shape_body`: ``object``, ``result`` or ``status``), decided with the
     output schema (`toolgen.results.result_shape`). `body`: how the runtime reads the answer
     (`toolgen.results.ResponseBody`). `accept`: the media type the runtime asks for (``Accept``)
-    when the response offers JSON next to other media types, else None.
+    when the response offers JSON next to other media types, else None. `redirect`: for an operation
+    whose only declared success is a redirect (3xx), ``follow`` (a read follows a same-origin
+    redirect, at most `toolgen.runtime.pipeline.redirect.MAX_REDIRECTS` hops within its deadline) or
+    ``location`` (a download link, or a write: the result is the redirect's ``Location``); None
+    otherwise.
     """
 
     fields: tuple[str, ...] = ()
@@ -244,10 +248,12 @@ class OutputPolicy:
     shape: Shape = "object"
     body: ResponseBody = "json"
     accept: str | None = None
+    redirect: Redirect | None = None
 
     def to_json(self) -> dict[str, JSON]:
         return {"fields": list(self.fields), "max_bytes": self.max_bytes, "redact": list(self.redact),
-                "schema_mode": self.schema_mode, "shape": self.shape, "body": self.body, "accept": self.accept}
+                "schema_mode": self.schema_mode, "shape": self.shape, "body": self.body, "accept": self.accept,
+                "redirect": self.redirect}
 
 
 @dataclass(frozen=True)
@@ -526,7 +532,8 @@ def _read_output(n: Node) -> OutputPolicy:
         fields=n.get("fields").tuple_of(Node.text), max_bytes=n.get("max_bytes").at_least(1),
         redact=n.get("redact").tuple_of(Node.text), schema_mode=n.get("schema_mode").choice(SchemaMode),
         shape=n.get("shape").choice(Shape), body=n.get("body").choice(ResponseBody),
-        accept=n.get("accept").opt_text())
+        accept=n.get("accept").opt_text(),
+        redirect=None if n.get("redirect").value is None else n.get("redirect").choice(Redirect))
 
 
 def _read_narrowed(n: Node) -> NarrowedArg:

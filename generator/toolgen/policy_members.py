@@ -25,7 +25,7 @@ MEMBERS: dict[str, tuple[str, ...]] = {
     "pagination": ("style", "cursor_arg", "page_size_arg", "items", "cursor_param", "limit_param", "next_field",
                    "has_more_field", "cursor_from_item", "default_page_size", "max_page_size", "min_page_size",
                    "first_position", "first_required"),
-    "output": ("fields", "max_bytes", "redact", "schema_mode", "shape", "body", "accept"),
+    "output": ("fields", "max_bytes", "redact", "schema_mode", "shape", "body", "accept", "redirect"),
     "auth": ("scheme", "kind", "in", "name", "secret", "scopes"),
     "request": ("encoding", "content_type", "bindings", "fixed", "max_body_bytes"),
     "binding": ("arg", "in", "name", "required", "null", "style", "explode", "content_type", "reserved"),

@@ -40,7 +40,7 @@ from .policy_format import (
     ToolsetOrigin,
 )
 from .policy_members import MEMBERS
-from .results import ResponseBody, Shape
+from .results import Redirect, ResponseBody, Shape
 
 __all__ = ["SCHEMA_ID", "policy_schema", "schema_text"]
 
@@ -101,7 +101,8 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
                    "has_more_field": _OPT_STR, "cursor_from_item": _OPT_STR, "default_page_size": _INT,
                    "max_page_size": _INT, "min_page_size": _INT, "first_position": _OPT_INT, "first_required": _BOOL},
     "output": {"fields": _STRS, "max_bytes": _at_least(1), "redact": _STRS, "schema_mode": _enum(SchemaMode),
-               "shape": _enum(Shape), "body": _enum(ResponseBody), "accept": _OPT_STR},
+               "shape": _enum(Shape), "body": _enum(ResponseBody), "accept": _OPT_STR,
+               "redirect": {"enum": [*get_args(Redirect), None]}},
     "auth": {"scheme": _STR, "kind": _STR, "in": _enum(AuthLocation), "name": _STR, "secret": _STR, "scopes": _STRS},
     "request": {"encoding": _enum(BodyEncoding), "content_type": _OPT_STR, "bindings": _array("binding"),
                 "fixed": _array("fixed"), "max_body_bytes": _at_least(1, nullable=True)},

@@ -28,6 +28,18 @@ Shape = Literal["object", "result", "status"]
 #: How the runtime reads a success body (``output.body`` in ``policy.json``): ``json`` (tried
 #: whatever the answer's Content-Type, except an HTML page), ``text``, ``binary`` or ``none``.
 ResponseBody = Literal["json", "text", "binary", "none"]
+#: What the runtime does with a redirect an operation declares as its only success (``output.redirect``
+#: in ``policy.json``): ``follow`` a same-origin one (a read), or return its ``location``.
+Redirect = Literal["follow", "location"]
+#: The member a declared text answer (``text/html``, ``text/plain``, ...) is returned in.
+TEXT_KEY = "text"
+#: The result of a redirect: the status, where it points (or where the followed redirects landed) and,
+#: when followed, the body found there.
+REDIRECT_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["status"],
+    "properties": {"status": {"type": "integer", "description": "The HTTP status of the last answer."},
+                   "location": {"type": "string", "description": "The redirect's target (absolute URL)."},
+                   "body": {"description": "The answer found by following the redirect."}}}
 
 #: The member that carries a body that is not itself the tool's result object.
 RESULT_KEY = "result"

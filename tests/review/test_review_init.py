@@ -50,7 +50,8 @@ def test_draft_of_the_fixture_spec(project: Path, cli: Callable[..., Any]) -> No
     assert tools["list_widgets"]["permission"] == "widget:read"
     assert tools["list_widgets"]["pagination"] == {"style": "cursor", "items": "data", "cursor": "cursor",
                                                    "limit": "limit", "next": "next_cursor"}
-    assert tools["create_widget"]["idempotency"] == {"key": "action_id", "send_as": "header:Idempotency-Key"}
+    assert tools["create_widget"]["idempotency"] == {"key": "action_id", "send_as": "header:Idempotency-Key",
+                                                     "honoured_by_api": True}
     assert tools["update_widget"]["idempotency"] == {"key": "action_id", "send_as": "none"}
     assert tools["delete_widget"] == {"operation": "deleteWidget", "effect": "destructive",
                                       "permission": "widget:delete", "approval": "required",

@@ -194,9 +194,13 @@ def test_rule_near_miss(project: Path, case: Case) -> None:
 def test_every_lint_rule_has_a_case() -> None:
     covered = {c.rule for c in CASES} | {"lint-config-unknown-rule",  # tested in test_review_lint_cli
                                          "catalog-provider-limit",  # tested in tests/test_provider_limits.py
+                                         # the widgets spec takes no body or query key: tested with its
+                                         # trigger and near misses in tests/review/test_idempotency_lint.py
+                                         "idempotency-key-unsent",
                                          # from `# decide` comments (a mapping cannot carry them): tested with
                                          # their marks and near misses in tests/review/test_review_init.py
-                                         "effect-undecided", "permission-undecided"}
+                                         "effect-undecided", "permission-undecided",
+                                         "pagination-undecided"}  # tests/review/test_init_pagination.py
     missing = sorted(r.id for r in RULES.values() if r.source == "lint" and r.id not in covered)
     assert not missing, f"lint rules without a trigger/near-miss case: {missing}"
 

@@ -33,6 +33,7 @@ from toolgen.runtime import (
     StaticCredentials,
     receipts_from_url,
 )
+from toolgen.runtime.clock import SYSTEM, Clock, ManualClock
 
 
 @pytest.fixture(scope="session")
@@ -266,24 +267,34 @@ def postgres_server() -> Iterator[PostgresServer]:
         server.remove()
 
 
+@pytest.fixture
+def clock() -> ManualClock:
+    """This test's clock: the system's until the test moves it (`ManualClock.advance`), to pass a
+    lifetime without waiting for it. The stores of `any_receipt_store` read it, and so does a
+    registry over one of them."""
+    return ManualClock()
+
+
 @pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
-def any_receipt_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReceiptStore]:
+def any_receipt_store(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> Iterator[ReceiptStore]:
     """A receipt store on each backend in turn: memory, a SQLite file, the session's real Redis (under a
     key prefix of this test's own), the session's real PostgreSQL (under a table prefix of its own);
-    closed afterwards."""
-    store = receipt_store(request, tmp_path, f"prefix=t-{uuid.uuid4().hex[:10]}:")
+    reading this test's `clock`; closed afterwards."""
+    store = receipt_store(request, tmp_path, f"prefix=t-{uuid.uuid4().hex[:10]}:", clock)
     yield store
     store.close()
 
 
-def receipt_store(request: pytest.FixtureRequest, tmp_path: Path, redis_query: str) -> ReceiptStore:
+def receipt_store(request: pytest.FixtureRequest, tmp_path: Path, redis_query: str,
+                  clock: Clock = SYSTEM) -> ReceiptStore:
     """The receipt store of `request.param` (``memory``, ``sqlite``: a file in `tmp_path`, ``redis``:
     the session's real Redis with `redis_query` appended to its URL, e.g. a key prefix; ``postgres``:
-    the session's real PostgreSQL under a table prefix of its own)."""
+    the session's real PostgreSQL under a table prefix of its own), reading the time from `clock`."""
     if request.param == "memory":
-        return MemoryReceiptStore()
+        return MemoryReceiptStore(clock=clock)
     if request.param == "sqlite":
-        return SqliteReceiptStore(tmp_path / "receipts.sqlite3")
+        return SqliteReceiptStore(tmp_path / "receipts.sqlite3", clock=clock)
     if request.param == "postgres":  # a table prefix of this test's own
-        return receipts_from_url(f"{request.getfixturevalue('postgres_url')}?table_prefix=t{uuid.uuid4().hex[:12]}_")
-    return receipts_from_url(f"{request.getfixturevalue('redis_url')}?{redis_query}")
+        return receipts_from_url(f"{request.getfixturevalue('postgres_url')}?table_prefix=t{uuid.uuid4().hex[:12]}_",
+                                 clock=clock)
+    return receipts_from_url(f"{request.getfixturevalue('redis_url')}?{redis_query}", clock=clock)

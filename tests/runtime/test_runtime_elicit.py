@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
 import pytest
 from tests.runtime.test_runtime_identity import TOKENS, error_of, write_token_file
 from tests.support.http_serving import http_server
@@ -21,6 +20,7 @@ from tests.support.runtime_env import tickets_package
 from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime import elicit as elicit_module
+from toolgen.runtime.clock import SYSTEM, Clock, ManualClock
 from toolgen.runtime.mcp_http import load_token_file
 
 pytestmark = pytest.mark.anyio
@@ -31,11 +31,12 @@ PREVIEW, FOLLOWUP = "preview_ticket_followup", "record_ticket_followup"
 NOTE = {"ticket_id": "T-102", "note": "Approved in the protocol.", "visibility": "internal"}
 
 
-def _registry(server: TicketsServer) -> Registry:
+def _registry(server: TicketsServer, clock: Clock = SYSTEM) -> Registry:
     policy, catalog = tickets_package()
     return Registry(policy, list(catalog), base_url=server.base_url,
-                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}), receipts=MemoryReceiptStore(),
-                    audit=MemoryAuditSink(), cursor_key=b"k" * 32, approvals="issued")
+                    credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+                    receipts=MemoryReceiptStore(clock=clock), audit=MemoryAuditSink(), cursor_key=b"k" * 32,
+                    approvals="issued")
 
 
 def _client(url: str, token: str, **kw: Any) -> Any:
@@ -169,20 +170,21 @@ async def _state_for_another_round(url: str, pid: str) -> str:
         return str((await _first_round(client, pid, "e-4")).request_state)
 
 
-async def test_an_expired_state_is_refused(server: TicketsServer, tokens: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp.shared.exceptions import MCPError
-
-    monkeypatch.setattr(elicit_module, "STATE_TTL_S", 0.5)
-    reg = _registry(server)
+async def test_an_expired_state_is_refused(server: TicketsServer, tokens: Any) -> None:
+    """The runtime's own expiry of an approval round, on the registry's clock (the SDK's sealed
+    state carries its own, on the system clock, which the clock seam does not move)."""
+    clock = ManualClock()
+    reg = _registry(server, clock)
     async with http_server(reg, verifier=tokens, elicit=True) as url:
         http, client = _client(url, TOKENS["writer"][0])
         async with http, client:
             pid = (await client.call_tool(PREVIEW, NOTE)).structured_content["preview_id"]
             first = await _first_round(client, pid, "e-5")
-            await anyio.sleep(1.0)
-            with pytest.raises(MCPError, match="requestState"):
-                await client.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-5"},
-                                               input_responses=_yes(), request_state=first.request_state)
+            clock.advance(elicit_module.STATE_TTL_S)
+            refused = await client.session.call_tool(FOLLOWUP, {"preview_id": pid, "action_id": "e-5"},
+                                                     input_responses=_yes(), request_state=first.request_state)
+            assert error_of(refused)["code"] == "approval_required"
+            assert "expired" in error_of(refused)["message"]
     assert server.side_effects["addFollowup"] == 0
     reg.close()
 

@@ -1,6 +1,6 @@
 """`serve --http` against connections that never send a request: half-open connections and header
 trickles are closed after the header deadline, the connections waiting for headers are capped (the
-longest waiting is closed first), so a token holder is served even when an attacker holds more
+longest waiting is closed first; the bounds per client address are in test_runtime_http_flood.py), so a token holder is served even when an attacker holds more
 connections than the process has file descriptors, and stderr stays quiet."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -110,8 +111,9 @@ async def test_the_longest_waiting_connection_is_closed_beyond_the_cap(server: T
     async with http_server(make_registry(server), verifier=verifier, header_timeout_s=60, max_waiting=4) as url:
         host, port = _host_port(url)
         socks = []
-        for _ in range(10):  # one by one, in a thread: the server runs in this event loop
-            socks.append(await anyio.to_thread.run_sync(socket.create_connection, (host, port)))
+        for n in range(10):  # one by one, each from an address of its own (one address has a bound of its own)
+            socks.append(await anyio.to_thread.run_sync(partial(socket.create_connection, (host, port),
+                                                                source_address=(f"127.0.0.{n + 2}", 0))))
             await anyio.sleep(0.02)
         await anyio.sleep(0.3)
         closed = [await anyio.to_thread.run_sync(_closed_by_server, s, 0.3) for s in socks]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from toolgen.runtime import (
     ToolError,
 )
 from toolgen.runtime.approvals import approval_key
+from toolgen.runtime.clock import ManualClock
 
 FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
 DELETE, PREVIEW_DELETE = "record_ticket_delete", "preview_ticket_delete"
@@ -144,10 +144,10 @@ def test_an_approval_is_bound_to_its_record_tool_and_its_actor(issued: Registry,
     assert issued.receipts.get(f"{issued.api}/{DELETE}", "a-1") is None
 
 
-def test_an_expired_approval_is_refused(issued: Registry, server: TicketsServer) -> None:
+def test_an_expired_approval_is_refused(issued: Registry, server: TicketsServer, clock: ManualClock) -> None:
     pid = stored_preview(issued, NOTE)
-    approval_id = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id, ttl_s=0.3)
-    time.sleep(0.5)
+    approval_id = issued.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id, ttl_s=60)
+    clock.advance(61)
     refused = _record(issued, pid, Approval(pid, approval_id=approval_id))
     assert error_code(refused) == "approval_required" and refused.error is not None
     assert refused.error.details.get("reason") == "expired", refused.to_json()

@@ -33,12 +33,14 @@ from toolgen.runtime import (
     MemoryAuditSink,
     MemoryReceiptStore,
     ReceiptStore,
+    RedisReceiptStore,
     Registry,
     SqliteReceiptStore,
     StaticCredentials,
     receipts_from_url,
 )
 from toolgen.runtime.approvals import approval_scope
+from toolgen.runtime.clock import ManualClock
 from toolgen.runtime.receipts import spend_digest
 from toolgen.runtime.registry import DEADLINE_SLACK_MS
 
@@ -81,7 +83,8 @@ def test_an_approval_stays_spent_whatever_the_retention(server: TicketsServer, r
     approval_id = reg.issue_approval(FOLLOWUP, pid, approved_by="alice", actor=WRITER.id, ttl_s=3600)
     assert _record(reg, pid, approval_id, "p-1").ok
     assert error_code(_record(reg, pid, approval_id, "p-2")) == "approval_used"
-    time.sleep(1.2)  # Redis drops the completed receipt (completed_ttl=1)
+    if isinstance(retaining_store, RedisReceiptStore):
+        time.sleep(1.2)  # Redis itself drops the completed receipt (completed_ttl=1, on the server's clock)
     purge = getattr(retaining_store, "purge", None)
     if purge is not None:
         purge(0.0)  # every completed receipt goes
@@ -278,7 +281,8 @@ def test_a_stalled_connect_returns_within_the_deadline(stalled_listener: str, mo
 # -- nothing pending outlives its lease -----------------------------------------------------------
 
 
-def test_a_dead_owners_pending_receipt_turns_unknown(fault_server: FaultServer, any_receipt_store: ReceiptStore) -> None:
+def test_a_dead_owners_pending_receipt_turns_unknown(fault_server: FaultServer, any_receipt_store: ReceiptStore,
+                                                     clock: ManualClock) -> None:
     reg = _registry(fault_server.base_url, "tok", any_receipt_store, approvals="client")
     pid = stored_preview(reg, NOTE)
     scope = f"{reg.api}/{FOLLOWUP}"
@@ -288,7 +292,7 @@ def test_a_dead_owners_pending_receipt_turns_unknown(fault_server: FaultServer, 
     assert any_receipt_store.begin(scope, "dead-1", str(pid), WRITER.id, lease_ms=200) is None
     receipt = any_receipt_store.get(scope, "dead-1")
     assert receipt is not None and receipt.state == "pending"
-    time.sleep(0.3)
+    clock.advance(0.3)  # past the lease
     receipt = any_receipt_store.get(scope, "dead-1")
     assert receipt is not None and receipt.state == "unknown", receipt
     # a later call with the key answers from the unknown receipt (the API deduplicates: re-sent once)

@@ -90,3 +90,79 @@ def test_a_policy_that_binds_a_method_override_to_an_argument_sends_nothing(tmp_
         assert res.error is not None and res.error.code == "internal_error", res.to_json()
         assert srv.requests == []
         reg.close()
+
+
+PARAM_SPEC = """openapi: 3.0.3
+info: {title: orders, version: '1'}
+servers: [{url: 'https://api.example.com'}]
+paths:
+  /orders:
+    post:
+      operationId: createOrder
+      parameters:
+        - {name: _method, in: query, schema: {type: string}}
+        - {name: Idempotency-Key, in: header, schema: {type: string}}
+      requestBody:
+        required: true
+        content: {application/json: {schema: {type: object, properties: {item: {type: string}, _method: {type: string}}}}}
+      responses:
+        '201': {description: ok, content: {application/json: {schema: {type: object, properties: {id: {type: string}}}}}}
+  /forms:
+    post:
+      operationId: createForm
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object, required: [_method], properties: {item: {type: string}, _method: {type: string}}}
+      responses:
+        '201': {description: ok, content: {application/json: {schema: {type: object, properties: {id: {type: string}}}}}}
+"""
+
+PARAM_INTENTS = """tools:
+  create_order:
+    operation: createOrder
+    effect: write
+    permission: [o:write]
+    approval: required
+    idempotency: {key: action_id, send_as: "header:Idempotency-Key", honoured_by_api: true}
+    description: Create one order. Not for updates.
+  create_form:
+    operation: createForm
+    effect: write
+    permission: [o:write]
+    approval: required
+    idempotency: {key: action_id, send_as: none}
+    description: Create one form. Not for updates.
+"""
+
+
+def test_a_declared_method_parameter_or_member_is_never_an_argument(tmp_path: Path) -> None:
+    """A ``_method`` query parameter or body member (Laravel, Symfony and Rack run the method it
+    names on a POST; Laravel reads a JSON body's too): never the model's to set, so an approved POST
+    never runs as a DELETE. An optional one is not sent; a required one sends the operation's method."""
+    from toolgen.runtime import Approval, MemoryReceiptStore
+
+    spec = tmp_path / "openapi.yaml"
+    spec.write_text(PARAM_SPEC, encoding="utf-8")
+    built = build(tmp_path, spec, PARAM_INTENTS, name="orders", emit="mcp,policy")
+    for tool in ("preview_create_order", "preview_create_form"):
+        names = set(built.tool("mcp", tool)["inputSchema"].get("properties") or {})
+        assert not any("method" in n for n in names), f"{tool} takes {sorted(names)}"
+    writer = Actor.of("w", ["o:write"])
+    with RecordingServer() as srv:
+        srv.reply("POST", r"^/(orders|forms)", 201, {"id": "o-1"})
+        reg = Registry.from_dir(built.out, base_url=srv.base_url, receipts=MemoryReceiptStore())
+        for tool in ("create_order", "create_form"):
+            smuggled = reg.call("preview_" + tool, {"item": "tea", "_method": "DELETE"}, actor=writer)
+            assert smuggled.error is not None and smuggled.error.code == "invalid_arguments", smuggled.to_json()
+            shown = reg.call("preview_" + tool, {"item": "tea"}, actor=writer)
+            assert shown.ok and isinstance(shown.result, dict), shown.to_json()
+            pid = shown.result["preview_id"]
+            done = reg.call("record_" + tool, {"preview_id": pid, "action_id": "k-" + tool}, actor=writer,
+                            approval=Approval(pid))
+            assert done.ok, done.to_json()
+        order, form = srv.requests
+        assert order.json() == {"item": "tea"} and "_method" not in dict(order.query)
+        assert dict(form.form()) == {"item": "tea", "_method": "POST"}  # required: the operation's own method
+        reg.close()

@@ -167,7 +167,9 @@ def test_stripe_preview_shows_form_request_and_sends_nothing(stripe: Registry, r
     req = res.result["request"]
     assert req["method"] == "POST" and req["url"] == f"{recorder.base_url}/v1/refunds"
     assert req["body"] == {"charge": "ch_1", "amount": "500", "reason": "duplicate"}
-    assert req["headers"]["Authorization"] == "[redacted]" and "Idempotency-Key" not in req["headers"]
+    assert req["headers"]["Authorization"] == "[redacted]"
+    # the key is the record's: the preview shows its place, the record fills it in
+    assert req["headers"]["Idempotency-Key"] == "<idempotency_key of record_refund_charge>"
     assert recorder.requests == []
 
 

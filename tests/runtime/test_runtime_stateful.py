@@ -68,6 +68,7 @@ from toolgen.runtime import (
     StaticCredentials,
     receipts_from_url,
 )
+from toolgen.runtime.clock import ManualClock
 from toolgen.runtime.registry import DEADLINE_SLACK_MS
 
 TOKEN = "tkt-live-4f9a8b7c6d5e4f3a"
@@ -359,6 +360,7 @@ class LifetimeMachine(RuleBasedStateMachine):
         self.server.route("POST", FOLLOWUPS, status=201, body=_followup)
         self.server.route("GET", READ_PATH, body={"id": "T-102", "subject": "x", "status": "open"})
         self.server.route("GET", LIST_PATH, body=self._listing)
+        self.clock = ManualClock()  # leases run out when `wait` moves it
         self.store = self._store()
         policy, catalog = _package(True)
         self.registry = Registry(policy, catalog, base_url=self.server.base_url + "/v1",
@@ -376,12 +378,13 @@ class LifetimeMachine(RuleBasedStateMachine):
 
     def _store(self) -> ReceiptStore:
         if self.STORE == "memory":
-            return MemoryReceiptStore()
+            return MemoryReceiptStore(clock=self.clock)
         if self.STORE == "sqlite":
-            return SqliteReceiptStore(self.folder / "receipts.sqlite3")
+            return SqliteReceiptStore(self.folder / "receipts.sqlite3", clock=self.clock)
         assert self.redis_url is not None
         return receipts_from_url(
-            f"{self.redis_url}?prefix=lt-{uuid.uuid4().hex[:10]}:&completed_ttl={REDIS_COMPLETED_TTL_S}")
+            f"{self.redis_url}?prefix=lt-{uuid.uuid4().hex[:10]}:&completed_ttl={REDIS_COMPLETED_TTL_S}",
+            clock=self.clock)
 
     def _listing(self, req: Received, n: int) -> dict[str, Any]:
         query = dict(parse_qsl(req.raw_query))
@@ -496,7 +499,7 @@ class LifetimeMachine(RuleBasedStateMachine):
 
     @rule(ms=st.integers(50, 300))
     def wait(self, ms: int) -> None:
-        time.sleep(ms / 1000)
+        self.clock.advance(ms / 1000)  # what leases see; nothing sleeps
 
     # -- invariants ----------------------------------------------------------------------------------
 
@@ -507,7 +510,7 @@ class LifetimeMachine(RuleBasedStateMachine):
 
     @invariant()
     def nothing_pending_outlives_its_lease(self) -> None:
-        now = time.time()
+        now = self.clock.time()
         for key in sorted(self.keys):
             receipt = self.store.get(f"{self.registry.api}/{TOOL}", key)
             if receipt is not None and receipt.state == "pending":

@@ -50,6 +50,7 @@ from toolgen.runtime import (
     fingerprint,
     receipts_from_url,
 )
+from toolgen.runtime.clock import ManualClock
 
 FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
 NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility": "public"}
@@ -236,12 +237,14 @@ def any_store(any_receipt_store: ReceiptStore) -> ReceiptStore:
     return any_receipt_store
 
 
-def test_an_expired_preview_must_be_previewed_again(any_store: ReceiptStore, server: TicketsServer) -> None:
+def test_an_expired_preview_must_be_previewed_again(any_store: ReceiptStore, server: TicketsServer,
+                                                    clock: ManualClock) -> None:
     reg = _registry(server.base_url, any_store, ttl=1, secrets={"TICKETS_TOKEN": server.token})
+    assert reg.clock is clock  # the store's
     shown = reg.call(PREVIEW, NOTE, actor=WRITER)
     assert shown.ok and shown.result is not None and shown.result["expires_in_s"] == 1
     preview_id = shown.result["preview_id"]
-    time.sleep(1.2)
+    clock.advance(1.2)
     res = reg.call(FOLLOWUP, {"preview_id": preview_id, "action_id": "late"}, actor=WRITER, approval=preview_id)
     assert error_code(res) == "preview_expired", res.to_json()
     assert res.error is not None and res.error.details["pointer"] == "/preview_id"
@@ -285,13 +288,17 @@ def test_the_wire_request_is_the_previewed_canonical_request(api: str, preview_t
     sent = recorder.last
     row = reg.row_json(record)
     idem = row["idempotency"]
+    key_header: set[str] = set()
     if idem["in"] == "header":  # the key goes on the wire beside the canonical request, not inside it
         assert sent.header(idem["name"]) == "wire-1"
+        # the preview shows where it goes, with a placeholder the record fills in
+        assert shown.result["request"]["headers"][idem["name"]] == f"<{key} of {record}>"
+        key_header = {idem["name"].lower()}
     # the canonical request, recomputed from the bytes the server received
     previewed = {k.lower() for k in shown.result["request"]["headers"]}
     secret_names = {str(a.get("name") or "Authorization").lower() for a in row["auth"]}
     headers = sorted([k.lower(), v] for k, v in sent.headers.items()
-                     if k.lower() in previewed and k.lower() not in secret_names | {"content-type"})
+                     if k.lower() in previewed and k.lower() not in secret_names | {"content-type"} | key_header)
     ctype = sent.header("Content-Type")
     canonical = {
         "method": sent.method,

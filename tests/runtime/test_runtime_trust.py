@@ -62,6 +62,7 @@ from toolgen.runtime import (
     ToolError,
     receipts_from_url,
 )
+from toolgen.runtime.clock import ManualClock
 from toolgen.runtime.contract import CannotSynthesise, synthesise, valid_args
 from toolgen.runtime.request import build_request
 
@@ -774,11 +775,10 @@ def test_pending_receipt_window_is_the_owners_not_the_callers(tmp_path: Path) ->
     with FaultServer(honours_keys=False) as srv:
         tickets_routes(srv)
         srv.script("POST", FOLLOWUPS, Fault.hang(3.0, write=False))
-        path = tmp_path / "receipts.sqlite3"
-        owner = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path))
-        other = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path))
-        key = "window-1"
-        args = dict(FOLLOWUP_ARGS, action_id=key)
+        path, clock = tmp_path / "receipts.sqlite3", ManualClock()
+        owner = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock))
+        other = make_registry("tickets", srv.base_url, honoured=True, receipts=SqliteReceiptStore(path, clock=clock))
+        key, args = "window-1", dict(FOLLOWUP_ARGS, action_id="window-1")
         approval = approve(owner, FOLLOWUP, args)
         done: list[CallResult] = []
         worker = threading.Thread(target=lambda: done.append(call_record(owner, FOLLOWUP, args, actor=actor_for(
@@ -788,7 +788,7 @@ def test_pending_receipt_window_is_the_owners_not_the_callers(tmp_path: Path) ->
         while not srv.requests_for(key=key) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert srv.requests_for(key=key), "the owner's request never arrived"
-        time.sleep(0.4)  # older than the second caller's own deadline (timeout_ms=50), far inside the owner's
+        clock.advance(0.4)  # older than the second caller's own deadline (timeout_ms=50), far inside the owner's
         second = call(other, FOLLOWUP, args, approval=approval, timeout_ms=50)
         sent = len(srv.requests_for(key=key))
         worker.join(15)

@@ -72,7 +72,7 @@ def _row(tickets: Tickets, name: str, *, mode: str, effect: str, permission: lis
         "tool": name, "intent": intent, "mode": mode, "effect": effect, "permission": permission,
         "approval": approval, "operation": None, "request": copy.deepcopy(NO_REQUEST), "auth": [],
         "idempotency": idempotency, "pair": pair, "record": record, "pagination": None, "success_status": [],
-        "output": {"accept": None, "body": "json", "fields": [], "max_bytes": 16000, "redact": [],
+        "output": {"accept": None, "body": "json", "fields": [], "max_bytes": 16000, "redact": [], "redirect": None,
                    "schema_mode": "warn", "shape": "object"},
         "timeout_ms": 5000, "retry": {"backoff_ms": 200, "deadline_ms": 15000, "max_attempts": 1, "on": []},
         "composite": plan,

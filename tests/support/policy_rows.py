@@ -23,7 +23,7 @@ _ROW: dict[str, Any] = {
     "record": None, "narrowed": [], "toolset": None, "loading": "eager", "keywords": [], "composite": None,
 }
 _OUTPUT: dict[str, Any] = {"fields": [], "max_bytes": 16000, "redact": [], "schema_mode": "warn", "shape": "object",
-                           "body": "json", "accept": None}
+                           "body": "json", "accept": None, "redirect": None}
 _REQUEST: dict[str, Any] = {"encoding": "none", "content_type": None, "bindings": [], "fixed": [],
                             "max_body_bytes": None}
 _BINDING: dict[str, Any] = {"required": False, "null": "omit", "style": None, "explode": None, "content_type": None,

@@ -38,7 +38,7 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
                  no_project: bool) -> None:
     """Write a draft intent map for SPEC, to edit before building, and add it to toolgen.yaml."""
     name = api_name or api_name_from(spec.stem.split(".")[0] if "." in spec.stem else spec.stem)
-    if not re.match(r"^[a-z_][a-z0-9_]*$", name):
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
         raise DiagnosticError([Diagnostic("init-name-invalid", "error", f"API name {name!r} is not valid",
                                           None, "use lower-case letters, digits and '_', e.g. --name my_api")])
     target = out or Path("intent_maps") / f"{name}.yaml"

@@ -8,7 +8,6 @@ not listed. Path items that are `$ref`s are followed.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +16,6 @@ from ..pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointe
 from .load import SpecDocument
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
 
 
 @dataclass(frozen=True)
@@ -143,7 +141,8 @@ def suggest_operations(operations: list[Operation], ref: str, n: int = 3) -> lis
 
 
 # ---------------------------------------------------------------------------------------------
-# what an operation declares: security requirements, OAuth scopes, an idempotency-key header
+# what an operation declares: security requirements, OAuth scopes (its idempotency key:
+# `toolgen.compile.lower.idempotency`)
 
 
 def _requirements(value: Any) -> list[dict[str, Any]]:
@@ -181,11 +180,3 @@ def used_scopes(doc: SpecDocument, operations: list[Operation]) -> set[str]:
 def operation_requirements(doc: SpecDocument, op: Operation) -> list[dict[str, Any]]:
     """The security requirements in force for `op` (its own, else the document's)."""
     return _requirements(op.node.get("security", doc.data.get("security")))
-
-
-def idempotency_header(parameters: Iterable[dict[str, Any]]) -> str | None:
-    """The name of an `Idempotency-Key` (or `X-Idempotency-Key`) header parameter, if declared."""
-    for p in parameters:
-        if p.get("in") == "header" and str(p.get("name", "")).lower().replace("_", "-") in IDEMPOTENCY_HEADERS:
-            return str(p["name"])
-    return None

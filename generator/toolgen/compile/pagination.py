@@ -1,37 +1,89 @@
-"""Stage `lower`, pagination detection: how a list operation pages, from common parameter and
-response-field names.
+"""Stage `lower`, pagination detection: how a list operation pages, from its parameters and its
+answer together.
 
 Input: the operation's query parameter names (and their JSON types), the canonical schema of its
 success response and whether that response declares a `Link` header. Output: a
-`DetectedPagination` (style, item array, cursor and limit parameters, next cursor, has-more flag)
-or None.
+`DetectedPagination` (style, item array, cursor and limit parameters, next cursor or next URL,
+has-more flag, and a `doubt` when a human should check it) or None.
+
+The styles recognised, in this order (the first that both sides bear out wins):
+
+- **cursor**: a token in the answer (``cursor``, ``next_cursor``, ``nextPageToken``,
+  ``response_metadata.next_cursor``, ``pagination.next``, ``paging.cursors.after``, ... at any depth
+  up to 3) and the query parameter that takes it back (the same name without ``next``:
+  ``nextPageToken`` -> ``pageToken``, ``next_marker`` -> ``marker``; else a usual cursor name;
+  else a time-window bound, ``until``/``before`` for a numeric token, as Vercel's ``limit``/``until``
+  with ``pagination.next``); or ``starting_after`` with ``has_more`` (the last item's ``id``);
+- **link**: a declared ``Link`` response header (RFC 8288), or a next-page URL in the answer
+  (``next_url``, ``links.next``, ``_links.next.href``, ``@odata.nextLink``, a ``next`` of
+  ``format: uri``);
+- **page**: a ``page``-like integer parameter; **offset**: an ``offset``-like one (``skip``,
+  ``start``), with a page-size parameter (without one the draft carries a doubt).
 
 Used by `include` groups (so a whole spec gets paginated list tools) and by `toolgen init` (which
-writes the detected pagination into a draft intent map for a human to confirm). Detection is
-conservative: it returns None unless both the request side (a cursor/offset/page parameter, or a
-`Link` response header) and the response side (an item array) are found.
+writes the detected pagination into a draft intent map for a human to confirm, with a
+``# decide [pagination-undecided]`` mark when `doubt` is set). `paging_signals` lists what an
+operation carries that looks like paging, for lint's ``pagination-missing`` message.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from .schema import object_view
+
 CURSOR_PARAMS = ("cursor", "starting_after", "page_token", "pageToken", "PageToken", "next_token", "nextToken",
-                 "start_cursor", "after", "continuation_token", "continuationToken", "marker", "page_cursor")
-OFFSET_PARAMS = ("offset", "skip", "start", "Offset")
-PAGE_PARAMS = ("page", "Page", "page_number", "pageNumber")
-LIMIT_PARAMS = ("limit", "per_page", "page_size", "pageSize", "PageSize", "max_results", "maxResults", "count",
-                "size", "Limit", "perPage")
-ITEM_FIELDS = ("data", "items", "results", "entries", "records", "values", "list", "elements", "objects")
-NEXT_FIELDS = ("next_cursor", "nextCursor", "next_page_token", "nextPageToken", "next_token", "nextToken",
-               "cursor", "next", "response_metadata.next_cursor", "meta.next_cursor", "paging.next_cursor",
-               "next_page", "continuation_token")
-HAS_MORE_FIELDS = ("has_more", "hasMore", "has_next", "more")
+                 "NextToken", "start_cursor", "startCursor", "after", "continuation_token", "continuationToken",
+                 "continuation", "marker", "Marker", "page_cursor", "pageCursor", "next_page_token", "nextPageToken",
+                 "token", "from_cursor", "cursor_id", "scroll_id", "next", "nextCursor", "next_cursor",
+                 "startingAfter", "ExclusiveStartKey", "exclusive_start_key", "last_key", "lastKey")
+OFFSET_PARAMS = ("offset", "skip", "start", "Offset", "Skip", "Start", "$skip", "startIndex", "start_index", "from")
+PAGE_PARAMS = ("page", "Page", "page_number", "pageNumber", "PageNumber", "page_num", "pageNum", "pageNo", "page_no",
+               "p", "pg")
+LIMIT_PARAMS = ("limit", "per_page", "page_size", "pageSize", "PageSize", "max_results", "maxResults", "MaxResults",
+                "count", "size", "Limit", "perPage", "Count", "Size", "$top", "top", "pagesize", "max", "maxItems",
+                "max_items", "MaxItems", "rows", "num", "results_per_page", "resultsPerPage", "take", "page_limit", "pageLimit", "limitPerPage", "items_per_page", "itemsPerPage", "first")
+#: time-window bounds: a numeric next token goes back as the bound the listing walks towards
+WINDOW_PARAMS = ("until", "before", "since", "after", "ending_before", "endingBefore", "before_id", "max_id",
+                 "older_than", "to", "from", "start_time", "end_time", "startTime", "endTime")
+#: the bounds a newest-first listing walks towards: a numeric next value goes back as one of them
+DESCENDING_WINDOW = ("until", "before", "max_id", "ending_before")
+ITEM_FIELDS = ("data", "items", "results", "entries", "records", "values", "list", "elements", "objects", "value",
+               "content", "rows", "hits", "nodes", "edges", "resources", "Items")
+#: the members that wrap a list one level down (``data.items``, HAL's ``_embedded.orders``); a
+#: list inside any other member (Stripe's ``refunds.data`` of one charge) is not the answer's list
+WRAPPERS = frozenset({"data", "result", "results", "response", "_embedded", "embedded", "page", "payload",
+                      "content", "body", "list", "items", "value", "Data", "Result", "Response"})
+#: arrays of an answer that are never its items
+NOT_ITEMS = frozenset({"errors", "warnings", "messages", "notices", "links", "_links", "errors_list", "error",
+                       "includes", "included", "facets", "aggregations", "sort", "sorts", "fields", "columns",
+                       "debug", "meta"})
+#: the names of an answer's next token (the leaf of a dotted path), in preference order
+NEXT_FIELDS = ("next_cursor", "nextCursor", "next_page_token", "nextPageToken", "NextPageToken", "next_token",
+               "nextToken", "NextToken", "cursor", "next", "next_page", "nextPage", "continuation_token",
+               "continuationToken", "continuation", "next_marker", "nextMarker", "NextMarker", "end_cursor",
+               "endCursor", "after", "next_offset", "nextOffset", "next_page_cursor", "nextPageCursor",
+               "next_start", "nextStart", "scroll_id", "LastEvaluatedKey", "last_key", "lastKey", "marker", "Marker")
+#: the names of a next-page URL in an answer
+NEXT_URL_FIELDS = ("next_url", "nextUrl", "next_page_url", "nextPageUrl", "nextLink", "next_link", "nextlink",
+                   "@odata.nextLink", "odata.nextLink", "next_href", "nextHref", "NextLink", "nextPageLink",
+                   "next_page_link")
+HAS_MORE_FIELDS = ("has_more", "hasMore", "has_next", "hasNext", "more", "has_next_page", "hasNextPage",
+                   "HasMore", "more_results", "moreResults", "has_more_items")
+#: containers of next links: ``links.next``, ``_links.next.href``
+_LINK_CONTAINERS = frozenset({"links", "_links", "link", "pagination", "paging", "meta", "page", "navigation"})
+#: how deep an answer is searched for its paging fields (``paging.cursors.after`` is 3)
+MAX_DEPTH = 3
 
 
 @dataclass(frozen=True)
 class DetectedPagination:
+    """What detection found: the intent map's `pagination` members (``style``, ``items``, ``cursor``,
+    ``limit``, ``next``, ``has_more``, ``cursor_from_item``) and `doubt`, why a human should check
+    it (None when both sides agree on a usual convention)."""
+
     style: str
     items: str
     cursor: str | None
@@ -39,43 +91,197 @@ class DetectedPagination:
     next: str | None = None
     has_more: str | None = None
     cursor_from_item: str | None = None
+    doubt: str | None = None
+
+
+def _props(schema: Any, root: Any) -> dict[str, Any] | None:
+    """The properties of an object schema (a root ``$defs`` reference and a nullable object looked
+    through), or None."""
+    node = schema
+    for _ in range(8):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not (isinstance(ref, str) and ref.startswith("#/$defs/") and isinstance(root, dict)):
+            break
+        node = (root.get("$defs") or {}).get(ref[len("#/$defs/"):])
+    if not isinstance(node, dict):
+        return None
+    view = object_view({**node, "$defs": root.get("$defs")} if isinstance(root, dict) and "$defs" in root
+                       and "$defs" not in node else node)
+    return view[0] if view else None
 
 
 def _field(schema: Any, dotted: str) -> Any:
     node = schema
     for part in dotted.split("."):
-        if not isinstance(node, dict):
-            return None
-        props = node.get("properties")
-        if not isinstance(props, dict) or part not in props:
+        props = _props(node, schema)
+        if props is None or part not in props:
             return None
         node = props[part]
     return node
 
 
-def _is_array(schema: Any) -> bool:
+def _types(schema: Any) -> set[str]:
     if not isinstance(schema, dict):
-        return False
+        return set()
     t = schema.get("type")
-    return t == "array" or (isinstance(t, list) and "array" in t)
+    if isinstance(t, str):
+        return {t}
+    if isinstance(t, list):
+        return {str(x) for x in t}
+    out: set[str] = set()
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        for branch in branches if isinstance(branches, list) else []:
+            out |= _types(branch)
+    return out
+
+
+def _is_array(schema: Any) -> bool:
+    return "array" in _types(schema)
 
 
 def find_items_field(response_schema: Any) -> str | None:
-    """Dotted path of the item array: ``""`` for an array body, a well-known name, or the single
-    array property of the response object."""
+    """Dotted path of the item array: ``""`` for an array body, a well-known name, the single array
+    property of the response object that is not an error or link list (Square answers ``errors``
+    beside ``payments``), or the same one level down in a wrapper member (``data.items``,
+    ``_embedded.orders``; `WRAPPERS`)."""
     if _is_array(response_schema):
         return ""
-    if not isinstance(response_schema, dict):
-        return None
-    props = response_schema.get("properties")
-    if not isinstance(props, dict):
+    top = _direct_items(response_schema, response_schema)
+    if top is not None:
+        return top
+    props = _props(response_schema, response_schema) or {}
+    nested = [f"{name}.{inner}" for name, value in props.items() if name in WRAPPERS
+              for inner in [_direct_items(value, response_schema)] if inner is not None]
+    return nested[0] if len(nested) == 1 else None
+
+
+def _direct_items(schema: Any, root: Any) -> str | None:
+    props = _props(schema, root)
+    if not props:
         return None
     for name in ITEM_FIELDS:
         if _is_array(props.get(name)):
             return name
-    arrays = [str(k) for k, v in props.items() if _is_array(v)]
-    if len(arrays) == 1:
-        return arrays[0]
+    arrays = [str(k) for k, v in props.items() if _is_array(v) and str(k) not in NOT_ITEMS]
+    return arrays[0] if len(arrays) == 1 else None
+
+
+def _leaves(schema: Any, skip: str, depth: int = MAX_DEPTH) -> list[tuple[str, Any]]:
+    """(dotted path, schema) of every property of the answer down to `depth`, breadth first, not
+    entering the item array `skip`."""
+    out: list[tuple[str, Any]] = []
+    level: list[tuple[str, Any]] = [("", schema)]
+    for _ in range(depth):
+        following: list[tuple[str, Any]] = []
+        for prefix, node in level:
+            for name, sub in (_props(node, schema) or {}).items():
+                path = f"{prefix}.{name}" if prefix else str(name)
+                if path == skip or ("." in str(name) and prefix):  # only a top-level name may hold a
+                    continue  # dot (``@odata.nextLink``): a deeper one has no dotted path
+                out.append((path, sub))
+                following.append((path, sub))
+        level = following
+    return out
+
+
+def _scalar(schema: Any) -> bool:
+    types = _types(schema) - {"null"}
+    return bool(types) and types <= {"string", "integer", "number"}
+
+
+def _is_url(path: str, schema: Any) -> bool:
+    parts = path.split(".")
+    leaf = parts[-1]
+    if "string" not in _types(schema):
+        return False
+    fmt = schema.get("format") if isinstance(schema, dict) else None
+    if leaf in NEXT_URL_FIELDS or path in NEXT_URL_FIELDS or fmt in ("uri", "url", "uri-reference", "iri"):
+        return leaf.lower().startswith("next") or leaf in NEXT_URL_FIELDS or (
+            leaf == "href" and len(parts) > 1 and parts[-2] == "next")
+    if leaf == "href" and len(parts) > 2 and parts[-2] == "next" and parts[-3] in _LINK_CONTAINERS:
+        return True
+    return leaf == "next" and len(parts) > 1 and parts[-2] in ("links", "_links", "link")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _takes_back(leaf: str, names: list[str]) -> str | None:
+    """The query parameter that takes the answer's token `leaf` back: the same name, or the name
+    without ``next`` (``nextPageToken`` -> ``pageToken``, ``next_marker`` -> ``marker``)."""
+    wanted = {_norm(leaf)}
+    bare = _norm(leaf).removeprefix("next")
+    if bare:
+        wanted |= {bare, bare.removeprefix("page") or bare}
+    wanted.discard("")
+    return next((n for n in names if _norm(n) in wanted), None)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """The paging fields of an answer: next tokens, next URLs and has-more flags (dotted paths)."""
+
+    tokens: list[tuple[str, Any]]
+    urls: list[str]
+    has_more: str | None
+
+    @classmethod
+    def of(cls, schema: Any, items: str) -> _Answer:
+        leaves = _leaves(schema, items)
+        urls = [p for p, s in leaves if _is_url(p, s)]
+        rank = {n: i for i, n in enumerate(NEXT_FIELDS)}
+
+        def order(path: str) -> int | None:
+            """A next token's rank: a usual name, or any member of a ``next...`` object (Asana's
+            ``next_page.offset``); None for what is not one."""
+            parts = path.split(".")
+            if parts[-1] == "after" and "cursor" not in path:
+                return None
+            if parts[-1] in rank:
+                return rank[parts[-1]]
+            return len(rank) if len(parts) > 1 and parts[-2].lower().startswith("next") else None
+
+        tokens = sorted(((p, s) for p, s in leaves if order(p) is not None and _scalar(s) and p not in urls),
+                        key=lambda ps: (order(ps[0]) or 0, ps[0].count(".")))
+        has_more = next((p for name in HAS_MORE_FIELDS for p, s in leaves
+                         if p.split(".")[-1] == name and "boolean" in _types(s)), None)
+        return cls(tokens, urls, has_more)
+
+
+def _query_names(query_params: list[str], types: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(names, numeric names): a ``page`` or ``offset`` that takes a string is a cursor token (Asana's
+    ``offset``), never a number."""
+    numeric = [n for n in query_params if types.get(n) in (None, "integer", "number")]
+    return list(query_params), numeric
+
+
+def _cursor_style(items: str, names: list[str], answer: _Answer, limit: str | None,
+                  types: dict[str, str]) -> DetectedPagination | None:
+    """A token in the answer and the parameter that takes it back: by name, else (a text token) a
+    usual cursor parameter or a ``page``/``offset`` that takes text, else (a numeric ``next``) a
+    time-window bound."""
+    takers = [p for p in CURSOR_PARAMS if p in names] + [
+        p for p in names if p in OFFSET_PARAMS + PAGE_PARAMS and types.get(p) == "string"]
+    for path, schema in answer.tokens:
+        leaf = path.split(".")[-1]
+        param = _takes_back(leaf, names)
+        textual = "string" in _types(schema)
+        if param is None and textual and takers:
+            param = takers[0]
+        if param is None and not textual and leaf in ("next", "nextPage", "next_page"):
+            towards: str | None = next((p for p in DESCENDING_WINDOW if p in names), None)
+            if towards is not None:  # a numeric next bound: the time window walks towards it (Vercel)
+                return DetectedPagination("cursor", items, towards, limit, next=path, has_more=answer.has_more)
+            window: str | None = next((p for p in WINDOW_PARAMS if p in names), None)
+            if window is not None:
+                return DetectedPagination(
+                    "cursor", items, window, limit, next=path, has_more=answer.has_more,
+                    doubt=f"the answer's `{path}` is drafted as the next value of the time-window parameter "
+                          f"`{window}`; check that the API walks towards it (newest first or oldest first)")
+        if param is not None:
+            return DetectedPagination("cursor", items, param, limit, next=path, has_more=answer.has_more)
     return None
 
 
@@ -83,40 +289,58 @@ def detect(query_params: list[str], response_schema: Any, link_header: bool,
            param_types: dict[str, str] | None = None) -> DetectedPagination | None:
     """Pagination of an operation from its query-parameter names (and, when known, their JSON types:
     an `offset` or `page` parameter that takes a string is a cursor token, as in Asana), its
-    (canonical) 2xx response schema and whether the response declares a `Link` header (RFC 8288)."""
+    (canonical) 2xx response schema and whether the response declares a `Link` header (RFC 8288).
+    None when the answer has no item array or nothing on either side says how to reach a next page."""
     items = find_items_field(response_schema)
     if items is None:
         return None
     types = param_types or {}
-    names = set(query_params)
-    for name in list(names):
-        if name in OFFSET_PARAMS + PAGE_PARAMS and types.get(name) == "string":
-            names.discard(name)
-            if name in OFFSET_PARAMS:
-                names.add(f"\0token:{name}")  # an opaque offset token: a cursor under another name
-    token = next((n[len("\0token:"):] for n in names if n.startswith("\0token:")), None)
-    if token is not None:
-        next_field = next((f for f in NEXT_FIELDS + ("next_page.offset",) if _field(response_schema, f) is not None),
-                          None)
-        if next_field is not None:
-            limit = next((p for p in LIMIT_PARAMS if p in names), None)
-            return DetectedPagination("cursor", items, token, limit, next=next_field)
-    limit = next((p for p in LIMIT_PARAMS if p in names), None)
-    cursor = next((p for p in CURSOR_PARAMS if p in names), None)
-    if cursor is not None:
-        next_field = next((f for f in NEXT_FIELDS if _field(response_schema, f) is not None), None)
-        has_more = next((f for f in HAS_MORE_FIELDS if _field(response_schema, f) is not None), None)
-        if next_field is not None:
-            return DetectedPagination("cursor", items, cursor, limit, next=next_field)
-        if cursor == "starting_after" and has_more is not None:
-            return DetectedPagination("cursor", items, cursor, limit, has_more=has_more, cursor_from_item="id")
-        return None
+    names, numeric = _query_names(query_params, types)
+    limit = next((p for p in LIMIT_PARAMS if p in names and p in numeric), None)
+    answer = _Answer.of(response_schema, items)
+    found = _cursor_style(items, names, answer, limit, types)
+    if found is not None:
+        return found
+    if "starting_after" in names and answer.has_more is not None:
+        return DetectedPagination("cursor", items, "starting_after", limit, has_more=answer.has_more,
+                                  cursor_from_item="id")
     if link_header:
         return DetectedPagination("link", items, None, limit)
-    page = next((p for p in PAGE_PARAMS if p in names), None)
+    if answer.urls:
+        return DetectedPagination("link", items, None, limit, next=answer.urls[0])
+    bare = next((p for p, sch in answer.tokens if p.split(".")[-1] in ("next", "next_page", "nextPage")
+                 and "string" in _types(sch)), None)
+    if bare is not None:  # a text `next` that no parameter takes: a next-page URL without `format: uri`
+        return DetectedPagination("link", items, None, limit, next=bare, doubt=(
+            f"the answer's `{bare}` is text that no query parameter takes back, so it is drafted as the next "
+            "page's URL; check that the API answers a URL there (the runtime follows it only on the API's origin)"))
+    page = next((p for p in PAGE_PARAMS if p in numeric), None)
     if page is not None:
-        return DetectedPagination("page", items, page, limit)
-    offset = next((p for p in OFFSET_PARAMS if p in names), None)
-    if offset is not None and limit is not None:
-        return DetectedPagination("offset", items, offset, limit)
+        return DetectedPagination("page", items, page, limit, has_more=answer.has_more, doubt=None if limit or answer.has_more else (
+            f"`{page}` pages, but the operation takes no page-size parameter: the runtime asks for no size, so a "
+            "page shorter than the tool's page size ends the listing; check the API's page size"))
+    offset = next((p for p in OFFSET_PARAMS if p in numeric), None)
+    if offset is not None:
+        return DetectedPagination("offset", items, offset, limit, has_more=answer.has_more, doubt=None if limit or answer.has_more else (
+            f"`{offset}` pages by offset, but the operation takes no page-size parameter: the runtime asks for no "
+            "size, so a page shorter than the tool's page size ends the listing; check the API's page size"))
     return None
+
+
+def paging_signals(query_params: list[str], response_schema: Any, link_header: bool) -> list[str]:
+    """What an operation carries that looks like paging, as phrases for a message: the query
+    parameters of the usual paging, page-size and time-window names it takes (``takes limit, since,
+    until``), the next tokens, next URLs and has-more flags of its answer (``answers
+    pagination.next``), and a declared ``Link`` header. Empty when it carries none."""
+    known = set(CURSOR_PARAMS) | set(OFFSET_PARAMS) | set(PAGE_PARAMS) | set(LIMIT_PARAMS) | set(WINDOW_PARAMS)
+    taken = [n for n in query_params if n in known]
+    out = [f"takes {', '.join(taken)}"] if taken else []
+    items = find_items_field(response_schema)
+    if items is not None:
+        answer = _Answer.of(response_schema, items)
+        fields = [p for p, _ in answer.tokens] + answer.urls + ([answer.has_more] if answer.has_more else [])
+        if fields:
+            out.append(f"answers {', '.join(dict.fromkeys(fields))}")
+    if link_header:
+        out.append("declares a Link header")
+    return out

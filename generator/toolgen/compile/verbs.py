@@ -9,8 +9,12 @@ parameter (``GET /#Action=DeleteDBInstance``, ``?Action=TerminateInstances``), R
 the verb in the last path segment (``GET /droplets/{id}/reboot``). So the method is only the prior:
 
 - the sources, most authoritative first, are the `Action` (a ``#Action=X`` / ``?Action=X`` path
-  fragment, or a single-valued ``Action`` query parameter), the operationId, the last literal path
-  segment, and the summary (else the description's first sentence);
+  fragment, or a single-valued ``Action`` query parameter), the `x-` hints that say an effect
+  (`VALUE_HINTS`: ``x-kubernetes-action``, ``x-ms-docs-operation-type``, ``x-openai-isConsequential``,
+  ``x-linode-grant``) or name the operation (`NAME_HINTS`), the operationId, the last literal path
+  segment (a sub-resource such as ``/exec``, ``/invalidate``, ``/resend...``: `SUBRESOURCE_VERBS`),
+  the summary (else the description's first sentence) and, beside a summary, for GET/HEAD/OPTIONS,
+  the description's first sentence read strictly (`description_verb`);
 - a source's verb is the first word (an operationId's leading ``GET_``/``POST_`` method prefix
   dropped), else the first word of its last segment (``VirtualMachines_Delete``,
   ``compute.instances.delete``), else its last word; a summary's is the first verb among its first
@@ -22,7 +26,8 @@ the verb in the last path segment (``GET /droplets/{id}/reboot``). So the method
 
 `guess_effect` drafts: DELETE is destructive; PUT/PATCH a write (destructive when a name says so);
 GET/HEAD/OPTIONS a read unless some source names a change, then the strongest change named, doubtful
-unless the most authoritative source with a verb says it; POST a write, a read only when its
+(the draft's ``# decide`` mark) when the most authoritative source with a verb says less, any
+source says it only reads, or only the description names the change; POST a write, a read only when its
 operationId and its summary both name a read verb of `POST_READ_VERBS` (search, query, list, ...),
 no source names a change and the operationId does not lead with a change verb, even one that is also
 a noun (``PutResolverQueryLogConfigPolicy``) (doubtful: a human confirms); destructive when a source names a destruction
@@ -61,6 +66,22 @@ WRITE_VERBS = frozenset({
     "dequeue", "batch", "bulk", "swap", "scale", "resize", "reindex", "rebuild", "build", "compile", "migrate",
     "failover", "switchover", "retry", "rerun", "abort", "halt", "kick", "ban", "unban", "verify", "claim", "redeem", "finalize", "exchange", "tokenize", "login", "logout", "signin", "signout", "signup",
     "upgrade", "downgrade", "increase", "decrease", "adjust", "allow", "deny", "authorise", "authenticate",
+    "exec", "invalidate", "resend", "reissue", "regenerate", "redeliver", "replay", "retrigger", "reprocess",
+    "resync", "renew", "expire", "shutdown", "poweroff", "poweron", "wake", "wakeup", "dispatch", "acknowledge",
+    "dismiss", "snooze", "remind", "clone", "duplicate", "fork", "launch", "spawn", "reload", "repair", "recover",
+    "reinstall", "impersonate", "nudge", "broadcast", "hibernate", "portforward", "reactivate", "reopen", "unsnooze",
+    "rekey", "reauthorize", "reconnect", "disconnect", "reassign", "rollout",
+})
+#: the verbs of well-known side-effecting sub-resources: ``GET /pods/{name}/exec``,
+#: ``GET /access-tokens/{id}/invalidate``: whatever the operationId says, the path's verb acts
+SUBRESOURCE_VERBS = frozenset({
+    "exec", "attach", "portforward", "invalidate", "resend", "revoke", "trigger", "retrigger", "redeliver",
+    "reissue", "regenerate", "rotate", "renew", "expire", "reset", "restart", "reboot", "shutdown",
+    "poweroff", "poweron", "wake", "cancel", "abort", "kill", "terminate", "approve", "reject", "confirm",
+    "verify", "activate", "deactivate", "enable", "disable", "suspend", "resume", "unsubscribe", "execute",
+    "invoke", "rerun", "retry", "send", "publish", "unpublish", "resync", "refresh", "flush",
+    "purge", "clear", "acknowledge", "dismiss", "snooze", "impersonate", "rollback", "undo", "unlock", "unarchive",
+    "logout", "signout",
 })
 READ_VERBS = frozenset({
     "get", "list", "describe", "search", "query", "head", "count", "fetch", "find", "lookup", "read", "retrieve",
@@ -203,6 +224,27 @@ def sentence_verb(text: str, within: int = 3) -> tuple[str, Effect] | None:
     return None
 
 
+_LEAD = re.compile(r"^\s*([A-Za-z]+)\s+([A-Za-z]+)")
+#: first words of a description that are no act of the call: what it lets someone do ("Enables an app
+#: to find ..."), or a preposition ("Unlike the other calls, ...")
+_NOT_ACTS = frozenset({"enable", "allow", "let", "help", "permit", "unlike"})
+
+
+def description_verb(text: str) -> tuple[str, Effect] | None:
+    """The act a description's first sentence says the call performs, read strictly (a description
+    says more than what the call does): its first word, a change verb (``Sends``, ``Runs``,
+    ``Invalidate``) followed by a determiner (``Runs the load test``; not ``Generate Default Config``,
+    ``Write-only property``, ``Start and end dates``), and not a word that says what someone may do
+    (`_NOT_ACTS`). Reads and markup count for nothing."""
+    lead = _LEAD.match(_TAG.sub(" ", text))
+    if lead is None or lead.group(2).lower() not in _DETERMINERS:
+        return None
+    found = verb_effect(lead.group(1), inflected_nouns=True)
+    if found is None or found[1] == "read" or found[0] in _NOT_ACTS:
+        return None
+    return found
+
+
 def action_of(op: Operation) -> str | None:
     """The AWS-Query-style action: a ``#Action=X`` or ``?Action=X`` in the path, else the single enum
     value (or default) of an ``Action`` query parameter."""
@@ -238,9 +280,43 @@ def _last_literal_segment(path: str) -> str:
     return parts[-1] if parts else ""
 
 
+#: `x-` extensions that name the operation (an SDK method, a CLI action, an AWS operation): read as
+#: an operationId is
+NAME_HINTS = ("x-aws-operation-name", "x-operationName", "x-methodName", "x-ds-method")
+#: `x-` extensions whose value says the effect: Kubernetes' verb (``connect`` opens a stream into a
+#: pod: exec, attach, port-forward, proxy), Microsoft Graph's OData kind (an action changes, a
+#: function does not), OpenAI's plugin flag, Linode's grant
+VALUE_HINTS: dict[str, dict[str, Effect]] = {
+    "x-kubernetes-action": {"get": "read", "list": "read", "watch": "read", "watchlist": "read", "create": "write",
+                            "put": "write", "patch": "write", "update": "write", "connect": "write",
+                            "delete": "destructive", "deletecollection": "destructive"},
+    "x-ms-docs-operation-type": {"function": "read", "action": "write"},
+    "x-openai-isconsequential": {"false": "read", "true": "write"},
+    "x-linode-grant": {"read_only": "read", "read_write": "write"},
+}
+
+
+def hint_evidence(node: dict[str, Any]) -> list[Evidence]:
+    """The `x-` hints of an operation object that say its effect (`VALUE_HINTS`, `NAME_HINTS`)."""
+    out: list[Evidence] = []
+    for key, value in node.items():
+        if not (isinstance(key, str) and key.startswith("x-")) or isinstance(value, (dict, list)) or value is None:
+            continue
+        text = str(value).lower() if not isinstance(value, bool) else ("true" if value else "false")
+        table = VALUE_HINTS.get(key.lower())
+        if table is not None and text in table:
+            out.append(Evidence(key, str(value), text, table[text]))
+        elif key in NAME_HINTS:
+            found = name_verb(str(value))
+            if found is not None:
+                out.append(Evidence(key, str(value), found[0], found[1]))
+    return out
+
+
 def evidence(op: Operation) -> list[Evidence]:
-    """Each source's verb, most authoritative first (Action, operationId, path, summary); sources
-    without a known verb are left out."""
+    """Each source's verb, most authoritative first (Action, `x-` hints, operationId, path, summary,
+    the description's first sentence when there is a summary); sources without a known verb are
+    left out."""
     out: list[Evidence] = []
     action = action_of(op)
     sources: list[tuple[str, str, Any]] = []
@@ -254,14 +330,31 @@ def evidence(op: Operation) -> list[Evidence]:
     summary = summary_of(op.node)
     if summary:
         sources.append(("summary", summary, sentence_verb))
+    described = _first_sentence(op.node.get("description"))
+    if described and described != summary and op.method in ("GET", "HEAD", "OPTIONS"):
+        sources.append(("description", described, description_verb))
     for source, text, find in sources:
         found = find(text)
         if found is not None:
             out.append(Evidence(source, text, found[0], found[1]))
-    return out
+    return out[:1] + hint_evidence(op.node) + out[1:] if action else hint_evidence(op.node) + out
+
+
+def _first_sentence(text: Any) -> str:
+    if not isinstance(text, str):
+        return ""
+    flat = " ".join(_TAG.sub(" ", text).split())
+    return re.split(r"(?<=[.!?])\s", flat, maxsplit=1)[0]
 
 
 _FORMATS = frozenset({"json", "xml", "csv", "txt", "html", "yaml", "pdf"})
+#: verbs that, leading a compound path segment ending in a plural, act on those things
+#: (``regenerateApiKeys``, ``resendInvites``); another compound ending in a plural is a resource
+_ACTS_ON_THINGS = frozenset({"regenerate", "resend", "revoke", "invalidate", "reissue", "redeliver", "retrigger",
+                             "rotate", "reset", "purge", "wipe"})
+#: the last word of a compound path segment that names what is known about an action, not the action
+_ABOUT_NOUNS = frozenset({"status", "state", "info", "history", "log", "logs", "details", "result", "results",
+                          "count", "settings", "config", "stats", "report", "summary", "url", "link", "preview"})
 
 
 def _path_verb(segment: str) -> tuple[str, Effect] | None:
@@ -273,10 +366,13 @@ def _path_verb(segment: str) -> tuple[str, Effect] | None:
     ws = words(parts[-1]) if parts else []  # ``users.lookupByEmail``: the method is the last part
     if not ws:
         return None
-    if len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and verb_effect(ws[-1]) is None:
-        return None
+    if (len(ws) > 1 and ws[-1].endswith("s") and not ws[-1].endswith("ss") and verb_effect(ws[-1]) is None
+            and ws[0] not in _ACTS_ON_THINGS):
+        return None  # ``exchange_rates``, ``upload_sessions``; not ``regenerateApiKeys``, ``resendInvites``
     if len(ws) > 1 and ws[0] in NOUN_LIKE:
         return None  # ``commit_activity``, ``merge-async``: a noun first
+    if len(ws) > 1 and ws[-1] in _ABOUT_NOUNS:
+        return None  # ``resend-status``, ``exec_logs``: a thing about the action, read
     found = verb_effect(ws[0], inflected=False)
     if found is None and len(ws) > 1:
         found = verb_effect(ws[-1], nouns=False, inflected=False)
@@ -293,7 +389,7 @@ def changes_named(op: Operation) -> list[Evidence]:
     for e in evidence(op):
         if e.effect == "read":
             continue
-        if e.source == "path" and len(words(e.text)) == 1 and e.verb in NOUN_LIKE:
+        if e.source == "path" and len(words(e.text)) == 1 and e.verb in NOUN_LIKE - SUBRESOURCE_VERBS:
             continue
         out.append(e)
     return out
@@ -308,6 +404,8 @@ NOUN_LIKE = frozenset({
     "upload", "merge", "deploy", "invite", "subscribe", "follow", "match", "lock", "run", "sync", "scale",
     "reply", "store", "mark", "test", "void", "complete", "close", "open", "login", "logout", "signup",
     "signin", "signout", "claim", "commit", "change", "pay", "notify", "view", "archive", "set", "purchase",
+    "clone", "duplicate", "fork", "launch", "replay", "broadcast", "dispatch", "rollout", "reload", "recover",
+    "exec",
 })
 
 
@@ -332,8 +430,12 @@ def guess_effect(op: Operation) -> EffectGuess:
             return EffectGuess("read", False, method, tuple(found))
         strongest = _strongest(changes)
         decisive = found[0]
-        doubtful = decisive.effect == "read" or _STRENGTH[decisive.effect] < _STRENGTH[strongest.effect]
-        return EffectGuess(strongest.effect, doubtful, f"{method}, but {strongest.says()}", tuple(found))
+        # in doubt when the most authoritative source is weaker, or any source says it only reads
+        doubtful = (_STRENGTH[decisive.effect] < _STRENGTH[strongest.effect]
+                    or any(e.effect == "read" for e in found) or all(e.source == "description" for e in changes))
+        reads = [e for e in found if e.effect == "read"]
+        why = f"{method}, but {strongest.says()}" + (f", while {reads[0].says()}" if reads else "")
+        return EffectGuess(strongest.effect, doubtful, why, tuple(found))
     # POST and anything else: a write unless it clearly only reads
     if changes:
         strongest = _strongest(changes)
@@ -361,6 +463,7 @@ def _leads_with_change(name: str, method: str) -> bool:
     return found is not None and found[1] != "read"
 
 
-__all__ = ["DESTRUCTIVE_VERBS", "NOUN_LIKE", "POST_READ_VERBS", "READ_VERBS", "WRITE_VERBS", "EffectGuess", "Evidence",
-           "action_of", "changes_named", "evidence", "guess_effect", "name_verb", "sentence_verb", "summary_of",
-           "verb_effect", "words"]
+__all__ = ["DESTRUCTIVE_VERBS", "NAME_HINTS", "NOUN_LIKE", "POST_READ_VERBS", "READ_VERBS", "SUBRESOURCE_VERBS",
+           "VALUE_HINTS", "WRITE_VERBS", "EffectGuess", "Evidence", "action_of", "changes_named", "description_verb",
+           "evidence", "guess_effect", "hint_evidence", "name_verb", "sentence_verb", "summary_of", "verb_effect",
+           "words"]

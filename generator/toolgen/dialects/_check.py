@@ -75,7 +75,7 @@ def check_names(report: Report, names: list[tuple[str, str, JSON]], rule_prefix:
     """Names ``^[a-zA-Z0-9_-]{1,64}$`` (A.1, B.1, D.2 "toolgen should") and unique in the catalog."""
     seen: dict[str, str] = {}
     for label, pointer, name in names:
-        if not isinstance(name, str) or not TOOL_NAME_RE.match(name):
+        if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
             report.add(label, pointer, f"{rule_prefix}-name",
                        f"name {name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$")
             continue

@@ -136,7 +136,7 @@ def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | 
             continue
         name = entry.get("name")
         label = name if isinstance(name, str) and name else f"#{i}"
-        if not isinstance(name, str) or not TOOLSET_NAME_RE.match(name):
+        if not isinstance(name, str) or not TOOLSET_NAME_RE.fullmatch(name):
             report.add(label, where + "/name", "F.1-namespace-name",
                        f"namespace name {name!r} does not match {TOOLSET_NAME_RE.pattern}")
         if not isinstance(entry.get("description"), str) or not entry["description"].strip():

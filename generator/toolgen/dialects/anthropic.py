@@ -263,14 +263,14 @@ def _check_across(report: Report, tools: list[JSON], max_search_tools: int) -> N
 
 def _is_search_tool(tool: dict[str, JSON]) -> bool:
     kind = tool.get("type")
-    return isinstance(kind, str) and TOOL_SEARCH_TYPE_RE.match(kind) is not None
+    return isinstance(kind, str) and TOOL_SEARCH_TYPE_RE.fullmatch(kind) is not None
 
 
 def _check_search_tool(report: Report, label: str, tool: dict[str, JSON]) -> None:
     """F.2: a server tool must be a tool-search tool (``tool_search_tool_{regex,bm25}_<date>``), named
     after its kind, never deferred itself (how many there are is `_check_across`'s rule)."""
     kind = tool.get("type")
-    match = TOOL_SEARCH_TYPE_RE.match(kind) if isinstance(kind, str) else None
+    match = TOOL_SEARCH_TYPE_RE.fullmatch(kind) if isinstance(kind, str) else None
     if match is None:
         report.add(label, "/type", "F.2-server-tool", f"server tool type {kind!r} is not a tool-search tool")
         return

@@ -137,14 +137,14 @@ class _GeminiView(_OpenAIStrict):
     def rename(self, out: dict[str, JSON], path: tuple[str, ...]) -> dict[str, JSON]:
         """C.1: argument names ``^[A-Za-z_][A-Za-z0-9_]{0,63}$``; others get a fitting name."""
         props: dict[str, JSON] = out["properties"]
-        if all(GEMINI_PARAM_RE.match(k) for k in props):
+        if all(GEMINI_PARAM_RE.fullmatch(k) for k in props):
             return out
-        taken = {k for k in props if GEMINI_PARAM_RE.match(k)}
+        taken = {k for k in props if GEMINI_PARAM_RE.fullmatch(k)}
         names: dict[str, str] = {}
         new_props: dict[str, JSON] = {}
         for key, sub in props.items():
             new_key = key
-            if not GEMINI_PARAM_RE.match(key):
+            if not GEMINI_PARAM_RE.fullmatch(key):
                 new_key = _param_name(key, taken)
                 taken.add(new_key)
                 names[new_key] = key
@@ -284,7 +284,7 @@ def check_gemini_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
             continue
         label = tool_label(tool.get("name"), i)
         name = tool.get("name")
-        if not isinstance(name, str) or not GEMINI_NAME_RE.match(name):
+        if not isinstance(name, str) or not GEMINI_NAME_RE.fullmatch(name):
             report.add(label, "/name", "C.1-name", f"name {name!r} does not match {GEMINI_NAME_RE.pattern}")
         elif name in seen:
             report.add(label, "/name", "C.1-name-unique", f"name {name!r} is used twice")
@@ -342,7 +342,7 @@ def _check_subset(report: Report, tool: str, ptr: str, node: JSON) -> None:
             report.add(tool, f"{ptr}/properties", "C.2-properties", "properties must be a JSON object")
             props = {}
         for name, sub in props.items():
-            if not GEMINI_PARAM_RE.match(name):
+            if not GEMINI_PARAM_RE.fullmatch(name):
                 report.add(tool, f"{ptr}/properties/{name}", "C.1-param-name",
                            f"parameter name {name!r} does not match {GEMINI_PARAM_RE.pattern}")
             _check_subset(report, tool, f"{ptr}/properties/{name}", sub)

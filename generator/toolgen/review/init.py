@@ -20,11 +20,15 @@ with
   description longer than lint's limit (1,024 characters with what the build adds), with a note;
 - `approval: required` on every write and destructive intent (the safe default; a comment says
   `never` suits only a low-risk write);
-- the idempotency key sent as the operation's `Idempotency-Key` header when it declares one, else
-  kept for receipts only (`send_as: none`);
-- pagination detected by `toolgen.compile.pagination.detect` from query parameter names, the
-  canonical success response (the one the build uses, via `toolgen.compile.lower.operation_response`)
-  and Link headers;
+- the idempotency key sent where the operation takes one (`toolgen.compile.lower.idempotency`: an
+  `Idempotency-Key` header in any spelling, a query parameter or a top-level request-body member
+  such as `idempotency_key`; a `client_request_id`-like name only where its description says it
+  deduplicates), with `honoured_by_api: true` (false where its description says the API does not
+  deduplicate by it yet), else kept for receipts only (`send_as: none`);
+- pagination detected by `toolgen.compile.pagination.detect` from the query parameters and the
+  answer together (the canonical success response the build uses, via
+  `toolgen.compile.lower.operation_response`, and its Link header): cursor tokens, next URLs, pages,
+  offsets and time windows, with a `# decide [pagination-undecided]` mark where detection doubts;
 - comments above each intent: the operation and its summary, and the response's top-level fields as
   an `output.fields` projection to choose from; a "check this" where the scope the operation
   inherits looks wrong for its method (a POST whose only scope says read, a GET that asks for write);
@@ -60,12 +64,12 @@ from ..compile.intent import Budgets
 from ..compile.load import SpecDocument
 from ..compile.lower import operation_parameters, operation_response
 from ..compile.lower.body import body_member_costs
+from ..compile.lower.idempotency import idempotency_place
 from ..compile.lower.security import secret_name, signed_parameters
 from ..compile.lower.toolsets import path_toolset, tag_description, with_resources
 from ..compile.operations import (
     Operation,
     declared_oauth_scopes,
-    idempotency_header,
     list_operations,
     operation_requirements,
 )
@@ -76,7 +80,7 @@ from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink
 from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, toolset_from_tag
 from .draft_lowering import DraftLowering, fit_descriptions, lower_errors
 from .draft_lowering import decisions as decisions_of
-from .lint.rules import EFFECT_UNDECIDED, PERMISSION_UNDECIDED
+from .lint.rules import EFFECT_UNDECIDED, PAGINATION_UNDECIDED, PERMISSION_UNDECIDED
 
 MAX_FIELD_HINTS = 15
 #: a `# decide [RULE]` mark is one comment line of at most this many characters (the longest rule
@@ -148,7 +152,8 @@ def _effect_notes(op: Operation, guess: EffectGuess, draft: _Draft) -> None:
     safe = op.method in _SAFE
     if safe and effect != "read":
         if guess.doubtful:
-            draft.notes.append(f"decide [effect-undecided]: {guess.why}, while other words say read: drafted "
+            why = guess.why if ", while " in guess.why else f"{guess.why}, while other words say read"
+            draft.notes.append(f"decide [effect-undecided]: {why}: drafted "
                                f"{effect} with approval until you decide; if it only reads, set `effect: read` and "
                                "remove `approval` and `idempotency`; then delete this mark")
             draft.eol["effect"] = "decide"
@@ -265,24 +270,21 @@ class _Drafter:
             intent["approval"] = "required"
             draft.eol["approval"] = ("destructive: keep it" if effect == "destructive"
                                      else "the safe default; `never` only for low-risk writes")
-            header = idempotency_header(params)
-            intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": f"header:{header}" if header else "none"}
-            if not header:
-                draft.eol["idempotency"] = "receipts only: the API takes no idempotency key"
+            place = idempotency_place(self.doc, self.converter, op)
+            if place is None:
+                intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": "none"}
+                draft.eol["idempotency"] = "receipts only: the spec declares no idempotency key"
+            else:
+                intent["idempotency"] = {"key": KEY_CANDIDATES[0], "send_as": place.send_as,
+                                         "honoured_by_api": place.honoured}
+                draft.eol["idempotency"] = (f"the API takes the key as {place.location} `{place.name}`; the "
+                                            "runtime fills it, the model never does" + (
+                                                "" if place.honoured else "; the spec says the API does not "
+                                                "deduplicate by it yet, so an unknown outcome is never re-sent"))
         _draft_signed_hide(self.doc, op, params, intent, draft)
         fields_of = response
         if effect == "read":
-            query = [str(p.get("name")) for p in params if p.get("in") == "query"]
-            found = detect(query, response, link, param_types=_param_types(params))
-            if found is not None:
-                pag = {"style": found.style, "items": found.items}
-                for attr in ("cursor", "limit", "next", "has_more", "cursor_from_item"):
-                    value = getattr(found, attr)
-                    if value is not None:
-                        pag[attr] = value
-                intent["pagination"] = pag
-                draft.eol["pagination"] = "detected; check it"
-                fields_of = _items_schema(response, found.items)
+            fields_of = _draft_pagination(params, response, link, draft)
         if isinstance(fields_of, dict) and fields_of.get("type") == "array":
             fields_of = fields_of.get("items")
         fields = _top_fields(fields_of)
@@ -389,6 +391,27 @@ def _scope_mismatch(op: Operation, effect: str, scopes: list[str]) -> str | None
     return None
 
 
+def _draft_pagination(params: list[dict[str, Any]], response: Any, link: bool, draft: _Draft) -> Any:
+    """Draft `pagination:` of a read from its query parameters and its answer together
+    (`toolgen.compile.pagination.detect`); where detection has a doubt, a
+    `# decide [pagination-undecided]` mark above the intent says what to check. Returns the schema
+    whose fields the output hint lists: each item's for a paged list, else the whole answer."""
+    query = [str(p.get("name")) for p in params if p.get("in") == "query"]
+    found = detect(query, response, link, param_types=_param_types(params))
+    if found is None:
+        return response
+    pag: dict[str, Any] = {"style": found.style, "items": found.items}
+    for attr in ("cursor", "limit", "next", "has_more", "cursor_from_item"):
+        value = getattr(found, attr)
+        if value is not None:
+            pag[attr] = value
+    draft.intent["pagination"] = pag
+    draft.eol["pagination"] = "decide" if found.doubt else "detected; check it"
+    if found.doubt:
+        draft.notes.append(f"decide [{PAGINATION_UNDECIDED.id}]: {found.doubt}; then delete this mark")
+    return _items_schema(response, found.items)
+
+
 def _items_schema(response: Any, dotted: str) -> Any:
     node = response
     for part in [p for p in dotted.split(".") if p]:
@@ -460,8 +483,8 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
     skipped = [(item.operation, item.reason) for item in left_out]
     marked = [(key if key in by_key else "", code, message) for key, code, message, _ in found]
     if decisions:  # the effects in doubt are marked as they are drafted (lint reports them from the marks)
-        marked += [(d.key, EFFECT_UNDECIDED.id, note.split(": ", 1)[1]) for d in drafts for note in d.notes
-                   if note.startswith(f"decide [{EFFECT_UNDECIDED.id}]")]
+        marked += [(d.key, rule, note.split(": ", 1)[1]) for d in drafts for note in d.notes
+                   for rule in (EFFECT_UNDECIDED.id, PAGINATION_UNDECIDED.id) if note.startswith(f"decide [{rule}]")]
     return InitResult(text, api, len(drafts), skipped, sorted(set(_auth_secrets(doc, api).values())), left_out,
                       marked)
 
@@ -684,7 +707,7 @@ def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], left_
         f"Draft intent map for {title}" + (f" {version}" if version else "") + f", written by `{command}`.",
         "Review it before use: effects come from what each operation's name says it does (its Action,",
         "operationId, path or summary; the method only when they say nothing), approval is required on",
-        "every write (the safe default), and pagination was detected from parameter names. Each",
+        "every write (the safe default), and pagination was detected from parameters and answers. Each",
         "`# decide [RULE]:` comment is a choice left to you: `toolgen lint --strict` reports it at that",
         "line until it is made (and, for effect-undecided and permission-undecided, the mark deleted).",
         "Delete the intents agents do not need (a catalog of more than 128 tools does not fit one OpenAI",

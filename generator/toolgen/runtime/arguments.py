@@ -82,6 +82,20 @@ def invalid_argument(path: tuple[str | int, ...], message: str) -> ToolError:
                           {"pointer": pointer, "keyword": "type", "message": message[:300]}]})
 
 
+def key_text_problem(value: str) -> str | None:
+    """Why the text `value` cannot name a stored entry (a ``preview_id``, an idempotency key) on
+    every receipt store, or None: a NUL character (PostgreSQL's ``text`` cannot hold one, so a store
+    would fail where the others answer) or an unpaired surrogate (not UTF-8). The rule that makes
+    every store answer such input alike: ``invalid_arguments`` at the boundary."""
+    if "\x00" in value:
+        return "it holds a NUL character (U+0000), which no receipt store keeps; remove it"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it holds an unpaired surrogate, which is not UTF-8 text; send valid text"
+    return None
+
+
 def _text(value: str, path: tuple[str | int, ...]) -> str:
     try:
         value.encode("utf-8")

@@ -167,9 +167,10 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
     springdoc ``*/*`` answer labelled ``text/plain`` or ``application/octet-stream``); text for
     other text; `toolgen.results.binary_summary` for binary. `problem` is set, and the body not to
     be trusted, when a JSON body does not parse or nests deeper than `MAX_RESPONSE_DEPTH`, or the
-    API sent an HTML page (an error or login page, never a tool result). No string of the value holds
-    an unpaired surrogate (`safe_text`): valid JSON that escapes one (``"\\ud800"``) is read with
-    U+FFFD in its place, so the result can always be encoded as UTF-8."""
+    API sent an HTML page where the spec declares none (an error or login page, never a tool
+    result); a declared text answer (``expect == "text"``: ``text/html`` among them) is text. No
+    string of the value holds an unpaired surrogate (`safe_text`): valid JSON that escapes one
+    (``"\\ud800"``) is read with U+FFFD in its place, so the result can always be encoded as UTF-8."""
     if not content:
         return None, None
     ctype = (headers.get("content-type", "") if headers is not None else "").lower()
@@ -189,7 +190,7 @@ def decode_body(headers: httpx.Headers | None, content: bytes, expect: str | Non
             if depth_exceeds(value, MAX_RESPONSE_DEPTH):
                 return None, f"JSON nested deeper than {MAX_RESPONSE_DEPTH} levels"
             return (_safe_value(value) if _SURROGATE_ESCAPE.search(content) else value), None
-    if html:
+    if html and expect != "text":
         return content[:2000].decode("utf-8", "replace"), "an HTML page where data was expected"
     if kind in ("text", "any"):  # a codec such as UTF-7 can spell an unpaired surrogate too
         return safe_text(content.decode(text_charset(headers) or "utf-8", "replace")), None
@@ -204,13 +205,31 @@ def excerpt(content: bytes, headers: httpx.Headers | None, secret_values: list[s
     JSON or other escape (``\\u0073``), or UTF-16/32 read as UTF-8, could spell a secret that `scrub`
     does not see. Never raises."""
     longest = max((len(s) for s in secret_values), default=0)
-    # enough bytes that a secret starting inside the shown characters ends inside the decoded window
-    window = content[:4 * (EXCERPT_CHARS + longest + 1)]
-    try:
-        text = window.decode(text_charset(headers) or "utf-8", "replace")
-    except (LookupError, ValueError):  # a codec that refuses "replace": read as UTF-8
-        text = window.decode("utf-8", "replace")
+    # enough characters that a secret starting inside the shown ones ends inside the decoded text
+    text, whole = _decoded_start(content, text_charset(headers) or "utf-8", EXCERPT_CHARS + longest + 1)
     text = str(scrub(safe_text(text), secret_values))
     if secret_values and ("\\" in text or "\x00" in text):
         return WITHHELD_ESCAPES
-    return text if len(text) <= EXCERPT_CHARS and len(window) == len(content) else text[:EXCERPT_CHARS] + "…"
+    return text if len(text) <= EXCERPT_CHARS and whole else text[:EXCERPT_CHARS] + "…"
+
+
+def _decoded_start(content: bytes, charset: str, chars: int) -> tuple[str, bool]:
+    """(the text of `content`'s first bytes, at least `chars` characters of it unless it is shorter,
+    whether that is all of it). A character may take any number of bytes (UTF-7 writes one alone in
+    five, an ISO-2022 escape sequence spells none), so no count of bytes is sure to hold `chars`
+    characters: the window doubles until it does, each decoded at once (an incremental UTF-7 decoder
+    decodes a long shifted run again on every chunk), so at most twice the body is decoded. A window
+    cut inside a character ends with U+FFFD; 16 characters more than asked for keep that off the
+    characters that count. Bytes that do not decode become U+FFFD."""
+    size = 4 * (chars + 16)
+    while True:
+        window = content[:size]
+        try:
+            text = window.decode(charset, "replace")
+        except (LookupError, ValueError, TypeError):  # a codec that refuses "replace": read as UTF-8
+            text = window.decode("utf-8", "replace")
+        if len(window) == len(content):
+            return text, True
+        if len(text) >= chars + 16:
+            return text, False
+        size *= 2

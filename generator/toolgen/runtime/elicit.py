@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,7 +206,7 @@ def approval_input_required(registry: Registry, tool: str, arguments: dict[str, 
     shown = shown_request(request)
     if shown is None:
         return None
-    state = ApprovalState(tool, preview_id, actor.id, secrets.token_urlsafe(18), time.time() + STATE_TTL_S)
+    state = ApprovalState(tool, preview_id, actor.id, secrets.token_urlsafe(18), registry.clock.time() + STATE_TTL_S)
     what = "these requests, in order" if isinstance(request.get("requests"), list) else "this request"
     message = (f"Approve this write? {tool} will send exactly {what} (preview {terminal_safe(preview_id[:24])}…), once:"
                f"\n\n{shown}")
@@ -240,7 +239,7 @@ def approval_from_answer(registry: Registry, tool: str, arguments: dict[str, Any
     if (state is None or state.tool != tool or state.actor != actor.id
             or state.preview_id != arguments.get("preview_id")):
         return _refusal(tool, "approval_required", "The approval round does not match this call: ask again.")
-    if time.time() >= state.expires_at:
+    if registry.clock.time() >= state.expires_at:
         return _refusal(tool, "approval_required", "The approval round expired: ask again.")
     answer = (responses or {}).get(INPUT_KEY) if isinstance(responses, dict) else None
     if not isinstance(answer, types.ElicitResult):

@@ -15,10 +15,11 @@ from __future__ import annotations
 import email.utils
 import socket
 import ssl
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .clock import SYSTEM
 
 Category = Literal["validation", "policy", "conflict", "not_found", "rate_limited", "dependency", "internal"]
 
@@ -172,7 +173,7 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError):
             return None
-        current = time.time() if now is None else now
+        current = SYSTEM.time() if now is None else now
         return max(0.0, when.timestamp() - current)
     return seconds if seconds >= 0 else None
 

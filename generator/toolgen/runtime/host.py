@@ -13,6 +13,7 @@ from typing import Protocol
 
 from .audit import AuditSink
 from .calls import Actor
+from .clock import Clock
 from .credentials import CredentialsProvider
 from .receipts import PreviewStore, ReceiptStore
 from .shaping import CursorCodec
@@ -34,6 +35,7 @@ class Host(Protocol):
     resend_unknown: bool
     approvals: str
     retry_random: random.Random
+    clock: Clock
 
     def preview_store(self) -> PreviewStore: ...
 

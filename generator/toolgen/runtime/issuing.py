@@ -12,7 +12,6 @@ composite record, the plan's write requests as its preview showed them);
 from __future__ import annotations
 
 import secrets
-import time
 from typing import Any
 
 from .approvals import DEFAULT_APPROVAL_TTL_S, MAX_APPROVAL_TTL_S, approval_record
@@ -23,7 +22,7 @@ from .host import Host
 from .pipeline.composite.write import approvable_plan
 from .request import build_request
 from .stored_previews import stored_arguments
-from .toolspec import ToolSpec, display, executes_preview
+from .toolspec import ToolSpec, display, executes_preview, key_place_shown
 
 __all__ = ["approvable_request", "issue_approval", "resolve_record"]
 
@@ -73,7 +72,7 @@ def approvable_request(host: Host, record_tool: str, preview_id: str, actor_id: 
             "preview_mismatch", f"The stored preview {preview_id[:24]}… builds another request here than the "
             "one previewed (is the base URL the server's?).",
             details={"pointer": "/preview_id", "rebuilt_preview_id": rebuilt})
-    return display(spec.row, built)
+    return key_place_shown(display(spec.row, built), spec.row, spec.name)
 
 
 def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by: str, actor: str,
@@ -101,7 +100,7 @@ def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by
     spec = host.specs[record_tool]
     approval_id = secrets.token_urlsafe(32)
     call_id = secrets.token_hex(8)
-    now = time.time()
+    now = host.clock.time()
     try:  # audited before it exists: an approval the audit log does not show is never stored
         host.audit.emit(AuditEvent(now, call_id, record_tool, str(actor), "approval", "issue", preview_id, None,
                                    {"approved_by": by, "ttl_s": float(ttl_s)}))
@@ -113,7 +112,7 @@ def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by
                                                  preview_id, by, request, now, float(ttl_s)))
     except Exception as exc:  # noqa: BLE001 - any store outage
         try:
-            host.audit.emit(AuditEvent(time.time(), call_id, record_tool, str(actor), "approval", "fail",
+            host.audit.emit(AuditEvent(host.clock.time(), call_id, record_tool, str(actor), "approval", "fail",
                                        preview_id, "receipt_store_unavailable", {}))
         except Exception:  # noqa: BLE001, S110 - already failing; the store error is what is reported
             pass

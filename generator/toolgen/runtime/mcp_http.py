@@ -26,11 +26,17 @@ Tokens are compared in constant time (`hmac.compare_digest` against every entry)
 
 Connections that have not (yet) sent a request cannot hold the server: each must deliver a request's
 headers within `HEADER_TIMEOUT_S` of connecting or of its previous response (one byte at a time does
-not extend it), and at most `max_waiting_connections` (an eighth of the open-file limit, at most
-256; also the most the event loop accepts in one go) wait for headers at once — a new one beyond that closes the one that has waited longest. So
-half-open connections never exhaust the file descriptors a token holder's connection needs, and the
-event loop's "out of system resource" accept errors, should they happen, are logged as one line
-every 10 s instead of one traceback each.
+not extend it). Until a connection has carried an authenticated request it is unproven, and
+unproven connections are bounded: at most `max_waiting_connections` (an eighth of the open-file
+limit, at most 256; also the most the event loop accepts in one go) wait for headers at once — a new
+one beyond that closes the longest waiting connection of the client address that has the most
+waiting — and one client address holds at most `max_connections_per_address` (a quarter of that)
+open — a new one beyond that closes that address's own longest waiting one, or itself when none of
+the address's connections is waiting. A connection that carried an authenticated request is never
+closed to make room for unproven ones (only its own header deadline ends it). So a flood of
+connections from one address, or half-open connections beyond the file limit, never lock a token
+holder out, and the event loop's "out of system resource" accept errors, should they happen, are
+logged as one line every 10 s instead of one traceback each.
 """
 
 from __future__ import annotations
@@ -48,13 +54,13 @@ import signal
 import socket
 import stat
 import threading
-import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .clock import SYSTEM, Clock
 from .registry import Actor, Registry
 
 __all__ = [
@@ -390,6 +396,13 @@ def max_waiting_connections() -> int:
     return max(8, min(256, soft // 8))
 
 
+def max_connections_per_address(max_waiting: int) -> int:
+    """How many connections one client address may hold open at once while none of them carried an
+    authenticated request: a quarter of `max_waiting` (the cap on connections waiting for headers),
+    at least 2, so that one address can never fill the waiting room by itself."""
+    return max(2, max_waiting // 4)
+
+
 class CoalescedWrites:
     """A connection's transport that sends a response's status line and headers together with what
     is written next (every other attribute is the transport's).
@@ -447,54 +460,104 @@ class CoalescedWrites:
         return getattr(self._transport, name)
 
 
-def _guarded_protocol(header_timeout_s: float, max_waiting: int) -> type[Any]:
-    """uvicorn's h11 protocol, with a deadline for each request's headers and a cap on the
-    connections waiting for them (shared by the connections of one server; see the module
-    docstring), writing through `CoalescedWrites`. A connection past its deadline, or evicted as
-    the longest waiting, is closed without a response and without a log line."""
+def _guarded_protocol(header_timeout_s: float, max_waiting: int, max_per_address: int | None = None) -> type[Any]:
+    """uvicorn's h11 protocol, with a deadline for each request's headers and bounds on the
+    connections that never carried an authenticated request ("unproven"; shared by the connections
+    of one server; see the module docstring), writing through `CoalescedWrites`:
+
+    - one client address holds at most `max_per_address` (default `max_connections_per_address`)
+      unproven connections open: one more closes that address's longest waiting one, or is closed
+      at once when none of its connections is waiting;
+    - at most `max_waiting` unproven connections wait for headers in total: one more closes the
+      longest waiting connection of the address that has the most waiting;
+    - a connection that carried an authenticated request (the bearer middleware's authenticated
+      user) is proven: kept alive, only its header deadline bounds it, and it is never closed to
+      make room for unproven ones.
+
+    A connection past its deadline or closed by a bound goes without a response and without a log
+    line."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    waiting: OrderedDict[Any, None] = OrderedDict()
+    per_address = max_per_address or max_connections_per_address(max_waiting)
+    waiting: OrderedDict[Any, None] = OrderedDict()  # unproven, waiting for headers, oldest first
+    by_address: dict[str, OrderedDict[Any, None]] = {}  # the same, per client address
+    unproven: Counter[str] = Counter()  # open unproven connections per client address
 
     class GuardedH11Protocol(H11Protocol):
         _header_deadline: Any = None
+        _address = ""
+        _counted = False
+        _proven = False
+        _scope: Any = None
 
         def connection_made(self, transport: Any) -> None:
             coalesced: Any = CoalescedWrites(transport, self.loop)  # a Transport by delegation
             super().connection_made(coalesced)
+            peer = transport.get_extra_info("peername")
+            self._address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+            if unproven[self._address] >= per_address:
+                mine = by_address.get(self._address)
+                if not mine:  # every connection of this address is busy: no room for one more
+                    self.transport.close()
+                    return
+                next(iter(mine))._drop()  # the address's own longest waiting goes
+            unproven[self._address] += 1
+            self._counted = True
             self._await_headers()
 
         def data_received(self, data: bytes) -> None:
             before = self.cycle
             super().data_received(data)
             if self.cycle is not before:  # a request's headers arrived: it is the app's now
+                self._scope = getattr(self.cycle, "scope", None)
                 self._stop_waiting()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            user = self._scope.get("user") if isinstance(self._scope, dict) else None
+            if getattr(user, "is_authenticated", False) is True:  # the bearer middleware's verdict
+                self._proven = True
+                self._uncount()
             if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
                 self._await_headers()  # kept alive: the next request's headers are due in time too
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop_waiting()
+            self._uncount()
             super().connection_lost(exc)
 
         def _await_headers(self) -> None:
             if self._header_deadline is None:
                 self._header_deadline = self.loop.call_later(header_timeout_s, self._drop)
+            if self._proven:
+                return
             waiting[self] = None
+            by_address.setdefault(self._address, OrderedDict())[self] = None
             while len(waiting) > max_waiting:
-                oldest, _ = waiting.popitem(last=False)
-                oldest._drop()
+                crowded = max(by_address.values(), key=len)
+                next(iter(crowded))._drop()
 
         def _stop_waiting(self) -> None:
             waiting.pop(self, None)
+            mine = by_address.get(self._address)
+            if mine is not None:
+                mine.pop(self, None)
+                if not mine:
+                    del by_address[self._address]
             if self._header_deadline is not None:
                 self._header_deadline.cancel()
                 self._header_deadline = None
 
+        def _uncount(self) -> None:
+            if self._counted:
+                self._counted = False
+                unproven[self._address] -= 1
+                if unproven[self._address] <= 0:
+                    del unproven[self._address]
+
         def _drop(self) -> None:
             self._stop_waiting()
+            self._uncount()
             if not self.transport.is_closing():
                 self.transport.close()
 
@@ -506,15 +569,16 @@ class _QuietAcceptErrors(logging.Filter):
     accept, thousands a second when descriptors run out) as one line without traceback, at most
     once every `every_s` seconds."""
 
-    def __init__(self, every_s: float = 10.0) -> None:
+    def __init__(self, every_s: float = 10.0, clock: Clock = SYSTEM) -> None:
         super().__init__()
         self.every_s = every_s
+        self.clock = clock
         self.last = float("-inf")
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not str(record.msg).startswith("socket.accept() out of system resource"):
             return True
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if now - self.last < self.every_s:
             return False
         self.last = now
@@ -530,12 +594,15 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
                      transport_security: Any = None,
                      on_ready: Callable[[str], Awaitable[None] | None] | None = None,
                      header_timeout_s: float = HEADER_TIMEOUT_S, max_waiting: int | None = None,
-                     sock: socket.socket | None = None, elicit: bool = False, settle_heap: bool = False) -> None:
+                     sock: socket.socket | None = None, elicit: bool = False, settle_heap: bool = False,
+                     max_per_address: int | None = None) -> None:
     """Serve `registry` over Streamable HTTP (`build_http_app`) on `host`:`port` (0: any free port)
     until SIGINT/SIGTERM, then stop gracefully and return. `on_ready(url)` is called once the
     server accepts connections, with the endpoint's URL (``http://HOST:PORT/mcp``, the bound port).
     `header_timeout_s`: seconds a connection has to send a request's headers; `max_waiting`: the
-    most connections waiting for headers at once (default `max_waiting_connections()`). `sock`: a
+    most unauthenticated connections waiting for headers at once (default
+    `max_waiting_connections()`); `max_per_address`: the most unauthenticated connections one client
+    address holds open (default `max_connections_per_address(max_waiting)`). `sock`: a
     socket from `listen` to serve on instead of binding `host`:`port` (a serve worker's, shared
     with its siblings; see `toolgen.runtime.workers`). `elicit`: approvals asked in the protocol
     (`build_server`). `settle_heap`: once the server accepts connections, collect garbage and move
@@ -555,9 +622,9 @@ async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = No
     bound = sock.getsockname()[1]
     waiting = max_waiting or max_waiting_connections()
     server = _graceful_server_class()(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                                     http=_guarded_protocol(header_timeout_s, waiting),
+                                                     http=_guarded_protocol(header_timeout_s, waiting, max_per_address),
                                                      backlog=max(waiting, 8)))
-    quiet = _QuietAcceptErrors()
+    quiet = _QuietAcceptErrors(clock=registry.clock)
     logging.getLogger("asyncio").addFilter(quiet)
 
     async def announce() -> None:

@@ -52,7 +52,6 @@ import os
 import random
 import secrets
 import threading
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -67,6 +66,7 @@ from .approvals import APPROVAL_MODES, DEFAULT_APPROVAL_TTL_S
 from .audit import AuditEvent, AuditSink, MemoryAuditSink
 from .body import MAX_RESPONSE_DEPTH
 from .calls import KNOWN_DIALECTS, Actor, Approval, CallResult, canonical_json, fingerprint
+from .clock import SYSTEM, Clock
 from .deadline import DEADLINE_SLACK_MS, ensure_deadlines
 from .drivers import drive_async, drive_sync
 from .errors import make_error
@@ -101,10 +101,13 @@ class Registry:
     caller's word, for a host application that is itself the caller; ``"issued"``: a record call's
     approval must carry an ``approval_id`` issued by `issue_approval` for exactly this record tool,
     ``preview_id`` and actor, not expired — see docs/runtime.md "Issued approvals"); `retry_random`
-    (the `random.Random` retry backoff draws its jitter from, backoff.py; default: a fresh one).
-    Raises `ValueError` for an unknown `approvals` mode or a base URL holding credentials, a
-    `PolicyFormatError` (a `ValueError`, naming the member's JSON pointer) for a policy table that is
-    not of this format, and `ValueError` for a row without its catalog entry.
+    (the `random.Random` retry backoff draws its jitter from, backoff.py; default: a fresh one);
+    `clock` (where every lifetime, lease, deadline and expiry of a call reads the time, clock.py;
+    default: the receipt store's ``clock``, else the system clock).
+    Raises `ValueError` for an unknown `approvals` mode, a base URL holding credentials, or a
+    `clock` that is not the given receipt store's, a `PolicyFormatError` (a `ValueError`, naming the
+    member's JSON pointer) for a policy table that is not of this format, and `ValueError` for a row
+    without its catalog entry.
     """
 
     def __init__(
@@ -123,6 +126,7 @@ class Registry:
         async_http_client: httpx.AsyncClient | None = None,
         approvals: str = "client",
         retry_random: random.Random | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if approvals not in APPROVAL_MODES:
             raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}, not {approvals!r}")
@@ -140,7 +144,12 @@ class Registry:
             raise ValueError("the base URL holds credentials (user:password@); give them to the runtime as a "
                              "secret, never in the URL (previews and cursors would show them)")
         self.credentials: creds.CredentialsProvider = credentials or creds.EnvCredentials()
-        self.receipts: ReceiptStore = receipts if receipts is not None else MemoryReceiptStore()
+        #: where every time-dependent decision of a call reads the time (clock.py): the one given, else
+        #: the receipt store's, else the system's
+        self.clock: Clock = clock or getattr(receipts, "clock", None) or SYSTEM
+        if receipts is not None and getattr(receipts, "clock", self.clock) is not self.clock:
+            raise ValueError("the registry's clock is not its receipt store's: give both the same clock")
+        self.receipts: ReceiptStore = receipts if receipts is not None else MemoryReceiptStore(clock=self.clock)
         self._previews = previews
         self.audit: AuditSink = audit if audit is not None else MemoryAuditSink()
         self.cursors = CursorCodec(_default_cursor_key() if cursor_key is None else cursor_key)
@@ -264,7 +273,7 @@ class Registry:
         call path settles any receipt it holds itself."""
         name = str(tool)[:200]
         try:
-            self.audit.emit(AuditEvent(time.time(), "", name, "", "result", "error", None, "internal_error",
+            self.audit.emit(AuditEvent(self.clock.time(), "", name, "", "result", "error", None, "internal_error",
                                        {"error": type(exc).__name__}))
         except Exception:  # noqa: BLE001, S110 - the audit sink failing must not turn into a raise either
             pass
@@ -323,7 +332,7 @@ class Registry:
         ``receipt_store_unavailable``, never a failure to load), else one in memory."""
         if self._previews is None:
             opener = getattr(self.receipts, "previews", None)
-            self._previews = opener() if callable(opener) else MemoryPreviewStore()
+            self._previews = opener() if callable(opener) else MemoryPreviewStore(clock=self.clock)
         return self._previews
 
     # -- tools by identity -----------------------------------------------------------------------
@@ -357,7 +366,7 @@ class Registry:
         call_id = secrets.token_hex(8)
         for step, decision in (("permission", "deny"), ("result", "error")):
             try:
-                self.audit.emit(AuditEvent(time.time(), call_id, tool, actor.id, step, decision, None,
+                self.audit.emit(AuditEvent(self.clock.time(), call_id, tool, actor.id, step, decision, None,
                                            "permission_denied", {"missing": missing} if step == "permission" else {}))
             except Exception:  # noqa: BLE001, S110 - a failing sink never breaks a refusal
                 pass

@@ -471,15 +471,35 @@ class _Body:
     encoding: str
     value: Any = None
     value_set: bool = False
+    #: something besides the idempotency key set the value (a body holding the key alone is, without
+    #: it, no body: what the preview of that request sent)
+    others_set: bool = False
     key_field: str | None = None
     form_pairs: list[tuple[str, str, bool]] = field(default_factory=list)
     multipart: list[tuple[str, Any, str | None, bool]] = field(default_factory=list)
+
+    def put(self, name: str, value: Any, *, is_key: bool) -> None:
+        """Set member `name` of a JSON, text or binary body to `value` (`name` empty: the whole body)."""
+        if name:
+            if not isinstance(self.value, dict):
+                self.value = {}
+            self.value[name] = value
+            if is_key:
+                self.key_field = name
+        else:
+            self.value = value
+        self.value_set = True
+        self.others_set = self.others_set or not is_key
 
     def encode(self, content_type: str | None, *, with_key: bool) -> tuple[bytes | None, Any, str | None]:
         """(content, body view, Content-Type) with or without the idempotency key."""
         encoding = self.encoding
         if encoding == "form":
             pairs = [(k, v) for k, v, is_key in self.form_pairs if with_key or not is_key]
+            if not pairs and self.value_set and isinstance(self.value, str):
+                # a string body (the spec's schema is a string): the encoded form as the caller wrote it
+                return (self.value.encode("utf-8"), self.value,
+                        content_type or "application/x-www-form-urlencoded")
             if not pairs:
                 return None, None, None
             view: Any = dict(pairs) if len({k for k, _ in pairs}) == len(pairs) else pairs
@@ -491,7 +511,7 @@ class _Body:
                 return None, None, None
             content, ctype, parts = _multipart(fields)
             return content, {"multipart": parts}, ctype
-        if not self.value_set:
+        if not self.value_set or (not with_key and not self.others_set):
             return None, None, None
         body = self.value
         if not with_key and self.key_field is not None and isinstance(body, dict):
@@ -509,6 +529,40 @@ class _Body:
         if encoding == "json":
             return _json_bytes(body), body, content_type or "application/json"
         return None, None, None
+
+
+def _form_member(body: _Body, row: PolicyRow, binding: ArgBinding, value: Any,
+                 how: tuple[str | None, bool | None, tuple[str | int, ...], bool]) -> None:
+    """Add one body binding's value to a form-urlencoded `body`: a named member as its pairs (an
+    object nested as ``deepObject``), the whole body as one pair per member, or, when the spec
+    declares the body a plain string, that string as the body itself. `how`: (style, explode, the
+    argument's path, whether it is the idempotency key)."""
+    style, explode, at, is_key = how
+    name = binding.wire_name
+    if name:
+        form_style = style
+        if form_style is None and isinstance(value, dict):
+            form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
+        body.form_pairs.extend((k, v, is_key) for k, v in serialise_query(
+            name, value, form_style, explode, at,
+            taken_names(row, "body", binding) if isinstance(value, dict) else frozenset()))
+    elif isinstance(value, str):  # a body declared as a plain string: sent as it is
+        body.value, body.value_set = value, True
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_bracket_key(str(k), at + (k,), nested=False)
+            body.form_pairs.extend(
+                (fk, fv, False) for fk, fv in serialise_query(
+                    k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
+
+
+def _with_query(root: str, pairs: list[tuple[str, str]]) -> str:
+    """`root` with the query `pairs`, percent-encoded; a spec path may carry its own query string
+    (``/orders?mode=fast``), which the pairs then join with ``&`` (never a second ``?``, which
+    would glue them onto its last value)."""
+    if not pairs:
+        return root
+    return root + ("&" if "?" in root else "?") + urlencode(pairs, quote_via=quote)
 
 
 def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
@@ -573,19 +627,7 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
             cookies.extend(_cookie_pairs(row, binding, value, at))
         elif where == "body":
             if encoding == "form":
-                if name:
-                    form_style = style
-                    if form_style is None and isinstance(value, dict):
-                        form_style = "deepObject"  # nested objects keep their prefix: a[b][c]=v
-                    body.form_pairs.extend((k, v, is_key) for k, v in serialise_query(
-                        name, value, form_style, explode, at,
-                        taken_names(row, "body", binding) if isinstance(value, dict) else frozenset()))
-                elif isinstance(value, dict):
-                    for k, v in value.items():
-                        _check_bracket_key(str(k), at + (k,), nested=False)
-                        body.form_pairs.extend(
-                            (fk, fv, False) for fk, fv in serialise_query(
-                                k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
+                _form_member(body, row, binding, value, (style, explode, at, is_key))
             elif encoding == "multipart":
                 if name:
                     body.multipart.append((name, value, binding.content_type, is_key))
@@ -596,15 +638,7 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
                 else:
                     body.multipart.append(("file", value, binding.content_type, is_key))
             else:
-                if name:
-                    if not isinstance(body.value, dict):
-                        body.value = {}
-                    body.value[name] = value
-                    if is_key:
-                        body.key_field = name
-                else:
-                    body.value = value
-                body.value_set = True
+                body.put(name, value, is_key=is_key)
 
     # the path, segment by segment: a segment a value fills in must stay a real segment
     segments: list[str] = []
@@ -643,10 +677,10 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
         wire_headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in cookies)))
 
     root = base_url.rstrip("/") + path
-    url = root + ("?" + urlencode(wire_query, quote_via=quote) if wire_query else "")
+    url = _with_query(root, wire_query)
     canonical = {
         "method": row.method.upper(),
-        "url": root + ("?" + urlencode(canonical_query, quote_via=quote) if canonical_query else ""),
+        "url": _with_query(root, canonical_query),
         "headers": sorted([k.lower(), v] for k, v, is_key in headers if not is_key)
         + ([["content-type", canonical_type]] if canonical_type is not None else []),
         "cookies": [[k, v] for k, v in cookies],

@@ -103,6 +103,14 @@ def get_path(value: Any, dotted: str | None) -> Any:
     return value
 
 
+def answer_member(body: Any, dotted: str | None) -> Any:
+    """A paging member of an answer (a next cursor, next URL or has-more flag): a top-level member
+    named `dotted` as written (OData's ``@odata.nextLink``), else the value at the dotted path."""
+    if dotted and isinstance(body, dict) and dotted in body:
+        return body[dotted]
+    return get_path(body, dotted)
+
+
 def compact_size(value: Any) -> int:
     """UTF-8 byte length of the compact JSON serialisation."""
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
@@ -414,17 +422,19 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
     while ``has_more_field`` is true (or, without a flag, while the page was full).
     offset style: ``position + len(items)`` while the page was full (or the flag says more).
     page style: ``position + 1`` under the same rule. A first page requested without a position
-    counts from ``first_position`` (else page 1, offset 0). link style: the next URL.
+    counts from ``first_position`` (else page 1, offset 0). link style: the next URL, from the text
+    at ``next_field`` when the row names one (a URL in the answer), else from the ``Link`` header's
+    ``rel="next"`` (RFC 8288); anything but a non-empty string there ends the listing.
     """
     style = pagination.get("style")
     has_more_field = pagination.get("has_more_field")
-    flag = get_path(body, has_more_field) if has_more_field else None
+    flag = answer_member(body, has_more_field) if has_more_field else None
     full = len(items) >= page_size
     more = bool(flag) if has_more_field and isinstance(flag, bool) else full
     if style == "cursor":
         next_field = pagination.get("next_field")
         if next_field:
-            token = get_path(body, next_field)
+            token = answer_member(body, next_field)
             if token in (None, ""):
                 return None
             if has_more_field and flag is False:
@@ -443,5 +453,9 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
     if style == "page":
         return (int(position) + 1) if more and items else None
     if style == "link":
+        next_field = pagination.get("next_field")
+        if next_field:  # a next-page URL in the answer (``links.next``, ``@odata.nextLink``)
+            url = answer_member(body, next_field)
+            return url if isinstance(url, str) and url else None
         return parse_link_next(headers.get("link"))
     return None

@@ -8,9 +8,9 @@ against the preview tool's input schema; used by the call path's validate step a
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from .arguments import invalid_argument, key_text_problem
 from .calls import Actor
 from .errors import make_error
 from .host import Host
@@ -34,6 +34,9 @@ def stored_arguments(host: Host, spec: ToolSpec, preview_id: str, actor: Actor) 
     for this tool)."""
     pointer = {"pointer": "/preview_id"}
     preview_tool = preview_tool_of(spec)
+    problem = key_text_problem(preview_id)
+    if problem is not None:
+        raise invalid_argument(("preview_id",), f"a preview_id names a stored preview: {problem}")
     try:
         stored: StoredPreview | None = host.preview_store().get(f"{host.api}/{spec.name}", actor.id, preview_id)
     except (ValueError, TypeError, KeyError):  # an entry that does not decode: changed behind the runtime
@@ -51,7 +54,7 @@ def stored_arguments(host: Host, spec: ToolSpec, preview_id: str, actor: Actor) 
             f"No preview {preview_id[:24]}… of {spec.name} was stored for actor {actor.id!r}.",
             details={**pointer, "preview_tool": preview_tool},
             next_step=f"Call {preview_tool} with the arguments, then pass the preview_id it returns.")
-    if stored.expired(time.time()):
+    if stored.expired(host.clock.time()):
         raise make_error(
             "preview_expired", f"The preview {preview_id[:24]}… of {spec.name} expired.",
             details={**pointer, "preview_tool": preview_tool},

@@ -7,7 +7,8 @@ loaded with it, `ToolSpec.steps`), with the facts the call path reads derived on
 writes, where its idempotency key goes); `read_tools_for` then names, for a write, the read tools
 that show the state it changes (the next step of a ``result_unknown``).
 Also the two readings of a row the call path and the issued approvals share: whether a record row
-executes a stored preview (`executes_preview`) and how a preview shows a request (`display`).
+executes a stored preview (`executes_preview`) and how a preview shows a request (`display`, with
+the place of the record's idempotency key, `key_place_shown`).
 Raises nothing on a well-formed package; jsonschema_rs raises `ValueError` for a schema it cannot
 compile.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import jsonschema_rs
 
@@ -25,7 +27,7 @@ from .dialect_args import Rewrites, compile_rewrites
 from .request import BuiltRequest
 from .shaping import field_tree
 
-__all__ = ["ToolSpec", "display", "executes_preview", "load_spec", "read_tools_for"]
+__all__ = ["ToolSpec", "display", "executes_preview", "key_place_shown", "load_spec", "read_tools_for"]
 
 
 @dataclass
@@ -143,22 +145,54 @@ def display(row: PolicyRow, built: BuiltRequest) -> dict[str, Any]:
     return view
 
 
+def key_place_shown(view: dict[str, Any], record_row: PolicyRow, record_tool: str) -> dict[str, Any]:
+    """`view` (a `display` of a request built without the idempotency key: a preview's, an
+    approver's) with the key in the place the record sends it (policy ``idempotency.in`` header,
+    query or body, ``name``), its value ``"<ARG of RECORD_TOOL>"``: the record fills it from its key
+    argument ARG, so the request shown is the one it sends, member for member. A JSON or form body
+    gets the member (a body of the key alone, where the preview sends none); a multipart body and
+    a row that does not forward its key are shown as they are."""
+    idem = record_row.idempotency if record_row.mode == "record" else None
+    if idem is None or idem.send_in not in ("header", "query", "body") or not idem.wire_name:
+        return view
+    name, shown = idem.wire_name, f"<{idem.arg} of {record_tool}>"
+    out = dict(view)
+    if idem.send_in == "header":
+        out["headers"] = {**(view.get("headers") or {}), name: shown}
+    elif idem.send_in == "query":
+        url = str(view.get("url", ""))
+        out["url"] = url + ("&" if "?" in url else "?") + urlencode([(name, shown)], quote_via=quote)
+    elif record_row.body_encoding in ("json", "form") and isinstance(view.get("body"), (dict, type(None))):
+        out["body"] = {**(view.get("body") or {}), name: shown}
+    return out
+
+
 def _declared_fields(row: PolicyRow, output_schema: Any) -> list[str]:
-    """Without `output.fields`, the result keeps the top-level properties its output schema declares
-    (of each item, for a paginated tool): a field the API adds that the spec does not declare never
+    """Without `output.fields`, the result keeps the top-level members its output schema declares
+    (its ``properties`` and the names it ``required``s) of the object, or of each item: of a page
+    (a paginated tool) and of an array result alike, so that a tool keeps or drops a member the
+    same way whether it pages or not. A field the API adds that the spec does not declare never
     reaches the model. Schemas that allow other properties, or declare none, keep everything."""
     if row.mode == "preview" or not isinstance(output_schema, dict):
         return []
-    node = output_schema
+    node: Any = output_schema
+    root = node.get("properties") if isinstance(node.get("properties"), dict) else {}
     if row.pagination is not None:
         node = ((node.get("properties") or {}).get("items") or {}).get("items") or {}
+    elif set(root) == {"result"}:  # a wrapped body: an array's items are projected like a page's
+        wrapped = root["result"]
+        types = wrapped.get("type") if isinstance(wrapped, dict) else None
+        if not (types == "array" or (isinstance(types, list) and "array" in types)):
+            return []
+        node = wrapped.get("items") or {}
+    elif set(root) == {"status"}:
+        return []
     if not isinstance(node, dict) or "anyOf" in node or "oneOf" in node or "$ref" in node:
         return []
     props = node.get("properties")
     extra = node.get("additionalProperties")
     if not isinstance(props, dict) or not props or (extra is not None and extra is not False):
         return []
-    if set(props) == {"result"} or set(props) == {"status"}:
-        return []  # a wrapped body: its content is not projected
-    return sorted(props)
-
+    required = node.get("required")
+    named = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+    return sorted(set(props) | named)

@@ -76,10 +76,12 @@ def _exchange_sync(client: httpx.Client, send: Send, started: float) -> Outcome:
         for chunk in response.iter_bytes() if whole else response.iter_raw():
             chunks.append(decoder.feed(chunk))
             if time.perf_counter() - started > send.timeout_s:  # a body trickling in past the deadline
-                return Outcome(kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
+                return _late(response.status_code, response.headers, started)
         chunks.append(decoder.finish())
     except BodyTooLarge:
         return Outcome(status=response.status_code, kind="too_large")
+    except httpx.TimeoutException:  # the attempt's deadline passed while its body came
+        return _late(response.status_code, response.headers, started)
     except (httpx.RemoteProtocolError, httpx.ReadError):
         if not 200 <= response.status_code < 300:
             raise
@@ -89,6 +91,12 @@ def _exchange_sync(client: httpx.Client, send: Send, started: float) -> Outcome:
     return Outcome(response.status_code, response.headers, b"".join(chunks),
                     elapsed_ms=(time.perf_counter() - started) * 1000)
 
+
+
+def _late(status: int, headers: httpx.Headers, started: float) -> Outcome:
+    """An answer whose body did not come whole within the attempt's timeout: ``timeout``, with the
+    status and headers that came (a write answered 2xx is done: `outcome.judge`)."""
+    return Outcome(status, headers, kind="timeout", elapsed_ms=(time.perf_counter() - started) * 1000)
 
 
 def _cut(status: int, headers: httpx.Headers, chunks: list[bytes], started: float) -> Outcome:
@@ -117,9 +125,14 @@ async def _exchange_async(client: httpx.AsyncClient, send: Send, started: float)
         whole = response.is_stream_consumed  # built in memory by a caller's transport: httpx decoded it
         decoder = BoundedDecoder(None if whole else response.headers.get("content-encoding"), MAX_RESPONSE_BYTES)
         chunks: list[bytes] = []
-        async for chunk in response.aiter_bytes() if whole else response.aiter_raw():
-            chunks.append(decoder.feed(chunk))
-        chunks.append(decoder.finish())
+        # the body within what is left of the attempt (the caller's scope has 50 ms more): a body
+        # that does not come whole in time is `_late`, with the status that came
+        with anyio.move_on_after(max(0.0, send.timeout_s - (time.perf_counter() - started))) as body_scope:
+            async for chunk in response.aiter_bytes() if whole else response.aiter_raw():
+                chunks.append(decoder.feed(chunk))
+            chunks.append(decoder.finish())
+        if body_scope.cancelled_caught:
+            return _late(response.status_code, response.headers, started)
     except BodyTooLarge:
         return Outcome(status=response.status_code, kind="too_large")
     except (httpx.RemoteProtocolError, httpx.ReadError):

@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
+from .clock import SYSTEM, Clock
+
 #: Deaths of workers within `RESTART_WINDOW_S` after which the supervisor gives up.
 MAX_RESTARTS = 10
 RESTART_WINDOW_S = 60.0
@@ -54,7 +56,8 @@ def _fork_worker(run: Callable[[], int]) -> int:
 
 
 def supervise(count: int, run: Callable[[], int], *, log: Callable[[str], None],
-              max_restarts: int = MAX_RESTARTS, window_s: float = RESTART_WINDOW_S, grace_s: float = GRACE_S) -> int:
+              max_restarts: int = MAX_RESTARTS, window_s: float = RESTART_WINDOW_S, grace_s: float = GRACE_S,
+              clock: Clock = SYSTEM) -> int:
     """Run `count` (≥ 1) workers of `run` until SIGINT/SIGTERM; the service's exit code (0 stopped,
     1 gave up on a worker that kept dying). Raises `ValueError` for `count` < 1."""
     if count < 1:
@@ -85,7 +88,7 @@ def supervise(count: int, run: Callable[[], int], *, log: Callable[[str], None],
             workers.discard(pid)
             if stopping:
                 break
-            now = time.monotonic()
+            now = clock.monotonic()
             deaths = [t for t in deaths if now - t < window_s] + [now]
             how = (f"signal {-os.waitstatus_to_exitcode(status)}" if os.WIFSIGNALED(status)
                    else f"exit code {os.waitstatus_to_exitcode(status)}")
@@ -96,21 +99,21 @@ def supervise(count: int, run: Callable[[], int], *, log: Callable[[str], None],
             log(f"worker {pid} died ({how}); starting another")
             workers.add(_fork_worker(run))
     finally:
-        _stop_all(workers, grace_s)
+        _stop_all(workers, grace_s, clock)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return code
 
 
-def _stop_all(workers: set[int], grace_s: float) -> None:
+def _stop_all(workers: set[int], grace_s: float, clock: Clock) -> None:
     """SIGTERM every worker, wait up to `grace_s` for all of them, SIGKILL the rest and reap them."""
     for pid in workers:
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-    deadline = time.monotonic() + grace_s
-    while workers and time.monotonic() < deadline:
+    deadline = clock.monotonic() + grace_s
+    while workers and clock.monotonic() < deadline:
         for pid in list(workers):
             try:
                 done, _ = os.waitpid(pid, os.WNOHANG)

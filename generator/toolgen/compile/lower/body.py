@@ -131,13 +131,15 @@ class BodyPlan:
     content_type: str | None
     args: list[Arg]
     fixed: tuple[FixedValue, ...] = ()
+    #: the schema of the member the idempotency key is sent in (`key_member`), when the body declares it
+    key_schema: dict[str, Any] | None = None
 
 
 _NO_BODY = BodyPlan("none", None, [])
 
 
 def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
-                   hidden: Collection[str] = ()) -> BodyPlan:
+                   hidden: Collection[str] = (), key_member: str | None = None) -> BodyPlan:
     """The `BodyPlan` of `op`'s request body (see the module docstring). A body whose schema
     requires members while ``requestBody.required`` is absent gets a ``body-required-absent``
     warning, and those members are required together: an input schema ``dependentRequired`` (built
@@ -145,8 +147,11 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
 
     `hidden`: wire names the intent's `hide` lists; a hidden member (and one ``args`` hides) comes back
     with an empty placeholder schema, never copied, for the caller to drop (or to refuse, when it is
-    required). Raises `DiagnosticError` ``schema-too-large`` when the members the model sees exceed
-    the node budget; the hint names the largest optional ones to hide."""
+    required). `key_member`: the member the idempotency key is sent in (``send_as: body:NAME``): never
+    an argument, required or not (the runtime fills it from the record's key), and not counted when
+    deciding whether a required body with no required member is sent as ``{}``. Raises
+    `DiagnosticError` ``schema-too-large`` when the members the model sees exceed the node budget;
+    the hint names the largest optional ones to hide."""
     raw = op.node.get("requestBody")
     if raw is None:
         return _NO_BODY
@@ -199,6 +204,11 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
         # required but declared nowhere (the object admits other members): an argument of any value
         props = {**props, **{r: {"description": "Required by the request body's schema, which declares no "
                                                  "schema for it."} for r in undeclared}}
+    key_schema = None
+    if key_member is not None:  # filled by the runtime from the record's key, never the model
+        found = props.get(key_member)
+        key_schema = found if isinstance(found, dict) else None
+        props = {prop: prop_schema for prop, prop_schema in props.items() if prop != key_member}
     member_required = set(required) & set(props)
     if member_required and not body_required:
         ctx.sink.warning(
@@ -242,7 +252,7 @@ def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
     # none of them (multipart: a body of no part, still a body; an empty form would be no body)
     fixed = ((FixedValue("body", "", {}),) if body_required and encoding in ("json", "multipart")
              and not constants and not any(a.required for a in args) else ())
-    return BodyPlan(encoding, sent_type, args, fixed + tuple(constants))
+    return BodyPlan(encoding, sent_type, args, fixed + tuple(constants), key_schema)
 
 
 def _unwrap_single_branch(schema: dict[str, Any]) -> dict[str, Any]:

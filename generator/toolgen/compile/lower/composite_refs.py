@@ -74,7 +74,7 @@ def parse_ref(text: str, where: SourceLocation, sink: DiagnosticSink) -> Referen
             sink.error("composite-reference-invalid", f"{text!r} names the whole input; name one argument",
                        where, "write `$input/<argument>`")
             return None
-        if not ARG_NAME_RE.match(tokens[0]):  # the name becomes an argument of every dialect's catalog
+        if not ARG_NAME_RE.fullmatch(tokens[0]):  # the name becomes an argument of every dialect's catalog
             sink.error("composite-reference-invalid", f"{text!r} names argument {tokens[0]!r}, which is not an "
                        "argument name", where, "name the argument with letters, digits and '_' (at most 64, "
                        "not starting with a digit): `$input/<argument>`")

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...diagnostics import DiagnosticSink, SourceLocation
 from ...remember import Remember
-from ...results import ResponseBody, Shape
+from ...results import Redirect, ResponseBody, Shape
 from ..intent import LoadedIntentMap
 from ..ir import ArgBinding, AuthBinding, BodyEncoding, FixedValue, NarrowedArg, Pagination, Toolset
 from ..load import SpecDocument
@@ -51,6 +51,9 @@ class Lowered:
     shape: Shape = "object"
     body: ResponseBody = "json"
     accept: str | None = None
+    #: the API's schema of the parameter or body member the idempotency key is sent in, if declared
+    key_schema: dict[str, Any] | None = None
+    redirect: Redirect | None = None
 
 
 @dataclass

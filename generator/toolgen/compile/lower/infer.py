@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from ..intent import IdempotencySpec, IncludeSpec, ToolIntent
 from ..ir import Effect
-from ..operations import Operation, idempotency_header
+from ..operations import Operation
 from ..verbs import guess_effect
 from .context import Ctx, Skip
-from .parameters import merged_parameters
+from .idempotency import idempotency_place
 
 
 def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
     """The intent an include group gives `op`: its effect (`group.effect`, else from what the operation
-    says it does, never a read on a method that is not safe), approval and idempotency key (the
-    operation's own idempotency header, else `action_id` for receipts). Raises `Skip` for TRACE."""
+    says it does, never a read on a method that is not safe), approval and idempotency key (sent where
+    the operation takes one, `idempotency_place`: a header, a query parameter or a body member; else
+    `action_id` for receipts). Raises `Skip` for TRACE."""
     if op.method == "TRACE":
         raise Skip("operation-method-unsupported", "TRACE operations are not turned into tools",
                    ctx.doc.locate(op.pointer))
@@ -35,14 +36,11 @@ def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
         else defaults.approval_write)
     idempotency = None
     if effect != "read":
-        header = _idempotency_header(ctx, op)
-        if header is not None:
-            idempotency = IdempotencySpec(key="idempotency_key", send_as=f"header:{header}")
+        place = idempotency_place(ctx.doc, ctx.converter, op)
+        if place is not None:
+            idempotency = IdempotencySpec(key="idempotency_key", send_as=place.send_as)
         else:
             idempotency = IdempotencySpec(key="action_id", send_as="none")
     return ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=approval,
                       idempotency=idempotency)  # its toolset and loading come from `group` (`place`)
 
-
-def _idempotency_header(ctx: Ctx, op: Operation) -> str | None:
-    return idempotency_header(param for param, _ in merged_parameters(ctx, op))

@@ -17,14 +17,15 @@ from typing import Any
 from ...diagnostics import SourceLocation
 from ...naming import arg_name
 from ..intent import IncludeSpec, ToolIntent
-from ..ir import ArgBinding
+from ..ir import ArgBinding, FixedValue
 from ..operations import Operation
 from .body import body_arguments
 from .context import Arg, Ctx, Lowered, Skip
+from .idempotency import key_places
 from .narrow import narrow_args
 from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
-from .parameters import merged_parameters, parameter_args
+from .parameters import key_parameter_schema, merged_parameters, parameter_args
 from .security import operation_auth
 from .text import trim_member_descriptions
 
@@ -54,8 +55,12 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,
                           paging=paging_params(op, pag_spec, params, iloc), iloc=iloc)
     args, hidden = plan.args, plan.hidden
-    body = body_arguments(ctx, op, intent, defaults.argument_description_max_chars, hidden)
+    key_member = _body_key_member(intent)
+    body = body_arguments(ctx, op, intent, defaults.argument_description_max_chars, hidden, key_member)
     encoding, content_type = body.encoding, body.content_type
+    if key_member is not None:
+        _check_body_key(op, key_member, body.encoding, body.args, iloc)
+        hidden.discard(key_member)  # `hide` of the key's member (the earlier workaround) is moot
     for arg in body.args:
         assert arg.binding is not None
         if arg.binding.wire_name in hidden and arg.binding.wire_name:
@@ -65,6 +70,8 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
             hidden.discard(arg.binding.wire_name)
             continue
         args.append(arg)
+    args = _without_other_key_places(ctx, op, intent, args, iloc)
+    args, method_fixed = _without_method_parameter(op, args)
     if hidden:
         first = min(hidden)
         raise Skip("hide-unknown", f"`hide` names {first!r}, which is not a parameter or body property of {op.key}",
@@ -95,8 +102,86 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     output_schema, shape = tool_output_schema(ctx, op, intent, pagination, response, iloc, max_bytes=max_bytes)
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
-    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed,
-                   plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept)
+    return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed + method_fixed,
+                   plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept,
+                   key_parameter_schema(ctx, intent, params) or body.key_schema, response.redirect)
+
+
+def _body_key_member(intent: ToolIntent) -> str | None:
+    """The request-body member the idempotency key is sent in (``send_as: body:NAME``), or None."""
+    idem = intent.idempotency
+    if idem is None or not idem.send_as.startswith("body:"):
+        return None
+    return idem.send_as.split(":", 1)[1]
+
+
+def _check_body_key(op: Operation, member: str, encoding: str, body_args: list[Arg], iloc: Any) -> None:
+    """``send_as: body:NAME`` needs a body of named members (JSON, form or multipart): the runtime
+    adds the key as one more member. Raises `Skip` ``idempotency-body-unplaceable`` for a body that
+    is one argument (free-form, composed, text or binary) or for an operation without a body: the
+    key would replace the body, or the model could set the member itself."""
+    whole = any(a.binding is not None and a.binding.location == "body" and not a.binding.wire_name
+                for a in body_args)
+    if encoding in ("json", "form", "multipart") and not whole:
+        return
+    why = ("has no request body" if encoding == "none" else
+           f"has a {encoding} request body" if encoding not in ("json", "form", "multipart") else
+           "has a request body the tool takes whole (free-form or composed), not as named members")
+    raise Skip("idempotency-body-unplaceable",
+               f"`send_as: body:{member}`, but {op.key} {why}; the runtime cannot add the key as a member",
+               iloc("idempotency", "send_as"),
+               "send the key where the API reads it (`header:NAME` or `query:NAME`), or `send_as: none`")
+
+
+def _without_other_key_places(ctx: Ctx, op: Operation, intent: ToolIntent, args: list[Arg],
+                              iloc: Any) -> list[Arg]:
+    """`args` less the parameters and body members that take an idempotency key
+    (`key_places`) other than the one the record fills (``send_as``): an operation that declares a
+    key header and a key member too would otherwise let the model set the second key, pinning one
+    value on two different approved writes (the API returns the first write's answer for the
+    second) or a fresh value on a re-sent one. An optional place is left out of the request; a
+    required one raises `Skip` ``idempotency-key-unsent`` (the map sends the key in the other)."""
+    idem = intent.idempotency
+    if idem is None or idem.send_as == "none":
+        return args
+    where, _, name = idem.send_as.partition(":")
+    others = [p for p in key_places(ctx.doc, ctx.converter, op)
+              if not (p.location == where and (p.name.lower() == name.lower() if where != "body" else p.name == name))]
+    if not others:
+        return args
+
+    def other(arg: Arg) -> bool:
+        b = arg.binding
+        return b is not None and any(b.location == p.location and (
+            b.wire_name.lower() == p.name.lower() if p.location == "header" else b.wire_name == p.name)
+            for p in others)
+
+    required = next((a for a in args if other(a) and a.required), None)
+    if required is not None and required.binding is not None:
+        raise Skip("idempotency-key-unsent",
+                   f"`send_as: {idem.send_as}`, but {op.key} also requires the {required.binding.location} "
+                   f"`{required.binding.wire_name}`, which takes an idempotency key: the model would set that key",
+                   iloc("idempotency", "send_as"),
+                   f"send the key there (`send_as: \"{required.binding.location}:{required.binding.wire_name}\"`)")
+    return [a for a in args if not other(a)]
+
+
+#: a query parameter or body member that names the method to run (Laravel, Symfony and Rack run it
+#: on a POST; Laravel reads a JSON body's too), as `toolgen.runtime.request.param_key` reads names
+METHOD_PARAMETER = "_method"
+
+
+def _without_method_parameter(op: Operation, args: list[Arg]) -> tuple[list[Arg], tuple[FixedValue, ...]]:
+    """`args` less a declared ``_method`` query parameter or body member, never the model's (it
+    would run an approved POST as a DELETE), and what the runtime sends for it: nothing for an
+    optional one, the operation's own method for a required one (as a method-override header)."""
+    def override(arg: Arg) -> bool:
+        b = arg.binding
+        return b is not None and b.location in ("query", "body") and b.wire_name.lower() == METHOD_PARAMETER
+
+    fixed = tuple(FixedValue(a.binding.location, a.binding.wire_name, op.method.upper())
+                  for a in args if override(a) and a.required and a.binding is not None)
+    return [a for a in args if not override(a)], fixed
 
 
 def _dedupe_names(args: list[Arg], reserved: set[str]) -> list[Arg]:

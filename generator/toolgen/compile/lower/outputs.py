@@ -18,9 +18,12 @@ from ...diagnostics import Diagnostic, DiagnosticError
 from ...pointer import join_pointer
 from ...results import (
     BINARY_SCHEMA,
+    REDIRECT_SCHEMA,
     RESULT_KEY,
+    TEXT_KEY,
     TRUNCATED_KEY,
     TRUNCATED_SCHEMA,
+    Redirect,
     ResponseBody,
     Shape,
     media_kind,
@@ -46,7 +49,8 @@ class SuccessBody:
     `toolgen.results.BINARY_SCHEMA` summary; ``none``); `empty`: an empty body is also a success
     (another 2xx without content, or a ``null`` body); `accept`: the ``Accept`` value to send
     when the response offers several media types (the JSON one; without JSON, every one the
-    response offers, text before binary: `_opaque_body`), else None."""
+    response offers, text before binary: `_opaque_body`), else None; `redirect`: when the only
+    declared success is a redirect, what the runtime does with it (`redirect_body`)."""
 
     schema: Any
     statuses: tuple[int, ...]
@@ -55,6 +59,7 @@ class SuccessBody:
     body: ResponseBody = "none"
     empty: bool = False
     accept: str | None = None
+    redirect: Redirect | None = None
 
 
 def _structured(schema: Any) -> bool:
@@ -116,6 +121,10 @@ def success_response(ctx: Ctx, op: Operation, *, copy: bool = True, check_nodes:
     if not isinstance(responses, dict):
         return SuccessBody(None, (), op.pointer, False)
     codes = sorted(str(c) for c in responses if str(c).startswith("2") or str(c).upper() == "2XX")
+    if not codes:
+        redirect = redirect_body(ctx, op, responses)
+        if redirect is not None:
+            return redirect
     success = tuple(int(c) for c in codes if c.isdigit())
     order = [c for c in codes if c.isdigit()] + [c for c in codes if not c.isdigit()]
     if not order and "default" in responses:
@@ -181,7 +190,14 @@ def _media_body(ctx: Ctx, op: Operation, node: dict[str, Any], node_ptr: str, co
                              "declare the media type and schema of the success response in the spec")
     accept = media if kind == "json" and len(content) > 1 else None
     if kind in ("text", "binary"):
-        return _opaque_body(content, success, node_ptr, link)
+        opaque = _opaque_body(content, success, node_ptr, link)
+        if opaque.body == "text" and ctx.intents is not None:
+            shown = ", ".join(str(k) for k in content if media_kind(str(k)) == "text")
+            into = f"in `{TEXT_KEY}`" if opaque.schema.get("type") == "object" else "as text"
+            ctx.sink.info("response-text", f"{op.key} answers {shown}: the tool returns the answer {into}, "
+                          "the call's secrets scrubbed, cut to output.max_bytes", ctx.doc.locate(media_ptr),
+                          "declare a JSON response in the spec if the API has one")
+        return opaque
     if kind == "any" or "schema" not in media_node:
         return SuccessBody({}, success, media_ptr, link, "json", accept=accept)
     schema_ptr = join_pointer(media_ptr, "schema")
@@ -209,11 +225,42 @@ def _opaque_body(content: dict[str, Any], success: tuple[int, ...], node_ptr: st
     if texts and binaries:
         ranges = [*texts, *(f"{k};q=0.5" for k in binaries)]
         accept = ", ".join(ranges) if all(_MEDIA_RANGE.match(k) for k in keys) else None
-        schema = {"anyOf": [text_schema, copy_tree(BINARY_SCHEMA)]}
-        return SuccessBody(schema, success, node_ptr, link, "text", accept=accept)
-    if texts:
-        return SuccessBody(text_schema, success, node_ptr, link, "text")
+        either: dict[str, Any] = {"anyOf": [text_schema, copy_tree(BINARY_SCHEMA)]}
+        return SuccessBody(either, success, node_ptr, link, "text", accept=accept)
+    if texts:  # the text is the result's one member (a page of HTML, a CSV file, a plain message)
+        only: dict[str, Any] = {"type": "object", "properties": {TEXT_KEY: text_schema}, "required": [TEXT_KEY]}
+        return SuccessBody(only, success, node_ptr, link, "text")
     return SuccessBody(copy_tree(BINARY_SCHEMA), success, node_ptr, link, "binary")
+
+
+#: words of an operation that make its redirect a download link: its result is where the redirect points
+_LINK_WORDS = frozenset({"download", "downloads", "link", "url", "uri", "file", "files", "attachment", "blob",
+                         "avatar", "image", "thumbnail", "photo", "logo", "media", "tarball", "zipball", "export",
+                         "archive", "redirect", "signed", "presigned"})
+_REDIRECTS = ("301", "302", "303", "307", "308", "3XX")
+
+
+def redirect_body(ctx: Ctx, op: Operation, responses: dict[str, Any]) -> SuccessBody | None:
+    """The `SuccessBody` of an operation whose only declared successes are redirects (301, 302, 303,
+    307, 308 or ``3XX``; RFC 9110 §15.4), else None. A read follows a same-origin redirect
+    (``follow``) unless its words (operationId, path, summary) name a download link (`_LINK_WORDS`:
+    ``download``, ``file``, ``url``, ...), whose result is the ``Location`` (``location``); a write
+    never follows. The build says which (info ``response-redirect``)."""
+    codes = [str(c) for c in responses if str(c).upper() in _REDIRECTS]
+    if not codes:
+        return None
+    text = " ".join(str(x) for x in (op.operation_id, op.path, op.node.get("summary")) if isinstance(x, str))
+    link = bool(_LINK_WORDS & {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", text)})
+    redirect: Redirect = "follow" if op.method in ("GET", "HEAD") and not link else "location"
+    statuses = tuple(sorted(int(c) for c in codes if c.isdigit())) or (301, 302, 303, 307, 308)
+    ptr = join_pointer(op.pointer, "responses", min(codes))
+    if ctx.intents is not None:
+        what = ("follows a same-origin redirect (never another origin, at most 5 hops, within the call's deadline) "
+                "and returns where it landed" if redirect == "follow" else
+                "returns the redirect's Location (a download link" + (")" if link else "; a write never follows)"))
+        ctx.sink.info("response-redirect", f"{op.key} declares only a redirect ({', '.join(sorted(codes))}): the tool "
+                      f"{what}", ctx.doc.locate(ptr), "declare the 2xx answer in the spec if the API has one")
+    return SuccessBody(copy_tree(REDIRECT_SCHEMA), statuses, ptr, False, "none", redirect=redirect)
 
 
 def field_schema(schema: Any, dotted: str, *, array: bool = False, defs: dict[str, Any] | None = None) -> Any:

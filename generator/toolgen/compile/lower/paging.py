@@ -15,6 +15,7 @@ from ..intent import IncludeSpec, PaginationSpec, ToolIntent
 from ..ir import Pagination
 from ..operations import Operation
 from ..pagination import detect
+from ..schema import object_view
 from .context import Arg, Ctx, Locate, Skip
 from .outputs import field_schema
 from .parameters import param_schema
@@ -130,7 +131,7 @@ def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: An
                    iloc("pagination", "items"), "give the dotted path of the item array ('' for an array body)")
     for attr in ("next", "has_more"):
         path = getattr(spec, attr)
-        if path is not None and field_schema(response, path) is None:
+        if path is not None and field_schema(response, path) is None and not _top_member(response, path):
             raise Skip("pagination-field-missing",
                        f"pagination.{attr} {path!r} is not a field of the success response of {op.key}",
                        iloc("pagination", attr), "give the dotted path of that field in the response body")
@@ -149,6 +150,13 @@ def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: An
                       next_field=spec.next, has_more_field=spec.has_more, cursor_from_item=spec.cursor_from_item,
                       default_page_size=page_size, max_page_size=max_size, min_page_size=min_size,
                       first_position=first, first_required=first_required)
+
+
+def _top_member(response: Any, name: str) -> bool:
+    """Whether `name` is a property of the answer's top level as written, dots and all (OData's
+    ``@odata.nextLink``): the runtime reads such a member before a dotted path."""
+    view = object_view(response) if isinstance(response, dict) else None
+    return view is not None and name in view[0]
 
 
 def _int_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:

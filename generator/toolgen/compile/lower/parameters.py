@@ -229,6 +229,19 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     return ParameterArgs(args, fixed, auth, hidden)
 
 
+def key_parameter_schema(ctx: Ctx, intent: ToolIntent, params: list[tuple[dict[str, Any], str]]
+                         ) -> dict[str, Any] | None:
+    """The schema of the header or query parameter the intent's idempotency key is sent in
+    (``send_as``; a header's name in any case), or None when the operation declares none."""
+    send = intent.idempotency.send_as if intent.idempotency is not None else "none"
+    where, _, name = send.partition(":")
+    for param, ptr in params:
+        if param.get("in") == where and where in ("header", "query") and (
+                str(param.get("name")) == name or (where == "header" and str(param.get("name")).lower() == name.lower())):
+            return param_schema(ctx, param, ptr)
+    return None
+
+
 def _header_not_argument(ctx: Ctx, op: Operation, param: dict[str, Any], ptr: str, fixed_specs: dict[str, Any],
                          iloc: Locate, api_headers: set[str]) -> list[FixedValue]:
     """What the runtime sends for a header parameter that is never an argument. A hop-by-hop,

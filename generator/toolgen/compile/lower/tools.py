@@ -15,6 +15,7 @@ from ..intent import IncludeSpec, RetrySpec, ToolIntent
 from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
+from .idempotency import key_constraints
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
 from .toolsets import place
@@ -41,6 +42,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         shape=lowered.shape,
         body=lowered.body,
         accept=lowered.accept,
+        redirect=lowered.redirect,
     )
     timeout = intent.timeout_ms or defaults.timeout_ms
     max_body = intent.max_body_bytes or defaults.max_body_bytes
@@ -92,10 +94,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
                        f"idempotency key argument {intent.idempotency.key!r} clashes with an argument of {op.key}",
                        ctx.intents.locate(*where, "idempotency", "key") if explicit else ctx.doc.locate(op.pointer),
                        "choose another key name")
-        record_args.append(Arg(intent.idempotency.key, {
-            "type": "string", "minLength": 1, "maxLength": 255,
-            "description": "Unique id of this action (e.g. a UUID); reuse it only to retry the same call.",
-        }, binding, True))
+        record_args.append(Arg(intent.idempotency.key, _key_schema(lowered.key_schema if binding else None),
+                               binding, True))
     sent_key = idem is not None and idem.send_in != "none"
     retry = _retry(intent.retry, defaults.retry, timeout, safe=sent_key)
     if intent.retry and intent.retry.max_attempts and intent.retry.max_attempts > 1 and not sent_key:
@@ -147,6 +147,21 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
              f"Preview: {title}" if title else None, op.pointer, strict=intent.strict),
         record_tool,
     ]
+
+
+def _key_schema(api_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The record tool's idempotency key argument: a string of 1 to 255 characters, narrowed by the
+    bounds the API states for the parameter or body member the key is sent in (`key_constraints`:
+    a shorter ``maxLength``, a longer ``minLength``), so the runtime refuses, before sending, a key
+    the API would refuse."""
+    schema: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 255}
+    own = key_constraints(api_schema or {})
+    if own.get("maxLength", 255) < 255:
+        schema["maxLength"] = max(1, own["maxLength"])
+    if own.get("minLength", 1) > 1 and own["minLength"] <= schema["maxLength"]:
+        schema["minLength"] = own["minLength"]
+    schema["description"] = "Unique id of this action (e.g. a UUID); reuse it only to retry the same call."
+    return schema
 
 
 #: The record tool's argument naming the stored preview it executes.

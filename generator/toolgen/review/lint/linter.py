@@ -23,19 +23,19 @@ from ...compile.intent import LoadedIntentMap, ToolIntent
 from ...compile.ir import ApiIR, Tool
 from ...compile.load import SpecDocument
 from ...compile.lower import operation_parameters, operation_response
+from ...compile.lower.idempotency import KeyPlace, idempotency_place
 from ...compile.lower.reuse import OperationKeys
 from ...compile.operations import (
     Operation,
     OperationIndex,
     declared_oauth_scopes,
     find_operation,
-    idempotency_header,
     list_operations,
     operation_matches,
     operation_requirements,
     used_scopes,
 )
-from ...compile.pagination import CURSOR_PARAMS, OFFSET_PARAMS, PAGE_PARAMS, find_items_field
+from ...compile.pagination import find_items_field, paging_signals
 from ...compile.schema import SchemaBudget, SchemaConverter
 from ...compile.verbs import changes_named
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation
@@ -65,6 +65,7 @@ from .rules import (
     IDEMPOTENCY_HEADER_UNUSED,
     IDEMPOTENCY_HONOUR_UNDECLARED,
     IDEMPOTENCY_KEY_MISSING,
+    IDEMPOTENCY_KEY_UNSENT,
     OPERATION_MAPPED_TWICE,
     OPERATIONS_UNCOVERED,
     OUTPUT_UNPROJECTED_LARGE,
@@ -347,8 +348,36 @@ class _Linter:
                 self.add(EFFECT_DELETE_NOT_DESTRUCTIVE, f"`{view.key}` is marked write but {view.op.key} deletes",
                          loc, tool=view.main.name)
 
-    def _idempotency_header(self, op: Operation) -> str | None:
-        return idempotency_header(self.params(op))
+    def _idempotency_place(self, op: Operation) -> KeyPlace | None:
+        return idempotency_place(self.doc, self.converter, op)
+
+    def _check_key_sent(self, view: Any, row: Any) -> None:
+        """``idempotency-header-unused`` / ``idempotency-key-unsent``: the operation takes an
+        idempotency key (`idempotency_place`) that the record does not send there."""
+        place = self._idempotency_place(view.op)
+        idem = row.idempotency
+        if place is None:
+            if idem is None:
+                self.add(IDEMPOTENCY_KEY_MISSING, f"`{row.tool}` ({row.effect}) has no idempotency key",
+                         self.where(view), tool=row.tool)
+            return
+        sent = idem is not None and idem.send_in == place.location and (
+            (idem.wire_name or "").lower() == place.name.lower() if place.location == "header"
+            else idem.wire_name == place.name)
+        if sent:
+            return
+        if place.location == "header":
+            self.add(IDEMPOTENCY_HEADER_UNUSED, f"{view.op.key} declares the `{place.name}` header but "
+                     f"`{row.tool}` does not send its idempotency key there", self.where(view, "idempotency"),
+                     f"set `idempotency: {{key: action_id, send_as: \"header:{place.name}\"}}`", tool=row.tool)
+            return
+        what = "query parameter" if place.location == "query" else "request-body member"
+        self.add(IDEMPOTENCY_KEY_UNSENT, f"{view.op.key} takes an idempotency key as the {what} `{place.name}` "
+                 f"(#{place.pointer}) but `{row.tool}` does not send its key there"
+                 + (" (`send_as: none`)" if idem is not None and idem.send_in == "none" else ""),
+                 self.where(view, "idempotency"),
+                 f"set `idempotency: {{key: action_id, send_as: \"{place.send_as}\", honoured_by_api: true}}`: the "
+                 "runtime fills it from the record's key and hides it from the model", tool=row.tool)
 
     def check_policy(self) -> None:
         for view in self.views:
@@ -368,19 +397,8 @@ class _Linter:
             if row.effect == "destructive" and row.approval != "required":
                 self.add(DESTRUCTIVE_WITHOUT_APPROVAL, f"`{row.tool}` is destructive ({view.op.key}) but needs "
                          "no approval", self.where(view, "approval", "effect"), tool=row.tool)
-            header = self._idempotency_header(view.op)
+            self._check_key_sent(view, row)
             idem = row.idempotency
-            if header is not None:
-                sent = idem is not None and idem.send_in == "header" and (idem.wire_name or "").lower() == \
-                    header.lower()
-                if not sent:
-                    self.add(IDEMPOTENCY_HEADER_UNUSED, f"{view.op.key} declares the `{header}` header but "
-                             f"`{row.tool}` does not send its idempotency key there",
-                             self.where(view, "idempotency"),
-                             f"set `idempotency: {{key: action_id, send_as: \"header:{header}\"}}`", tool=row.tool)
-            elif idem is None:
-                self.add(IDEMPOTENCY_KEY_MISSING, f"`{row.tool}` ({row.effect}) has no idempotency key",
-                         self.where(view), tool=row.tool)
             if idem is not None and idem.send_in != "none" and idem.honoured_by_api is None:
                 self.add(IDEMPOTENCY_HONOUR_UNDECLARED, f"`{row.tool}` sends its idempotency key to the API as "
                          f"{idem.send_in} `{idem.wire_name}` but does not say whether the API deduplicates by it",
@@ -418,34 +436,36 @@ class _Linter:
         found: T = self.data.remember(piece_key("lint-operation 1", keys.base, reads, what), compute)
         return found
 
-    def _paging_facts(self, op: Operation) -> tuple[bool, bool, list[str], bool]:
-        """What `check_pagination` reads of `op`: whether its response is an array, whether it sends
-        a Link header, the paging parameters it takes, whether its response has an item array."""
-        paging = set(CURSOR_PARAMS) | set(OFFSET_PARAMS) | set(PAGE_PARAMS)
+    def _paging_facts(self, op: Operation) -> tuple[bool, list[str], bool]:
+        """What `check_pagination` reads of `op`: whether its response is an array, what it carries
+        that looks like paging (`paging_signals`: parameters, answer fields, a Link header), whether
+        its response has an item array."""
         response = self.response(op)
         schema, link = response if response is not None else (None, False)
         is_array = isinstance(schema, dict) and (schema.get("type") == "array" or (
             isinstance(schema.get("type"), list) and "array" in schema["type"]))
         query = [str(p.get("name")) for p in self.params(op) if p.get("in") == "query"]
-        return is_array, bool(link), sorted(paging & set(query)), find_items_field(schema) is not None
+        return is_array, paging_signals(query, schema, bool(link)), find_items_field(schema) is not None
 
     def check_pagination(self) -> None:
         for view in self.views:
             row = view.main.policy
             if row.mode != "read" or row.pagination is not None:
                 continue
-            is_array, link, pagers, has_items = self._remembered(view.op, "paging",
-                                                                 partial(self._paging_facts, view.op))
+            is_array, signals, has_items = self._remembered(view.op, "paging 2", partial(self._paging_facts, view.op))
             bounded = bool(view.intent and view.intent.output and view.intent.output.max_bytes)
-            if is_array and not (pagers or link) and bounded:
+            if is_array and not signals and bounded:
                 continue  # nothing to page with; the intent bounds the list explicitly
-            if is_array or ((pagers or link) and has_items):
+            if is_array or (signals and has_items):
                 why = "returns an array" if is_array else "has an item array"
-                also = f" and takes {', '.join(pagers)}" if pagers else (" and a Link header" if link else "")
+                also = f"; it {'; '.join(signals)}" if signals else ""
                 self.add(PAGINATION_MISSING, f"`{row.tool}` lists ({view.op.key} {why}{also}) but has no "
                          "pagination", self.where(view),
-                         None if (pagers or link) else "the API declares no paging parameters: set `output.max_bytes` (and `output.fields`) to bound the list, "
-                         "or turn this rule off for it", tool=row.tool)
+                         "declare `pagination:` with the style these name (cursor, link, page or offset; docs/"
+                         "review.md, 'Pagination styles')" if signals else
+                         "the operation declares no paging parameter, answer field or Link header: set "
+                         "`output.max_bytes` (and `output.fields`) to bound the list, or turn this rule off for it",
+                         tool=row.tool)
 
     def check_outputs(self) -> None:
         budget = self.settings.large_output_tokens

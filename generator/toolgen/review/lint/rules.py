@@ -77,8 +77,10 @@ EFFECT_WRITE_ON_SAFE_METHOD = _rule(
     "Allowed (some APIs mutate on GET), but confirm it; set this rule to `off` for APIs that do.")
 EFFECT_READ_NAMES_CHANGE = _rule(
     "effect-read-names-change", "warning", "An intent marked `effect: read` maps an operation whose Action, "
-    "operationId, path or summary says it changes something (delete, create, update, terminate, ...), whatever "
-    "its HTTP method.",
+    "`x-` hints (`x-kubernetes-action`, `x-ms-docs-operation-type`, `x-openai-isConsequential`, `x-linode-grant`, "
+    "an SDK method name), operationId, path (a side-effecting sub-resource such as `/exec`, `/invalidate`, "
+    "`/resendWelcomeSms`, `/logout`), summary or description says it changes something (delete, create, update, "
+    "terminate, ...), whatever its HTTP method.",
     "If it changes something, mark it `effect: write` (or `destructive`) with `approval: required`: a read is "
     "never previewed, approved or made idempotent, and its MCP tool says readOnlyHint. If it only reads (the "
     "word misleads), set this rule to `off` for the map in toolgen.yaml `lint.severity`.")
@@ -92,6 +94,13 @@ IDEMPOTENCY_HEADER_UNUSED = _rule(
     "idempotency-header-unused", "error", "The operation declares an Idempotency-Key header but the tool "
     "does not send its idempotency key there.",
     "Set `idempotency: {key: action_id, send_as: \"header:Idempotency-Key\"}` so retries are safe at the API.")
+IDEMPOTENCY_KEY_UNSENT = _rule(
+    "idempotency-key-unsent", "error", "The operation takes an idempotency key as a query parameter or a "
+    "request-body member (its name says idempotency, or its description says it deduplicates) but the tool "
+    "does not send its idempotency key there.",
+    "Set `idempotency: {key: action_id, send_as: \"body:idempotency_key\", honoured_by_api: true}` (the "
+    "place the finding names): the runtime fills the member from the record's key, the model never does, "
+    "and an unknown outcome is re-sent with the same key.")
 IDEMPOTENCY_KEY_MISSING = _rule(
     "idempotency-key-missing", "warning", "A write or destructive tool has no idempotency key.",
     "Add `idempotency: {key: action_id, send_as: none}`: the runtime then stores receipts and replays a "
@@ -200,6 +209,9 @@ for _id, _sev, _summary, _help in (
      "Send the key (`idempotency.send_as`) or drop `retry`."),
     ("idempotency-key-collision", "error", "The idempotency key argument clashes with an operation argument.",
      "Choose another `idempotency.key`."),
+    ("idempotency-body-unplaceable", "error", ("`send_as: body:NAME` on an operation whose request body is not "
+     "an object of named members (none, text, binary, or one free-form or composed argument)."),
+     "Send the key where the API reads it (`header:NAME` or `query:NAME`), or `send_as: none`."),
     ("pagination-param-missing", "error", "`pagination` names a query parameter the operation lacks.",
      "Use the operation's own cursor/limit parameter names."),
     ("pagination-items-missing", "error", "`pagination.items` is not an array in the response.",
@@ -271,6 +283,16 @@ for _id, _sev, _summary, _help in (
 # a property of the spec that the build handles (recursive schemas become $defs): nothing to fix
 _rule("schema-cycle", "info", "A recursive schema is kept as `$defs` references.",
       "Nothing to do unless a target without recursive-schema support matters.", "build")
+# what the tool returns for an answer that is not JSON: said, nothing to fix
+_rule("response-text", "info",
+      ("The success response offers only text (`text/html`, `text/plain`, `text/csv`, XML): the tool returns the "
+       "answer as `{\"text\": ...}`, the call's secrets scrubbed, cut to `output.max_bytes`."),
+      "Nothing to do; declare a JSON response in the spec if the API has one.", "build")
+_rule("response-redirect", "info",
+      ("The only declared success is a redirect (3xx): a read follows a same-origin redirect (at most 5 hops, "
+       "within its deadline) and returns where it landed; a download link or a write returns the redirect's "
+       "`Location`."),
+      "Nothing to do; declare the 2xx answer in the spec if the API has one.", "build")
 
 
 # toolsets
@@ -313,6 +335,13 @@ PERMISSION_UNDECIDED = _rule(
     "map's own permission name.",
     "Set `permission:` to what an actor must hold to call it (a scope of the API, or your own name), then "
     "delete the mark.")
+
+PAGINATION_UNDECIDED = _rule(
+    "pagination-undecided", "warning", "A `# decide [pagination-undecided]` mark is left in the intent map: "
+    "`toolgen init` drafted a `pagination:` from the operation's parameters and answer that it could not confirm "
+    "(no page-size parameter for a page or offset walk, or a time window whose direction the spec does not say).",
+    "Check the drafted `pagination:` against the API's documentation (or remove it and bound the list with "
+    "`output.max_bytes`), then delete the mark.")
 
 
 def rule_for(code: str) -> Rule:

@@ -20,7 +20,6 @@ for as long as it can be presented, records the spend on the `Hold` (given back 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ...policy_format import PolicyRow
@@ -118,7 +117,7 @@ def _issued(call: Call, spec: ToolSpec, approval: Approval, fp: str) -> tuple[Ap
                          f"({type(exc).__name__}); nothing was sent.",
                          details={"store": type(host.receipts).__name__}) from None
     approved_by = check_issued(record, api=host.api, tool=tool, intent=spec.intent, fp=fp, actor_id=actor_id,
-                               now=time.time())
+                               now=host.clock.time())
     assert record is not None  # check_issued refuses a missing record
     return Approval(fp, approved_by=approved_by, approval_id=approval_id), record.expires_at
 

@@ -20,10 +20,12 @@ import httpx
 
 from ..calls import CallResult
 
-__all__ = ["MAX_RESPONSE_BYTES", "Effect", "Gather", "Outcome", "Pipeline", "Send", "Sleep"]
+__all__ = ["MAX_RESPONSE_BYTES", "REDIRECT_STATUSES", "Effect", "Gather", "Outcome", "Pipeline", "Send", "Sleep"]
 
 #: Bodies larger than this are not read into memory (bytes).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+#: The statuses that redirect to a ``Location`` (RFC 9110 §15.4; 300 and 304 do not).
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
 @dataclass

@@ -31,17 +31,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from typing import Any
 
-from ..arguments import invalid_argument
+from ..arguments import invalid_argument, key_text_problem
 from ..body import scrub
 from ..calls import CallResult
 from ..errors import make_error
 from ..receipts import Receipt
 from ..shaping import redact
 from ..toolspec import ToolSpec
-from .outcome import unknown_error, unreadable_warnings
+from .outcome import unknown_error, unreadable_warnings, withhold_excerpt
 from .state import Budget, Call, Halt, Hold, Validated
 
 __all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "legacy_receipt", "legacy_step_key", "receipt_decision",
@@ -100,15 +99,16 @@ def reshaped(spec: ToolSpec, stored: Any) -> Any:
     tree = spec.redact_tree
     if not tree or not isinstance(stored, dict):
         return stored
-    out = redact(stored, tree)
+    out = withhold_excerpt(redact(stored, tree))  # an unreadable body's excerpt is text: none of it is shown
     for key in ("result", "items"):
         if isinstance(out.get(key), list):
             out[key] = [redact(item, tree) for item in out[key]]
     return out
 
 
-def receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_ms: int) -> str:
-    """replay | conflict | in_progress | unknown | resend for an existing receipt. A ``pending``
+def receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_ms: int, now: float) -> str:
+    """replay | conflict | in_progress | unknown | resend for an existing receipt at `now` (Unix
+    seconds, the host's clock). A ``pending``
     receipt is in flight for the lease its owner stored (`Receipt.in_flight`), whatever this
     caller's deadline; after it, or once ``unknown``, the write is re-sent only to an API that
     deduplicates the key."""
@@ -116,7 +116,7 @@ def receipt_decision(existing: Receipt, fp: str, honoured: bool, fallback_lease_
         return "conflict"
     if existing.state == "completed":
         return "replay"
-    if existing.in_flight(time.time(), fallback_lease_ms):
+    if existing.in_flight(now, fallback_lease_ms):
         return "in_progress"
     return "resend" if honoured else "unknown"
 
@@ -134,6 +134,8 @@ def _key(call: Call, spec: ToolSpec, validated: Validated, step_key: str | None)
     key = None if value is None else str(value)
     if key is not None and not key.strip():
         raise Halt("validate", invalid_argument((str(idem_arg),), "an idempotency key may not be blank"))
+    if key is not None and (problem := key_text_problem(key)) is not None:
+        raise Halt("validate", invalid_argument((str(idem_arg),), f"an idempotency key names a receipt: {problem}"))
     if key is not None and reserved(key):
         raise Halt("validate", invalid_argument(
             (str(idem_arg),), f"an idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
@@ -192,7 +194,8 @@ def legacy_receipt(call: Call, spec: ToolSpec, validated: Validated, key: str, b
     if existing is None:
         return None
     hold = Hold(call, scope, key, "new", False, spec.key_forwarded)
-    decision = receipt_decision(existing, validated.fp, False, budget.row_deadline_ms + LEASE_MARGIN_MS)
+    decision = receipt_decision(existing, validated.fp, False, budget.row_deadline_ms + LEASE_MARGIN_MS,
+                                call.host.clock.time())
     if decision == "replay":
         return _replay(call, spec, hold, existing)
     if decision == "unknown":
@@ -210,7 +213,8 @@ def legacy_receipt(call: Call, spec: ToolSpec, validated: Validated, key: str, b
 def _existing(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, existing: Receipt, budget: Budget) -> str:
     """``replay`` or ``resend`` for an existing receipt of the key; raises `Halt` for the others."""
     tool, key, idem_arg = call.tool, hold.key, spec.key_arg
-    decision = receipt_decision(existing, validated.fp, hold.honoured, budget.row_deadline_ms + LEASE_MARGIN_MS)
+    decision = receipt_decision(existing, validated.fp, hold.honoured, budget.row_deadline_ms + LEASE_MARGIN_MS,
+                                call.host.clock.time())
     if decision == "conflict":
         raise Halt("idempotency", make_error(
             "idempotency_conflict",

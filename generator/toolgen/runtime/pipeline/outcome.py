@@ -32,16 +32,17 @@ from typing import Any
 import httpx
 
 from ...policy_format import PolicyRow
+from ...results import TEXT_KEY
 from .. import credentials as creds
 from ..body import decode_body, doubled_json, excerpt, may_hold_secret, mismatch_text, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
-from .effects import MAX_RESPONSE_BYTES
+from .effects import MAX_RESPONSE_BYTES, REDIRECT_STATUSES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
 __all__ = ["MAX_PROBLEM_BYTES", "UNREADABLE_KEY", "WITHHELD_REDACTED", "Answer", "judge", "key_in_use", "unknown_error",
-           "unreadable_result", "unreadable_warnings"]
+           "unreadable_result", "unreadable_warnings", "withhold_excerpt", "withhold_warning"]
 
 #: The most of an API's error body (problem details) a structured error carries (bytes of JSON).
 MAX_PROBLEM_BYTES = 2000
@@ -52,6 +53,8 @@ UNREADABLE_KEY = "_unreadable_body"
 WITHHELD_REDACTED = "[withheld: the tool redacts members of its output]"
 
 _TRANSPORT_FAILURES = ("timeout", "broken", "connect", "too_large")
+#: What comes before the excerpt in an unreadable body's warning (`unreadable_warnings`).
+_BEGINS = "; the body begins: "
 _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
 
 
@@ -114,13 +117,62 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
 
 
 
-def unreadable_result(spec: ToolSpec, answer: Answer) -> dict[str, Any]:
+def _declared_body(spec: ToolSpec, answer: tuple[int, httpx.Headers, Any], http_request: httpx.Request,
+                   landed: str | None, secret_values: list[str]) -> Any:
+    """Policy: the body a declared text or redirect answer becomes. A text answer of an ``object``
+    row (``output.body`` ``text``) is ``{"text": ...}``; an answer of a row with ``output.redirect``
+    is ``{"status", "location"}`` (a redirect not followed: its ``Location``, absolute) or
+    ``{"status", "location", "body"}`` (where followed redirects landed, and what was found there)."""
+    status, headers, body = answer
+    out = spec.row.output
+    if out.redirect is not None:
+        if landed is not None and status not in REDIRECT_STATUSES:
+            return scrub({"status": status, "location": landed, "body": body}, secret_values)
+        target = location_of_answer(status, headers, http_request)
+        return scrub({"status": status, **({"location": target} if target else {})}, secret_values)
+    if out.body == "text" and out.shape == "object" and isinstance(body, str):
+        return {TEXT_KEY: body}
+    return body
+
+
+def location_of_answer(status: int, headers: httpx.Headers, http_request: httpx.Request) -> str | None:
+    """The absolute ``Location`` of a redirect answer, resolved against the request's URL, else None."""
+    raw = headers.get("location") if status in REDIRECT_STATUSES else None
+    if not raw:
+        return None
+    try:
+        return str(http_request.url.join(raw.strip()))
+    except (httpx.InvalidURL, ValueError):
+        return None
+
+
+def unreadable_result(spec: ToolSpec, answer: Answer, *, withhold: bool = False) -> dict[str, Any]:
     """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
     "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
     `Answer.excerpt` (at most `toolgen.runtime.body.EXCERPT_CHARS` characters, the call's secrets
-    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output, null for no body."""
-    shown = WITHHELD_REDACTED if spec.redact_tree and answer.excerpt is not None else answer.excerpt
-    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable, "excerpt": shown}}
+    scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output (or `withhold`: a
+    composite's step whose composite does), null for no body."""
+    hide = (spec.redact_tree or withhold) and answer.excerpt is not None
+    return {"status": answer.status, UNREADABLE_KEY: {"problem": answer.unreadable,
+                                                      "excerpt": WITHHELD_REDACTED if hide else answer.excerpt}}
+
+
+def withhold_warning(warning: str) -> str:
+    """A warning of `unreadable_warnings` (a composite step's, stored in its record's result) with its
+    excerpt withheld (`WITHHELD_REDACTED`), as `withhold_excerpt` does to a result. Everything before
+    the excerpt is the runtime's (the problem names a media type without its parameters, so no ``;``)."""
+    head, found, _ = warning.partition(_BEGINS)
+    return f"{head}{_BEGINS}{json.dumps(WITHHELD_REDACTED)}" if found else warning
+
+
+def withhold_excerpt(result: Any) -> Any:
+    """`result` with the excerpt of its `unreadable_result` marker (if any) withheld
+    (`WITHHELD_REDACTED`): a stored result replayed under a policy that now redacts members of the
+    tool's output, which text cannot be redacted by."""
+    marker = result.get(UNREADABLE_KEY) if isinstance(result, dict) else None
+    if not isinstance(marker, dict) or marker.get("excerpt") is None:
+        return result
+    return {**result, UNREADABLE_KEY: {**marker, "excerpt": WITHHELD_REDACTED}}
 
 
 def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
@@ -132,18 +184,22 @@ def unreadable_warnings(spec: ToolSpec, result: Any) -> list[str]:
     status, shown = result.get("status"), marker.get("excerpt")
     done = ("the write is done (do not repeat it; its receipt is completed)" if spec.mutating
             else "the call succeeded")
-    body = f"; the body begins: {json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
+    body = f"{_BEGINS}{json.dumps(shown, ensure_ascii=False)}" if shown is not None else ""
     return [(f"{operation_name(spec.row)} answered HTTP {status}: {done}, but its body cannot be read as the "
              f"tool's output ({marker.get('problem')}){body}")]
 
 
 def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold: Hold, exchange: Exchange,
-          http_request: httpx.Request) -> Answer:
-    """The success `Answer`, or `Halt` (see the module docstring)."""
+          http_request: httpx.Request, landed: str | None = None) -> Answer:
+    """The success `Answer`, or `Halt` (see the module docstring). `landed`: where followed
+    redirects led (`toolgen.runtime.pipeline.redirect.follow`), if any."""
     outcome = exchange.outcome
-    if outcome.kind == "too_large" and spec.mutating and 200 <= outcome.status < 300:
-        # the API accepted the write: its outcome is known, though its answer is over the cap and not read
-        return Answer(outcome.status, httpx.Headers(), None, f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read")
+    if outcome.kind in ("too_large", "timeout") and spec.mutating and 200 <= outcome.status < 300:
+        # the API accepted the write: its outcome is known, though its answer is over the cap or did not
+        # come whole in time, and is not read
+        return Answer(outcome.status, outcome.headers or httpx.Headers(), None,
+                      f"an answer larger than {MAX_RESPONSE_BYTES} bytes, not read" if outcome.kind == "too_large"
+                      else f"a body that did not come whole within the timeout ({budget.timeout_ms} ms), not read")
     if outcome.kind in _TRANSPORT_FAILURES:
         raise _transport_failure(call, spec, budget, hold, exchange, http_request)
     status = outcome.status
@@ -158,6 +214,8 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         raise _api_error(call, spec, validated, budget, hold, exchange, Answer(status, headers, body, unreadable))
     if outcome.cut:
         unreadable = f"the connection closed after {len(outcome.content)} bytes, before the whole body came"
+    if unreadable is None:
+        body = _declared_body(spec, (status, headers, body), http_request, landed, secret_values)
     if unreadable is None and body is not None and not isinstance(body, (dict, list)) and (
             spec.field_tree or spec.redact_tree):
         # the output policy keeps members of a JSON answer (output.fields, else the declared

@@ -3,7 +3,9 @@
 Input: `Call` (fingerprint set), the preview tool's `ToolSpec`, `Validated`. Output: the
 successful `CallResult` whose result is ``{"preview_id", "request", "effect", "side_effects",
 "approval_required", "record_tool"[, "cannot_send"][, "expires_in_s"]}``: ``preview_id`` is the
-fingerprint, ``request`` the redacted request (`toolgen.runtime.toolspec.display`),
+fingerprint, ``request`` the redacted request (`toolgen.runtime.toolspec.display`; where the
+record forwards its idempotency key, the key's header, query parameter or body member shown with
+the placeholder ``"<ARG of RECORD_TOOL>"``, `key_place_shown`),
 ``cannot_send`` what would stop the record call sending it (a missing credential, a URL the HTTP
 client would change). When the record tool executes the stored preview (``record.arguments:
 preview``) the validated arguments are stored in the preview store for ``record.preview_ttl_s``
@@ -14,7 +16,6 @@ Audits ``preview`` ``stored``, ``http`` ``skip`` and ``result`` ``ok``. Errors (
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -26,7 +27,7 @@ from ..errors import ToolError, make_error
 from ..host import Host
 from ..receipts import StoredPreview
 from ..request import BuiltRequest
-from ..toolspec import ToolSpec, display, executes_preview
+from ..toolspec import ToolSpec, display, executes_preview, key_place_shown
 from .state import Call, Halt, Validated
 
 __all__ = ["DEFAULT_PREVIEW_TTL_S", "is_preview", "preview"]
@@ -84,7 +85,7 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, validated: Validat
     """Store what the record tool executes (these validated, normalised arguments); the TTL (s)."""
     host = call.host
     ttl = _ttl_s(record_spec.row)
-    now = time.time()
+    now = host.clock.time()
     try:
         host.preview_store().put(StoredPreview(
             f"{host.api}/{record_spec.name}", call.actor.id, validated.fp, spec.intent, validated.args, now, now + ttl))
@@ -102,9 +103,11 @@ def preview(call: Call, spec: ToolSpec, validated: Validated) -> CallResult:
     """The preview's `CallResult` (see the module docstring); raises `Halt`."""
     host, row, built = call.host, spec.row, validated.built
     record_tool = _record_tool(spec)
+    record_spec = host.specs.get(record_tool)
+    shown = display(row, built)
     result: dict[str, Any] = {
         "preview_id": validated.fp,
-        "request": display(row, built),
+        "request": shown if record_spec is None else key_place_shown(shown, record_spec.row, record_tool),
         "effect": _previewed_effect(host, row),
         "side_effects": f"Sends {row.method.upper()} {row.path}" + (f" ({row.operation_id})." if row.operation_id else "."),
         "approval_required": _record_needs_approval(host, row),
@@ -113,7 +116,6 @@ def preview(call: Call, spec: ToolSpec, validated: Validated) -> CallResult:
     blockers = _blockers(host, row, built, record_tool)
     if blockers:
         result["cannot_send"] = blockers
-    record_spec = host.specs.get(record_tool)
     if record_spec is not None and executes_preview(record_spec.row):
         result["expires_in_s"] = _store(call, spec, record_spec, validated)
     call.emit("http", "skip", reason="preview")

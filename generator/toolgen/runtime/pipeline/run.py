@@ -3,7 +3,7 @@
     find → permission (admit) → validate arguments → canonical request → [permission audited] →
     approval (check) → timeout → preview (a preview tool ends here) → wire request →
     idempotency → [audit sink healthy] → approval (spend) → [audit sink healthy] → send →
-    outcome → output
+    redirect (a read that declares only a redirect) → outcome → output
 
 A composite tool (a row with a ``composite`` plan) takes its own path after find (`composite`),
 each of its steps through these same steps.
@@ -37,6 +37,7 @@ from .idempotency import begin
 from .outcome import judge
 from .output import shape
 from .preview import is_preview, preview
+from .redirect import follow
 from .send import attempts, wire_request
 from .state import Budget, Call, Grant, Halt, Hold, Validated
 from .timeout import bound
@@ -84,7 +85,8 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
             hold.unspend()  # nothing was sent: the approval is not spent either
             return result
         exchange = yield from attempts(call, spec, http_request, budget, hold)
-        answer = judge(call, spec, validated, budget, hold, exchange, http_request)
+        exchange, http_request, landed = yield from follow(call, spec, wire, http_request, budget, exchange)
+        answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
         return shape(call, spec, validated, hold, exchange, answer, wire)
     except Halt as halt:
         return call.fail(halt.step, halt.error, **halt.extra)

@@ -18,7 +18,6 @@ attempt and ``http`` ``retry`` per retry. Raises nothing.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator
 from typing import Any
 
@@ -71,7 +70,7 @@ def attempts(call: Call, spec: ToolSpec, http_request: httpx.Request, budget: Bu
     outcome: Outcome | None = None
     while True:
         count += 1
-        remaining = budget.deadline - time.monotonic()
+        remaining = budget.deadline - call.host.clock.monotonic()
         if remaining <= 0 and count > 1:
             break
         outcome = yield Send(http_request, max(0.001, min(budget.timeout_ms / 1000.0, remaining)))
@@ -86,9 +85,9 @@ def attempts(call: Call, spec: ToolSpec, http_request: httpx.Request, budget: Bu
         if not policy.retries(outcome, cond, count, safe):
             break
         delay = policy.delay(outcome, cond, count, call.host.retry_random)
-        if time.monotonic() + delay >= budget.deadline:
+        if call.host.clock.monotonic() + delay >= budget.deadline:
             break
         call.emit("http", "retry", attempt=count, condition=cond, delay_ms=round(delay * 1000))
         yield Sleep(delay)
     assert outcome is not None
-    return Exchange(outcome, count, uncertain, round((time.monotonic() - budget.started) * 1000))
+    return Exchange(outcome, count, uncertain, round((call.host.clock.monotonic() - budget.started) * 1000))

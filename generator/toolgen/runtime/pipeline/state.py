@@ -19,7 +19,6 @@ steps decided and cannot change it.
 from __future__ import annotations
 
 import secrets
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +64,7 @@ class Call:
         """Audit one decision. A failing sink never breaks the call; it only stops a call that
         has not sent anything yet (nothing is sent unaudited: `run` checks before spending an approval and before sending)."""
         try:
-            self.host.audit.emit(AuditEvent(time.time(), self.call_id, self.tool, self.actor.id, step, decision,
+            self.host.audit.emit(AuditEvent(self.host.clock.time(), self.call_id, self.tool, self.actor.id, step, decision,
                                             self.fp, code, scrub(detail, self.secret_values)))
         except Exception as exc:  # noqa: BLE001 - the sink's own failure
             self.audit_failures.append(type(exc).__name__)

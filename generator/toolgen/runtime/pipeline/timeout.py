@@ -10,7 +10,6 @@ when the caller's `timeout_ms` is not a whole number.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ...policy_format import PolicyRow
@@ -37,6 +36,6 @@ def bound(call: Call, row: PolicyRow, override_ms: Any) -> Budget:
         except (TypeError, ValueError, OverflowError):
             raise Halt("validate", invalid_argument((), "timeout_ms must be a whole number of milliseconds")) from None
     deadline_ms = call_deadline_ms(timeout_ms, max_attempts, retry_deadline_ms, lowered=override_ms is not None)
-    started = time.monotonic()
+    started = call.host.clock.monotonic()
     call.emit("timeout", "allow", timeout_ms=timeout_ms, deadline_ms=deadline_ms, max_attempts=max_attempts)
     return Budget(timeout_ms, deadline_ms, max_attempts, row_deadline_ms, started, started + deadline_ms / 1000.0)

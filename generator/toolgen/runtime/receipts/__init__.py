@@ -16,6 +16,7 @@ import os
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from ..clock import SYSTEM, Clock
 from .base import SPEND_MARGIN_S, Receipt, ReceiptState, ReceiptStore, spend_digest
 from .memory import MemoryReceiptStore
 from .postgres import (
@@ -56,7 +57,7 @@ def receipts_scheme(spec: str | os.PathLike[str]) -> str:
     )
 
 
-def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
+def receipts_from_url(spec: str | os.PathLike[str], *, clock: Clock = SYSTEM) -> ReceiptStore:
     """Open the receipt store a URL or path names:
 
     - ``redis://[[user]:password@]host[:port][/db]``, ``rediss://...`` (TLS),
@@ -71,13 +72,14 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
     - ``memory://`` → `MemoryReceiptStore` (one process, lost on exit).
     - anything without a scheme is a SQLite file path.
 
+    `clock`: where the store reads the time (`toolgen.runtime.clock`; default the system clock).
     Raises `ValueError` for an unknown scheme or a bad parameter, `ImportError` when a Redis URL is
     given without the `redis` package installed (a PostgreSQL URL without `psycopg`), and psycopg's
     `OperationalError` when a PostgreSQL database cannot be reached.
     """
     kind = receipts_scheme(spec)
     if kind == "memory":
-        return MemoryReceiptStore()
+        return MemoryReceiptStore(clock=clock)
     if kind == "sqlite":
         text = os.fspath(spec)
         if isinstance(text, str) and text.lower().startswith("sqlite://"):
@@ -85,9 +87,9 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
             text = text.removeprefix("/")
             if not text:
                 raise ValueError("a sqlite:// receipts URL needs a file: sqlite:///receipts.sqlite3")
-        return SqliteReceiptStore(text)
+        return SqliteReceiptStore(text, clock=clock)
     if kind == "postgres":
-        return _postgres_from_url(str(spec))
+        return _postgres_from_url(str(spec), clock)
     own, url = _take_options(str(spec), ("prefix", "completed_ttl"),
                              _REDIS_SCHEMES[urlsplit(str(spec)).scheme.lower()])
     completed_ttl: float | None = None
@@ -96,10 +98,10 @@ def receipts_from_url(spec: str | os.PathLike[str]) -> ReceiptStore:
         completed_ttl = float(ttl) if ttl not in ("", "none", "0") else None
     except ValueError:
         raise ValueError(f"completed_ttl must be a number of seconds, not {ttl!r}") from None
-    return RedisReceiptStore(url, prefix=own.get("prefix", DEFAULT_PREFIX), completed_ttl=completed_ttl)
+    return RedisReceiptStore(url, prefix=own.get("prefix", DEFAULT_PREFIX), completed_ttl=completed_ttl, clock=clock)
 
 
-def _postgres_from_url(spec: str) -> PostgresReceiptStore:
+def _postgres_from_url(spec: str, clock: Clock = SYSTEM) -> PostgresReceiptStore:
     own, url = _take_options(spec, ("table_prefix", "pool_size", "connect_timeout"))
     pool = own.get("pool_size", str(POOL_SIZE))
     if not pool.isdigit():
@@ -108,7 +110,7 @@ def _postgres_from_url(spec: str) -> PostgresReceiptStore:
     if not timeout.isdigit() or int(timeout) < 1:
         raise ValueError(f"connect_timeout must be a whole number of seconds, at least 1, not {timeout!r}")
     return PostgresReceiptStore(url, table_prefix=own.get("table_prefix", DEFAULT_TABLE_PREFIX), pool_size=int(pool),
-                                connect_timeout=float(timeout))
+                                connect_timeout=float(timeout), clock=clock)
 
 
 def _take_options(spec: str, names: tuple[str, ...], scheme: str | None = None) -> tuple[dict[str, str], str]:

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from dataclasses import replace
 from typing import Any
 
+from ..clock import SYSTEM, Clock
 from .base import Receipt, ReceiptState, spend_expiry
 from .previews import MemoryPreviewStore
 
 
 class MemoryReceiptStore:
-    """An in-process `ReceiptStore` (lost on restart)."""
+    """An in-process `ReceiptStore` (lost on restart). `clock`: where it reads the time (clock.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Clock = SYSTEM) -> None:
+        self.clock = clock
         self._data: dict[tuple[str, str], Receipt] = {}
         self._lock = threading.Lock()
-        self._previews = MemoryPreviewStore()
+        self._previews = MemoryPreviewStore(clock=clock)
         self._spends: dict[tuple[str, str], tuple[str, float | None]] = {}  # -> (action, keep until)
 
     def _current(self, scope: str, key: str) -> Receipt | None:
         """The receipt, a pending one past its lease turned ``unknown`` (lock held)."""
         existing = self._data.get((scope, key))
-        now = time.time()
+        now = self.clock.time()
         if existing is not None and existing.lease_expired(now):
             existing = self._data[(scope, key)] = replace(existing, state="unknown", updated_at=now)
         return existing
@@ -34,7 +35,7 @@ class MemoryReceiptStore:
             existing = self._current(scope, key)
             if existing is not None:
                 return existing
-            now = time.time()
+            now = self.clock.time()
             self._data[(scope, key)] = Receipt(scope, key, fingerprint, "pending", actor, None, None, now, now,
                                                int(lease_ms))
             return None
@@ -43,7 +44,7 @@ class MemoryReceiptStore:
         with self._lock:
             existing = self._data.get((scope, key))
             if existing is not None and existing.state in only_from:
-                self._data[(scope, key)] = replace(existing, updated_at=time.time(), **changes)
+                self._data[(scope, key)] = replace(existing, updated_at=self.clock.time(), **changes)
 
     # the same state rules as SqliteReceiptStore: a completed receipt is never reopened or released
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
@@ -69,7 +70,7 @@ class MemoryReceiptStore:
     def spend(self, scope: str, digest: str, action: str, actor: str, until: float | None) -> str | None:
         with self._lock:
             found = self._spends.get((scope, digest))
-            if found is not None and (found[1] is None or found[1] >= time.time()):
+            if found is not None and (found[1] is None or found[1] >= self.clock.time()):
                 return found[0]
             self._spends[(scope, digest)] = (action, spend_expiry(until))
             return None
@@ -83,7 +84,7 @@ class MemoryReceiptStore:
     def purge(self, older_than_seconds: float) -> int:
         """Delete completed receipts older than the given age, and spends past their expiry;
         returns how many receipts were deleted (as `SqliteReceiptStore.purge`)."""
-        now = time.time()
+        now = self.clock.time()
         with self._lock:
             old = [k for k, r in self._data.items() if r.state == "completed" and r.updated_at < now - older_than_seconds]
             for k in old:

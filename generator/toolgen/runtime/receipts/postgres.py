@@ -37,10 +37,10 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from ..clock import SYSTEM, Clock
 from .base import Receipt, ReceiptState, spend_expiry
 from .previews import (
     MAX_PREVIEW_BYTES_PER_ACTOR,
@@ -52,7 +52,8 @@ from .previews import (
 
 #: Table-name prefix of every table the store creates.
 DEFAULT_TABLE_PREFIX = "toolgen_"
-_IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
+#: a whole table prefix (`fullmatch`: ``$`` would also let a trailing newline through)
+_IDENT = re.compile(r"[a-z_][a-z0-9_]{0,40}")
 _T = TypeVar("_T")
 
 
@@ -104,8 +105,9 @@ class PostgresReceiptStore:
     """
 
     def __init__(self, url: str, table_prefix: str = DEFAULT_TABLE_PREFIX, connect_timeout: float = CONNECT_TIMEOUT,
-                 pool_size: int = POOL_SIZE) -> None:
-        if not _IDENT.match(table_prefix):
+                 pool_size: int = POOL_SIZE, *, clock: Clock = SYSTEM) -> None:
+        self.clock = clock
+        if not isinstance(table_prefix, str) or not _IDENT.fullmatch(table_prefix):
             raise ValueError(f"table prefix {table_prefix!r}: use lowercase letters, digits and '_' (at most 41)")
         if not 1 <= pool_size <= 100:
             raise ValueError(f"pool_size must be between 1 and 100, not {pool_size}")
@@ -177,7 +179,7 @@ class PostgresReceiptStore:
                        int(lease_ms or 0))
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
-        now = time.time()
+        now = self.clock.time()
 
         def work(cur: Any) -> Receipt | None:
             self._expire_lease(cur, now, scope, key)
@@ -193,24 +195,24 @@ class PostgresReceiptStore:
         text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
         self._run(lambda cur: cur.execute(
             f"UPDATE {self.prefix}receipts SET state='completed', result=%s, status=%s, updated_at=%s"
-            " WHERE scope=%s AND key=%s", (text, int(status), time.time(), scope, key)))
+            " WHERE scope=%s AND key=%s", (text, int(status), self.clock.time(), scope, key)))
 
     def mark_unknown(self, scope: str, key: str) -> None:
         self._run(lambda cur: cur.execute(
             f"UPDATE {self.prefix}receipts SET state='unknown', updated_at=%s WHERE scope=%s AND key=%s"
-            " AND state='pending'", (time.time(), scope, key)))
+            " AND state='pending'", (self.clock.time(), scope, key)))
 
     def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
         self._run(lambda cur: cur.execute(
             f"UPDATE {self.prefix}receipts SET state='pending', updated_at=%s, lease_ms=%s WHERE scope=%s"
-            " AND key=%s AND state!='completed'", (time.time(), int(lease_ms), scope, key)))
+            " AND key=%s AND state!='completed'", (self.clock.time(), int(lease_ms), scope, key)))
 
     def release(self, scope: str, key: str) -> None:
         self._run(lambda cur: cur.execute(
             f"DELETE FROM {self.prefix}receipts WHERE scope=%s AND key=%s AND state!='completed'", (scope, key)))
 
     def get(self, scope: str, key: str) -> Receipt | None:
-        now = time.time()
+        now = self.clock.time()
 
         def work(cur: Any) -> Receipt | None:
             self._expire_lease(cur, now, scope, key)
@@ -219,7 +221,7 @@ class PostgresReceiptStore:
         return self._run(work)
 
     def spend(self, scope: str, digest: str, action: str, actor: str, until: float | None) -> str | None:
-        now = time.time()
+        now = self.clock.time()
 
         def work(cur: Any) -> str | None:
             cur.execute(f"DELETE FROM {self.prefix}spends WHERE scope=%s AND digest=%s AND keep_until < %s",
@@ -254,7 +256,7 @@ class PostgresReceiptStore:
     def purge(self, older_than_seconds: float) -> int:
         """Delete completed receipts older than the given age, and spent approvals past their expiry
         (as `SqliteReceiptStore.purge`); returns how many receipts were deleted."""
-        now = time.time()
+        now = self.clock.time()
 
         def work(cur: Any) -> int:
             cur.execute(f"DELETE FROM {self.prefix}receipts WHERE state='completed' AND updated_at < %s",
@@ -306,7 +308,7 @@ class PostgresPreviewStore:
 
         def work(cur: Any) -> None:
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-previews:actor:{owner[1]}",))
-            cur.execute(f"DELETE FROM {table} WHERE keep_until < %s", (time.time(),))
+            cur.execute(f"DELETE FROM {table} WHERE keep_until < %s", (self._store.clock.time(),))
             cur.execute(f"INSERT INTO {table} (scope, actor, preview_id, intent, arguments, created_at, expires_at,"
                         " keep_until, size) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (scope, actor,"
                         " preview_id) DO UPDATE SET intent=EXCLUDED.intent, arguments=EXCLUDED.arguments,"

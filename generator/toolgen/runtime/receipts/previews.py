@@ -36,9 +36,10 @@ import heapq
 import json
 import sqlite3
 import threading
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ..clock import SYSTEM, Clock
 
 if TYPE_CHECKING:
     import redis
@@ -100,7 +101,8 @@ class MemoryPreviewStore:
     previews or `max_bytes_per_actor` bytes of arguments per actor (all scopes): O(log n) per write."""
 
     def __init__(self, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
-                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
+                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR, *, clock: Clock = SYSTEM) -> None:
+        self.clock = clock
         self.max_per_actor = max(1, int(max_per_actor))
         self.max_bytes_per_actor = max(1, int(max_bytes_per_actor))
         self._data: dict[tuple[str, str, str], tuple[StoredPreview, str]] = {}
@@ -125,7 +127,7 @@ class MemoryPreviewStore:
 
     def put(self, preview: StoredPreview) -> None:
         text = json.dumps(preview.arguments, ensure_ascii=False)  # stored as JSON, like the other stores
-        now = time.time()
+        now = self.clock.time()
         key = (preview.scope, preview.actor, preview.preview_id)
         keep = _keep_until(preview)
         with self._lock:
@@ -204,7 +206,8 @@ class SqlitePreviewStore:
 
     def __init__(self, conn: sqlite3.Connection, lock: threading.Lock,
                  max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
-                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
+                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR, *, clock: Clock = SYSTEM) -> None:
+        self.clock = clock
         self._conn = conn
         self._lock = lock
         self.max_per_actor = max(1, int(max_per_actor))
@@ -229,7 +232,7 @@ class SqlitePreviewStore:
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")  # one transaction: purge, store, evict
             try:
-                self._conn.execute("DELETE FROM previews WHERE keep_until < ?", (time.time(),))
+                self._conn.execute("DELETE FROM previews WHERE keep_until < ?", (self.clock.time(),))
                 self._conn.execute("DELETE FROM previews WHERE scope=? AND actor=? AND preview_id=?",
                                    (preview.scope, preview.actor, preview.preview_id))  # a refresh
                 self._conn.execute(
@@ -323,7 +326,8 @@ class RedisPreviewStore:
     recently stored go first, deleted by the write that stores one more)."""
 
     def __init__(self, client: redis.Redis, prefix: str, max_per_actor: int = MAX_PREVIEWS_PER_ACTOR,
-                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR) -> None:
+                 max_bytes_per_actor: int = MAX_PREVIEW_BYTES_PER_ACTOR, *, clock: Clock = SYSTEM) -> None:
+        self.clock = clock
         self._client = client
         self.prefix = prefix
         self.max_per_actor = max(1, int(max_per_actor))
@@ -341,7 +345,7 @@ class RedisPreviewStore:
     def put(self, preview: StoredPreview) -> None:
         name = self.redis_key(preview.scope, preview.actor, preview.preview_id)
         text = json.dumps(preview.arguments, separators=(",", ":"), ensure_ascii=False)
-        now = time.time()
+        now = self.clock.time()
         keep_until = _keep_until(preview)
         keep_ms = max(1, round((keep_until - now) * 1000))
         pipe = self._client.pipeline(transaction=True)

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from typing import TYPE_CHECKING, Any, cast
 
+from ..clock import SYSTEM, Clock
 from .base import Receipt, ReceiptState, spend_expiry
 from .previews import RedisPreviewStore
 
@@ -150,7 +150,9 @@ class RedisReceiptStore:
         *,
         prefix: str = DEFAULT_PREFIX,
         completed_ttl: float | None = None,
+        clock: Clock = SYSTEM,
     ) -> None:
+        self.clock = clock
         if completed_ttl is not None and completed_ttl <= 0:
             raise ValueError("completed_ttl must be a positive number of seconds (or None for no expiry)")
         redis_mod = _import_redis()
@@ -205,24 +207,24 @@ class RedisReceiptStore:
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         raw = self._begin(keys=[self.redis_key(scope, key)],
-                          args=[repr(time.time()), fingerprint, actor, int(lease_ms)])
+                          args=[repr(self.clock.time()), fingerprint, actor, int(lease_ms)])
         return None if raw is None else self._receipt(scope, key, raw)
 
     def complete(self, scope: str, key: str, result: Any, status: int) -> None:
         text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
-        self._complete(keys=[self.redis_key(scope, key)], args=[text, int(status), repr(time.time()), self._ttl_ms])
+        self._complete(keys=[self.redis_key(scope, key)], args=[text, int(status), repr(self.clock.time()), self._ttl_ms])
 
     def mark_unknown(self, scope: str, key: str) -> None:
-        self._mark_unknown(keys=[self.redis_key(scope, key)], args=[repr(time.time())])
+        self._mark_unknown(keys=[self.redis_key(scope, key)], args=[repr(self.clock.time())])
 
     def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
-        self._resume(keys=[self.redis_key(scope, key)], args=[repr(time.time()), int(lease_ms)])
+        self._resume(keys=[self.redis_key(scope, key)], args=[repr(self.clock.time()), int(lease_ms)])
 
     def release(self, scope: str, key: str) -> None:
         self._release(keys=[self.redis_key(scope, key)])
 
     def get(self, scope: str, key: str) -> Receipt | None:
-        return self._receipt(scope, key, self._get(keys=[self.redis_key(scope, key)], args=[repr(time.time())]))
+        return self._receipt(scope, key, self._get(keys=[self.redis_key(scope, key)], args=[repr(self.clock.time())]))
 
     def spend_key(self, scope: str, digest: str) -> str:
         """The Redis key of the spent approval `digest` of `scope`."""
@@ -230,7 +232,7 @@ class RedisReceiptStore:
 
     def spend(self, scope: str, digest: str, action: str, actor: str, until: float | None) -> str | None:
         keep = spend_expiry(until)
-        keep_ms = 0 if keep is None else max(1, round((keep - time.time()) * 1000))
+        keep_ms = 0 if keep is None else max(1, round((keep - self.clock.time()) * 1000))
         bound = self._spend(keys=[self.spend_key(scope, digest)], args=[action, keep_ms])
         return None if bound is None else _text(bound)
 
@@ -239,7 +241,7 @@ class RedisReceiptStore:
 
     def previews(self) -> RedisPreviewStore:
         """The preview store on the same Redis client and prefix (keys ``<prefix>p:...``)."""
-        return RedisPreviewStore(self._client, self.prefix)
+        return RedisPreviewStore(self._client, self.prefix, clock=self.clock)
 
     def close(self) -> None:
         if self._own_client:
@@ -250,7 +252,7 @@ class RedisReceiptStore:
     def purge(self, older_than_seconds: float) -> int:
         """Delete completed receipts older than the given age (as `SqliteReceiptStore.purge`);
         returns how many were deleted. Walks this prefix's keys with SCAN."""
-        cutoff = repr(time.time() - older_than_seconds)
+        cutoff = repr(self.clock.time() - older_than_seconds)
         deleted = 0
         for name in self._client.scan_iter(match=f"{_glob_escape(self.prefix)}r:*", count=500):
             deleted += int(self._purge_one(keys=[name], args=[cutoff]))

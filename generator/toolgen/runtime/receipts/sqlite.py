@@ -11,10 +11,10 @@ import json
 import os
 import sqlite3
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
+from ..clock import SYSTEM, Clock
 from .base import Receipt, spend_digest, spend_expiry
 from .previews import SqlitePreviewStore
 
@@ -64,7 +64,8 @@ class SqliteReceiptStore:
     a lock; several processes may share the file (``busy_timeout`` 5 s).
     """
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_RECEIPTS_PATH) -> None:
+    def __init__(self, path: str | os.PathLike[str] = DEFAULT_RECEIPTS_PATH, *, clock: Clock = SYSTEM) -> None:
+        self.clock = clock
         self.path = Path(path)
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,7 +108,7 @@ class SqliteReceiptStore:
             self._conn.execute("PRAGMA secure_delete=OFF")
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
-        now = time.time()
+        now = self.clock.time()
         with self._lock:
             self._conn.execute(_EXPIRE_LEASE, (now, scope, key))
             cur = self._conn.execute(
@@ -124,14 +125,14 @@ class SqliteReceiptStore:
         with self._lock:
             self._conn.execute(
                 "UPDATE receipts SET state='completed', result=?, status=?, updated_at=? WHERE scope=? AND key=?",
-                (text, status, time.time(), scope, key),
+                (text, status, self.clock.time(), scope, key),
             )
 
     def mark_unknown(self, scope: str, key: str) -> None:
         with self._lock:
             self._conn.execute(
                 "UPDATE receipts SET state='unknown', updated_at=? WHERE scope=? AND key=? AND state='pending'",
-                (time.time(), scope, key),
+                (self.clock.time(), scope, key),
             )
 
     def resume(self, scope: str, key: str, lease_ms: int = 0) -> None:
@@ -139,7 +140,7 @@ class SqliteReceiptStore:
             self._conn.execute(
                 "UPDATE receipts SET state='pending', updated_at=?, lease_ms=? WHERE scope=? AND key=?"
                 " AND state!='completed'",
-                (time.time(), int(lease_ms), scope, key),
+                (self.clock.time(), int(lease_ms), scope, key),
             )
 
     def release(self, scope: str, key: str) -> None:
@@ -148,11 +149,11 @@ class SqliteReceiptStore:
 
     def get(self, scope: str, key: str) -> Receipt | None:
         with self._lock:
-            self._conn.execute(_EXPIRE_LEASE, (time.time(), scope, key))
+            self._conn.execute(_EXPIRE_LEASE, (self.clock.time(), scope, key))
             return self._get_locked(scope, key)
 
     def spend(self, scope: str, digest: str, action: str, actor: str, until: float | None) -> str | None:
-        now = time.time()
+        now = self.clock.time()
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -188,13 +189,13 @@ class SqliteReceiptStore:
     def previews(self) -> SqlitePreviewStore:
         """The preview store in the same file (table ``previews``), on this store's connection."""
         if self._previews is None:
-            self._previews = SqlitePreviewStore(self._conn, self._lock)
+            self._previews = SqlitePreviewStore(self._conn, self._lock, clock=self.clock)
         return self._previews
 
     def purge(self, older_than_seconds: float) -> int:
         """Delete completed receipts older than the given age, and spent approvals past their
         expiry (never a spend that could still be presented); returns how many receipts were deleted."""
-        now = time.time()
+        now = self.clock.time()
         with self._lock:
             cur = self._conn.execute(
                 "DELETE FROM receipts WHERE state='completed' AND updated_at < ?",

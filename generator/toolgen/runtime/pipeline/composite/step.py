@@ -26,19 +26,20 @@ composite's own argument in ``details.pointer`` when the step argument is one of
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...calls import CallResult
 from ...errors import ToolError, make_error
+from ...request import BuiltRequest
 from ...toolspec import ToolSpec
 from .. import permission
 from ..canonical import canonical_request
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
 from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
+from ..redirect import follow
 from ..send import attempts, wire_request
 from ..state import Budget, Call, Halt, Hold, Validated
 from ..timeout import bound
@@ -53,14 +54,16 @@ __all__ = ["Step", "StepRun", "placeholder_key", "run_step", "step_request", "st
 @dataclass(frozen=True)
 class Step:
     """One step of a plan (policy ``composite.steps[]``): its `id`, the switch value it runs for
-    (`when`, branch), the steps whose answers it reads (`needs`), its argument nodes (`args`) and
-    its loaded row (`spec`)."""
+    (`when`, branch), the steps whose answers it reads (`needs`), its argument nodes (`args`), its
+    loaded row (`spec`) and whether the composite redacts members of its output (`redacts`: then an
+    unreadable answer's excerpt, text that cannot be redacted, is withheld from the step's warning)."""
 
     id: str
     when: Any
     needs: tuple[str, ...]
     args: dict[str, Any]
     spec: ToolSpec
+    redacts: bool = False
 
     @property
     def writes(self) -> bool:
@@ -70,7 +73,7 @@ class Step:
 def steps_of(spec: ToolSpec) -> list[Step]:
     """The plan's steps of composite tool `spec`, in plan order."""
     plan = spec.row.composite
-    return [Step(s.id, s.when, s.needs, {k: v.to_json() for k, v in s.args.items()}, loaded)
+    return [Step(s.id, s.when, s.needs, {k: v.to_json() for k, v in s.args.items()}, loaded, bool(spec.redact_tree))
             for s, loaded in zip(plan.steps if plan is not None else (), spec.steps, strict=True)]
 
 
@@ -203,7 +206,7 @@ def step_request(call: Call, step: Step, inputs: Mapping[str, Any], answers: Map
 def _budget(call: Call, step: Step, deadline: float) -> Budget:
     """The step's budget: its row's, the per-attempt timeout and the deadline within what is left
     of the composite's deadline (monotonic seconds). Raises `Halt` ``tool_timeout`` when none is left."""
-    left_ms = int((deadline - time.monotonic()) * 1000)
+    left_ms = int((deadline - call.host.clock.monotonic()) * 1000)
     if left_ms <= 0:
         raise Halt("timeout", make_error(
             "tool_timeout", f"step {step.id}: the composite's deadline passed before this step; it was not sent.",
@@ -232,7 +235,7 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
     try:
         validated = step_request(call, step, inputs, answers, key, branch=branch)
         budget = _budget(call, step, deadline)
-        _wire, http_request = wire_request(call, step.spec, validated)
+        wire, http_request = wire_request(call, step.spec, validated)
         legacy = legacy_receipt(call, step.spec, validated, legacy_key, budget) if key and legacy_key else None
         if legacy is not None:  # completed under the earlier key form: replayed, never sent again
             stored = legacy.result if isinstance(legacy.result, dict) else {}
@@ -252,19 +255,21 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
         stored = hold.result if isinstance(hold.result, dict) else {}
         return StepRun(step.id, "done", body=stored.get("body"), status=hold.status, replayed=True, key=key,
                        secret_values=call.secret_values, warning=_stored_warning(stored))
-    return (yield from _held(call, step, validated, budget, hold, http_request, branch=branch, key=key))
+    return (yield from _held(call, step, validated, budget, hold, (wire, http_request), branch=branch, key=key))
 
 
-def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Hold, http_request: Any, *,
+def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Hold, sent: tuple[BuiltRequest, Any], *,
           branch: bool, key: str | None) -> Generator[Effect, Any, StepRun]:
     """The steps that run while the step holds its receipt (if any)."""
     spec = step.spec
+    wire, http_request = sent
     try:
         if call.audit_failures:
             hold.let_go()
             raise Halt("audit", make_error("internal_error", f"{call.tool}: the audit sink failed; nothing was sent."))
         exchange = yield from attempts(call, spec, http_request, budget, hold)
-        answer = judge(call, spec, validated, budget, hold, exchange, http_request)
+        exchange, http_request, landed = yield from follow(call, spec, wire, http_request, budget, exchange)
+        answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
         if answer.unreadable is not None:
             return _unreadable(call, step, hold, answer, exchange.attempts, key)
         _check_output(call, step, answer.body, exchange.attempts, answer.status)
@@ -298,7 +303,7 @@ def _unreadable(call: Call, step: Step, hold: Hold, answer: Answer, attempts_mad
         raise Halt("output", make_error(
             "output_invalid", f"{call.tool} answered HTTP {status} with a body that cannot be read "
             f"({answer.unreadable}).", details={"status": status}), attempts=attempts_made, status=status)
-    warning = f"step {step.id}: " + unreadable_warnings(spec, unreadable_result(spec, answer))[0]
+    warning = f"step {step.id}: " + unreadable_warnings(spec, unreadable_result(spec, answer, withhold=step.redacts))[0]
     call.emit("output", "warn", problem=answer.unreadable)
     hold.settle("complete", {"body": None, "warning": warning}, status)
     call.emit("result", "ok", status=status)

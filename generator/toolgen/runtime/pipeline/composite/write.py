@@ -34,10 +34,10 @@ record time makes the plan stale.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from ...arguments import invalid_argument, key_text_problem
 from ...body import scrub
 from ...calls import Actor, Approval, CallResult, fingerprint
 from ...errors import ToolError, make_error
@@ -51,6 +51,7 @@ from ...toolspec import ToolSpec, display
 from .. import approval as approval_step
 from ..effects import Effect
 from ..idempotency import LEASE_MARGIN_MS, STEP_KEY_PREFIX, legacy_step_key, receipt_decision, reserved
+from ..outcome import withhold_warning
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
@@ -149,7 +150,7 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
     """Store the arguments and the per-step fingerprints; the TTL (s). Raises `Halt`."""
     host, fp = call.host, str(call.fp)
     ttl = record_spec.row.preview_ttl_s or DEFAULT_PREVIEW_TTL_S
-    now = time.time()
+    now = host.clock.time()
     steps = {s["step"]: s.get("fp") or f"known_after:{s.get('known_after')}" for s in shown}
     scope = f"{host.api}/{record_spec.name}"
     try:
@@ -208,7 +209,8 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
             f"({type(exc).__name__}); nothing was sent.", details={"store": type(host.receipts).__name__})) from None
     if existing is not None:
         # each step's own receipt decides whether a step may be sent again, so the plan may resume
-        decision = receipt_decision(existing, preview_id, True, budget.row_deadline_ms + LEASE_MARGIN_MS)
+        decision = receipt_decision(existing, preview_id, True, budget.row_deadline_ms + LEASE_MARGIN_MS,
+                                    call.host.clock.time())
         if decision == "conflict":
             raise Halt("idempotency", make_error(
                 "idempotency_conflict", f"The key {key!r} was already used by {call.tool} with another plan.",
@@ -223,7 +225,7 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
             # redacted again with the current policy's paths (as `output_of` redacts the members) and
             # scrubbed, as a single record's replay is
             stored = existing.result
-            result = scrub(redact(stored, spec.redact_tree) if spec.redact_tree and isinstance(stored, dict)
+            result = scrub(_withheld(redact(stored, spec.redact_tree)) if spec.redact_tree and isinstance(stored, dict)
                            else stored, call.secret_values)
             return CallResult(call.tool, True, result=result, replayed=True, fingerprint=preview_id,
                               status=existing.status, call_id=call.call_id, idempotency_key=key)
@@ -232,6 +234,16 @@ def _begin(call: Call, spec: ToolSpec, preview_id: str, key: str, budget: Budget
     call.emit("idempotency", "new" if existing is None else "resend")
     hold.open = True
     return hold
+
+
+def _withheld(result: dict[str, Any]) -> dict[str, Any]:
+    """A stored record result replayed under a policy that redacts: its steps' warnings without the
+    excerpt of a body that could not be read (text, which redaction cannot reach; `withhold_warning`)."""
+    steps = result.get("steps")
+    if not isinstance(steps, list):
+        return result
+    return {**result, "steps": [{**s, "warning": withhold_warning(s["warning"])}
+                                if isinstance(s, dict) and isinstance(s.get("warning"), str) else s for s in steps]}
 
 
 def _grant(call: Call, spec: ToolSpec, inputs: dict[str, Any], preview_id: str,
@@ -254,6 +266,8 @@ def record(call: Call, spec: ToolSpec, steps: list[Step], args: dict[str, Any], 
             "invalid_arguments", f"An idempotency key may not start with {STEP_KEY_PREFIX!r} (any case): that form is "
             "reserved for the keys of composite tools' write steps; choose another key (e.g. a UUID).",
             details={"pointer": f"/{spec.key_arg}"}))
+    if (problem := key_text_problem(key)) is not None:
+        raise Halt("validate", invalid_argument((str(spec.key_arg),), f"an idempotency key names a receipt: {problem}"))
     try:
         inputs = stored_arguments(call.host, spec, preview_id, call.actor)
     except ToolError as exc:
