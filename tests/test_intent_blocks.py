@@ -20,9 +20,10 @@ from tests.support.profiles import examples
 from tests.test_draft_build_loop import draft_spec
 
 from toolgen.compile import intent
-from toolgen.compile.intent import load_intent_map, plain_yaml
+from toolgen.compile.intent import load_intent_map
 from toolgen.compile.intent_blocks import load_blocks
 from toolgen.remember import Memo
+from toolgen.yaml_text import plain_yaml
 
 
 def _parse(text: str) -> Any:

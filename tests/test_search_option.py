@@ -133,7 +133,7 @@ def test_the_option_without_numpy_is_a_located_build_error(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     code_, line, column, pointer, hint = done.stdout.strip().split("|")
     assert (code_, line, column, pointer) == ("search-semantic-unavailable", "8", "7", "/apis/0/search/semantic")
-    assert "pip install 'toolgen[semantic]'" in hint
+    assert "pip install -e '.[semantic]' in a clone of toolgen" in hint
 
 
 def test_a_runtime_without_numpy_ranks_a_format_3_file_lexically(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ the contracts in pyproject.toml):
     emit       IR + catalogs -> files in memory: catalogs, policy table, report, Python package
     dialects   IR tools -> OpenAI, Anthropic and MCP tool objects, and each provider's rules
     compile    OpenAPI document + intent map -> the typed IR (`ApiIR`)
-    kernel     diagnostics, pointer, naming, tokens
+    kernel     diagnostics, pointer, naming, tokens, yaml_text (the one reader of toolgen.yaml)
 
 `project` (toolgen.yaml) and `write` sit between emit and review. The `runtime` enforces a generated
 package's policy table on every call and depends on the kernel only.

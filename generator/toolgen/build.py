@@ -406,7 +406,7 @@ def target_options(target: ApiTarget) -> DialectOptions:
         raise DiagnosticError([Diagnostic(
             "search-semantic-unavailable", "error",
             f"{target.name}: search.semantic: {target.semantic_search} needs numpy, which is not installed",
-            target.semantic_at, "pip install 'toolgen[semantic]', or remove search.semantic (lexical search)")])
+            target.semantic_at, "pip install -e '.[semantic]' in a clone of toolgen, or remove search.semantic (lexical search)")])
     return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search)
 
 

@@ -30,7 +30,9 @@ pickled catalog entry) is never believed, and CI machines start from nothing. Wi
 and renamed over the entry (`os.replace`, atomic on POSIX), so a concurrent build reads the old
 entry, the new one or none, never half of one; a build killed while writing leaves at most a
 temporary file (removed by the next `clear` or ignored). An entry whose header, length or digest
-does not match (truncated, corrupted, forged) is a miss: it is computed again and rewritten. A cache that
+does not match (truncated, corrupted, forged) is a miss: it is computed again and rewritten. The
+length is checked against the file's size before the payload is read, and an entry over
+`MAX_ENTRY_BYTES` is a miss, so a planted gigabyte costs a `stat`, not its reading. A cache that
 cannot be written (read-only folder, full disk) costs the time it would have saved, nothing else.
 """
 
@@ -56,6 +58,10 @@ CACHE_DIR = Path(".toolgen") / "cache"
 _MAGIC = b"toolgen-cache 2 "
 #: the longest header line an entry can have: the magic, a 64-digit MAC, a length, a newline
 _HEADER_MAX = 128
+#: the largest payload an entry may hold (the largest the build writes are a few megabytes): a larger
+#: entry, or one whose file is not exactly its header and the length the header states, is a miss
+#: found from the file's size alone, before any of it is read
+MAX_ENTRY_BYTES = 256 << 20
 #: libraries whose versions can change what a build writes (formatters, model generator, tokenizer, parsers)
 _LIBRARIES = ("black", "datamodel-code-generator", "pydantic", "pydantic-core", "jinja2", "bpe-openai",
               "ruamel.yaml", "PyYAML", "jsonschema", "jsonschema-rs", "openapi-pydantic", "isort",
@@ -162,6 +168,19 @@ def _mac(kind: str, key: str, payload: bytes) -> str | None:
     return mac.hexdigest()
 
 
+def _stated(head: bytes) -> tuple[str, int] | None:
+    """The MAC and payload length an entry's header line states, or None when it is no header."""
+    if not head.endswith(b"\n") or not head.startswith(_MAGIC):
+        return None
+    try:
+        mac, length = head[len(_MAGIC):-1].decode("ascii").split(" ")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not length.isdigit() or len(length) > 12:
+        return None
+    return mac, int(length)
+
+
 @dataclass(frozen=True)
 class Cache:
     """A cache folder. Every method is safe to call concurrently from several processes."""
@@ -193,18 +212,17 @@ class Cache:
             with os.fdopen(fd, "rb") as fh:
                 if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                     return None
+                size = os.fstat(fh.fileno()).st_size
                 head = fh.readline(_HEADER_MAX)  # read apart: the payload (megabytes) is not copied out of the file's bytes
-                payload = fh.read()
+                stated = _stated(head)
+                if stated is None or stated[1] != size - len(head) or stated[1] > MAX_ENTRY_BYTES:
+                    return None  # measured before it is read: a planted gigabyte is a miss, not 2 GB of memory
+                payload = fh.read(stated[1] + 1)
         except OSError:
             return None
-        if not head.endswith(b"\n") or not head.startswith(_MAGIC):
-            return None
-        try:
-            expected, length = head[len(_MAGIC):-1].decode("ascii").split(" ")
-        except (UnicodeDecodeError, ValueError):
-            return None
+        expected, length = stated
         mac = _mac(kind, key, payload)
-        if mac is None or str(len(payload)) != length or not hmac.compare_digest(mac, expected):
+        if mac is None or len(payload) != length or not hmac.compare_digest(mac, expected):
             return None
         return payload
 

@@ -17,6 +17,9 @@ import re
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ARG_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 MAX_TOOL_NAME = 64
+#: an API's name in toolgen.yaml (also its Python package's name); `re.fullmatch` it
+API_NAME_PATTERN = r"^[a-z_][a-z0-9_]*$"
+API_NAME_RE = re.compile(r"[a-z_][a-z0-9_]*")
 #: toolset (namespace) names: a letter first, then what every dialect's names allow (A.1 function and
 #: namespace names, B.1, D.2, the Gemini rule of F.3 that a name starts with a letter or '_')
 TOOLSET_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")

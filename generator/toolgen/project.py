@@ -33,10 +33,12 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from .compile.intent import plain_yaml
+from .compile.load import checked_tree
 from .compile.sourcemap import locate_ruamel
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from .dialects import GeminiParameters, names
+from .naming import API_NAME_PATTERN
+from .yaml_text import plain_yaml, read_yaml
 
 PROJECT_FILE = "toolgen.yaml"
 #: an artifact `emit` / ``--emit`` names: a dialect's catalog (`toolgen.dialects.names`) or one of these
@@ -72,11 +74,11 @@ class SearchConfig(_Strict):
     semantic: Literal["none", "lsa"] | None = Field(None, description=(
         "`none` (default): tool search is the lexical index alone; `lsa`: search.json also holds vectors "
         "learned from the API's own text (latent semantic analysis), fused with the lexical ranking "
-        "(needs numpy: pip install 'toolgen[semantic]')."))
+        "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen)."))
 
 
 class ApiEntry(_Strict):
-    name: str = Field(pattern=r"^[a-z_][a-z0-9_]*$", description="API name; also the Python package name.")
+    name: str = Field(pattern=API_NAME_PATTERN, description="API name; also the Python package name.")
     intent_map: str
     out: str
     spec: str | None = None
@@ -152,13 +154,13 @@ def find_project_file(start: Path) -> Path | None:
 
 
 def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Project:
-    """Read `toolgen.yaml`. Raises `DiagnosticError` (located) for a bad file."""
-    from ruamel.yaml import YAML
-
+    """Read `toolgen.yaml` (YAML 1.2, `toolgen.yaml_text.read_yaml`, the reader the runtime finds an
+    API by). Raises `DiagnosticError` (located) for a bad file."""
     display = display_path(path)
     overrides = spec_overrides or {}
     try:
-        root_node = YAML(typ="rt").load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        root_node = read_yaml(text)
     except FileNotFoundError:
         raise DiagnosticError([Diagnostic("project-not-found", "error", f"no project file {display}",
                                           SourceLocation(display),
@@ -166,6 +168,7 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                                           "or build one intent map: toolgen build INTENT_MAP --out DIR")])
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
         raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
+    checked_tree(root_node, text, display)  # aliases bounded before plain_yaml expands them
     data = plain_yaml(root_node)
     try:
         model = ProjectFile.model_validate(data)

@@ -89,7 +89,7 @@ class Embedder(Protocol):
 
 
 class SemanticUnavailable(ImportError):
-    """The semantic ranking needs numpy, which is not installed (``pip install 'toolgen[semantic]'``)."""
+    """The semantic ranking needs numpy, which is not installed (the ``semantic`` extra: ``pip install -e ".[semantic]"`` in a clone of toolgen)."""
 
 
 def numpy() -> Any:
@@ -99,7 +99,7 @@ def numpy() -> Any:
     try:
         import numpy as np
     except ImportError as exc:
-        raise SemanticUnavailable("the semantic search option needs numpy: pip install 'toolgen[semantic]'") from exc
+        raise SemanticUnavailable("the semantic search option needs numpy: pip install -e '.[semantic]' in a clone of toolgen") from exc
     return np
 
 

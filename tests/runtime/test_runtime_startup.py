@@ -44,7 +44,9 @@ def test_startup_warnings_name_missing_secrets_and_example_servers() -> None:
         assert "http://127.0.0.1:8765/v1" in warnings[1] and "--base-url" in warnings[1]
         only = startup_warnings(reg, base_url_given=True, tools=["get_ticket"], environ={})
         assert only == [w for w in only if "get_ticket will answer" in w] and len(only) == 1
-        assert startup_warnings(reg, base_url_given=True, environ={"TICKETS_TOKEN": "x"}) == []
+        assert startup_warnings(reg, base_url_given=True, environ={"TICKETS_TOKEN": "x" * 8}) == []
+        [short] = startup_warnings(reg, base_url_given=True, environ={"TICKETS_TOKEN": "x"})
+        assert "TICKETS_TOKEN is 1 character long" in short
 
 
 def test_call_warns_on_stderr(tmp_path: Path) -> None:

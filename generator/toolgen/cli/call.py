@@ -84,6 +84,8 @@ def display_receipts(spec: str) -> str:
             return f"{scheme}://***@{tail.rsplit('@', 1)[1]}"
         return spec
     userinfo, host = authority.rsplit("@", 1)
+    if ":" not in userinfo and "@" not in tail:
+        return f"{scheme}://{rest}"  # a user name alone (postgresql://postgres@host/db): no password to hide
     user = userinfo.split(":", 1)[0] if ":" in userinfo else userinfo
     if "@" in tail:
         host = tail.rsplit("@", 1)[1]
@@ -93,7 +95,8 @@ def display_receipts(spec: str) -> str:
 
 def _without_password(shown: str, exc: BaseException, spec: str) -> str:
     """The message for failing to open `spec` (`shown` is its masked form) with `exc`: the
-    exception's own text is dropped when it holds `spec`'s password or any piece of it (a URL
+    exception's own text is dropped when `spec` has a password (after the ``:`` of its user
+    information, or a ``password=`` query parameter) and the text holds it or any piece of it (a URL
     parser quotes what it could not read, e.g. the part of ``redis://:p/w@host`` it took for a
     port), so no message ever carries a password."""
     detail = f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, ImportError, OSError)) else str(exc)
@@ -101,7 +104,8 @@ def _without_password(shown: str, exc: BaseException, spec: str) -> str:
     secrets_in_url = [m.group(1) for m in re.finditer(r"[?&]password=([^&#]*)", rest, re.IGNORECASE)]
     if sep and "@" in rest:
         userinfo = rest.rsplit("@", 1)[0]
-        secrets_in_url.append(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
+        if ":" in userinfo:  # user:password@; a user name alone (postgres@host) holds no password
+            secrets_in_url.append(userinfo.split(":", 1)[1])
     if sep and secrets_in_url:
         pieces = [p for password in secrets_in_url for p in re.split(r"[/?#@:\[\]]", password) if p]
         if spec in detail or any(p in detail for p in pieces):
@@ -199,7 +203,7 @@ def placeholder_base_url(url: str) -> str | None:
 def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[str] | None = None,
                      environ: dict[str, str] | None = None) -> list[str]:
     """What an operator should know before the first call: tools whose secrets are not set (they will
-    answer `missing_credential`), and a base URL that looks like the spec's example server when
+    answer `missing_credential`), secrets shorter than `SHORT_SECRET` characters, and a base URL that looks like the spec's example server when
     --base-url was not given. `tools` limits the secret check (default: every tool)."""
     env = dict(os.environ) if environ is None else environ
     out: list[str] = []
@@ -222,6 +226,7 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
         out.append(f"the secret{'s' if len(names) != 1 else ''} {', '.join(names)} "
                    f"{'are' if len(names) != 1 else 'is'} not set: {shown} will answer missing_credential "
                    f"(set {' or '.join(names)} in the environment)")
+    out += _short_secret_warnings(registry, tools, env)
     if not base_url_given:
         why = placeholder_base_url(registry.base_url)
         if why is not None:
@@ -229,6 +234,27 @@ def startup_warnings(registry: Registry, *, base_url_given: bool, tools: list[st
                        f"policy's base URL (from the spec's servers), which {why}; pass --base-url if the "
                        "API runs elsewhere")
     return out
+
+
+#: A secret shorter than this is warned about at start: the runtime redacts every occurrence of every
+#: secret in what a call returns, so a short one (a test token "a") garbles answers, and it is guessable.
+SHORT_SECRET = 8
+
+
+def _short_secret_warnings(registry: Registry, tools: list[str] | None, env: dict[str, str]) -> list[str]:
+    """One warning per secret the tools use (`tools`: None for all) that is set but shorter than
+    `SHORT_SECRET` characters; it names the variable and the length, never the value."""
+    short: dict[str, int] = {}
+    for name in tools if tools is not None else registry.tool_names():
+        spec = registry.specs.get(name)
+        for entry in spec.row.auth if spec is not None else ():
+            secret = entry.secret or ""
+            value = env.get(secret) if secret else None
+            if value and len(value) < SHORT_SECRET:
+                short[secret] = len(value)
+    return [f"the secret {secret} is {n} character{'s' if n != 1 else ''} long, which is short: every occurrence "
+            "of a secret in an answer or error is replaced by [redacted], so a short one garbles answers (and a "
+            "short credential is guessable); set the real credential" for secret, n in sorted(short.items())]
 
 
 def _stores_preview(registry: Registry, tool: str) -> bool:

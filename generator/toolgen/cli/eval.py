@@ -10,15 +10,18 @@ Input: a generated package (API name of the project file, or its folder), a task
 (`toolgen.evals.tasks`), a provider (openai · anthropic · gemini · openai-compatible) and model.
 Output: ``init`` writes the drafted task file; ``run`` writes ``results.json`` (and, with
 ``--record``, every provider exchange) into the run folder and prints the Markdown report;
-``report`` prints a run folder's report. ``--replay DIR`` re-runs a recorded folder offline: the
+``report`` prints a run folder's report (through `toolgen.shown_text.terminal_safe`: text from
+``results.json`` cannot drive the terminal). ``--replay DIR`` re-runs a recorded folder offline: the
 provider, model and runs come from its ``results.json``; every request must equal the recorded one.
 ``--scripted`` starts the loopback scripted model (`toolgen.evals.scripted`, not a language model)
 and points the adapter at it. Exit codes: 0 ok · 2 bad input (task file, folder, provider,
-missing key) · 3 internal error.
+missing key, the provider's SDK not installed: the ``eval`` extra, ``pip install -e ".[eval]"`` in a
+clone of toolgen) · 3 internal error.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -33,9 +36,13 @@ from ..evals.outcomes import RunResults
 from ..evals.report import dumps, report_json, report_markdown
 from ..evals.tasks import dump_tasks, load_tasks
 from .call import package_folder
-from .exits import guarded
+from .exits import EXTRA_HINT, guarded
+from .terminal import terminal_safe
 
 PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
+#: the official SDK each provider's adapter imports (`toolgen.evals.providers`)
+_SDKS = {"openai": ("openai",), "anthropic": ("anthropic",), "gemini": ("google.genai",),
+         "openai-compatible": ("openai",)}
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
             "openai-compatible": "OPENAI_API_KEY"}
 
@@ -98,9 +105,6 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
                 record: Path | None, replay: Path | None, out: Path | None, scripted: bool,
                 only: tuple[str, ...]) -> None:
     """Run every task RUNS times through PROVIDER's model and the toolgen runtime; print the report."""
-    from ..evals.runner import Live, Replay, run_eval
-    from ..evals.scripted import MODEL_NAME, ScriptedModelServer
-
     folder = package_folder("eval run", api_or_dir)
     api = json.loads((folder / "policy.json").read_text(encoding="utf-8")).get("api", folder.name)
     tasks = load_tasks(tasks_path or Path("evals") / f"{api}.yaml")
@@ -120,6 +124,9 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
             meta = json.loads((replay / "results.json").read_text(encoding="utf-8"))["meta"]
         except (OSError, ValueError, KeyError):
             _fail(f"{replay} holds no recorded run (results.json); record one with --record")
+        _require_sdks(str(meta["provider"]))
+        from ..evals.runner import Replay, run_eval
+
         results = run_eval(tasks, str(meta["provider"]), str(meta["model"]), int(meta["runs"]), Replay(replay, meta.get("base_url")),
                            upstream=upstream, upstream_token=upstream_token, scripted=bool(meta.get("scripted")))
         _finish(results, out, only)
@@ -127,6 +134,10 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
     if provider is None or (model is None and not scripted):
         _fail("--provider and --model are required (or --replay DIR)")
     assert provider is not None
+    _require_sdks(provider)
+    from ..evals.runner import Live, run_eval
+    from ..evals.scripted import MODEL_NAME, ScriptedModelServer
+
     if scripted:
         with ScriptedModelServer(tasks.package_dir()) as server:
             results = run_eval(tasks, provider, model or MODEL_NAME, runs,
@@ -143,6 +154,20 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
     _finish(results, out or record, only)
 
 
+def _require_sdks(provider: str) -> None:
+    """Exit 2, naming the eval extra, when `provider`'s official SDK or the HTTP client the runner
+    sends through (``httpx2``, which the SDKs bring) cannot be imported: the extra is optional, so
+    its absence is the user's set-up to complete, not a toolgen bug. Another provider name passes
+    (`toolgen.evals.providers.make_adapter` refuses it)."""
+    for module in ("httpx2", *_SDKS.get(provider, ())):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            _fail(f"the {provider} provider needs the {module!r} package, which is not installed "
+                  f"({type(exc).__name__}: {exc}); install the eval extra (the providers' official SDKs): "
+                  + EXTRA_HINT.format(extra="eval"))
+
+
 def _progress(run: int, task: object, outcome: object) -> None:
     click.echo(".", nl=False, err=True)
 
@@ -155,7 +180,7 @@ def _finish(results: RunResults, out: Path | None, only: tuple[str, ...]) -> Non
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(dumps(results.to_json()), encoding="utf-8")
         (out / "REPORT.md").write_text(report_markdown(results), encoding="utf-8")
-    click.echo(report_markdown(results), nl=False)
+    click.echo(terminal_safe(report_markdown(results)), nl=False)
 
 
 def _fail(message: str) -> None:
@@ -169,13 +194,14 @@ def _fail(message: str) -> None:
 @click.option("--no-latency", is_flag=True, help="Leave wall-clock figures out (reports of one recording compare equal).")
 @guarded
 def report_command(folder: Path, fmt: str, no_latency: bool) -> None:
-    """Print the report of a run folder (its results.json)."""
+    """Print the report of a run folder (its results.json), every control, format and bidirectional
+    character of its text written as a visible escape (``\\u001b``; JSON stays JSON)."""
     try:
         results = RunResults.from_json(json.loads((folder / "results.json").read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         click.echo(f"toolgen eval report: {folder / 'results.json'}: not a run's results ({exc})", err=True)
         sys.exit(2)
     if fmt == "json":
-        click.echo(dumps(report_json(results)), nl=False)
+        click.echo(terminal_safe(dumps(report_json(results))), nl=False)
     else:
-        click.echo(report_markdown(results, latency=not no_latency), nl=False)
+        click.echo(terminal_safe(report_markdown(results, latency=not no_latency)), nl=False)

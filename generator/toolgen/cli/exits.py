@@ -33,6 +33,11 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 3
 
 
+#: how to install an optional extra (``EXTRA_HINT.format(extra="mcp")``): toolgen is not published on
+#: a package index, so an extra is installed from a clone of its repository
+EXTRA_HINT = 'pip install -e ".[{extra}]" in your clone of toolgen (it is not on a package index)'
+
+
 #: whether the command running leaves nothing to clean up at exit (`may_end_at_once`)
 _END_AT_ONCE: list[bool] = []
 

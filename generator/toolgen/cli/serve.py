@@ -22,7 +22,7 @@ receipt store. Output: an MCP server until the client disconnects (stdio) or unt
   approval is taken as given.
 
 Exit codes: 0 stopped; 2 bad input (package, receipt store, token file — located —, address, option
-combination); 3 internal error. Warnings on stderr at start-up: secrets that are not set, a base URL
+combination, the MCP SDK not installed: the ``mcp`` extra); 3 internal error. Warnings on stderr at start-up: secrets that are not set, a base URL
 that looks like the spec's example server (`toolgen.cli.call.startup_warnings`), a ``search.json``
 the served meta-tool's index would not use (`toolgen.runtime.search_tool.index_warnings`: e.g. one
 with no documents for a package with tools; the index then analyses the package), a token file
@@ -31,6 +31,7 @@ readable by every user.
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import sys
@@ -56,6 +57,7 @@ from ..runtime.registry import Actor, Registry
 from ..runtime.search_tool import has_deferred, index_warnings
 from ..runtime.workers import supervise
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
+from .exits import EXTRA_HINT
 
 SEARCH_TOOL_CHOICES = {"auto": None, "always": True, "never": False}
 
@@ -104,6 +106,7 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
                   tokens_file: Path | None, no_auth: bool, approvals: str | None, search_tool: str,
                   workers: int) -> None:
     """Serve the tools of a generated package as an MCP server, over stdio or Streamable HTTP."""
+    _require_mcp()
     search = SEARCH_TOOL_CHOICES[search_tool]
     if workers < 1:
         _bad(f"--workers must be at least 1, not {workers}")
@@ -225,6 +228,17 @@ def _warn_startup(registry: Registry, base_url: str | None, search: bool | None)
         warnings += [f"[{w.code}] {w}" for w in index_warnings(registry)]
     for warning in warnings:
         click.echo(f"toolgen serve: warning: {warning}", err=True)
+
+
+def _require_mcp() -> None:
+    """Exit 2, naming the ``mcp`` extra, when the MCP SDK cannot be imported (it is optional: `toolgen
+    build`, `call` and the runtime work without it; serving needs it)."""
+    for module in ("mcp", "mcp_types"):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            _bad(f"serving needs the MCP SDK, and the {module!r} package is not installed "
+                 f"({type(exc).__name__}: {exc}); install the mcp extra: " + EXTRA_HINT.format(extra="mcp"))
 
 
 def _bad(message: str) -> NoReturn:

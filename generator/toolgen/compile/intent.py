@@ -24,6 +24,7 @@ from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_p
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
 from ..remember import Remember, computed
+from ..yaml_text import plain_yaml, read_yaml
 from .intent_blocks import load_blocks
 from .load import checked_tree
 from .sourcemap import locate_ruamel
@@ -424,11 +425,10 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
     """`load_intent_map` of `text`, read from `path`: parsed (ruamel.yaml's round trip, about a second
     for a drafted map of 1,800 tools, or its tools' blocks remembered through `remember`), checked
     and validated."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError
 
     def parse(part: str) -> Any:
-        return YAML(typ="rt").load(part)
+        return read_yaml(part)
 
     try:
         root = load_blocks(text, parse, remember) if remember is not computed else None
@@ -465,23 +465,6 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
                                           SourceLocation(display, line, col, pointer), hint))
         raise DiagnosticError(diagnostics)
     return LoadedIntentMap(model, path, display, root)
-
-
-def plain_yaml(node: Any) -> Any:
-    """A ruamel round-trip tree as plain JSON values (str keys, str/int/float/bool/None leaves)."""
-    if isinstance(node, dict):
-        return {str(k): plain_yaml(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [plain_yaml(v) for v in node]
-    if isinstance(node, str):
-        return str(node)
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    return str(node)
 
 
 _FIELD_DOCS = {

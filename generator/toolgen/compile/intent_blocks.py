@@ -165,7 +165,7 @@ class _NotPlain(Exception):
 def _record(node: Any, seen: set[int], depth: int) -> Any:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 
-    if isinstance(node, str):  # each scalar as `toolgen.compile.intent.plain_yaml` reads it
+    if isinstance(node, str):  # each scalar as `toolgen.yaml_text.plain_yaml` reads it
         return str(node)
     if isinstance(node, bool) or node is None:
         return node

@@ -274,6 +274,12 @@ def _plain_literal(value: Any) -> Any:
     return value
 
 
+def _step_key_array(record_tool: str, step_id: str) -> str:
+    """What a write step's key digests, as POLICY.md shows it: the JSON array ``[record tool, record
+    key, step id]`` with ``<record key>`` in the key's place (`toolgen.runtime.pipeline.idempotency.step_key`)."""
+    return f"[{json.dumps(record_tool, ensure_ascii=False)}, <record key>, {json.dumps(step_id, ensure_ascii=False)}]"
+
+
 def composites_markdown(rows: list[PolicyRow]) -> list[str]:
     """The "Composite tools" section of POLICY.md: per composite (its record row when it writes), each
     step in plan order with its operation, the policy it runs under and where its arguments come from
@@ -284,9 +290,11 @@ def composites_markdown(rows: list[PolicyRow]) -> list[str]:
     lines = ["", "## Composite tools", "",
              ("Each step runs under its own row: the runtime validates its arguments, checks its permission, "
               "applies its timeout and validates its answer, as for a tool of that operation. A composite that "
-              "writes is previewed as a whole and approved once; each write step sends its own idempotency key, "
-              "`tgs-` and a digest of the record tool, the record key and the step id (a form record tools "
-              "refuse as a caller's key).")]
+              "writes is previewed as a whole and approved once; each write step sends its own idempotency key: "
+              "`tgs-` and the hex SHA-256 of the JSON array of the record tool, the record key and the step id "
+              "(cut to 36 characters in all, or to the step's key parameter's `maxLength` when that is shorter, "
+              "never below 20), the same on every resumed record; record tools refuse a caller's key of that "
+              "form.")]
     for r in chosen:
         plan = r.composite
         assert plan is not None
@@ -297,7 +305,7 @@ def composites_markdown(rows: list[PolicyRow]) -> list[str]:
         for step in plan.steps:
             s = step.row
             idem = "—" if s.idempotency is None else (
-                f"{_code(s.idempotency.arg)} = record key + `.{step.id}`"
+                f"{_code(s.idempotency.arg)} = `tgs-` + the hex SHA-256 of {_code(_step_key_array(r.tool, step.id))}"
                 + (f" → {s.idempotency.send_in} {_code(s.idempotency.wire_name or '')}"
                    if s.idempotency.send_in != "none" else " (receipts only)"))
             effect = f"**{s.effect}**" if s.effect == "destructive" else s.effect

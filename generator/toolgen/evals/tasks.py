@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ import yaml
 from ..compile.sourcemap import locate_yaml, yaml_nodes
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..pointer import parse_pointer
+from ..shown_text import terminal_safe
 
 FORMAT = 1
 KINDS = ("positive", "near_neighbour", "no_tool", "read_only", "multi_step")
@@ -153,10 +155,13 @@ def dump_tasks(tasks: TaskFile) -> str:
 class _Locator:
     def __init__(self, text: str, display: str) -> None:
         self.display = display
-        try:
-            self.root: Any = yaml_nodes(text)
-        except yaml.YAMLError:
-            self.root = None
+        self.root: Any = None
+        for loader in (None, yaml.SafeLoader):  # the C loader refuses some escapes PyYAML's reads (\ud800)
+            try:
+                self.root = yaml_nodes(text, loader)
+                break
+            except yaml.YAMLError:
+                continue
 
     def at(self, pointer: str) -> SourceLocation:
         if self.root is None:
@@ -169,8 +174,9 @@ def load_tasks(path: Path, tool_schemas: Mapping[str, Mapping[str, Any]] | None 
     """Load and validate the task file at `path`.
 
     `tool_schemas` (tool name → input JSON Schema) checks each expected tool and the first token of
-    each argument pointer; without it the package the file names is read (``mcp.json``). Raises
-    `DiagnosticError` listing every problem (codes ``eval-yaml``, ``eval-format``, ``eval-field``,
+    each argument pointer; without it the package the file names is read (``mcp.json``). A YAML
+    anchor or alias, and a task id that could not name a file (control, format or surrogate
+    characters; over `MAX_ID_BYTES` bytes), are refused. Raises `DiagnosticError` listing every problem (codes ``eval-yaml``, ``eval-format``, ``eval-field``,
     ``eval-duplicate``, ``eval-split``, ``eval-tool``, ``eval-pointer``, ``eval-package``)."""
     display = display_path(path)
     try:
@@ -179,6 +185,7 @@ def load_tasks(path: Path, tool_schemas: Mapping[str, Mapping[str, Any]] | None 
         raise DiagnosticError([Diagnostic("eval-yaml", "error", f"cannot read the task file: {exc.strerror}",
                                           SourceLocation(display), "check the path")]) from None
     try:
+        _refuse_anchors(text, display)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -227,6 +234,43 @@ def load_tasks(path: Path, tool_schemas: Mapping[str, Mapping[str, Any]] | None 
     return TaskFile(api=api, package=package, tasks=tuple(tasks), path=path)
 
 
+def _refuse_anchors(text: str, display: str) -> None:
+    """Raise a located `DiagnosticError` (``eval-yaml``) at the first YAML anchor or alias of `text`:
+    a task file is short and written out in full, and aliases can make a file of a few hundred bytes
+    expand to billions of values when read (the "billion laughs"). Reads parse events only (nothing
+    is built); a syntax error raises `yaml.YAMLError`, which `load_tasks` locates."""
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:  # an AliasEvent's anchor is the name it refers to
+            mark = event.start_mark
+            what = f"the alias *{anchor}" if isinstance(event, yaml.AliasEvent) else f"the anchor &{anchor}"
+            raise DiagnosticError([Diagnostic(
+                "eval-yaml", "error",
+                f"{what}: a task file may not use YAML anchors or aliases (a few aliases can expand to "
+                "billions of values when the file is read)",
+                SourceLocation(display, mark.line + 1, mark.column + 1) if mark else SourceLocation(display),
+                "write each value out in full, without & anchors or * aliases")])
+
+
+#: The longest task id: its exchange file (`toolgen.evals.runner`, every ``/`` written ``--``, plus
+#: ``.json``) must be a file name every file system takes (255 bytes).
+MAX_ID_BYTES = 200
+_UNSAFE_ID = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _id_problem(task_id: str) -> str | None:
+    """Why `task_id` cannot be a task id, or None: it names a file and is printed in reports, so it
+    holds no control, format, surrogate, private-use, unassigned or line-separator character and its
+    file name (``/`` as ``--``) is at most `MAX_ID_BYTES` bytes of UTF-8."""
+    bad = next((c for c in task_id if unicodedata.category(c) in _UNSAFE_ID), None)
+    if bad is not None:
+        return f"holds the character U+{ord(bad):04X} ({unicodedata.category(bad)}), which a file name or report cannot show"
+    size = len(task_id.replace("/", "--").encode("utf-8"))
+    if size > MAX_ID_BYTES:
+        return f"is {size} bytes long as a file name (each / counts as --); at most {MAX_ID_BYTES}"
+    return None
+
+
 def _package_schemas(folder: Path, loc: _Locator, errors: list[Diagnostic]) -> dict[str, Mapping[str, Any]]:
     try:
         catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
@@ -247,6 +291,11 @@ def _task(api: str, raw: Any, at: str, schemas: Mapping[str, Mapping[str, Any]],
             fail("eval-field", f"{at}/{key}" if key in raw else at, f"`{key}` must be a non-empty string",
                  f"give the task a `{key}`")
             ok = False
+    problem = _id_problem(raw["id"]) if isinstance(raw.get("id"), str) and raw["id"].strip() else None
+    if problem is not None:
+        fail("eval-field", f"{at}/id", f"task id {terminal_safe(raw['id'][:60])!r} {problem}",
+             "use a short id of letters, digits, '_', '-' and '/' (e.g. get_ticket/positive/1)")
+        ok = False
     kind = raw.get("kind")
     if kind not in KINDS:
         fail("eval-field", f"{at}/kind" if "kind" in raw else at, f"`kind` must be one of {', '.join(KINDS)}",

@@ -17,12 +17,14 @@ import httpx
 
 from ..results import binary_summary, media_kind
 from .arguments import strict_json
+from .redaction import MARKER, cover
 
-__all__ = ["EXCERPT_CHARS", "MAX_RESPONSE_DEPTH", "REPLACEMENT", "decode_body", "depth_exceeds", "excerpt",
-           "may_hold_secret", "safe_text", "scrub", "text_charset"]
+__all__ = ["EXCERPT_CHARS", "MAX_RESPONSE_DEPTH", "REPLACEMENT", "decode_body", "depth_exceeds", "doubled_json",
+           "excerpt", "may_hold_secret", "mismatch_text", "safe_text", "scrub", "text_charset"]
 
 #: JSON bodies nested deeper than this are not shaped (an unreadable body, not a crash).
 MAX_RESPONSE_DEPTH = 128
+_MARKERS = (MARKER,)
 #: What an unpaired surrogate of an answer becomes (U+FFFD REPLACEMENT CHARACTER, as a UTF-8 decoder
 #: does with bytes it cannot read).
 REPLACEMENT = "\ufffd"
@@ -59,20 +61,58 @@ def _safe_value(value: Any) -> Any:
 
 def scrub(value: Any, secret_values: list[str]) -> Any:
     """`value` with every occurrence of a secret (in strings and object keys) replaced by
-    ``"[redacted]"``. Bounded depth: it runs on decoded bodies already checked by `depth_exceeds`
+    ``"[redacted]"``, never rewriting a marker already there (`toolgen.runtime.redaction.cover`: a
+    one-letter secret leaves ``[redacted]`` whole). Bounded depth: it runs on decoded bodies already checked by `depth_exceeds`
     and on arguments bounded by `MAX_ARGUMENT_DEPTH`."""
     if not secret_values:
         return value
     if isinstance(value, str):
-        for s in secret_values:
-            if s in value:
-                value = value.replace(s, "[redacted]")
-        return value
+        return cover(value, secret_values, _MARKERS, MARKER)
     if isinstance(value, dict):
         return {scrub(k, secret_values): scrub(v, secret_values) for k, v in value.items()}
     if isinstance(value, list):
         return [scrub(v, secret_values) for v in value]
     return value
+
+
+#: What to do about JSON encoded twice (`mismatch_text`).
+DOUBLED_JSON_HINT = (
+    "the JSON was encoded twice. A mock that answers from the spec (Prism's static mode) sends a spec's "
+    "`example` as written, so a spec whose examples are strings holding JSON gets such answers: write "
+    "the spec's examples as JSON objects and arrays, not strings, or let the mock generate answers from "
+    "the schemas (`prism mock -d`); a real API that answers this way does not follow its spec: report "
+    "it to the API's owner")
+_ARTICLE = {"object": "an object", "array": "an array", "integer": "an integer"}
+
+
+def doubled_json(value: Any) -> str | None:
+    """``"object"`` or ``"array"`` when `value` is a string whose whole text (blanks around it
+    aside) is a JSON object or array: JSON encoded twice, as a spec's example written as a string
+    holding JSON is answered by a mock. None otherwise (any other string, any other value)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if len(text) < 2 or text[0] + text[-1] not in ("{}", "[]"):
+        return None
+    try:
+        parsed = strict_json(text)
+    except (ValueError, RecursionError):
+        return None
+    return "object" if isinstance(parsed, dict) else "array" if isinstance(parsed, list) else None
+
+
+def mismatch_text(pointer: str, message: str, instance: Any, declared: Iterable[str] | None = None) -> str:
+    """A schema mismatch of an answer for a human and a model: ``<pointer>: <message>``, or, when
+    the value at `pointer` is a string holding a JSON object or array (`doubled_json`), what the
+    spec declares there (`declared`: its JSON Schema types; None: not known), what came, and what to do
+    (`DOUBLED_JSON_HINT`)."""
+    held = doubled_json(instance)
+    if held is None:
+        return f"{pointer or '/'}: {message}"
+    types = [t for t in declared or () if t != "null"]
+    wanted = " or ".join(_ARTICLE.get(t, f"a {t}") for t in types) or "JSON data, not a string"
+    return (f"the answer's JSON at {pointer or '/'} is a string holding a JSON {held} where the spec declares "
+            f"{wanted}: {DOUBLED_JSON_HINT}")
 
 
 def may_hold_secret(content: bytes, secret_values: list[str], headers: httpx.Headers | None = None) -> bool:

@@ -24,6 +24,7 @@ from urllib.parse import quote, quote_plus
 
 from ..policy_format import AuthBinding
 from .errors import ToolError, make_error
+from .redaction import MARKER, MAX_ROUNDS, cover
 
 
 class CredentialsProvider(Protocol):
@@ -129,7 +130,7 @@ def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool:
 #: The byte encodings a secret is looked for in, in a response's raw bytes (RFC 8259 JSON is UTF-8,
 #: but a text body may be UTF-16 or UTF-32, with or without a charset saying so).
 ECHO_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
-_REDACTED = "[redacted]"
+_REDACTED = MARKER
 _PERCENT = re.compile(r"%[0-9A-F]{2}")
 
 
@@ -155,18 +156,25 @@ def echo_forms(values: Iterable[str]) -> list[str]:
 def scrub_bytes(content: bytes, forms: Iterable[str]) -> bytes:
     """`content` (a response body's raw bytes, before any decoding) with every form of `forms`
     (see `echo_forms`) replaced by ``[redacted]`` in each encoding of `ECHO_ENCODINGS`, the
-    replacement written in the same encoding. Decoding a body with its declared charset and scrubbing
+    replacement written in the same encoding, never rewriting a marker of any of those encodings
+    (`toolgen.runtime.redaction.cover`). Decoding a body with its declared charset and scrubbing
     the text catches what a charset says; this catches a secret in an encoding nothing declared
     (a UTF-16 ``text/plain`` read as UTF-8 would spell the secret with NULs between its letters)."""
+    markers = [_REDACTED.encode(e) for e in ECHO_ENCODINGS]
+    needles: dict[str, list[bytes]] = {e: [] for e in ECHO_ENCODINGS}
     for form in forms:
         for encoding in ECHO_ENCODINGS:
             try:
-                needle = form.encode(encoding)
+                needles[encoding].append(form.encode(encoding))
             except UnicodeEncodeError:  # a lone surrogate: it cannot be on the wire in this encoding
                 continue
-            if needle in content:
-                content = content.replace(needle, _REDACTED.encode(encoding))
-    return content
+    for _ in range(MAX_ROUNDS):
+        before = content
+        for encoding, marker in zip(ECHO_ENCODINGS, markers, strict=True):
+            content = cover(content, needles[encoding], markers, marker)
+        if content == before:  # one encoding's marker may join text into another's needle: again
+            return content
+    return markers[0]  # still changing: fail closed, the whole body redacted
 
 
 def auth_wire_locations(auth: list[dict[str, Any]]) -> tuple[set[str], set[str], set[str]]:

@@ -2,7 +2,8 @@
 receipt store, load or create the cursor key.
 
 `resolve_package(API_OR_DIR)`: a folder holding ``policy.json`` + ``mcp.json``, or the name of an
-API of the project file (``toolgen.yaml``: its ``out`` folder), or ``generated/<name>``.
+API of the project file (``toolgen.yaml``, read as the build reads it, `toolgen.yaml_text`: its ``out``
+folder), or ``generated/<name>``.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Any
 
+from ..naming import API_NAME_RE
+from ..yaml_text import project_outputs, read_yaml
 from .shaping import cursor_key_from_env
 
 
@@ -28,18 +30,13 @@ def resolve_package(api_or_dir: str, *, cwd: Path | None = None) -> Path:
     if (candidate / "policy.json").is_file():
         return candidate
     project = base / "toolgen.yaml"
-    if project.is_file():
-        import yaml  # type: ignore[import-untyped, unused-ignore]
-
-        try:
-            data: Any = yaml.safe_load(project.read_text(encoding="utf-8")) or {}
-            for api in data.get("apis", []) or []:
-                if isinstance(api, dict) and api.get("name") == api_or_dir and api.get("out"):
-                    out = base / str(api["out"])
-                    if (out / "policy.json").is_file():
-                        return out
-        except (OSError, ValueError, AttributeError, yaml.YAMLError):
-            data = None  # a broken project file is `toolgen build`'s to report; fall through
+    if project.is_file() and API_NAME_RE.fullmatch(api_or_dir):  # the build lists no other name
+        try:  # the build's own reader (YAML 1.2): an API named `no` is the string "no" here too
+            out = project_outputs(read_yaml(project.read_text(encoding="utf-8"))).get(api_or_dir)
+        except Exception:  # noqa: BLE001 - a broken project file is `toolgen build`'s to report; fall through
+            out = None
+        if out is not None and (base / out / "policy.json").is_file():
+            return base / out
     generated = base / "generated" / api_or_dir
     if (generated / "policy.json").is_file():
         return generated

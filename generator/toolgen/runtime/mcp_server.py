@@ -53,6 +53,8 @@ from typing import Any
 import anyio
 import jsonschema_rs
 
+from ..pointer import join_pointer
+from .body import mismatch_text
 from .elicit import approval_from_answer, approval_input_required, request_state_security, speaks_mrtr
 from .errors import make_error
 from .registry import Actor, Approval, CallResult, Registry
@@ -106,7 +108,7 @@ def _drift_error(result: CallResult, problems: list[str]) -> CallResult:
     error = make_error(
         "output_invalid",
         f"{result.tool} succeeded, but the API's answer does not match the tool's output schema: "
-        + "; ".join(problems)[:300],
+        + "; ".join(dict.fromkeys(problems))[:1200],
         details={"call_succeeded": True, "status": result.status, "replayed": result.replayed,
                  "idempotency_key": result.idempotency_key,
                  "receipt_state": "completed" if result.idempotency_key is not None else None,
@@ -132,7 +134,9 @@ def conforming(registry: Registry, result: CallResult) -> CallResult:
                                                                                 validate_formats=True)
     problems = list(result.warnings)
     if validator is not None and not validator.is_valid(result.result):
-        problems.extend(str(e.message)[:200] for e in list(validator.iter_errors(result.result))[:3])
+        problems.extend(mismatch_text(join_pointer("", *e.instance_path), str(e.message)[:200], e.instance,
+                                      getattr(e.kind, "types", None))
+                        for e in list(validator.iter_errors(result.result))[:3])
     if not isinstance(result.result, dict):
         problems.append("the result is not a JSON object")
     return _drift_error(result, problems) if problems else result

@@ -13,14 +13,13 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ruamel.yaml import YAML
-
 from ...compile.inputs import api_name_for, require_spec, resolve_spec_path
 from ...compile.intent import load_intent_map
 from ...compile.load import load_spec
 from ...compile.lower import lower
 from ...compile.sourcemap import locate_ruamel
 from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
+from ...yaml_text import read_yaml
 from .linter import LintInput, lint_api
 from .marks import apply_marks, parse_marks
 from .rules import LINT_CONFIG_UNKNOWN_RULE, RULES, LintSettings
@@ -68,7 +67,7 @@ def config_findings(project_file: Path | None, settings: LintSettings) -> list[D
     unknown = [code for code in settings.severity if code not in RULES]
     if not unknown or project_file is None:
         return []
-    root = YAML(typ="rt").load(project_file.read_text(encoding="utf-8"))
+    root = read_yaml(project_file.read_text(encoding="utf-8"))
     out = []
     for code in unknown:
         line, col = locate_ruamel(root, ["lint", "severity", code])

@@ -34,7 +34,7 @@ import httpx
 from ...policy_format import PolicyRow
 from ...results import TEXT_KEY
 from .. import credentials as creds
-from ..body import decode_body, excerpt, may_hold_secret, scrub
+from ..body import decode_body, doubled_json, excerpt, may_hold_secret, mismatch_text, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
 from ..toolspec import ToolSpec, executes_preview
@@ -222,11 +222,28 @@ def judge(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, hold
         # properties; output.redact): text (XML, CSV, ...) or a JSON string or number cannot be cut to them
         media = (headers.get("content-type") or "no media type").split(";")[0].strip()[:60]
         what = f"{media} text" if isinstance(body, str) else f"a JSON {_JSON_TYPES.get(type(body), 'value')}"
-        unreadable = (f"{what} where the tool's output is JSON: the output policy (fields, redaction) "
+        declared = _declared_body_types(spec)
+        unreadable = (mismatch_text("/", "", body, declared)
+                      if doubled_json(body) and "string" not in (declared or ()) else
+                      f"{what} where the tool's output is JSON: the output policy (fields, redaction) "
                       "cannot apply to it")
     if unreadable is None:
         return Answer(status, headers, body, None)
     return Answer(status, headers, body, unreadable, excerpt(content, headers, secret_values) if content else None)
+
+
+def _declared_body_types(spec: ToolSpec) -> list[str] | None:
+    """The JSON Schema types the spec declares for a success answer's body, as far as the tool's
+    output schema tells (`toolgen.results.result_shape`): ``object`` for an object result, the
+    ``result`` member's types for another body; None when it does not tell (a paginated tool)."""
+    schema = spec.output_schema if isinstance(spec.output_schema, dict) else {}
+    shape = spec.row.output.shape
+    if spec.row.pagination is not None or not schema:
+        return None
+    if shape == "object":
+        return ["object"]
+    declared = ((schema.get("properties") or {}).get("result") or {}).get("type") if shape == "result" else None
+    return [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else None
 
 
 def _timing(budget: Budget, exchange: Exchange) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from typing import Any
 
 from ...policy_format import Pagination, PolicyRow
 from ...results import RESULT_KEY, shape_body
+from ..body import doubled_json, mismatch_text
 from ..calls import CallResult
 from ..errors import ToolError, make_error
 from ..paging import PageShaper, shape_page
@@ -80,7 +81,8 @@ def _unreadable(call: Call, spec: ToolSpec, hold: Hold, exchange: Exchange, answ
         hold.settle("release")
         raise Halt("output", make_error(
             "output_invalid", f"{operation_name(spec.row)} answered HTTP {status} with a body that cannot be read "
-            f"({problem}).", details={"status": status, "problem": problem}),
+            f"({problem}).", details={"status": status, "problem": problem,
+                                      **({"pointer": "/"} if doubled_json(answer.body) else {})}),
             attempts=exchange.attempts, status=status)
     result = unreadable_result(spec, answer)
     call.emit("output", "warn", problem=problem)
@@ -101,7 +103,8 @@ def _schema_warnings(call: Call, spec: ToolSpec, exchange: Exchange, answer: Ans
         return []
     problems = list(validator.iter_errors(result))
     first = problems[0]
-    message = f"output {pointer(first.instance_path) or '/'}: {first.message}"[:300]
+    message = mismatch_text(pointer(first.instance_path), first.message, first.instance, getattr(first.kind, "types", None))
+    message = message[:900] if doubled_json(first.instance) else f"output {message}"[:300]
     if mode == "strict" and not spec.mutating:
         raise Halt("output", make_error(
             "output_invalid", f"{call.tool}'s response does not match its output schema: {message}",

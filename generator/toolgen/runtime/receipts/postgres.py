@@ -28,7 +28,7 @@ Schema: versioned in ``<prefix>meta`` (``schema-version``); opening a store crea
 tables to `SCHEMA_VERSION` under an advisory lock (several workers starting at once migrate once)
 and refuses tables written by a newer toolgen.
 
-Needs the optional `psycopg` and `psycopg-pool` packages (``pip install 'toolgen[postgres]'``),
+Needs the optional `psycopg` and `psycopg-pool` packages (the ``postgres`` extra: ``pip install -e ".[postgres]"`` in a clone of toolgen),
 imported only when a store is created.
 """
 
@@ -62,8 +62,8 @@ def _import_psycopg() -> tuple[Any, Any]:
         import psycopg
         import psycopg_pool
     except ModuleNotFoundError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("a postgresql:// receipt store needs psycopg and psycopg-pool: "
-                          "pip install 'toolgen[postgres]'") from exc
+        raise ImportError("a postgresql:// receipt store needs psycopg and psycopg-pool: pip install -e "
+                          '".[postgres]" in a clone of toolgen (it is not on a package index)') from exc
     return psycopg, psycopg_pool
 
 

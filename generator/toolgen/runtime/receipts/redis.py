@@ -22,7 +22,7 @@ writes again.
 Durability is Redis's: run it with ``appendonly yes`` (``appendfsync everysec``) for receipts that
 survive a Redis restart; with snapshots only, the last seconds of receipts can be lost.
 
-Needs the optional `redis` package (``pip install 'toolgen[redis]'``); it is imported only when a
+Needs the optional `redis` package (the ``redis`` extra: ``pip install -e ".[redis]"`` in a clone of toolgen); it is imported only when a
 store is created.
 """
 
@@ -124,7 +124,8 @@ def _import_redis() -> Any:
         import redis
     except ModuleNotFoundError as exc:
         raise ImportError(
-            "RedisReceiptStore needs the 'redis' package: pip install 'toolgen[redis]' (or 'redis>=5')"
+            "RedisReceiptStore needs the 'redis' package: pip install -e \".[redis]\" in a clone of toolgen "
+            "(or pip install 'redis>=5')"
         ) from exc
     return redis
 
