@@ -8,12 +8,13 @@ composite steps whose operation has no intent of its own (`composites`).
 
 from __future__ import annotations
 
+from ...diagnostics import DiagnosticSink
 from ..intent import IdempotencySpec, IncludeSpec, ToolIntent
 from ..ir import Effect
 from ..operations import Operation
 from ..verbs import guess_effect
 from .context import Ctx, Skip
-from .idempotency import idempotency_place
+from .idempotency import KeyPlace, idempotency_place
 
 
 def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
@@ -36,7 +37,7 @@ def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
         else defaults.approval_write)
     idempotency = None
     if effect != "read":
-        place = idempotency_place(ctx.doc, ctx.converter, op)
+        place = _quiet_place(ctx, op)
         if place is not None:
             idempotency = IdempotencySpec(key="idempotency_key", send_as=place.send_as)
         else:
@@ -44,3 +45,14 @@ def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
     return ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=approval,
                       idempotency=idempotency)  # its toolset and loading come from `group` (`place`)
 
+
+
+def _quiet_place(ctx: Ctx, op: Operation) -> KeyPlace | None:
+    """`idempotency_place` with what converting the request body reports (a schema cycle, say) left
+    out: lowering the operation converts the same body and reports it there, and an inference that
+    reports nothing is one the build cache can keep (`reuse.inferred_intent`)."""
+    sink, ctx.converter.sink = ctx.converter.sink, DiagnosticSink()
+    try:
+        return idempotency_place(ctx.doc, ctx.converter, op)
+    finally:
+        ctx.converter.sink = sink
