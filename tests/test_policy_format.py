@@ -36,6 +36,13 @@ from toolgen.policy_format import (
     from_json,
     read_policy,
 )
+from toolgen.policy_members import (
+    MAX_ATTEMPTS,
+    MAX_BACKOFF_MS,
+    MAX_DEADLINE_MS,
+    MAX_PREVIEW_TTL_S,
+    MAX_TIMEOUT_MS,
+)
 from toolgen.results import ResponseBody, Shape
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,7 +71,8 @@ pagination = st.none() | st.builds(
     Pagination, _lit(PaginationStyle), names, opt_names, opt_names, opt_names, opt_names, opt_names, small, small,
     small, st.none() | small, st.booleans(), names, names)
 positive = st.integers(min_value=1, max_value=2**40)
-retry = st.builds(Retry, positive, st.integers(min_value=0, max_value=2**40), positive,
+retry = st.builds(Retry, st.integers(min_value=1, max_value=MAX_ATTEMPTS),
+                  st.integers(min_value=0, max_value=MAX_BACKOFF_MS), st.integers(min_value=1, max_value=MAX_DEADLINE_MS),
                   st.lists(st.sampled_from(["timeout", "429", "502", "503", "504"]), max_size=3).map(tuple))
 output = st.builds(OutputPolicy, st.lists(names, max_size=3).map(tuple), positive, st.lists(names, max_size=2).map(tuple),
                    st.sampled_from(["strict", "warn", "off"]), _lit(Shape), _lit(ResponseBody), opt_names)
@@ -84,12 +92,12 @@ def rows(draw: st.DrawFn) -> PolicyRow:
         tool=draw(names), mode=mode, effect=draw(st.sampled_from(["read", "write", "destructive"])),
         operation_id=draw(names), method=draw(names), path=draw(names),
         permission=tuple(draw(st.lists(names, max_size=3))), approval=draw(st.sampled_from(["never", "required"])),
-        idempotency=draw(idempotency), retry=draw(retry), timeout_ms=draw(positive), pagination=draw(pagination),
+        idempotency=draw(idempotency), retry=draw(retry), timeout_ms=draw(st.integers(min_value=1, max_value=MAX_TIMEOUT_MS)), pagination=draw(pagination),
         output=draw(output), auth=tuple(draw(st.lists(auths, max_size=2))), body_encoding=draw(_lit(BodyEncoding)),
         body_content_type=draw(opt_names), bindings=tuple(draw(st.lists(bindings, max_size=3))),
         fixed=tuple(draw(st.lists(fixed, max_size=2))), pair=draw(opt_names), intent=draw(names),
         success_status=tuple(draw(st.lists(small, max_size=3))), record_arguments=arguments,
-        preview_ttl_s=draw(st.none() | positive) if record else None,
+        preview_ttl_s=draw(st.none() | st.integers(min_value=1, max_value=MAX_PREVIEW_TTL_S)) if record else None,
         narrowed=tuple(draw(st.lists(narrowed, max_size=2))), toolset=draw(opt_names), loading=draw(_lit(Loading)),
         keywords=tuple(draw(st.lists(names, max_size=2))), dialect_rewrites=draw(rewrites))
 

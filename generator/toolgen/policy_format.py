@@ -35,7 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .policy_mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
-from .policy_members import MEMBERS
+from .policy_members import (
+    MAX_ATTEMPTS,
+    MAX_BACKOFF_MS,
+    MAX_DEADLINE_MS,
+    MAX_PREVIEW_TTL_S,
+    MAX_TIMEOUT_MS,
+    MEMBERS,
+)
 from .policy_nodes import REBUILD, Node, PolicyFormatError
 from .results import Redirect, ResponseBody, Shape
 
@@ -515,8 +522,9 @@ def _read_pagination(n: Node) -> Pagination | None:
 
 def _read_retry(n: Node) -> Retry:
     n.exactly(MEMBERS["retry"])
-    return Retry(max_attempts=n.get("max_attempts").at_least(1), backoff_ms=n.get("backoff_ms").at_least(0),
-                 deadline_ms=n.get("deadline_ms").at_least(1), on=n.get("on").tuple_of(_read_retry_on))
+    return Retry(max_attempts=n.get("max_attempts").between(1, MAX_ATTEMPTS),
+                 backoff_ms=n.get("backoff_ms").between(0, MAX_BACKOFF_MS),
+                 deadline_ms=n.get("deadline_ms").between(1, MAX_DEADLINE_MS), on=n.get("on").tuple_of(_read_retry_on))
 
 
 def _read_retry_on(n: Node) -> str:
@@ -665,14 +673,14 @@ def _read_row(n: Node) -> PolicyRow:
         record.exactly(MEMBERS["record"])
         record_arguments = record.get("arguments").choice(RecordArguments)
         ttl = record.get("preview_ttl_s")
-        preview_ttl_s = None if ttl.value is None else ttl.at_least(1)
+        preview_ttl_s = None if ttl.value is None else ttl.between(1, MAX_PREVIEW_TTL_S)
     elif record.value is not None:
         raise n.fail(f"a {mode} row holds no record object (record rows only)", "record")
     return PolicyRow(
         tool=tool, mode=mode, effect=n.get("effect").choice(Effect),
         operation_id=op_id, method=method, path=path, permission=n.get("permission").tuple_of(Node.text),
         approval=n.get("approval").choice(Approval), idempotency=_read_idempotency(n.get("idempotency")),
-        retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").at_least(1),
+        retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").between(1, MAX_TIMEOUT_MS),
         pagination=_read_pagination(n.get("pagination")), output=_read_output(n.get("output")),
         auth=n.get("auth").tuple_of(_read_auth),
         body_encoding=request.get("encoding").choice(BodyEncoding),

@@ -97,6 +97,14 @@ class Node:
             raise self.fail(f"{value} is below the least value {minimum}")
         return value
 
+    def between(self, minimum: int, maximum: int) -> int:
+        """An integer from `minimum` to `maximum`: the bounds the build itself writes within (a
+        lifetime or a wait the runtime computes with must stay a finite, representable time)."""
+        value = self.at_least(minimum)
+        if value > maximum:
+            raise self.fail(f"{value} is above the greatest value {maximum}")
+        return value
+
     def flag(self) -> bool:
         if not isinstance(self.value, bool):
             raise self.fail(f"expected true or false, found {kind_of(self.value)}")
