@@ -89,9 +89,9 @@ def rows(draw: st.DrawFn) -> PolicyRow:
     record = mode == "record"
     arguments: Literal["preview", "full"] | None = draw(st.sampled_from(["preview", "full"])) if record else None
     return PolicyRow(
-        tool=draw(names), mode=mode, effect=draw(st.sampled_from(["read", "write", "destructive"])),
+        tool=draw(names), mode=mode, effect=draw(st.sampled_from(["write", "destructive"])) if record else "read",
         operation_id=draw(names), method=draw(names), path=draw(names),
-        permission=tuple(draw(st.lists(names, max_size=3))), approval=draw(st.sampled_from(["never", "required"])),
+        permission=tuple(draw(st.lists(names, max_size=3))), approval=draw(st.sampled_from(["never", "required"])) if record else "never",
         idempotency=draw(idempotency), retry=draw(retry), timeout_ms=draw(st.integers(min_value=1, max_value=MAX_TIMEOUT_MS)), pagination=draw(pagination),
         output=draw(output), auth=tuple(draw(st.lists(auths, max_size=2))), body_encoding=draw(_lit(BodyEncoding)),
         body_content_type=draw(opt_names), bindings=tuple(draw(st.lists(bindings, max_size=3))),

@@ -676,10 +676,19 @@ def _read_row(n: Node) -> PolicyRow:
         preview_ttl_s = None if ttl.value is None else ttl.between(1, MAX_PREVIEW_TTL_S)
     elif record.value is not None:
         raise n.fail(f"a {mode} row holds no record object (record rows only)", "record")
+    effect, approval = n.get("effect").choice(Effect), n.get("approval").choice(Approval)
+    if (effect == "read") != (mode != "record"):
+        # only a record row writes: a read or preview row the runtime sends without an approval, a
+        # receipt or a key, so one that says it writes would send its write ungated
+        raise n.fail(f"a {mode} row's effect is {'read' if mode != 'record' else 'write or destructive'}, "
+                     f"not {effect}", "effect")
+    if mode != "record" and approval != "never":
+        raise n.fail(f"a {mode} row's approval is never (approval gates record rows only), not {approval}",
+                     "approval")
     return PolicyRow(
-        tool=tool, mode=mode, effect=n.get("effect").choice(Effect),
+        tool=tool, mode=mode, effect=effect,
         operation_id=op_id, method=method, path=path, permission=n.get("permission").tuple_of(Node.text),
-        approval=n.get("approval").choice(Approval), idempotency=_read_idempotency(n.get("idempotency")),
+        approval=approval, idempotency=_read_idempotency(n.get("idempotency")),
         retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").between(1, MAX_TIMEOUT_MS),
         pagination=_read_pagination(n.get("pagination")), output=_read_output(n.get("output")),
         auth=n.get("auth").tuple_of(_read_auth),
