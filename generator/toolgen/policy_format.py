@@ -43,7 +43,7 @@ from .policy_members import (
     MAX_TIMEOUT_MS,
     MEMBERS,
 )
-from .policy_nodes import REBUILD, Node, PolicyFormatError
+from .policy_nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_each
 from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
@@ -746,29 +746,12 @@ def read_policy(path: str | os.PathLike[str], file: str | None = None) -> Policy
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     try:
-        value = json.loads(text, object_pairs_hook=_one_of_each, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=one_of_each, parse_constant=no_constant)
     except ValueError as exc:
         raise PolicyFormatError(f"not JSON: {exc}", "", REBUILD, shown) from None
     except RecursionError:
         raise PolicyFormatError("not JSON this reader takes: nested too deep", "", REBUILD, shown) from None
     return from_json(value, shown)
-
-
-def _one_of_each(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
-    """An object of the file, refused when it names a member twice: readers differ on which of the two
-    counts (this one kept the last, a reviewer or another tool may read the first), and the build
-    never writes one twice."""
-    members: dict[str, JSON] = {}
-    for key, value in pairs:
-        if key in members:
-            raise ValueError(f"member {key!r} appears twice in one object")
-        members[key] = value
-    return members
-
-
-def _no_constant(name: str) -> JSON:
-    """``NaN``, ``Infinity`` and ``-Infinity`` are no JSON (RFC 8259): refused, never read as a number."""
-    raise ValueError(f"{name} is not a JSON number")
 
 
 __all__ = [

@@ -140,4 +140,21 @@ def kind_of(value: JSON) -> str:
     return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
 
 
-__all__ = ["JSON", "MISSING", "REBUILD", "Node", "PolicyFormatError", "kind_of"]
+def one_of_each(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
+    """An object of the file, refused when it names a member twice: readers differ on which of the two
+    counts (this one kept the last, a reviewer or another tool may read the first), and the build
+    never writes one twice."""
+    members: dict[str, JSON] = {}
+    for key, value in pairs:
+        if key in members:
+            raise ValueError(f"member {key!r} appears twice in one object")
+        members[key] = value
+    return members
+
+
+def no_constant(name: str) -> JSON:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are no JSON (RFC 8259): refused, never read as a number."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+__all__ = ["JSON", "MISSING", "REBUILD", "Node", "PolicyFormatError", "kind_of", "no_constant", "one_of_each"]
