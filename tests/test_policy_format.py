@@ -40,6 +40,7 @@ from toolgen.policy_members import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
     MAX_DEADLINE_MS,
+    MAX_PAGE_SIZE,
     MAX_PREVIEW_TTL_S,
     MAX_TIMEOUT_MS,
 )
@@ -67,9 +68,11 @@ auths = st.builds(AuthBinding, names, names, st.sampled_from(["header", "query",
                   st.tuples(names) | st.just(()))
 idempotency = st.none() | st.builds(Idempotency, names, st.sampled_from(["header", "query", "body", "none"]),
                                     opt_names, st.booleans())
-pagination = st.none() | st.builds(
-    Pagination, _lit(PaginationStyle), names, opt_names, opt_names, opt_names, opt_names, opt_names, small, small,
-    small, st.none() | small, st.booleans(), names, names)
+#: (least, default, greatest) page sizes, as the build writes them: 1 <= least <= default <= greatest <= 1000
+page_sizes = st.lists(st.integers(min_value=1, max_value=MAX_PAGE_SIZE), min_size=3, max_size=3).map(sorted)
+pagination = st.none() | page_sizes.flatmap(lambda sizes: st.builds(
+    Pagination, _lit(PaginationStyle), names, opt_names, opt_names, opt_names, opt_names, opt_names,
+    st.just(sizes[1]), st.just(sizes[2]), st.just(sizes[0]), st.none() | small, st.booleans(), names, names))
 positive = st.integers(min_value=1, max_value=2**40)
 retry = st.builds(Retry, st.integers(min_value=1, max_value=MAX_ATTEMPTS),
                   st.integers(min_value=0, max_value=MAX_BACKOFF_MS), st.integers(min_value=1, max_value=MAX_DEADLINE_MS),

@@ -39,11 +39,12 @@ from .policy_members import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
     MAX_DEADLINE_MS,
+    MAX_PAGE_SIZE,
     MAX_PREVIEW_TTL_S,
     MAX_TIMEOUT_MS,
     MEMBERS,
 )
-from .policy_nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_each
+from .policy_nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_each, shown
 from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
@@ -509,13 +510,15 @@ def _read_pagination(n: Node) -> Pagination | None:
     if n.value is None:
         return None
     n.exactly(MEMBERS["pagination"])
+    largest = n.get("max_page_size").between(1, MAX_PAGE_SIZE)
+    least = n.get("min_page_size").between(1, largest)
     return Pagination(
         style=n.get("style").choice(PaginationStyle), items_field=n.get("items").text(),
         cursor_param=n.get("cursor_param").opt_text(), limit_param=n.get("limit_param").opt_text(),
         next_field=n.get("next_field").opt_text(), has_more_field=n.get("has_more_field").opt_text(),
         cursor_from_item=n.get("cursor_from_item").opt_text(),
-        default_page_size=n.get("default_page_size").integer(), max_page_size=n.get("max_page_size").integer(),
-        min_page_size=n.get("min_page_size").integer(), first_position=n.get("first_position").opt_integer(),
+        default_page_size=n.get("default_page_size").between(least, largest), max_page_size=largest,
+        min_page_size=least, first_position=n.get("first_position").opt_integer(),
         first_required=n.get("first_required").flag(), cursor_arg=n.get("cursor_arg").text(),
         page_size_arg=n.get("page_size_arg").text())
 
@@ -720,7 +723,7 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
     version = root.get("format")
     if version.value != FORMAT_VERSION:
         raise version.fail(
-            f"policy format {version.value!r} is not the format {FORMAT_VERSION} this toolgen reads",
+            f"policy format {shown(version.value)} is not the format {FORMAT_VERSION} this toolgen reads",
             hint=("rebuild the API with this toolgen (`toolgen build`), or run the toolgen that wrote it"
                   if isinstance(version.value, int) and not isinstance(version.value, bool) else REBUILD))
     root.exactly(MEMBERS["table"])

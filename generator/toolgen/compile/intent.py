@@ -23,7 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
-from ..policy_members import MAX_ATTEMPTS, MAX_BACKOFF_MS, MAX_DEADLINE_MS, MAX_PREVIEW_TTL_S, MAX_TIMEOUT_MS
+from ..policy_members import (
+    MAX_ATTEMPTS,
+    MAX_BACKOFF_MS,
+    MAX_DEADLINE_MS,
+    MAX_PAGE_SIZE,
+    MAX_PREVIEW_TTL_S,
+    MAX_TIMEOUT_MS,
+)
 from ..remember import Remember, computed
 from ..yaml_text import plain_yaml, read_yaml
 from .intent_blocks import load_blocks
@@ -84,7 +91,7 @@ class PaginationSpec(_Strict):
     cursor_from_item: str | None = Field(
         None, description="For `starting_after` APIs: the item field whose value on the last item is the next cursor.")
     page_size: int | None = Field(None, ge=1, description="Default page size.")
-    max_page_size: int | None = Field(None, ge=1, le=1000, description="Upper bound the model may ask for.")
+    max_page_size: int | None = Field(None, ge=1, le=MAX_PAGE_SIZE, description="Upper bound the model may ask for.")
 
 
 class OutputSpec(_Strict):
@@ -280,7 +287,7 @@ class ToolsetSpec(_Strict):
 class Defaults(_Strict):
     timeout_ms: int = Field(5000, ge=1, le=MAX_TIMEOUT_MS)
     page_size: int = Field(20, ge=1)
-    max_page_size: int = Field(100, ge=1, le=1000)
+    max_page_size: int = Field(100, ge=1, le=MAX_PAGE_SIZE)
     output_max_bytes: int = Field(16_000, ge=256)
     output_depth: int = Field(3, ge=1, le=32, description="Most levels kept in an unprojected output schema.")
     output_schema_nodes: int = Field(
