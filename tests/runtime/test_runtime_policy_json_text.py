@@ -86,3 +86,15 @@ def test_the_committed_table_still_loads_and_calls(tmp_path: Path) -> None:
             registry.close()
     assert out.ok, out.error
     assert registry.row(RECORD).approval == "required"
+
+
+def test_a_catalog_nested_too_deep_is_refused_at_load(tmp_path: Path) -> None:
+    """``mcp.json`` nested deeper than the JSON reader goes: a ValueError naming the file, and
+    ``toolgen call`` exits 2 (it was a RecursionError with a traceback)."""
+    folder = _package(tmp_path, _committed())
+    (folder / "mcp.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(ValueError, match="mcp.json"):
+        Registry.from_dir(folder)
+    done = CliRunner().invoke(main, ["call", str(folder), "list_tickets", "--args", "{}", "--scopes", "ticket:read"])
+    assert done.exit_code == 2, done.output
+    assert "mcp.json" in done.output
