@@ -36,6 +36,14 @@ from toolgen.policy_format import (
     from_json,
     read_policy,
 )
+from toolgen.policy_members import (
+    MAX_ATTEMPTS,
+    MAX_BACKOFF_MS,
+    MAX_DEADLINE_MS,
+    MAX_PAGE_SIZE,
+    MAX_PREVIEW_TTL_S,
+    MAX_TIMEOUT_MS,
+)
 from toolgen.results import ResponseBody, Shape
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,11 +68,14 @@ auths = st.builds(AuthBinding, names, names, st.sampled_from(["header", "query",
                   st.tuples(names) | st.just(()))
 idempotency = st.none() | st.builds(Idempotency, names, st.sampled_from(["header", "query", "body", "none"]),
                                     opt_names, st.booleans())
-pagination = st.none() | st.builds(
-    Pagination, _lit(PaginationStyle), names, opt_names, opt_names, opt_names, opt_names, opt_names, small, small,
-    small, st.none() | small, st.booleans(), names, names)
+#: (least, default, greatest) page sizes, as the build writes them: 1 <= least <= default <= greatest <= 1000
+page_sizes = st.lists(st.integers(min_value=1, max_value=MAX_PAGE_SIZE), min_size=3, max_size=3).map(sorted)
+pagination = st.none() | page_sizes.flatmap(lambda sizes: st.builds(
+    Pagination, _lit(PaginationStyle), names, opt_names, opt_names, opt_names, opt_names, opt_names,
+    st.just(sizes[1]), st.just(sizes[2]), st.just(sizes[0]), st.none() | small, st.booleans(), names, names))
 positive = st.integers(min_value=1, max_value=2**40)
-retry = st.builds(Retry, positive, st.integers(min_value=0, max_value=2**40), positive,
+retry = st.builds(Retry, st.integers(min_value=1, max_value=MAX_ATTEMPTS),
+                  st.integers(min_value=0, max_value=MAX_BACKOFF_MS), st.integers(min_value=1, max_value=MAX_DEADLINE_MS),
                   st.lists(st.sampled_from(["timeout", "429", "502", "503", "504"]), max_size=3).map(tuple))
 output = st.builds(OutputPolicy, st.lists(names, max_size=3).map(tuple), positive, st.lists(names, max_size=2).map(tuple),
                    st.sampled_from(["strict", "warn", "off"]), _lit(Shape), _lit(ResponseBody), opt_names)
@@ -81,15 +92,15 @@ def rows(draw: st.DrawFn) -> PolicyRow:
     record = mode == "record"
     arguments: Literal["preview", "full"] | None = draw(st.sampled_from(["preview", "full"])) if record else None
     return PolicyRow(
-        tool=draw(names), mode=mode, effect=draw(st.sampled_from(["read", "write", "destructive"])),
+        tool=draw(names), mode=mode, effect=draw(st.sampled_from(["write", "destructive"])) if record else "read",
         operation_id=draw(names), method=draw(names), path=draw(names),
-        permission=tuple(draw(st.lists(names, max_size=3))), approval=draw(st.sampled_from(["never", "required"])),
-        idempotency=draw(idempotency), retry=draw(retry), timeout_ms=draw(positive), pagination=draw(pagination),
+        permission=tuple(draw(st.lists(names, max_size=3))), approval=draw(st.sampled_from(["never", "required"])) if record else "never",
+        idempotency=draw(idempotency), retry=draw(retry), timeout_ms=draw(st.integers(min_value=1, max_value=MAX_TIMEOUT_MS)), pagination=draw(pagination),
         output=draw(output), auth=tuple(draw(st.lists(auths, max_size=2))), body_encoding=draw(_lit(BodyEncoding)),
         body_content_type=draw(opt_names), bindings=tuple(draw(st.lists(bindings, max_size=3))),
         fixed=tuple(draw(st.lists(fixed, max_size=2))), pair=draw(opt_names), intent=draw(names),
         success_status=tuple(draw(st.lists(small, max_size=3))), record_arguments=arguments,
-        preview_ttl_s=draw(st.none() | positive) if record else None,
+        preview_ttl_s=draw(st.none() | st.integers(min_value=1, max_value=MAX_PREVIEW_TTL_S)) if record else None,
         narrowed=tuple(draw(st.lists(narrowed, max_size=2))), toolset=draw(opt_names), loading=draw(_lit(Loading)),
         keywords=tuple(draw(st.lists(names, max_size=2))), dialect_rewrites=draw(rewrites))
 

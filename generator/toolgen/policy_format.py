@@ -35,8 +35,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .policy_mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
-from .policy_members import MEMBERS
-from .policy_nodes import REBUILD, Node, PolicyFormatError
+from .policy_members import (
+    MAX_ATTEMPTS,
+    MAX_BACKOFF_MS,
+    MAX_DEADLINE_MS,
+    MAX_PAGE_SIZE,
+    MAX_PREVIEW_TTL_S,
+    MAX_TIMEOUT_MS,
+    MEMBERS,
+)
+from .policy_nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_each, shown
 from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
@@ -502,21 +510,24 @@ def _read_pagination(n: Node) -> Pagination | None:
     if n.value is None:
         return None
     n.exactly(MEMBERS["pagination"])
+    largest = n.get("max_page_size").between(1, MAX_PAGE_SIZE)
+    least = n.get("min_page_size").between(1, largest)
     return Pagination(
         style=n.get("style").choice(PaginationStyle), items_field=n.get("items").text(),
         cursor_param=n.get("cursor_param").opt_text(), limit_param=n.get("limit_param").opt_text(),
         next_field=n.get("next_field").opt_text(), has_more_field=n.get("has_more_field").opt_text(),
         cursor_from_item=n.get("cursor_from_item").opt_text(),
-        default_page_size=n.get("default_page_size").integer(), max_page_size=n.get("max_page_size").integer(),
-        min_page_size=n.get("min_page_size").integer(), first_position=n.get("first_position").opt_integer(),
+        default_page_size=n.get("default_page_size").between(least, largest), max_page_size=largest,
+        min_page_size=least, first_position=n.get("first_position").opt_integer(),
         first_required=n.get("first_required").flag(), cursor_arg=n.get("cursor_arg").text(),
         page_size_arg=n.get("page_size_arg").text())
 
 
 def _read_retry(n: Node) -> Retry:
     n.exactly(MEMBERS["retry"])
-    return Retry(max_attempts=n.get("max_attempts").at_least(1), backoff_ms=n.get("backoff_ms").at_least(0),
-                 deadline_ms=n.get("deadline_ms").at_least(1), on=n.get("on").tuple_of(_read_retry_on))
+    return Retry(max_attempts=n.get("max_attempts").between(1, MAX_ATTEMPTS),
+                 backoff_ms=n.get("backoff_ms").between(0, MAX_BACKOFF_MS),
+                 deadline_ms=n.get("deadline_ms").between(1, MAX_DEADLINE_MS), on=n.get("on").tuple_of(_read_retry_on))
 
 
 def _read_retry_on(n: Node) -> str:
@@ -665,14 +676,23 @@ def _read_row(n: Node) -> PolicyRow:
         record.exactly(MEMBERS["record"])
         record_arguments = record.get("arguments").choice(RecordArguments)
         ttl = record.get("preview_ttl_s")
-        preview_ttl_s = None if ttl.value is None else ttl.at_least(1)
+        preview_ttl_s = None if ttl.value is None else ttl.between(1, MAX_PREVIEW_TTL_S)
     elif record.value is not None:
         raise n.fail(f"a {mode} row holds no record object (record rows only)", "record")
+    effect, approval = n.get("effect").choice(Effect), n.get("approval").choice(Approval)
+    if (effect == "read") != (mode != "record"):
+        # only a record row writes: a read or preview row the runtime sends without an approval, a
+        # receipt or a key, so one that says it writes would send its write ungated
+        raise n.fail(f"a {mode} row's effect is {'read' if mode != 'record' else 'write or destructive'}, "
+                     f"not {effect}", "effect")
+    if mode != "record" and approval != "never":
+        raise n.fail(f"a {mode} row's approval is never (approval gates record rows only), not {approval}",
+                     "approval")
     return PolicyRow(
-        tool=tool, mode=mode, effect=n.get("effect").choice(Effect),
+        tool=tool, mode=mode, effect=effect,
         operation_id=op_id, method=method, path=path, permission=n.get("permission").tuple_of(Node.text),
-        approval=n.get("approval").choice(Approval), idempotency=_read_idempotency(n.get("idempotency")),
-        retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").at_least(1),
+        approval=approval, idempotency=_read_idempotency(n.get("idempotency")),
+        retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").between(1, MAX_TIMEOUT_MS),
         pagination=_read_pagination(n.get("pagination")), output=_read_output(n.get("output")),
         auth=n.get("auth").tuple_of(_read_auth),
         body_encoding=request.get("encoding").choice(BodyEncoding),
@@ -703,7 +723,7 @@ def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
     version = root.get("format")
     if version.value != FORMAT_VERSION:
         raise version.fail(
-            f"policy format {version.value!r} is not the format {FORMAT_VERSION} this toolgen reads",
+            f"policy format {shown(version.value)} is not the format {FORMAT_VERSION} this toolgen reads",
             hint=("rebuild the API with this toolgen (`toolgen build`), or run the toolgen that wrote it"
                   if isinstance(version.value, int) and not isinstance(version.value, bool) else REBUILD))
     root.exactly(MEMBERS["table"])
@@ -729,9 +749,11 @@ def read_policy(path: str | os.PathLike[str], file: str | None = None) -> Policy
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=one_of_each, parse_constant=no_constant)
     except ValueError as exc:
         raise PolicyFormatError(f"not JSON: {exc}", "", REBUILD, shown) from None
+    except RecursionError:
+        raise PolicyFormatError("not JSON this reader takes: nested too deep", "", REBUILD, shown) from None
     return from_json(value, shown)
 
 

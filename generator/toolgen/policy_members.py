@@ -12,7 +12,19 @@ refuses the file, never ignores what it withholds.
 
 from __future__ import annotations
 
-__all__ = ["MEMBERS"]
+__all__ = ["MAX_ATTEMPTS", "MAX_BACKOFF_MS", "MAX_DEADLINE_MS", "MAX_PAGE_SIZE", "MAX_PREVIEW_TTL_S", "MAX_TIMEOUT_MS", "MEMBERS"]
+
+#: the greatest values the build writes (the intent map's own bounds, `toolgen.compile.intent`): the
+#: reader and the schema refuse more, so a hand-edited table never holds a wait or a lifetime the
+#: runtime cannot compute with, nor an approval that outlives any the build grants
+MAX_TIMEOUT_MS = 600_000
+MAX_DEADLINE_MS = 600_000
+MAX_BACKOFF_MS = 60_000
+MAX_ATTEMPTS = 10
+MAX_PREVIEW_TTL_S = 86_400
+#: a page holds at most this many items (`pagination.max_page_size`); its least and default page
+#: sizes lie from 1 to it
+MAX_PAGE_SIZE = 1000
 
 MEMBERS: dict[str, tuple[str, ...]] = {
     "table": ("format", "api", "title", "version", "base_url", "spec", "tools", "toolsets"),

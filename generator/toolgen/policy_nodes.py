@@ -94,7 +94,15 @@ class Node:
         """An integer no less than `minimum` (a bound the runtime relies on, e.g. a timeout of 1 ms)."""
         value = self.integer()
         if value < minimum:
-            raise self.fail(f"{value} is below the least value {minimum}")
+            raise self.fail(f"{shown(value)} is below the least value {minimum}")
+        return value
+
+    def between(self, minimum: int, maximum: int) -> int:
+        """An integer from `minimum` to `maximum`: the bounds the build itself writes within (a
+        lifetime or a wait the runtime computes with must stay a finite, representable time)."""
+        value = self.at_least(minimum)
+        if value > maximum:
+            raise self.fail(f"{shown(value)} is above the greatest value {maximum}")
         return value
 
     def flag(self) -> bool:
@@ -108,7 +116,7 @@ class Node:
     def choice(self, kind: Any) -> Any:
         allowed: tuple[str, ...] = get_args(kind)
         if self.value not in allowed:
-            raise self.fail(f"{self.value!r} is not one of {', '.join(allowed)}")
+            raise self.fail(f"{shown(self.value)} is not one of {', '.join(allowed)}")
         return self.value
 
     def items(self) -> list[Node]:
@@ -118,6 +126,16 @@ class Node:
 
     def tuple_of(self, read: Callable[[Node], T]) -> tuple[T, ...]:
         return tuple(read(n) for n in self.items())
+
+
+def shown(value: JSON, limit: int = 80) -> str:
+    """`value` as an error names it: its repr, cut to `limit` characters; an integer too long to
+    write out (Python refuses past 4300 digits) by its sign and size alone."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"{'-' if value < 0 else ''}an integer of about {int(abs(value).bit_length() * 0.30103)} digits"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def kind_of(value: JSON) -> str:
@@ -132,4 +150,21 @@ def kind_of(value: JSON) -> str:
     return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
 
 
-__all__ = ["JSON", "MISSING", "REBUILD", "Node", "PolicyFormatError", "kind_of"]
+def one_of_each(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
+    """An object of the file, refused when it names a member twice: readers differ on which of the two
+    counts (this one kept the last, a reviewer or another tool may read the first), and the build
+    never writes one twice."""
+    members: dict[str, JSON] = {}
+    for key, value in pairs:
+        if key in members:
+            raise ValueError(f"member {key!r} appears twice in one object")
+        members[key] = value
+    return members
+
+
+def no_constant(name: str) -> JSON:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are no JSON (RFC 8259): refused, never read as a number."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+__all__ = ["JSON", "MISSING", "REBUILD", "Node", "PolicyFormatError", "kind_of", "no_constant", "one_of_each", "shown"]

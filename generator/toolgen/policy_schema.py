@@ -39,7 +39,15 @@ from .policy_format import (
     SchemaMode,
     ToolsetOrigin,
 )
-from .policy_members import MEMBERS
+from .policy_members import (
+    MAX_ATTEMPTS,
+    MAX_BACKOFF_MS,
+    MAX_DEADLINE_MS,
+    MAX_PAGE_SIZE,
+    MAX_PREVIEW_TTL_S,
+    MAX_TIMEOUT_MS,
+    MEMBERS,
+)
 from .results import Redirect, ResponseBody, Shape
 
 __all__ = ["SCHEMA_ID", "policy_schema", "schema_text"]
@@ -72,6 +80,10 @@ def _at_least(minimum: int, nullable: bool = False) -> JSON:
     return {"type": ["integer", "null"] if nullable else "integer", "minimum": minimum}
 
 
+def _between(minimum: int, maximum: int, nullable: bool = False) -> JSON:
+    return {**_at_least(minimum, nullable), "maximum": maximum}
+
+
 def _array(kind: str) -> JSON:
     return {"type": "array", "items": _ref(kind)}
 
@@ -85,7 +97,7 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
               "spec": _STR, "tools": _array("row"), "toolsets": _array("toolset")},
     "row": {"tool": _STR, "mode": _enum(Mode), "effect": _enum(Effect), "intent": _STR, "pair": _OPT_STR,
             "operation": _ref("operation", nullable=True), "permission": _STRS, "approval": _enum(Approval),
-            "idempotency": _ref("idempotency", nullable=True), "retry": _ref("retry"), "timeout_ms": _at_least(1),
+            "idempotency": _ref("idempotency", nullable=True), "retry": _ref("retry"), "timeout_ms": _between(1, MAX_TIMEOUT_MS),
             "pagination": _ref("pagination", nullable=True), "output": _ref("output"), "auth": _array("auth"),
             "request": _ref("request"), "success_status": {"type": "array", "items": _INT},
             "dialect_rewrites": {"type": "object", "additionalProperties": {"type": "array", "items": {
@@ -94,12 +106,13 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
             "loading": _enum(Loading), "keywords": _STRS, "composite": _ref("composite", nullable=True)},
     "operation": {"id": _STR, "method": _STR, "path": _STR},
     "idempotency": {"arg": _STR, "in": _enum(IdempotencyIn), "name": _OPT_STR, "honoured_by_api": _BOOL},
-    "retry": {"max_attempts": _at_least(1), "backoff_ms": _at_least(0), "deadline_ms": _at_least(1),
+    "retry": {"max_attempts": _between(1, MAX_ATTEMPTS), "backoff_ms": _between(0, MAX_BACKOFF_MS),
+              "deadline_ms": _between(1, MAX_DEADLINE_MS),
               "on": {"type": "array", "items": {"type": "string", "pattern": "^(timeout|[0-9]{3})$"}}},
     "pagination": {"style": _enum(PaginationStyle), "cursor_arg": _STR, "page_size_arg": _STR, "items": _STR,
                    "cursor_param": _OPT_STR, "limit_param": _OPT_STR, "next_field": _OPT_STR,
-                   "has_more_field": _OPT_STR, "cursor_from_item": _OPT_STR, "default_page_size": _INT,
-                   "max_page_size": _INT, "min_page_size": _INT, "first_position": _OPT_INT, "first_required": _BOOL},
+                   "has_more_field": _OPT_STR, "cursor_from_item": _OPT_STR, "default_page_size": _between(1, MAX_PAGE_SIZE),
+                   "max_page_size": _between(1, MAX_PAGE_SIZE), "min_page_size": _between(1, MAX_PAGE_SIZE), "first_position": _OPT_INT, "first_required": _BOOL},
     "output": {"fields": _STRS, "max_bytes": _at_least(1), "redact": _STRS, "schema_mode": _enum(SchemaMode),
                "shape": _enum(Shape), "body": _enum(ResponseBody), "accept": _OPT_STR,
                "redirect": {"enum": [*get_args(Redirect), None]}},
@@ -110,7 +123,7 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
                 "style": _OPT_STR, "explode": {"type": ["boolean", "null"]}, "content_type": _OPT_STR,
                 "reserved": _STRS},
     "fixed": {"in": _enum(ArgLocation), "name": _STR, "value": _ANY, "source": _STR},
-    "record": {"arguments": _enum(RecordArguments), "preview_ttl_s": _at_least(1, nullable=True)},
+    "record": {"arguments": _enum(RecordArguments), "preview_ttl_s": _between(1, MAX_PREVIEW_TTL_S, nullable=True)},
     "narrowed": {"arg": _STR, "schema": {"type": ["object", "null"]}, "description": _OPT_STR, "hidden": _BOOL},
     "composite": {"pattern": _enum(CompositePattern), "switch": _ref("input_ref", nullable=True),
                   "steps": _array("step"), "output": _MAPPINGS},

@@ -23,6 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
+from ..policy_members import (
+    MAX_ATTEMPTS,
+    MAX_BACKOFF_MS,
+    MAX_DEADLINE_MS,
+    MAX_PAGE_SIZE,
+    MAX_PREVIEW_TTL_S,
+    MAX_TIMEOUT_MS,
+)
 from ..remember import Remember, computed
 from ..yaml_text import plain_yaml, read_yaml
 from .intent_blocks import load_blocks
@@ -45,9 +53,9 @@ class _Strict(BaseModel):
 class RetrySpec(_Strict):
     """Bounded retries. Writes without an idempotency key are never retried."""
 
-    max_attempts: int | None = Field(None, ge=1, le=10, description="Tries in total, including the first.")
-    backoff_ms: int | None = Field(None, ge=0, le=60_000, description="First backoff; doubles each try.")
-    deadline_ms: int | None = Field(None, ge=1, le=600_000, description="No retry starts after this.")
+    max_attempts: int | None = Field(None, ge=1, le=MAX_ATTEMPTS, description="Tries in total, including the first.")
+    backoff_ms: int | None = Field(None, ge=0, le=MAX_BACKOFF_MS, description="First backoff; doubles each try.")
+    deadline_ms: int | None = Field(None, ge=1, le=MAX_DEADLINE_MS, description="No retry starts after this.")
     on: list[str] | None = Field(None, description="Conditions that allow a retry: `timeout` or HTTP statuses.")
 
 
@@ -83,7 +91,7 @@ class PaginationSpec(_Strict):
     cursor_from_item: str | None = Field(
         None, description="For `starting_after` APIs: the item field whose value on the last item is the next cursor.")
     page_size: int | None = Field(None, ge=1, description="Default page size.")
-    max_page_size: int | None = Field(None, ge=1, le=1000, description="Upper bound the model may ask for.")
+    max_page_size: int | None = Field(None, ge=1, le=MAX_PAGE_SIZE, description="Upper bound the model may ask for.")
 
 
 class OutputSpec(_Strict):
@@ -106,7 +114,7 @@ class RecordSpec(_Strict):
         "bound to. `full`: `record_<key>` takes every argument again and must rebuild the same request. Default: "
         "`preview` for approval-gated writes, `full` for writes without approval.")
     preview_ttl_s: int | None = Field(
-        None, ge=10, le=86_400,
+        None, ge=10, le=MAX_PREVIEW_TTL_S,
         description="Seconds a stored preview can be executed by the record tool (default `defaults.preview_ttl_s`); "
                     "after it the record call gets `preview_expired` and must preview again.")
 
@@ -140,7 +148,7 @@ class ToolIntent(_Strict):
     output: OutputSpec | None = None
     description: str | None = None
     title: str | None = None
-    timeout_ms: int | None = Field(None, ge=1, le=600_000)
+    timeout_ms: int | None = Field(None, ge=1, le=MAX_TIMEOUT_MS)
     retry: RetrySpec | None = None
     max_body_bytes: int | None = Field(
         None, ge=1,
@@ -238,7 +246,7 @@ class CompositeIntent(_Strict):
     idempotency: IdempotencySpec | None = Field(
         None, description="The record tool's idempotency key argument (default `action_id`); each write step's "
                           "key is `<key>.<step id>`. `send_as` must stay `none`.")
-    timeout_ms: int | None = Field(None, ge=1, le=600_000, description="One deadline for the whole composite.")
+    timeout_ms: int | None = Field(None, ge=1, le=MAX_TIMEOUT_MS, description="One deadline for the whole composite.")
     toolset: str | None = None
     loading: Loading | None = None
     keywords: list[str] = Field(default_factory=list)
@@ -277,9 +285,9 @@ class ToolsetSpec(_Strict):
 
 
 class Defaults(_Strict):
-    timeout_ms: int = Field(5000, ge=1, le=600_000)
+    timeout_ms: int = Field(5000, ge=1, le=MAX_TIMEOUT_MS)
     page_size: int = Field(20, ge=1)
-    max_page_size: int = Field(100, ge=1, le=1000)
+    max_page_size: int = Field(100, ge=1, le=MAX_PAGE_SIZE)
     output_max_bytes: int = Field(16_000, ge=256)
     output_depth: int = Field(3, ge=1, le=32, description="Most levels kept in an unprojected output schema.")
     output_schema_nodes: int = Field(
@@ -287,7 +295,7 @@ class Defaults(_Strict):
                                 "deepest allowed level would exceed it.")
     output_schema_mode: Literal["strict", "warn", "off"] = "warn"
     preview_ttl_s: int = Field(
-        900, ge=10, le=86_400,
+        900, ge=10, le=MAX_PREVIEW_TTL_S,
         description="Seconds a stored preview stays executable by its record tool (see `tools.*.record`).")
     approval_write: Literal["never", "required"] = "required"
     approval_destructive: Literal["never", "required"] = "required"

@@ -183,7 +183,10 @@ class Registry:
         of this format is a `PolicyFormatError` naming the file and the member's JSON pointer."""
         folder = Path(path)
         policy = read_policy(folder / "policy.json")
-        catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
+        try:
+            catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
+        except RecursionError:
+            raise ValueError(f"{folder / 'mcp.json'}: not JSON this runtime reads (nested too deep)") from None
         registry = cls(policy, catalog, **options)
         registry.source = folder
         return registry

@@ -8,9 +8,10 @@ Only for a row whose ``output.redirect`` is ``follow`` (`toolgen.compile.lower.o
 a read that is no download link), and only while:
 
 - the answer is a redirect (301, 302, 303, 307, 308; RFC 9110 §15.4) with a ``Location``;
-- its target is on the request's origin (scheme, host and port: RFC 6454): the call's credentials
-  never go to another origin, so a cross-origin redirect is not followed and the declared answer
-  (its ``Location``) is the result;
+- its target is on the request's origin (scheme, host and port: RFC 6454) and names no userinfo
+  (which the HTTP client would send as ``Authorization: Basic`` in place of the call's credential):
+  the call's credentials never go to another origin, so a cross-origin redirect is not followed and
+  the declared answer (its ``Location``) is the result;
 - at most `MAX_REDIRECTS` hops, each within what is left of the call's deadline;
 - the target answers: a hop that fails (no answer, or a 4xx/5xx) ends the walk, and the last
   redirect, the answer the spec declares, is the result (its ``Location``).
@@ -56,8 +57,11 @@ def location_of(exchange: Exchange, base: httpx.URL) -> httpx.URL | None:
     return target if target.scheme in ("http", "https") and target.host else None
 
 
-def _same_origin(a: httpx.URL, b: httpx.URL) -> bool:
-    return (a.scheme, a.host, a.port) == (b.scheme, b.host, b.port)
+def _same_origin(target: httpx.URL, sent: httpx.URL) -> bool:
+    """Whether `target` is on the origin of `sent` and names no userinfo: the HTTP client sends a
+    URL's userinfo as ``Authorization: Basic`` in place of the call's own credential (the same
+    check as `toolgen.runtime.paging.same_origin`)."""
+    return not target.userinfo and (target.scheme, target.host, target.port) == (sent.scheme, sent.host, sent.port)
 
 
 def _with_query_credentials(target: httpx.URL, sent: httpx.URL, wire: BuiltRequest) -> httpx.URL:
