@@ -48,7 +48,7 @@ from .policy_nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_
 from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
-FORMAT_VERSION = 3
+FORMAT_VERSION = 2
 
 Effect = Literal["read", "write", "destructive"]
 Mode = Literal["read", "preview", "record"]
