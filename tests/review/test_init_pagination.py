@@ -241,3 +241,13 @@ def test_an_api_named_like_a_python_keyword_gets_a_name_that_builds(tmp_path: Pa
     assert result.exit_code == 0, result.output
     assert (tmp_path / "intent_maps" / "case_api.yaml").exists()
     assert "case_api" in result.stderr and "Python keyword" in result.stderr
+
+
+def test_a_capitalised_wrapper_holds_the_items() -> None:
+    """EPA's ``{"Results": {"Facilities": [...], "Message": ...}}`` with ``pageno``: a wrapper member
+    is recognised whatever its case, so the list one level down is the answer's items."""
+    epa = _obj(Results=_obj(Message={"type": "string"}, Facilities=ITEMS, QueryRows={"type": "string"}))
+    found = detect(["pageno", "qid"], epa, False, {"pageno": "number", "qid": "string"})
+    assert found is not None and (found.style, found.items, found.cursor) == ("page", "Results.Facilities", "pageno")
+    assert found.doubt is not None
+    assert detect(["page"], _obj(Charge=_obj(refunds=ITEMS)), False, {"page": "integer"}) is None

@@ -52,8 +52,9 @@ WINDOW_PARAMS = ("until", "before", "since", "after", "ending_before", "endingBe
 DESCENDING_WINDOW = ("until", "before", "max_id", "ending_before")
 ITEM_FIELDS = ("data", "items", "results", "entries", "records", "values", "list", "elements", "objects", "value",
                "content", "rows", "hits", "nodes", "edges", "resources", "Items")
-#: the members that wrap a list one level down (``data.items``, HAL's ``_embedded.orders``); a
-#: list inside any other member (Stripe's ``refunds.data`` of one charge) is not the answer's list
+#: the members that wrap a list one level down (``data.items``, HAL's ``_embedded.orders``, EPA's
+#: ``Results.Facilities``; compared in lower case); a list inside any other member (Stripe's
+#: ``refunds.data`` of one charge) is not the answer's list
 WRAPPERS = frozenset({"data", "result", "results", "response", "_embedded", "embedded", "page", "payload",
                       "content", "body", "list", "items", "value", "Data", "Result", "Response"})
 #: arrays of an answer that are never its items
@@ -151,7 +152,7 @@ def find_items_field(response_schema: Any) -> str | None:
     if top is not None:
         return top
     props = _props(response_schema, response_schema) or {}
-    nested = [f"{name}.{inner}" for name, value in props.items() if name in WRAPPERS
+    nested = [f"{name}.{inner}" for name, value in props.items() if str(name).lower() in WRAPPERS
               for inner in [_direct_items(value, response_schema)] if inner is not None]
     return nested[0] if len(nested) == 1 else None
 
