@@ -450,13 +450,12 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/pagination_drafts.py" + (f" --sample {a.sample}" if a.sample else "") + (
         f" --only-file {a.only_file.as_posix()}" if a.only_file else f" --only {a.only}" if a.only else "") + (
         f" --combine {a.combine}" if a.combine else "")
-    meta = {"selection": selection, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "seconds": time.monotonic() - started, "command": command}
-    if how:
-        meta["notes"] = ["", "## The specs re-run", "", how]
+    notes: list[str] = ["", "## The specs re-run", "", how] if how else []
     if a.combine:
-        meta["notes"] = [*meta.get("notes", []), *combine_note(a.combine, len(results), sum(len(r["paged"]) for r in results),
-                                     sum(1 for r in results for row in r["paged"] if row["drafted"]))]
+        notes += combine_note(a.combine, len(results), sum(len(r["paged"]) for r in results),
+                              sum(1 for r in results for row in r["paged"] if row["drafted"]))
+    meta = {"selection": selection, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "seconds": time.monotonic() - started, "command": command, "notes": notes}
     summary = report(results, meta)
     print(f"pagination_drafts: {summary['drafted']}/{summary['paged_gets']} paged GETs drafted "
           f"({100 * summary['share']:.1f}%)")
