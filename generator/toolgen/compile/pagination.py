@@ -95,6 +95,8 @@ class DetectedPagination:
     doubt: str | None = None
 
 
+MAX_TYPE_NODES = 2_000  # schema nodes `_types` visits for one answer member, at most
+
 def _props(schema: Any, root: Any) -> dict[str, Any] | None:
     """The properties of an object schema (a root ``$defs`` reference and a nullable object looked
     through), or None."""
@@ -122,18 +124,27 @@ def _field(schema: Any, dotted: str) -> Any:
 
 
 def _types(schema: Any) -> set[str]:
-    if not isinstance(schema, dict):
-        return set()
-    t = schema.get("type")
-    if isinstance(t, str):
-        return {t}
-    if isinstance(t, list):
-        return {str(x) for x in t}
+    """The JSON types `schema` admits: its `type`, or those of its `anyOf`/`oneOf` branches. Each
+    node is visited once and at most `MAX_TYPE_NODES` in all: a spec's nested unions (a `$ref` to
+    a union of `$ref`s, levels deep) inline to millions of paths, which a walk of every path would
+    take minutes to cover."""
     out: set[str] = set()
-    for key in ("anyOf", "oneOf"):
-        branches = schema.get(key)
-        for branch in branches if isinstance(branches, list) else []:
-            out |= _types(branch)
+    stack, seen, visits = [schema], set(), 0
+    while stack and visits < MAX_TYPE_NODES:
+        node = stack.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        visits += 1
+        t = node.get("type")
+        if isinstance(t, str):
+            out.add(t)
+        elif isinstance(t, list):
+            out |= {str(x) for x in t}
+        else:
+            for key in ("oneOf", "anyOf"):
+                branches = node.get(key)
+                stack.extend(reversed(branches) if isinstance(branches, list) else ())
     return out
 
 
