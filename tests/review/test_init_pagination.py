@@ -184,3 +184,70 @@ def test_detection_never_raises_on_a_hostile_answer(answer: Any, query: list[str
     found = detect(query, answer, link)
     assert found is None or found.style in ("cursor", "link", "page", "offset")
     assert isinstance(paging_signals(query, answer, link), list)
+
+
+def test_a_position_spelled_outside_the_usual_names_is_drafted_with_a_decide_mark() -> None:
+    """A numeric position parameter spelled outside the usual lists (Paylocity's ``pagenumber``,
+    EPA's ``pageno``, ``StartIndex``), or a ``page`` declared as text, and nothing in the answer
+    that says where the next page is: drafted as the page or offset style (the runtime ends on a
+    short or empty page), with a doubt that says what was found, what is missing and what to check."""
+    found = detect(["pagenumber", "pagesize"], _obj(Entities=ITEMS, Metadata=_obj(total={"type": "integer"})), False,
+                   {"pagenumber": "integer", "pagesize": "integer"})
+    assert found is not None and (found.style, found.items, found.cursor, found.limit) == (
+        "page", "Entities", "pagenumber", "pagesize")
+    assert found.doubt is not None
+    assert "`pagenumber`" in found.doubt and "nothing in the answer" in found.doubt and "short" in found.doubt
+    started = detect(["StartIndex"], ITEMS, False, {"StartIndex": "integer"})
+    assert started is not None and (started.style, started.cursor, started.limit) == ("offset", "StartIndex", None)
+    assert started.doubt is not None and "no page-size parameter" in started.doubt
+    text = detect(["page"], _obj(data=ITEMS), False, {"page": "string"})
+    assert text is not None and (text.style, text.cursor) == ("page", "page")
+    assert text.doubt is not None and "declares it as text" in text.doubt
+    # a text offset is a token (Asana) and a time bound is no position: neither is guessed
+    assert detect(["offset", "limit"], _obj(data=ITEMS), False, {"offset": "string"}) is None
+    assert detect(["since"], _obj(data=ITEMS), False, {"since": "string"}) is None
+
+
+def test_a_next_url_no_parameter_takes_is_the_link_style() -> None:
+    """A full next URL (``nextLink``, ``@odata.nextLink``) with no parameter taking anything back is
+    the link style; without ``format: uri`` only a name that says URL is trusted without a doubt."""
+    azure = detect(["api-version"], _obj(value=ITEMS, nextLink={"type": "string"}), False)
+    assert azure is not None and (azure.style, azure.next, azure.doubt) == ("link", "nextLink", None)
+    odata = detect([], _obj(value=ITEMS, **{"@odata.nextLink": {"type": "string"}}), False)
+    assert odata is not None and (odata.style, odata.next) == ("link", "@odata.nextLink")
+    uri = detect([], _obj(results=ITEMS, next={"type": "string", "format": "uri"}), False)
+    assert uri is not None and (uri.style, uri.next, uri.doubt) == ("link", "next", None)
+
+
+def test_a_position_without_an_answer_side_is_marked_in_the_draft(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   cli: Invoke) -> None:
+    intent, _ = _draft(tmp_path, monkeypatch, cli, _spec([_q("pageno", "number"), _q("limit", "integer")],
+                                                         _obj(Entities=ITEMS)))
+    assert intent["pagination"] == {"style": "page", "items": "Entities", "cursor": "pageno", "limit": "limit"}
+    text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")
+    assert "# decide [pagination-undecided]" in text and "nothing in the answer" in text
+
+
+def test_an_api_named_like_a_python_keyword_gets_a_name_that_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     cli: Invoke) -> None:
+    """EPA's ``case.json``: ``case`` is a Python keyword, so init names the API ``case_api`` and says so."""
+    from toolgen.review.init import api_name_from
+
+    assert api_name_from("case") == "case_api" and api_name_from("match") == "match_api"
+    assert api_name_from("cases") == "cases"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "case.json").write_text(json.dumps(_spec([_q("page", "integer")], _obj(data=ITEMS))), encoding="utf-8")
+    result = cli("init", "case.json", "--no-project")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "intent_maps" / "case_api.yaml").exists()
+    assert "case_api" in result.stderr and "Python keyword" in result.stderr
+
+
+def test_a_capitalised_wrapper_holds_the_items() -> None:
+    """EPA's ``{"Results": {"Facilities": [...], "Message": ...}}`` with ``pageno``: a wrapper member
+    is recognised whatever its case, so the list one level down is the answer's items."""
+    epa = _obj(Results=_obj(Message={"type": "string"}, Facilities=ITEMS, QueryRows={"type": "string"}))
+    found = detect(["pageno", "qid"], epa, False, {"pageno": "number", "qid": "string"})
+    assert found is not None and (found.style, found.items, found.cursor) == ("page", "Results.Facilities", "pageno")
+    assert found.doubt is not None
+    assert detect(["page"], _obj(Charge=_obj(refunds=ITEMS)), False, {"page": "integer"}) is None

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -89,7 +90,22 @@ def test_init_drafts_a_pagination_for_every_style(package: tuple[dict[str, Any],
     styles = {style: (rows[tool]["pagination"] or {}).get("style") for style, tool in TOOLS.items()}
     assert styles == {"square": "cursor", "slack": "cursor", "google": "cursor", "stripe": "cursor", "drf": "link",
                       "hal": "link", "github": "link", "offset": "offset", "page": "page", "vercel": "cursor",
-                      "odata": "link", "azure": "link"}
+                      "odata": "link", "azure": "link", "pageno": "page"}
+
+
+def test_a_page_number_without_an_answer_side_ends_on_a_short_or_empty_page(registry: Registry,
+                                                                            api: PagingServer) -> None:
+    """`pageno` with nothing in the answer that says more follow (drafted with a decide mark): the
+    walk ends on the first page shorter than the page size, or on an empty page when the listing's
+    length is a multiple of it, and never asks past it."""
+    for count, size, asked in ((10, 3, 4), (9, 3, 4), (0, 3, 1), (2, 5, 1)):
+        api.count = count
+        before = len(api.requests)
+        pages = walk(registry, TOOLS["pageno"], [size])
+        assert _ids(pages) == [f"pageno-{n}" for n in range(count)]
+        sent = api.requests[before:]
+        assert len(sent) == asked, sent
+        assert [dict(parse_qsl(q)).get("pageno", "1") for _, q in sent] == [str(n) for n in range(1, asked + 1)]
 
 
 @pytest.mark.parametrize("style", STYLES)

@@ -14,6 +14,7 @@ One GET operation per style, each listing the same `count` items (``{"id": "<sty
 | ``/github/issues`` | ``Link`` header | ``page``, ``per_page`` | an array, ``Link: <...>; rel="next"`` |
 | ``/offset/rows`` | offset | ``offset``, ``limit`` | ``{data, total}`` |
 | ``/page/users`` | page number | ``page``, ``per_page`` | ``{items, total_pages}`` |
+| ``/pageno/entries`` | page number, nothing in the answer says more (a `# decide` draft) | ``pageno`` (number), ``pagesize`` | ``{Entities, Metadata: {total}}`` |
 | ``/vercel/deployments`` | time window (Vercel) | ``limit``, ``since``, ``until`` | ``{deployments, pagination: {count, next, prev}}`` |
 | ``/odata/people`` | OData next link | ``$top``, ``$skip`` | ``{value, "@odata.nextLink"}`` |
 | ``/azure/vaults`` | Azure next link | ``api-version`` (required) | ``{value, nextLink}`` (with ``$skiptoken``) |
@@ -34,7 +35,7 @@ from toolgen.examples.loopback import LoopbackServer
 
 DEFAULT_SIZE = 4
 STYLES = ("square", "slack", "google", "stripe", "drf", "hal", "github", "offset", "page", "vercel", "odata",
-          "azure")
+          "azure", "pageno")
 
 
 def _q(name: str, kind: str = "string", **more: Any) -> dict[str, Any]:
@@ -87,6 +88,8 @@ def spec() -> dict[str, Any]:
                 data=_ITEMS, total={"type": "integer"})),
             "/page/users": _op("list_users", [_q("page", "integer"), _q("per_page", "integer")], _obj(
                 items=_ITEMS, total_pages={"type": "integer"})),
+            "/pageno/entries": _op("list_entries", [_q("pageno", "number"), _q("pagesize", "integer")], _obj(
+                Entities=_ITEMS, Metadata=_obj(total={"type": "integer"}))),
             "/vercel/deployments": _op("list_deployments", [_q("limit", "number"), _q("since", "number"),
                                                             _q("until", "number")], _obj(
                 deployments=_ITEMS, pagination=_obj(count={"type": "number"}, next=nullable_num, prev=nullable_num))),
@@ -101,7 +104,8 @@ def spec() -> dict[str, Any]:
 #: the tool `toolgen init` drafts for each style's operation
 TOOLS = {"square": "list_payments", "slack": "list_channels", "google": "list_files", "stripe": "list_charges",
          "drf": "list_things", "hal": "list_orders", "github": "list_issues", "offset": "list_rows",
-         "page": "list_users", "vercel": "list_deployments", "odata": "list_people", "azure": "list_vaults"}
+         "page": "list_users", "vercel": "list_deployments", "odata": "list_people", "azure": "list_vaults",
+         "pageno": "list_entries"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -193,6 +197,10 @@ class PagingServer(LoopbackServer):
                 return {"data": page, "total": len(items)}, {}
             link = None if nxt is None else f"{self.base_url}{path}?{urlencode({'limit': size('limit'), 'offset': nxt})}"
             return {"count": len(items), "next": link, "previous": None, "results": page}, {}
+        if style == "pageno":  # a page number, and nothing in the answer but the items and a total
+            per = size("pagesize")
+            page, _ = after((int(float(q.get("pageno", 1))) - 1) * per, per)
+            return {"Entities": page, "Metadata": {"total": len(items)}}, {}
         if style in ("hal", "github", "page"):
             per = size({"hal": "size", "github": "per_page", "page": "per_page"}[style])
             number = int(q.get("page", 1))

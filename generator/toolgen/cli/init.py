@@ -20,7 +20,7 @@ import click
 from ..compile.load import load_spec
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..project import PROJECT_FILE, add_api
-from ..review.init import api_name_from, draft_intent_map
+from ..review.init import api_name_from, draft_intent_map, renamed_keyword
 from .exits import guarded
 
 
@@ -37,7 +37,12 @@ from .exits import guarded
 def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool, project_file: Path | None,
                  no_project: bool) -> None:
     """Write a draft intent map for SPEC, to edit before building, and add it to toolgen.yaml."""
-    name = api_name or api_name_from(spec.stem.split(".")[0] if "." in spec.stem else spec.stem)
+    stem = spec.stem.split(".")[0] if "." in spec.stem else spec.stem
+    name = api_name or api_name_from(stem)
+    keyword = None if api_name else renamed_keyword(stem)
+    if keyword is not None:
+        click.echo(f"toolgen: the API is named {name!r}: {keyword!r} is a Python keyword, which no generated "
+                   "package can be named (pass --name to choose another)", err=True)
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
         raise DiagnosticError([Diagnostic("init-name-invalid", "error", f"API name {name!r} is not valid",
                                           None, "use lower-case letters, digits and '_', e.g. --name my_api")])

@@ -52,8 +52,9 @@ WINDOW_PARAMS = ("until", "before", "since", "after", "ending_before", "endingBe
 DESCENDING_WINDOW = ("until", "before", "max_id", "ending_before")
 ITEM_FIELDS = ("data", "items", "results", "entries", "records", "values", "list", "elements", "objects", "value",
                "content", "rows", "hits", "nodes", "edges", "resources", "Items")
-#: the members that wrap a list one level down (``data.items``, HAL's ``_embedded.orders``); a
-#: list inside any other member (Stripe's ``refunds.data`` of one charge) is not the answer's list
+#: the members that wrap a list one level down (``data.items``, HAL's ``_embedded.orders``, EPA's
+#: ``Results.Facilities``; compared in lower case); a list inside any other member (Stripe's
+#: ``refunds.data`` of one charge) is not the answer's list
 WRAPPERS = frozenset({"data", "result", "results", "response", "_embedded", "embedded", "page", "payload",
                       "content", "body", "list", "items", "value", "Data", "Result", "Response"})
 #: arrays of an answer that are never its items
@@ -162,7 +163,7 @@ def find_items_field(response_schema: Any) -> str | None:
     if top is not None:
         return top
     props = _props(response_schema, response_schema) or {}
-    nested = [f"{name}.{inner}" for name, value in props.items() if name in WRAPPERS
+    nested = [f"{name}.{inner}" for name, value in props.items() if str(name).lower() in WRAPPERS
               for inner in [_direct_items(value, response_schema)] if inner is not None]
     return nested[0] if len(nested) == 1 else None
 
@@ -326,6 +327,8 @@ def detect(query_params: list[str], response_schema: Any, link_header: bool,
             f"the answer's `{bare}` is text that no query parameter takes back, so it is drafted as the next "
             "page's URL; check that the API answers a URL there (the runtime follows it only on the API's origin)"))
     page = next((p for p in PAGE_PARAMS if p in numeric), None)
+    if page is None and offset_like(names, numeric) is None:
+        return _position_only(items, names, numeric, limit, answer, types)
     if page is not None:
         return DetectedPagination("page", items, page, limit, has_more=answer.has_more, doubt=None if limit or answer.has_more else (
             f"`{page}` pages, but the operation takes no page-size parameter: the runtime asks for no size, so a "
@@ -335,6 +338,46 @@ def detect(query_params: list[str], response_schema: Any, link_header: bool,
         return DetectedPagination("offset", items, offset, limit, has_more=answer.has_more, doubt=None if limit or answer.has_more else (
             f"`{offset}` pages by offset, but the operation takes no page-size parameter: the runtime asks for no "
             "size, so a page shorter than the tool's page size ends the listing; check the API's page size"))
+    return None
+
+
+#: position parameters outside the usual spellings, compared without case or separators
+_PAGE_NORM = frozenset({"page", "pagenumber", "pagenum", "pageno", "pageindex", "pg", "p"})
+_OFFSET_NORM = frozenset({"offset", "skip", "start", "startindex", "startat", "startposition", "firstresult",
+                          "firstrecord", "from"})
+
+
+def offset_like(names: list[str], numeric: list[str]) -> str | None:
+    """The usual offset parameter among the numeric ones (`OFFSET_PARAMS`), or None."""
+    return next((p for p in OFFSET_PARAMS if p in numeric), None)
+
+
+def _position_only(items: str, names: list[str], numeric: list[str], limit: str | None, answer: _Answer,
+                   types: dict[str, str]) -> DetectedPagination | None:
+    """A position parameter spelled outside the usual lists (``pagenumber``, ``pageno``,
+    ``page_index``, ``StartIndex``), or a ``page`` declared as text, with nothing in the answer
+    that says where the next page is: drafted as the page or offset style with a doubt (the
+    runtime ends the listing on a short or empty page), never a text ``offset`` (Asana's is a
+    token) nor a time bound."""
+    limit = limit or next((n for n in numeric if _norm(n) in {_norm(x) for x in LIMIT_PARAMS}), None)
+    for style, wanted in (("page", _PAGE_NORM), ("offset", _OFFSET_NORM)):
+        param = next((n for n in numeric if _norm(n) in wanted), None)
+        textual = None
+        if param is None and style == "page":
+            textual = next((n for n in names if _norm(n) in wanted and types.get(n) == "string"), None)
+            param = textual
+        if param is None:
+            continue
+        found = f"`{param}` looks like a {'page number' if style == 'page' else 'position (offset)'}"
+        if textual:
+            found += " but the spec declares it as text"
+        size = f"`{limit}` as the page size" if limit else "no page-size parameter (the runtime asks for none)"
+        said = (f"the answer's `{answer.has_more}` says whether more follow" if answer.has_more else
+                "nothing in the answer says where the next page is (no next token, next URL or has-more flag)")
+        return DetectedPagination(style, items, param, limit, has_more=answer.has_more, doubt=(
+            f"{found}, with {size}, and {said}: drafted as the {style} style, which ends the listing on a short "
+            f"or empty page; check that the API {'numbers pages' if style == 'page' else 'counts items'} "
+            f"this way and what its page size is"))
     return None
 
 

@@ -138,8 +138,26 @@ class InitResult:
 
 def api_name_from(text: str) -> str:
     """A valid API name (``^[a-z_][a-z0-9_]*$``) from a file stem or title."""
+    name = _plain_name(text)
+    return name + "_api" if _is_keyword(name) else name
+
+
+def renamed_keyword(text: str) -> str | None:
+    """The Python keyword (``case``, ``match``, ``class``) that `api_name_from` would have made of
+    `text`, and renamed with ``_api`` as no generated package can be named so; else None."""
+    name = _plain_name(text)
+    return name if _is_keyword(name) else None
+
+
+def _plain_name(text: str) -> str:
     name = re.sub(r"[^a-z0-9_]+", "_", snake_case(text)).strip("_") or "api"
     return "_" + name if name[0].isdigit() else name
+
+
+def _is_keyword(name: str) -> bool:
+    import keyword
+
+    return keyword.iskeyword(name) or keyword.issoftkeyword(name)
 
 
 _SAFE = ("GET", "HEAD", "OPTIONS")
@@ -763,7 +781,7 @@ def _comment_lines(lines: list[str]) -> list[str]:
     return [line.replace("\n", " ") for line in lines]
 
 
-__all__ = ["InitResult", "LeftOut", "api_name_from", "draft_intent_map", "drafted_effects", "left_out_lines", "plain_comment_lines"]
+__all__ = ["InitResult", "LeftOut", "api_name_from", "draft_intent_map", "drafted_effects", "left_out_lines", "plain_comment_lines", "renamed_keyword"]
 
 
 def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:
