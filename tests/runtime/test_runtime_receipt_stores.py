@@ -394,7 +394,7 @@ def test_receipts_from_url(tmp_path: Path, redis_url: str, redis_socket: Path,
         with pytest.raises(ValueError):
             receipts_from_url(bad)
     monkeypatch.setitem(sys.modules, "redis", None)  # as if the extra were not installed
-    with pytest.raises(ImportError, match=r"toolgen\[redis\]"):
+    with pytest.raises(ImportError, match=r"pip install -e \"\.\[redis\]\" in a clone of toolgen"):
         receipts_from_url(redis_url)
 
 
