@@ -146,3 +146,10 @@ def test_the_github_draft_is_read_from_its_blocks(tmp_path: Path, monkeypatch: p
     memo = Memo()
     assert _agree((tmp_path / "github.yaml").read_text(encoding="utf-8"), memo) is not None
     assert memo.computed > 1200  # one block per intent (1,223; 1,807 tools with previews and records)
+
+
+def test_a_block_scalar_that_keeps_its_line_breaks_is_read_with_the_whole_text() -> None:
+    # `|+` keeps the blank lines after it: in the whole text they follow the block, alone they do not
+    text = "tools:\n  tool_a:\n    operation: getItem\n    keep: |+\n      kept\n\n\n"
+    assert load_blocks(text, _parse, Memo()) is None
+    assert _agree(text.replace("|+", "|")) is not None

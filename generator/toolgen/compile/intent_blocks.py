@@ -18,6 +18,8 @@ tree when
 
 - the text holds no tab, no carriage return or other line break than ``\\n``, no directive (``%``)
   and no byte-order mark (a block parsed alone would read these otherwise or not at all);
+- no block scalar keeps its trailing line breaks (``|+``, ``>+``, ``|2+``...): the blank lines that
+  follow a block belong to such a scalar in the whole text, and to nothing when the block is alone;
 - the skeleton parses to a mapping whose ``tools`` is null, at that line;
 - every block parses, alone, to a mapping of one key, its own name, at column 2 of its first line; no
   name comes twice (the whole text's parse refuses a duplicate key); the lines before the first block
@@ -47,6 +49,8 @@ from ..remember import Remember
 _BLOCK_START = re.compile(r"  ([A-Za-z0-9_][A-Za-z0-9_.-]*):(?: |$)")
 #: what a block must not hold (module docstring): tabs, other line breaks, a byte-order mark
 _REFUSED = re.compile("[\t\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff]")
+#: a block scalar header with the keep chomping indicator (module docstring)
+_KEEP = re.compile(r"[|>](?:\+[1-9]?|[1-9]\+)[ ]*(?:#.*)?$", re.MULTILINE)
 _TOOLS = "tools:"
 #: deeper than any intent map: a block nested deeper is parsed whole (which refuses it, located)
 _MAX_DEPTH = 64
@@ -90,7 +94,7 @@ def load_blocks(text: str, parse: Parse, remember: Remember) -> Any | None:
     reading remembered by its text through `remember`; None when `text` is not split by the
     module's rule (the caller parses it whole). `parse`: ruamel.yaml's round-trip load of a text
     (it may raise: the caller's whole parse reports the error)."""
-    if _REFUSED.search(text) or text.startswith("%") or "\n%" in text:
+    if _REFUSED.search(text) or text.startswith("%") or "\n%" in text or _KEEP.search(text):
         return None
     lines = text.split("\n")
     starts = [i for i, line in enumerate(lines) if line == _TOOLS or line.startswith(_TOOLS + " ")]
