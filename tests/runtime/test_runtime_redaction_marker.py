@@ -120,9 +120,16 @@ def test_an_answer_under_a_short_secret_keeps_its_markers(echo: RecordingServer,
     with _registry(echo, token) as reg:
         result = reg.call("get_ticket", {"ticket_id": "T-1"}, actor=READER)
     assert result.ok, result.to_json()
-    strings = _strings(result.to_json()["result"])
-    if token not in "subject":  # else the member's name is redacted and the member dropped as unknown
+    shaped = result.to_json()["result"]
+    strings = _strings(shaped)
+    # a secret that is JSON's own punctuation (`{`, `"`) is scrubbed out of the raw text before it is
+    # parsed, so the answer is no longer JSON: a success whose excerpt this redacting tool withholds
+    unreadable = isinstance(shaped, dict) and "_unreadable_body" in shaped
+    if token not in "subject" and not unreadable:  # else the member's name is redacted and dropped
         assert any(MARKER in s for s in strings), (token, strings)
+    if unreadable:  # only the runtime's own words (the problem, the withheld note): no upstream text
+        assert str(shaped["_unreadable_body"]["excerpt"]).startswith("[withheld"), shaped
+        return
     for s in strings:  # keys too: they are scrubbed as well
         assert not _outside_markers(s, token), (token, s)
         assert "redac" not in s.replace(MARKER, ""), (token, s)  # no marker cut up by another
