@@ -35,6 +35,17 @@ def plain_yaml(node: Any) -> Any:
         return {str(k): plain_yaml(v) for k, v in node.items()}
     if isinstance(node, list):
         return [plain_yaml(v) for v in node]
+    value = plain_scalar(node)
+    return str(node) if value is NOT_SCALAR else value
+
+
+#: what `plain_scalar` answers for a node that is not a scalar
+NOT_SCALAR = object()
+
+
+def plain_scalar(node: Any) -> Any:
+    """A ruamel scalar as its plain JSON value (str, int, float, bool or None; ruamel's subclasses
+    made plain), or `NOT_SCALAR`."""
     if isinstance(node, str):
         return str(node)
     if isinstance(node, bool) or node is None:
@@ -43,7 +54,7 @@ def plain_yaml(node: Any) -> Any:
         return int(node)
     if isinstance(node, float):
         return float(node)
-    return str(node)
+    return NOT_SCALAR
 
 
 def project_outputs(data: Any) -> dict[str, str]:

@@ -44,6 +44,7 @@ from functools import partial
 from typing import Any
 
 from ..remember import Remember
+from ..yaml_text import NOT_SCALAR, plain_scalar
 
 #: a tool's block starts at a plain key indented by two spaces
 _BLOCK_START = re.compile(r"  ([A-Za-z0-9_][A-Za-z0-9_.-]*):(?: |$)")
@@ -169,14 +170,9 @@ class _NotPlain(Exception):
 def _record(node: Any, seen: set[int], depth: int) -> Any:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 
-    if isinstance(node, str):  # each scalar as `toolgen.yaml_text.plain_yaml` reads it
-        return str(node)
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
+    value = plain_scalar(node)  # each scalar as `toolgen.yaml_text.plain_yaml` reads it
+    if value is not NOT_SCALAR:
+        return value
     if depth > _MAX_DEPTH or id(node) in seen:
         raise _NotPlain
     seen.add(id(node))
