@@ -312,10 +312,3 @@ def folder_matches(folder: Path, recorded: dict[str, str]) -> bool:
             return False
     return True
 
-
-def file_digest(path: Path) -> str | None:
-    """SHA-256 of a file's bytes; None when it cannot be read."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None

@@ -368,11 +368,6 @@ class IntentMap(_Strict):
         default_factory=dict, description="Composite tools: one intent over several operations (pipeline, "
                                           "branch, aggregate), every step enforced like a tool of its own.")
 
-    @field_validator("tools")
-    @classmethod
-    def _tool_keys(cls, value: dict[str, ToolIntent]) -> dict[str, ToolIntent]:
-        return value
-
 
 @dataclass
 class LoadedIntentMap:

@@ -36,7 +36,6 @@ from .schema.satisfiable import json_type_of
 
 JSON = Any
 
-ALL_TYPES: frozenset[str] = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
 #: Keywords that never change what a schema accepts (2020-12 meta-data, content and format-annotation
 #: vocabularies as toolgen's runtime reads them, OpenAPI decorations).
 ANNOTATION_KEYS: frozenset[str] = frozenset({

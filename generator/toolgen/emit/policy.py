@@ -38,11 +38,6 @@ def policy_table(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]]
         toolsets=ir.toolsets)
 
 
-def policy_json(ir: ApiIR, rewrites: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> dict[str, Any]:
-    """The JSON value of ``policy.json`` (`PolicyTable.to_json` of `policy_table`)."""
-    return policy_table(ir, rewrites).to_json()
-
-
 def table_json(ir: ApiIR, table: PolicyTable, rewrites: dict[str, dict[str, list[dict[str, Any]]]],
                remember: Remember = computed) -> dict[str, Any]:
     """``table.to_json()`` for ``table = policy_table(ir, rewrites)``, each row's JSON through

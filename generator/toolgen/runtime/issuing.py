@@ -22,7 +22,7 @@ from .host import Host
 from .pipeline.composite.write import approvable_plan
 from .request import build_request
 from .stored_previews import stored_arguments
-from .toolspec import ToolSpec, display, executes_preview, key_place_shown
+from .toolspec import ToolSpec, display, key_place_shown
 
 __all__ = ["approvable_request", "issue_approval", "resolve_record"]
 
@@ -41,7 +41,7 @@ def resolve_record(host: Host, record_tool: str) -> ToolSpec:
             "unknown_tool", f"{str(record_tool)[:200]!r} is not an approval-gated record tool of {host.api}.",
             details={"tool": str(record_tool)[:200],
                      "available": sorted(n for n, s in host.specs.items() if _gated(s))})
-    if not executes_preview(spec.row):
+    if not spec.row.executes_preview:
         raise make_error(
             "preview_not_found", f"{record_tool} takes its full arguments (policy record.arguments: full), so "
             "there is no stored preview to approve; rebuild the package (approval-gated records execute their "

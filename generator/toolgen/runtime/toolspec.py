@@ -6,9 +6,9 @@ same name (docs/generated-format.md). Output: `ToolSpec` (`load_spec`; a composi
 loaded with it, `ToolSpec.steps`), with the facts the call path reads derived once (whether the tool
 writes, where its idempotency key goes); `read_tools_for` then names, for a write, the read tools
 that show the state it changes (the next step of a ``result_unknown``).
-Also the two readings of a row the call path and the issued approvals share: whether a record row
-executes a stored preview (`executes_preview`) and how a preview shows a request (`display`, with
-the place of the record's idempotency key, `key_place_shown`).
+Also the reading of a row the call path and the issued approvals share: how a preview shows a request
+(`display`, with the place of the record's idempotency key, `key_place_shown`); whether a record row
+executes a stored preview is the row's own `PolicyRow.executes_preview`.
 Raises nothing on a well-formed package; jsonschema_rs raises `ValueError` for a schema it cannot
 compile.
 """
@@ -27,7 +27,7 @@ from .dialect_args import Rewrites, compile_rewrites
 from .request import BuiltRequest
 from .shaping import field_tree
 
-__all__ = ["ToolSpec", "display", "executes_preview", "key_place_shown", "load_spec", "read_tools_for"]
+__all__ = ["ToolSpec", "display", "key_place_shown", "load_spec", "read_tools_for"]
 
 
 @dataclass
@@ -128,11 +128,6 @@ def read_tools_for(row: PolicyRow, specs: Mapping[str, ToolSpec]) -> tuple[str, 
         return ()
     best = max(score for score, _ in scored)
     return tuple(sorted(name for score, name in scored if score == best)[:3])
-
-
-def executes_preview(row: PolicyRow) -> bool:
-    """Whether a record row executes a stored preview (policy ``record.arguments`` = ``preview``)."""
-    return row.executes_preview
 
 
 def display(row: PolicyRow, built: BuiltRequest) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from .. import credentials as creds
 from ..body import decode_body, doubled_json, excerpt, may_hold_secret, mismatch_text, scrub
 from ..errors import ToolError, from_http_response, make_error, scrub_url
 from ..shaping import redact_anywhere, shrink
-from ..toolspec import ToolSpec, executes_preview
+from ..toolspec import ToolSpec
 from .effects import MAX_RESPONSE_BYTES, REDIRECT_STATUSES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
@@ -104,7 +104,7 @@ def unknown_error(spec: ToolSpec, message: str, *, honoured: bool, details: dict
     key_arg = spec.row.idempotency.arg if spec.row.idempotency is not None else "the key"
     checks = ", ".join(spec.check_tools)
     look = f"Read the current state first ({checks})" if checks else "Read the current state first"
-    same = "preview_id" if executes_preview(spec.row) else "arguments"
+    same = "preview_id" if spec.row.executes_preview else "arguments"
     if honoured:
         step = (f"Retry with the same {same} and the same {key_arg}: the API deduplicates it, so it "
                 "cannot write twice.")

@@ -27,7 +27,7 @@ from ..errors import ToolError, make_error
 from ..host import Host
 from ..receipts import StoredPreview
 from ..request import BuiltRequest
-from ..toolspec import ToolSpec, display, executes_preview, key_place_shown
+from ..toolspec import ToolSpec, display, key_place_shown
 from .state import Call, Halt, Validated
 
 __all__ = ["DEFAULT_PREVIEW_TTL_S", "is_preview", "preview"]
@@ -116,7 +116,7 @@ def preview(call: Call, spec: ToolSpec, validated: Validated) -> CallResult:
     blockers = _blockers(host, row, built, record_tool)
     if blockers:
         result["cannot_send"] = blockers
-    if record_spec is not None and executes_preview(record_spec.row):
+    if record_spec is not None and record_spec.row.executes_preview:
         result["expires_in_s"] = _store(call, spec, record_spec, validated)
     call.emit("http", "skip", reason="preview")
     call.emit("result", "ok")
