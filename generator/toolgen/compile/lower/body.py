@@ -27,12 +27,12 @@ from typing import Any
 from ...diagnostics import Diagnostic, DiagnosticError
 from ...naming import arg_name
 from ...pointer import join_pointer
-from ..intent import ToolIntent
 from ..ir import ArgBinding, BodyEncoding, FixedValue
 from ..operations import Operation
 from ..schema import SchemaConverter, copy_tree, json_size, object_view
 from .constants import single_value
 from .context import Arg, Ctx
+from .resolve import ResolvedIntent
 from .text import cap_text
 
 _JSON_MEDIA = re.compile(r"^application/([a-z0-9.+-]*\+)?json(;.*)?$", re.IGNORECASE)
@@ -138,7 +138,7 @@ class BodyPlan:
 _NO_BODY = BodyPlan("none", None, [])
 
 
-def body_arguments(ctx: Ctx, op: Operation, intent: ToolIntent, desc_limit: int,
+def body_arguments(ctx: Ctx, op: Operation, intent: ResolvedIntent, desc_limit: int,
                    hidden: Collection[str] = (), key_member: str | None = None) -> BodyPlan:
     """The `BodyPlan` of `op`'s request body (see the module docstring). A body whose schema
     requires members while ``requestBody.required`` is absent gets a ``body-required-absent``

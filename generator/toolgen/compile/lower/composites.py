@@ -71,6 +71,7 @@ from .composite_schemas import (
 )
 from .context import Ctx, Skip
 from .infer import infer_intent
+from .resolve import resolve_intent
 from .text import cap_text
 from .tools import PREVIEW_ID_ARG, _preview_output_schema, lower_intent
 from .toolsets import place
@@ -181,9 +182,8 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
         schema_mode=defaults.output_schema_mode)
     timeout = intent.timeout_ms or _default_timeout(intent.pattern, lowered)
     auth = _auth_union(lowered)
-    placement = place(ctx, lowered[0].op, ToolIntent(
-        operation=lowered[0].op.key, effect="read", toolset=intent.toolset, loading=intent.loading,
-        keywords=intent.keywords), None)
+    placement = place(ctx, lowered[0].op, toolset=intent.toolset, loading=intent.loading, keywords=intent.keywords,
+                      group=None)
     once = Retry(max_attempts=1, backoff_ms=0, deadline_ms=timeout, on=())
     summary = cap_text(" ".join(intent.description.split()), defaults.description_max_chars)
     chain = (" → " if intent.pattern == "pipeline" else ", ").join(s.op.key for s in ordered)
@@ -457,7 +457,7 @@ def _lower_step(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, k
     tool = made[-1]
     row = replace(tool.policy, tool=f"{owner}.{spec.id}", pair=None, intent=key, toolset=None, loading="eager",
                   keywords=())
-    redact = tuple(base.output.redact) if base.output else ()
+    redact = resolve_intent(ctx.intents, spec.id, base, ("steps",), explicit=False).output.redact
     return _Step(spec, index, op, row, tool.input_schema, answer_schema(tool.output_schema, row.output.shape), {},
                  redact)
 

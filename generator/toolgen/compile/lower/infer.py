@@ -1,9 +1,10 @@
 """Stage `lower`, inference: the intent an `include` group gives an operation the map does not name.
 
 Input: an operation and its include group. Output: a `ToolIntent` (effect from what the operation says
-it does, `toolgen.compile.verbs.guess_effect`, never a read on a method that is not safe; approval from
-the group or the defaults; an idempotency key). Shared by the include groups (`intents`) and by
-composite steps whose operation has no intent of its own (`composites`).
+it does, `toolgen.compile.verbs.guess_effect`, never a read on a method that is not safe; the group's
+approval, defaulted later with every intent's, `toolgen.compile.lower.resolve`; an idempotency key).
+Shared by the include groups (`intents`) and by composite steps whose operation has no intent of its
+own (`composites`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from .idempotency import KeyPlace, idempotency_place
 
 def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
     """The intent an include group gives `op`: its effect (`group.effect`, else from what the operation
-    says it does, never a read on a method that is not safe), approval and idempotency key (sent where
+    says it does, never a read on a method that is not safe), the group's approval (None when it states
+    none: `resolve.resolve_intent` applies the default) and idempotency key (sent where
     the operation takes one, `idempotency_place`: a header, a query parameter or a body member; else
     `action_id` for receipts). Raises `Skip` for TRACE."""
     if op.method == "TRACE":
@@ -31,10 +33,6 @@ def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
     else:  # from what the operation says it does; never a read that the method does not make one
         guessed = guess_effect(op).effect
         effect = "write" if guessed == "read" and op.method not in ("GET", "HEAD", "OPTIONS") else guessed
-    defaults = ctx.intents.model.defaults
-    approval = group.approval or (
-        None if effect == "read" else defaults.approval_destructive if effect == "destructive"
-        else defaults.approval_write)
     idempotency = None
     if effect != "read":
         place = _quiet_place(ctx, op)
@@ -42,9 +40,10 @@ def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
             idempotency = IdempotencySpec(key="idempotency_key", send_as=place.send_as)
         else:
             idempotency = IdempotencySpec(key="action_id", send_as="none")
-    return ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=approval,
-                      idempotency=idempotency)  # its toolset and loading come from `group` (`place`)
-
+    # the group's approval as stated: a write's default is applied where every intent's is
+    # (`resolve.resolve_intent`); its toolset and loading come from `group` (`toolsets.place`)
+    return ToolIntent(operation=op.key, effect=effect, permission=group.permission, approval=group.approval,
+                      idempotency=idempotency)
 
 
 def _quiet_place(ctx: Ctx, op: Operation) -> KeyPlace | None:

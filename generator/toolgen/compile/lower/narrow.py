@@ -16,14 +16,14 @@ import difflib
 from typing import Any
 
 from ...pointer import unescape_token
-from ..intent import ToolIntent
 from ..ir import NarrowedArg
 from ..narrowing import narrowed_schema_problem, subset_problems
 from ..operations import Operation
 from .context import Arg, Locate, Skip
+from .resolve import ResolvedIntent
 
 
-def narrow_args(op: Operation, intent: ToolIntent, args: list[Arg], iloc: Locate,
+def narrow_args(op: Operation, intent: ResolvedIntent, args: list[Arg], iloc: Locate,
                 constants: frozenset[str] = frozenset()) -> tuple[list[Arg], tuple[NarrowedArg, ...]]:
     """Apply `intent.args` to `args` (see the module docstring); `iloc(*keys)` locates a key of the
     intent. An entry naming one of `constants` (the argument names of the spec's one-value

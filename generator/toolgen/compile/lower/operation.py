@@ -1,7 +1,7 @@
 """One operation, lowered once: its parameters, request body, security and outputs -> `Lowered`.
 
-Input: an `Operation`, the intent that maps it (and its include group, if any) and where the intent
-sits in the intent map. Output: `Lowered`: the tool arguments (parameters, then body properties, then
+Input: an `Operation` and the intent that maps it, resolved (`resolve.ResolvedIntent`: its include
+group, if any, and where it sits in the intent map). Output: `Lowered`: the tool arguments (parameters, then body properties, then
 the paging arguments; every name distinct; members nested in an argument without their long
 descriptions, `text.trim_member_descriptions`), the body encoding, the output schema, the pagination,
 the fixed values, the credentials the runtime injects, the success statuses and the operation's
@@ -16,7 +16,6 @@ from typing import Any
 
 from ...diagnostics import SourceLocation
 from ...naming import arg_name
-from ..intent import IncludeSpec, ToolIntent
 from ..ir import ArgBinding, FixedValue
 from ..operations import Operation
 from .body import body_arguments
@@ -26,14 +25,14 @@ from .narrow import narrow_args
 from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
 from .parameters import key_parameter_schema, merged_parameters, parameter_args
+from .resolve import ResolvedIntent
 from .security import operation_auth
 from .text import trim_member_descriptions
 
 
-def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: tuple[str | int, ...],
-                    *, explicit: bool, group: IncludeSpec | None) -> Lowered:
-    """Lower `op` for `intent` (see the module docstring); `where` locates the intent's keys when it is
-    explicit (an include group's operation is located at the operation in the spec)."""
+def lower_operation(ctx: Ctx, op: Operation, intent: ResolvedIntent) -> Lowered:
+    """Lower `op` for `intent` (see the module docstring); `intent.where` locates the intent's keys
+    when it is explicit (an include group's operation is located at the operation in the spec)."""
     doc = ctx.doc
     model = ctx.intents.model
     defaults = model.defaults
@@ -45,17 +44,17 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
                    doc.locate(op.pointer), "raise budgets.max_parameters or leave this operation out")
 
     def iloc(*more: str | int) -> SourceLocation | None:
-        return ctx.intents.locate(*where, *more) if explicit else doc.locate(op.pointer)
+        return ctx.intents.locate(*intent.where, *more) if intent.explicit else doc.locate(op.pointer)
 
     # read-only: `tool_output_schema` builds a new tree (projection / depth limit) from it and checks
     # the node budget on that tree, the output as the model sees it
     response = success_response(ctx, op, copy=False, check_nodes=False)
     response_schema, success, link_header = response.schema, response.statuses, response.link
-    pag_spec = paging_spec(ctx, op, intent, group, params, response_schema, link_header)
+    pag_spec = paging_spec(ctx, op, intent, params, response_schema, link_header)
     plan = parameter_args(ctx, op, intent, params, auth=auth, key_params=key_params,
                           paging=paging_params(op, pag_spec, params, iloc), iloc=iloc)
     args, hidden = plan.args, plan.hidden
-    key_member = _body_key_member(intent)
+    key_member = intent.body_key_member()
     body = body_arguments(ctx, op, intent, defaults.argument_description_max_chars, hidden, key_member)
     encoding, content_type = body.encoding, body.content_type
     if key_member is not None:
@@ -83,7 +82,7 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
         pagination = lower_pagination(ctx, op, pag_spec, defaults, response_schema, params, iloc)
         reserved = {pagination.cursor_arg, pagination.page_size_arg}
     if intent.idempotency is not None:
-        reserved.add(intent.idempotency.key)
+        reserved.add(intent.idempotency.arg)
     args = _dedupe_names(args, reserved)
     for name, means in intent.null.items():
         hit = next((a for a in args if a.name == name), None)
@@ -98,21 +97,12 @@ def lower_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where
     args, narrowed = narrow_args(op, intent, args, iloc, constants)
     if pagination is not None:
         args.extend(paging_args(pagination))
-    max_bytes = intent.output.max_bytes if intent.output and intent.output.max_bytes else defaults.output_max_bytes
-    output_schema, shape = tool_output_schema(ctx, op, intent, pagination, response, iloc, max_bytes=max_bytes)
+    output_schema, shape = tool_output_schema(ctx, op, intent.output, pagination, response, iloc)
     if not defaults.output_descriptions:
         output_schema = strip_descriptions(output_schema)
     return Lowered(args, encoding, content_type, output_schema, pagination, tuple(plan.fixed) + body.fixed + method_fixed,
                    plan.auth, success, op_scopes, narrowed, shape, response.body, response.accept,
                    key_parameter_schema(ctx, intent, params) or body.key_schema, response.redirect)
-
-
-def _body_key_member(intent: ToolIntent) -> str | None:
-    """The request-body member the idempotency key is sent in (``send_as: body:NAME``), or None."""
-    idem = intent.idempotency
-    if idem is None or not idem.send_as.startswith("body:"):
-        return None
-    return idem.send_as.split(":", 1)[1]
 
 
 def _check_body_key(op: Operation, member: str, encoding: str, body_args: list[Arg], iloc: Any) -> None:
@@ -133,7 +123,7 @@ def _check_body_key(op: Operation, member: str, encoding: str, body_args: list[A
                "send the key where the API reads it (`header:NAME` or `query:NAME`), or `send_as: none`")
 
 
-def _without_other_key_places(ctx: Ctx, op: Operation, intent: ToolIntent, args: list[Arg],
+def _without_other_key_places(ctx: Ctx, op: Operation, intent: ResolvedIntent, args: list[Arg],
                               iloc: Any) -> list[Arg]:
     """`args` less the parameters and body members that take an idempotency key
     (`key_places`) other than the one the record fills (``send_as``): an operation that declares a
@@ -142,9 +132,10 @@ def _without_other_key_places(ctx: Ctx, op: Operation, intent: ToolIntent, args:
     second) or a fresh value on a re-sent one. An optional place is left out of the request; a
     required one raises `Skip` ``idempotency-key-unsent`` (the map sends the key in the other)."""
     idem = intent.idempotency
-    if idem is None or idem.send_as == "none":
+    if idem is None or idem.send_in == "none" or idem.wire_name is None:
         return args
-    where, _, name = idem.send_as.partition(":")
+    where, name = idem.send_in, idem.wire_name
+    send_as = f"{where}:{name}"
     others = [p for p in key_places(ctx.doc, ctx.converter, op)
               if not (p.location == where and (p.name.lower() == name.lower() if where != "body" else p.name == name))]
     if not others:
@@ -159,7 +150,7 @@ def _without_other_key_places(ctx: Ctx, op: Operation, intent: ToolIntent, args:
     required = next((a for a in args if other(a) and a.required), None)
     if required is not None and required.binding is not None:
         raise Skip("idempotency-key-unsent",
-                   f"`send_as: {idem.send_as}`, but {op.key} also requires the {required.binding.location} "
+                   f"`send_as: {send_as}`, but {op.key} also requires the {required.binding.location} "
                    f"`{required.binding.wire_name}`, which takes an idempotency key: the model would set that key",
                    iloc("idempotency", "send_as"),
                    f"send the key there (`send_as: \"{required.binding.location}:{required.binding.wire_name}\"`)")

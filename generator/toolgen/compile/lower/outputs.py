@@ -29,13 +29,13 @@ from ...results import (
     media_kind,
     result_shape,
 )
-from ..intent import ToolIntent
 from ..ir import Pagination
 from ..load import SpecDocument
 from ..operations import Operation
 from ..schema import SchemaConverter, copy_tree, limit_depth, object_view, project_schema
 from ..schema.converter import TOO_LARGE_HINT
 from .context import Ctx, Skip
+from .resolve import OutputRule
 
 
 @dataclass(frozen=True)
@@ -297,24 +297,24 @@ def field_schema(schema: Any, dotted: str, *, array: bool = False, defs: dict[st
 REDACTED_SCHEMA: dict[str, Any] = {"description": "Redacted by the runtime policy.", "enum": ["[redacted]", None]}
 
 
-def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: Pagination | None,
-                       body: SuccessBody, iloc: Any, *, max_bytes: int = 0) -> tuple[dict[str, Any], Shape]:
-    """(output schema, result shape): the schema with `output.redact` paths checked against the
-    response and replaced by the value the runtime puts there (so a redacted `format: email` field
-    still validates), and the shape (`toolgen.results.result_shape`) the runtime gives the body. With
-    a size budget (`max_bytes` > 0) an object root that closes its members admits the budget's
-    ``_truncated`` marker.
+def tool_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination: Pagination | None,
+                       body: SuccessBody, iloc: Any) -> tuple[dict[str, Any], Shape]:
+    """(output schema, result shape) under the intent's output `rule`: the schema with `rule.redact`
+    paths checked against the response and replaced by the value the runtime puts there (so a
+    redacted `format: email` field still validates), and the shape (`toolgen.results.result_shape`)
+    the runtime gives the body. With a size budget (`rule.max_bytes` > 0) an object root that closes
+    its members admits the budget's ``_truncated`` marker.
 
     The node budget (``budgets.max_schema_nodes``) applies to this schema, the output as the model
     sees it: a response too large whole fits once ``output.fields`` projects it (or the depth cut of
     an unprojected output trims it). Raises `DiagnosticError` ``schema-too-large`` at the response
     schema's pointer when even that is over."""
     response = body.schema
-    out, shape = _shaped_output_schema(ctx, op, intent, pagination, body, iloc)
-    _check_output_budget(ctx, op, intent, body, out)
-    if max_bytes > 0:
+    out, shape = _shaped_output_schema(ctx, op, rule, pagination, body, iloc)
+    _check_output_budget(ctx, op, rule, body, out)
+    if rule.max_bytes > 0:
         _admit_truncation(out)
-    redact = list(intent.output.redact) if intent.output else []
+    redact = list(rule.redact)
     if not redact:
         return out, shape
     base = response
@@ -340,12 +340,12 @@ def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: 
     return out, shape
 
 
-def _check_output_budget(ctx: Ctx, op: Operation, intent: ToolIntent, body: SuccessBody, out: dict[str, Any]) -> None:
+def _check_output_budget(ctx: Ctx, op: Operation, rule: OutputRule, body: SuccessBody, out: dict[str, Any]) -> None:
     """Raise ``schema-too-large`` when the output schema `out` (counted without expanding what it
     shares with the converter's result) exceeds ``budgets.max_schema_nodes``."""
     nodes = ctx.converter.measure(out, {})
     if nodes > ctx.converter.budget.max_nodes:
-        raise _too_large(ctx, op, body, f"{nodes:,}", fields=bool(intent.output and intent.output.fields))
+        raise _too_large(ctx, op, body, f"{nodes:,}", fields=bool(rule.fields))
 
 
 def _too_large(ctx: Ctx, op: Operation, body: SuccessBody, nodes: str, *, fields: bool) -> DiagnosticError:
@@ -383,11 +383,11 @@ def _redact_in(node: Any, parts: list[str]) -> None:
             _redact_in(props[parts[0]], parts[1:])
 
 
-def _shaped_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: Pagination | None,
+def _shaped_output_schema(ctx: Ctx, op: Operation, rule: OutputRule, pagination: Pagination | None,
                           body: SuccessBody, iloc: Any) -> tuple[dict[str, Any], Shape]:
     response = body.schema
-    fields = list(intent.output.fields) if intent.output else []
-    depth = (intent.output.depth if intent.output and intent.output.depth else ctx.intents.model.defaults.output_depth)
+    fields = list(rule.fields)
+    depth = rule.depth
     if response is None:
         return {"type": "object", "properties": {
             "status": {"type": "integer", "description": "HTTP status of the (empty) response."}},
@@ -403,7 +403,7 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, paginatio
             try:
                 # a kept field is kept whole, but only `depth` levels below it (Stripe's expandable
                 # fields would otherwise pull in a 65-schema recursive group)
-                below = intent.output.depth if intent.output and intent.output.depth else 1
+                below = rule.depth_below_fields
                 levels = max(f.count(".") for f in fields) + below
                 # cut while copying (a kept field may expand to millions of nodes), within the budget
                 projected = project_schema(node, fields, depth=levels, max_nodes=ctx.converter.budget.max_nodes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..intent import IncludeSpec, PaginationSpec, ToolIntent
+from ..intent import PaginationSpec
 from ..ir import Pagination
 from ..operations import Operation
 from ..pagination import detect
@@ -19,16 +19,18 @@ from ..schema import object_view
 from .context import Arg, Ctx, Locate, Skip
 from .outputs import field_schema
 from .parameters import param_schema
+from .resolve import ResolvedIntent
 
 
-def paging_spec(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None,
-                params: list[tuple[dict[str, Any], str]], response: Any, link_header: bool) -> PaginationSpec | None:
-    """The intent's `pagination`, or for a read of an include group with `paginate`, what
+def paging_spec(ctx: Ctx, op: Operation, intent: ResolvedIntent, params: list[tuple[dict[str, Any], str]],
+                response: Any, link_header: bool) -> PaginationSpec | None:
+    """The intent's `pagination`, or for a read of an include group with `paginate`
+    (`ResolvedIntent.detect_paging`), what
     `toolgen.compile.pagination.detect` finds in the query parameters, the response and its Link
     header. A detected guess the response does not bear out is dropped with a
     ``pagination-not-detected`` note: the tool is built without paging, not skipped."""
     spec: PaginationSpec | None = intent.pagination
-    if spec is not None or group is None or not group.paginate or intent.effect != "read":
+    if not intent.detect_paging:
         return spec
     doc = ctx.doc
     detected = detect(

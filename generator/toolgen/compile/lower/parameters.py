@@ -16,13 +16,13 @@ from typing import Any
 
 from ...naming import arg_name
 from ...pointer import join_pointer
-from ..intent import ToolIntent
 from ..ir import ArgBinding, AuthBinding, FixedValue
 from ..load import SpecDocument
 from ..operations import Operation
 from ..schema import SchemaConverter
 from .constants import single_value
 from .context import Arg, Ctx, Locate, Skip
+from .resolve import ResolvedIntent
 from .security import secret_name, signed_parameters
 from .text import cap_text
 
@@ -77,7 +77,7 @@ class ParameterArgs:
     hidden: set[str]
 
 
-def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tuple[dict[str, Any], str]], *,
+def parameter_args(ctx: Ctx, op: Operation, intent: ResolvedIntent, params: list[tuple[dict[str, Any], str]], *,
                    auth: tuple[AuthBinding, ...], key_params: set[tuple[str, str]], paging: set[str],
                    iloc: Locate) -> ParameterArgs:
     """The parameters in argument order (path, query, header, cookie; path ones as the path names
@@ -107,9 +107,9 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     fixed: list[FixedValue] = [FixedValue("header", k, v) for k, v in sorted(model.api.headers.items())]
     api_headers = {k.lower() for k in model.api.headers}
     idem_wire: tuple[str, str] | None = None
-    if intent.idempotency is not None and intent.idempotency.send_as != "none":
-        loc_, wire_ = intent.idempotency.send_as.split(":", 1)
-        idem_wire = (loc_, wire_.lower())
+    idem = intent.idempotency
+    if idem is not None and idem.send_in != "none" and idem.wire_name is not None:
+        idem_wire = (idem.send_in, idem.wire_name.lower())
 
     signed = signed_parameters(doc, op)
     args: list[Arg] = []
@@ -229,12 +229,14 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     return ParameterArgs(args, fixed, auth, hidden)
 
 
-def key_parameter_schema(ctx: Ctx, intent: ToolIntent, params: list[tuple[dict[str, Any], str]]
+def key_parameter_schema(ctx: Ctx, intent: ResolvedIntent, params: list[tuple[dict[str, Any], str]]
                          ) -> dict[str, Any] | None:
     """The schema of the header or query parameter the intent's idempotency key is sent in
     (``send_as``; a header's name in any case), or None when the operation declares none."""
-    send = intent.idempotency.send_as if intent.idempotency is not None else "none"
-    where, _, name = send.partition(":")
+    idem = intent.idempotency
+    if idem is None or idem.wire_name is None:
+        return None
+    where, name = idem.send_in, idem.wire_name
     for param, ptr in params:
         if param.get("in") == where and where in ("header", "query") and (
                 str(param.get("name")) == name or (where == "header" and str(param.get("name")).lower() == name.lower())):

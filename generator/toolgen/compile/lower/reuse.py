@@ -43,6 +43,7 @@ from ..operations import Operation
 from .context import Ctx, Lowered, Skip
 from .infer import infer_intent
 from .operation import lower_operation
+from .resolve import ResolvedIntent
 
 #: a JSON string that starts with '#': a local reference (or a key or text that looks like one)
 _LOCAL = re.compile(r'"(#(?:[^"\\]|\\.)*)"')
@@ -83,15 +84,16 @@ class OperationKeys:
         self._reads: dict[str, Any] = {}  # operation pointer -> `reads`
         self._groups: dict[int, tuple[IncludeSpec, str]] = {}  # id -> (include group, its JSON text)
 
-    def key(self, op: Operation, name: str, intent: ToolIntent, where: tuple[str | int, ...], *,
-            explicit: bool, group: IncludeSpec | None) -> str | None:
-        """The digest for lowering `op` as `intent` named `name`; None when it cannot be known
-        (module docstring): the operation is then lowered every time."""
+    def key(self, op: Operation, intent: ResolvedIntent) -> str | None:
+        """The digest for lowering `op` as `intent`; None when it cannot be known (module
+        docstring): the operation is then lowered every time. The intent enters as the map states
+        it (`ResolvedIntent.source`): what resolving adds comes from the map's defaults, in `base`."""
         reads = self.reads(op)
-        if reads is None:
+        if reads is None or intent.source is None:
             return None
-        return _digest(self._base, reads, name, json.dumps([str(w) for w in where]),
-                       "explicit" if explicit else "include", intent.model_dump_json(),
+        group = intent.group
+        return _digest(self._base, reads, intent.key, json.dumps([str(w) for w in intent.where]),
+                       "explicit" if intent.explicit else "include", intent.source.model_dump_json(),
                        self.group_text(group) if group is not None else "")
 
     def group_text(self, group: IncludeSpec) -> str:
@@ -283,19 +285,18 @@ def _unlocated(d: Diagnostic) -> Diagnostic:
     return replace(d, location=replace(loc, line=None, col=None))
 
 
-def lowered_operation(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: tuple[str | int, ...],
-                      *, explicit: bool, group: IncludeSpec | None) -> Lowered:
+def lowered_operation(ctx: Ctx, op: Operation, intent: ResolvedIntent) -> Lowered:
     """`lower_operation`, through `ctx.remember` when the build passed one and the operation's key
     can be known (module docstring). Raises what `lower_operation` raises."""
-    found = ctx.keys.key(op, key, intent, where, explicit=explicit, group=group) if (
+    found = ctx.keys.key(op, intent) if (
         ctx.remember is not None and ctx.keys is not None) else None
     if found is None or ctx.remember is None:
-        return lower_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
+        return lower_operation(ctx, op, intent)
 
     def compute() -> _Outcome:
         with _recording(ctx) as recording:
             try:
-                lowered = lower_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
+                lowered = lower_operation(ctx, op, intent)
             except Skip as skip:
                 return _Outcome(tuple(map(_unlocated, recording.kept)),
                                 skip=(skip.code, skip.message, skip.location and _unlocated_location(skip.location),

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..intent import ToolIntent
 from ..ir import Mode, PolicyRow
 from ..operations import Operation
 from .context import Ctx
+from .resolve import ResolvedIntent
 
 
 def title_of(op: Operation) -> str | None:
@@ -28,7 +28,7 @@ def title_of(op: Operation) -> str | None:
     return None
 
 
-def summary_of(ctx: Ctx, op: Operation, intent: ToolIntent, limit: int) -> str:
+def summary_of(ctx: Ctx, op: Operation, intent: ResolvedIntent, limit: int) -> str:
     if intent.description:
         return " ".join(intent.description.split())
     parts = []

@@ -1,131 +1,94 @@
 """One intent -> its tools: a read tool, or a `preview_*` + `record_*` pair for a write.
 
-Input: an operation lowered once (`Lowered`), the intent (effect, permission, approval, idempotency,
-retry, output, timeout) and the map's defaults. Output: IR `Tool`s, each with its input schema, its
+Input: an intent, resolved once (`toolgen.compile.lower.resolve.ResolvedIntent`: effect, permission,
+approval, idempotency, retry, output, timeout with the map's defaults applied), and its operation
+lowered once (`Lowered`). Output: IR `Tool`s, each with its input schema, its
 output schema, its description and the `PolicyRow` the runtime enforces: previews never write and
 return the generic preview result; records carry the idempotency key argument, the approval gate and
-retries only when the key reaches the API.
+retries only when the key reaches the API. The rows of one intent are one base row with each mode's
+members replaced (`dataclasses.replace`), so a member they share is written once.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
-from ..intent import IncludeSpec, RetrySpec, ToolIntent
-from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
+from ..intent import IncludeSpec, ToolIntent
+from ..ir import ArgBinding, OutputPolicy, PolicyRow, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
 from .idempotency import key_constraints
+from .resolve import ResolvedIntent, resolve_intent
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
 from .toolsets import place
 
-DEFAULT_RETRY_ON = ("timeout", "429", "502", "503", "504")
-
 
 def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: tuple[str | int, ...],
                  *, explicit: bool, group: IncludeSpec | None = None) -> list[Tool]:
-    model = ctx.intents.model
-    defaults = model.defaults
-    lowered = lowered_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
-    effect = intent.effect
-    if effect == "read" and intent.approval == "required":
-        ctx.sink.warning("approval-on-read", f"intent `{key}` is a read; approval applies to record tools only",
-                         ctx.intents.locate(*where, "approval") if explicit else None)
-    permission = _permission(ctx, intent, group, lowered.op_scopes, effect)
+    """The tools of `intent` (the map's, at `where`; `explicit` when it is in `tools:`, else the one
+    `group` infers): resolved once (`resolve.resolve_intent`), then its operation lowered once
+    (`reuse.lowered_operation`) for the read tool, or for the preview and record tools of a write,
+    whose policy rows are one base row with each mode's members replaced. Raises `Skip` (and
+    `DiagnosticError`) when the operation cannot become these tools."""
+    resolved = resolve_intent(ctx.intents, key, intent, where, explicit=explicit, group=group)
+    lowered = lowered_operation(ctx, op, resolved)
+    ctx.sink.extend(resolved.findings)
+    defaults = ctx.intents.model.defaults
+    effect = resolved.effect
+    rule = resolved.output
     output = OutputPolicy(
-        fields=tuple(intent.output.fields) if intent.output else (),
-        max_bytes=(intent.output.max_bytes if intent.output and intent.output.max_bytes else defaults.output_max_bytes),
-        redact=tuple(intent.output.redact) if intent.output else (),
-        schema_mode=(intent.output.schema_mode if intent.output and intent.output.schema_mode
-                     else defaults.output_schema_mode),
-        shape=lowered.shape,
-        body=lowered.body,
-        accept=lowered.accept,
-        redirect=lowered.redirect,
-    )
-    timeout = intent.timeout_ms or defaults.timeout_ms
-    max_body = intent.max_body_bytes or defaults.max_body_bytes
-    summary = summary_of(ctx, op, intent, defaults.description_max_chars)
-    title = intent.title or title_of(op)
+        fields=rule.fields, max_bytes=rule.max_bytes, redact=rule.redact, schema_mode=rule.schema_mode,
+        shape=lowered.shape, body=lowered.body, accept=lowered.accept, redirect=lowered.redirect)
+    summary = summary_of(ctx, op, resolved, defaults.description_max_chars)
+    title = resolved.title or title_of(op)
     bindings = tuple(a.binding for a in lowered.args if a.binding is not None)
     base_schema = _input_schema(lowered.args)
-    placed = place(ctx, op, intent, group)
+    placed = place(ctx, op, toolset=resolved.toolset, loading=resolved.loading, keywords=resolved.keywords,
+                   group=group)
+    # what every row of this intent says alike; each mode replaces its own members
+    base = PolicyRow(
+        tool=key, mode="read", effect="read", operation_id=op.synthetic_id, method=op.method, path=op.url_path,
+        permission=_permission(ctx, resolved, lowered.op_scopes), approval="never", idempotency=None,
+        retry=resolved.retry, timeout_ms=resolved.timeout_ms, pagination=None, output=output, auth=lowered.auth,
+        body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
+        fixed=lowered.fixed, pair=None, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
+        toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords,
+        max_body_bytes=resolved.max_body_bytes)
 
     if effect == "read":
-        retry = _retry(intent.retry, defaults.retry, timeout, safe=True)
-        row = PolicyRow(
-            tool=key, mode="read", effect="read", operation_id=op.synthetic_id, method=op.method,
-            path=op.url_path, permission=permission, approval="never", idempotency=None, retry=retry,
-            timeout_ms=timeout, pagination=lowered.pagination, output=output, auth=lowered.auth,
-            body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
-            fixed=lowered.fixed, pair=None, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
-            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords, max_body_bytes=max_body)
+        row = replace(base, pagination=lowered.pagination)
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
-        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer, strict=intent.strict)]
+        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer, strict=resolved.strict)]
 
-    approval = intent.approval or (defaults.approval_destructive if effect == "destructive"
-                                   else defaults.approval_write)
-    if intent.approval is None and explicit:
-        ctx.sink.info("approval-defaulted", f"intent `{key}` ({effect}) has no `approval`; using {approval!r}",
-                      ctx.intents.locate(*where), "state `approval: required` or `approval: never` explicitly")
-    idem = None
+    idem = resolved.idempotency
     record_args = list(lowered.args)
-    if intent.idempotency is not None:
-        send = intent.idempotency.send_as
-        if send == "none":
-            if intent.idempotency.honoured_by_api:
-                ctx.sink.error(
-                    "idempotency-honoured-unsent",
-                    f"intent `{key}` says the API honours its idempotency key, but the key is not sent to the API",
-                    ctx.intents.locate(*where, "idempotency", "honoured_by_api"),
-                    "set `send_as` to where the API reads the key (e.g. \"header:Idempotency-Key\"), "
-                    "or drop `honoured_by_api`")
-            idem = Idempotency(intent.idempotency.key, "none", None)
-            binding = None
-        else:
-            where_, wire = send.split(":", 1)
-            idem = Idempotency(intent.idempotency.key, where_, wire,  # type: ignore[arg-type]
-                               intent.idempotency.honoured_by_api)
-            binding = ArgBinding(intent.idempotency.key, where_, wire, True)  # type: ignore[arg-type]
-        if any(a.name == intent.idempotency.key for a in record_args):
+    if idem is not None:
+        if any(a.name == idem.arg for a in record_args):
             raise Skip("idempotency-key-collision",
-                       f"idempotency key argument {intent.idempotency.key!r} clashes with an argument of {op.key}",
+                       f"idempotency key argument {idem.arg!r} clashes with an argument of {op.key}",
                        ctx.intents.locate(*where, "idempotency", "key") if explicit else ctx.doc.locate(op.pointer),
                        "choose another key name")
-        record_args.append(Arg(intent.idempotency.key, _key_schema(lowered.key_schema if binding else None),
-                               binding, True))
-    sent_key = idem is not None and idem.send_in != "none"
-    retry = _retry(intent.retry, defaults.retry, timeout, safe=sent_key)
-    if intent.retry and intent.retry.max_attempts and intent.retry.max_attempts > 1 and not sent_key:
-        ctx.sink.warning("retry-unsafe-write", f"intent `{key}` retries a {effect} whose idempotency key is not "
-                         "sent to the API; retries are disabled", ctx.intents.locate(*where, "retry"),
-                         "send the key to the API (idempotency.send_as) to allow retries")
-    arguments, ttl, has_preview = _record_shape(ctx, key, intent, approval, where, explicit=explicit)
-    if arguments == "preview" and intent.idempotency is not None and intent.idempotency.key == PREVIEW_ID_ARG:
+        binding = (ArgBinding(idem.arg, idem.send_in, idem.wire_name or "", True)  # type: ignore[arg-type]
+                   if resolved.key_sent else None)
+        record_args.append(Arg(idem.arg, _key_schema(lowered.key_schema if binding else None), binding, True))
+    arguments, has_preview = resolved.record_arguments, resolved.has_preview
+    if arguments == "preview" and idem is not None and idem.arg == PREVIEW_ID_ARG:
         raise Skip("idempotency-key-collision",
                    f"idempotency key argument {PREVIEW_ID_ARG!r} clashes with the preview_id argument of record_{key}",
                    ctx.intents.locate(*where, "idempotency", "key") if explicit else ctx.doc.locate(op.pointer),
                    "choose another key name")
     preview_name, record_name = "preview_" + key, "record_" + key
-    preview_row = PolicyRow(
-        tool=preview_name, mode="preview", effect="read", operation_id=op.synthetic_id, method=op.method,
-        path=op.url_path, permission=permission, approval="never", idempotency=None,
-        retry=_retry(None, defaults.retry, timeout, safe=True), timeout_ms=timeout, pagination=None,
-        output=OutputPolicy(max_bytes=output.max_bytes, schema_mode=output.schema_mode), auth=lowered.auth,
-        body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
-        fixed=lowered.fixed, pair=record_name, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
-            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords, max_body_bytes=max_body)
-    record_row = PolicyRow(
-        tool=record_name, mode="record", effect=effect, operation_id=op.synthetic_id, method=op.method,
-        path=op.url_path, permission=permission, approval=approval, idempotency=idem, retry=retry,
-        timeout_ms=timeout, pagination=None, output=output, auth=lowered.auth, body_encoding=lowered.encoding,
-        body_content_type=lowered.content_type,
-        bindings=tuple(a.binding for a in record_args if a.binding is not None), fixed=lowered.fixed,
-        pair=preview_name if has_preview else None, intent=key, success_status=lowered.success,
-        record_arguments=arguments, preview_ttl_s=ttl, narrowed=lowered.narrowed,
-            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords, max_body_bytes=max_body)
+    preview_row = replace(
+        base, tool=preview_name, mode="preview", retry=resolved.preview_retry, pair=record_name,
+        output=OutputPolicy(max_bytes=output.max_bytes, schema_mode=output.schema_mode))
+    record_row = replace(
+        base, tool=record_name, mode="record", effect=effect, approval=resolved.approval, idempotency=idem,
+        bindings=tuple(a.binding for a in record_args if a.binding is not None),
+        pair=preview_name if has_preview else None, record_arguments=arguments,
+        preview_ttl_s=resolved.preview_ttl_s)
     preview_desc = describe_tool(summary, "preview", preview_row, record_row)
     record_desc = describe_tool(summary, "record", record_row, record_row)
     ctx.names[record_name] = op.pointer
@@ -135,16 +98,15 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         record_args = [Arg(PREVIEW_ID_ARG, {
             "type": "string", "minLength": 1, "maxLength": 200,
             "description": f"The preview_id {preview_name} returned.",
-        }, None, True)] + [a for a in record_args if intent.idempotency is not None
-                           and a.name == intent.idempotency.key]
+        }, None, True)] + [a for a in record_args if idem is not None and a.name == idem.arg]
     record_tool = Tool(record_name, record_desc, _input_schema(record_args), lowered.output_schema, record_row,
-                       title, op.pointer, strict=intent.strict)
+                       title, op.pointer, strict=resolved.strict)
     if not has_preview:
         return [record_tool]
     ctx.names[preview_name] = op.pointer
     return [
         Tool(preview_name, preview_desc, base_schema, _preview_output_schema(), preview_row,
-             f"Preview: {title}" if title else None, op.pointer, strict=intent.strict),
+             f"Preview: {title}" if title else None, op.pointer, strict=resolved.strict),
         record_tool,
     ]
 
@@ -168,62 +130,16 @@ def _key_schema(api_schema: dict[str, Any] | None) -> dict[str, Any]:
 PREVIEW_ID_ARG = "preview_id"
 
 
-def _record_shape(ctx: Ctx, key: str, intent: ToolIntent, approval: str, where: tuple[str | int, ...], *,
-                  explicit: bool) -> tuple[Literal["preview", "full"], int | None, bool]:
-    """(what the record tool takes, the stored preview's lifetime in seconds or ``None``, whether the
-    write has a preview tool). Default: ``preview`` for an approval-gated write, else ``full``.
-    `preview: false` is refused (a located error; the preview is kept) with ``approval: required``
-    or ``record.arguments: preview``: a human approves a preview, and only a preview can be executed."""
-    spec = intent.record
-    arguments: Literal["preview", "full"] = (
-        spec.arguments if spec is not None and spec.arguments is not None
-        else ("preview" if approval == "required" else "full"))
-    has_preview = intent.preview is not False
-    if not has_preview:
-        reason = ("its approval is bound to a preview_id" if approval == "required"
-                  else "`record.arguments: preview` executes the stored preview" if arguments == "preview" else None)
-        if reason is not None:
-            ctx.sink.error(
-                "preview-required", f"intent `{key}` sets `preview: false`, but {reason}",
-                ctx.intents.locate(*where, "preview") if explicit else None,
-                "drop `preview: false`, or set `approval: never` and `record.arguments: full`")
-            has_preview = True
-    ttl = None
-    if arguments == "preview":
-        ttl = (spec.preview_ttl_s if spec is not None and spec.preview_ttl_s is not None
-               else ctx.intents.model.defaults.preview_ttl_s)
-    elif spec is not None and spec.preview_ttl_s is not None:
-        ctx.sink.warning(
-            "preview-ttl-unused", f"intent `{key}` sets `record.preview_ttl_s`, but its record tool takes the full "
-            "arguments and executes no stored preview", ctx.intents.locate(*where, "record", "preview_ttl_s")
-            if explicit else None, "drop `preview_ttl_s`, or set `record.arguments: preview`")
-    return arguments, ttl, has_preview
-
-
-def _permission(ctx: Ctx, intent: ToolIntent, group: IncludeSpec | None, op_scopes: tuple[str, ...],
-                effect: Effect) -> tuple[str, ...]:
-    value = intent.permission if intent.permission is not None else (group.permission if group else None)
-    if value is None:
-        if op_scopes:
-            return op_scopes
-        return (f"{ctx.api}:{'write' if effect == 'destructive' else effect}",) if group else ()
-    return (value,) if isinstance(value, str) else tuple(value)
-
-
-def _retry(spec: RetrySpec | None, default: RetrySpec, timeout_ms: int, *, safe: bool) -> Retry:
-    def pick(name: str, fallback: Any) -> Any:
-        for source in (spec, default):
-            if source is not None and getattr(source, name) is not None:
-                return getattr(source, name)
-        return fallback
-
-    attempts = pick("max_attempts", 3) if safe else 1
-    return Retry(
-        max_attempts=int(attempts),
-        backoff_ms=int(pick("backoff_ms", 200)),
-        deadline_ms=int(pick("deadline_ms", max(timeout_ms * 3, 10_000))),
-        on=tuple(pick("on", DEFAULT_RETRY_ON)),
-    )
+def _permission(ctx: Ctx, resolved: ResolvedIntent, op_scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """The scopes every tool of the intent needs: the intent's (or its include group's), else the
+    operation's OAuth scopes, else for an include group ``<api>:<effect>`` (``write`` for a destructive
+    one); an explicit intent without any needs none."""
+    if resolved.permission is not None:
+        return resolved.permission
+    if op_scopes:
+        return op_scopes
+    effect = resolved.effect
+    return (f"{ctx.api}:{'write' if effect == 'destructive' else effect}",) if resolved.group else ()
 
 
 def _preview_output_schema() -> dict[str, Any]:

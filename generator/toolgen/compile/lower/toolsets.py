@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from ...naming import toolset_from_tag, toolset_name_problem
 from ...search_tool import SEARCH_TOOL_NAME
-from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolIntent
+from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec
 from ..ir import Loading, Tool, Toolset
 from ..operations import Operation
 from .context import Ctx
@@ -80,27 +80,29 @@ def _valid(name: str) -> bool:
     return toolset_name_problem(name) is None and name not in _DERIVED
 
 
-def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None) -> Placement:
-    """The toolset, loading and keywords of `intent`'s tools (see the module docstring). An unknown
-    toolset (already reported by `check_toolsets`) places the tool in no toolset."""
+def place(ctx: Ctx, op: Operation, *, toolset: str | None, loading: Loading | None, keywords: Iterable[str],
+          group: IncludeSpec | None) -> Placement:
+    """The toolset, loading and keywords of the tools of an intent that states `toolset`, `loading`
+    and `keywords` (see the module docstring). An unknown toolset (already reported by
+    `check_toolsets`) places the tool in no toolset."""
     model = ctx.intents.model
-    name = intent.toolset if intent.toolset is not None else (group.toolset if group is not None else None)
-    toolset: Toolset | None = None
-    if name in _DERIVED and intent.toolset is None:
+    name = toolset if toolset is not None else (group.toolset if group is not None else None)
+    chosen: Toolset | None = None
+    if name in _DERIVED and toolset is None:
         loading_ = group.loading if group is not None else None
         if name == TOOLSET_FROM_TAG:  # a tag's toolset is made once: its description is read then
             tag = toolset_from_tag(op.tags[0]) if op.tags else None
             known = ctx.toolsets.get(tag) if tag is not None else None
-            toolset = known if known is not None else _derived_toolset(ctx, *_tag_source(ctx, op), loading_)
+            chosen = known if known is not None else _derived_toolset(ctx, *_tag_source(ctx, op), loading_)
         else:
-            toolset = _derived_toolset(ctx, *_path_source(op), loading_)
+            chosen = _derived_toolset(ctx, *_path_source(op), loading_)
     elif name is not None and name in model.toolsets and _valid(name):
         spec = model.toolsets[name]
-        toolset = ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
-    loading: Loading = (intent.loading or (group.loading if group is not None else None)
-                        or (toolset.loading if toolset is not None else "eager"))
-    keywords = tuple(dict.fromkeys(k.strip() for k in intent.keywords if k.strip()))
-    return Placement(toolset.name if toolset is not None else None, loading, keywords)
+        chosen = ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
+    placed: Loading = (loading or (group.loading if group is not None else None)
+                       or (chosen.loading if chosen is not None else "eager"))
+    words = tuple(dict.fromkeys(k.strip() for k in keywords if k.strip()))
+    return Placement(chosen.name if chosen is not None else None, placed, words)
 
 
 def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:
