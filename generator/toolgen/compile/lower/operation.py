@@ -135,7 +135,7 @@ def _without_other_key_places(ctx: Ctx, op: Operation, intent: ResolvedIntent, a
     if idem is None or idem.send_in == "none" or idem.wire_name is None:
         return args
     where, name = idem.send_in, idem.wire_name
-    send_as = f"{where}:{name}"
+    stated = f"{where}:{name}"
     others = [p for p in key_places(ctx.doc, ctx.converter, op)
               if not (p.location == where and (p.name.lower() == name.lower() if where != "body" else p.name == name))]
     if not others:
@@ -150,7 +150,7 @@ def _without_other_key_places(ctx: Ctx, op: Operation, intent: ResolvedIntent, a
     required = next((a for a in args if other(a) and a.required), None)
     if required is not None and required.binding is not None:
         raise Skip("idempotency-key-unsent",
-                   f"`send_as: {send_as}`, but {op.key} also requires the {required.binding.location} "
+                   f"`send_as: {stated}`, but {op.key} also requires the {required.binding.location} "
                    f"`{required.binding.wire_name}`, which takes an idempotency key: the model would set that key",
                    iloc("idempotency", "send_as"),
                    f"send the key there (`send_as: \"{required.binding.location}:{required.binding.wire_name}\"`)")
