@@ -9,21 +9,12 @@ more. Output: `CallResult`s.
 
 The registry holds the loaded tools (`toolgen.runtime.toolspec`), the stores, credentials, audit
 sink and HTTP clients, and drives the call path, `toolgen.runtime.pipeline`: one module per step,
-in a fixed order no tool can skip —
-
-    find tool (a tool whose ``permission`` the actor lacks is refused here, before its arguments are
-    read, so a refusal says nothing of a hidden tool's schema) → validate arguments (plain JSON,
-    mcp.json ``inputSchema`` as JSON Schema 2020-12 incl. formats, closed nested objects; a record
-    tool executing a stored preview (policy ``record.arguments: preview``) takes the arguments its
-    preview stored, once the actor holds the scopes, and must rebuild a request whose fingerprint is
-    the ``preview_id``; then the canonical request itself) → permission (actor scopes ⊇
-    row.permission, `toolgen.runtime.identity.missing_scopes`) → approval (record rows: an
-    `Approval` whose ``preview_id`` equals the fingerprint of this canonical request — in
-    ``approvals="issued"`` mode also an ``approval_id`` this runtime issued for this record tool,
-    preview and actor, `toolgen.runtime.issuing`; spent only when the request is about to be sent)
-    → timeout bound (`toolgen.runtime.deadline.call_deadline_ms`) → idempotency (receipt store) →
-    HTTP request (bounded retries; a write is re-sent only where it cannot write twice) → validate +
-    shape output → result
+in the fixed order no tool can skip that `toolgen.runtime.pipeline.run` states and takes (a tool
+whose ``permission`` the actor lacks is refused before its arguments are read; an approval
+(`Approval`, bound to the ``preview_id`` of this canonical request; in ``approvals="issued"`` mode
+also an ``approval_id`` this runtime issued, `toolgen.runtime.issuing`) is checked before the
+request is built for the wire and spent only when it is about to be sent; docs/runtime.md, "The
+call path", explains each step).
 
 The call path is written once, sans IO: it *yields* the IO it needs (send a request, sleep, run a
 composite's aggregate steps at once) and a driver performs it — `call` with a sync httpx client,

@@ -1,9 +1,13 @@
 """The call path: every step in its fixed order, as one sans-IO generator (`run`).
 
-    find → permission (admit) → validate arguments → canonical request → [permission audited] →
-    approval (check) → timeout → preview (a preview tool ends here) → wire request →
-    idempotency → [audit sink healthy] → approval (spend) → [audit sink healthy] → send →
-    redirect (a read that declares only a redirect) → outcome → output
+    find → permission (checked; audited once the arguments are valid) → validate (the arguments,
+    then the canonical request) → approval (checked; spent at send) → timeout → preview (a
+    preview tool ends here) → credentials (the wire request) → idempotency → [audit sink healthy]
+    → send (the approval spent, [audit sink healthy], then the request) → redirect (a read that
+    declares only a redirect) → outcome → output
+
+This is the one written order: README.md and docs/runtime.md ("The call path") state it with the
+same step names, and `tests/runtime/test_call_order.py` fails when they and this function disagree.
 
 A composite tool (a row with a ``composite`` plan) takes its own path after find (`composite`),
 each of its steps through these same steps.
