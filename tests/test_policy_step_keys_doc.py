@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
 
-from toolgen.runtime.pipeline.idempotency import legacy_step_key, step_key
+from toolgen.runtime.pipeline.idempotency import step_key
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the idempotency cell of a step row: `arg` = `tgs-` + hex SHA-256 of `["record tool", <record key>, "step"]`
@@ -41,7 +41,6 @@ def test_policy_md_describes_the_step_key_the_runtime_sends() -> None:
         assert tool == "record_escalate_ticket"
         sent = step_key(tool, "a-1", step)
         assert _described(cell["array"], "a-1").startswith(sent), (cell.group(0), sent)
-        assert sent != legacy_step_key("a-1", step)
 
 
 @settings(max_examples=examples(50), deadline=None)

@@ -4,9 +4,7 @@ at the API and in the receipt store (docs/composites.md "Writing composites", st
 A step sends ``tgs-`` + a digest of (composite record tool, record key, step id); a single record
 tool refuses a caller's key of that form (any case), so no caller can pre-empt a step's key (the
 API would answer 422 to the composite) or have the composite absorb a write it made earlier (the
-same body under the same key: one write, reported as two). A step receipt stored under the form of
-earlier versions, ``<record key>.<step id>``, is replayed when it completed and never re-sent
-otherwise. Over the committed tickets package and the example tickets API (which replays a known
+same body under the same key: one write, reported as two). Over the committed tickets package and the example tickets API (which replays a known
 key with the same body and answers 422 to one with another body), on loopback.
 """
 
@@ -32,7 +30,7 @@ from toolgen.runtime import (
     Registry,
     StaticCredentials,
 )
-from toolgen.runtime.pipeline.idempotency import legacy_step_key, reserved, step_key, step_key_length
+from toolgen.runtime.pipeline.idempotency import reserved, step_key, step_key_length
 
 OTHER = Actor.of("other-bot", ["ticket:read", "ticket:write"])
 REASON = "Customer waiting since Monday."
@@ -71,12 +69,11 @@ def test_the_step_key_is_the_documented_digest() -> None:
     # a shorter maxLength of the step operation's own key shortens the digest, never below 16 digits
     assert [step_key_length(n) for n in (None, 255, 36, 30, 12, True)] == [36, 36, 36, 30, 20, 36]
     assert step_key("record_x", "k", "s", 30) == step_key("record_x", "k", "s")[:30]
-    assert legacy_step_key("esc-7", "note") == "esc-7.note"
 
 
 def test_another_callers_key_cannot_make_an_approved_composite_write_fail(
         registry: Registry, server: TicketsServer) -> None:
-    assert _followup(registry, OTHER, "Something else entirely.", "esc-7.note").ok  # the earlier form: a free key
+    assert _followup(registry, OTHER, "Something else entirely.", "esc-7.note").ok  # <record key>.<step id>: a free key
     escalated = _escalate(registry, "esc-7")
     assert escalated.ok, escalated.to_json()
     assert server.side_effects["addFollowup"] == 2
@@ -110,48 +107,6 @@ def test_a_caller_key_in_the_step_key_form_is_refused_before_anything_is_sent(
     assert server.side_effects["addFollowup"] == 1
 
 
-def _step_receipt_of_a_run(server: TicketsServer) -> tuple[str, object, int]:
-    """(fingerprint, stored result, status) of the note step of an escalation run on its own store."""
-    other = _registry(server)
-    try:
-        assert _escalate(other, "elsewhere").ok
-        receipt = other.receipts.get(STEP_SCOPE, step_key("record_escalate_ticket", "elsewhere", "note"))
-        assert receipt is not None and receipt.state == "completed"
-        return receipt.fingerprint, receipt.result, int(receipt.status or 200)
-    finally:
-        other.close()
-
-
-def test_a_step_completed_under_the_earlier_key_form_is_replayed_not_sent_again(
-        registry: Registry, server: TicketsServer) -> None:
-    fp, result, status = _step_receipt_of_a_run(server)  # what an earlier version stored for step note
-    registry.receipts.begin(STEP_SCOPE, "esc-10.note", fp, WRITER.id, 10_000)
-    registry.receipts.complete(STEP_SCOPE, "esc-10.note", result, status)
-    escalated = _escalate(registry, "esc-10")
-    assert escalated.ok and escalated.result is not None, escalated.to_json()
-    assert escalated.result["steps"][1] == {"id": "note", "state": "done", "idempotency_key": "esc-10.note",
-                                            "replayed": True}
-    assert server.side_effects["addFollowup"] == 1  # the run on the other store only
-
-
-@pytest.mark.parametrize("state", ["pending", "unknown"])
-def test_a_step_interrupted_under_the_earlier_key_form_is_never_re_sent(
-        registry: Registry, server: TicketsServer, state: str) -> None:
-    fp, _result, _status = _step_receipt_of_a_run(server)
-    registry.receipts.begin(STEP_SCOPE, "esc-11.note", fp, WRITER.id, 1)  # its owner's lease is over
-    if state == "unknown":
-        registry.receipts.mark_unknown(STEP_SCOPE, "esc-11.note")
-    escalated = _escalate(registry, "esc-11")
-    assert error_code(escalated) == "result_unknown", escalated.to_json()
-    assert escalated.error is not None and "earlier version" in escalated.error.message
-    assert server.side_effects["addFollowup"] == 1
-    assert registry.receipts.get(STEP_SCOPE, step_key("record_escalate_ticket", "esc-11", "note")) is None
-    legacy = registry.receipts.get(STEP_SCOPE, "esc-11.note")
-    assert legacy is not None and legacy.state == "unknown"
-    record = registry.receipts.get("tickets/record_escalate_ticket", "esc-11")
-    assert record is None or record.state != "pending"
-
-
 _KEY_CHARS = st.characters(min_codepoint=0x20, max_codepoint=0x7e)
 _RECORD_KEYS = st.text(_KEY_CHARS, min_size=1, max_size=24).filter(lambda k: k.strip() == k != "")
 
@@ -162,7 +117,7 @@ def _caller_and_record_keys(draw: st.DrawFn) -> tuple[str, str]:
     derived = step_key("record_escalate_ticket", record_key, "note")
     caller = draw(st.one_of(
         _RECORD_KEYS,
-        st.just(legacy_step_key(record_key, "note")),  # the earlier form: a key like any other now
+        st.just(f"{record_key}.note"),  # <record key>.<step id>: a key like any other
         st.sampled_from([derived, derived.upper(), "TgS-" + derived[4:], derived[:20]]),  # the reserved form
         st.builds(lambda a, b: a + b, st.sampled_from(["tgs-", "TGS-", "tgs", "xtgs-"]), _RECORD_KEYS)))
     return caller, record_key

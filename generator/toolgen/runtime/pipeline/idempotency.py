@@ -17,9 +17,7 @@ single record tool refuses a key starting with ``tgs-``, any case), so no key a 
 reaches the API, or the receipt store, as a step's key. Every write step holds a receipt under its
 step key, also when its operation takes no idempotency key (a receipt-only key, never sent): a
 resumed record replays a completed step and never re-sends one whose outcome is unknown to an API
-that does not deduplicate the key (docs/composites.md, "Step receipts"). A step receipt stored under the earlier
-form ``<record key>.<step id>`` is still honoured (`legacy_receipt`): replayed when completed,
-never re-sent otherwise.
+that does not deduplicate the key (docs/composites.md, "Step receipts").
 
 Errors (`Halt`): at step ``validate``: ``invalid_arguments`` (a blank key, a key in the reserved
 form); at step
@@ -43,7 +41,7 @@ from ..toolspec import ToolSpec
 from .outcome import unknown_error, unreadable_warnings, withhold_excerpt
 from .state import Budget, Call, Halt, Hold, Validated
 
-__all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "legacy_receipt", "legacy_step_key", "receipt_decision",
+__all__ = ["LEASE_MARGIN_MS", "STEP_KEY_PREFIX", "begin", "receipt_decision",
            "reserved", "reshaped", "step_key", "step_key_length"]
 
 #: Added to a call's deadline to form the lease its pending receipt stores (milliseconds): the
@@ -82,11 +80,6 @@ def step_key(record_tool: str, record_key: str, step_id: str, length: int = len(
     digest = hashlib.sha256(json.dumps([record_tool, record_key, step_id], ensure_ascii=False)
                             .encode("utf-8", "surrogatepass")).hexdigest()
     return STEP_KEY_PREFIX + digest[:max(_MIN_DIGEST, length - len(STEP_KEY_PREFIX))]
-
-
-def legacy_step_key(record_key: str, step_id: str) -> str:
-    """The step key of earlier versions, ``<record key>.<step id>``: looked up, never sent."""
-    return f"{record_key}.{step_id}"
 
 
 def reshaped(spec: ToolSpec, stored: Any) -> Any:
@@ -174,40 +167,6 @@ def begin(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, *, s
         call.emit("idempotency", "resend", receipt_state=existing.state)
     hold.open = True
     return hold
-
-
-def legacy_receipt(call: Call, spec: ToolSpec, validated: Validated, key: str, budget: Budget) -> CallResult | None:
-    """A step receipt stored under the earlier key form `key` (`legacy_step_key`) by an earlier
-    version: None when there is none (the step goes on under its `step_key`); its replay when it
-    completed with this request. Raises `Halt` at step ``idempotency``: ``idempotency_conflict``
-    (another request), ``idempotency_in_progress`` (inside its owner's lease),
-    ``receipt_store_unavailable``, and ``result_unknown`` for one that may have written: it is never
-    re-sent, as the API would now get another key and could not deduplicate it."""
-    host, scope = call.host, f"{call.host.api}/{call.tool}"
-    try:
-        existing = host.receipts.get(scope, key)
-    except Exception as exc:  # noqa: BLE001 - any store outage: nothing sent yet
-        raise Halt("idempotency", make_error(
-            "receipt_store_unavailable", f"{call.tool}: the receipt store could not be read "
-            f"({type(exc).__name__}); the request was not sent.",
-            details={"store": type(host.receipts).__name__})) from None
-    if existing is None:
-        return None
-    hold = Hold(call, scope, key, "new", False, spec.key_forwarded)
-    decision = receipt_decision(existing, validated.fp, False, budget.row_deadline_ms + LEASE_MARGIN_MS,
-                                call.host.clock.time())
-    if decision == "replay":
-        return _replay(call, spec, hold, existing)
-    if decision == "unknown":
-        if existing.state == "pending":
-            call.store("mark_unknown", scope, key)
-        raise Halt("idempotency", unknown_error(
-            spec, f"An earlier call of {call.tool} sent this step with the key {key!r} (the step-key form of an "
-                  "earlier version) and was interrupted; whether it took effect is unknown, and it is not "
-                  "re-sent under the new key form.",
-            honoured=False, details={"key_arg": spec.key_arg, "receipt_state": existing.state}))
-    _existing(call, spec, validated, hold, existing, budget)  # a conflict, or in flight: raises
-    return None
 
 
 def _existing(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, existing: Receipt, budget: Budget) -> str:

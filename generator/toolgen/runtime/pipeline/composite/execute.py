@@ -67,18 +67,16 @@ def selected(spec: ToolSpec, steps: list[Step], inputs: Mapping[str, Any]) -> li
 
 
 def execute(call: Call, spec: ToolSpec, steps: list[Step], inputs: Mapping[str, Any], deadline: float,
-            keys: Mapping[str, str], done: Mapping[str, StepRun] | None = None,
-            legacy: Mapping[str, str] | None = None) -> Generator[Effect, Any, list[StepRun]]:
+            keys: Mapping[str, str], done: Mapping[str, StepRun] | None = None
+            ) -> Generator[Effect, Any, list[StepRun]]:
     """Run `steps` by the plan's pattern (see the module docstring); `keys`: each write step's
-    idempotency key; `done`: the steps already run (kept as they are); `legacy`: each write step's
-    key in the earlier form (a receipt under it still counts). Returns every step's `StepRun`, in
-    plan order."""
-    legacy = legacy or {}
+    idempotency key; `done`: the steps already run (kept as they are). Returns every step's
+    `StepRun`, in plan order."""
     pattern = pattern_of(spec)
     branch = pattern == "branch"
     if pattern == "aggregate":
-        runs: list[StepRun] = yield Gather([run_step(call, s, inputs, {}, deadline, keys.get(s.id),
-                                                                legacy_key=legacy.get(s.id)) for s in steps])
+        runs: list[StepRun] = yield Gather([run_step(call, s, inputs, {}, deadline, keys.get(s.id))
+                                            for s in steps])
         return runs
     runs = []
     answers: dict[str, Any] = {}
@@ -89,8 +87,7 @@ def execute(call: Call, spec: ToolSpec, steps: list[Step], inputs: Mapping[str, 
             continue
         run = (done or {}).get(step.id)
         if run is None:
-            run = yield from run_step(call, step, inputs, answers, deadline, keys.get(step.id), branch=branch,
-                                     legacy_key=legacy.get(step.id))
+            run = yield from run_step(call, step, inputs, answers, deadline, keys.get(step.id), branch=branch)
         runs.append(run)
         if run.state == "done":
             answers[step.id] = run.body

@@ -37,7 +37,7 @@ from ...toolspec import ToolSpec
 from .. import permission
 from ..canonical import canonical_request
 from ..effects import Effect
-from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
+from ..idempotency import STEP_KEY_PREFIX, begin, step_key, step_key_length
 from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
 from ..redirect import follow
 from ..send import attempts, wire_request
@@ -224,11 +224,9 @@ def _failed(step: Step, call: Call, halt: Halt, *, branch: bool, key: str | None
 
 
 def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mapping[str, Any], deadline: float,
-             key: str | None, *, branch: bool = False, legacy_key: str | None = None
-             ) -> Generator[Effect, Any, StepRun]:
+             key: str | None, *, branch: bool = False) -> Generator[Effect, Any, StepRun]:
     """Run `step` (see the module docstring); `key` is a write step's idempotency key (None for a
-    read), `legacy_key` its key in the earlier form (`idempotency.legacy_receipt`). Yields the call
-    path's effects; returns the `StepRun`. Never raises."""
+    read). Yields the call path's effects; returns the `StepRun`. Never raises."""
     call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id)
     call.emit("find", "allow", mode=step.spec.row.mode, effect=step.spec.row.effect,
               composite=parent.tool)
@@ -236,11 +234,6 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
         validated = step_request(call, step, inputs, answers, key, branch=branch)
         budget = _budget(call, step, deadline)
         wire, http_request = wire_request(call, step.spec, validated)
-        legacy = legacy_receipt(call, step.spec, validated, legacy_key, budget) if key and legacy_key else None
-        if legacy is not None:  # completed under the earlier key form: replayed, never sent again
-            stored = legacy.result if isinstance(legacy.result, dict) else {}
-            return StepRun(step.id, "done", body=stored.get("body"), status=legacy.status, replayed=True,
-                           key=legacy_key, secret_values=call.secret_values, warning=_stored_warning(stored))
         hold = begin(call, step.spec, validated, budget, step_key=key if step.writes else None)
     except Halt as halt:
         return _failed(step, call, halt, branch=branch, key=key)

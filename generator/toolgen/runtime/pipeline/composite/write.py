@@ -50,7 +50,7 @@ from ...stored_previews import stored_arguments
 from ...toolspec import ToolSpec, display
 from .. import approval as approval_step
 from ..effects import Effect
-from ..idempotency import LEASE_MARGIN_MS, STEP_KEY_PREFIX, legacy_step_key, receipt_decision, reserved
+from ..idempotency import LEASE_MARGIN_MS, STEP_KEY_PREFIX, receipt_decision, reserved
 from ..outcome import withhold_warning
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
@@ -302,8 +302,7 @@ def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any],
                                                  "nothing was sent."))
         approval_step.spend(call, grant, hold)
         keys = {s.id: write_step_key(call.tool, key, s) for s in chosen if s.writes}
-        legacy = {s.id: legacy_step_key(key, s.id) for s in chosen if s.writes}
-        runs = yield from execute(call, spec, chosen, inputs, budget.deadline, keys, {r.id: r for r in reads}, legacy)
+        runs = yield from execute(call, spec, chosen, inputs, budget.deadline, keys, {r.id: r for r in reads})
         return _settle(call, spec, inputs, runs, hold)
     except Halt as halt:
         return call.fail(halt.step, halt.error, **halt.extra)
