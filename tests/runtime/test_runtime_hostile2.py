@@ -157,31 +157,9 @@ def test_large_previews_are_bounded_in_bytes_per_actor(store: ReceiptStore) -> N
     reg.close()
 
 
-def test_a_previews_table_of_the_earlier_layout_is_upgraded_and_counted(tmp_path: Path) -> None:
-    """A receipts file whose ``previews`` table predates the size column keeps its previews, and
-    they count towards the bound."""
-    import sqlite3
-
-    path = tmp_path / "receipts.sqlite3"
-    now = time.time()
-    with sqlite3.connect(str(path)) as conn:
-        conn.execute("CREATE TABLE previews (scope TEXT NOT NULL, actor TEXT NOT NULL, preview_id TEXT NOT NULL,"
-                     " intent TEXT NOT NULL, arguments TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL"
-                     " NOT NULL, keep_until REAL NOT NULL, PRIMARY KEY (scope, actor, preview_id)) WITHOUT ROWID")
-        conn.executemany("INSERT INTO previews VALUES (?, ?, ?, 'i', '{}', ?, ?, ?)",
-                         [("t/r", "a", f"sha256:{i}", now + i / 1000, now + 900, now + 1800) for i in range(3)])
-    receipts = SqliteReceiptStore(path)
-    previews = SqlitePreviewStore(receipts._conn, receipts._lock, max_per_actor=3)
-    assert previews.get("t/r", "a", "sha256:0") is not None
-    previews.put(StoredPreview("t/r", "a", "sha256:new", "i", {}, now + 1, now + 900))
-    assert previews.get("t/r", "a", "sha256:0") is None, "the old rows count towards the bound"
-    assert all(previews.get("t/r", "a", pid) is not None for pid in ("sha256:1", "sha256:2", "sha256:new"))
-    receipts.close()
-
-
 @pytest.mark.parametrize("drift", [+5000, -5000, None])
 def test_sqlite_totals_changed_behind_the_store_never_hang_a_preview(drift: int | None, tmp_path: Path) -> None:
-    """``preview_actor_totals`` changed behind the store (a process of an earlier version replacing rows
+    """``preview_actor_totals`` changed behind the store (a process replacing rows
     without the triggers seeing it, a hand edit): a preview still stores in bounded time, keeps the
     bound on the rows that exist, and the totals are counted again."""
     receipts = SqliteReceiptStore(tmp_path / "receipts.sqlite3")

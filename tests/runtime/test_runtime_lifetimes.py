@@ -305,7 +305,7 @@ def test_a_dead_owners_pending_receipt_turns_unknown(fault_server: FaultServer, 
 
 def test_a_stale_pending_receipt_without_a_lease_is_marked_unknown_by_the_next_call(fault_server: FaultServer,
                                                                                  tmp_path: Path) -> None:
-    """A receipt an earlier version wrote (no lease) by a process that died long ago: the next call
+    """A pending receipt stored without a lease by a process that died long ago: the next call
     with its key answers ``result_unknown`` and stores ``unknown``, so nothing stays pending."""
     policy, catalog = _package()
     for row in policy["tools"]:
@@ -347,24 +347,6 @@ def test_a_callers_own_client_gets_the_deadline_too(fault_server: FaultServer, t
     assert all(isinstance(t, httpx.HTTPTransport) and isinstance(t._pool._network_backend, DeadlineBackend)
                for t in transports if t is not None)
     proxied.close()
-
-
-def test_a_spend_an_earlier_version_stored_is_migrated_to_a_digest(tmp_path: Path) -> None:
-    """Earlier versions kept a spent approval as a completed receipt keyed by the raw id: opening
-    the file moves it to ``spends`` (still spent, on the same action) and leaves no raw id behind."""
-    path = tmp_path / "receipts.sqlite3"
-    SqliteReceiptStore(path).close()
-    scope, raw = approval_scope("tickets", FOLLOWUP), "RAW-approval-id-4f9a8b7c6d5e"
-    with sqlite3.connect(str(path)) as conn:
-        conn.execute("INSERT INTO receipts (scope, key, fingerprint, state, actor, result, status, created_at,"
-                     " updated_at, lease_ms) VALUES (?, ?, 'action:key:k1', 'completed', 'w', '{}', 0, 1, 1, 0)",
-                     (scope, raw))
-    store = SqliteReceiptStore(path)
-    assert store.spend(scope, spend_digest(scope, raw), "action:key:k2", "w", None) == "action:key:k1"
-    store.purge(0.0)
-    assert store.spend(scope, spend_digest(scope, raw), "action:key:k3", "w", None) == "action:key:k1"
-    store.close()
-    assert raw.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("receipts.sqlite3*"))
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

@@ -26,7 +26,14 @@ from .postgres import (
     PostgresPreviewStore,
     PostgresReceiptStore,
 )
-from .previews import MemoryPreviewStore, PreviewStore, RedisPreviewStore, SqlitePreviewStore, StoredPreview
+from .previews import (
+    LayoutError,
+    MemoryPreviewStore,
+    PreviewStore,
+    RedisPreviewStore,
+    SqlitePreviewStore,
+    StoredPreview,
+)
 from .redis import DEFAULT_PREFIX, RedisReceiptStore
 from .sqlite import DEFAULT_RECEIPTS_PATH, SqliteReceiptStore
 
@@ -129,7 +136,7 @@ def _take_options(spec: str, names: tuple[str, ...], scheme: str | None = None) 
     return own, f"{scheme or parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
 
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "MemoryPreviewStore", "MemoryReceiptStore", "PostgresPreviewStore",
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "LayoutError", "MemoryPreviewStore", "MemoryReceiptStore", "PostgresPreviewStore",
            "PostgresReceiptStore", "PreviewStore",
            "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore",
            "SqlitePreviewStore", "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme",

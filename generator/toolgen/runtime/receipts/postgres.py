@@ -81,7 +81,6 @@ def _schema_v1(p: str) -> tuple[str, ...]:
           arguments TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL,
           keep_until DOUBLE PRECISION NOT NULL, size BIGINT NOT NULL, PRIMARY KEY (scope, actor, preview_id))""",
         f"CREATE INDEX IF NOT EXISTS {p}previews_keep_until ON {p}previews (keep_until)",
-        f"DROP INDEX IF EXISTS {p}previews_by_actor",  # the per-(scope, actor) index of earlier versions
         f"CREATE INDEX IF NOT EXISTS {p}previews_of_actor ON {p}previews (actor, created_at, scope, preview_id)",
     )
 

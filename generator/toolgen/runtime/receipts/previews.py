@@ -179,9 +179,6 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS previews_keep_until ON previews (keep_until)",
     "CREATE INDEX IF NOT EXISTS previews_of_actor ON previews (actor, created_at, size)",
 )
-# the layout of earlier versions, bounded per (scope, actor): dropped when the store opens
-_EARLIER = ("DROP TRIGGER IF EXISTS previews_counted", "DROP TRIGGER IF EXISTS previews_uncounted",
-            "DROP TABLE IF EXISTS preview_totals", "DROP INDEX IF EXISTS previews_by_actor")
 # per actor (all scopes): how many previews and how many bytes of arguments, kept by triggers
 _TOTALS = (
     ("CREATE TABLE IF NOT EXISTS preview_actor_totals (actor TEXT NOT NULL PRIMARY KEY, count INTEGER NOT NULL,"
@@ -195,12 +192,51 @@ _TOTALS = (
 )
 
 
+#: the columns of each table of the SQLite receipt file, as this toolgen writes them
+_COLUMNS = {
+    "receipts": ("scope", "key", "fingerprint", "state", "actor", "result", "status", "created_at", "updated_at",
+                 "lease_ms"),
+    "spends": ("scope", "digest", "action", "actor", "created_at", "keep_until"),
+    "previews": ("scope", "actor", "preview_id", "intent", "arguments", "created_at", "expires_at", "keep_until",
+                 "size"),
+}
+
+
+class LayoutError(ValueError):
+    """A SQLite receipt file whose tables this toolgen does not write (an unreleased earlier layout,
+    or another program's file): refused, never read or converted. The message names the file and
+    the table."""
+
+
+def refuse_other_layout(conn: sqlite3.Connection, path: object = None) -> None:
+    """Raise `LayoutError` unless every table of `_COLUMNS` that the file holds has exactly its
+    columns, and the file holds no table or row of another layout (``preview_totals``; a spent
+    approval kept as a receipt of scope ``...#approval``, which would not count as spent)."""
+    file = str(path) if path is not None else (conn.execute("PRAGMA database_list").fetchone()[2] or ":memory:")
+    hint = "; it is not read or converted: delete it (or give another receipts path) to start afresh"
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    for table, expected in _COLUMNS.items():
+        if table not in tables:
+            continue
+        columns = tuple(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
+        if sorted(columns) != sorted(expected):
+            raise LayoutError(f"{file}: table {table} has the columns {', '.join(columns)}, not the "
+                              f"{', '.join(expected)} this toolgen writes{hint}")
+    if "preview_totals" in tables:
+        raise LayoutError(f"{file}: table preview_totals is of a layout this toolgen does not write{hint}")
+    if "receipts" in tables and conn.execute(
+            "SELECT 1 FROM receipts WHERE scope LIKE '%#approval' LIMIT 1").fetchone() is not None:
+        raise LayoutError(f"{file}: table receipts holds spent approvals (scope ...#approval) of a layout this "
+                          f"toolgen does not write, which it would not count as spent{hint}")
+
+
 class SqlitePreviewStore:
     """Previews in the receipt store's SQLite file (table ``previews``), on its connection and lock.
     Indexed by deletion time (a write purges only what has expired) and by ``(actor, created_at)``
     (evicting beyond `max_per_actor` previews or `max_bytes_per_actor` bytes of arguments per actor,
     all scopes, column ``size``; table ``preview_actor_totals`` keeps each actor's count and bytes by
-    trigger; the per-``(scope, actor)`` totals of earlier versions are dropped on opening). `conn`
+    trigger, recounted on opening). A ``previews`` table of another layout is refused
+    (`refuse_other_layout`). `conn`
     is in autocommit mode (``isolation_level=None``, as `SqliteReceiptStore` opens it): a write is one ``BEGIN IMMEDIATE``
     transaction."""
 
@@ -214,12 +250,10 @@ class SqlitePreviewStore:
         self.max_bytes_per_actor = max(1, int(max_bytes_per_actor))
         with self._lock:
             self._conn.execute(_SCHEMA)
-            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(previews)")}
-            if "size" not in columns:  # a table of an earlier version
-                self._conn.execute("ALTER TABLE previews ADD COLUMN size INTEGER NOT NULL DEFAULT 0")
-            for statement in (*_EARLIER, *_TOTALS):
+            refuse_other_layout(self._conn)
+            for statement in _TOTALS:
                 self._conn.execute(statement)
-            self._conn.execute("BEGIN IMMEDIATE")  # recount: the table may come from an earlier version
+            self._conn.execute("BEGIN IMMEDIATE")  # recount: the totals follow the table, whatever wrote it
             self._conn.execute("DELETE FROM preview_actor_totals")
             self._conn.execute("INSERT INTO preview_actor_totals (actor, count, bytes) SELECT actor,"
                                " COUNT(*), SUM(size) FROM previews GROUP BY actor")
@@ -338,8 +372,7 @@ class RedisPreviewStore:
         return f"{self.prefix}p:{len(scope)}:{scope}:{len(actor)}:{actor}:{preview_id}"
 
     def index_key(self, actor: str, kind: str = "pa") -> str:
-        """The actor's index (``pa``) or sizes (``pb``). (Earlier versions kept ``pi:``/``ps:`` keys per
-        ``(scope, actor)``; nothing reads them now and Redis expires them.)"""
+        """The actor's index (``pa``) or sizes (``pb``)."""
         return f"{self.prefix}{kind}:{len(actor)}:{actor}"
 
     def put(self, preview: StoredPreview) -> None:

@@ -2,7 +2,9 @@
 
 WAL journal, survives restarts, safe across threads and processes sharing one file. The default
 store of `toolgen call` and `toolgen serve` (`DEFAULT_RECEIPTS_PATH`). Stored previews
-(`previews()`, previews.py) are the table ``previews`` of the same file.
+(`previews()`, previews.py) are the table ``previews`` of the same file. A file whose tables have
+another layout than the one below is refused when the store opens (`LayoutError`, naming the file
+and the table: delete the file, or name another, to start afresh); it is never read or converted.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import SYSTEM, Clock
-from .base import Receipt, spend_digest, spend_expiry
-from .previews import SqlitePreviewStore
+from .base import Receipt, spend_expiry
+from .previews import LayoutError, SqlitePreviewStore, refuse_other_layout
 
 #: Where `toolgen call` / `toolgen serve` keep receipts unless told otherwise (relative to cwd).
 DEFAULT_RECEIPTS_PATH = Path(".toolgen") / "receipts.sqlite3"
@@ -72,40 +74,17 @@ class SqliteReceiptStore:
             _create_private(self.path)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=5.0)
+        try:  # before anything is written to the file: a file of another layout stays as it was
+            self._conn.execute("PRAGMA busy_timeout=5000")
+            refuse_other_layout(self._conn, self.path)
+        except (LayoutError, sqlite3.Error):
+            self._conn.close()
+            raise
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=5000")
         self._conn.execute(_SCHEMA)
         self._previews: SqlitePreviewStore | None = None
-        columns = {row[1] for row in self._conn.execute("PRAGMA table_info(receipts)")}
-        if "lease_ms" not in columns:  # a file written by an earlier version
-            self._conn.execute("ALTER TABLE receipts ADD COLUMN lease_ms INTEGER NOT NULL DEFAULT 0")
         self._conn.execute(_SPENDS)
-        self._migrate_spends()
-
-    def _migrate_spends(self) -> None:
-        """Earlier versions kept a spent approval as a completed receipt of scope ``...#approval``
-        keyed by the raw approval id: move each into ``spends`` (kept forever), keyed by its digest,
-        and overwrite the freed pages and the journal, so the file no longer holds a raw id."""
-        with self._lock:
-            if self._conn.execute("SELECT 1 FROM receipts WHERE scope LIKE '%#approval' LIMIT 1").fetchone() is None:
-                return
-            self._conn.execute("PRAGMA secure_delete=ON")
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                rows = self._conn.execute("SELECT scope, key, fingerprint, actor, created_at FROM receipts"
-                                          " WHERE scope LIKE '%#approval'").fetchall()
-                for scope, key, fingerprint, actor, created in rows:
-                    self._conn.execute("INSERT OR IGNORE INTO spends (scope, digest, action, actor, created_at,"
-                                       " keep_until) VALUES (?, ?, ?, ?, ?, NULL)",
-                                       (scope, spend_digest(scope, key), fingerprint, actor, created))
-                self._conn.execute("DELETE FROM receipts WHERE scope LIKE '%#approval'")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._conn.execute("PRAGMA secure_delete=OFF")
 
     def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Receipt | None:
         now = self.clock.time()
