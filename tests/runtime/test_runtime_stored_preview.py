@@ -15,7 +15,8 @@ fingerprint equals the ``preview_id`` (the request the approval covers). Attacke
 - the store down (Redis stopped) at preview time or at record time: a structured
   ``receipt_store_unavailable``, nothing sent, no receipt left pending;
 - expiry on every backend (memory, SQLite, Redis), then previewing again revives the same id;
-- a policy.json without the ``record`` key (an earlier build) keeps full-argument records.
+- a record row without the ``record`` member is refused at load; one with ``arguments: full`` takes every
+  argument again.
 """
 
 from __future__ import annotations
