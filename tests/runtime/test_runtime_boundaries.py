@@ -229,8 +229,8 @@ def test_11_invalid_cursor(registry: Registry, server: TicketsServer) -> None:
     forged = [
         "T-104",  # the API's own cursor, not the runtime's
         body + "." + mac[:-2] + ("AA" if not mac.endswith("AA") else "BB"),  # tampered signature
-        CursorCodec(b"z" * 32).encode("tickets/list_tickets", {"c": "T-150", "n": 5}),  # another key
-        CursorCodec(b"k" * 32).encode("tickets/get_ticket", {"c": "T-150", "n": 5}),  # another tool
+        CursorCodec(b"z" * 32).encode("tickets/list_tickets", {"c": "T-150", "n": 5, "h": []}),  # another key
+        CursorCodec(b"k" * 32).encode("tickets/get_ticket", {"c": "T-150", "n": 5, "h": []}),  # another tool
         "",
     ]
     before = len(server.state.requests)
@@ -238,6 +238,12 @@ def test_11_invalid_cursor(registry: Registry, server: TicketsServer) -> None:
         res = registry.call("list_tickets", {"page_size": 5, "cursor": token}, actor=READER)
         assert res.error is not None and res.error.code == "invalid_cursor", token
         assert res.error.retryable is False and res.error.details["pointer"] == "/cursor"
+    # signed by this runtime's key for this tool, but without the page history every cursor it issues
+    # keeps (the form of no release): refused, never read with an empty history
+    bare = CursorCodec(b"k" * 32).encode("tickets/list_tickets", {"c": "T-150", "n": 5})
+    res = registry.call("list_tickets", {"page_size": 5, "cursor": bare}, actor=READER)
+    assert res.error is not None and res.error.code == "invalid_cursor" and "first page" in res.error.message
+    assert res.error.details["pointer"] == "/cursor"
     assert len(server.state.requests) == before and sum(server.side_effects.values()) == 0
 
 

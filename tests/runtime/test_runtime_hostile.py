@@ -248,7 +248,7 @@ def test_link_next_elsewhere_ends_the_walk_and_a_forged_cursor_for_it_is_refused
     assert [i["number"] for i in page.result["items"]] == [1]
     assert page.result["next_cursor"] is None, f"a cursor was issued for {target}"
 
-    forged = reg.cursors.encode(f"{reg.api}/{ISSUES}", {"c": target, "n": 2})
+    forged = reg.cursors.encode(f"{reg.api}/{ISSUES}", {"c": target, "n": 2, "h": []})
     res = reg.call(ISSUES, dict(ISSUE_ARGS, cursor=forged), actor=ISSUES_READER)
     assert not res.ok and res.error is not None, res.to_json()
     assert res.error.code == "invalid_cursor", res.to_json()
@@ -277,7 +277,7 @@ def test_forged_link_cursor_for_a_look_alike_origin_is_refused_before_sending(ur
 
     with httpx.Client(transport=httpx.MockTransport(transport)) as client:
         reg = issues_registry("https://api.github.com", http_client=client)
-        forged = reg.cursors.encode(f"{reg.api}/{ISSUES}", {"c": url, "n": 2})
+        forged = reg.cursors.encode(f"{reg.api}/{ISSUES}", {"c": url, "n": 2, "h": []})
         res = reg.call(ISSUES, dict(ISSUE_ARGS, cursor=forged), actor=ISSUES_READER)
     if accepted:
         assert res.ok, res.to_json()

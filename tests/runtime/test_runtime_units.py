@@ -251,7 +251,7 @@ def test_offset_and_next_field_and_link_styles(recorder: RecordingServer) -> Non
     # a cursor holding another origin (issued by a runtime with the same key) is refused too
     for target in ("https://evil.test/items?page=2", recorder.base_url + ".evil.test/items",
                    recorder.base_url.replace("http://", "http://user@") + "/items"):
-        forged = reg.cursors.encode(f"{reg.api}/by_link", {"c": target, "n": 2})
+        forged = reg.cursors.encode(f"{reg.api}/by_link", {"c": target, "n": 2, "h": []})
         follow = reg.call("by_link", {"cursor": forged}, actor=ANY)
         assert follow.error is not None and follow.error.code == "invalid_cursor", target
 

@@ -63,8 +63,8 @@ def page_digest(items: list[Any]) -> str:
 
 
 def pages_seen(cursor: dict[str, Any] | None) -> list[str]:
-    """The page digests a decoded cursor remembers (none for a first page, or a cursor of an
-    earlier version)."""
+    """The page digests a decoded cursor remembers (none for a first page). A cursor without its
+    list ``h`` is refused when it is decoded (`toolgen.runtime.pipeline.canonical`)."""
     seen = cursor.get("h") if cursor else None
     return [str(d) for d in seen][-HISTORY:] if isinstance(seen, list) else []
 

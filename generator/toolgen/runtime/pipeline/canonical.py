@@ -63,7 +63,11 @@ def _cursor(call: Call, spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, An
         if not isinstance(token, str):
             raise make_error("invalid_cursor", "The cursor must be a string issued by this tool.",
                              details={"pointer": "/" + cursor_arg})
-        return call.host.cursors.decode(f"{call.host.api}/{call.tool}", token)
+        cursor = call.host.cursors.decode(f"{call.host.api}/{call.tool}", token)
+        if not isinstance(cursor.get("h"), list):  # every cursor this runtime issues keeps its page history
+            raise make_error("invalid_cursor", "The cursor is not of the form this runtime issues (it keeps no "
+                             "page history); start again from the first page (omit cursor).")
+        return cursor
     except ToolError as exc:
         exc.details["pointer"] = "/" + cursor_arg
         raise Halt("validate", exc) from None
