@@ -52,7 +52,7 @@ def cursor_key_for(receipts_path: Path) -> bytes:
     whole under a temporary name and then linked into place (`os.link` fails when the name exists),
     so no process ever reads it half written, and of processes creating it at once all read the
     one that won. Raises `ValueError` naming the file when it holds fewer than 32 bytes (left
-    empty by a full disk or by an earlier version killed while writing it) or when others may read
+    empty by a full disk or by a process killed while writing it) or when others may read
     or write it (group or other permission bits: a file checked out of a repository, whose key anyone
     could know and so forge cursors and approval-round states with): delete it to start afresh
     (cursors and approval rounds in flight are then refused once), and `OSError`."""
