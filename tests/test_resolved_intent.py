@@ -29,10 +29,13 @@ def _map(tools: dict[str, Any], defaults: dict[str, Any] | None = None) -> Loade
     return LoadedIntentMap(model, Path("m.yaml"), "m.yaml", None)
 
 
-def _resolve(intent: dict[str, Any], defaults: dict[str, Any] | None = None, *,
-             group: IncludeSpec | None = None) -> ResolvedIntent:
+def _resolve(
+    intent: dict[str, Any], defaults: dict[str, Any] | None = None, *, group: IncludeSpec | None = None
+) -> ResolvedIntent:
     loaded = _map({"t": intent}, defaults)
-    return resolve_intent(loaded, "t", loaded.model.tools["t"], ("tools", "t"), explicit=group is None, group=group)
+    return resolve_intent(
+        loaded, "t", loaded.model.tools["t"], ("tools", "t"), explicit=group is None, group=group
+    )
 
 
 def _codes(resolved: ResolvedIntent) -> list[str]:
@@ -45,9 +48,13 @@ def test_a_resolved_intent_is_frozen() -> None:
         resolved.approval = "never"  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("effect, field", [("write", "approval_write"), ("destructive", "approval_destructive")])
+@pytest.mark.parametrize(
+    "effect, field", [("write", "approval_write"), ("destructive", "approval_destructive")]
+)
 @pytest.mark.parametrize("default", ["never", "required"])
-def test_a_write_without_approval_takes_the_default_of_its_effect(effect: str, field: str, default: str) -> None:
+def test_a_write_without_approval_takes_the_default_of_its_effect(
+    effect: str, field: str, default: str
+) -> None:
     other = "required" if default == "never" else "never"
     defaults = {"approval_write": other, "approval_destructive": other, field: default}
     explicit = _resolve({"operation": "op", "effect": effect}, defaults)
@@ -68,37 +75,77 @@ _WIRE = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=1
 
 
 @settings(max_examples=examples(100))
-@given(where=st.sampled_from(["header", "query", "body"]), wire=_WIRE, honoured=st.sampled_from([None, True, False]))
+@given(
+    where=st.sampled_from(["header", "query", "body"]),
+    wire=_WIRE,
+    honoured=st.sampled_from([None, True, False]),
+)
 def test_send_as_is_parsed_into_where_and_the_wire_name(where: str, wire: str, honoured: bool | None) -> None:
-    resolved = _resolve({"operation": "op", "effect": "write", "idempotency": {
-        "key": "k", "send_as": f"{where}:{wire}", "honoured_by_api": honoured}})
+    resolved = _resolve(
+        {
+            "operation": "op",
+            "effect": "write",
+            "idempotency": {"key": "k", "send_as": f"{where}:{wire}", "honoured_by_api": honoured},
+        }
+    )
     assert resolved.idempotency == Idempotency("k", where, wire, honoured)  # type: ignore[arg-type]
     assert resolved.key_sent
     assert resolved.body_key_member() == (wire if where == "body" else None)
 
 
 def test_a_key_kept_for_receipts_alone_is_not_sent_and_claims_nothing() -> None:
-    resolved = _resolve({"operation": "op", "effect": "write", "retry": {"max_attempts": 3}, "idempotency": {
-        "key": "k", "send_as": "none", "honoured_by_api": True}})
+    resolved = _resolve(
+        {
+            "operation": "op",
+            "effect": "write",
+            "retry": {"max_attempts": 3},
+            "idempotency": {"key": "k", "send_as": "none", "honoured_by_api": True},
+        }
+    )
     assert resolved.idempotency == Idempotency("k", "none", None) and not resolved.key_sent
     assert resolved.retry.max_attempts == 1  # a write whose key the API never sees is tried once
     assert resolved.preview_retry.max_attempts == 3
-    assert set(_codes(resolved)) == {"idempotency-honoured-unsent", "retry-unsafe-write", "approval-defaulted"}
+    assert set(_codes(resolved)) == {
+        "idempotency-honoured-unsent",
+        "retry-unsafe-write",
+        "approval-defaulted",
+    }
 
 
 def test_the_map_defaults_are_applied() -> None:
-    defaults = {"timeout_ms": 1234, "output_max_bytes": 999, "output_schema_mode": "strict", "output_depth": 5,
-                "max_body_bytes": 77, "preview_ttl_s": 60, "retry": {"max_attempts": 4, "backoff_ms": 10}}
-    resolved = _resolve({"operation": "op", "effect": "write", "approval": "required",
-                         "output": {"fields": ["id"]}}, defaults)
+    defaults = {
+        "timeout_ms": 1234,
+        "output_max_bytes": 999,
+        "output_schema_mode": "strict",
+        "output_depth": 5,
+        "max_body_bytes": 77,
+        "preview_ttl_s": 60,
+        "retry": {"max_attempts": 4, "backoff_ms": 10},
+    }
+    resolved = _resolve(
+        {"operation": "op", "effect": "write", "approval": "required", "output": {"fields": ["id"]}}, defaults
+    )
     assert (resolved.timeout_ms, resolved.max_body_bytes, resolved.preview_ttl_s) == (1234, 77, 60)
     assert resolved.output.max_bytes == 999 and resolved.output.schema_mode == "strict"
     assert (resolved.output.depth, resolved.output.depth_below_fields) == (5, 1)
     assert resolved.preview_retry.max_attempts == 4 and resolved.preview_retry.deadline_ms == 10_000
     assert resolved.record_arguments == "preview" and resolved.has_preview
-    own = _resolve({"operation": "op", "effect": "read", "timeout_ms": 10, "max_body_bytes": 5,
-                    "output": {"max_bytes": 300, "depth": 2, "schema_mode": "off"}}, defaults)
-    assert (own.timeout_ms, own.max_body_bytes, own.output.max_bytes, own.output.schema_mode) == (10, 5, 300, "off")
+    own = _resolve(
+        {
+            "operation": "op",
+            "effect": "read",
+            "timeout_ms": 10,
+            "max_body_bytes": 5,
+            "output": {"max_bytes": 300, "depth": 2, "schema_mode": "off"},
+        },
+        defaults,
+    )
+    assert (own.timeout_ms, own.max_body_bytes, own.output.max_bytes, own.output.schema_mode) == (
+        10,
+        5,
+        300,
+        "off",
+    )
     assert (own.output.depth, own.output.depth_below_fields) == (2, 2)
 
 
@@ -106,8 +153,15 @@ def test_a_gated_write_keeps_its_preview() -> None:
     resolved = _resolve({"operation": "op", "effect": "write", "approval": "required", "preview": False})
     assert resolved.has_preview and _codes(resolved) == ["preview-required"]
     assert resolved.findings[0].severity == "error"
-    ungated = _resolve({"operation": "op", "effect": "write", "approval": "never", "preview": False,
-                        "record": {"preview_ttl_s": 60}})
+    ungated = _resolve(
+        {
+            "operation": "op",
+            "effect": "write",
+            "approval": "never",
+            "preview": False,
+            "record": {"preview_ttl_s": 60},
+        }
+    )
     assert not ungated.has_preview and ungated.record_arguments == "full" and ungated.preview_ttl_s is None
     assert _codes(ungated) == ["preview-ttl-unused"]
 
@@ -129,8 +183,15 @@ def test_a_default_and_the_key_wire_rule_are_read_in_resolve_alone() -> None:
     owners: dict[str, list[str]] = {}
     for path in sorted(LOWER.glob("*.py")):
         names = _names_in(path)
-        for name in ("approval_write", "approval_destructive", "send_as", "output_max_bytes", "timeout_ms",
-                     "preview_ttl_s", "honoured_by_api"):
+        for name in (
+            "approval_write",
+            "approval_destructive",
+            "send_as",
+            "output_max_bytes",
+            "timeout_ms",
+            "preview_ttl_s",
+            "honoured_by_api",
+        ):
             if name in names:
                 owners.setdefault(name, []).append(path.name)
     # composites.py reads its own `CompositeIntent` (its key, never sent); infer.py drafts `send_as`
@@ -149,8 +210,19 @@ def test_the_lowering_modules_take_the_resolved_intent() -> None:
     assert naming <= {"resolve.py", "tools.py", "infer.py", "intents.py", "reuse.py", "composites.py"}, naming
 
 
-_MODE_MEMBERS = {"tool", "mode", "effect", "approval", "idempotency", "retry", "pagination", "output", "pair",
-                 "record", "dialect_rewrites"}
+_MODE_MEMBERS = {
+    "tool",
+    "mode",
+    "effect",
+    "approval",
+    "idempotency",
+    "retry",
+    "pagination",
+    "output",
+    "pair",
+    "record",
+    "dialect_rewrites",
+}
 
 
 @pytest.mark.parametrize("api", ["tickets", "github", "stripe"])
@@ -167,8 +239,12 @@ def test_preview_and_record_rows_differ_only_in_their_mode_members(api: str) -> 
 
 
 def test_an_included_write_gets_the_default_approval_of_the_map(tmp_path: Path) -> None:
-    built = build(tmp_path, TICKETS, "defaults: {approval_write: never, approval_destructive: required}\n"
-                  "include: [{match: addFollowup}, {match: deleteTicket}]\n"
-                  "tools:\n  get_ticket: {operation: getTicket, effect: read}\n")
+    built = build(
+        tmp_path,
+        TICKETS,
+        "defaults: {approval_write: never, approval_destructive: required}\n"
+        "include: [{match: addFollowup}, {match: deleteTicket}]\n"
+        "tools:\n  get_ticket: {operation: getTicket, effect: read}\n",
+    )
     assert built.row("record_add_followup")["approval"] == "never"
     assert built.row("record_delete_ticket")["approval"] == "required"

@@ -21,10 +21,24 @@ REPO = Path(__file__).resolve().parents[2]
 #: what each step function `run` and `_held` call is a step of (None: not a step of its own: the
 #: composite path, the audit record of a permission already checked)
 STEP_OF: dict[str, str | None] = {
-    "find": "find", "admit": "permission", "validate_arguments": "validate", "canonical_request": "validate",
-    "audit": None, "check": "approval", "bound": "timeout", "is_preview": "preview", "preview": "preview",
-    "wire_request": "credentials", "begin": "idempotency", "spend": "send", "attempts": "send",
-    "follow": "redirect", "judge": "outcome", "shape": "output", "is_composite": None, "run_composite": None,
+    "find": "find",
+    "admit": "permission",
+    "validate_arguments": "validate",
+    "canonical_request": "validate",
+    "audit": None,
+    "check": "approval",
+    "bound": "timeout",
+    "is_preview": "preview",
+    "preview": "preview",
+    "wire_request": "credentials",
+    "begin": "idempotency",
+    "spend": "send",
+    "attempts": "send",
+    "follow": "redirect",
+    "judge": "outcome",
+    "shape": "output",
+    "is_composite": None,
+    "run_composite": None,
 }
 
 
@@ -45,13 +59,19 @@ def code_order() -> list[str]:
     functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     order: list[str] = []
     for name in ("run", "_held"):
-        calls = sorted((n for n in ast.walk(functions[name]) if isinstance(n, ast.Call)),
-                       key=lambda n: (n.lineno, n.col_offset))
+        calls = sorted(
+            (n for n in ast.walk(functions[name]) if isinstance(n, ast.Call)),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
         for call in calls:
             func = call.func
             if isinstance(func, ast.Name) and func.id in imported:
                 callee = func.id
-            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in imported:
+            elif (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id in imported
+            ):
                 callee = func.attr
             else:
                 continue
@@ -71,7 +91,7 @@ def stated_orders(text: str) -> list[list[str]]:
     paragraphs = [" ".join(p.replace("`", "").split()) for p in re.split(r"\n\s*\n", text)]
     for flat, match in ((p, m) for p in paragraphs for m in re.finditer(r"\bfind (?:tool )?→", p)):
         depth, items, current = 0, [], ""
-        for ch in flat[match.start():]:
+        for ch in flat[match.start() :]:
             if ch in "([":
                 depth += 1
             elif ch in ")]":
@@ -115,10 +135,13 @@ def test_the_code_has_the_order_the_texts_state() -> None:
     assert numbered_steps(texts["docs/runtime.md"]) == order
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("in order: find → a (x. y) → b [c → d] → c, then", ["find", "a", "b", "c"]),
-    ("find → a → b → a.", ["find", "a", "b"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("in order: find → a (x. y) → b [c → d] → c, then", ["find", "a", "b", "c"]),
+        ("find → a → b → a.", ["find", "a", "b"]),
+    ],
+)
 def test_the_reader_of_stated_orders(text: str, expected: list[str]) -> None:
     assert stated_orders(text) == [expected]
 
@@ -126,15 +149,20 @@ def test_the_reader_of_stated_orders(text: str, expected: list[str]) -> None:
 def test_a_moved_step_is_caught() -> None:
     """The comparison fails for the order the README stated before (validate before permission)."""
     old = stated_orders("find → validate → permission → approval → timeout → idempotency")[0]
-    assert old != code_order()[:len(old)]
-    assert stated_orders("find tool → validate input → permission") == [["find tool", "validate input", "permission"]]
+    assert old != code_order()[: len(old)]
+    assert stated_orders("find tool → validate input → permission") == [
+        ["find tool", "validate input", "permission"]
+    ]
 
 
 def test_permission_is_checked_before_the_arguments_are_read(registry: Registry) -> None:
     """The order on a real call: an actor without the scope, with arguments that are invalid too,
     is refused for the permission (step 2), never for the arguments (step 3)."""
-    result = registry.call("get_ticket", {"ticket_id": 12345, "unknown": True}, actor=Actor("nobody", frozenset()))
+    result = registry.call(
+        "get_ticket", {"ticket_id": 12345, "unknown": True}, actor=Actor("nobody", frozenset())
+    )
     assert result.error is not None and result.error.code == "permission_denied"
-    allowed = registry.call("get_ticket", {"ticket_id": 12345, "unknown": True},
-                            actor=Actor("reader", frozenset({"ticket:read"})))
+    allowed = registry.call(
+        "get_ticket", {"ticket_id": 12345, "unknown": True}, actor=Actor("reader", frozenset({"ticket:read"}))
+    )
     assert allowed.error is not None and allowed.error.code == "invalid_arguments"

@@ -14,12 +14,16 @@ from toolgen.runtime.receipts import LayoutError, SqlitePreviewStore, SqliteRece
 
 #: a table of each kind as a file of another layout holds it
 _OTHER = {
-    "receipts": ("CREATE TABLE receipts (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,"
-                 " state TEXT NOT NULL, actor TEXT NOT NULL, result TEXT, status INTEGER, created_at REAL NOT NULL,"
-                 " updated_at REAL NOT NULL, PRIMARY KEY (scope, key))"),
-    "previews": ("CREATE TABLE previews (scope TEXT NOT NULL, actor TEXT NOT NULL, preview_id TEXT NOT NULL,"
-                 " intent TEXT NOT NULL, arguments TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL,"
-                 " keep_until REAL NOT NULL, PRIMARY KEY (scope, actor, preview_id))"),
+    "receipts": (
+        "CREATE TABLE receipts (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+        " state TEXT NOT NULL, actor TEXT NOT NULL, result TEXT, status INTEGER, created_at REAL NOT NULL,"
+        " updated_at REAL NOT NULL, PRIMARY KEY (scope, key))"
+    ),
+    "previews": (
+        "CREATE TABLE previews (scope TEXT NOT NULL, actor TEXT NOT NULL, preview_id TEXT NOT NULL,"
+        " intent TEXT NOT NULL, arguments TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL,"
+        " keep_until REAL NOT NULL, PRIMARY KEY (scope, actor, preview_id))"
+    ),
     "preview_totals": "CREATE TABLE preview_totals (scope TEXT, actor TEXT, count INTEGER)",
     "spends": "CREATE TABLE spends (scope TEXT, digest TEXT, action TEXT)",
 }
@@ -48,9 +52,11 @@ def test_a_spent_approval_kept_as_a_receipt_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "receipts.sqlite3"
     SqliteReceiptStore(path).close()
     with sqlite3.connect(str(path)) as conn:
-        conn.execute("INSERT INTO receipts (scope, key, fingerprint, state, actor, result, status, created_at,"
-                     " updated_at, lease_ms) VALUES ('tickets/record_x#approval', 'raw-id', 'action:k1', 'completed',"
-                     " 'w', '{}', 0, 1, 1, 0)")
+        conn.execute(
+            "INSERT INTO receipts (scope, key, fingerprint, state, actor, result, status, created_at,"
+            " updated_at, lease_ms) VALUES ('tickets/record_x#approval', 'raw-id', 'action:k1', 'completed',"
+            " 'w', '{}', 0, 1, 1, 0)"
+        )
     conn.close()
     with pytest.raises(LayoutError, match=r"spent approvals .* would not count as spent"):
         SqliteReceiptStore(path)

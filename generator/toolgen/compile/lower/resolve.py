@@ -119,8 +119,15 @@ class ResolvedIntent:
         return idem.wire_name if idem is not None and idem.send_in == "body" else None
 
 
-def resolve_intent(intents: LoadedIntentMap, key: str, intent: ToolIntent, where: tuple[str | int, ...], *,
-                   explicit: bool, group: IncludeSpec | None = None) -> ResolvedIntent:
+def resolve_intent(
+    intents: LoadedIntentMap,
+    key: str,
+    intent: ToolIntent,
+    where: tuple[str | int, ...],
+    *,
+    explicit: bool,
+    group: IncludeSpec | None = None,
+) -> ResolvedIntent:
     """`intent` (at `where` in the map `intents`) with `intents.model.defaults` applied: see the module
     docstring. Pure; raises nothing."""
     defaults = intents.model.defaults
@@ -129,8 +136,13 @@ def resolve_intent(intents: LoadedIntentMap, key: str, intent: ToolIntent, where
     def at(*keys: str | int) -> SourceLocation | None:
         return intents.locate(*where, *keys) if explicit else None
 
-    def note(code: str, severity: Literal["error", "warning", "info"], message: str,
-             location: SourceLocation | None, hint: str | None = None) -> None:
+    def note(
+        code: str,
+        severity: Literal["error", "warning", "info"],
+        message: str,
+        location: SourceLocation | None,
+        hint: str | None = None,
+    ) -> None:
         findings.append(Diagnostic(code, severity, message, location, hint))
 
     effect = intent.effect
@@ -139,43 +151,88 @@ def resolve_intent(intents: LoadedIntentMap, key: str, intent: ToolIntent, where
     if effect == "read":
         approval: Approval = "never"
         if intent.approval == "required":
-            note("approval-on-read", "warning", f"intent `{key}` is a read; approval applies to record tools only",
-                 at("approval"))
+            note(
+                "approval-on-read",
+                "warning",
+                f"intent `{key}` is a read; approval applies to record tools only",
+                at("approval"),
+            )
         retry = _retry(intent.retry, defaults.retry, timeout, safe=True)
         arguments: RecordArguments | None = None
         ttl: int | None = None
         has_preview = True
     else:
-        approval = intent.approval or (defaults.approval_destructive if effect == "destructive"
-                                       else defaults.approval_write)
+        approval = intent.approval or (
+            defaults.approval_destructive if effect == "destructive" else defaults.approval_write
+        )
         if intent.approval is None and explicit:
-            note("approval-defaulted", "info", f"intent `{key}` ({effect}) has no `approval`; using {approval!r}",
-                 intents.locate(*where), "state `approval: required` or `approval: never` explicitly")
-        if intent.idempotency is not None and idem is not None and idem.send_in == "none" \
-                and intent.idempotency.honoured_by_api:
-            note("idempotency-honoured-unsent", "error",
-                 f"intent `{key}` says the API honours its idempotency key, but the key is not sent to the API",
-                 intents.locate(*where, "idempotency", "honoured_by_api"),
-                 "set `send_as` to where the API reads the key (e.g. \"header:Idempotency-Key\"), "
-                 "or drop `honoured_by_api`")
+            note(
+                "approval-defaulted",
+                "info",
+                f"intent `{key}` ({effect}) has no `approval`; using {approval!r}",
+                intents.locate(*where),
+                "state `approval: required` or `approval: never` explicitly",
+            )
+        if (
+            intent.idempotency is not None
+            and idem is not None
+            and idem.send_in == "none"
+            and intent.idempotency.honoured_by_api
+        ):
+            note(
+                "idempotency-honoured-unsent",
+                "error",
+                f"intent `{key}` says the API honours its idempotency key, "
+                "but the key is not sent to the API",
+                intents.locate(*where, "idempotency", "honoured_by_api"),
+                'set `send_as` to where the API reads the key (e.g. "header:Idempotency-Key"), '
+                "or drop `honoured_by_api`",
+            )
         sent = idem is not None and idem.send_in != "none"
         retry = _retry(intent.retry, defaults.retry, timeout, safe=sent)
         if intent.retry and intent.retry.max_attempts and intent.retry.max_attempts > 1 and not sent:
-            note("retry-unsafe-write", "warning", f"intent `{key}` retries a {effect} whose idempotency key is not "
-                 "sent to the API; retries are disabled", intents.locate(*where, "retry"),
-                 "send the key to the API (idempotency.send_as) to allow retries")
+            note(
+                "retry-unsafe-write",
+                "warning",
+                f"intent `{key}` retries a {effect} whose idempotency key is not "
+                "sent to the API; retries are disabled",
+                intents.locate(*where, "retry"),
+                "send the key to the API (idempotency.send_as) to allow retries",
+            )
         arguments, ttl, has_preview = _record_shape(intent, approval, defaults, key, at, note)
     return ResolvedIntent(
-        key=key, where=where, explicit=explicit, group=group, operation=intent.operation, effect=effect,
-        permission=_stated_permission(intent, group), approval=approval, idempotency=idem,
+        key=key,
+        where=where,
+        explicit=explicit,
+        group=group,
+        operation=intent.operation,
+        effect=effect,
+        permission=_stated_permission(intent, group),
+        approval=approval,
+        idempotency=idem,
         pagination=intent.pagination,
         detect_paging=intent.pagination is None and group is not None and group.paginate and effect == "read",
-        output=_output(intent, defaults), description=intent.description, title=intent.title, timeout_ms=timeout,
-        retry=retry, preview_retry=_retry(None, defaults.retry, timeout, safe=True),
-        max_body_bytes=intent.max_body_bytes or defaults.max_body_bytes, fixed=intent.fixed,
-        hide=tuple(intent.hide), null=intent.null, args=intent.args, record_arguments=arguments,
-        preview_ttl_s=ttl, has_preview=has_preview, toolset=intent.toolset, loading=intent.loading,
-        keywords=tuple(intent.keywords), strict=intent.strict, findings=tuple(findings), source=intent)
+        output=_output(intent, defaults),
+        description=intent.description,
+        title=intent.title,
+        timeout_ms=timeout,
+        retry=retry,
+        preview_retry=_retry(None, defaults.retry, timeout, safe=True),
+        max_body_bytes=intent.max_body_bytes or defaults.max_body_bytes,
+        fixed=intent.fixed,
+        hide=tuple(intent.hide),
+        null=intent.null,
+        args=intent.args,
+        record_arguments=arguments,
+        preview_ttl_s=ttl,
+        has_preview=has_preview,
+        toolset=intent.toolset,
+        loading=intent.loading,
+        keywords=tuple(intent.keywords),
+        strict=intent.strict,
+        findings=tuple(findings),
+        source=intent,
+    )
 
 
 def _idempotency(intent: ToolIntent) -> Idempotency | None:
@@ -211,31 +268,53 @@ def _output(intent: ToolIntent, defaults: Defaults) -> OutputRule:
     )
 
 
-def _record_shape(intent: ToolIntent, approval: Approval, defaults: Defaults, key: str, at: Any, note: Any
-                  ) -> tuple[RecordArguments, int | None, bool]:
+def _record_shape(
+    intent: ToolIntent, approval: Approval, defaults: Defaults, key: str, at: Any, note: Any
+) -> tuple[RecordArguments, int | None, bool]:
     """(what the record tool takes, the stored preview's lifetime in seconds or ``None``, whether the
     write has a preview tool). Default: ``preview`` for an approval-gated write, else ``full``.
     `preview: false` is refused (a located error; the preview is kept) with ``approval: required``
     or ``record.arguments: preview``: a human approves a preview, and only a preview can be executed."""
     spec = intent.record
     arguments: RecordArguments = (
-        spec.arguments if spec is not None and spec.arguments is not None
-        else ("preview" if approval == "required" else "full"))
+        spec.arguments
+        if spec is not None and spec.arguments is not None
+        else ("preview" if approval == "required" else "full")
+    )
     has_preview = intent.preview is not False
     if not has_preview:
-        reason = ("its approval is bound to a preview_id" if approval == "required"
-                  else "`record.arguments: preview` executes the stored preview" if arguments == "preview" else None)
+        reason = (
+            "its approval is bound to a preview_id"
+            if approval == "required"
+            else "`record.arguments: preview` executes the stored preview"
+            if arguments == "preview"
+            else None
+        )
         if reason is not None:
-            note("preview-required", "error", f"intent `{key}` sets `preview: false`, but {reason}", at("preview"),
-                 "drop `preview: false`, or set `approval: never` and `record.arguments: full`")
+            note(
+                "preview-required",
+                "error",
+                f"intent `{key}` sets `preview: false`, but {reason}",
+                at("preview"),
+                "drop `preview: false`, or set `approval: never` and `record.arguments: full`",
+            )
             has_preview = True
     ttl = None
     if arguments == "preview":
-        ttl = spec.preview_ttl_s if spec is not None and spec.preview_ttl_s is not None else defaults.preview_ttl_s
+        ttl = (
+            spec.preview_ttl_s
+            if spec is not None and spec.preview_ttl_s is not None
+            else defaults.preview_ttl_s
+        )
     elif spec is not None and spec.preview_ttl_s is not None:
-        note("preview-ttl-unused", "warning", f"intent `{key}` sets `record.preview_ttl_s`, but its record tool "
-             "takes the full arguments and executes no stored preview", at("record", "preview_ttl_s"),
-             "drop `preview_ttl_s`, or set `record.arguments: preview`")
+        note(
+            "preview-ttl-unused",
+            "warning",
+            f"intent `{key}` sets `record.preview_ttl_s`, but its record tool "
+            "takes the full arguments and executes no stored preview",
+            at("record", "preview_ttl_s"),
+            "drop `preview_ttl_s`, or set `record.arguments: preview`",
+        )
     return arguments, ttl, has_preview
 
 
@@ -243,6 +322,7 @@ def _retry(spec: RetrySpec | None, default: RetrySpec, timeout_ms: int, *, safe:
     """The retry policy: each member from the intent's `retry`, else ``defaults.retry``, else 3
     attempts, 200 ms backoff, a deadline of three timeouts (at least 10 s) and `DEFAULT_RETRY_ON`;
     one attempt when a retry is not `safe` (a write whose key the API never sees)."""
+
     def pick(name: str, fallback: Any) -> Any:
         for source in (spec, default):
             if source is not None and getattr(source, name) is not None:

@@ -49,19 +49,20 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
                    group=group)
     # what every row of this intent says alike; each mode replaces its own members
     base = PolicyRow(
-        tool=key, mode="read", effect="read", operation_id=op.synthetic_id, method=op.method, path=op.url_path,
-        permission=_permission(ctx, resolved, lowered.op_scopes), approval="never", idempotency=None,
-        retry=resolved.retry, timeout_ms=resolved.timeout_ms, pagination=None, output=output, auth=lowered.auth,
-        body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
-        fixed=lowered.fixed, pair=None, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
-        toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords,
-        max_body_bytes=resolved.max_body_bytes)
+        tool=key, mode="read", effect="read", operation_id=op.synthetic_id, method=op.method,
+        path=op.url_path, permission=_permission(ctx, resolved, lowered.op_scopes), approval="never",
+        idempotency=None, retry=resolved.retry, timeout_ms=resolved.timeout_ms, pagination=None,
+        output=output, auth=lowered.auth, body_encoding=lowered.encoding,
+        body_content_type=lowered.content_type, bindings=bindings, fixed=lowered.fixed, pair=None, intent=key,
+        success_status=lowered.success, narrowed=lowered.narrowed, toolset=placed.toolset,
+        loading=placed.loading, keywords=placed.keywords, max_body_bytes=resolved.max_body_bytes)
 
     if effect == "read":
         row = replace(base, pagination=lowered.pagination)
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
-        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer, strict=resolved.strict)]
+        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer,
+                     strict=resolved.strict)]
 
     idem = resolved.idempotency
     record_args = list(lowered.args)

@@ -5,20 +5,22 @@ passes on); `run.run` composes them. Each module's docstring gives its step's co
 output, errors):
 
 ==================  ===============================================================================
-module              step
+module              step (the numbers of docs/runtime.md, "The call path", in the order `run.run` takes)
 ==================  ===============================================================================
 ``find``            1. the tool by name (``unknown_tool``)
-``permission``      3. the actor holds the row's ``permission`` (checked right after find, before
+``permission``      2. the actor holds the row's ``permission`` (checked right after find, before
                     the arguments are read; `toolgen.runtime.identity.missing_scopes`)
-``validate``        2a. the arguments: plain JSON, canonical, valid against ``inputSchema``
-``canonical``       2b. the canonical request, its fingerprint, a stored preview's arguments
+``validate``        3a. the arguments: plain JSON, canonical, valid against ``inputSchema``
+``canonical``       3b. the canonical request, its fingerprint, a stored preview's arguments
 ``approval``        4. a human's approval of exactly this request (checked; spent before sending)
 ``timeout``         5. per-attempt timeout and overall deadline (`toolgen.runtime.deadline`)
-``preview``         a preview tool's result (the request shown, not sent)
-``idempotency``     6. the receipt of a record call's key (replay, conflict, in progress, resend)
-``send``            7. the wire request and the attempts, retries by ``retry`` (pure policy)
-``outcome``         8a. what the last answer means (success, API error, result unknown)
-``output``          8b. the result: projected, redacted, shaped, paged, within budget, checked
+``preview``         6. a preview tool's result (the request shown, not sent); its path ends here
+``send``            7. credentials: the wire request; 9. send: the attempts, retries by ``retry``
+                    (pure policy)
+``idempotency``     8. the receipt of a record call's key (replay, conflict, in progress, resend)
+``redirect``        10. a redirect a read declares as its only success, followed on its origin
+``outcome``         11. what the last answer means (success, API error, result unknown)
+``output``          12. the result: projected, redacted, shaped, paged, within budget, checked
 ``composite``       a composite tool's path after find: its steps (each through the steps above)
                     by pattern, one deadline, one approval for a writing plan (docs/composites.md)
 ==================  ===============================================================================

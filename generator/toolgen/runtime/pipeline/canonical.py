@@ -1,4 +1,4 @@
-"""Step 2b, the canonical request: built once, fingerprinted, and for a record that executes a
+"""Step 3b, the canonical request: built once, fingerprinted, and for a record that executes a
 stored preview, the very request that was previewed.
 
 Input: `Call`, `ToolSpec`, the validated canonical arguments. Output: `Validated` (arguments, the

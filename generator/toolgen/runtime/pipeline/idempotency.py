@@ -1,4 +1,4 @@
-"""Step 6, idempotency: the receipt of a record call's idempotency key (docs/runtime.md
+"""Step 8, idempotency: the receipt of a record call's idempotency key (docs/runtime.md
 "Idempotency").
 
 Input: `Call` (fingerprint set), `ToolSpec`, `Validated`, `Budget`. Output: the `Hold` the rest of

@@ -1,4 +1,4 @@
-"""Step 8b, output: validate and shape a success answer into the call's result.
+"""Step 12, output: validate and shape a success answer into the call's result.
 
 Input: `Call`, `ToolSpec`, `Validated`, `Hold`, `Exchange`, the `outcome.Answer`, the wire
 `BuiltRequest`. Output: the successful `CallResult`: the body projected (``output.fields``, else

@@ -1,4 +1,4 @@
-"""Step 3, permission: the actor must hold every scope of the row's ``permission``.
+"""Step 2, permission: the actor must hold every scope of the row's ``permission``.
 
 The rule is `toolgen.runtime.identity.missing_scopes` (the one rule of tool listing, search and
 the call path). It is checked right after find (`admit`), before the arguments are read: a tool

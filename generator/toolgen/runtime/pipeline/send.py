@@ -1,4 +1,4 @@
-"""Step 7, send: the wire request, then the HTTP attempts with bounded retries.
+"""Steps 7 and 9, credentials and send: the wire request, then the HTTP attempts with bounded retries.
 
 `wire_request` input: `Call`, `ToolSpec`, `Validated`. Output: ``(wire, http_request)``: the
 canonical request plus the credentials (`toolgen.runtime.credentials.resolve`; their echo forms

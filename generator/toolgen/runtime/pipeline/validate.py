@@ -1,4 +1,4 @@
-"""Step 2a, validate the arguments: plain JSON, canonical, valid against the tool's input schema.
+"""Step 3a, validate the arguments: plain JSON, canonical, valid against the tool's input schema.
 
 Input: `Call`, `ToolSpec`, the caller's raw arguments and the `dialect` whose catalog the caller's
 model saw (None: canonical, MCP). Output: the canonical arguments (a dict): plain JSON
