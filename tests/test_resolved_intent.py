@@ -18,7 +18,7 @@ from tests.support.profiles import examples
 
 from toolgen.compile.intent import IncludeSpec, IntentMap, LoadedIntentMap
 from toolgen.compile.ir import Idempotency
-from toolgen.compile.lower.resolve import ResolvedIntent, resolve_intent
+from toolgen.compile.lower.resolve import PageSizes, ResolvedIntent, resolve_intent
 
 TICKETS = REPO / "specs" / "tickets.yaml"
 LOWER = REPO / "generator" / "toolgen" / "compile" / "lower"
@@ -121,6 +121,8 @@ def test_the_map_defaults_are_applied() -> None:
         "max_body_bytes": 77,
         "preview_ttl_s": 60,
         "retry": {"max_attempts": 4, "backoff_ms": 10},
+        "page_size": 7,
+        "max_page_size": 70,
     }
     resolved = _resolve(
         {"operation": "op", "effect": "write", "approval": "required", "output": {"fields": ["id"]}}, defaults
@@ -130,6 +132,12 @@ def test_the_map_defaults_are_applied() -> None:
     assert (resolved.output.depth, resolved.output.depth_below_fields) == (5, 1)
     assert resolved.preview_retry.max_attempts == 4 and resolved.preview_retry.deadline_ms == 10_000
     assert resolved.record_arguments == "preview" and resolved.has_preview
+    assert resolved.page_sizes == PageSizes(7, 70)
+    paged = _resolve({"operation": "op", "effect": "read", "pagination": {"style": "page", "max_page_size": 9}},
+                     defaults)
+    assert paged.page_sizes == PageSizes(7, 9) and not paged.detect_paging
+    detected = _resolve({"operation": "op", "effect": "read"}, defaults, group=IncludeSpec(paginate=True))
+    assert detected.detect_paging and detected.page_sizes == PageSizes(7, 70)
     own = _resolve(
         {
             "operation": "op",

@@ -79,7 +79,7 @@ def lower_operation(ctx: Ctx, op: Operation, intent: ResolvedIntent) -> Lowered:
     reserved = set()
     pagination = None
     if pag_spec is not None:
-        pagination = lower_pagination(ctx, op, pag_spec, defaults, response_schema, params, iloc)
+        pagination = lower_pagination(ctx, op, pag_spec, intent.page_sizes, response_schema, params, iloc)
         reserved = {pagination.cursor_arg, pagination.page_size_arg}
     if intent.idempotency is not None:
         reserved.add(intent.idempotency.arg)

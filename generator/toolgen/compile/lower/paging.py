@@ -19,7 +19,7 @@ from ..schema import object_view
 from .context import Arg, Ctx, Locate, Skip
 from .outputs import field_schema
 from .parameters import param_schema
-from .resolve import ResolvedIntent
+from .resolve import PageSizes, ResolvedIntent
 
 
 def paging_spec(ctx: Ctx, op: Operation, intent: ResolvedIntent, params: list[tuple[dict[str, Any], str]],
@@ -45,7 +45,7 @@ def paging_spec(ctx: Ctx, op: Operation, intent: ResolvedIntent, params: list[tu
                           cursor=detected.cursor, limit=detected.limit, next=detected.next,
                           has_more=detected.has_more, cursor_from_item=detected.cursor_from_item)
     try:  # a guess the response does not bear out: build the tool without paging, not skip it
-        lower_pagination(ctx, op, spec, ctx.intents.model.defaults, response, params,
+        lower_pagination(ctx, op, spec, intent.page_sizes, response, params,
                          lambda *_: doc.locate(op.pointer))
     except Skip as skip:
         ctx.sink.info("pagination-not-detected", f"{op.key}: looks paginated, but {skip.message}; the tool "
@@ -94,16 +94,16 @@ def paging_args(pagination: Pagination) -> list[Arg]:
     ]
 
 
-def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: Any, response: Any,
+def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, sizes: PageSizes, response: Any,
                      params: list[tuple[dict[str, Any], str]], iloc: Any) -> Pagination:
-    """The IR `Pagination` of `op` for `spec`. Page sizes: the intent's (or the defaults') bounds
-    narrowed to the limit parameter's integer `minimum`/`maximum`, the default page size clamped
+    """The IR `Pagination` of `op` for `spec`. Page sizes: the intent's `sizes` (its own or the
+    defaults', `resolve.PageSizes`) narrowed to the limit parameter's integer `minimum`/`maximum`, the default page size clamped
     into them. Page and offset styles start at the cursor parameter's `default`, else its `minimum`,
     else 1 (page) or 0 (offset), and send that start when the parameter is required (OpenAPI 3.1
     §4.8.12: a required parameter must be sent, the first page included). Raises `Skip` when a
     path names nothing in the response, or when the limit parameter's bounds leave no page size."""
     query = {str(p.get("name")): (p, ptr) for p, ptr in params if p.get("in") == "query"}
-    max_size = spec.max_page_size or defaults.max_page_size
+    max_size = sizes.max_page_size
     min_size = 1
     if spec.limit is not None and spec.limit in query:
         low, high = _int_bounds(param_schema(ctx, *query[spec.limit]))
@@ -112,9 +112,9 @@ def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: An
         if min_size > max_size:
             raise Skip("pagination-page-size-empty",
                        f"the limit parameter {spec.limit!r} of {op.key} allows page sizes {min_size}..{high}, "
-                       f"outside 1..{spec.max_page_size or defaults.max_page_size}", iloc("pagination", "limit"),
+                       f"outside 1..{sizes.max_page_size}", iloc("pagination", "limit"),
                        "raise `max_page_size`, or page without `limit`")
-    page_size = max(min_size, min(spec.page_size or defaults.page_size, max_size))
+    page_size = max(min_size, min(sizes.page_size, max_size))
     first: int | None = None
     first_required = False
     if spec.style in ("page", "offset") and spec.cursor is not None and spec.cursor in query:

@@ -59,6 +59,17 @@ class OutputRule:
 
 
 @dataclass(frozen=True)
+class PageSizes:
+    """The page sizes of a paged tool before the limit parameter's own bounds narrow them
+    (`paging.lower_pagination`): `page_size` the default the model gets (the intent's
+    ``pagination.page_size``, else ``defaults.page_size``) and `max_page_size` the most it may ask
+    for (``pagination.max_page_size``, else ``defaults.max_page_size``)."""
+
+    page_size: int
+    max_page_size: int
+
+
+@dataclass(frozen=True)
 class ResolvedIntent:
     """One intent with the map's defaults applied; see the module docstring.
 
@@ -84,6 +95,7 @@ class ResolvedIntent:
     #: the pagination the intent states; `detect_paging`: an include group's read asks to detect one
     pagination: PaginationSpec | None
     detect_paging: bool
+    page_sizes: PageSizes
     output: OutputRule
     description: str | None
     title: str | None
@@ -212,6 +224,7 @@ def resolve_intent(
         idempotency=idem,
         pagination=intent.pagination,
         detect_paging=intent.pagination is None and group is not None and group.paginate and effect == "read",
+        page_sizes=_page_sizes(intent.pagination, defaults),
         output=_output(intent, defaults),
         description=intent.description,
         title=intent.title,
@@ -254,6 +267,13 @@ def _stated_permission(intent: ToolIntent, group: IncludeSpec | None) -> tuple[s
     if value is None:
         return None
     return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _page_sizes(spec: PaginationSpec | None, defaults: Defaults) -> PageSizes:
+    return PageSizes(
+        page_size=spec.page_size if spec is not None and spec.page_size else defaults.page_size,
+        max_page_size=spec.max_page_size if spec is not None and spec.max_page_size else defaults.max_page_size,
+    )
 
 
 def _output(intent: ToolIntent, defaults: Defaults) -> OutputRule:
