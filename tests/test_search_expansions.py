@@ -153,3 +153,30 @@ def test_expansions_out_of_bounds_are_located_errors(tmp_path: Path, bad: str, p
     body = body.replace(f'    examples: ["{CHASE}", "which customers are still waiting"]\n', "", 1)
     code, out = _lint(tmp_path, body)
     assert code != 0 and problem in out and "api.yaml:" in out, out
+
+
+INCLUDED = f"""
+auth:
+  oauth: {{secret: TICKETS_TOKEN}}
+include: [{{match: "*"}}]
+examples:
+  listTickets: ["{CHASE}"]
+  GET /tickets/{{ticket_id}}/history: ["what happened to the printer jam case"]
+"""
+
+
+def test_top_level_examples_reach_the_tools_an_include_group_makes(tmp_path: Path) -> None:
+    out = build(tmp_path, TICKETS_SPEC_PATH, INCLUDED, emit="mcp,policy").out
+    policy = json.loads((out / "policy.json").read_text(encoding="utf-8"))
+    examples = {r["tool"]: r["examples"] for r in policy["tools"] if r["examples"]}
+    history = next(r["tool"] for r in policy["tools"] if r["operation"]["id"] == "getTicketHistory")
+    listing = next(r["tool"] for r in policy["tools"] if r["operation"]["id"] == "listTickets")
+    assert examples == {listing: [CHASE], history: ["what happened to the printer jam case"]}
+    assert _index(out).search(CHASE)[0].tool == listing
+
+
+def test_top_level_examples_of_an_unknown_operation_are_a_located_error(tmp_path: Path) -> None:
+    body = INCLUDED + '  getTickt: ["find the ticket about the printer"]\n'
+    code, out = _lint(tmp_path, body)
+    assert code != 0 and "examples-operation-unknown" in out and "'getTickt' is not an operation" in out, out
+    assert f"api.yaml:{3 + body.count(chr(10))}:" in out, out

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -114,7 +114,18 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     keywords = tuple(dict.fromkeys(k.strip() for k in intent.keywords if k.strip()))
     not_for = " ".join(intent.not_for.split()) if intent.not_for else None
     return Placement(toolset.name if toolset is not None else None, loading, keywords,
-                     expansion_texts(intent.examples), not_for)
+                     expansion_texts([*intent.examples, *operation_examples(model.examples, op)]), not_for)
+
+
+def operation_examples(examples: Mapping[str, Sequence[str]], op: Operation) -> list[str]:
+    """The requests the intent map's top-level `examples` gives for `op`: under its operationId, its
+    ``METHOD /path`` (the method in any case) or its synthetic id, in that order."""
+    if not examples:
+        return []
+    method, _, path = op.key.partition(" ")
+    keys = [op.operation_id, op.key, *(k for k in examples if k.partition(" ")[0].upper() == method
+                                       and k.partition(" ")[2].strip() == path and k != op.key), op.synthetic_id]
+    return [text for key in dict.fromkeys(k for k in keys if k) for text in examples.get(key, ())]
 
 
 def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:

@@ -309,6 +309,10 @@ EXAMPLES_LENGTH = _rule(
     "examples-length", "warning", "An `examples` request is a single word or two (a keyword, not a request) or "
     "longer than 30 words.",
     "Write it as a user would ask (\"refund the last order\"); put single words under `keywords`.")
+EXAMPLES_OPERATION_UNKNOWN = _rule(
+    "examples-operation-unknown", "error", "The intent map's top-level `examples` names an operation that is not "
+    "in the spec, or that no tool covers.",
+    "Use an operationId or `METHOD /path` exactly as the spec writes it, of an operation the map includes.")
 EXAMPLE_RANKS_OTHER = _rule(
     "example-ranks-other", "warning", "Tool search ranks another tool above the one an `examples` request belongs "
     "to (the API's own index, as `toolgen search` ranks).",
