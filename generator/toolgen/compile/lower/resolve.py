@@ -113,6 +113,10 @@ class ResolvedIntent:
     toolset: str | None
     loading: Loading | None
     keywords: tuple[str, ...]
+    #: the search expansions as the intent states them (`examples`, `use_when`, `not_for`)
+    examples: tuple[str, ...]
+    use_when: str | None
+    not_for: str | None
     strict: bool
     #: what resolving decided that the map should hear of, located (reported by `tools.lower_intent`)
     findings: tuple[Diagnostic, ...] = ()
@@ -242,6 +246,9 @@ def resolve_intent(
         toolset=intent.toolset,
         loading=intent.loading,
         keywords=tuple(intent.keywords),
+        examples=tuple(intent.examples),
+        use_when=intent.use_when,
+        not_for=intent.not_for,
         strict=intent.strict,
         findings=tuple(findings),
         source=intent,

@@ -46,7 +46,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
     bindings = tuple(a.binding for a in lowered.args if a.binding is not None)
     base_schema = _input_schema(lowered.args)
     placed = place(ctx, op, toolset=resolved.toolset, loading=resolved.loading, keywords=resolved.keywords,
-                   group=group)
+                   group=group, examples=resolved.examples, not_for=resolved.not_for)
     # what every row of this intent says alike; each mode replaces its own members
     base = PolicyRow(
         tool=key, mode="read", effect="read", operation_id=op.synthetic_id, method=op.method,
@@ -55,7 +55,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         output=output, auth=lowered.auth, body_encoding=lowered.encoding,
         body_content_type=lowered.content_type, bindings=bindings, fixed=lowered.fixed, pair=None, intent=key,
         success_status=lowered.success, narrowed=lowered.narrowed, toolset=placed.toolset,
-        loading=placed.loading, keywords=placed.keywords, max_body_bytes=resolved.max_body_bytes)
+        loading=placed.loading, keywords=placed.keywords, examples=placed.examples, not_for=placed.not_for,
+        max_body_bytes=resolved.max_body_bytes)
 
     if effect == "read":
         row = replace(base, pagination=lowered.pagination)

@@ -24,10 +24,11 @@ from typing import Any, Literal
 
 from ...naming import toolset_from_tag, toolset_name_problem
 from ...search_tool import SEARCH_TOOL_NAME
-from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec
+from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolsetSpec
 from ..ir import Loading, Tool, Toolset
 from ..operations import Operation
 from .context import Ctx
+from .text import expansion_texts, operation_examples
 
 Origin = Literal["tag", "path"]
 #: longest toolset description taken from a spec's tag (a model reads it before it searches)
@@ -39,6 +40,13 @@ class Placement:
     toolset: str | None
     loading: Loading
     keywords: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()  # the intent's `examples`, whitespace collapsed, each once
+    not_for: str | None = None  # the intent's `not_for`, whitespace collapsed
+
+
+def _declared(name: str, spec: ToolsetSpec) -> Toolset:
+    """The toolset `toolsets:` declares as `name`."""
+    return Toolset(name, spec.description.strip(), spec.loading, examples=expansion_texts(spec.examples))
 
 
 def check_toolsets(ctx: Ctx) -> None:
@@ -81,10 +89,11 @@ def _valid(name: str) -> bool:
 
 
 def place(ctx: Ctx, op: Operation, *, toolset: str | None, loading: Loading | None, keywords: Iterable[str],
-          group: IncludeSpec | None) -> Placement:
-    """The toolset, loading and keywords of the tools of an intent that states `toolset`, `loading`
-    and `keywords` (see the module docstring). An unknown toolset (already reported by
-    `check_toolsets`) places the tool in no toolset."""
+          group: IncludeSpec | None, examples: Iterable[str] = (), not_for: str | None = None) -> Placement:
+    """The toolset, loading, keywords and search expansions (`examples`, with the map's top-level
+    ones for `op`; `not_for`) of the tools of an intent that states them (see the module
+    docstring). An unknown toolset (already reported by `check_toolsets`) places the tool in no
+    toolset."""
     model = ctx.intents.model
     name = toolset if toolset is not None else (group.toolset if group is not None else None)
     chosen: Toolset | None = None
@@ -98,11 +107,13 @@ def place(ctx: Ctx, op: Operation, *, toolset: str | None, loading: Loading | No
             chosen = _derived_toolset(ctx, *_path_source(op), loading_)
     elif name is not None and name in model.toolsets and _valid(name):
         spec = model.toolsets[name]
-        chosen = ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
+        chosen = ctx.toolsets.setdefault(name, _declared(name, spec))
     placed: Loading = (loading or (group.loading if group is not None else None)
                        or (chosen.loading if chosen is not None else "eager"))
     words = tuple(dict.fromkeys(k.strip() for k in keywords if k.strip()))
-    return Placement(chosen.name if chosen is not None else None, placed, words)
+    guidance = " ".join(not_for.split()) if not_for else None
+    return Placement(chosen.name if chosen is not None else None, placed, words,
+                     expansion_texts([*examples, *operation_examples(model.examples, op)]), guidance)
 
 
 def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:
@@ -143,7 +154,7 @@ def _derived_toolset(ctx: Ctx, name: str | None, description: str, origin: Origi
         return known
     declared = ctx.intents.model.toolsets.get(name)
     if declared is not None:
-        made = Toolset(name, declared.description.strip(), declared.loading)
+        made = _declared(name, declared)
     else:
         made = Toolset(name, description or f"Operations of {name}.", loading or "eager", origin)
     ctx.toolsets[name] = made
@@ -173,7 +184,7 @@ def toolsets_of(ctx: Ctx) -> tuple[Toolset, ...]:
     model = ctx.intents.model
     for name, spec in model.toolsets.items():
         if _valid(name):
-            ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
+            ctx.toolsets.setdefault(name, _declared(name, spec))
     return tuple(ctx.toolsets[name] for name in sorted(ctx.toolsets))
 
 
