@@ -7,8 +7,7 @@ call. `run_step` takes it through the call path's own steps, in their order:
     resolve its arguments (`refs`) → the step's permission → validate (the step operation's input
     schema) → canonical request → timeout (within what is left of the composite's deadline) → wire
     request → idempotency (a write step's key: ``tgs-<digest>``, `idempotency.step_key`, a receipt
-    of its own; a receipt under the earlier form ``<record key>.<step id>`` still counts)
-    → send → outcome → output validation (the step's output schema)
+    of its own) → send → outcome → output validation (the step's output schema)
 
 and returns a `StepRun`: ``done`` (with the answer's validated JSON body, before any projection:
 what later references read), ``failed`` (its structured error; nothing of it took effect) or

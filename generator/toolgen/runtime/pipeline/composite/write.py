@@ -23,10 +23,9 @@ record time makes the plan stale.
   the reads again, and ``preview_stale`` (nothing written, the receipt released) when the plan's
   fingerprint differs; the approval spent once, bound to the record key; then the steps in order,
   each write step with the key ``tgs-<digest>`` (`idempotency.step_key` of the record tool, the
-  record key and the step id: a form no caller's key may take) and a receipt of its own, a receipt
-  under the earlier form ``<record key>.<step id>`` still counting (replayed, never
-  re-sent, when the record key is used again; a replayed record result is redacted again with
-  the current ``output.redact``, as a single record's is). The record's receipt ends ``completed`` (every step
+  record key and the step id: a form no caller's key may take) and a receipt of its own (a
+  replayed record result is redacted again with the current ``output.redact``, as a single
+  record's is). The record's receipt ends ``completed`` (every step
   done), ``unknown`` (a step ``result_unknown``, or a write done before a later step failed: the
   next call with the key resumes, each step's receipt deciding), or released with the approval
   given back (nothing written). It never stays pending.
