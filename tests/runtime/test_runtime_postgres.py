@@ -175,6 +175,31 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(postgres_url: str) -
         receipts_from_url(f"{postgres_url}?table_prefix={prefix}&pool_size=lots")
 
 
+def test_tables_without_a_schema_version_are_refused_and_left_as_they_are(postgres_url: str) -> None:
+    """Tables of the prefix with no ``meta`` version (a layout no release wrote) are refused, naming
+    them; nothing is created, read or converted."""
+    prefix = f"u{uuid.uuid4().hex[:10]}_"
+    store = receipts_from_url(f"{postgres_url}?table_prefix={prefix}")
+    assert isinstance(store, PostgresReceiptStore)
+    store._run(lambda cur: (cur.execute(f"DROP TABLE {prefix}meta"),
+                            cur.execute(f"ALTER TABLE {prefix}receipts DROP COLUMN lease_ms")))
+    store.close()
+    with pytest.raises(RuntimeError, match=f"{prefix}receipts.*carry no schema version.*another table_prefix"):
+        receipts_from_url(f"{postgres_url}?table_prefix={prefix}")
+    other = receipts_from_url(f"{postgres_url}?table_prefix=w{uuid.uuid4().hex[:10]}_")
+    assert isinstance(other, PostgresReceiptStore)
+
+    def meta_and_columns(cur: Any) -> tuple[Any, list[Any]]:
+        cur.execute("SELECT to_regclass(%s)", (f"{prefix}meta",))
+        meta = cur.fetchone()[0]
+        cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s", (f"{prefix}receipts",))
+        return meta, sorted(r[0] for r in cur.fetchall())
+
+    meta, columns = other._run(meta_and_columns)
+    other.close()
+    assert meta is None and "lease_ms" not in columns  # the refused tables stay as they were
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "1.5", "soon"])
 def test_a_connect_timeout_that_is_not_whole_seconds_is_refused_before_connecting(value: str) -> None:
     with pytest.raises(ValueError, match="connect_timeout must be a whole number of seconds"):

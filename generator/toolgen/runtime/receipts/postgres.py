@@ -100,7 +100,7 @@ class PostgresReceiptStore:
     several independent stores can share one database; `pool_size` bounds this store's connections;
     `connect_timeout` (seconds) bounds opening and waiting for a connection. Raises `ImportError`
     without psycopg, `ValueError` for a bad prefix or pool size, psycopg_pool's `PoolTimeout` when the
-    database cannot be reached, `RuntimeError` for tables of a newer schema version.
+    database cannot be reached, `RuntimeError` for tables of a newer schema version or of none.
     """
 
     def __init__(self, url: str, table_prefix: str = DEFAULT_TABLE_PREFIX, connect_timeout: float = CONNECT_TIMEOUT,
@@ -127,12 +127,21 @@ class PostgresReceiptStore:
 
     def _migrate(self, cur: Any) -> None:
         """Create or upgrade the tables to `SCHEMA_VERSION`, one worker at a time (an advisory lock);
-        refuse a database written by a newer toolgen."""
+        refuse a database written by a newer toolgen, and tables of the prefix that carry no schema
+        version (a layout this toolgen does not write: never read or converted)."""
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-schema:{self.prefix}",))
         cur.execute(f"CREATE TABLE IF NOT EXISTS {self.prefix}meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         cur.execute(f"SELECT value FROM {self.prefix}meta WHERE name='schema-version'")
         row = cur.fetchone()
         version = int(row[0]) if row is not None else 0
+        if version == 0:
+            cur.execute("SELECT to_regclass(%s), to_regclass(%s), to_regclass(%s)",
+                        tuple(f"{self.prefix}{t}" for t in ("receipts", "spends", "previews")))
+            found = [name for name in (cur.fetchone() or ()) if name is not None]
+            if found:
+                raise RuntimeError(f"the tables {', '.join(map(str, found))} carry no schema version (a layout this "
+                                   "toolgen does not write); they are not read or converted: drop them, or use "
+                                   "another table_prefix")
         if version > SCHEMA_VERSION:
             raise RuntimeError(f"the tables {self.prefix}* hold schema version {version}, written by a newer toolgen "
                                f"(this one knows {SCHEMA_VERSION}): upgrade toolgen, or use another table_prefix")
