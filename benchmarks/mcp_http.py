@@ -95,7 +95,8 @@ def main() -> None:
         tokens = Path(tmp) / "tokens.yaml"
         tokens.write_text(f"tokens:\n  - actor: bench\n    sha256: {token_sha256(TOKEN)}\n    scopes: [ticket:read]\n")
         tokens.chmod(0o600)
-        api = subprocess.Popen([sys.executable, "-m", "toolgen.testing.tickets_server", "--port", str(api_port)],
+        api = subprocess.Popen([sys.executable, "-m", "toolgen.testing.tickets_server",
+                                "--port", str(api_port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base_url = f"http://127.0.0.1:{api_port}/v1"
         env = dict(os.environ, TICKETS_TOKEN=TICKETS_TOKEN)

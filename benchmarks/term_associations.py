@@ -34,7 +34,8 @@ weights 1 to 100. Method (standard library and numpy, no downloaded weights; eac
 Same corpus, same settings: byte-identical JSON (sorted keys, integer weights; the inputs' digest and
 the settings in ``provenance``). The blind sets' requests play no part in learning.
 
-``--evaluate`` scores `ExpandedIndex` (`toolgen.runtime.serving.tool_index.ToolIndex` plus the expansion) on the
+``--evaluate`` scores `ExpandedIndex` (`toolgen.runtime.serving.tool_index.ToolIndex` plus the expansion) on
+the
 development requests only, never the held-out ones.
 """
 

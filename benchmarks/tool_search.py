@@ -274,7 +274,8 @@ def _fmt(values: Iterable[float]) -> str:
 def render(results: list[ApiResult]) -> str:
     lines = ["# Tool search quality", "",
              ("`python benchmarks/tool_search.py`: the query sets of `benchmarks/queries/` against the "
-             "include-everything builds of GitHub and Stripe (toolsets from tags). *toolgen* is `toolgen.runtime.serving.tool_index` (what "
+             "include-everything builds of GitHub and Stripe (toolsets from tags). *toolgen* is "
+             "`toolgen.runtime.serving.tool_index` (what "
              "`toolgen search` runs); *plain bm25* is the same FTS5 engine over each operation's raw text "
              "(summary, description, operationId, path) with the request's words, no expansion. A request "
              "counts as found at rank k when one of its labelled operations is the k-th result. *tuned* is "

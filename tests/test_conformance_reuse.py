@@ -1,4 +1,5 @@
-"""Each catalog tool's conformance remembered between builds (`toolgen.builder.incremental.conformance_problems`):
+"""Each catalog tool's conformance remembered between builds
+(`toolgen.builder.incremental.conformance_problems`):
 for the dialects that check per tool (`Dialect.checks_per_tool`), a catalog conforms exactly when each tool conforms alone
 and no name is used twice; a remembered verdict is keyed by the tool object's content, so a changed
 tool is checked again (and a key that leaves the object out is caught). The same for each tool

@@ -1,4 +1,5 @@
-"""The build cache (`toolgen.builder.cache`, `toolgen.builder.incremental`): a cached build writes the bytes a build
+"""The build cache (`toolgen.builder.cache`, `toolgen.builder.incremental`): a cached build writes the bytes a
+build
 without the cache writes, whatever was edited between builds; `--check` answers from the manifest
 only when the folder holds those bytes; entries are atomic, and a damaged entry or a build killed
 while writing one never gives wrong bytes."""

@@ -108,7 +108,8 @@ def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Pa
     project's `lint:` settings), join `diagnostics`. Error-severity findings do not raise: the build
     is returned with them (`ApiBuild.errors`), and the caller decides not to write it.
     `dialect_options`: the project's dialect choices (toolgen.yaml ``dialects:``; `target_options`).
-    `cache`: where the Python package is remembered (`toolgen.builder.incremental.package_job`); None: computed.
+    `cache`: where the Python package is remembered (`toolgen.builder.incremental.package_job`); None:
+    computed.
     """
     # forked now, while this process is small: the worker that formats the package (toolgen.builder.worker).
     # With the cache, it warms up only when it gets the job: after an edit the package is usually
@@ -338,7 +339,8 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
     measured (so nothing is built or tokenised twice); `package` is the package's Python being
     formatted (`toolgen.emit.python.join_package`, in a worker: `toolgen.builder.worker`), else it is
-    formatted here. `pieces`: what the build cache remembers of each tool (`toolgen.builder.incremental.BuildPieces`);
+    formatted here. `pieces`: what the build cache remembers of each tool
+    (`toolgen.builder.incremental.BuildPieces`);
     None: everything is computed. `semantic_search`: toolgen.yaml ``search.semantic`` (None: a
     lexical ``search.json``; `toolgen.emit.search_index.search_json`)."""
     pieces = pieces or build_pieces(None)

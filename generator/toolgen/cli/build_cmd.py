@@ -2,7 +2,8 @@
 
 Input: the project file (every API it lists, or the one named), or one intent map, with spec
 overrides (``--spec NAME=PATH``, ``TOOLGEN_SPEC_<NAME>``). Output: every finding of the build and
-its lint stage, located, on stderr; then `generated/` written atomically through `toolgen.builder.output_files`, or
+its lint stage, located, on stderr; then `generated/` written atomically through
+`toolgen.builder.output_files`, or
 with --check nothing written and exit 1 with a unified diff when it is stale. An error-severity
 finding (at the project's `lint:` severities) fails the build: exit 1, nothing written.
 Progress goes to stderr: a transient bar on a terminal, one line per finished step elsewhere.
@@ -55,7 +56,8 @@ def _parse_spec_overrides(values: tuple[str, ...]) -> tuple[dict[str, str], str 
 
 class _TerminalProgress:
     """Progress on a terminal: finished steps as lines, long steps (lowering operations, emitting
-    catalogs) as a transient rich bar that disappears when the step ends (`toolgen.builder.build.StepProgress`)."""
+    catalogs) as a transient rich bar that disappears when the step ends
+    (`toolgen.builder.build.StepProgress`)."""
 
     def __init__(self, console: Any) -> None:
         self.console = console

@@ -10,7 +10,8 @@ Output: the ranked tools (`toolgen.runtime.serving.tool_index`), as text or as a
 With ``--scopes`` (or ``TOOLGEN_SCOPES``) only tools whose permission those scopes satisfy are listed;
 without, every tool is. A ``search.json`` the index does not use (unreadable, or not indexing the
 package's tools, e.g. one with no documents) is a warning on stderr
-(`toolgen.runtime.serving.tool_index.IndexWarning`); the package is then analysed here. Exit codes: 0 (also when nothing matches), 2 bad input (unknown package,
+(`toolgen.runtime.serving.tool_index.IndexWarning`); the package is then analysed here. Exit codes: 0 (also
+when nothing matches), 2 bad input (unknown package,
 a limit below 1), 3 internal error.
 """
 

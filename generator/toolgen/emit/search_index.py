@@ -5,7 +5,8 @@ toolsets holding deferred tools. Output: the JSON value of ``search.json``: the 
 `toolgen.search.text_index.search_documents` derives (one per operation: its tools and their permission
 scopes, toolset, operation, action classes and the analysed text of each field), the FTS5 tables and
 column weights they are ranked with, and the ``search_tools`` meta-tool entry (`toolgen.search.tool`)
-an MCP server lists when the API has deferred tools. The runtime (`toolgen.runtime.serving.tool_index.ToolIndex`)
+an MCP server lists when the API has deferred tools. The runtime
+(`toolgen.runtime.serving.tool_index.ToolIndex`)
 loads the documents into in-memory SQLite FTS5 instead of analysing the package again. Format:
 docs/generated-format.md.
 

@@ -1,5 +1,6 @@
 """Kernel `search_text`: the words of tool search, shared by the build (which writes each API's index
-documents into ``search.json``) and the runtime (`toolgen.runtime.serving.tool_index.ToolIndex`, which loads them
+documents into ``search.json``) and the runtime (`toolgen.runtime.serving.tool_index.ToolIndex`, which loads
+them
 into SQLite FTS5 and ranks them), so every caller ranks the same way.
 
 Input: the rows of a policy table (``policy.json``) and the entries of its MCP catalog (``mcp.json``),

@@ -12,7 +12,8 @@ Completions function tool (`openai_search_function`), and the constants of its c
   (`SEARCH_TOOL_INPUT_SCHEMA`, closed); ``limit`` counts hits (operations), null meaning the default;
 - output ``{"tools": [definition, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``
   (`SEARCH_TOOL_OUTPUT_SCHEMA`, closed): ``hits`` are the ranked hits of
-  `toolgen.runtime.serving.tool_index.ToolIndex.search` the caller may use, best first (a write's hit names the
+  `toolgen.runtime.serving.tool_index.ToolIndex.search` the caller may use, best first (a write's hit names
+  the
   tool that acts, ``record_*``, or ``preview_*`` when only the preview is allowed); ``tools`` are
   the full MCP definitions to call, as ``mcp.json`` holds them (``name`` and ``inputSchema``
   always; ``title``, ``description``, ``outputSchema``, ``annotations`` when the entry has them),

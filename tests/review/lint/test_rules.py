@@ -195,7 +195,8 @@ def test_every_lint_rule_has_a_case() -> None:
     covered = {c.rule for c in CASES} | {"lint-config-unknown-rule",  # tested in test_review_lint_cli
                                          "catalog-provider-limit",  # tested in tests/test_provider_limits.py
                                          # the widgets spec takes no body or query key: tested with its
-                                         # trigger and near misses in tests/review/lint/test_idempotency_lint.py
+                                         # trigger and near misses in
+                                         # tests/review/lint/test_idempotency_lint.py
                                          "idempotency-key-unsent",
                                          # from `# decide` comments (a mapping cannot carry them): tested with
                                          # their marks and near misses in tests/scaffold/test_init.py

@@ -1,6 +1,7 @@
 """`serve --http` against connections that never send a request: half-open connections and header
 trickles are closed after the header deadline, the connections waiting for headers are capped (the
-longest waiting is closed first; the bounds per client address are in serving/test_mcp_http_flood.py), so a token holder is served even when an attacker holds more
+longest waiting is closed first; the bounds per client address are in serving/test_mcp_http_flood.py), so a
+token holder is served even when an attacker holds more
 connections than the process has file descriptors, and stderr stays quiet."""
 
 from __future__ import annotations

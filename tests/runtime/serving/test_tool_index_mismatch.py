@@ -1,4 +1,5 @@
-"""A ``search.json`` that does not index its package's tools (`toolgen.runtime.serving.tool_index.checked_search`):
+"""A ``search.json`` that does not index its package's tools
+(`toolgen.runtime.serving.tool_index.checked_search`):
 most plainly one with no documents beside a package that has tools, which used to answer every
 search, and every ``search_tools`` call, with nothing. The index now analyses the package instead (the
 documents the build writes, so the same ranking) and says why in `ToolIndex.warnings`, which

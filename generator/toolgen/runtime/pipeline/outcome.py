@@ -62,7 +62,8 @@ _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
 class Answer:
     """A success answer: `status`, `headers`, the decoded `body`, and `unreadable` (why the body
     cannot be trusted: invalid JSON, too deep, an HTML page, cut short) or None; `excerpt`: the start of
-    an unreadable body as text, scrubbed of the call's secrets and bounded (`toolgen.runtime.call.response_body.excerpt`),
+    an unreadable body as text, scrubbed of the call's secrets and bounded
+    (`toolgen.runtime.call.response_body.excerpt`),
     None for an empty one."""
 
     status: int
@@ -149,7 +150,8 @@ def location_of_answer(status: int, headers: httpx.Headers, http_request: httpx.
 def unreadable_result(spec: ToolSpec, answer: Answer, *, withhold: bool = False) -> dict[str, Any]:
     """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
     "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
-    `Answer.excerpt` (at most `toolgen.runtime.call.response_body.EXCERPT_CHARS` characters, the call's secrets
+    `Answer.excerpt` (at most `toolgen.runtime.call.response_body.EXCERPT_CHARS` characters, the call's
+    secrets
     scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output (or `withhold`: a
     composite's step whose composite does), null for no body."""
     hide = (spec.redact_tree or withhold) and answer.excerpt is not None

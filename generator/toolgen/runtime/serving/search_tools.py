@@ -3,7 +3,8 @@
 Input: a loaded `Registry`, the caller (`Actor`) and the meta-tool's arguments
 ``{"query": str, "limit"?: int | null}`` (null: the default). Output: a `CallResult` whose result is
 ``{"tools": [<MCP tool definition>, ...], "hits": [{"tool", "toolset", "score", "operation"}, ...]}``,
-with a ``note`` saying so when nothing matched (results are never padded) — the contract of the kernel module `toolgen.search.tool` (name, input and output schemas,
+with a ``note`` saying so when nothing matched (results are never padded) — the contract of the kernel module
+`toolgen.search.tool` (name, input and output schemas,
 annotations, limits, description), which is the only definition of it.
 
 The entry `toolgen serve` lists (`search_tool_entry`) is ``mcp_search_tool(<the sorted toolsets
@@ -102,7 +103,8 @@ class ToolSearch:
         made plain JSON first, as on every tool's call path (`toolgen.runtime.call.arguments.plain_arguments`:
         NaN, non-string keys, bytes and lone surrogates refused; ``5.0`` read as ``5``), and arguments
         the input schema then rejects are ``invalid_arguments`` naming the JSON pointer of the bad
-        value (``/query``, ``/limit``, a missing ``/query``, an unexpected member's own pointer). A null ``limit`` is the default (`toolgen.search.tool.search_arguments`:
+        value (``/query``, ``/limit``, a missing ``/query``, an unexpected member's own pointer). A null
+        ``limit`` is the default (`toolgen.search.tool.search_arguments`:
         the strict Chat Completions function requires the member and sends null for it)."""
         call_id = secrets.token_hex(8)
         try:  # plain JSON first, as on every tool's call path: no Python value reaches the validator

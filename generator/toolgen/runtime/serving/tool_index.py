@@ -7,7 +7,8 @@ lack.
 
 One ranking everywhere: `toolgen search`, the Python API (`ToolIndex.search`, `Registry`-based
 `index_for`) and the MCP meta-tool (`toolgen.runtime.serving.search_tools.ToolSearch`, its contract in
-`toolgen.search.tool`) all call `ToolIndex.search`. The index documents are built at `toolgen build` time (``search.json`` beside ``policy.json``, by
+`toolgen.search.tool`) all call `ToolIndex.search`. The index documents are built at `toolgen build` time
+(``search.json`` beside ``policy.json``, by
 `toolgen.search.text_index.search_documents`); `ToolIndex.from_dir` loads them and falls back to building
 them from ``policy.json`` + ``mcp.json`` with the same function when the file is absent or of another
 format, so both paths give the same ranking. A file that is present but not used (unreadable,

@@ -4,7 +4,8 @@ example tickets API, and the fault-injecting API for faults between steps.
 The composites are the hand-made plans of `tests.support.composites` (a read pipeline, an aggregate,
 a read branch, a writing pipeline with two write steps between two reads: faults between two
 writes need two), except for `toolgen call` and MCP over stdio, which serve the committed tickets
-package (generated/tickets). tests/runtime/pipeline/composite/test_composite_examples.py runs the composites of
+package (generated/tickets). tests/runtime/pipeline/composite/test_composite_examples.py runs the composites
+of
 every committed example.
 """
 

@@ -169,7 +169,8 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
 
 def approvable_plan(host: Host, spec: ToolSpec, preview_id: str, actor_id: str) -> dict[str, Any]:
     """What a human approves of a composite record's stored preview (issued approvals,
-    `toolgen.runtime.serving.issuing.approvable_request`): ``{"requests": [...]}``, each write step's request as
+    `toolgen.runtime.serving.issuing.approvable_request`): ``{"requests": [...]}``, each write step's request
+    as
     the preview showed it. Raises `ToolError` as `stored_arguments` (``preview_not_found``,
     ``preview_expired``, ``preview_mismatch``, ``receipt_store_unavailable``)."""
     stored_arguments(host, spec, preview_id, Actor.of(actor_id))
