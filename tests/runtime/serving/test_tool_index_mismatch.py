@@ -22,6 +22,7 @@ from toolgen.cli import main
 from toolgen.runtime import Registry
 from toolgen.runtime.serving.search_tools import index_warnings
 from toolgen.runtime.serving.tool_index import SEARCH_FILE, ToolIndex, checked_search
+from toolgen.search.text_index import SEARCH_FORMAT
 
 REPO = Path(__file__).resolve().parents[3]
 GITHUB = REPO / "generated" / "github"
@@ -81,7 +82,7 @@ def test_an_absent_index_and_an_api_without_tools_give_no_warning(package: Path,
     (package / SEARCH_FILE).unlink()
     assert ToolIndex.from_dir(package).warnings == ()
     empty = tmp_path / "empty.json"
-    empty.write_text(json.dumps({"format": 2, "documents": []}), encoding="utf-8")
+    empty.write_text(json.dumps({"format": SEARCH_FORMAT, "documents": []}), encoding="utf-8")
     assert checked_search(empty, {"tools": []})[2] is None
 
 
