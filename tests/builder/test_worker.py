@@ -157,7 +157,8 @@ def test_a_killed_build_leaves_no_worker_behind(state: str) -> None:
     # the worker inherited the build's end of the pipe: it never saw end-of-file and waited (or
     # worked and then blocked sending) for ever once the build was killed (out of memory, SIGKILL)
     build = subprocess.Popen([sys.executable, "-c", _KILLED_BUILD, state], cwd=REPO, stdout=subprocess.PIPE,
-                             text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+                             text=True,
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "generator"), str(REPO)])})
     try:
         assert build.stdout is not None
         pid = int(build.stdout.readline())
