@@ -180,3 +180,27 @@ def test_top_level_examples_of_an_unknown_operation_are_a_located_error(tmp_path
     code, out = _lint(tmp_path, body)
     assert code != 0 and "examples-operation-unknown" in out and "'getTickt' is not an operation" in out, out
     assert f"api.yaml:{3 + body.count(chr(10))}:" in out, out
+
+
+def test_the_description_carries_the_requests_that_fit_and_search_indexes_them_once(built: Path) -> None:
+    entry = next(e for e in json.loads((built / "mcp.json").read_text(encoding="utf-8"))
+                 if e["name"] == "list_tickets")
+    assert f'Examples: "{CHASE}"; "which customers are still waiting". Read-only.' in entry["description"]
+    documents = json.loads((built / SEARCH_FILE).read_text(encoding="utf-8"))["documents"]
+    fields = next(d for d in documents if d["intent"] == "list_tickets")["fields"]
+    assert "chase" in fields["examples"] and "chase" not in fields["body"] and "exampl" not in fields["body"]
+
+
+def test_requests_beyond_the_description_budget_are_left_out_of_it_not_out_of_search(tmp_path: Path) -> None:
+    many = [f"request number {n} about overdue complaint {n}" for n in range(10)]
+    body = MAP.replace("defaults:", "") + "defaults: {description_max_chars: 280}\n"
+    body = body.replace(f'["{CHASE}", "which customers are still waiting"]', json.dumps(many))
+    out = build(tmp_path, TICKETS_SPEC_PATH, body, emit="mcp,policy").out
+    entry = next(e for e in json.loads((out / "mcp.json").read_text(encoding="utf-8")) if e["name"] == "list_tickets")
+    shown = entry["description"].split("Examples: ", 1)[1]
+    assert 0 < shown.count('"') // 2 < len(many)
+    assert len(entry["description"].split(" Read-only.")[0]) <= 280
+    row = next(r for r in json.loads((out / "policy.json").read_text(encoding="utf-8"))["tools"]
+               if r["tool"] == "list_tickets")
+    assert row["examples"] == many
+    assert _index(out).search("overdue complaint 9")[0].tool == "list_tickets"

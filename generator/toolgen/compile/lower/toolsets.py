@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolInten
 from ..ir import Loading, Tool, Toolset
 from ..operations import Operation
 from .context import Ctx
+from .text import expansion_texts, operation_examples
 
 Origin = Literal["tag", "path"]
 #: longest toolset description taken from a spec's tag (a model reads it before it searches)
@@ -41,11 +42,6 @@ class Placement:
     keywords: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()  # the intent's `examples`, whitespace collapsed, each once
     not_for: str | None = None  # the intent's `not_for`, whitespace collapsed
-
-
-def expansion_texts(texts: Iterable[str]) -> tuple[str, ...]:
-    """`texts` (intent-map `examples`) with whitespace collapsed, each once, in order."""
-    return tuple(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()))
 
 
 def _declared(name: str, spec: ToolsetSpec) -> Toolset:
@@ -116,16 +112,6 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     return Placement(toolset.name if toolset is not None else None, loading, keywords,
                      expansion_texts([*intent.examples, *operation_examples(model.examples, op)]), not_for)
 
-
-def operation_examples(examples: Mapping[str, Sequence[str]], op: Operation) -> list[str]:
-    """The requests the intent map's top-level `examples` gives for `op`: under its operationId, its
-    ``METHOD /path`` (the method in any case) or its synthetic id, in that order."""
-    if not examples:
-        return []
-    method, _, path = op.key.partition(" ")
-    keys = [op.operation_id, op.key, *(k for k in examples if k.partition(" ")[0].upper() == method
-                                       and k.partition(" ")[2].strip() == path and k != op.key), op.synthetic_id]
-    return [text for key in dict.fromkeys(k for k in keys if k) for text in examples.get(key, ())]
 
 
 def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:
