@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from toolgen.runtime.receipts import LayoutError, SqlitePreviewStore, SqliteReceiptStore, StoredPreview
+from toolgen.runtime.stores import LayoutError, SqlitePreviewStore, SqliteReceiptStore, StoredPreview
 
 #: a table of each kind as a file of another layout holds it
 _OTHER = {

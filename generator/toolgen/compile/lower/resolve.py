@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ...diagnostics import Diagnostic, SourceLocation
-from ...policy_format import IdempotencyIn
+from ...policy.format import IdempotencyIn
 from ..intent import (
     ArgSpec,
     Defaults,

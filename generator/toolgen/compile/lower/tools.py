@@ -18,7 +18,7 @@ from ..intent import IncludeSpec, ToolIntent
 from ..ir import ArgBinding, OutputPolicy, PolicyRow, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
-from .idempotency import key_constraints
+from .idempotency_key import key_constraints
 from .resolve import ResolvedIntent, resolve_intent
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of

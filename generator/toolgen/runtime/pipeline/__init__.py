@@ -13,7 +13,7 @@ module              step (the numbers of docs/runtime.md, "The call path", in th
 ``validate``        3a. the arguments: plain JSON, canonical, valid against ``inputSchema``
 ``canonical``       3b. the canonical request, its fingerprint, a stored preview's arguments
 ``approval``        4. a human's approval of exactly this request (checked; spent before sending)
-``timeout``         5. per-attempt timeout and overall deadline (`toolgen.runtime.deadline`)
+``timeout``         5. per-attempt timeout and overall deadline (`toolgen.runtime.call.deadline`)
 ``preview``         6. a preview tool's result (the request shown, not sent); its path ends here
 ``send``            7. credentials: the wire request; 9. send: the attempts, retries by ``retry``
                     (pure policy)
@@ -27,9 +27,9 @@ module              step (the numbers of docs/runtime.md, "The call path", in th
 
 The path is sans IO (`effects`): it yields `effects.Send` and `effects.Sleep` (and a composite's
 aggregate `effects.Gather`), a driver performs them (`Registry.call` with a sync httpx client,
-`Registry.acall` with an async one, `toolgen.runtime.drivers` over `toolgen.runtime.transport`)
+`Registry.acall` with an async one, `toolgen.runtime.transport.drivers` over `toolgen.runtime.transport`)
 and sends back an `effects.Outcome`. Every decision is an
-`AuditEvent`. The steps read the registry through `toolgen.runtime.host.Host`, never import it.
+`AuditEvent`. The steps read the registry through `toolgen.runtime.call.host.Host`, never import it.
 """
 
 from __future__ import annotations
