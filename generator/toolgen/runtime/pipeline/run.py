@@ -7,7 +7,7 @@
     declares only a redirect) → outcome → output
 
 This is the one written order: README.md and docs/runtime.md ("The call path") state it with the
-same step names, and `tests/runtime/test_call_order.py` fails when they and this function disagree.
+same step names, and `tests/runtime/pipeline/test_run.py` fails when they and this function disagree.
 
 A composite tool (a row with a ``composite`` plan) takes its own path after find (`composite`),
 each of its steps through these same steps.

@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.support.build import REPO
 
 from toolgen.runtime import Actor, Registry
 
 #: the module (the package exports its function `run` under the same name)
 run_module = importlib.import_module("toolgen.runtime.pipeline.run")
-REPO = Path(__file__).resolve().parents[2]
 
 #: what each step function `run` and `_held` call is a step of (None: not a step of its own: the
 #: composite path, the audit record of a permission already checked)
