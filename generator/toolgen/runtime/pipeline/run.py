@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from ..audit import digest_arguments
 from ..calls import Actor, Approval, CallResult
 from ..errors import ToolError, make_error
 from ..host import Host
@@ -50,7 +51,7 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
         timeout_override_ms: Any, dialect: str | None = None) -> Pipeline:
     """The call path of one call of `tool` on `host` (see the module docstring). Yields `Send` and
     `Sleep` effects; returns the `CallResult`. Never raises on caller input or API answers."""
-    call = Call(host, tool, actor)
+    call = Call(host, tool, actor, args_digest=digest_arguments(raw_args))
     if isinstance(approval, str):  # a bare preview_id is an approval of that preview
         approval = Approval(approval)
     try:
@@ -67,7 +68,7 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
         wire, http_request = wire_request(call, spec, validated)
         hold = begin(call, spec, validated, budget)
     except Halt as halt:
-        return call.fail(halt.step, halt.error, **halt.extra)
+        return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     if isinstance(hold, CallResult):  # a replay
         return hold
     return (yield from _held(call, spec, validated, grant, budget, hold, wire, http_request))
@@ -89,7 +90,7 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
         answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
         return shape(call, spec, validated, hold, exchange, answer, wire)
     except Halt as halt:
-        return call.fail(halt.step, halt.error, **halt.extra)
+        return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     except Exception as exc:  # noqa: BLE001 - a fault in the call path never escapes as an exception
         hold.settle("mark_unknown")
         return call.fail("result", make_error(
