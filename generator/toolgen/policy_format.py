@@ -48,7 +48,7 @@ from .policy_nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_
 from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 Effect = Literal["read", "write", "destructive"]
 Mode = Literal["read", "preview", "record"]
@@ -59,6 +59,8 @@ Approval = Literal["never", "required"]
 NullMeans = Literal["omit", "send"]
 Loading = Literal["eager", "deferred"]
 AuthLocation = Literal["header", "query", "cookie"]
+PerCallerVia = Literal["exchange", "lookup"]
+ServiceSecretUse = Literal["never", "reads", "always"]
 IdempotencyIn = Literal["header", "query", "body", "none"]
 SchemaMode = Literal["strict", "warn", "off"]
 RecordArguments = Literal["preview", "full"]
@@ -118,6 +120,28 @@ class FixedValue:
 
 
 @dataclass(frozen=True)
+class PerCaller:
+    """Where a security scheme's credential comes from per caller (``auth[].per_caller``).
+
+    `via`: ``exchange`` (RFC 8693 token exchange of the caller's access token at the authorization
+    server, asking for `audience`, `resource` and `scope` when set) or ``lookup`` (the caller's own
+    secret, looked up by its principal). `service_secret`: when the scheme's shared `secret` may
+    stand in for a caller that has no credential of its own: ``never`` (the default: the call fails
+    with ``missing_credential``), ``reads`` (for read rows only) or ``always`` (writes too: the map
+    says so explicitly)."""
+
+    via: PerCallerVia
+    audience: str | None = None
+    resource: str | None = None
+    scope: str | None = None
+    service_secret: ServiceSecretUse = "never"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"via": self.via, "audience": self.audience, "resource": self.resource, "scope": self.scope,
+                "service_secret": self.service_secret}
+
+
+@dataclass(frozen=True)
 class AuthBinding:
     """A credential the runtime injects (``auth[]``; never a tool argument).
 
@@ -132,10 +156,12 @@ class AuthBinding:
     wire_name: str
     secret: str
     scopes: tuple[str, ...] = ()
+    per_caller: PerCaller | None = None
 
     def to_json(self) -> dict[str, JSON]:
         return {"scheme": self.scheme, "kind": self.kind, "in": self.location, "name": self.wire_name,
-                "secret": self.secret, "scopes": list(self.scopes)}
+                "secret": self.secret, "scopes": list(self.scopes),
+                "per_caller": None if self.per_caller is None else self.per_caller.to_json()}
 
 
 @dataclass(frozen=True)
@@ -495,7 +521,17 @@ def _read_auth(n: Node) -> AuthBinding:
     n.exactly(MEMBERS["auth"])
     return AuthBinding(scheme=n.get("scheme").text(), kind=n.get("kind").text(), location=n.get("in").choice(AuthLocation),
                        wire_name=n.get("name").text(), secret=n.get("secret").text(),
-                       scopes=n.get("scopes").tuple_of(Node.text))
+                       scopes=n.get("scopes").tuple_of(Node.text),
+                       per_caller=_read_per_caller(n.get("per_caller")))
+
+
+def _read_per_caller(n: Node) -> PerCaller | None:
+    if n.value is None:
+        return None
+    n.exactly(MEMBERS["per_caller"])
+    return PerCaller(via=n.get("via").choice(PerCallerVia), audience=n.get("audience").opt_text(),
+                     resource=n.get("resource").opt_text(), scope=n.get("scope").opt_text(),
+                     service_secret=n.get("service_secret").choice(ServiceSecretUse))
 
 
 def _read_idempotency(n: Node) -> Idempotency | None:
@@ -781,11 +817,14 @@ __all__ = [
     "OutputPolicy",
     "Pagination",
     "PaginationStyle",
+    "PerCaller",
+    "PerCallerVia",
     "PolicyFormatError",
     "PolicyRow",
     "PolicyTable",
     "Reference",
     "Retry",
+    "ServiceSecretUse",
     "StepRef",
     "Toolset",
     "from_json",

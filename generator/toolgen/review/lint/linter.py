@@ -73,6 +73,7 @@ from .rules import (
     PERMISSION_MISSING,
     PREVIEW_ADDS_NOTHING,
     SCOPE_UNKNOWN,
+    SHARED_WRITE_CREDENTIAL,
     STRICT_DISABLED,
     SYNONYM_VERBS,
     TOOL_NAME_DUPLICATE,
@@ -233,7 +234,8 @@ class _Linter:
                                            self.data.options)
         self.sink.extend(preflight)
         blocked = any(d.severity == "error" for d in preflight)
-        for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
+        for check in (self.check_mapping, self.check_effects, self.check_policy,
+                      self.check_shared_credentials, self.check_scopes,
                       self.check_pagination, self.check_outputs, self.check_descriptions):
             check()
         if not blocked:
@@ -378,6 +380,27 @@ class _Linter:
                  self.where(view, "idempotency"),
                  f"set `idempotency: {{key: action_id, send_as: \"{place.send_as}\", honoured_by_api: true}}`: the "
                  "runtime fills it from the record's key and hides it from the model", tool=row.tool)
+
+    def check_shared_credentials(self) -> None:
+        """`shared-write-credential`: per security scheme, the record tools that reach the API with its
+        one shared secret (no ``per_caller``, or ``service_secret: always``), located at the scheme's
+        `auth:` entry (else at the first such tool's intent)."""
+        writes: dict[str, list[tuple[str, _IntentView]]] = {}
+        for view in self.views:
+            row = view.main.policy
+            if row.mode != "record":
+                continue
+            for entry in row.auth:
+                if entry.per_caller is None or entry.per_caller.service_secret == "always":
+                    writes.setdefault(entry.scheme, []).append((row.tool, view))
+        declared = self.intents.root.get("auth", {}) if self.intents.root is not None else {}
+        for scheme, tools in sorted(writes.items()):
+            names = [name for name, _ in tools]
+            where = (self.intents.locate("auth", scheme) if isinstance(declared, dict) and scheme in declared
+                     else self.where(tools[0][1], "effect"))
+            self.add(SHARED_WRITE_CREDENTIAL, f"{len(names)} write(s) reach the API with the one credential "
+                     f"of scheme `{scheme}`, shared by every caller: {', '.join(f'`{n}`' for n in names[:5])}"
+                     f"{', ...' if len(names) > 5 else ''}", where)
 
     def check_policy(self) -> None:
         for view in self.views:
