@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .policy_auth import AuthBinding, AuthLocation, PerCaller, PerCallerVia, ServiceSecretUse, read_auth
 from .policy_mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
 from .policy_members import (
     MAX_ATTEMPTS,
@@ -58,9 +59,6 @@ PaginationStyle = Literal["cursor", "offset", "page", "link"]
 Approval = Literal["never", "required"]
 NullMeans = Literal["omit", "send"]
 Loading = Literal["eager", "deferred"]
-AuthLocation = Literal["header", "query", "cookie"]
-PerCallerVia = Literal["exchange", "lookup"]
-ServiceSecretUse = Literal["never", "reads", "always"]
 IdempotencyIn = Literal["header", "query", "body", "none"]
 SchemaMode = Literal["strict", "warn", "off"]
 RecordArguments = Literal["preview", "full"]
@@ -117,51 +115,6 @@ class FixedValue:
 
     def to_json(self) -> dict[str, JSON]:
         return {"in": self.location, "name": self.wire_name, "value": self.value, "source": self.source}
-
-
-@dataclass(frozen=True)
-class PerCaller:
-    """Where a security scheme's credential comes from per caller (``auth[].per_caller``).
-
-    `via`: ``exchange`` (RFC 8693 token exchange of the caller's access token at the authorization
-    server, asking for `audience`, `resource` and `scope` when set) or ``lookup`` (the caller's own
-    secret, looked up by its principal). `service_secret`: when the scheme's shared `secret` may
-    stand in for a caller that has no credential of its own: ``never`` (the default: the call fails
-    with ``missing_credential``), ``reads`` (for read rows only) or ``always`` (writes too: the map
-    says so explicitly)."""
-
-    via: PerCallerVia
-    audience: str | None = None
-    resource: str | None = None
-    scope: str | None = None
-    service_secret: ServiceSecretUse = "never"
-
-    def to_json(self) -> dict[str, JSON]:
-        return {"via": self.via, "audience": self.audience, "resource": self.resource, "scope": self.scope,
-                "service_secret": self.service_secret}
-
-
-@dataclass(frozen=True)
-class AuthBinding:
-    """A credential the runtime injects (``auth[]``; never a tool argument).
-
-    `scheme` is the securitySchemes key; `kind` is ``bearer``/``basic``/``apiKey``/``oauth2``/
-    ``openIdConnect``; `location`/`wire_name` say where it goes; `secret` is the name of the runtime
-    secret (an environment variable by default) holding the value; `scopes` the OAuth scopes.
-    """
-
-    scheme: str
-    kind: str
-    location: AuthLocation
-    wire_name: str
-    secret: str
-    scopes: tuple[str, ...] = ()
-    per_caller: PerCaller | None = None
-
-    def to_json(self) -> dict[str, JSON]:
-        return {"scheme": self.scheme, "kind": self.kind, "in": self.location, "name": self.wire_name,
-                "secret": self.secret, "scopes": list(self.scopes),
-                "per_caller": None if self.per_caller is None else self.per_caller.to_json()}
 
 
 @dataclass(frozen=True)
@@ -517,23 +470,6 @@ def _read_fixed(n: Node) -> FixedValue:
                       value=n.get("value").value, source=n.get("source").text())
 
 
-def _read_auth(n: Node) -> AuthBinding:
-    n.exactly(MEMBERS["auth"])
-    return AuthBinding(scheme=n.get("scheme").text(), kind=n.get("kind").text(), location=n.get("in").choice(AuthLocation),
-                       wire_name=n.get("name").text(), secret=n.get("secret").text(),
-                       scopes=n.get("scopes").tuple_of(Node.text),
-                       per_caller=_read_per_caller(n.get("per_caller")))
-
-
-def _read_per_caller(n: Node) -> PerCaller | None:
-    if n.value is None:
-        return None
-    n.exactly(MEMBERS["per_caller"])
-    return PerCaller(via=n.get("via").choice(PerCallerVia), audience=n.get("audience").opt_text(),
-                     resource=n.get("resource").opt_text(), scope=n.get("scope").opt_text(),
-                     service_secret=n.get("service_secret").choice(ServiceSecretUse))
-
-
 def _read_idempotency(n: Node) -> Idempotency | None:
     if n.value is None:
         return None
@@ -730,7 +666,7 @@ def _read_row(n: Node) -> PolicyRow:
         approval=approval, idempotency=_read_idempotency(n.get("idempotency")),
         retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").between(1, MAX_TIMEOUT_MS),
         pagination=_read_pagination(n.get("pagination")), output=_read_output(n.get("output")),
-        auth=n.get("auth").tuple_of(_read_auth),
+        auth=n.get("auth").tuple_of(read_auth),
         body_encoding=request.get("encoding").choice(BodyEncoding),
         body_content_type=request.get("content_type").opt_text(),
         bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed").tuple_of(_read_fixed),
@@ -800,6 +736,7 @@ __all__ = [
     "ArgBinding",
     "ArgLocation",
     "AuthBinding",
+    "AuthLocation",
     "BodyEncoding",
     "CompositePattern",
     "CompositePlan",

@@ -45,7 +45,7 @@ from ...emit import compact_json, piece_key
 from ...emit.catalogs import Catalogs, build_catalogs
 from ...emit.report import ToolSize, measure
 from ...naming import has_word
-from ...pointer import PointerError, ref_to_pointer, resolve_pointer
+from ...pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointer
 from ...remember import Remember, computed
 from ...tokens import count_tokens
 from .preflight import ALL_DIALECTS, preflight_findings
@@ -83,6 +83,7 @@ from .rules import (
     LintSettings,
     Rule,
 )
+from .shared_credentials import shared_writes
 from .toolsets import Member, near_synonyms
 
 T = TypeVar("T")
@@ -382,22 +383,12 @@ class _Linter:
                  "runtime fills it from the record's key and hides it from the model", tool=row.tool)
 
     def check_shared_credentials(self) -> None:
-        """`shared-write-credential`: per security scheme, the record tools that reach the API with its
-        one shared secret (no ``per_caller``, or ``service_secret: always``), located at the scheme's
-        `auth:` entry (else at the first such tool's intent)."""
-        writes: dict[str, list[tuple[str, _IntentView]]] = {}
-        for view in self.views:
-            row = view.main.policy
-            if row.mode != "record":
-                continue
-            for entry in row.auth:
-                if entry.per_caller is None or entry.per_caller.service_secret == "always":
-                    writes.setdefault(entry.scheme, []).append((row.tool, view))
+        """`shared-write-credential`: per security scheme, the record tools that write with its one
+        shared secret (`shared_writes`), located at the scheme's `auth:` entry, else at the spec's scheme."""
         declared = self.intents.root.get("auth", {}) if self.intents.root is not None else {}
-        for scheme, tools in sorted(writes.items()):
-            names = [name for name, _ in tools]
-            where = (self.intents.locate("auth", scheme) if isinstance(declared, dict) and scheme in declared
-                     else self.where(tools[0][1], "effect"))
+        for scheme, names in sorted(shared_writes(v.main.policy for v in self.views).items()):
+            where = (self.intents.locate("auth", scheme) if scheme in declared
+                     else self.doc.locate(join_pointer("", "components", "securitySchemes", scheme)))
             self.add(SHARED_WRITE_CREDENTIAL, f"{len(names)} write(s) reach the API with the one credential "
                      f"of scheme `{scheme}`, shared by every caller: {', '.join(f'`{n}`' for n in names[:5])}"
                      f"{', ...' if len(names) > 5 else ''}", where)
