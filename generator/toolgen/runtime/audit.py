@@ -34,10 +34,12 @@ Decision = Literal["allow", "deny", "ask", "limit"]
 def digest_arguments(arguments: Any) -> str:
     """``"sha256:" + hex`` of the call's arguments as the caller gave them: their JSON with sorted
     keys and no whitespace (UTF-8), or of their ``repr`` when they are not JSON (a value no JSON
-    holds; of the type's name when not even that can be walked). Identifies the arguments in audit without holding them; unlike the request's
-    fingerprint it exists before validation, so a refused call has one too."""
+    holds), or of their type's name when not even that can be walked. Identifies the arguments in
+    audit without holding them; unlike the request's fingerprint it exists before validation, so a
+    refused call has one too."""
     try:
-        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
+        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=True)
     except (TypeError, ValueError, RecursionError):
         try:
             text = "repr:" + repr(arguments)

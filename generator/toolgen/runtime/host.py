@@ -12,6 +12,7 @@ import random
 from typing import Protocol
 
 from .audit import AuditSink
+from .caller_credentials import CallerCredentials
 from .calls import Actor
 from .clock import Clock
 from .credentials import CredentialsProvider
@@ -31,6 +32,7 @@ class Host(Protocol):
     receipts: ReceiptStore
     audit: AuditSink
     credentials: CredentialsProvider
+    caller_credentials: CallerCredentials | None
     cursors: CursorCodec
     resend_unknown: bool
     approvals: str

@@ -1,7 +1,7 @@
 """The call path: every step in its fixed order, as one sans-IO generator (`run`).
 
     find → permission (admit) → validate arguments → canonical request → [permission audited] →
-    approval (check) → timeout → preview (a preview tool ends here) → wire request →
+    approval (check) → timeout → preview (a preview tool ends here) → credential → wire request →
     idempotency → [audit sink healthy] → approval (spend) → [audit sink healthy] → send →
     redirect (a read that declares only a redirect) → outcome → output
 
@@ -32,6 +32,7 @@ from . import approval as approval_step
 from . import permission
 from .canonical import canonical_request
 from .composite import is_composite, run_composite
+from .credential import credentials
 from .effects import Pipeline
 from .find import find
 from .idempotency import begin
@@ -65,7 +66,8 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
         budget = bound(call, spec.row, timeout_override_ms)
         if is_preview(spec.row):
             return preview(call, spec, validated)
-        wire, http_request = wire_request(call, spec, validated)
+        injected = yield from credentials(call, spec)
+        wire, http_request = wire_request(call, spec, validated, injected)
         hold = begin(call, spec, validated, budget)
     except Halt as halt:
         return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)

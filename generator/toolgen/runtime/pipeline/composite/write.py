@@ -80,7 +80,8 @@ def _writes_shown(call: Call, steps: list[Step], inputs: Mapping[str, Any], answ
     for step in steps:
         if not step.writes:
             continue
-        step_call = Call(call.host, step.spec.name, call.actor, call_id=call.call_id, args_digest=call.args_digest)
+        step_call = Call(call.host, step.spec.name, call.actor, call_id=call.call_id,
+                         args_digest=call.args_digest)
         try:
             step_key = placeholder_key(step) if key is None else write_step_key(call.tool, key, step)
             validated = step_request(step_call, step, inputs, answers, step_key)
