@@ -45,7 +45,7 @@ from ...emit import compact_json, piece_key
 from ...emit.catalogs import Catalogs, build_catalogs
 from ...emit.report import ToolSize, measure
 from ...naming import has_word
-from ...pointer import PointerError, join_pointer, ref_to_pointer, resolve_pointer
+from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...remember import Remember, computed
 from ...tokens import count_tokens
 from .examples import example_findings
@@ -74,7 +74,6 @@ from .rules import (
     PERMISSION_MISSING,
     PREVIEW_ADDS_NOTHING,
     SCOPE_UNKNOWN,
-    SHARED_WRITE_CREDENTIAL,
     STRICT_DISABLED,
     SYNONYM_VERBS,
     TOOL_NAME_DUPLICATE,
@@ -84,7 +83,7 @@ from .rules import (
     LintSettings,
     Rule,
 )
-from .shared_credentials import shared_writes
+from .shared_credentials import shared_credentials
 from .toolsets import Member, near_synonyms
 
 T = TypeVar("T")
@@ -236,10 +235,10 @@ class _Linter:
                                            self.data.options)
         self.sink.extend(preflight)
         blocked = any(d.severity == "error" for d in preflight)
-        for check in (self.check_mapping, self.check_effects, self.check_policy,
-                      self.check_shared_credentials, self.check_scopes,
+        for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
                       self.check_pagination, self.check_outputs, self.check_descriptions):
             check()
+        self.sink.extend(shared_credentials([v.main.policy for v in self.views], self.intents, self.doc))
         if not blocked:
             self.check_catalog()
             self.check_tool_sizes()
@@ -394,17 +393,6 @@ class _Linter:
                  self.where(view, "idempotency"),
                  f"set `idempotency: {{key: action_id, send_as: \"{place.send_as}\", honoured_by_api: true}}`: the "
                  "runtime fills it from the record's key and hides it from the model", tool=row.tool)
-
-    def check_shared_credentials(self) -> None:
-        """`shared-write-credential`: per security scheme, the record tools that write with its one
-        shared secret (`shared_writes`), located at the scheme's `auth:` entry, else at the spec's scheme."""
-        declared = self.intents.root.get("auth", {}) if self.intents.root is not None else {}
-        for scheme, names in sorted(shared_writes(v.main.policy for v in self.views).items()):
-            where = (self.intents.locate("auth", scheme) if scheme in declared
-                     else self.doc.locate(join_pointer("", "components", "securitySchemes", scheme)))
-            self.add(SHARED_WRITE_CREDENTIAL, f"{len(names)} write(s) reach the API with the one credential "
-                     f"of scheme `{scheme}`, shared by every caller: {', '.join(f'`{n}`' for n in names[:5])}"
-                     f"{', ...' if len(names) > 5 else ''}", where)
 
     def check_policy(self) -> None:
         for view in self.views:
