@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import secrets
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -457,8 +460,100 @@ def test_serve_warns_of_shared_write_credentials_and_unsourced_schemes(
     assert shared_write_warnings(shared, many=False) == []  # one caller: nobody to confuse
     own = make_registry(auth_server, upstream, per=exchange_per_caller(), tmp_path=tmp_path / "own")
     assert shared_write_warnings(own, many=True) == []
-    always = make_registry(auth_server, upstream, per=exchange_per_caller("always"), tmp_path=tmp_path / "all")
+    always = make_registry(
+        auth_server, upstream, per=exchange_per_caller("always"), tmp_path=tmp_path / "all"
+    )
     assert len(shared_write_warnings(always, many=True)) == 1
     own.caller_credentials = None
     (unsourced,) = shared_write_warnings(own, many=True)
     assert "token_exchange" in unsourced and "missing_credential" in unsourced
+
+
+# ------------------------------------------------------------------------------------------------
+# `toolgen serve --http --workers 2 --authorization-server`, a real process
+
+
+def serve_process(tmp_path: Path, package: Path, upstream: Upstream, config: Path) -> subprocess.Popen[str]:
+    """`toolgen serve --http --workers 2 --authorization-server` of `package`, upstream `upstream`."""
+    env = dict(os.environ, TICKETS_TOKEN=SERVICE_TOKEN, TOOLGEN_EXCHANGE_SECRET=CLIENT_SECRET)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toolgen",
+            "serve",
+            str(package),
+            "--base-url",
+            upstream.server.base_url,
+            "--receipts",
+            str(tmp_path / "r.sqlite3"),
+            "--http",
+            "127.0.0.1:0",
+            "--workers",
+            "2",
+            "--authorization-server",
+            str(config),
+            "--approvals",
+            "client",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    return proc
+
+
+@pytest.mark.long
+@pytest.mark.anyio
+async def test_the_serve_command_with_two_workers_acts_for_each_caller(
+    auth_server: LoopbackAS, upstream: Upstream, tmp_path: Path
+) -> None:
+    import shutil
+    import signal
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from tests.runtime.test_runtime_identity import served_url
+
+    package = tmp_path / "tickets"
+    shutil.copytree(tickets_dir(), package)
+    policy, _ = per_caller_policy(exchange_per_caller())
+    (package / "policy.json").write_text(json.dumps(policy, indent=2), encoding="utf-8")
+    config = tmp_path / "auth.yaml"
+    config.write_text(
+        f"issuer: {auth_server.issuer}\njwks_uri: {auth_server.url}/jwks\nresource: {RESOURCE}\n"
+        f"token_exchange:\n  token_endpoint: {auth_server.url}/token\n  client_id: toolgen\n"
+        "  client_secret_env: TOOLGEN_EXCHANGE_SECRET\n",
+        encoding="utf-8",
+    )
+    proc = serve_process(tmp_path, package, upstream, config)
+    try:
+        url, lines = await served_url(proc)
+        assert "JWT access tokens of" in lines[-1] and CLIENT_SECRET not in "".join(lines)
+        for name in ("alice", "bob", "alice", "bob"):
+            token = auth_server.access_token(name, WRITE_SCOPES)
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                args = {
+                    "ticket_id": "T-104",
+                    "note": f"by {name} {secrets.token_hex(3)}",
+                    "visibility": "public",
+                }
+                preview = mcp_json(await client.call_tool("preview_ticket_followup", args))
+                record = await client.call_tool(
+                    "record_ticket_followup",
+                    {"preview_id": preview["preview_id"], "action_id": secrets.token_hex(4)},
+                    meta=approval_meta(preview["preview_id"]),
+                )
+                assert record.is_error is False, mcp_json(record)
+        assert upstream.callers == ["alice", "bob", "alice", "bob"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    for token in auth_server.issued:
+        assert token not in out + err
