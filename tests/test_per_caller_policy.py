@@ -104,3 +104,24 @@ def test_lint_reports_writes_that_share_one_credential(tmp_path: Path, auth: str
     if reported:
         assert "`record_followup`" in str(found[0]["message"]) and "oauth" in str(found[0]["message"])
         assert found[0]["severity"] == "info"
+
+
+def test_diff_reports_a_credential_shared_again_as_risky(exchanged: Built, tmp_path: Path) -> None:
+    from toolgen.review.diff import compare_tool
+
+    shared = build(tmp_path, TICKETS, "auth:\n  oauth: {secret: TICKETS_TOKEN}\n" + TOOLS)
+    before = {r.tool: r for r in read_policy(exchanged.out / "policy.json").tools}
+    after = {r.tool: r for r in read_policy(shared.out / "policy.json").tools}
+    loosened = compare_tool(
+        "api", "record_followup", before["record_followup"], after["record_followup"], None, None
+    )
+    assert [(c.kind, c.risky) for c in loosened if c.kind.startswith("credential")] == [
+        ("credential-shared", True)
+    ]
+    assert "each caller's own → shared by every caller" in next(c.detail for c in loosened if c.risky)
+    tightened = compare_tool("api", "get", after["get"], before["get"], None, None)
+    assert [(c.kind, c.risky) for c in tightened if c.kind.startswith("credential")] == [
+        ("credential-per-caller", False)
+    ]
+    same = compare_tool("api", "get", before["get"], before["get"], None, None)
+    assert same == []
