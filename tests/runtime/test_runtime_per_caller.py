@@ -557,3 +557,17 @@ async def test_the_serve_command_with_two_workers_acts_for_each_caller(
     assert proc.returncode == 0, err
     for token in auth_server.issued:
         assert token not in out + err
+
+
+def test_a_failing_secret_resolver_sends_nothing(
+    auth_server: LoopbackAS, upstream: Upstream, tmp_path: Path
+) -> None:
+    class Broken:
+        def get(self, principal: str, secret: str) -> str | None:
+            raise ConnectionError("vault unreachable")
+
+    per = {"via": "lookup", "audience": None, "resource": None, "scope": None, "service_secret": "always"}
+    reg = make_registry(auth_server, upstream, per=per, tmp_path=tmp_path, lookup=Broken())
+    result = reg.call("get_ticket", {"ticket_id": "T-102"}, actor=Actor.of("alice", WRITE_SCOPES))
+    assert result.error is not None and result.error.code == "credential_unavailable", result.to_json()
+    assert result.error.retryable is True and upstream.callers == []  # the service's secret never stands in

@@ -14,7 +14,7 @@ Each ``per_caller`` entry's decision is audited by `Call.decide` at step ``crede
 ``/auth/<i>/per_caller``: ``allow`` with ``source`` (``exchange``, ``cache``, ``lookup`` or
 ``service``) and ``via``, or ``deny``. Errors (`Halt` at step ``credential``, nothing sent):
 ``missing_credential`` (the caller has none and the shared secret may not stand in, or no secret
-at all), ``credential_unavailable`` (the token exchange failed).
+at all), ``credential_unavailable`` (the token exchange failed, or the secret resolver raised).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from ...policy_format import AuthBinding
 from .. import credentials as creds
-from ..errors import ToolError
+from ..errors import ToolError, make_error
 from ..toolspec import ToolSpec
 from .effects import Effect, Send
 from .state import Call, Halt
@@ -92,7 +92,20 @@ def _own(call: Call, entry: AuthBinding, index: int) -> Generator[Effect, Any, t
         return None, "none"
     if per.via == "lookup":
         resolver = sources.secrets
-        value = resolver.get(call.actor.id, entry.secret) if resolver is not None else None
+        try:
+            value = resolver.get(call.actor.id, entry.secret) if resolver is not None else None
+        except Exception as exc:  # noqa: BLE001 - a user-supplied resolver's failure: nothing is sent
+            raise Halt(
+                "credential",
+                make_error(
+                    "credential_unavailable",
+                    f"{call.tool}: the caller secret resolver failed ({type(exc).__name__}); "
+                    "nothing was sent.",
+                    retryable=True,
+                    details={"via": "lookup"},
+                ),
+                rule=f"/auth/{index}/per_caller",
+            ) from None
         return (value, "lookup") if isinstance(value, str) and value else (None, "none")
     exchange, subject = sources.exchange, call.actor.token
     if exchange is None or not subject:
