@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.support.build import REPO, Built, build, run
 
-from toolgen.policy_format import PolicyFormatError, from_json, read_policy
+from toolgen.policy.format import PolicyFormatError, from_json, read_policy
 
 TICKETS = REPO / "specs" / "tickets.yaml"
 TOOLS = (

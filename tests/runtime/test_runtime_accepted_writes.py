@@ -32,8 +32,8 @@ from tests.support.raw_answer_server import RawAnswerServer
 from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.runtime import Actor, Approval, MemoryReceiptStore, ReceiptStore, Registry, StaticCredentials
-from toolgen.runtime import credentials as creds
-from toolgen.runtime.body import EXCERPT_CHARS, excerpt
+from toolgen.runtime.call import credentials as creds
+from toolgen.runtime.call.response_body import EXCERPT_CHARS, excerpt
 from toolgen.runtime.pipeline.idempotency import step_key
 
 TOKEN = "tok-4f1c9a7e2b"

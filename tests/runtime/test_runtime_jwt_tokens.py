@@ -1,4 +1,4 @@
-"""Callers' JWT access tokens verified without code (`toolgen.runtime.access_tokens`): a real
+"""Callers' JWT access tokens verified without code (`toolgen.runtime.serving.access_tokens`): a real
 authorization server on loopback (authlib's server classes, joserfc keys) publishes its JWKS; the
 verifier accepts its tokens for this resource and refuses every other (expired, another audience,
 another issuer, ``alg: none``, re-signed, HMAC with the public key, mutated), follows key rotation
@@ -25,17 +25,17 @@ from tests.support.profiles import examples
 from tests.support.runtime_env import mcp_json, tickets_dir
 
 from toolgen.cli import main
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime.access_tokens import (
+from toolgen.runtime.clock import ManualClock
+from toolgen.runtime.serving.access_tokens import (
     AuthorizationServer,
     AuthorizationServerError,
     JwksCache,
     JwtVerifier,
     load_authorization_server,
 )
-from toolgen.runtime.clock import ManualClock
-from toolgen.runtime.mcp_http import actor_from_token
+from toolgen.runtime.serving.mcp_http import actor_from_token
+from toolgen.testing.tickets_server import TicketsServer
 
 pytest.importorskip("mcp")
 pytest.importorskip("authlib")

@@ -27,7 +27,6 @@ from tests.support.http_serving import http_server
 from tests.support.profiles import examples
 from tests.support.runtime_env import mcp_json, tickets_dir
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Actor,
     Approval,
@@ -37,8 +36,7 @@ from toolgen.runtime import (
     SqliteReceiptStore,
     StaticCredentials,
 )
-from toolgen.runtime.access_tokens import AuthorizationServer, JwtVerifier
-from toolgen.runtime.caller_credentials import (
+from toolgen.runtime.call.caller_credentials import (
     CallerCredentials,
     CallerSecretsError,
     TokenExchange,
@@ -46,6 +44,8 @@ from toolgen.runtime.caller_credentials import (
     load_caller_secrets,
 )
 from toolgen.runtime.clock import ManualClock
+from toolgen.runtime.serving.access_tokens import AuthorizationServer, JwtVerifier
+from toolgen.testing.tickets_server import TicketsServer
 
 pytest.importorskip("mcp")
 pytest.importorskip("authlib")

@@ -28,8 +28,8 @@ from tests.support.raw_answer_server import RawAnswerServer
 from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.runtime import Approval, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime import credentials as creds
-from toolgen.runtime.body import excerpt
+from toolgen.runtime.call import credentials as creds
+from toolgen.runtime.call.response_body import excerpt
 
 
 def _utf7_each(text: str) -> bytes:

@@ -3,7 +3,7 @@ canonical-request `fingerprint`.
 
 Plain data shared by the registry (`registry.py`), the call path (`pipeline/`) and the servers; no
 IO. Fingerprint (docs/generated-format.md): ``"sha256:" + hex(sha256(canonical_json({"intent":
-intent, "request": canonical})))`` where `canonical` is `toolgen.runtime.request.BuiltRequest.canonical`.
+intent, "request": canonical})))`` where `canonical` is `toolgen.runtime.call.request.BuiltRequest.canonical`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Actor:
     membership is never a substring test. Raises `TypeError` for a scope that is not a string.
 
     `token`: the caller's access token as it presented it (a JWT its authorization server signed,
-    `toolgen.runtime.access_tokens`), kept only for the request it came with: the subject token of an
+    `toolgen.runtime.serving.access_tokens`), kept only for the request it came with: the subject token of an
     RFC 8693 token exchange (``per_caller: {via: exchange}``). Never shown (``repr``), compared,
     stored or audited; None for a caller without one."""
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...pointer import join_pointer
-from ...policy_format import PerCaller
+from ...policy.format import PerCaller
 from ..intent import AuthSpec
 from ..ir import AuthBinding
 from ..load import SpecDocument

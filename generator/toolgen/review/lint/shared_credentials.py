@@ -16,7 +16,7 @@ from ...compile.intent import LoadedIntentMap
 from ...compile.load import SpecDocument
 from ...diagnostics import Diagnostic
 from ...pointer import join_pointer
-from ...policy_format import PolicyRow
+from ...policy.format import PolicyRow
 from .rules import SHARED_WRITE_CREDENTIAL
 
 __all__ = ["shared_credentials", "shared_writes"]

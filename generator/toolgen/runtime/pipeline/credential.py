@@ -1,11 +1,11 @@
 """Step 7a, credential: the credentials a request carries, each caller's own where the policy says so.
 
 Input: `Call` (its actor; the host's `caller_credentials`), `ToolSpec`. A generator: for each
-``auth`` entry with ``per_caller`` (`toolgen.runtime.caller_credentials`) it finds the caller's
+``auth`` entry with ``per_caller`` (`toolgen.runtime.call.caller_credentials`) it finds the caller's
 own value — ``lookup``: the host's secret resolver, by the actor id; ``exchange``: the token this
 caller's access token was exchanged for, from the cache, else it yields a `Send` of the RFC 8693
 request to the token endpoint and reads the answer — then resolves every entry
-(`toolgen.runtime.credentials.resolve`: a ``per_caller`` entry without the caller's own value uses
+(`toolgen.runtime.call.credentials.resolve`: a ``per_caller`` entry without the caller's own value uses
 the shared secret only where its ``service_secret`` allows). Returns the `Injected` credentials;
 their values, every echo form of them and the caller's own access token join `Call.secret_values`,
 so no output, error or audit detail of the call holds them.
@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from ...policy_format import AuthBinding
-from .. import credentials as creds
+from ...policy.format import AuthBinding
+from ..call import credentials as creds
+from ..call.toolspec import ToolSpec
 from ..errors import ToolError, make_error
-from ..toolspec import ToolSpec
 from .effects import Effect, Send
 from .state import Call, Halt
 

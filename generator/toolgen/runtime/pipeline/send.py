@@ -23,11 +23,11 @@ from typing import Any
 
 import httpx
 
-from .. import credentials as creds
-from ..body import scrub
+from ..call import credentials as creds
+from ..call.request import BuiltRequest, transport_headers
+from ..call.response_body import scrub
+from ..call.toolspec import ToolSpec
 from ..errors import make_error
-from ..request import BuiltRequest, transport_headers
-from ..toolspec import ToolSpec
 from .effects import Effect, Outcome, Send, Sleep
 from .retry import RetryPolicy, condition, may_have_applied, resend_safe
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
