@@ -117,12 +117,16 @@ BODIES: list[tuple[str, bytes, str | None, int | None]] = [
 READABLE = ("empty", "lone-surrogate")
 
 
-@pytest.fixture(scope="module")
-def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("accepted-writes")
+def accepted_package(tmp: Path) -> Path:
+    """The Jira-shaped package these tests call, built in `tmp`."""
     spec = tmp / "openapi.yaml"
     spec.write_text(SPEC, encoding="utf-8")
     return build(tmp, spec, INTENTS, name="jira", emit="mcp,policy").out
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return accepted_package(tmp_path_factory.mktemp("accepted-writes"))
 
 
 @pytest.fixture(scope="module")
