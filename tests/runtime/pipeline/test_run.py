@@ -30,6 +30,7 @@ STEP_OF: dict[str, str | None] = {
     "bound": "timeout",
     "is_preview": "preview",
     "preview": "preview",
+    "credentials": "credentials",
     "wire_request": "credentials",
     "begin": "idempotency",
     "spend": "send",

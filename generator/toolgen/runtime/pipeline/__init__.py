@@ -15,7 +15,8 @@ module              step (the numbers of docs/runtime.md, "The call path", in th
 ``approval``        4. a human's approval of exactly this request (checked; spent before sending)
 ``timeout``         5. per-attempt timeout and overall deadline (`toolgen.runtime.call.deadline`)
 ``preview``         6. a preview tool's result (the request shown, not sent); its path ends here
-``send``            7. credentials: the wire request; 9. send: the attempts, retries by ``retry``
+``credential``      7a. credentials: the shared secret, or each caller's own where the policy says so
+``send``            7b. the wire request, with them; 9. send: the attempts, retries by ``retry``
                     (pure policy)
 ``idempotency``     8. the receipt of a record call's key (replay, conflict, in progress, resend)
 ``redirect``        10. a redirect a read declares as its only success, followed on its origin

@@ -2,9 +2,9 @@
 
     find → permission (checked; audited once the arguments are valid) → validate (the arguments,
     then the canonical request) → approval (checked; spent at send) → timeout → preview (a
-    preview tool ends here) → credentials (the wire request) → idempotency → [audit sink healthy]
-    → send (the approval spent, [audit sink healthy], then the request) → redirect (a read that
-    declares only a redirect) → outcome → output
+    preview tool ends here) → credentials (the shared or the caller's; then the wire request) →
+    idempotency → [audit sink healthy] → send (the approval spent, [audit sink healthy], then the
+    request) → redirect (a read that declares only a redirect) → outcome → output
 
 This is the one written order: README.md and docs/runtime.md ("The call path") state it with the
 same step names, and `tests/runtime/pipeline/test_run.py` fails when they and this function disagree.
@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from ..audit import digest_arguments
 from ..call.host import Host
 from ..call.request import BuiltRequest
 from ..call.toolspec import ToolSpec
@@ -35,6 +36,7 @@ from . import approval as approval_step
 from . import permission
 from .canonical import canonical_request
 from .composite import is_composite, run_composite
+from .credential import credentials
 from .effects import Pipeline
 from .find import find
 from .idempotency import begin
@@ -54,7 +56,7 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
         timeout_override_ms: Any, dialect: str | None = None) -> Pipeline:
     """The call path of one call of `tool` on `host` (see the module docstring). Yields `Send` and
     `Sleep` effects; returns the `CallResult`. Never raises on caller input or API answers."""
-    call = Call(host, tool, actor)
+    call = Call(host, tool, actor, args_digest=digest_arguments(raw_args))
     if isinstance(approval, str):  # a bare preview_id is an approval of that preview
         approval = Approval(approval)
     try:
@@ -68,10 +70,11 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
         budget = bound(call, spec.row, timeout_override_ms)
         if is_preview(spec.row):
             return preview(call, spec, validated)
-        wire, http_request = wire_request(call, spec, validated)
+        injected = yield from credentials(call, spec)
+        wire, http_request = wire_request(call, spec, validated, injected)
         hold = begin(call, spec, validated, budget)
     except Halt as halt:
-        return call.fail(halt.step, halt.error, **halt.extra)
+        return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     if isinstance(hold, CallResult):  # a replay
         return hold
     return (yield from _held(call, spec, validated, grant, budget, hold, wire, http_request))
@@ -93,7 +96,7 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
         answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
         return shape(call, spec, validated, hold, exchange, answer, wire)
     except Halt as halt:
-        return call.fail(halt.step, halt.error, **halt.extra)
+        return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     except Exception as exc:  # noqa: BLE001 - a fault in the call path never escapes as an exception
         hold.settle("mark_unknown")
         return call.fail("result", make_error(

@@ -35,6 +35,7 @@ from ...calls import CallResult
 from ...errors import ToolError, make_error
 from .. import permission
 from ..canonical import canonical_request
+from ..credential import credentials
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, step_key, step_key_length
 from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
@@ -216,7 +217,8 @@ def _budget(call: Call, step: Step, deadline: float) -> Budget:
 
 def _failed(step: Step, call: Call, halt: Halt, *, branch: bool, key: str | None) -> StepRun:
     error = _named(step, halt.error, branch=branch)
-    failed = call.fail(halt.step, error, **halt.extra)  # audited like any failed call
+    # audited like any failed call
+    failed = call.fail(halt.step, error, rule=halt.rule, decision=halt.decision, **halt.extra)
     state = "result_unknown" if step.writes and not error.result_known else "failed"
     return StepRun(step.id, state, error=failed.error, status=failed.status, attempts=failed.attempts, key=key,
                    secret_values=call.secret_values)
@@ -226,13 +228,15 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
              key: str | None, *, branch: bool = False) -> Generator[Effect, Any, StepRun]:
     """Run `step` (see the module docstring); `key` is a write step's idempotency key (None for a
     read). Yields the call path's effects; returns the `StepRun`. Never raises."""
-    call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id)
+    call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id,
+                args_digest=parent.args_digest)
     call.emit("find", "allow", mode=step.spec.row.mode, effect=step.spec.row.effect,
               composite=parent.tool)
     try:
         validated = step_request(call, step, inputs, answers, key, branch=branch)
         budget = _budget(call, step, deadline)
-        wire, http_request = wire_request(call, step.spec, validated)
+        injected = yield from credentials(call, step.spec)
+        wire, http_request = wire_request(call, step.spec, validated, injected)
         hold = begin(call, step.spec, validated, budget, step_key=key if step.writes else None)
     except Halt as halt:
         return _failed(step, call, halt, branch=branch, key=key)
