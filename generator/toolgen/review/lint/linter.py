@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
+from ...codes.table import DESCRIPTION_LIMIT
 from ...compile.intent import LoadedIntentMap, ToolIntent
 from ...compile.ir import ApiIR, Tool
 from ...compile.load import SpecDocument
@@ -53,7 +54,6 @@ from .rules import (
     CATALOG_REQUEST_LIMITS,
     CATALOG_TOO_MANY_TOKENS,
     CATALOG_TOO_MANY_TOOLS,
-    DESCRIPTION_LIMIT,
     DESCRIPTION_MISSING,
     DESCRIPTION_NO_WHEN_NOT,
     DESCRIPTION_TOO_LONG,
