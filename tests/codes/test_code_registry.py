@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from toolgen.cache import Cache, canonical
 from toolgen.codes import CODES, STAGES, UnregisteredCode, code_info, is_registered
 from toolgen.diagnostics import Diagnostic, DiagnosticSink, SourceLocation
+from toolgen.incremental import fresh, remember
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "generator" / "toolgen"
@@ -143,3 +146,20 @@ def test_the_registry_is_read_only_and_every_row_complete() -> None:
         assert row.summary.strip() and row.fix.strip(), code
         assert re.fullmatch(r"(README\.md|docs/[a-z-]+\.md)#[a-z0-9-]+", row.doc), (code, row.doc)
         assert (row.stage == "lint") == (row.rule == "lint"), code  # lint's own checks, and only they
+
+
+def test_a_cached_build_whose_findings_hold_an_unregistered_code_is_built_again(tmp_path: Path) -> None:
+    """A build cache entry written when a code existed that no longer does is a miss (the build runs
+    and reports today's codes), never a failure."""
+    cache, out = Cache(tmp_path / "cache"), tmp_path / "out"
+    out.mkdir()
+    (out / "policy.json").write_bytes(b"{}")
+    remember(cache, "key", "api", {"policy.json": b"{}"}, [Diagnostic("schema-cycle", "info", "a cycle")], 1, "key")
+    reused = fresh(cache, "key", out)
+    assert reused is not None and [d.code for d in reused.diagnostics] == ["schema-cycle"]
+    found = cache.get("manifest", "key")
+    assert found is not None
+    record = json.loads(found)
+    record["diagnostics"][0]["code"] = "schema-cycles"
+    cache.put("manifest", "key", canonical(record).encode("utf-8"))
+    assert fresh(cache, "key", out) is None
