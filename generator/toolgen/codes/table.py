@@ -493,7 +493,7 @@ _code("spec-version-unsupported", "error", "spec",
       summary="The document's OpenAPI or Swagger version is not one toolgen reads.",
       fix="toolgen reads OpenAPI 3.0.x and 3.1.x and Swagger 2.0.")
 _code("spec-invalid", "error", "spec",
-      summary="The document is not a valid OpenAPI document where an operation needs it.",
+      summary="A part of the document outside its schema objects breaks the OpenAPI (or Swagger) schema.",
       fix="Fix the document at the pointer named.")
 _code("ref-external", "error", "spec", doc="README.md#the-intent-map",
       summary="A `$ref` points at a URL; toolgen does not fetch URLs.",
@@ -657,9 +657,9 @@ _code("tool-name-taken", "error", "composite",
 
 # the build
 _code("out-unsafe", "error", "build",
-      summary=("The output folder is one the build must not write into (the project itself, a source, a "
-               "folder another API writes)."),
-      fix="Choose another `out:` as the hint says.")
+      summary=("An output folder would lose data: it is a file, holds (or is) an input or the working "
+               "directory, overlaps another output, or holds files toolgen does not write."),
+      fix="Choose another `out:` as the hint says (toolgen replaces its output folders whole).")
 _code("search-semantic-unavailable", "error", "build",
       summary="`search.semantic` is set, but numpy, which it needs, is not installed.",
       fix="Install the `semantic` extra, or remove `search.semantic` (lexical search).")
