@@ -252,7 +252,7 @@ def _null_consistent(node: dict[str, JSON]) -> dict[str, JSON]:
     if types is None or "null" not in types:
         return node
     if isinstance(node.get("enum"), list) and None not in node["enum"]:
-        node["enum"] = list(node["enum"]) + [None]
+        node["enum"] = [*node["enum"], None]
     if "const" in node and node["const"] is not None:
         node["enum"] = [node.pop("const"), None]
     return node
@@ -272,16 +272,16 @@ def _widen_null(node: JSON) -> JSON:
     changed = False
     if isinstance(s.get("anyOf"), list):
         if not any(_admits_null(b) for b in s["anyOf"]):
-            s["anyOf"] = list(s["anyOf"]) + [{"type": "null"}]
+            s["anyOf"] = [*s["anyOf"], {"type": "null"}]
         changed = True
     types = types_of(s)
     if types is not None:
         if "null" not in types:
-            s["type"] = types + ["null"]
+            s["type"] = [*types, "null"]
         changed = True
     if isinstance(s.get("enum"), list):
         if None not in s["enum"]:
-            s["enum"] = list(s["enum"]) + [None]
+            s["enum"] = [*s["enum"], None]
         changed = True
     if "const" in s:
         s["enum"] = [s.pop("const"), None]
@@ -390,7 +390,7 @@ class _OpenAIStrict:
                 merged[key] = value
             elif merged[key] != value:
                 merged.setdefault("allOf", [])
-                merged["allOf"] = list(merged["allOf"]) + [{key: value}]
+                merged["allOf"] = [*merged["allOf"], {key: value}]
         return merged
 
     def ref(self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...], level: int) -> JSON:
@@ -495,7 +495,7 @@ class _OpenAIStrict:
         if isinstance(node.get("title"), str):
             out["title"] = node["title"]
         out["description"] = f"{desc.rstrip()} ({text})" if isinstance(desc, str) and desc.strip() else f"({text})"
-        nullable = types is not None and "null" in types or node.get("nullable") is True
+        nullable = (types is not None and "null" in types) or node.get("nullable") is True
         out["type"] = ["string", "null"] if nullable else "string"
         lenient = ((types is not None and "string" in types) or "anyOf" in node or "oneOf" in node
                    or any(step.startswith("|") for step in path))
@@ -512,7 +512,7 @@ class _OpenAIStrict:
                     level: int) -> JSON:
         """A typed map (``additionalProperties: <schema>``) as an array of ``{key, value}`` entries."""
         value = self.node(schema["additionalProperties"], f"{ptr}/additionalProperties",
-                          label_child(label, "additionalProperties"), path=path + (MAP_VALUES_STEP,),
+                          label_child(label, "additionalProperties"), path=(*path, MAP_VALUES_STEP),
                           level=level + 2)
         moved = [(k, v) for k, v in schema.items()
                  if k not in ("type", "description", "title", "additionalProperties", "properties", "required",
@@ -622,7 +622,7 @@ class _OpenAIStrict:
                 if not isinstance(value, list):
                     continue
                 parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", label_child(label, key, i),
-                                            path=path + (branch_step(i),), level=my_level)
+                                            path=(*path, branch_step(i)), level=my_level)
                                   for i, b in enumerate(value)]
             elif key == "enum":
                 parts["enum"] = _dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
@@ -634,7 +634,7 @@ class _OpenAIStrict:
                     parts["format"] = value
                 else:
                     moved.append((key, value))
-            elif key in OPENAI_STRING_KEYWORDS and stringy and isinstance(value, str) and _compiles(value) or (key in OPENAI_NUMBER_KEYWORDS and numeric and isinstance(value, (int, float))
+            elif (key in OPENAI_STRING_KEYWORDS and stringy and isinstance(value, str) and _compiles(value)) or (key in OPENAI_NUMBER_KEYWORDS and numeric and isinstance(value, (int, float))
                   and not isinstance(value, bool)) or (key in OPENAI_ARRAY_KEYWORDS and arrayish and isinstance(value, int)
                   and not isinstance(value, bool) and value >= 0):
                 parts[key] = value
@@ -653,7 +653,7 @@ class _OpenAIStrict:
                 parts["items"] = {}
             else:
                 parts["items"] = self.node(items, f"{ptr}/items", label_child(label, "items"),
-                                           path=path + (ITEMS_STEP,), level=my_level)
+                                           path=(*path, ITEMS_STEP), level=my_level)
         if "allOf" in schema:  # could not merge (root only): keep for the non-strict tool
             parts["allOf"] = [self.node(p, f"{ptr}/allOf/{i}", label_child(label, "allOf", i),
                                         path=path, level=my_level)
@@ -686,7 +686,7 @@ class _OpenAIStrict:
         out_props: dict[str, JSON] = {}
         for name, sub in (props or {}).items():
             child = self.node(sub, f"{ptr}/properties/{escape_token(name)}",
-                              label_child(label, "properties", name), path=path + (prop_step(name),),
+                              label_child(label, "properties", name), path=(*path, prop_step(name)),
                               level=level)
             out_props[name] = child if name in required or not self.widen_optional else _widen_null(child)
         undeclared = [r for r in required if r not in out_props]

@@ -19,7 +19,6 @@ listed after. Catalog tokens are counted per tool, as REPORT.md counts them.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field, fields
@@ -105,7 +104,7 @@ def read_dir(path: Path) -> dict[str, Surface]:
             mcp = json.loads(mcp_file.read_text(encoding="utf-8")) if mcp_file.exists() else []
         except (OSError, ValueError) as exc:
             raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
-                                              SourceLocation(where))])
+                                              SourceLocation(where))]) from None
         surface = _surface(policy, mcp, where)
         out[surface.api] = surface
     return out
@@ -116,7 +115,8 @@ def _git(*args: str) -> str:
         proc = subprocess.run(["git", *args], check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
         raise DiagnosticError([Diagnostic("diff-git-error", "error", f"cannot run git: {exc}", None,
-                                          "install git, or compare two folders: toolgen diff OLD_DIR NEW_DIR")])
+                                          "install git, or compare two folders: "
+                                          "toolgen diff OLD_DIR NEW_DIR")]) from None
     if proc.returncode != 0:
         raise DiagnosticError([Diagnostic("diff-git-error", "error", f"git {' '.join(args)}: "
                                           f"{proc.stderr.strip() or 'failed'}", None,
@@ -170,7 +170,8 @@ def read_git(ref: str, directory: str) -> dict[str, Surface]:
             policy = json.loads(_git("show", f"{ref}:./{rel}/policy.json"))
             mcp = json.loads(_git("show", f"{ref}:./{rel}/mcp.json")) if f"{folder}/mcp.json" in files else []
         except ValueError as exc:
-            raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}", None)])
+            raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
+                                              None)]) from None
         surface = _surface(policy, mcp, where)
         out[surface.api] = surface
     return out
@@ -393,6 +394,11 @@ def _around(text: str, start: int, end: int, width: int = SHOWN) -> str:
     return _clip(text, lo, hi, width)
 
 
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
 def describe_change(old: str, new: str, width: int = SHOWN) -> str:
     """“old” → “new”, shortened to the part that changed (with a little context), for a review."""
     old, new = " ".join(old.split()), " ".join(new.split())
@@ -400,9 +406,9 @@ def describe_change(old: str, new: str, width: int = SHOWN) -> str:
         return f"description added: “{_clip(new, 0, len(new), width)}”"
     if not new:
         return f"description removed (was “{_clip(old, 0, len(old), width)}”)"
-    prefix = len(os.path.commonprefix([old, new]))
+    prefix = _common_prefix(old, new)
     limit = min(len(old), len(new)) - prefix
-    suffix = min(limit, len(os.path.commonprefix([old[::-1], new[::-1]])))
+    suffix = min(limit, _common_prefix(old[::-1], new[::-1]))
     start = 0
     if prefix > 20:  # keep a few words before the change
         start = old.find(" ", prefix - 20) + 1 or prefix
@@ -493,7 +499,7 @@ def render_markdown(result: DiffResult, base: str, head: str) -> str:
             continue
         lines += [f"### {title}", ""]
         for api in sorted({c.api for c in changes}):
-            lines += [f"**{_cell(api)}**", ""] + _table([c for c in changes if c.api == api]) + [""]
+            lines += [f"**{_cell(api)}**", "", *_table([c for c in changes if c.api == api]), ""]
     lines += ["### Catalog size", "", "| API | tools | MCP tokens (o200k) | Δ |", "|---|---|---|---|"]
     for api in sorted(result.tokens):
         (ot, nt), (oc, nc) = result.tokens[api], result.tools[api]

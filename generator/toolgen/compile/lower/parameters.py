@@ -161,8 +161,8 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
                 if value is not None and _header_text_problem(value) is None:
                     fixed.append(FixedValue("header", wire, value))
             elif wire.lower() == "authorization" and not auth:
-                auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
-                                           secret_name(ctx.api, "", 1)),)
+                auth = (*auth, AuthBinding("header:Authorization", "bearer", "header", "Authorization",
+                                           secret_name(ctx.api, "", 1)))
             elif param.get("required") and (wire.lower() == "accept" or (
                     wire.lower() == "content-type" and "requestBody" not in op.node)):
                 # a required Accept, or a Content-Type on a request without a body (the body's
@@ -193,7 +193,7 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
         if where_in in ("header", "query", "cookie") and CREDENTIAL_NAME.search(wire) and (
                 param.get("required") or where_in == "header"):
             secret = re.sub(r"[^A-Za-z0-9]+", "_", f"{ctx.api}_{wire}").upper().strip("_")
-            auth = auth + (AuthBinding(f"{where_in}:{wire}", "apiKey", where_in, wire, secret),)  # type: ignore[arg-type]
+            auth = (*auth, AuthBinding(f"{where_in}:{wire}", "apiKey", where_in, wire, secret))  # type: ignore[arg-type]
             sink.info("param-credential", f"{op.key}: {where_in} parameter {wire!r} looks like a credential; "
                       f"the runtime sends it from secret {secret} instead of a tool argument", doc.locate(ptr))
             continue

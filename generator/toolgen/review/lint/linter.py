@@ -550,10 +550,10 @@ class _Linter:
             parts = view.key.lower().split("_")
             verb = parts[0]
             if verb == "look" and len(parts) > 2 and parts[1] == "up":
-                verb, parts = "lookup", ["lookup"] + parts[2:]
+                verb, parts = "lookup", ["lookup", *parts[2:]]
             if verb not in SYNONYM_VERBS or len(parts) < 2:
                 continue
-            noun = "_".join(parts[1:-1] + [_singular(parts[-1])])
+            noun = "_".join([*parts[1:-1], _singular(parts[-1])])
             groups.setdefault(noun, {}).setdefault(verb, []).append(view)
         return {noun: [v for vs in verbs.values() for v in vs] for noun, verbs in groups.items() if len(verbs) > 1}
 
