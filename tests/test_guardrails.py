@@ -34,6 +34,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(REPO / top, root / top, ignore=ignore)
     (root / ".ci").mkdir()
     shutil.copy(REPO / BASELINE, root / BASELINE)
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
     return root
 
 
@@ -110,6 +111,27 @@ def test_a_stale_entry_fails_until_update_drops_it(copy: Path) -> None:
         assert _gate(copy).returncode == 0
     finally:
         (copy / BASELINE).write_text(original, encoding="utf-8")
+
+
+def test_ruffs_per_file_ignores_are_the_baselines_files(copy: Path) -> None:
+    """Ruff leaves exactly the files with a baselined function to the gate: an ignore missing (ruff
+    would fail on a function the gate accepts) or left over (ruff would pass a new function there
+    that only the gate holds) fails, naming the line to write."""
+    original = (copy / "pyproject.toml").read_text(encoding="utf-8")
+    entry = '"generator/toolgen/review/diff.py" = ["C901", "PLR0912"]\n'
+    assert entry in original
+    try:
+        (copy / "pyproject.toml").write_text(original.replace(entry, ""), encoding="utf-8")
+        missing = _gate(copy)
+        assert missing.returncode == 1
+        assert 'must read "generator/toolgen/review/diff.py" = ["C901", "PLR0912"]' in missing.stdout
+        extra = '"generator/toolgen/naming.py" = ["PLR0915"]\n'
+        (copy / "pyproject.toml").write_text(original.replace(entry, entry + extra), encoding="utf-8")
+        left = _gate(copy)
+        assert left.returncode == 1 and '"generator/toolgen/naming.py" = [] without PLR0915' in left.stdout
+    finally:
+        (copy / "pyproject.toml").write_text(original, encoding="utf-8")
+    assert _gate(copy).returncode == 0
 
 
 def test_ci_runs_the_gate() -> None:
