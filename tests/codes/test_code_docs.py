@@ -96,3 +96,9 @@ def test_the_reference_gives_every_code_an_anchor_and_working_links() -> None:
     assert len(links) == len(CODES)
     broken = [(file, anchor) for file, anchor in set(links) if anchor not in _anchors(reference.parent / file)]
     assert not broken, broken
+
+
+def test_ci_checks_the_tables() -> None:
+    steps = [line.split("#")[0].strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert "python -m toolgen.codes --check" in steps
+    assert steps.index("python -m toolgen.codes --check") < steps.index('python -m pytest -n 4 -q -m "not slow"')
