@@ -388,6 +388,19 @@ _code("toolset-near-synonym", "warning", "lint", rule="lint",
       summary="Two tools of one toolset have near-synonym names or descriptions a model could confuse.",
       fix=("Merge them, rename one so the names say how they differ, or name the other tool in each "
            'description ("use X for ...").'))
+_code("examples-duplicate", "warning", "lint", rule="lint",
+      summary=("Two intents (or toolsets) give the same request in `examples`: tool search cannot tell from "
+               "it which tool the user means."),
+      fix="Keep the request on the tool it asks for, and give the other one the words that are its own.")
+_code("examples-length", "warning", "lint", rule="lint",
+      summary=("An `examples` request is a single word or two (a keyword, not a request) or longer than 30 "
+               "words."),
+      fix="Write it as a user would ask (\"refund the last order\"); put single words under `keywords`.")
+_code("example-ranks-other", "warning", "lint", rule="lint",
+      summary=("Tool search ranks another tool above the one an `examples` request belongs to (the API's own "
+               "index, as `toolgen search` ranks)."),
+      fix=("Reword the request with the words that are this tool's alone, or tell the two tools apart in "
+           "their descriptions (`use_when` / `not_for`); `toolgen search \"<request>\"` shows the ranking."))
 _code("toolset-unknown", "error", "lower", rule="build",
       summary="An intent or include group names a toolset that `toolsets:` does not declare.",
       fix="Declare it under `toolsets:` with a description and loading, or use a declared name.")

@@ -28,9 +28,26 @@ def title_of(op: Operation) -> str | None:
     return None
 
 
+def guidance(use_when: str | None, not_for: str | None) -> str:
+    """The sentences the intent map's `use_when` and `not_for` add to a tool's description, each on
+    one line of its own: `` Use when: <use_when>. Not for: <not_for>.`` ("" when neither is set).
+    Tool search drops the ``Not for:`` sentence from what it indexes (`toolgen.search_text`)."""
+    out = ""
+    for label, text in (("Use when", use_when), ("Not for", not_for)):
+        if text:
+            line = " ".join(text.split())
+            out += f" {label}: {line if line[-1] in '.!?' else line + '.'}"
+    return out
+
+
 def summary_of(ctx: Ctx, op: Operation, intent: ToolIntent, limit: int) -> str:
+    """The text a tool's description starts with: the intent's `description`, else the operation's
+    summary and the first paragraph of its description (cut to `limit` characters less what the
+    intent's `use_when` / `not_for` add, `guidance`), then that guidance, whole."""
+    extra = guidance(intent.use_when, intent.not_for)
     if intent.description:
-        return " ".join(intent.description.split())
+        return " ".join(intent.description.split()) + extra
+    limit = max(limit - len(extra), 80)
     parts = []
     summary = op.node.get("summary")
     if isinstance(summary, str) and summary.strip():
@@ -44,7 +61,7 @@ def summary_of(ctx: Ctx, op: Operation, intent: ToolIntent, limit: int) -> str:
     text = " ".join(parts) or derived_summary(op.method, op.url_path)
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
-    return text
+    return text + extra
 
 
 def derived_summary(method: str, path: str) -> str:
