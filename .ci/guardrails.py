@@ -32,7 +32,8 @@ The repository's own ruff configuration enforces the same function limits, and l
 a baselined function to this gate: ``[tool.ruff.lint.per-file-ignores]`` of ``pyproject.toml`` must
 name exactly the files of the baseline's function entries, each with exactly their rules (of
 ``C901``, ``PLR0912``, ``PLR0915``). The check fails, printing the lines to write or drop, when the
-two disagree (after ``--update`` too: a dropped entry frees its file).
+two disagree (after ``--update`` too: a dropped entry frees its file), or when ruff's limits
+(``[tool.ruff.lint.mccabe]``, ``[tool.ruff.lint.pylint]``) are not the gate's.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SCANNED = ("generator", "tests", "benchmarks")
 BASELINE = Path(".ci") / "guardrails-baseline.txt"
@@ -179,9 +181,9 @@ def compare(found: list[Finding], baseline: list[Finding]) -> tuple[list[str], l
     return growth, stale
 
 
-def ruff_ignores(root: Path) -> dict[str, set[str]]:
-    """The gate's rules in each ``per-file-ignores`` entry of ``root/pyproject.toml`` (none without the
-    file). Raises ``ValueError`` on a file that is not TOML."""
+def ruff_lint_config(root: Path) -> dict[str, Any]:
+    """``[tool.ruff.lint]`` of ``root/pyproject.toml`` (empty without the file). Raises ``ValueError``
+    on a file that is not TOML."""
     path = root / "pyproject.toml"
     if not path.exists():
         return {}
@@ -189,9 +191,23 @@ def ruff_ignores(root: Path) -> dict[str, set[str]]:
         config = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ValueError(f"{path}: {error}") from None
-    ignores = config.get("tool", {}).get("ruff", {}).get("lint", {}).get("per-file-ignores", {})
-    found = {pattern: set(rules) & set(RUFF_RULES) for pattern, rules in ignores.items()}
+    lint: dict[str, Any] = config.get("tool", {}).get("ruff", {}).get("lint", {})
+    return lint
+
+
+def ruff_ignores(lint: dict[str, Any]) -> dict[str, set[str]]:
+    """The gate's rules in each ``per-file-ignores`` entry of a ``[tool.ruff.lint]`` table."""
+    found = {pattern: set(rules) & set(RUFF_RULES) for pattern, rules in lint.get("per-file-ignores", {}).items()}
     return {pattern: rules for pattern, rules in found.items() if rules}
+
+
+def compare_limits(lint: dict[str, Any]) -> list[str]:
+    """Where ruff's limits (``[tool.ruff.lint.mccabe]``, ``[tool.ruff.lint.pylint]``) are not the gate's."""
+    configured = {"C901": lint.get("mccabe", {}).get("max-complexity"),
+                  "PLR0912": lint.get("pylint", {}).get("max-branches"),
+                  "PLR0915": lint.get("pylint", {}).get("max-statements")}
+    return [f"ruff: pyproject.toml sets {rule}'s limit to {value}, the gate's is {limit(rule)}"
+            for rule, value in configured.items() if value != limit(rule)]
 
 
 def compare_ignores(found: list[Finding], ignores: dict[str, set[str]]) -> list[str]:
@@ -234,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         baseline = read_baseline(baseline_path)
         found = measure(root)
-        ignores = ruff_ignores(root)
+        lint = ruff_lint_config(root)
     except (ValueError, RuntimeError) as error:
         print(f"guardrails: {error}")
         return 1
@@ -248,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.update:
         baseline_path.write_text(HEADER + "".join(f"{finding.line()}\n" for finding in found), encoding="utf-8")
         print(f"guardrails: {BASELINE.as_posix()} written, {len(found)} entries ({len(baseline)} before)")
-    mismatch = compare_ignores(found if args.update else baseline, ignores)
+    mismatch = compare_limits(lint) + compare_ignores(found if args.update else baseline, ruff_ignores(lint))
     for message in mismatch:
         print(f"guardrails: {message}")
     if args.update:

@@ -134,6 +134,18 @@ def test_ruffs_per_file_ignores_are_the_baselines_files(copy: Path) -> None:
     assert _gate(copy).returncode == 0
 
 
+def test_ruffs_limits_are_the_gates(copy: Path) -> None:
+    original = (copy / "pyproject.toml").read_text(encoding="utf-8")
+    assert "max-branches = 20\n" in original
+    try:
+        (copy / "pyproject.toml").write_text(original.replace("max-branches = 20\n", "max-branches = 25\n"),
+                                            encoding="utf-8")
+        done = _gate(copy)
+        assert done.returncode == 1 and "sets PLR0912's limit to 25, the gate's is 20" in done.stdout
+    finally:
+        (copy / "pyproject.toml").write_text(original, encoding="utf-8")
+
+
 def test_ci_runs_the_gate() -> None:
     script = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     steps = [line.split("#")[0].strip() for line in script]
