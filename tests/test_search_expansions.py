@@ -153,3 +153,54 @@ def test_expansions_out_of_bounds_are_located_errors(tmp_path: Path, bad: str, p
     body = body.replace(f'    examples: ["{CHASE}", "which customers are still waiting"]\n', "", 1)
     code, out = _lint(tmp_path, body)
     assert code != 0 and problem in out and "api.yaml:" in out, out
+
+
+INCLUDED = f"""
+auth:
+  oauth: {{secret: TICKETS_TOKEN}}
+include: [{{match: "*"}}]
+examples:
+  listTickets: ["{CHASE}"]
+  GET /tickets/{{ticket_id}}/history: ["what happened to the printer jam case"]
+"""
+
+
+def test_top_level_examples_reach_the_tools_an_include_group_makes(tmp_path: Path) -> None:
+    out = build(tmp_path, TICKETS_SPEC_PATH, INCLUDED, emit="mcp,policy").out
+    policy = json.loads((out / "policy.json").read_text(encoding="utf-8"))
+    examples = {r["tool"]: r["examples"] for r in policy["tools"] if r["examples"]}
+    history = next(r["tool"] for r in policy["tools"] if r["operation"]["id"] == "getTicketHistory")
+    listing = next(r["tool"] for r in policy["tools"] if r["operation"]["id"] == "listTickets")
+    assert examples == {listing: [CHASE], history: ["what happened to the printer jam case"]}
+    assert _index(out).search(CHASE)[0].tool == listing
+
+
+def test_top_level_examples_of_an_unknown_operation_are_a_located_error(tmp_path: Path) -> None:
+    body = INCLUDED + '  getTickt: ["find the ticket about the printer"]\n'
+    code, out = _lint(tmp_path, body)
+    assert code != 0 and "examples-operation-unknown" in out and "'getTickt' is not an operation" in out, out
+    assert f"api.yaml:{3 + body.count(chr(10))}:" in out, out
+
+
+def test_the_description_carries_the_requests_that_fit_and_search_indexes_them_once(built: Path) -> None:
+    entry = next(e for e in json.loads((built / "mcp.json").read_text(encoding="utf-8"))
+                 if e["name"] == "list_tickets")
+    assert f'Examples: "{CHASE}"; "which customers are still waiting". Read-only.' in entry["description"]
+    documents = json.loads((built / SEARCH_FILE).read_text(encoding="utf-8"))["documents"]
+    fields = next(d for d in documents if d["intent"] == "list_tickets")["fields"]
+    assert "chase" in fields["examples"] and "chase" not in fields["body"] and "exampl" not in fields["body"]
+
+
+def test_requests_beyond_the_description_budget_are_left_out_of_it_not_out_of_search(tmp_path: Path) -> None:
+    many = [f"request number {n} about overdue complaint {n}" for n in range(10)]
+    body = MAP.replace("defaults:", "") + f"defaults: {{description_max_chars: 280}}\n"
+    body = body.replace(f'["{CHASE}", "which customers are still waiting"]', json.dumps(many))
+    out = build(tmp_path, TICKETS_SPEC_PATH, body, emit="mcp,policy").out
+    entry = next(e for e in json.loads((out / "mcp.json").read_text(encoding="utf-8")) if e["name"] == "list_tickets")
+    shown = entry["description"].split("Examples: ", 1)[1]
+    assert 0 < shown.count('"') // 2 < len(many)
+    assert len(entry["description"].split(" Read-only.")[0]) <= 280
+    row = next(r for r in json.loads((out / "policy.json").read_text(encoding="utf-8"))["tools"]
+               if r["tool"] == "list_tickets")
+    assert row["examples"] == many
+    assert _index(out).search("overdue complaint 9")[0].tool == "list_tickets"

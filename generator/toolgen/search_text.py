@@ -188,8 +188,9 @@ _BOILERPLATE = (
     re.compile(r"\s*(?:Writes|Deletes|Destructive) \((?:POST|PUT|PATCH|DELETE)\)\..*", re.DOTALL),
     re.compile(r"\s*Read-only\..*", re.DOTALL),
 )
-#: the ``Not for:`` sentence an intent map's `not_for` adds to a description: what the tool is not for
-#: must not make it match requests for that
+#: what is left of the ``Examples:`` sentence (`toolgen.compile.lower.text.with_examples`) once its
+#: requests are taken out of a description
+_EXAMPLES_LABEL = re.compile(r"\bExamples:[\s;]*\.?")
 _TAG = re.compile(r"<[^>]+>")
 #: values a request carries, not words to search: owner/repo, src/app.py, jane@example.com; of an
 #: object id (cus_123) only the prefix is kept, which names the object
@@ -576,7 +577,11 @@ def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Map
     examples_text = " ".join(_expand(w for e in examples for w in split_words(_clean(e))))
     not_for = main.get("not_for")
     if not_for:
-        body = body.replace(f"Not for: {not_for}", "").replace(f"Not for: {str(not_for).rstrip('.')}.", "")
+        body = body.replace(f"Not for: {not_for}", "")
+    if main.get("examples"):  # the description's `Examples: "..."; "...".` (indexed as `examples` instead)
+        for example in main.get("examples") or []:
+            body = body.replace(f'"{example}"', " ")
+        body = _EXAMPLES_LABEL.sub(" ", body)
     toolset = main.get("toolset")
     toolset_words = split_words(str(toolset)) if toolset else []
     fields = {

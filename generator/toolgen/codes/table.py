@@ -396,6 +396,11 @@ _code("examples-length", "warning", "lint", rule="lint",
       summary=("An `examples` request is a single word or two (a keyword, not a request) or longer than 30 "
                "words."),
       fix="Write it as a user would ask (\"refund the last order\"); put single words under `keywords`.")
+_code("examples-operation-unknown", "error", "lint", rule="lint",
+      summary=("The intent map's top-level `examples` names an operation that is not in the spec, or that no "
+               "tool covers."),
+      fix=("Use an operationId or `METHOD /path` exactly as the spec writes it, of an operation the map "
+           "includes."))
 _code("example-ranks-other", "warning", "lint", rule="lint",
       summary=("Tool search ranks another tool above the one an `examples` request belongs to (the API's own "
                "index, as `toolgen search` ranks)."),

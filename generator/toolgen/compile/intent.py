@@ -392,6 +392,11 @@ class IntentMap(_Strict):
     composites: dict[str, CompositeIntent] = Field(
         default_factory=dict, description="Composite tools: one intent over several operations (pipeline, "
                                           "branch, aggregate), every step enforced like a tool of its own.")
+    examples: dict[str, Annotated[list[ExampleText], Field(max_length=MAX_EXAMPLES)]] = Field(
+        default_factory=dict,
+        description="operationId or `METHOD /path` -> requests in users' own words that its tool serves, for "
+                    "operations an `include` group takes (an intent under `tools` says its own `examples`); "
+                    "added to that tool's `examples`.")
 
     @field_validator("tools")
     @classmethod

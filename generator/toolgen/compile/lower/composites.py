@@ -71,7 +71,7 @@ from .composite_schemas import (
 )
 from .context import Ctx, Skip
 from .infer import infer_intent
-from .text import cap_text, guidance
+from .text import cap_text, expansion_texts, guidance, with_examples
 from .tools import PREVIEW_ID_ARG, _preview_output_schema, lower_intent
 from .toolsets import place
 
@@ -187,7 +187,7 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
     once = Retry(max_attempts=1, backoff_ms=0, deadline_ms=timeout, on=())
     extra = guidance(intent.use_when, intent.not_for)
     summary = cap_text(" ".join(intent.description.split()), max(defaults.description_max_chars - len(extra), 80))
-    summary += extra
+    summary = with_examples(summary + extra, expansion_texts(intent.examples), defaults.description_max_chars)
     chain = (" → " if intent.pattern == "pipeline" else ", ").join(s.op.key for s in ordered)
     how = {"pipeline": f"Runs in order: {chain}.", "branch": f"Runs one of: {chain}, chosen by "
            f"{(switch.pointer[1:] if switch else '')}.", "aggregate": f"Runs at once: {chain}; partial errors "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolInten
 from ..ir import Loading, Tool, Toolset
 from ..operations import Operation
 from .context import Ctx
+from .text import expansion_texts, operation_examples
 
 Origin = Literal["tag", "path"]
 #: longest toolset description taken from a spec's tag (a model reads it before it searches)
@@ -41,11 +42,6 @@ class Placement:
     keywords: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()  # the intent's `examples`, whitespace collapsed, each once
     not_for: str | None = None  # the intent's `not_for`, whitespace collapsed
-
-
-def expansion_texts(texts: Iterable[str]) -> tuple[str, ...]:
-    """`texts` (intent-map `examples`) with whitespace collapsed, each once, in order."""
-    return tuple(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()))
 
 
 def _declared(name: str, spec: ToolsetSpec) -> Toolset:
@@ -114,7 +110,8 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
     keywords = tuple(dict.fromkeys(k.strip() for k in intent.keywords if k.strip()))
     not_for = " ".join(intent.not_for.split()) if intent.not_for else None
     return Placement(toolset.name if toolset is not None else None, loading, keywords,
-                     expansion_texts(intent.examples), not_for)
+                     expansion_texts([*intent.examples, *operation_examples(model.examples, op)]), not_for)
+
 
 
 def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:

@@ -249,11 +249,13 @@ class _Linter:
 
     def check_examples(self) -> None:
         """`examples-duplicate`, `examples-length`, `example-ranks-other` (`toolgen.review.lint.examples`)."""
-        if not any(s.examples for group in (self.model.tools, self.model.composites, self.model.toolsets)
-                   for s in group.values()):
+        if not self.model.examples and not any(
+                s.examples for group in (self.model.tools, self.model.composites, self.model.toolsets)
+                for s in group.values()):
             return
         mcp = self.catalogs().tools.get("mcp") or []
-        for rule, message, where, tool in example_findings(self.model, self.ir, mcp, self.intents.locate):
+        for rule, message, where, tool in example_findings(self.model, self.ir, mcp, self.intents.locate,
+                                                           self.op_index):
             self.add(rule, message, where, tool=tool)
 
     def check_tool_sizes(self) -> None:
