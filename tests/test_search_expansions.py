@@ -193,7 +193,7 @@ def test_the_description_carries_the_requests_that_fit_and_search_indexes_them_o
 
 def test_requests_beyond_the_description_budget_are_left_out_of_it_not_out_of_search(tmp_path: Path) -> None:
     many = [f"request number {n} about overdue complaint {n}" for n in range(10)]
-    body = MAP.replace("defaults:", "") + f"defaults: {{description_max_chars: 280}}\n"
+    body = MAP.replace("defaults:", "") + "defaults: {description_max_chars: 280}\n"
     body = body.replace(f'["{CHASE}", "which customers are still waiting"]', json.dumps(many))
     out = build(tmp_path, TICKETS_SPEC_PATH, body, emit="mcp,policy").out
     entry = next(e for e in json.loads((out / "mcp.json").read_text(encoding="utf-8")) if e["name"] == "list_tickets")
