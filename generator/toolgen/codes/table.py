@@ -111,8 +111,7 @@ _code("operation-mapped-twice", "warning", "lint", rule="lint",
       summary="Two intents map the same operation without a difference that justifies it.",
       fix=("Remove one intent, or make the second a real specialisation (different `fixed` values, "
            "`hide`, `args` narrowing or `output` projection)."))
-_code("tool-name-duplicate", "error", "lint", rule="lint",
-      summary="Two intents produce the same tool name.",
+_code("tool-name-duplicate", "error", "lint", rule="lint", summary="Two intents produce the same tool name.",
       fix="Rename one intent; a write intent X also produces preview_X and record_X.")
 _code("tool-name-invalid", "error", "lower", rule="build",
       summary="A tool name breaks the dialect name rules (^[a-zA-Z0-9_-]{1,64}$, prefix included).",
@@ -290,8 +289,7 @@ _code("output-field-unknown", "error", "lower", rule="build",
 _code("output-not-object", "error", "lower", rule="build",
       summary="`output.fields` on a response that is not an object.",
       fix="Remove `output.fields`.")
-_code("hide-required", "error", "lower", rule="build",
-      summary="`hide` names a required parameter.",
+_code("hide-required", "error", "lower", rule="build", summary="`hide` names a required parameter.",
       fix="Use `fixed` to set a value instead.")
 _code("hide-unknown", "error", "lower", rule="build",
       summary="`hide` names something the operation does not have.",
@@ -462,31 +460,22 @@ _code("api-unknown", "error", "project",
            "INTENT_MAP --out DIR`."))
 
 # reading a file (an intent map, a spec, a project file)
-_code("file-not-found", "error", "input",
-      summary="A file the command reads does not exist.",
+_code("file-not-found", "error", "input", summary="A file the command reads does not exist.",
       fix="Check the path.")
-_code("file-unreadable", "error", "input",
-      summary="A file the command reads is a folder, or cannot be read.",
+_code("file-unreadable", "error", "input", summary="A file the command reads is a folder, or cannot be read.",
       fix="Name the file itself, and check its permissions.")
-_code("file-encoding", "error", "input",
-      summary="A file is not UTF-8 text.",
-      fix="Save it as UTF-8.")
-_code("yaml-syntax", "error", "input",
-      summary="A YAML file does not parse.",
+_code("file-encoding", "error", "input", summary="A file is not UTF-8 text.", fix="Save it as UTF-8.")
+_code("yaml-syntax", "error", "input", summary="A YAML file does not parse.",
       fix="Fix the YAML syntax at the position named.")
-_code("json-syntax", "error", "input",
-      summary="A JSON file does not parse.",
+_code("json-syntax", "error", "input", summary="A JSON file does not parse.",
       fix="Fix the JSON syntax at the position named.")
 
 # the spec
-_code("spec-missing", "error", "spec",
-      summary="The intent map names no spec.",
+_code("spec-missing", "error", "spec", summary="The intent map names no spec.",
       fix="Add `spec: path/to/openapi.yaml` (relative to the intent map), or pass --spec.")
-_code("spec-not-found", "error", "spec",
-      summary="The spec file does not exist.",
+_code("spec-not-found", "error", "spec", summary="The spec file does not exist.",
       fix="Check the path (the intent map's `spec:`, `--spec`, or `TOOLGEN_SPEC_<NAME>`).")
-_code("spec-not-object", "error", "spec",
-      summary="The spec's document is not an object.",
+_code("spec-not-object", "error", "spec", summary="The spec's document is not an object.",
       fix="Point at an OpenAPI document.")
 _code("spec-encoding", "error", "spec",
       summary=("Text in the spec holds an unpaired UTF-16 surrogate escape (e.g. \\ud800), which is not a "
@@ -522,11 +511,9 @@ _code("ref-outside", "error", "spec", doc="README.md#the-intent-map",
 _code("ref-missing", "error", "spec", doc="README.md#the-intent-map",
       summary="A `$ref` names a file or a JSON pointer that does not exist.",
       fix="Fix the reference (a file path is relative to the file that holds the `$ref`).")
-_code("ref-invalid", "error", "spec",
-      summary="A `$ref` is not a string, or not a JSON pointer.",
+_code("ref-invalid", "error", "spec", summary="A `$ref` is not a string, or not a JSON pointer.",
       fix="Write the reference as '#/components/schemas/Name'.")
-_code("ref-cycle", "error", "spec",
-      summary="A `$ref` cycle could not be broken into `$defs`.",
+_code("ref-cycle", "error", "spec", summary="A `$ref` cycle could not be broken into `$defs`.",
       fix="Report it as a toolgen bug, with the spec.")
 
 # Swagger 2.0
@@ -548,8 +535,7 @@ _code("schema-keyword-invalid", "warning", "schema",
       fix="Fix the schema in the spec.")
 
 # the intent map
-_code("intent-not-mapping", "error", "intent",
-      summary="The intent map's document is not a mapping.",
+_code("intent-not-mapping", "error", "intent", summary="The intent map's document is not a mapping.",
       fix="Start from `toolgen init SPEC`.")
 _code("intent-invalid", "error", "intent",
       summary="A key of the intent map is unknown, or its value breaks the intent map's schema.",
@@ -566,8 +552,7 @@ _code("auth-scheme-unknown", "error", "lower",
 _code("include-matches-nothing", "warning", "lower",
       summary="An `include` pattern matches no operation of the spec.",
       fix="Patterns match an operationId, `METHOD /path` or `tag:NAME` (globs allowed).")
-_code("permission-invalid", "error", "lower",
-      summary="A `permission` entry is not one scope.",
+_code("permission-invalid", "error", "lower", summary="A `permission` entry is not one scope.",
       fix="Write one scope, or a list of scopes: `permission: [a:read, b:read]`.")
 _code("idempotency-honoured-unsent", "error", "lower",
       summary="`idempotency.honoured_by_api: true` on an intent that does not send its key to the API.",
@@ -594,8 +579,7 @@ _code("pagination-not-detected", "info", "lower", doc="docs/review.md#pagination
 _code("composite-step-operation-unknown", "error", "composite",
       summary="A step's `operation` is not in the spec (with the closest operationIds).",
       fix="Use an operationId or `METHOD /path` exactly as the spec writes it.")
-_code("composite-step-id", "error", "composite",
-      summary="A step id is used twice, or is `input`.",
+_code("composite-step-id", "error", "composite", summary="A step id is used twice, or is `input`.",
       fix="Give every step its own id.")
 _code("composite-reference-invalid", "error", "composite",
       summary=("A `$...` value that is not `$input/<arg>...` or `$<step>[/pointer]`: a pointer with a `~` "
@@ -605,8 +589,7 @@ _code("composite-reference-invalid", "error", "composite",
 _code("composite-reference-unknown", "error", "composite",
       summary="A reference to a step the composite does not have.",
       fix="Name a step of the composite (the hint names the closest).")
-_code("composite-reference-later", "error", "composite",
-      summary="A pipeline step reads a later step.",
+_code("composite-reference-later", "error", "composite", summary="A pipeline step reads a later step.",
       fix="Move that step before it: pipeline steps run in the order written.")
 _code("composite-cycle", "error", "composite",
       summary="A step reads its own answer, directly or through other steps.",
@@ -635,14 +618,12 @@ _code("composite-argument-incompatible", "error", "composite",
 _code("composite-input-undeclared", "error", "composite",
       summary="A reference nested in a literal or into a member of an argument, without an `inputs` schema.",
       fix="Declare the argument's JSON Schema under `inputs`.")
-_code("composite-aggregate-write", "error", "composite",
-      summary="A write step in an aggregate.",
+_code("composite-aggregate-write", "error", "composite", summary="A write step in an aggregate.",
       fix="An aggregate runs reads only; use a pipeline for steps that write.")
 _code("composite-override-looser", "error", "composite",
       summary="`effect` below the strictest step's, or `approval: never` with a write step.",
       fix="Drop the override: the composite's effect and approval are derived from its steps.")
-_code("composite-switch-missing", "error", "composite",
-      summary="A branch without `switch: $input/<arg>`.",
+_code("composite-switch-missing", "error", "composite", summary="A branch without `switch: $input/<arg>`.",
       fix="Add `switch: $input/<argument>`, the argument whose value chooses the step.")
 _code("composite-switch-invalid", "error", "composite",
       summary="A branch's `switch` is not an argument of the composite.",
@@ -650,14 +631,11 @@ _code("composite-switch-invalid", "error", "composite",
 _code("composite-switch-unused", "error", "composite",
       summary="A `switch` on a composite that is not a branch.",
       fix="Drop `switch`, or set `pattern: branch`.")
-_code("composite-when-missing", "error", "composite",
-      summary="A branch step without `when`.",
+_code("composite-when-missing", "error", "composite", summary="A branch step without `when`.",
       fix="Add `when: <value of the switch argument that takes this step>`.")
-_code("composite-when-duplicate", "error", "composite",
-      summary="Two branch steps with the same `when`.",
+_code("composite-when-duplicate", "error", "composite", summary="Two branch steps with the same `when`.",
       fix="Give every branch step its own `when` value.")
-_code("composite-when-unused", "error", "composite",
-      summary="A step's `when` outside a branch.",
+_code("composite-when-unused", "error", "composite", summary="A step's `when` outside a branch.",
       fix="Drop `when`, or set `pattern: branch`.")
 _code("composite-output-field-unknown", "error", "composite",
       summary="An `output_fields` path that names no member of the combined result.",
@@ -669,8 +647,7 @@ _code("composite-output-reserved", "error", "composite",
 _code("composite-idempotency-sent", "error", "composite",
       summary="`idempotency.send_as` other than `none` (a composite has no request of its own).",
       fix="Drop `send_as`: each write step sends its own key as its operation's intent says.")
-_code("tool-name-taken", "error", "composite",
-      summary="The composite's tool name is another intent's.",
+_code("tool-name-taken", "error", "composite", summary="The composite's tool name is another intent's.",
       fix="Rename the composite.")
 
 # the build
@@ -683,8 +660,7 @@ _code("search-semantic-unavailable", "error", "build",
       fix="Install the `semantic` extra, or remove `search.semantic` (lexical search).")
 
 # toolgen init
-_code("init-name-invalid", "error", "init",
-      summary="The API name is not valid.",
+_code("init-name-invalid", "error", "init", summary="The API name is not valid.",
       fix="Use lower-case letters, digits and '_', e.g. --name my_api.")
 _code("init-file-exists", "error", "init",
       summary="The intent map to write already exists; nothing was written.",
@@ -699,14 +675,12 @@ _code("vendor-overwrites-source", "error", "vendor",
       fix="Point the intent map's `spec:` (or --out) at a new file, e.g. specs/<api>.slice.json.")
 
 # toolgen diff
-_code("diff-input-missing", "error", "diff",
-      summary="A folder to compare does not exist.",
+_code("diff-input-missing", "error", "diff", summary="A folder to compare does not exist.",
       fix="Pass two folders written by `toolgen build`.")
 _code("diff-input-invalid", "error", "diff",
       summary="A `policy.json` or `mcp.json` to compare is malformed, or of another policy format version.",
       fix="Compare folders written by this toolgen's `toolgen build` (rebuild an older base into a folder).")
-_code("diff-git-error", "error", "diff",
-      summary="git failed while reading the base.",
+_code("diff-git-error", "error", "diff", summary="git failed while reading the base.",
       fix="Check the ref (e.g. `git fetch origin main` in CI) and the --dir path.")
 _code("diff-not-a-repository", "error", "diff",
       summary="Not in a git repository: there is no base to compare against.",
@@ -714,13 +688,11 @@ _code("diff-not-a-repository", "error", "diff",
 _code("diff-no-commits", "error", "diff",
       summary="The repository has no commits yet, so the ref names nothing to compare against.",
       fix="Commit the generated folder first, or compare two folders.")
-_code("diff-unknown-ref", "error", "diff",
-      summary="git knows no commit of that name.",
+_code("diff-unknown-ref", "error", "diff", summary="git knows no commit of that name.",
       fix="Check the ref (in CI, fetch it first: `git fetch origin main`), or compare two folders.")
 
 # toolgen eval task files
-_code("eval-yaml", "error", "eval",
-      summary="The task file cannot be read, or is not valid YAML.",
+_code("eval-yaml", "error", "eval", summary="The task file cannot be read, or is not valid YAML.",
       fix="Check the path and the YAML syntax.")
 _code("eval-format", "error", "eval",
       summary="The task file is not a mapping, or names a format this toolgen does not read.",
@@ -728,14 +700,12 @@ _code("eval-format", "error", "eval",
 _code("eval-field", "error", "eval",
       summary="A member of the task file is missing, unknown, or of the wrong type.",
       fix="Fix the member the pointer names (docs/eval.md describes the file).")
-_code("eval-duplicate", "error", "eval",
-      summary="Two tasks have the same id.",
+_code("eval-duplicate", "error", "eval", summary="Two tasks have the same id.",
       fix="Give every task its own id.")
 _code("eval-split", "error", "eval",
       summary="A task's `split` disagrees with the split rule (SHA-256 of '<api>:<id>').",
       fix="Write the split the message names, or remove it.")
-_code("eval-tool", "error", "eval",
-      summary="A task expects a tool the package does not have.",
+_code("eval-tool", "error", "eval", summary="A task expects a tool the package does not have.",
       fix="Name one of the package's tools, or null.")
 _code("eval-pointer", "error", "eval",
       summary="An expected argument's `pointer` is not a JSON pointer to an argument.",
