@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from toolgen.cache import Cache, canonical
+from toolgen.builder.cache import Cache, canonical
+from toolgen.builder.incremental import fresh, remember
 from toolgen.codes import CODES, STAGES, UnregisteredCode, code_info, is_registered
 from toolgen.diagnostics import Diagnostic, DiagnosticSink, SourceLocation
-from toolgen.incremental import fresh, remember
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "generator" / "toolgen"
