@@ -170,6 +170,12 @@ _code("preview-adds-nothing", "info", "lint", rule="lint",
                "gates nothing: no human approves it and the record tool takes the full arguments."),
       fix=("Set `preview: false` to drop the `preview_` tool (it costs catalog tokens and a model turn), "
            "or `approval: required` if a human should see the request first."))
+_code("shared-write-credential", "info", "lint", rule="lint",
+      summary=("A write reaches the API with one credential shared by every caller: served to several "
+               "callers (`toolgen serve --http`), each acts as the service (a confused deputy)."),
+      fix=("Declare `per_caller:` for the scheme in the intent map's `auth:` (`via: exchange` for RFC "
+           "8693 token exchange, `via: lookup` for each caller's own API key); raise this rule to `error` "
+           "in `lint:` for a multi-user deployment."))
 _code("permission-missing", "warning", "lint", rule="lint",
       summary="A tool requires no permission, so every actor may call it.",
       fix="Set `permission:` to the scope(s) an actor needs.")
