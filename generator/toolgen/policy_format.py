@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .policy_limits import Limit, read_approval_when, read_limits
 from .policy_mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
 from .policy_members import (
     MAX_ATTEMPTS,
@@ -48,7 +49,7 @@ from .policy_nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_
 from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 Effect = Literal["read", "write", "destructive"]
 Mode = Literal["read", "preview", "record"]
@@ -377,6 +378,10 @@ class PolicyRow:
     #: a composite tool's plan (docs/composites.md); its row has no operation (`operation_id`,
     #: `method` and `path` are ``""``, JSON ``operation: null``)
     composite: CompositePlan | None = None
+    #: a record row with approval ``required``: the CEL condition under which the approval is asked
+    #: (`toolgen.conditions`; None: always)
+    approval_when: str | None = None
+    limits: tuple[Limit, ...] = ()  # what the tool may send per window (`toolgen.policy_limits`)
 
     @property
     def executes_preview(self) -> bool:
@@ -395,7 +400,9 @@ class PolicyRow:
                 "id": self.operation_id, "method": self.method, "path": self.path},
             "permission": list(self.permission),
             "approval": self.approval,
+            "approval_when": self.approval_when,
             "idempotency": None if self.idempotency is None else self.idempotency.to_json(),
+            "limits": [limit.to_json() for limit in self.limits],
             "retry": self.retry.to_json(),
             "timeout_ms": self.timeout_ms,
             "pagination": self.pagination.to_json() if self.pagination else None,
@@ -704,7 +711,8 @@ def _read_row(n: Node) -> PolicyRow:
         record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,
         narrowed=n.get("narrowed").tuple_of(_read_narrowed), toolset=n.get("toolset").opt_text(),
         loading=n.get("loading").choice(Loading), keywords=n.get("keywords").tuple_of(Node.text),
-        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")), composite=composite)
+        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")), composite=composite,
+        approval_when=read_approval_when(n.get("approval_when"), mode, approval), limits=read_limits(n.get("limits")))
 
 
 def _read_toolset(n: Node) -> Toolset:
@@ -758,37 +766,9 @@ def read_policy(path: str | os.PathLike[str], file: str | None = None) -> Policy
 
 
 __all__ = [
-    "FORMAT_VERSION",
-    "JSON",
-    "Approval",
-    "ArgBinding",
-    "ArgLocation",
-    "AuthBinding",
-    "BodyEncoding",
-    "CompositePattern",
-    "CompositePlan",
-    "CompositeStep",
-    "Effect",
-    "FixedValue",
-    "Idempotency",
-    "InputRef",
-    "LiteralValue",
-    "Loading",
-    "MappingValue",
-    "Mode",
-    "NarrowedArg",
-    "NullMeans",
-    "OutputPolicy",
-    "Pagination",
-    "PaginationStyle",
-    "PolicyFormatError",
-    "PolicyRow",
-    "PolicyTable",
-    "Reference",
-    "Retry",
-    "StepRef",
-    "Toolset",
-    "from_json",
-    "mapping_references",
-    "read_policy",
+    "FORMAT_VERSION", "JSON", "Approval", "ArgBinding", "ArgLocation", "AuthBinding", "BodyEncoding",
+    "CompositePattern", "CompositePlan", "CompositeStep", "Effect", "FixedValue", "Idempotency", "InputRef",
+    "Limit", "LiteralValue", "Loading", "MappingValue", "Mode", "NarrowedArg", "NullMeans", "OutputPolicy",
+    "Pagination", "PaginationStyle", "PolicyFormatError", "PolicyRow", "PolicyTable", "Reference", "Retry",
+    "StepRef", "Toolset", "from_json", "mapping_references", "read_policy",
 ]
