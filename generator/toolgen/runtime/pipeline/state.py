@@ -69,6 +69,11 @@ class Call:
         except Exception as exc:  # noqa: BLE001 - the sink's own failure
             self.audit_failures.append(type(exc).__name__)
 
+    def decide(self, step: str, decision: str, rule: str, **detail: Any) -> None:
+        """Audit a policy decision and the rule of the policy row that took it (``approval_when``,
+        ``limits/<i>``): one place, so that every decision's event has the same form."""
+        self.emit(step, decision, None, rule=rule, **detail)
+
     def store(self, op: str, *args: Any) -> None:
         """A receipt-store update after the request was sent: a store failure (Redis down, SQLite
         locked) must not hide the call's real outcome, so it is audited and the call goes on."""
