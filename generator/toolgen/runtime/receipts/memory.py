@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import replace
+from collections.abc import Sequence
 from typing import Any
 
 from ..clock import SYSTEM, Clock
-from .base import Receipt, ReceiptState, spend_expiry
+from .base import LimitTake, Receipt, ReceiptState, limit_refusal, spend_expiry
 from .previews import MemoryPreviewStore
 
 
@@ -21,6 +22,7 @@ class MemoryReceiptStore:
         self._lock = threading.Lock()
         self._previews = MemoryPreviewStore(clock=clock)
         self._spends: dict[tuple[str, str], tuple[str, float | None]] = {}  # -> (action, keep until)
+        self._limits: dict[str, dict[str, tuple[float, float]]] = {}  # bucket -> token -> (cost, expires_at)
 
     def _current(self, scope: str, key: str) -> Receipt | None:
         """The receipt, a pending one past its lease turned ``unknown`` (lock held)."""
@@ -80,6 +82,26 @@ class MemoryReceiptStore:
             found = self._spends.get((scope, digest))
             if found is not None and found[0] == action:
                 del self._spends[(scope, digest)]
+
+    def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
+        now = self.clock.time()
+        with self._lock:
+            for index, take in enumerate(takes):
+                bucket = self._limits.setdefault(take.bucket, {})
+                for token in [t for t, (_, expires) in bucket.items() if expires <= now]:
+                    del bucket[token]
+                wait = limit_refusal(bucket.values(), take.cost, take.max, now)
+                if wait is not None:
+                    for earlier in takes[:index]:
+                        self._limits.get(earlier.bucket, {}).pop(earlier.token, None)
+                    return index, wait
+                bucket[take.token] = (take.cost, take.expires_at)
+            return None
+
+    def give(self, takes: Sequence[LimitTake]) -> None:
+        with self._lock:
+            for take in takes:
+                self._limits.get(take.bucket, {}).pop(take.token, None)
 
     def purge(self, older_than_seconds: float) -> int:
         """Delete completed receipts older than the given age, and spends past their expiry;
