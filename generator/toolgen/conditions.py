@@ -33,7 +33,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CALLER_TYPE", "Condition", "ConditionProblem", "check", "compile_condition", "schema_type"]
+__all__ = ["CALLER_TYPE", "Condition", "ConditionProblem", "check", "compile_condition", "implies", "schema_type"]
 
 #: The CEL type of ``caller``.
 CALLER_TYPE: dict[str, Any] = {"id": "string", "scopes": ("list", "string")}
@@ -465,3 +465,40 @@ def _typed(value: Any, kind: CelType) -> Any:
         inner = kind[1] if isinstance(kind, tuple) else "dyn"
         return celtypes.ListType([_typed(v, inner) for v in value])
     return celpy.json_to_cel(value)
+
+
+def _parts(tree: Any, rule: str) -> list[Any]:
+    """The operands of a chain of `rule` (``conditionalor``: the disjuncts, ``conditionaland``: the
+    conjuncts) under `tree`, each with its one-child wrappers and parentheses taken off."""
+    node = tree
+    while hasattr(node, "data") and len(node.children) == 1 and node.data in (
+            "expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member",
+            "primary", "paren_expr"):
+        node = node.children[0]
+    if hasattr(node, "data") and node.data == rule:
+        return _parts(node.children[0], rule) + _parts(node.children[1], rule)
+    return [node]
+
+
+def _plain(tree: Any) -> Any:
+    """A parse tree without positions, for comparing two expressions whatever their spacing."""
+    if hasattr(tree, "data"):
+        return (str(tree.data), tuple(_plain(c) for c in tree.children))
+    return None if tree is None else (getattr(tree, "type", ""), str(tree))
+
+
+def implies(old: str, new: str) -> bool:
+    """Whether condition `new` asks for approval at least whenever `old` does, by their form: a
+    disjunct of `new` (or `new` whole) whose conjuncts are all conjuncts of `old` (``old`` itself,
+    ``old || X``, ``A`` for ``A && B``), spacing and parentheses aside. CEL's ``&&`` and ``||`` absorb an error when another operand
+    decides, so an error of `old` (which asks) leaves such a disjunct true or in error (which asks
+    too). False when either does not parse, or the forms say nothing (a changed threshold)."""
+    try:
+        old_tree, new_tree = _parse(old), _parse(new)
+    except _Located:
+        return False
+    conjuncts = {_plain(c) for c in _parts(old_tree, "conditionaland")}
+    if {_plain(c) for c in _parts(new_tree, "conditionaland")} <= conjuncts:
+        return True
+    return any({_plain(c) for c in _parts(d, "conditionaland")} <= conjuncts
+               for d in _parts(new_tree, "conditionalor"))
