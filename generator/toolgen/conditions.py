@@ -367,11 +367,11 @@ def _environment() -> Any:
 
 def _parse(text: str) -> Any:
     """The celpy parse tree of `text`; raises `ConditionProblem` wrapped in `_Refused`."""
-    import celpy
+    from celpy.celparser import CELParseError
 
     try:
         return _environment().compile(text)
-    except celpy.CELParseError as exc:
+    except CELParseError as exc:
         line, column = int(exc.line or 1), int(exc.column or 1)
         lines = text.splitlines() or [""]
         rest = lines[line - 1][column - 1:] if line <= len(lines) else ""
@@ -419,10 +419,10 @@ class Condition:
         and the caller; ``(True, "evaluation failed: ...")`` when it fails or is not a bool (fail
         closed). Never raises."""
         try:
-            import celpy
+            from celpy.adapter import json_to_cel
 
             activation = {"args": _typed(args, self.types),
-                          "caller": celpy.json_to_cel({"id": str(caller_id), "scopes": [str(s) for s in scopes]})}
+                          "caller": json_to_cel({"id": str(caller_id), "scopes": [str(s) for s in scopes]})}
             value = self.program.evaluate(activation)
         except Exception as exc:  # noqa: BLE001 - any failure of the expression asks for approval
             return True, f"evaluation failed ({type(exc).__name__})"
@@ -446,17 +446,17 @@ def compile_condition(text: str, input_schema: Any) -> Condition:
 def _typed(value: Any, kind: CelType) -> Any:
     """`value` as a CEL value, each number typed as its schema says (``integer`` int, ``number``
     double), whatever JSON spelling it came in; other values as `celpy.json_to_cel` makes them."""
-    import celpy
     from celpy import celtypes
+    from celpy.adapter import json_to_cel
 
     if isinstance(value, bool) or value is None:
-        return celpy.json_to_cel(value)
+        return json_to_cel(value)
     if isinstance(value, (int, float)):
         if kind == "double":
             return celtypes.DoubleType(float(value))
         if kind == "int" and (isinstance(value, int) or float(value).is_integer()):
             return celtypes.IntType(int(value))
-        return celpy.json_to_cel(value)
+        return json_to_cel(value)
     if isinstance(value, dict):
         members = kind if isinstance(kind, dict) else {}
         return celtypes.MapType({celtypes.StringType(str(k)): _typed(v, members.get(str(k), "dyn"))
@@ -464,7 +464,7 @@ def _typed(value: Any, kind: CelType) -> Any:
     if isinstance(value, list):
         inner = kind[1] if isinstance(kind, tuple) else "dyn"
         return celtypes.ListType([_typed(v, inner) for v in value])
-    return celpy.json_to_cel(value)
+    return json_to_cel(value)
 
 
 def _parts(tree: Any, rule: str) -> list[Any]:

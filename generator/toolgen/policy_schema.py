@@ -39,6 +39,7 @@ from .policy_format import (
     SchemaMode,
     ToolsetOrigin,
 )
+from .policy_limits import MAX_CONDITION_CHARS, LimitKind, LimitPer
 from .policy_members import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
@@ -50,7 +51,6 @@ from .policy_members import (
     MAX_TIMEOUT_MS,
     MEMBERS,
 )
-from .policy_limits import MAX_CONDITION_CHARS, LimitKind, LimitPer
 from .results import Redirect, ResponseBody, Shape
 
 __all__ = ["SCHEMA_ID", "policy_schema", "schema_text"]

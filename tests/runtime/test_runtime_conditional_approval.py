@@ -181,6 +181,7 @@ def test_a_preview_says_whether_its_record_call_will_ask(stored: Built, recorder
     reg = registry(stored, recorder)
     small = reg.call("preview_refund", {"charge": "ch_1", "amount": 10}, actor=CLERK)
     large = reg.call("preview_refund", {"charge": "ch_1", "amount": THRESHOLD + 1}, actor=CLERK)
+    assert small.result is not None and large.result is not None
     assert small.result["approval_required"] is False and large.result["approval_required"] is True
     sent = reg.call("record_refund", {"preview_id": small.result["preview_id"], "action_id": "k-6"}, actor=CLERK)
     assert sent.ok, sent.to_json()  # the stored preview's arguments are what the condition reads

@@ -9,7 +9,7 @@ argument that is not a required number is a ``limit-sum-invalid`` error).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ...conditions import check
 from ...diagnostics import SourceLocation
@@ -17,10 +17,10 @@ from ...policy_limits import Limit
 from ..intent import ApprovalCondition, LimitSpec, ToolIntent, duration_s
 from .context import Ctx
 
-__all__ = ["approval_parts", "condition_location", "lower_limits", "checked_condition"]
+__all__ = ["approval_parts", "checked_condition", "condition_location", "lower_limits"]
 
 
-def approval_parts(value: Any) -> tuple[str | None, str | None]:
+def approval_parts(value: Any) -> tuple[Literal["never", "required"] | None, str | None]:
     """``(approval, condition)`` of an intent's `approval`: a word as written (None when unset), or
     ``("required", EXPR)`` for ``{when: EXPR}``."""
     if isinstance(value, ApprovalCondition):

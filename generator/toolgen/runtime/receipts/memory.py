@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..clock import SYSTEM, Clock

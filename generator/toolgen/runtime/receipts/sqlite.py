@@ -11,8 +11,8 @@ import json
 import os
 import sqlite3
 import threading
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..clock import SYSTEM, Clock
