@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import threading
 import uuid
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -106,3 +107,47 @@ def test_the_refusal_is_the_first_moment_the_cost_fits(entries: list[tuple[int, 
     earlier = [e for _, e in entries if e < wait]
     if earlier:  # and not a moment before it
         assert sum(c for c, e in entries if e > max(earlier)) + cost > most
+
+
+def test_postgres_tables_of_version_1_are_migrated_to_hold_limits(postgres_url: str) -> None:
+    """A database an earlier toolgen wrote (schema version 1, no limits table) gains the table when
+    a store opens it, and its receipts stay."""
+    from toolgen.runtime.receipts import PostgresReceiptStore, receipts_from_url
+    from toolgen.runtime.receipts.postgres import SCHEMA_VERSION
+
+    prefix = f"g{uuid.uuid4().hex[:10]}_"
+    first = receipts_from_url(f"{postgres_url}?table_prefix={prefix}")
+    assert isinstance(first, PostgresReceiptStore)
+    assert first.begin("api/t", "k", "fp", "a") is None
+    first._run(lambda cur: cur.execute(f"DROP TABLE {prefix}limits"))
+    first._run(lambda cur: cur.execute(f"UPDATE {prefix}meta SET value = '1' WHERE name = 'schema-version'"))
+    first.close()
+    again = receipts_from_url(f"{postgres_url}?table_prefix={prefix}")
+    try:
+        assert isinstance(again, PostgresReceiptStore) and again.schema_version() == SCHEMA_VERSION == 2
+        assert again.get("api/t", "k") is not None
+        assert take(again, "b", most=1) is None and take(again, "b", most=1) is not None
+    finally:
+        again.close()
+
+
+def test_a_store_without_take_refuses_the_limited_call_and_sends_nothing(tmp_path: Path) -> None:
+    """A store of one's own that predates limits cannot count a call: the call is refused
+    (`receipt_store_unavailable`), never sent uncounted."""
+    from tests.support.build import REPO, build
+    from tests.support.recording_server import RecordingServer
+
+    from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
+
+    class OldStore(MemoryReceiptStore):
+        take = None  # type: ignore[assignment]
+
+    body = ("tools:\n  balance:\n    operation: getBalance\n    effect: read\n    permission: payments:read\n"
+            "    limits: [{per: tool, calls: 5, window: 1m}]\n")
+    built = build(tmp_path, REPO / "tests" / "fixtures" / "limits" / "payments.yaml", body)
+    with RecordingServer() as api:
+        reg = Registry.from_dir(built.out, base_url=api.base_url, credentials=StaticCredentials({}),
+                                receipts=OldStore())
+        res = reg.call("balance", {}, actor=Actor.of("a", ["payments:read"]))
+        assert res.error is not None and res.error.code == "receipt_store_unavailable", res.to_json()
+        assert api.requests == []

@@ -104,8 +104,8 @@ class MemoryReceiptStore:
                 self._limits.get(take.bucket, {}).pop(take.token, None)
 
     def purge(self, older_than_seconds: float) -> int:
-        """Delete completed receipts older than the given age, and spends past their expiry;
-        returns how many receipts were deleted (as `SqliteReceiptStore.purge`)."""
+        """Delete completed receipts older than the given age, spends past their expiry and limit
+        entries past theirs; returns how many receipts were deleted (as `SqliteReceiptStore.purge`)."""
         now = self.clock.time()
         with self._lock:
             old = [k for k, r in self._data.items() if r.state == "completed" and r.updated_at < now - older_than_seconds]
@@ -113,6 +113,12 @@ class MemoryReceiptStore:
                 del self._data[k]
             for k in [k for k, (_, keep) in self._spends.items() if keep is not None and keep < now]:
                 del self._spends[k]
+            for bucket in list(self._limits):  # limit entries past their window or lease
+                live = {t: e for t, e in self._limits[bucket].items() if e[1] > now}
+                if live:
+                    self._limits[bucket] = live
+                else:
+                    del self._limits[bucket]
             return len(old)
 
     def previews(self) -> MemoryPreviewStore:
