@@ -239,3 +239,16 @@ def test_numbers_are_typed_by_their_schema_whatever_their_spelling() -> None:
     assert condition.holds({"rate": 2, "amount": 0}, "a", []) == (True, "true")  # an integral rate is a double
     assert condition.holds({"rate": 1, "amount": 10}, "a", []) == (True, "true")
     assert condition.holds({"rate": 1, "amount": 11}, "a", []) == (False, "false")
+
+
+@pytest.mark.parametrize(("approval", "message"), [
+    ("Required", "Input should be 'never' or 'required'"),
+    ("{when: ''}", "at least 1 character"),
+    ("{when: 'args.amount > 1', unless: x}", "unknown key `unless`"),
+])
+def test_an_approval_of_neither_form_is_one_located_error(tmp_path: Path, approval: str, message: str) -> None:
+    body = ("tools:\n  refund:\n    operation: createRefund\n    effect: write\n    permission: payments:write\n"
+            f"    approval: {approval}\n")
+    out = build(tmp_path, PAYMENTS, body, expect=2).result.output
+    assert out.count("intent-invalid") == 1 and message in out, out  # the other form's error is not shown
+    assert "api.yaml:9:" in out, out
