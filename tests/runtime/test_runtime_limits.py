@@ -216,8 +216,7 @@ def test_a_concurrent_slot_is_held_while_the_call_runs_and_given_back(reg: Regis
     for _ in range(3):  # one at a time: each call's slot is given back when it ends
         assert reg.call("balance", {}, actor=CLERK).ok
     digest = Limit("tool", "concurrent", 1).digest
-    held = LimitTake(f"{reg.api}/balance#limit:{digest}", "a call on another worker", 1, 1,
-                     any_receipt_store.clock.time() + 600)  # type: ignore[attr-defined]
+    held = LimitTake(f"{reg.api}/balance#limit:{digest}", "a call on another worker", 1, 1, 600)
     assert any_receipt_store.take([held]) is None
     busy = reg.call("balance", {}, actor=CLERK)
     assert busy.error is not None and busy.error.code == "rate_limited", busy.to_json()

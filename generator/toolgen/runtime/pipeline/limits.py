@@ -67,14 +67,13 @@ def _cost(spec: ToolSpec, validated: Validated, limit: Limit) -> float:
 
 
 def _takes(call: Call, spec: ToolSpec, validated: Validated, budget: Budget) -> Taken:
-    now = call.host.clock.time()
     lease_s = (budget.deadline_ms + budget.timeout_ms + LEASE_MARGIN_MS) / 1000.0
     takes: list[LimitTake] = []
     slots: list[LimitTake] = []
     for index, limit in enumerate(spec.row.limits):
         keep = lease_s if limit.kind == "concurrent" else float(limit.window_s or 0)
         take = LimitTake(_bucket(call, spec, limit), f"{call.call_id}:{index}", _cost(spec, validated, limit),
-                         float(limit.max), now + keep)
+                         float(limit.max), keep)
         takes.append(take)
         if limit.kind == "concurrent":
             slots.append(take)

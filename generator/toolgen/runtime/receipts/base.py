@@ -59,14 +59,14 @@ def spend_expiry(until: float | None) -> float | None:
 class LimitTake:
     """One entry a call adds to a limit's `bucket`: `token` (unique per call and limit), its `cost`
     (1 for a call or a concurrent slot, the summed argument's value for a sum; never negative), the
-    bucket's `max` and until when it counts (`expires_at`, Unix seconds: now plus the window, or
-    plus the call's lease for a concurrent slot)."""
+    bucket's `max` and how long the entry counts (`keep_s` seconds: the window, or the call's lease
+    for a concurrent slot), from the moment the store takes it by its own clock."""
 
     bucket: str
     token: str
     cost: float
     max: float
-    expires_at: float
+    keep_s: float
 
 
 def limit_refusal(live: Iterable[tuple[float, float]], cost: float, most: float, now: float) -> float | None:

@@ -95,7 +95,7 @@ class MemoryReceiptStore:
                     for earlier in takes[:index]:
                         self._limits.get(earlier.bucket, {}).pop(earlier.token, None)
                     return index, wait
-                bucket[take.token] = (take.cost, take.expires_at)
+                bucket[take.token] = (take.cost, now + take.keep_s)
             return None
 
     def give(self, takes: Sequence[LimitTake]) -> None:

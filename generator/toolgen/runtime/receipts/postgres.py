@@ -278,7 +278,7 @@ class PostgresReceiptStore:
                     raise _Refused((index, wait))
                 cur.execute(f"INSERT INTO {table} (bucket, token, cost, expires_at) VALUES (%s, %s, %s, %s)"
                             " ON CONFLICT (bucket, token) DO UPDATE SET cost=EXCLUDED.cost,"
-                            " expires_at=EXCLUDED.expires_at", (take.bucket, take.token, take.cost, take.expires_at))
+                            " expires_at=EXCLUDED.expires_at", (take.bucket, take.token, take.cost, now + take.keep_s))
 
         try:
             self._run(work)

@@ -287,9 +287,10 @@ class RedisReceiptStore:
     def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
         if not takes:
             return None
-        args: list[Any] = [repr(self.clock.time())]
+        now = self.clock.time()
+        args: list[Any] = [repr(now)]
         for take in takes:
-            args += [take.token, repr(float(take.cost)), repr(float(take.max)), repr(float(take.expires_at))]
+            args += [take.token, repr(float(take.cost)), repr(float(take.max)), repr(now + float(take.keep_s))]
         refused = self._take(keys=[self.limit_key(take.bucket) for take in takes], args=args)
         if refused is None:
             return None

@@ -201,7 +201,7 @@ class SqliteReceiptStore:
                         self._conn.execute("ROLLBACK")
                         return index, wait
                     self._conn.execute("INSERT OR REPLACE INTO limit_entries (bucket, token, cost, expires_at)"
-                                       " VALUES (?, ?, ?, ?)", (take.bucket, take.token, take.cost, take.expires_at))
+                                       " VALUES (?, ?, ?, ?)", (take.bucket, take.token, take.cost, now + take.keep_s))
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
