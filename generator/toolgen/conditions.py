@@ -29,6 +29,7 @@ node a line and column, which the checker reports), imported when a condition is
 
 from __future__ import annotations
 
+import ast
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -252,7 +253,13 @@ class _Checker:
             return kind[1]
         if isinstance(kind, tuple) and kind[0] == "map":
             return kind[1]
-        raise _Refused(f"a {_shown(kind)} cannot be indexed", node)
+        if isinstance(kind, dict):  # args["in"]: a member whose name CEL reserves, by a string literal
+            literal = _unwrap(index)
+            if literal is not None and literal.data == "literal" and literal.children[0].type == "STRING_LIT":
+                return self._field(kind, str(ast.literal_eval(str(literal.children[0]).lstrip("rR"))), node, target)
+            if key in ("string", "dyn"):
+                return "dyn"
+        raise _Refused(f"a {_shown(kind)} cannot be indexed by {_shown(key)}", node)
 
     def _member_dot_arg(self, node: Any) -> CelType:
         target, name = node.children[0], str(node.children[1])

@@ -102,6 +102,9 @@ def test_the_checker_types_the_arguments_from_the_schema() -> None:
     assert check("has(args.rate) && args.rate > 1.0 ? true : size(caller.scopes) > 2", schema) == []
     assert check("args.tags.exists(t, t > 3)", schema)[0].message.startswith("string > int")
     assert check("args.amount % 2.0 == 0.0", schema)  # int % double: no such overload
+    assert check('args["amount"] > 5 && args["rate"] < 1.0', schema) == []  # a reserved word's member by index
+    assert "no member 'amout'" in check('args["amout"] > 5', schema)[0].message
+    assert check('args["amount"] > "5"', schema)
 
 
 @pytest.mark.parametrize("bad", [
