@@ -273,3 +273,26 @@ def test_no_window_ever_sends_more_than_the_sum(limited: Built, calls: list[tupl
                 if res.error.code == "rate_limited" and res.error.details["limit"]["kind"] == "sum":
                     assert in_window + amount > 100_000
         assert sorted(json.loads(r.body)["amount"] for r in recorder.requests) == sorted(a for _, a in log)
+
+
+def test_a_composites_steps_count_against_the_limits_their_rows_carry(tmp_path: Path) -> None:
+    """A composite's step rows carry the limits their operation's intent (else `defaults.limits`)
+    gives it, and the step path enforces them like a tool's: a `per: api` budget counts the requests
+    a composite's steps send, and a step over it is not sent."""
+    body = ("defaults:\n  limits: [{per: api, calls: 3, window: 1m}]\n"
+            "tools:\n  balance: {operation: getBalance, effect: read, permission: payments:read}\n"
+            "composites:\n  both_balances:\n    pattern: aggregate\n    description: Read the balance twice.\n"
+            "    steps:\n      - {id: first, operation: getBalance}\n      - {id: second, operation: getBalance}\n")
+    built = build(tmp_path, PAYMENTS, body)
+    plan = next(r for r in built.json("policy.json")["tools"] if r["tool"] == "get_both_balances")["composite"]
+    assert [s["row"]["limits"][0]["per"] for s in plan["steps"]] == ["api", "api"]
+    with RecordingServer() as api:
+        reg = Registry.from_dir(built.out, base_url=api.base_url, credentials=StaticCredentials({}),
+                                receipts=MemoryReceiptStore())
+        first = reg.call("get_both_balances", {}, actor=CLERK)
+        assert first.ok, first.to_json()
+        second = reg.call("get_both_balances", {}, actor=CLERK)  # one step fits the budget, the other not
+        assert second.ok and second.result is not None and list(second.result["errors"]) == ["second"]
+        assert second.result["errors"]["second"]["code"] == "rate_limited"
+        assert reg.call("balance", {}, actor=CLERK).error.code == "rate_limited"  # type: ignore[union-attr]
+        assert len(api.requests) == 3

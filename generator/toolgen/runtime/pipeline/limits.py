@@ -72,7 +72,7 @@ def _takes(call: Call, spec: ToolSpec, validated: Validated, budget: Budget) -> 
     slots: list[LimitTake] = []
     for index, limit in enumerate(spec.row.limits):
         keep = lease_s if limit.kind == "concurrent" else float(limit.window_s or 0)
-        take = LimitTake(_bucket(call, spec, limit), f"{call.call_id}:{index}", _cost(spec, validated, limit),
+        take = LimitTake(_bucket(call, spec, limit), f"{call.call_id}:{spec.name}:{index}", _cost(spec, validated, limit),
                          float(limit.max), keep)
         takes.append(take)
         if limit.kind == "concurrent":
