@@ -296,3 +296,22 @@ def test_a_composites_steps_count_against_the_limits_their_rows_carry(tmp_path: 
         assert second.result["errors"]["second"]["code"] == "rate_limited"
         assert reg.call("balance", {}, actor=CLERK).error.code == "rate_limited"  # type: ignore[union-attr]
         assert len(api.requests) == 3
+
+
+def test_every_place_that_sends_counts_the_limits_first() -> None:
+    """The call path sends through `send.attempts` alone; each of its callers takes the limits right
+    before (a new caller that forgot would send uncounted)."""
+    import ast
+
+    pipeline = REPO / "generator" / "toolgen" / "runtime" / "pipeline"
+    callers = 0
+    for path in sorted(pipeline.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            lines = {n.func.id: n.lineno for n in ast.walk(node)
+                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            if "attempts" in lines and node.name != "attempts":
+                callers += 1
+                assert lines.get("acquire", 10**9) < lines["attempts"], (path, node.name)
+    assert callers == 2  # the runner's and a composite step's
