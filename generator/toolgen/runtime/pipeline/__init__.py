@@ -13,9 +13,11 @@ module              step
 ``validate``        2a. the arguments: plain JSON, canonical, valid against ``inputSchema``
 ``canonical``       2b. the canonical request, its fingerprint, a stored preview's arguments
 ``approval``        4. a human's approval of exactly this request (checked; spent before sending)
+``condition``       4a. whether a record row's conditional approval (``approval_when``) asks
 ``timeout``         5. per-attempt timeout and overall deadline (`toolgen.runtime.deadline`)
 ``preview``         a preview tool's result (the request shown, not sent)
 ``idempotency``     6. the receipt of a record call's key (replay, conflict, in progress, resend)
+``limits``          6b. the row's limits, counted in the receipt store right before sending
 ``send``            7. the wire request and the attempts, retries by ``retry`` (pure policy)
 ``outcome``         8a. what the last answer means (success, API error, result unknown)
 ``output``          8b. the result: projected, redacted, shaped, paged, within budget, checked
