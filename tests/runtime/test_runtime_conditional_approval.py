@@ -255,3 +255,12 @@ def test_an_approval_of_neither_form_is_one_located_error(tmp_path: Path, approv
     out = build(tmp_path, PAYMENTS, body, expect=2).result.output
     assert out.count("intent-invalid") == 1 and message in out, out  # the other form's error is not shown
     assert "api.yaml:9:" in out, out
+
+
+def test_descriptions_say_when_approval_is_asked_without_showing_the_condition(stored: Built) -> None:
+    preview = stored.tool("mcp", "preview_refund")["description"]
+    record = stored.tool("mcp", "record_refund")["description"]
+    assert "When its approval_required is true, a human must approve" in preview, preview
+    assert "else call record_refund with the preview_id." in preview
+    assert "when the preview says approval_required" in record, record
+    assert "50000" not in preview + record  # a model that knew the threshold could aim just below it
