@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from tests.support.build import REPO, build
 from tests.support.profiles import examples
 
-from toolgen.conditions import compile_condition, implies
-from toolgen.policy_format import OutputPolicy, PolicyRow, Retry
-from toolgen.policy_limits import Limit
+from toolgen.policy.conditions import compile_condition, implies
+from toolgen.policy.format import OutputPolicy, PolicyRow, Retry
+from toolgen.policy.limits import Limit
 from toolgen.review.diff import compare_tool
 
 PAYMENTS = REPO / "tests" / "fixtures" / "limits" / "payments.yaml"

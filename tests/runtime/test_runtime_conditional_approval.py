@@ -17,8 +17,8 @@ from tests.support.build import REPO, Built, build
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
-from toolgen.conditions import check, compile_condition
-from toolgen.policy_format import PolicyFormatError, from_json, read_policy
+from toolgen.policy.conditions import check, compile_condition
+from toolgen.policy.format import PolicyFormatError, from_json, read_policy
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 
 PAYMENTS = REPO / "tests" / "fixtures" / "limits" / "payments.yaml"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tests.support.profiles import examples
 
 from toolgen.runtime.clock import ManualClock
-from toolgen.runtime.receipts import LimitTake, ReceiptStore, limit_refusal
+from toolgen.runtime.stores import LimitTake, ReceiptStore, limit_refusal
 
 
 def take(store: ReceiptStore, bucket: str, *, cost: float = 1, most: float = 3, keep: float = 60,
@@ -109,8 +109,8 @@ def test_the_refusal_is_the_first_moment_the_cost_fits(entries: list[tuple[int, 
 def test_postgres_tables_of_version_1_are_migrated_to_hold_limits(postgres_url: str) -> None:
     """A database an earlier toolgen wrote (schema version 1, no limits table) gains the table when
     a store opens it, and its receipts stay."""
-    from toolgen.runtime.receipts import PostgresReceiptStore, receipts_from_url
-    from toolgen.runtime.receipts.postgres import SCHEMA_VERSION
+    from toolgen.runtime.stores import PostgresReceiptStore, receipts_from_url
+    from toolgen.runtime.stores.postgres import SCHEMA_VERSION
 
     prefix = f"g{uuid.uuid4().hex[:10]}_"
     first = receipts_from_url(f"{postgres_url}?table_prefix={prefix}")

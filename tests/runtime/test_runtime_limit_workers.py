@@ -16,12 +16,12 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.runtime.serving.test_workers import wait_for_children
 from tests.runtime.test_runtime_identity import TOOLGEN, connect, served_url
-from tests.runtime.test_runtime_workers import wait_for_children
 from tests.support.build import REPO, Built, build
 from tests.support.recording_server import RecordingServer
 
-from toolgen.runtime.mcp_http import token_sha256
+from toolgen.runtime.serving.mcp_http import token_sha256
 
 pytestmark = pytest.mark.anyio
 

@@ -18,11 +18,11 @@ from tests.support.build import REPO, Built, build
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
-from toolgen.policy_format import PolicyFormatError, from_json, read_policy
-from toolgen.policy_limits import Limit
+from toolgen.policy.format import PolicyFormatError, from_json, read_policy
+from toolgen.policy.limits import Limit
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.clock import ManualClock
-from toolgen.runtime.receipts import LimitTake, ReceiptStore
+from toolgen.runtime.stores import LimitTake, ReceiptStore
 
 PAYMENTS = REPO / "tests" / "fixtures" / "limits" / "payments.yaml"
 CLERK = Actor.of("clerk", ["payments:write", "payments:read"])

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
-from ..policy_limits import MAX_CONDITION_CHARS
-from ..policy_members import (
+from ..policy.limits import MAX_CONDITION_CHARS
+from ..policy.members import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
     MAX_DEADLINE_MS,

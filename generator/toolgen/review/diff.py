@@ -1,7 +1,7 @@
 """`toolgen diff`: what changed in the generated tool surface, risky changes first (for PR review).
 
 Input: two versions of the generated folder, each read as `policy.json` (typed rows,
-`toolgen.policy_format.from_json`; a malformed one is a located ``diff-input-invalid`` error) +
+`toolgen.policy.format.from_json`; a malformed one is a located ``diff-input-invalid`` error) +
 `mcp.json` per API folder (`Surface`). The old version comes from a git ref (read with `git ls-tree` / `git show`, nothing is
 checked out) or a directory; the new one from the working tree or a directory. Output: a list of
 `Change`s and per-API catalog token counts (`DiffResult`), rendered as Markdown (a PR comment) or
@@ -27,10 +27,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..conditions import implies
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..emit import compact_json
-from ..policy_format import PolicyFormatError, PolicyRow, from_json
+from ..policy.conditions import implies
+from ..policy.format import PolicyFormatError, PolicyRow, from_json
 from ..tokens import count_tokens
 
 _EFFECT_RANK = {"read": 0, "write": 1, "destructive": 2}
@@ -46,7 +46,7 @@ class Surface:
 
     def tokens(self) -> int:
         """o200k tokens of the MCP catalog: the sum over its tools of each tool's compact JSON, counted
-        the way REPORT.md counts them (`toolgen.emit.report.measure`), so the two figures agree."""
+        the way REPORT.md counts them (`toolgen.emit.build_report.measure`), so the two figures agree."""
         return sum(count_tokens(compact_json(self.tools[n])) for n in sorted(self.tools))
 
 
@@ -305,7 +305,7 @@ def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
 def compare_gates(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow) -> list[Change]:
     """Changes of a row's approval condition and limits, judged conservatively: a change counts as
     loosening (risky) unless it is provably stricter. Approval condition: added to an approval that
-    was always asked, or changed to one that `toolgen.conditions.implies` cannot show asks at least
+    was always asked, or changed to one that `toolgen.policy.conditions.implies` cannot show asks at least
     whenever the old one did, is ``approval-condition-loosened``; removed (the approval asked always)
     or provably stricter is ``approval-condition-tightened``; a respacing is no change. Limits (matched
     by ``per``, kind and summed argument): one removed, a larger ``max`` or a shorter window is

@@ -15,8 +15,8 @@ from ..intent import IncludeSpec, RetrySpec, ToolIntent
 from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
-from .idempotency import key_constraints
-from .limits import approval_parts, checked_condition, lower_limits
+from .gates import approval_parts, checked_condition, lower_limits
+from .idempotency_key import key_constraints
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
 from .toolsets import place

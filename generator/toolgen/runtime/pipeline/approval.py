@@ -2,7 +2,7 @@
 exactly this request; checked here (`check`), spent only when the request is about to be sent
 (`spend`, called by the runner after the idempotency step).
 
-A row with an approval condition (``approval_when``, `toolgen.conditions`) asks for the approval
+A row with an approval condition (``approval_when``, `toolgen.policy.conditions`) asks for the approval
 only when the condition holds on the call's canonical arguments (`Validated.args`: the values the
 request is built from, whatever spelling the caller used) and its caller, or cannot be evaluated
 (fail closed); audited as ``approval`` ``ask`` or ``skip`` with the rule ``approval_when``. A
@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..approvals import approval_key, approval_scope, check_issued, issue_next_step
+from ..call.toolspec import ToolSpec
 from ..calls import Approval
 from ..errors import ToolError, make_error
-from ..receipts import spend_digest
-from ..toolspec import ToolSpec
-from .condition import needs_approval
+from ..stores import spend_digest
+from ..stores.approvals import approval_key, approval_scope, check_issued, issue_next_step
+from .approval_condition import needs_approval
 from .state import Call, Grant, Halt, Hold, Validated
 
 __all__ = ["check", "spend"]

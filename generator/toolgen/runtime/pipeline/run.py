@@ -22,11 +22,11 @@ from typing import Any
 
 import httpx
 
+from ..call.host import Host
+from ..call.request import BuiltRequest
+from ..call.toolspec import ToolSpec
 from ..calls import Actor, Approval, CallResult
 from ..errors import ToolError, make_error
-from ..host import Host
-from ..request import BuiltRequest
-from ..toolspec import ToolSpec
 from . import approval as approval_step
 from . import permission
 from .canonical import canonical_request
@@ -34,10 +34,10 @@ from .composite import is_composite, run_composite
 from .effects import Pipeline
 from .find import find
 from .idempotency import begin
-from .limits import Taken, acquire, release
 from .outcome import judge
 from .output import shape
 from .preview import is_preview, preview
+from .rate_limits import Taken, acquire, release
 from .redirect import follow
 from .send import attempts, wire_request
 from .state import Budget, Call, Grant, Halt, Hold, Validated

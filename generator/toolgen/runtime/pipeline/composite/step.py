@@ -8,7 +8,7 @@ call. `run_step` takes it through the call path's own steps, in their order:
     schema) → canonical request → timeout (within what is left of the composite's deadline) → wire
     request → idempotency (a write step's key: ``tgs-<digest>``, `idempotency.step_key`, a receipt
     of its own; a receipt under the earlier form ``<record key>.<step id>`` still counts)
-    → limits (the step row's, counted when its request is sent: `limits.acquire`) → send → outcome →
+    → limits (the step row's, counted when its request is sent: `rate_limits.acquire`) → send → outcome →
     output validation (the step's output schema)
 
 and returns a `StepRun`: ``done`` (with the answer's validated JSON body, before any projection:
@@ -31,23 +31,23 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...call.request import BuiltRequest
+from ...call.toolspec import ToolSpec
 from ...calls import CallResult
 from ...errors import ToolError, make_error
-from ...request import BuiltRequest
-from ...toolspec import ToolSpec
 from .. import permission
 from ..canonical import canonical_request
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
-from ..limits import Taken, acquire, release
 from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
+from ..rate_limits import Taken, acquire, release
 from ..redirect import follow
 from ..send import attempts, wire_request
 from ..state import Budget, Call, Halt, Hold, Validated
 from ..timeout import bound
 from ..validate import pointer as to_pointer
 from ..validate import validate_arguments
-from .refs import MissingMember, Pending, resolve_args, sketch_args
+from .step_refs import MissingMember, Pending, resolve_args, sketch_args
 
 __all__ = ["Step", "StepRun", "placeholder_key", "run_step", "step_request", "step_sketch", "steps_of",
            "write_step_key"]
