@@ -20,7 +20,7 @@ annotations) and results are exactly what the runtime returns:
   ``outputSchema``, which describes results, not errors (clients validate it);
   an ``approval_required`` of a record tool executing a stored preview names the request to approve
   in ``error.details.request`` (and the ``preview_id`` in ``error.details.preview_id``); a
-  ``rate_limited`` error (a tool's limit, `toolgen.runtime.pipeline.limits`) carries HTTP 429's
+  ``rate_limited`` error (a tool's limit, `toolgen.runtime.pipeline.rate_limits`) carries HTTP 429's
   meaning where MCP has no status: ``_meta["toolgen/status"]`` 429 and ``_meta["toolgen/retry_after"]``
   (seconds, as ``error.details.retry_after``; null when the call can never fit);
 - protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params).
