@@ -1,4 +1,4 @@
-"""A runtime worker process for the limits state machine (test_runtime_limit_machine.py).
+"""A runtime worker process for the limits state machine (test_limit_machine.py).
 
     python limit_worker.py JOB_JSON
 
@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
