@@ -138,7 +138,7 @@ def test_below_the_threshold_the_write_is_sent_without_approval(gated: Built, re
     assert res.ok, res.to_json()
     assert [r.json()["amount"] for r in recorder.requests] == [THRESHOLD]
     skip = [e for e in audit.for_call(res.call_id) if e.step == "approval"]
-    assert [(e.decision, e.detail["rule"], e.detail["condition"]) for e in skip] == [("skip", "approval_when", "false")]
+    assert [(e.decision, e.rule, e.detail["condition"]) for e in skip] == [("allow", "/approval_when", "false")]
 
 
 def test_above_the_threshold_the_approval_is_asked_and_nothing_is_sent(gated: Built, recorder: RecordingServer) -> None:
@@ -148,7 +148,8 @@ def test_above_the_threshold_the_approval_is_asked_and_nothing_is_sent(gated: Bu
     assert res.error is not None and res.error.code == "approval_required", res.to_json()
     assert recorder.requests == []
     asked = [e for e in audit.for_call(res.call_id) if e.step == "approval" and e.decision == "ask"]
-    assert asked and asked[0].detail == {"rule": "approval_when", "condition": "true"}
+    assert asked and asked[0].rule == "/approval_when" and asked[0].detail == {"condition": "true"}
+    assert asked[0].args_digest is not None  # the arguments' digest, never their values
     approved = reg.call("record_refund", refund(THRESHOLD + 1, "k-2"), actor=CLERK, approval=res.fingerprint)
     assert approved.ok, approved.to_json()
     assert [r.json()["amount"] for r in recorder.requests] == [THRESHOLD + 1]

@@ -232,8 +232,9 @@ def test_each_limit_decision_is_audited_with_its_rule(reg: Registry) -> None:
     audit = reg.audit
     assert isinstance(audit, MemoryAuditSink)
     denied = [e for e in audit.for_call(res.call_id) if e.step == "limits"]
-    assert denied and denied[0].decision == "deny" and denied[0].detail["rule"] == "limits/0"
-    assert denied[0].detail["limit"] == "3 calls / 60 s per actor"
+    assert denied and denied[0].decision == "limit" and denied[0].rule == "/limits/0"
+    assert denied[0].code == "rate_limited" and denied[0].detail["status"] == 429
+    assert 59 < denied[0].detail["retry_after"] <= 60
 
 
 def test_without_limits_every_call_is_sent(limited: Built, recorder: RecordingServer) -> None:

@@ -4,7 +4,8 @@ Input: `Call`, the record tool's `ToolSpec`, `Validated` (the canonical argument
 `needs_approval`, True for a record row with ``approval: required`` unless its condition
 (``approval_when``, `toolgen.policy.conditions`) is false on the call's canonical arguments and caller: a
 condition that fails to evaluate, or that the runtime cannot compile (a hand-edited table), asks
-(fail closed). Audits ``approval`` ``ask`` or ``skip`` with the rule ``approval_when``. Read by the
+(fail closed). Audits ``approval`` ``ask`` (the condition holds or fails) or ``allow`` (it is false)
+with the rule ``/approval_when`` (`Call.decide`). Read by the
 approval step (`approval.check`) and by a preview (its ``approval_required``). Raises nothing.
 """
 
@@ -14,7 +15,10 @@ from ...policy.conditions import Condition, compile_condition
 from ..call.toolspec import ToolSpec
 from .state import Call, Validated
 
-__all__ = ["needs_approval"]
+__all__ = ["RULE", "needs_approval"]
+
+#: the policy member that decides whether an approval is asked (`Call.decide`'s rule)
+RULE = "/approval_when"
 
 
 def needs_approval(call: Call, spec: ToolSpec, validated: Validated, *, audit: bool = True) -> bool:
@@ -29,7 +33,7 @@ def needs_approval(call: Call, spec: ToolSpec, validated: Validated, *, audit: b
     required, why = (True, "not compiled") if condition is None else condition.holds(
         validated.args, call.actor.id, sorted(call.actor.scopes))
     if audit:
-        call.decide("approval", "ask" if required else "skip", "approval_when", condition=why)
+        call.decide("approval", "ask" if required else "allow", RULE, condition=why)
     return required
 
 

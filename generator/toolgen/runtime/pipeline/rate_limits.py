@@ -98,9 +98,8 @@ def acquire(call: Call, spec: ToolSpec, validated: Validated, budget: Budget, ho
     index, wait = refused
     limit = spec.row.limits[index]
     retry_after = None if math.isinf(wait) else max(0.001, round(wait, 3))
-    call.decide("limits", "deny", f"limits/{index}", limit=limit.describe(), retry_after=retry_after)
     _give_back(hold)
-    raise Halt("limits", make_error(
+    raise Halt("limits", rule=f"/limits/{index}", decision="limit", error=make_error(
         "rate_limited",
         f"{spec.name}: over its limit ({limit.describe()}); nothing was sent"
         + ("." if retry_after is not None else ": this call alone is over the limit."),
