@@ -524,12 +524,15 @@ def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, st
     description and the resources of its operations, `with_resources`): `eager` when the draft is small,
     else `deferred` (found by tool search), for the human to choose which toolsets a model sees up front."""
     loading = "eager" if len(drafts) <= EAGER_INTENTS else "deferred"
-    out: dict[str, dict[str, str]] = {}
+    paths: dict[str, list[str]] = {}  # each toolset's paths, in draft order (one pass: a spec has ~1,000 toolsets)
+    first: dict[str, _Draft] = {}
     for d in drafts:
         name = d.intent.get("toolset")
-        if isinstance(name, str) and name not in out:
-            paths = [e.op.url_path for e in drafts if e.intent.get("toolset") == name]
-            out[name] = {"description": with_resources(d.toolset_description, paths), "loading": loading}
+        if isinstance(name, str):
+            paths.setdefault(name, []).append(d.op.url_path)
+            first.setdefault(name, d)
+    out = {name: {"description": with_resources(d.toolset_description, paths[name]), "loading": loading}
+           for name, d in first.items()}
     return dict(sorted(out.items()))
 
 
