@@ -249,15 +249,15 @@ class _Answer:
     has_more: str | None
 
     @classmethod
-    def of(cls, schema: Any, items: str, tokens: list[str] | None = None) -> _Answer:
-        """The paging fields of `schema` outside its item array `items`; `tokens` are the query
+    def of(cls, schema: Any, items: str, token_params: list[str] | None = None) -> _Answer:
+        """The paging fields of `schema` outside its item array `items`; `token_params` are the query
         parameters named as tokens (`cursor_like`, never a ``page`` or ``offset``, whose echo in
         the answer is the current position): an answer member of the same name is the next one
         (HERE's ``pageToken`` in and out)."""
         leaves = _leaves(schema, items)
         urls = [p for p, s in leaves if _is_url(p, s)]
         rank = {n: i for i, n in enumerate(NEXT_FIELDS)}
-        echoed = {_norm(t) for t in tokens or ()}
+        echoed = {_norm(t) for t in token_params or ()}
 
         def order(path: str) -> int | None:
             """A next token's rank: a usual name, or any member of a ``next...`` object (Asana's

@@ -417,8 +417,8 @@ def _draft_pagination(params: list[dict[str, Any]], response: Any, declared: tup
     and the names of the headers it declares); where detection has a doubt, a
     `# decide [pagination-undecided]` mark above the intent says what to check. Returns the schema
     whose fields the output hint lists: each item's for a paged list, else the whole answer."""
-    query = [p for p in params if p.get("in") == "query"]
-    literal = [part for part in draft.op.url_path.split("/") if part and "{" not in part]
+    query, literal = [p for p in params if p.get("in") == "query"], [
+        part for part in draft.op.url_path.split("/") if part and "{" not in part]
     found = detect([str(p.get("name")) for p in query], response, declared[0], param_types=_param_types(params),
                    headers=declared[1], params=query, resource=literal[-1] if literal else None)
     if found is None:
@@ -526,11 +526,9 @@ def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, st
     loading = "eager" if len(drafts) <= EAGER_INTENTS else "deferred"
     paths: dict[str, list[str]] = {}  # each toolset's paths, in draft order (one pass: a spec has ~1,000 toolsets)
     first: dict[str, _Draft] = {}
-    for d in drafts:
-        name = d.intent.get("toolset")
-        if isinstance(name, str):
-            paths.setdefault(name, []).append(d.op.url_path)
-            first.setdefault(name, d)
+    for d in (d for d in drafts if isinstance(d.intent.get("toolset"), str)):
+        paths.setdefault(d.intent["toolset"], []).append(d.op.url_path)
+        first.setdefault(d.intent["toolset"], d)
     out = {name: {"description": with_resources(d.toolset_description, paths[name]), "loading": loading}
            for name, d in first.items()}
     return dict(sorted(out.items()))
