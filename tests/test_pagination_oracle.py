@@ -54,9 +54,19 @@ def test_a_page_object_and_a_paging_container_still_page() -> None:
 
 
 def test_the_marked_paginations_of_a_draft_are_read_per_intent() -> None:
-    text = "\n".join([
-        "tools:", "  # decide [pagination-undecided]: ...", "  list_a:", "    operation: A", "    effect: read",
-        "    pagination: {style: link, items: data}  # decide", "  list_b:", "    operation: B",
-        "    pagination: {style: cursor, items: data, cursor: c, next: n}  # detected; check it",
-        "  get_c:", "    operation: C", "    effect: read", "toolsets:", "  a: {description: x}"])
+    text = """tools:
+  # decide [pagination-undecided]: ...
+  list_a:
+    operation: A
+    effect: read
+    pagination: {style: link, items: data}  # decide
+  list_b:
+    operation: B
+    pagination: {style: cursor, items: data, cursor: c, next: n}  # detected; check it
+  get_c:
+    operation: C
+    effect: read
+toolsets:
+  a: {description: x}
+"""
     assert bench._marked_paginations(text) == {"list_a"}
