@@ -13,12 +13,18 @@ The styles recognised, in this order (the first that both sides bear out wins):
   up to 3) and the query parameter that takes it back (the same name without ``next``:
   ``nextPageToken`` -> ``pageToken``, ``next_marker`` -> ``marker``; else a usual cursor name;
   else a time-window bound, ``until``/``before`` for a numeric token, as Vercel's ``limit``/``until``
-  with ``pagination.next``); or ``starting_after`` with ``has_more`` (the last item's ``id``);
+  with ``pagination.next``); or ``starting_after`` with ``has_more`` (the last item's ``id``); or a
+  token parameter and a next-token response header (``next: header:NextPageToken``);
 - **link**: a declared ``Link`` response header (RFC 8288), or a next-page URL in the answer
   (``next_url``, ``links.next``, ``_links.next.href``, ``@odata.nextLink``, a ``next`` of
   ``format: uri``);
 - **page**: a ``page``-like integer parameter; **offset**: an ``offset``-like one (``skip``,
   ``start``), with a page-size parameter (without one the draft carries a doubt).
+
+Where one side is missing (several arrays and no usual item list, ``starting_after`` without a
+has-more flag, an offset declared as text, a token parameter with nothing that says where its next
+value is), `without_answer` and `likeliest_items` give the likeliest reading as a `guess` with a
+doubt: `toolgen init` drafts it marked, an ``include`` group never takes it.
 
 Used by `include` groups (so a whole spec gets paginated list tools) and by `toolgen init` (which
 writes the detected pagination into a draft intent map for a human to confirm, with a

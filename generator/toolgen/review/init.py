@@ -26,9 +26,9 @@ with
   deduplicates), with `honoured_by_api: true` (false where its description says the API does not
   deduplicate by it yet), else kept for receipts only (`send_as: none`);
 - pagination detected by `toolgen.compile.pagination.detect` from the query parameters and the
-  answer together (the canonical success response the build uses, via
-  `toolgen.compile.lower.operation_response`, and its Link header): cursor tokens, next URLs, pages,
-  offsets and time windows, with a `# decide [pagination-undecided]` mark where detection doubts;
+  answer together (the success response the build uses, `toolgen.compile.lower.operation_success`,
+  and its declared headers): tokens in the answer or a header, next URLs, pages, offsets, windows,
+  with a `# decide [pagination-undecided]` mark where detection doubts or one side is missing;
 - comments above each intent: the operation and its summary, and the response's top-level fields as
   an `output.fields` projection to choose from; a "check this" where the scope the operation
   inherits looks wrong for its method (a POST whose only scope says read, a GET that asks for write);
