@@ -195,3 +195,23 @@ def test_an_include_group_never_takes_a_guess(tmp_path: Path, monkeypatch: pytes
     assert cli("init", "shop.json", "--out", "draft.yaml", "--no-project", "--force").exit_code == 0
     text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")
     assert "# decide [pagination-undecided]" in text and "neither the answer nor a response header" in text
+
+
+def test_a_token_that_is_no_position_a_range_and_another_members_next_are_never_guessed() -> None:
+    """What a guess must not take: a name that merely holds "token" (edrv's ``include_tokens``,
+    YouTube's ``linkingToken``), a ``start`` that an ``end`` bounds (DigitalOcean's metrics: a time
+    range), and a next field of another member's list in a single object (Spotify's album
+    ``tracks.next`` beside its ``copyrights``)."""
+    assert detect(["include_tokens", "active"], _obj(result=ITEMS), False) is None
+    assert detect(["linkingToken", "part"], _obj(items=ITEMS), False) is None
+    metrics = _obj(status=TEXT, data=_obj(result=ITEMS))
+    assert detect(["host_id", "start", "end"], metrics, False, {"start": "string", "end": "string"}) is None
+    assert detect(["from", "to"], ITEMS, False, {"from": "string", "to": "string"},
+                  params=[_param("from", example="0"), _param("to", example="10")]) is None
+    album = _obj(available_markets={"type": "array", "items": TEXT}, copyrights=ITEMS,
+                 genres={"type": "array"}, tracks=_obj(items=ITEMS, next=TEXT))
+    assert detect(["market"], album, False, {"market": "string"}) is None
+    # the names that do take a token still do
+    for name in ("pagination_token", "_page_token", "continuationToken", "NextToken", "marker"):
+        found = detect([name], _obj(data=ITEMS), False, {name: "string"})
+        assert found is not None and found.guess, name

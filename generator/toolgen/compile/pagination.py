@@ -51,8 +51,8 @@ PAGE_PARAMS = ("page", "Page", "page_number", "pageNumber", "PageNumber", "page_
                "p", "pg")
 LIMIT_PARAMS = ("limit", "per_page", "page_size", "pageSize", "PageSize", "max_results", "maxResults", "MaxResults",
                 "count", "size", "Limit", "perPage", "Count", "Size", "$top", "top", "pagesize", "max", "maxItems",
-                "max_items", "MaxItems", "rows", "num", "results_per_page", "resultsPerPage", "take", "page_limit", "pageLimit", "limitPerPage", "items_per_page", "itemsPerPage", "first",
-                "rowCount", "row_count")
+                "max_items", "MaxItems", "rows", "num", "results_per_page", "resultsPerPage", "take", "page_limit",
+                "pageLimit", "limitPerPage", "items_per_page", "itemsPerPage", "first", "rowCount", "row_count")
 #: time-window bounds: a numeric next token goes back as the bound the listing walks towards
 WINDOW_PARAMS = ("until", "before", "since", "after", "ending_before", "endingBefore", "before_id", "max_id",
                  "older_than", "to", "from", "start_time", "end_time", "startTime", "endTime")
@@ -321,7 +321,8 @@ def _cursor_style(items: str, names: list[str], answer: _Answer, limit: str | No
 
 def detect(query_params: list[str], response_schema: Any, link_header: bool,
            param_types: dict[str, str] | None = None, *, headers: Sequence[str] = (),
-           params: Sequence[Mapping[str, Any]] = (), resource: str | None = None) -> DetectedPagination | None:
+           params: Sequence[Mapping[str, Any]] = (),
+           resource: str | None = None) -> DetectedPagination | None:
     """Pagination of an operation from its query-parameter names (and, when known, their JSON types:
     an `offset` or `page` parameter that takes a string is a cursor token, as in Asana), its
     (canonical) 2xx response schema and whether the response declares a `Link` header (RFC 8288).
@@ -342,9 +343,26 @@ def detect(query_params: list[str], response_schema: Any, link_header: bool,
     if found is None or several is None:
         return found
     chosen, arrays = several
-    why = (f"the answer holds {len(arrays)} arrays ({', '.join(f'`{a}`' for a in arrays)}) and none is a usual "
-           f"item list: `{chosen}` is drafted as the items; check that it is the list the API pages")
+    if not _beside(found.next, chosen):
+        return None  # the next field of another member's list (Spotify's album `tracks.next`)
+    listed = ", ".join(f"`{a}`" for a in arrays)
+    why = (f"the answer holds {len(arrays)} arrays ({listed}) and none is a usual item list: `{chosen}` is "
+           "drafted as the items; check that it is the list the API pages")
     return replace(found, guess=True, doubt=f"{why}; and {found.doubt}" if found.doubt else why)
+
+
+#: members that hold an answer's paging fields whatever else they hold
+_PAGING_HOLDERS = frozenset({"links", "link", "pagination", "paging", "meta", "metadata", "page",
+                             "navigation", "responsemetadata", "cursors"})
+
+
+def _beside(next_field: str | None, items: str) -> bool:
+    """Whether the answer's next field `next_field` may page the list at `items`: none, a header, a
+    top-level field, one in a paging member, or one in a member that holds `items`."""
+    if not next_field or next_field.startswith(NEXT_HEADER) or "." not in next_field:
+        return True
+    parent = next_field.rpartition(".")[0]
+    return items.startswith(parent + ".") or _norm(parent.split(".")[-1]) in _PAGING_HOLDERS
 
 
 def _detect_in(items: str, query_params: list[str], response_schema: Any, link_header: bool,
@@ -353,7 +371,8 @@ def _detect_in(items: str, query_params: list[str], response_schema: Any, link_h
     """`detect` once the item array is known."""
     names, numeric = _query_names(query_params, types)
     limit = next((p for p in LIMIT_PARAMS if p in names and p in numeric), None)
-    answer = _Answer.of(response_schema, items, [n for n in cursor_like(names, types, params) if _tokenish(n)])
+    answer = _Answer.of(response_schema, items,
+                        [n for n in cursor_like(names, types, params) if _tokenish(n)])
     found = _cursor_style(items, names, answer, limit, types)
     if found is not None:
         return found
@@ -419,7 +438,8 @@ def _position_only(items: str, names: list[str], numeric: list[str], limit: str 
         found = f"`{param}` looks like a {'page number' if style == 'page' else 'position (offset)'}"
         if textual:
             found += " but the spec declares it as text"
-        size = f"`{limit}` as the page size" if limit else "no page-size parameter (the runtime asks for none)"
+        size = (f"`{limit}` as the page size" if limit
+                else "no page-size parameter (the runtime asks for none)")
         said = (f"the answer's `{answer.has_more}` says whether more follow" if answer.has_more else
                 "nothing in the answer says where the next page is (no next token, next URL or has-more flag)")
         return DetectedPagination(style, items, param, limit, has_more=answer.has_more, doubt=(
@@ -429,8 +449,12 @@ def _position_only(items: str, names: list[str], numeric: list[str], limit: str 
     return None
 
 
-#: parts of a query parameter's name that make it take a token (compared without case or separators)
-_TOKEN_PARTS = ("token", "cursor", "marker", "continuation", "scrollid")
+#: parts of a query parameter's name that make it take a token (compared without case or separators;
+#: a bare "token" is as often a credential or a filter: ``include_tokens``, ``linkingToken``)
+_TOKEN_PARTS = ("cursor", "marker", "continuation", "scrollid", "pagetoken", "nexttoken", "pagingtoken",
+                "paginationtoken", "skiptoken", "starttoken", "resumetoken")
+#: the other end of a range: a `start` or `from` beside one of these bounds a range, never a position
+_RANGE_ENDS = frozenset({"end", "to", "until", "stop", "endtime", "enddate", "endat", "before"})
 #: parts of a name that make a "token" anything but a position (an access token, an API key)
 _NOT_POSITION = ("access", "auth", "api", "session", "csrf", "id_token", "idtoken", "refresh")
 _LIMIT_NORM = frozenset(_norm(n) for n in LIMIT_PARAMS)
@@ -446,13 +470,16 @@ def _tokenish(name: str) -> bool:
 def cursor_like(names: list[str], types: dict[str, str],
                 params: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
     """The query parameters that take a token, in `names` order: a usual cursor name
-    (`CURSOR_PARAMS`), a name holding ``token``, ``cursor``, ``marker`` or ``continuation``
-    (``_page_token``; never a bare ``token``, an access or an API token), or an ``offset``/``skip``/``start``/``page``
-    declared as text that is no number declared as text (`numbers_as_text`) nor a date."""
+    (`CURSOR_PARAMS`), a name holding ``cursor``, ``marker``, ``continuation`` or a page token
+    (``_page_token``, ``nextToken``; never a bare ``token``, ``include_tokens``, an access or an API
+    token), or an ``offset``/``skip``/``start``/``page`` declared as text that is no number declared
+    as text (`numbers_as_text`) nor a date, nor a ``start`` or ``from`` an ``end`` or ``to`` bounds."""
     out = []
+    ranged = any(_norm(n) in _RANGE_ENDS for n in names)
     for name in names:
         n = _norm(name)
-        if n == "token" or any(w in n for w in _NOT_POSITION):  # a bare `token` is as often a credential
+        # a bare `token` is as often a credential; a `start` an `end` bounds is a range
+        if n == "token" or any(w in n for w in _NOT_POSITION) or (ranged and n in ("start", "from")):
             continue
         if _tokenish(name) or (n in {"offset", "skip", "start", "page"} and types.get(name) == "string"
                                and not numbers_as_text(name, names, types, params or {})):
@@ -497,7 +524,8 @@ def likeliest_items(response_schema: Any, resource: str | None = None) -> tuple[
     arrays = [str(k) for k, v in props.items() if _is_array(v) and str(k) not in NOT_ITEMS]
     if not arrays:
         arrays = [f"{name}.{inner}" for name, value in props.items() if str(name).lower() in WRAPPERS
-                  for inner, sub in (_props(value, root) or {}).items() if _is_array(sub) and str(inner) not in NOT_ITEMS]
+                  for inner, sub in (_props(value, root) or {}).items()
+                  if _is_array(sub) and str(inner) not in NOT_ITEMS]
     if len(arrays) < 2:
         return None
 
@@ -542,9 +570,9 @@ def _header_token(items: str, names: list[str], limit: str | None, types: dict[s
         said = next((w for w in _HEADER_WORD.findall(text) if _next_header(w) and "next" in _norm(w)), None)
         if said is not None and "header" in text.lower():
             return DetectedPagination("cursor", items, name, limit, next=f"{NEXT_HEADER}{said}", doubt=(
-                f"the description of `{name}` says the next value comes in the response header `{said}`, which "
-                "the spec does not declare: check the header's name (the runtime ends the listing when the "
-                "header is absent)"))
+                f"the description of `{name}` says the next value comes in the response header `{said}`, "
+                "which the spec does not declare: check the header's name (the runtime ends the listing when "
+                "the header is absent)"))
     return None
 
 
@@ -575,25 +603,28 @@ def without_answer(items: str, names: list[str], types: dict[str, str], answer: 
     item_id = _item_id(schema, items)
     if after is not None and item_id is not None:
         return DetectedPagination("cursor", items, after, limit, cursor_from_item=item_id, guess=True, doubt=(
-            f"`{after}` takes the last item's `{item_id}`, but the answer has no has-more flag: the runtime asks "
-            "for the next page while pages come back full, so a short page ends the listing; check the API's "
-            "page size and that it walks this way"))
+            f"`{after}` takes the last item's `{item_id}`, but the answer has no has-more flag: the runtime "
+            "asks for the next page while pages come back full, so a short page ends the listing; check the "
+            "API's page size and that it walks this way"))
+    ranged = any(_norm(n) in _RANGE_ENDS for n in names)  # DigitalOcean's start/end: a time range
     text = next((n for n in names if _norm(n) in ("offset", "skip", "start", "startindex", "from")
+                 and not (ranged and _norm(n) in ("start", "from"))
                  and types.get(n) == "string" and numbers_as_text(n, names, types, params)), None)
     if text is not None:
-        size = f"`{limit}` as the page size" if limit else "no page-size parameter (the runtime asks for none)"
+        size = (f"`{limit}` as the page size" if limit
+                else "no page-size parameter (the runtime asks for none)")
         return DetectedPagination("offset", items, text, limit, guess=True, doubt=(
-            f"`{text}` looks like a position (offset) the spec declares as text, with {size}, and nothing in "
-            "the answer says where the next page is: drafted as the offset style, which ends the listing on a "
-            "short or empty page; check that the API counts items this way"))
+            f"`{text}` looks like a position (offset) the spec declares as text, with {size}, and nothing "
+            "in the answer says where the next page is: drafted as the offset style, which ends the listing "
+            "on a short or empty page; check that the API counts items this way"))
     token = next(iter(cursor_like(names, types, params)), None)
     if token is None:
         return None
     return DetectedPagination("link", items, None, limit if limit != token else None, guess=True, doubt=(
-        f"`{token}` takes a position, but neither the answer nor a response header the spec declares says where "
-        "its next value is: drafted as the link style, so the runtime follows a `Link: rel=\"next\"` header and "
-        f"else shows the first page only; if the API answers the next value, set `style: cursor`, `cursor: "
-        f"{token}` and `next:` naming the answer member (or `header:NAME` for a response header)"))
+        f"`{token}` takes a position, but neither the answer nor a response header the spec declares says "
+        "where its next value is: drafted as the link style, so the runtime follows a `Link: rel=\"next\"` "
+        "header and else shows the first page only; if the API answers the next value, set `style: cursor`, "
+        f"`cursor: {token}` and `next:` naming the answer member (or `header:NAME` for a response header)"))
 
 
 def paging_signals(query_params: list[str], response_schema: Any, link_header: bool) -> list[str]:

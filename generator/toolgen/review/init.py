@@ -419,7 +419,7 @@ def _draft_pagination(params: list[dict[str, Any]], response: Any, declared: tup
     whose fields the output hint lists: each item's for a paged list, else the whole answer."""
     query, literal = [p for p in params if p.get("in") == "query"], [
         part for part in draft.op.url_path.split("/") if part and "{" not in part]
-    found = detect([str(p.get("name")) for p in query], response, declared[0], param_types=_param_types(params),
+    found = detect([str(p.get("name")) for p in query], response, declared[0], _param_types(params),
                    headers=declared[1], params=query, resource=literal[-1] if literal else None)
     if found is None:
         return response
@@ -524,7 +524,7 @@ def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, st
     description and the resources of its operations, `with_resources`): `eager` when the draft is small,
     else `deferred` (found by tool search), for the human to choose which toolsets a model sees up front."""
     loading = "eager" if len(drafts) <= EAGER_INTENTS else "deferred"
-    paths: dict[str, list[str]] = {}  # each toolset's paths, in draft order (one pass: a spec has ~1,000 toolsets)
+    paths: dict[str, list[str]] = {}  # each toolset's paths in draft order, in one pass (~1,000 toolsets)
     first: dict[str, _Draft] = {}
     for d in (d for d in drafts if isinstance(d.intent.get("toolset"), str)):
         paths.setdefault(d.intent["toolset"], []).append(d.op.url_path)

@@ -432,8 +432,9 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
                   page_size: int, position: Any) -> Any:
     """The API position of the page after this one, or ``None`` when this was the last page.
 
-    cursor style: the value at ``next_field`` (``header:NAME``: of the response header NAME), or the ``cursor_from_item`` field of the last item
-    while ``has_more_field`` is true (or, without a flag, while the page was full).
+    cursor style: the value at ``next_field`` (``header:NAME``: of the response header NAME), or the
+    ``cursor_from_item`` field of the last item while ``has_more_field`` is true (or, without a flag,
+    while the page was full).
     offset style: ``position + len(items)`` while the page was full (or the flag says more).
     page style: ``position + 1`` under the same rule. A first page requested without a position
     counts from ``first_position`` (else page 1, offset 0). link style: the next URL, from the text

@@ -44,7 +44,8 @@ class SuccessBody:
 
     `schema`: the canonical schema of the body as the runtime decodes it (None: no body is declared);
     `statuses`: the declared 2xx statuses; `pointer`: where `schema` is in the spec; `link`: the
-    response declares a ``Link`` header; `headers`: the names of every header it declares; `body`: how the runtime reads it (``json``: JSON, tried
+    response declares a ``Link`` header; `headers`: the names of every header it declares; `body`:
+    how the runtime reads it (``json``: JSON, tried
     whatever the answer's Content-Type says unless it is HTML; ``text``; ``binary``: a
     `toolgen.results.BINARY_SCHEMA` summary; ``none``); `empty`: an empty body is also a success
     (another 2xx without content, or a ``null`` body); `accept`: the ``Accept`` value to send

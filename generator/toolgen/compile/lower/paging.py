@@ -134,9 +134,9 @@ def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: An
         name = spec.next[len(NEXT_HEADER):]
         if not _HEADER_NAME.fullmatch(name):
             raise Skip("pagination-field-missing",
-                       f"pagination.next {spec.next!r} of {op.key} names no valid header (RFC 9110 field name)",
-                       iloc("pagination", "next"), "write `header:NAME` with the response header's name, e.g. "
-                       "header:NextPageToken")
+                       f"pagination.next {spec.next!r} of {op.key} names no valid header (RFC 9110 field "
+                       "name)", iloc("pagination", "next"),
+                       "write `header:NAME` with the response header's name, e.g. header:NextPageToken")
     for attr in ("next", "has_more"):
         path = getattr(spec, attr)
         if attr == "next" and path is not None and path.startswith(NEXT_HEADER):
