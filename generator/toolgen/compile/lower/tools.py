@@ -15,7 +15,7 @@ from ..intent import IncludeSpec, RetrySpec, ToolIntent
 from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
-from .idempotency import key_constraints
+from .idempotency_key import key_constraints
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
 from .toolsets import place
