@@ -84,7 +84,7 @@ HAS_MORE_FIELDS = ("has_more", "hasMore", "has_next", "hasNext", "more", "has_ne
 #: containers of next links: ``links.next``, ``_links.next.href``
 _LINK_CONTAINERS = frozenset({"links", "_links", "link", "pagination", "paging", "meta", "page", "navigation"})
 #: how `pagination.next` names a response header instead of an answer member (``header:NextPageToken``;
-#: the runtime's `toolgen.runtime.shaping.NEXT_HEADER`)
+#: the runtime's `toolgen.runtime.call.shaping.NEXT_HEADER`)
 NEXT_HEADER = "header:"
 #: how deep an answer is searched for its paging fields (``paging.cursors.after`` is 3)
 MAX_DEPTH = 3

@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from toolgen.compile.pagination import NEXT_HEADER, detect
-from toolgen.runtime.shaping import NEXT_HEADER as RUNTIME_NEXT_HEADER
-from toolgen.runtime.shaping import next_position
+from toolgen.runtime.call.shaping import NEXT_HEADER as RUNTIME_NEXT_HEADER
+from toolgen.runtime.call.shaping import next_position
 
 Invoke = Callable[..., Any]
 
