@@ -90,7 +90,8 @@ class PaginationSpec(_Strict):
     cursor: str | None = Field(None, description="API parameter for the cursor / offset / page number.")
     limit: str | None = Field(None, description="API parameter for the page size.")
     next: str | None = Field(None, description="Dotted path of the API's next cursor in the response body; for "
-                             "`link`, of the next page's URL (absent: the Link header's rel=next).")
+                             "`link`, of the next page's URL (absent: the Link header's rel=next); "
+                             "`header:NAME`: the response header NAME holds it.")
     has_more: str | None = Field(None, description="Dotted path of a has-more flag in the response body.")
     cursor_from_item: str | None = Field(
         None, description="For `starting_after` APIs: the item field whose value on the last item is the next cursor.")

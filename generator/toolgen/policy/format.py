@@ -148,10 +148,10 @@ class Pagination:
     """How a list operation pages, normalised by the runtime to `items` + opaque `next_cursor`.
 
     style cursor: `cursor_param` carries the API's cursor; `next_field` (dotted path in the response
-    body) is where the next cursor is read, or for ``starting_after`` APIs the id field of the last
-    item (`cursor_from_item`) together with `has_more_field`.
+    body, or ``header:NAME`` for the response header NAME) is where the next cursor is read, or for
+    ``starting_after`` APIs the id field of the last item (`cursor_from_item`) with `has_more_field`.
     style offset: `cursor_param` is the offset parameter. style page: `cursor_param` is the page
-    number parameter. style link: the next URL comes from the `Link` response header (RFC 8288).
+    number parameter. style link: the next URL is at `next_field`, else in the `Link` header (RFC 8288).
     `limit_param` is the page-size parameter; the model's `page_size` is bounded by `min_page_size`
     and `max_page_size` (the intent's bound narrowed to the parameter's `minimum`/`maximum`).
     `first_position` is the first page number (page style) or offset (offset style): the cursor
