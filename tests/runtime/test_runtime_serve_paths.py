@@ -155,11 +155,12 @@ async def test_a_settled_heap_serves_what_an_unsettled_one_does(server: TicketsS
     that froze its heap at start and one that did not answer the same calls (found and missing
     tickets) with what the registry itself answers."""
     registry = make_registry(server)
-    expected = [(await registry.acall("get_ticket", {"ticket_id": t}, actor=READER)) for t in ("T-102", "T-103")]
+    tickets = ("T-102", "T-103")
+    expected = [await registry.acall("get_ticket", {"ticket_id": t}, actor=READER) for t in tickets]
     try:
         async with http_server(registry, actor=READER, settle_heap=settle) as url:
             assert (gc.get_freeze_count() > 0) is settle
-            for ticket, direct in zip(("T-102", "T-103"), expected, strict=True):
+            for ticket, direct in zip(tickets, expected, strict=True):
                 status, answer = await raw_call(url, ticket, {})
                 assert status == 200 and answer["result"]["structuredContent"] == direct.result
             status, answer = await raw_call(url, "T-999", {})
