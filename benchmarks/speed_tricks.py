@@ -132,7 +132,7 @@ def measure(variants: list[Variant], steps: list[str], reps: int, spec: Path,
         api = None
         if "serve" in steps:
             api_port = free_port()
-            api = subprocess.Popen([sys.executable, "-m", "toolgen.examples.tickets_server",
+            api = subprocess.Popen([sys.executable, "-m", "toolgen.testing.tickets_server",
                                     "--port", str(api_port)],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    env=variants[0].environment(tmp / "api-cache"))

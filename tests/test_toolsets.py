@@ -24,8 +24,8 @@ from toolgen.dialects.anthropic import check_anthropic_catalog
 from toolgen.dialects.gemini import check_gemini_catalog
 from toolgen.dialects.mcp import check_mcp_catalog
 from toolgen.dialects.openai import check_openai_catalog
-from toolgen.review.lint.toolsets import Member, name_likeness, near_synonyms
-from toolgen.search_tool import (
+from toolgen.review.lint.toolset_rules import Member, name_likeness, near_synonyms
+from toolgen.search.tool import (
     SEARCH_TOOL_NAME,
     gemini_search_declaration,
     mcp_search_tool,
@@ -95,7 +95,7 @@ def test_toolsets_from_tags(tmp_path: Path) -> None:
     assert sorted(toolsets) == ["issues", "pulls", "repos", "search"]
     assert toolsets["issues"] == {"name": "issues", "description": "Interact with GitHub Issues. Tools for issues, "
                                   "comments, labels, lock.",
-                                  "loading": "deferred", "origin": "tag"}  # the include group's loading
+                                  "loading": "deferred", "origin": "tag", "examples": []}  # the include group's loading
     by_op = {r["operation"]["id"]: r for r in policy["tools"]}
     assert by_op["pulls/merge"]["toolset"] == "pulls" and by_op["repos/delete"]["toolset"] == "repos"
     assert by_op["search/issues-and-pull-requests"]["toolset"] == "search"
@@ -128,7 +128,7 @@ def test_toolsets_from_paths(tmp_path: Path) -> None:
     policy = built.json("policy.json")
     assert {r["toolset"] for r in policy["tools"]} == {"tickets"}
     assert policy["toolsets"] == [{"name": "tickets", "description": "Support tickets.", "loading": "deferred",
-                                   "origin": "declared"}]
+                                   "origin": "declared", "examples": []}]
     assert all(r["loading"] == "deferred" for r in policy["tools"])
 
 
@@ -143,7 +143,7 @@ def test_path_toolsets_skip_versions(tmp_path: Path) -> None:
     assert sorted(toolsets) == ["customers", "payment_intents"]
     assert toolsets["customers"] == {"name": "customers", "description": "Operations under /customers. "
                                                                       "Tools for customers.",
-                                     "loading": "deferred", "origin": "path"}
+                                     "loading": "deferred", "origin": "path", "examples": []}
 
 
 @given(st.text(max_size=80))
@@ -281,7 +281,7 @@ def test_anthropic_checker_catches_broken_deferred_catalogs(deferred_build: Any,
 # -- the up-front cost ----------------------------------------------------------------------------
 
 def test_report_gives_the_upfront_cost_per_dialect(deferred_build: Any) -> None:
-    from toolgen.search_text import split_words  # noqa: F401 - the kernel module imports cleanly
+    from toolgen.search.text_index import split_words  # noqa: F401 - the kernel module imports cleanly
     from toolgen.tokens import count_tokens
 
     report = (deferred_build.out / "REPORT.md").read_text()
@@ -358,7 +358,7 @@ def test_near_synonyms_rules() -> None:
 
 def _every_pair(members: list[Member]) -> list[tuple[Member, Member, str]]:
     """`near_synonyms` by definition: every pair compared, in member order."""
-    from toolgen.review.lint.toolsets import _names_other, text_likeness
+    from toolgen.review.lint.toolset_rules import _names_other, text_likeness
 
     out = []
     for i, first in enumerate(members):
@@ -409,7 +409,7 @@ def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: 
     tool deferred: at most 2,000 o200k tokens up front in every dialect that defers."""
     from tests.support.build import REAL
 
-    from toolgen.build import build_api
+    from toolgen.builder.build import build_api
     from toolgen.emit.upfront import upfront_costs
 
     spec = REAL / "github-api.github.com.json"
@@ -427,7 +427,7 @@ def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: 
 
 
 def test_a_responses_catalog_over_the_request_limit_is_reported(tmp_path: Path) -> None:
-    from toolgen.build import build_api
+    from toolgen.builder.build import build_api
     from toolgen.review.lint import LintSettings
 
     intent = tmp_path / "gh.yaml"

@@ -1,6 +1,6 @@
 """Policy rows written by hand for unit tests, completed to the format the runtime reads.
 
-The runtime refuses a ``policy.json`` row that lacks a member (`toolgen.policy_format.from_json`).
+The runtime refuses a ``policy.json`` row that lacks a member (`toolgen.policy.format.from_json`).
 A unit test states only the members it is about; `complete_row` fills every other member with the
 value a generated row of a plain read holds (no idempotency, no pagination, no fixed values, no
 redaction, 5 s timeout, one attempt), `complete_policy` does so for a whole table, and `typed_row`
@@ -14,13 +14,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from toolgen.policy_format import FORMAT_VERSION, PolicyRow, from_json
+from toolgen.policy.format import FORMAT_VERSION, PolicyRow, from_json
 
 _ROW: dict[str, Any] = {
     "tool": "t", "mode": "read", "effect": "read", "intent": "", "pair": None, "permission": [], "approval": "never",
     "idempotency": None, "retry": {"max_attempts": 1, "backoff_ms": 200, "deadline_ms": 15000, "on": []},
     "timeout_ms": 5000, "pagination": None, "auth": [], "success_status": [], "dialect_rewrites": {},
-    "record": None, "narrowed": [], "toolset": None, "loading": "eager", "keywords": [], "composite": None,
+    "record": None, "narrowed": [], "toolset": None, "loading": "eager", "keywords": [], "examples": [],
+    "not_for": None, "composite": None,
 }
 _OUTPUT: dict[str, Any] = {"fields": [], "max_bytes": 16000, "redact": [], "schema_mode": "warn", "shape": "object",
                            "body": "json", "accept": None, "redirect": None}

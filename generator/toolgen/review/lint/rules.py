@@ -2,7 +2,7 @@
 that change them.
 
 Input: nothing (the table is data) and, for the settings, the `lint:` section of toolgen.yaml
-(`toolgen.project.LintConfig`). Output: `RULES` (id -> `Rule`), `LintSettings` and `apply_severity`,
+(`toolgen.builder.project.LintConfig`). Output: `RULES` (id -> `Rule`), `LintSettings` and `apply_severity`,
 which turns the linter's findings into the configured severities (`off` drops them; `--strict`
 makes warnings errors). Every finding's `code` is the id of a rule: kebab-case, stable, the same
 scheme the build uses for its own diagnostics, which lint passes through (``source="build"``).
@@ -301,6 +301,23 @@ TOOLSET_NEAR_SYNONYM = _rule(
     "could confuse.",
     "Merge them, rename one so the names say how they differ, or name the other tool in each description "
     "(\"use X for ...\").")
+EXAMPLES_DUPLICATE = _rule(
+    "examples-duplicate", "warning", "Two intents (or toolsets) give the same request in `examples`: tool search "
+    "cannot tell from it which tool the user means.",
+    "Keep the request on the tool it asks for, and give the other one the words that are its own.")
+EXAMPLES_LENGTH = _rule(
+    "examples-length", "warning", "An `examples` request is a single word or two (a keyword, not a request) or "
+    "longer than 30 words.",
+    "Write it as a user would ask (\"refund the last order\"); put single words under `keywords`.")
+EXAMPLES_OPERATION_UNKNOWN = _rule(
+    "examples-operation-unknown", "error", "The intent map's top-level `examples` names an operation that is not "
+    "in the spec, or that no tool covers.",
+    "Use an operationId or `METHOD /path` exactly as the spec writes it, of an operation the map includes.")
+EXAMPLE_RANKS_OTHER = _rule(
+    "example-ranks-other", "warning", "Tool search ranks another tool above the one an `examples` request belongs "
+    "to (the API's own index, as `toolgen search` ranks).",
+    "Reword the request with the words that are this tool's alone, or tell the two tools apart in their "
+    "descriptions (`use_when` / `not_for`); `toolgen search \"<request>\"` shows the ranking.")
 TOOLSET_UNKNOWN = _rule(
     "toolset-unknown", "error", "An intent or include group names a toolset that `toolsets:` does not declare.",
     "Declare it under `toolsets:` with a description and loading, or use a declared name.", "build")
@@ -383,7 +400,7 @@ class LintSettings:
 
     @classmethod
     def from_config(cls, config: Any) -> LintSettings:
-        """From a `toolgen.project.LintConfig` (or None)."""
+        """From a `toolgen.builder.project.LintConfig` (or None)."""
         if config is None:
             return cls()
         return cls(dict(config.severity), config.max_tools or DEFAULT_MAX_TOOLS,
