@@ -224,12 +224,38 @@ def _record(row: PolicyRow) -> str:
 _Found = tuple[str, bool, str]
 
 
+#: how far the service's shared secret may stand in for a caller, least first (no `per_caller`: always)
+_SHARED_RANK = {"never": 0, "reads": 1, "always": 2}
+
+
+def credential_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[_Found]:
+    """``(kind, risky, detail)`` per security scheme of the row whose callers share the service's
+    credential more than before (``per_caller`` removed, or its ``service_secret`` widened):
+    ``credential-shared``, risky (a caller may now act as the service), or less
+    (``credential-per-caller``)."""
+    def shared(row: PolicyRow) -> dict[str, int]:
+        return {a.scheme: 2 if a.per_caller is None else _SHARED_RANK[a.per_caller.service_secret] for a in row.auth}
+
+    def said(rank: int | None) -> str:
+        return {None: "(none)", 0: "each caller's own", 1: "each caller's own (shared for reads)",
+                2: "shared by every caller"}[rank]
+
+    old, new = shared(old_row), shared(new_row)
+    out: list[_Found] = []
+    for scheme in sorted(set(old) & set(new)):
+        if old[scheme] != new[scheme]:
+            wider = new[scheme] > old[scheme]
+            out.append(("credential-shared" if wider else "credential-per-caller", wider,
+                        f"`{scheme}`: {said(old[scheme])} → {said(new[scheme])}"))
+    return out
+
+
 def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
                  old_tool: dict[str, Any] | None, new_tool: dict[str, Any] | None) -> list[Change]:
     """Changes of one tool present in both versions (possibly under two names): its policy (operation,
     effect, approval, permission, idempotency), its arguments, its description, its output, its record
-    arguments, the intent map's narrowings, its toolset and loading, a composite's steps, and any other
-    policy field, in that order."""
+    arguments, the intent map's narrowings, its toolset and loading, how its security schemes share
+    the service's credential, a composite's steps, and any other policy field, in that order."""
     found: list[_Found] = [*_policy_changes(old_row, new_row), *_argument_changes(old_tool, new_tool)]
     old_d = str((old_tool or {}).get("description") or "")
     new_d = str((new_tool or {}).get("description") or "")
@@ -254,6 +280,7 @@ def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
     if old_row.loading != new_row.loading:
         deferred = " (now found by tool search, not listed up front)" if new_row.loading == "deferred" else ""
         found.append(("loading-changed", False, f"loading {old_row.loading} → {new_row.loading}{deferred}"))
+    found += credential_changes(old_row, new_row)
     out = [Change(api, name, kind, risky, detail) for kind, risky, detail in found]
     out.extend(compare_plans(api, name, old_row, new_row))
     other = sorted({_MEMBER.get(f.name, f.name) for f in fields(PolicyRow)
