@@ -10,8 +10,9 @@ JSON.
 Risky changes are the ones a reviewer must look at because callers break or the runtime gate got
 weaker: a tool removed or renamed, a tool calling another operation, a new record (writing) tool,
 effect widened (read → write → destructive), approval removed, permission changed, idempotency key
-removed or no longer sent to the API, a new required argument, an argument removed, and a description
-that still promises approval after the gate was dropped. Everything else (new read tools, optional
+removed or no longer sent to the API, an approval condition that asks less often or is not provably
+as strict, a limit removed or loosened, a new required argument, an argument removed, and a
+description that still promises approval after the gate was dropped. Everything else (new read tools, optional
 arguments, description changes, shown old → new and shortened, output or other policy changes) is
 listed after. Catalog tokens are counted per tool, as REPORT.md counts them.
 """
@@ -28,6 +29,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..emit import compact_json
+from ..policy.conditions import implies
 from ..policy.format import PolicyFormatError, PolicyRow, from_json
 from ..tokens import count_tokens
 
@@ -209,7 +211,7 @@ def _idem(row: PolicyRow) -> str:
 #: the `PolicyRow` fields a change kind of its own covers
 _COMPARED = {"tool", "mode", "effect", "operation_id", "method", "path", "permission", "approval", "idempotency",
              "output", "pair", "intent", "record_arguments", "preview_ttl_s", "narrowed", "toolset", "loading",
-             "composite"}
+             "composite", "approval_when", "limits"}
 #: the ``policy.json`` member a field is written under, where the names differ (a "policy-changed" names members)
 _MEMBER = {"body_encoding": "request", "body_content_type": "request", "bindings": "request", "fixed": "request"}
 
@@ -255,7 +257,8 @@ def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
     """Changes of one tool present in both versions (possibly under two names): its policy (operation,
     effect, approval, permission, idempotency), its arguments, its description, its output, its record
     arguments, the intent map's narrowings, its toolset and loading, how its security schemes share
-    the service's credential, a composite's steps, and any other policy field, in that order."""
+    the service's credential, a composite's steps, its approval condition and limits, and any other
+    policy field, in that order."""
     found: list[_Found] = [*_policy_changes(old_row, new_row), *_argument_changes(old_tool, new_tool)]
     old_d = str((old_tool or {}).get("description") or "")
     new_d = str((new_tool or {}).get("description") or "")
@@ -283,6 +286,7 @@ def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
     found += credential_changes(old_row, new_row)
     out = [Change(api, name, kind, risky, detail) for kind, risky, detail in found]
     out.extend(compare_plans(api, name, old_row, new_row))
+    out.extend(compare_gates(api, name, old_row, new_row))
     other = sorted({_MEMBER.get(f.name, f.name) for f in fields(PolicyRow)
                     if f.name not in _COMPARED and getattr(old_row, f.name) != getattr(new_row, f.name)})
     if other:
@@ -356,6 +360,47 @@ def _narrowing_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[_Found]:
         else:
             found.append(("narrowing-changed", False, f"`{arg}`: the intent map's narrowing changed"))
     return found
+
+
+def compare_gates(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow) -> list[Change]:
+    """Changes of a row's approval condition and limits, judged conservatively: a change counts as
+    loosening (risky) unless it is provably stricter. Approval condition: added to an approval that
+    was always asked, or changed to one that `toolgen.policy.conditions.implies` cannot show asks at least
+    whenever the old one did, is ``approval-condition-loosened``; removed (the approval asked always)
+    or provably stricter is ``approval-condition-tightened``; a respacing is no change. Limits (matched
+    by ``per``, kind and summed argument): one removed, a larger ``max`` or a shorter window is
+    ``limits-loosened``; one added, a smaller ``max`` or a longer window ``limits-tightened``."""
+    out: list[Change] = []
+    if new_row.approval == "required":
+        old_when = old_row.approval_when if old_row.approval == "required" else None
+        new_when = new_row.approval_when
+        if old_row.approval == "required" and new_when is not None and (
+                old_when is None or not implies(old_when, new_when)):
+            out.append(Change(api, name, "approval-condition-loosened", True,
+                              f"approval asked {_when(old_when)} → {_when(new_when)} (not provably as often)"))
+        elif old_when != new_when and not (old_when is not None and new_when is not None
+                                           and implies(new_when, old_when) and implies(old_when, new_when)):
+            out.append(Change(api, name, "approval-condition-tightened", False, f"approval asked {_when(old_when)} → "
+                              f"{_when(new_when)}"))
+    old_l = {(x.per, x.kind, x.sum_arg): x for x in old_row.limits}
+    new_l = {(x.per, x.kind, x.sum_arg): x for x in new_row.limits}
+    looser = [f"{x.describe()} removed" for k, x in old_l.items() if k not in new_l]
+    stricter = [f"{x.describe()} added" for k, x in new_l.items() if k not in old_l]
+    for key in sorted(set(old_l) & set(new_l), key=str):
+        before, after = old_l[key], new_l[key]
+        if before == after:
+            continue
+        loosened = after.max > before.max or (after.window_s or 0) < (before.window_s or 0)
+        (looser if loosened else stricter).append(f"{before.describe()} → {after.describe()}")
+    if looser:
+        out.append(Change(api, name, "limits-loosened", True, "; ".join(looser)))
+    if stricter:
+        out.append(Change(api, name, "limits-tightened", False, "; ".join(stricter)))
+    return out
+
+
+def _when(condition: str | None) -> str:
+    return "always" if condition is None else f"when `{condition}`"
 
 
 def compare_plans(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow) -> list[Change]:
