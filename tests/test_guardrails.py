@@ -3,6 +3,7 @@ planted violation, a grown one or a stale baseline entry fails the gate; `--upda
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -118,13 +119,15 @@ def test_ruffs_per_file_ignores_are_the_baselines_files(copy: Path) -> None:
     would fail on a function the gate accepts) or left over (ruff would pass a new function there
     that only the gate holds) fails, naming the line to write."""
     original = (copy / "pyproject.toml").read_text(encoding="utf-8")
-    entry = '"generator/toolgen/review/diff.py" = ["C901", "PLR0912"]\n'
-    assert entry in original
+    # an entry of the committed ignores: a file of the baseline's functions and its rules
+    found = re.search(r'^("[^"]+" = \[(?:"(?:C901|PLR0912|PLR0915)"(?:, )?)+\])\n', original, re.MULTILINE)
+    assert found is not None
+    entry = found.group(0)
     try:
         (copy / "pyproject.toml").write_text(original.replace(entry, ""), encoding="utf-8")
         missing = _gate(copy)
         assert missing.returncode == 1
-        assert 'must read "generator/toolgen/review/diff.py" = ["C901", "PLR0912"]' in missing.stdout
+        assert f"must read {found.group(1)}" in missing.stdout
         extra = '"generator/toolgen/naming.py" = ["PLR0915"]\n'
         (copy / "pyproject.toml").write_text(original.replace(entry, entry + extra), encoding="utf-8")
         left = _gate(copy)

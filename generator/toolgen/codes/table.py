@@ -441,8 +441,9 @@ _code("permission-undecided", "warning", "lint", rule="lint",
 _code("pagination-undecided", "warning", "lint", rule="lint",
       summary=("A `# decide [pagination-undecided]` mark is left in the intent map: `toolgen init` "
                "drafted a `pagination:` from the operation's parameters and answer that it could not "
-               "confirm (no page-size parameter for a page or offset walk, or a time window whose "
-               "direction the spec does not say)."),
+               "confirm (no page-size parameter for a page or offset walk, a time window whose direction "
+               "the spec does not say, several arrays in the answer, or a position parameter with nothing "
+               "that says where its next value is)."),
       fix=("Check the drafted `pagination:` against the API's documentation (or remove it and bound the "
            "list with `output.max_bytes`), then delete the mark."))
 
@@ -564,6 +565,14 @@ _code("idempotency-honoured-unsent", "error", "lower",
       summary="`idempotency.honoured_by_api: true` on an intent that does not send its key to the API.",
       fix=('Set `send_as` to where the API reads the key (e.g. "header:Idempotency-Key"), or drop '
            "`honoured_by_api`."))
+_code("approval-condition-invalid", "error", "lower", doc="docs/runtime.md#conditional-approval",
+      summary=("An approval condition (`approval: {when: ...}`) does not check: not CEL, an unknown "
+               "argument, or not a bool. The condition is dropped and the approval stays required."),
+      fix="Write a CEL expression over args.<argument> and caller.id / caller.scopes that is a bool.")
+_code("limit-sum-invalid", "error", "lower", doc="docs/runtime.md#limits",
+      summary=("A `limits` sum names no required integer or number argument of the tool; the limit is "
+               "dropped."),
+      fix="Name a required numeric argument of the tool, or use a calls limit.")
 _code("fixed-invalid", "error", "lower", doc="docs/generated-format.md#policyjson",
       summary="A `fixed` header value cannot be sent as a header.",
       fix="Set a valid `fixed:` value for it.")
