@@ -122,7 +122,7 @@ def rewrites_markdown(rows: list[PolicyRow]) -> list[str]:
     found = [(row.tool, dialect, r) for row in sorted(rows, key=lambda row: row.tool)
              for dialect, records in sorted(row.dialect_rewrites.items()) for r in records if r.get("kind") != "ref"]
     if not found:
-        return lines + ["None: every dialect sends the canonical arguments."]
+        return [*lines, "None: every dialect sends the canonical arguments."]
     lines += ["| tool | dialect | argument | sent as |", "|---|---|---|---|"]
     for tool, dialect, r in found:
         where = _path_text(list(r.get("path") or []))
@@ -170,8 +170,24 @@ def policy_markdown(ir: ApiIR, table: PolicyTable | None = None) -> str:
         lines += toolsets_markdown(table)
         for name, group in grouped_rows(table):
             lines += ["", _toolset_heading(table, name), "", *header, *(_row_line(r) for r in group)]
+    lines += _limits_section(rows)
     lines += _after_table(ir, rows)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _limits_section(rows: list[PolicyRow]) -> list[str]:
+    """The "Limits" section (only when a row has limits): each limited tool's limits, counted across
+    every worker sharing the receipt store when a request is sent (docs/runtime.md, "Limits")."""
+    limited = [r for r in rows if r.limits]
+    if not limited:
+        return []
+    lines = ["", "## Limits", "",
+             ("Counted when a request is sent, across every worker sharing the receipt store; a call over a "
+              "limit sends nothing and is answered `rate_limited` with `retry_after`."), "",
+             "| tool | limits |", "|---|---|"]
+    for r in limited:
+        lines.append(f"| {_code(r.tool)} | {'; '.join(_md(limit.describe()) for limit in r.limits)} |")
+    return lines
 
 
 def grouped_rows(ir: ApiIR | PolicyTable) -> list[tuple[str | None, list[PolicyRow]]]:
@@ -214,6 +230,8 @@ def toolsets_markdown(ir: ApiIR | PolicyTable) -> list[str]:
 def _row_line(r: PolicyRow) -> str:
     effect = f"**{r.effect}**" if r.effect == "destructive" else r.effect
     approval = "**required**" if r.approval == "required" else ("never" if r.mode == "record" else "—")
+    if r.approval_when is not None:
+        approval = f"**required** when {_code(r.approval_when)} holds (or cannot be evaluated)"
     if r.idempotency is None:
         idem = "—"
     elif r.idempotency.send_in == "none":
@@ -227,10 +245,7 @@ def _row_line(r: PolicyRow) -> str:
         retry = ("none" if r.retry.max_attempts <= 1
                  else f"{r.retry.max_attempts}× within {_ms(r.retry.deadline_ms)}")
         timeout = _ms(r.timeout_ms)
-    if r.pagination is None:
-        pages = "—"
-    else:
-        pages = f"{r.pagination.style}, ≤{r.pagination.max_page_size}"
+    pages = "—" if r.pagination is None else f"{r.pagination.style}, ≤{r.pagination.max_page_size}"
     out = []
     if r.output.fields:
         out.append(f"{len(r.output.fields)} field{'s' if len(r.output.fields) != 1 else ''}")
@@ -393,7 +408,7 @@ def narrowed_markdown(rows: list[PolicyRow]) -> list[str]:
         for n in r.narrowed:
             changes.setdefault((n.arg, _narrowed_text(n)), []).append(r.intent)
     if not changes:
-        return lines + ["None: every argument has the spec's schema."]
+        return [*lines, "None: every argument has the spec's schema."]
     lines += ["| argument | change | intents |", "|---|---|---|"]
     for (arg, change), intents in sorted(changes.items(), key=lambda kv: (kv[1][0], kv[0])):
         lines.append(f"| {_code(arg)} | {change} | {', '.join(_code(i) for i in intents)} |")

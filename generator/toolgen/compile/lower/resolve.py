@@ -33,6 +33,7 @@ from ..intent import (
     ToolIntent,
 )
 from ..ir import Effect, Idempotency, Retry
+from .gates import approval_parts
 
 Approval = Literal["never", "required"]
 SchemaMode = Literal["strict", "warn", "off"]
@@ -166,7 +167,7 @@ def resolve_intent(
     idem = _idempotency(intent)
     if effect == "read":
         approval: Approval = "never"
-        if intent.approval == "required":
+        if approval_parts(intent.approval)[0] == "required":
             note(
                 "approval-on-read",
                 "warning",
@@ -178,7 +179,7 @@ def resolve_intent(
         ttl: int | None = None
         has_preview = True
     else:
-        approval = intent.approval or (
+        approval = approval_parts(intent.approval)[0] or (
             defaults.approval_destructive if effect == "destructive" else defaults.approval_write
         )
         if intent.approval is None and explicit:

@@ -18,6 +18,7 @@ from ..intent import IncludeSpec, ToolIntent
 from ..ir import ArgBinding, OutputPolicy, PolicyRow, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
+from .gates import checked_condition, lower_limits
 from .idempotency_key import key_constraints
 from .resolve import ResolvedIntent, resolve_intent
 from .reuse import lowered_operation
@@ -59,7 +60,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         max_body_bytes=resolved.max_body_bytes)
 
     if effect == "read":
-        row = replace(base, pagination=lowered.pagination)
+        row = replace(base, pagination=lowered.pagination,
+                      limits=lower_limits(ctx, key, intent, where, explicit=explicit, input_schema=base_schema))
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
         return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer,
@@ -83,6 +85,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
                    ctx.intents.locate(*where, "idempotency", "key") if explicit else ctx.doc.locate(op.pointer),
                    "choose another key name")
     preview_name, record_name = "preview_" + key, "record_" + key
+    full_schema = _input_schema(record_args)
+    when = checked_condition(ctx, key, intent, where, explicit=explicit, input_schema=full_schema)
     preview_row = replace(
         base, tool=preview_name, mode="preview", retry=resolved.preview_retry, pair=record_name,
         output=OutputPolicy(max_bytes=output.max_bytes, schema_mode=output.schema_mode))
@@ -90,7 +94,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         base, tool=record_name, mode="record", effect=effect, approval=resolved.approval, idempotency=idem,
         bindings=tuple(a.binding for a in record_args if a.binding is not None),
         pair=preview_name if has_preview else None, record_arguments=arguments,
-        preview_ttl_s=resolved.preview_ttl_s)
+        preview_ttl_s=resolved.preview_ttl_s, approval_when=when,
+        limits=lower_limits(ctx, key, intent, where, explicit=explicit, input_schema=full_schema))
     preview_desc = describe_tool(summary, "preview", preview_row, record_row)
     record_desc = describe_tool(summary, "record", record_row, record_row)
     ctx.names[record_name] = op.pointer

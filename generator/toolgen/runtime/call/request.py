@@ -17,6 +17,7 @@ Null handling (null means "omit") and members a closed nested object does not de
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -70,7 +71,7 @@ def _enc(value: str) -> str:
     return quote(value, safe="")
 
 
-def serialise_path(name: str, value: Any, style: str | None, explode: bool | None) -> str:
+def serialise_path(name: str, value: Any, style: str | None, explode: bool | None) -> str:  # noqa: PLR0911
     """One path parameter (already percent-encoded), OpenAPI ``simple`` (default), ``label`` or
     ``matrix`` style. A ``/`` inside a value is encoded as ``%2F``."""
     style = style or "simple"
@@ -117,12 +118,12 @@ def deep_object_pairs(prefix: str, value: Any, path: tuple[str | int, ...] = ())
         return out
     if isinstance(value, dict):
         for key, item in value.items():
-            _check_bracket_key(str(key), path + (key,))
-            out.extend(deep_object_pairs(f"{prefix}[{key}]", item, path + (key,)))
+            _check_bracket_key(str(key), (*path, key))
+            out.extend(deep_object_pairs(f"{prefix}[{key}]", item, (*path, key)))
         return out
     if isinstance(value, list):
         for index, item in enumerate(value):
-            out.extend(deep_object_pairs(f"{prefix}[{index}]", item, path + (index,)))
+            out.extend(deep_object_pairs(f"{prefix}[{index}]", item, (*path, index)))
         return out
     out.append((prefix, scalar(value)))
     return out
@@ -188,7 +189,7 @@ def serialise_query(name: str, value: Any, style: str | None, explode: bool | No
         if explode:
             for k in value:
                 if param_key(str(k)) in taken:
-                    raise invalid_argument(path + (k,), f"the member {str(k)[:40]!r} would be sent as the "
+                    raise invalid_argument((*path, k), f"the member {str(k)[:40]!r} would be sent as the "
                                            f"parameter {str(k)[:40]!r}, which this request sets otherwise (another "
                                            "argument, a fixed or hidden value, paging or a credential)")
             return [(str(k), scalar(v)) for k, v in value.items() if v is not None]
@@ -312,10 +313,8 @@ def bytes_view(data: bytes) -> dict[str, Any]:
     SHA-256 and, when they are UTF-8 text, that text, so the human approving the request reads
     what will be sent. Shape: ``{"bytes": int, "sha256": hex, "text"?: str}``."""
     view: dict[str, Any] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    try:
+    with contextlib.suppress(UnicodeDecodeError):
         view["text"] = data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
     return view
 
 
@@ -454,7 +453,7 @@ def _cookie_pairs(row: PolicyRow, binding: ArgBinding, value: Any,
     spread = isinstance(value, dict) and explode is not False
     pairs = serialise_query(binding.wire_name, value, binding.style, explode, at,
                             taken_names(row, "cookie", binding) if spread else frozenset())
-    return [(_cookie_name(k, at + (k,) if spread else at), _cookie_value(v, at)) for k, v in pairs]
+    return [(_cookie_name(k, (*at, k) if spread else at), _cookie_value(v, at)) for k, v in pairs]
 
 
 def _cookie_value(value: str, path: tuple[str | int, ...]) -> str:
@@ -550,10 +549,10 @@ def _form_member(body: _Body, row: PolicyRow, binding: ArgBinding, value: Any,
         body.value, body.value_set = value, True
     elif isinstance(value, dict):
         for k, v in value.items():
-            _check_bracket_key(str(k), at + (k,), nested=False)
+            _check_bracket_key(str(k), (*at, k), nested=False)
             body.form_pairs.extend(
                 (fk, fv, False) for fk, fv in serialise_query(
-                    k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
+                    k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, (*at, k)))
 
 
 def _with_query(root: str, pairs: list[tuple[str, str]]) -> str:
@@ -563,6 +562,101 @@ def _with_query(root: str, pairs: list[tuple[str, str]]) -> str:
     if not pairs:
         return root
     return root + ("&" if "?" in root else "?") + urlencode(pairs, quote_via=quote)
+
+
+def _sources(row: PolicyRow, args: Mapping[str, Any], key_arg: str | None) -> list[tuple[ArgBinding, Any]]:
+    """(binding, value) of everything `row` sends for `args`, in binding order: the fixed values (a
+    binding of no argument, `arg` ""), then each argument given, the forwarded idempotency key
+    included (bound where its `send_as` says when no binding names it). Null on an optional argument
+    means "leave it out"; on a required one (validation admitted null, so the schema is nullable) or
+    with ``"null": "send"`` it is sent as JSON null."""
+    bindings = list(row.bindings)
+    idem = row.idempotency
+    if (key_arg and idem is not None and idem.wire_name
+            and not any(b.arg == key_arg for b in bindings)):
+        bindings.append(ArgBinding(key_arg, cast(ArgLocation, idem.send_in), idem.wire_name, True))
+    sources: list[tuple[ArgBinding, Any]] = [(ArgBinding("", f.location, f.wire_name, True, "send"), f.value)
+                                             for f in row.fixed]
+    for binding in bindings:
+        if binding.arg not in args:
+            continue
+        value = args[binding.arg]
+        if value is None and binding.null_means != "send" and not binding.required:
+            continue
+        sources.append((binding, value))
+    return sources
+
+
+class _Parts:
+    """The parts of one request, filled binding by binding (`place`): query pairs and headers as
+    (name, value, is_key) in binding order, cookies, the body, and each path parameter's
+    (argument, serialised segment)."""
+
+    def __init__(self, row: PolicyRow, key_arg: str | None) -> None:
+        self.row = row
+        self.key_arg = key_arg
+        self.query: list[tuple[str, str, bool]] = []
+        self.headers: list[tuple[str, str, bool]] = []
+        self.cookies: list[tuple[str, str]] = []
+        self.body = _Body(row.body_encoding)
+        self.path_values: dict[str, tuple[str, str]] = {}
+
+    def place(self, binding: ArgBinding, value: Any) -> None:
+        """Put `value` where `binding` sends it, serialised by its style."""
+        where, name, style, explode, arg = (binding.location, binding.wire_name, binding.style, binding.explode,
+                                            binding.arg)
+        at: tuple[str | int, ...] = (arg,) if arg else ()
+        is_key = bool(arg) and arg == self.key_arg
+        if where == "path":
+            self.path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
+        elif where == "query":
+            taken = taken_names(self.row, "query", binding) if isinstance(value, dict) else frozenset()
+            self.query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken))
+        elif where == "header":
+            self.headers.append((name, _header_binding(binding, value, at), is_key))
+        elif where == "cookie":
+            self.cookies.extend(_cookie_pairs(self.row, binding, value, at))
+        elif where == "body":
+            self._place_in_body(binding, value, (style, explode, at, is_key))
+
+    def _place_in_body(self, binding: ArgBinding, value: Any,
+                       how: tuple[str | None, bool | None, tuple[str | int, ...], bool]) -> None:
+        body, name, is_key = self.body, binding.wire_name, how[3]
+        if body.encoding == "form":
+            _form_member(body, self.row, binding, value, how)
+        elif body.encoding != "multipart":
+            body.put(name, value, is_key=is_key)
+        elif name:
+            body.multipart.append((name, value, binding.content_type, is_key))
+        elif isinstance(value, dict):
+            body.value_set = True  # the whole body: sent even as no part at all (a required body)
+            for k, v in value.items():
+                body.multipart.append((k, v, None, False))
+        else:
+            body.multipart.append(("file", value, binding.content_type, is_key))
+
+
+def _fill_path(template_path: str, path_values: dict[str, tuple[str, str]]) -> str:
+    """`template_path` with each ``{name}`` filled in, segment by segment: a segment a value fills
+    in must stay a real segment (`invalid_argument` on ``.``/``..``); ValueError when a parameter
+    is left without a value."""
+    segments: list[str] = []
+    for template in template_path.split("/"):
+        segment = template
+        filled: list[str] = []
+        for name, (arg_name, text) in path_values.items():
+            if "{" + name + "}" in segment:
+                segment = segment.replace("{" + name + "}", text)
+                filled.append(arg_name)
+        if filled and segment in _DOT_SEGMENTS:
+            raise invalid_argument((filled[0],), f"the value would make the path segment {segment!r}, which "
+                                                  "HTTP collapses into another resource; send the real identifier")
+        segments.append(segment)
+    path = "/".join(segments)
+    if "{" in path:
+        missing = path[path.index("{") + 1: path.index("}")] if "}" in path else path
+        raise ValueError(f"path parameter {missing!r} has no value")
+    return path
 
 
 def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
@@ -582,81 +676,13 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
     an object key with ``[``/``]`` in bracketed (deepObject) encoding. Raises `ValueError` if a
     required path parameter is missing (validation normally prevents that).
     """
-    encoding = row.body_encoding
-    # (name, value, is_key) in binding order
-    query: list[tuple[str, str, bool]] = []
-    headers: list[tuple[str, str, bool]] = []
-    cookies: list[tuple[str, str]] = []
-    body = _Body(encoding)
-    path_values: dict[str, tuple[str, str]] = {}
-
-    bindings = list(row.bindings)
     idem = row.idempotency
     key_arg = idem.arg if idem is not None and idem.forwarded else None
-    if (key_arg and idem is not None and idem.wire_name
-            and not any(b.arg == key_arg for b in bindings)):
-        bindings.append(ArgBinding(key_arg, cast(ArgLocation, idem.send_in), idem.wire_name, True))
-    # a fixed value: a binding of no argument (`arg` ""), always sent
-    sources: list[tuple[ArgBinding, Any]] = [(ArgBinding("", f.location, f.wire_name, True, "send"), f.value)
-                                             for f in row.fixed]
-    for binding in bindings:
-        arg = binding.arg
-        if arg not in args:
-            continue
-        value = args[arg]
-        # null on an optional argument means "leave it out"; on a required one (validation admitted
-        # null, so the schema is nullable) or with "null": "send" it is sent as JSON null
-        if value is None and binding.null_means != "send" and not binding.required:
-            continue
-        sources.append((binding, value))
-
-    for binding, value in sources:
-        value = _parameter_value(binding, _members_sorted(value))  # one order: a map's order means nothing
-        where, name, style, explode, arg = (binding.location, binding.wire_name, binding.style, binding.explode,
-                                            binding.arg)
-        at: tuple[str | int, ...] = (arg,) if arg else ()
-        is_key = bool(arg) and arg == key_arg
-        if where == "path":
-            path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
-        elif where == "query":
-            taken = taken_names(row, "query", binding) if isinstance(value, dict) else frozenset()
-            query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken))
-        elif where == "header":
-            headers.append((name, _header_binding(binding, value, at), is_key))
-        elif where == "cookie":
-            cookies.extend(_cookie_pairs(row, binding, value, at))
-        elif where == "body":
-            if encoding == "form":
-                _form_member(body, row, binding, value, (style, explode, at, is_key))
-            elif encoding == "multipart":
-                if name:
-                    body.multipart.append((name, value, binding.content_type, is_key))
-                elif isinstance(value, dict):
-                    body.value_set = True  # the whole body: sent even as no part at all (a required body)
-                    for k, v in value.items():
-                        body.multipart.append((k, v, None, False))
-                else:
-                    body.multipart.append(("file", value, binding.content_type, is_key))
-            else:
-                body.put(name, value, is_key=is_key)
-
-    # the path, segment by segment: a segment a value fills in must stay a real segment
-    segments: list[str] = []
-    for template in row.path.split("/"):
-        segment = template
-        filled: list[str] = []
-        for name, (arg_name, text) in path_values.items():
-            if "{" + name + "}" in segment:
-                segment = segment.replace("{" + name + "}", text)
-                filled.append(arg_name)
-        if filled and segment in _DOT_SEGMENTS:
-            raise invalid_argument((filled[0],), f"the value would make the path segment {segment!r}, which "
-                                                  "HTTP collapses into another resource; send the real identifier")
-        segments.append(segment)
-    path = "/".join(segments)
-    if "{" in path:
-        missing = path[path.index("{") + 1: path.index("}")] if "}" in path else path
-        raise ValueError(f"path parameter {missing!r} has no value")
+    parts = _Parts(row, key_arg)
+    for binding, value in _sources(row, args, key_arg):
+        parts.place(binding, _parameter_value(binding, _members_sorted(value)))  # a map's order means nothing
+    query, headers, cookies, body = parts.query, parts.headers, parts.cookies, parts.body
+    path = _fill_path(row.path, parts.path_values)
 
     extra = list(extra_query)
     wire_query = [(k, v) for k, v, _ in query] + extra

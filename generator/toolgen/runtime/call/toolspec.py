@@ -62,6 +62,9 @@ class ToolSpec:
     key_arg: str | None = None
     key_forwarded: bool = False
     key_honoured: bool = False
+    #: the compiled ``approval_when`` (`toolgen.policy.conditions.Condition`), by its text, once the approval
+    #: step first needs it (None: it does not compile, and the approval is asked always)
+    conditions: dict[str, Any] = field(default_factory=dict)
 
 
 
@@ -117,7 +120,7 @@ def read_tools_for(row: PolicyRow, specs: Mapping[str, ToolSpec]) -> tuple[str, 
             continue  # a composite (no operation of its own) shows no one path's state
         path = [p for p in spec.row.path.split("/") if p]
         common = 0
-        for a, b in zip(target, path):
+        for a, b in zip(target, path, strict=False):  # the shared leading segments
             if a != b:
                 break
             common += 1

@@ -12,16 +12,18 @@ module              step (the numbers of docs/runtime.md, "The call path", in th
                     the arguments are read; `toolgen.runtime.identity.missing_scopes`)
 ``validate``        3a. the arguments: plain JSON, canonical, valid against ``inputSchema``
 ``canonical``       3b. the canonical request, its fingerprint, a stored preview's arguments
-``approval``        4. a human's approval of exactly this request (checked; spent before sending)
+``approval``        4. a human's approval of exactly this request (checked; spent before sending);
+                    ``approval_condition``: 4a. whether a conditional approval (``approval_when``) asks
 ``timeout``         5. per-attempt timeout and overall deadline (`toolgen.runtime.call.deadline`)
 ``preview``         6. a preview tool's result (the request shown, not sent); its path ends here
 ``credential``      7a. credentials: the shared secret, or each caller's own where the policy says so
-``send``            7b. the wire request, with them; 9. send: the attempts, retries by ``retry``
+``send``            7b. the wire request, with them; 10. send: the attempts, retries by ``retry``
                     (pure policy)
 ``idempotency``     8. the receipt of a record call's key (replay, conflict, in progress, resend)
-``redirect``        10. a redirect a read declares as its only success, followed on its origin
-``outcome``         11. what the last answer means (success, API error, result unknown)
-``output``          12. the result: projected, redacted, shaped, paged, within budget, checked
+``rate_limits``     9. the row's limits, counted in the receipt store right before sending
+``redirect``        11. a redirect a read declares as its only success, followed on its origin
+``outcome``         12. what the last answer means (success, API error, result unknown)
+``output``          13. the result: projected, redacted, shaped, paged, within budget, checked
 ``composite``       a composite tool's path after find: its steps (each through the steps above)
                     by pattern, one deadline, one approval for a writing plan (docs/composites.md)
 ==================  ===============================================================================

@@ -1,4 +1,4 @@
-"""Step 11, outcome: what the send step's last `Outcome` means for the call.
+"""Step 12, outcome: what the send step's last `Outcome` means for the call.
 
 Input: `Call`, `ToolSpec`, `Validated`, `Budget`, `Hold`, `Exchange`, the sent `httpx.Request`.
 Output: `Answer` (status, headers, the decoded body with the call's secrets scrubbed, and why it

@@ -1,4 +1,4 @@
-"""Step 10, redirect: a read whose only declared success is a redirect follows it, on the same origin.
+"""Step 11, redirect: a read whose only declared success is a redirect follows it, on the same origin.
 
 Input: `Call`, `ToolSpec`, the wire `BuiltRequest`, the sent `httpx.Request`, `Budget` and the send
 step's `Exchange`. Output: ``(exchange, request, landed)``: the last exchange, the request that got

@@ -3,8 +3,8 @@
     find → permission (checked; audited once the arguments are valid) → validate (the arguments,
     then the canonical request) → approval (checked; spent at send) → timeout → preview (a
     preview tool ends here) → credentials (the shared or the caller's; then the wire request) →
-    idempotency → [audit sink healthy] → send (the approval spent, [audit sink healthy], then the
-    request) → redirect (a read that declares only a redirect) → outcome → output
+    idempotency → [audit sink healthy] → limits (the approval spent first, [audit sink healthy]) →
+    send → redirect (a read that declares only a redirect) → outcome → output
 
 This is the one written order: README.md and docs/runtime.md ("The call path") state it with the
 same step names, and `tests/runtime/pipeline/test_run.py` fails when they and this function disagree.
@@ -43,6 +43,7 @@ from .idempotency import begin
 from .outcome import judge
 from .output import shape
 from .preview import is_preview, preview
+from .rate_limits import Taken, acquire, release
 from .redirect import follow
 from .send import attempts, wire_request
 from .state import Budget, Call, Grant, Halt, Hold, Validated
@@ -83,6 +84,7 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
 def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget: Budget, hold: Hold,
           wire: BuiltRequest, http_request: httpx.Request) -> Pipeline:
     """The steps that run while the call holds its receipt (if any)."""
+    taken = Taken()
     try:
         if (stopped := _unaudited(call, hold)) is not None:  # checked before the approval is spent, too
             return call.fail("audit", stopped)
@@ -91,6 +93,7 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
             result = call.fail("audit", stopped)
             hold.unspend()  # nothing was sent: the approval is not spent either
             return result
+        taken = acquire(call, spec, validated, budget, hold)  # over a limit: nothing sent, approval kept
         exchange = yield from attempts(call, spec, http_request, budget, hold)
         exchange, http_request, landed = yield from follow(call, spec, wire, http_request, budget, exchange)
         answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
@@ -104,6 +107,7 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
             result_known=not spec.mutating, details={"receipt_state": "unknown" if hold.key is not None else None}))
     finally:
         hold.settle("mark_unknown")
+        release(call, taken)
 
 
 def _unaudited(call: Call, hold: Hold) -> ToolError | None:

@@ -1,4 +1,4 @@
-"""Steps 7b and 9, the wire request and send: the HTTP attempts with bounded retries.
+"""Steps 7b and 10, the wire request and send: the HTTP attempts with bounded retries.
 
 `wire_request` input: `Call`, `ToolSpec`, `Validated`, the credentials of the credential step
 (`credential.credentials`; their echo forms already in `Call.secret_values`). Output: ``(wire,
