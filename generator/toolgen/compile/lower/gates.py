@@ -1,7 +1,7 @@
 """An intent's conditional approval and limits -> the row's ``approval_when`` and ``limits``.
 
-Input: the intent (`ToolIntent.approval`, `ToolIntent.limits`, else `Defaults.limits`) and the
-input schema of the tool that sends. Output: the CEL condition checked against that schema
+Input: the resolved intent (`resolve.ResolvedIntent.approval_when`, and `limits`: the intent's, else
+`Defaults.limits`) and the input schema of the tool that sends. Output: the CEL condition checked against that schema
 (`toolgen.policy.conditions.check`: a syntax or type error is an ``approval-condition-invalid`` error at the
 intent map's line and column of the expression) and the `Limit`s of the row (a ``sum`` over an
 argument that is not a required number is a ``limit-sum-invalid`` error).
@@ -9,23 +9,16 @@ argument that is not a required number is a ``limit-sum-invalid`` error).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from ...diagnostics import SourceLocation
 from ...policy.conditions import check
 from ...policy.limits import Limit
-from ..intent import ApprovalCondition, LimitSpec, ToolIntent, duration_s
+from ..intent import LimitSpec, duration_s
 from .context import Ctx
+from .resolve import ResolvedIntent
 
-__all__ = ["approval_parts", "checked_condition", "condition_location", "lower_limits"]
-
-
-def approval_parts(value: Any) -> tuple[Literal["never", "required"] | None, str | None]:
-    """``(approval, condition)`` of an intent's `approval`: a word as written (None when unset), or
-    ``("required", EXPR)`` for ``{when: EXPR}``."""
-    if isinstance(value, ApprovalCondition):
-        return "required", value.when
-    return value, None
+__all__ = ["checked_condition", "condition_location", "lower_limits"]
 
 
 def condition_location(ctx: Ctx, where: tuple[str | int, ...], line: int, column: int) -> SourceLocation:
@@ -56,13 +49,12 @@ def condition_location(ctx: Ctx, where: tuple[str | int, ...], line: int, column
     return SourceLocation(at.file, at.line + line - 1, None, at.pointer)
 
 
-def checked_condition(ctx: Ctx, key: str, intent: ToolIntent, where: tuple[str | int, ...], *, explicit: bool,
-                      input_schema: Any) -> str | None:
+def checked_condition(ctx: Ctx, intent: ResolvedIntent, input_schema: Any) -> str | None:
     """The intent's approval condition, checked against `input_schema` (the arguments of its record
     tool); each problem is an ``approval-condition-invalid`` error located in the expression, and the
     condition is then dropped (the approval stays required: a condition that does not check never
     loosens it)."""
-    _, when = approval_parts(intent.approval)
+    key, where, explicit, when = intent.key, intent.where, intent.explicit, intent.approval_when
     if when is None:
         return None
     problems = check(when, input_schema)
@@ -75,14 +67,14 @@ def checked_condition(ctx: Ctx, key: str, intent: ToolIntent, where: tuple[str |
     return None if problems else when
 
 
-def lower_limits(ctx: Ctx, key: str, intent: ToolIntent, where: tuple[str | int, ...], *, explicit: bool,
-                 input_schema: Any) -> tuple[Limit, ...]:
-    """The row's limits: the intent's `limits`, else the map's `defaults.limits`. A ``sum`` needs a
+def lower_limits(ctx: Ctx, intent: ResolvedIntent, input_schema: Any) -> tuple[Limit, ...]:
+    """The row's limits: the intent's `limits`, else the map's `defaults.limits` (resolved:
+    `ResolvedIntent.limits`, `limits_own`). A ``sum`` needs a
     required ``integer`` or ``number`` argument of `input_schema` (an absent or non-numeric value
     could not be counted); another is a ``limit-sum-invalid`` error and the limit is dropped. A sum
     of ``defaults.limits`` skips a tool without that argument."""
-    own = intent.limits is not None
-    specs: list[LimitSpec] = list(intent.limits if intent.limits is not None else ctx.intents.model.defaults.limits)
+    key, where, explicit, own = intent.key, intent.where, intent.explicit, intent.limits_own
+    specs: list[LimitSpec] = list(intent.limits)
     out: list[Limit] = []
     properties = input_schema.get("properties", {}) if isinstance(input_schema, dict) else {}
     required = set(input_schema.get("required", [])) if isinstance(input_schema, dict) else set()

@@ -23,9 +23,11 @@ from typing import Any, Literal
 from ...diagnostics import Diagnostic, SourceLocation
 from ...policy.format import IdempotencyIn
 from ..intent import (
+    ApprovalCondition,
     ArgSpec,
     Defaults,
     IncludeSpec,
+    LimitSpec,
     LoadedIntentMap,
     Loading,
     PaginationSpec,
@@ -33,7 +35,6 @@ from ..intent import (
     ToolIntent,
 )
 from ..ir import Effect, Idempotency, Retry
-from .gates import approval_parts
 
 Approval = Literal["never", "required"]
 SchemaMode = Literal["strict", "warn", "off"]
@@ -92,6 +93,8 @@ class ResolvedIntent:
     #: the scope(s) the intent or its group states; None: the operation's OAuth scopes decide (`tools`)
     permission: tuple[str, ...] | None
     approval: Approval
+    #: the condition of a conditional approval (``approval: {when: EXPR}``), as written; None: none
+    approval_when: str | None
     idempotency: Idempotency | None
     #: the pagination the intent states; `detect_paging`: an include group's read asks to detect one
     pagination: PaginationSpec | None
@@ -104,6 +107,9 @@ class ResolvedIntent:
     retry: Retry
     preview_retry: Retry
     max_body_bytes: int | None
+    #: the intent's `limits`, else ``defaults.limits``; `limits_own`: the intent states them
+    limits: tuple[LimitSpec, ...]
+    limits_own: bool
     fixed: Mapping[str, Any]
     hide: tuple[str, ...]
     null: Mapping[str, Literal["omit", "send"]]
@@ -226,6 +232,7 @@ def resolve_intent(
         effect=effect,
         permission=_stated_permission(intent, group),
         approval=approval,
+        approval_when=approval_parts(intent.approval)[1],
         idempotency=idem,
         pagination=intent.pagination,
         detect_paging=intent.pagination is None and group is not None and group.paginate and effect == "read",
@@ -237,6 +244,8 @@ def resolve_intent(
         retry=retry,
         preview_retry=_retry(None, defaults.retry, timeout, safe=True),
         max_body_bytes=intent.max_body_bytes or defaults.max_body_bytes,
+        limits=tuple(intent.limits if intent.limits is not None else defaults.limits),
+        limits_own=intent.limits is not None,
         fixed=intent.fixed,
         hide=tuple(intent.hide),
         null=intent.null,
@@ -254,6 +263,14 @@ def resolve_intent(
         findings=tuple(findings),
         source=intent,
     )
+
+
+def approval_parts(value: Any) -> tuple[Literal["never", "required"] | None, str | None]:
+    """``(approval, condition)`` of an intent's `approval`: a word as written (None when unset), or
+    ``("required", EXPR)`` for ``{when: EXPR}``."""
+    if isinstance(value, ApprovalCondition):
+        return "required", value.when
+    return value, None
 
 
 def _idempotency(intent: ToolIntent) -> Idempotency | None:

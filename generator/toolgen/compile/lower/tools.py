@@ -61,7 +61,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
 
     if effect == "read":
         row = replace(base, pagination=lowered.pagination,
-                      limits=lower_limits(ctx, key, intent, where, explicit=explicit, input_schema=base_schema))
+                      limits=lower_limits(ctx, resolved, base_schema))
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
         return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer,
@@ -86,7 +86,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
                    "choose another key name")
     preview_name, record_name = "preview_" + key, "record_" + key
     full_schema = _input_schema(record_args)
-    when = checked_condition(ctx, key, intent, where, explicit=explicit, input_schema=full_schema)
+    when = checked_condition(ctx, resolved, full_schema)
     preview_row = replace(
         base, tool=preview_name, mode="preview", retry=resolved.preview_retry, pair=record_name,
         output=OutputPolicy(max_bytes=output.max_bytes, schema_mode=output.schema_mode))
@@ -95,7 +95,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         bindings=tuple(a.binding for a in record_args if a.binding is not None),
         pair=preview_name if has_preview else None, record_arguments=arguments,
         preview_ttl_s=resolved.preview_ttl_s, approval_when=when,
-        limits=lower_limits(ctx, key, intent, where, explicit=explicit, input_schema=full_schema))
+        limits=lower_limits(ctx, resolved, full_schema))
     preview_desc = describe_tool(summary, "preview", preview_row, record_row)
     record_desc = describe_tool(summary, "record", record_row, record_row)
     ctx.names[record_name] = op.pointer
