@@ -407,7 +407,8 @@ def target_options(target: ApiTarget) -> DialectOptions:
             "search-semantic-unavailable", "error",
             f"{target.name}: search.semantic: {target.semantic_search} needs numpy, which is not installed",
             target.semantic_at, "pip install -e '.[semantic]' in a clone of toolgen, or remove search.semantic (lexical search)")])
-    return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search)
+    return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search,
+                          anthropic_input_examples=target.anthropic_input_examples)
 
 
 def build_project(project: Project, progress: Progress | None = None, cache: Cache | None = None

@@ -16,6 +16,7 @@ apis:
 emit: [openai, anthropic, mcp, gemini, policy, report, python]
 dialects:                  # optional; also per API (an API's value wins)
   gemini: {parameters: schema}   # or json_schema: parametersJsonSchema, no reshaped arguments
+  anthropic: {input_examples: true}   # false: no input_examples in anthropic.json
 search:                    # optional; also per API (an API's value wins)
   semantic: lsa            # default: none (lexical only); lsa: search.json also holds LSA vectors
 ```
@@ -66,8 +67,15 @@ class GeminiConfig(_Strict):
         "cannot say them; `json_schema`: `parametersJsonSchema` (JSON Schema, canonical arguments)."))
 
 
+class AnthropicConfig(_Strict):
+    input_examples: bool | None = Field(None, description=(
+        "`true` (default): each read and preview tool carries up to 3 `input_examples` (the intent map's, else "
+        "the spec's that fit its input schema); `false`: none."))
+
+
 class DialectsConfig(_Strict):
     gemini: GeminiConfig = GeminiConfig()
+    anthropic: AnthropicConfig = AnthropicConfig()
 
 
 class SearchConfig(_Strict):
@@ -124,6 +132,7 @@ class ApiTarget:
     gemini_parameters: GeminiParameters = "schema"  # toolgen.yaml `dialects.gemini.parameters`
     semantic_search: str | None = None  # toolgen.yaml `search.semantic` (None: off)
     semantic_at: SourceLocation | None = None  # where that option is set
+    anthropic_input_examples: bool = True  # toolgen.yaml `dialects.anthropic.input_examples`
 
 
 @dataclass
@@ -201,6 +210,8 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         spec = override if override is not None else (base / api.spec if api.spec else None)
         gemini = ((api.dialects.gemini.parameters if api.dialects is not None else None)
                   or model.dialects.gemini.parameters or "schema")
+        examples = next((v for v in ((api.dialects.anthropic.input_examples if api.dialects is not None else None),
+                                     model.dialects.anthropic.input_examples) if v is not None), True)
         semantic_key = (["apis", str(i), "search", "semantic"]
                         if api.search is not None and api.search.semantic is not None else ["search", "semantic"])
         semantic = (api.search.semantic if api.search is not None else None) or model.search.semantic
@@ -208,7 +219,7 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
                                  tuple(api.emit or model.emit), gemini,
                                  None if semantic in (None, "none") else semantic,
-                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key))))
+                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key)), examples))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
 

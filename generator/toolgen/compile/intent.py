@@ -184,6 +184,17 @@ class ToolIntent(_Strict):
     keywords: list[str] = Field(
         default_factory=list, description="Words users say for this tool that its name and description lack; "
                                           "tool search indexes them.")
+    input_examples: list[dict[str, Any]] | None = Field(
+        None, max_length=3,
+        description="Argument objects (by the names the model sees) shown to models beside the read or preview "
+                    "tool's input schema (Anthropic `input_examples`); each must be valid under that schema and "
+                    "name no secret. They replace the spec's own examples; `[]` shows none. At most 3.")
+    programmatic: list[Literal["read", "preview", "record"]] | None = Field(
+        None,
+        description="Which of this intent's tools model-written code may call (Anthropic `allowed_callers` with "
+                    "code execution, OpenAI Responses `allowed_callers: programmatic`): `read` (a read intent's "
+                    "tool) and `preview` (a write's preview tool). `record` is refused: a loop in code must never "
+                    "write. Default: `defaults.programmatic` (none: direct calls only).")
     strict: bool = Field(
         True, strict=True,
         description="`false` asks for this intent's tools (read, preview and record) to be sent non-strict: OpenAI "
@@ -310,6 +321,10 @@ class Defaults(_Strict):
     retry: RetrySpec = RetrySpec()
     max_body_bytes: int | None = Field(
         None, ge=1, description="Request body limit of every tool whose intent sets none (`tools.*.max_body_bytes`).")
+    programmatic: list[Literal["read", "preview", "record"]] = Field(
+        default_factory=list,
+        description="The tools of every intent that sets no `programmatic` which model-written code may call: "
+                    "`read`, `preview` (`record` is refused). Default: none, direct calls only.")
 
 
 class AuthSpec(_Strict):

@@ -100,6 +100,9 @@ class DialectOptions:
     ``json_schema`` sends ``parametersJsonSchema`` (C.3: JSON Schema, no reshaped arguments, so the
     runtime receives canonical values).
 
+    `anthropic_input_examples`: whether Anthropic tools carry ``input_examples`` (B.1; default yes; the
+    examples are each tool's `Tool.input_examples`).
+
     `anthropic_search_limit`: tools per Anthropic request with tool search, the search tool included
     (F.2: 10,000; lowered by tests, or by a host that adds tools of its own, through `build_api`'s
     `dialect_options`); a deferred catalog over it is written as parts (`toolgen.dialects._parts`).
@@ -113,6 +116,7 @@ class DialectOptions:
     """
 
     gemini_parameters: GeminiParameters = "schema"
+    anthropic_input_examples: bool = True
     anthropic_search_limit: int = 10_000
     responses_limit: int = 128
     semantic_search: str | None = None
@@ -176,6 +180,14 @@ class Dialect:
     def files(self) -> tuple[str, ...]:
         """Every file this dialect may write into a generated folder: its catalog, then `extra_files`."""
         return (self.file, *self.extra_files)
+
+
+def allows_code_callers(tool: Tool) -> bool:
+    """Whether model-written code may call `tool` (Anthropic ``allowed_callers`` with code execution, OpenAI
+    Responses ``allowed_callers: ["direct", "programmatic"]``): only a read or preview tool without approval
+    whose intent asks for it (`Tool.programmatic`); never a record tool (it writes) nor an approval-gated
+    one, whatever the IR says."""
+    return tool.programmatic and tool.policy.mode in ("read", "preview") and tool.policy.approval == "never"
 
 
 def render_note_value(key: str, value: JSON) -> str:

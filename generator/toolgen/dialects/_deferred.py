@@ -14,8 +14,9 @@ Per dialect:
   eager functions plus the ``search_tools`` function (`toolgen.search_tool.openai_search_function`),
   answers it with the same index, and adds the found functions from ``openai.json`` to its next
   request, as for Gemini.
-- OpenAI Responses (``openai.responses.json``, written when the API has toolsets or deferred tools):
-  namespaces, ``defer_loading`` and ``tool_search`` (`toolgen.dialects._responses`, F.1).
+- OpenAI Responses (``openai.responses.json``, written when the API has toolsets, deferred tools or a
+  tool model-written code may call): namespaces, ``defer_loading``, ``tool_search`` and
+  ``allowed_callers`` (`toolgen.dialects._responses`, F.1).
 - Anthropic (``anthropic.json``): ``defer_loading: true`` on deferred tools plus the BM25 tool-search
   server tool (F.2). A request with tool search carries at most 10,000 tools: a larger catalog is
   written as parts instead (``anthropic.1.json``, ``anthropic.2.json``, ...: each every eager tool,
@@ -42,6 +43,7 @@ from typing import Any
 
 from ..compile.ir import Tool, Toolset
 from ..search_tool import gemini_search_declaration, mcp_search_tool, openai_search_function
+from ._base import allows_code_callers
 from ._check import Violation
 from ._parts import PartPlan, index_file, part_file, plan_namespaces, plan_parts
 from ._responses import check_responses_catalog, responses_catalog, responses_upfront
@@ -122,7 +124,7 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
     searchable = tuple(sorted({t.policy.toolset for t in deferred if t.policy.toolset is not None}))
     out = DeferredViews(deferred=len(deferred), searchable=searchable)
     eager_names = {t.name for t in tools if t.policy.loading == "eager"}
-    if toolsets or deferred:
+    if toolsets or deferred or any(allows_code_callers(t) for t in tools):
         responses = responses_catalog(list(tools), catalogs.get("openai", []), list(toolsets))
         namespaces = plan_namespaces(tools, responses_limit)
         out.parts["openai.responses"] = namespaces

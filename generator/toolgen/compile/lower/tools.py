@@ -15,6 +15,7 @@ from ..intent import IncludeSpec, RetrySpec, ToolIntent
 from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
+from .examples import tool_examples
 from .idempotency import key_constraints
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
@@ -51,6 +52,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
     bindings = tuple(a.binding for a in lowered.args if a.binding is not None)
     base_schema = _input_schema(lowered.args)
     placed = place(ctx, op, intent, group)
+    examples = tool_examples(ctx, op, key, intent, lowered.args, base_schema, where, explicit=explicit)
+    programmatic = _programmatic(ctx, key, intent, where, explicit=explicit)
 
     if effect == "read":
         retry = _retry(intent.retry, defaults.retry, timeout, safe=True)
@@ -63,7 +66,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
             toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords, max_body_bytes=max_body)
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
-        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer, strict=intent.strict)]
+        return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer, strict=intent.strict,
+                     input_examples=examples, programmatic="read" in programmatic)]
 
     approval = intent.approval or (defaults.approval_destructive if effect == "destructive"
                                    else defaults.approval_write)
@@ -144,9 +148,26 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
     ctx.names[preview_name] = op.pointer
     return [
         Tool(preview_name, preview_desc, base_schema, _preview_output_schema(), preview_row,
-             f"Preview: {title}" if title else None, op.pointer, strict=intent.strict),
+             f"Preview: {title}" if title else None, op.pointer, strict=intent.strict, input_examples=examples,
+             programmatic="preview" in programmatic),
         record_tool,
     ]
+
+
+def _programmatic(ctx: Ctx, key: str, intent: ToolIntent, where: tuple[str | int, ...], *, explicit: bool
+                  ) -> tuple[str, ...]:
+    """The modes of this intent's tools that model-written code may call: the intent's `programmatic`,
+    else the map's `defaults.programmatic`. `record` is refused with a located ``programmatic-record``
+    error and never returned: a loop in model-written code must never write (the record tool is the
+    one that writes, and the one approval gates)."""
+    own = intent.programmatic
+    modes = tuple(own if own is not None else ctx.intents.model.defaults.programmatic)
+    if "record" in modes:
+        at = (ctx.intents.locate(*where, "programmatic") if own is not None and explicit
+              else ctx.intents.locate("defaults", "programmatic") if own is None else None)
+        ctx.sink.error("programmatic-record", f"intent `{key}` lets model-written code call its record tool",
+                       at, "list only `read` or `preview`: a record tool writes, and is called directly", tool=key)
+    return tuple(m for m in modes if m != "record")
 
 
 def _key_schema(api_schema: dict[str, Any] | None) -> dict[str, Any]:

@@ -238,6 +238,15 @@ for _id, _sev, _summary, _help in (
      "Tighten the narrowed schema as the hint says, or narrow with an enum (checked value by value)."),
     ("arg-hidden-narrowed", "error", "An `args` entry both hides and narrows an argument.",
      "Keep `hide: true` alone, or drop it."),
+    ("input-example-invalid", "error", ("An intent's `input_examples` entry is not a whole call the tool's input "
+     "schema accepts, names an argument the model does not see, or has a secret-like member."),
+     "Give the arguments as the model sees them (`toolgen catalog`), valid under the input schema, without secrets."),
+    ("spec-example-invalid", "warning", ("A request-body or parameter example of the spec breaks the tool's input "
+     "schema (or names a secret-like member); it is not shown to models as an input example."),
+     "Fix the example in the spec, or give the intent its own `input_examples`."),
+    ("programmatic-record", "error", ("`programmatic` lists `record`: model-written code must never call a record "
+     "tool (it writes, and approval gates it)."),
+     "List only `read` or `preview`; the record tool is always called directly."),
     ("param-credential", "info", "A parameter looks like a credential; the runtime sends it from a secret.",
      "Nothing to do if that is right."),
     ("param-signed-visible", "warning",
