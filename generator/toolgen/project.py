@@ -13,7 +13,8 @@ apis:
     intent_map: intent_maps/tickets.yaml
     out: generated/tickets
     # spec: ...   optional; default: the intent map's `spec:` key
-emit: [openai, anthropic, mcp, gemini, policy, report, python]
+    # registry: {name: io.github.acme/tickets, url: https://tickets.example.com/mcp}   # writes server.json
+emit: [openai, anthropic, mcp, gemini, policy, report, python, registry]   # registry: server.json (with `registry:`)
 dialects:                  # optional; also per API (an API's value wins)
   gemini: {parameters: schema}   # or json_schema: parametersJsonSchema, no reshaped arguments
   anthropic: {input_examples: true}   # false: no input_examples in anthropic.json
@@ -37,13 +38,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from .compile.load import checked_tree
 from .compile.sourcemap import locate_ruamel
 from .diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
-from .dialects import GeminiParameters, names
+from .dialects import GeminiParameters, RegistryListing, names
 from .naming import API_NAME_PATTERN
 from .yaml_text import plain_yaml, read_yaml
 
 PROJECT_FILE = "toolgen.yaml"
 #: an artifact `emit` / ``--emit`` names: a dialect's catalog (`toolgen.dialects.names`) or one of these
-OTHER_ARTIFACTS = ("policy", "report", "python")
+OTHER_ARTIFACTS = ("policy", "report", "python", "registry")
 Artifact = str
 ALL_ARTIFACTS: tuple[Artifact, ...] = (*names(), *OTHER_ARTIFACTS)
 
@@ -85,6 +86,22 @@ class SearchConfig(_Strict):
         "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen)."))
 
 
+class RegistryConfig(_Strict):
+    """What the API's ``server.json`` for the MCP registry says (format 2025-12-11); without it none is written."""
+
+    name: str = Field(min_length=3, max_length=200, pattern=r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$", description=(
+        "Server name in reverse-DNS form, one slash: `io.github.<owner>/<name>` or `<your.domain>/<name>` "
+        "(the registry checks that you own the namespace)."))
+    version: str | None = Field(None, min_length=1, max_length=255, pattern=r"^[^\s^~<>=*]+$",
+                                description="Default: the spec's info.version. A version, never a range.")
+    description: str | None = Field(None, min_length=1, max_length=100,
+                                    description="Default: the API's title and how many tools it has.")
+    url: str | None = Field(None, pattern=r"^https?://[^\s]+$",
+                            description="Where `toolgen serve --http` answers (its /mcp endpoint): a remote.")
+    repository: str | None = Field(None, pattern=r"^https?://[^\s]+$", description="URL of the source repository.")
+    website: str | None = Field(None, pattern=r"^https?://[^\s]+$", description="URL of the documentation.")
+
+
 class ApiEntry(_Strict):
     name: str = Field(pattern=API_NAME_PATTERN, description="API name; also the Python package name.")
     intent_map: str
@@ -93,6 +110,7 @@ class ApiEntry(_Strict):
     emit: list[KnownArtifact] | None = None
     dialects: DialectsConfig | None = Field(None, description="This API's dialect choices (override the project's).")
     search: SearchConfig | None = Field(None, description="This API's tool-search options (override the project's).")
+    registry: RegistryConfig | None = Field(None, description="Write server.json for the MCP registry.")
 
 
 class LintConfig(_Strict):
@@ -133,6 +151,7 @@ class ApiTarget:
     semantic_search: str | None = None  # toolgen.yaml `search.semantic` (None: off)
     semantic_at: SourceLocation | None = None  # where that option is set
     anthropic_input_examples: bool = True  # toolgen.yaml `dialects.anthropic.input_examples`
+    registry: RegistryListing | None = None  # toolgen.yaml `registry:` of the API (server.json)
 
 
 @dataclass
@@ -219,7 +238,8 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
                                  tuple(api.emit or model.emit), gemini,
                                  None if semantic in (None, "none") else semantic,
-                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key)), examples))
+                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key)), examples,
+                                 RegistryListing(**api.registry.model_dump()) if api.registry is not None else None))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
 

@@ -29,7 +29,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ._base import Dialect, DialectOptions, DialectSchema, GeminiParameters
+from ._base import Dialect, DialectOptions, DialectSchema, GeminiParameters, RegistryListing
 from ._check import Violation
 from ._deferred import VIEWS, DeferredViews, check_deferred, deferred_views
 from ._limits import Limit, RequestProblem, limit_value, request_problems
@@ -130,6 +130,7 @@ __all__ = [
     "Limit",
     "Part",
     "PartPlan",
+    "RegistryListing",
     "RequestProblem",
     "Violation",
     "catalog_files",

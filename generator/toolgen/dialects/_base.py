@@ -92,6 +92,23 @@ GeminiParameters = Literal["schema", "json_schema"]
 
 
 @dataclass(frozen=True)
+class RegistryListing:
+    """toolgen.yaml ``registry:`` of one API: what its ``server.json`` for the MCP registry says
+    (`toolgen.emit.server_json`). `name`: the reverse-DNS server name (``io.github.acme/tickets``; the
+    registry checks that the publisher owns its namespace); `version`: default the spec's
+    ``info.version``; `description`: at most 100 characters (default: counts the tools); `url`: where
+    ``toolgen serve --http`` answers (a ``streamable-http`` remote; none: no remote); `repository`,
+    `website`: URLs of the source and of the documentation."""
+
+    name: str
+    version: str | None = None
+    description: str | None = None
+    url: str | None = None
+    repository: str | None = None
+    website: str | None = None
+
+
+@dataclass(frozen=True)
 class DialectOptions:
     """A project's choices of how catalogs are shaped (toolgen.yaml ``dialects:``).
 
@@ -112,7 +129,8 @@ class DialectOptions:
     `semantic_search`: toolgen.yaml ``search.semantic``, what ``search.json`` holds besides the lexical
     documents: None (default) nothing; ``"lsa"`` the vectors of `toolgen.search_vectors` (format 3).
     It rides here so that the build cache's key and every build path carry it with the other
-    project choices.
+    project choices, as does `registry` (toolgen.yaml ``registry:`` of the API: None writes no
+    ``server.json``).
     """
 
     gemini_parameters: GeminiParameters = "schema"
@@ -120,6 +138,7 @@ class DialectOptions:
     anthropic_search_limit: int = 10_000
     responses_limit: int = 128
     semantic_search: str | None = None
+    registry: RegistryListing | None = None
 
 
 @dataclass(frozen=True)
