@@ -21,7 +21,13 @@ from tests.support.profiles import examples
 
 from toolgen.compile.ir import ApiIR
 from toolgen.dialects import RegistryListing
-from toolgen.emit.server_json import SCHEMA_FILE, SCHEMA_URL, registry_schema, server_json, server_json_problems
+from toolgen.emit.server_json import (
+    SCHEMA_FILE,
+    SCHEMA_URL,
+    registry_schema,
+    server_json,
+    server_json_problems,
+)
 
 SCHEMAS_README = REPO / "generator" / "toolgen" / "schemas" / "README.md"
 
