@@ -377,6 +377,8 @@ def _is_typeddict(tp: Any) -> bool:
 
 
 def _typeddicts_in(tp: Any) -> list[Any]:
+    if hasattr(tp, "__value__") and not _is_typeddict(tp):  # a type alias (google-genai's ToolParam)
+        return _typeddicts_in(tp.__value__)
     origin = typing.get_origin(tp)
     if origin in _WRAPPERS or (
             origin is not None and getattr(origin, "__name__", "") == "Annotated"):
@@ -460,12 +462,16 @@ def _typed_dict_param(dialect: str) -> tuple[Any, str] | None:
         from anthropic.types import ToolUnionParam
 
         return ToolUnionParam, "anthropic ToolUnionParam"
+    if dialect == "gemini.interactions":
+        from google.genai.interactions import ToolParam as InteractionsToolParam
+
+        return InteractionsToolParam, "google-genai interactions ToolParam"
     return None
 
 
 def check_catalog(dialect: str, entries: list[Any]) -> CatalogCheck:
     """Validate each entry of a catalog file (`dialect`: ``openai``, ``openai.responses``,
-    ``anthropic``, ``gemini``, ``mcp``) with its provider's official SDK type."""
+    ``anthropic``, ``gemini``, ``gemini.interactions``, ``mcp``) with its provider's official SDK type."""
     typed = _typed_dict_param(dialect)
     if typed is not None:
         tp, label = typed
