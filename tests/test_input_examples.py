@@ -142,7 +142,7 @@ def test_the_intent_maps_examples_replace_the_specs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("example", "says"), [
     ("{id: T-7, text: 5}", "/text"),                          # wrong type
-    ("{id: T-7}", "'text' is a required property"),           # incomplete: the author gives whole calls
+    ("{id: T-7}", '"text" is a required property'),           # incomplete: the author gives whole calls
     ("{id: T-7, text: x, visibility: internal, action_id: a}", "Additional properties"),  # not an argument
     ("{id: T-7, text: x, password: p}", "secret"),
 ])

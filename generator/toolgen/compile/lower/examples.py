@@ -44,6 +44,7 @@ SECRET_MEMBER = re.compile(
     r"|cookie|session[-_]?id|signature)")
 
 Example = dict[str, Any]
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def tool_examples(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, args: list[Arg],
@@ -85,7 +86,8 @@ _INCOMPLETE = "lacks a required argument"
 
 def example_problem(example: Any, schema: dict[str, Any], *, complete_only: bool) -> str | None:
     """Why `example` cannot be shown beside `schema` (None: it can): not an object, a secret-like
-    member, over `MAX_EXAMPLE_BYTES`, or invalid under `schema` (JSON Schema 2020-12). With
+    member, over `MAX_EXAMPLE_BYTES`, or invalid under `schema` (JSON Schema 2020-12 with formats,
+    jsonschema_rs: the validator the runtime checks calls with). With
     `complete_only`, an example whose only fault is a missing required root argument answers
     `_INCOMPLETE`."""
     if not isinstance(example, dict):
@@ -93,19 +95,25 @@ def example_problem(example: Any, schema: dict[str, Any], *, complete_only: bool
     secret = next(_secret_members(example, ""), None)
     if secret is not None:
         return f"has a member whose name says it holds a secret (/{secret})"
-    size = len(json.dumps(example, ensure_ascii=False, separators=(",", ":")).encode())
+    text = json.dumps(example, ensure_ascii=False, separators=(",", ":"))
+    if _SURROGATE.search(text):
+        return "holds a lone UTF-16 surrogate, which no JSON text can carry"
+    size = len(text.encode())
     if size > MAX_EXAMPLE_BYTES:
         return f"is {size:,} bytes of JSON (at most {MAX_EXAMPLE_BYTES:,})"
-    import jsonschema  # imported when an example is checked: most operations have none
+    import jsonschema_rs  # imported when an example is checked: most operations have none
 
-    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(example))
+    try:  # the validator the runtime checks every call with (formats included)
+        errors = list(jsonschema_rs.Draft202012Validator(schema, validate_formats=True).iter_errors(example))
+    except ValueError as exc:  # a schema it cannot compile (a `pattern` no regex engine takes)
+        return f"cannot be checked against the input schema ({str(exc).splitlines()[0] if str(exc) else exc!r})"
     if not errors:
         return None
-    if complete_only and all(e.validator == "required" and not e.path for e in errors):
+    if complete_only and all(type(e.kind).__name__ == "Required" and not list(e.instance_path) for e in errors):
         return _INCOMPLETE
-    best = jsonschema.exceptions.best_match(errors)
-    where = "/" + "/".join(str(p) for p in best.absolute_path)
-    return f"does not fit the input schema at {where}: {best.message}"
+    first = errors[0]
+    where = "/" + "/".join(str(p) for p in first.instance_path)
+    return f"does not fit the input schema at {where}: {first.message}"
 
 
 def _secret_members(value: Any, path: str) -> Iterator[str]:
