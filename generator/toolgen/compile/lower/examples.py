@@ -154,7 +154,8 @@ def _spec_candidates(ctx: Ctx, op: Operation, args: list[Arg]) -> list[tuple[Exa
 
 def _parameter_values(ctx: Ctx, op: Operation, args: list[Arg]) -> Example:
     """Argument name -> the first example value the spec gives its parameter."""
-    by_wire = {(a.binding.location, a.binding.wire_name): a.name for a in args if a.binding is not None}
+    by_wire: dict[tuple[str, str], str] = {(a.binding.location, a.binding.wire_name): a.name
+                                           for a in args if a.binding is not None}
     values: Example = {}
     for param, pointer in merged_parameters(ctx, op):
         name = by_wire.get((str(param.get("in")), str(param.get("name"))))
