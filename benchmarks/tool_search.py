@@ -96,13 +96,14 @@ def _operations(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
     return out
 
 
-def build_package(spec_path: Path, name: str, folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Build `spec_path` with an include-everything intent map; the policy table and MCP catalog."""
+def build_package(spec_path: Path, name: str, folder: Path, extra: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Build `spec_path` with an include-everything intent map (and `extra`, more of the map's YAML:
+    a top-level `examples:` section, say); the policy table and MCP catalog."""
     from toolgen.build import build_api
 
     intent = folder / f"{name}.yaml"
     intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec_path.resolve()))}\napi: {{name: {name}}}\n"
-                      'include: [{match: "*", toolset: from_tag}]\n', encoding="utf-8")
+                      'include: [{match: "*", toolset: from_tag}]\n' + extra, encoding="utf-8")
     build = build_api(intent, folder / "out", emit=("mcp", "policy"))
     return json.loads(build.files["policy.json"]), json.loads(build.files["mcp.json"])
 
@@ -209,7 +210,7 @@ class ApiResult:
 
 
 def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, str]], *,
-                    semantic: bool = False) -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
+                    semantic: bool = False, extra: str = "") -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
     """Build `spec_path` include-everything, index it: (tools, seconds to index, the engines:
     ``toolgen`` (the default, lexical index), with `semantic` also ``toolgen + lsa`` (the same
     documents with the vectors of toolgen.yaml ``search: {semantic: lsa}``), then ``plain bm25`` and
@@ -218,7 +219,7 @@ def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, 
     from toolgen.search_text import search_documents
 
     with tempfile.TemporaryDirectory() as tmp:
-        policy, catalog = build_package(spec_path, name, Path(tmp))
+        policy, catalog = build_package(spec_path, name, Path(tmp), extra)
     start = time.perf_counter()
     index = ToolIndex(policy, catalog)
     index_seconds = time.perf_counter() - start

@@ -52,7 +52,8 @@ from tool_search import (
 BLIND = REPO / "benchmarks" / "queries" / "blind"
 SPLIT_SALT = "toolgen-search-split:"
 #: the engines `tool_search.ranking_engines` gives, in the order of the table's columns
-ENGINES = ("toolgen", "toolgen + lsa", "plain bm25", "provider stand-in")
+ENGINES = ("toolgen", "toolgen + lsa", "plain bm25", "provider stand-in", "toolgen + examples",
+           "provider stand-in + examples")
 PARTS = ("dev", "held-out")
 
 
@@ -106,7 +107,11 @@ class BlindResult:
     scores: dict[tuple[str, str], Scores]  # (engine, part) → Scores; part "all" sums both halves
 
 
-def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str, ...]) -> BlindResult:
+def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str, ...],
+             expansions: Path | None = None) -> BlindResult:
+    """Score every engine on the set at `path`; with `expansions`, also the build whose intent map adds
+    ``<expansions>/<api>.yaml`` (its top-level `examples:`), as *toolgen + examples* and *provider
+    stand-in + examples*."""
 
     api, ref, queries = load_set(path)
     spec_path = resolve_spec(ref, corpus_dir, shared)
@@ -119,6 +124,12 @@ def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str
         if unknown:
             raise SystemExit(f"{path}: {q.text!r} is labelled with unknown operations {unknown}")
     tools, index_seconds, engines = ranking_engines(spec_path, api.replace("-", "_"), operations, semantic=True)
+    extra = expansions / f"{api}.yaml" if expansions is not None else None
+    if extra is not None and extra.is_file():
+        _, _, more = ranking_engines(spec_path, api.replace("-", "_"), operations,
+                                     extra=extra.read_text(encoding="utf-8"))
+        engines["toolgen + examples"] = more["toolgen"]
+        engines["provider stand-in + examples"] = more["provider stand-in"]
     scores: dict[tuple[str, str], Scores] = {}
     spent, timed = 0.0, 0
     for engine, rank in engines.items():
@@ -179,11 +190,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=("dev", "held-out", "both"), default="dev",
                         help="which half to score (default dev; held-out only to report)")
     parser.add_argument("--show-misses", action="store_true", help="print the dev requests not in the top 5")
-    parser.add_argument("--write", action="store_true", help="write benchmarks/results/tool_search_blind.md")
+    parser.add_argument("--write", action="store_true", help="write benchmarks/results/tool_search_blind.md "
+                        "(with --expansions: benchmarks/results/search_expansions.md)")
+    parser.add_argument("--expansions", type=Path, default=None,
+                        help="a folder of <api>.yaml intent-map text (top-level `examples:`) written from each "
+                             "API's spec alone: also score the builds that add it")
     args = parser.parse_args(argv)
     parts = PARTS if args.part == "both" else (args.part,)
     names = [n for n in args.only.split(",") if n] or sorted(p.stem for p in BLIND.glob("*.yaml"))
-    results = [evaluate(BLIND / f"{n}.yaml", args.corpus_dir, args.shared, parts) for n in names]
+    results = [evaluate(BLIND / f"{n}.yaml", args.corpus_dir, args.shared, parts, args.expansions) for n in names]
     text = render(results, parts)
     if args.show_misses:
         for res in results:
@@ -192,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.write:
         RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "tool_search_blind.md").write_text(text, encoding="utf-8")
+        name = "search_expansions.md" if args.expansions is not None else "tool_search_blind.md"
+        (RESULTS / name).write_text(text, encoding="utf-8")
     return 0
 
 

@@ -61,7 +61,7 @@ def _written(tmp_path: Path, search: str) -> Path:
 
 def test_the_default_build_writes_the_lexical_index(tmp_path: Path) -> None:
     value = _search_json(_project(tmp_path))
-    assert value["format"] == SEARCH_FORMAT == 2 and "semantic" not in value
+    assert value["format"] == SEARCH_FORMAT == 3 and "semantic" not in value
     for api in ("tickets", "github", "stripe"):
         written = json.loads((GENERATED / api / "search.json").read_text(encoding="utf-8"))
         assert written["format"] == SEARCH_FORMAT and "semantic" not in written

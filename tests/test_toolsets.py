@@ -95,7 +95,7 @@ def test_toolsets_from_tags(tmp_path: Path) -> None:
     assert sorted(toolsets) == ["issues", "pulls", "repos", "search"]
     assert toolsets["issues"] == {"name": "issues", "description": "Interact with GitHub Issues. Tools for issues, "
                                   "comments, labels, lock.",
-                                  "loading": "deferred", "origin": "tag"}  # the include group's loading
+                                  "loading": "deferred", "origin": "tag", "examples": []}  # the include group's loading
     by_op = {r["operation"]["id"]: r for r in policy["tools"]}
     assert by_op["pulls/merge"]["toolset"] == "pulls" and by_op["repos/delete"]["toolset"] == "repos"
     assert by_op["search/issues-and-pull-requests"]["toolset"] == "search"
@@ -128,7 +128,7 @@ def test_toolsets_from_paths(tmp_path: Path) -> None:
     policy = built.json("policy.json")
     assert {r["toolset"] for r in policy["tools"]} == {"tickets"}
     assert policy["toolsets"] == [{"name": "tickets", "description": "Support tickets.", "loading": "deferred",
-                                   "origin": "declared"}]
+                                   "origin": "declared", "examples": []}]
     assert all(r["loading"] == "deferred" for r in policy["tools"])
 
 
@@ -143,7 +143,7 @@ def test_path_toolsets_skip_versions(tmp_path: Path) -> None:
     assert sorted(toolsets) == ["customers", "payment_intents"]
     assert toolsets["customers"] == {"name": "customers", "description": "Operations under /customers. "
                                                                       "Tools for customers.",
-                                     "loading": "deferred", "origin": "path"}
+                                     "loading": "deferred", "origin": "path", "examples": []}
 
 
 @given(st.text(max_size=80))

@@ -48,7 +48,7 @@ from .policy_nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_
 from .results import Redirect, ResponseBody, Shape
 
 #: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 Effect = Literal["read", "write", "destructive"]
 Mode = Literal["read", "preview", "record"]
@@ -370,6 +370,8 @@ class PolicyRow:
     toolset: str | None = None  # the toolset (namespace) of the tool, if any
     loading: Loading = "eager"  # eager: always in the catalog; deferred: found by tool search
     keywords: tuple[str, ...] = ()  # intent-map `keywords`: extra words tool search indexes
+    examples: tuple[str, ...] = ()  # intent-map `examples`: requests in users' words tool search indexes
+    not_for: str | None = None  # intent-map `not_for`: said in the description, never indexed
     #: the most bytes the encoded request body may have (``request.max_body_bytes``; None: no limit); the
     #: canonical-request step refuses a larger body with ``invalid_arguments`` before anything is stored or sent
     max_body_bytes: int | None = None
@@ -415,7 +417,7 @@ class PolicyRow:
             "narrowed": [n.to_json() for n in self.narrowed],
             "toolset": self.toolset,
             "loading": self.loading,
-            "keywords": list(self.keywords),
+            "keywords": list(self.keywords), "examples": list(self.examples), "not_for": self.not_for,
             "composite": None if self.composite is None else self.composite.to_json(),
         }
 
@@ -431,9 +433,11 @@ class Toolset:
     description: str
     loading: Loading
     origin: ToolsetOrigin = "declared"
+    examples: tuple[str, ...] = ()  # intent-map `toolsets.<name>.examples`: indexed with each of its tools
 
     def to_json(self) -> dict[str, JSON]:
-        return {"name": self.name, "description": self.description, "loading": self.loading, "origin": self.origin}
+        return {"name": self.name, "description": self.description, "loading": self.loading, "origin": self.origin,
+                "examples": list(self.examples)}
 
 
 @dataclass(frozen=True)
@@ -704,13 +708,15 @@ def _read_row(n: Node) -> PolicyRow:
         record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,
         narrowed=n.get("narrowed").tuple_of(_read_narrowed), toolset=n.get("toolset").opt_text(),
         loading=n.get("loading").choice(Loading), keywords=n.get("keywords").tuple_of(Node.text),
+        examples=n.get("examples").tuple_of(Node.text), not_for=n.get("not_for").opt_text(),
         dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")), composite=composite)
 
 
 def _read_toolset(n: Node) -> Toolset:
     n.exactly(MEMBERS["toolset"])
     return Toolset(name=n.get("name").text(), description=n.get("description").text(),
-                   loading=n.get("loading").choice(Loading), origin=n.get("origin").choice(ToolsetOrigin))
+                   loading=n.get("loading").choice(Loading), origin=n.get("origin").choice(ToolsetOrigin),
+                   examples=n.get("examples").tuple_of(Node.text))
 
 
 def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:

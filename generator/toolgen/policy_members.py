@@ -30,7 +30,7 @@ MEMBERS: dict[str, tuple[str, ...]] = {
     "table": ("format", "api", "title", "version", "base_url", "spec", "tools", "toolsets"),
     "row": ("tool", "mode", "effect", "intent", "pair", "operation", "permission", "approval", "idempotency", "retry",
             "timeout_ms", "pagination", "output", "auth", "request", "success_status", "dialect_rewrites", "record",
-            "narrowed", "toolset", "loading", "keywords", "composite"),
+            "narrowed", "toolset", "loading", "keywords", "examples", "not_for", "composite"),
     "operation": ("id", "method", "path"),
     "idempotency": ("arg", "in", "name", "honoured_by_api"),
     "retry": ("max_attempts", "backoff_ms", "deadline_ms", "on"),
@@ -49,5 +49,5 @@ MEMBERS: dict[str, tuple[str, ...]] = {
     "input_ref": ("$ref", "pointer"),
     "step_ref": ("$ref", "step", "pointer"),
     "literal": ("$literal",),
-    "toolset": ("name", "description", "loading", "origin"),
+    "toolset": ("name", "description", "loading", "origin", "examples"),
 }

@@ -103,7 +103,8 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
             "dialect_rewrites": {"type": "object", "additionalProperties": {"type": "array", "items": {
                 "type": "object", "required": ["kind"], "properties": {"kind": {"type": "string", "minLength": 1}}}}},
             "record": _ref("record", nullable=True), "narrowed": _array("narrowed"), "toolset": _OPT_STR,
-            "loading": _enum(Loading), "keywords": _STRS, "composite": _ref("composite", nullable=True)},
+            "loading": _enum(Loading), "keywords": _STRS, "examples": _STRS, "not_for": _OPT_STR,
+            "composite": _ref("composite", nullable=True)},
     "operation": {"id": _STR, "method": _STR, "path": _STR},
     "idempotency": {"arg": _STR, "in": _enum(IdempotencyIn), "name": _OPT_STR, "honoured_by_api": _BOOL},
     "retry": {"max_attempts": _between(1, MAX_ATTEMPTS), "backoff_ms": _between(0, MAX_BACKOFF_MS),
@@ -132,7 +133,8 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
     "input_ref": {"$ref": {"const": "input"}, "pointer": {"type": "string", "pattern": "^(/.*)?$"}},
     "step_ref": {"$ref": {"const": "step"}, "step": _STR, "pointer": {"type": "string", "pattern": "^(/.*)?$"}},
     "literal": {"$literal": _ANY},
-    "toolset": {"name": _STR, "description": _STR, "loading": _enum(Loading), "origin": _enum(ToolsetOrigin)},
+    "toolset": {"name": _STR, "description": _STR, "loading": _enum(Loading), "origin": _enum(ToolsetOrigin),
+                "examples": _STRS},
 }
 
 

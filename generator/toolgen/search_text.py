@@ -32,7 +32,11 @@ __all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_te
            "search_documents", "split_words"]
 
 #: version of the document format (``search.json`` ``format``)
-SEARCH_FORMAT = 2
+SEARCH_FORMAT = 3
+
+#: the weight of the intent map's `examples` (requests in users' words, the tool's and its toolset's):
+#: the words a request says that the operation's own text may never use
+EXAMPLES_WEIGHT = 1.0
 
 #: the fields of a document: FTS5 table → (its columns and their bm25 weights, the table's weight).
 #: Each field group is its own table, so that a word's rarity (bm25's IDF) is counted within the
@@ -44,6 +48,7 @@ TABLES: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {
     "f_verbs": ((("verbs", 1.0),), 0.5),
     "f_text": ((("args", 0.5), ("body", 1.0)), 0.8),
     "f_output": ((("output", 1.0),), 0.6),
+    "f_examples": ((("examples", 1.0),), EXAMPLES_WEIGHT),
 }
 
 #: action classes and the words (after lower-casing) that ask for them
@@ -114,7 +119,7 @@ RELATED = {
 }
 #: the tables whose words say what an operation is about (for `ToolIndex._coverage`): its names, path and
 #: description (a request written from the vendor's docs names what the description names)
-STRUCTURE = ("f_core", "f_object", "f_nouns", "f_text")
+STRUCTURE = ("f_core", "f_object", "f_nouns", "f_text", "f_examples")
 #: how much the share of the request's terms a document names weighs: score × (1 - w + w × share)
 COVERAGE_WEIGHT = 0.5
 #: verbs of reading that name no thing: only their action class is searched for ("find" must not
@@ -183,6 +188,9 @@ _BOILERPLATE = (
     re.compile(r"\s*(?:Writes|Deletes|Destructive) \((?:POST|PUT|PATCH|DELETE)\)\..*", re.DOTALL),
     re.compile(r"\s*Read-only\..*", re.DOTALL),
 )
+#: what is left of the ``Examples:`` sentence (`toolgen.compile.lower.text.with_examples`) once its
+#: requests are taken out of a description
+_EXAMPLES_LABEL = re.compile(r"\bExamples:[\s;]*\.?")
 _TAG = re.compile(r"<[^>]+>")
 #: values a request carries, not words to search: owner/repo, src/app.py, jane@example.com; of an
 #: object id (cus_123) only the prefix is kept, which names the object
@@ -487,6 +495,8 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
     SHA-256 of their `marshal` format 2; the build passes `toolgen.emit.piece_key`, which knows the
     catalog entries it read back by their own keys), None when the parts are not plain data."""
     entries = {str(e.get("name")): e for e in catalog}
+    by_toolset = {str(s.get("name")): tuple(str(e) for e in s.get("examples") or [])
+                  for s in policy.get("toolsets", []) or [] if isinstance(s, Mapping)}
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for row in policy.get("tools", []) or []:
         name = str(row.get("tool"))
@@ -498,14 +508,15 @@ def search_documents(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, A
         rows = sorted(groups[key], key=lambda r: ({"record": 0, "read": 1, "preview": 2}.get(
             str(r.get("mode")), 1), str(r.get("tool"))))
         own = {str(r.get("tool")): entries.get(str(r.get("tool"))) or {} for r in rows}
+        shared = by_toolset.get(str(rows[0].get("toolset")), ())
         piece = None
         if remember is not None:  # the rows and entries as plain data: their content, whatever objects they share
-            piece = (key_of or _marshal_key)("search-document 3", key, len(rows), *rows,
-                                             *(x for item in own.items() for x in item))
+            piece = (key_of or _marshal_key)("search-document 4", key, len(rows), *rows,
+                                             *(x for item in own.items() for x in item), *shared)
         if remember is None or piece is None:
-            doc = _document(key, rows, own)
+            doc = _document(key, rows, own, shared)
         else:
-            doc = remember(piece, partial(_document, key, rows, own))
+            doc = remember(piece, partial(_document, key, rows, own, shared))
         fields = doc["fields"]
         vocabulary.update(fields["title"].split(), fields["body"].split())
         docs.append(doc)
@@ -525,9 +536,11 @@ def _marshal_key(*parts: Any) -> str | None:
         return None
 
 
-def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Mapping[str, Any]],
+              toolset_examples: Sequence[str] = ()) -> dict[str, Any]:
     """The index document of one operation (`search_documents`), before decompounding: `rows` its
-    policy rows, acting tool first; `entries` their MCP catalog entries by tool name."""
+    policy rows, acting tool first; `entries` their MCP catalog entries by tool name;
+    `toolset_examples` the `examples` of its toolset."""
     main = rows[0]
     entry = entries.get(str(main.get("tool"))) or {}
     op = main.get("operation") or {}
@@ -560,6 +573,15 @@ def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Map
     output = _output_names(entry.get("outputSchema"))
     keywords = main.get("keywords") or []
     keywords_text = " ".join(_expand(w for k in keywords for w in split_words(str(k))))
+    examples = [str(e) for e in [*(main.get("examples") or []), *toolset_examples]]
+    examples_text = " ".join(_expand(w for e in examples for w in split_words(_clean(e))))
+    not_for = main.get("not_for")
+    if not_for:
+        body = body.replace(f"Not for: {not_for}", "")
+    if main.get("examples"):  # the description's `Examples: "..."; "...".` (indexed as `examples` instead)
+        for example in main.get("examples") or []:
+            body = body.replace(f'"{example}"', " ")
+        body = _EXAMPLES_LABEL.sub(" ", body)
     toolset = main.get("toolset")
     toolset_words = split_words(str(toolset)) if toolset else []
     fields = {
@@ -570,6 +592,7 @@ def _document(key: str, rows: list[Mapping[str, Any]], entries: Mapping[str, Map
         "args": " ".join([*_expand(toolset_words), *args_text]),
         "body": " ".join(_expand(split_words(body))),
         "output": " ".join(_expand(dict.fromkeys(output))),
+        "examples": examples_text,
     }
     return {
         "intent": key,

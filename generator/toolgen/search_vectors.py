@@ -45,7 +45,7 @@ __all__ = ["DIMENSIONS", "FUSION_WEIGHT", "LSA_NAME", "SEMANTIC_BACKENDS", "SEMA
 
 #: the ``format`` of a ``search.json`` that carries ``semantic`` (the lexical one is
 #: `toolgen.search_text.SEARCH_FORMAT`)
-SEMANTIC_FORMAT = 3
+SEMANTIC_FORMAT = 4
 #: the values of toolgen.yaml ``search.semantic``: the backends a build can store vectors of
 SEMANTIC_BACKENDS = ("lsa",)
 

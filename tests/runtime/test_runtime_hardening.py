@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -189,7 +190,7 @@ def test_cli_call_refuses_a_hidden_tool_before_validating() -> None:
 
 # -- credential echoes ------------------------------------------------------------------------------------
 
-BASIC_PAIR = "svc-user:Pa55/w+rd=Z9!"
+BASIC_PAIR = "svc-user:Pa55/w+rd=Z9!&<'"  # & < ' change under HTML escaping
 BEARER = "tkt-live-9d1e2f3a4b5c6d7e"
 
 
@@ -224,6 +225,10 @@ def _echoes(secret: str, kind: str) -> dict[str, bytes]:
         "utf-16-be": secret.encode("utf-16-be"),
         "utf-16 with bom": secret.encode("utf-16"),
         "utf-32-le": secret.encode("utf-32-le"),
+        "html-escaped": html.escape(secret).encode("utf-8"),
+        "html-escaped, decimal references": html.escape(secret).replace("&#x27;", "&#39;")
+        .replace("&quot;", "&#34;").encode("utf-8"),
+        "html-escaped, quotes as is": html.escape(secret, quote=False).encode("utf-8"),
     }
 
 
@@ -234,7 +239,8 @@ def _leaks(text: str, secret: str, kind: str) -> list[str]:
     pair = base64.b64encode(secret.encode("utf-8")).decode("ascii").rstrip("=")
     looks = {"raw": secret, "nul-spread": "\x00".join(secret), "json nul-spread": "\\u0000".join(secret),
              "percent": quote(secret, safe=""),
-             "percent-lower": re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(secret, safe=""))}
+             "percent-lower": re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(secret, safe="")),
+             "html": html.escape(secret, quote=False)}
     if kind == "basic":
         looks["base64"] = pair
     return [name for name, look in looks.items() if look and look in text]

@@ -21,6 +21,7 @@ from toolgen.cli import main
 from toolgen.runtime import Registry
 from toolgen.runtime.search import SEARCH_FILE, ToolIndex, checked_search
 from toolgen.runtime.search_tool import index_warnings
+from toolgen.search_text import SEARCH_FORMAT
 
 REPO = Path(__file__).resolve().parents[2]
 GITHUB = REPO / "generated" / "github"
@@ -80,7 +81,7 @@ def test_an_absent_index_and_an_api_without_tools_give_no_warning(package: Path,
     (package / SEARCH_FILE).unlink()
     assert ToolIndex.from_dir(package).warnings == ()
     empty = tmp_path / "empty.json"
-    empty.write_text(json.dumps({"format": 2, "documents": []}), encoding="utf-8")
+    empty.write_text(json.dumps({"format": SEARCH_FORMAT, "documents": []}), encoding="utf-8")
     assert checked_search(empty, {"tools": []})[2] is None
 
 

@@ -20,7 +20,8 @@ _ROW: dict[str, Any] = {
     "tool": "t", "mode": "read", "effect": "read", "intent": "", "pair": None, "permission": [], "approval": "never",
     "idempotency": None, "retry": {"max_attempts": 1, "backoff_ms": 200, "deadline_ms": 15000, "on": []},
     "timeout_ms": 5000, "pagination": None, "auth": [], "success_status": [], "dialect_rewrites": {},
-    "record": None, "narrowed": [], "toolset": None, "loading": "eager", "keywords": [], "composite": None,
+    "record": None, "narrowed": [], "toolset": None, "loading": "eager", "keywords": [], "examples": [],
+    "not_for": None, "composite": None,
 }
 _OUTPUT: dict[str, Any] = {"fields": [], "max_bytes": 16000, "redact": [], "schema_mode": "warn", "shape": "object",
                            "body": "json", "accept": None, "redirect": None}

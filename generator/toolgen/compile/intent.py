@@ -135,6 +135,21 @@ class ArgSpec(_Strict):
                                           "never sends it.")
 
 
+#: bounds of the search expansions (`examples`, `use_when`, `not_for`): a few short requests, one line each
+MAX_EXAMPLES = 10
+MAX_EXAMPLE_CHARS = 200
+MAX_GUIDANCE_CHARS = 300
+
+#: one request in users' words (`examples`), and the one-line guidance of `use_when` / `not_for`
+ExampleText = Annotated[str, Field(min_length=3, max_length=MAX_EXAMPLE_CHARS, pattern=r"\S")]
+GuidanceText = Annotated[str, Field(min_length=3, max_length=MAX_GUIDANCE_CHARS, pattern=r"\S")]
+EXAMPLES_DOC = ("Requests in users' own words that this tool serves (\"refund the last order\"), a few each; tool "
+                "search indexes them in their own field. Not sent to any model.")
+USE_WHEN_DOC = "One line: when to use this tool. Appended to its description in every catalog (\"Use when: ...\")."
+NOT_FOR_DOC = ("One line: what this tool is not for, and what to use instead. Appended to its description "
+               "(\"Not for: ...\"); tool search never indexes it.")
+
+
 class ToolIntent(_Strict):
     """One intent: an operation and what it means. Reads become one tool named by the key; write and
     destructive intents become `preview_<key>` and `record_<key>`."""
@@ -195,6 +210,9 @@ class ToolIntent(_Strict):
                     "code execution, OpenAI Responses `allowed_callers: programmatic`): `read` (a read intent's "
                     "tool) and `preview` (a write's preview tool). `record` is refused: a loop in code must never "
                     "write. Default: `defaults.programmatic` (none: direct calls only).")
+    examples: list[ExampleText] = Field(default_factory=list, max_length=MAX_EXAMPLES, description=EXAMPLES_DOC)
+    use_when: GuidanceText | None = Field(None, description=USE_WHEN_DOC)
+    not_for: GuidanceText | None = Field(None, description=NOT_FOR_DOC)
     strict: bool = Field(
         True, strict=True,
         description="`false` asks for this intent's tools (read, preview and record) to be sent non-strict: OpenAI "
@@ -261,6 +279,9 @@ class CompositeIntent(_Strict):
     toolset: str | None = None
     loading: Loading | None = None
     keywords: list[str] = Field(default_factory=list)
+    examples: list[ExampleText] = Field(default_factory=list, max_length=MAX_EXAMPLES, description=EXAMPLES_DOC)
+    use_when: GuidanceText | None = Field(None, description=USE_WHEN_DOC)
+    not_for: GuidanceText | None = Field(None, description=NOT_FOR_DOC)
     strict: bool = Field(True, strict=True)
 
 
@@ -293,6 +314,10 @@ class ToolsetSpec(_Strict):
                                          "read it before they search).")
     loading: Loading = Field("eager", description="`eager`: its tools are always in the catalog; `deferred`: "
                                                   "found by tool search. A tool's own `loading` wins.")
+    examples: list[ExampleText] = Field(
+        default_factory=list, max_length=MAX_EXAMPLES,
+        description="Requests in users' own words that the toolset's tools serve; tool search indexes them with "
+                    "each of its tools.")
 
 
 class Defaults(_Strict):
@@ -382,6 +407,11 @@ class IntentMap(_Strict):
     composites: dict[str, CompositeIntent] = Field(
         default_factory=dict, description="Composite tools: one intent over several operations (pipeline, "
                                           "branch, aggregate), every step enforced like a tool of its own.")
+    examples: dict[str, Annotated[list[ExampleText], Field(max_length=MAX_EXAMPLES)]] = Field(
+        default_factory=dict,
+        description="operationId or `METHOD /path` -> requests in users' own words that its tool serves, for "
+                    "operations an `include` group takes (an intent under `tools` says its own `examples`); "
+                    "added to that tool's `examples`.")
 
     @field_validator("tools")
     @classmethod

@@ -14,6 +14,7 @@ operation needs no credentials.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import os
 import re
@@ -139,7 +140,8 @@ def echo_forms(values: Iterable[str]) -> list[str]:
     of a request, which already hold the wire forms: ``Bearer <token>``, ``Basic <base64>`` and the
     bare base64 of a basic ``user:password``): as is; percent-encoded (``quote`` with nothing safe,
     ``quote_plus``, each with upper- and lower-case hex); JSON-escaped (``\\uXXXX`` for non-ASCII and
-    as is, and with ``/`` written ``\\/``). Empty values are skipped; longest first, so a longer form
+    as is, and with ``/`` written ``\\/``); HTML-escaped (``&amp;``, ``&lt;``, ``&gt;``, with quotes as
+    ``&quot;``/``&#x27;``, ``&#34;``/``&#39;`` or as is), as an HTML error page or a text body echoes it. Empty values are skipped; longest first, so a longer form
     is replaced before a shorter one inside it."""
     out: dict[str, None] = {}
     for value in values:
@@ -149,6 +151,9 @@ def echo_forms(values: Iterable[str]) -> list[str]:
         forms = [value, escaped, json.dumps(value, ensure_ascii=False)[1:-1], escaped.replace("/", "\\/")]
         for encoded in (quote(value, safe=""), quote_plus(value, safe="")):
             forms += [encoded, _PERCENT.sub(lambda m: m.group(0).lower(), encoded)]
+        escaped_html = html.escape(value)
+        forms += [escaped_html, html.escape(value, quote=False),
+                  escaped_html.replace("&#x27;", "&#39;").replace("&quot;", "&#34;")]
         out.update((form, None) for form in forms if form)
     return sorted(out, key=len, reverse=True)
 

@@ -71,7 +71,7 @@ from .composite_schemas import (
 )
 from .context import Ctx, Skip
 from .infer import infer_intent
-from .text import cap_text
+from .text import cap_text, expansion_texts, guidance, with_examples
 from .tools import PREVIEW_ID_ARG, _preview_output_schema, lower_intent
 from .toolsets import place
 
@@ -183,9 +183,11 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
     auth = _auth_union(lowered)
     placement = place(ctx, lowered[0].op, ToolIntent(
         operation=lowered[0].op.key, effect="read", toolset=intent.toolset, loading=intent.loading,
-        keywords=intent.keywords), None)
+        keywords=intent.keywords, examples=intent.examples, not_for=intent.not_for), None)
     once = Retry(max_attempts=1, backoff_ms=0, deadline_ms=timeout, on=())
-    summary = cap_text(" ".join(intent.description.split()), defaults.description_max_chars)
+    extra = guidance(intent.use_when, intent.not_for)
+    summary = cap_text(" ".join(intent.description.split()), max(defaults.description_max_chars - len(extra), 80))
+    summary = with_examples(summary + extra, expansion_texts(intent.examples), defaults.description_max_chars)
     chain = (" → " if intent.pattern == "pipeline" else ", ").join(s.op.key for s in ordered)
     how = {"pipeline": f"Runs in order: {chain}.", "branch": f"Runs one of: {chain}, chosen by "
            f"{(switch.pointer[1:] if switch else '')}.", "aggregate": f"Runs at once: {chain}; partial errors "
@@ -197,7 +199,7 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
             approval="never", idempotency=None, retry=once, timeout_ms=timeout, pagination=None,
             output=out_policy, auth=auth, body_encoding="none", body_content_type=None, bindings=(), fixed=(),
             pair=None, intent=key, success_status=(), toolset=placement.toolset, loading=placement.loading,
-            keywords=placement.keywords, composite=plan)
+            keywords=placement.keywords, examples=placement.examples, not_for=placement.not_for, composite=plan)
         return replace(base, **more)
 
     title = intent.title
@@ -435,7 +437,7 @@ def _lower_step(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, k
         "pagination": None, "approval": "never", "preview": False, "record": RecordSpec(arguments="full"),
         "output": OutputSpec(max_bytes=keep.max_bytes if keep else None,
                              schema_mode=keep.schema_mode if keep else None),
-        "toolset": None, "loading": None, "keywords": [],
+        "toolset": None, "loading": None, "keywords": [], "examples": [], "use_when": None, "not_for": None,
     })
     # lowered by the ordinary tools' code, in a scratch context: its names and diagnostics are the
     # ordinary tool's business, only errors are reported here, at the step
@@ -456,7 +458,7 @@ def _lower_step(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, k
         return None
     tool = made[-1]
     row = replace(tool.policy, tool=f"{owner}.{spec.id}", pair=None, intent=key, toolset=None, loading="eager",
-                  keywords=())
+                  keywords=(), examples=(), not_for=None)
     redact = tuple(base.output.redact) if base.output else ()
     return _Step(spec, index, op, row, tool.input_schema, answer_schema(tool.output_schema, row.output.shape), {},
                  redact)

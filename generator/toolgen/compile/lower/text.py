@@ -12,6 +12,7 @@ not for are added after all tools are lowered (`toolgen.compile.lower.routing`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..intent import ToolIntent
@@ -28,9 +29,65 @@ def title_of(op: Operation) -> str | None:
     return None
 
 
+def expansion_texts(texts: Iterable[str]) -> tuple[str, ...]:
+    """`texts` (intent-map `examples`) with whitespace collapsed, each once, in order."""
+    return tuple(dict.fromkeys(" ".join(t.split()) for t in texts if t.strip()))
+
+
+def operation_examples(examples: Mapping[str, Sequence[str]], op: Operation) -> list[str]:
+    """The requests the intent map's top-level `examples` gives for `op`: under its operationId, its
+    ``METHOD /path`` (the method in any case) or its synthetic id, in that order."""
+    if not examples:
+        return []
+    method, _, path = op.key.partition(" ")
+    keys = [op.operation_id, op.key, *(k for k in examples if k.partition(" ")[0].upper() == method
+                                       and k.partition(" ")[2].strip() == path and k != op.key), op.synthetic_id]
+    return [text for key in dict.fromkeys(k for k in keys if k) for text in examples.get(key, ())]
+
+
+def guidance(use_when: str | None, not_for: str | None) -> str:
+    """The sentences the intent map's `use_when` and `not_for` add to a tool's description, each on
+    one line of its own: `` Use when: <use_when>. Not for: <not_for>.`` ("" when neither is set).
+    Tool search drops the ``Not for:`` sentence from what it indexes (`toolgen.search_text`)."""
+    out = ""
+    for label, text in (("Use when", use_when), ("Not for", not_for)):
+        if text:
+            line = " ".join(text.split())
+            out += f" {label}: {line if line[-1] in '.!?' else line + '.'}"
+    return out
+
+
+def with_examples(text: str, examples: Sequence[str], limit: int) -> str:
+    """`text` and `` Examples: "<request>"; "<request>".``: as many of `examples` (in order) as keep
+    the whole within `limit` characters, none when the first does not fit. Hosted tool search reads
+    descriptions (Anthropic's BM25 and regex tool search, OpenAI's `tool_search`), so the requests help
+    it too; `toolgen.search_text` drops the sentence from the description it indexes (it indexes the
+    requests in their own field)."""
+    shown: list[str] = []
+    for example in examples:
+        if len(text) + len(examples_sentence([*shown, example])) > limit:
+            break
+        shown.append(example)
+    return text + examples_sentence(shown)
+
+
+def examples_sentence(examples: Sequence[str]) -> str:
+    """`` Examples: "a"; "b".`` for `examples` ("" for none)."""
+    return f" Examples: {'; '.join(chr(34) + e + chr(34) for e in examples)}." if examples else ""
+
+
 def summary_of(ctx: Ctx, op: Operation, intent: ToolIntent, limit: int) -> str:
+    """The text a tool's description starts with: the intent's `description`, else the operation's
+    summary and the first paragraph of its description (cut to `limit` characters less what the
+    intent's `use_when` / `not_for` add, `guidance`), then that guidance, whole, then the requests of
+    its `examples` (and of the map's top-level `examples` for its operation) that fit within `limit`
+    (`with_examples`)."""
+    extra = guidance(intent.use_when, intent.not_for)
+    examples = expansion_texts([*intent.examples, *operation_examples(ctx.intents.model.examples, op)])
     if intent.description:
-        return " ".join(intent.description.split())
+        return with_examples(" ".join(intent.description.split()) + extra, examples, limit)
+    whole = limit
+    limit = max(limit - len(extra), 80)
     parts = []
     summary = op.node.get("summary")
     if isinstance(summary, str) and summary.strip():
@@ -44,7 +101,7 @@ def summary_of(ctx: Ctx, op: Operation, intent: ToolIntent, limit: int) -> str:
     text = " ".join(parts) or derived_summary(op.method, op.url_path)
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
-    return text
+    return with_examples(text + extra, examples, whole)
 
 
 def derived_summary(method: str, path: str) -> str:

@@ -63,7 +63,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
             timeout_ms=timeout, pagination=lowered.pagination, output=output, auth=lowered.auth,
             body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
             fixed=lowered.fixed, pair=None, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
-            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords, max_body_bytes=max_body)
+            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords,
+            examples=placed.examples, not_for=placed.not_for, max_body_bytes=max_body)
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
         return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer, strict=intent.strict,
@@ -120,7 +121,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         output=OutputPolicy(max_bytes=output.max_bytes, schema_mode=output.schema_mode), auth=lowered.auth,
         body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
         fixed=lowered.fixed, pair=record_name, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
-            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords, max_body_bytes=max_body)
+            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords,
+            examples=placed.examples, not_for=placed.not_for, max_body_bytes=max_body)
     record_row = PolicyRow(
         tool=record_name, mode="record", effect=effect, operation_id=op.synthetic_id, method=op.method,
         path=op.url_path, permission=permission, approval=approval, idempotency=idem, retry=retry,
@@ -129,7 +131,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         bindings=tuple(a.binding for a in record_args if a.binding is not None), fixed=lowered.fixed,
         pair=preview_name if has_preview else None, intent=key, success_status=lowered.success,
         record_arguments=arguments, preview_ttl_s=ttl, narrowed=lowered.narrowed,
-            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords, max_body_bytes=max_body)
+            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords,
+            examples=placed.examples, not_for=placed.not_for, max_body_bytes=max_body)
     preview_desc = describe_tool(summary, "preview", preview_row, record_row)
     record_desc = describe_tool(summary, "record", record_row, record_row)
     ctx.names[record_name] = op.pointer

@@ -24,10 +24,11 @@ from typing import Any, Literal
 
 from ...naming import toolset_from_tag, toolset_name_problem
 from ...search_tool import SEARCH_TOOL_NAME
-from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolIntent
+from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolIntent, ToolsetSpec
 from ..ir import Loading, Tool, Toolset
 from ..operations import Operation
 from .context import Ctx
+from .text import expansion_texts, operation_examples
 
 Origin = Literal["tag", "path"]
 #: longest toolset description taken from a spec's tag (a model reads it before it searches)
@@ -39,6 +40,13 @@ class Placement:
     toolset: str | None
     loading: Loading
     keywords: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()  # the intent's `examples`, whitespace collapsed, each once
+    not_for: str | None = None  # the intent's `not_for`, whitespace collapsed
+
+
+def _declared(name: str, spec: ToolsetSpec) -> Toolset:
+    """The toolset `toolsets:` declares as `name`."""
+    return Toolset(name, spec.description.strip(), spec.loading, examples=expansion_texts(spec.examples))
 
 
 def check_toolsets(ctx: Ctx) -> None:
@@ -96,11 +104,14 @@ def place(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec | None
             toolset = _derived_toolset(ctx, *_path_source(op), loading_)
     elif name is not None and name in model.toolsets and _valid(name):
         spec = model.toolsets[name]
-        toolset = ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
+        toolset = ctx.toolsets.setdefault(name, _declared(name, spec))
     loading: Loading = (intent.loading or (group.loading if group is not None else None)
                         or (toolset.loading if toolset is not None else "eager"))
     keywords = tuple(dict.fromkeys(k.strip() for k in intent.keywords if k.strip()))
-    return Placement(toolset.name if toolset is not None else None, loading, keywords)
+    not_for = " ".join(intent.not_for.split()) if intent.not_for else None
+    return Placement(toolset.name if toolset is not None else None, loading, keywords,
+                     expansion_texts([*intent.examples, *operation_examples(model.examples, op)]), not_for)
+
 
 
 def _tag_source(ctx: Ctx, op: Operation) -> tuple[str | None, str, Origin]:
@@ -141,7 +152,7 @@ def _derived_toolset(ctx: Ctx, name: str | None, description: str, origin: Origi
         return known
     declared = ctx.intents.model.toolsets.get(name)
     if declared is not None:
-        made = Toolset(name, declared.description.strip(), declared.loading)
+        made = _declared(name, declared)
     else:
         made = Toolset(name, description or f"Operations of {name}.", loading or "eager", origin)
     ctx.toolsets[name] = made
@@ -171,7 +182,7 @@ def toolsets_of(ctx: Ctx) -> tuple[Toolset, ...]:
     model = ctx.intents.model
     for name, spec in model.toolsets.items():
         if _valid(name):
-            ctx.toolsets.setdefault(name, Toolset(name, spec.description.strip(), spec.loading))
+            ctx.toolsets.setdefault(name, _declared(name, spec))
     return tuple(ctx.toolsets[name] for name in sorted(ctx.toolsets))
 
 

@@ -48,6 +48,7 @@ from ...naming import has_word
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...remember import Remember, computed
 from ...tokens import count_tokens
+from .examples import example_findings
 from .preflight import ALL_DIALECTS, preflight_findings
 from .rules import (
     CATALOG_REQUEST_LIMITS,
@@ -243,7 +244,19 @@ class _Linter:
         if not blocked:
             self.check_toolsets()
             self.check_strict()
+            self.check_examples()
         return self.sink.items
+
+    def check_examples(self) -> None:
+        """`examples-duplicate`, `examples-length`, `example-ranks-other` (`toolgen.review.lint.examples`)."""
+        if not self.model.examples and not any(
+                s.examples for group in (self.model.tools, self.model.composites, self.model.toolsets)
+                for s in group.values()):
+            return
+        mcp = self.catalogs().tools.get("mcp") or []
+        for rule, message, where, tool in example_findings(self.model, self.ir, mcp, self.intents.locate,
+                                                           self.op_index):
+            self.add(rule, message, where, tool=tool)
 
     def check_tool_sizes(self) -> None:
         """`tool-too-large`: a tool over `lint.max_tool_tokens` o200k tokens in some dialect, located at

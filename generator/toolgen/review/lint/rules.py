@@ -310,6 +310,23 @@ TOOLSET_NEAR_SYNONYM = _rule(
     "could confuse.",
     "Merge them, rename one so the names say how they differ, or name the other tool in each description "
     "(\"use X for ...\").")
+EXAMPLES_DUPLICATE = _rule(
+    "examples-duplicate", "warning", "Two intents (or toolsets) give the same request in `examples`: tool search "
+    "cannot tell from it which tool the user means.",
+    "Keep the request on the tool it asks for, and give the other one the words that are its own.")
+EXAMPLES_LENGTH = _rule(
+    "examples-length", "warning", "An `examples` request is a single word or two (a keyword, not a request) or "
+    "longer than 30 words.",
+    "Write it as a user would ask (\"refund the last order\"); put single words under `keywords`.")
+EXAMPLES_OPERATION_UNKNOWN = _rule(
+    "examples-operation-unknown", "error", "The intent map's top-level `examples` names an operation that is not "
+    "in the spec, or that no tool covers.",
+    "Use an operationId or `METHOD /path` exactly as the spec writes it, of an operation the map includes.")
+EXAMPLE_RANKS_OTHER = _rule(
+    "example-ranks-other", "warning", "Tool search ranks another tool above the one an `examples` request belongs "
+    "to (the API's own index, as `toolgen search` ranks).",
+    "Reword the request with the words that are this tool's alone, or tell the two tools apart in their "
+    "descriptions (`use_when` / `not_for`); `toolgen search \"<request>\"` shows the ranking.")
 TOOLSET_UNKNOWN = _rule(
     "toolset-unknown", "error", "An intent or include group names a toolset that `toolsets:` does not declare.",
     "Declare it under `toolsets:` with a description and loading, or use a declared name.", "build")
