@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.build import REPO, build
+from tests.support.build import REPO, build, run
 from tests.support.profiles import examples
 
 from toolgen.dialects._interactions import check_interactions_catalog, json_schema_of
@@ -130,3 +130,16 @@ def test_the_json_schema_of_any_declaration_is_valid_and_keeps_its_shape(props: 
                 {k: shape(v) for k, v in node.get("properties", {}).items()}, shape(node.get("items")))
 
     assert shape(schema) == shape(declaration["parameters"])
+
+
+def test_toolgen_catalog_cuts_it_to_the_callers_scopes() -> None:
+    """A host sends an Interactions client only what its caller may use; the search entry stays."""
+    printed = run("catalog", str(REPO / "generated" / "github"), "--dialect", "gemini.interactions",
+                  "--scopes", "issues:read")
+    assert printed.exit_code == 0, printed.output
+    names = [e["name"] for e in json.loads(printed.output)]
+    assert names[-1] == SEARCH_TOOL_NAME and "list_issues" in names
+    assert not any(n.startswith(("preview_", "record_")) for n in names)  # issues:write not held
+    nothing = json.loads(run("catalog", str(REPO / "generated" / "github"), "--dialect", "gemini.interactions",
+                             "--scopes", "").output)
+    assert [e["name"] for e in nothing] == [SEARCH_TOOL_NAME]
