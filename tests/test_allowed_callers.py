@@ -74,6 +74,8 @@ def test_reads_and_previews_may_be_called_from_code_records_never(tmp_path: Path
                          "get_plain": None}
     assert check_catalog("anthropic", built.catalogs["anthropic"]) == []
     assert check_responses_catalog(built.catalogs.deferred.files["openai.responses.json"], max_tools=128) == []
+    policy_md = built.files["POLICY.md"].decode()
+    assert "## Called from model-written code" in policy_md and "`get_w`, `preview_post_w`" in policy_md
 
 
 def test_the_catalogs_pass_the_sdk_types(tmp_path: Path) -> None:
@@ -94,6 +96,7 @@ def test_by_default_every_tool_is_called_directly(tmp_path: Path) -> None:
     built = _build(tmp_path, MAP.replace(", programmatic: [read]", "").replace("    programmatic: [preview]\n", ""))
     anthropic, responses = _callers(built)
     assert set(anthropic.values()) == {None} and responses == {}
+    assert "model-written code" not in built.files["POLICY.md"].decode()
     assert "openai.responses.json" not in built.catalogs.deferred.files  # no toolset, nothing deferred or coded
 
 
