@@ -182,3 +182,22 @@ def test_no_map_lets_code_call_a_record_or_an_approval_gated_tool(tmp_path: Path
             assert callers in (CODE, PROGRAMMATIC)
         if rows[name].mode == "record" or rows[name].approval == "required":
             assert callers is None
+
+
+def test_toolgen_diff_reports_code_callers_added_as_risky(tmp_path: Path) -> None:
+    from tests.support.build import run
+
+    from toolgen.review.diff import diff_surfaces, read_dir
+
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC, indent=1), encoding="utf-8")
+    plain = MAP.replace(", programmatic: [read]", "").replace("    programmatic: [preview]\n", "")
+    for name, body in (("old", plain), ("new", MAP)):
+        intent = tmp_path / f"{name}.yaml"
+        intent.write_text(f"toolgen: 1\nspec: spec.json\napi: {{name: w}}\n{body}", encoding="utf-8")
+        assert run("build", str(intent), "--out", str(tmp_path / name), "-q").exit_code == 0
+    widened = diff_surfaces(read_dir(tmp_path / "old"), read_dir(tmp_path / "new"))
+    assert [(c.tool, c.kind, c.risky) for c in widened.changes] == [
+        ("get_w", "code-callers-added", True), ("preview_post_w", "code-callers-added", True)]
+    narrowed = diff_surfaces(read_dir(tmp_path / "new"), read_dir(tmp_path / "old"))
+    assert {(c.tool, c.kind, c.risky) for c in narrowed.changes} == {
+        ("get_w", "code-callers-removed", False), ("preview_post_w", "code-callers-removed", False)}
