@@ -110,14 +110,7 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
                   otel: bool, workers: int) -> None:
     """Serve the tools of a generated package as an MCP server, over stdio or Streamable HTTP."""
     _require_mcp()
-    if export_asked(otel, os.environ):
-        if workers != 1:
-            _bad("--otel (or the OTEL_* environment) serves with --workers 1 only: each worker would export alone")
-        try:
-            install_sdk()
-        except ImportError as exc:
-            _bad(f"exporting traces needs OpenTelemetry's SDK and OTLP exporter ({type(exc).__name__}: {exc}); "
-                 "install the otel extra: " + EXTRA_HINT.format(extra="otel"))
+    _start_telemetry(otel, workers)
     search = SEARCH_TOOL_CHOICES[search_tool]
     if workers < 1:
         _bad(f"--workers must be at least 1, not {workers}")
@@ -239,6 +232,21 @@ def _warn_startup(registry: Registry, base_url: str | None, search: bool | None)
         warnings += [f"[{w.code}] {w}" for w in index_warnings(registry)]
     for warning in warnings:
         click.echo(f"toolgen serve: warning: {warning}", err=True)
+
+
+def _start_telemetry(otel: bool, workers: int) -> None:
+    """Install OpenTelemetry's SDK when `--otel` or the ``OTEL_*`` environment asks for export
+    (`toolgen.runtime.telemetry.install_sdk`); exit 2 naming the ``otel`` extra when it is missing,
+    or with more than one worker."""
+    if not export_asked(otel, os.environ):
+        return
+    if workers != 1:
+        _bad("--otel (or the OTEL_* environment) serves with --workers 1 only: each worker would export alone")
+    try:
+        install_sdk()
+    except ImportError as exc:
+        _bad(f"exporting traces needs OpenTelemetry's SDK and OTLP exporter ({type(exc).__name__}: {exc}); "
+             "install the otel extra: " + EXTRA_HINT.format(extra="otel"))
 
 
 def _require_mcp() -> None:
