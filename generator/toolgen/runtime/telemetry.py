@@ -61,6 +61,7 @@ def install_sdk() -> None:
     where the standard ``OTEL_*`` environment says (the SDK's defaults: ``http://localhost:4318``,
     service name from ``OTEL_SERVICE_NAME``, else ``toolgen``). Raises ImportError when the ``otel``
     extra (``opentelemetry-sdk``, ``opentelemetry-exporter-otlp-proto-http``) is not installed."""
+    from opentelemetry import metrics
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.metrics import MeterProvider
@@ -68,8 +69,6 @@ def install_sdk() -> None:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-    from opentelemetry import metrics
 
     resource = Resource.create({"service.name": "toolgen"})
     provider = TracerProvider(resource=resource)
