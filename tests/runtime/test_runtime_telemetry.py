@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from tests.runtime.test_runtime_identity import TOKENS, write_token_file
@@ -64,7 +64,7 @@ async def _call(server: TicketsServer, tmp_path: Any, name: str, arguments: dict
     async with http_server(registry, verifier=tokens) as url:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKENS['writer'][0]}"}, timeout=30)
         async with http, Client(streamable_http_client(url, http_client=http)) as client:
-            result = await client.call_tool(name, arguments, meta=meta)
+            result = await client.call_tool(name, arguments, meta=cast(Any, meta))
     registry.close()
     return result
 

@@ -68,7 +68,7 @@ def failed_calls(lines: Iterable[str], display: str) -> list[FailedCall]:
             continue
         try:
             event = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise _bad(display, number, f"not JSON ({exc.msg})") from None
         if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in ("call_id", "tool", "step",
                                                                                           "decision")):
@@ -78,11 +78,13 @@ def failed_calls(lines: Iterable[str], display: str) -> list[FailedCall]:
             code = event.get("code")
             if event["decision"] == "error" and isinstance(code, str):
                 refusal = steps.pop(call, {})
-                detail = refusal.get("detail") if isinstance(refusal.get("detail"), dict) else {}
+                raw_detail = refusal.get("detail")
+                detail: dict[str, Any] = raw_detail if isinstance(raw_detail, dict) else {}
                 pointer = detail.get("pointer") if isinstance(detail.get("pointer"), str) else None
-                ts = event.get("ts") if isinstance(event.get("ts"), int | float) else 0.0
+                raw_ts = event.get("ts")
+                ts = float(raw_ts) if isinstance(raw_ts, int | float) and not isinstance(raw_ts, bool) else 0.0
                 out.append(FailedCall(call, event["tool"], code, str(refusal.get("step", "result")), pointer,
-                                      float(ts), number))
+                                      ts, number))
             steps.pop(call, None)
         elif event["decision"] in ("deny", "fail"):
             steps[call] = event

@@ -23,13 +23,14 @@ status.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from .clock import SYSTEM
 
 INSTRUMENTATION = "toolgen.runtime"
 #: the members of an MCP request's ``_meta`` that carry the caller's trace context
@@ -97,14 +98,14 @@ def tool_call_span(tool: str, meta: Mapping[str, Any] | None) -> Iterator[Span]:
     carrier = {k: v for k in TRACE_META_KEYS if isinstance(v := (meta or {}).get(k), str)}
     parent = propagate.extract(carrier) if "traceparent" in carrier else None
     attributes = {"mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "gen_ai.operation.name": "execute_tool"}
-    started = time.perf_counter()
+    started = SYSTEM.monotonic()
     with _tracer().start_as_current_span(f"tools/call {tool}", context=parent, kind=SpanKind.SERVER,
                                          attributes=attributes) as span:
         try:
             yield span
         finally:
             failed = {"error.type": "tool_error"} if span.is_recording() and _failed(span) else {}
-            _duration().record(time.perf_counter() - started, {"mcp.method.name": "tools/call",
+            _duration().record(SYSTEM.monotonic() - started, {"mcp.method.name": "tools/call",
                                                                "gen_ai.tool.name": tool, **failed})
 
 
