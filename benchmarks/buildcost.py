@@ -54,7 +54,7 @@ def _children_cpu() -> float:
 
 
 def build_here(spec: Path, emit: str, write: Path | None, lint: bool = True) -> dict[str, Any]:
-    from toolgen.build import build_api
+    from toolgen.builder.build import build_api
 
     with tempfile.TemporaryDirectory() as tmp:
         intent = Path(tmp) / "api.yaml"
@@ -68,7 +68,7 @@ def build_here(spec: Path, emit: str, write: Path | None, lint: bool = True) -> 
     own_peak, worker_peak = _peak_mb(), round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
     result: dict[str, Any] = {
         "spec": spec.name, "emit": emit, "lint": lint, "operations": len(built.ir.operations), "tools": len(built.ir.tools),
-        # the worker process that computes models.py beside the build (toolgen.worker) counts too: CPU
+        # the worker process that computes models.py beside the build (toolgen.builder.worker) counts too: CPU
         # is both processes'; peak memory the sum of both peaks (they overlap in time)
         "seconds": round(seconds, 3), "cpu_seconds": round(cpu + worker_cpu, 3),
         "worker_cpu_seconds": round(worker_cpu, 3), "peak_mb": round(own_peak + worker_peak, 1),

@@ -33,7 +33,7 @@ from toolgen.dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS, check_anthrop
 from toolgen.dialects.gemini import GEMINI_MAX_TOOLS, check_gemini_catalog
 from toolgen.dialects.openai import OPENAI_MAX_TOOLS, check_openai_catalog
 from toolgen.evals.client_search import ClientCatalog, client_catalog
-from toolgen.search_tool import gemini_search_declaration, openai_search_function
+from toolgen.search.tool import gemini_search_declaration, openai_search_function
 
 #: the pools of a client-run search: file -> (its search entry, limit, checker)
 POOLS: dict[str, tuple[Any, int, Any]] = {

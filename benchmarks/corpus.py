@@ -337,7 +337,7 @@ def call_tools(gen_dir: Path, spec: Mapping[str, Any], base_url: str, records: i
     import httpx
 
     from toolgen.runtime import Actor, Approval, Registry
-    from toolgen.runtime.credentials import StaticCredentials
+    from toolgen.runtime.call.credentials import StaticCredentials
 
     policy = json.loads((gen_dir / "policy.json").read_text(encoding="utf-8"))
     catalog = {t["name"]: t for t in json.loads((gen_dir / "mcp.json").read_text(encoding="utf-8"))}

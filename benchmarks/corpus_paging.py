@@ -76,7 +76,7 @@ def walk(gen_dir: Path, base_url: str) -> list[dict[str, Any]]:
     import httpx
 
     from toolgen.runtime import Actor, Registry
-    from toolgen.runtime.credentials import StaticCredentials
+    from toolgen.runtime.call.credentials import StaticCredentials
 
     policy = json.loads((gen_dir / "policy.json").read_text(encoding="utf-8"))
     catalog = {t["name"]: t for t in json.loads((gen_dir / "mcp.json").read_text(encoding="utf-8"))}
@@ -165,7 +165,7 @@ def _why_no_next(capture: Any, pagination: Mapping[str, Any]) -> str:
 
 
 def lib_get(body: Any, dotted: str) -> Any:
-    from toolgen.runtime.shaping import answer_member
+    from toolgen.runtime.call.shaping import answer_member
 
     return answer_member(body, dotted)
 

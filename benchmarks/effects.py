@@ -28,7 +28,7 @@ operation name a change. Three readers of the words, each applied to every read 
 A hit listed in `EXCEPTIONS` (spec, operation) is a read on purpose, with the reason; every other
 hit fails the run (exit 1). Specs are drafted in-process, in ``--jobs`` worker processes at
 ``--nice`` priority, the largest spec first: by default each intent's effect as `toolgen init`
-drafts it (`toolgen.review.init.drafted_effects`: init's own step that decides the effect; what init
+drafts it (`toolgen.scaffold.init.drafted_effects`: init's own step that decides the effect; what init
 does after only leaves intents out or rewrites descriptions), with ``--full`` the whole draft
 (`draft_intent_map`, default settings, `decisions=False`; about 5 times the CPU); a spec the loader refuses is counted and skipped. ``--corpus`` is the extracted
 development half (holding ``api/``; default ``../cache/corpus-dev``): only development-half paths
@@ -327,14 +327,14 @@ def corpus_specs(corpus: Path) -> list[str]:
 def draft_reads(corpus: str, rel: str, full: bool = False) -> dict[str, Any]:
     """Draft one spec as `toolgen init` does; its reads and the hits of each reader. Never raises: a
     spec the loader refuses is ``{"drafted": False, "why": ...}``. By default the effects come from
-    `toolgen.review.init.drafted_effects` (init's own drafting of each intent, without lowering the
+    `toolgen.scaffold.init.drafted_effects` (init's own drafting of each intent, without lowering the
     map, which only leaves intents out or rewrites descriptions); `full` drafts the whole map
     (`draft_intent_map`, about 5 times the CPU) and reads the effects from its YAML."""
     from toolgen.compile.load import load_spec
     from toolgen.compile.operations import OperationIndex, find_operation, list_operations
     from toolgen.compile.verbs import changes_named
     from toolgen.diagnostics import DiagnosticError, DiagnosticSink
-    from toolgen.review.init import draft_intent_map, drafted_effects
+    from toolgen.scaffold.init import draft_intent_map, drafted_effects
 
     label = rel.removeprefix("api/")
     started = time.process_time()

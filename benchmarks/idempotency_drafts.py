@@ -2,7 +2,7 @@
 drafts with the API's own `send_as`.
 
 The oracle is a second reading of the spec text, written apart from init's detection
-(`toolgen.compile.lower.idempotency`) and simpler than it: an operation whose method writes (POST,
+(`toolgen.compile.lower.idempotency_key`) and simpler than it: an operation whose method writes (POST,
 PUT, PATCH, DELETE) takes a key where one of its header or query parameters, or a top-level
 member of its JSON or form request body (``$ref`` and ``allOf`` followed, in the raw document), has
 a name or a description that mentions idempotency or deduplication (``idempoten``, ``dedup``,
@@ -135,7 +135,7 @@ def measure(spec: Path, rel: str) -> dict[str, Any]:
     from toolgen.compile.load import load_spec
     from toolgen.compile.operations import list_operations
     from toolgen.diagnostics import DiagnosticSink
-    from toolgen.review.init import draft_intent_map
+    from toolgen.scaffold.init import draft_intent_map
 
     try:
         root = json.loads(spec.read_text(encoding="utf-8"))

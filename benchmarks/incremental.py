@@ -1,5 +1,5 @@
 """What the build loop costs a person: a cold build, a `--check` with nothing changed, and a rebuild
-after editing one tool, with the build cache (`toolgen.cache`, `toolgen.incremental`).
+after editing one tool, with the build cache (`toolgen.builder.cache`, `toolgen.builder.incremental`).
 
     python benchmarks/incremental.py [--spec PATH] [--write] [--settings both|one|default]
 

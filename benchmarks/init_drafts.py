@@ -202,8 +202,8 @@ def strict_one(spec: Path, label: str) -> dict[str, Any]:
     carries each finding."""
     from toolgen.compile.load import load_spec
     from toolgen.diagnostics import DiagnosticError, DiagnosticSink
-    from toolgen.review.init import draft_intent_map
     from toolgen.review.lint import LintSettings, LintTarget, apply_severity, lint_target
+    from toolgen.scaffold.init import draft_intent_map
 
     row: dict[str, Any] = {"spec": label}
     cwd = os.getcwd()

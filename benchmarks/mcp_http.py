@@ -4,7 +4,7 @@ Run on demand (not part of the test suite):
 
     python benchmarks/mcp_http.py [--calls 300]
 
-Starts the tickets API (``python -m toolgen.examples.tickets_server``) and ``toolgen serve --http
+Starts the tickets API (``python -m toolgen.testing.tickets_server``) and ``toolgen serve --http
 127.0.0.1:0 --tokens FILE`` as separate processes, then measures with the official MCP client
 (response caching off, so every ``tools/list`` reaches the server), interleaved so drift hits every
 side alike:
@@ -40,8 +40,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime.mcp_http import StaticToken, StaticTokenVerifier, token_sha256
-from toolgen.runtime.mcp_server import build_server
+from toolgen.runtime.serving.mcp_http import StaticToken, StaticTokenVerifier, token_sha256
+from toolgen.runtime.serving.mcp_server import build_server
 
 TOKEN = "bench-token-" + "x" * 32
 TICKETS_TOKEN = "test-token-7f3a"
@@ -95,7 +95,8 @@ def main() -> None:
         tokens = Path(tmp) / "tokens.yaml"
         tokens.write_text(f"tokens:\n  - actor: bench\n    sha256: {token_sha256(TOKEN)}\n    scopes: [ticket:read]\n")
         tokens.chmod(0o600)
-        api = subprocess.Popen([sys.executable, "-m", "toolgen.examples.tickets_server", "--port", str(api_port)],
+        api = subprocess.Popen([sys.executable, "-m", "toolgen.testing.tickets_server",
+                                "--port", str(api_port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base_url = f"http://127.0.0.1:{api_port}/v1"
         env = dict(os.environ, TICKETS_TOKEN=TICKETS_TOKEN)

@@ -15,7 +15,7 @@ second page.
 
 ``TOOLGEN_SRC=DIR`` drafts with the toolgen source at DIR (a snapshot, so that edits during a long
 run do not mix into it). Each spec is drafted in a worker process exactly as ``toolgen init`` drafts it
-(`toolgen.review.init.draft_intent_map`, decisions off: the lint pass does not change what is
+(`toolgen.scaffold.init.draft_intent_map`, decisions off: the lint pass does not change what is
 drafted), with a timeout; an operation the draft leaves out counts as not drafted. Output:
 ``benchmarks/results/pagination_drafts.md`` and ``.json`` (share, counts, styles, misses by cause
 with examples). Only development-half specs are opened (`corpuslib.in_dev_half`).
@@ -212,7 +212,7 @@ def _draft_one(rel: str, spec_file: str) -> dict[str, Any]:
     from toolgen.compile.load import load_spec
     from toolgen.compile.operations import list_operations
     from toolgen.diagnostics import DiagnosticError, DiagnosticSink
-    from toolgen.review.init import api_name_from, draft_intent_map
+    from toolgen.scaffold.init import api_name_from, draft_intent_map
 
     raw = json.loads(Path(spec_file).read_text(encoding="utf-8"))
     paths = raw.get("paths") if isinstance(raw, Mapping) else None

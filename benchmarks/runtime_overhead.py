@@ -44,7 +44,6 @@ sys.path.insert(0, str(REPO))
 
 import httpx
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Actor,
     Approval,
@@ -55,6 +54,7 @@ from toolgen.runtime import (
     SqliteReceiptStore,
     StaticCredentials,
 )
+from toolgen.testing.tickets_server import TicketsServer
 
 
 def _serve(conn: multiprocessing.connection.Connection) -> None:

@@ -7,9 +7,9 @@ include-everything intent map and every artifact (what `toolgen build` writes), 
 and measures, once per search option (``--options``: ``none``, the default index, lexical; ``lsa``,
 toolgen.yaml ``search: {semantic: lsa}``, the vectors too; each a build of its own):
 
-- ``build_s``: wall time of `toolgen.build.build_api`, which includes writing ``search.json``
+- ``build_s``: wall time of `toolgen.builder.build.build_api`, which includes writing ``search.json``
   (``build_cpu_s``: CPU time of this process and of the worker that writes models.py);
-- ``index_s`` / ``index_cpu_s``: wall and CPU time of `toolgen.emit.search.search_json` on that
+- ``index_s`` / ``index_cpu_s``: wall and CPU time of `toolgen.emit.search_index.search_json` on that
   build's policy table and MCP catalog (the index's part of the build, computed again on the same
   inputs) and its share of the rest of the build (wall; CPU, the figure a loaded machine keeps);
 - ``load_s``: `ToolIndex.from_dir` on the written package (reading ``search.json`` into FTS5);
@@ -49,10 +49,10 @@ def _children_cpu() -> float:
 
 
 def measure(spec: Path, n: int, queries: list[str], semantic: str | None = None) -> dict[str, Any]:
-    from toolgen.build import build_api
+    from toolgen.builder.build import build_api
     from toolgen.dialects import DialectOptions
-    from toolgen.emit.search import search_json
-    from toolgen.runtime.search import ToolIndex
+    from toolgen.emit.search_index import search_json
+    from toolgen.runtime.serving.tool_index import ToolIndex
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -5,7 +5,7 @@ OpenAPI server, same API, same upstream, same client, one run.
                                     [--baseline PATH_TO_TOOLGEN --baseline-name NAME]
 
 Needs the ``bench`` extra (FastMCP) beside the ``dev`` one. Starts the tickets API
-(``python -m toolgen.examples.tickets_server``) once, then each server as its own process:
+(``python -m toolgen.testing.tickets_server``) once, then each server as its own process:
 
 - ``toolgen serve generated/tickets --http 127.0.0.1:0 --no-auth --scopes ticket:read`` with a
   SQLite receipt file, once with one worker and once with ``--workers N``;
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     import fastmcp
 
     api_port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "toolgen.examples.tickets_server", "--port", str(api_port)],
+    api = subprocess.Popen([sys.executable, "-m", "toolgen.testing.tickets_server", "--port", str(api_port)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base_url = f"http://127.0.0.1:{api_port}/v1"
     wait_http(api_port)

@@ -14,9 +14,9 @@ weights 1 to 100. Method (standard library and numpy, no downloaded weights; eac
 
 1. One document per operation: the words of its summary, the first ``description_words`` words of
    its description, its operationId, the literal segments of its path and its parameter names, split
-   as tool search splits them (`toolgen.search_text.split_words`), stop words and the generic words
+   as tool search splits them (`toolgen.search.text_index.split_words`), stop words and the generic words
    of reading and writing dropped, porter-stemmed as SQLite FTS5 stems
-   (`toolgen.search_vectors.stem_terms`); a document is its set of stems. In a spec of 4 operations
+   (`toolgen.search.vector_index.stem_terms`); a document is its set of stems. In a spec of 4 operations
    or more, a stem in more than ``boilerplate`` of them is that spec's boilerplate (the ``X-Amz-*``
    headers of every AWS operation) and is left out of its documents.
 2. Counts, integers only: per spec, the number of its operations holding a stem and holding a pair of
@@ -34,7 +34,8 @@ weights 1 to 100. Method (standard library and numpy, no downloaded weights; eac
 Same corpus, same settings: byte-identical JSON (sorted keys, integer weights; the inputs' digest and
 the settings in ``provenance``). The blind sets' requests play no part in learning.
 
-``--evaluate`` scores `ExpandedIndex` (`toolgen.runtime.search.ToolIndex` plus the expansion) on the
+``--evaluate`` scores `ExpandedIndex` (`toolgen.runtime.serving.tool_index.ToolIndex` plus the expansion) on
+the
 development requests only, never the held-out ones.
 """
 
@@ -60,8 +61,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "generator"))
 
-from toolgen.runtime.search import Hit, ToolIndex, _action_factor
-from toolgen.search_text import (
+from toolgen.runtime.serving.tool_index import Hit, ToolIndex, _action_factor
+from toolgen.search.text_index import (
     _GENERIC_ACTION,
     COVERAGE_WEIGHT,
     HEAD_NOUN_WEIGHT,
@@ -73,7 +74,7 @@ from toolgen.search_text import (
     content_terms,
     split_words,
 )
-from toolgen.search_vectors import stem_terms
+from toolgen.search.vector_index import stem_terms
 
 #: the providers of the blind request sets (benchmarks/queries/blind): none of their specs is read
 EXCLUDED = ("asana.com", "docusign.net", "googleapis.com", "github.com", "jira.local", "atlassian.com",
@@ -335,7 +336,7 @@ def expand_weighted(table: Mapping[str, tuple[tuple[str, int], ...]], words: Seq
 
 
 class ExpandedIndex(ToolIndex):
-    """`toolgen.runtime.search.ToolIndex` with the expansion this script measures (not part of the
+    """`toolgen.runtime.serving.tool_index.ToolIndex` with the expansion this script measures (not part of the
     runtime: it did not help, see benchmarks/results/tool_search_blind.md). `ToolIndex.search`'s
     ranking, plus: the words `table` associates with the request's content words (`gate` "all"),
     or with those of them no operation's text names (`gate` "unknown"), matched over every field but

@@ -6,7 +6,7 @@ For each query set of ``benchmarks/queries/<api>.yaml`` (requests phrased as peo
 phrase them, each labelled with every operation that serves it) this builds the API's whole spec
 from ``<shared>/specs/real/`` with an include-everything intent map (each operation's toolset named
 after its first tag: ``include: [{match: "*", toolset: from_tag}]``) into a temporary folder (policy
-table + MCP catalog), indexes it with `toolgen.runtime.search.ToolIndex`, and ranks the operations
+table + MCP catalog), indexes it with `toolgen.runtime.serving.tool_index.ToolIndex`, and ranks the operations
 for every request. In the same run, and with the same engine (SQLite FTS5, bm25, porter
 tokenizer), it ranks the operations by plain BM25 over their raw text (summary, description,
 operationId, path; the request's words OR-ed, English stop words dropped, no expansion) as the
@@ -99,7 +99,7 @@ def _operations(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
 def build_package(spec_path: Path, name: str, folder: Path, extra: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Build `spec_path` with an include-everything intent map (and `extra`, more of the map's YAML:
     a top-level `examples:` section, say); the policy table and MCP catalog."""
-    from toolgen.build import build_api
+    from toolgen.builder.build import build_api
 
     intent = folder / f"{name}.yaml"
     intent.write_text(f"toolgen: 1\nspec: {json.dumps(str(spec_path.resolve()))}\napi: {{name: {name}}}\n"
@@ -113,7 +113,7 @@ class PlainBM25:
     porter tokenizer, the request's words OR-ed."""
 
     def __init__(self, operations: dict[str, dict[str, str]]) -> None:
-        from toolgen.runtime.search import STOP_WORDS
+        from toolgen.runtime.serving.tool_index import STOP_WORDS
 
         self.stop = STOP_WORDS
         self.ids = sorted(operations)
@@ -143,7 +143,7 @@ class ProviderStandIn:
     one operation): what toolgen writes into the catalogs decides this engine's recall."""
 
     def __init__(self, policy: dict[str, Any], catalog: list[dict[str, Any]]) -> None:
-        from toolgen.runtime.search import STOP_WORDS
+        from toolgen.runtime.serving.tool_index import STOP_WORDS
 
         self.stop = STOP_WORDS
         operation = {str(r["tool"]): str((r.get("operation") or {}).get("id") or "") for r in policy["tools"]}
@@ -215,8 +215,8 @@ def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, 
     ``toolgen`` (the default, lexical index), with `semantic` also ``toolgen + lsa`` (the same
     documents with the vectors of toolgen.yaml ``search: {semantic: lsa}``), then ``plain bm25`` and
     ``provider stand-in``, each ranking operationIds for a request, best first)."""
-    from toolgen.runtime.search import ToolIndex
-    from toolgen.search_text import search_documents
+    from toolgen.runtime.serving.tool_index import ToolIndex
+    from toolgen.search.text_index import search_documents
 
     with tempfile.TemporaryDirectory() as tmp:
         policy, catalog = build_package(spec_path, name, Path(tmp), extra)
@@ -226,7 +226,7 @@ def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, 
     engines: dict[str, Callable[[str], list[str]]] = {
         "toolgen": lambda text: [h.operation for h in index.search(text, limit=DEPTH)]}
     if semantic:
-        from toolgen.search_vectors import semantic_index
+        from toolgen.search.vector_index import semantic_index
 
         documents = search_documents(policy, catalog)
         fused = ToolIndex(policy, catalog, documents=documents, semantic=semantic_index(documents))
@@ -275,7 +275,8 @@ def _fmt(values: Iterable[float]) -> str:
 def render(results: list[ApiResult]) -> str:
     lines = ["# Tool search quality", "",
              ("`python benchmarks/tool_search.py`: the query sets of `benchmarks/queries/` against the "
-             "include-everything builds of GitHub and Stripe (toolsets from tags). *toolgen* is `toolgen.runtime.search` (what "
+             "include-everything builds of GitHub and Stripe (toolsets from tags). *toolgen* is "
+             "`toolgen.runtime.serving.tool_index` (what "
              "`toolgen search` runs); *plain bm25* is the same FTS5 engine over each operation's raw text "
              "(summary, description, operationId, path) with the request's words, no expansion. A request "
              "counts as found at rank k when one of its labelled operations is the k-th result. *tuned* is "

@@ -16,7 +16,7 @@ held out when the first hex digit of ``sha256("toolgen-search-split:" + api + ":
 held-out half is run to report, never to decide (``--show-misses`` prints development misses only).
 
 Engines, index and scoring are those of ``benchmarks/tool_search.py``: the include-everything
-build (toolsets from tags) indexed by `toolgen.runtime.search.ToolIndex` as a default build writes
+build (toolsets from tags) indexed by `toolgen.runtime.serving.tool_index.ToolIndex` as a default build writes
 it (*toolgen*, the lexical index) and with the semantic option (*toolgen + lsa*, toolgen.yaml
 ``search: {semantic: lsa}``), against plain BM25 over each operation's raw text and against the
 provider stand-in (BM25 over the catalog's names, descriptions and argument names and descriptions,

@@ -56,7 +56,7 @@ class ApiResult:
 
 def measure(api: str, shared: Path) -> ApiResult:
     """Build `api` include-everything, toolsets from tags, every tool deferred; its up-front costs."""
-    from toolgen.build import build_api
+    from toolgen.builder.build import build_api
     from toolgen.dialects import names, namespace_advice
     from toolgen.emit.upfront import upfront_costs
 

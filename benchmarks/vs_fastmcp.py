@@ -411,7 +411,7 @@ def markdown(cats: list[dict[str, Any]], times: list[dict[str, Any]], env: dict[
                "JSON-only build (openai, anthropic, mcp, policy) for reference. FastMCP: read the same file, "
                "`FastMCP.from_openapi`, list the tools through `fastmcp.Client`. Each run in a fresh process; "
                "medians; peak = the process's peak resident memory, imports included (toolgen: plus its models.py "
-               "worker's, `toolgen.worker`; CPU is both processes')."),
+               "worker's, `toolgen.builder.worker`; CPU is both processes')."),
               "",
               ("| spec | toolgen tools | FastMCP tools | toolgen default | (CPU) | toolgen JSON-only | FastMCP | (CPU) "
                "| default / FastMCP | (CPU) | target | toolgen peak MB | FastMCP peak MB | toolgen output bytes |"),

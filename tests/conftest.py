@@ -1,7 +1,7 @@
 """Shared by every test: the Hypothesis profile (`tests/support/profiles.py`), loaded before any test
-module is imported so that every `@settings(...)` starts from it; the build cache (`toolgen.cache`)
+module is imported so that every `@settings(...)` starts from it; the build cache (`toolgen.builder.cache`)
 off, so every test builds what it asks for and a monkeypatched stage is never answered from an
-earlier build (`tests/test_cache.py` turns it on in folders of its own); the tests marked `long`
+earlier build (`tests/builder/test_cache.py` turns it on in folders of its own); the tests marked `long`
 first; and, where the environment forbids writing bytecode, one bytecode prefix that every worker
 and subprocess reads and writes (`tests/support/bytecode.py`)."""
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
 
-from toolgen.build import ApiBuild, build_api
+from toolgen.builder.build import ApiBuild, build_api
 from toolgen.diagnostics import DiagnosticError
 from toolgen.dialects import check_catalog, check_responses_catalog
 from toolgen.dialects._base import allows_code_callers

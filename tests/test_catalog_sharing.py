@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tests.support.build import REAL, TICKETS_SPEC_PATH
 from tests.support.profiles import examples
 
-from toolgen.build import emit_files
+from toolgen.builder.build import emit_files
 from toolgen.compile.intent import load_intent_map
 from toolgen.compile.ir import ApiIR
 from toolgen.compile.load import load_spec
@@ -30,7 +30,7 @@ from toolgen.dialects import DialectOptions
 from toolgen.dialects.anthropic import anthropic_input_schema
 from toolgen.dialects.mcp import mcp_input_schema, mcp_output_schema
 from toolgen.emit import json_bytes
-from toolgen.emit.catalogs import Catalogs, build_catalogs
+from toolgen.emit.dialect_catalogs import Catalogs, build_catalogs
 from toolgen.emit.python import models_plan
 from toolgen.review.lint import LintInput, lint_api
 

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.support.build import REPO, build
 
-from toolgen.policy_format import (
+from toolgen.policy.format import (
     InputRef,
     LiteralValue,
     PolicyFormatError,

@@ -1,8 +1,9 @@
-"""Each catalog tool's conformance remembered between builds (`toolgen.incremental.conformance_problems`):
+"""Each catalog tool's conformance remembered between builds
+(`toolgen.builder.incremental.conformance_problems`):
 for the dialects that check per tool (`Dialect.checks_per_tool`), a catalog conforms exactly when each tool conforms alone
 and no name is used twice; a remembered verdict is keyed by the tool object's content, so a changed
 tool is checked again (and a key that leaves the object out is caught). The same for each tool
-object's bytes and tokens (`toolgen.emit.report.measure`)."""
+object's bytes and tokens (`toolgen.emit.build_report.measure`)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,17 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.builder.test_cache import _apply, _edits, _fresh_state, _write_inputs
 from tests.support.profiles import examples
-from tests.test_cache import _apply, _edits, _fresh_state, _write_inputs
 
-from toolgen import incremental
-from toolgen.build import build_api
+from toolgen.builder import incremental
+from toolgen.builder.build import build_api
+from toolgen.builder.incremental import conformance_problems
 from toolgen.dialects import check_catalog, registry
-from toolgen.emit import catalogs as catalogs_module
-from toolgen.emit import piece_key, report
-from toolgen.emit.catalogs import build_catalogs
-from toolgen.incremental import conformance_problems
+from toolgen.emit import build_report as report
+from toolgen.emit import dialect_catalogs as catalogs_module
+from toolgen.emit import piece_key
+from toolgen.emit.dialect_catalogs import build_catalogs
 from toolgen.remember import Memo
 
 #: the dialects whose tools' verdicts are remembered (`Dialect.checks_per_tool`)
@@ -132,7 +134,7 @@ def _measured(tmp_path: Path, descriptions: list[str], table: Any) -> tuple[list
 
 
 def test_remembered_tool_sizes_follow_the_tool_object(tmp_path: Path) -> None:
-    """`toolgen.emit.report.measure` remembers each tool object's bytes and tokens by its content:
+    """`toolgen.emit.build_report.measure` remembers each tool object's bytes and tokens by its content:
     after a description is lengthened, the sizes equal a measure without the table, and only the
     changed objects (one tool in four dialects) are measured again."""
     table = Memo()

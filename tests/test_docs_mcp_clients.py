@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toolgen.examples.tickets_server import TicketsServer
+from toolgen.testing.tickets_server import TicketsServer
 
 pytest.importorskip("mcp")
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """The build loop on the intent map a person starts from: `toolgen init`'s draft, with its findings.
 
-A build whose inputs did not change answers from the manifest (`toolgen.incremental.fresh`) without
+A build whose inputs did not change answers from the manifest (`toolgen.builder.incremental.fresh`) without
 parsing the intent map (the facts its key reads are kept by the map's bytes) or linting, and prints
 the findings of the build it recorded; a rebuild after one tool's edit lints again only what that tool
 touches (its toolset's near-synonym pairs) and prints what a build without the cache prints, in the
@@ -107,7 +107,7 @@ class _Counted:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from toolgen.review.lint import linter
-        from toolgen.review.lint.toolsets import near_synonyms as real
+        from toolgen.review.lint.toolset_rules import near_synonyms as real
 
         self.groups: list[list[str]] = []
 
@@ -122,8 +122,8 @@ class _Counted:
 def no_parse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Parsing an intent map's YAML, building or linting fails the test (what a build the manifest
     answers must never do); `toolgen.yaml` is still read."""
-    import toolgen.cli.build as cli_build
-    from toolgen import build
+    import toolgen.cli.build_cmd as cli_build
+    from toolgen.builder import build
     from toolgen.compile import intent
 
     def refused(*args: object, **kwargs: object) -> None:

@@ -20,7 +20,7 @@ from tests.support.profiles import examples
 
 from toolgen.dialects._interactions import check_interactions_catalog, json_schema_of
 from toolgen.dialects.gemini import gemini_parameters
-from toolgen.search_tool import SEARCH_TOOL_NAME
+from toolgen.search.tool import SEARCH_TOOL_NAME
 
 GITHUB = REPO / "specs" / "github.slice.json"
 DEFERRED = ("toolsets: {issues: {description: Triage issues., loading: eager}}\n"

@@ -34,11 +34,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
 
-from toolgen.build import build_api
+from toolgen.builder.build import build_api
+from toolgen.builder.project import ALL_ARTIFACTS
 from toolgen.diagnostics import DiagnosticError
 from toolgen.dialects import check_catalog
 from toolgen.naming import ARG_NAME_RE, TOOL_NAME_RE
-from toolgen.project import ALL_ARTIFACTS
 
 CANARY_NAME = "CANARY_INJECTED"
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.support.profiles import examples
 
-from toolgen.build import ApiBuild, build_api
+from toolgen.builder.build import ApiBuild, build_api
 from toolgen.compile.lower.examples import MAX_INPUT_EXAMPLES, SECRET_MEMBER, example_problem
 from toolgen.diagnostics import DiagnosticError
 from toolgen.dialects import DialectOptions, check_catalog

@@ -25,14 +25,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.support.build import REPO, run
 
-from toolgen.build import build_api
+from toolgen.builder.build import build_api
+from toolgen.builder.output_files import Output, write_outputs
 from toolgen.compile.ir import Tool
 from toolgen.diagnostics import DiagnosticError
 from toolgen.dialects import DialectOptions, check_deferred, deferred_views
 from toolgen.dialects._parts import plan_namespaces, plan_parts
 from toolgen.dialects.anthropic import ANTHROPIC_MAX_SEARCH_TOOLS, check_anthropic_catalog
-from toolgen.search_tool import openai_search_function
-from toolgen.write import Output, write_outputs
+from toolgen.search.tool import openai_search_function
 
 
 def _spec(writes: int, kinds: int = 1) -> dict[str, Any]:
@@ -196,7 +196,7 @@ def test_one_toolset_over_the_limit_is_a_located_error_before_any_catalog(
     def no_catalogs(*_: Any, **__: Any) -> Any:
         raise AssertionError("catalogs were built although a provider limit already refuses them")
 
-    monkeypatch.setattr("toolgen.build.build_catalogs", no_catalogs)
+    monkeypatch.setattr("toolgen.builder.build.build_catalogs", no_catalogs)
     with pytest.raises(DiagnosticError) as caught:
         build_api(intent, tmp_path / "out", base=tmp_path, dialect_options=DialectOptions(anthropic_search_limit=12))
     [found] = caught.value.diagnostics
@@ -322,7 +322,7 @@ def test_plan_parts_keeps_toolsets_whole_and_parts_within_the_limit(spec: list[t
 
 def test_a_rebuild_replaces_the_parts_of_an_earlier_split(tmp_path: Path) -> None:
     """The parts are toolgen's files: a folder holding them is replaced, not refused as foreign."""
-    from toolgen.write import check_destinations
+    from toolgen.builder.output_files import check_destinations
 
     intent = _write(tmp_path, 12, BY_TAG, kinds=4)
     out = tmp_path / "out"

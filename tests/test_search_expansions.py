@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from tests.support.build import TICKETS_SPEC_PATH, build
 
 from toolgen.cli import main
-from toolgen.runtime.search import SEARCH_FILE, ToolIndex
-from toolgen.search_text import search_documents
+from toolgen.runtime.serving.tool_index import SEARCH_FILE, ToolIndex
+from toolgen.search.text_index import search_documents
 
 #: words no text of the Tickets API uses: only an example can make a tool match them
 CHASE = "chase up the stale complaints"

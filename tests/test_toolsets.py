@@ -24,8 +24,8 @@ from toolgen.dialects.anthropic import check_anthropic_catalog
 from toolgen.dialects.gemini import check_gemini_catalog
 from toolgen.dialects.mcp import check_mcp_catalog
 from toolgen.dialects.openai import check_openai_catalog
-from toolgen.review.lint.toolsets import Member, name_likeness, near_synonyms
-from toolgen.search_tool import (
+from toolgen.review.lint.toolset_rules import Member, name_likeness, near_synonyms
+from toolgen.search.tool import (
     SEARCH_TOOL_NAME,
     gemini_search_declaration,
     mcp_search_tool,
@@ -281,7 +281,7 @@ def test_anthropic_checker_catches_broken_deferred_catalogs(deferred_build: Any,
 # -- the up-front cost ----------------------------------------------------------------------------
 
 def test_report_gives_the_upfront_cost_per_dialect(deferred_build: Any) -> None:
-    from toolgen.search_text import split_words  # noqa: F401 - the kernel module imports cleanly
+    from toolgen.search.text_index import split_words  # noqa: F401 - the kernel module imports cleanly
     from toolgen.tokens import count_tokens
 
     report = (deferred_build.out / "REPORT.md").read_text()
@@ -361,7 +361,7 @@ def test_near_synonyms_rules() -> None:
 
 def _every_pair(members: list[Member]) -> list[tuple[Member, Member, str]]:
     """`near_synonyms` by definition: every pair compared, in member order."""
-    from toolgen.review.lint.toolsets import _names_other, text_likeness
+    from toolgen.review.lint.toolset_rules import _names_other, text_likeness
 
     out = []
     for i, first in enumerate(members):
@@ -412,7 +412,7 @@ def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: 
     tool deferred: at most 2,000 o200k tokens up front in every dialect that defers."""
     from tests.support.build import REAL
 
-    from toolgen.build import build_api
+    from toolgen.builder.build import build_api
     from toolgen.emit.upfront import upfront_costs
 
     spec = REAL / "github-api.github.com.json"
@@ -431,7 +431,7 @@ def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: 
 
 
 def test_a_responses_catalog_over_the_request_limit_is_reported(tmp_path: Path) -> None:
-    from toolgen.build import build_api
+    from toolgen.builder.build import build_api
     from toolgen.review.lint import LintSettings
 
     intent = tmp_path / "gh.yaml"

@@ -1,5 +1,5 @@
 """No step of the call path reads a policy row by string key: every step reads the typed
-`toolgen.policy_format.PolicyRow` the runtime loaded with the build's reader (docs/runtime.md,
+`toolgen.policy.format.PolicyRow` the runtime loaded with the build's reader (docs/runtime.md,
 "Loading"), so a member the reader did not check cannot reach a decision.
 
 The check walks the syntax tree of every module of ``runtime/pipeline/`` and of the modules the
@@ -19,8 +19,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "generator" / "toolgen"
 RUNTIME = PACKAGE / "runtime"
 CHECKED = sorted([*(RUNTIME / "pipeline").rglob("*.py"),
-                  *(RUNTIME / name for name in ("toolspec.py", "registry.py", "request.py", "credentials.py",
-                                                "identity.py", "issuing.py", "stored_previews.py", "search_tool.py"))])
+                  *(RUNTIME / name for name in ("call/toolspec.py", "serving/registry.py", "call/request.py",
+                                                "call/credentials.py", "identity.py", "serving/issuing.py",
+                                                "call/stored_previews.py", "serving/search_tools.py"))])
 
 
 def _row_like(node: ast.expr) -> bool:
@@ -58,7 +59,7 @@ def test_no_step_reads_a_policy_row_by_string_key(path: Path) -> None:
 
 
 def test_the_registry_reads_the_table_with_the_typed_reader() -> None:
-    source = (RUNTIME / "registry.py").read_text(encoding="utf-8")
+    source = (RUNTIME / "serving" / "registry.py").read_text(encoding="utf-8")
     assert "read_policy(" in source and "from_json(" in source
     loads = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call) and ast.unparse(n.func) == "json.loads"
              and "policy" in ast.unparse(n)]

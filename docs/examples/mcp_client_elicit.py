@@ -11,7 +11,7 @@ once.
 
 Run it against the example tickets API (from a clone of toolgen, with the ``mcp`` extra):
 
-    python -m toolgen.examples.tickets_server --port 8765 &      # prints the token to export
+    python -m toolgen.testing.tickets_server --port 8765 &      # prints the token to export
     export TICKETS_TOKEN=test-token-7f3a
     python docs/examples/mcp_client_elicit.py                  # asks "Approve? [y/N]" on the terminal
 

@@ -12,7 +12,7 @@ Such a client approves out of band: a human runs `toolgen approve` on the receip
 uses, reads the exact request, and gets an ``approval_id``; the client retries the record call with
 ``_meta: {"toolgen/approval": {"preview_id": ..., "approval_id": ...}}``. This script does all of it:
 
-    python -m toolgen.examples.tickets_server --port 8765 &
+    python -m toolgen.testing.tickets_server --port 8765 &
     export TICKETS_TOKEN=test-token-7f3a
     python docs/examples/mcp_client_session.py      # runs `toolgen approve --yes` itself, as the human would
 

@@ -4,7 +4,7 @@
 `key` gave. A key names everything the value depends on (`toolgen.emit.piece_key`), so both answers
 are the same value and the stages that take a `Remember` stay pure. Implementations: `computed`
 (remembers nothing), `Memo` (a dict, for one process: `toolgen init`'s lowerings of one draft, and
-tests), and the build cache's `toolgen.incremental.Pieces` (between builds). Pure: no IO.
+tests), and the build cache's `toolgen.builder.incremental.Pieces` (between builds). Pure: no IO.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ REDIRECT_SCHEMA: dict[str, Any] = {
 
 #: The member that carries a body that is not itself the tool's result object.
 RESULT_KEY = "result"
-#: The member the output budget adds to a cut result (`toolgen.runtime.shaping`).
+#: The member the output budget adds to a cut result (`toolgen.runtime.call.shaping`).
 TRUNCATED_KEY = "_truncated"
 
 _JSON_TYPE = re.compile(r"^(application|text)/(([a-z0-9!#$&^_.+-]*\+)?json|x-json|jsonl?)$")
@@ -114,7 +114,7 @@ def binary_summary(content_type: str, size: int) -> dict[str, Any]:
     return {"content_type": content_type.split(";", 1)[0].strip(), "bytes": size}
 
 
-#: The marker of a result the output budget cut (`toolgen.runtime.shaping.enforce_budget`).
+#: The marker of a result the output budget cut (`toolgen.runtime.call.shaping.enforce_budget`).
 TRUNCATED_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": "Present when the result was cut to the output size budget; says what was left out.",

@@ -1,5 +1,5 @@
 """Text shown to a human to read and decide on (what `toolgen approve` prints, the message of an
-approval round over MCP, `toolgen.runtime.elicit`), made safe to show.
+approval round over MCP, `toolgen.runtime.serving.elicit`), made safe to show.
 
 Input: text that may hold characters taken from a spec, an API or a caller (arguments, URLs,
 actor names). Output: the same text where every character that could move the cursor, start a

@@ -5,8 +5,8 @@ One reader matters because YAML 1.1 (PyYAML) reads the same text differently: ``
 ``off`` and ``yes`` are booleans there and strings in 1.2, ``0o17`` and ``1_000`` are a string and
 an int there and the reverse in 1.2. An API named ``no`` that the build read with one reader was
 not found by ``toolgen call no``, which read the file with the other. The build
-(`toolgen.project.load_project`), lint's location of its settings and the runtime's lookup of an API
-by name (`toolgen.runtime.loading.resolve_package`) all read through `read_yaml`.
+(`toolgen.builder.project.load_project`), lint's location of its settings and the runtime's lookup of an API
+by name (`toolgen.runtime.serving.loading.resolve_package`) all read through `read_yaml`.
 
 `read_yaml(text)`: the round-trip tree (raises ruamel's errors on text that does not parse).
 `plain_yaml(node)`: that tree as plain JSON values. `project_outputs(tree)`: API name -> ``out`` of

@@ -22,9 +22,9 @@ pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"the provider SDKs are n
 
 from toolgen.evals.metrics import score_runs, summarise
 from toolgen.evals.runner import Live, Replay, exchange_file, run_eval
-from toolgen.evals.scripted import MODEL_NAME, ScriptedModelServer
 from toolgen.evals.tasks import TaskFile, load_tasks
-from toolgen.examples.loopback import LoopbackServer
+from toolgen.testing.loopback import LoopbackServer
+from toolgen.testing.scripted import MODEL_NAME, ScriptedModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 WIRE = {"openai": "responses", "anthropic": "messages", "gemini": "gemini", "openai-compatible": "chat"}
@@ -151,7 +151,7 @@ def test_deferred_tools_are_found_by_the_client_run_search(provider: str, tmp_pa
     `search_tools` entry only (the build's up-front view); the model's `search_tools` call is answered
     by the runner with the package's index, and the found tools' entries of openai.json / gemini.json
     ride on the next request, so the deferred tool is then called through the runtime."""
-    from toolgen.search_tool import gemini_search_declaration, openai_search_function
+    from toolgen.search.tool import gemini_search_declaration, openai_search_function
 
     package = ROOT / "generated" / "github"
     policy = json.loads((package / "policy.json").read_text())
@@ -202,8 +202,8 @@ def test_the_client_run_search_respects_the_callers_scopes(tmp_path: Path) -> No
     allow is neither returned nor added to the next request."""
     from toolgen.evals.client_search import client_catalog
     from toolgen.runtime import Actor, Registry
-    from toolgen.runtime.search_tool import ToolSearch
-    from toolgen.search_tool import openai_search_function
+    from toolgen.runtime.serving.search_tools import ToolSearch
+    from toolgen.search.tool import openai_search_function
 
     package = ROOT / "generated" / "github"
     policy = json.loads((package / "policy.json").read_text())

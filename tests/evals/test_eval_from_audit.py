@@ -14,9 +14,9 @@ from tests.support.runtime_env import READER, WRITER, tickets_package
 
 from toolgen.evals.from_audit import PER_FAILURE, draft_from_audit, failed_calls
 from toolgen.evals.tasks import load_tasks
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.audit import JsonlAuditSink
+from toolgen.testing.tickets_server import TicketsServer
 
 TICKETS = REPO / "generated" / "tickets"
 PLANTED = "T-9planted"

@@ -1,45 +1,21 @@
-"""Fixtures for the review-workflow tests (lint, init, diff, CI files): a temporary copy of the
-widgets fixture project (tests/fixtures/review), an in-process CLI runner and golden files."""
+"""Fixtures for the review-workflow tests (lint, diff, CI files): the widgets fixture project and
+the CLI runner (tests/support/review_project.py, shared with tests/scaffold) and golden files."""
 
 from __future__ import annotations
 
 import difflib
 import os
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from tests.support.build import REVIEW_FIXTURE as FIXTURE
+from tests.support.review_project import Invoke, cli, project
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE_ENV = "TOOLGEN_UPDATE_GOLDEN"
 UPDATE_COMMAND = f"{UPDATE_ENV}=1 python -m pytest tests/review"
 
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A copy of the widgets fixture project; the working directory while the test runs."""
-    dest = tmp_path / "project"
-    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns("generated"))
-    monkeypatch.chdir(dest)
-    yield dest
-
-
-Invoke = Callable[..., Result]
-
-
-@pytest.fixture
-def cli() -> Invoke:
-    """Run `toolgen ARGS...` in-process; returns click's Result (stdout, stderr, exit_code)."""
-    from toolgen.cli import main
-
-    def invoke(*args: str, **kwargs: Any) -> Result:
-        return CliRunner().invoke(main, list(args), catch_exceptions=False, **kwargs)
-
-    return invoke
+__all__ = ["Invoke", "check_golden", "cli", "golden", "project"]
 
 
 def check_golden(name: str, actual: str) -> None:

@@ -23,7 +23,6 @@ if str(REPO) not in sys.path:
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import tickets_dir
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     MemoryAuditSink,
     MemoryReceiptStore,
@@ -34,6 +33,7 @@ from toolgen.runtime import (
     receipts_from_url,
 )
 from toolgen.runtime.clock import SYSTEM, Clock, ManualClock
+from toolgen.testing.tickets_server import TicketsServer
 
 
 @pytest.fixture(scope="session")

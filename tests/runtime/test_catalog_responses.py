@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.cli import main
-from toolgen.policy_format import read_policy
+from toolgen.policy.format import read_policy
 from toolgen.runtime.identity import permits
 
 GITHUB = Path(__file__).resolve().parents[2] / "generated" / "github"
@@ -61,7 +61,7 @@ def test_responses_catalog_of_a_package_without_one_is_refused() -> None:
                                              ("Stripe", "Tools for the Stripe API, ")])
 def test_server_instructions_name_the_api_once(title: str, expected: str) -> None:
     from toolgen.runtime import Actor, Registry
-    from toolgen.runtime.mcp_server import build_server
+    from toolgen.runtime.serving.mcp_server import build_server
 
     registry = Registry.from_dir(tickets_dir())
     registry.table = dataclasses.replace(registry.table, title=title)

@@ -21,9 +21,9 @@ from tests.support.build import Built, build
 from tests.support.recording_server import RecordingServer
 
 from toolgen.review.lint import LintSettings, LintTarget, lint_target
-from toolgen.runtime.credentials import StaticCredentials
+from toolgen.runtime.call.credentials import StaticCredentials
 from toolgen.runtime.pipeline.redirect import MAX_REDIRECTS
-from toolgen.runtime.registry import Actor, Registry
+from toolgen.runtime.serving.registry import Actor, Registry
 
 ITEM = {"type": "object", "required": ["id", "name"], "properties": {"id": {"type": "string"}}}
 

@@ -32,8 +32,8 @@ from tests.support.raw_answer_server import RawAnswerServer
 from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.runtime import Actor, Approval, MemoryReceiptStore, ReceiptStore, Registry, StaticCredentials
-from toolgen.runtime import credentials as creds
-from toolgen.runtime.body import EXCERPT_CHARS, excerpt
+from toolgen.runtime.call import credentials as creds
+from toolgen.runtime.call.response_body import EXCERPT_CHARS, excerpt
 from toolgen.runtime.pipeline.idempotency import step_key
 
 TOKEN = "tok-4f1c9a7e2b"
@@ -117,12 +117,16 @@ BODIES: list[tuple[str, bytes, str | None, int | None]] = [
 READABLE = ("empty", "lone-surrogate")
 
 
-@pytest.fixture(scope="module")
-def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("accepted-writes")
+def accepted_package(tmp: Path) -> Path:
+    """The Jira-shaped package these tests call, built in `tmp`."""
     spec = tmp / "openapi.yaml"
     spec.write_text(SPEC, encoding="utf-8")
     return build(tmp, spec, INTENTS, name="jira", emit="mcp,policy").out
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return accepted_package(tmp_path_factory.mktemp("accepted-writes"))
 
 
 @pytest.fixture(scope="module")

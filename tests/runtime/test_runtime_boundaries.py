@@ -15,7 +15,6 @@ import pytest
 from tests.support.records import acall_record, call_record
 from tests.support.runtime_env import ADMIN, READER, WRITER, tickets_dir
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Actor,
     Approval,
@@ -24,7 +23,8 @@ from toolgen.runtime import (
     SqliteReceiptStore,
     StaticCredentials,
 )
-from toolgen.runtime.shaping import CursorCodec
+from toolgen.runtime.call.shaping import CursorCodec
+from toolgen.testing.tickets_server import TicketsServer
 
 NOTE = {"ticket_id": "T-102", "note": "Customer asked for a callback.", "visibility": "public"}
 

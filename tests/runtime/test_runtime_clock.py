@@ -34,9 +34,9 @@ CLOCK_READS = {
 
 #: (module, call) -> why it waits on or measures real time rather than the clock seam
 ALLOWED = {
-    ("transport.py", "time.perf_counter"): "measures a real exchange on a socket (its elapsed_ms, and a body "
-                                           "still trickling in past the attempt's duration, which the call path "
-                                           "computed on the clock)",
+    ("http_client.py", "time.perf_counter"): "measures a real exchange on a socket (its elapsed_ms, and a "
+                                             "body still trickling in past the attempt's duration, which the "
+                                             "call path computed on the clock)",
     ("deadline.py", "time.monotonic"): "bounds each real socket operation of one attempt by what is left of it",
     ("drivers.py", "time.sleep"): "the wait between retries the call path asked for (a Sleep effect)",
     ("drivers.py", "asyncio.sleep"): "the wait between retries the call path asked for (a Sleep effect)",

@@ -1,4 +1,4 @@
-"""The derived contract suite (toolgen.runtime.contract), run against the real tickets server and,
+"""The derived contract suite (toolgen.testing.contract), run against the real tickets server and,
 for every generated package in generated/ (and the tickets package), against a recording stub."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import GENERATED, tickets_dir
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime.contract import CannotSynthesise, derive_cases, run_case, string_for_pattern
+from toolgen.testing.contract import CannotSynthesise, derive_cases, run_case, string_for_pattern
+from toolgen.testing.tickets_server import TicketsServer
 
 
 class AnySecret:

@@ -18,8 +18,8 @@ import pytest
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.cli.call import ReceiptStoreError, open_receipts
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Registry
+from toolgen.testing.tickets_server import TicketsServer
 
 
 @pytest.mark.parametrize("length", [0, 1, 15, 31])

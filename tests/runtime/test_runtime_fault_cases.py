@@ -19,8 +19,8 @@ from tests.support.records import call_record, preview_tool_of
 from tests.support.runtime_env import SHARED
 
 from toolgen.runtime import Actor, Approval, MemoryReceiptStore, Registry
-from toolgen.runtime.nulls import normalise_nulls
-from toolgen.runtime.request import build_request
+from toolgen.runtime.call.nulls import normalise_nulls
+from toolgen.runtime.call.request import build_request
 
 CASES = SHARED / "cases"
 pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases is not available")

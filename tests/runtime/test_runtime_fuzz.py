@@ -34,8 +34,8 @@ from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import GENERATED
 
 from toolgen.runtime import Actor, Approval, CallResult, MemoryReceiptStore, Registry
-from toolgen.runtime.contract import CannotSynthesise, valid_args
-from toolgen.runtime.nulls import normalise_nulls
+from toolgen.runtime.call.nulls import normalise_nulls
+from toolgen.testing.contract import CannotSynthesise, valid_args
 
 PACKAGES = ("tickets", "github", "stripe")
 #: Nesting at or beyond this depth must never reach the wire.

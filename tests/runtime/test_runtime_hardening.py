@@ -30,7 +30,6 @@ from tests.support.runtime_env import READER, WRITER, error_code, stored_preview
 from toolgen.cli import main
 from toolgen.cli.call import display_receipts
 from toolgen.cli.terminal import terminal_safe
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Actor,
     MemoryAuditSink,
@@ -39,6 +38,7 @@ from toolgen.runtime import (
     StaticCredentials,
 )
 from toolgen.runtime.identity import permits
+from toolgen.testing.tickets_server import TicketsServer
 
 FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
 NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility": "public"}
@@ -311,7 +311,7 @@ def test_a_page_whose_one_item_exceeds_the_budget_holds_it_exactly(echo_server: 
                                 st.text(max_size=30)).map(lambda t: t[0] * t[1] + t[2]), min_size=1, max_size=3),
        max_bytes=st.integers(400, 12_000), cursor=st.text("abc", min_size=0, max_size=200))
 def test_fit_page_never_exceeds_its_budget(texts: list[str], max_bytes: int, cursor: str) -> None:
-    from toolgen.runtime.shaping import compact_size, fit_page
+    from toolgen.runtime.call.shaping import compact_size, fit_page
 
     items = [{"id": i, "text": "a " + t} for i, t in enumerate(texts)]
     page, _ = fit_page(items, max_bytes, lambda k: cursor or None)
@@ -379,7 +379,7 @@ def test_a_json_string_argument_naming_a_member_twice_is_refused(stripe: Registr
 
 def test_decoding_refuses_a_json_string_naming_a_member_twice() -> None:
     from toolgen.dialects.gemini import gemini_parameters
-    from toolgen.runtime.dialect_args import compile_rewrites, decode_arguments
+    from toolgen.runtime.call.dialect_args import compile_rewrites, decode_arguments
     from toolgen.runtime.errors import ToolError
 
     schema = {"type": "object", "properties": {"free": {"type": "object"}, "rows": {"type": "array", "items": {}}},
@@ -483,7 +483,7 @@ UNION_INPUT = {"type": "object", "required": ["x"], "additionalProperties": Fals
 def test_dropping_nulls_never_moves_a_value_to_another_branch(x: dict[str, Any]) -> None:
     import jsonschema_rs
 
-    from toolgen.runtime.nulls import normalise_nulls
+    from toolgen.runtime.call.nulls import normalise_nulls
 
     branches = UNION_INPUT["properties"]["x"]["anyOf"]  # type: ignore[index]
     fits = [i for i, b in enumerate(branches) if jsonschema_rs.Draft202012Validator(b).is_valid(x)]
@@ -549,8 +549,8 @@ def test_hop_by_hop_framing_and_cookie_headers_are_dropped_at_build_with_a_locat
 
 
 def test_a_cookie_parameter_is_previewed_as_sent_and_a_credential_cookie_stays_hidden() -> None:
-    from toolgen.runtime.credentials import Injected
-    from toolgen.runtime.request import build_request
+    from toolgen.runtime.call.credentials import Injected
+    from toolgen.runtime.call.request import build_request
 
     row = {"operation": {"method": "POST", "path": "/reports"},
            "request": {"encoding": "none", "bindings": [

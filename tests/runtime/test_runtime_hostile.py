@@ -62,7 +62,7 @@ from toolgen.runtime import (
     Registry,
     StaticCredentials,
 )
-from toolgen.runtime.shaping import compact_size, shrink
+from toolgen.runtime.call.shaping import compact_size, shrink
 
 TOOLGEN = shutil.which("toolgen") or str(Path(sys.executable).parent / "toolgen")
 
@@ -758,7 +758,7 @@ async def test_mcp_oversized_list_item_is_a_conforming_page_with_a_cursor(html_u
                                                                           recorder: RecordingServer) -> None:
     from mcp import Client
 
-    from toolgen.runtime.mcp_server import build_server
+    from toolgen.runtime.serving.mcp_server import build_server
 
     assert len(LONG_HTML_URL) > 64
     labels = [{"name": f"label-{n:05d}-" + "z" * 20} for n in range(2000)]

@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from tests.support.profiles import examples
 from tests.support.runtime_env import ADMIN, GENERATED, WRITER, mcp_json
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Actor,
     MemoryReceiptStore,
@@ -33,14 +32,15 @@ from toolgen.runtime import (
     SqliteReceiptStore,
     StaticCredentials,
 )
-from toolgen.runtime.mcp_http import TokenFileError, load_token_file, token_sha256
-from toolgen.runtime.receipts.previews import (
+from toolgen.runtime.serving.mcp_http import TokenFileError, load_token_file, token_sha256
+from toolgen.runtime.stores.previews import (
     MAX_PREVIEW_BYTES_PER_ACTOR,
     MAX_PREVIEWS_PER_ACTOR,
     MemoryPreviewStore,
     SqlitePreviewStore,
     StoredPreview,
 )
+from toolgen.testing.tickets_server import TicketsServer
 
 FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
 
@@ -373,7 +373,7 @@ FTS_SYNTAX = ['"', "NEAR(", "NEAR/2", "*", "-", "^", ":", "(", ")", "{", "}", "A
 
 @pytest.fixture(scope="module")
 def github_search() -> Any:
-    from toolgen.runtime.search_tool import ToolSearch
+    from toolgen.runtime.serving.search_tools import ToolSearch
 
     folder = GENERATED / "github"
     if not (folder / "policy.json").is_file():
@@ -438,6 +438,6 @@ async def test_dns_rebinding_protection_covers_every_loopback_address(server: Ti
                                                 ("[::1]", True), ("localhost", True), ("0.0.0.0", False),
                                                 ("::", False), ("10.0.0.1", False), ("example.test", False)])
 def test_serve_warns_about_clear_text_tokens_beyond_loopback_only(host: str, loopback: bool) -> None:
-    from toolgen.runtime.mcp_http import is_loopback
+    from toolgen.runtime.serving.mcp_http import is_loopback
 
     assert is_loopback(host) is loopback

@@ -28,10 +28,9 @@ from tests.support.profiles import examples
 from tests.support.runtime_env import READER, WRITER, mcp_json, tickets_dir
 
 from toolgen.cli import main
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials, ToolIndex
 from toolgen.runtime.identity import filter_catalog, permits
-from toolgen.runtime.mcp_http import (
+from toolgen.runtime.serving.mcp_http import (
     StaticToken,
     StaticTokenVerifier,
     TokenFileError,
@@ -39,7 +38,8 @@ from toolgen.runtime.mcp_http import (
     serve_http,
     token_sha256,
 )
-from toolgen.search_tool import SEARCH_TOOL_NAME, SEARCH_TOOL_OUTPUT_SCHEMA, mcp_search_tool
+from toolgen.search.tool import SEARCH_TOOL_NAME, SEARCH_TOOL_OUTPUT_SCHEMA, mcp_search_tool
+from toolgen.testing.tickets_server import TicketsServer
 
 pytest.importorskip("mcp")
 httpx2 = pytest.importorskip("httpx2")
@@ -589,7 +589,7 @@ async def test_fixed_actor_server_lists_by_identity_and_serves_search(server: Ti
     """The stdio server's handlers, in process: the same list, search and refusal rules."""
     from mcp import Client
 
-    from toolgen.runtime.mcp_server import build_server
+    from toolgen.runtime.serving.mcp_server import build_server
 
     registry = make_registry(server)
     async with Client(build_server(registry, READER, search_tool=True)) as client:

@@ -19,8 +19,8 @@ from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import tickets_package
 
 from toolgen.runtime import MemoryAuditSink, Registry, StaticCredentials
-from toolgen.runtime.mcp_server import conforming
-from toolgen.runtime.registry import Actor
+from toolgen.runtime.serving.mcp_server import conforming
+from toolgen.runtime.serving.registry import Actor
 
 READER = Actor.of("reader", "ticket:read")
 TICKET = {"id": "T-1", "subject": "Printer", "status": "open", "priority": "low",

@@ -25,7 +25,6 @@ from tests.runtime.conftest import receipt_store
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.runtime_env import WRITER, error_code, stored_preview, tickets_package
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Approval,
     AuditEvent,
@@ -39,10 +38,11 @@ from toolgen.runtime import (
     StaticCredentials,
     receipts_from_url,
 )
-from toolgen.runtime.approvals import approval_scope
 from toolgen.runtime.clock import ManualClock
-from toolgen.runtime.receipts import spend_digest
-from toolgen.runtime.registry import DEADLINE_SLACK_MS
+from toolgen.runtime.serving.registry import DEADLINE_SLACK_MS
+from toolgen.runtime.stores import spend_digest
+from toolgen.runtime.stores.approvals import approval_scope
+from toolgen.testing.tickets_server import TicketsServer
 
 FOLLOWUP, PREVIEW = "record_ticket_followup", "preview_ticket_followup"
 NOTE = {"ticket_id": "T-102", "note": "Called the customer back.", "visibility": "public"}
@@ -332,7 +332,7 @@ def test_a_stale_pending_receipt_without_a_lease_is_marked_unknown_by_the_next_c
 def test_a_callers_own_client_gets_the_deadline_too(fault_server: FaultServer, tmp_path: Path) -> None:
     import httpx
 
-    from toolgen.runtime.deadline import DeadlineBackend, ensure_deadlines
+    from toolgen.runtime.call.deadline import DeadlineBackend, ensure_deadlines
 
     policy, catalog = _package()
     reg = Registry(policy, list(catalog), base_url=fault_server.base_url, credentials=StaticCredentials({"TICKETS_TOKEN": "t"}),

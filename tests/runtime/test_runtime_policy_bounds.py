@@ -5,7 +5,7 @@ read into a wait, a deadline or an approval lifetime the runtime cannot compute 
 A ``timeout_ms``, ``retry.deadline_ms`` or ``retry.backoff_ms`` of 10**400 used to load and make
 every call an ``internal_error`` (an OverflowError); a ``record.preview_ttl_s`` beyond the build's
 bound kept a stored preview, and the approval bound to it, executable for as long as the table said.
-The reader now holds each to the intent map's own bound (`toolgen.policy_members`), so the largest
+The reader now holds each to the intent map's own bound (`toolgen.policy.members`), so the largest
 value the build writes still loads and calls the loopback API, and one more is refused at its pointer.
 
 The page sizes too: a ``pagination.min_page_size`` of 10**5000 made every call of the list tool an
@@ -26,9 +26,8 @@ from typing import Any
 import pytest
 from tests.support.runtime_env import tickets_dir, tickets_package
 
-from toolgen.examples.tickets_server import TicketsServer
-from toolgen.policy_format import PolicyFormatError
-from toolgen.policy_members import (
+from toolgen.policy.format import PolicyFormatError
+from toolgen.policy.members import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
     MAX_DEADLINE_MS,
@@ -37,6 +36,7 @@ from toolgen.policy_members import (
     MAX_TIMEOUT_MS,
 )
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.testing.tickets_server import TicketsServer
 
 READ, RECORD = "list_tickets", "record_ticket_followup"
 #: (tool, path of the member in its row, the build's greatest value)

@@ -21,9 +21,9 @@ from click.testing import CliRunner
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.cli import main
-from toolgen.examples.tickets_server import TicketsServer
-from toolgen.policy_format import PolicyFormatError
+from toolgen.policy.format import PolicyFormatError
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.testing.tickets_server import TicketsServer
 
 RECORD = "record_ticket_followup"
 

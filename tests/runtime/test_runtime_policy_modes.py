@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from tests.support.runtime_env import ADMIN, tickets_package
 
-from toolgen.examples.tickets_server import TicketsServer
-from toolgen.policy_format import PolicyFormatError
+from toolgen.policy.format import PolicyFormatError
 from toolgen.runtime import MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.testing.tickets_server import TicketsServer
 
 DELETE, PREVIEW = "record_ticket_delete", "preview_ticket_delete"
 #: (mode, effect, approval) of the edited delete row -> the member refused

@@ -1,7 +1,7 @@
 """A tampered ``policy.json`` is refused at load, never read with a default that allows more
 (docs/generated-format.md, "policy.json"; docs/runtime.md, "Loading").
 
-The runtime reads the policy table with the build's typed reader (`toolgen.policy_format.from_json`).
+The runtime reads the policy table with the build's typed reader (`toolgen.policy.format.from_json`).
 Over every member of a row that grants or withholds an effect, a typo of its value, the member
 removed, an unknown member beside it and another format version are each a `PolicyFormatError` from
 `Registry.from_dir` naming the file and the member's JSON pointer; `toolgen call` and `toolgen serve`
@@ -12,7 +12,7 @@ reads back to a table equal to the original; a value replaced by one the publish
 accepts the schema accepts. (A value replaced by another the schema admits, such as another scope
 name, is a different policy rather than a malformed one: the review of ``generated/`` catches it, not
 the reader.) Every committed ``policy.json`` conforms to the published JSON Schema
-(``docs/policy.schema.json``), which is what `toolgen.policy_schema` generates.
+(``docs/policy.schema.json``), which is what `toolgen.policy.schema` generates.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 from tests.support.profiles import examples
 
 from toolgen.cli import main
-from toolgen.policy_format import FORMAT_VERSION, PolicyFormatError, from_json
-from toolgen.policy_schema import policy_schema, schema_text
+from toolgen.policy.format import FORMAT_VERSION, PolicyFormatError, from_json
+from toolgen.policy.schema import policy_schema, schema_text
 from toolgen.runtime import Registry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,7 +214,7 @@ def test_call_and_serve_exit_2_naming_the_member(tmp_path: Path, command: str) -
 
 def test_the_published_schema_is_the_generated_one() -> None:
     assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), (
-        "docs/policy.schema.json is stale: run `python -m toolgen.policy_schema > docs/policy.schema.json`")
+        "docs/policy.schema.json is stale: run `python -m toolgen.policy.schema > docs/policy.schema.json`")
 
 
 @pytest.mark.skipif(not COMMITTED, reason="no generated/ in this tree (run `toolgen build`)")

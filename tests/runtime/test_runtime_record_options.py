@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from tests.support.build import REPO, Built, build, run
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.testing.tickets_server import TicketsServer
 
 TICKETS = REPO / "specs" / "tickets.yaml"
 WRITER = Actor.of("writer", ["ticket:write"])

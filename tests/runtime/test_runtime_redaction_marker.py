@@ -20,9 +20,9 @@ from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import tickets_dir
 
 from toolgen.runtime import MemoryAuditSink, Registry, StaticCredentials
-from toolgen.runtime.body import scrub
-from toolgen.runtime.credentials import ECHO_ENCODINGS, echo_forms, scrub_bytes
-from toolgen.runtime.registry import Actor
+from toolgen.runtime.call.credentials import ECHO_ENCODINGS, echo_forms, scrub_bytes
+from toolgen.runtime.call.response_body import scrub
+from toolgen.runtime.serving.registry import Actor
 
 MARKER = "[redacted]"
 READER = Actor.of("reader", "ticket:read")

@@ -10,7 +10,6 @@ import pytest
 from tests.support.records import call_record
 from tests.support.runtime_env import WRITER, tickets_dir
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import (
     Approval,
     MemoryAuditSink,
@@ -18,6 +17,7 @@ from toolgen.runtime import (
     Registry,
     StaticCredentials,
 )
+from toolgen.testing.tickets_server import TicketsServer
 
 NOTE = {"ticket_id": "T-102", "note": "Outage drill.", "visibility": "internal"}
 

@@ -69,7 +69,7 @@ from toolgen.runtime import (
     receipts_from_url,
 )
 from toolgen.runtime.clock import ManualClock
-from toolgen.runtime.registry import DEADLINE_SLACK_MS
+from toolgen.runtime.serving.registry import DEADLINE_SLACK_MS
 
 TOKEN = "tkt-live-4f9a8b7c6d5e4f3a"
 SECRETS = (TOKEN, f"Bearer {TOKEN}")

@@ -17,9 +17,9 @@ from tests.runtime.test_runtime_identity import TOKENS, write_token_file
 from tests.support.http_serving import http_server
 from tests.support.runtime_env import tickets_package
 
-from toolgen.examples.tickets_server import TicketsServer
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials, telemetry
-from toolgen.runtime.mcp_http import load_token_file
+from toolgen.runtime.serving.mcp_http import load_token_file
+from toolgen.testing.tickets_server import TicketsServer
 
 pytest.importorskip("mcp")
 httpx2 = pytest.importorskip("httpx2")

@@ -62,9 +62,9 @@ from toolgen.runtime import (
     ToolError,
     receipts_from_url,
 )
+from toolgen.runtime.call.request import build_request
 from toolgen.runtime.clock import ManualClock
-from toolgen.runtime.contract import CannotSynthesise, synthesise, valid_args
-from toolgen.runtime.request import build_request
+from toolgen.testing.contract import CannotSynthesise, synthesise, valid_args
 
 SECRETS = {
     "TICKETS_TOKEN": "tkt-live-9d1e2f3a4b5c6d7e",
@@ -817,7 +817,7 @@ def _all_keys(value: Any) -> set[str]:
 async def test_mcp_warn_mode_schema_violation_is_a_tool_error_not_a_crash(fault: FaultServer) -> None:
     from mcp import Client
 
-    from toolgen.runtime.mcp_server import build_server
+    from toolgen.runtime.serving.mcp_server import build_server
 
     fault.route("POST", FOLLOWUPS, status=201, body={"id": 12345, "note": "no ticket_id, no created_at"})
     reg = make_registry("tickets", fault.base_url, honoured=True)

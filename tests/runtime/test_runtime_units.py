@@ -16,16 +16,23 @@ from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
 
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime.credentials import Injected
-from toolgen.runtime.errors import from_http_response, parse_retry_after
-from toolgen.runtime.nulls import normalise_nulls
-from toolgen.runtime.request import (
+from toolgen.runtime.call.credentials import Injected
+from toolgen.runtime.call.nulls import normalise_nulls
+from toolgen.runtime.call.request import (
     build_request,
     deep_object_pairs,
     serialise_path,
     serialise_query,
 )
-from toolgen.runtime.shaping import CursorCodec, enforce_budget, field_tree, parse_link_next, project, redact
+from toolgen.runtime.call.shaping import (
+    CursorCodec,
+    enforce_budget,
+    field_tree,
+    parse_link_next,
+    project,
+    redact,
+)
+from toolgen.runtime.errors import from_http_response, parse_retry_after
 
 # --- serialisation -----------------------------------------------------------------------------------
 

@@ -18,18 +18,30 @@ import base64
 import copy
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from tests.runtime.test_runtime_accepted_writes import ACTOR, TOKEN, package, server  # noqa: F401 - fixtures
+from tests.runtime.test_runtime_accepted_writes import ACTOR, TOKEN, accepted_package
 from tests.support.fault_server import Fault, FaultServer
 from tests.support.raw_answer_server import RawAnswerServer
 from tests.support.runtime_env import WRITER, tickets_dir
 
 from toolgen.runtime import Approval, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime import credentials as creds
-from toolgen.runtime.body import excerpt
+from toolgen.runtime.call import credentials as creds
+from toolgen.runtime.call.response_body import excerpt
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return accepted_package(tmp_path_factory.mktemp("accepted-writes"))
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RawAnswerServer]:
+    with RawAnswerServer() as srv:
+        yield srv
 
 
 def _utf7_each(text: str) -> bytes:
@@ -66,7 +78,7 @@ def test_an_excerpt_never_ends_inside_a_secret_whatever_the_bytes_per_character(
         assert not _leaks(shown), (len(body), shown)
 
 
-def test_a_write_answered_in_utf7_shows_no_start_of_the_secret(package: Path, server: RawAnswerServer) -> None:  # noqa: F811
+def test_a_write_answered_in_utf7_shows_no_start_of_the_secret(package: Path, server: RawAnswerServer) -> None:
     reg = Registry.from_dir(package, base_url=server.base_url, receipts=MemoryReceiptStore(),
                             credentials=StaticCredentials({"JIRA_TOKEN": TOKEN}), cursor_key=b"k" * 32)
     try:
@@ -89,8 +101,8 @@ def test_an_excerpt_of_a_long_utf7_run_is_read_in_bounded_time() -> None:
     assert time.perf_counter() - started < 5 and len(shown) <= 201, shown
 
 
-def test_a_replayed_excerpt_obeys_a_redact_policy_a_rebuild_added(package: Path,  # noqa: F811
-                                                                  server: RawAnswerServer) -> None:  # noqa: F811
+def test_a_replayed_excerpt_obeys_a_redact_policy_a_rebuild_added(package: Path,
+                                                                  server: RawAnswerServer) -> None:
     policy = json.loads((package / "policy.json").read_text(encoding="utf-8"))
     catalog = json.loads((package / "mcp.json").read_text(encoding="utf-8"))
     store = MemoryReceiptStore()
@@ -147,7 +159,7 @@ def test_a_composite_step_excerpt_obeys_the_composite_redact_policy() -> None:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_write_answered_2xx_with_a_body_slower_than_its_timeout_is_done(package: Path, mode: str) -> None:  # noqa: F811
+def test_a_write_answered_2xx_with_a_body_slower_than_its_timeout_is_done(package: Path, mode: str) -> None:
     """The API answers 200 and then one byte of its body every 50 ms: its status says the write was
     done, as with a body cut short by a closed connection; the receipt is completed, and a replay
     sends nothing."""

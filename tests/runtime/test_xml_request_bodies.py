@@ -15,7 +15,7 @@ import pytest
 from tests.support.build import Built, build
 from tests.support.recording_server import RecordingServer
 
-from toolgen.runtime.registry import Actor, Registry
+from toolgen.runtime.serving.registry import Actor, Registry
 
 SPEC: dict[str, Any] = {
     "openapi": "3.0.0", "info": {"title": "Edge", "version": "2020-05-31"},

@@ -1,5 +1,5 @@
 """What a model would send in a dialect: canonical arguments reshaped by a view's rewrite records
-(the inverse of `toolgen.runtime.dialect_args`), and canonical values drawn from a schema.
+(the inverse of `toolgen.runtime.call.dialect_args`), and canonical values drawn from a schema.
 
 Used by the round-trip property tests: encode(canonical) → runtime decode must give back the same
 value, and a call must send the same request.
@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from toolgen.runtime.dialect_args import ITEMS_STEP, MAP_VALUES_STEP, Rewrites, _Node, compile_rewrites
+from toolgen.runtime.call.dialect_args import ITEMS_STEP, MAP_VALUES_STEP, Rewrites, _Node, compile_rewrites
 
 
 def encode(args: dict[str, Any], records: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> Any:

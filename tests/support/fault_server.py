@@ -41,7 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
-from toolgen.examples.loopback import LoopbackServer
+from toolgen.testing.loopback import LoopbackServer
 
 #: Methods whose requests change nothing on the server unless a fault says otherwise.
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

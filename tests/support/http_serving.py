@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 
-from toolgen.runtime.mcp_http import serve_http
-from toolgen.runtime.registry import Registry
+from toolgen.runtime.serving.mcp_http import serve_http
+from toolgen.runtime.serving.registry import Registry
 
 
 @asynccontextmanager

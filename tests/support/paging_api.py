@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from toolgen.examples.loopback import LoopbackServer
+from toolgen.testing.loopback import LoopbackServer
 
 DEFAULT_SIZE = 4
 STYLES = ("square", "slack", "google", "stripe", "drf", "hal", "github", "offset", "page", "vercel", "odata",

@@ -1,6 +1,6 @@
 """Policy rows written by hand for unit tests, completed to the format the runtime reads.
 
-The runtime refuses a ``policy.json`` row that lacks a member (`toolgen.policy_format.from_json`).
+The runtime refuses a ``policy.json`` row that lacks a member (`toolgen.policy.format.from_json`).
 A unit test states only the members it is about; `complete_row` fills every other member with the
 value a generated row of a plain read holds (no idempotency, no pagination, no fixed values, no
 redaction, 5 s timeout, one attempt), `complete_policy` does so for a whole table, and `typed_row`
@@ -14,7 +14,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from toolgen.policy_format import FORMAT_VERSION, PolicyRow, from_json
+from toolgen.policy.format import FORMAT_VERSION, PolicyRow, from_json
 
 _ROW: dict[str, Any] = {
     "tool": "t", "mode": "read", "effect": "read", "intent": "", "pair": None, "permission": [], "approval": "never",

@@ -14,7 +14,7 @@ import socketserver
 import threading
 from dataclasses import dataclass, field
 
-from toolgen.examples.loopback import LoopbackServer
+from toolgen.testing.loopback import LoopbackServer
 
 _REASONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content"}
 

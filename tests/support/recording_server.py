@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from toolgen.examples.loopback import LoopbackServer
+from toolgen.testing.loopback import LoopbackServer
 
 
 @dataclass

@@ -31,8 +31,8 @@ from typing import NoReturn
 
 import click
 
-from ..runtime.approvals import DEFAULT_APPROVAL_TTL_S, MAX_APPROVAL_TTL_S
 from ..runtime.errors import ToolError
+from ..runtime.stores.approvals import DEFAULT_APPROVAL_TTL_S, MAX_APPROVAL_TTL_S
 from .call import RECEIPTS_HELP, open_registry
 from .terminal import terminal_safe
 

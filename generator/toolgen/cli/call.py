@@ -42,9 +42,11 @@ import click
 
 from ..dialects import names
 from ..runtime.audit import JsonlAuditSink, MemoryAuditSink
+from ..runtime.call.shaping import cursor_key_from_env
 from ..runtime.errors import scrub_url
-from ..runtime.loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
-from ..runtime.receipts import (
+from ..runtime.serving.loading import PackageNotFound, cursor_key_for, parse_scopes, resolve_package
+from ..runtime.serving.registry import Actor, Approval, Registry
+from ..runtime.stores import (
     DEFAULT_RECEIPTS_PATH,
     MemoryReceiptStore,
     PostgresReceiptStore,
@@ -53,8 +55,6 @@ from ..runtime.receipts import (
     SqliteReceiptStore,
     receipts_from_url,
 )
-from ..runtime.registry import Actor, Approval, Registry
-from ..runtime.shaping import cursor_key_from_env
 
 RECEIPTS_HELP = ("Receipt store: a SQLite file path, or a URL — redis://HOST:PORT/DB or "
                  "postgresql://HOST/DB (shared by many workers), sqlite:///FILE, memory:// (env: TOOLGEN_RECEIPTS; default .toolgen/receipts.sqlite3).")

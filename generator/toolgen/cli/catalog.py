@@ -30,10 +30,10 @@ import sys
 import click
 
 from ..dialects import catalog_files, names
-from ..policy_format import read_policy
+from ..policy.format import read_policy
 from ..runtime.catalogs import CatalogError, parts_index, read_catalog
 from ..runtime.identity import filter_catalog, permits
-from ..runtime.loading import parse_scopes
+from ..runtime.serving.loading import parse_scopes
 from .call import package_folder
 
 #: every catalog a package may hold, by file stem (the dialect registry's files: ``openai``,

@@ -15,7 +15,7 @@ calls (`toolgen.evals.from_audit`; exit 1 when it holds none); ``run`` writes ``
 ``report`` prints a run folder's report (through `toolgen.shown_text.terminal_safe`: text from
 ``results.json`` cannot drive the terminal). ``--replay DIR`` re-runs a recorded folder offline: the
 provider, model and runs come from its ``results.json``; every request must equal the recorded one.
-``--scripted`` starts the loopback scripted model (`toolgen.evals.scripted`, not a language model)
+``--scripted`` starts the loopback scripted model (`toolgen.testing.scripted`, not a language model)
 and points the adapter at it. Exit codes: 0 ok · 2 bad input (task file, folder, provider,
 missing key, the provider's SDK not installed: the ``eval`` extra, ``pip install -e ".[eval]"`` in a
 clone of toolgen) · 3 internal error.
@@ -180,7 +180,7 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
     assert provider is not None
     _require_sdks(provider)
     from ..evals.runner import Live, run_eval
-    from ..evals.scripted import MODEL_NAME, ScriptedModelServer
+    from ..testing.scripted import MODEL_NAME, ScriptedModelServer
 
     if scripted:
         with ScriptedModelServer(tasks.package_dir()) as server:

@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
+from ..builder.project import load_project
 from ..diagnostics import Diagnostic
-from ..project import load_project
 from ..review.lint import (
     LintSettings,
     LintTarget,

@@ -4,18 +4,18 @@ Input: a generated package (folder or API name of the project file), who the cal
 receipt store. Output: an MCP server until the client disconnects (stdio) or until SIGINT/SIGTERM
 (``--http``), then exit 0.
 
-- stdio (default): one caller, the actor of ``--actor``/``--scopes`` (`toolgen.runtime.mcp_server`).
-- ``--http HOST:PORT``: Streamable HTTP at ``http://HOST:PORT/mcp`` (`toolgen.runtime.mcp_http`);
+- stdio (default): one caller, the actor of ``--actor``/``--scopes`` (`toolgen.runtime.serving.mcp_server`).
+- ``--http HOST:PORT``: Streamable HTTP at ``http://HOST:PORT/mcp`` (`toolgen.runtime.serving.mcp_http`);
   each request's caller is the actor of its bearer token, from ``--tokens FILE`` (SHA-256 of each
   token, actor, scopes). Without a token file it refuses to start unless ``--no-auth`` (then every
   request is the ``--actor``/``--scopes`` actor, with a warning). ``PORT`` 0 takes a free port; the
   bound URL is printed on stderr (``toolgen serve: serving MCP on http://...``).
 - ``--workers N`` (with ``--http``): N worker processes accept from one listening socket, supervised
-  (a worker that dies is replaced; `toolgen.runtime.workers`). They share receipts, previews, issued
+  (a worker that dies is replaced; `toolgen.runtime.serving.workers`). They share receipts, previews, issued
   approvals and cursor keys through the receipt store, so ``memory://`` is refused; any request may
   land on any worker (the transport is stateless).
 - ``--approvals issued|elicit|client``: with ``elicit``, as ``issued`` plus approvals asked in the
-  protocol (`toolgen.runtime.elicit`: MCP 2026-07-28 clients get an ``input_required`` elicitation
+  protocol (`toolgen.runtime.serving.elicit`: MCP 2026-07-28 clients get an ``input_required`` elicitation
   showing the exact request); with ``issued`` (the default over HTTP) a record call's approval must
   be an ``approval_id`` issued by ``toolgen approve`` on the same receipt store (``--receipts``); with
   ``client`` (the default over stdio, where the host application is the caller) the ``_meta``
@@ -24,7 +24,7 @@ receipt store. Output: an MCP server until the client disconnects (stdio) or unt
 Exit codes: 0 stopped; 2 bad input (package, receipt store, token file — located —, address, option
 combination, the MCP SDK not installed: the ``mcp`` extra); 3 internal error. Warnings on stderr at start-up: secrets that are not set, a base URL
 that looks like the spec's example server (`toolgen.cli.call.startup_warnings`), a ``search.json``
-the served meta-tool's index would not use (`toolgen.runtime.search_tool.index_warnings`: e.g. one
+the served meta-tool's index would not use (`toolgen.runtime.serving.search_tools.index_warnings`: e.g. one
 with no documents for a package with tools; the index then analyses the package), a token file
 readable by every user.
 """
@@ -42,8 +42,8 @@ from typing import NoReturn
 import anyio
 import click
 
-from ..runtime.loading import parse_scopes
-from ..runtime.mcp_http import (
+from ..runtime.serving.loading import parse_scopes
+from ..runtime.serving.mcp_http import (
     StaticTokenVerifier,
     TokenFileError,
     is_loopback,
@@ -51,12 +51,12 @@ from ..runtime.mcp_http import (
     load_token_file,
     serve_http,
 )
-from ..runtime.mcp_server import serve_stdio
-from ..runtime.receipts import DEFAULT_RECEIPTS_PATH, MemoryReceiptStore, receipts_scheme
-from ..runtime.registry import Actor, Registry
-from ..runtime.search_tool import has_deferred, index_warnings
+from ..runtime.serving.mcp_server import serve_stdio
+from ..runtime.serving.registry import Actor, Registry
+from ..runtime.serving.search_tools import has_deferred, index_warnings
+from ..runtime.serving.workers import supervise
+from ..runtime.stores import DEFAULT_RECEIPTS_PATH, MemoryReceiptStore, receipts_scheme
 from ..runtime.telemetry import export_asked, install_sdk
-from ..runtime.workers import supervise
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
 from .exits import EXTRA_HINT
 
@@ -226,7 +226,7 @@ def _scheme(receipts_spec: str | None) -> str | None:
 
 def _warn_startup(registry: Registry, base_url: str | None, search: bool | None) -> None:
     """`startup_warnings`, and when the meta-tool is served (`search`: None = when tools are deferred)
-    a ``search.json`` its index would not use (`toolgen.runtime.search_tool.index_warnings`)."""
+    a ``search.json`` its index would not use (`toolgen.runtime.serving.search_tools.index_warnings`)."""
     warnings = [*startup_warnings(registry, base_url_given=base_url is not None)]
     if has_deferred(registry) if search is None else search:
         warnings += [f"[{w.code}] {w}" for w in index_warnings(registry)]

@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from ..build import build_api
+from ..builder.build import build_api
 from ..compile.inputs import resolve_spec_path
 from ..compile.intent import load_intent_map
 from ..compile.load import load_spec

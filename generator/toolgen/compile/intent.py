@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
-from ..policy_members import (
+from ..policy.members import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
     MAX_DEADLINE_MS,

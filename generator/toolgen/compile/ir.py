@@ -6,7 +6,7 @@ dialects (catalogs), `emit` (policy table, report, Python package) and the linte
 An `ApiIR` holds the `Tool`s of one API. A tool is what a model sees (name, description, input and
 output schema as canonical JSON Schema 2020-12) plus what the runtime enforces (`PolicyRow`), plus
 how each argument reaches the wire (`ArgBinding`). The policy types are the policy table's own
-(`toolgen.policy_format`, re-exported here): lowering builds the very rows `policy.json` is written
+(`toolgen.policy.format`, re-exported here): lowering builds the very rows `policy.json` is written
 from. Schemas here are the *canonical* form: full constraints, original optionality; each dialect
 derives its own view.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..policy_format import (
+from ..policy.format import (
     JSON,
     Approval,
     ArgBinding,

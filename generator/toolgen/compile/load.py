@@ -52,7 +52,7 @@ def yaml_reader() -> str:
     the C loader, the libyaml version it runs (``"PyYAML 6.0.2 CSafeLoader libyaml 0.2.5"``). The two
     loaders disagree on edge inputs (a tab after a key's colon is a value to libyaml and a syntax
     error to the pure-Python scanner), so every remembered result of parsing YAML is keyed by it:
-    `SpecDocument.content_key` of a YAML document, and `toolgen.cache.environment_key`."""
+    `SpecDocument.content_key` of a YAML document, and `toolgen.builder.cache.environment_key`."""
     name = getattr(_YamlLoader, "__name__", str(_YamlLoader))
     reader = f"PyYAML {yaml.__version__} {name}"
     if name.startswith("C"):

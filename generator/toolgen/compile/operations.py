@@ -142,7 +142,7 @@ def suggest_operations(operations: list[Operation], ref: str, n: int = 3) -> lis
 
 # ---------------------------------------------------------------------------------------------
 # what an operation declares: security requirements, OAuth scopes (its idempotency key:
-# `toolgen.compile.lower.idempotency`)
+# `toolgen.compile.lower.idempotency_key`)
 
 
 def _requirements(value: Any) -> list[dict[str, Any]]:

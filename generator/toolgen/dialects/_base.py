@@ -68,7 +68,7 @@ class DialectSchema:
 
 #: Path steps of a rewrite record that are not property names: every array item, every value of a
 #: map, branch i of an ``anyOf``. A property name that starts with one of ``[{|~`` is written with a
-#: leading ``~`` (the runtime reads it back the same way, `toolgen.runtime.dialect_args`).
+#: leading ``~`` (the runtime reads it back the same way, `toolgen.runtime.call.dialect_args`).
 ITEMS_STEP = "[]"
 MAP_VALUES_STEP = "{}"
 
@@ -127,7 +127,7 @@ class DialectOptions:
     namespace counting as one); a Responses catalog over it is written as parts of whole namespaces.
 
     `semantic_search`: toolgen.yaml ``search.semantic``, what ``search.json`` holds besides the lexical
-    documents: None (default) nothing; ``"lsa"`` the vectors of `toolgen.search_vectors` (format 3).
+    documents: None (default) nothing; ``"lsa"`` the vectors of `toolgen.search.vector_index` (format 3).
     It rides here so that the build cache's key and every build path carry it with the other
     project choices, as does `registry` (toolgen.yaml ``registry:`` of the API: None writes no
     ``server.json``).
@@ -166,7 +166,7 @@ class Dialect:
     provider's name in reports and help. `checks_per_tool` says that `check` (with no `max_tools`)
     finds nothing exactly when it finds nothing in each tool alone and no name is used twice (no
     other rule spans tools): the build cache then remembers each tool's verdict
-    (`toolgen.incremental.conformance_problems`). A dialect with rules that span tools says so with
+    (`toolgen.builder.incremental.conformance_problems`). A dialect with rules that span tools says so with
     `check_across(tools)` (those rules alone, names aside) and `check_tool(tool)` (one tool's own
     rules; None: `check` of the tool alone): `check` then finds nothing exactly when each tool's
     `check_tool` finds nothing, no name is used twice and `check_across` finds nothing.

@@ -2,7 +2,7 @@
 what a model sees of it before it searches (``docs/provider-rules.md`` F.1-F.4).
 
 Input: the IR `Tool`s (their policy rows carry `toolset` and `loading`), the per-tool catalogs of
-every dialect (`toolgen.emit.catalogs.Catalogs.tools`) and the API's toolsets. Output:
+every dialect (`toolgen.emit.dialect_catalogs.Catalogs.tools`) and the API's toolsets. Output:
 `DeferredViews`: the catalog files to write (``openai.responses.json``; ``anthropic.json`` with its
 tool-search tool) and, per view, the entries a model sees up front; `check_deferred` checks both
 against each provider's rules.
@@ -11,7 +11,7 @@ Per dialect:
 
 - OpenAI Chat Completions (``openai.json``, every function: the pool the client draws from and the
   runtime decodes arguments with): no deferred loading or hosted search (F.1); a client sends the
-  eager functions plus the ``search_tools`` function (`toolgen.search_tool.openai_search_function`),
+  eager functions plus the ``search_tools`` function (`toolgen.search.tool.openai_search_function`),
   answers it with the same index, and adds the found functions from ``openai.json`` to its next
   request, as for Gemini.
 - OpenAI Responses (``openai.responses.json``, written when the API has toolsets, deferred tools or a
@@ -26,7 +26,7 @@ Per dialect:
   ``openai.responses.<k>.json`` and ``openai.responses.parts.json``.
 - MCP (``mcp.json`` keeps every tool's full definition: the server answers ``tools/call`` and the
   search meta-tool from it): ``tools/list`` shows the eager tools plus the ``search_tools`` meta-tool
-  (`toolgen.search_tool`), which returns the full definitions of deferred tools (F.4).
+  (`toolgen.search.tool`), which returns the full definitions of deferred tools (F.4).
 - Gemini (``gemini.json``): no deferred loading or hosted search (F.3); a client sends the eager
   declarations plus the ``search_tools`` declaration, answers it with the same index, and adds the
   found declarations from ``gemini.json`` to its next request.
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compile.ir import Tool, Toolset
-from ..search_tool import gemini_search_declaration, mcp_search_tool, openai_search_function
+from ..search.tool import gemini_search_declaration, mcp_search_tool, openai_search_function
 from ._base import allows_code_callers
 from ._check import Violation
 from ._interactions import check_interactions_catalog, interactions_catalog, interactions_upfront

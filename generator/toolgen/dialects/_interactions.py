@@ -14,7 +14,7 @@ ignored, so the runtime enforces them, as for every dialect).
 Deferred tools: the file holds every function (the pool a client draws from), a deferred one marked
 ``"defer_loading": true``, and then one client-run search entry, ``{"type": "tool_search",
 "execution": "client", "name": "search_tools", "description", "parameters"}`` (the meta-tool of
-`toolgen.search_tool`, answered from ``search.json``). A request carries the entries without
+`toolgen.search.tool`, answered from ``search.json``). A request carries the entries without
 ``defer_loading`` (`interactions_upfront`); the client answers a ``tool_search_call`` with the found
 functions' definitions from this file. Hosted search would show every deferred function's name and
 short description up front (1,800 of them for the whole GitHub API), which no up-front budget holds.
@@ -87,7 +87,7 @@ def interactions_function(declaration: dict[str, JSON], *, deferred: bool) -> di
 
 
 def client_search_entry(declaration: dict[str, JSON]) -> dict[str, JSON]:
-    """The search meta-tool's Gemini declaration (`toolgen.search_tool.gemini_search_declaration`) as
+    """The search meta-tool's Gemini declaration (`toolgen.search.tool.gemini_search_declaration`) as
     a client-run ``tool_search`` entry."""
     return {"type": "tool_search", "execution": "client", "name": declaration["name"],
             "description": declaration["description"], "parameters": json_schema_of(declaration)}

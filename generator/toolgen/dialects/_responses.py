@@ -122,7 +122,7 @@ def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | 
     Chat Completions checks of its strict parameters (`check_openai_catalog`) and names are unique
     across the whole catalog. `check_chat`: what checks those functions as a Chat Completions catalog
     (default: ``check_openai_catalog(chat, max_tools=None)``; the build passes one that remembers each
-    function's verdict, `toolgen.incremental.conformance_problems`)."""
+    function's verdict, `toolgen.builder.incremental.conformance_problems`)."""
     report = Report("openai-responses")
     if not isinstance(catalog, list):
         report.add("", "", "A.1-shape", "catalog must be a list of tools")

@@ -2,7 +2,7 @@
 `POLICY.md` (what a reviewer reads in a PR).
 
 Input: the IR's `PolicyRow`s and the catalogs' argument rewrites. Output: the typed `PolicyTable`
-(`toolgen.policy_format`, the one definition of the format), whose `to_json()` is `policy.json`, and
+(`toolgen.policy.format`, the one definition of the format), whose `to_json()` is `policy.json`, and
 the Markdown text of `POLICY.md`, written from the same rows. Format: docs/generated-format.md.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from ..compile.ir import ApiIR
 from ..dialects import allows_code_callers
-from ..policy_format import InputRef, MappingValue, NarrowedArg, PolicyRow, PolicyTable, StepRef
+from ..policy.format import InputRef, MappingValue, NarrowedArg, PolicyRow, PolicyTable, StepRef
 from ..remember import Remember, computed
 from . import also_known, piece_key
 
@@ -24,7 +24,7 @@ _MODE_ORDER = {"read": 0, "preview": 1, "record": 2}
 
 def row_with_rewrites(row: PolicyRow, rewrites: dict[str, list[dict[str, Any]]] | None = None) -> PolicyRow:
     """`row` with its argument rewrites per dialect (`rewrites`; undone by the runtime before
-    validation, `toolgen.runtime.dialect_args`)."""
+    validation, `toolgen.runtime.call.dialect_args`)."""
     if not rewrites:
         return row
     return replace(row, dialect_rewrites={d: tuple(r) for d, r in rewrites.items()})

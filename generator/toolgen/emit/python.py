@@ -450,7 +450,7 @@ def class_pieces(source: str) -> list[str]:
     precedes it), a `\r` or form feed (black keeps the module's line ending and a form feed between
     statements), a function whose body is `...` (black adds no blank line between such a stub and a
     class right after it), or syntax `ast` does not parse here (black may).
-    `tests/test_models_module.py` checks the equality on the committed packages, on GitHub's whole
+    `tests/emit/test_models_module.py` checks the equality on the committed packages, on GitHub's whole
     API and on generated hostile modules."""
     import ast
 

@@ -4,13 +4,13 @@ docs/provider-rules.md F.1, F.3): what an adapter sends up front, and the tools 
 Input: a package folder, its catalog file for the dialect (``openai.json`` or ``gemini.json``: every
 tool's entry, the pool, each named as `toolgen.runtime.identity.tool_entry_name` reads it), and the
 dialect's ``search_tools`` entry
-(`toolgen.search_tool.openai_search_function`, `gemini_search_declaration`). Output: a
+(`toolgen.search.tool.openai_search_function`, `gemini_search_declaration`). Output: a
 `ClientCatalog`, the tool list of the next request. With no deferred row in ``policy.json`` it is
 the whole file and no search entry; with one, the eager entries in file order and then the
 ``search_tools`` entry naming the sorted toolsets that hold deferred tools: the up-front view the
 build checks and prices (`toolgen.dialects.deferred_views`, REPORT.md "Up-front cost").
 
-The runner answers a ``search_tools`` call with `toolgen.runtime.search_tool.ToolSearch` (the
+The runner answers a ``search_tools`` call with `toolgen.runtime.serving.search_tools.ToolSearch` (the
 caller's scopes applied) and passes the names it found to `ClientCatalog.load`, which appends their
 entries from the pool to the next request.
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..policy_format import read_policy
+from ..policy.format import read_policy
 from ..runtime.identity import is_deferred, tool_entry_name
 
 JSON = Any

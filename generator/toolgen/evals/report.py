@@ -88,7 +88,8 @@ def report_markdown(results: RunResults, *, latency: bool = True) -> str:
     lines = [f"# Eval report: {meta.get('api')} · {meta.get('provider')} · {meta.get('model')}", ""]
     if meta.get("scripted"):
         lines += ["> **Scripted model.** The model behind this run is `scripted-lexical`, a fixed lexical",
-                  "> heuristic served on loopback in the provider's wire format (toolgen.evals.scripted), not a",
+                  ("> heuristic served on loopback in the provider's wire format (toolgen.testing.scripted), "
+                   "not a"),
                   "> language model. Its figures test the harness and show what a keyword matcher achieves; they",
                   "> say nothing about any real model.", ""]
     lines += [f"- runs: {meta.get('runs')} · tasks: {len(tasks)} (dev {counts['dev']}, held-out {counts['held-out']})",

@@ -15,7 +15,7 @@ the model sees carries ``approval: {preview_id, approved_by}``), and a record ca
 preview carries that `Approval`; in any other task it approves nothing, so a record call gets the
 runtime's ``approval_required`` answer. A ``search_tools`` call to an adapter that sent the
 client-run search (Chat Completions, Gemini with deferred tools: `Adapter.client_search`) is answered
-by `toolgen.runtime.search_tool.ToolSearch` over the task's registry with the eval actor's scopes, as
+by `toolgen.runtime.serving.search_tools.ToolSearch` over the task's registry with the eval actor's scopes, as
 `toolgen serve` answers it; the found tools are added to the adapter's next request (`Adapter.load`)
 and counted like a provider's search (``searches``, ``loaded``), not as a call. A task ends when the model answers without a call, after
 `MAX_TURNS` turns, or on a provider error (kept in ``error``).
@@ -38,7 +38,7 @@ import httpx2 as httpx
 
 from .. import __version__
 from ..runtime import Actor, Approval, Registry
-from ..runtime.search_tool import SEARCH_TOOL_NAME, ToolSearch
+from ..runtime.serving.search_tools import SEARCH_TOOL_NAME, ToolSearch
 from .cassette import RecordingTransport, ReplayMismatch, ReplayTransport
 from .conversation import Adapter, ToolCall
 from .outcomes import CallRecord, RunResults, TaskOutcome

@@ -1,7 +1,7 @@
 """The loopback upstream an eval's tool calls reach, behind a fixed virtual base URL.
 
 Input: the API's policy (its name and the secrets its auth rows name) and either nothing (the API
-is ``tickets``: the example server `toolgen.examples.tickets_server` is started, fresh for each
+is ``tickets``: the example server `toolgen.testing.tickets_server` is started, fresh for each
 task) or the URL of a server the user runs (``prism mock SPEC``, a staging API). Output: an
 `Upstream` that yields, per task, the httpx client, credentials and the tickets state (when it is
 the example server) a `Registry` needs.
@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..examples.tickets_server import TOKEN, TicketsServer
 from ..runtime import StaticCredentials
+from ..testing.tickets_server import TOKEN, TicketsServer
 
 
 class _Rebase(httpx.BaseTransport):

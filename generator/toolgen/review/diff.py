@@ -1,7 +1,7 @@
 """`toolgen diff`: what changed in the generated tool surface, risky changes first (for PR review).
 
 Input: two versions of the generated folder, each read as `policy.json` (typed rows,
-`toolgen.policy_format.from_json`; a malformed one is a located ``diff-input-invalid`` error) +
+`toolgen.policy.format.from_json`; a malformed one is a located ``diff-input-invalid`` error) +
 `mcp.json` per API folder (`Surface`). The old version comes from a git ref (read with `git ls-tree` / `git show`, nothing is
 checked out) or a directory; the new one from the working tree or a directory. Output: a list of
 `Change`s and per-API catalog token counts (`DiffResult`), rendered as Markdown (a PR comment) or
@@ -29,7 +29,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..emit import compact_json
-from ..policy_format import PolicyFormatError, PolicyRow, from_json
+from ..policy.format import PolicyFormatError, PolicyRow, from_json
 from ..tokens import count_tokens
 
 _EFFECT_RANK = {"read": 0, "write": 1, "destructive": 2}
@@ -48,7 +48,7 @@ class Surface:
 
     def tokens(self) -> int:
         """o200k tokens of the MCP catalog: the sum over its tools of each tool's compact JSON, counted
-        the way REPORT.md counts them (`toolgen.emit.report.measure`), so the two figures agree."""
+        the way REPORT.md counts them (`toolgen.emit.build_report.measure`), so the two figures agree."""
         return sum(count_tokens(compact_json(self.tools[n])) for n in sorted(self.tools))
 
 

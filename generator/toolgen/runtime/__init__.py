@@ -5,9 +5,11 @@ stores, credential providers, audit sinks and tool search (`ToolIndex`, `Hit`). 
 """
 
 from .audit import AuditEvent, AuditSink, FanoutSink, JsonlAuditSink, MemoryAuditSink
-from .credentials import CredentialsProvider, EnvCredentials, StaticCredentials
+from .call.credentials import CredentialsProvider, EnvCredentials, StaticCredentials
 from .errors import ERROR_CODES, ToolError
-from .receipts import (
+from .serving.registry import Actor, Approval, CallResult, Registry, canonical_json, fingerprint
+from .serving.tool_index import Hit, ToolIndex
+from .stores import (
     MemoryPreviewStore,
     MemoryReceiptStore,
     PostgresReceiptStore,
@@ -19,8 +21,6 @@ from .receipts import (
     StoredPreview,
     receipts_from_url,
 )
-from .registry import Actor, Approval, CallResult, Registry, canonical_json, fingerprint
-from .search import Hit, ToolIndex
 
 __all__ = [
     "ERROR_CODES",

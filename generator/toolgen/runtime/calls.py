@@ -3,7 +3,7 @@ canonical-request `fingerprint`.
 
 Plain data shared by the registry (`registry.py`), the call path (`pipeline/`) and the servers; no
 IO. Fingerprint (docs/generated-format.md): ``"sha256:" + hex(sha256(canonical_json({"intent":
-intent, "request": canonical})))`` where `canonical` is `toolgen.runtime.request.BuiltRequest.canonical`.
+intent, "request": canonical})))`` where `canonical` is `toolgen.runtime.call.request.BuiltRequest.canonical`.
 """
 
 from __future__ import annotations

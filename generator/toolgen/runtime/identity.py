@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..policy_format import PolicyRow
+from ..policy.format import PolicyRow
 from .errors import ToolError, make_error
 
 __all__ = ["filter_catalog", "is_deferred", "missing_of", "missing_scopes", "permission_error", "permits", "required_scopes",

@@ -1,7 +1,8 @@
 """Replacing secrets in text with the redaction marker, without ever rewriting a marker.
 
 `cover(text, needles, markers, marker)` is the one replacement every redaction of a secret goes
-through (`toolgen.runtime.body.scrub` on decoded values, `toolgen.runtime.credentials.scrub_bytes` on
+through (`toolgen.runtime.call.response_body.scrub` on decoded values,
+`toolgen.runtime.call.credentials.scrub_bytes` on
 a body's raw bytes). Replacing each secret in turn with ``str.replace`` rewrote the markers an earlier
 replacement wrote: a one-letter secret ``a`` after ``Bearer a`` turned ``[redacted]`` into
 ``[red[redacted]cted]``. Here every occurrence of every needle is found first, in the text as it

@@ -15,7 +15,7 @@ from typing import Any
 from ...diagnostics import DiagnosticSink, SourceLocation
 from ...naming import ARG_NAME_RE
 from ...pointer import PointerError, parse_pointer
-from ...policy_format import InputRef, LiteralValue, MappingValue, Reference, StepRef
+from ...policy.format import InputRef, LiteralValue, MappingValue, Reference, StepRef
 
 #: the step id references use for the composite's own arguments
 INPUT = "input"

@@ -15,7 +15,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from ...policy_format import CompositePlan
+from ...policy.format import CompositePlan
 from ...results import RESULT_KEY
 from ..schema.satisfiable import json_type_of as json_type
 

@@ -36,7 +36,7 @@ from typing import Any
 from ...diagnostics import DiagnosticError, DiagnosticSink, SourceLocation
 from ...naming import tool_name_problem
 from ...pointer import escape_token, parse_pointer
-from ...policy_format import (
+from ...policy.format import (
     CompositePlan,
     CompositeStep,
     InputRef,

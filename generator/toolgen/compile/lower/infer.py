@@ -14,7 +14,7 @@ from ..ir import Effect
 from ..operations import Operation
 from ..verbs import guess_effect
 from .context import Ctx, Skip
-from .idempotency import KeyPlace, idempotency_place
+from .idempotency_key import KeyPlace, idempotency_place
 
 
 def infer_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:

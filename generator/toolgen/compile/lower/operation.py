@@ -21,7 +21,7 @@ from ..ir import ArgBinding, FixedValue
 from ..operations import Operation
 from .body import body_arguments
 from .context import Arg, Ctx, Lowered, Skip
-from .idempotency import key_places
+from .idempotency_key import key_places
 from .narrow import narrow_args
 from .outputs import strip_descriptions, success_response, tool_output_schema
 from .paging import lower_pagination, paging_args, paging_params, paging_spec
@@ -167,7 +167,7 @@ def _without_other_key_places(ctx: Ctx, op: Operation, intent: ToolIntent, args:
 
 
 #: a query parameter or body member that names the method to run (Laravel, Symfony and Rack run it
-#: on a POST; Laravel reads a JSON body's too), as `toolgen.runtime.request.param_key` reads names
+#: on a POST; Laravel reads a JSON body's too), as `toolgen.runtime.call.request.param_key` reads names
 METHOD_PARAMETER = "_method"
 
 

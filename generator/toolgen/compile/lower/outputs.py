@@ -212,7 +212,7 @@ _MEDIA_RANGE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-
 
 def _opaque_body(content: dict[str, Any], success: tuple[int, ...], node_ptr: str, link: bool) -> SuccessBody:
     """The success body of a response that offers no JSON: each media type as the runtime reads it,
-    whichever one the API answers with (`toolgen.runtime.registry` reads an answer by its own
+    whichever one the API answers with (`toolgen.runtime.serving.registry` reads an answer by its own
     Content-Type): text (``text/*``, XML) as a string, anything else as the `BINARY_SCHEMA` summary.
     Offered both (a certificate as ``application/pdf`` or ``application/xml``, chosen by a body
     field), the output is either (``anyOf``, so the ``result`` shape) and `accept` lists the text

@@ -3,7 +3,7 @@
 Input: the lowering context (`Ctx`: the document, the intent map, the sink) and one operation with
 its intent. Output: the operation's `Lowered` (or the `Skip` / `DiagnosticError` it raised) and the
 diagnostics its lowering emitted, from a `remember(key, compute)` the build passes (the build
-cache, `toolgen.incremental.Pieces`), so that a build after an edit lowers only what the edit reached.
+cache, `toolgen.builder.incremental.Pieces`), so that a build after an edit lowers only what the edit reached.
 
 The key (`OperationKeys.key`) names everything `toolgen.compile.lower.operation.lower_operation`
 reads: the operation's path item as written (key order kept), every part of the document its text

@@ -48,7 +48,7 @@ def operation_examples(examples: Mapping[str, Sequence[str]], op: Operation) -> 
 def guidance(use_when: str | None, not_for: str | None) -> str:
     """The sentences the intent map's `use_when` and `not_for` add to a tool's description, each on
     one line of its own: `` Use when: <use_when>. Not for: <not_for>.`` ("" when neither is set).
-    Tool search drops the ``Not for:`` sentence from what it indexes (`toolgen.search_text`)."""
+    Tool search drops the ``Not for:`` sentence from what it indexes (`toolgen.search.text_index`)."""
     out = ""
     for label, text in (("Use when", use_when), ("Not for", not_for)):
         if text:
@@ -61,7 +61,7 @@ def with_examples(text: str, examples: Sequence[str], limit: int) -> str:
     """`text` and `` Examples: "<request>"; "<request>".``: as many of `examples` (in order) as keep
     the whole within `limit` characters, none when the first does not fit. Hosted tool search reads
     descriptions (Anthropic's BM25 and regex tool search, OpenAI's `tool_search`), so the requests help
-    it too; `toolgen.search_text` drops the sentence from the description it indexes (it indexes the
+    it too; `toolgen.search.text_index` drops the sentence from the description it indexes (it indexes the
     requests in their own field)."""
     shown: list[str] = []
     for example in examples:

@@ -16,7 +16,7 @@ from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
 from .examples import tool_examples
-from .idempotency import key_constraints
+from .idempotency_key import key_constraints
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
 from .toolsets import place

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...naming import toolset_from_tag, toolset_name_problem
-from ...search_tool import SEARCH_TOOL_NAME
+from ...search.tool import SEARCH_TOOL_NAME
 from ..intent import TOOLSET_FROM_PATH, TOOLSET_FROM_TAG, IncludeSpec, ToolIntent, ToolsetSpec
 from ..ir import Loading, Tool, Toolset
 from ..operations import Operation

@@ -32,7 +32,7 @@ def make_adapter(provider: str, package: Path, model: str, *, api_key: str, base
 
         return MessagesAdapter(package, model, api_key=api_key, base_url=base_url, http_client=http_client)
     if provider == "gemini":
-        from .gemini import GeminiAdapter
+        from .gemini_generate import GeminiAdapter
 
         return GeminiAdapter(package, model, api_key=api_key, base_url=base_url, http_client=http_client)
     if provider == "openai-compatible":

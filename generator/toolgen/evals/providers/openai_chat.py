@@ -4,7 +4,7 @@ any endpoint that speaks the chat wire format (vLLM, llama.cpp server, Ollama, O
 Catalog: the functions of ``openai.json`` (``{"type": "function", "function": {...}, strict}``).
 The chat format has no deferred loading (docs/provider-rules.md F.1), so when the package defers
 tools the first request carries the eager functions and the client-run ``search_tools`` function
-(`toolgen.search_tool.openai_search_function`, `toolgen.evals.client_search`); the runner answers a
+(`toolgen.search.tool.openai_search_function`, `toolgen.evals.client_search`); the runner answers a
 search and `load` adds the found functions from ``openai.json`` to the next request. Conversation: the assistant message is sent back with its
 ``tool_calls``, each result as a ``role: tool`` message. Usage: ``prompt_tokens`` /
 ``completion_tokens`` (0 when the server does not report usage).
@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2 as httpx
 
-from ...search_tool import openai_search_function
+from ...search.tool import openai_search_function
 from ..client_search import client_catalog
 from ..conversation import ToolCall, Turn, parse_arguments
 

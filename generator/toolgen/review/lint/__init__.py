@@ -2,8 +2,8 @@
 loading what to lint (`targets`), the output formats (`formats`: text, json, sarif, github) and the
 findings known before any catalog is built (`preflight`: the build stops on them in seconds)."""
 
-from .formats import render
 from .linter import LintInput, lint_api
+from .output_formats import render
 from .preflight import preflight_findings
 from .rules import RULES, LintSettings, Rule, apply_severity, rule_for, rules_markdown
 from .targets import LintResult, LintTarget, config_findings, lint_target

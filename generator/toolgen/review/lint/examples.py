@@ -8,8 +8,9 @@ entries. Output: `example_findings` -> ``(rule, message, location, tool)`` for
   or one no tool covers;
 - `examples-duplicate`: one request (case and spacing aside) given for two intents or toolsets;
 - `examples-length`: a request of fewer than `MIN_WORDS` words or more than `MAX_WORDS`;
-- `example-ranks-other`: a request for which tool search (`toolgen.runtime.search.ToolIndex`, over the
-  same policy rows and catalog the build writes) ranks another operation first.
+- `example-ranks-other`: a request for which tool search
+  (`toolgen.runtime.serving.tool_index.ToolIndex`, over the same policy rows and catalog the build
+  writes) ranks another operation first.
 
 Pure and deterministic; nothing is ranked when the map gives no `examples` (a map without them pays
 nothing).
@@ -83,7 +84,9 @@ def example_findings(model: IntentMap, ir: ApiIR, mcp_catalog: Sequence[Mapping[
 def _ranking(given: list[tuple[tuple[str, ...], str, int, str]], ir: ApiIR,
              mcp_catalog: Sequence[Mapping[str, Any]], locate: Locate) -> list[Finding]:
     """`example-ranks-other` for each request of an intent that tool search ranks below another one."""
-    from ...runtime.search import ToolIndex  # the runtime's ranking; imported only when a map has examples
+    from ...runtime.serving.tool_index import (
+        ToolIndex,  # the runtime's ranking; imported only when a map has examples
+    )
 
     intents = {t.policy.intent or t.name for t in ir.tools}
     rows = [t.policy.to_json() for t in ir.tools]

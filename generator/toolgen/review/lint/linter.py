@@ -23,7 +23,7 @@ from ...compile.intent import LoadedIntentMap, ToolIntent
 from ...compile.ir import ApiIR, Tool
 from ...compile.load import SpecDocument
 from ...compile.lower import operation_parameters, operation_response
-from ...compile.lower.idempotency import KeyPlace, idempotency_place
+from ...compile.lower.idempotency_key import KeyPlace, idempotency_place
 from ...compile.lower.reuse import OperationKeys
 from ...compile.operations import (
     Operation,
@@ -42,8 +42,8 @@ from ...diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLo
 from ...dialects import DialectOptions, catalog_request_problems, registry
 from ...dialects.openai import openai_parameters
 from ...emit import compact_json, piece_key
-from ...emit.catalogs import Catalogs, build_catalogs
-from ...emit.report import ToolSize, measure
+from ...emit.build_report import ToolSize, measure
+from ...emit.dialect_catalogs import Catalogs, build_catalogs
 from ...naming import has_word
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...remember import Remember, computed
@@ -83,7 +83,7 @@ from .rules import (
     LintSettings,
     Rule,
 )
-from .toolsets import Member, near_synonyms
+from .toolset_rules import Member, near_synonyms
 
 T = TypeVar("T")
 
@@ -106,7 +106,7 @@ class LintInput:
     #: the project's dialect choices (toolgen.yaml ``dialects:``: shapes and the tool-search limit)
     options: DialectOptions = field(default_factory=DialectOptions)
     #: what each operation's response, parameters and words tell the rules, remembered between builds
-    #: (`toolgen.incremental.BuildPieces`) under the operation's `OperationKeys.reads` (its part of
+    #: (`toolgen.builder.incremental.BuildPieces`) under the operation's `OperationKeys.reads` (its part of
     #: the document) and `OperationKeys.base` (without `keys`, computed), and each toolset's
     #: near-synonym pairs by its members' keys, tools and descriptions
     remember: Remember = computed
@@ -654,7 +654,7 @@ class _Linter:
 
     def check_toolsets(self) -> None:
         """`toolset-near-synonym`: within each toolset, intents a model could confuse
-        (`toolgen.review.lint.toolsets.near_synonyms`), located at the second intent."""
+        (`toolgen.review.lint.toolset_rules.near_synonyms`), located at the second intent."""
         by_toolset: dict[str, list[tuple[Member, _IntentView]]] = {}
         for view in sorted(self.views, key=lambda v: v.key):
             toolset = view.main.policy.toolset

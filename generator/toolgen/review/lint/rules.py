@@ -2,7 +2,7 @@
 that change them.
 
 Input: nothing (the table is data) and, for the settings, the `lint:` section of toolgen.yaml
-(`toolgen.project.LintConfig`). Output: `RULES` (id -> `Rule`), `LintSettings` and `apply_severity`,
+(`toolgen.builder.project.LintConfig`). Output: `RULES` (id -> `Rule`), `LintSettings` and `apply_severity`,
 which turns the linter's findings into the configured severities (`off` drops them; `--strict`
 makes warnings errors). Every finding's `code` is the id of a rule: kebab-case, stable, the same
 scheme the build uses for its own diagnostics, which lint passes through (``source="build"``).
@@ -409,7 +409,7 @@ class LintSettings:
 
     @classmethod
     def from_config(cls, config: Any) -> LintSettings:
-        """From a `toolgen.project.LintConfig` (or None)."""
+        """From a `toolgen.builder.project.LintConfig` (or None)."""
         if config is None:
             return cls()
         return cls(dict(config.severity), config.max_tools or DEFAULT_MAX_TOOLS,

@@ -13,7 +13,7 @@ module              step
 ``validate``        2a. the arguments: plain JSON, canonical, valid against ``inputSchema``
 ``canonical``       2b. the canonical request, its fingerprint, a stored preview's arguments
 ``approval``        4. a human's approval of exactly this request (checked; spent before sending)
-``timeout``         5. per-attempt timeout and overall deadline (`toolgen.runtime.deadline`)
+``timeout``         5. per-attempt timeout and overall deadline (`toolgen.runtime.call.deadline`)
 ``preview``         a preview tool's result (the request shown, not sent)
 ``idempotency``     6. the receipt of a record call's key (replay, conflict, in progress, resend)
 ``send``            7. the wire request and the attempts, retries by ``retry`` (pure policy)
@@ -25,9 +25,9 @@ module              step
 
 The path is sans IO (`effects`): it yields `effects.Send` and `effects.Sleep` (and a composite's
 aggregate `effects.Gather`), a driver performs them (`Registry.call` with a sync httpx client,
-`Registry.acall` with an async one, `toolgen.runtime.drivers` over `toolgen.runtime.transport`)
+`Registry.acall` with an async one, `toolgen.runtime.transport.drivers` over `toolgen.runtime.transport`)
 and sends back an `effects.Outcome`. Every decision is an
-`AuditEvent`. The steps read the registry through `toolgen.runtime.host.Host`, never import it.
+`AuditEvent`. The steps read the registry through `toolgen.runtime.call.host.Host`, never import it.
 """
 
 from __future__ import annotations

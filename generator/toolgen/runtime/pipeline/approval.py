@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...policy_format import PolicyRow
-from ..approvals import approval_key, approval_scope, check_issued, issue_next_step
+from ...policy.format import PolicyRow
+from ..call.toolspec import ToolSpec
 from ..calls import Approval
 from ..errors import ToolError, make_error
-from ..receipts import spend_digest
-from ..toolspec import ToolSpec
+from ..stores import spend_digest
+from ..stores.approvals import approval_key, approval_scope, check_issued, issue_next_step
 from .state import Call, Grant, Halt, Hold, Validated
 
 __all__ = ["check", "spend"]

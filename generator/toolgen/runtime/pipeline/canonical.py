@@ -7,7 +7,7 @@ sets `Call.fp` (the fingerprint, `toolgen.runtime.calls.fingerprint`) and, for a
 a stored preview, `Call.shown`; audits ``validate`` ``allow``.
 
 A record executing a stored preview (policy ``record.arguments: preview``) takes the preview's
-stored arguments (`toolgen.runtime.stored_previews`) plus the caller's idempotency key, and must
+stored arguments (`toolgen.runtime.call.stored_previews`) plus the caller's idempotency key, and must
 rebuild a request whose fingerprint is its ``preview_id``. A pagination cursor is decoded here
 (`shaping.CursorCodec`, bound to ``<api>/<tool>``).
 
@@ -25,13 +25,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...policy_format import PolicyRow
+from ...policy.format import PolicyRow
+from ..call.page_cursor import pagination_params
+from ..call.request import BuiltRequest, build_request
+from ..call.stored_previews import stored_arguments
+from ..call.toolspec import ToolSpec, display
 from ..calls import fingerprint
 from ..errors import ToolError, make_error
-from ..paging import pagination_params
-from ..request import BuiltRequest, build_request
-from ..stored_previews import stored_arguments
-from ..toolspec import ToolSpec, display
 from .state import Call, Halt, Validated
 
 __all__ = ["canonical_request"]

@@ -3,7 +3,7 @@
 The call path (`run`) is a generator. It yields `Send` (send this request, give up after
 `timeout_s` seconds), `Sleep` (wait before a retry) and, for a composite tool's aggregate,
 `Gather` (run these call paths at once); the driver (`Registry.call` with a sync httpx client,
-`Registry.acall` with an async one, `toolgen.runtime.drivers` over `toolgen.runtime.transport`)
+`Registry.acall` with an async one, `toolgen.runtime.transport.drivers` over `toolgen.runtime.transport`)
 performs the effect and sends back an `Outcome` for a `Send`, ``None`` for a `Sleep` and the list
 of return values for a `Gather`. When the generator returns, its value is the call's
 `CallResult`. A driver never raises into the call path:

@@ -7,8 +7,8 @@ no tool has that name (``details.available``: the tools the actor may use, never
 
 from __future__ import annotations
 
+from ..call.toolspec import ToolSpec
 from ..errors import make_error
-from ..toolspec import ToolSpec
 from .state import Call, Halt
 
 __all__ = ["find"]

@@ -33,13 +33,13 @@ import hashlib
 import json
 from typing import Any
 
-from ..arguments import invalid_argument, key_text_problem
-from ..body import scrub
+from ..call.arguments import invalid_argument, key_text_problem
+from ..call.response_body import scrub
+from ..call.shaping import redact
+from ..call.toolspec import ToolSpec
 from ..calls import CallResult
 from ..errors import make_error
-from ..receipts import Receipt
-from ..shaping import redact
-from ..toolspec import ToolSpec
+from ..stores import Receipt
 from .outcome import unknown_error, unreadable_warnings, withhold_excerpt
 from .state import Budget, Call, Halt, Hold, Validated
 

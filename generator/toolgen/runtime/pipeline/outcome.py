@@ -31,13 +31,13 @@ from typing import Any
 
 import httpx
 
-from ...policy_format import PolicyRow
+from ...policy.format import PolicyRow
 from ...results import TEXT_KEY
-from .. import credentials as creds
-from ..body import decode_body, doubled_json, excerpt, may_hold_secret, mismatch_text, scrub
+from ..call import credentials as creds
+from ..call.response_body import decode_body, doubled_json, excerpt, may_hold_secret, mismatch_text, scrub
+from ..call.shaping import redact_anywhere, shrink
+from ..call.toolspec import ToolSpec, executes_preview
 from ..errors import ToolError, from_http_response, make_error, scrub_url
-from ..shaping import redact_anywhere, shrink
-from ..toolspec import ToolSpec, executes_preview
 from .effects import MAX_RESPONSE_BYTES, REDIRECT_STATUSES
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
 
@@ -62,7 +62,8 @@ _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "number", float: "number"}
 class Answer:
     """A success answer: `status`, `headers`, the decoded `body`, and `unreadable` (why the body
     cannot be trusted: invalid JSON, too deep, an HTML page, cut short) or None; `excerpt`: the start of
-    an unreadable body as text, scrubbed of the call's secrets and bounded (`toolgen.runtime.body.excerpt`),
+    an unreadable body as text, scrubbed of the call's secrets and bounded
+    (`toolgen.runtime.call.response_body.excerpt`),
     None for an empty one."""
 
     status: int
@@ -149,7 +150,8 @@ def location_of_answer(status: int, headers: httpx.Headers, http_request: httpx.
 def unreadable_result(spec: ToolSpec, answer: Answer, *, withhold: bool = False) -> dict[str, Any]:
     """The result of a success `answer` whose body cannot be read: ``{"status": <HTTP status>,
     "_unreadable_body": {"problem": <why>, "excerpt": <text or null>}}``; the excerpt is
-    `Answer.excerpt` (at most `toolgen.runtime.body.EXCERPT_CHARS` characters, the call's secrets
+    `Answer.excerpt` (at most `toolgen.runtime.call.response_body.EXCERPT_CHARS` characters, the call's
+    secrets
     scrubbed), `WITHHELD_REDACTED` when the tool redacts members of its output (or `withhold`: a
     composite's step whose composite does), null for no body."""
     hide = (spec.redact_tree or withhold) and answer.excerpt is not None

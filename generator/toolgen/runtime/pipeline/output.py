@@ -5,7 +5,7 @@ Input: `Call`, `ToolSpec`, `Validated`, `Hold`, `Exchange`, the `outcome.Answer`
 the properties the output schema declares), redacted (``output.redact``), shaped
 (`toolgen.results.shape_body`: an object, ``{"result": ...}`` or ``{"status": ...}``) and fit to
 ``output.max_bytes`` (`shaping.enforce_budget`); a paginated tool's page as ``{"items",
-"next_cursor"}`` (`toolgen.runtime.paging.shape_page`). The result is checked against the output
+"next_cursor"}`` (`toolgen.runtime.call.page_cursor.shape_page`). The result is checked against the output
 schema (``output.schema_mode``: ``warn`` adds a warning, ``strict`` refuses a read's result,
 ``off`` skips). The receipt is completed with the result. Audits ``output`` ``allow``/``warn``
 and ``result`` ``ok``.
@@ -27,15 +27,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...policy_format import Pagination, PolicyRow
+from ...policy.format import Pagination, PolicyRow
 from ...results import RESULT_KEY, shape_body
-from ..body import doubled_json, mismatch_text
+from ..call.page_cursor import PageShaper, shape_page
+from ..call.request import BuiltRequest
+from ..call.response_body import doubled_json, mismatch_text
+from ..call.shaping import enforce_budget, project, redact
+from ..call.toolspec import ToolSpec
 from ..calls import CallResult
 from ..errors import ToolError, make_error
-from ..paging import PageShaper, shape_page
-from ..request import BuiltRequest
-from ..shaping import enforce_budget, project, redact
-from ..toolspec import ToolSpec
 from .outcome import Answer, operation_name, unreadable_result, unreadable_warnings
 from .state import Call, Exchange, Halt, Hold, Validated
 from .validate import pointer

@@ -11,8 +11,8 @@ Input: `Call`, the found `ToolSpec`. Output: nothing. Errors (`Halt` at step ``p
 
 from __future__ import annotations
 
+from ..call.toolspec import ToolSpec
 from ..identity import permission_error, required_scopes
-from ..toolspec import ToolSpec
 from .state import Call, Halt
 
 __all__ = ["admit", "audit"]

@@ -3,7 +3,7 @@
 Input: `Call` (fingerprint set), the preview tool's `ToolSpec`, `Validated`. Output: the
 successful `CallResult` whose result is ``{"preview_id", "request", "effect", "side_effects",
 "approval_required", "record_tool"[, "cannot_send"][, "expires_in_s"]}``: ``preview_id`` is the
-fingerprint, ``request`` the redacted request (`toolgen.runtime.toolspec.display`; where the
+fingerprint, ``request`` the redacted request (`toolgen.runtime.call.toolspec.display`; where the
 record forwards its idempotency key, the key's header, query parameter or body member shown with
 the placeholder ``"<ARG of RECORD_TOOL>"``, `key_place_shown`),
 ``cannot_send`` what would stop the record call sending it (a missing credential, a URL the HTTP
@@ -20,14 +20,14 @@ from typing import Any
 
 import httpx
 
-from ...policy_format import PolicyRow
-from .. import credentials as creds
+from ...policy.format import PolicyRow
+from ..call import credentials as creds
+from ..call.host import Host
+from ..call.request import BuiltRequest
+from ..call.toolspec import ToolSpec, display, executes_preview, key_place_shown
 from ..calls import CallResult
 from ..errors import ToolError, make_error
-from ..host import Host
-from ..receipts import StoredPreview
-from ..request import BuiltRequest
-from ..toolspec import ToolSpec, display, executes_preview, key_place_shown
+from ..stores import StoredPreview
 from .state import Call, Halt, Validated
 
 __all__ = ["DEFAULT_PREVIEW_TTL_S", "is_preview", "preview"]

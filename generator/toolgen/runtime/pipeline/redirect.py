@@ -30,8 +30,8 @@ from urllib.parse import parse_qsl, urlencode
 
 import httpx
 
-from ..request import BuiltRequest
-from ..toolspec import ToolSpec
+from ..call.request import BuiltRequest
+from ..call.toolspec import ToolSpec
 from .effects import REDIRECT_STATUSES, Effect, Send
 from .state import Budget, Call, Exchange
 
@@ -60,7 +60,7 @@ def location_of(exchange: Exchange, base: httpx.URL) -> httpx.URL | None:
 def _same_origin(target: httpx.URL, sent: httpx.URL) -> bool:
     """Whether `target` is on the origin of `sent` and names no userinfo: the HTTP client sends a
     URL's userinfo as ``Authorization: Basic`` in place of the call's own credential (the same
-    check as `toolgen.runtime.paging.same_origin`)."""
+    check as `toolgen.runtime.call.page_cursor.same_origin`)."""
     return not target.userinfo and (target.scheme, target.host, target.port) == (sent.scheme, sent.host, sent.port)
 
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ...policy_format import PolicyRow
-from ..backoff import retry_delay
+from ...policy.format import PolicyRow
+from ..call.backoff import retry_delay
 from ..errors import parse_retry_after
 from .effects import Outcome
 

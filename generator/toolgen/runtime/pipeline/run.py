@@ -22,11 +22,11 @@ from typing import Any
 
 import httpx
 
+from ..call.host import Host
+from ..call.request import BuiltRequest
+from ..call.toolspec import ToolSpec
 from ..calls import Actor, Approval, CallResult
 from ..errors import ToolError, make_error
-from ..host import Host
-from ..request import BuiltRequest
-from ..toolspec import ToolSpec
 from . import approval as approval_step
 from . import permission
 from .canonical import canonical_request

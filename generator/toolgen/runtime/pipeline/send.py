@@ -1,7 +1,7 @@
 """Step 7, send: the wire request, then the HTTP attempts with bounded retries.
 
 `wire_request` input: `Call`, `ToolSpec`, `Validated`. Output: ``(wire, http_request)``: the
-canonical request plus the credentials (`toolgen.runtime.credentials.resolve`; their echo forms
+canonical request plus the credentials (`toolgen.runtime.call.credentials.resolve`; their echo forms
 join `Call.secret_values`) and nothing else, and the `httpx.Request` that carries it, whose URL must
 be the previewed one. Errors (`Halt` at step ``request``): ``auth_missing`` and the other
 credential errors, ``internal_error`` (the HTTP client refuses the request or would send another
@@ -23,11 +23,11 @@ from typing import Any
 
 import httpx
 
-from .. import credentials as creds
-from ..body import scrub
+from ..call import credentials as creds
+from ..call.request import BuiltRequest, transport_headers
+from ..call.response_body import scrub
+from ..call.toolspec import ToolSpec
 from ..errors import ToolError, make_error
-from ..request import BuiltRequest, transport_headers
-from ..toolspec import ToolSpec
 from .effects import Effect, Outcome, Send, Sleep
 from .retry import RetryPolicy, condition, may_have_applied, resend_safe
 from .state import Budget, Call, Exchange, Halt, Hold, Validated

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..audit import AuditEvent
-from ..body import scrub
+from ..call.host import Host
+from ..call.page_cursor import Page
+from ..call.request import BuiltRequest
+from ..call.response_body import scrub
 from ..calls import Actor, Approval, CallResult
 from ..errors import ToolError
-from ..host import Host
-from ..paging import Page
-from ..request import BuiltRequest
 from .effects import Outcome
 
 __all__ = ["Budget", "Call", "Exchange", "Grant", "Halt", "Hold", "Validated"]

@@ -2,7 +2,7 @@
 
 Input: `Call`, the policy row, and the caller's `timeout_ms` (None, or a value that may only
 lower the row's ``timeout_ms``). Output: `Budget`: ``timeout_ms`` per attempt, ``deadline_ms``
-(`toolgen.runtime.deadline.call_deadline_ms`, the one formula, also giving the row's own deadline
+(`toolgen.runtime.call.deadline.call_deadline_ms`, the one formula, also giving the row's own deadline
 by which another caller's pending receipt is judged), ``max_attempts`` and the monotonic start and
 deadline; audits ``timeout`` ``allow``. Errors (`Halt` at step ``validate``): ``invalid_arguments``
 when the caller's `timeout_ms` is not a whole number.
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...policy_format import PolicyRow
-from ..arguments import invalid_argument
-from ..deadline import call_deadline_ms
+from ...policy.format import PolicyRow
+from ..call.arguments import invalid_argument
+from ..call.deadline import call_deadline_ms
 from .state import Budget, Call, Halt
 
 __all__ = ["bound", "limits"]
@@ -22,7 +22,7 @@ __all__ = ["bound", "limits"]
 
 def limits(row: PolicyRow) -> tuple[int, int, int]:
     """Policy: (``timeout_ms``, ``retry.max_attempts``, ``retry.deadline_ms``); the reader refuses a
-    table where one of them is below 1 (`toolgen.policy_format`)."""
+    table where one of them is below 1 (`toolgen.policy.format`)."""
     return row.timeout_ms, row.retry.max_attempts, row.retry.deadline_ms
 
 

@@ -2,8 +2,8 @@
 
 Input: `Call`, `ToolSpec`, the caller's raw arguments and the `dialect` whose catalog the caller's
 model saw (None: canonical, MCP). Output: the canonical arguments (a dict): plain JSON
-(`toolgen.runtime.arguments.plain_arguments`), a dialect's rewrites undone
-(`toolgen.runtime.dialect_args`), nulls on optional properties dropped (`nulls.normalise_nulls`),
+(`toolgen.runtime.call.arguments.plain_arguments`), a dialect's rewrites undone
+(`toolgen.runtime.call.dialect_args`), nulls on optional properties dropped (`nulls.normalise_nulls`),
 valid against ``inputSchema`` (JSON Schema 2020-12 with formats, jsonschema_rs) and without a
 member a closed nested object does not declare. Errors (`Halt` at step ``validate``):
 ``invalid_arguments`` with ``details.pointer`` (and ``keyword``, up to five ``errors``, for a
@@ -16,12 +16,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...pointer import join_pointer
-from ..arguments import invalid_argument, plain_arguments
+from ..call.arguments import invalid_argument, plain_arguments
+from ..call.dialect_args import decode_arguments
+from ..call.nulls import normalise_nulls, undeclared_member
+from ..call.toolspec import ToolSpec
 from ..calls import KNOWN_DIALECTS
-from ..dialect_args import decode_arguments
 from ..errors import ToolError, make_error
-from ..nulls import normalise_nulls, undeclared_member
-from ..toolspec import ToolSpec
 from .state import Call, Halt
 
 __all__ = ["describe_error", "pointer", "validate_arguments"]

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....policy_format import PolicyRow
+from ....policy.format import PolicyRow
+from ...call.toolspec import ToolSpec
 from ...calls import Approval, CallResult
 from ...errors import make_error
 from ...identity import permission_error
-from ...toolspec import ToolSpec
 from .. import permission
 from ..effects import Pipeline
 from ..state import Call, Halt

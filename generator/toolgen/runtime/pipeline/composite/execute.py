@@ -22,15 +22,15 @@ import dataclasses
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from ....policy_format import CompositePlan
+from ....policy.format import CompositePlan
+from ...call.shaping import enforce_budget, project, redact
+from ...call.toolspec import ToolSpec
 from ...errors import ToolError, make_error
-from ...shaping import enforce_budget, project, redact
-from ...toolspec import ToolSpec
 from ..effects import Effect, Gather
 from ..state import Call, Halt
 from ..validate import pointer as to_pointer
-from .refs import Absent, MissingMember, Pending, resolve
 from .step import Step, StepRun, run_step
+from .step_refs import Absent, MissingMember, Pending, resolve
 
 __all__ = ["execute", "failure", "output_of", "pattern_of", "selected"]
 

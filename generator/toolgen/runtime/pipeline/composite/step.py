@@ -30,10 +30,10 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...call.request import BuiltRequest
+from ...call.toolspec import ToolSpec
 from ...calls import CallResult
 from ...errors import ToolError, make_error
-from ...request import BuiltRequest
-from ...toolspec import ToolSpec
 from .. import permission
 from ..canonical import canonical_request
 from ..effects import Effect
@@ -45,7 +45,7 @@ from ..state import Budget, Call, Halt, Hold, Validated
 from ..timeout import bound
 from ..validate import pointer as to_pointer
 from ..validate import validate_arguments
-from .refs import MissingMember, Pending, resolve_args, sketch_args
+from .step_refs import MissingMember, Pending, resolve_args, sketch_args
 
 __all__ = ["Step", "StepRun", "placeholder_key", "run_step", "step_request", "step_sketch", "steps_of",
            "write_step_key"]

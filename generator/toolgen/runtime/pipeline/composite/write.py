@@ -13,7 +13,7 @@ a later write gives another ``preview_id``, and a read such a write uses that an
 record time makes the plan stale.
 
 - `preview`: runs the reads, shows each write request in order, stores the composite's arguments
-  (under the record tool, as a single record's stored preview: `toolgen.runtime.stored_previews`)
+  (under the record tool, as a single record's stored preview: `toolgen.runtime.call.stored_previews`)
   and the per-step fingerprints (under ``<record tool>#plan``, to name a stale step). Sends no
   write. Result: ``{"preview_id", "effect", "approval_required", "record_tool", "reads",
   "requests": [{"step", "request" | "known_after" and "arguments"}], "expires_in_s"[, "cannot_send"]}``.
@@ -37,17 +37,17 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from ...arguments import invalid_argument, key_text_problem
-from ...body import scrub
+from ...call.arguments import invalid_argument, key_text_problem
+from ...call.host import Host
+from ...call.page_cursor import Page
+from ...call.request import BuiltRequest
+from ...call.response_body import scrub
+from ...call.shaping import redact
+from ...call.stored_previews import stored_arguments
+from ...call.toolspec import ToolSpec, display
 from ...calls import Actor, Approval, CallResult, fingerprint
 from ...errors import ToolError, make_error
-from ...host import Host
-from ...paging import Page
-from ...receipts import StoredPreview
-from ...request import BuiltRequest
-from ...shaping import redact
-from ...stored_previews import stored_arguments
-from ...toolspec import ToolSpec, display
+from ...stores import StoredPreview
 from .. import approval as approval_step
 from ..effects import Effect
 from ..idempotency import LEASE_MARGIN_MS, STEP_KEY_PREFIX, legacy_step_key, receipt_decision, reserved
@@ -55,8 +55,8 @@ from ..outcome import withhold_warning
 from ..preview import DEFAULT_PREVIEW_TTL_S
 from ..state import Budget, Call, Grant, Halt, Hold, Validated
 from .execute import execute, failure, output_of, selected
-from .refs import Pending
 from .step import Step, StepRun, placeholder_key, step_request, step_sketch, write_step_key
+from .step_refs import Pending
 
 __all__ = ["approvable_plan", "plan_reads", "preview", "record"]
 
@@ -169,7 +169,8 @@ def _store(call: Call, spec: ToolSpec, record_spec: ToolSpec, inputs: dict[str, 
 
 def approvable_plan(host: Host, spec: ToolSpec, preview_id: str, actor_id: str) -> dict[str, Any]:
     """What a human approves of a composite record's stored preview (issued approvals,
-    `toolgen.runtime.issuing.approvable_request`): ``{"requests": [...]}``, each write step's request as
+    `toolgen.runtime.serving.issuing.approvable_request`): ``{"requests": [...]}``, each write step's request
+    as
     the preview showed it. Raises `ToolError` as `stored_arguments` (``preview_not_found``,
     ``preview_expired``, ``preview_mismatch``, ``receipt_store_unavailable``)."""
     stored_arguments(host, spec, preview_id, Actor.of(actor_id))

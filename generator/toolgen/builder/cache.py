@@ -1,0 +1,321 @@
+"""The build cache: what the build's expensive stages computed, on disk, found again by content.
+
+Input: a cache folder (`.toolgen/cache/` under the project root; ``TOOLGEN_CACHE_DIR`` moves it,
+``TOOLGEN_CACHE=0`` or ``toolgen build --no-cache`` turns it off). Output: entries (bytes) read back
+by key. This module is the build's only IO besides reading its inputs and `toolgen.builder.output_files`; the
+stages stay pure and the build asks it (`toolgen.builder.build`).
+
+A key is the SHA-256 of everything that can change the value: the stage's input (a `models.py`
+class's source text, the package plan, the input files' bytes and the build's options) and a salt
+naming the code that computes it (toolgen's own source and templates, the Python version, the
+versions of the libraries toolgen runs and the YAML reader specs are parsed with: `environment_key`). A value is a pure function of its key,
+so a hit gives the bytes a cold build would compute; the cache is safe to delete at any time
+(``rm -rf .toolgen/cache``), and never committed (it writes a `.gitignore` of ``*`` into its folder).
+An entry is read only when it is a regular file at its own path (``O_NOFOLLOW``): a link planted
+where an entry goes, to a named pipe or ``/dev/zero``, is a miss, not a build that never ends.
+A symbolic link in it is never written through (a pull request can commit one: the folder is only
+git-ignored): a ``.toolgen`` or ``.toolgen/cache`` link in the project turns the cache off, a link
+at ``<kind>`` or ``<kind>/<key[:2]>`` skips writing that entry, and the `.gitignore` is created with
+``O_EXCL``, which does not follow a link.
+
+An entry is one file, ``<folder>/<kind>/<key[:2]>/<key>``: a header line ``toolgen-cache 2 <mac>
+<length>`` then the payload, where ``<mac>`` is HMAC-SHA256 of the kind, the key and the payload
+under a secret of the user's own, kept outside every project (`mac_key`: ``$XDG_CACHE_HOME/toolgen/
+cache.key`` or ``~/.cache/toolgen/cache.key``, 32 random bytes, mode 0600; a key file that group or
+others may read or write, or a link, is no secret and turns the cache off). An entry that did not
+come from this user's builds is therefore a miss, wherever it came from: a cache folder committed
+into a repository (a pull request that forges ``--check``'s record of an up-to-date folder, or a
+pickled catalog entry) is never believed, and CI machines start from nothing. Without a usable key
+(a home folder that cannot be written) the cache is off. It is written to a temporary file in the same folder
+and renamed over the entry (`os.replace`, atomic on POSIX), so a concurrent build reads the old
+entry, the new one or none, never half of one; a build killed while writing leaves at most a
+temporary file (removed by the next `clear` or ignored). An entry whose header, length or digest
+does not match (truncated, corrupted, forged) is a miss: it is computed again and rewritten. The
+length is checked against the file's size before the payload is read, and an entry over
+`MAX_ENTRY_BYTES` is a miss, so a planted gigabyte costs a `stat`, not its reading. A cache that
+cannot be written (read-only folder, full disk) costs the time it would have saved, nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import shutil
+import stat
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+#: where the cache lives under the project root
+CACHE_DIR = Path(".toolgen") / "cache"
+_MAGIC = b"toolgen-cache 2 "
+#: the longest header line an entry can have: the magic, a 64-digit MAC, a length, a newline
+_HEADER_MAX = 128
+#: the largest payload an entry may hold (the largest the build writes are a few megabytes): a larger
+#: entry, or one whose file is not exactly its header and the length the header states, is a miss
+#: found from the file's size alone, before any of it is read
+MAX_ENTRY_BYTES = 256 << 20
+#: libraries whose versions can change what a build writes (formatters, model generator, tokenizer, parsers)
+_LIBRARIES = ("black", "datamodel-code-generator", "pydantic", "pydantic-core", "jinja2", "bpe-openai",
+              "ruamel.yaml", "PyYAML", "jsonschema", "jsonschema-rs", "openapi-pydantic", "isort",
+              "numpy")  # numpy: the vectors of the `search.semantic` option
+
+
+def digest(*parts: bytes | str) -> str:
+    """SHA-256 (hex) of `parts`, each length-prefixed (so ``("ab", "c")`` and ``("a", "bc")`` differ)."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def canonical(value: Any) -> str:
+    """`value` as canonical JSON text (sorted keys, no whitespace), for keys made of structured data."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+
+
+@lru_cache(maxsize=1)
+def environment_key() -> str:
+    """The digest of the code that computes every cached value: each file of the toolgen package and
+    of its templates (path and bytes), the Python version, the installed versions of `_LIBRARIES`
+    and the reader YAML specs are parsed with (`toolgen.compile.load.yaml_reader`: PyYAML's C and
+    pure-Python loaders differ on edge inputs). Computed once per process (about 130 files)."""
+    package = Path(__file__).resolve().parents[1]
+    from ..compile.load import yaml_reader
+    from ..emit.template_path import template_dir
+
+    parts: list[bytes | str] = [sys.version, sys.implementation.name, yaml_reader()]
+    for name in _LIBRARIES:
+        try:
+            parts.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{name} absent")
+    for root in (package, template_dir()):
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".j2", ".json", ".md"):
+                parts.extend((path.relative_to(root).as_posix(), path.read_bytes()))
+    return digest(*parts)
+
+
+def enabled_by_environment() -> bool:
+    """False when ``TOOLGEN_CACHE`` is ``0``, ``off``, ``false`` or ``no``, or when no `mac_key` can be had."""
+    if os.environ.get("TOOLGEN_CACHE", "").strip().lower() in ("0", "off", "false", "no"):
+        return False
+    return mac_key() is not None
+
+
+def key_file() -> Path:
+    """Where the user's cache secret lives: ``$XDG_CACHE_HOME/toolgen/cache.key``, else
+    ``~/.cache/toolgen/cache.key`` (outside every project, never committed)."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base) if base else Path.home() / ".cache") / "toolgen" / "cache.key"
+
+
+@lru_cache(maxsize=1)
+def mac_key() -> bytes | None:
+    """The user's 32-byte cache secret (`key_file`), created (mode 0600) on first use; None when it
+    can be neither read nor created, or is not 32 bytes (the cache is then off)."""
+    path = key_file()
+    try:
+        return _read_key(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+    except FileExistsError:  # another build created it first
+        pass
+    except OSError:
+        return None
+    try:
+        return _read_key(path)
+    except OSError:
+        return None
+
+
+def _read_key(path: Path) -> bytes | None:
+    """The key's 32 bytes; None when the file is not a regular file (a link is not followed), is
+    readable or writable by group or others (anyone who reads it can sign entries, and an entry is
+    unpickled once its MAC holds), or is not 32 bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
+            return None
+        data = fh.read(33)
+    return data if len(data) == 32 else None
+
+
+def _mac(kind: str, key: str, payload: bytes) -> str | None:
+    secret = mac_key()
+    if secret is None:
+        return None
+    mac = hmac.new(secret, digest(kind, key).encode("ascii"), hashlib.sha256)
+    mac.update(payload)  # not joined to the head first: a table's payload is megabytes
+    return mac.hexdigest()
+
+
+def _stated(head: bytes) -> tuple[str, int] | None:
+    """The MAC and payload length an entry's header line states, or None when it is no header."""
+    if not head.endswith(b"\n") or not head.startswith(_MAGIC):
+        return None
+    try:
+        mac, length = head[len(_MAGIC):-1].decode("ascii").split(" ")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not length.isdigit() or len(length) > 12:
+        return None
+    return mac, int(length)
+
+
+@dataclass(frozen=True)
+class Cache:
+    """A cache folder. Every method is safe to call concurrently from several processes."""
+
+    root: Path
+
+    @classmethod
+    def for_project(cls, base: Path | None) -> Cache | None:
+        """The cache of the project rooted at `base` (default: the working directory): ``TOOLGEN_CACHE_DIR``
+        if set, else ``<base>/.toolgen/cache``; None when ``TOOLGEN_CACHE`` turns it off."""
+        if not enabled_by_environment():
+            return None
+        where = os.environ.get("TOOLGEN_CACHE_DIR", "").strip()
+        if where:
+            return cls(Path(where))
+        project = base or Path.cwd()
+        if (project / CACHE_DIR.parent).is_symlink() or (project / CACHE_DIR).is_symlink():
+            return None  # a link in the project, where a pull request can plant it: no cache
+        return cls(project / CACHE_DIR)
+
+    def _path(self, kind: str, key: str) -> Path:
+        return self.root / kind / key[:2] / key
+
+    def get(self, kind: str, key: str) -> bytes | None:
+        """The entry's payload, or None when it is absent, damaged or not written by this user's
+        builds (wrong header, length or MAC)."""
+        try:  # a regular file at the entry's own path: a planted link to a pipe or a device is not read
+            fd = os.open(self._path(kind, key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    return None
+                size = os.fstat(fh.fileno()).st_size
+                head = fh.readline(_HEADER_MAX)  # read apart: the payload (megabytes) is not copied out of the file's bytes
+                stated = _stated(head)
+                if stated is None or stated[1] != size - len(head) or stated[1] > MAX_ENTRY_BYTES:
+                    return None  # measured before it is read: a planted gigabyte is a miss, not 2 GB of memory
+                payload = fh.read(stated[1] + 1)
+        except OSError:
+            return None
+        expected, length = stated
+        mac = _mac(kind, key, payload)
+        if mac is None or len(payload) != length or not hmac.compare_digest(mac, expected):
+            return None
+        return payload
+
+    def put(self, kind: str, key: str, payload: bytes) -> None:
+        """Store `payload` under `key`, atomically (temporary file, then rename). A failure to write
+        (read-only or full disk) is ignored: the cache only saves time."""
+        path = self._path(kind, key)
+        mac = _mac(kind, key, payload)
+        if mac is None:
+            return
+        header = _MAGIC + f"{mac} {len(payload)}\n".encode("ascii")
+        tmp = path.with_name(f".{key}.{secrets.token_hex(4)}.tmp")
+        try:
+            if path.parent.parent.is_symlink() or path.parent.is_symlink():
+                return  # a link planted in the cache folder: never write through it
+            path.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.root / ".gitignore"
+            if not ignore.exists() and not ignore.is_symlink():  # git ignores the cache wherever it lives
+                try:  # O_EXCL: a link planted there a moment ago is not followed
+                    fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                        fh.write("# the build cache of toolgen: safe to delete, never committed\n*\n")
+                except FileExistsError:
+                    pass
+            with open(tmp, "xb") as fh:
+                fh.write(header)
+                fh.write(payload)
+            os.replace(tmp, path)
+        except OSError:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+
+    def memo(self, kind: str, key: str, compute: Callable[[], bytes]) -> bytes:
+        """The entry under `key`, or `compute()` stored under it."""
+        found = self.get(kind, key)
+        if found is None:
+            found = compute()
+            self.put(kind, key, found)
+        return found
+
+    def memo_text(self, kind: str, salt: str, fn: Callable[[str], str]) -> TextMemo:
+        """`fn` (a pure, module-level ``str -> str`` function) answered from the cache: the key is
+        the salt (what names `fn`'s code and settings) and the argument. Picklable, so a worker
+        process (`toolgen.builder.worker`) can run it."""
+        return TextMemo(self, kind, salt, fn)
+
+    def clear(self) -> None:
+        """Remove the whole cache folder."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class TextMemo:
+    """``fn(text)`` remembered in `cache` under ``digest(environment, salt, text)``."""
+
+    cache: Cache
+    kind: str
+    salt: str
+    fn: Callable[[str], str]
+
+    def __call__(self, text: str) -> str:
+        key = digest(self.salt, text)
+        return self.cache.memo(self.kind, key, lambda: self.fn(text).encode("utf-8")).decode("utf-8")
+
+
+def files_digest(files: Iterable[tuple[str, bytes]]) -> dict[str, str]:
+    """Relative path -> SHA-256 of the content, for a manifest."""
+    return {rel: hashlib.sha256(content).hexdigest() for rel, content in files}
+
+
+def folder_matches(folder: Path, recorded: dict[str, str]) -> bool:
+    """Whether `folder` holds exactly the files of `recorded` (relative path -> SHA-256), each with
+    that digest (`__pycache__` ignored, as `toolgen.builder.output_files.check_outputs` ignores it)."""
+    if not folder.is_dir():
+        return False
+    present = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*")
+               if p.is_file() and "__pycache__" not in p.relative_to(folder).parts}
+    if set(present) != set(recorded):
+        return False
+    for rel, path in present.items():
+        try:
+            if hashlib.sha256(path.read_bytes()).hexdigest() != recorded[rel]:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def file_digest(path: Path) -> str | None:
+    """SHA-256 of a file's bytes; None when it cannot be read."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None

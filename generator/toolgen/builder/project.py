@@ -1,0 +1,292 @@
+"""The project file (`toolgen.yaml`): which APIs to build, from which intent maps, into which folders.
+
+Input: the path of toolgen.yaml and the command line's spec overrides. Output: a `Project`: one
+`ApiTarget` per API (intent map, output folder, spec, artifacts, all paths resolved, and its dialect
+choices: `dialects:` of the API, else of the project; its `search:` option likewise), the
+intent-map schema's path and the `lint:`
+settings. A bad file (an unknown key, a value outside its set) raises a located `DiagnosticError`.
+
+```yaml
+toolgen: 1
+apis:
+  - name: tickets
+    intent_map: intent_maps/tickets.yaml
+    out: generated/tickets
+    # spec: ...   optional; default: the intent map's `spec:` key
+    # registry: {name: io.github.acme/tickets, url: https://tickets.example.com/mcp}   # writes server.json
+emit: [openai, anthropic, mcp, gemini, policy, report, python, registry]   # registry: server.json (with `registry:`)
+dialects:                  # optional; also per API (an API's value wins)
+  gemini: {parameters: schema}   # or json_schema: parametersJsonSchema, no reshaped arguments
+  anthropic: {input_examples: true}   # false: no input_examples in anthropic.json
+search:                    # optional; also per API (an API's value wins)
+  semantic: lsa            # default: none (lexical only); lsa: search.json also holds LSA vectors
+```
+
+The spec of an API can be overridden without editing any file: `--spec NAME=PATH` on the command
+line, or the environment variable `TOOLGEN_SPEC_<NAME>` (upper case), in that order of precedence.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from ..compile.load import checked_tree
+from ..compile.sourcemap import locate_ruamel
+from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
+from ..dialects import GeminiParameters, RegistryListing, names
+from ..naming import API_NAME_PATTERN
+from ..yaml_text import plain_yaml, read_yaml
+
+PROJECT_FILE = "toolgen.yaml"
+#: an artifact `emit` / ``--emit`` names: a dialect's catalog (`toolgen.dialects.names`) or one of these
+OTHER_ARTIFACTS = ("policy", "report", "python", "registry")
+Artifact = str
+ALL_ARTIFACTS: tuple[Artifact, ...] = (*names(), *OTHER_ARTIFACTS)
+
+
+def _known_artifact(value: str) -> str:
+    if value not in ALL_ARTIFACTS:
+        raise ValueError(f"Input should be one of {', '.join(repr(a) for a in ALL_ARTIFACTS)}")
+    return value
+
+
+KnownArtifact = Annotated[str, AfterValidator(_known_artifact)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GeminiConfig(_Strict):
+    parameters: GeminiParameters | None = Field(None, description=(
+        "`schema` (default): `parameters` in the conservative OpenAPI-3.0 subset, arguments reshaped where it "
+        "cannot say them; `json_schema`: `parametersJsonSchema` (JSON Schema, canonical arguments)."))
+
+
+class AnthropicConfig(_Strict):
+    input_examples: bool | None = Field(None, description=(
+        "`true` (default): each read and preview tool carries up to 3 `input_examples` (the intent map's, else "
+        "the spec's that fit its input schema); `false`: none."))
+
+
+class DialectsConfig(_Strict):
+    gemini: GeminiConfig = GeminiConfig()
+    anthropic: AnthropicConfig = AnthropicConfig()
+
+
+class SearchConfig(_Strict):
+    semantic: Literal["none", "lsa"] | None = Field(None, description=(
+        "`none` (default): tool search is the lexical index alone; `lsa`: search.json also holds vectors "
+        "learned from the API's own text (latent semantic analysis), fused with the lexical ranking "
+        "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen)."))
+
+
+class RegistryConfig(_Strict):
+    """What the API's ``server.json`` for the MCP registry says (format 2025-12-11); without it none is written."""
+
+    name: str = Field(min_length=3, max_length=200, pattern=r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$", description=(
+        "Server name in reverse-DNS form, one slash: `io.github.<owner>/<name>` or `<your.domain>/<name>` "
+        "(the registry checks that you own the namespace)."))
+    version: str | None = Field(None, min_length=1, max_length=255, pattern=r"^[^\s^~<>=*]+$",
+                                description="Default: the spec's info.version. A version, never a range.")
+    description: str | None = Field(None, min_length=1, max_length=100,
+                                    description="Default: the API's title and how many tools it has.")
+    url: str | None = Field(None, pattern=r"^https?://[^\s]+$",
+                            description="Where `toolgen serve --http` answers (its /mcp endpoint): a remote.")
+    repository: str | None = Field(None, pattern=r"^https?://[^\s]+$", description="URL of the source repository.")
+    website: str | None = Field(None, pattern=r"^https?://[^\s]+$", description="URL of the documentation.")
+
+
+class ApiEntry(_Strict):
+    name: str = Field(pattern=API_NAME_PATTERN, description="API name; also the Python package name.")
+    intent_map: str
+    out: str
+    spec: str | None = None
+    emit: list[KnownArtifact] | None = None
+    dialects: DialectsConfig | None = Field(None, description="This API's dialect choices (override the project's).")
+    search: SearchConfig | None = Field(None, description="This API's tool-search options (override the project's).")
+    registry: RegistryConfig | None = Field(None, description="Write server.json for the MCP registry.")
+
+
+class LintConfig(_Strict):
+    severity: dict[str, Literal["error", "warning", "info", "off"]] = Field(default_factory=dict)
+    max_tools: int | None = Field(None, ge=1)
+    max_catalog_tokens: int | None = Field(None, ge=1)
+    large_output_tokens: int | None = Field(None, ge=1)
+    client_prefix: str | None = Field(None, max_length=63, description=(
+        "The prefix a client puts before every tool name (e.g. mcp__github__); it counts toward the "
+        "providers' name-length limits."))
+    max_tool_tokens: int | None = Field(None, ge=1, description="One tool's o200k tokens in any dialect "
+                                        "(`tool-too-large`).")
+    max_catalog_bytes: int | None = Field(None, ge=1, description="Compact-JSON bytes of the tools' schemas, "
+                                          "which every catalog file repeats (`catalog-too-many-bytes`).")
+
+
+class ProjectFile(_Strict):
+    toolgen: Literal[1]
+    apis: list[ApiEntry] = Field(default_factory=list)
+    emit: list[KnownArtifact] = Field(default_factory=lambda: list(ALL_ARTIFACTS))
+    schema_out: str | None = Field("generated/intent-map.schema.json",
+                                   description="Where to write the intent-map JSON Schema (null: don't).")
+    lint: LintConfig = LintConfig()
+    dialects: DialectsConfig = Field(DialectsConfig(), description="How catalogs are shaped, per dialect.")
+    search: SearchConfig = Field(SearchConfig(), description="What search.json holds for tool search.")
+
+
+@dataclass(frozen=True)
+class ApiTarget:
+    """One API to build, with every path resolved."""
+
+    name: str
+    intent_map: Path
+    out: Path
+    spec: Path | None  # None: the intent map's `spec:` key
+    emit: tuple[Artifact, ...]
+    gemini_parameters: GeminiParameters = "schema"  # toolgen.yaml `dialects.gemini.parameters`
+    semantic_search: str | None = None  # toolgen.yaml `search.semantic` (None: off)
+    semantic_at: SourceLocation | None = None  # where that option is set
+    anthropic_input_examples: bool = True  # toolgen.yaml `dialects.anthropic.input_examples`
+    registry: RegistryListing | None = None  # toolgen.yaml `registry:` of the API (server.json)
+
+
+@dataclass
+class Project:
+    root: Path
+    file: Path | None
+    targets: list[ApiTarget]
+    schema_out: Path | None
+    lint: LintConfig = field(default_factory=LintConfig)
+
+
+def spec_override(name: str, cli: dict[str, str]) -> Path | None:
+    if name in cli:
+        return Path(cli[name])
+    env = os.environ.get(f"TOOLGEN_SPEC_{name.upper()}")
+    return Path(env) if env else None
+
+
+def find_project_file(start: Path) -> Path | None:
+    """The nearest `toolgen.yaml` in the folder of `start` (a file) or above it, else None: a single
+    intent map is built relative to the project that holds it."""
+    here = start.resolve().parent
+    for folder in (here, *here.parents):
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Project:
+    """Read `toolgen.yaml` (YAML 1.2, `toolgen.yaml_text.read_yaml`, the reader the runtime finds an
+    API by). Raises `DiagnosticError` (located) for a bad file."""
+    display = display_path(path)
+    overrides = spec_overrides or {}
+    try:
+        text = path.read_text(encoding="utf-8")
+        root_node = read_yaml(text)
+    except FileNotFoundError:
+        raise DiagnosticError([Diagnostic("project-not-found", "error", f"no project file {display}",
+                                          SourceLocation(display),
+                                          "run toolgen in the folder that holds toolgen.yaml, pass --project, "
+                                          "or build one intent map: toolgen build INTENT_MAP --out DIR")])
+    except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
+        raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
+    checked_tree(root_node, text, display)  # aliases bounded before plain_yaml expands them
+    data = plain_yaml(root_node)
+    try:
+        model = ProjectFile.model_validate(data)
+    except ValidationError as exc:
+        diags = []
+        for err in exc.errors():
+            tokens = [str(p) for p in err["loc"]]
+            line, col = locate_ruamel(root_node, tokens)
+            msg = err["msg"] if err["type"] != "extra_forbidden" else f"unknown key `{tokens[-1]}`"
+            if err["type"] == "value_error":  # a validator's own message, without pydantic's prefix
+                msg = str(err.get("ctx", {}).get("error", msg))
+            diags.append(Diagnostic("project-invalid", "error", f"{'.'.join(tokens) or 'toolgen.yaml'}: {msg}",
+                                    SourceLocation(display, line, col, "/" + "/".join(tokens)),
+                                    "see README.md, 'The project file'"))
+        raise DiagnosticError(diags)
+    base = path.parent
+    names = [a.name for a in model.apis]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise DiagnosticError([Diagnostic("project-invalid", "error", f"API name {dup[0]!r} is listed twice",
+                                          SourceLocation(display), "give every API a distinct name")])
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        raise DiagnosticError([Diagnostic("spec-override-unknown", "error",
+                                          f"--spec names API {unknown[0]!r}, which {display} does not list",
+                                          SourceLocation(display), f"known APIs: {', '.join(names)}")])
+    targets = []
+    for i, api in enumerate(model.apis):
+        override = spec_override(api.name, overrides)
+        spec = override if override is not None else (base / api.spec if api.spec else None)
+        gemini = ((api.dialects.gemini.parameters if api.dialects is not None else None)
+                  or model.dialects.gemini.parameters or "schema")
+        examples = next((v for v in ((api.dialects.anthropic.input_examples if api.dialects is not None else None),
+                                     model.dialects.anthropic.input_examples) if v is not None), True)
+        semantic_key = (["apis", str(i), "search", "semantic"]
+                        if api.search is not None and api.search.semantic is not None else ["search", "semantic"])
+        semantic = (api.search.semantic if api.search is not None else None) or model.search.semantic
+        line, col = locate_ruamel(root_node, semantic_key)
+        targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
+                                 tuple(api.emit or model.emit), gemini,
+                                 None if semantic in (None, "none") else semantic,
+                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key)), examples,
+                                 RegistryListing(**api.registry.model_dump()) if api.registry is not None else None))
+    return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
+
+
+
+NEW_PROJECT_HEADER = """\
+# The APIs this project builds. `toolgen build` builds them all; `toolgen build --check` fails when
+# their generated files are stale (run it in CI).
+"""
+
+
+def add_api(path: Path, name: str, intent_map: str, out: str) -> str:
+    """Add an API to the project file at `path` (created if missing), keeping the comments and layout
+    of an existing one. Returns "created", "added", or "listed" (an API of that name is there
+    already; the file is left as it is). Paths are relative to the project file's folder. Raises a
+    located `DiagnosticError` for a project file that cannot be read."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    entry = CommentedMap([("name", name), ("intent_map", intent_map), ("out", out)])
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    if not path.exists():
+        import io
+
+        buf = io.StringIO()
+        yaml.dump(CommentedMap([("toolgen", 1), ("apis", CommentedSeq([entry]))]), buf)
+        _write_atomic(path, NEW_PROJECT_HEADER + buf.getvalue())
+        return "created"
+    project = load_project(path)  # a located error for a bad file, before anything changes
+    if any(t.name == name for t in project.targets):
+        return "listed"
+    root = yaml.load(path.read_text(encoding="utf-8"))
+    apis = root.get("apis")
+    if apis is None:
+        root["apis"] = CommentedSeq([entry])
+    else:
+        apis.append(entry)
+    import io
+
+    buf = io.StringIO()
+    yaml.dump(root, buf)
+    _write_atomic(path, buf.getvalue())
+    return "added"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

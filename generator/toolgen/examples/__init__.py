@@ -1,1 +1,0 @@
-"""Runnable examples that ship with toolgen: the tickets API server used by the README and the tests."""

@@ -1,0 +1,800 @@
+"""Kernel `policy_format`: the runtime policy table (``policy.json``) as one set of frozen, typed values.
+
+Input: lowering builds a `PolicyRow` per tool (`toolgen.compile.lower`); `from_json` reads the JSON
+value of a ``policy.json`` (`read_policy`, the file). Output: `PolicyTable.to_json()`, the JSON value `toolgen build` writes
+(byte for byte the file, through `toolgen.emit.json_bytes`), and typed rows for whoever reads the
+table (`toolgen.emit.policy` for POLICY.md, `toolgen diff`, the runtime's contract suite).
+
+This module is the one definition of the format (docs/generated-format.md, "policy.json"): a new
+policy field is a field here, with its line in `PolicyRow.to_json` and `_read_row`, the lowering
+that fills it and the runtime step that enforces it.
+
+Format version: `FORMAT_VERSION` (the ``format`` member). The table fails closed: `from_json`
+refuses another version, a missing member, an unknown member (`toolgen.policy.members.MEMBERS`: every
+member is written on every object, so none is read as a default), a value outside its values (an
+``approval`` of ``"Required"``) or below its bound (a ``timeout_ms`` of 0), with a `PolicyFormatError`
+naming the member's JSON pointer and what to do. Its JSON Schema is `toolgen.policy.schema`
+(docs/policy.schema.json). The build, the runtime (`toolgen.runtime.serving.registry.Registry`), ``toolgen
+diff`` and the contract suite all read the table with `from_json`.
+
+``request.max_body_bytes`` is ``null`` unless the intent map sets a limit (null: no limit).
+
+Normalisation (what `to_json` cannot tell apart): ``Idempotency.honoured_by_api`` None (the intent
+map does not say) is written as ``false``; a record row with ``record_arguments`` None is written
+as ``full``; ``record_arguments`` and ``preview_ttl_s`` of a read or preview row are not written.
+A composite tool's row (``composite`` set) writes ``operation: null``; its `operation_id`, `method` and
+`path` are ``""``. On every other value ``from_json(t.to_json()) == t``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..results import Redirect, ResponseBody, Shape
+from .mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
+from .members import (
+    MAX_ATTEMPTS,
+    MAX_BACKOFF_MS,
+    MAX_DEADLINE_MS,
+    MAX_PAGE_SIZE,
+    MAX_PREVIEW_TTL_S,
+    MAX_TIMEOUT_MS,
+    MEMBERS,
+)
+from .nodes import REBUILD, Node, PolicyFormatError, no_constant, one_of_each, shown
+
+#: the ``format`` member of every ``policy.json`` this module writes and the only one it reads
+FORMAT_VERSION = 3
+
+Effect = Literal["read", "write", "destructive"]
+Mode = Literal["read", "preview", "record"]
+ArgLocation = Literal["path", "query", "header", "cookie", "body"]
+BodyEncoding = Literal["none", "json", "form", "multipart", "binary", "text"]
+PaginationStyle = Literal["cursor", "offset", "page", "link"]
+Approval = Literal["never", "required"]
+NullMeans = Literal["omit", "send"]
+Loading = Literal["eager", "deferred"]
+AuthLocation = Literal["header", "query", "cookie"]
+IdempotencyIn = Literal["header", "query", "body", "none"]
+SchemaMode = Literal["strict", "warn", "off"]
+RecordArguments = Literal["preview", "full"]
+ToolsetOrigin = Literal["declared", "tag", "path"]
+CompositePattern = Literal["pipeline", "branch", "aggregate"]
+
+JSON = Any  # a JSON value: dict/list/str/int/float/bool/None
+
+
+@dataclass(frozen=True)
+class ArgBinding:
+    """How one tool argument reaches the HTTP request (``request.bindings[]``).
+
+    `arg` is the top-level property name in the tool's input schema. `location` is where the value
+    goes; `wire_name` is the parameter or body-property name on the wire (``""`` when the argument
+    *is* the whole request body, e.g. an array or binary body). `style`/`explode` follow OpenAPI
+    parameter serialisation (section "Style Values"); for form bodies they come from the encoding
+    object. `null_means` says what a JSON null does: ``omit`` (leave the parameter/property out) or
+    ``send`` (send JSON null; only for required nullable body properties). `reserved`: for a query
+    or cookie parameter that may be an object sent exploded (one parameter per member, named by
+    the caller), the other names the operation declares in that location, hidden ones included,
+    and its credentials' there: the runtime refuses a member of one of these names.
+    """
+
+    arg: str
+    location: ArgLocation
+    wire_name: str
+    required: bool
+    null_means: NullMeans = "omit"
+    style: str | None = None
+    explode: bool | None = None
+    content_type: str | None = None  # multipart part or parameter `content` media type
+    reserved: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"arg": self.arg, "in": self.location, "name": self.wire_name, "required": self.required,
+                "null": self.null_means, "style": self.style, "explode": self.explode,
+                "content_type": self.content_type, "reserved": list(self.reserved)}
+
+
+@dataclass(frozen=True)
+class FixedValue:
+    """A value the runtime always sends that the model never sees (``request.fixed[]``, e.g. an API
+    version header).
+
+    `source` says where a value the spec itself fixes came from: the JSON pointer (``#/...``) of the
+    schema that admits this value only (a required parameter or body member with an ``enum`` of one
+    or a ``const``); empty for a value from the intent map (`fixed`, `api.headers`) or a default."""
+
+    location: ArgLocation
+    wire_name: str
+    value: JSON
+    source: str = ""
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"in": self.location, "name": self.wire_name, "value": self.value, "source": self.source}
+
+
+@dataclass(frozen=True)
+class AuthBinding:
+    """A credential the runtime injects (``auth[]``; never a tool argument).
+
+    `scheme` is the securitySchemes key; `kind` is ``bearer``/``basic``/``apiKey``/``oauth2``/
+    ``openIdConnect``; `location`/`wire_name` say where it goes; `secret` is the name of the runtime
+    secret (an environment variable by default) holding the value; `scopes` the OAuth scopes.
+    """
+
+    scheme: str
+    kind: str
+    location: AuthLocation
+    wire_name: str
+    secret: str
+    scopes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"scheme": self.scheme, "kind": self.kind, "in": self.location, "name": self.wire_name,
+                "secret": self.secret, "scopes": list(self.scopes)}
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """Where the idempotency key comes from (`arg`, a record-tool argument) and how it is sent.
+
+    `send_in` is ``header``/``query``/``body`` or ``none`` (the key is used for receipts only).
+    `honoured_by_api` is ``True`` when the intent map declares that the API deduplicates by the key,
+    ``False`` when it declares it does not, ``None`` when it does not say (written, and treated, as
+    ``False``).
+    """
+
+    arg: str
+    send_in: IdempotencyIn
+    wire_name: str | None
+    honoured_by_api: bool | None = None
+
+    @property
+    def forwarded(self) -> bool:
+        """The key goes to the API (``in`` header, query or body), not to the receipts alone."""
+        return self.send_in != "none"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"arg": self.arg, "in": self.send_in, "name": self.wire_name,
+                "honoured_by_api": bool(self.honoured_by_api)}
+
+
+@dataclass(frozen=True)
+class Pagination:
+    """How a list operation pages, normalised by the runtime to `items` + opaque `next_cursor`.
+
+    style cursor: `cursor_param` carries the API's cursor; `next_field` (dotted path in the response
+    body) is where the next cursor is read, or for ``starting_after`` APIs the id field of the last
+    item (`cursor_from_item`) together with `has_more_field`.
+    style offset: `cursor_param` is the offset parameter. style page: `cursor_param` is the page
+    number parameter. style link: the next URL comes from the `Link` response header (RFC 8288).
+    `limit_param` is the page-size parameter; the model's `page_size` is bounded by `min_page_size`
+    and `max_page_size` (the intent's bound narrowed to the parameter's `minimum`/`maximum`).
+    `first_position` is the first page number (page style) or offset (offset style): the cursor
+    parameter's `default`, else its `minimum`, else 1 or 0; the runtime sends it on the first request
+    when `first_required` (the parameter is required), and counts the next page from it.
+    `items_field` is the dotted path of the item array in the response body (``""`` when the body
+    itself is the array; JSON member ``items``).
+    """
+
+    style: PaginationStyle
+    items_field: str
+    cursor_param: str | None
+    limit_param: str | None
+    next_field: str | None = None
+    has_more_field: str | None = None
+    cursor_from_item: str | None = None
+    default_page_size: int = 20
+    max_page_size: int = 100
+    min_page_size: int = 1
+    first_position: int | None = None
+    first_required: bool = False
+    cursor_arg: str = "cursor"
+    page_size_arg: str = "page_size"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "style": self.style,
+            "cursor_arg": self.cursor_arg,
+            "page_size_arg": self.page_size_arg,
+            "items": self.items_field,
+            "cursor_param": self.cursor_param,
+            "limit_param": self.limit_param,
+            "next_field": self.next_field,
+            "has_more_field": self.has_more_field,
+            "cursor_from_item": self.cursor_from_item,
+            "default_page_size": self.default_page_size,
+            "max_page_size": self.max_page_size,
+            "min_page_size": self.min_page_size,
+            "first_position": self.first_position,
+            "first_required": self.first_required,
+        }
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Bounded retry: at most `max_attempts` tries in total within `deadline_ms`, exponential
+    backoff starting at `backoff_ms`, only for the listed retryable conditions (`on`: ``timeout``
+    or an HTTP status as a string, e.g. ``("timeout", "429", "502", "503", "504")``)."""
+
+    max_attempts: int
+    backoff_ms: int
+    deadline_ms: int
+    on: tuple[str, ...]
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"max_attempts": self.max_attempts, "backoff_ms": self.backoff_ms,
+                "deadline_ms": self.deadline_ms, "on": list(self.on)}
+
+
+@dataclass(frozen=True)
+class OutputPolicy:
+    """What of the response the model sees.
+
+    `fields`: projection (dotted paths) applied to the object, or to each item of a paginated
+    list; empty = no projection. `max_bytes`: size budget of the serialised result; beyond it the
+    runtime truncates with an explicit marker. `redact`: dotted paths replaced by ``"[redacted]"``.
+    `schema_mode`: output validation mode (strict/warn/off). `shape`: how the body becomes the
+    result (`toolgen.results.shape_body`: ``object``, ``result`` or ``status``), decided with the
+    output schema (`toolgen.results.result_shape`). `body`: how the runtime reads the answer
+    (`toolgen.results.ResponseBody`). `accept`: the media type the runtime asks for (``Accept``)
+    when the response offers JSON next to other media types, else None. `redirect`: for an operation
+    whose only declared success is a redirect (3xx), ``follow`` (a read follows a same-origin
+    redirect, at most `toolgen.runtime.pipeline.redirect.MAX_REDIRECTS` hops within its deadline) or
+    ``location`` (a download link, or a write: the result is the redirect's ``Location``); None
+    otherwise.
+    """
+
+    fields: tuple[str, ...] = ()
+    max_bytes: int = 16_000
+    redact: tuple[str, ...] = ()
+    schema_mode: SchemaMode = "warn"
+    shape: Shape = "object"
+    body: ResponseBody = "json"
+    accept: str | None = None
+    redirect: Redirect | None = None
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"fields": list(self.fields), "max_bytes": self.max_bytes, "redact": list(self.redact),
+                "schema_mode": self.schema_mode, "shape": self.shape, "body": self.body, "accept": self.accept,
+                "redirect": self.redirect}
+
+
+@dataclass(frozen=True)
+class NarrowedArg:
+    """An argument the intent map narrowed (``tools.<key>.args.<name>``): `schema` is the narrowed
+    schema the runtime validates against (None: the canonical one kept), `description` the override
+    (None: kept), `hidden` whether the argument was removed (the runtime never sends it)."""
+
+    arg: str
+    schema: JSON | None = None
+    description: str | None = None
+    hidden: bool = False
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"arg": self.arg, "schema": self.schema, "description": self.description, "hidden": self.hidden}
+
+
+@dataclass(frozen=True)
+class CompositeStep:
+    """One step of a composite plan (``composite.steps[]``).
+
+    `id`: the step's id in the plan. `when`: the value of the switch argument that takes this step
+    (branch steps), else None. `needs`: ids of the steps whose answers `args` read (every one earlier
+    in the plan). `args`: step argument name -> mapping value. `row`: the complete policy row the
+    step runs under (tool ``<composite tool>.<step id>``; read steps mode ``read``; write steps mode
+    ``record`` with full arguments and approval ``never``). `input_schema`: the step operation's
+    canonical input schema (the step's arguments are validated against it); `output_schema`: its
+    answer's schema, or None."""
+
+    id: str
+    when: str | None
+    needs: tuple[str, ...]
+    args: Mapping[str, MappingValue]
+    row: PolicyRow
+    input_schema: JSON
+    output_schema: JSON | None
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"id": self.id, "when": self.when, "needs": list(self.needs),
+                "args": {k: v.to_json() for k, v in self.args.items()}, "row": self.row.to_json(),
+                "input_schema": self.input_schema, "output_schema": self.output_schema}
+
+
+@dataclass(frozen=True)
+class CompositePlan:
+    """What a composite tool runs (``composite`` of its row; docs/composites.md, "In policy.json").
+
+    `pattern`: pipeline (steps in order, later ones may read earlier answers), branch (the step whose
+    `when` equals the `switch` value runs) or aggregate (every step, concurrently, partial errors
+    reported). `switch`: the input reference that chooses (branch only, else None). `steps`: in a
+    valid execution order. `output`: member of the combined result -> mapping value."""
+
+    pattern: CompositePattern
+    switch: InputRef | None
+    steps: tuple[CompositeStep, ...]
+    output: Mapping[str, MappingValue]
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"pattern": self.pattern, "switch": None if self.switch is None else self.switch.to_json(),
+                "steps": [s.to_json() for s in self.steps],
+                "output": {k: v.to_json() for k, v in self.output.items()}}
+
+    def step(self, step_id: str) -> CompositeStep | None:
+        """The step of that id, or None."""
+        return next((s for s in self.steps if s.id == step_id), None)
+
+
+@dataclass(frozen=True)
+class PolicyRow:
+    """One row of the runtime policy table (one per tool; ``tools[]`` of ``policy.json``).
+
+    `operation_id`/`method`/`path` are the JSON ``operation`` object; `body_encoding`,
+    `body_content_type`, `bindings` and `fixed` its ``request`` object; `record_arguments` and
+    `preview_ttl_s` its ``record`` object (record rows only). `dialect_rewrites`: per dialect name,
+    the records of how that dialect's catalog reshaped the tool's arguments (docs/dialects.md; the
+    runtime undoes them, `toolgen.runtime.call.dialect_args`); lowering leaves it empty, the build fills
+    it once the catalogs are made."""
+
+    tool: str
+    mode: Mode
+    effect: Effect
+    operation_id: str
+    method: str
+    path: str
+    permission: tuple[str, ...]
+    approval: Approval
+    idempotency: Idempotency | None
+    retry: Retry
+    timeout_ms: int
+    pagination: Pagination | None
+    output: OutputPolicy
+    auth: tuple[AuthBinding, ...]
+    body_encoding: BodyEncoding
+    body_content_type: str | None
+    bindings: tuple[ArgBinding, ...]
+    fixed: tuple[FixedValue, ...] = ()
+    pair: str | None = None  # preview_X <-> record_X
+    intent: str = ""  # the intent-map key this tool came from
+    success_status: tuple[int, ...] = ()
+    #: record rows: ``preview`` (the record executes the stored preview, its input is the preview_id)
+    #: or ``full`` (it takes every argument again); ``None`` on read and preview rows
+    record_arguments: RecordArguments | None = None
+    #: record rows executing a stored preview: seconds the preview stays executable
+    preview_ttl_s: int | None = None
+    narrowed: tuple[NarrowedArg, ...] = ()  # intent-map `args` entries, in argument order
+    toolset: str | None = None  # the toolset (namespace) of the tool, if any
+    loading: Loading = "eager"  # eager: always in the catalog; deferred: found by tool search
+    keywords: tuple[str, ...] = ()  # intent-map `keywords`: extra words tool search indexes
+    examples: tuple[str, ...] = ()  # intent-map `examples`: requests in users' words tool search indexes
+    not_for: str | None = None  # intent-map `not_for`: said in the description, never indexed
+    #: the most bytes the encoded request body may have (``request.max_body_bytes``; None: no limit); the
+    #: canonical-request step refuses a larger body with ``invalid_arguments`` before anything is stored or sent
+    max_body_bytes: int | None = None
+    dialect_rewrites: Mapping[str, tuple[Mapping[str, JSON], ...]] = field(default_factory=dict)
+    #: a composite tool's plan (docs/composites.md); its row has no operation (`operation_id`,
+    #: `method` and `path` are ``""``, JSON ``operation: null``)
+    composite: CompositePlan | None = None
+
+    @property
+    def executes_preview(self) -> bool:
+        """A record row that executes the stored preview of its `pair` (``record.arguments: preview``)."""
+        return self.mode == "record" and self.record_arguments == "preview"
+
+    def to_json(self) -> dict[str, JSON]:
+        """The row as ``policy.json`` holds it (docs/generated-format.md)."""
+        return {
+            "tool": self.tool,
+            "mode": self.mode,
+            "effect": self.effect,
+            "intent": self.intent,
+            "pair": self.pair,
+            "operation": None if self.composite is not None else {
+                "id": self.operation_id, "method": self.method, "path": self.path},
+            "permission": list(self.permission),
+            "approval": self.approval,
+            "idempotency": None if self.idempotency is None else self.idempotency.to_json(),
+            "retry": self.retry.to_json(),
+            "timeout_ms": self.timeout_ms,
+            "pagination": self.pagination.to_json() if self.pagination else None,
+            "output": self.output.to_json(),
+            "auth": [a.to_json() for a in self.auth],
+            "request": {
+                "encoding": self.body_encoding,
+                "content_type": self.body_content_type,
+                "bindings": [b.to_json() for b in self.bindings],
+                "fixed": [f.to_json() for f in self.fixed],
+                "max_body_bytes": self.max_body_bytes,
+            },
+            "success_status": list(self.success_status),
+            "dialect_rewrites": {d: [dict(r) for r in records] for d, records in sorted(self.dialect_rewrites.items())},
+            "record": None if self.mode != "record" else {
+                "arguments": self.record_arguments or "full", "preview_ttl_s": self.preview_ttl_s},
+            "narrowed": [n.to_json() for n in self.narrowed],
+            "toolset": self.toolset,
+            "loading": self.loading,
+            "keywords": list(self.keywords), "examples": list(self.examples), "not_for": self.not_for,
+            "composite": None if self.composite is None else self.composite.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """A named group of tools (``toolsets[]``; an OpenAI Responses namespace): `description` is what a
+    model reads before it searches, `loading` the toolset's default loading, `origin` where it came
+    from (``declared`` under `toolsets:`; ``tag`` or ``path``: named by an include group after an
+    operation's OpenAPI tag or its path's first resource segment)."""
+
+    name: str
+    description: str
+    loading: Loading
+    origin: ToolsetOrigin = "declared"
+    examples: tuple[str, ...] = ()  # intent-map `toolsets.<name>.examples`: indexed with each of its tools
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"name": self.name, "description": self.description, "loading": self.loading, "origin": self.origin,
+                "examples": list(self.examples)}
+
+
+@dataclass(frozen=True)
+class PolicyTable:
+    """The whole ``policy.json`` of one API: its identity, the rows (in the IR's tool order) and the
+    toolsets the rows use (by name)."""
+
+    api: str
+    title: str
+    version: str
+    base_url: str
+    spec: str  # the spec's display path
+    tools: tuple[PolicyRow, ...]
+    toolsets: tuple[Toolset, ...] = ()
+    format: int = FORMAT_VERSION
+
+    def to_json(self) -> dict[str, JSON]:
+        """The JSON value of ``policy.json``; `toolgen.emit.json_bytes` of it is the file."""
+        return {
+            "format": self.format,
+            "api": self.api,
+            "title": self.title,
+            "version": self.version,
+            "base_url": self.base_url,
+            "spec": self.spec,
+            "tools": [r.to_json() for r in self.tools],
+            "toolsets": [s.to_json() for s in self.toolsets],
+        }
+
+    def row(self, tool: str) -> PolicyRow | None:
+        """The row of `tool`, or None."""
+        return next((r for r in self.tools if r.tool == tool), None)
+
+    def rows(self) -> dict[str, PolicyRow]:
+        """The rows by tool name."""
+        return {r.tool: r for r in self.tools}
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def _read_binding(n: Node) -> ArgBinding:
+    n.exactly(MEMBERS["binding"])
+    return ArgBinding(
+        arg=n.get("arg").text(), location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
+        required=n.get("required").flag(), null_means=n.get("null").choice(NullMeans),
+        style=n.get("style").opt_text(), explode=n.get("explode").opt_flag(),
+        content_type=n.get("content_type").opt_text(), reserved=n.get("reserved").tuple_of(Node.text))
+
+
+def _read_fixed(n: Node) -> FixedValue:
+    n.exactly(MEMBERS["fixed"])
+    return FixedValue(location=n.get("in").choice(ArgLocation), wire_name=n.get("name").text(),
+                      value=n.get("value").value, source=n.get("source").text())
+
+
+def _read_auth(n: Node) -> AuthBinding:
+    n.exactly(MEMBERS["auth"])
+    return AuthBinding(scheme=n.get("scheme").text(), kind=n.get("kind").text(), location=n.get("in").choice(AuthLocation),
+                       wire_name=n.get("name").text(), secret=n.get("secret").text(),
+                       scopes=n.get("scopes").tuple_of(Node.text))
+
+
+def _read_idempotency(n: Node) -> Idempotency | None:
+    if n.value is None:
+        return None
+    n.exactly(MEMBERS["idempotency"])
+    return Idempotency(arg=n.get("arg").text(), send_in=n.get("in").choice(IdempotencyIn),
+                       wire_name=n.get("name").opt_text(), honoured_by_api=n.get("honoured_by_api").flag())
+
+
+def _read_pagination(n: Node) -> Pagination | None:
+    if n.value is None:
+        return None
+    n.exactly(MEMBERS["pagination"])
+    largest = n.get("max_page_size").between(1, MAX_PAGE_SIZE)
+    least = n.get("min_page_size").between(1, largest)
+    return Pagination(
+        style=n.get("style").choice(PaginationStyle), items_field=n.get("items").text(),
+        cursor_param=n.get("cursor_param").opt_text(), limit_param=n.get("limit_param").opt_text(),
+        next_field=n.get("next_field").opt_text(), has_more_field=n.get("has_more_field").opt_text(),
+        cursor_from_item=n.get("cursor_from_item").opt_text(),
+        default_page_size=n.get("default_page_size").between(least, largest), max_page_size=largest,
+        min_page_size=least, first_position=n.get("first_position").opt_integer(),
+        first_required=n.get("first_required").flag(), cursor_arg=n.get("cursor_arg").text(),
+        page_size_arg=n.get("page_size_arg").text())
+
+
+def _read_retry(n: Node) -> Retry:
+    n.exactly(MEMBERS["retry"])
+    return Retry(max_attempts=n.get("max_attempts").between(1, MAX_ATTEMPTS),
+                 backoff_ms=n.get("backoff_ms").between(0, MAX_BACKOFF_MS),
+                 deadline_ms=n.get("deadline_ms").between(1, MAX_DEADLINE_MS), on=n.get("on").tuple_of(_read_retry_on))
+
+
+def _read_retry_on(n: Node) -> str:
+    on = n.text()
+    if on != "timeout" and not (len(on) == 3 and on.isascii() and on.isdigit()):
+        raise n.fail(f"{on!r} is not a retry condition (timeout, or an HTTP status such as 503)")
+    return on
+
+
+def _read_output(n: Node) -> OutputPolicy:
+    n.exactly(MEMBERS["output"])
+    return OutputPolicy(
+        fields=n.get("fields").tuple_of(Node.text), max_bytes=n.get("max_bytes").at_least(1),
+        redact=n.get("redact").tuple_of(Node.text), schema_mode=n.get("schema_mode").choice(SchemaMode),
+        shape=n.get("shape").choice(Shape), body=n.get("body").choice(ResponseBody),
+        accept=n.get("accept").opt_text(),
+        redirect=None if n.get("redirect").value is None else n.get("redirect").choice(Redirect))
+
+
+def _read_narrowed(n: Node) -> NarrowedArg:
+    n.exactly(MEMBERS["narrowed"])
+    schema = n.get("schema")
+    _ = None if schema.value is None else schema.obj()
+    return NarrowedArg(arg=n.get("arg").text(), schema=schema.value,
+                       description=n.get("description").opt_text(), hidden=n.get("hidden").flag())
+
+
+def _read_rewrites(n: Node) -> dict[str, tuple[Mapping[str, JSON], ...]]:
+    out: dict[str, tuple[Mapping[str, JSON], ...]] = {}
+    for dialect, records in n.obj().items():
+        node = n.child(dialect, records)
+        read: list[Mapping[str, JSON]] = []
+        for record in node.items():
+            kind = record.get("kind").text()
+            if not kind:
+                raise record.fail("a rewrite record needs a non-empty kind", "kind")
+            read.append(record.obj())
+        out[dialect] = tuple(read)
+    return out
+
+
+def _read_body_limit(n: Node) -> int | None:
+    limit = n.opt_integer()
+    if limit is not None and limit < 1:
+        raise n.fail(f"a body limit of {limit} bytes admits no request")
+    return limit
+
+
+def _read_ref(n: Node) -> InputRef | StepRef:
+    kind = n.get("$ref").choice(Literal["input", "step"])
+    n.exactly(MEMBERS["input_ref" if kind == "input" else "step_ref"])
+    pointer = n.get("pointer").text()
+    if pointer and not pointer.startswith("/"):
+        raise n.fail(f"{pointer!r} is not a JSON pointer (it starts with '/', or is empty)", "pointer")
+    if kind == "input":
+        return InputRef(pointer)
+    return StepRef(n.get("step").text(), pointer)
+
+
+def _read_literal_member(n: Node) -> JSON:
+    value = n.value
+    if isinstance(value, dict):
+        if "$ref" in value:
+            return _read_ref(n)
+        if "$literal" in value:
+            inner = n.get("$literal")
+            if isinstance(inner.value, dict):
+                return {k: _read_literal_member(inner.child(k, v)) for k, v in inner.value.items()}
+            return _read_literal_member(inner)
+        return {k: _read_literal_member(n.child(k, v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_read_literal_member(c) for c in n.items()]
+    return value
+
+
+def _read_mapping(n: Node) -> MappingValue:
+    members = n.obj()
+    if "$ref" in members:
+        return _read_ref(n)
+    if "$literal" in members:
+        n.exactly(MEMBERS["literal"])
+        return LiteralValue(_read_literal_member(n.get("$literal")))
+    raise n.fail("expected a reference {\"$ref\": ...} or a literal {\"$literal\": ...}")
+
+
+def _read_mappings(n: Node) -> dict[str, MappingValue]:
+    return {k: _read_mapping(n.child(k, v)) for k, v in n.obj().items()}
+
+
+def _read_step(n: Node) -> CompositeStep:
+    n.exactly(MEMBERS["step"])
+    row = n.get("row")
+    output_schema = n.get("output_schema")
+    _ = None if output_schema.value is None else output_schema.obj()
+    read = CompositeStep(
+        id=n.get("id").text(), when=n.get("when").opt_text(), needs=n.get("needs").tuple_of(Node.text),
+        args=_read_mappings(n.get("args")), row=_read_row(row), input_schema=n.get("input_schema").obj(),
+        output_schema=output_schema.value)
+    if read.row.composite is not None:
+        raise row.fail("a step row is the row of one operation; it holds no composite plan", "composite")
+    return read
+
+
+def _read_composite(n: Node) -> CompositePlan | None:
+    if n.value is None:
+        return None
+    n.exactly(MEMBERS["composite"])
+    switch, steps = n.get("switch"), n.get("steps")
+    ref = None if switch.value is None else _read_ref(switch)
+    if ref is not None and not isinstance(ref, InputRef):
+        raise switch.fail("the switch is a reference to the composite's input", "$ref")
+    plan = CompositePlan(pattern=n.get("pattern").choice(CompositePattern), switch=ref,
+                         steps=steps.tuple_of(_read_step), output=_read_mappings(n.get("output")))
+    seen: set[str] = set()
+    for index, (node, step) in enumerate(zip(steps.items(), plan.steps, strict=True)):
+        for need in step.needs:
+            if need not in seen:
+                raise node.fail(f"step {step.id!r} needs {need!r}, which is not an earlier step of the plan",
+                                "needs")
+        if step.id in seen:
+            raise node.fail(f"step id {step.id!r} is used twice (steps/{index})", "id")
+        seen.add(step.id)
+    return plan
+
+
+def _read_row(n: Node) -> PolicyRow:
+    n.exactly(MEMBERS["row"])
+    mode = n.get("mode").choice(Mode)
+    tool = n.get("tool").text()
+    composite = _read_composite(n.get("composite"))
+    operation, request = n.get("operation"), n.get("request")
+    if (operation.value is None) == (composite is None):
+        raise (n.fail("a composite tool's row has no operation (`operation: null`)", "operation") if composite
+               else n.fail("a row without an operation is a composite tool's and needs its `composite` plan",
+                           "composite"))
+    op_id = method = path = ""
+    if operation.value is not None:
+        operation.exactly(MEMBERS["operation"])
+        op_id, method, path = (operation.get("id").text(), operation.get("method").text(),
+                               operation.get("path").text())
+    record = n.get("record")
+    request.exactly(MEMBERS["request"])
+    record_arguments: RecordArguments | None = None
+    preview_ttl_s: int | None = None
+    if mode == "record":
+        record.exactly(MEMBERS["record"])
+        record_arguments = record.get("arguments").choice(RecordArguments)
+        ttl = record.get("preview_ttl_s")
+        preview_ttl_s = None if ttl.value is None else ttl.between(1, MAX_PREVIEW_TTL_S)
+    elif record.value is not None:
+        raise n.fail(f"a {mode} row holds no record object (record rows only)", "record")
+    effect, approval = n.get("effect").choice(Effect), n.get("approval").choice(Approval)
+    if (effect == "read") != (mode != "record"):
+        # only a record row writes: a read or preview row the runtime sends without an approval, a
+        # receipt or a key, so one that says it writes would send its write ungated
+        raise n.fail(f"a {mode} row's effect is {'read' if mode != 'record' else 'write or destructive'}, "
+                     f"not {effect}", "effect")
+    if mode != "record" and approval != "never":
+        raise n.fail(f"a {mode} row's approval is never (approval gates record rows only), not {approval}",
+                     "approval")
+    return PolicyRow(
+        tool=tool, mode=mode, effect=effect,
+        operation_id=op_id, method=method, path=path, permission=n.get("permission").tuple_of(Node.text),
+        approval=approval, idempotency=_read_idempotency(n.get("idempotency")),
+        retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").between(1, MAX_TIMEOUT_MS),
+        pagination=_read_pagination(n.get("pagination")), output=_read_output(n.get("output")),
+        auth=n.get("auth").tuple_of(_read_auth),
+        body_encoding=request.get("encoding").choice(BodyEncoding),
+        body_content_type=request.get("content_type").opt_text(),
+        bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed").tuple_of(_read_fixed),
+        max_body_bytes=_read_body_limit(request.get("max_body_bytes")),
+        pair=n.get("pair").opt_text(), intent=n.get("intent").text(),
+        success_status=n.get("success_status").tuple_of(Node.integer),
+        record_arguments=record_arguments, preview_ttl_s=preview_ttl_s,
+        narrowed=n.get("narrowed").tuple_of(_read_narrowed), toolset=n.get("toolset").opt_text(),
+        loading=n.get("loading").choice(Loading), keywords=n.get("keywords").tuple_of(Node.text),
+        examples=n.get("examples").tuple_of(Node.text), not_for=n.get("not_for").opt_text(),
+        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")), composite=composite)
+
+
+def _read_toolset(n: Node) -> Toolset:
+    n.exactly(MEMBERS["toolset"])
+    return Toolset(name=n.get("name").text(), description=n.get("description").text(),
+                   loading=n.get("loading").choice(Loading), origin=n.get("origin").choice(ToolsetOrigin),
+                   examples=n.get("examples").tuple_of(Node.text))
+
+
+def from_json(value: JSON, file: str = "policy.json") -> PolicyTable:
+    """The `PolicyTable` of `value`, the JSON value of a ``policy.json`` (`file`: the display path
+    errors name). Raises `PolicyFormatError` (a ValueError) located at the first member that is
+    missing or unknown, of the wrong JSON type, outside its values or below its bound, at ``/format``
+    for another format version, and at ``/tools/<i>/tool`` for a tool named twice (module docstring)."""
+    root = Node(value, "", file)
+    root.obj()
+    version = root.get("format")
+    if version.value != FORMAT_VERSION:
+        raise version.fail(
+            f"policy format {shown(version.value)} is not the format {FORMAT_VERSION} this toolgen reads",
+            hint=("rebuild the API with this toolgen (`toolgen build`), or run the toolgen that wrote it"
+                  if isinstance(version.value, int) and not isinstance(version.value, bool) else REBUILD))
+    root.exactly(MEMBERS["table"])
+    rows: list[PolicyRow] = []
+    seen: set[str] = set()
+    for node in root.get("tools").items():
+        row = _read_row(node)
+        if row.tool in seen:
+            raise node.fail(f"tool {row.tool!r} has a second row", "tool")
+        seen.add(row.tool)
+        rows.append(row)
+    return PolicyTable(
+        api=root.get("api").text(), title=root.get("title").text(), version=root.get("version").text(),
+        base_url=root.get("base_url").text(), spec=root.get("spec").text(), tools=tuple(rows),
+        toolsets=root.get("toolsets").tuple_of(_read_toolset), format=FORMAT_VERSION)
+
+
+def read_policy(path: str | os.PathLike[str], file: str | None = None) -> PolicyTable:
+    """The `PolicyTable` of the ``policy.json`` at `path` (`file`: the display path errors name,
+    default `path` as given). Raises OSError when it cannot be read, `PolicyFormatError` when it is not
+    JSON (located at the document, with the line and column) or not of this format (`from_json`)."""
+    shown = file if file is not None else os.fspath(path)
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    try:
+        value = json.loads(text, object_pairs_hook=one_of_each, parse_constant=no_constant)
+    except ValueError as exc:
+        raise PolicyFormatError(f"not JSON: {exc}", "", REBUILD, shown) from None
+    except RecursionError:
+        raise PolicyFormatError("not JSON this reader takes: nested too deep", "", REBUILD, shown) from None
+    return from_json(value, shown)
+
+
+__all__ = [
+    "FORMAT_VERSION",
+    "JSON",
+    "Approval",
+    "ArgBinding",
+    "ArgLocation",
+    "AuthBinding",
+    "BodyEncoding",
+    "CompositePattern",
+    "CompositePlan",
+    "CompositeStep",
+    "Effect",
+    "FixedValue",
+    "Idempotency",
+    "InputRef",
+    "LiteralValue",
+    "Loading",
+    "MappingValue",
+    "Mode",
+    "NarrowedArg",
+    "NullMeans",
+    "OutputPolicy",
+    "Pagination",
+    "PaginationStyle",
+    "PolicyFormatError",
+    "PolicyRow",
+    "PolicyTable",
+    "Reference",
+    "Retry",
+    "StepRef",
+    "Toolset",
+    "from_json",
+    "mapping_references",
+    "read_policy",
+]

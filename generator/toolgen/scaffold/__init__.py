@@ -1,0 +1,2 @@
+"""Scaffolding: `init` (a spec -> a draft intent map) and `draft_lowering` (the draft lowered
+to measure its tools)."""
