@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tests.support.profiles import examples
 
 from toolgen.builder.build import ApiBuild, build_api
-from toolgen.compile.lower.examples import MAX_INPUT_EXAMPLES, SECRET_MEMBER, example_problem
+from toolgen.compile.lower.input_examples import MAX_INPUT_EXAMPLES, SECRET_MEMBER, example_problem
 from toolgen.diagnostics import DiagnosticError
 from toolgen.dialects import DialectOptions, check_catalog
 

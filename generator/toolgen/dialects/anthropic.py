@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..compile.ir import Tool
-from ..compile.lower.examples import MAX_INPUT_EXAMPLES, example_problem
+from ..compile.lower.input_examples import MAX_INPUT_EXAMPLES, example_problem
 from ._base import Dialect, DialectOptions, DialectSchema, allows_code_callers, describe
 from ._check import (
     Report,

@@ -15,8 +15,8 @@ from ..intent import IncludeSpec, RetrySpec, ToolIntent
 from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
-from .examples import tool_examples
 from .idempotency_key import key_constraints
+from .input_examples import tool_examples
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
 from .toolsets import place
