@@ -264,7 +264,7 @@ def test_24_no_parameter_operations(tmp_path: Path) -> None:
     row = built.row("get_current_user")
     assert row["request"]["bindings"] == []
     assert row["auth"] == [{"scheme": "bearerAuth", "kind": "bearer", "in": "header", "name": "Authorization",
-                            "secret": "API_TOKEN", "scopes": []}]
+                            "secret": "API_TOKEN", "scopes": [], "per_caller": None}]
     assert built.row("get_health")["auth"] == []
     out = built.tool("mcp", "get_current_user")["outputSchema"]
     assert out["properties"]["user"]["type"] == "object"

@@ -198,7 +198,7 @@ def _echo_registry(recorder: RecordingServer, kind: str, secret: str) -> Registr
     policy, catalog = _package()
     for row in policy["tools"]:
         row["auth"] = [{"in": "header", "kind": kind, "name": "Authorization", "scheme": kind, "secret": "S",
-                        "scopes": []}]
+                        "scopes": [], "per_caller": None}]
         row["retry"] = {"max_attempts": 1, "backoff_ms": 0, "deadline_ms": row["timeout_ms"], "on": []}
     return Registry(policy, list(catalog), base_url=recorder.base_url + "/v1", audit=MemoryAuditSink(),
                     credentials=StaticCredentials({"S": secret}), cursor_key=b"k" * 32)

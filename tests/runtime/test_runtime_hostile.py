@@ -136,7 +136,7 @@ def issues_registry(base_url: str, *, query_key: bool = False, link: bool = True
         row["pagination"].update(style="link", cursor_param=None)
     if query_key:
         row["auth"] = [{"in": "query", "kind": "apiKey", "name": "api_key", "scheme": "api_key", "scopes": [],
-                        "secret": "API_KEY"}]
+                        "secret": "API_KEY", "per_caller": None}]
     return Registry(policy, catalog, base_url=base_url, credentials=StaticCredentials(SECRETS),
                     receipts=MemoryReceiptStore(), audit=MemoryAuditSink(), cursor_key=CURSOR_KEY,
                     http_client=http_client)

@@ -33,7 +33,7 @@ _PAGINATION: dict[str, Any] = {"cursor_arg": "cursor", "page_size_arg": "page_si
                                "limit_param": None, "next_field": None, "has_more_field": None,
                                "cursor_from_item": None, "default_page_size": 20, "max_page_size": 100,
                                "min_page_size": 1, "first_position": None, "first_required": False}
-_AUTH: dict[str, Any] = {"scopes": []}
+_AUTH: dict[str, Any] = {"scopes": [], "per_caller": None}
 _IDEMPOTENCY: dict[str, Any] = {"name": None, "honoured_by_api": False}
 
 

@@ -42,6 +42,18 @@ from typing import NoReturn
 import anyio
 import click
 
+from ..runtime.call.caller_credentials import (
+    CallerCredentials,
+    CallerSecretsError,
+    TokenExchange,
+    load_caller_secrets,
+)
+from ..runtime.serving.access_tokens import (
+    AuthorizationServer,
+    AuthorizationServerError,
+    JwtVerifier,
+    load_authorization_server,
+)
 from ..runtime.serving.loading import parse_scopes
 from ..runtime.serving.mcp_http import (
     StaticTokenVerifier,
@@ -90,6 +102,13 @@ def parse_address(value: str) -> tuple[str, int]:
               help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (PORT 0: any free port).")
 @click.option("--tokens", "tokens_file", type=click.Path(path_type=Path), default=None,
               help="With --http: the token file (YAML/JSON: actor, sha256 of the token, scopes per token).")
+@click.option("--authorization-server", "auth_server_file", type=click.Path(path_type=Path), default=None,
+              help="With --http: accept the JWT access tokens of this OAuth authorization server (a YAML "
+                   "file: issuer, jwks_uri, resource, algorithms, leeway_s, scope_claim, scope_map, "
+                   "token_exchange).")
+@click.option("--caller-secrets", "caller_secrets_file", type=click.Path(path_type=Path), default=None,
+              help="Per-caller secrets for `per_caller: {via: lookup}` schemes (a YAML file: callers: "
+                   "{ACTOR: {SECRET_NAME: value}}).")
 @click.option("--no-auth", is_flag=True, default=False,
               help="With --http: serve without tokens, every caller as --actor/--scopes (unsafe off loopback).")
 @click.option("--approvals", type=click.Choice(["issued", "elicit", "client"]), default=None,
@@ -106,8 +125,8 @@ def parse_address(value: str) -> tuple[str, int]:
                    "which must not be memory://).")
 def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
                   receipts_spec: str | None, audit_log: Path | None, http_address: str | None,
-                  tokens_file: Path | None, no_auth: bool, approvals: str | None, search_tool: str,
-                  otel: bool, workers: int) -> None:
+                  tokens_file: Path | None, auth_server_file: Path | None, caller_secrets_file: Path | None,
+                  no_auth: bool, approvals: str | None, search_tool: str, otel: bool, workers: int) -> None:
     """Serve the tools of a generated package as an MCP server, over stdio or Streamable HTTP."""
     _require_mcp()
     _start_telemetry(otel, workers)
@@ -115,12 +134,13 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
     if workers < 1:
         _bad(f"--workers must be at least 1, not {workers}")
     if http_address is None:
-        if tokens_file is not None or no_auth:
-            _bad("--tokens and --no-auth apply to --http only")
+        if tokens_file is not None or no_auth or auth_server_file is not None:
+            _bad("--tokens, --authorization-server and --no-auth apply to --http only")
         if workers != 1:
             _bad("--workers applies to --http only (stdio serves one client)")
         registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
                                  _registry_mode(approvals or "client"))
+        registry.caller_credentials = _caller_credentials(None, caller_secrets_file)
         _warn_startup(registry, base_url, search)
         anyio.run(_stdio, registry, Actor.of(actor_id, parse_scopes(scopes)), search, approvals == "elicit")
         return
@@ -128,27 +148,19 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
         host, port = parse_address(http_address)
     except click.BadParameter as exc:
         _bad(exc.format_message())
-    if tokens_file is not None and no_auth:
-        _bad("--tokens and --no-auth exclude each other")
-    if tokens_file is None and not no_auth:
-        _bad("--http needs --tokens FILE (callers and their scopes); --no-auth serves without authentication")
-    if tokens_file is not None and scopes is not None:
-        _bad("with --tokens each token's scopes apply: drop --scopes")
-    verifier: StaticTokenVerifier | None = None
-    if tokens_file is not None:
-        try:
-            verifier, warnings = load_token_file(tokens_file)
-        except TokenFileError as exc:
-            _bad(str(exc))
-        for warning in warnings:
-            click.echo(f"toolgen serve: warning: {warning}", err=True)
+    verifier, server = _token_source(tokens_file, auth_server_file, no_auth, scopes)
     if workers > 1 and _scheme(receipts_spec) == "memory":
         _bad(f"--workers {workers} needs a receipt store the workers share (a SQLite file, redis://, "
              "postgresql://), not memory://")
     elicit = approvals == "elicit"
+    callers = _caller_credentials(server, caller_secrets_file)
     registry = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
                              _registry_mode(approvals or "issued"))
+    registry.caller_credentials = callers
     _warn_startup(registry, base_url, search)
+    many = server is not None or len({t.actor for t in getattr(verifier, "tokens", ())}) > 1
+    for warning in shared_write_warnings(registry, many=many):
+        click.echo(f"toolgen serve: warning: {warning}", err=True)
     if registry.approvals == "client":
         click.echo("toolgen serve: warning: --approvals client over HTTP: any token holder with a write's scopes "
                    "can approve its own previews", err=True)
@@ -166,7 +178,9 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
                    f"[{', '.join(sorted(actor.scopes))}]; never expose this beyond a trusted machine", err=True)
 
     def ready(url: str) -> None:
-        who = f"{len(verifier.tokens)} token(s)" if verifier is not None else "NO AUTHENTICATION"
+        who = (f"{len(verifier.tokens)} token(s)" if isinstance(verifier, StaticTokenVerifier) else
+               f"JWT access tokens of {server.issuer} for {server.resource}" if server is not None else
+               "NO AUTHENTICATION")
         many = f"{workers} workers, " if workers > 1 else ""
         click.echo(f"toolgen serve: serving MCP on {url} (Streamable HTTP, {many}{who})", err=True)
 
@@ -183,7 +197,8 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
         def worker() -> int:
             own = open_registry("serve", api_or_dir, base_url, receipts_spec, audit_log,
                                 _registry_mode(approvals or "issued"))
-            anyio.run(_http, own, verifier, actor, host, port, search, None, sock, elicit)
+            own.caller_credentials = callers
+            anyio.run(_http, own, verifier, actor, host, port, search, None, sock, elicit, server)
             return 0
 
         code = supervise(workers, worker, log=lambda line: click.echo(f"toolgen serve: {line}", err=True))
@@ -191,7 +206,7 @@ def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: 
         click.echo("toolgen serve: stopped", err=True)
         sys.exit(code)
     try:
-        anyio.run(_http, registry, verifier, actor, host, port, search, ready, None, elicit)
+        anyio.run(_http, registry, verifier, actor, host, port, search, ready, None, elicit, server)
     except OSError as exc:
         _bad(f"cannot listen on {http_address}: {exc.strerror or exc}")
     click.echo("toolgen serve: stopped", err=True)
@@ -201,11 +216,87 @@ async def _stdio(registry: Registry, actor: Actor, search: bool | None, elicit: 
     await serve_stdio(registry, actor, search_tool=search, elicit=elicit)
 
 
-async def _http(registry: Registry, verifier: StaticTokenVerifier | None, actor: Actor | None, host: str,
-                port: int, search: bool | None, ready: Callable[[str], None] | None,
-                sock: socket.socket | None = None, elicit: bool = False) -> None:
-    await serve_http(registry, verifier=verifier, actor=actor, host=host, port=port, search_tool=search,
+async def _http(registry: Registry, verifier: StaticTokenVerifier | JwtVerifier | None, actor: Actor | None,
+                host: str, port: int, search: bool | None, ready: Callable[[str], None] | None,
+                sock: socket.socket | None = None, elicit: bool = False,
+                server: AuthorizationServer | None = None) -> None:
+    auth = server.auth_settings() if server is not None else None
+    await serve_http(registry, verifier=verifier, auth=auth, actor=actor, host=host, port=port,
+                     search_tool=search,
                      on_ready=ready, sock=sock, elicit=elicit, settle_heap=True)
+
+
+def _token_source(tokens_file: Path | None, auth_server_file: Path | None, no_auth: bool, scopes: str | None
+                  ) -> tuple[StaticTokenVerifier | JwtVerifier | None, AuthorizationServer | None]:
+    """The token verifier of ``--tokens`` or ``--authorization-server`` (None with ``--no-auth``) and
+    the authorization server; exit 2 unless exactly one source is given, when ``--scopes`` comes with
+    tokens, or on a bad file (located). Prints the token file's warnings."""
+    given = (("--tokens", tokens_file), ("--authorization-server", auth_server_file), ("--no-auth", no_auth))
+    sources = [name for name, value in given if value]
+    if len(sources) > 1:
+        _bad(f"{' and '.join(sources)} exclude each other: give one token source")
+    if not sources:
+        _bad("--http needs --tokens FILE or --authorization-server FILE (callers and their scopes); "
+             "--no-auth serves without authentication")
+    if not no_auth and scopes is not None:
+        _bad(f"with {sources[0]} each token's scopes apply: drop --scopes")
+    if auth_server_file is not None:
+        try:
+            server = load_authorization_server(auth_server_file)
+        except AuthorizationServerError as exc:
+            _bad(str(exc))
+        return JwtVerifier(server), server
+    if tokens_file is None:
+        return None, None
+    try:
+        verifier, warnings = load_token_file(tokens_file)
+    except TokenFileError as exc:
+        _bad(str(exc))
+    for warning in warnings:
+        click.echo(f"toolgen serve: warning: {warning}", err=True)
+    return verifier, None
+
+
+def _caller_credentials(server: AuthorizationServer | None,
+                        secrets_file: Path | None) -> CallerCredentials | None:
+    """Where callers' own credentials come from: the authorization server's token-exchange client
+    (``token_exchange:`` of ``--authorization-server``) and ``--caller-secrets``; exit 2 on a bad
+    caller secrets file."""
+    exchange = TokenExchange(server.exchange) if server is not None and server.exchange is not None else None
+    secrets = None
+    if secrets_file is not None:
+        try:
+            secrets = load_caller_secrets(secrets_file)
+        except CallerSecretsError as exc:
+            _bad(str(exc))
+    return CallerCredentials(exchange, secrets) if exchange is not None or secrets is not None else None
+
+
+def shared_write_warnings(registry: Registry, *, many: bool) -> list[str]:
+    """With several callers (`many`), one line per security scheme whose writes act for every caller
+    with one shared credential (no ``per_caller``, or ``service_secret: always``), naming the write
+    tools; and one per ``per_caller`` scheme whose source this server lacks."""
+    if not many:
+        return []
+    shared: dict[str, list[str]] = {}
+    unsourced: dict[str, str] = {}
+    sources = registry.caller_credentials
+    for name, spec in sorted(registry.specs.items()):
+        for entry in spec.row.auth:
+            per = entry.per_caller
+            source = None if sources is None else sources.exchange if per and per.via == "exchange" else \
+                sources.secrets
+            if per is not None and source is None:
+                unsourced[entry.scheme] = per.via
+            if spec.mutating and (per is None or per.service_secret == "always"):
+                shared.setdefault(entry.scheme, []).append(name)
+    lines = [f"writes of scheme {scheme!r} use one shared credential for every caller "
+             f"({', '.join(tools[:4])}{', ...' if len(tools) > 4 else ''}): each caller acts as the service; "
+             "declare `per_caller:` for it in the intent map's `auth:`" for scheme, tools in shared.items()]
+    lines += [f"scheme {scheme!r} takes each caller's own credential (via {via}), and this server has no "
+              + ("token_exchange in --authorization-server" if via == "exchange" else "--caller-secrets")
+              + ": its calls answer missing_credential" for scheme, via in unsourced.items()]
+    return lines
 
 
 def _registry_mode(approvals: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
@@ -352,6 +352,29 @@ class Defaults(_Strict):
                     "`read`, `preview` (`record` is refused). Default: none, direct calls only.")
 
 
+class PerCallerSpec(_Strict):
+    """Each caller reaches the API with its own credential for this scheme (`toolgen serve --http`
+    with several callers): `via: exchange` trades the caller's access token for one for this API at
+    the authorization server (RFC 8693 token exchange; `audience`, `resource`, `scope` are what it
+    asks for), `via: lookup` takes the caller's own secret by its principal (`--caller-secrets` or a
+    resolver). `service_secret` says when the scheme's shared `secret` may stand in for a caller
+    without one: never (default), reads, or always (writes too)."""
+
+    via: Literal["exchange", "lookup"] = Field(description="exchange (RFC 8693) or lookup (by principal).")
+    audience: str | None = Field(None, min_length=1, description="Token exchange: the `audience` asked for.")
+    resource: str | None = Field(None, min_length=1,
+                                 description="Token exchange: the `resource` URI asked for.")
+    scope: str | None = Field(None, min_length=1, description="Token exchange: the `scope` asked for.")
+    service_secret: Literal["never", "reads", "always"] = Field(
+        "never", description="When the shared `secret` may stand in for a caller without its own credential.")
+
+    @model_validator(mode="after")
+    def _exchange_only(self) -> PerCallerSpec:
+        if self.via == "lookup" and (self.audience or self.resource or self.scope):
+            raise ValueError("audience, resource and scope apply to `via: exchange` only")
+        return self
+
+
 class AuthSpec(_Strict):
     """The runtime secret of a security scheme. For a spec that declares no security (GitHub's), give
     `kind` (and for apiKey `in`/`name`): the credential then applies to every operation."""
@@ -362,6 +385,8 @@ class AuthSpec(_Strict):
         None, description="Declare a scheme the spec lacks: bearer, basic or apiKey.")
     in_: Literal["header", "query", "cookie"] = Field("header", alias="in")
     name: str | None = Field(None, description="apiKey parameter name (default: Authorization).")
+    per_caller: PerCallerSpec | None = Field(
+        None, description="Each caller's own credential for this scheme (token exchange or lookup).")
 
 
 class Budgets(_Strict):

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..results import Redirect, ResponseBody, Shape
+from .auth import AuthBinding, AuthLocation, PerCaller, PerCallerVia, ServiceSecretUse, read_auth
 from .mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
 from .members import (
     MAX_ATTEMPTS,
@@ -58,7 +59,6 @@ PaginationStyle = Literal["cursor", "offset", "page", "link"]
 Approval = Literal["never", "required"]
 NullMeans = Literal["omit", "send"]
 Loading = Literal["eager", "deferred"]
-AuthLocation = Literal["header", "query", "cookie"]
 IdempotencyIn = Literal["header", "query", "body", "none"]
 SchemaMode = Literal["strict", "warn", "off"]
 RecordArguments = Literal["preview", "full"]
@@ -115,27 +115,6 @@ class FixedValue:
 
     def to_json(self) -> dict[str, JSON]:
         return {"in": self.location, "name": self.wire_name, "value": self.value, "source": self.source}
-
-
-@dataclass(frozen=True)
-class AuthBinding:
-    """A credential the runtime injects (``auth[]``; never a tool argument).
-
-    `scheme` is the securitySchemes key; `kind` is ``bearer``/``basic``/``apiKey``/``oauth2``/
-    ``openIdConnect``; `location`/`wire_name` say where it goes; `secret` is the name of the runtime
-    secret (an environment variable by default) holding the value; `scopes` the OAuth scopes.
-    """
-
-    scheme: str
-    kind: str
-    location: AuthLocation
-    wire_name: str
-    secret: str
-    scopes: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, JSON]:
-        return {"scheme": self.scheme, "kind": self.kind, "in": self.location, "name": self.wire_name,
-                "secret": self.secret, "scopes": list(self.scopes)}
 
 
 @dataclass(frozen=True)
@@ -495,13 +474,6 @@ def _read_fixed(n: Node) -> FixedValue:
                       value=n.get("value").value, source=n.get("source").text())
 
 
-def _read_auth(n: Node) -> AuthBinding:
-    n.exactly(MEMBERS["auth"])
-    return AuthBinding(scheme=n.get("scheme").text(), kind=n.get("kind").text(), location=n.get("in").choice(AuthLocation),
-                       wire_name=n.get("name").text(), secret=n.get("secret").text(),
-                       scopes=n.get("scopes").tuple_of(Node.text))
-
-
 def _read_idempotency(n: Node) -> Idempotency | None:
     if n.value is None:
         return None
@@ -698,7 +670,7 @@ def _read_row(n: Node) -> PolicyRow:
         approval=approval, idempotency=_read_idempotency(n.get("idempotency")),
         retry=_read_retry(n.get("retry")), timeout_ms=n.get("timeout_ms").between(1, MAX_TIMEOUT_MS),
         pagination=_read_pagination(n.get("pagination")), output=_read_output(n.get("output")),
-        auth=n.get("auth").tuple_of(_read_auth),
+        auth=n.get("auth").tuple_of(read_auth),
         body_encoding=request.get("encoding").choice(BodyEncoding),
         body_content_type=request.get("content_type").opt_text(),
         bindings=request.get("bindings").tuple_of(_read_binding), fixed=request.get("fixed").tuple_of(_read_fixed),
@@ -770,6 +742,7 @@ __all__ = [
     "ArgBinding",
     "ArgLocation",
     "AuthBinding",
+    "AuthLocation",
     "BodyEncoding",
     "CompositePattern",
     "CompositePlan",
@@ -787,11 +760,14 @@ __all__ = [
     "OutputPolicy",
     "Pagination",
     "PaginationStyle",
+    "PerCaller",
+    "PerCallerVia",
     "PolicyFormatError",
     "PolicyRow",
     "PolicyTable",
     "Reference",
     "Retry",
+    "ServiceSecretUse",
     "StepRef",
     "Toolset",
     "from_json",

@@ -36,8 +36,10 @@ from .format import (
     Mode,
     NullMeans,
     PaginationStyle,
+    PerCallerVia,
     RecordArguments,
     SchemaMode,
+    ServiceSecretUse,
     ToolsetOrigin,
 )
 from .members import (
@@ -117,7 +119,10 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
     "output": {"fields": _STRS, "max_bytes": _at_least(1), "redact": _STRS, "schema_mode": _enum(SchemaMode),
                "shape": _enum(Shape), "body": _enum(ResponseBody), "accept": _OPT_STR,
                "redirect": {"enum": [*get_args(Redirect), None]}},
-    "auth": {"scheme": _STR, "kind": _STR, "in": _enum(AuthLocation), "name": _STR, "secret": _STR, "scopes": _STRS},
+    "auth": {"scheme": _STR, "kind": _STR, "in": _enum(AuthLocation), "name": _STR, "secret": _STR,
+             "scopes": _STRS, "per_caller": _ref("per_caller", nullable=True)},
+    "per_caller": {"via": _enum(PerCallerVia), "audience": _OPT_STR, "resource": _OPT_STR, "scope": _OPT_STR,
+                   "service_secret": _enum(ServiceSecretUse)},
     "request": {"encoding": _enum(BodyEncoding), "content_type": _OPT_STR, "bindings": _array("binding"),
                 "fixed": _array("fixed"), "max_body_bytes": _at_least(1, nullable=True)},
     "binding": {"arg": _STR, "in": _enum(ArgLocation), "name": _STR, "required": _BOOL, "null": _enum(NullMeans),

@@ -249,6 +249,32 @@ def _record(row: PolicyRow) -> str:
     return "full arguments"
 
 
+#: how far the service's shared secret may stand in for a caller, least first (no `per_caller`: always)
+_SHARED_RANK = {"never": 0, "reads": 1, "always": 2}
+
+
+def credential_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[tuple[str, bool, str]]:
+    """``(kind, risky, detail)`` per security scheme of the row whose callers share the service's
+    credential more than before (``per_caller`` removed, or its ``service_secret`` widened):
+    ``credential-shared``, risky (a caller may now act as the service), or less
+    (``credential-per-caller``)."""
+    def shared(row: PolicyRow) -> dict[str, int]:
+        return {a.scheme: 2 if a.per_caller is None else _SHARED_RANK[a.per_caller.service_secret] for a in row.auth}
+
+    def said(rank: int | None) -> str:
+        return {None: "(none)", 0: "each caller's own", 1: "each caller's own (shared for reads)",
+                2: "shared by every caller"}[rank]
+
+    old, new = shared(old_row), shared(new_row)
+    out: list[tuple[str, bool, str]] = []
+    for scheme in sorted(set(old) & set(new)):
+        if old[scheme] != new[scheme]:
+            wider = new[scheme] > old[scheme]
+            out.append(("credential-shared" if wider else "credential-per-caller", wider,
+                        f"`{scheme}`: {said(old[scheme])} → {said(new[scheme])}"))
+    return out
+
+
 def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
                  old_tool: dict[str, Any] | None, new_tool: dict[str, Any] | None) -> list[Change]:
     """Changes of one tool present in both versions (possibly under two names)."""
@@ -320,6 +346,7 @@ def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
     if old_row.loading != new_row.loading:
         add("loading-changed", False, f"loading {old_row.loading} → {new_row.loading}"
             + (" (now found by tool search, not listed up front)" if new_row.loading == "deferred" else ""))
+    out.extend(Change(api, name, *change) for change in credential_changes(old_row, new_row))
     out.extend(compare_plans(api, name, old_row, new_row))
     other = sorted({_MEMBER.get(f.name, f.name) for f in fields(PolicyRow)
                     if f.name not in _COMPARED and getattr(old_row, f.name) != getattr(new_row, f.name)})

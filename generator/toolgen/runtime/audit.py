@@ -2,13 +2,21 @@
 
 Every step of the call path (find, validate, permission, approval, timeout, idempotency, http,
 output, result) emits an `AuditEvent` to an `AuditSink`. Events carry the tool, the actor id, the
-step, the decision, the argument fingerprint and the outcome code — never argument values, never
-credentials. Sinks: `MemoryAuditSink` (bounded in-memory list, the default), `JsonlAuditSink`
-(append-only JSON lines file), `FanoutSink` (several at once).
+step, the decision, the digest of the call's arguments (`digest_arguments`), the request's
+fingerprint once it is built, the outcome code and, for a policy decision, the rule that decided —
+never argument values, never credentials. Sinks: `MemoryAuditSink` (bounded in-memory list, the
+default), `JsonlAuditSink` (append-only JSON lines file), `FanoutSink` (several at once).
+
+A policy decision is emitted through one function, `toolgen.runtime.pipeline.state.Call.decide`
+(step, `Decision`, the rule, facts): the permission (``allow``/``deny``, rule ``/permission``),
+the approval (``ask`` when one is needed and not given, ``allow`` when spent, ``deny`` when it does
+not match; rule ``/approval``), the caller's credential (rule ``/auth/<i>/per_caller``) and any
+later policy member (its own JSON pointer in the policy row, e.g. ``/limits/0``, decision ``limit``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -16,7 +24,28 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
+
+#: What a policy decision decided: the call may go on, is refused, waits for a human's approval, or
+#: is over a limit.
+Decision = Literal["allow", "deny", "ask", "limit"]
+
+
+def digest_arguments(arguments: Any) -> str:
+    """``"sha256:" + hex`` of the call's arguments as the caller gave them: their JSON with sorted
+    keys and no whitespace (UTF-8), or of their ``repr`` when they are not JSON (a value no JSON
+    holds), or of their type's name when not even that can be walked. Identifies the arguments in
+    audit without holding them; unlike the request's fingerprint it exists before validation, so a
+    refused call has one too."""
+    try:
+        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = "repr:" + repr(arguments)
+        except (RecursionError, ValueError):  # nested beyond what Python can walk: its type alone
+            text = "unwalkable:" + type(arguments).__name__
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(slots=True)
@@ -35,6 +64,8 @@ class AuditEvent:
     fingerprint: str | None = None
     code: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    rule: str | None = None
+    args_digest: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

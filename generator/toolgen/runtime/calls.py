@@ -29,17 +29,23 @@ class Actor:
 
     `scopes` may be given as any iterable of scope names or as one OAuth scope string (names
     separated by spaces); either way it is stored as a frozenset of whole names (`scope_set`), so
-    membership is never a substring test. Raises `TypeError` for a scope that is not a string."""
+    membership is never a substring test. Raises `TypeError` for a scope that is not a string.
+
+    `token`: the caller's access token as it presented it (a JWT its authorization server signed,
+    `toolgen.runtime.serving.access_tokens`), kept only for the request it came with: the subject token of an
+    RFC 8693 token exchange (``per_caller: {via: exchange}``). Never shown (``repr``), compared,
+    stored or audited; None for a caller without one."""
 
     id: str
     scopes: frozenset[str] = frozenset()
+    token: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scopes", scope_set(self.scopes))
 
     @classmethod
-    def of(cls, id: str, scopes: str | Iterable[str] = ()) -> Actor:
-        return cls(id, scope_set(scopes))
+    def of(cls, id: str, scopes: str | Iterable[str] = (), *, token: str | None = None) -> Actor:
+        return cls(id, scope_set(scopes), token)
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,9 @@ ERROR_CODES: dict[str, tuple[Category, bool, str]] = {
     "not_found": ("not_found", False, "Check the identifier (e.g. list or search first); do not retry as is."),
     "conflict": ("conflict", False, "The resource changed or the action clashes with its state: re-read it."),
     "missing_credential": ("internal", False, "An operator must set the named secret; do not retry."),
+    "credential_unavailable": (
+        "dependency", False,
+        "The caller's own credential could not be obtained; nothing was sent. Report it."),
     "receipt_store_unavailable": (
         "dependency", True, "Nothing was sent; the receipt store is unreachable. Retry later with the same key."),
     "output_invalid": ("dependency", False, "The API answered with an unexpected shape; report it."),

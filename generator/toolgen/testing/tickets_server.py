@@ -24,6 +24,7 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -72,6 +73,8 @@ class TicketsState:
     history_delay: float = 1.5
     next_followup: int = 1
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: which ``Authorization`` values the API accepts (default: ``Bearer`` + `TOKEN` alone)
+    accepts: Callable[[str | None], bool] = field(default=lambda value: value == f"Bearer {TOKEN}")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -113,7 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(parts.query, keep_blank_values=True)
         with state.lock:
             state.requests.append(RecordedRequest(method, parts.path, query, dict(self.headers.items()), raw))
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+        if not state.accepts(self.headers.get("Authorization")):
             self._problem(401, "Unauthorized", "A valid bearer token is required.")
             return
         segments = [unquote(s) for s in parts.path.split("/") if s]
@@ -293,10 +296,13 @@ class TicketsHTTPServer(ThreadingHTTPServer):
 
 
 class TicketsServer(LoopbackServer):
-    """Start/stop wrapper. `base_url` ends in ``/v1``; `token` is the accepted bearer token."""
+    """Start/stop wrapper. `base_url` ends in ``/v1``; `token` is the accepted bearer token, unless
+    `accepts` decides which ``Authorization`` values the API accepts (e.g. access tokens of an
+    authorization server, each caller's own)."""
 
-    def __init__(self, n_tickets: int = 60, *, port: int = 0) -> None:
-        self.state = TicketsState()
+    def __init__(self, n_tickets: int = 60, *, port: int = 0,
+                 accepts: Callable[[str | None], bool] | None = None) -> None:
+        self.state = TicketsState() if accepts is None else TicketsState(accepts=accepts)
         for n in range(100, 100 + n_tickets):
             t = _ticket(n)
             self.state.tickets[t["id"]] = t

@@ -45,6 +45,14 @@ def _rename(old: str, new: str) -> Mutation:
     return mutate
 
 
+def _shared_credential(service_secret: str) -> Mutation:
+    """Every scheme's ``per_caller`` lets the service's shared secret stand in for `service_secret`."""
+    def mutate(doc: dict[str, Any]) -> None:
+        for scheme in doc["auth"].values():
+            scheme["per_caller"]["service_secret"] = service_secret
+    return mutate
+
+
 def _all(*mutations: Mutation) -> Mutation:
     def mutate(doc: dict[str, Any]) -> None:
         for m in mutations:
@@ -106,6 +114,7 @@ CASES = [
                                             "honoured_by_api": False})),
     Case("idempotency-key-missing", _drop("update_widget", "idempotency"),
          _set("update_widget", idempotency={"key": "op_id", "send_as": "none"})),
+    Case("shared-write-credential", _shared_credential("always"), _shared_credential("reads")),
     Case("preview-adds-nothing", _drop("create_widget", "record"),
          _all(_drop("create_widget", "record"), _set("create_widget", preview=False))),
     Case("permission-missing", _drop("list_gadgets", "permission"),

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...pointer import join_pointer
+from ...policy.format import PerCaller
+from ..intent import AuthSpec
 from ..ir import AuthBinding
 from ..load import SpecDocument
 from ..operations import Operation, operation_requirements
@@ -95,20 +97,21 @@ def _security(ctx: Ctx, op: Operation) -> tuple[tuple[AuthBinding, ...], tuple[s
                 ok = False
                 break
             secret = auth_cfg[name].secret if name in auth_cfg else secret_name(ctx.api, name, len(schemes))
+            per = per_caller(auth_cfg.get(name))
             kind = str(scheme.get("type", ""))
             sc = tuple(str(s) for s in (req_scopes or []))
             if kind == "http":
                 http = str(scheme.get("scheme", "bearer")).lower()
                 bindings.append(AuthBinding(name, "basic" if http == "basic" else "bearer", "header",
-                                            "Authorization", secret, sc))
+                                            "Authorization", secret, sc, per))
             elif kind == "apiKey":
                 where = str(scheme.get("in", "header"))
                 wire = str(scheme.get("name", "Authorization"))
                 bindings.append(AuthBinding(name, "apiKey", where if where in ("header", "query", "cookie")
-                                            else "header", wire, secret, sc))  # type: ignore[arg-type]
+                                            else "header", wire, secret, sc, per))  # type: ignore[arg-type]
                 keys.add((where, wire.lower()))
             elif kind in ("oauth2", "openIdConnect"):
-                bindings.append(AuthBinding(name, kind, "header", "Authorization", secret, sc))
+                bindings.append(AuthBinding(name, kind, "header", "Authorization", secret, sc, per))
             else:
                 ok = False
                 break
@@ -131,10 +134,20 @@ def _declared_auth(ctx: Ctx) -> tuple[AuthBinding, ...]:
         if spec.kind is None:
             continue
         if spec.kind == "apiKey":
-            out.append(AuthBinding(name, "apiKey", spec.in_, spec.name or "Authorization", spec.secret))
+            out.append(AuthBinding(name, "apiKey", spec.in_, spec.name or "Authorization", spec.secret,
+                                   per_caller=per_caller(spec)))
         else:
-            out.append(AuthBinding(name, spec.kind, "header", "Authorization", spec.secret))
+            out.append(AuthBinding(name, spec.kind, "header", "Authorization", spec.secret,
+                                   per_caller=per_caller(spec)))
     return tuple(out)
+
+
+def per_caller(spec: AuthSpec | None) -> PerCaller | None:
+    """The policy's `PerCaller` of a scheme's intent-map entry (`auth.X.per_caller`), or None."""
+    if spec is None or spec.per_caller is None:
+        return None
+    p = spec.per_caller
+    return PerCaller(p.via, p.audience, p.resource, p.scope, p.service_secret)
 
 
 def secret_name(api: str, scheme: str, count: int) -> str:

@@ -83,6 +83,7 @@ from .rules import (
     LintSettings,
     Rule,
 )
+from .shared_credentials import shared_credentials
 from .toolset_rules import Member, near_synonyms
 
 T = TypeVar("T")
@@ -237,6 +238,7 @@ class _Linter:
         for check in (self.check_mapping, self.check_effects, self.check_policy, self.check_scopes,
                       self.check_pagination, self.check_outputs, self.check_descriptions):
             check()
+        self.sink.extend(shared_credentials([v.main.policy for v in self.views], self.intents, self.doc))
         if not blocked:
             self.check_catalog()
             self.check_tool_sizes()

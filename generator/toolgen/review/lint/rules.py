@@ -115,6 +115,12 @@ PREVIEW_ADDS_NOTHING = _rule(
     "tool that gates nothing: no human approves it and the record tool takes the full arguments.",
     "Set `preview: false` to drop the `preview_` tool (it costs catalog tokens and a model turn), or "
     "`approval: required` if a human should see the request first.")
+SHARED_WRITE_CREDENTIAL = _rule(
+    "shared-write-credential", "info", "A write reaches the API with one credential shared by every caller: "
+    "served to several callers (`toolgen serve --http`), each acts as the service (a confused deputy).",
+    "Declare `per_caller:` for the scheme in the intent map's `auth:` (`via: exchange` for RFC 8693 token "
+    "exchange, `via: lookup` for each caller's own API key); raise this rule to `error` in `lint:` for a "
+    "multi-user deployment.")
 PERMISSION_MISSING = _rule(
     "permission-missing", "warning", "A tool requires no permission, so every actor may call it.",
     "Set `permission:` to the scope(s) an actor needs.")

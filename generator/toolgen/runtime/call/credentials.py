@@ -77,12 +77,19 @@ def _basic(value: str) -> str:
     return "Basic " + base64.b64encode(value.encode("utf-8")).decode("ascii")
 
 
-def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool: str) -> Injected:
+def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool: str,
+            own: Mapping[int, str] | None = None, mutating: bool = False,
+            caller: str | None = None) -> Injected:
     """Resolve a policy row's ``auth`` entries into wire values.
 
     bearer/oauth2/openIdConnect → ``Authorization: Bearer <secret>`` (or the row's header name);
     basic → ``Authorization: Basic base64(<secret>)`` where the secret is ``user:password``;
     apiKey → the raw secret in the row's header/query/cookie.
+    An entry with ``per_caller`` takes the caller's own value, `own` (by the entry's index in
+    `auth`); without one, the shared secret from `provider` stands in only when its
+    ``service_secret`` allows it (``always``, or ``reads`` and the row is not `mutating`), so a write
+    never acts with the service's credential unless the map says so. `caller` names the actor in
+    errors.
     Raises `ToolError` ``missing_credential`` (naming the secret names, never values) when no entry
     can be satisfied.
     """
@@ -90,34 +97,24 @@ def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool:
     if not auth:
         return out
     missing: list[str] = []
-    for entry in auth:
-        secret_name = entry.secret
-        value = provider.get(secret_name) if secret_name else None
+    not_own: list[str] = []
+    for index, entry in enumerate(auth):
+        value = _value(index, entry, provider, own or {}, mutating)
         if value is None:
-            missing.append(secret_name)
+            (not_own if entry.per_caller is not None else missing).append(entry.secret)
             continue
-        kind, where, name = entry.kind.lower(), entry.location, entry.wire_name or "Authorization"
-        if kind in ("bearer", "oauth2", "openidconnect", "http"):
-            wire = _bearer(value)
-        elif kind == "basic":
-            wire = _basic(value)
-        else:
-            wire = value
-        if where == "query":
-            out.query[name] = wire
-        elif where == "cookie":
-            out.cookies[name] = wire
-        else:
-            out.headers[name] = wire
-        out.secret_values.append(value)
-        if wire != value:
-            out.secret_values.append(wire)
-        if kind == "basic" and not value.lower().startswith("basic "):
-            # an API echoing the header value without its scheme: base64(user:password), padded or not
-            encoded = wire.split(" ", 1)[1]
-            out.secret_values.extend(dict.fromkeys((encoded, encoded.rstrip("="),
-                                                    encoded.rstrip("=").replace("+", "-").replace("/", "_"))))
+        _inject(out, entry, value)
     if not out.headers and not out.query and not out.cookies:
+        if not_own:
+            schemes = sorted({e.scheme for e in auth if e.per_caller is not None})
+            raise make_error(
+                "missing_credential",
+                f"{tool} needs the caller's own credential for {', '.join(schemes)}, and "
+                f"{'actor ' + repr(caller) if caller else 'the caller'} has none here; the service's shared "
+                "credential is not used for it.",
+                details={"schemes": schemes, "per_caller": True},
+                next_step="Call with a token of your authorization server (token exchange) or have an "
+                          "operator add your secret; do not retry until then.")
         names = ", ".join(sorted({m for m in missing if m})) or "(unnamed)"
         raise make_error(
             "missing_credential",
@@ -126,6 +123,44 @@ def resolve(auth: Sequence[AuthBinding], provider: CredentialsProvider, *, tool:
             next_step=f"An operator must set {names} for the runtime; do not retry until then.",
         )
     return out
+
+
+def _value(index: int, entry: AuthBinding, provider: CredentialsProvider, own: Mapping[int, str],
+           mutating: bool) -> str | None:
+    """The value of `entry`: the caller's own for a ``per_caller`` entry (else the shared secret
+    where its ``service_secret`` allows), the shared secret for any other."""
+    per = entry.per_caller
+    if per is not None:
+        if own.get(index):
+            return own[index]
+        if per.service_secret == "never" or (per.service_secret == "reads" and mutating):
+            return None
+    return provider.get(entry.secret) if entry.secret else None
+
+
+def _inject(out: Injected, entry: AuthBinding, value: str) -> None:
+    """Put `value` on the wire where `entry` says, and record its secret forms."""
+    kind, where, name = entry.kind.lower(), entry.location, entry.wire_name or "Authorization"
+    if kind in ("bearer", "oauth2", "openidconnect", "http"):
+        wire = _bearer(value)
+    elif kind == "basic":
+        wire = _basic(value)
+    else:
+        wire = value
+    if where == "query":
+        out.query[name] = wire
+    elif where == "cookie":
+        out.cookies[name] = wire
+    else:
+        out.headers[name] = wire
+    out.secret_values.append(value)
+    if wire != value:
+        out.secret_values.append(wire)
+    if kind == "basic" and not value.lower().startswith("basic "):
+        # an API echoing the header value without its scheme: base64(user:password), padded or not
+        encoded = wire.split(" ", 1)[1]
+        out.secret_values.extend(dict.fromkeys((encoded, encoded.rstrip("="),
+                                                encoded.rstrip("=").replace("+", "-").replace("/", "_"))))
 
 
 #: The byte encodings a secret is looked for in, in a response's raw bytes (RFC 8259 JSON is UTF-8,

@@ -15,6 +15,7 @@ from ..audit import AuditSink
 from ..calls import Actor
 from ..clock import Clock
 from ..stores import PreviewStore, ReceiptStore
+from .caller_credentials import CallerCredentials
 from .credentials import CredentialsProvider
 from .shaping import CursorCodec
 from .toolspec import ToolSpec
@@ -31,6 +32,7 @@ class Host(Protocol):
     receipts: ReceiptStore
     audit: AuditSink
     credentials: CredentialsProvider
+    caller_credentials: CallerCredentials | None
     cursors: CursorCodec
     resend_unknown: bool
     approvals: str

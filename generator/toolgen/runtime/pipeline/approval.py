@@ -30,7 +30,10 @@ from ..stores import spend_digest
 from ..stores.approvals import approval_key, approval_scope, check_issued, issue_next_step
 from .state import Call, Grant, Halt, Hold, Validated
 
-__all__ = ["check", "spend"]
+__all__ = ["RULE", "check", "spend"]
+
+#: the policy member this step enforces (`Call.decide`'s rule)
+RULE = "/approval"
 
 
 def _needs_approval(row: PolicyRow) -> bool:
@@ -83,10 +86,10 @@ def check(call: Call, spec: ToolSpec, validated: Validated, approval: Approval |
     issued = call.host.approvals == "issued"
     missing = _missing(call, spec, validated.preview_id, approval, issued, preview_tool)
     if missing is not None:
-        raise Halt("approval", missing)
+        raise Halt("approval", missing, rule=RULE, decision="ask")
     assert approval is not None  # _missing refuses a call without one
     if approval.preview_id != validated.fp:
-        raise Halt("approval", make_error(
+        raise Halt("approval", rule=RULE, error=make_error(
             "approval_mismatch",
             f"The approval was given for preview {str(approval.preview_id)[:20]}…, not for this request.",
             details={"preview_tool": preview_tool, "approved_preview_id": str(approval.preview_id)[:80]},
@@ -96,7 +99,8 @@ def check(call: Call, spec: ToolSpec, validated: Validated, approval: Approval |
     try:
         recorded, until = _issued(call, spec, approval, validated.fp)
     except ToolError as exc:
-        raise Halt("approval", exc) from None
+        asked = exc.code == "approval_required"
+        raise Halt("approval", exc, rule=RULE, decision="ask" if asked else "deny") from None
     return Grant(True, recorded, until, preview_tool)
 
 
@@ -131,8 +135,8 @@ def spend(call: Call, grant: Grant, hold: Hold) -> None:
         hold.spent = _spend(call, approval, hold, grant)
     except ToolError as exc:
         hold.let_go()
-        raise Halt("approval", exc) from None
-    call.emit("approval", "allow", approved_by=approval.approved_by)
+        raise Halt("approval", exc, rule=RULE if exc.code == "approval_used" else None) from None
+    call.decide("approval", "allow", RULE, approved_by=approval.approved_by)
 
 
 def _spend(call: Call, approval: Approval, hold: Hold, grant: Grant) -> tuple[str, str, str] | None:

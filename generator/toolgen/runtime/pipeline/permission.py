@@ -15,16 +15,19 @@ from ..call.toolspec import ToolSpec
 from ..identity import permission_error, required_scopes
 from .state import Call, Halt
 
-__all__ = ["admit", "audit"]
+__all__ = ["RULE", "admit", "audit"]
+
+#: the policy member this step enforces (`Call.decide`'s rule)
+RULE = "/permission"
 
 
 def admit(call: Call, spec: ToolSpec) -> None:
     """Raise `Halt` ``permission_denied`` unless `call.actor` holds `spec`'s scopes."""
     error = permission_error(str(call.tool), spec.row, call.actor.id, call.actor.scopes)
     if error is not None:
-        raise Halt("permission", error)
+        raise Halt("permission", error, rule=RULE)
 
 
 def audit(call: Call, spec: ToolSpec) -> None:
     """Audit the permission held since `admit` (step ``permission``, ``allow``, the required scopes)."""
-    call.emit("permission", "allow", required=required_scopes(spec.row))
+    call.decide("permission", "allow", RULE, required=required_scopes(spec.row))

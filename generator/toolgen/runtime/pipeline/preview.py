@@ -70,7 +70,8 @@ def _blockers(host: Host, row: PolicyRow, built: BuiltRequest, tool: str) -> lis
     would): a credential the runtime does not have, or a URL the HTTP client would change."""
     blockers: list[str] = []
     try:
-        creds.resolve(row.auth, host.credentials, tool=tool)
+        if not any(entry.per_caller is not None for entry in row.auth):  # a caller's own: known when sent
+            creds.resolve(row.auth, host.credentials, tool=tool)
     except ToolError as exc:
         blockers.append(f"{exc.code}: {exc.message}")
     try:

@@ -1,7 +1,7 @@
 """The call path: every step in its fixed order, as one sans-IO generator (`run`).
 
     find → permission (admit) → validate arguments → canonical request → [permission audited] →
-    approval (check) → timeout → preview (a preview tool ends here) → wire request →
+    approval (check) → timeout → preview (a preview tool ends here) → credential → wire request →
     idempotency → [audit sink healthy] → approval (spend) → [audit sink healthy] → send →
     redirect (a read that declares only a redirect) → outcome → output
 
@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from ..audit import digest_arguments
 from ..call.host import Host
 from ..call.request import BuiltRequest
 from ..call.toolspec import ToolSpec
@@ -31,6 +32,7 @@ from . import approval as approval_step
 from . import permission
 from .canonical import canonical_request
 from .composite import is_composite, run_composite
+from .credential import credentials
 from .effects import Pipeline
 from .find import find
 from .idempotency import begin
@@ -50,7 +52,7 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
         timeout_override_ms: Any, dialect: str | None = None) -> Pipeline:
     """The call path of one call of `tool` on `host` (see the module docstring). Yields `Send` and
     `Sleep` effects; returns the `CallResult`. Never raises on caller input or API answers."""
-    call = Call(host, tool, actor)
+    call = Call(host, tool, actor, args_digest=digest_arguments(raw_args))
     if isinstance(approval, str):  # a bare preview_id is an approval of that preview
         approval = Approval(approval)
     try:
@@ -64,10 +66,11 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
         budget = bound(call, spec.row, timeout_override_ms)
         if is_preview(spec.row):
             return preview(call, spec, validated)
-        wire, http_request = wire_request(call, spec, validated)
+        injected = yield from credentials(call, spec)
+        wire, http_request = wire_request(call, spec, validated, injected)
         hold = begin(call, spec, validated, budget)
     except Halt as halt:
-        return call.fail(halt.step, halt.error, **halt.extra)
+        return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     if isinstance(hold, CallResult):  # a replay
         return hold
     return (yield from _held(call, spec, validated, grant, budget, hold, wire, http_request))
@@ -89,7 +92,7 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
         answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
         return shape(call, spec, validated, hold, exchange, answer, wire)
     except Halt as halt:
-        return call.fail(halt.step, halt.error, **halt.extra)
+        return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     except Exception as exc:  # noqa: BLE001 - a fault in the call path never escapes as an exception
         hold.settle("mark_unknown")
         return call.fail("result", make_error(

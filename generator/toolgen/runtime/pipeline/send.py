@@ -1,11 +1,11 @@
 """Step 7, send: the wire request, then the HTTP attempts with bounded retries.
 
-`wire_request` input: `Call`, `ToolSpec`, `Validated`. Output: ``(wire, http_request)``: the
-canonical request plus the credentials (`toolgen.runtime.call.credentials.resolve`; their echo forms
-join `Call.secret_values`) and nothing else, and the `httpx.Request` that carries it, whose URL must
-be the previewed one. Errors (`Halt` at step ``request``): ``auth_missing`` and the other
-credential errors, ``internal_error`` (the HTTP client refuses the request or would send another
-URL); nothing was sent.
+`wire_request` input: `Call`, `ToolSpec`, `Validated`, the credentials of the credential step
+(`credential.credentials`; their echo forms already in `Call.secret_values`). Output: ``(wire,
+http_request)``: the canonical request plus the credentials and nothing else, and the
+`httpx.Request` that carries it, whose URL must be the previewed one. Errors (`Halt` at step
+``request``): ``internal_error`` (the HTTP client refuses the request or would send another URL);
+nothing was sent.
 
 `attempts` input: `Call`, `ToolSpec`, the `httpx.Request`, `Budget`, `Hold`. A generator: it
 yields a `Send` per attempt (its timeout: the attempt's, at most what is left of the deadline)
@@ -27,7 +27,7 @@ from ..call import credentials as creds
 from ..call.request import BuiltRequest, transport_headers
 from ..call.response_body import scrub
 from ..call.toolspec import ToolSpec
-from ..errors import ToolError, make_error
+from ..errors import make_error
 from .effects import Effect, Outcome, Send, Sleep
 from .retry import RetryPolicy, condition, may_have_applied, resend_safe
 from .state import Budget, Call, Exchange, Halt, Hold, Validated
@@ -35,14 +35,10 @@ from .state import Budget, Call, Exchange, Halt, Hold, Validated
 __all__ = ["attempts", "wire_request"]
 
 
-def wire_request(call: Call, spec: ToolSpec, validated: Validated) -> tuple[BuiltRequest, httpx.Request]:
+def wire_request(call: Call, spec: ToolSpec, validated: Validated,
+                 injected: creds.Injected) -> tuple[BuiltRequest, httpx.Request]:
     """The wire request and its `httpx.Request` (see the module docstring); raises `Halt`."""
     tool = call.tool
-    try:
-        injected = creds.resolve(spec.row.auth, call.host.credentials, tool=tool)
-    except ToolError as exc:
-        raise Halt("request", exc) from None
-    call.secret_values.extend(creds.echo_forms(injected.secret_values))
     wire = validated.built.with_credentials(injected)
     try:
         http_request = httpx.Request(wire.method, wire.url, headers=transport_headers(wire.headers),

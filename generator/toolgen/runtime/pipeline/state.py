@@ -22,7 +22,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..audit import AuditEvent
+from ..audit import AuditEvent, Decision
 from ..call.host import Host
 from ..call.page_cursor import Page
 from ..call.request import BuiltRequest
@@ -35,13 +35,17 @@ __all__ = ["Budget", "Call", "Exchange", "Grant", "Halt", "Hold", "Validated"]
 
 
 class Halt(Exception):
-    """Ends the call at `step` with `error`; `extra` goes to the `CallResult` (``attempts``,
+    """Ends the call at `step` with `error`; `rule` and `decision`: the policy member that refused
+    and how (`Call.decide`), when a policy decided; `extra` goes to the `CallResult` (``attempts``,
     ``status``)."""
 
-    def __init__(self, step: str, error: ToolError, **extra: Any) -> None:
+    def __init__(self, step: str, error: ToolError, *, rule: str | None = None,
+                 decision: Decision | None = None, **extra: Any) -> None:
         super().__init__(step, error.code)
         self.step = step
         self.error = error
+        self.rule = rule
+        self.decision = decision
         self.extra = extra
 
 
@@ -59,15 +63,28 @@ class Call:
     shown: dict[str, Any] | None = None
     #: names of the exceptions the audit sink raised: once there is one, nothing is sent
     audit_failures: list[str] = field(default_factory=list)
+    #: `toolgen.runtime.audit.digest_arguments` of the arguments as the caller gave them
+    args_digest: str | None = None
 
-    def emit(self, step: str, decision: str, code: str | None = None, **detail: Any) -> None:
-        """Audit one decision. A failing sink never breaks the call; it only stops a call that
+    def emit(self, step: str, decision: str, code: str | None = None, *, rule: str | None = None,
+             **detail: Any) -> None:
+        """Audit one event. A failing sink never breaks the call; it only stops a call that
         has not sent anything yet (nothing is sent unaudited: `run` checks before spending an approval and before sending)."""
         try:
-            self.host.audit.emit(AuditEvent(self.host.clock.time(), self.call_id, self.tool, self.actor.id, step, decision,
-                                            self.fp, code, scrub(detail, self.secret_values)))
+            event = AuditEvent(self.host.clock.time(), self.call_id, self.tool, self.actor.id, step, decision,
+                               self.fp, code, scrub(detail, self.secret_values), rule, self.args_digest)
+            self.host.audit.emit(event)
         except Exception as exc:  # noqa: BLE001 - the sink's own failure
             self.audit_failures.append(type(exc).__name__)
+
+    def decide(self, step: str, decision: Decision, rule: str, code: str | None = None,
+               **detail: Any) -> None:
+        """Audit a policy decision: at `step`, `decision` (``allow``, ``deny``, ``ask``, ``limit``)
+        by `rule`, the JSON pointer of the deciding member in the tool's policy row (``/permission``,
+        ``/approval``, ``/limits/0``), with the error `code` when it refuses and small non-secret
+        facts (scrubbed of the call's secrets). The actor, tool, arguments digest and fingerprint
+        come from the call. Every policy decision goes through here (docs/runtime.md, "Audit")."""
+        self.emit(step, decision, code, rule=rule, **detail)
 
     def store(self, op: str, *args: Any) -> None:
         """A receipt-store update after the request was sent: a store failure (Redis down, SQLite
@@ -78,18 +95,25 @@ class Call:
             self.emit("idempotency", "store_failed", "receipt_store_unavailable", operation=op,
                       error=type(exc).__name__)
 
-    def fail(self, step: str, error: ToolError, **extra: Any) -> CallResult:
+    def fail(self, step: str, error: ToolError, *, rule: str | None = None, decision: Decision | None = None,
+             **extra: Any) -> CallResult:
         """The failed `CallResult` of `error` at `step`: message, details and next step scrubbed of
         the call's secrets, the shown request added, the denial (policy, validation) or failure
-        and the result audited."""
+        and the result audited; a refusal by a policy member (`rule`) is audited as its decision
+        (`decide`; `decision` default ``deny``)."""
         error.message = scrub(error.message, self.secret_values)
         error.details = scrub(error.details, self.secret_values)
         if error.next_step:
             error.next_step = scrub(error.next_step, self.secret_values)
         if self.shown is not None and "request" not in error.details:
             error.details["request"] = scrub(self.shown, self.secret_values)
-        self.emit(step, "deny" if error.category in ("policy", "validation") else "fail", error.code,
-                  **{k: v for k, v in error.details.items() if k in ("pointer", "missing", "status")})
+        facts = {k: v for k, v in error.details.items()
+                 if k in ("pointer", "missing", "status", "retry_after")}
+        if rule is not None:
+            self.decide(step, decision or "deny", rule, error.code, **facts)
+        else:
+            self.emit(step, "deny" if error.category in ("policy", "validation") else "fail", error.code,
+                      **facts)
         self.emit("result", "error", error.code)
         return CallResult(self.tool, False, error=error, fingerprint=self.fp, call_id=self.call_id, **extra)
 

@@ -252,9 +252,14 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
 
 def actor_from_token(access_token: Any) -> Actor:
     """The caller of a verified `AccessToken`: id = its ``subject`` (the resource owner, when the
-    verifier supplies one), else its ``client_id``; scopes = its ``scopes``."""
+    verifier supplies one), else its ``client_id``; scopes = its ``scopes``; `Actor.token` = the token
+    as presented when the verifier checked it as a JWT of an issuer (its ``claims`` name ``iss``:
+    `toolgen.runtime.serving.access_tokens.JwtVerifier`), the subject token of a token exchange."""
     subject = getattr(access_token, "subject", None)
-    return Actor.of(str(subject or access_token.client_id), [str(s) for s in access_token.scopes or []])
+    claims = getattr(access_token, "claims", None)
+    token = access_token.token if isinstance(claims, dict) and claims.get("iss") else None
+    scopes = [str(s) for s in access_token.scopes or []]
+    return Actor.of(str(subject or access_token.client_id), scopes, token=token)
 
 
 #: The caller of a request that has no verified token (cannot happen behind the bearer

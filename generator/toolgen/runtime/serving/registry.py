@@ -62,6 +62,7 @@ import httpx
 from ...policy.format import PolicyRow, PolicyTable, from_json, read_policy
 from ..audit import AuditEvent, AuditSink, MemoryAuditSink
 from ..call import credentials as creds
+from ..call.caller_credentials import CallerCredentials
 from ..call.deadline import DEADLINE_SLACK_MS, ensure_deadlines
 from ..call.response_body import MAX_RESPONSE_DEPTH
 from ..call.shaping import CursorCodec, cursor_key_from_env
@@ -103,7 +104,9 @@ class Registry:
     ``preview_id`` and actor, not expired — see docs/runtime.md "Issued approvals"); `retry_random`
     (the `random.Random` retry backoff draws its jitter from, backoff.py; default: a fresh one);
     `clock` (where every lifetime, lease, deadline and expiry of a call reads the time, clock.py;
-    default: the receipt store's ``clock``, else the system clock).
+    default: the receipt store's ``clock``, else the system clock); `caller_credentials` (where the
+    caller's own credential of a ``per_caller`` scheme comes from: token exchange, a secret
+    resolver; `toolgen.runtime.call.caller_credentials`; default none).
     Raises `ValueError` for an unknown `approvals` mode, a base URL holding credentials, or a
     `clock` that is not the given receipt store's, a `PolicyFormatError` (a `ValueError`, naming the
     member's JSON pointer) for a policy table that is not of this format, and `ValueError` for a row
@@ -127,6 +130,7 @@ class Registry:
         approvals: str = "client",
         retry_random: random.Random | None = None,
         clock: Clock | None = None,
+        caller_credentials: CallerCredentials | None = None,
     ) -> None:
         if approvals not in APPROVAL_MODES:
             raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}, not {approvals!r}")
@@ -144,6 +148,8 @@ class Registry:
             raise ValueError("the base URL holds credentials (user:password@); give them to the runtime as a "
                              "secret, never in the URL (previews and cursors would show them)")
         self.credentials: creds.CredentialsProvider = credentials or creds.EnvCredentials()
+        #: where each caller's own credentials come from (``auth[].per_caller``); None: nowhere
+        self.caller_credentials: CallerCredentials | None = caller_credentials
         #: where every time-dependent decision of a call reads the time (clock.py): the one given, else
         #: the receipt store's, else the system's
         self.clock: Clock = clock or getattr(receipts, "clock", None) or SYSTEM

@@ -51,7 +51,7 @@ def _steps_permitted(call: Call, spec: ToolSpec, steps: list[Step]) -> None:
         if error is not None:
             error.details["step"] = step.id
             error.message = f"{spec.name}: step {step.id}: {error.message}"
-            raise Halt("permission", error)
+            raise Halt("permission", error, rule=f"/composite/steps/{steps.index(step)}/row/permission")
 
 
 def run_composite(call: Call, spec: ToolSpec, raw_args: Any, approval: Approval | None, timeout_override_ms: Any,
@@ -71,7 +71,7 @@ def run_composite(call: Call, spec: ToolSpec, raw_args: Any, approval: Approval 
             return (yield from record(call, spec, steps, args, approval, budget))
         return (yield from _read(call, spec, steps, args, budget.deadline))
     except Halt as halt:
-        return call.fail(halt.step, halt.error, **halt.extra)
+        return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
     except Exception as exc:  # noqa: BLE001 - a fault in the composite path never escapes
         return call.fail("result", make_error(
             "internal_error", f"{call.tool}: the runtime failed while handling the call ({type(exc).__name__}).",

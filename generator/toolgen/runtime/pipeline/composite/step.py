@@ -36,6 +36,7 @@ from ...calls import CallResult
 from ...errors import ToolError, make_error
 from .. import permission
 from ..canonical import canonical_request
+from ..credential import credentials
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
 from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
@@ -217,7 +218,8 @@ def _budget(call: Call, step: Step, deadline: float) -> Budget:
 
 def _failed(step: Step, call: Call, halt: Halt, *, branch: bool, key: str | None) -> StepRun:
     error = _named(step, halt.error, branch=branch)
-    failed = call.fail(halt.step, error, **halt.extra)  # audited like any failed call
+    # audited like any failed call
+    failed = call.fail(halt.step, error, rule=halt.rule, decision=halt.decision, **halt.extra)
     state = "result_unknown" if step.writes and not error.result_known else "failed"
     return StepRun(step.id, state, error=failed.error, status=failed.status, attempts=failed.attempts, key=key,
                    secret_values=call.secret_values)
@@ -229,13 +231,15 @@ def run_step(parent: Call, step: Step, inputs: Mapping[str, Any], answers: Mappi
     """Run `step` (see the module docstring); `key` is a write step's idempotency key (None for a
     read), `legacy_key` its key in the earlier form (`idempotency.legacy_receipt`). Yields the call
     path's effects; returns the `StepRun`. Never raises."""
-    call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id)
+    call = Call(parent.host, step.spec.name, parent.actor, call_id=parent.call_id,
+                args_digest=parent.args_digest)
     call.emit("find", "allow", mode=step.spec.row.mode, effect=step.spec.row.effect,
               composite=parent.tool)
     try:
         validated = step_request(call, step, inputs, answers, key, branch=branch)
         budget = _budget(call, step, deadline)
-        wire, http_request = wire_request(call, step.spec, validated)
+        injected = yield from credentials(call, step.spec)
+        wire, http_request = wire_request(call, step.spec, validated, injected)
         legacy = legacy_receipt(call, step.spec, validated, legacy_key, budget) if key and legacy_key else None
         if legacy is not None:  # completed under the earlier key form: replayed, never sent again
             stored = legacy.result if isinstance(legacy.result, dict) else {}

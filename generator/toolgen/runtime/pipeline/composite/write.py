@@ -80,7 +80,8 @@ def _writes_shown(call: Call, steps: list[Step], inputs: Mapping[str, Any], answ
     for step in steps:
         if not step.writes:
             continue
-        step_call = Call(call.host, step.spec.name, call.actor, call_id=call.call_id)
+        step_call = Call(call.host, step.spec.name, call.actor, call_id=call.call_id,
+                         args_digest=call.args_digest)
         try:
             step_key = placeholder_key(step) if key is None else write_step_key(call.tool, key, step)
             validated = step_request(step_call, step, inputs, answers, step_key)
@@ -307,7 +308,7 @@ def _held(call: Call, spec: ToolSpec, steps: list[Step], inputs: dict[str, Any],
         runs = yield from execute(call, spec, chosen, inputs, budget.deadline, keys, {r.id: r for r in reads}, legacy)
         return _settle(call, spec, inputs, runs, hold)
     except Halt as halt:
-        return call.fail(halt.step, halt.error, **halt.extra)
+        return call.fail(halt.step, halt.error, rule=halt.rule, decision=halt.decision, **halt.extra)
 
 
 def _staleness(call: Call, spec: ToolSpec, chosen: list[Step], inputs: dict[str, Any], reads: list[StepRun],
