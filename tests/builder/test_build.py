@@ -393,3 +393,26 @@ def test_absolute_spec_path_never_reaches_generated_files(tmp_path: Path) -> Non
             text = path.read_text(encoding="utf-8")
             assert str(tmp_path) not in text, path.name
     assert "`specs/tickets.yaml`" in (root / "generated" / "tickets" / "POLICY.md").read_text()
+
+
+def test_a_build_with_the_collector_paused_equals_one_without(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The equivalence the paused collector is kept under (benchmarks/results/speed_tricks.md): a
+    build that pauses the cyclic garbage collector (and runs the Python package's stage with it,
+    frozen heap and larger thresholds) writes the bytes of a build that leaves the collector alone.
+    Stripe's slice: a JSON spec (its duplicate-key pass), recursive schemas, every artifact, the
+    package formatted in this process."""
+    import contextlib
+    import gc
+
+    import toolgen.builder.build as build_module
+
+    monkeypatch.setenv("TOOLGEN_WORKERS", "0")
+    intent = REPO / "intent_maps" / "stripe.yaml"
+    assert gc.isenabled()
+    paused = build_module.build_api(intent, REPO / "generated" / "stripe", base=REPO)
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # restored
+    monkeypatch.setattr(build_module, "_gc_paused", contextlib.nullcontext)
+    plain = build_module.build_api(intent, REPO / "generated" / "stripe", base=REPO)
+    assert set(paused.files) >= {"policy.json", "models.py", "openai.json"}
+    assert paused.files == plain.files
+    assert [d.render() for d in paused.diagnostics] == [d.render() for d in plain.diagnostics]

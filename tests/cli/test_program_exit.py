@@ -24,9 +24,17 @@ run()
 """
 
 
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+#: the plain path: click's own exit, with the interpreter's teardown
+_PLAIN = """
+import sys
+from toolgen.cli import main
+main(sys.argv[1:], prog_name="toolgen")
+"""
+
+
+def _run(args: list[str], cwd: Path, program: str = _PROGRAM) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TOOLGEN_CACHE": "0", "PYTHONPATH": str(REPO / "generator")}
-    return subprocess.run([sys.executable, "-c", _PROGRAM, *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-c", program, *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=300, check=False)
 
 
@@ -49,3 +57,31 @@ def test_other_commands_exit_as_usual(tmp_path: Path) -> None:
     shown = _run(["schema"], tmp_path)
     assert shown.returncode == 0 and "teardown ran" in shown.stderr
     assert json.loads(shown.stdout)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_ending_at_once_is_the_plain_exit_less_the_teardown(tmp_path: Path) -> None:
+    """The equivalence the early end is kept under (benchmarks/results/speed_tricks.md): a build, a
+    stale --check and a refused build give the exit code, stdout, stderr and files that click's own
+    exit gives, in two copies of the same inputs."""
+    runs: dict[str, list[tuple[int, str, str]]] = {}
+    trees: dict[str, dict[str, bytes]] = {}
+    for side, program in (("at once", _PROGRAM), ("plain", _PLAIN)):
+        folder = tmp_path / side.replace(" ", "_")
+        folder.mkdir()
+        intent = _write_inputs(folder, _fresh_state())
+        seen = []
+        build = ["build", intent.name, "--out", "out"]
+        for args in (build, [*build, "--check"], ["build", "missing.yaml", "--out", "out"]):
+            done = _run(args, folder, program)
+            seen.append((done.returncode, done.stdout, done.stderr.replace("teardown ran\n", "")))
+            if args is build:  # the --check that follows is stale
+                (folder / "out" / "POLICY.md").write_text("edited\n", encoding="utf-8")
+        runs[side], trees[side] = seen, _files(folder / "out")
+    assert [code for code, _, _ in runs["plain"]] == [0, 1, 2]
+    assert runs["at once"] == runs["plain"]
+    assert trees["at once"] == trees["plain"]

@@ -162,9 +162,12 @@ def test_a_bare_next_text_is_drafted_as_a_next_url_with_a_doubt() -> None:
     assert taken is not None and (taken.style, taken.cursor, taken.doubt) == ("cursor", "cursor", None)
 
 
-def test_no_answer_side_no_pagination() -> None:
-    """A cursor parameter with nothing in the answer to feed it is not guessed."""
-    assert detect(["cursor", "limit"], _obj(data=ITEMS), False) is None
+def test_no_position_no_pagination() -> None:
+    """Without a position parameter, a next field, a has-more flag or a Link header nothing is
+    drafted; a cursor parameter with nothing in the answer to feed it is only a guess
+    (`test_init_pagination_guesses`)."""
+    guess = detect(["cursor", "limit"], _obj(data=ITEMS), False)
+    assert guess is not None and guess.guess and guess.doubt is not None
     assert detect(["q"], _obj(data=ITEMS), False) is None
     assert detect(["cursor"], _obj(errors=ITEMS, warnings=ITEMS), False) is None
     assert paging_signals(["cursor", "limit", "q"], _obj(data=ITEMS), False) == ["takes cursor, limit"]
@@ -203,8 +206,10 @@ def test_a_position_spelled_outside_the_usual_names_is_drafted_with_a_decide_mar
     text = detect(["page"], _obj(data=ITEMS), False, {"page": "string"})
     assert text is not None and (text.style, text.cursor) == ("page", "page")
     assert text.doubt is not None and "declares it as text" in text.doubt
-    # a text offset is a token (Asana) and a time bound is no position: neither is guessed
-    assert detect(["offset", "limit"], _obj(data=ITEMS), False, {"offset": "string"}) is None
+    # a text offset beside a numeric limit is a token (Asana): never drafted as an offset walk
+    token = detect(["offset", "limit"], _obj(data=ITEMS), False, {"offset": "string", "limit": "integer"})
+    assert token is not None and token.style == "link" and token.guess
+    # a time bound alone is a filter as often as a position: not guessed
     assert detect(["since"], _obj(data=ITEMS), False, {"since": "string"}) is None
 
 

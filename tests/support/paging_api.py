@@ -18,6 +18,9 @@ One GET operation per style, each listing the same `count` items (``{"id": "<sty
 | ``/vercel/deployments`` | time window (Vercel) | ``limit``, ``since``, ``until`` | ``{deployments, pagination: {count, next, prev}}`` |
 | ``/odata/people`` | OData next link | ``$top``, ``$skip`` | ``{value, "@odata.nextLink"}`` |
 | ``/azure/vaults`` | Azure next link | ``api-version`` (required) | ``{value, nextLink}`` (with ``$skiptoken``) |
+| ``/visma/customers`` | a next token in a declared response header (Visma) | ``pageToken``, ``rowCount`` | an array, ``NextPageToken: tok-N`` |
+| ``/clever/students`` | ``starting_after`` without a has-more flag (a `# decide` draft) | ``starting_after``, ``limit`` | ``{data}`` |
+| ``/text/rows`` | offset and limit declared as text (a `# decide` draft) | ``offset``, ``limit`` (strings) | ``{result, count}`` |
 
 The server honours each page-size parameter (``DEFAULT_SIZE`` when absent) and records every
 request's path and query (`requests`), so a test can check that the paging parameter moved.
@@ -35,7 +38,7 @@ from toolgen.testing.loopback import LoopbackServer
 
 DEFAULT_SIZE = 4
 STYLES = ("square", "slack", "google", "stripe", "drf", "hal", "github", "offset", "page", "vercel", "odata",
-          "azure", "pageno")
+          "azure", "pageno", "visma", "clever", "text")
 
 
 def _q(name: str, kind: str = "string", **more: Any) -> dict[str, Any]:
@@ -97,6 +100,12 @@ def spec() -> dict[str, Any]:
                 value=_ITEMS, **{"@odata.nextLink": {"type": "string"}})),
             "/azure/vaults": _op("list_vaults", [{**_q("api-version"), "required": True}], _obj(
                 value=_ITEMS, nextLink={"type": "string", "readOnly": True})),
+            "/visma/customers": _op("list_customers", [_q("pageToken"), _q("rowCount", "integer")], _ITEMS,
+                                    headers={"NextPageToken": {"schema": {"type": "string"}}}),
+            "/clever/students": _op("list_students", [_q("starting_after"), _q("limit", "integer")],
+                                    _obj(data=_ITEMS)),
+            "/text/rows": _op("list_text_rows", [_q("offset"), _q("limit")], _obj(
+                result=_ITEMS, count={"type": "number"})),
         },
     }
 
@@ -105,7 +114,7 @@ def spec() -> dict[str, Any]:
 TOOLS = {"square": "list_payments", "slack": "list_channels", "google": "list_files", "stripe": "list_charges",
          "drf": "list_things", "hal": "list_orders", "github": "list_issues", "offset": "list_rows",
          "page": "list_users", "vercel": "list_deployments", "odata": "list_people", "azure": "list_vaults",
-         "pageno": "list_entries"}
+         "pageno": "list_entries", "visma": "list_customers", "clever": "list_students", "text": "list_text_rows"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -173,28 +182,34 @@ class PagingServer(LoopbackServer):
             page = items[start:start + n]
             return page, (start + n if start + n < len(items) else None)
 
-        if style in ("square", "slack", "google"):
-            token = q.get({"square": "cursor", "slack": "cursor", "google": "pageToken"}[style])
+        if style in ("square", "slack", "google", "visma"):
+            token = q.get({"square": "cursor", "slack": "cursor", "google": "pageToken", "visma": "pageToken"}[style])
             start = int(token.removeprefix("tok-")) if token else 0
             if token and not token.startswith("tok-"):
                 raise ValueError(token)
-            page, nxt = after(start, size("pageSize" if style == "google" else "limit"))
+            page, nxt = after(start, size({"google": "pageSize", "visma": "rowCount"}.get(style, "limit")))
             tok = f"tok-{nxt}" if nxt is not None else None
+            if style == "visma":
+                return page, ({"NextPageToken": tok} if tok else {})
             if style == "square":
                 return {"errors": [], "payments": page, **({"cursor": tok} if tok else {})}, {}
             if style == "slack":
                 return {"ok": True, "channels": page, "response_metadata": {"next_cursor": tok or ""}}, {}
             return {"files": page, **({"nextPageToken": tok} if tok else {})}, {}
-        if style == "stripe":
+        if style in ("stripe", "clever"):
             last = q.get("starting_after")
             start = next(i for i, it in enumerate(items) if it["id"] == last) + 1 if last else 0
             page, nxt = after(start, size("limit"))
+            if style == "clever":
+                return {"data": page}, {}
             return {"object": "list", "data": page, "has_more": nxt is not None}, {}
-        if style in ("drf", "offset"):
+        if style in ("drf", "offset", "text"):
             start = int(q.get("offset", 0))
             page, nxt = after(start, size("limit"))
             if style == "offset":
                 return {"data": page, "total": len(items)}, {}
+            if style == "text":
+                return {"result": page, "count": len(items)}, {}
             link = None if nxt is None else f"{self.base_url}{path}?{urlencode({'limit': size('limit'), 'offset': nxt})}"
             return {"count": len(items), "next": link, "previous": None, "results": page}, {}
         if style == "pageno":  # a page number, and nothing in the answer but the items and a total

@@ -18,7 +18,8 @@ from toolgen.policy.format import FORMAT_VERSION, PolicyRow, from_json
 
 _ROW: dict[str, Any] = {
     "tool": "t", "mode": "read", "effect": "read", "intent": "", "pair": None, "permission": [], "approval": "never",
-    "idempotency": None, "retry": {"max_attempts": 1, "backoff_ms": 200, "deadline_ms": 15000, "on": []},
+    "approval_when": None, "idempotency": None, "limits": [],
+    "retry": {"max_attempts": 1, "backoff_ms": 200, "deadline_ms": 15000, "on": []},
     "timeout_ms": 5000, "pagination": None, "auth": [], "success_status": [], "dialect_rewrites": {},
     "record": None, "narrowed": [], "toolset": None, "loading": "eager", "keywords": [], "examples": [],
     "not_for": None, "composite": None,

@@ -164,14 +164,7 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
     may_end_at_once()  # the outputs and cache entries are closed and renamed, the worker joined, before it returns
     progress = _progress_printer(quiet)
     named, single = _parse_spec_overrides(specs)
-    artifacts: tuple[Artifact, ...] = ALL_ARTIFACTS
-    if emit:
-        wanted = [a.strip() for a in emit.split(",") if a.strip()]
-        bad = [a for a in wanted if a not in ALL_ARTIFACTS]
-        if bad:
-            raise click.BadParameter(f"unknown artifact {bad[0]!r}; choose from {', '.join(ALL_ARTIFACTS)}",
-                                     param_hint="--emit")
-        artifacts = tuple(a for a in ALL_ARTIFACTS if a in wanted)
+    artifacts = _artifacts(emit)
     intent_map: Path | None = None
     if target is not None and api_name is not None:
         raise click.UsageError("pass an API name or an intent map, not both")
@@ -204,16 +197,7 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
                    "nothing was written.", err=True)
         sys.exit(ExitCode.CHECK_FAILED)
     if check:
-        drifts = check_outputs(outputs)
-        if drifts:
-            for drift in drifts:
-                click.echo(drift.diff, err=True, nl=False)
-            click.echo(f"toolgen: generated files are stale ({len(drifts)} file"
-                       f"{'s' if len(drifts) != 1 else ''}); run `toolgen build` and commit the result.", err=True)
-            sys.exit(ExitCode.CHECK_FAILED)
-        if not quiet:
-            n = len(builds) + len(reused)
-            click.echo(f"toolgen: generated files are up to date ({n} API{_s(n)}).", err=True)
+        _check(outputs, len(builds) + len(reused), quiet)
         return
     protected = [Path.cwd(), *(p for b in builds for p in b.inputs)]
     if intent_map is None:
@@ -234,6 +218,33 @@ def build_command(target: str | None, api_name: str | None, out: Path | None, sp
         click.echo(f"toolgen: built {len(everything)} API{_s(len(everything))}, "
                    f"{tools} tools, {warned} warning{_s(warned)}, {info} info "
                    "(see REPORT.md).", err=True)
+
+
+def _artifacts(emit: str | None) -> tuple[Artifact, ...]:
+    """The artifacts ``--emit`` names (comma-separated), in `ALL_ARTIFACTS` order; all of them when
+    it is not given. `click.BadParameter` on a name that is not an artifact."""
+    if not emit:
+        return ALL_ARTIFACTS
+    wanted = [a.strip() for a in emit.split(",") if a.strip()]
+    bad = [a for a in wanted if a not in ALL_ARTIFACTS]
+    if bad:
+        raise click.BadParameter(f"unknown artifact {bad[0]!r}; choose from {', '.join(ALL_ARTIFACTS)}",
+                                 param_hint="--emit")
+    return tuple(a for a in ALL_ARTIFACTS if a in wanted)
+
+
+def _check(outputs: list[Output], apis: int, quiet: bool) -> None:
+    """``--check``: print the diff of every stale file and exit 1 (`ExitCode.CHECK_FAILED`) when the
+    `outputs` of the `apis` APIs built differ from what is on disk, else say they are up to date."""
+    drifts = check_outputs(outputs)
+    if drifts:
+        for drift in drifts:
+            click.echo(drift.diff, err=True, nl=False)
+        click.echo(f"toolgen: generated files are stale ({len(drifts)} file"
+                   f"{'s' if len(drifts) != 1 else ''}); run `toolgen build` and commit the result.", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    if not quiet:
+        click.echo(f"toolgen: generated files are up to date ({apis} API{_s(apis)}).", err=True)
 
 
 def _s(n: int) -> str:

@@ -21,7 +21,6 @@ so a build whose spec did not change runs neither.
 
 from __future__ import annotations
 
-import gc
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -61,16 +60,11 @@ def json_duplicate_keys(text: str) -> tuple[DuplicateKey, ...]:
     """The duplicate keys of the JSON document `text` (which `json.loads` has read), in document
     order of the kept occurrence, inside the values the decoder keeps only. Raises nothing for a
     text `json.loads` reads."""
-    paused = gc.isenabled()
-    gc.disable()  # the pass makes no cycles; a collection would walk the whole document already loaded
     try:  # the common case: no object repeats a key; no tree is built
         json.loads(text, object_pairs_hook=_stop_at_duplicate)
         return ()
     except _Found:
         pass
-    finally:
-        if paused:
-            gc.enable()
     repeated: dict[int, tuple[dict[str, Any], list[str]]] = {}  # each object held, so no id is reused
 
     def record(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ Errors are located `Diagnostic`s (file:line:col from the YAML) raised as `Diagno
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -23,10 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
 from ..pointer import escape_token
+from ..policy.limits import MAX_CONDITION_CHARS
 from ..policy.members import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
     MAX_DEADLINE_MS,
+    MAX_LIMIT,
+    MAX_LIMIT_WINDOW_S,
     MAX_PAGE_SIZE,
     MAX_PREVIEW_TTL_S,
     MAX_TIMEOUT_MS,
@@ -86,7 +90,8 @@ class PaginationSpec(_Strict):
     cursor: str | None = Field(None, description="API parameter for the cursor / offset / page number.")
     limit: str | None = Field(None, description="API parameter for the page size.")
     next: str | None = Field(None, description="Dotted path of the API's next cursor in the response body; for "
-                             "`link`, of the next page's URL (absent: the Link header's rel=next).")
+                             "`link`, of the next page's URL (absent: the Link header's rel=next); "
+                             "`header:NAME`: the response header NAME holds it.")
     has_more: str | None = Field(None, description="Dotted path of a has-more flag in the response body.")
     cursor_from_item: str | None = Field(
         None, description="For `starting_after` APIs: the item field whose value on the last item is the next cursor.")
@@ -135,6 +140,65 @@ class ArgSpec(_Strict):
                                           "never sends it.")
 
 
+class ApprovalCondition(_Strict):
+    """An approval asked only when a condition holds (docs/runtime.md, "Conditional approval")."""
+
+    when: str = Field(
+        min_length=1, max_length=MAX_CONDITION_CHARS,
+        description="A CEL expression over `args` (the validated, canonical arguments) and `caller` (`id`, "
+                    "`scopes`), e.g. `args.amount > 50000`: the record tool asks for approval when it is true, "
+                    "or when it cannot be evaluated. Checked against the tool's arguments at build.")
+
+
+#: a limit's window: a whole number of seconds, or digits and a unit (s, m, h, d)
+DURATION_RE = r"[1-9][0-9]{0,8}[smhd]"
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def duration_s(value: int | str) -> int:
+    """Seconds of a window written as seconds (``60``) or with a unit (``30s``, ``1m``, ``2h``, ``1d``)."""
+    return value if isinstance(value, int) else int(value[:-1]) * _UNIT_S[value[-1]]
+
+
+class LimitSpec(_Strict):
+    """What a tool may send (docs/runtime.md, "Limits"): one of `calls` with a `window`, `sum` with `max`
+    and a `window`, or `concurrent`. Counted when a request is sent, across every worker sharing the
+    receipt store."""
+
+    per: Literal["actor", "tool", "api"] = Field(
+        description="Who shares the count: `actor` (each caller its own), `tool` (every caller of the tool) "
+                    "or `api` (every tool of the API with the same limit).")
+    calls: int | None = Field(None, ge=1, le=MAX_LIMIT, description="Requests sent per window, at most.")
+    sum: str | None = Field(None, pattern=ARG_NAME_RE.pattern,
+                            description="A numeric argument whose values sent per window add up to `max` at most.")
+    max: int | None = Field(None, ge=1, le=MAX_LIMIT, description="The most `sum` may add up to per window.")
+    concurrent: int | None = Field(None, ge=1, le=MAX_LIMIT, description="Requests in flight at once, at most.")
+    window: int | str | None = Field(
+        None, description="The window of `calls` and `sum`: seconds, or `30s`, `1m`, `1h`, `1d` (at most 30 days).")
+
+    @field_validator("window")
+    @classmethod
+    def _duration(cls, value: int | str | None) -> int | str | None:
+        if value is None:
+            return None
+        if isinstance(value, str) and not re.fullmatch(DURATION_RE, value) or isinstance(value, int) and value < 1:
+            raise ValueError("a window is a positive number of seconds or digits and a unit: 30s, 1m, 1h, 1d")
+        if duration_s(value) > MAX_LIMIT_WINDOW_S:
+            raise ValueError(f"a window is at most {MAX_LIMIT_WINDOW_S} seconds (30d)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> LimitSpec:
+        kinds = [k for k in ("calls", "sum", "concurrent") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError("a limit is one of {calls, window}, {sum, max, window} or {concurrent}")
+        if (self.sum is None) != (self.max is None):
+            raise ValueError("a sum limit needs both `sum` (the argument) and `max`")
+        if (self.window is None) != (self.concurrent is not None):
+            raise ValueError("`calls` and `sum` need a `window`; `concurrent` takes none")
+        return self
+
+
 #: bounds of the search expansions (`examples`, `use_when`, `not_for`): a few short requests, one line each
 MAX_EXAMPLES = 10
 MAX_EXAMPLE_CHARS = 200
@@ -157,7 +221,10 @@ class ToolIntent(_Strict):
     operation: str = Field(description="operationId, or `METHOD /path` as in the spec.")
     effect: Effect
     permission: str | list[str] | None = Field(None, description="Scope(s) the actor needs.")
-    approval: Literal["never", "required"] | None = None
+    approval: Literal["never", "required"] | ApprovalCondition | None = Field(
+        None, description="`required`, `never`, or `{when: EXPR}`: required when the CEL condition holds.")
+    limits: list[LimitSpec] | None = Field(
+        None, description="What the tool may send per window; default `defaults.limits`, `[]` for none.")
     idempotency: IdempotencySpec | None = None
     pagination: PaginationSpec | None = None
     output: OutputSpec | None = None
@@ -350,6 +417,9 @@ class Defaults(_Strict):
         default_factory=list,
         description="The tools of every intent that sets no `programmatic` which model-written code may call: "
                     "`read`, `preview` (`record` is refused). Default: none, direct calls only.")
+    limits: list[LimitSpec] = Field(
+        default_factory=list, description="The limits of every tool whose intent sets no `limits` "
+                                          "(a `per: api` limit here is one budget over the API's tools).")
 
 
 class PerCallerSpec(_Strict):
@@ -452,6 +522,7 @@ class LoadedIntentMap:
     path: Path
     display: str
     root: Any  # ruamel round-trip tree
+    text: str = ""  # the map's text, to place a position inside a value (an approval condition's)
 
     def locate(self, *keys: str | int) -> SourceLocation:
         """file:line:col of the key path (e.g. ``("tools", "get_ticket", "operation")``)."""
@@ -533,8 +604,10 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
     except ValidationError as exc:
         diagnostics = []
         for err in exc.errors():
+            if _other_branch(err):
+                continue
             loc = [p for p in err["loc"]  # pydantic's own steps, and "[key]" for a key (the key is located)
-                   if not (isinstance(p, str) and (p.startswith(("function-", "literal[")) or p == "[key]"))]
+                   if not (isinstance(p, str) and (p.startswith(("function-", "literal[")) or p in _STEPS))]
             tokens = [str(p) for p in loc]
             line, col = locate_ruamel(root, tokens)
             pointer = "".join("/" + escape_token(t) for t in tokens)
@@ -542,12 +615,27 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
             diagnostics.append(Diagnostic("intent-invalid", "error", message,
                                           SourceLocation(display, line, col, pointer), hint))
         raise DiagnosticError(diagnostics)
-    return LoadedIntentMap(model, path, display, root)
+    return LoadedIntentMap(model, path, display, root, text)
+
+
+#: pydantic's steps in an error's location that are no key of the intent map
+_STEPS = frozenset({"[key]", "ApprovalCondition"})
+
+
+def _other_branch(err: Any) -> bool:
+    """An error of the `approval` union's branch the value was not written for: the word branch of a
+    mapping (``{when: ...}``), the mapping branch of a word."""
+    loc = [str(p) for p in err["loc"]]
+    if "approval" not in loc or loc.index("approval") + 1 >= len(loc):
+        return False
+    branch = loc[loc.index("approval") + 1]
+    return (branch.startswith("literal[") and isinstance(err.get("input"), dict)
+            or branch == "ApprovalCondition" and err["type"] == "model_type")
 
 
 _FIELD_DOCS = {
     "effect": "one of read, write, destructive",
-    "approval": "one of never, required",
+    "approval": "one of never, required, or {when: EXPR} (a CEL condition)",
     "toolgen": "the format version; write `toolgen: 1`",
     "send_as": "write `header:NAME`, `query:NAME`, `body:FIELD` or `none`, e.g. header:Idempotency-Key",
     "key": "the name of the record tool's argument: letters, digits and '_', e.g. action_id",

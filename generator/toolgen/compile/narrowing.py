@@ -126,6 +126,33 @@ def _num(value: JSON) -> Fraction | None:
         return None
 
 
+def _comparable(n: JSON, c: JSON, ptr: str) -> None:
+    """Raise `_Fail` unless N and C are both schemas `_Checker.sub` can compare: C accepts something
+    and is an object, N is an object without ``$ref``."""
+    if c is False:
+        raise _Fail(ptr, "the canonical schema accepts nothing here", "hide the argument instead")
+    if not isinstance(c, dict):
+        raise _Fail(ptr, "the canonical schema is not a JSON Schema here", "leave this argument canonical")
+    if n is True or not isinstance(n, dict):
+        raise _Fail(ptr, "the narrowed schema accepts any value here",
+                    "give a `type` (or an `enum`) that the canonical schema accepts")
+    if "$ref" in n:
+        raise _Fail(ptr + "/$ref", "a narrowed schema cannot use $ref", "write the schema inline")
+
+
+def _one_branch_only(branches: list[JSON], hit: int, n_types: frozenset[str], ptr: str) -> None:
+    """Raise `_Fail` when a branch of C's ``oneOf`` other than `hit` may match a value of N's types too
+    (the value would then be refused: oneOf wants exactly one)."""
+    for i, other in enumerate(branches):
+        if i == hit:
+            continue
+        other_types = _types(other) if isinstance(other, dict) else None
+        if other is not False and (other_types is None or any(
+                _family(t) in {_family(o) for o in other_types} for t in n_types)):
+            raise _Fail(ptr, "a value may match more than one branch of the canonical oneOf "
+                             f"(branch {i} too)", "narrow to an enum, or to a type only one branch admits")
+
+
 class _Checker:
     def __init__(self, root: JSON) -> None:
         self.root = root
@@ -199,87 +226,89 @@ class _Checker:
                         "narrow with an enum, whose values toolgen validates directly") from None
 
     def sub(self, n: JSON, c: JSON, ptr: str, depth: int) -> None:
-        """Prove n ⊆ c or raise `_Fail` located at `ptr` (a pointer into the narrowed schema)."""
+        """Prove n ⊆ c or raise `_Fail` located at `ptr` (a pointer into the narrowed schema): a finite
+        N value by value; N's combinators way by way; C's ``$ref`` and ``allOf`` part by part; C's
+        ``anyOf``/``oneOf`` by the branch that holds N; else keyword by keyword (`plain`)."""
         if depth > _MAX_DEPTH:
             raise _Fail(ptr, "the schemas nest too deeply to compare", "narrow with a shallower schema")
         if n is False or _trivial(c):
             return
-        if c is False:
-            raise _Fail(ptr, "the canonical schema accepts nothing here", "hide the argument instead")
-        if not isinstance(c, dict):
-            raise _Fail(ptr, "the canonical schema is not a JSON Schema here", "leave this argument canonical")
-        if n is True or not isinstance(n, dict):
-            raise _Fail(ptr, "the narrowed schema accepts any value here",
-                        "give a `type` (or an `enum`) that the canonical schema accepts")
-        if "$ref" in n:
-            raise _Fail(ptr + "/$ref", "a narrowed schema cannot use $ref", "write the schema inline")
-        # finite N: check each value it accepts against C, exactly
+        _comparable(n, c, ptr)
         if "const" in n or isinstance(n.get("enum"), list):
-            values = [n["const"]] if "const" in n else list(n["enum"])
-            rest = {k: v for k, v in n.items() if k not in ("enum", "const")}  # a listed value passes those
-            narrow_validator = self.narrow_validator(rest)
-            for i, value in enumerate(values):
-                if _accepts(narrow_validator, value) and not self.canonical_accepts_fast(value, c):
-                    where = ptr + ("/const" if "const" in n else f"/enum/{i}")
-                    raise _Fail(where, f"{_show(value)} is not valid under the canonical schema",
-                                "keep only values the operation accepts")
-            return
-        # N's own combinators: each way N can accept must be inside C
+            self.finite(n, c, ptr)
+        elif not self.narrowed_ways(n, c, ptr, depth) and not self.canonical_parts(n, c, ptr, depth):
+            n_types = _types(n)
+            if n_types is None:
+                raise _Fail(ptr, "the narrowed schema does not say its `type`",
+                            "add a `type` (or an `enum`) that the canonical schema accepts")
+            if not self.canonical_branches(n, c, n_types, ptr, depth):
+                self.plain(n, c, n_types, ptr, depth)
+
+    def finite(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str) -> None:
+        """A finite N (``const`` or ``enum``): each value it accepts checked against C, exactly."""
+        values = [n["const"]] if "const" in n else list(n["enum"])
+        rest = {k: v for k, v in n.items() if k not in ("enum", "const")}  # a listed value passes those
+        narrow_validator = self.narrow_validator(rest)
+        for i, value in enumerate(values):
+            if _accepts(narrow_validator, value) and not self.canonical_accepts_fast(value, c):
+                where = ptr + ("/const" if "const" in n else f"/enum/{i}")
+                raise _Fail(where, f"{_show(value)} is not valid under the canonical schema",
+                            "keep only values the operation accepts")
+
+    def narrowed_ways(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str, depth: int) -> bool:
+        """N's own combinators: each way N can accept (an ``anyOf``/``oneOf`` branch) must be inside C,
+        and for ``allOf`` one of its parts (or N without it) must be. False when N has none."""
         for key in ("anyOf", "oneOf"):
             if isinstance(n.get(key), list):
                 for i, branch in enumerate(n[key]):
                     self.sub(_with_siblings(branch, n, key), c, f"{ptr}/{key}/{i}", depth + 1)
-                return
-        if isinstance(n.get("allOf"), list):
-            rest = {k: v for k, v in n.items() if k != "allOf"}
-            first: _Fail | None = None
-            for candidate in [rest, *n["allOf"]]:
-                try:
-                    self.sub(candidate, c, ptr, depth + 1)
-                    return
-                except _Fail as fail:
-                    first = first or fail
-            assert first is not None
-            raise first
-        # C's combinators
+                return True
+        if not isinstance(n.get("allOf"), list):
+            return False
+        rest = {k: v for k, v in n.items() if k != "allOf"}
+        first: _Fail | None = None
+        for candidate in [rest, *n["allOf"]]:
+            try:
+                self.sub(candidate, c, ptr, depth + 1)
+                return True
+            except _Fail as fail:
+                first = first or fail
+        assert first is not None
+        raise first
+
+    def canonical_parts(self, n: dict[str, JSON], c: dict[str, JSON], ptr: str, depth: int) -> bool:
+        """C's ``$ref`` (its target and its siblings) and ``allOf`` (each part and the rest): N must be
+        inside each. False when C has neither."""
         if "$ref" in c:
             target = self.resolve(c, ptr)
             self.sub(n, target, ptr, depth + 1)
-            rest = {k: v for k, v in c.items() if k != "$ref"}
-            self.sub(n, rest, ptr, depth + 1)
-            return
+            self.sub(n, {k: v for k, v in c.items() if k != "$ref"}, ptr, depth + 1)
+            return True
         if isinstance(c.get("allOf"), list):
             for part in c["allOf"]:
                 self.sub(n, part, ptr, depth + 1)
             self.sub(n, {k: v for k, v in c.items() if k != "allOf"}, ptr, depth + 1)
-            return
-        n_types = _types(n)
-        if n_types is None:
-            raise _Fail(ptr, "the narrowed schema does not say its `type`",
-                        "add a `type` (or an `enum`) that the canonical schema accepts")
-        if len(n_types) > 1 and (isinstance(c.get("anyOf"), list) or isinstance(c.get("oneOf"), list)):
+            return True
+        return False
+
+    def canonical_branches(self, n: dict[str, JSON], c: dict[str, JSON], n_types: frozenset[str], ptr: str,
+                           depth: int) -> bool:
+        """C's ``anyOf``/``oneOf``: N of several types type by type; else N inside C's other keywords
+        and inside one branch (for ``oneOf``, a branch no other may also match). False when C has
+        neither."""
+        branches_of = [key for key in ("anyOf", "oneOf") if isinstance(c.get(key), list)]
+        if not branches_of:
+            return False
+        if len(n_types) > 1:
             for t in sorted(n_types):
                 self.sub({**n, "type": t}, c, ptr, depth + 1)
-            return
-        if isinstance(c.get("anyOf"), list):
-            rest = {k: v for k, v in c.items() if k != "anyOf"}
-            self.sub(n, rest, ptr, depth + 1)
-            self.some_branch(n, c["anyOf"], ptr, depth, "anyOf")
-            return
-        if isinstance(c.get("oneOf"), list):
-            rest = {k: v for k, v in c.items() if k != "oneOf"}
-            self.sub(n, rest, ptr, depth + 1)
-            hit = self.some_branch(n, c["oneOf"], ptr, depth, "oneOf")
-            for i, other in enumerate(c["oneOf"]):
-                if i == hit:
-                    continue
-                other_types = _types(other) if isinstance(other, dict) else None
-                if other is not False and (other_types is None or any(
-                        _family(t) in {_family(o) for o in other_types} for t in n_types)):
-                    raise _Fail(ptr, f"a value may match more than one branch of the canonical oneOf (branch {i} too)",
-                                "narrow to an enum, or to a type only one branch admits")
-            return
-        self.plain(n, c, n_types, ptr, depth)
+            return True
+        key = branches_of[0]
+        self.sub(n, {k: v for k, v in c.items() if k != key}, ptr, depth + 1)
+        hit = self.some_branch(n, c[key], ptr, depth, key)
+        if key == "oneOf":
+            _one_branch_only(c["oneOf"], hit, n_types, ptr)
+        return True
 
     def some_branch(self, n: dict[str, JSON], branches: list[JSON], ptr: str, depth: int, key: str) -> int:
         first: _Fail | None = None

@@ -13,12 +13,18 @@ The styles recognised, in this order (the first that both sides bear out wins):
   up to 3) and the query parameter that takes it back (the same name without ``next``:
   ``nextPageToken`` -> ``pageToken``, ``next_marker`` -> ``marker``; else a usual cursor name;
   else a time-window bound, ``until``/``before`` for a numeric token, as Vercel's ``limit``/``until``
-  with ``pagination.next``); or ``starting_after`` with ``has_more`` (the last item's ``id``);
+  with ``pagination.next``); or ``starting_after`` with ``has_more`` (the last item's ``id``); or a
+  token parameter and a next-token response header (``next: header:NextPageToken``);
 - **link**: a declared ``Link`` response header (RFC 8288), or a next-page URL in the answer
   (``next_url``, ``links.next``, ``_links.next.href``, ``@odata.nextLink``, a ``next`` of
   ``format: uri``);
 - **page**: a ``page``-like integer parameter; **offset**: an ``offset``-like one (``skip``,
   ``start``), with a page-size parameter (without one the draft carries a doubt).
+
+Where one side is missing (several arrays and no usual item list, ``starting_after`` without a
+has-more flag, an offset declared as text, a token parameter with nothing that says where its next
+value is), `without_answer` and `likeliest_items` give the likeliest reading as a `guess` with a
+doubt: `toolgen init` drafts it marked, an ``include`` group never takes it.
 
 Used by `include` groups (so a whole spec gets paginated list tools) and by `toolgen init` (which
 writes the detected pagination into a draft intent map for a human to confirm, with a
@@ -29,7 +35,8 @@ operation carries that looks like paging, for lint's ``pagination-missing`` mess
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .schema import object_view
@@ -44,7 +51,8 @@ PAGE_PARAMS = ("page", "Page", "page_number", "pageNumber", "PageNumber", "page_
                "p", "pg")
 LIMIT_PARAMS = ("limit", "per_page", "page_size", "pageSize", "PageSize", "max_results", "maxResults", "MaxResults",
                 "count", "size", "Limit", "perPage", "Count", "Size", "$top", "top", "pagesize", "max", "maxItems",
-                "max_items", "MaxItems", "rows", "num", "results_per_page", "resultsPerPage", "take", "page_limit", "pageLimit", "limitPerPage", "items_per_page", "itemsPerPage", "first")
+                "max_items", "MaxItems", "rows", "num", "results_per_page", "resultsPerPage", "take", "page_limit",
+                "pageLimit", "limitPerPage", "items_per_page", "itemsPerPage", "first", "rowCount", "row_count")
 #: time-window bounds: a numeric next token goes back as the bound the listing walks towards
 WINDOW_PARAMS = ("until", "before", "since", "after", "ending_before", "endingBefore", "before_id", "max_id",
                  "older_than", "to", "from", "start_time", "end_time", "startTime", "endTime")
@@ -70,11 +78,14 @@ NEXT_FIELDS = ("next_cursor", "nextCursor", "next_page_token", "nextPageToken", 
 #: the names of a next-page URL in an answer
 NEXT_URL_FIELDS = ("next_url", "nextUrl", "next_page_url", "nextPageUrl", "nextLink", "next_link", "nextlink",
                    "@odata.nextLink", "odata.nextLink", "next_href", "nextHref", "NextLink", "nextPageLink",
-                   "next_page_link")
+                   "next_page_link", "nextUri", "next_uri", "nextPageUri", "next_page_uri", "NextUri")
 HAS_MORE_FIELDS = ("has_more", "hasMore", "has_next", "hasNext", "more", "has_next_page", "hasNextPage",
                    "HasMore", "more_results", "moreResults", "has_more_items")
 #: containers of next links: ``links.next``, ``_links.next.href``
 _LINK_CONTAINERS = frozenset({"links", "_links", "link", "pagination", "paging", "meta", "page", "navigation"})
+#: how `pagination.next` names a response header instead of an answer member (``header:NextPageToken``;
+#: the runtime's `toolgen.runtime.call.shaping.NEXT_HEADER`)
+NEXT_HEADER = "header:"
 #: how deep an answer is searched for its paging fields (``paging.cursors.after`` is 3)
 MAX_DEPTH = 3
 
@@ -83,7 +94,10 @@ MAX_DEPTH = 3
 class DetectedPagination:
     """What detection found: the intent map's `pagination` members (``style``, ``items``, ``cursor``,
     ``limit``, ``next``, ``has_more``, ``cursor_from_item``) and `doubt`, why a human should check
-    it (None when both sides agree on a usual convention)."""
+    it (None when both sides agree on a usual convention). `guess`: one side is missing (a position
+    parameter with nothing that says where its next value comes from, or several arrays and no
+    telling which is the list): drafted only for a human to confirm, never taken by an `include`
+    group on its own."""
 
     style: str
     items: str
@@ -93,6 +107,7 @@ class DetectedPagination:
     has_more: str | None = None
     cursor_from_item: str | None = None
     doubt: str | None = None
+    guess: bool = False
 
 
 MAX_TYPE_NODES = 2_000  # schema nodes `_types` visits for one answer member, at most
@@ -240,20 +255,27 @@ class _Answer:
     has_more: str | None
 
     @classmethod
-    def of(cls, schema: Any, items: str) -> _Answer:
+    def of(cls, schema: Any, items: str, token_params: list[str] | None = None) -> _Answer:
+        """The paging fields of `schema` outside its item array `items`; `token_params` are the query
+        parameters named as tokens (`cursor_like`, never a ``page`` or ``offset``, whose echo in
+        the answer is the current position): an answer member of the same name is the next one
+        (HERE's ``pageToken`` in and out)."""
         leaves = _leaves(schema, items)
         urls = [p for p, s in leaves if _is_url(p, s)]
         rank = {n: i for i, n in enumerate(NEXT_FIELDS)}
+        echoed = {_norm(t) for t in token_params or ()}
 
         def order(path: str) -> int | None:
             """A next token's rank: a usual name, or any member of a ``next...`` object (Asana's
-            ``next_page.offset``); None for what is not one."""
+            ``next_page.offset``), or a member named as a token parameter; None for what is not one."""
             parts = path.split(".")
             if parts[-1] == "after" and "cursor" not in path:
                 return None
             if parts[-1] in rank:
                 return rank[parts[-1]]
-            return len(rank) if len(parts) > 1 and parts[-2].lower().startswith("next") else None
+            if len(parts) > 1 and parts[-2].lower().startswith("next"):
+                return len(rank)
+            return len(rank) + 1 if _norm(parts[-1]) in echoed else None
 
         tokens = sorted(((p, s) for p, s in leaves if order(p) is not None and _scalar(s) and p not in urls),
                         key=lambda ps: (order(ps[0]) or 0, ps[0].count(".")))
@@ -298,24 +320,68 @@ def _cursor_style(items: str, names: list[str], answer: _Answer, limit: str | No
 
 
 def detect(query_params: list[str], response_schema: Any, link_header: bool,
-           param_types: dict[str, str] | None = None) -> DetectedPagination | None:
+           param_types: dict[str, str] | None = None, *, headers: Sequence[str] = (),
+           params: Sequence[Mapping[str, Any]] = (),
+           resource: str | None = None) -> DetectedPagination | None:
     """Pagination of an operation from its query-parameter names (and, when known, their JSON types:
     an `offset` or `page` parameter that takes a string is a cursor token, as in Asana), its
     (canonical) 2xx response schema and whether the response declares a `Link` header (RFC 8288).
-    None when the answer has no item array or nothing on either side says how to reach a next page."""
+    `headers`: the names of the response headers the success response declares (a next token in one,
+    as Visma's ``NextPageToken``); `params`: the operation's (canonical) query parameters, whose
+    descriptions may name such a header and whose examples tell a number declared as text from a
+    token; `resource`: the last literal segment of the operation's path, which picks the likeliest of
+    several arrays. None when the answer has no item array or nothing says how to reach a next page."""
     items = find_items_field(response_schema)
+    several = None
     if items is None:
-        return None
-    types = param_types or {}
+        several = likeliest_items(response_schema, resource)
+        if several is None:
+            return None
+        items = several[0]
+    found = _detect_in(items, query_params, response_schema, link_header, param_types or {},
+                       list(headers), {str(p.get("name")): p for p in params if isinstance(p, Mapping)})
+    if found is None or several is None:
+        return found
+    chosen, arrays = several
+    if not _beside(found.next, chosen):
+        return None  # the next field of another member's list (Spotify's album `tracks.next`)
+    listed = ", ".join(f"`{a}`" for a in arrays)
+    why = (f"the answer holds {len(arrays)} arrays ({listed}) and none is a usual item list: `{chosen}` is "
+           "drafted as the items; check that it is the list the API pages")
+    return replace(found, guess=True, doubt=f"{why}; and {found.doubt}" if found.doubt else why)
+
+
+#: members that hold an answer's paging fields whatever else they hold
+_PAGING_HOLDERS = frozenset({"links", "link", "pagination", "paging", "meta", "metadata", "page",
+                             "navigation", "responsemetadata", "cursors"})
+
+
+def _beside(next_field: str | None, items: str) -> bool:
+    """Whether the answer's next field `next_field` may page the list at `items`: none, a header, a
+    top-level field, one in a paging member, or one in a member that holds `items`."""
+    if not next_field or next_field.startswith(NEXT_HEADER) or "." not in next_field:
+        return True
+    parent = next_field.rpartition(".")[0]
+    return items.startswith(parent + ".") or _norm(parent.split(".")[-1]) in _PAGING_HOLDERS
+
+
+def _detect_in(items: str, query_params: list[str], response_schema: Any, link_header: bool,
+               types: dict[str, str], headers: list[str],
+               params: dict[str, Mapping[str, Any]]) -> DetectedPagination | None:
+    """`detect` once the item array is known."""
     names, numeric = _query_names(query_params, types)
     limit = next((p for p in LIMIT_PARAMS if p in names and p in numeric), None)
-    answer = _Answer.of(response_schema, items)
+    answer = _Answer.of(response_schema, items,
+                        [n for n in cursor_like(names, types, params) if _tokenish(n)])
     found = _cursor_style(items, names, answer, limit, types)
     if found is not None:
         return found
     if "starting_after" in names and answer.has_more is not None:
         return DetectedPagination("cursor", items, "starting_after", limit, has_more=answer.has_more,
                                   cursor_from_item="id")
+    found = _header_token(items, names, limit, types, headers, params)
+    if found is not None:
+        return found
     if link_header:
         return DetectedPagination("link", items, None, limit)
     if answer.urls:
@@ -328,7 +394,8 @@ def detect(query_params: list[str], response_schema: Any, link_header: bool,
             "page's URL; check that the API answers a URL there (the runtime follows it only on the API's origin)"))
     page = next((p for p in PAGE_PARAMS if p in numeric), None)
     if page is None and offset_like(names, numeric) is None:
-        return _position_only(items, names, numeric, limit, answer, types)
+        return (_position_only(items, names, numeric, limit, answer, types)
+                or without_answer(items, names, types, answer, response_schema, params))
     if page is not None:
         return DetectedPagination("page", items, page, limit, has_more=answer.has_more, doubt=None if limit or answer.has_more else (
             f"`{page}` pages, but the operation takes no page-size parameter: the runtime asks for no size, so a "
@@ -371,7 +438,8 @@ def _position_only(items: str, names: list[str], numeric: list[str], limit: str 
         found = f"`{param}` looks like a {'page number' if style == 'page' else 'position (offset)'}"
         if textual:
             found += " but the spec declares it as text"
-        size = f"`{limit}` as the page size" if limit else "no page-size parameter (the runtime asks for none)"
+        size = (f"`{limit}` as the page size" if limit
+                else "no page-size parameter (the runtime asks for none)")
         said = (f"the answer's `{answer.has_more}` says whether more follow" if answer.has_more else
                 "nothing in the answer says where the next page is (no next token, next URL or has-more flag)")
         return DetectedPagination(style, items, param, limit, has_more=answer.has_more, doubt=(
@@ -379,6 +447,184 @@ def _position_only(items: str, names: list[str], numeric: list[str], limit: str 
             f"or empty page; check that the API {'numbers pages' if style == 'page' else 'counts items'} "
             f"this way and what its page size is"))
     return None
+
+
+#: parts of a query parameter's name that make it take a token (compared without case or separators;
+#: a bare "token" is as often a credential or a filter: ``include_tokens``, ``linkingToken``)
+_TOKEN_PARTS = ("cursor", "marker", "continuation", "scrollid", "pagetoken", "nexttoken", "pagingtoken",
+                "paginationtoken", "skiptoken", "starttoken", "resumetoken")
+#: the other end of a range: a `start` or `from` beside one of these bounds a range, never a position
+_RANGE_ENDS = frozenset({"end", "to", "until", "stop", "endtime", "enddate", "endat", "before"})
+#: parts of a name that make a "token" anything but a position (an access token, an API key)
+_NOT_POSITION = ("access", "auth", "api", "session", "csrf", "id_token", "idtoken", "refresh")
+_LIMIT_NORM = frozenset(_norm(n) for n in LIMIT_PARAMS)
+#: the formats of a text parameter that is a moment, never a position
+_TIME_FORMATS = frozenset({"date", "date-time", "time"})
+
+
+def _tokenish(name: str) -> bool:
+    """Whether a parameter's name says it takes a token (``cursor``, ``pageToken``, ``marker``)."""
+    return name in CURSOR_PARAMS or any(part in _norm(name) for part in _TOKEN_PARTS)
+
+
+def cursor_like(names: list[str], types: dict[str, str],
+                params: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
+    """The query parameters that take a token, in `names` order: a usual cursor name
+    (`CURSOR_PARAMS`), a name holding ``cursor``, ``marker``, ``continuation`` or a page token
+    (``_page_token``, ``nextToken``; never a bare ``token``, ``include_tokens``, an access or an API
+    token), or an ``offset``/``skip``/``start``/``page`` declared as text that is no number declared
+    as text (`numbers_as_text`) nor a date, nor a ``start`` or ``from`` an ``end`` or ``to`` bounds."""
+    out = []
+    ranged = any(_norm(n) in _RANGE_ENDS for n in names)
+    for name in names:
+        n = _norm(name)
+        # a bare `token` is as often a credential; a `start` an `end` bounds is a range
+        if n == "token" or any(w in n for w in _NOT_POSITION) or (ranged and n in ("start", "from")):
+            continue
+        if _tokenish(name) or (n in {"offset", "skip", "start", "page"} and types.get(name) == "string"
+                               and not numbers_as_text(name, names, types, params or {})):
+            out.append(name)
+    return out
+
+
+def _schema_of(param: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    schema = param.get("schema") if isinstance(param, Mapping) else None
+    return schema if isinstance(schema, Mapping) else {}
+
+
+def numbers_as_text(name: str, names: list[str], types: dict[str, str],
+                    params: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether the text position parameter `name` holds a number the spec declares as text: its
+    example or default is digits, or (with neither, and no date format) a page-size parameter beside
+    it is text too (a spec that types every query parameter as text, as converted Swagger often
+    does). A text position beside a numeric page size is a token (Asana's ``offset``, Azure Face's
+    ``start``)."""
+    param = params.get(name)
+    schema = _schema_of(param)
+    if schema.get("format") in _TIME_FORMATS:
+        return False
+    for key in ("example", "default"):
+        for where in (param or {}, schema):
+            value = where.get(key) if isinstance(where, Mapping) else None
+            if value is not None:
+                return str(value).strip().isdigit()
+    sizes = [n for n in names if _norm(n) in _LIMIT_NORM]
+    return bool(sizes) and all(types.get(n) in (None, "string") for n in sizes)
+
+
+def likeliest_items(response_schema: Any, resource: str | None = None) -> tuple[str, list[str]] | None:
+    """(the likeliest item array, every candidate) of an answer with several arrays and no usual
+    item list (`find_items_field` finds none), or None. The candidates are the arrays of the
+    answer's top level that are no error or link lists (`NOT_ITEMS`), else those one level down in
+    wrapper members (`WRAPPERS`); the likeliest is the one of objects named as the operation's
+    `resource` (the last literal path segment: ``/instances`` -> ``instances``), else the first of
+    objects (Google's ``{instances: [...], unreachable: [text]}``), else the first."""
+    root = response_schema
+    props = _props(root, root) or {}
+    arrays = [str(k) for k, v in props.items() if _is_array(v) and str(k) not in NOT_ITEMS]
+    if not arrays:
+        arrays = [f"{name}.{inner}" for name, value in props.items() if str(name).lower() in WRAPPERS
+                  for inner, sub in (_props(value, root) or {}).items()
+                  if _is_array(sub) and str(inner) not in NOT_ITEMS]
+    if len(arrays) < 2:
+        return None
+
+    def of_objects(path: str) -> bool:
+        node = _field(root, path)
+        return isinstance(node, dict) and _props(node.get("items"), root) is not None
+
+    objects = [a for a in arrays if of_objects(a)]
+    wanted = _norm(resource or "")
+    named = [a for a in objects if wanted and _norm(a.split(".")[-1]) in (wanted, wanted.rstrip("s"))]
+    return (named or objects or arrays)[0], arrays
+
+
+#: a header-like word in a parameter's description (``X-Files-Cursor-Next``, ``NextPageToken``)
+_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+")
+
+
+def _next_header(name: str) -> bool:
+    """Whether a response header name says it holds the next page's token (``NextPageToken``,
+    ``X-Next-Cursor``, ``X-Files-Cursor-Next``, ``x-ms-continuation``; never ``Link`` nor a previous
+    page's)."""
+    n = _norm(name)
+    if n == "link" or "prev" in n or "before" in n:
+        return False
+    return "cursor" in n or "continuation" in n or ("next" in n and any(
+        w in n for w in ("token", "page", "marker", "key", "start", "offset")))
+
+
+def _header_token(items: str, names: list[str], limit: str | None, types: dict[str, str], headers: list[str],
+                  params: Mapping[str, Mapping[str, Any]]) -> DetectedPagination | None:
+    """A token parameter (`cursor_like`) fed from a response header: one the response declares
+    (Visma's ``NextPageToken``), else one the parameter's description names with the word "header"
+    (Files.com's ``X-Files-Cursor-Next``, drafted with a doubt, as the spec does not declare it)."""
+    takers = cursor_like(names, types, params)
+    if not takers:
+        return None
+    declared = next((h for h in headers if _next_header(h)), None)
+    if declared is not None:
+        return DetectedPagination("cursor", items, takers[0], limit, next=f"{NEXT_HEADER}{declared}")
+    for name in takers:
+        text = str(params.get(name, {}).get("description") or "")
+        said = next((w for w in _HEADER_WORD.findall(text) if _next_header(w) and "next" in _norm(w)), None)
+        if said is not None and "header" in text.lower():
+            return DetectedPagination("cursor", items, name, limit, next=f"{NEXT_HEADER}{said}", doubt=(
+                f"the description of `{name}` says the next value comes in the response header `{said}`, "
+                "which the spec does not declare: check the header's name (the runtime ends the listing when "
+                "the header is absent)"))
+    return None
+
+
+def _item_id(schema: Any, items: str) -> str | None:
+    """The field of one item that names it: ``id``, or ``<member>.id`` when a single member of the
+    item holds one (Clever's ``{data: {id}, uri}``); None without one."""
+    array = _field(schema, items) if items else schema
+    props = _props(array.get("items"), schema) if isinstance(array, dict) else None
+    if not props:
+        return None
+    if "id" in props:
+        return "id"
+    inner = [f"{k}.id" for k, v in props.items() if "id" in (_props(v, schema) or {})]
+    return inner[0] if len(inner) == 1 else None
+
+
+def without_answer(items: str, names: list[str], types: dict[str, str], answer: _Answer, schema: Any,
+                   params: Mapping[str, Mapping[str, Any]]) -> DetectedPagination | None:
+    """A position parameter with nothing in the answer or the declared headers that says where the
+    next page is, drafted for a human to confirm (`DetectedPagination.guess`, with a doubt saying
+    what is missing): ``starting_after`` walks from the last item's id while pages come back full;
+    an ``offset``/``skip``/``start`` that is a number declared as text (`numbers_as_text`) is the
+    offset style, which ends on a short or empty page; any other token parameter (`cursor_like`) is
+    the link style, which follows a ``Link: rel="next"`` header and else shows the first page only.
+    None for a time bound alone, which is a filter as often as a position."""
+    limit = next((n for n in names if _norm(n) in _LIMIT_NORM), None)
+    after = next((n for n in names if _norm(n) == "startingafter"), None)
+    item_id = _item_id(schema, items)
+    if after is not None and item_id is not None:
+        return DetectedPagination("cursor", items, after, limit, cursor_from_item=item_id, guess=True, doubt=(
+            f"`{after}` takes the last item's `{item_id}`, but the answer has no has-more flag: the runtime "
+            "asks for the next page while pages come back full, so a short page ends the listing; check the "
+            "API's page size and that it walks this way"))
+    ranged = any(_norm(n) in _RANGE_ENDS for n in names)  # DigitalOcean's start/end: a time range
+    text = next((n for n in names if _norm(n) in ("offset", "skip", "start", "startindex", "from")
+                 and not (ranged and _norm(n) in ("start", "from"))
+                 and types.get(n) == "string" and numbers_as_text(n, names, types, params)), None)
+    if text is not None:
+        size = (f"`{limit}` as the page size" if limit
+                else "no page-size parameter (the runtime asks for none)")
+        return DetectedPagination("offset", items, text, limit, guess=True, doubt=(
+            f"`{text}` looks like a position (offset) the spec declares as text, with {size}, and nothing "
+            "in the answer says where the next page is: drafted as the offset style, which ends the listing "
+            "on a short or empty page; check that the API counts items this way"))
+    token = next(iter(cursor_like(names, types, params)), None)
+    if token is None:
+        return None
+    return DetectedPagination("link", items, None, limit if limit != token else None, guess=True, doubt=(
+        f"`{token}` takes a position, but neither the answer nor a response header the spec declares says "
+        "where its next value is: drafted as the link style, so the runtime follows a `Link: rel=\"next\"` "
+        "header and else shows the first page only; if the API answers the next value, set `style: cursor`, "
+        f"`cursor: {token}` and `next:` naming the answer member (or `header:NAME` for a response header)"))
 
 
 def paging_signals(query_params: list[str], response_schema: Any, link_header: bool) -> list[str]:

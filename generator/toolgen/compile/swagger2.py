@@ -63,6 +63,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation
 from ..pointer import escape_token, join_pointer, ref_to_pointer, resolve_pointer
+from .swagger2_security import security_scheme
 
 #: the OpenAPI version a converted document declares
 CONVERTED_VERSION = "3.0.3"
@@ -76,10 +77,6 @@ _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 #: collectionFormat -> (style, explode) for query parameters and form fields
 _QUERY_STYLES = {"csv": ("form", False), "ssv": ("spaceDelimited", False), "pipes": ("pipeDelimited", False),
                  "multi": ("form", True)}
-_OAUTH_FLOWS = {"implicit": ("implicit", ("authorizationUrl",)),
-                "password": ("password", ("tokenUrl",)),
-                "application": ("clientCredentials", ("tokenUrl",)),
-                "accessCode": ("authorizationCode", ("authorizationUrl", "tokenUrl"))}
 _REF_PREFIXES = (("/definitions/", "/components/schemas/"), ("/parameters/", "/components/parameters/"),
                  ("/responses/", "/components/responses/"))
 #: the fields of a Swagger 2.0 Swagger Object (section "Swagger Object"); any other key but ``x-*`` is
@@ -336,8 +333,8 @@ class _Converter:
             group = components.setdefault("securitySchemes", {})
             self.at("/components/securitySchemes", src)
             for name, scheme in value.items():
-                group[name] = self.security_scheme(scheme, join_pointer(src, name),
-                                                   join_pointer("/components/securitySchemes", name))
+                group[name] = security_scheme(scheme, join_pointer(src, name),
+                                              join_pointer("/components/securitySchemes", name), self.at, self.error)
 
     # -- paths and operations -----------------------------------------------------------------
 
@@ -778,54 +775,5 @@ class _Converter:
             else:
                 out[key] = copy.deepcopy(value)
         return out
-
-    def security_scheme(self, node: Any, src: str, dst: str) -> Any:
-        self.at(dst, src)
-        if not isinstance(node, dict):
-            return copy.deepcopy(node)
-        kind = node.get("type")
-        out: dict[str, Any] = {}
-        if kind == "basic":
-            out = {"type": "http", "scheme": "basic"}
-            self.at(dst + "/type", src + "/type")
-            self.at(dst + "/scheme", src + "/type")
-        elif kind == "apiKey":
-            if not isinstance(node.get("name"), str) or not node["name"]:
-                self.error("swagger2-invalid", "an apiKey security scheme needs the `name` of its header or "
-                           "query parameter", src + ("/name" if "name" in node else ""), "add e.g. `name: X-Api-Key`")
-                return {}
-            if node.get("in") not in ("query", "header"):
-                self.error("swagger2-invalid", f"an apiKey is sent `in: query` or `in: header`, not {node.get('in')!r}",
-                           src + ("/in" if "in" in node else ""), "write `in: header` or `in: query`")
-                return {}
-            out = {key: copy.deepcopy(node[key]) for key in ("type", "name", "in") if key in node}
-        elif kind == "oauth2":
-            flow = node.get("flow")
-            if not isinstance(flow, str) or flow not in _OAUTH_FLOWS:
-                self.error("swagger2-invalid", f"unknown oauth2 flow {flow!r}", src + ("/flow" if "flow" in node else ""),
-                           "use one of implicit, password, application, accessCode")
-                return {}
-            name, urls = _OAUTH_FLOWS[str(flow)]
-            flow_dst = dst + "/flows/" + name
-            self.at(dst + "/flows", src + "/flow")
-            self.at(flow_dst, src + "/flow")
-            body: dict[str, Any] = {}
-            for key in urls:
-                body[key] = copy.deepcopy(node.get(key))
-                self.at(join_pointer(flow_dst, key), join_pointer(src, key) if key in node else src + "/flow")
-            body["scopes"] = copy.deepcopy(node.get("scopes") or {})
-            self.at(flow_dst + "/scopes", src + "/scopes" if "scopes" in node else src + "/flow")
-            out = {"type": "oauth2", "flows": {name: body}}
-            self.at(dst + "/type", src + "/type")
-        else:
-            self.error("swagger2-invalid", f"unknown security scheme type {kind!r}", src + ("/type" if "type" in node else ""),
-                       "use basic, apiKey or oauth2")
-            return {}
-        for key, value in node.items():
-            if key == "description" or key.startswith("x-"):
-                out[key] = copy.deepcopy(value)
-                self.at(join_pointer(dst, key), join_pointer(src, key))
-        return out
-
 
 __all__ = ["CONVERTED_VERSION", "Converted", "PointerMap", "convert_swagger2", "is_swagger2"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..compile.ir import Tool
@@ -55,152 +55,40 @@ from ._check import (
     Report,
     Summary,
     Violation,
-    Walk,
     check_items_and_refs,
     check_names,
     check_no_nullable,
-    checked,
     object_root,
     tool_label,
 )
-from ._limits import Limit
 from ._loose import check_loose_nodes, loose_parameters
+from ._openai_rules import (
+    LIMITS,
+    OPENAI_ARRAY_KEYWORDS,
+    OPENAI_MAX_DEPTH,
+    OPENAI_MAX_TOOLS,
+    OPENAI_NUMBER_KEYWORDS,
+    OPENAI_STRICT_FORMATS,
+    OPENAI_STRING_KEYWORDS,
+    SchemaStats,
+    check_openai_strict,
+    openai_limit_problems,
+    schema_stats,
+)
 from ._simplify import simplify_schema
 from ._walk import (
     DEFS_KEYS,
     MISSING,
-    child_nodes,
-    is_array_schema,
-    is_object_schema,
     recursive_ref_targets,
     ref_target_pointer,
     types_of,
 )
 
+__all__ = ["LIMITS", "OPENAI_MAX_DEPTH", "OPENAI_MAX_TOOLS", "OPENAI_STRICT_FORMATS", "SchemaStats",
+           "check_openai_catalog", "openai_limit_problems", "openai_loose_parameters", "openai_parameters",
+           "openai_tool", "schema_stats"]
+
 JSON = Any
-
-# --- limits and keyword sets -------------------------------------------------------------------------
-
-#: A.2 "Formats allowed" (OpenAI strict).
-OPENAI_STRICT_FORMATS: frozenset[str] = frozenset(
-    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
-)
-#: A.2 "Limits".
-OPENAI_MAX_DEPTH = 10
-OPENAI_MAX_PROPERTIES = 5000
-OPENAI_MAX_ENUM_VALUES = 1000
-OPENAI_MAX_CHARS = 120_000
-OPENAI_BIG_ENUM_VALUES = 250
-OPENAI_BIG_ENUM_CHARS = 15_000
-#: Keywords an OpenAI strict schema may carry (A.2, E point 3). Everything else moves to the description.
-OPENAI_STRICT_KEYWORDS: frozenset[str] = frozenset(
-    {
-        "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf",
-        "$defs", "$ref", "description", "title", "format", "pattern", "multipleOf", "maximum",
-        "exclusiveMaximum", "minimum", "exclusiveMinimum", "minItems", "maxItems",
-    }
-)
-#: F.1: keywords strict mode carries, by the type they apply to.
-OPENAI_STRING_KEYWORDS: frozenset[str] = frozenset({"pattern"})
-OPENAI_NUMBER_KEYWORDS: frozenset[str] = frozenset(
-    {"multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"})
-OPENAI_ARRAY_KEYWORDS: frozenset[str] = frozenset({"minItems", "maxItems"})
-#: A.2 "Composition": keywords OpenAI strict rejects.
-OPENAI_FORBIDDEN_COMPOSITION: frozenset[str] = frozenset(
-    {"allOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas"}
-)
-#: A.1 "Max tools per request".
-OPENAI_MAX_TOOLS = 128
-#: Per-request limits, each with its source (docs/provider-rules.md; `toolgen.dialects.limits`).
-LIMITS: tuple[Limit, ...] = (
-    Limit("max_tools", OPENAI_MAX_TOOLS, "A.1 / F.1: 128 tools per request"),
-    Limit("max_name_length", 64, "A.1: function names ^[a-zA-Z0-9_-]{1,64}$"),
-    Limit("max_depth", OPENAI_MAX_DEPTH, "A.2 / F.1: 10 levels of nesting"),
-    Limit("max_properties", OPENAI_MAX_PROPERTIES, "A.2 / F.1: 5,000 object properties"),
-    Limit("max_enum_values", OPENAI_MAX_ENUM_VALUES, "A.2 / F.1: 1,000 enum values in total"),
-    Limit("max_chars", OPENAI_MAX_CHARS, "A.2 / F.1: 120,000 characters of names and enum/const values"),
-)
-_JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
-
-
-@dataclass(frozen=True)
-class SchemaStats:
-    """Size figures of a schema as OpenAI counts them (A.2 "Limits", measured conservatively, A.3).
-
-    `max_depth`: nesting of object/array nodes, root object = 1; `$defs` entries count as if placed
-    directly under the root (level 2), references are not followed. `properties`: object properties in
-    total (incl. `$defs`). `enum_values`: enum values in total. `chars`: characters of property names,
-    `$defs` names, string forms of enum and const values. `big_string_enum_chars`: the largest total
-    length of a string enum with more than 250 values (0 if none).
-    """
-
-    max_depth: int
-    properties: int
-    enum_values: int
-    chars: int
-    big_string_enum_chars: int
-
-
-def schema_stats(schema: JSON) -> SchemaStats:
-    """Measure `schema` against OpenAI's limits (A.2 "Limits"; conservative counting per A.3)."""
-    max_depth = 0
-    properties = 0
-    enum_values = 0
-    chars = 0
-    big = 0
-
-    def walk(node: JSON, level: int) -> None:
-        nonlocal max_depth, properties, enum_values, chars, big
-        if not isinstance(node, dict):
-            return
-        if is_object_schema(node) or is_array_schema(node):
-            level += 1
-            max_depth = max(max_depth, level)
-        props = node.get("properties")
-        if isinstance(props, dict):
-            properties += len(props)
-            chars += sum(len(str(k)) for k in props)
-        enum = node.get("enum")
-        if isinstance(enum, list):
-            enum_values += len(enum)
-            enum_chars = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in enum)
-            chars += enum_chars
-            strings = [v for v in enum if isinstance(v, str)]
-            if len(strings) > OPENAI_BIG_ENUM_VALUES and all(v is None or isinstance(v, str) for v in enum):
-                big = max(big, sum(len(v) for v in strings))
-        if "const" in node:
-            c = node["const"]
-            chars += len(c) if isinstance(c, str) else len(json.dumps(c))
-        for key in DEFS_KEYS:
-            defs = node.get(key)
-            if isinstance(defs, dict):
-                for name, sub in defs.items():
-                    chars += len(str(name))
-                    walk(sub, 1)
-        for sub in child_nodes(node, into_defs=False):
-            walk(sub, level)
-
-    walk(schema, 0)
-    return SchemaStats(max_depth, properties, enum_values, chars, big)
-
-
-def openai_limit_problems(stats: SchemaStats) -> list[tuple[str, str]]:
-    """``(rule, message)`` for every A.2 limit `stats` exceeds."""
-    out: list[tuple[str, str]] = []
-    if stats.max_depth > OPENAI_MAX_DEPTH:
-        out.append(("A.2-limits-depth", f"nesting depth {stats.max_depth} > {OPENAI_MAX_DEPTH}"))
-    if stats.properties > OPENAI_MAX_PROPERTIES:
-        out.append(("A.2-limits-properties", f"{stats.properties} properties > {OPENAI_MAX_PROPERTIES}"))
-    if stats.enum_values > OPENAI_MAX_ENUM_VALUES:
-        out.append(("A.2-limits-enum", f"{stats.enum_values} enum values > {OPENAI_MAX_ENUM_VALUES}"))
-    if stats.chars > OPENAI_MAX_CHARS:
-        out.append(("A.2-limits-chars", f"{stats.chars} chars of names/enums/consts > {OPENAI_MAX_CHARS}"))
-    if stats.big_string_enum_chars > OPENAI_BIG_ENUM_CHARS:
-        out.append(("A.2-limits-chars",
-                    (f"a string enum with > {OPENAI_BIG_ENUM_VALUES} values totals "
-                     f"{stats.big_string_enum_chars} chars > {OPENAI_BIG_ENUM_CHARS}")))
-    return out
-
 
 def _dedupe(values: list[JSON]) -> list[JSON]:
     seen: set[str] = set()
@@ -586,14 +474,7 @@ class _OpenAIStrict:
             if "$ref" in schema:
                 return self.ref(schema, ptr, label, path, level)
 
-        parts: dict[str, JSON] = {}
-        moved: list[tuple[str, JSON]] = []
-        types = types_of(schema)
-        if types is None and "anyOf" not in schema and "oneOf" not in schema:
-            if "properties" in schema:
-                types = ["object"]
-            elif "items" in schema:
-                types = ["array"]
+        types = _node_types(schema)
         is_object = types is not None and "object" in types
         is_array = types is not None and "array" in types
         if not is_root:
@@ -603,62 +484,17 @@ class _OpenAIStrict:
             if why is not None:
                 return self.as_json_string(schema, ptr, label, path, why)
         my_level = level + 1 if (is_object or is_array) else level
-        stringy = types is not None and "string" in types and set(types) <= {"string", "null"}
-        numeric = types is not None and bool(set(types) & {"number", "integer"}) and set(types) <= {
-            "number", "integer", "null"}
-        arrayish = types is not None and set(types) <= {"array", "null"} and is_array
-
-        for key, value in schema.items():
-            if key in SILENT_DROP or key.startswith("x-") or key in DEFS_KEYS:
-                continue
-            if key in ("properties", "required", "additionalProperties", "patternProperties", "items",
-                       "allOf"):
-                continue  # structural, handled below
-            if key == "type":
-                continue
-            if key in ("description", "title"):
-                parts[key] = value
-            elif key in ("anyOf", "oneOf"):
-                if not isinstance(value, list):
-                    continue
-                parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", label_child(label, key, i),
-                                            path=path + (branch_step(i),), level=my_level)
-                                  for i, b in enumerate(value)]
-            elif key == "enum":
-                parts["enum"] = _dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
-                    else copy_json(value)
-            elif key == "const":
-                parts["const"] = copy_json(value)
-            elif key == "format":
-                if stringy and value in OPENAI_STRICT_FORMATS:
-                    parts["format"] = value
-                else:
-                    moved.append((key, value))
-            elif key in OPENAI_STRING_KEYWORDS and stringy and isinstance(value, str) and _compiles(value) or (key in OPENAI_NUMBER_KEYWORDS and numeric and isinstance(value, (int, float))
-                  and not isinstance(value, bool)) or (key in OPENAI_ARRAY_KEYWORDS and arrayish and isinstance(value, int)
-                  and not isinstance(value, bool) and value >= 0):
-                parts[key] = value
-            else:
-                moved.append((key, value))
-
+        parts, moved = self.keyword_parts(schema, types, ptr, label, path, my_level)
         if types is not None:
             parts["type"] = types[0] if len(types) == 1 else list(types)
-
         if is_object:
             self.object_parts(schema, parts, ptr, label, is_root, path, my_level)
         if is_array:
-            items = schema.get("items", MISSING)
-            if items is MISSING or isinstance(items, list):  # only at the root, which is never an array
-                self.block(ptr, "array without a single items schema (A.2 Array keywords)")
-                parts["items"] = {}
-            else:
-                parts["items"] = self.node(items, f"{ptr}/items", label_child(label, "items"),
-                                           path=path + (ITEMS_STEP,), level=my_level)
+            parts["items"] = self.items_part(schema, ptr, label, path, my_level)
         if "allOf" in schema:  # could not merge (root only): keep for the non-strict tool
             parts["allOf"] = [self.node(p, f"{ptr}/allOf/{i}", label_child(label, "allOf", i),
                                         path=path, level=my_level)
                               for i, p in enumerate(schema["allOf"])]
-
         if moved:
             self.note(label, moved)
             text = describe(parts.get("description"), moved)
@@ -671,6 +507,46 @@ class _OpenAIStrict:
             else:
                 return self.as_json_string(schema, ptr, label, path, "value without a type")
         return out
+
+    def keyword_parts(self, schema: dict[str, JSON], types: list[str] | None, ptr: str, label: str,
+                      path: tuple[str, ...], level: int) -> tuple[dict[str, JSON], list[tuple[str, JSON]]]:
+        """The node's non-structural keywords: those strict mode carries (annotations, ``anyOf``
+        from ``anyOf``/``oneOf`` with each branch transformed, ``enum`` without repeats, ``const``,
+        A.2's formats on strings, F.1's keywords on their types), and those moved to the
+        description, in the node's order."""
+        parts: dict[str, JSON] = {}
+        moved: list[tuple[str, JSON]] = []
+        for key, value in schema.items():
+            if key in SILENT_DROP or key.startswith("x-") or key in DEFS_KEYS or key in _STRUCTURAL:
+                continue
+            if key in ("description", "title"):
+                parts[key] = value
+            elif key in ("anyOf", "oneOf"):
+                if isinstance(value, list):
+                    parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", label_child(label, key, i),
+                                                path=path + (branch_step(i),), level=level)
+                                      for i, b in enumerate(value)]
+            elif key == "enum":
+                parts["enum"] = _dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
+                    else copy_json(value)
+            elif key == "const":
+                parts["const"] = copy_json(value)
+            elif _carried(key, value, types):
+                parts[key] = value
+            else:
+                moved.append((key, value))
+        return parts, moved
+
+    def items_part(self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...],
+                   level: int) -> JSON:
+        """An array node's ``items``, transformed; ``{}`` (and strict blocked) without a single items
+        schema, which only the root can have and the root is never an array."""
+        items = schema.get("items", MISSING)
+        if items is MISSING or isinstance(items, list):
+            self.block(ptr, "array without a single items schema (A.2 Array keywords)")
+            return {}
+        return self.node(items, f"{ptr}/items", label_child(label, "items"), path=path + (ITEMS_STEP,),
+                         level=level)
 
     def object_parts(self, schema: dict[str, JSON], parts: dict[str, JSON], ptr: str, label: str,
                      is_root: bool, path: tuple[str, ...], level: int) -> None:
@@ -698,6 +574,44 @@ class _OpenAIStrict:
         ap = schema.get("additionalProperties", MISSING)
         if is_root and (schema.get("patternProperties") is not None or (ap is not MISSING and ap is not False)):
             self.notes.append("(root): only the declared arguments are offered (additionalProperties closed)")
+
+
+#: keywords `_OpenAIStrict.node` transforms itself, not as plain keywords (`keyword_parts`)
+_STRUCTURAL = frozenset({"properties", "required", "additionalProperties", "patternProperties", "items",
+                         "allOf", "type"})
+
+
+def _node_types(schema: dict[str, JSON]) -> list[str] | None:
+    """The node's types: its ``type``; else an object when it has ``properties``, an array when it
+    has ``items`` (unless ``anyOf``/``oneOf`` says what it is); else None."""
+    types = types_of(schema)
+    if types is None and "anyOf" not in schema and "oneOf" not in schema:
+        if "properties" in schema:
+            return ["object"]
+        if "items" in schema:
+            return ["array"]
+    return types
+
+
+def _carried(key: str, value: JSON, types: list[str] | None) -> bool:
+    """Whether strict mode carries `key` with `value` on a node of `types`: A.2's formats on a string
+    node; F.1's ``pattern`` (one that compiles) on a string node, number keywords on a numeric node,
+    ``minItems``/``maxItems`` (non-negative) on an array node."""
+    if types is None:
+        return False
+    kinds = set(types)
+    stringy = "string" in kinds and kinds <= {"string", "null"}
+    if key == "format":
+        return stringy and value in OPENAI_STRICT_FORMATS
+    if key in OPENAI_STRING_KEYWORDS:
+        return stringy and isinstance(value, str) and _compiles(value)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key in OPENAI_NUMBER_KEYWORDS:
+        return bool(kinds & {"number", "integer"}) and kinds <= {"number", "integer", "null"} and number
+    if key in OPENAI_ARRAY_KEYWORDS:
+        return ("array" in kinds and kinds <= {"array", "null"} and isinstance(value, int) and number
+                and value >= 0)
+    return False
 
 
 def _admits_string(node: JSON) -> bool:
@@ -762,70 +676,6 @@ def openai_tool(name: str, description: str, canonical_input: dict[str, JSON], *
     }
 
 
-def _check_openai_strict(report: Report, tool: str, base: str, schema: dict[str, JSON]) -> None:
-    """A.2 strict subset, A.4 (default, enum + null), E point 3 (toolgen's keyword allow-list)."""
-    if "anyOf" in schema:
-        report.add(tool, base, "A.2-root-anyOf", "root must not be anyOf")
-    checked(_check_openai_strict_nodes, report, tool, base, schema)
-    for rule, message in openai_limit_problems(schema_stats(schema)):
-        report.add(tool, base, rule, message)
-
-
-def _check_openai_strict_nodes(report: Report, tool: str, base: str, schema: dict[str, JSON], *,
-                               walk: Walk) -> None:
-    for ptr, node in walk(schema):
-        where = base + ptr
-        if node is False and ptr.endswith("/additionalProperties"):
-            continue
-        if not isinstance(node, dict):
-            report.add(tool, where, "A.2-types", "boolean schema; strict needs a typed schema")
-            continue
-        if not any(k in node for k in ("type", "enum", "const", "anyOf", "$ref")):
-            report.add(tool, where, "A.2-types", "schema admits any value; strict needs a type")
-        for key in node:
-            if key in OPENAI_STRICT_KEYWORDS:
-                continue
-            if key in OPENAI_FORBIDDEN_COMPOSITION:
-                report.add(tool, where, "A.2-composition", f"{key!r} is not supported in strict mode")
-            elif key == "default":
-                report.add(tool, where, "A.4-default", "'default' must move into the description")
-            else:
-                report.add(tool, where, "E.3-keyword",
-                           f"{key!r} is outside the strict keyword set (move it to the description)")
-        if "$ref" in node and len(node) > 1:
-            others = sorted(k for k in node if k != "$ref")
-            report.add(tool, where, "A.2-ref-siblings", f"$ref cannot have keywords {others}")
-        types = types_of(node) or []
-        bad_types = [t for t in types if t not in _JSON_TYPES]
-        if bad_types or ("type" in node and types_of(node) is None):
-            report.add(tool, where, "A.2-types", f"unknown type {node.get('type')!r}")
-        if is_object_schema(node):
-            props = node.get("properties")
-            if not isinstance(props, dict):
-                report.add(tool, where, "A.1-object-properties", "object without properties")
-                props = {}
-            if node.get("additionalProperties", None) is not False:
-                report.add(tool, where, "A.2-additionalProperties",
-                           "'additionalProperties' is required to be supplied and to be false")
-            required = node.get("required")
-            if (not isinstance(required, list) or len(required) != len(set(map(str, required)))
-                    or set(required) != set(props)):
-                report.add(tool, where, "A.2-required",
-                           "'required' must be an array including every key in properties")
-        for key in OPENAI_STRING_KEYWORDS | OPENAI_NUMBER_KEYWORDS | OPENAI_ARRAY_KEYWORDS:
-            if key in node:
-                allowed = ({"string", "null"} if key in OPENAI_STRING_KEYWORDS else
-                           {"number", "integer", "null"} if key in OPENAI_NUMBER_KEYWORDS else {"array", "null"})
-                if not types or not set(types) <= allowed:
-                    report.add(tool, where, "F.1-keyword-type", f"{key!r} on a node of type {types}")
-        if "format" in node:
-            fmt = node["format"]
-            if fmt not in OPENAI_STRICT_FORMATS or not types or not set(types) <= {"string", "null"}:
-                report.add(tool, where, "A.2-format", f"format {fmt!r} is not allowed here")
-        if "null" in types and isinstance(node.get("enum"), list) and None not in node["enum"]:
-            report.add(tool, where, "A.4-enum-null", "type admits null but enum lacks null")
-
-
 def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None = OPENAI_MAX_TOOLS
                          ) -> list[Violation]:
     """Check a Chat Completions catalog (A.1, A.2, A.4, E).
@@ -868,7 +718,7 @@ def check_openai_catalog(tools: list[dict[str, JSON]], *, max_tools: int | None 
         check_items_and_refs(report, label, base, params, "A.2", summary)
         check_no_nullable(report, label, base, params, "E.2-nullable", summary)
         if fn.get("strict") is True:
-            _check_openai_strict(report, label, base, params)
+            check_openai_strict(report, label, base, params)
         else:
             check_loose_nodes(report, label, base, params)
     check_names(report, names, "A.1")

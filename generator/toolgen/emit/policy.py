@@ -182,8 +182,24 @@ def policy_markdown(ir: ApiIR, table: PolicyTable | None = None) -> str:
                   ("Model-written code may call these tools (`allowed_callers` in anthropic.json and "
                    "openai.responses.json; the intent map's `programmatic`). A record tool never is; every call "
                    "still goes through this table."), "", ", ".join(_code(name) for name in sorted(coded))]
+    lines += _limits_section(rows)
     lines += _after_table(ir, rows)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _limits_section(rows: list[PolicyRow]) -> list[str]:
+    """The "Limits" section (only when a row has limits): each limited tool's limits, counted across
+    every worker sharing the receipt store when a request is sent (docs/runtime.md, "Limits")."""
+    limited = [r for r in rows if r.limits]
+    if not limited:
+        return []
+    lines = ["", "## Limits", "",
+             ("Counted when a request is sent, across every worker sharing the receipt store; a call over a "
+              "limit sends nothing and is answered `rate_limited` with `retry_after`."), "",
+             "| tool | limits |", "|---|---|"]
+    for r in limited:
+        lines.append(f"| {_code(r.tool)} | {'; '.join(_md(limit.describe()) for limit in r.limits)} |")
+    return lines
 
 
 def grouped_rows(ir: ApiIR | PolicyTable) -> list[tuple[str | None, list[PolicyRow]]]:
@@ -226,6 +242,8 @@ def toolsets_markdown(ir: ApiIR | PolicyTable) -> list[str]:
 def _row_line(r: PolicyRow) -> str:
     effect = f"**{r.effect}**" if r.effect == "destructive" else r.effect
     approval = "**required**" if r.approval == "required" else ("never" if r.mode == "record" else "—")
+    if r.approval_when is not None:
+        approval = f"**required** when {_code(r.approval_when)} holds (or cannot be evaluated)"
     if r.idempotency is None:
         idem = "—"
     elif r.idempotency.send_in == "none":

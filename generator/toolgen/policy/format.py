@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from ..results import Redirect, ResponseBody, Shape
 from .auth import AuthBinding, AuthLocation, PerCaller, PerCallerVia, ServiceSecretUse, read_auth
+from .limits import Limit, read_approval_when, read_limits
 from .mapping import InputRef, LiteralValue, MappingValue, Reference, StepRef, mapping_references
 from .members import (
     MAX_ATTEMPTS,
@@ -147,10 +148,10 @@ class Pagination:
     """How a list operation pages, normalised by the runtime to `items` + opaque `next_cursor`.
 
     style cursor: `cursor_param` carries the API's cursor; `next_field` (dotted path in the response
-    body) is where the next cursor is read, or for ``starting_after`` APIs the id field of the last
-    item (`cursor_from_item`) together with `has_more_field`.
+    body, or ``header:NAME`` for the response header NAME) is where the next cursor is read, or for
+    ``starting_after`` APIs the id field of the last item (`cursor_from_item`) with `has_more_field`.
     style offset: `cursor_param` is the offset parameter. style page: `cursor_param` is the page
-    number parameter. style link: the next URL comes from the `Link` response header (RFC 8288).
+    number parameter. style link: the next URL is at `next_field`, else in the `Link` header (RFC 8288).
     `limit_param` is the page-size parameter; the model's `page_size` is bounded by `min_page_size`
     and `max_page_size` (the intent's bound narrowed to the parameter's `minimum`/`maximum`).
     `first_position` is the first page number (page style) or offset (offset style): the cursor
@@ -358,6 +359,10 @@ class PolicyRow:
     #: a composite tool's plan (docs/composites.md); its row has no operation (`operation_id`,
     #: `method` and `path` are ``""``, JSON ``operation: null``)
     composite: CompositePlan | None = None
+    #: a record row with approval ``required``: the CEL condition under which the approval is asked
+    #: (`toolgen.policy.conditions`; None: always)
+    approval_when: str | None = None
+    limits: tuple[Limit, ...] = ()  # what the tool may send per window (`toolgen.policy.limits`)
 
     @property
     def executes_preview(self) -> bool:
@@ -376,7 +381,9 @@ class PolicyRow:
                 "id": self.operation_id, "method": self.method, "path": self.path},
             "permission": list(self.permission),
             "approval": self.approval,
+            "approval_when": self.approval_when,
             "idempotency": None if self.idempotency is None else self.idempotency.to_json(),
+            "limits": [limit.to_json() for limit in self.limits],
             "retry": self.retry.to_json(),
             "timeout_ms": self.timeout_ms,
             "pagination": self.pagination.to_json() if self.pagination else None,
@@ -681,7 +688,8 @@ def _read_row(n: Node) -> PolicyRow:
         narrowed=n.get("narrowed").tuple_of(_read_narrowed), toolset=n.get("toolset").opt_text(),
         loading=n.get("loading").choice(Loading), keywords=n.get("keywords").tuple_of(Node.text),
         examples=n.get("examples").tuple_of(Node.text), not_for=n.get("not_for").opt_text(),
-        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")), composite=composite)
+        dialect_rewrites=_read_rewrites(n.get("dialect_rewrites")), composite=composite,
+        approval_when=read_approval_when(n.get("approval_when"), mode, approval), limits=read_limits(n.get("limits")))
 
 
 def _read_toolset(n: Node) -> Toolset:
@@ -751,6 +759,7 @@ __all__ = [
     "FixedValue",
     "Idempotency",
     "InputRef",
+    "Limit",
     "LiteralValue",
     "Loading",
     "MappingValue",

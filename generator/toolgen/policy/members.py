@@ -12,7 +12,7 @@ refuses the file, never ignores what it withholds.
 
 from __future__ import annotations
 
-__all__ = ["MAX_ATTEMPTS", "MAX_BACKOFF_MS", "MAX_DEADLINE_MS", "MAX_PAGE_SIZE", "MAX_PREVIEW_TTL_S", "MAX_TIMEOUT_MS", "MEMBERS"]
+__all__ = ["MAX_ATTEMPTS", "MAX_BACKOFF_MS", "MAX_DEADLINE_MS", "MAX_LIMIT", "MAX_LIMIT_WINDOW_S", "MAX_PAGE_SIZE", "MAX_PREVIEW_TTL_S", "MAX_TIMEOUT_MS", "MEMBERS"]
 
 #: the greatest values the build writes (the intent map's own bounds, `toolgen.compile.intent`): the
 #: reader and the schema refuse more, so a hand-edited table never holds a wait or a lifetime the
@@ -25,11 +25,14 @@ MAX_PREVIEW_TTL_S = 86_400
 #: a page holds at most this many items (`pagination.max_page_size`); its least and default page
 #: sizes lie from 1 to it
 MAX_PAGE_SIZE = 1000
+#: a limit's count or sum (`limits[].max`) is at most this; its window (`limits[].window_s`) at most 30 days
+MAX_LIMIT = 10**12
+MAX_LIMIT_WINDOW_S = 30 * 86_400
 
 MEMBERS: dict[str, tuple[str, ...]] = {
     "table": ("format", "api", "title", "version", "base_url", "spec", "tools", "toolsets"),
-    "row": ("tool", "mode", "effect", "intent", "pair", "operation", "permission", "approval", "idempotency", "retry",
-            "timeout_ms", "pagination", "output", "auth", "request", "success_status", "dialect_rewrites", "record",
+    "row": ("tool", "mode", "effect", "intent", "pair", "operation", "permission", "approval", "approval_when",
+            "idempotency", "limits", "retry", "timeout_ms", "pagination", "output", "auth", "request", "success_status", "dialect_rewrites", "record",
             "narrowed", "toolset", "loading", "keywords", "examples", "not_for", "composite"),
     "operation": ("id", "method", "path"),
     "idempotency": ("arg", "in", "name", "honoured_by_api"),
@@ -51,4 +54,5 @@ MEMBERS: dict[str, tuple[str, ...]] = {
     "step_ref": ("$ref", "step", "pointer"),
     "literal": ("$literal",),
     "toolset": ("name", "description", "loading", "origin", "examples"),
+    "limit": ("per", "kind", "max", "sum", "window_s"),
 }

@@ -42,10 +42,13 @@ from .format import (
     ServiceSecretUse,
     ToolsetOrigin,
 )
+from .limits import MAX_CONDITION_CHARS, LimitKind, LimitPer
 from .members import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
     MAX_DEADLINE_MS,
+    MAX_LIMIT,
+    MAX_LIMIT_WINDOW_S,
     MAX_PAGE_SIZE,
     MAX_PREVIEW_TTL_S,
     MAX_TIMEOUT_MS,
@@ -99,6 +102,8 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
               "spec": _STR, "tools": _array("row"), "toolsets": _array("toolset")},
     "row": {"tool": _STR, "mode": _enum(Mode), "effect": _enum(Effect), "intent": _STR, "pair": _OPT_STR,
             "operation": _ref("operation", nullable=True), "permission": _STRS, "approval": _enum(Approval),
+            "approval_when": {"type": ["string", "null"], "minLength": 1, "maxLength": MAX_CONDITION_CHARS},
+            "limits": _array("limit"),
             "idempotency": _ref("idempotency", nullable=True), "retry": _ref("retry"), "timeout_ms": _between(1, MAX_TIMEOUT_MS),
             "pagination": _ref("pagination", nullable=True), "output": _ref("output"), "auth": _array("auth"),
             "request": _ref("request"), "success_status": {"type": "array", "items": _INT},
@@ -140,6 +145,8 @@ _MEMBER_SCHEMAS: dict[str, dict[str, JSON]] = {
     "literal": {"$literal": _ANY},
     "toolset": {"name": _STR, "description": _STR, "loading": _enum(Loading), "origin": _enum(ToolsetOrigin),
                 "examples": _STRS},
+    "limit": {"per": _enum(LimitPer), "kind": _enum(LimitKind), "max": _between(1, MAX_LIMIT), "sum": _OPT_STR,
+              "window_s": _between(1, MAX_LIMIT_WINDOW_S, nullable=True)},
 }
 
 

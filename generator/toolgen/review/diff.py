@@ -10,10 +10,11 @@ JSON.
 Risky changes are the ones a reviewer must look at because callers break or the runtime gate got
 weaker: a tool removed or renamed, a tool calling another operation, a new record (writing) tool,
 effect widened (read → write → destructive), approval removed, permission changed, idempotency key
-removed or no longer sent to the API, a new required argument, an argument removed, a tool that
+removed or no longer sent to the API, an approval condition that asks less often or is not provably
+as strict, a limit removed or loosened, a new required argument, an argument removed, a tool that
 model-written code may now call (``allowed_callers`` in anthropic.json or openai.responses.json), and a
-description that still promises approval after the gate was dropped. Everything else (new read tools, optional
-arguments, description changes, shown old → new and shortened, output or other policy changes) is
+description that still promises approval after the gate was dropped. Everything else (new read tools,
+optional arguments, description changes, shown old → new and shortened, output or other policy changes) is
 listed after. Catalog tokens are counted per tool, as REPORT.md counts them.
 """
 
@@ -29,6 +30,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..emit import compact_json
+from ..policy.conditions import implies
 from ..policy.format import PolicyFormatError, PolicyRow, from_json
 from ..tokens import count_tokens
 
@@ -238,7 +240,7 @@ def _idem(row: PolicyRow) -> str:
 #: the `PolicyRow` fields a change kind of its own covers
 _COMPARED = {"tool", "mode", "effect", "operation_id", "method", "path", "permission", "approval", "idempotency",
              "output", "pair", "intent", "record_arguments", "preview_ttl_s", "narrowed", "toolset", "loading",
-             "composite"}
+             "composite", "approval_when", "limits"}
 #: the ``policy.json`` member a field is written under, where the names differ (a "policy-changed" names members)
 _MEMBER = {"body_encoding": "request", "body_content_type": "request", "bindings": "request", "fixed": "request"}
 
@@ -249,11 +251,15 @@ def _record(row: PolicyRow) -> str:
     return "full arguments"
 
 
+#: one change of a tool, before its API and name: (kind, risky, detail)
+_Found = tuple[str, bool, str]
+
+
 #: how far the service's shared secret may stand in for a caller, least first (no `per_caller`: always)
 _SHARED_RANK = {"never": 0, "reads": 1, "always": 2}
 
 
-def credential_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[tuple[str, bool, str]]:
+def credential_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[_Found]:
     """``(kind, risky, detail)`` per security scheme of the row whose callers share the service's
     credential more than before (``per_caller`` removed, or its ``service_secret`` widened):
     ``credential-shared``, risky (a caller may now act as the service), or less
@@ -266,7 +272,7 @@ def credential_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[tuple[str
                 2: "shared by every caller"}[rank]
 
     old, new = shared(old_row), shared(new_row)
-    out: list[tuple[str, bool, str]] = []
+    out: list[_Found] = []
     for scheme in sorted(set(old) & set(new)):
         if old[scheme] != new[scheme]:
             wider = new[scheme] > old[scheme]
@@ -277,82 +283,153 @@ def credential_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[tuple[str
 
 def compare_tool(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow,
                  old_tool: dict[str, Any] | None, new_tool: dict[str, Any] | None) -> list[Change]:
-    """Changes of one tool present in both versions (possibly under two names)."""
-    out: list[Change] = []
+    """Changes of one tool present in both versions (possibly under two names): its policy (operation,
+    effect, approval, permission, idempotency), its arguments, its description, its output, its record
+    arguments, the intent map's narrowings, its toolset and loading, how its security schemes share
+    the service's credential, a composite's steps, its approval condition and limits, and any other
+    policy field, in that order."""
+    found: list[_Found] = [*_policy_changes(old_row, new_row), *_argument_changes(old_tool, new_tool)]
+    old_d = str((old_tool or {}).get("description") or "")
+    new_d = str((new_tool or {}).get("description") or "")
+    if old_d != new_d:
+        found.append(("description-changed", False, describe_change(old_d, new_d)))
+    promise = _approval_promise(new_d)
+    if old_row.approval == "required" and new_row.approval != "required" and promise:
+        quoted = _around(new_d, promise.start(), promise.end())
+        found.append(("description-stale", True,
+                      f"approval was removed, but the description still promises it: “{quoted}”"))
+    if (old_tool or {}).get("outputSchema") != (new_tool or {}).get("outputSchema") or \
+            old_row.output != new_row.output:
+        found.append(("output-changed", False,
+                      "output schema or output policy (fields, budget, redaction) changed"))
+    if _record(old_row) != _record(new_row):
+        found.append(("record-arguments-changed", False,
+                      f"the record tool executes {_record(old_row)} → {_record(new_row)}"))
+    found += _narrowing_changes(old_row, new_row)
+    if old_row.toolset != new_row.toolset:
+        found.append(("toolset-changed", False,
+                      f"toolset {old_row.toolset or '(none)'} → {new_row.toolset or '(none)'}"))
+    if old_row.loading != new_row.loading:
+        deferred = " (now found by tool search, not listed up front)" if new_row.loading == "deferred" else ""
+        found.append(("loading-changed", False, f"loading {old_row.loading} → {new_row.loading}{deferred}"))
+    found += credential_changes(old_row, new_row)
+    out = [Change(api, name, kind, risky, detail) for kind, risky, detail in found]
+    out.extend(compare_plans(api, name, old_row, new_row))
+    out.extend(compare_gates(api, name, old_row, new_row))
+    other = sorted({_MEMBER.get(f.name, f.name) for f in fields(PolicyRow)
+                    if f.name not in _COMPARED and getattr(old_row, f.name) != getattr(new_row, f.name)})
+    if other:
+        out.append(Change(api, name, "policy-changed", False, "changed: " + ", ".join(other)))
+    return out
 
-    def add(kind: str, risky: bool, detail: str) -> None:
-        out.append(Change(api, name, kind, risky, detail))
 
+def _policy_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[_Found]:
+    """What changed in a row's operation, effect, approval, permission and idempotency key; risky: another
+    operation, a wider effect, approval removed, other scopes, the key removed or no longer sent."""
+    found: list[_Found] = []
     if _op(old_row) != _op(new_row):
-        add("operation-changed", True, f"{_op(old_row)} → {_op(new_row)}")
+        found.append(("operation-changed", True, f"{_op(old_row)} → {_op(new_row)}"))
     old_e, new_e = old_row.effect, new_row.effect
     if old_e != new_e:
         widened = _EFFECT_RANK.get(new_e, 0) > _EFFECT_RANK.get(old_e, 0)
-        add("effect-widened" if widened else "effect-narrowed", widened, f"{old_e} → {new_e}")
+        found.append(("effect-widened" if widened else "effect-narrowed", widened, f"{old_e} → {new_e}"))
     old_a, new_a = old_row.approval, new_row.approval
     if old_a != new_a:
         removed = old_a == "required"
-        add("approval-removed" if removed else "approval-added", removed, f"{old_a} → {new_a}")
+        found.append(("approval-removed" if removed else "approval-added", removed, f"{old_a} → {new_a}"))
     if sorted(old_row.permission) != sorted(new_row.permission):
-        add("permission-changed", True, f"{_perm(old_row)} → {_perm(new_row)}")
+        found.append(("permission-changed", True, f"{_perm(old_row)} → {_perm(new_row)}"))
     old_i, new_i = old_row.idempotency, new_row.idempotency
     if old_i != new_i:
         if old_i and not new_i:
-            add("idempotency-removed", True, f"{_idem(old_row)} → none")
+            found.append(("idempotency-removed", True, f"{_idem(old_row)} → none"))
         elif old_i and new_i and old_i.send_in != "none" and new_i.send_in == "none":
-            add("idempotency-not-sent", True, f"{_idem(old_row)} → {_idem(new_row)}")
+            found.append(("idempotency-not-sent", True, f"{_idem(old_row)} → {_idem(new_row)}"))
         else:
-            add("idempotency-changed", False, f"{_idem(old_row)} → {_idem(new_row)}")
+            found.append(("idempotency-changed", False, f"{_idem(old_row)} → {_idem(new_row)}"))
+    return found
+
+
+def _argument_changes(old_tool: dict[str, Any] | None, new_tool: dict[str, Any] | None) -> list[_Found]:
+    """Arguments removed, added (risky when required), now required, or otherwise changed, each
+    group sorted by name."""
+    found: list[_Found] = []
     old_props, old_req = _args(old_tool)
     new_props, new_req = _args(new_tool)
     for arg in sorted(set(old_props) - set(new_props)):
-        add("argument-removed", True, f"`{arg}` removed (calls that pass it now fail validation)")
+        found.append(("argument-removed", True, f"`{arg}` removed (calls that pass it now fail validation)"))
     for arg in sorted(set(new_props) - set(old_props)):
         if arg in new_req:
-            add("argument-required-added", True, f"new required argument `{arg}`")
+            found.append(("argument-required-added", True, f"new required argument `{arg}`"))
         else:
-            add("argument-added", False, f"new optional argument `{arg}`")
+            found.append(("argument-added", False, f"new optional argument `{arg}`"))
     for arg in sorted(set(old_props) & set(new_props)):
         if arg in new_req and arg not in old_req:
-            add("argument-now-required", True, f"`{arg}` is now required")
+            found.append(("argument-now-required", True, f"`{arg}` is now required"))
         elif old_props[arg] != new_props[arg] or (arg in old_req) != (arg in new_req):
-            add("argument-changed", False, f"`{arg}`: schema or optionality changed")
-    old_d, new_d = str((old_tool or {}).get("description") or ""), str((new_tool or {}).get("description") or "")
-    if old_d != new_d:
-        add("description-changed", False, describe_change(old_d, new_d))
-    promise = _approval_promise(new_d)
-    if old_a == "required" and new_a != "required" and promise:
-        add("description-stale", True, "approval was removed, but the description still promises it: "
-            f"“{_around(new_d, promise.start(), promise.end())}”")
-    if (old_tool or {}).get("outputSchema") != (new_tool or {}).get("outputSchema") or \
-            old_row.output != new_row.output:
-        add("output-changed", False, "output schema or output policy (fields, budget, redaction) changed")
-    if _record(old_row) != _record(new_row):
-        add("record-arguments-changed", False, f"the record tool executes {_record(old_row)} → {_record(new_row)}")
+            found.append(("argument-changed", False, f"`{arg}`: schema or optionality changed"))
+    return found
+
+
+def _narrowing_changes(old_row: PolicyRow, new_row: PolicyRow) -> list[_Found]:
+    """The intent map's narrowings of arguments added, changed or removed (risky: the runtime accepts
+    more), by argument name."""
+    found: list[_Found] = []
     old_n, new_n = {n.arg: n for n in old_row.narrowed}, {n.arg: n for n in new_row.narrowed}
     for arg in sorted(set(old_n) | set(new_n)):
         before, after = old_n.get(arg), new_n.get(arg)
         if before == after:
             continue
         if after is None or (before is not None and before.schema is not None and after.schema is None):
-            add("narrowing-removed", True, f"`{arg}`: the intent map's narrowing was removed; the runtime now "
-                "accepts every value the spec's schema accepts")
+            found.append(("narrowing-removed", True, (f"`{arg}`: the intent map's narrowing was removed; "
+                                                      "the runtime now accepts every value the spec's "
+                                                      "schema accepts")))
         elif before is None:
-            add("narrowing-added", False, f"`{arg}`: narrowed by the intent map")
+            found.append(("narrowing-added", False, f"`{arg}`: narrowed by the intent map"))
         else:
-            add("narrowing-changed", False, f"`{arg}`: the intent map's narrowing changed")
-    if old_row.toolset != new_row.toolset:
-        add("toolset-changed", False, f"toolset {old_row.toolset or '(none)'} → {new_row.toolset or '(none)'}")
-    if old_row.loading != new_row.loading:
-        add("loading-changed", False, f"loading {old_row.loading} → {new_row.loading}"
-            + (" (now found by tool search, not listed up front)" if new_row.loading == "deferred" else ""))
-    out.extend(Change(api, name, *change) for change in credential_changes(old_row, new_row))
-    out.extend(compare_plans(api, name, old_row, new_row))
-    other = sorted({_MEMBER.get(f.name, f.name) for f in fields(PolicyRow)
-                    if f.name not in _COMPARED and getattr(old_row, f.name) != getattr(new_row, f.name)})
-    if other:
-        add("policy-changed", False, "changed: " + ", ".join(other))
+            found.append(("narrowing-changed", False, f"`{arg}`: the intent map's narrowing changed"))
+    return found
+
+
+def compare_gates(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow) -> list[Change]:
+    """Changes of a row's approval condition and limits, judged conservatively: a change counts as
+    loosening (risky) unless it is provably stricter. Approval condition: added to an approval that
+    was always asked, or changed to one that `toolgen.policy.conditions.implies` cannot show asks at least
+    whenever the old one did, is ``approval-condition-loosened``; removed (the approval asked always)
+    or provably stricter is ``approval-condition-tightened``; a respacing is no change. Limits (matched
+    by ``per``, kind and summed argument): one removed, a larger ``max`` or a shorter window is
+    ``limits-loosened``; one added, a smaller ``max`` or a longer window ``limits-tightened``."""
+    out: list[Change] = []
+    if new_row.approval == "required":
+        old_when = old_row.approval_when if old_row.approval == "required" else None
+        new_when = new_row.approval_when
+        if old_row.approval == "required" and new_when is not None and (
+                old_when is None or not implies(old_when, new_when)):
+            out.append(Change(api, name, "approval-condition-loosened", True,
+                              f"approval asked {_when(old_when)} → {_when(new_when)} (not provably as often)"))
+        elif old_when != new_when and not (old_when is not None and new_when is not None
+                                           and implies(new_when, old_when) and implies(old_when, new_when)):
+            out.append(Change(api, name, "approval-condition-tightened", False, f"approval asked {_when(old_when)} → "
+                              f"{_when(new_when)}"))
+    old_l = {(x.per, x.kind, x.sum_arg): x for x in old_row.limits}
+    new_l = {(x.per, x.kind, x.sum_arg): x for x in new_row.limits}
+    looser = [f"{x.describe()} removed" for k, x in old_l.items() if k not in new_l]
+    stricter = [f"{x.describe()} added" for k, x in new_l.items() if k not in old_l]
+    for key in sorted(set(old_l) & set(new_l), key=str):
+        before, after = old_l[key], new_l[key]
+        if before == after:
+            continue
+        loosened = after.max > before.max or (after.window_s or 0) < (before.window_s or 0)
+        (looser if loosened else stricter).append(f"{before.describe()} → {after.describe()}")
+    if looser:
+        out.append(Change(api, name, "limits-loosened", True, "; ".join(looser)))
+    if stricter:
+        out.append(Change(api, name, "limits-tightened", False, "; ".join(stricter)))
     return out
+
+
+def _when(condition: str | None) -> str:
+    return "always" if condition is None else f"when `{condition}`"
 
 
 def compare_plans(api: str, name: str, old_row: PolicyRow, new_row: PolicyRow) -> list[Change]:

@@ -26,9 +26,9 @@ with
   deduplicates), with `honoured_by_api: true` (false where its description says the API does not
   deduplicate by it yet), else kept for receipts only (`send_as: none`);
 - pagination detected by `toolgen.compile.pagination.detect` from the query parameters and the
-  answer together (the canonical success response the build uses, via
-  `toolgen.compile.lower.operation_response`, and its Link header): cursor tokens, next URLs, pages,
-  offsets and time windows, with a `# decide [pagination-undecided]` mark where detection doubts;
+  answer together (the success response the build uses, `toolgen.compile.lower.operation_success`,
+  and its declared headers): tokens in the answer or a header, next URLs, pages, offsets, windows,
+  with a `# decide [pagination-undecided]` mark where detection doubts or one side is missing;
 - comments above each intent: the operation and its summary, and the response's top-level fields as
   an `output.fields` projection to choose from; a "check this" where the scope the operation
   inherits looks wrong for its method (a POST whose only scope says read, a GET that asks for write);
@@ -62,7 +62,7 @@ from typing import Any
 
 from ..compile.intent import Budgets
 from ..compile.load import SpecDocument
-from ..compile.lower import operation_parameters, operation_response
+from ..compile.lower import operation_parameters, operation_success
 from ..compile.lower.body import body_member_costs
 from ..compile.lower.idempotency_key import idempotency_place
 from ..compile.lower.security import secret_name, signed_parameters
@@ -280,9 +280,10 @@ class _Drafter:
         except DiagnosticError:
             params = []
         try:
-            response, link = operation_response(self.doc, self.converter, op, copy=False)  # read only
+            success = operation_success(self.doc, self.converter, op)  # read only
+            response, link, headers = success.schema, success.link, success.headers
         except DiagnosticError:
-            response, link = None, False
+            response, link, headers = None, False, ()
         if effect != "read":
             _draft_hide(self.converter, op, intent, draft)
             intent["approval"] = "required"
@@ -302,7 +303,7 @@ class _Drafter:
         _draft_signed_hide(self.doc, op, params, intent, draft)
         fields_of = response
         if effect == "read":
-            fields_of = _draft_pagination(params, response, link, draft)
+            fields_of = _draft_pagination(params, response, (link, headers), draft)
         if isinstance(fields_of, dict) and fields_of.get("type") == "array":
             fields_of = fields_of.get("items")
         fields = _top_fields(fields_of)
@@ -409,13 +410,17 @@ def _scope_mismatch(op: Operation, effect: str, scopes: list[str]) -> str | None
     return None
 
 
-def _draft_pagination(params: list[dict[str, Any]], response: Any, link: bool, draft: _Draft) -> Any:
+def _draft_pagination(params: list[dict[str, Any]], response: Any, declared: tuple[bool, Sequence[str]],
+                      draft: _Draft) -> Any:
     """Draft `pagination:` of a read from its query parameters and its answer together
-    (`toolgen.compile.pagination.detect`); where detection has a doubt, a
+    (`toolgen.compile.pagination.detect`; `declared`: whether the response declares a Link header,
+    and the names of the headers it declares); where detection has a doubt, a
     `# decide [pagination-undecided]` mark above the intent says what to check. Returns the schema
     whose fields the output hint lists: each item's for a paged list, else the whole answer."""
-    query = [str(p.get("name")) for p in params if p.get("in") == "query"]
-    found = detect(query, response, link, param_types=_param_types(params))
+    query, literal = [p for p in params if p.get("in") == "query"], [
+        part for part in draft.op.url_path.split("/") if part and "{" not in part]
+    found = detect([str(p.get("name")) for p in query], response, declared[0], _param_types(params),
+                   headers=declared[1], params=query, resource=literal[-1] if literal else None)
     if found is None:
         return response
     pag: dict[str, Any] = {"style": found.style, "items": found.items}
@@ -519,12 +524,13 @@ def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, st
     description and the resources of its operations, `with_resources`): `eager` when the draft is small,
     else `deferred` (found by tool search), for the human to choose which toolsets a model sees up front."""
     loading = "eager" if len(drafts) <= EAGER_INTENTS else "deferred"
-    out: dict[str, dict[str, str]] = {}
-    for d in drafts:
-        name = d.intent.get("toolset")
-        if isinstance(name, str) and name not in out:
-            paths = [e.op.url_path for e in drafts if e.intent.get("toolset") == name]
-            out[name] = {"description": with_resources(d.toolset_description, paths), "loading": loading}
+    paths: dict[str, list[str]] = {}  # each toolset's paths in draft order, in one pass (~1,000 toolsets)
+    first: dict[str, _Draft] = {}
+    for d in (d for d in drafts if isinstance(d.intent.get("toolset"), str)):
+        paths.setdefault(d.intent["toolset"], []).append(d.op.url_path)
+        first.setdefault(d.intent["toolset"], d)
+    out = {name: {"description": with_resources(d.toolset_description, paths[name]), "loading": loading}
+           for name, d in first.items()}
     return dict(sorted(out.items()))
 
 

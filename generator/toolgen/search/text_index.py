@@ -37,7 +37,7 @@ SEARCH_FORMAT = 3
 
 #: the weight of the intent map's `examples` (requests in users' words, the tool's and its toolset's):
 #: the words a request says that the operation's own text may never use
-EXAMPLES_WEIGHT = 1.0
+EXAMPLES_WEIGHT = 5.0
 
 #: the fields of a document: FTS5 table → (its columns and their bm25 weights, the table's weight).
 #: Each field group is its own table, so that a word's rarity (bm25's IDF) is counted within the

@@ -155,7 +155,10 @@ def _from_class(items: list[Any]) -> str:
 def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[str, Any] | None = None,
                name: str | None = None, depth: int = 0) -> Any:
     """A value valid for `schema` (best effort; the caller validates). `arg_examples` overrides by
-    property name at any depth."""
+    property name at any depth. In order: the example given for `name`; the schema's own value
+    (``const``, the first non-null ``enum`` member, ``default``, the first of ``examples``); the
+    first non-null branch of ``anyOf``/``oneOf``; the members of ``allOf`` merged; else a value of
+    the schema's type (`_typed_value`). Raises `CannotSynthesise` past 12 levels."""
     if arg_examples and name is not None and name in arg_examples:
         return copy.deepcopy(arg_examples[name])
     if depth > 12:
@@ -163,6 +166,27 @@ def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[st
     schema = resolve_local_ref(schema, root)
     if not isinstance(schema, dict) or not schema:
         return "x"
+    stated = _stated_value(schema)
+    if stated is not _NO_VALUE:
+        return stated
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            branches = [b for b in schema[key] if resolve_local_ref(b, root).get("type") != "null"]
+            if branches:
+                return synthesise(branches[0], root, arg_examples=arg_examples, name=name, depth=depth + 1)
+    if "allOf" in schema:
+        merged = _merged_all_of(schema, root)
+        return synthesise(merged, root, arg_examples=arg_examples, name=name, depth=depth + 1)
+    return _typed_value(schema, root, arg_examples, depth)
+
+
+#: `_stated_value` of a schema that states none
+_NO_VALUE: Any = object()
+
+
+def _stated_value(schema: dict[str, Any]) -> Any:
+    """The value `schema` states (``const``, the first non-null ``enum`` member or None, a non-null
+    ``default``, the first of ``examples``), a copy; `_NO_VALUE` when it states none."""
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
@@ -172,28 +196,35 @@ def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[st
         return copy.deepcopy(schema["default"])
     if "examples" in schema and isinstance(schema["examples"], list) and schema["examples"]:
         return copy.deepcopy(schema["examples"][0])
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            branches = [b for b in schema[key] if resolve_local_ref(b, root).get("type") != "null"]
-            if branches:
-                return synthesise(branches[0], root, arg_examples=arg_examples, name=name, depth=depth + 1)
-    if "allOf" in schema:
-        merged: dict[str, Any] = {}
-        for member in schema["allOf"]:
-            m = resolve_local_ref(member, root)
-            if isinstance(m, dict):
-                for k, v in m.items():
-                    if k == "properties":
-                        merged.setdefault("properties", {}).update(v)
-                    elif k == "required":
-                        merged.setdefault("required", []).extend(v)
-                    else:
-                        merged.setdefault(k, v)
-        rest = {k: v for k, v in schema.items() if k != "allOf"}
-        merged.update({k: v for k, v in rest.items() if k not in ("properties", "required")})
-        if "properties" in rest:
-            merged.setdefault("properties", {}).update(rest["properties"])
-        return synthesise(merged, root, arg_examples=arg_examples, name=name, depth=depth + 1)
+    return _NO_VALUE
+
+
+def _merged_all_of(schema: dict[str, Any], root: Mapping[str, Any]) -> dict[str, Any]:
+    """One schema for ``allOf`` and its siblings: the members' properties and required lists joined,
+    their other keywords the first member's; the siblings' keywords win over the members'."""
+    merged: dict[str, Any] = {}
+    for member in schema["allOf"]:
+        m = resolve_local_ref(member, root)
+        if isinstance(m, dict):
+            for k, v in m.items():
+                if k == "properties":
+                    merged.setdefault("properties", {}).update(v)
+                elif k == "required":
+                    merged.setdefault("required", []).extend(v)
+                else:
+                    merged.setdefault(k, v)
+    rest = {k: v for k, v in schema.items() if k != "allOf"}
+    merged.update({k: v for k, v in rest.items() if k not in ("properties", "required")})
+    if "properties" in rest:
+        merged.setdefault("properties", {}).update(rest["properties"])
+    return merged
+
+
+def _typed_value(schema: dict[str, Any], root: Mapping[str, Any], arg_examples: Mapping[str, Any] | None,
+                 depth: int) -> Any:
+    """A value of the schema's ``type`` (its first non-null one; an object when it has ``properties``,
+    else a string): an object of its required properties, an array of ``minItems`` items, a string
+    or number within its bounds, true, null."""
     kind = schema.get("type")
     if isinstance(kind, list):
         kinds = [k for k in kind if k != "null"]
@@ -201,47 +232,56 @@ def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[st
     if kind is None:
         kind = "object" if "properties" in schema else "string"
     if kind == "object":
-        out: dict[str, Any] = {}
         props = schema.get("properties") or {}
-        for req in schema.get("required") or []:
-            out[req] = synthesise(props.get(req, {}), root, arg_examples=arg_examples, name=req, depth=depth + 1)
-        return out
+        return {req: synthesise(props.get(req, {}), root, arg_examples=arg_examples, name=req,
+                                depth=depth + 1)
+                for req in schema.get("required") or []}
     if kind == "array":
         count = int(schema.get("minItems") or 0)
         return [synthesise(schema.get("items", {}), root, arg_examples=arg_examples, depth=depth + 1)
                 for _ in range(count)]
     if kind == "string":
-        if "pattern" in schema:
-            value = string_for_pattern(schema["pattern"])
-        elif schema.get("format") in _FORMAT_EXAMPLES:
-            value = _FORMAT_EXAMPLES[schema["format"]]
-        else:
-            value = "example"
-        lo = int(schema.get("minLength") or 0)
-        hi = schema.get("maxLength")
-        if len(value) < lo:
-            value = value + "x" * (lo - len(value))
-        if isinstance(hi, int) and len(value) > hi:
-            value = value[:hi]
-        return value
+        return _string_value(schema)
     if kind in ("integer", "number"):
-        value_n: float = 1
-        minimum = schema.get("minimum")
-        if isinstance(minimum, (int, float)) and minimum > value_n:
-            value_n = minimum
-        if "exclusiveMinimum" in schema and isinstance(schema["exclusiveMinimum"], (int, float)):
-            value_n = max(value_n, schema["exclusiveMinimum"] + 1)
-        if "maximum" in schema and value_n > schema["maximum"]:
-            value_n = schema["maximum"]
-        if "multipleOf" in schema:
-            m = schema["multipleOf"]
-            value_n = m * max(1, round(value_n / m))
-        return int(value_n) if kind == "integer" else value_n
+        return _number_value(schema, kind)
     if kind == "boolean":
         return True
-    if kind == "null":
-        return None
-    return "x"
+    return None if kind == "null" else "x"
+
+
+def _string_value(schema: dict[str, Any]) -> str:
+    """A string matching the schema's ``pattern``, or an example of its ``format``, else "example";
+    padded or cut to its ``minLength``/``maxLength``."""
+    if "pattern" in schema:
+        value = string_for_pattern(schema["pattern"])
+    elif schema.get("format") in _FORMAT_EXAMPLES:
+        value = _FORMAT_EXAMPLES[schema["format"]]
+    else:
+        value = "example"
+    lo = int(schema.get("minLength") or 0)
+    hi = schema.get("maxLength")
+    if len(value) < lo:
+        value = value + "x" * (lo - len(value))
+    if isinstance(hi, int) and len(value) > hi:
+        value = value[:hi]
+    return value
+
+
+def _number_value(schema: dict[str, Any], kind: str) -> float:
+    """1, raised to the schema's ``minimum`` (or past its ``exclusiveMinimum``), lowered to its
+    ``maximum``, then a multiple of its ``multipleOf``; an int for ``integer``."""
+    value_n: float = 1
+    minimum = schema.get("minimum")
+    if isinstance(minimum, (int, float)) and minimum > value_n:
+        value_n = minimum
+    if "exclusiveMinimum" in schema and isinstance(schema["exclusiveMinimum"], (int, float)):
+        value_n = max(value_n, schema["exclusiveMinimum"] + 1)
+    if "maximum" in schema and value_n > schema["maximum"]:
+        value_n = schema["maximum"]
+    if "multipleOf" in schema:
+        m = schema["multipleOf"]
+        value_n = m * max(1, round(value_n / m))
+    return int(value_n) if kind == "integer" else value_n
 
 
 def valid_args(registry: Registry, tool: str, arg_examples: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -376,7 +416,8 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
                 _expect(wire() == before, "a request reached the server")
             cases.append(ContractCase(f"{tool}:no_scope", tool, "no_scope", no_scope))
 
-        if row.mode == "record" and row.approval == "required":
+        if row.mode == "record" and row.approval == "required" and row.approval_when is None:
+            # (a conditional approval is asked only on some arguments: its tests are the condition's own)
             def no_approval(reg: Registry, wire: Callable[[], int], *, _tool: str = tool,
                             _actor: Actor = privileged) -> None:
                 args = _full_args(reg, _tool, arg_examples)
@@ -388,41 +429,48 @@ def derive_cases(registry: Registry, *, arg_examples: Mapping[str, Any] | None =
             cases.append(ContractCase(f"{tool}:no_approval", tool, "no_approval", no_approval))
 
         if idem and idem.arg in props:
-            key_arg = idem.arg
-
-            def replay(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
-                       _actor: Actor = privileged) -> None:
-                args = _full_args(reg, _tool, arg_examples)
-                args[_key] = f"contract-replay-{_tool}"[:64]
-                approval = _approval_for(reg, _tool, args)
-                before = wire()
-                first = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
-                _expect(first.ok and not first.replayed, f"first call failed: {first.to_json()}")
-                _expect(wire() == before + 1, f"expected 1 request, saw {wire() - before}")
-                second = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
-                _expect(second.ok and second.replayed, f"second call was not replayed: {second.to_json()}")
-                _expect(second.result == first.result, "replayed result differs")
-                _expect(wire() == before + 1, "the replay sent a request")
-            cases.append(ContractCase(f"{tool}:replay", tool, "replay", replay))
-
-            def conflict(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
-                         _actor: Actor = privileged) -> None:
-                args = _full_args(reg, _tool, arg_examples)
-                args[_key] = f"contract-conflict-{_tool}"[:64]
-                approval = _approval_for(reg, _tool, args)
-                first = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
-                _expect(first.ok, f"first call failed: {first.to_json()}")
-                changed = _change_one_argument(reg, _tool, args, _key)
-                if changed is None:
-                    raise CannotSynthesise(f"{_tool}: no other valid value to vary for a conflict")
-                before = wire()
-                other = _approval_for(reg, _tool, changed)
-                res = reg.call(_tool, _record_args(reg, _tool, changed, other), actor=_actor, approval=other)
-                _expect(_error_code(res) == "idempotency_conflict",
-                        f"expected idempotency_conflict, got {res.to_json()}")
-                _expect(wire() == before, "the conflicting call sent a request")
-            cases.append(ContractCase(f"{tool}:conflict", tool, "conflict", conflict))
+            cases += _idempotency_cases(tool, idem.arg, privileged, arg_examples)
     return cases
+
+
+def _idempotency_cases(tool: str, key_arg: str, privileged: Actor,
+                       arg_examples: Mapping[str, Any] | None) -> list[ContractCase]:
+    """The cases of a record `tool` whose idempotency key is the argument `key_arg`: the same key and
+    arguments twice is replayed (one request), the same key with another argument is
+    ``idempotency_conflict`` (no request)."""
+
+    def replay(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
+               _actor: Actor = privileged) -> None:
+        args = _full_args(reg, _tool, arg_examples)
+        args[_key] = f"contract-replay-{_tool}"[:64]
+        approval = _approval_for(reg, _tool, args)
+        before = wire()
+        first = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
+        _expect(first.ok and not first.replayed, f"first call failed: {first.to_json()}")
+        _expect(wire() == before + 1, f"expected 1 request, saw {wire() - before}")
+        second = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
+        _expect(second.ok and second.replayed, f"second call was not replayed: {second.to_json()}")
+        _expect(second.result == first.result, "replayed result differs")
+        _expect(wire() == before + 1, "the replay sent a request")
+    replay_case = ContractCase(f"{tool}:replay", tool, "replay", replay)
+
+    def conflict(reg: Registry, wire: Callable[[], int], *, _tool: str = tool, _key: str = key_arg,
+                 _actor: Actor = privileged) -> None:
+        args = _full_args(reg, _tool, arg_examples)
+        args[_key] = f"contract-conflict-{_tool}"[:64]
+        approval = _approval_for(reg, _tool, args)
+        first = reg.call(_tool, _record_args(reg, _tool, args, approval), actor=_actor, approval=approval)
+        _expect(first.ok, f"first call failed: {first.to_json()}")
+        changed = _change_one_argument(reg, _tool, args, _key)
+        if changed is None:
+            raise CannotSynthesise(f"{_tool}: no other valid value to vary for a conflict")
+        before = wire()
+        other = _approval_for(reg, _tool, changed)
+        res = reg.call(_tool, _record_args(reg, _tool, changed, other), actor=_actor, approval=other)
+        _expect(_error_code(res) == "idempotency_conflict",
+                f"expected idempotency_conflict, got {res.to_json()}")
+        _expect(wire() == before, "the conflicting call sent a request")
+    return [replay_case, ContractCase(f"{tool}:conflict", tool, "conflict", conflict)]
 
 
 def _preview_tool(reg: Registry, tool: str) -> str | None:

@@ -90,7 +90,10 @@ def test_init_drafts_a_pagination_for_every_style(package: tuple[dict[str, Any],
     styles = {style: (rows[tool]["pagination"] or {}).get("style") for style, tool in TOOLS.items()}
     assert styles == {"square": "cursor", "slack": "cursor", "google": "cursor", "stripe": "cursor", "drf": "link",
                       "hal": "link", "github": "link", "offset": "offset", "page": "page", "vercel": "cursor",
-                      "odata": "link", "azure": "link", "pageno": "page"}
+                      "odata": "link", "azure": "link", "pageno": "page", "visma": "cursor", "clever": "cursor",
+                      "text": "offset"}
+    assert rows[TOOLS["visma"]]["pagination"]["next_field"] == "header:NextPageToken"
+    assert rows[TOOLS["clever"]]["pagination"]["cursor_from_item"] == "id"
 
 
 def test_a_page_number_without_an_answer_side_ends_on_a_short_or_empty_page(registry: Registry,

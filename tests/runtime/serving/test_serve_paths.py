@@ -146,3 +146,24 @@ async def test_settle_heap_freezes_what_is_alive_at_start_and_serving_goes_on(se
             assert gc.get_freeze_count() <= frozen  # once, at start: requests' objects stay collectable
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("settle", [True, False], ids=["settled", "unsettled"])
+async def test_a_settled_heap_serves_what_an_unsettled_one_does(server: TicketsServer, settle: bool) -> None:
+    """The equivalence `settle_heap` is kept under (benchmarks/results/speed_tricks.md): a server
+    that froze its heap at start and one that did not answer the same calls (found and missing
+    tickets) with what the registry itself answers."""
+    registry = make_registry(server)
+    tickets = ("T-102", "T-103")
+    expected = [await registry.acall("get_ticket", {"ticket_id": t}, actor=READER) for t in tickets]
+    try:
+        async with http_server(registry, actor=READER, settle_heap=settle) as url:
+            assert (gc.get_freeze_count() > 0) is settle
+            for ticket, direct in zip(tickets, expected, strict=True):
+                status, answer = await raw_call(url, ticket, {})
+                assert status == 200 and answer["result"]["structuredContent"] == direct.result
+            status, answer = await raw_call(url, "T-999", {})
+            assert status == 200 and answer["result"]["isError"] is True
+    finally:
+        gc.unfreeze()

@@ -290,3 +290,42 @@ def test_every_client_of_every_registry_shares_one_tls_context(monkeypatch: pyte
         assert transport.tls_context() is transport.tls_context()
     finally:
         transport.tls_context.cache_clear()
+
+
+@pytest.mark.anyio
+async def test_the_pool_answers_as_httpx_own_pool_does(server: TicketsServer) -> None:
+    """The equivalence the pool is kept under (benchmarks/results/speed_tricks.md): the same calls,
+    concurrent, through `IdleStackPool` and through httpx's own pool, give the same results and
+    errors (a found ticket, a missing one, a list page but its sealed cursor, a ticket's history)."""
+    reader = Actor.of("reader", ["ticket:read"])
+    calls: list[tuple[str, dict[str, Any]]] = [
+        *(("get_ticket", {"ticket_id": f"T-{n}"}) for n in range(100, 112)),
+        ("get_ticket", {"ticket_id": "T-999"}),
+        ("list_tickets", {}),
+        ("get_ticket_history", {"ticket_id": "T-102"}),
+    ]
+
+    async def outcomes(registry: Registry) -> list[Any]:
+        found: list[Any] = [None] * len(calls)
+
+        async def one(i: int) -> None:
+            tool, args = calls[i]
+            result = await registry.acall(tool, args, actor=reader)
+            if not result.ok:
+                found[i] = result.error.code if result.error else None
+            elif isinstance(result.result, dict):  # a page's cursor is sealed afresh by each registry
+                found[i] = {k: v for k, v in result.result.items() if k != "next_cursor"}
+            else:
+                found[i] = result.result
+
+        async with anyio.create_task_group() as tg:
+            for i in range(len(calls)):
+                tg.start_soon(one, i)
+        await registry.aclose()
+        return found
+
+    pooled = make_registry(server)
+    plain = make_registry(server, async_http_client=httpx.AsyncClient(follow_redirects=False))
+    mine, theirs = await outcomes(pooled), await outcomes(plain)
+    assert mine == theirs
+    assert "not_found" in mine and sum(isinstance(o, dict) for o in mine) >= 12  # both kinds were compared

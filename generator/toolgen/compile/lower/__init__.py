@@ -10,12 +10,13 @@ Modules: `intents` (the driver: explicit intents, include groups), `tools` (one 
 and policy rows), `operation` (one operation lowered once) from `parameters`, `body`, `security`,
 `outputs` and `paging`; `text` (descriptions), `routing` (the near neighbours each description
 names, toolset descriptions) and `context` (what they share).
-`operation_parameters` and `operation_response` give `toolgen init` and `toolgen lint` the same
+`operation_parameters` and `operation_response` (`operation_success`: with its declared headers)
+give `toolgen init` and `toolgen lint` the same
 parameter and response choice as the build.
 """
 
 from .intents import lower
-from .outputs import operation_response
+from .outputs import operation_response, operation_success
 from .parameters import operation_parameters
 
-__all__ = ["lower", "operation_parameters", "operation_response"]
+__all__ = ["lower", "operation_parameters", "operation_response", "operation_success"]

@@ -44,7 +44,8 @@ class SuccessBody:
 
     `schema`: the canonical schema of the body as the runtime decodes it (None: no body is declared);
     `statuses`: the declared 2xx statuses; `pointer`: where `schema` is in the spec; `link`: the
-    response declares a ``Link`` header; `body`: how the runtime reads it (``json``: JSON, tried
+    response declares a ``Link`` header; `headers`: the names of every header it declares; `body`:
+    how the runtime reads it (``json``: JSON, tried
     whatever the answer's Content-Type says unless it is HTML; ``text``; ``binary``: a
     `toolgen.results.BINARY_SCHEMA` summary; ``none``); `empty`: an empty body is also a success
     (another 2xx without content, or a ``null`` body); `accept`: the ``Accept`` value to send
@@ -60,6 +61,7 @@ class SuccessBody:
     empty: bool = False
     accept: str | None = None
     redirect: Redirect | None = None
+    headers: tuple[str, ...] = ()
 
 
 def _structured(schema: Any) -> bool:
@@ -145,7 +147,8 @@ def success_response(ctx: Ctx, op: Operation, *, copy: bool = True, check_nodes:
             continue
         if chosen is not None and chosen.schema is not None:
             continue
-        chosen = _media_body(ctx, op, node, node_ptr, content, success, copy=copy, check_nodes=check_nodes or copy)
+        chosen = replace(_media_body(ctx, op, node, node_ptr, content, success, copy=copy,
+                                     check_nodes=check_nodes or copy), headers=_header_names(node))
     if chosen is None:
         return SuccessBody(None, success, op.pointer, False)
     if chosen.schema is None:
@@ -153,6 +156,11 @@ def success_response(ctx: Ctx, op: Operation, *, copy: bool = True, check_nodes:
     if empty or _admits_null(chosen.schema):
         return replace(chosen, empty=True)
     return chosen
+
+
+def _header_names(node: dict[str, Any]) -> tuple[str, ...]:
+    raw_headers = node.get("headers")
+    return tuple(str(h) for h in raw_headers) if isinstance(raw_headers, dict) else ()
 
 
 def _has_link(node: dict[str, Any]) -> bool:
@@ -517,6 +525,14 @@ def _describe_type(schema: Any) -> str:
     if isinstance(schema, dict) and "type" in schema:
         return f"type {schema['type']!r}"
     return "a composed schema"
+
+
+def operation_success(doc: SpecDocument, converter: SchemaConverter, op: Operation) -> SuccessBody:
+    """The success response the build uses for `op` (`success_response`), read only: its schema
+    shares the converter's memo, and a response over the node budget is returned too (as
+    `operation_response` with ``copy=False``). Raises `DiagnosticError` for a schema it cannot convert."""
+    return success_response(Ctx(doc, None, converter.sink, "", converter), op,  # type: ignore[arg-type]
+                            copy=False, check_nodes=False)
 
 
 def operation_response(doc: SpecDocument, converter: SchemaConverter, op: Operation, *,

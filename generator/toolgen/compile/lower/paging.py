@@ -9,12 +9,13 @@ instead. Paths that name nothing in the response, or parameters the operation la
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from ..intent import IncludeSpec, PaginationSpec, ToolIntent
 from ..ir import Pagination
 from ..operations import Operation
-from ..pagination import detect
+from ..pagination import NEXT_HEADER, detect
 from ..schema import object_view
 from .context import Arg, Ctx, Locate, Skip
 from .outputs import field_schema
@@ -37,7 +38,7 @@ def paging_spec(ctx: Ctx, op: Operation, intent: ToolIntent, group: IncludeSpec 
         param_types={str(p.get("name")): p["schema"]["type"] for p, _ in params
                      if p.get("in") == "query" and isinstance(p.get("schema"), dict)
                      and isinstance(p["schema"].get("type"), str)})
-    if detected is None:
+    if detected is None or detected.guess:  # a guess waits for a human: `toolgen init` drafts it, marked
         return None
     spec = PaginationSpec(style=detected.style, items=detected.items,  # type: ignore[arg-type,unused-ignore]
                           cursor=detected.cursor, limit=detected.limit, next=detected.next,
@@ -129,8 +130,17 @@ def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: An
         raise Skip("pagination-items-missing",
                    f"pagination.items {spec.items!r} is not an array in the success response of {op.key}",
                    iloc("pagination", "items"), "give the dotted path of the item array ('' for an array body)")
+    if spec.next is not None and spec.next.startswith(NEXT_HEADER):
+        name = spec.next[len(NEXT_HEADER):]
+        if not _HEADER_NAME.fullmatch(name):
+            raise Skip("pagination-field-missing",
+                       f"pagination.next {spec.next!r} of {op.key} names no valid header (RFC 9110 field "
+                       "name)", iloc("pagination", "next"),
+                       "write `header:NAME` with the response header's name, e.g. header:NextPageToken")
     for attr in ("next", "has_more"):
         path = getattr(spec, attr)
+        if attr == "next" and path is not None and path.startswith(NEXT_HEADER):
+            continue
         if path is not None and field_schema(response, path) is None and not _top_member(response, path):
             raise Skip("pagination-field-missing",
                        f"pagination.{attr} {path!r} is not a field of the success response of {op.key}",
@@ -150,6 +160,10 @@ def lower_pagination(ctx: Ctx, op: Operation, spec: PaginationSpec, defaults: An
                       next_field=spec.next, has_more_field=spec.has_more, cursor_from_item=spec.cursor_from_item,
                       default_page_size=page_size, max_page_size=max_size, min_page_size=min_size,
                       first_position=first, first_required=first_required)
+
+
+#: a header field name (RFC 9110 §5.1: a token)
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 def _top_member(response: Any, name: str) -> bool:

@@ -99,134 +99,193 @@ def parameter_args(ctx: Ctx, op: Operation, intent: ToolIntent, params: list[tup
     operation's method), or not sent.
     Raises `Skip` for a hidden required parameter, an invalid fixed value or a `fixed` key that
     names no parameter."""
-    doc, sink = ctx.doc, ctx.sink
-    model = ctx.intents.model
-    desc_limit = model.defaults.argument_description_max_chars
-    hidden = set(intent.hide)
-    fixed_specs = dict(intent.fixed)
-    fixed: list[FixedValue] = [FixedValue("header", k, v) for k, v in sorted(model.api.headers.items())]
-    api_headers = {k.lower() for k in model.api.headers}
-    idem_wire: tuple[str, str] | None = None
-    if intent.idempotency is not None and intent.idempotency.send_as != "none":
-        loc_, wire_ = intent.idempotency.send_as.split(":", 1)
-        idem_wire = (loc_, wire_.lower())
-
-    signed = signed_parameters(doc, op)
-    args: list[Arg] = []
+    lowering = _ParameterLowering(ctx, op, intent, auth=auth, key_params=key_params, paging=paging, iloc=iloc)
     for param, ptr in sorted(params, key=lambda pp: (LOCATION_ORDER.get(str(pp[0].get("in")), 9),
                                                      _path_order(op.path, pp[0]))):
-        where_in = str(param.get("in"))
-        wire = str(param.get("name"))
+        lowering.take(param, ptr)
+    if lowering.fixed_specs:
+        first = min(lowering.fixed_specs)
+        raise Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
+                   iloc("fixed", first), "use a parameter's wire name, or `in:name`")
+    _reserve_names(lowering.args, params, key_params)
+    return ParameterArgs(lowering.args, lowering.fixed, lowering.auth, lowering.hidden)
+
+
+class _ParameterLowering:
+    """`parameter_args` for one operation, parameter by parameter (`take`): what is gathered so far
+    (arguments, fixed values, credentials) and the intent's entries not used yet (`hide`, `fixed`)."""
+
+    def __init__(self, ctx: Ctx, op: Operation, intent: ToolIntent, *, auth: tuple[AuthBinding, ...],
+                 key_params: set[tuple[str, str]], paging: set[str], iloc: Locate) -> None:
+        model = ctx.intents.model
+        self.ctx, self.op, self.iloc = ctx, op, iloc
+        self.key_params, self.paging = key_params, paging
+        self.desc_limit = model.defaults.argument_description_max_chars
+        self.hidden = set(intent.hide)
+        self.fixed_specs = dict(intent.fixed)
+        self.fixed = [FixedValue("header", k, v) for k, v in sorted(model.api.headers.items())]
+        self.api_headers = {k.lower() for k in model.api.headers}
+        self.auth = auth
+        self.args: list[Arg] = []
+        self.idem_wire: tuple[str, str] | None = None
+        if intent.idempotency is not None and intent.idempotency.send_as != "none":
+            loc_, wire_ = intent.idempotency.send_as.split(":", 1)
+            self.idem_wire = (loc_, wire_.lower())
+        self.signed = signed_parameters(ctx.doc, op)
+
+    def take(self, param: dict[str, Any], ptr: str) -> None:
+        """Lower one parameter: left out, sent by the runtime (a managed header, the idempotency key,
+        a fixed value or constant, a credential), or an argument."""
+        where_in, wire = str(param.get("in")), str(param.get("name"))
         if where_in not in ("path", "query", "header", "cookie"):
             raise Skip("parameter-invalid", f"parameter {wire!r} has unknown location {where_in!r}",
-                       doc.locate(ptr), "use path, query, header or cookie")
-        if where_in == "query" and wire in paging:
-            continue
-        if (where_in, wire.lower()) in key_params:
-            continue  # an apiKey credential, injected by the runtime
-        if wire in hidden:
-            if param.get("required") or where_in == "path":
-                raise Skip("hide-required", f"`hide` names {wire!r}, a required parameter of {op.key}",
-                           iloc("hide"), "only optional parameters can be hidden; use `fixed` to set a value")
-            hidden.discard(wire)
-            continue
-        if where_in in ("header", "query") and wire.lower() in signed:
-            scheme, scheme_ptr = signed[wire.lower()]
-            sink.warning("param-signed-visible",
-                         f"{op.key}: the {where_in} parameter {wire!r} (#{ptr}) is computed by the request signature "
-                         f"of security scheme {scheme!r} (#{scheme_ptr}); as a tool argument a model would be asked "
-                         "to fill it in", iloc(),
-                         f"add {wire!r} to the intent's `hide:` (`toolgen init` drafts it): signing belongs to the "
-                         "transport, not to the model" if not param.get("required") else
-                         "the parameter is required, so it cannot be hidden, and the runtime does not sign "
-                         "requests: leave the operation out")
+                       self.ctx.doc.locate(ptr), "use path, query, header or cookie")
+        if self._left_out(param, where_in, wire):
+            return
+        if where_in in ("header", "query") and wire.lower() in self.signed:
+            self._warn_signed(param, ptr, where_in, wire)
         if where_in == "header" and wire.lower() in RESERVED_HEADERS | METHOD_OVERRIDE_HEADERS:
-            fixed.extend(_header_not_argument(ctx, op, param, ptr, fixed_specs, iloc, api_headers))
-            continue
-        if where_in == "header" and wire.lower() in api_headers:
-            continue  # sent by the runtime from api.headers
+            self.fixed.extend(_header_not_argument(self.ctx, self.op, param, ptr, self.fixed_specs, self.iloc,
+                                                   self.api_headers))
+            return
+        if where_in == "header" and wire.lower() in self.api_headers:
+            return  # sent by the runtime from api.headers
         if where_in == "header" and wire.lower() in MANAGED_HEADERS:
-            fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
-            if wire.lower() in FIXABLE_MANAGED and fixed_key is not None:
-                value = fixed_specs.pop(fixed_key)
-                problem = _value_problem(param_schema(ctx, param, ptr), value) or _header_text_problem(value)
-                if problem:
-                    raise Skip("fixed-invalid", f"`fixed` value {value!r} for header {wire!r} of {op.key} is "
-                               f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
-                fixed.append(FixedValue("header", wire, value))
-            elif wire.lower() == "user-agent":
-                # a User-Agent is never a model argument: the spec's own value when it states one, else
-                # the runtime sends its own on every request (runtime.request.USER_AGENT)
-                value = _spec_value(param_schema(ctx, param, ptr), param)
-                if value is not None and _header_text_problem(value) is None:
-                    fixed.append(FixedValue("header", wire, value))
-            elif wire.lower() == "authorization" and not auth:
-                auth = auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
-                                           secret_name(ctx.api, "", 1)),)
-            elif param.get("required") and (wire.lower() == "accept" or (
-                    wire.lower() == "content-type" and "requestBody" not in op.node)):
-                # a required Accept, or a Content-Type on a request without a body (the body's
-                # encoding sets it otherwise), is sent as the spec states it
-                schema = param_schema(ctx, param, ptr)
-                value = _header_default(schema, param)
-                if wire.lower() == "accept":
-                    value = _accept_offered(ctx, op, schema, value)
-                fixed.append(FixedValue("header", wire, value))
-            continue
-        if idem_wire is not None and (where_in, wire.lower()) == idem_wire:
-            continue  # replaced by the idempotency key argument
-        fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in fixed_specs), None)
-        if fixed_key is not None:
-            value = fixed_specs.pop(fixed_key)
-            problem = _value_problem(param_schema(ctx, param, ptr), value)
-            if problem:
-                raise Skip("fixed-invalid", f"`fixed` value {value!r} for parameter {wire!r} of {op.key} is "
-                           f"invalid: {problem}", iloc("fixed", fixed_key), "use a value the parameter's schema allows")
-            fixed.append(FixedValue(where_in, wire, value))  # type: ignore[arg-type]
-            continue
+            self._managed_header(param, ptr, wire)
+            return
+        if self.idem_wire is not None and (where_in, wire.lower()) == self.idem_wire:
+            return  # replaced by the idempotency key argument
+        if self._fixed(param, ptr, where_in, wire) or self._credential(param, ptr, where_in, wire):
+            return
+        self.args.append(self._argument(param, ptr, where_in, wire))
+
+    def _left_out(self, param: dict[str, Any], where_in: str, wire: str) -> bool:
+        """A paging parameter, an apiKey credential (injected by the runtime) or a hidden parameter;
+        `Skip` ``hide-required`` when `hide` names a required one."""
+        if (where_in == "query" and wire in self.paging) or (where_in, wire.lower()) in self.key_params:
+            return True
+        if wire not in self.hidden:
+            return False
         if param.get("required") or where_in == "path":
-            only = single_value(param_schema(ctx, param, ptr))
+            raise Skip("hide-required", f"`hide` names {wire!r}, a required parameter of {self.op.key}",
+                       self.iloc("hide"),
+                       "only optional parameters can be hidden; use `fixed` to set a value")
+        self.hidden.discard(wire)
+        return True
+
+    def _warn_signed(self, param: dict[str, Any], ptr: str, where_in: str, wire: str) -> None:
+        scheme, scheme_ptr = self.signed[wire.lower()]
+        self.ctx.sink.warning(
+            "param-signed-visible",
+            f"{self.op.key}: the {where_in} parameter {wire!r} (#{ptr}) is computed by the request signature "
+            f"of security scheme {scheme!r} (#{scheme_ptr}); as a tool argument a model would be asked "
+            "to fill it in", self.iloc(),
+            f"add {wire!r} to the intent's `hide:` (`toolgen init` drafts it): signing belongs to the "
+            "transport, not to the model" if not param.get("required") else
+            "the parameter is required, so it cannot be hidden, and the runtime does not sign "
+            "requests: leave the operation out")
+
+    def _managed_header(self, param: dict[str, Any], ptr: str, wire: str) -> None:
+        """A header the runtime manages (`MANAGED_HEADERS`): a `fixed:` value where allowed, the spec's
+        User-Agent, a bearer credential for Authorization, or a required Accept (or a Content-Type
+        without a body) as the spec states it; otherwise the runtime's own."""
+        ctx, op, lower = self.ctx, self.op, wire.lower()
+        fixed_key = next((k for k in (f"header:{wire}", wire) if k in self.fixed_specs), None)
+        if lower in FIXABLE_MANAGED and fixed_key is not None:
+            value = self.fixed_specs.pop(fixed_key)
+            problem = _value_problem(param_schema(ctx, param, ptr), value) or _header_text_problem(value)
+            if problem:
+                raise Skip("fixed-invalid", f"`fixed` value {value!r} for header {wire!r} of {op.key} is "
+                           f"invalid: {problem}", self.iloc("fixed", fixed_key),
+                           "use a value the parameter's schema allows")
+            self.fixed.append(FixedValue("header", wire, value))
+        elif lower == "user-agent":
+            # a User-Agent is never a model argument: the spec's own value when it states one, else
+            # the runtime sends its own on every request (runtime.request.USER_AGENT)
+            value = _spec_value(param_schema(ctx, param, ptr), param)
+            if value is not None and _header_text_problem(value) is None:
+                self.fixed.append(FixedValue("header", wire, value))
+        elif lower == "authorization" and not self.auth:
+            self.auth = self.auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
+                                                 secret_name(ctx.api, "", 1)),)
+        elif param.get("required") and (lower == "accept" or (
+                lower == "content-type" and "requestBody" not in op.node)):
+            # a required Accept, or a Content-Type on a request without a body (the body's
+            # encoding sets it otherwise), is sent as the spec states it
+            schema = param_schema(ctx, param, ptr)
+            value = _header_default(schema, param)
+            if lower == "accept":
+                value = _accept_offered(ctx, op, schema, value)
+            self.fixed.append(FixedValue("header", wire, value))
+
+    def _fixed(self, param: dict[str, Any], ptr: str, where_in: str, wire: str) -> bool:
+        """Whether the parameter is a fixed value: the intent's `fixed:` entry (checked against its
+        schema: `Skip` ``fixed-invalid``), or the one value the schema of a required one admits."""
+        fixed_key = next((k for k in (f"{where_in}:{wire}", wire) if k in self.fixed_specs), None)
+        if fixed_key is not None:
+            value = self.fixed_specs.pop(fixed_key)
+            problem = _value_problem(param_schema(self.ctx, param, ptr), value)
+            if problem:
+                raise Skip("fixed-invalid", f"`fixed` value {value!r} for parameter {wire!r} of "
+                           f"{self.op.key} is invalid: {problem}", self.iloc("fixed", fixed_key),
+                           "use a value the parameter's schema allows")
+            self.fixed.append(FixedValue(where_in, wire, value))  # type: ignore[arg-type]
+            return True
+        if param.get("required") or where_in == "path":
+            only = single_value(param_schema(self.ctx, param, ptr))
             if only is not None:  # the spec admits one value: a constant of the operation, not an argument
                 source = join_pointer(ptr, "schema") if "schema" in param else ptr
-                fixed.append(FixedValue(where_in, wire, only[0], "#" + source))  # type: ignore[arg-type]
-                continue
-        if where_in in ("header", "query", "cookie") and CREDENTIAL_NAME.search(wire) and (
-                param.get("required") or where_in == "header"):
-            secret = re.sub(r"[^A-Za-z0-9]+", "_", f"{ctx.api}_{wire}").upper().strip("_")
-            auth = auth + (AuthBinding(f"{where_in}:{wire}", "apiKey", where_in, wire, secret),)  # type: ignore[arg-type]
-            sink.info("param-credential", f"{op.key}: {where_in} parameter {wire!r} looks like a credential; "
-                      f"the runtime sends it from secret {secret} instead of a tool argument", doc.locate(ptr))
-            continue
-        schema = param_schema(ctx, param, ptr)
+                self.fixed.append(FixedValue(where_in, wire, only[0], "#" + source))  # type: ignore[arg-type]
+                return True
+        return False
+
+    def _credential(self, param: dict[str, Any], ptr: str, where_in: str, wire: str) -> bool:
+        """Whether the parameter looks like a credential (`CREDENTIAL_NAME`; a required one, or a
+        header): then the runtime sends it from a secret, with a ``param-credential`` note."""
+        if not (where_in in ("header", "query", "cookie") and CREDENTIAL_NAME.search(wire) and (
+                param.get("required") or where_in == "header")):
+            return False
+        secret = re.sub(r"[^A-Za-z0-9]+", "_", f"{self.ctx.api}_{wire}").upper().strip("_")
+        binding = AuthBinding(f"{where_in}:{wire}", "apiKey", where_in, wire,  # type: ignore[arg-type]
+                              secret)
+        self.auth = (*self.auth, binding)
+        self.ctx.sink.info("param-credential", f"{self.op.key}: {where_in} parameter {wire!r} looks like "
+                           f"a credential; the runtime sends it from secret {secret} instead of a tool "
+                           "argument", self.ctx.doc.locate(ptr))
+        return True
+
+    def _argument(self, param: dict[str, Any], ptr: str, where_in: str, wire: str) -> Arg:
+        """The parameter as a tool argument: its converted schema and description, and a binding that
+        keeps its wire name, style, explode and content type."""
+        schema = param_schema(self.ctx, param, ptr)
         text = param.get("description")
         if isinstance(text, str) and text.strip() and "description" not in schema:
-            schema["description"] = cap_text(text, desc_limit)
+            schema["description"] = cap_text(text, self.desc_limit)
         if param.get("deprecated") is True:
             schema["deprecated"] = True
         required = bool(param.get("required")) or where_in == "path"
-        if required and where_in == "query" and schema.get("type") == "array" and "minItems" not in schema:
-            schema["minItems"] = 1  # an empty array puts no value on the wire: the parameter would be missing
-        if (required and where_in == "header" and schema.get("type") == "string" and "minLength" not in schema
-                and "enum" not in schema and "const" not in schema):
-            # an empty header value is, to many servers and proxies, no header at all (Prism: "must have
-            # required property"): a required header carries at least one character
-            schema["minLength"] = 1
-            if schema.get("default") == "":
-                del schema["default"]
+        if required:
+            _require_a_value(schema, where_in)
         style = param.get("style") if isinstance(param.get("style"), str) else None
         explode = param.get("explode") if isinstance(param.get("explode"), bool) else None
         content_type = None
         if isinstance(param.get("content"), dict) and param["content"]:
             content_type = min(param["content"])
         binding = ArgBinding("", where_in, wire, required, "omit", style, explode, content_type)  # type: ignore[arg-type]
-        args.append(Arg(arg_name(wire), schema, binding, required))
+        return Arg(arg_name(wire), schema, binding, required)
 
-    if fixed_specs:
-        first = min(fixed_specs)
-        raise Skip("fixed-unknown", f"`fixed` names {first!r}, which is not a parameter of {op.key}",
-                   iloc("fixed", first), "use a parameter's wire name, or `in:name`")
-    _reserve_names(args, params, key_params)
-    return ParameterArgs(args, fixed, auth, hidden)
+
+def _require_a_value(schema: dict[str, Any], where_in: str) -> None:
+    """Make a required parameter's `schema` refuse values that put nothing on the wire: an empty array
+    in the query (the parameter would be missing) or an empty string header (to many servers and
+    proxies no header at all; Prism: "must have required property")."""
+    if where_in == "query" and schema.get("type") == "array" and "minItems" not in schema:
+        schema["minItems"] = 1
+    if (where_in == "header" and schema.get("type") == "string" and "minLength" not in schema
+            and "enum" not in schema and "const" not in schema):
+        schema["minLength"] = 1
+        if schema.get("default") == "":
+            del schema["default"]
 
 
 def key_parameter_schema(ctx: Ctx, intent: ToolIntent, params: list[tuple[dict[str, Any], str]]

@@ -164,14 +164,23 @@ def describe_tool(summary: str, mode: Mode, row: PolicyRow, record: PolicyRow | 
                 else f"Then call {record.tool} with the same arguments.")
         gate = ("A human must approve the returned preview_id before " + record.tool + " runs."
                 if record.approval == "required" else then)
+        if record.approval_when is not None:  # the condition itself is not shown: a model could aim below it
+            gate = (f"When its approval_required is true, a human must approve the returned preview_id before "
+                    f"{record.tool} runs; else {then.removeprefix('Then ')}")
         return (f"PREVIEW ONLY, never writes: returns the exact request {record.tool} would send and a "
                 f"preview_id. {gate} {record.tool}: {first_sentence(summary)}")
     if row.record_arguments == "preview":
         gate = (f"Sends exactly the request previewed by {row.pair}: pass its preview_id"
                 + (", which a human must approve." if row.approval == "required" else "."))
+        if row.approval_when is not None:
+            gate = (f"Sends exactly the request previewed by {row.pair}: pass its preview_id (approved by a "
+                    "human when the preview says approval_required).")
     else:
         gate = (f"Needs human approval of the preview_id from {row.pair} (same arguments)."
                 if row.approval == "required" else "No approval needed.")
+        if row.approval_when is not None:
+            gate = (f"Needs human approval of the preview_id from {row.pair} (same arguments) when that preview "
+                    "says approval_required.")
     return f"{summary} {verb} ({row.method}). {gate}"
 
 

@@ -15,6 +15,7 @@ from ..intent import IncludeSpec, RetrySpec, ToolIntent
 from ..ir import ArgBinding, Effect, Idempotency, OutputPolicy, PolicyRow, Retry, Tool
 from ..operations import Operation
 from .context import Arg, Ctx, Skip
+from .gates import approval_parts, checked_condition, lower_limits
 from .idempotency_key import key_constraints
 from .input_examples import tool_examples
 from .reuse import lowered_operation
@@ -30,7 +31,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
     defaults = model.defaults
     lowered = lowered_operation(ctx, op, key, intent, where, explicit=explicit, group=group)
     effect = intent.effect
-    if effect == "read" and intent.approval == "required":
+    if effect == "read" and approval_parts(intent.approval)[0] == "required":
         ctx.sink.warning("approval-on-read", f"intent `{key}` is a read; approval applies to record tools only",
                          ctx.intents.locate(*where, "approval") if explicit else None)
     permission = _permission(ctx, intent, group, lowered.op_scopes, effect)
@@ -64,14 +65,15 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
             body_encoding=lowered.encoding, body_content_type=lowered.content_type, bindings=bindings,
             fixed=lowered.fixed, pair=None, intent=key, success_status=lowered.success, narrowed=lowered.narrowed,
             toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords,
-            examples=placed.examples, not_for=placed.not_for, max_body_bytes=max_body)
+            examples=placed.examples, not_for=placed.not_for, max_body_bytes=max_body,
+            limits=lower_limits(ctx, key, intent, where, explicit=explicit, input_schema=base_schema))
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
         return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer, strict=intent.strict,
                      input_examples=examples, programmatic="read" in programmatic)]
 
-    approval = intent.approval or (defaults.approval_destructive if effect == "destructive"
-                                   else defaults.approval_write)
+    approval = approval_parts(intent.approval)[0] or (defaults.approval_destructive if effect == "destructive"
+                                                      else defaults.approval_write)
     if intent.approval is None and explicit:
         ctx.sink.info("approval-defaulted", f"intent `{key}` ({effect}) has no `approval`; using {approval!r}",
                       ctx.intents.locate(*where), "state `approval: required` or `approval: never` explicitly")
@@ -114,6 +116,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
                    ctx.intents.locate(*where, "idempotency", "key") if explicit else ctx.doc.locate(op.pointer),
                    "choose another key name")
     preview_name, record_name = "preview_" + key, "record_" + key
+    full_schema = _input_schema(record_args)
+    when = checked_condition(ctx, key, intent, where, explicit=explicit, input_schema=full_schema)
     preview_row = PolicyRow(
         tool=preview_name, mode="preview", effect="read", operation_id=op.synthetic_id, method=op.method,
         path=op.url_path, permission=permission, approval="never", idempotency=None,
@@ -131,8 +135,9 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         bindings=tuple(a.binding for a in record_args if a.binding is not None), fixed=lowered.fixed,
         pair=preview_name if has_preview else None, intent=key, success_status=lowered.success,
         record_arguments=arguments, preview_ttl_s=ttl, narrowed=lowered.narrowed,
-            toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords,
-            examples=placed.examples, not_for=placed.not_for, max_body_bytes=max_body)
+        toolset=placed.toolset, loading=placed.loading, keywords=placed.keywords,
+        examples=placed.examples, not_for=placed.not_for, max_body_bytes=max_body,
+        approval_when=when, limits=lower_limits(ctx, key, intent, where, explicit=explicit, input_schema=full_schema))
     preview_desc = describe_tool(summary, "preview", preview_row, record_row)
     record_desc = describe_tool(summary, "record", record_row, record_row)
     ctx.names[record_name] = op.pointer

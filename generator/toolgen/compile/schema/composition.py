@@ -53,7 +53,6 @@ class CompositionMixin:
             return b
         out = dict(a)
         leftover: list[JSONSchema] = []
-        label = f"property {what!r}" if what else "the schema"
         for key, bv in b.items():
             if key not in out:
                 out[key] = bv
@@ -61,75 +60,100 @@ class CompositionMixin:
             av = out[key]
             if av is bv:
                 continue
-            if key == "type":
-                merged_type = _intersect_types(av, bv)
-                if merged_type is None:
-                    raise self._conflict(f"the type of {label}", av, bv, a_ptr, b_ptr)
-                out["type"] = merged_type
-            elif key in ("properties", "patternProperties", "dependentSchemas"):
-                props = dict(av)
-                for name, schema in bv.items():
-                    if name in props:
-                        pa = a_origin.get(name, join_pointer(a_ptr, key, name)) if key == "properties" \
-                            else join_pointer(a_ptr, key, name)
-                        pb = b_origin.get(name, join_pointer(b_ptr, key, name)) if key == "properties" \
-                            else join_pointer(b_ptr, key, name)
-                        inner = f"{what}.{name}" if what else name
-                        props[name] = self._merge(props[name], schema, pa, pb, {}, {}, at, inner)
-                    else:
-                        props[name] = schema
-                out[key] = props
-            elif key == "required":
-                out[key] = list(dict.fromkeys(list(av) + list(bv)))
-            elif key in ("additionalProperties", "unevaluatedProperties", "unevaluatedItems", "items",
-                         "contains", "propertyNames", "contentSchema"):
-                if av is False or bv is False:
-                    out[key] = False
-                elif av is True or av == {}:
-                    out[key] = bv
-                elif bv is True or bv == {}:
-                    out[key] = av
-                else:
-                    out[key] = self._merge(av, bv, join_pointer(a_ptr, key), join_pointer(b_ptr, key),
-                                           {}, {}, at, what)
-            elif key == "enum":
-                b_keys = {value_key(v) for v in bv}
-                common = [v for v in av if value_key(v) in b_keys]
-                if not common:
-                    raise self._conflict(f"the enum of {label}", av, bv, a_ptr, b_ptr)
-                out[key] = common
-            elif key == "const":
-                if value_key(av) != value_key(bv):
-                    raise self._conflict(f"the const of {label}", av, bv, a_ptr, b_ptr)
-            elif key in _LOWER_BOUNDS or key in _UPPER_BOUNDS:
-                if is_number(av) and is_number(bv):
-                    out[key] = max(av, bv) if key in _LOWER_BOUNDS else min(av, bv)
-                else:
-                    out[key] = bv
-            elif key in ("uniqueItems", "deprecated"):
-                out[key] = bool(av) or bool(bv)
-            elif key in ("title", "description", "default", "format", "contentEncoding",
-                         "contentMediaType"):
-                out[key] = bv
-            elif key == "dependentRequired" and isinstance(av, dict) and isinstance(bv, dict):
-                dep = {k: list(v) for k, v in av.items()}
-                for k, v in bv.items():
-                    dep[k] = list(dict.fromkeys(dep.get(k, []) + list(v)))
-                out[key] = dep
-            elif key == "allOf":
-                out[key] = list(av) + list(bv)
-            elif key == "$defs":
-                out[key] = {**av, **bv}
-            elif key in ("if", "then", "else"):
-                if key == "if":
-                    leftover.append({k: b[k] for k in ("if", "then", "else") if k in b})
-            elif same_value(av, bv):
-                continue
-            else:  # anyOf, oneOf, not, $ref, pattern, multipleOf, prefixItems: keep both
-                leftover.append({key: bv})
+            merged = self._merge_keyword(key, av, bv, (a_ptr, b_ptr), (a_origin, b_origin), at, what)
+            if merged is not _KEEP_BOTH:
+                out[key] = merged
+            elif key == "if":  # if/then/else apply together: b's three kept side by side
+                leftover.append({k: b[k] for k in ("if", "then", "else") if k in b})
+            elif key not in ("then", "else") and not same_value(av, bv):
+                leftover.append({key: bv})  # anyOf, oneOf, not, $ref, pattern, multipleOf, prefixItems
         if leftover:
             out["allOf"] = list(out.get("allOf", [])) + leftover
         return out
+
+    def _merge_keyword(self, key: str, av: Any, bv: Any, ptrs: tuple[str, str],
+                       origins: tuple[Mapping[str, str], Mapping[str, str]], at: str, what: str) -> Any:
+        """One keyword both schemas hold, merged: `_KEEP_BOTH` when it cannot be (both are kept under
+        ``allOf``). Raises a located ``schema-allof-conflict`` when the two contradict each other."""
+        a_ptr, b_ptr = ptrs
+        label = f"property {what!r}" if what else "the schema"
+        if key == "type":
+            merged_type = _intersect_types(av, bv)
+            if merged_type is None:
+                raise self._conflict(f"the type of {label}", av, bv, a_ptr, b_ptr)
+            return merged_type
+        if key in ("properties", "patternProperties", "dependentSchemas"):
+            return self._merge_members(key, av, bv, ptrs, origins, at, what)
+        if key in _SUBSCHEMA_KEYWORDS:
+            if av is False or bv is False:
+                return False
+            if av is True or av == {}:
+                return bv
+            if bv is True or bv == {}:
+                return av
+            return self._merge(av, bv, join_pointer(a_ptr, key), join_pointer(b_ptr, key), {}, {}, at, what)
+        if key == "enum":
+            b_keys = {value_key(v) for v in bv}
+            common = [v for v in av if value_key(v) in b_keys]
+            if not common:
+                raise self._conflict(f"the enum of {label}", av, bv, a_ptr, b_ptr)
+            return common
+        if key == "const":
+            if value_key(av) != value_key(bv):
+                raise self._conflict(f"the const of {label}", av, bv, a_ptr, b_ptr)
+            return av
+        return _merge_annotation(key, av, bv)
+
+    def _merge_members(self, key: str, av: Any, bv: Any, ptrs: tuple[str, str],
+                       origins: tuple[Mapping[str, str], Mapping[str, str]], at: str, what: str) -> Any:
+        """``properties`` (located by where each member came from), ``patternProperties`` or
+        ``dependentSchemas`` of both: a member both declare is merged."""
+        props = dict(av)
+        for name, schema in bv.items():
+            if name not in props:
+                props[name] = schema
+                continue
+            pa, pb = (join_pointer(ptr, key, name) for ptr in ptrs)
+            if key == "properties":
+                pa, pb = origins[0].get(name, pa), origins[1].get(name, pb)
+            inner = f"{what}.{name}" if what else name
+            props[name] = self._merge(props[name], schema, pa, pb, {}, {}, at, inner)
+        return props
+
+
+#: `CompositionMixin._merge_keyword` of a keyword whose two values are kept side by side
+_KEEP_BOTH: Any = object()
+#: keywords holding one subschema, merged as schemas (false wins, true and {} give way)
+_SUBSCHEMA_KEYWORDS = frozenset({"additionalProperties", "unevaluatedProperties", "unevaluatedItems", "items",
+                                 "contains", "propertyNames", "contentSchema"})
+#: annotations and formats: the later part's value
+_LATER_WINS = frozenset({"title", "description", "default", "format", "contentEncoding", "contentMediaType"})
+
+
+def _merge_annotation(key: str, av: Any, bv: Any) -> Any:
+    """A keyword that never conflicts, merged: bounds tightened, `required` and `allOf` joined,
+    flags or-ed, annotations from `bv`, ``dependentRequired`` united, ``$defs`` joined; `_KEEP_BOTH`
+    for any other."""
+    if key in _LOWER_BOUNDS or key in _UPPER_BOUNDS:
+        if is_number(av) and is_number(bv):
+            return max(av, bv) if key in _LOWER_BOUNDS else min(av, bv)
+        return bv
+    if key == "required":
+        return list(dict.fromkeys(list(av) + list(bv)))
+    if key in ("uniqueItems", "deprecated"):
+        return bool(av) or bool(bv)
+    if key in _LATER_WINS:
+        return bv
+    if key == "dependentRequired" and isinstance(av, dict) and isinstance(bv, dict):
+        dep = {k: list(v) for k, v in av.items()}
+        for k, v in bv.items():
+            dep[k] = list(dict.fromkeys(dep.get(k, []) + list(v)))
+        return dep
+    if key == "allOf":
+        return list(av) + list(bv)
+    if key == "$defs":
+        return {**av, **bv}
+    return _KEEP_BOTH
 
 
 def _intersect_types(a: Any, b: Any) -> Any | None:

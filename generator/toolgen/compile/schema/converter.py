@@ -9,6 +9,7 @@ hands each keyword family to its own module: `refs` (``$ref``, cycles), `composi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,24 +260,12 @@ class SchemaConverter(RefsMixin, CompositionMixin, ReadWriteMixin):
                 else:
                     self._invalid_keyword(pointer, key, value, "a non-empty list of schemas")
             elif key == "items":
-                if isinstance(value, list):  # draft-04 tuple form (an empty tuple constrains nothing)
-                    if value:
-                        out["prefixItems"] = [sub(v, "items", i) for i, v in enumerate(value)]
-                    extra = node.get("additionalItems")
-                    if extra is not None:
-                        out["items"] = sub_or_bool(extra, "additionalItems")
-                else:
-                    out["items"] = sub_or_bool(value, "items")
+                out.update(_items_keywords(value, node.get("additionalItems"), sub, sub_or_bool))
             else:  # a value keyword (type, required, enum, bounds, format, ...): `formats`
                 expected = value_keyword(key, value, out, node)
                 if expected is not None:
                     self._invalid_keyword(pointer, key, value, expected)
-        if "required" in out:  # without the properties this context does not see
-            required = [r for r in out["required"] if r not in dropped]
-            if required:
-                out["required"] = required
-            else:
-                del out["required"]
+        _drop_required(out, dropped)
         finish_values(out, node, context)
         if context == "input":
             for problem in repair(out):
@@ -306,3 +295,28 @@ class _Noting(DiagnosticSink):
     def add(self, diagnostic: Diagnostic) -> None:
         self.notes.append(diagnostic)
         self.target.add(diagnostic)
+
+
+def _items_keywords(items: Any, additional: Any, sub: Callable[..., Any],
+                    sub_or_bool: Callable[..., Any]) -> dict[str, Any]:
+    """``items`` converted: a schema (or boolean) as it is; the draft-04 tuple form as
+    ``prefixItems`` (an empty tuple constrains nothing) and its ``additionalItems`` as ``items``."""
+    if not isinstance(items, list):
+        return {"items": sub_or_bool(items, "items")}
+    out: dict[str, Any] = {}
+    if items:
+        out["prefixItems"] = [sub(v, "items", i) for i, v in enumerate(items)]
+    if additional is not None:
+        out["items"] = sub_or_bool(additional, "additionalItems")
+    return out
+
+
+def _drop_required(out: JSONSchema, dropped: list[str]) -> None:
+    """`required` without the properties this context does not see (`dropped`); gone when none is left."""
+    if "required" not in out:
+        return
+    required = [r for r in out["required"] if r not in dropped]
+    if required:
+        out["required"] = required
+    else:
+        del out["required"]

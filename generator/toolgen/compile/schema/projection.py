@@ -348,32 +348,36 @@ def _limit(node: Any, level: int, depth: int, root: JSONSchema, active: frozense
             return _limit(merged, level, depth, root, active | {(ref, level)}, count)
     if count is not None:
         count.add()
-    out: JSONSchema = {}
-    for key, value in node.items():
-        if key in ("not", "if"):  # contravariant: loosening them would reject more
-            out[key] = copy_tree(value)
-            if count is not None:
-                count.inexact = True
-        elif key in _DEEPER_MAP and isinstance(value, dict):
-            out[key] = {k: _limit(v, level + 1, depth, root, active, count) for k, v in value.items()}
-        elif key in _DEEPER_ONE or key == "additionalItems":
-            if isinstance(value, list):
-                out[key] = [_limit(v, level + 1, depth, root, active, count) for v in value]
-            else:
-                out[key] = _limit(value, level + 1, depth, root, active, count)
-        elif key == "prefixItems" and isinstance(value, list):
-            out[key] = [_limit(v, level + 1, depth, root, active, count) for v in value]
-        elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
-            out[key] = [_limit(v, level, depth, root, active, count) for v in value]
-        elif key in ("then", "else"):
-            out[key] = _limit(value, level, depth, root, active, count)
-        elif key == "dependentSchemas" and isinstance(value, dict):
-            out[key] = {k: _limit(v, level, depth, root, active, count) for k, v in value.items()}
-        else:
-            out[key] = copy_tree(value)
-            if count is not None and key in ("contentSchema", "$defs"):
-                count.inexact = True
-    return out
+    return {key: _limit_keyword(key, value, level, depth, root, active, count)
+            for key, value in node.items()}
+
+
+def _limit_keyword(key: str, value: Any, level: int, depth: int, root: JSONSchema,
+                   active: frozenset[tuple[str, int]], count: _NodeCount | None) -> Any:
+    """One keyword of a node `_limit` keeps: its subschemas limited (one level deeper under
+    properties and items, the same level under applicators), ``not``/``if`` and other keywords
+    copied (``not``, ``if``, ``contentSchema`` and ``$defs`` make the count inexact)."""
+    if key in ("not", "if"):  # contravariant: loosening them would reject more
+        if count is not None:
+            count.inexact = True
+        return copy_tree(value)
+    if key in _DEEPER_MAP and isinstance(value, dict):
+        return {k: _limit(v, level + 1, depth, root, active, count) for k, v in value.items()}
+    if key in _DEEPER_ONE or key == "additionalItems":
+        if isinstance(value, list):
+            return [_limit(v, level + 1, depth, root, active, count) for v in value]
+        return _limit(value, level + 1, depth, root, active, count)
+    if key == "prefixItems" and isinstance(value, list):
+        return [_limit(v, level + 1, depth, root, active, count) for v in value]
+    if key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+        return [_limit(v, level, depth, root, active, count) for v in value]
+    if key in ("then", "else"):
+        return _limit(value, level, depth, root, active, count)
+    if key == "dependentSchemas" and isinstance(value, dict):
+        return {k: _limit(v, level, depth, root, active, count) for k, v in value.items()}
+    if count is not None and key in ("contentSchema", "$defs"):
+        count.inexact = True
+    return copy_tree(value)
 
 
 @overload

@@ -371,7 +371,8 @@ PERMISSION_UNDECIDED = _rule(
 PAGINATION_UNDECIDED = _rule(
     "pagination-undecided", "warning", "A `# decide [pagination-undecided]` mark is left in the intent map: "
     "`toolgen init` drafted a `pagination:` from the operation's parameters and answer that it could not confirm "
-    "(no page-size parameter for a page or offset walk, or a time window whose direction the spec does not say).",
+    "(no page-size parameter for a page or offset walk, a time window whose direction the spec does not say, "
+    "several arrays in the answer, or a position parameter with nothing that says where its next value is).",
     "Check the drafted `pagination:` against the API's documentation (or remove it and bound the list with "
     "`output.max_bytes`), then delete the mark.")
 

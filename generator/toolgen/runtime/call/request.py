@@ -565,6 +565,101 @@ def _with_query(root: str, pairs: list[tuple[str, str]]) -> str:
     return root + ("&" if "?" in root else "?") + urlencode(pairs, quote_via=quote)
 
 
+def _sources(row: PolicyRow, args: Mapping[str, Any], key_arg: str | None) -> list[tuple[ArgBinding, Any]]:
+    """(binding, value) of everything `row` sends for `args`, in binding order: the fixed values (a
+    binding of no argument, `arg` ""), then each argument given, the forwarded idempotency key
+    included (bound where its `send_as` says when no binding names it). Null on an optional argument
+    means "leave it out"; on a required one (validation admitted null, so the schema is nullable) or
+    with ``"null": "send"`` it is sent as JSON null."""
+    bindings = list(row.bindings)
+    idem = row.idempotency
+    if (key_arg and idem is not None and idem.wire_name
+            and not any(b.arg == key_arg for b in bindings)):
+        bindings.append(ArgBinding(key_arg, cast(ArgLocation, idem.send_in), idem.wire_name, True))
+    sources: list[tuple[ArgBinding, Any]] = [(ArgBinding("", f.location, f.wire_name, True, "send"), f.value)
+                                             for f in row.fixed]
+    for binding in bindings:
+        if binding.arg not in args:
+            continue
+        value = args[binding.arg]
+        if value is None and binding.null_means != "send" and not binding.required:
+            continue
+        sources.append((binding, value))
+    return sources
+
+
+class _Parts:
+    """The parts of one request, filled binding by binding (`place`): query pairs and headers as
+    (name, value, is_key) in binding order, cookies, the body, and each path parameter's
+    (argument, serialised segment)."""
+
+    def __init__(self, row: PolicyRow, key_arg: str | None) -> None:
+        self.row = row
+        self.key_arg = key_arg
+        self.query: list[tuple[str, str, bool]] = []
+        self.headers: list[tuple[str, str, bool]] = []
+        self.cookies: list[tuple[str, str]] = []
+        self.body = _Body(row.body_encoding)
+        self.path_values: dict[str, tuple[str, str]] = {}
+
+    def place(self, binding: ArgBinding, value: Any) -> None:
+        """Put `value` where `binding` sends it, serialised by its style."""
+        where, name, style, explode, arg = (binding.location, binding.wire_name, binding.style, binding.explode,
+                                            binding.arg)
+        at: tuple[str | int, ...] = (arg,) if arg else ()
+        is_key = bool(arg) and arg == self.key_arg
+        if where == "path":
+            self.path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
+        elif where == "query":
+            taken = taken_names(self.row, "query", binding) if isinstance(value, dict) else frozenset()
+            self.query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken))
+        elif where == "header":
+            self.headers.append((name, _header_binding(binding, value, at), is_key))
+        elif where == "cookie":
+            self.cookies.extend(_cookie_pairs(self.row, binding, value, at))
+        elif where == "body":
+            self._place_in_body(binding, value, (style, explode, at, is_key))
+
+    def _place_in_body(self, binding: ArgBinding, value: Any,
+                       how: tuple[str | None, bool | None, tuple[str | int, ...], bool]) -> None:
+        body, name, is_key = self.body, binding.wire_name, how[3]
+        if body.encoding == "form":
+            _form_member(body, self.row, binding, value, how)
+        elif body.encoding != "multipart":
+            body.put(name, value, is_key=is_key)
+        elif name:
+            body.multipart.append((name, value, binding.content_type, is_key))
+        elif isinstance(value, dict):
+            body.value_set = True  # the whole body: sent even as no part at all (a required body)
+            for k, v in value.items():
+                body.multipart.append((k, v, None, False))
+        else:
+            body.multipart.append(("file", value, binding.content_type, is_key))
+
+
+def _fill_path(template_path: str, path_values: dict[str, tuple[str, str]]) -> str:
+    """`template_path` with each ``{name}`` filled in, segment by segment: a segment a value fills
+    in must stay a real segment (`invalid_argument` on ``.``/``..``); ValueError when a parameter
+    is left without a value."""
+    segments: list[str] = []
+    for template in template_path.split("/"):
+        segment = template
+        filled: list[str] = []
+        for name, (arg_name, text) in path_values.items():
+            if "{" + name + "}" in segment:
+                segment = segment.replace("{" + name + "}", text)
+                filled.append(arg_name)
+        if filled and segment in _DOT_SEGMENTS:
+            raise invalid_argument((filled[0],), f"the value would make the path segment {segment!r}, which "
+                                                  "HTTP collapses into another resource; send the real identifier")
+        segments.append(segment)
+    path = "/".join(segments)
+    if "{" in path:
+        missing = path[path.index("{") + 1: path.index("}")] if "}" in path else path
+        raise ValueError(f"path parameter {missing!r} has no value")
+    return path
+
+
 def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
                   credentials: Injected | None = None,
                   extra_query: Iterable[tuple[str, str]] = ()) -> BuiltRequest:
@@ -582,81 +677,13 @@ def build_request(row: PolicyRow, args: Mapping[str, Any], *, base_url: str,
     an object key with ``[``/``]`` in bracketed (deepObject) encoding. Raises `ValueError` if a
     required path parameter is missing (validation normally prevents that).
     """
-    encoding = row.body_encoding
-    # (name, value, is_key) in binding order
-    query: list[tuple[str, str, bool]] = []
-    headers: list[tuple[str, str, bool]] = []
-    cookies: list[tuple[str, str]] = []
-    body = _Body(encoding)
-    path_values: dict[str, tuple[str, str]] = {}
-
-    bindings = list(row.bindings)
     idem = row.idempotency
     key_arg = idem.arg if idem is not None and idem.forwarded else None
-    if (key_arg and idem is not None and idem.wire_name
-            and not any(b.arg == key_arg for b in bindings)):
-        bindings.append(ArgBinding(key_arg, cast(ArgLocation, idem.send_in), idem.wire_name, True))
-    # a fixed value: a binding of no argument (`arg` ""), always sent
-    sources: list[tuple[ArgBinding, Any]] = [(ArgBinding("", f.location, f.wire_name, True, "send"), f.value)
-                                             for f in row.fixed]
-    for binding in bindings:
-        arg = binding.arg
-        if arg not in args:
-            continue
-        value = args[arg]
-        # null on an optional argument means "leave it out"; on a required one (validation admitted
-        # null, so the schema is nullable) or with "null": "send" it is sent as JSON null
-        if value is None and binding.null_means != "send" and not binding.required:
-            continue
-        sources.append((binding, value))
-
-    for binding, value in sources:
-        value = _parameter_value(binding, _members_sorted(value))  # one order: a map's order means nothing
-        where, name, style, explode, arg = (binding.location, binding.wire_name, binding.style, binding.explode,
-                                            binding.arg)
-        at: tuple[str | int, ...] = (arg,) if arg else ()
-        is_key = bool(arg) and arg == key_arg
-        if where == "path":
-            path_values[name] = (str(arg or name), serialise_path(name, value, style, explode))
-        elif where == "query":
-            taken = taken_names(row, "query", binding) if isinstance(value, dict) else frozenset()
-            query.extend((k, v, is_key) for k, v in serialise_query(name, value, style, explode, at, taken))
-        elif where == "header":
-            headers.append((name, _header_binding(binding, value, at), is_key))
-        elif where == "cookie":
-            cookies.extend(_cookie_pairs(row, binding, value, at))
-        elif where == "body":
-            if encoding == "form":
-                _form_member(body, row, binding, value, (style, explode, at, is_key))
-            elif encoding == "multipart":
-                if name:
-                    body.multipart.append((name, value, binding.content_type, is_key))
-                elif isinstance(value, dict):
-                    body.value_set = True  # the whole body: sent even as no part at all (a required body)
-                    for k, v in value.items():
-                        body.multipart.append((k, v, None, False))
-                else:
-                    body.multipart.append(("file", value, binding.content_type, is_key))
-            else:
-                body.put(name, value, is_key=is_key)
-
-    # the path, segment by segment: a segment a value fills in must stay a real segment
-    segments: list[str] = []
-    for template in row.path.split("/"):
-        segment = template
-        filled: list[str] = []
-        for name, (arg_name, text) in path_values.items():
-            if "{" + name + "}" in segment:
-                segment = segment.replace("{" + name + "}", text)
-                filled.append(arg_name)
-        if filled and segment in _DOT_SEGMENTS:
-            raise invalid_argument((filled[0],), f"the value would make the path segment {segment!r}, which "
-                                                  "HTTP collapses into another resource; send the real identifier")
-        segments.append(segment)
-    path = "/".join(segments)
-    if "{" in path:
-        missing = path[path.index("{") + 1: path.index("}")] if "}" in path else path
-        raise ValueError(f"path parameter {missing!r} has no value")
+    parts = _Parts(row, key_arg)
+    for binding, value in _sources(row, args, key_arg):
+        parts.place(binding, _parameter_value(binding, _members_sorted(value)))  # a map's order means nothing
+    query, headers, cookies, body = parts.query, parts.headers, parts.cookies, parts.body
+    path = _fill_path(row.path, parts.path_values)
 
     extra = list(extra_query)
     wire_query = [(k, v) for k, v, _ in query] + extra

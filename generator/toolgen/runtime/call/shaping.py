@@ -111,6 +111,20 @@ def answer_member(body: Any, dotted: str | None) -> Any:
     return get_path(body, dotted)
 
 
+#: how a pagination's ``next_field`` names a response header instead of an answer member
+NEXT_HEADER = "header:"
+
+
+def next_member(body: Any, headers: Mapping[str, str], field: str | None) -> Any:
+    """The next page's token or URL where the row's `field` says: ``header:NAME``, the response
+    header NAME (compared without case, RFC 9110 §5.1; Visma's ``NextPageToken``), None when the
+    answer does not carry it; else the answer member `field` (`answer_member`)."""
+    if field and field.startswith(NEXT_HEADER):
+        wanted = field[len(NEXT_HEADER):].lower()
+        return next((v for k, v in headers.items() if k.lower() == wanted), None)
+    return answer_member(body, field)
+
+
 def compact_size(value: Any) -> int:
     """UTF-8 byte length of the compact JSON serialisation."""
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
@@ -418,8 +432,9 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
                   page_size: int, position: Any) -> Any:
     """The API position of the page after this one, or ``None`` when this was the last page.
 
-    cursor style: the value at ``next_field``, or the ``cursor_from_item`` field of the last item
-    while ``has_more_field`` is true (or, without a flag, while the page was full).
+    cursor style: the value at ``next_field`` (``header:NAME``: of the response header NAME), or the
+    ``cursor_from_item`` field of the last item while ``has_more_field`` is true (or, without a flag,
+    while the page was full).
     offset style: ``position + len(items)`` while the page was full (or the flag says more).
     page style: ``position + 1`` under the same rule. A first page requested without a position
     counts from ``first_position`` (else page 1, offset 0). link style: the next URL, from the text
@@ -434,7 +449,7 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
     if style == "cursor":
         next_field = pagination.get("next_field")
         if next_field:
-            token = answer_member(body, next_field)
+            token = next_member(body, headers, next_field)
             if token in (None, ""):
                 return None
             if has_more_field and flag is False:
@@ -454,8 +469,8 @@ def next_position(pagination: Mapping[str, Any], body: Any, headers: Mapping[str
         return (int(position) + 1) if more and items else None
     if style == "link":
         next_field = pagination.get("next_field")
-        if next_field:  # a next-page URL in the answer (``links.next``, ``@odata.nextLink``)
-            url = answer_member(body, next_field)
+        if next_field:  # a next-page URL in the answer (``links.next``, ``@odata.nextLink``) or a header
+            url = next_member(body, headers, next_field)
             return url if isinstance(url, str) and url else None
         return parse_link_next(headers.get("link"))
     return None

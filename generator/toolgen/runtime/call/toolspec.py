@@ -62,6 +62,9 @@ class ToolSpec:
     key_arg: str | None = None
     key_forwarded: bool = False
     key_honoured: bool = False
+    #: the compiled ``approval_when`` (`toolgen.policy.conditions.Condition`), by its text, once the approval
+    #: step first needs it (None: it does not compile, and the approval is asked always)
+    conditions: dict[str, Any] = field(default_factory=dict)
 
 
 

@@ -2,6 +2,12 @@
 exactly this request; checked here (`check`), spent only when the request is about to be sent
 (`spend`, called by the runner after the idempotency step).
 
+A row with an approval condition (``approval_when``, `toolgen.policy.conditions`) asks for the approval
+only when the condition holds on the call's canonical arguments (`Validated.args`: the values the
+request is built from, whatever spelling the caller used) and its caller, or cannot be evaluated
+(fail closed); audited as ``approval`` ``ask`` or ``allow`` with the rule ``/approval_when``. A
+condition the runtime cannot compile (a hand-edited table) asks always.
+
 `check` input: `Call` (its fingerprint set), `ToolSpec`, `Validated`, the caller's `Approval`
 (or None). Output: `Grant`. Errors (`Halt` at step ``approval``): ``approval_required`` (none
 given; in ``approvals="issued"`` mode also a bare ``preview_id``, or an ``approval_id`` this runtime
@@ -22,23 +28,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...policy.format import PolicyRow
 from ..call.toolspec import ToolSpec
 from ..calls import Approval
 from ..errors import ToolError, make_error
 from ..stores import spend_digest
 from ..stores.approvals import approval_key, approval_scope, check_issued, issue_next_step
+from .approval_condition import needs_approval
 from .state import Call, Grant, Halt, Hold, Validated
 
 __all__ = ["RULE", "check", "spend"]
 
 #: the policy member this step enforces (`Call.decide`'s rule)
 RULE = "/approval"
-
-
-def _needs_approval(row: PolicyRow) -> bool:
-    """Policy: a record row with ``approval: required``."""
-    return row.mode == "record" and row.approval == "required"
 
 
 def _preview_tool(spec: ToolSpec) -> str:
@@ -81,7 +82,7 @@ def _missing(call: Call, spec: ToolSpec, preview_id: str | None, approval: Appro
 def check(call: Call, spec: ToolSpec, validated: Validated, approval: Approval | None) -> Grant:
     """The approval step's `Grant` (see the module docstring); raises `Halt`."""
     preview_tool = _preview_tool(spec)
-    if not _needs_approval(spec.row):
+    if not needs_approval(call, spec, validated):
         return Grant(False, approval, None, preview_tool)
     issued = call.host.approvals == "issued"
     missing = _missing(call, spec, validated.preview_id, approval, issued, preview_tool)

@@ -28,6 +28,7 @@ from ..call.toolspec import ToolSpec, display, executes_preview, key_place_shown
 from ..calls import CallResult
 from ..errors import ToolError, make_error
 from ..stores import StoredPreview
+from .approval_condition import needs_approval
 from .state import Call, Halt, Validated
 
 __all__ = ["DEFAULT_PREVIEW_TTL_S", "is_preview", "preview"]
@@ -58,11 +59,11 @@ def _previewed_effect(host: Host, row: PolicyRow) -> str:
     return row.effect if row.effect != "read" else "write"
 
 
-def _record_needs_approval(host: Host, row: PolicyRow) -> bool:
-    pair = row.pair
-    if pair and pair in host.specs:
-        return host.specs[pair].row.approval == "required"
-    return True
+def _record_needs_approval(call: Call, row: PolicyRow, validated: Validated) -> bool:
+    """Whether the record call of these arguments will ask for an approval (its condition, when it
+    has one, evaluated on them: `needs_approval`); True when the record tool is unknown."""
+    record = call.host.specs.get(row.pair or "")
+    return True if record is None else needs_approval(call, record, validated, audit=False)
 
 
 def _blockers(host: Host, row: PolicyRow, built: BuiltRequest, tool: str) -> list[str]:
@@ -111,7 +112,7 @@ def preview(call: Call, spec: ToolSpec, validated: Validated) -> CallResult:
         "request": shown if record_spec is None else key_place_shown(shown, record_spec.row, record_tool),
         "effect": _previewed_effect(host, row),
         "side_effects": f"Sends {row.method.upper()} {row.path}" + (f" ({row.operation_id})." if row.operation_id else "."),
-        "approval_required": _record_needs_approval(host, row),
+        "approval_required": _record_needs_approval(call, row, validated),
         "record_tool": record_tool,
     }
     blockers = _blockers(host, row, built, record_tool)

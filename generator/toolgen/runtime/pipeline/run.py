@@ -2,7 +2,7 @@
 
     find → permission (admit) → validate arguments → canonical request → [permission audited] →
     approval (check) → timeout → preview (a preview tool ends here) → credential → wire request →
-    idempotency → [audit sink healthy] → approval (spend) → [audit sink healthy] → send →
+    idempotency → [audit sink healthy] → approval (spend) → [audit sink healthy] → limits → send →
     redirect (a read that declares only a redirect) → outcome → output
 
 A composite tool (a row with a ``composite`` plan) takes its own path after find (`composite`),
@@ -39,6 +39,7 @@ from .idempotency import begin
 from .outcome import judge
 from .output import shape
 from .preview import is_preview, preview
+from .rate_limits import Taken, acquire, release
 from .redirect import follow
 from .send import attempts, wire_request
 from .state import Budget, Call, Grant, Halt, Hold, Validated
@@ -79,6 +80,7 @@ def run(host: Host, tool: Any, raw_args: Any, actor: Actor, approval: Approval |
 def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget: Budget, hold: Hold,
           wire: BuiltRequest, http_request: httpx.Request) -> Pipeline:
     """The steps that run while the call holds its receipt (if any)."""
+    taken = Taken()
     try:
         if (stopped := _unaudited(call, hold)) is not None:  # checked before the approval is spent, too
             return call.fail("audit", stopped)
@@ -87,6 +89,7 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
             result = call.fail("audit", stopped)
             hold.unspend()  # nothing was sent: the approval is not spent either
             return result
+        taken = acquire(call, spec, validated, budget, hold)  # over a limit: nothing sent, approval kept
         exchange = yield from attempts(call, spec, http_request, budget, hold)
         exchange, http_request, landed = yield from follow(call, spec, wire, http_request, budget, exchange)
         answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
@@ -100,6 +103,7 @@ def _held(call: Call, spec: ToolSpec, validated: Validated, grant: Grant, budget
             result_known=not spec.mutating, details={"receipt_state": "unknown" if hold.key is not None else None}))
     finally:
         hold.settle("mark_unknown")
+        release(call, taken)
 
 
 def _unaudited(call: Call, hold: Hold) -> ToolError | None:

@@ -155,9 +155,19 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
     `TokenFileError` naming the file, line
     and column of the first problem and what to do (a ``token:`` key holding a plain token is refused:
     store its SHA-256)."""
-    import yaml  # type: ignore[import-untyped, unused-ignore]
-
     file = Path(path)
+    text, mode = _read_token_text(file)
+    reader = _TokenFileReader(file)
+    entries = reader.entries(_compose_token_yaml(file, text))
+    warnings: list[str] = []
+    if mode & stat.S_IROTH:
+        warnings.append(f"{file} is readable by every user of this machine (mode {stat.S_IMODE(mode):04o}); "
+                        f"run `chmod 600 {file}`")
+    return StaticTokenVerifier(entries), warnings
+
+
+def _read_token_text(file: Path) -> tuple[str, int]:
+    """The token file's text and mode; `TokenFileError` when it cannot be read or every user may write it."""
     try:
         text = file.read_text(encoding="utf-8")
         mode = file.stat().st_mode
@@ -167,8 +177,16 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
     if mode & stat.S_IWOTH:  # any local user could add a token with any scopes
         raise TokenFileError(f"{file}: the token file is writable by every user of this machine (mode "
                              f"{stat.S_IMODE(mode):04o}), so anyone could add a token; run `chmod 600 {file}`")
+    return text, mode
+
+
+def _compose_token_yaml(file: Path, text: str) -> Any:
+    """The YAML node tree of the token file's `text` (None when empty); `TokenFileError` at the line
+    and column of a syntax error."""
+    import yaml  # type: ignore[import-untyped, unused-ignore]
+
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         if mark is not None:
@@ -179,75 +197,106 @@ def load_token_file(path: str | os.PathLike[str]) -> tuple[StaticTokenVerifier, 
         problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or "syntax error"
         raise TokenFileError(f"{file}:{line}:{column}: not valid YAML/JSON: {problem}") from None
 
-    def fail(node: Any, message: str) -> TokenFileError:
-        return TokenFileError(f"{_where(file, node)}: {message}")
 
-    def mapping(node: Any, what: str, allowed: Sequence[str]) -> dict[str, tuple[Any, Any]]:
+class _TokenFileReader:
+    """The shape of a token file's node tree (`load_token_file`), checked node by node; every refusal
+    a `TokenFileError` at the node's line and column."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self.seen: dict[bytes, Any] = {}  # each digest's node
+        self.actors: dict[str, tuple[tuple[str, ...], Any]] = {}  # each actor's scopes and first node
+
+    def fail(self, node: Any, message: str) -> TokenFileError:
+        return TokenFileError(f"{_where(self.file, node)}: {message}")
+
+    def mapping(self, node: Any, what: str, allowed: Sequence[str]) -> dict[str, tuple[Any, Any]]:
+        """The (key node, value node) of each key of the mapping `node`: only `allowed` keys, none twice."""
+        import yaml  # type: ignore[import-untyped, unused-ignore]
+
         if not isinstance(node, yaml.MappingNode):
-            raise fail(node, f"{what} must be a mapping")
+            raise self.fail(node, f"{what} must be a mapping")
         out: dict[str, tuple[Any, Any]] = {}
         for key, value in node.value:
             name = str(key.value) if isinstance(key, yaml.ScalarNode) else ""
             if name == "token":
-                raise fail(key, "a plain token is not accepted: store its SHA-256 instead, "
-                                "`sha256: <printf %s TOKEN | sha256sum>`")
+                raise self.fail(key, "a plain token is not accepted: store its SHA-256 instead, "
+                                     "`sha256: <printf %s TOKEN | sha256sum>`")
             if name not in allowed:
-                raise fail(key, f"unknown key {str(name)[:40]!r} in {what}; allowed: {', '.join(allowed)}")
+                raise self.fail(key, f"unknown key {str(name)[:40]!r} in {what}; "
+                                     f"allowed: {', '.join(allowed)}")
             if name in out:
-                raise fail(key, f"duplicate key {name!r} in {what}")
+                raise self.fail(key, f"duplicate key {name!r} in {what}")
             out[name] = (key, value)
         return out
 
-    if root is None:
-        raise TokenFileError(f"{file}:1:1: the token file is empty; it needs `tokens:`, a list of "
-                             "{actor, sha256, scopes}")
-    top = mapping(root, "the token file", ("tokens",))
-    if "tokens" not in top:
-        raise fail(root, "missing `tokens:` (a list of {actor, sha256, scopes})")
-    tokens_node = top["tokens"][1]
-    if not isinstance(tokens_node, yaml.SequenceNode) or not tokens_node.value:
-        raise fail(tokens_node, "`tokens` must be a non-empty list of {actor, sha256, scopes}")
-    entries: list[StaticToken] = []
-    seen: dict[bytes, Any] = {}
-    actors: dict[str, tuple[tuple[str, ...], Any]] = {}
-    for item in tokens_node.value:
-        fields = mapping(item, "a token entry", ("actor", "sha256", "scopes"))
+    def entries(self, root: Any) -> list[StaticToken]:
+        """The tokens of the file's `root` node, in order."""
+        import yaml  # type: ignore[import-untyped, unused-ignore]
+
+        if root is None:
+            raise TokenFileError(f"{self.file}:1:1: the token file is empty; it needs `tokens:`, a list of "
+                                 "{actor, sha256, scopes}")
+        top = self.mapping(root, "the token file", ("tokens",))
+        if "tokens" not in top:
+            raise self.fail(root, "missing `tokens:` (a list of {actor, sha256, scopes})")
+        tokens_node = top["tokens"][1]
+        if not isinstance(tokens_node, yaml.SequenceNode) or not tokens_node.value:
+            raise self.fail(tokens_node, "`tokens` must be a non-empty list of {actor, sha256, scopes}")
+        return [self.entry(item) for item in tokens_node.value]
+
+    def entry(self, item: Any) -> StaticToken:
+        """One token entry: its actor, digest (not seen before) and scopes (the same as the actor's
+        other entries)."""
+        import yaml  # type: ignore[import-untyped, unused-ignore]
+
+        fields = self.mapping(item, "a token entry", ("actor", "sha256", "scopes"))
         for required in ("actor", "sha256", "scopes"):
             if required not in fields:
-                raise fail(item, f"the token entry has no `{required}`")
+                raise self.fail(item, f"the token entry has no `{required}`")
         actor_node = fields["actor"][1]
         if not isinstance(actor_node, yaml.ScalarNode) or actor_node.tag != _STR or not actor_node.value.strip():
-            raise fail(actor_node, "`actor` must be a non-empty string (the id audit and receipts record)")
-        digest_node = fields["sha256"][1]
-        digest_text = digest_node.value if isinstance(digest_node, yaml.ScalarNode) else ""
-        if not isinstance(digest_text, str) or not _HEX64.fullmatch(digest_text):
-            raise fail(digest_node, "`sha256` must be the 64 hex digits of the token's SHA-256 "
-                                    "(printf %s TOKEN | sha256sum)")
-        digest = bytes.fromhex(digest_text)
-        if digest in seen:
-            raise fail(digest_node, f"this sha256 is already the token of the entry at {_where(file, seen[digest])}")
-        seen[digest] = digest_node
-        scopes_node = fields["scopes"][1]
-        if not isinstance(scopes_node, yaml.SequenceNode):
-            raise fail(scopes_node, "`scopes` must be a list of scope strings (may be empty: [])")
-        scopes: list[str] = []
-        for scope in scopes_node.value:
-            if not isinstance(scope, yaml.ScalarNode) or scope.tag != _STR or not scope.value.strip():
-                raise fail(scope, "every scope must be a non-empty string, e.g. ticket:read")
-            scopes.append(scope.value.strip())
-        actor_id, held = actor_node.value.strip(), tuple(dict.fromkeys(scopes))
-        if actor_id in actors and frozenset(actors[actor_id][0]) != frozenset(held):
+            raise self.fail(actor_node,
+                            "`actor` must be a non-empty string (the id audit and receipts record)")
+        digest = self.digest(fields["sha256"][1])
+        held = self.scopes(fields["scopes"][1])
+        actor_id = actor_node.value.strip()
+        if actor_id in self.actors and frozenset(self.actors[actor_id][0]) != frozenset(held):
             # audit, receipts and stored previews know the actor id only: one id, one set of scopes
-            raise fail(actor_node, f"actor {actor_id!r} already has a token with other scopes at "
-                                   f"{_where(file, actors[actor_id][1])}; several tokens of one actor (a "
-                                   "rotation) must hold the same scopes, else give them different actor ids")
-        actors.setdefault(actor_id, (held, actor_node))
-        entries.append(StaticToken(digest, actor_id, held))
-    warnings: list[str] = []
-    if mode & stat.S_IROTH:
-        warnings.append(f"{file} is readable by every user of this machine (mode {stat.S_IMODE(mode):04o}); "
-                        f"run `chmod 600 {file}`")
-    return StaticTokenVerifier(entries), warnings
+            first = _where(self.file, self.actors[actor_id][1])
+            raise self.fail(actor_node, f"actor {actor_id!r} already has a token with other scopes at "
+                                        f"{first}; several tokens of one actor (a rotation) must hold the same "
+                                        "scopes, else give them different actor ids")
+        self.actors.setdefault(actor_id, (held, actor_node))
+        return StaticToken(digest, actor_id, held)
+
+    def digest(self, node: Any) -> bytes:
+        """The 32 bytes of an entry's ``sha256``, which no earlier entry holds."""
+        import yaml  # type: ignore[import-untyped, unused-ignore]
+
+        text = node.value if isinstance(node, yaml.ScalarNode) else ""
+        if not isinstance(text, str) or not _HEX64.fullmatch(text):
+            raise self.fail(node, "`sha256` must be the 64 hex digits of the token's SHA-256 "
+                                  "(printf %s TOKEN | sha256sum)")
+        digest = bytes.fromhex(text)
+        if digest in self.seen:
+            raise self.fail(node, "this sha256 is already the token of the entry at "
+                                  f"{_where(self.file, self.seen[digest])}")
+        self.seen[digest] = node
+        return digest
+
+    def scopes(self, node: Any) -> tuple[str, ...]:
+        """An entry's scopes, stripped, each once, in order."""
+        import yaml  # type: ignore[import-untyped, unused-ignore]
+
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, "`scopes` must be a list of scope strings (may be empty: [])")
+        scopes: list[str] = []
+        for scope in node.value:
+            if not isinstance(scope, yaml.ScalarNode) or scope.tag != _STR or not scope.value.strip():
+                raise self.fail(scope, "every scope must be a non-empty string, e.g. ticket:read")
+            scopes.append(scope.value.strip())
+        return tuple(dict.fromkeys(scopes))
 
 
 def actor_from_token(access_token: Any) -> Actor:

@@ -19,7 +19,10 @@ annotations) and results are exactly what the runtime returns:
   error result carries no ``structuredContent``: it would have to conform to the tool's
   ``outputSchema``, which describes results, not errors (clients validate it);
   an ``approval_required`` of a record tool executing a stored preview names the request to approve
-  in ``error.details.request`` (and the ``preview_id`` in ``error.details.preview_id``);
+  in ``error.details.request`` (and the ``preview_id`` in ``error.details.preview_id``); a
+  ``rate_limited`` error (a tool's limit, `toolgen.runtime.pipeline.rate_limits`) carries HTTP 429's
+  meaning where MCP has no status: ``_meta["toolgen/status"]`` 429 and ``_meta["toolgen/retry_after"]``
+  (seconds, as ``error.details.retry_after``; null when the call can never fit);
 - protocol failure (unknown tool): a JSON-RPC error (``-32602`` invalid params).
 
 Tools by identity (`toolgen.runtime.identity`): ``tools/list`` holds only the tools the caller's
@@ -163,9 +166,12 @@ def to_call_tool_result(result: CallResult) -> Any:
     # no structuredContent: a tool's outputSchema describes its results, not its errors (MCP
     # 2025-11-25 "Output Schema": structured results MUST conform), and clients validate
     # structuredContent against it; the MCP SDK's own servers send errors as text only
+    limited = ({"toolgen/status": 429, "toolgen/retry_after": result.error.details.get("retry_after")}
+               if result.error.code == "rate_limited" else None)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
         is_error=True,
+        _meta=limited,
     )
 
 

@@ -17,7 +17,7 @@ import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ..clock import SYSTEM, Clock
-from .base import SPEND_MARGIN_S, Receipt, ReceiptState, ReceiptStore, spend_digest
+from .base import SPEND_MARGIN_S, LimitTake, Receipt, ReceiptState, ReceiptStore, limit_refusal, spend_digest
 from .memory import MemoryReceiptStore
 from .postgres import (
     CONNECT_TIMEOUT,
@@ -129,8 +129,8 @@ def _take_options(spec: str, names: tuple[str, ...], scheme: str | None = None) 
     return own, f"{scheme or parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
 
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "MemoryPreviewStore", "MemoryReceiptStore", "PostgresPreviewStore",
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_RECEIPTS_PATH", "SPEND_MARGIN_S", "LimitTake", "MemoryPreviewStore", "MemoryReceiptStore", "PostgresPreviewStore",
            "PostgresReceiptStore", "PreviewStore",
            "Receipt", "ReceiptState", "ReceiptStore", "RedisPreviewStore", "RedisReceiptStore",
-           "SqlitePreviewStore", "SqliteReceiptStore", "StoredPreview", "receipts_from_url", "receipts_scheme",
-           "spend_digest"]
+           "SqlitePreviewStore", "SqliteReceiptStore", "StoredPreview", "limit_refusal", "receipts_from_url",
+           "receipts_scheme", "spend_digest"]

@@ -18,12 +18,20 @@ executes, in a record of their own that purging completed receipts (``purge``, R
 ``completed_ttl``) never touches. It lives until the approval can no longer be presented (`until`,
 plus `SPEND_MARGIN_S` for clock skew between workers; ``None``: forever) and is keyed by
 `spend_digest`, so the store never holds a usable approval id.
+
+Limits are not receipts either: `ReceiptStore.take` counts the requests a call is about to send in
+the buckets of its limits (`LimitTake`: one entry per call and bucket, counted until it expires),
+all or nothing, atomically across every worker sharing the store; `ReceiptStore.give` takes entries
+back (a call that sent nothing, or a concurrent slot at the end of its call). `limit_refusal` is the
+decision every store makes over the live entries of a bucket.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -45,6 +53,38 @@ def spend_digest(scope: str, token: str) -> str:
 def spend_expiry(until: float | None) -> float | None:
     """When a spend made for an approval presentable until `until` may be forgotten (Unix seconds)."""
     return None if until is None else until + SPEND_MARGIN_S
+
+
+@dataclass(frozen=True)
+class LimitTake:
+    """One entry a call adds to a limit's `bucket`: `token` (unique per call and limit), its `cost`
+    (1 for a call or a concurrent slot, the summed argument's value for a sum; never negative), the
+    bucket's `max` and how long the entry counts (`keep_s` seconds: the window, or the call's lease
+    for a concurrent slot), from the moment the store takes it by its own clock."""
+
+    bucket: str
+    token: str
+    cost: float
+    max: float
+    keep_s: float
+
+
+def limit_refusal(live: Iterable[tuple[float, float]], cost: float, most: float, now: float) -> float | None:
+    """Whether a bucket whose live entries are `live` (``(cost, expires_at)`` pairs, none expired at
+    `now`) takes one more of `cost` within `most`: None when it does, else the seconds until enough
+    of its entries expire that it would (`math.inf` when `cost` alone is above `most`)."""
+    entries = sorted(live, key=lambda entry: entry[1])
+    total = sum(c for c, _ in entries)
+    if total + cost <= most:
+        return None
+    if cost > most:
+        return math.inf
+    need, freed = total + cost - most, 0.0
+    for entry_cost, expires_at in entries:
+        freed += entry_cost
+        if freed >= need:
+            return max(0.0, expires_at - now)
+    return math.inf
 
 
 @dataclass(frozen=True)
@@ -117,6 +157,18 @@ class ReceiptStore(Protocol):
 
     def unspend(self, scope: str, digest: str, action: str) -> None:
         """Undo a `spend` of `action` that sent nothing (a binding to another action stays)."""
+        ...
+
+    def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
+        """Add every entry of `takes` to its bucket, all or nothing and atomically (no other take
+        of the same buckets in between): after dropping the entries that expired, each bucket's
+        live costs plus the new one stay within its `max` (`limit_refusal`). Returns None when
+        they were added, else ``(index of the first take refused, seconds to wait)`` and nothing
+        was added."""
+        ...
+
+    def give(self, takes: Sequence[LimitTake]) -> None:
+        """Remove the entries of `takes` (a call that sent nothing, or a concurrent slot that ended)."""
         ...
 
     def close(self) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..clock import SYSTEM, Clock
-from .base import Receipt, ReceiptState, spend_expiry
+from .base import LimitTake, Receipt, ReceiptState, limit_refusal, spend_expiry
 from .previews import MemoryPreviewStore
 
 
@@ -21,6 +22,7 @@ class MemoryReceiptStore:
         self._lock = threading.Lock()
         self._previews = MemoryPreviewStore(clock=clock)
         self._spends: dict[tuple[str, str], tuple[str, float | None]] = {}  # -> (action, keep until)
+        self._limits: dict[str, dict[str, tuple[float, float]]] = {}  # bucket -> token -> (cost, expires_at)
 
     def _current(self, scope: str, key: str) -> Receipt | None:
         """The receipt, a pending one past its lease turned ``unknown`` (lock held)."""
@@ -81,9 +83,29 @@ class MemoryReceiptStore:
             if found is not None and found[0] == action:
                 del self._spends[(scope, digest)]
 
+    def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
+        now = self.clock.time()
+        with self._lock:
+            for index, take in enumerate(takes):
+                bucket = self._limits.setdefault(take.bucket, {})
+                for token in [t for t, (_, expires) in bucket.items() if expires <= now]:
+                    del bucket[token]
+                wait = limit_refusal(bucket.values(), take.cost, take.max, now)
+                if wait is not None:
+                    for earlier in takes[:index]:
+                        self._limits.get(earlier.bucket, {}).pop(earlier.token, None)
+                    return index, wait
+                bucket[take.token] = (take.cost, now + take.keep_s)
+            return None
+
+    def give(self, takes: Sequence[LimitTake]) -> None:
+        with self._lock:
+            for take in takes:
+                self._limits.get(take.bucket, {}).pop(take.token, None)
+
     def purge(self, older_than_seconds: float) -> int:
-        """Delete completed receipts older than the given age, and spends past their expiry;
-        returns how many receipts were deleted (as `SqliteReceiptStore.purge`)."""
+        """Delete completed receipts older than the given age, spends past their expiry and limit
+        entries past theirs; returns how many receipts were deleted (as `SqliteReceiptStore.purge`)."""
         now = self.clock.time()
         with self._lock:
             old = [k for k, r in self._data.items() if r.state == "completed" and r.updated_at < now - older_than_seconds]
@@ -91,6 +113,12 @@ class MemoryReceiptStore:
                 del self._data[k]
             for k in [k for k, (_, keep) in self._spends.items() if keep is not None and keep < now]:
                 del self._spends[k]
+            for bucket in list(self._limits):  # limit entries past their window or lease
+                live = {t: e for t, e in self._limits[bucket].items() if e[1] > now}
+                if live:
+                    self._limits[bucket] = live
+                else:
+                    del self._limits[bucket]
             return len(old)
 
     def previews(self) -> MemoryPreviewStore:

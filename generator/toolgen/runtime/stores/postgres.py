@@ -5,12 +5,14 @@ every worker on every machine that opens the same database and table prefix shar
 previews, issued approvals (stored as previews, approvals.py) and the pagination-cursor key.
 
 Tables (prefix ``toolgen_`` by default, created on first use): ``<prefix>receipts`` (primary key
-``(scope, key)``), ``<prefix>spends`` (``(scope, digest)``), ``<prefix>previews`` (``(scope, actor,
+``(scope, key)``), ``<prefix>spends`` (``(scope, digest)``), ``<prefix>limits`` (``(bucket, token)``:
+what limits count), ``<prefix>previews`` (``(scope, actor,
 preview_id)``, indexed by deletion time and by ``(actor, created_at)``) and ``<prefix>meta``
 (the shared cursor key). Results and arguments are stored as text, exactly the compact JSON the
 other stores keep, so a replay returns the same bytes.
 
-Atomicity: `begin` and `spend` are one transaction whose ``INSERT ... ON CONFLICT DO NOTHING`` is
+Atomicity: `take` (limits) is one transaction under an advisory lock per bucket. `begin` and
+`spend` are one transaction whose ``INSERT ... ON CONFLICT DO NOTHING`` is
 the compare-and-set (under READ COMMITTED a second inserter waits for the first to commit and then
 sees its row). Storing a preview takes a transaction-scoped advisory lock on its actor,
 so the per-actor bounds of previews.py hold under concurrent writers. Times are the writing
@@ -37,11 +39,11 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from ..clock import SYSTEM, Clock
-from .base import Receipt, ReceiptState, spend_expiry
+from .base import LimitTake, Receipt, ReceiptState, limit_refusal, spend_expiry
 from .previews import (
     MAX_PREVIEW_BYTES_PER_ACTOR,
     MAX_PREVIEWS_PER_ACTOR,
@@ -86,9 +88,26 @@ def _schema_v1(p: str) -> tuple[str, ...]:
     )
 
 
+def _schema_v2(p: str) -> tuple[str, ...]:
+    """Version 2: the entries limits count (`PostgresReceiptStore.take`)."""
+    return (
+        f"""CREATE TABLE IF NOT EXISTS {p}limits (
+          bucket TEXT NOT NULL, token TEXT NOT NULL, cost DOUBLE PRECISION NOT NULL,
+          expires_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (bucket, token))""",
+    )
+
+
+class _Refused(Exception):
+    """Rolls back a `take` that a bucket refused, carrying the refusal."""
+
+    def __init__(self, refusal: tuple[int, float]) -> None:
+        super().__init__(refusal)
+        self.refusal = refusal
+
+
 #: The schema this code writes; ``_MIGRATIONS[n]`` takes the tables from version n to n + 1.
-SCHEMA_VERSION = 1
-_MIGRATIONS: tuple[Callable[[str], tuple[str, ...]], ...] = (_schema_v1,)
+SCHEMA_VERSION = 2
+_MIGRATIONS: tuple[Callable[[str], tuple[str, ...]], ...] = (_schema_v1, _schema_v2)
 #: Connections per store (per worker process) at most.
 POOL_SIZE = 8
 CONNECT_TIMEOUT = 5  # seconds to open the store (retries included) and to wait for a connection
@@ -241,6 +260,39 @@ class PostgresReceiptStore:
         self._run(lambda cur: cur.execute(
             f"DELETE FROM {self.prefix}spends WHERE scope=%s AND digest=%s AND action=%s", (scope, digest, action)))
 
+    def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
+        """`ReceiptStore.take` in one transaction holding an advisory lock per bucket (taken in sorted
+        order, so two calls over the same buckets never deadlock): no other take of those buckets
+        reads or writes between this one's count and its insert, on any worker."""
+        now = self.clock.time()
+        table = f"{self.prefix}limits"
+
+        def work(cur: Any) -> None:
+            for bucket in sorted({take.bucket for take in takes}):
+                cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"toolgen-limit:{self.prefix}:{bucket}",))
+            for index, take in enumerate(takes):
+                cur.execute(f"DELETE FROM {table} WHERE bucket=%s AND expires_at <= %s", (take.bucket, now))
+                cur.execute(f"SELECT cost, expires_at FROM {table} WHERE bucket=%s", (take.bucket,))
+                wait = limit_refusal([(float(c), float(e)) for c, e in cur.fetchall()], take.cost, take.max, now)
+                if wait is not None:
+                    raise _Refused((index, wait))
+                cur.execute(f"INSERT INTO {table} (bucket, token, cost, expires_at) VALUES (%s, %s, %s, %s)"
+                            " ON CONFLICT (bucket, token) DO UPDATE SET cost=EXCLUDED.cost,"
+                            " expires_at=EXCLUDED.expires_at", (take.bucket, take.token, take.cost, now + take.keep_s))
+
+        try:
+            self._run(work)
+        except _Refused as refused:
+            return refused.refusal
+        return None
+
+    def give(self, takes: Sequence[LimitTake]) -> None:
+        def work(cur: Any) -> None:
+            for take in takes:
+                cur.execute(f"DELETE FROM {self.prefix}limits WHERE bucket=%s AND token=%s", (take.bucket, take.token))
+
+        self._run(work)
+
     def previews(self) -> PostgresPreviewStore:
         """The preview store in the same database (table ``<prefix>previews``), on this store's
         connection and lock."""
@@ -263,6 +315,7 @@ class PostgresReceiptStore:
                         (now - older_than_seconds,))
             deleted = int(cur.rowcount)
             cur.execute(f"DELETE FROM {self.prefix}spends WHERE keep_until < %s", (now,))
+            cur.execute(f"DELETE FROM {self.prefix}limits WHERE expires_at <= %s", (now,))
             return deleted
 
         return self._run(work)

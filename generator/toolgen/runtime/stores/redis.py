@@ -10,6 +10,10 @@ previews.py) live beside them under ``<prefix>p:...``, each with its own expiry.
 SQLite (the registry compares them with its own clock to tell a stale *pending* from a live one, so
 workers' clocks should agree within a fraction of a tool's deadline).
 
+Limits (`take`): one hash per bucket, ``<prefix>l{limits}:<bucket>``, field the call's token, value
+``"<cost> <expires_at>"``; one Lua script drops the expired entries of every bucket a call takes and
+adds its entries or none, so the count is exact across workers; the hash expires with its last entry.
+
 Spent approvals (`spend`): one string per approval, ``<prefix>s:<len(scope)>:<scope>:<digest>``
 holding the action it is bound to, with a Redis expiry at the approval's own (plus
 `SPEND_MARGIN_S`; none for an approval without expiry): ``completed_ttl`` and `purge` never touch it.
@@ -29,11 +33,13 @@ store is created.
 from __future__ import annotations
 
 import json
+import math
 import secrets
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ..clock import SYSTEM, Clock
-from .base import Receipt, ReceiptState, spend_expiry
+from .base import LimitTake, Receipt, ReceiptState, spend_expiry
 from .previews import RedisPreviewStore
 
 if TYPE_CHECKING:
@@ -78,6 +84,39 @@ return nil
 _UNSPEND = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
+"""
+
+# Limits (`take`). KEYS: one hash per bucket (field token -> "cost expires_at"); ARGV[1] now, then per
+# key: token, cost, max, expires_at. Drops expired entries, then adds every entry or none: nil when
+# added, else {index (1-based), seconds to wait or 'inf'}. Each hash expires with its last entry.
+_TAKE = """
+local now = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  local at = 1 + (i - 1) * 4
+  local cost, most = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3])
+  local flat = redis.call('HGETALL', key)
+  local total, live = 0, {}
+  for j = 1, #flat, 2 do
+    local sep = string.find(flat[j + 1], ' ', 1, true)
+    local c, e = tonumber(string.sub(flat[j + 1], 1, sep - 1)), tonumber(string.sub(flat[j + 1], sep + 1))
+    if e <= now then redis.call('HDEL', key, flat[j]) else total = total + c; live[#live + 1] = {e, c} end
+  end
+  if total + cost > most then
+    for k = 1, i - 1 do redis.call('HDEL', KEYS[k], ARGV[1 + (k - 1) * 4 + 1]) end
+    if cost > most then return {i, 'inf'} end
+    table.sort(live, function(a, b) return a[1] < b[1] end)
+    local need, freed = total + cost - most, 0
+    for _, entry in ipairs(live) do
+      freed = freed + entry[2]
+      if freed >= need then return {i, tostring(math.max(0, entry[1] - now))} end
+    end
+    return {i, 'inf'}
+  end
+  redis.call('HSET', key, ARGV[at + 1], ARGV[at + 2] .. ' ' .. ARGV[at + 4])
+  local keep = math.ceil((tonumber(ARGV[at + 4]) - now) * 1000)
+  if redis.call('PTTL', key) < keep then redis.call('PEXPIRE', key, math.max(1, keep)) end
+end
+return nil
 """
 
 # KEYS[1] receipt; ARGV result JSON, status, now, ttl seconds (0 = none). Returns 1 when updated.
@@ -171,6 +210,7 @@ class RedisReceiptStore:
         self._begin, self._complete, self._mark_unknown = reg(_BEGIN), reg(_COMPLETE), reg(_MARK_UNKNOWN)
         self._resume, self._release, self._purge_one = reg(_RESUME), reg(_RELEASE), reg(_PURGE_ONE)
         self._get, self._spend, self._unspend = reg(_GET), reg(_SPEND), reg(_UNSPEND)
+        self._take = reg(_TAKE)
 
     @property
     def client(self) -> redis.Redis:
@@ -238,6 +278,30 @@ class RedisReceiptStore:
 
     def unspend(self, scope: str, digest: str, action: str) -> None:
         self._unspend(keys=[self.spend_key(scope, digest)], args=[action])
+
+    def limit_key(self, bucket: str) -> str:
+        """The Redis key of a limit's `bucket`: ``<prefix>l{limits}:<bucket>``; the hash tag puts every
+        bucket in one Redis Cluster slot, so one script can take several atomically."""
+        return f"{self.prefix}l{{limits}}:{bucket}"
+
+    def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
+        if not takes:
+            return None
+        now = self.clock.time()
+        args: list[Any] = [repr(now)]
+        for take in takes:
+            args += [take.token, repr(float(take.cost)), repr(float(take.max)), repr(now + float(take.keep_s))]
+        refused = self._take(keys=[self.limit_key(take.bucket) for take in takes], args=args)
+        if refused is None:
+            return None
+        wait = _text(refused[1])
+        return int(refused[0]) - 1, math.inf if wait == "inf" else float(wait)
+
+    def give(self, takes: Sequence[LimitTake]) -> None:
+        pipe = self._client.pipeline(transaction=False)
+        for take in takes:
+            pipe.hdel(self.limit_key(take.bucket), take.token)
+        pipe.execute()
 
     def previews(self) -> RedisPreviewStore:
         """The preview store on the same Redis client and prefix (keys ``<prefix>p:...``)."""

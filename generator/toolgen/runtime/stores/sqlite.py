@@ -11,11 +11,12 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..clock import SYSTEM, Clock
-from .base import Receipt, spend_digest, spend_expiry
+from .base import LimitTake, Receipt, limit_refusal, spend_digest, spend_expiry
 from .previews import SqlitePreviewStore
 
 #: Where `toolgen call` / `toolgen serve` keep receipts unless told otherwise (relative to cwd).
@@ -51,6 +52,17 @@ CREATE TABLE IF NOT EXISTS spends (
 ) WITHOUT ROWID
 """
 
+# what limits count (`ReceiptStore.take`): one entry per call and bucket, until it expires
+_LIMITS = """
+CREATE TABLE IF NOT EXISTS limit_entries (
+  bucket TEXT NOT NULL,
+  token TEXT NOT NULL,
+  cost REAL NOT NULL,
+  expires_at REAL NOT NULL,
+  PRIMARY KEY (bucket, token)
+) WITHOUT ROWID
+"""
+
 # a pending receipt past its lease turns unknown (ARGV: now, scope, key)
 _EXPIRE_LEASE = ("UPDATE receipts SET state='unknown', updated_at=?1 WHERE scope=?2 AND key=?3 AND state='pending'"
                  " AND lease_ms > 0 AND (?1 - updated_at) * 1000 >= lease_ms")
@@ -81,6 +93,7 @@ class SqliteReceiptStore:
         if "lease_ms" not in columns:  # a file written by an earlier version
             self._conn.execute("ALTER TABLE receipts ADD COLUMN lease_ms INTEGER NOT NULL DEFAULT 0")
         self._conn.execute(_SPENDS)
+        self._conn.execute(_LIMITS)
         self._migrate_spends()
 
     def _migrate_spends(self) -> None:
@@ -174,6 +187,32 @@ class SqliteReceiptStore:
         with self._lock:
             self._conn.execute("DELETE FROM spends WHERE scope=? AND digest=? AND action=?", (scope, digest, action))
 
+    def take(self, takes: Sequence[LimitTake]) -> tuple[int, float] | None:
+        now = self.clock.time()
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")  # one writer at a time, across the processes sharing the file
+            try:
+                for index, take in enumerate(takes):
+                    self._conn.execute("DELETE FROM limit_entries WHERE bucket=? AND expires_at <= ?", (take.bucket, now))
+                    live = self._conn.execute("SELECT cost, expires_at FROM limit_entries WHERE bucket=?",
+                                              (take.bucket,)).fetchall()
+                    wait = limit_refusal(live, take.cost, take.max, now)
+                    if wait is not None:
+                        self._conn.execute("ROLLBACK")
+                        return index, wait
+                    self._conn.execute("INSERT OR REPLACE INTO limit_entries (bucket, token, cost, expires_at)"
+                                       " VALUES (?, ?, ?, ?)", (take.bucket, take.token, take.cost, now + take.keep_s))
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+        return None
+
+    def give(self, takes: Sequence[LimitTake]) -> None:
+        with self._lock:
+            self._conn.executemany("DELETE FROM limit_entries WHERE bucket=? AND token=?",
+                                   [(take.bucket, take.token) for take in takes])
+
     def _get_locked(self, scope: str, key: str) -> Receipt | None:
         row = self._conn.execute(
             "SELECT fingerprint, state, actor, result, status, created_at, updated_at, lease_ms FROM receipts"
@@ -201,8 +240,10 @@ class SqliteReceiptStore:
                 "DELETE FROM receipts WHERE state='completed' AND updated_at < ?",
                 (now - older_than_seconds,),
             )
+            deleted = cur.rowcount
             self._conn.execute("DELETE FROM spends WHERE keep_until < ?", (now,))
-            return cur.rowcount
+            self._conn.execute("DELETE FROM limit_entries WHERE expires_at <= ?", (now,))
+            return deleted
 
     def close(self) -> None:
         with self._lock:

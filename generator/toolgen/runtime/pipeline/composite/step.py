@@ -8,7 +8,8 @@ call. `run_step` takes it through the call path's own steps, in their order:
     schema) → canonical request → timeout (within what is left of the composite's deadline) → wire
     request → idempotency (a write step's key: ``tgs-<digest>``, `idempotency.step_key`, a receipt
     of its own; a receipt under the earlier form ``<record key>.<step id>`` still counts)
-    → send → outcome → output validation (the step's output schema)
+    → limits (the step row's, counted when its request is sent: `rate_limits.acquire`) → send → outcome →
+    output validation (the step's output schema)
 
 and returns a `StepRun`: ``done`` (with the answer's validated JSON body, before any projection:
 what later references read), ``failed`` (its structured error; nothing of it took effect) or
@@ -40,6 +41,7 @@ from ..credential import credentials
 from ..effects import Effect
 from ..idempotency import STEP_KEY_PREFIX, begin, legacy_receipt, step_key, step_key_length
 from ..outcome import Answer, judge, unreadable_result, unreadable_warnings
+from ..rate_limits import Taken, acquire, release
 from ..redirect import follow
 from ..send import attempts, wire_request
 from ..state import Budget, Call, Halt, Hold, Validated
@@ -267,10 +269,12 @@ def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Ho
     """The steps that run while the step holds its receipt (if any)."""
     spec = step.spec
     wire, http_request = sent
+    taken = Taken()
     try:
         if call.audit_failures:
             hold.let_go()
             raise Halt("audit", make_error("internal_error", f"{call.tool}: the audit sink failed; nothing was sent."))
+        taken = acquire(call, spec, validated, budget, hold)  # the step row's limits, as a tool's
         exchange = yield from attempts(call, spec, http_request, budget, hold)
         exchange, http_request, landed = yield from follow(call, spec, wire, http_request, budget, exchange)
         answer = judge(call, spec, validated, budget, hold, exchange, http_request, landed)
@@ -290,6 +294,7 @@ def _held(call: Call, step: Step, validated: Validated, budget: Budget, hold: Ho
             result_known=not spec.mutating)), branch=branch, key=key)
     finally:
         hold.settle("mark_unknown")
+        release(call, taken)
 
 
 def _stored_warning(stored: Mapping[str, Any]) -> str | None:
