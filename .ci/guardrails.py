@@ -27,6 +27,13 @@ The baseline lists the violations that existed when the gate was introduced, one
 
 ``--update`` rewrites the baseline from the tree, but only ever lowers values and drops entries: when
 the tree has a violation that is new or grew, it writes nothing and exits 1. So the baseline shrinks.
+
+The repository's own ruff configuration enforces the same function limits, and leaves the files with
+a baselined function to this gate: ``[tool.ruff.lint.per-file-ignores]`` of ``pyproject.toml`` must
+name exactly the files of the baseline's function entries, each with exactly their rules (of
+``C901``, ``PLR0912``, ``PLR0915``). The check fails, printing the lines to write or drop, when the
+two disagree (after ``--update`` too: a dropped entry frees its file), or when ruff's limits
+(``[tool.ruff.lint.mccabe]``, ``[tool.ruff.lint.pylint]``) are not the gate's.
 """
 
 from __future__ import annotations
@@ -37,8 +44,10 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SCANNED = ("generator", "tests", "benchmarks")
 BASELINE = Path(".ci") / "guardrails-baseline.txt"
@@ -172,6 +181,53 @@ def compare(found: list[Finding], baseline: list[Finding]) -> tuple[list[str], l
     return growth, stale
 
 
+def ruff_lint_config(root: Path) -> dict[str, Any]:
+    """``[tool.ruff.lint]`` of ``root/pyproject.toml`` (empty without the file). Raises ``ValueError``
+    on a file that is not TOML."""
+    path = root / "pyproject.toml"
+    if not path.exists():
+        return {}
+    try:
+        config = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{path}: {error}") from None
+    lint: dict[str, Any] = config.get("tool", {}).get("ruff", {}).get("lint", {})
+    return lint
+
+
+def ruff_ignores(lint: dict[str, Any]) -> dict[str, set[str]]:
+    """The gate's rules in each ``per-file-ignores`` entry of a ``[tool.ruff.lint]`` table."""
+    found = {pattern: set(rules) & set(RUFF_RULES) for pattern, rules in lint.get("per-file-ignores", {}).items()}
+    return {pattern: rules for pattern, rules in found.items() if rules}
+
+
+def compare_limits(lint: dict[str, Any]) -> list[str]:
+    """Where ruff's limits (``[tool.ruff.lint.mccabe]``, ``[tool.ruff.lint.pylint]``) are not the gate's."""
+    configured = {"C901": lint.get("mccabe", {}).get("max-complexity"),
+                  "PLR0912": lint.get("pylint", {}).get("max-branches"),
+                  "PLR0915": lint.get("pylint", {}).get("max-statements")}
+    return [f"ruff: pyproject.toml sets {rule}'s limit to {value}, the gate's is {limit(rule)}"
+            for rule, value in configured.items() if value != limit(rule)]
+
+
+def compare_ignores(found: list[Finding], ignores: dict[str, set[str]]) -> list[str]:
+    """What ruff's per-file ignores must gain or lose to be exactly the files (and rules) of the
+    functions in ``found``."""
+    wanted: dict[str, set[str]] = {}
+    for finding in found:
+        if "::" in finding.where and finding.rule in RUFF_RULES:
+            wanted.setdefault(finding.where.split("::")[0], set()).add(finding.rule)
+    out = []
+    for pattern in sorted(set(wanted) | set(ignores)):
+        want, have = wanted.get(pattern, set()), ignores.get(pattern, set())
+        if want != have:
+            rules = ", ".join(f'"{rule}"' for rule in sorted(want))
+            out.append(f'ruff: pyproject.toml [tool.ruff.lint.per-file-ignores] must read "{pattern}" = [{rules}]'
+                       + (" (with the file's other rules, if any)" if want else
+                          f" without {', '.join(sorted(have))}: no function of it is baselined"))
+    return out
+
+
 def limit(rule: str) -> int:
     return {"C901": MAX_COMPLEXITY, "PLR0912": MAX_BRANCHES, "PLR0915": MAX_STATEMENTS,
             "module-lines": MAX_MODULE_LINES}[rule]
@@ -194,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         baseline = read_baseline(baseline_path)
         found = measure(root)
+        lint = ruff_lint_config(root)
     except (ValueError, RuntimeError) as error:
         print(f"guardrails: {error}")
         return 1
@@ -207,8 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.update:
         baseline_path.write_text(HEADER + "".join(f"{finding.line()}\n" for finding in found), encoding="utf-8")
         print(f"guardrails: {BASELINE.as_posix()} written, {len(found)} entries ({len(baseline)} before)")
-        return 0
-    if stale:
+    mismatch = compare_limits(lint) + compare_ignores(found if args.update else baseline, ruff_ignores(lint))
+    for message in mismatch:
+        print(f"guardrails: {message}")
+    if args.update:
+        return 1 if mismatch else 0
+    if stale or mismatch:
         return 1
     print(f"guardrails: {len(found)} baselined violation(s), none new ({len(python_files(root))} files)")
     return 0

@@ -657,7 +657,7 @@ def run_one(rel: str, spec_file: Path, prism: str | None, records: int, serve: b
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _after_build(res: dict[str, Any], rel: str, spec: Mapping[str, Any], gen_dir: Path,
+def _after_build(res: dict[str, Any], rel: str, spec: Mapping[str, Any], gen_dir: Path,  # noqa: PLR0913
                  server: Prism | None, records: int, serve: bool, deadline: float, work: Path) -> dict[str, Any]:
     """Catalog checks (while Prism loads the spec), then the calls and the serve checks."""
     if True:
@@ -783,8 +783,8 @@ def result_file(results_dir: Path, rel: str) -> Path:
     return results_dir / (rel.lstrip("/").removeprefix("api/").replace("/", "__") + ".result.json")
 
 
-def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | None, jobs: int, records: int,
-            serve_set: set[str], timeout: float, fresh: bool) -> list[dict[str, Any]]:
+def run_all(rels: list[str], corpus_dir: Path, results_dir: Path, prism: str | None,  # noqa: PLR0913
+            jobs: int, records: int, serve_set: set[str], timeout: float, fresh: bool) -> list[dict[str, Any]]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     results: dict[str, dict[str, Any]] = {}

@@ -227,7 +227,7 @@ def _fits(schema: Mapping[str, Any], root: Mapping[str, Any], value: Any) -> boo
     return not schema_errors({**schema, "$defs": defs} if isinstance(defs, Mapping) else dict(schema), value)
 
 
-def _value(schema: Any, root: Mapping[str, Any], mode: str, depth: int, name: str) -> Any:
+def _value(schema: Any, root: Mapping[str, Any], mode: str, depth: int, name: str) -> Any:  # noqa: PLR0911
     schema = _resolve(schema, root)
     if schema is True or not isinstance(schema, Mapping) or not schema:
         return "value"
@@ -683,7 +683,7 @@ def _nothing_sent(result: Mapping[str, Any], error: Mapping[str, Any] | None, co
         ": " + normalise(str(error.get("message", ""))) if error else "")
 
 
-def classify(obs: Observation) -> tuple[str, str]:
+def classify(obs: Observation) -> tuple[str, str]:  # noqa: PLR0911
     """The outcome of one call (one of `OUTCOMES`) and its cause, the key failures are grouped by.
 
     - ``argen_failed``: no valid arguments could be made (nothing was called).

@@ -331,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(summary["invariants"].values()) else 1
 
 
-def summarise(args: Any, tally: Tally, wall: float, injected: Counter[str], by_key: dict[str | None, int],
+def summarise(args: Any, tally: Tally, wall: float, injected: Counter[str],  # noqa: PLR0913
+              by_key: dict[str | None, int],
               receipts: dict[str, dict[str, Any]], seen: dict[str, Any], read_at: float,
               log: list[str]) -> dict[str, Any]:
     """The run's figures and the four invariants (see the module docstring)."""

@@ -397,7 +397,7 @@ def markdown(cats: list[dict[str, Any]], times: list[dict[str, Any]], env: dict[
         "",
     ]
     for i, cat in enumerate(cats):
-        lines += catalog_section(cat, f"1{'abcdefgh'[i]}" if len(cats) > 1 else "1") + [""]
+        lines += [*catalog_section(cat, f"1{'abcdefgh'[i]}" if len(cats) > 1 else "1"), ""]
     lines += ["<details><summary>toolgen tokens per tool, MCP, " + cats[0]["api"] + "</summary>", "",
               "| tool | total | names | descriptions | inputs | outputs | annotations |", "|---|---|---|---|---|---|---|"]
     for name, p in sorted(t["per_tool"].items(), key=lambda kv: -kv[1]["total"]):

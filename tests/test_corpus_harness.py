@@ -279,11 +279,11 @@ def test_ci_verdict_fails_only_on_raises_internal_errors_and_unlocated_refusals(
 
 
 def test_a_refusal_is_located_when_toolgen_names_file_line_and_column() -> None:
-    out = ("specs/petstore-swagger2.json:2:3 (#/swagger): error[spec-swagger2]: Swagger 2.0 documents are not supported\n"
-           "    hint: convert it first\ntoolgen: 1 error; nothing was written.\n")
+    out = ("specs/petstore.json:2:3 (#/openapi): error[spec-version-unsupported]: OpenAPI version '4.0.0' is not "
+           "supported\n    hint: toolgen reads OpenAPI 3.0.x and 3.1.x\ntoolgen: 1 error; nothing was written.\n")
     got = lib.refusal(out)
-    assert got["located"] is True and got["code"] == "spec-swagger2"
-    assert got["reason"].startswith("specs/petstore-swagger2.json:2:3 (#/swagger): error[spec-swagger2]")
+    assert got["located"] is True and got["code"] == "spec-version-unsupported"
+    assert got["reason"].startswith("specs/petstore.json:2:3 (#/openapi): error[spec-version-unsupported]")
     bare = lib.refusal("toolgen: internal error: KeyError: 'x'\n")
     assert bare["located"] is False and bare["code"] is None
 

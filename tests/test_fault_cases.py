@@ -115,7 +115,7 @@ def test_05_recursive_schemas_kept_with_defs(tmp_path: Path) -> None:
     jsonschema.validate(body_ok, schema, cls=jsonschema.Draft202012Validator)
     openai = built.tool("openai", "preview_search_documents")["function"]["parameters"]
     for pointer, node in walk(openai):
-        if isinstance(node, dict) and node.get("type") == "object" or (
+        if (isinstance(node, dict) and node.get("type") == "object") or (
                 isinstance(node, dict) and isinstance(node.get("type"), list) and "object" in node["type"]):
             assert node.get("additionalProperties") is False, pointer
             assert set(node.get("required", [])) == set(node.get("properties", {})), pointer

@@ -3,6 +3,7 @@ planted violation, a grown one or a stale baseline entry fails the gate; `--upda
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(REPO / top, root / top, ignore=ignore)
     (root / ".ci").mkdir()
     shutil.copy(REPO / BASELINE, root / BASELINE)
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
     return root
 
 
@@ -110,6 +112,41 @@ def test_a_stale_entry_fails_until_update_drops_it(copy: Path) -> None:
         assert _gate(copy).returncode == 0
     finally:
         (copy / BASELINE).write_text(original, encoding="utf-8")
+
+
+def test_ruffs_per_file_ignores_are_the_baselines_files(copy: Path) -> None:
+    """Ruff leaves exactly the files with a baselined function to the gate: an ignore missing (ruff
+    would fail on a function the gate accepts) or left over (ruff would pass a new function there
+    that only the gate holds) fails, naming the line to write."""
+    original = (copy / "pyproject.toml").read_text(encoding="utf-8")
+    # an entry of the committed ignores: a file of the baseline's functions and its rules
+    found = re.search(r'^("[^"]+" = \[(?:"(?:C901|PLR0912|PLR0915)"(?:, )?)+\])\n', original, re.MULTILINE)
+    assert found is not None
+    entry = found.group(0)
+    try:
+        (copy / "pyproject.toml").write_text(original.replace(entry, ""), encoding="utf-8")
+        missing = _gate(copy)
+        assert missing.returncode == 1
+        assert f"must read {found.group(1)}" in missing.stdout
+        extra = '"generator/toolgen/naming.py" = ["PLR0915"]\n'
+        (copy / "pyproject.toml").write_text(original.replace(entry, entry + extra), encoding="utf-8")
+        left = _gate(copy)
+        assert left.returncode == 1 and '"generator/toolgen/naming.py" = [] without PLR0915' in left.stdout
+    finally:
+        (copy / "pyproject.toml").write_text(original, encoding="utf-8")
+    assert _gate(copy).returncode == 0
+
+
+def test_ruffs_limits_are_the_gates(copy: Path) -> None:
+    original = (copy / "pyproject.toml").read_text(encoding="utf-8")
+    assert "max-branches = 20\n" in original
+    try:
+        (copy / "pyproject.toml").write_text(original.replace("max-branches = 20\n", "max-branches = 25\n"),
+                                            encoding="utf-8")
+        done = _gate(copy)
+        assert done.returncode == 1 and "sets PLR0912's limit to 25, the gate's is 20" in done.stdout
+    finally:
+        (copy / "pyproject.toml").write_text(original, encoding="utf-8")
 
 
 def test_ci_runs_the_gate() -> None:

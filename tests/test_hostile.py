@@ -345,10 +345,10 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
     yield prefix
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from _paths(value, prefix + (key,))
+            yield from _paths(value, (*prefix, key))
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _paths(value, prefix + (i,))
+            yield from _paths(value, (*prefix, i))
 
 
 @st.composite

@@ -141,7 +141,7 @@ def test_a_responses_catalog_over_its_limit_is_split_by_namespace(tmp_path: Path
     assert "openai.responses.json" not in files
     index = json.loads(files["openai.responses.parts.json"])
     assert index["every_part"] == 2 and [p["toolsets"] for p in index["parts"]] == [[f"kind{k}"] for k in range(4)]
-    for k, part in enumerate(index["parts"], 1):
+    for k in range(1, len(index["parts"]) + 1):
         catalog = json.loads(files[f"openai.responses.{k}.json"])
         assert [e.get("name", e["type"]) for e in catalog] == ["core", f"kind{k - 1}", "tool_search"]
         assert check_responses_catalog(catalog, max_tools=3) == []

@@ -3,7 +3,8 @@
 Input: what a stage found wrong, and where. Output: `Diagnostic`s, collected in a `DiagnosticSink`
 or raised in a `DiagnosticError`; `display_path` gives the path a message shows.
 
-A diagnostic has a stable `code` (kebab-case, e.g. ``ref-external``), a `severity`, a one-line
+A diagnostic has a stable `code` (kebab-case, e.g. ``ref-external``, registered in
+`toolgen.codes.table`: an unregistered one raises `UnregisteredCode`), a `severity`, a one-line
 `message`, a `location` (file, 1-based line/column and/or JSON pointer) and a `hint` that says what
 to do. Stages collect them in a `DiagnosticSink`; a stage that cannot continue raises
 `DiagnosticError` carrying the error diagnostics. The CLI is the only place that prints them (and
@@ -16,11 +17,10 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
+from .codes.table import Severity, UnregisteredCode, is_registered
 from .shown_text import terminal_safe
 
-Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -69,7 +69,10 @@ class SourceLocation:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One finding: stable code, severity, message, location and a fix hint."""
+    """One finding: stable code, severity, message, location and a fix hint.
+
+    Raises `UnregisteredCode` (a `ValueError`) when `code` is not registered in
+    `toolgen.codes.table`: every code a stage reports is documented there."""
 
     code: str
     severity: Severity
@@ -77,6 +80,10 @@ class Diagnostic:
     location: SourceLocation | None = None
     hint: str | None = None
     tool: str | None = None
+
+    def __post_init__(self) -> None:
+        if not is_registered(self.code):
+            raise UnregisteredCode(self.code)
 
     def render(self) -> str:
         """``file:line:col: severity[code]: message`` followed by an indented hint line: two lines

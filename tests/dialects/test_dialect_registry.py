@@ -35,7 +35,7 @@ def _choices(command: click.Command, option: str) -> tuple[str, ...]:
 
 def test_every_part_takes_its_dialects_from_the_registry() -> None:
     assert names() == tuple(registry()) == ("openai", "anthropic", "mcp", "gemini")
-    assert ALL_ARTIFACTS[: len(names())] == names() and ALL_DIALECTS == names()
+    assert ALL_ARTIFACTS[: len(names())] == names() and names() == ALL_DIALECTS
     assert {d.file for d in registry().values()} <= set(catalog_files()) <= OWNED_NAMES
     assert "openai.responses.json" in catalog_files()
     assert _choices(call_command, "dialect") == names()

@@ -201,7 +201,7 @@ def test_descriptions_only_mode_keeps_the_structure() -> None:
 
 # --- the same on the schemas of real builds ---------------------------------------------------------------
 
-def _shaped(schema: Any, root: Any, rng: Any, depth: int = 0) -> Any:
+def _shaped(schema: Any, root: Any, rng: Any, depth: int = 0) -> Any:  # noqa: PLR0911
     """A value shaped by `schema` (refs followed within `root`), with random slips so both valid and
     invalid values come out."""
     from toolgen.dialects import resolve_local_ref

@@ -101,7 +101,7 @@ def test_by_class_equals_black_on_githubs_include_everything_module(tmp_path: Pa
 
 # --- hostile modules -------------------------------------------------------------------------------
 
-_text = st.text(alphabet=st.sampled_from(list(string.printable) + ["\u2028", "\x0c", "é", "\u00a0", "'", '"', "\\"]),
+_text = st.text(alphabet=st.sampled_from([*string.printable, "\u2028", "\x0c", "é", "\u00a0", "'", '"', "\\"]),
                 max_size=30)
 _name = st.from_regex(r"[A-Z][A-Za-z0-9]{0,12}", fullmatch=True)
 _field = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n))

@@ -26,7 +26,7 @@ from toolgen.testing.tickets_server import TicketsServer
 def test_a_damaged_key_file_is_refused_naming_it(tmp_path: Path, length: int) -> None:
     (tmp_path / "cursor.key").write_bytes(b"\x01" * length)
     (tmp_path / "cursor.key").chmod(0o600)
-    with pytest.raises(ReceiptStoreError, match="cursor.key"):
+    with pytest.raises(ReceiptStoreError, match=r"cursor\.key"):
         open_receipts(str(tmp_path / "receipts.sqlite3"))
 
 

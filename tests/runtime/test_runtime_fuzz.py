@@ -260,7 +260,7 @@ def arguments(reg: Registry, api: str, tool: str) -> st.SearchStrategy[Any]:
             return st.builds(lambda k, o: {**base, **k, **o}, fresh_key,
                              st.dictionaries(st.sampled_from(names), values, max_size=2))
 
-        options = [over(VALUES), over(VALUES), over(JSON_VALUES), over(st.nothing())] + options
+        options = [over(VALUES), over(VALUES), over(JSON_VALUES), over(st.nothing()), *options]
     strategy = st.one_of(*options)
     _STRATEGIES[(api, tool)] = strategy
     return strategy

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import sqlite3
 import time
@@ -247,10 +248,8 @@ def stalled_listener() -> Iterator[str]:
     for _ in range(8):
         filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         filler.setblocking(False)
-        try:
+        with contextlib.suppress(BlockingIOError):
             filler.connect(("127.0.0.1", port))
-        except BlockingIOError:
-            pass
         fillers.append(filler)
     time.sleep(0.1)
     probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -129,7 +129,7 @@ def exchange_per_caller(service_secret: str = "never") -> dict[str, Any]:
     }
 
 
-def make_registry(
+def make_registry(  # noqa: PLR0913
     auth: LoopbackAS,
     api: Upstream,
     *,

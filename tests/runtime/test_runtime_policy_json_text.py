@@ -93,7 +93,7 @@ def test_a_catalog_nested_too_deep_is_refused_at_load(tmp_path: Path) -> None:
     ``toolgen call`` exits 2 (it was a RecursionError with a traceback)."""
     folder = _package(tmp_path, _committed())
     (folder / "mcp.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    with pytest.raises(ValueError, match="mcp.json"):
+    with pytest.raises(ValueError, match=r"mcp\.json"):
         Registry.from_dir(folder)
     done = CliRunner().invoke(main, ["call", str(folder), "list_tickets", "--args", "{}", "--scopes", "ticket:read"])
     assert done.exit_code == 2, done.output

@@ -262,7 +262,7 @@ def test_build_request_refuses_values_that_make_a_dot_segment(style: str, value:
     assert info.value.details.get("pointer") == "/id"
 
 
-STYLED_ALL = STYLED_DOTS + [("matrix", "."), ("matrix", "..")]
+STYLED_ALL = [*STYLED_DOTS, ("matrix", "."), ("matrix", "..")]
 
 
 @pytest.mark.parametrize("style,value", STYLED_ALL, ids=[f"{s}-{v or 'empty'}" for s, v in STYLED_ALL])

@@ -64,7 +64,8 @@ class Tickets:
         return step
 
 
-def _row(tickets: Tickets, name: str, *, mode: str, effect: str, permission: list[str], plan: dict[str, Any],
+def _row(tickets: Tickets, name: str, *, mode: str, effect: str, permission: list[str],  # noqa: PLR0913
+         plan: dict[str, Any],
          intent: str, approval: str = "never", idempotency: Any = None, pair: str | None = None,
          record: Any = None) -> dict[str, Any]:
     base: dict[str, Any] = copy.deepcopy(tickets.rows["get_ticket"])

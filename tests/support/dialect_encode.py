@@ -74,7 +74,7 @@ _ANY = st.recursive(_SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=8)
 
 
-def values(schema: Any, root: Any | None = None, depth: int = 0) -> st.SearchStrategy[Any]:
+def values(schema: Any, root: Any | None = None, depth: int = 0) -> st.SearchStrategy[Any]:  # noqa: PLR0911
     """Values valid under `schema` (the subset the round-trip schemas use: objects with properties or
     additionalProperties, arrays, enums, consts, anyOf, local $refs, primitive types, {})."""
     root = schema if root is None else root

@@ -28,6 +28,7 @@ Every wait is bounded and interruptible by `stop`; handler threads are daemons.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
@@ -324,10 +325,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _abandon(self) -> None:
         """Close the connection without an answer."""
         self.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             self.wfile.flush()
-        except OSError:
-            pass
 
     # -- dispatch ----------------------------------------------------------------------------------
 
@@ -371,7 +370,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(409, json.dumps(KEY_IN_USE_BODY).encode(), [], "application/json")
             return
         if decision == "replay" and stored is not None:
-            self._answer(stored.status, stored.body, stored.headers + [("Idempotent-Replayed", "true")], None)
+            self._answer(stored.status, stored.body, [*stored.headers, ("Idempotent-Replayed", "true")], None)
             return
         status, data, headers, ctype = self._response_for(srv, rec, route, fault)
         outcome = _Stored(status, headers + ([("Content-Type", ctype)] if data else []), data)
@@ -642,7 +641,7 @@ def _strip_key_pairs(value: Any, names: set[str]) -> Any:
     return value
 
 
-def preview_mismatches(preview: dict[str, Any], *, method: str, path: str, raw_query: str,
+def preview_mismatches(preview: dict[str, Any], *, method: str, path: str, raw_query: str,  # noqa: PLR0913
                        headers: list[tuple[str, str]], body: bytes,
                        secret_headers: AbstractSet[str] = frozenset(),
                        secret_query: AbstractSet[str] = frozenset(), key_header: str | None = None,

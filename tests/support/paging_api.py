@@ -171,7 +171,7 @@ class PagingServer(LoopbackServer):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
-    def answer(self, style: str, path: str, q: dict[str, str],
+    def answer(self, style: str, path: str, q: dict[str, str],  # noqa: PLR0911
                items: list[dict[str, Any]]) -> tuple[Any, dict[str, str]]:
         """(body, headers) of one page. Raises KeyError or ValueError on a paging parameter the
         style does not understand (the handler answers 400)."""

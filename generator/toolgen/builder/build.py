@@ -92,7 +92,8 @@ class ApiBuild:
         return [d for d in self.diagnostics if d.severity == "error"]
 
 
-def build_api(intent_path: Path, out: Path, *, name: str | None = None, spec: Path | None = None,
+def build_api(intent_path: Path, out: Path, *, name: str | None = None,  # noqa: PLR0913
+              spec: Path | None = None,
               emit: tuple[Artifact, ...] = ALL_ARTIFACTS, progress: Progress | None = None,
               base: Path | None = None, spec_overrides: dict[str, str] | None = None,
               lint: LintSettings | None = None, run_lint: bool = True,
@@ -171,7 +172,7 @@ def _gc_resumed() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,
+def _build_api(intent_path: Path, out: Path, *, name: str | None, spec: Path | None,  # noqa: PLR0913
                emit: tuple[Artifact, ...], progress: Progress | None, base: Path | None,
                spec_overrides: dict[str, str] | None, lint: LintSettings, run_lint: bool,
                options: DialectOptions, worker: Worker | None = None, cache: Cache | None = None) -> ApiBuild:
@@ -247,7 +248,8 @@ def emitted_dialects(emit: tuple[Artifact, ...]) -> tuple[str, ...]:
 WORKER_MIN_TOOLS = 100
 
 
-def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap, sink: DiagnosticSink,
+def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap,  # noqa: PLR0913
+                sink: DiagnosticSink,
                 timings: dict[str, float], *, emit: tuple[Artifact, ...], progress: Progress | None,
                 base: Path | None, lint: LintSettings, run_lint: bool, options: DialectOptions, api: str,
                 out: Path, intent_path: Path, spec_path: Path, package: Pending[dict[str, str]] | None,
@@ -332,7 +334,7 @@ def _relocated(diagnostics: list[Diagnostic], file: str, display: str) -> list[D
             if d.location is not None and d.location.file == file else d for d in diagnostics]
 
 
-def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],
+def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],  # noqa: PLR0913
                progress: Advance | None = None, *, catalogs: Catalogs | None = None,
                sizes: list[ToolSize] | None = None, package: Pending[dict[str, str]] | None = None,
                pieces: BuildPieces | None = None, semantic_search: str | None = None,

@@ -38,6 +38,7 @@ cannot be written (read-only folder, full disk) costs the time it would have sav
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -252,10 +253,8 @@ class Cache:
                 fh.write(payload)
             os.replace(tmp, path)
         except OSError:
-            try:
+            with contextlib.suppress(OSError):
                 tmp.unlink()
-            except OSError:
-                pass
 
     def memo(self, kind: str, key: str, compute: Callable[[], bytes]) -> bytes:
         """The entry under `key`, or `compute()` stored under it."""

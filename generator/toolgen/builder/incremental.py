@@ -52,7 +52,7 @@ from .worker import Pending, Worker, run_with
 T = TypeVar("T")
 
 
-def inputs_key(intent_path: Path, *, name: str | None = None, spec: Path | None = None,
+def inputs_key(intent_path: Path, *, name: str | None = None, spec: Path | None = None,  # noqa: PLR0913
                emit: tuple[Artifact, ...] = ALL_ARTIFACTS, base: Path | None = None,
                spec_overrides: dict[str, str] | None = None, lint: LintSettings | None = None,
                run_lint: bool = True, dialect_options: DialectOptions | None = None,

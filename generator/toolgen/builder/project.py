@@ -192,10 +192,12 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
     except FileNotFoundError:
         raise DiagnosticError([Diagnostic("project-not-found", "error", f"no project file {display}",
                                           SourceLocation(display),
-                                          "run toolgen in the folder that holds toolgen.yaml, pass --project, "
-                                          "or build one intent map: toolgen build INTENT_MAP --out DIR")])
+                                          "run toolgen in the folder that holds toolgen.yaml, pass "
+                                          "--project, or build one intent map: "
+                                          "toolgen build INTENT_MAP --out DIR")]) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
-        raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
+        raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}",
+                                          SourceLocation(display))]) from None
     checked_tree(root_node, text, display)  # aliases bounded before plain_yaml expands them
     data = plain_yaml(root_node)
     try:
@@ -211,7 +213,7 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
             diags.append(Diagnostic("project-invalid", "error", f"{'.'.join(tokens) or 'toolgen.yaml'}: {msg}",
                                     SourceLocation(display, line, col, "/" + "/".join(tokens)),
                                     "see README.md, 'The project file'"))
-        raise DiagnosticError(diags)
+        raise DiagnosticError(diags) from None
     base = path.parent
     names = [a.name for a in model.apis]
     dup = sorted({n for n in names if names.count(n) > 1})

@@ -18,6 +18,7 @@ is killed closes the pipe, on which the worker ends.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -96,10 +97,9 @@ class Worker:
             raise self._died() from exc
 
         def compute() -> T:
-            try:
+            # the worker is through and has closed its end: its outcome is waiting
+            with contextlib.suppress(OSError):
                 self._conn.send("help")
-            except OSError:
-                pass  # the worker is through and has closed its end: its outcome is waiting
             kind, value = self._receive()
             taken: list[Any] = []
             if kind == "share":
@@ -152,10 +152,8 @@ def _serve(conn: Connection, build_end: Connection, warm: Callable[[], object] |
     build_end.close()
     _collect_in_worker()
     if warm is not None:
-        try:
+        with contextlib.suppress(Exception):  # only an optimisation; the job reports real failures
             warm()
-        except Exception:  # noqa: BLE001, S110 - only an optimisation; the job reports real failures
-            pass
     try:
         prepare, each, arg = conn.recv()
     except (EOFError, OSError):

@@ -23,6 +23,7 @@ clone of toolgen) · 3 internal error.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -153,10 +154,8 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
     api = json.loads((folder / "policy.json").read_text(encoding="utf-8")).get("api", folder.name)
     tasks = load_tasks(tasks_path or Path("evals") / f"{api}.yaml")
     if replay is not None and not only:
-        try:
+        with contextlib.suppress(OSError, ValueError, KeyError):
             only = tuple(json.loads((replay / "results.json").read_text(encoding="utf-8"))["meta"].get("only") or ())
-        except (OSError, ValueError, KeyError):
-            pass
     if only:
         tasks = replace(tasks, tasks=tuple(t for t in tasks.tasks if any(fnmatch(t.id, g) for g in only)))
         if not tasks.tasks:

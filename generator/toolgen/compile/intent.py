@@ -181,7 +181,8 @@ class LimitSpec(_Strict):
     def _duration(cls, value: int | str | None) -> int | str | None:
         if value is None:
             return None
-        if isinstance(value, str) and not re.fullmatch(DURATION_RE, value) or isinstance(value, int) and value < 1:
+        if ((isinstance(value, str) and not re.fullmatch(DURATION_RE, value))
+                or (isinstance(value, int) and value < 1)):
             raise ValueError("a window is a positive number of seconds or digits and a unit: 30s, 1m, 1h, 1d")
         if duration_s(value) > MAX_LIMIT_WINDOW_S:
             raise ValueError(f"a window is at most {MAX_LIMIT_WINDOW_S} seconds (30d)")
@@ -547,16 +548,19 @@ def load_intent_map(path: Path, display: str | None = None, remember: Remember =
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise DiagnosticError([Diagnostic("file-not-found", "error", f"intent map not found: {display}",
-                                          SourceLocation(display), "check the path")])
+                                          SourceLocation(display), "check the path")]) from None
     except IsADirectoryError:
         raise DiagnosticError([Diagnostic("file-unreadable", "error", f"{display} is a folder, not an intent map",
-                                          SourceLocation(display), "name the intent map's .yaml file")])
+                                          SourceLocation(display),
+                                          "name the intent map's .yaml file")]) from None
     except UnicodeDecodeError as exc:
         raise DiagnosticError([Diagnostic("file-encoding", "error", f"{display} is not UTF-8 text (byte {exc.start})",
-                                          SourceLocation(display), "save the intent map as UTF-8 YAML")])
+                                          SourceLocation(display),
+                                          "save the intent map as UTF-8 YAML")]) from None
     except OSError as exc:
         raise DiagnosticError([Diagnostic("file-unreadable", "error", f"cannot read {display}: {exc.strerror}",
-                                          SourceLocation(display), "check that the file exists and is readable")])
+                                          SourceLocation(display),
+                                          "check that the file exists and is readable")]) from None
     last = _LAST_LOADED.get((str(path), display))
     if last is not None and last[0] == text:
         return last[1]  # `toolgen build` reads the map for its inputs' key, then builds from it
@@ -588,9 +592,10 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
         raise DiagnosticError([Diagnostic(
             "yaml-syntax", "error", f"invalid YAML: {exc.problem}",
             SourceLocation(display, mark.line + 1 if mark else None, mark.column + 1 if mark else None),
-            "fix the YAML syntax at this position")])
+            "fix the YAML syntax at this position")]) from None
     except Exception as exc:  # noqa: BLE001 - ruamel raises several unrelated error types for bad input
-        raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
+        raise DiagnosticError([Diagnostic("yaml-syntax", "error", f"invalid YAML: {exc}",
+                                          SourceLocation(display))]) from None
     if root is None:
         root = {}
     if not isinstance(root, dict):
@@ -614,7 +619,7 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
             message, hint = _explain(err, loc, data)
             diagnostics.append(Diagnostic("intent-invalid", "error", message,
                                           SourceLocation(display, line, col, pointer), hint))
-        raise DiagnosticError(diagnostics)
+        raise DiagnosticError(diagnostics) from None
     return LoadedIntentMap(model, path, display, root, text)
 
 
@@ -629,8 +634,8 @@ def _other_branch(err: Any) -> bool:
     if "approval" not in loc or loc.index("approval") + 1 >= len(loc):
         return False
     branch = loc[loc.index("approval") + 1]
-    return (branch.startswith("literal[") and isinstance(err.get("input"), dict)
-            or branch == "ApprovalCondition" and err["type"] == "model_type")
+    return ((branch.startswith("literal[") and isinstance(err.get("input"), dict))
+            or (branch == "ApprovalCondition" and err["type"] == "model_type"))
 
 
 _FIELD_DOCS = {

@@ -204,21 +204,21 @@ def _read(path: Path, display: str, remember: Remember = computed
     except FileNotFoundError:
         raise DiagnosticError([Diagnostic(
             "file-not-found", "error", f"file not found: {display}", SourceLocation(display),
-            "check the path (relative paths are resolved against the file that names them)")])
+            "check the path (relative paths are resolved against the file that names them)")]) from None
     except IsADirectoryError:
         raise DiagnosticError([Diagnostic(
             "file-unreadable", "error", f"{display} is a folder, not a file", SourceLocation(display),
-            "name the OpenAPI document itself (a .json or .yaml file)")])
+            "name the OpenAPI document itself (a .json or .yaml file)")]) from None
     except OSError as exc:
         raise DiagnosticError([Diagnostic(
             "file-unreadable", "error", f"cannot read {display}: {exc.strerror}", SourceLocation(display),
-            "check that the file exists and is readable")])
+            "check that the file exists and is readable")]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DiagnosticError([Diagnostic(
             "file-encoding", "error", f"{display} is not UTF-8 (byte {exc.start})", SourceLocation(display),
-            "save the file as UTF-8")])
+            "save the file as UTF-8")]) from None
     stripped = text.lstrip()
     if path.suffix.lower() == ".json" or stripped.startswith("{"):
         try:
@@ -239,7 +239,7 @@ def _read(path: Path, display: str, remember: Remember = computed
                     hint = "remove the trailing comma before this position (JSON allows none)"
                 raise DiagnosticError([Diagnostic(
                     "json-syntax", "error", f"invalid JSON: {exc.msg}",
-                    SourceLocation(display, exc.lineno, exc.colno), hint)])
+                    SourceLocation(display, exc.lineno, exc.colno), hint)]) from None
     try:
         loader = _counting_loader(_YamlLoader)(text)
         try:
@@ -255,10 +255,10 @@ def _read(path: Path, display: str, remember: Remember = computed
         problem = exc.problem or str(exc)
         raise DiagnosticError([Diagnostic(
             "yaml-syntax", "error", f"invalid YAML: {problem}", SourceLocation(display, line, col),
-            "fix the YAML syntax at this position")])
+            "fix the YAML syntax at this position")]) from None
     except yaml.YAMLError as exc:
         raise DiagnosticError([Diagnostic(
-            "yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))])
+            "yaml-syntax", "error", f"invalid YAML: {exc}", SourceLocation(display))]) from None
     except ValueError as exc:  # an integer longer than Python reads
         raise _too_long(text, display, exc) from None
     merged: list[bool] = []
@@ -385,7 +385,7 @@ def checked_tree(data: Any, text: str, display: str) -> Any:
         on_path.add(key)
         stack.append((node, tokens, True))
         pairs = node.items() if isinstance(node, dict) else enumerate(node)
-        stack.extend((v, tokens + [str(k)], False) for k, v in pairs)
+        stack.extend((v, [*tokens, str(k)], False) for k, v in pairs)
     total = sizes.get(id(data), 1)
     if total - distinct > MAX_ALIAS_EXPANSION:
         raise DiagnosticError([Diagnostic(
@@ -432,11 +432,11 @@ def surrogate_paths(data: Any, limit: int = 5) -> list[list[str]]:
             for key, value in reversed(list(node.items())):
                 key_text = str(key)
                 if _SURROGATE.search(key_text):
-                    found.append(path + [key_text])
+                    found.append([*path, key_text])
                 else:
-                    stack.append((value, path + [key_text]))
+                    stack.append((value, [*path, key_text]))
         elif isinstance(node, list):
-            stack.extend((v, path + [str(i)]) for i, v in reversed(list(enumerate(node))))
+            stack.extend((v, [*path, str(i)]) for i, v in reversed(list(enumerate(node))))
     return found[:limit]
 
 

@@ -9,6 +9,7 @@ use it to put every diagnostic at ``file:line:col``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -142,8 +143,8 @@ def _scan_json(text: str, pointers: list[str], objects: Sequence[str]
                 pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
                 pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
                 if key in node:
-                    offsets[path + (key,)] = key_start
-                    walk(pos, node[key], path + (key,))
+                    offsets[(*path, key)] = key_start
+                    walk(pos, node[key], (*path, key))
                 _, pos = _DECODER.raw_decode(text, pos)
                 pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
                 if pos < len(text) and text[pos] == ",":
@@ -154,18 +155,17 @@ def _scan_json(text: str, pointers: list[str], objects: Sequence[str]
             while pos < len(text) and text[pos] != "]":
                 token = str(index)
                 if token in node:
-                    offsets[path + (token,)] = pos
-                    walk(pos, node[token], path + (token,))
+                    offsets[(*path, token)] = pos
+                    walk(pos, node[token], (*path, token))
                 _, pos = _DECODER.raw_decode(text, pos)
                 pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
                 if pos < len(text) and text[pos] == ",":
                     pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
                 index += 1
 
-    try:
+    # text and data disagree (cannot happen for text we parsed): best effort
+    with contextlib.suppress(ValueError, IndexError):
         walk(offsets[()], trie, ())
-    except (ValueError, IndexError):  # text and data disagree (cannot happen for text we parsed): best effort
-        pass
     return offsets, members
 
 

@@ -108,7 +108,7 @@ def dialect(name: str) -> Dialect:
 
 
 def check_catalog(name: str, tools: list[dict[str, Any]], *,
-                  max_tools: int | None | Literal["default"] = "default") -> list[Violation]:
+                  max_tools: int | Literal["default"] | None = "default") -> list[Violation]:
     """Check a catalog of dialect `name` against its provider's rules; an empty list means it conforms.
     `max_tools`: the cap on tools per request (default: the provider's own; None skips the check).
     Raises ValueError for an unknown dialect."""

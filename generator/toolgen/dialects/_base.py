@@ -259,13 +259,13 @@ def apply_nullable(schema: dict[str, JSON]) -> dict[str, JSON]:
     types = types_of(s)
     if types is not None:
         if "null" not in types:
-            s["type"] = types + ["null"]
+            s["type"] = [*types, "null"]
         if isinstance(s.get("enum"), list) and None not in s["enum"]:
-            s["enum"] = list(s["enum"]) + [None]
+            s["enum"] = [*s["enum"], None]
         return s
     if isinstance(s.get("enum"), list):
         if None not in s["enum"]:
-            s["enum"] = list(s["enum"]) + [None]
+            s["enum"] = [*s["enum"], None]
         return s
     if any(k in s for k in ("$ref", "anyOf", "oneOf", "allOf")):
         return or_null(s)

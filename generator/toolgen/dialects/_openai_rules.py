@@ -195,7 +195,7 @@ def _check_object(report: Report, tool: str, where: str, node: dict[str, JSON]) 
     if not isinstance(props, dict):
         report.add(tool, where, "A.1-object-properties", "object without properties")
         props = {}
-    if node.get("additionalProperties", None) is not False:
+    if node.get("additionalProperties") is not False:
         report.add(tool, where, "A.2-additionalProperties",
                    "'additionalProperties' is required to be supplied and to be false")
     required = node.get("required")

@@ -153,7 +153,7 @@ def mcp_output_schema(canonical: dict[str, JSON]) -> DialectSchema:
     return DialectSchema(out, tuple(notes), False, tuple(ref_warnings(out, "mcp")))
 
 
-def mcp_tool(
+def mcp_tool(  # noqa: PLR0913
     name: str,
     description: str,
     canonical_input: dict[str, JSON],

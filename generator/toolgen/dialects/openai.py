@@ -140,7 +140,7 @@ def _null_consistent(node: dict[str, JSON]) -> dict[str, JSON]:
     if types is None or "null" not in types:
         return node
     if isinstance(node.get("enum"), list) and None not in node["enum"]:
-        node["enum"] = list(node["enum"]) + [None]
+        node["enum"] = [*node["enum"], None]
     if "const" in node and node["const"] is not None:
         node["enum"] = [node.pop("const"), None]
     return node
@@ -160,16 +160,16 @@ def _widen_null(node: JSON) -> JSON:
     changed = False
     if isinstance(s.get("anyOf"), list):
         if not any(_admits_null(b) for b in s["anyOf"]):
-            s["anyOf"] = list(s["anyOf"]) + [{"type": "null"}]
+            s["anyOf"] = [*s["anyOf"], {"type": "null"}]
         changed = True
     types = types_of(s)
     if types is not None:
         if "null" not in types:
-            s["type"] = types + ["null"]
+            s["type"] = [*types, "null"]
         changed = True
     if isinstance(s.get("enum"), list):
         if None not in s["enum"]:
-            s["enum"] = list(s["enum"]) + [None]
+            s["enum"] = [*s["enum"], None]
         changed = True
     if "const" in s:
         s["enum"] = [s.pop("const"), None]
@@ -278,7 +278,7 @@ class _OpenAIStrict:
                 merged[key] = value
             elif merged[key] != value:
                 merged.setdefault("allOf", [])
-                merged["allOf"] = list(merged["allOf"]) + [{key: value}]
+                merged["allOf"] = [*merged["allOf"], {key: value}]
         return merged
 
     def ref(self, schema: dict[str, JSON], ptr: str, label: str, path: tuple[str, ...], level: int) -> JSON:
@@ -383,7 +383,7 @@ class _OpenAIStrict:
         if isinstance(node.get("title"), str):
             out["title"] = node["title"]
         out["description"] = f"{desc.rstrip()} ({text})" if isinstance(desc, str) and desc.strip() else f"({text})"
-        nullable = types is not None and "null" in types or node.get("nullable") is True
+        nullable = (types is not None and "null" in types) or node.get("nullable") is True
         out["type"] = ["string", "null"] if nullable else "string"
         lenient = ((types is not None and "string" in types) or "anyOf" in node or "oneOf" in node
                    or any(step.startswith("|") for step in path))
@@ -400,7 +400,7 @@ class _OpenAIStrict:
                     level: int) -> JSON:
         """A typed map (``additionalProperties: <schema>``) as an array of ``{key, value}`` entries."""
         value = self.node(schema["additionalProperties"], f"{ptr}/additionalProperties",
-                          label_child(label, "additionalProperties"), path=path + (MAP_VALUES_STEP,),
+                          label_child(label, "additionalProperties"), path=(*path, MAP_VALUES_STEP),
                           level=level + 2)
         moved = [(k, v) for k, v in schema.items()
                  if k not in ("type", "description", "title", "additionalProperties", "properties", "required",
@@ -524,7 +524,7 @@ class _OpenAIStrict:
             elif key in ("anyOf", "oneOf"):
                 if isinstance(value, list):
                     parts["anyOf"] = [self.node(b, f"{ptr}/{key}/{i}", label_child(label, key, i),
-                                                path=path + (branch_step(i),), level=level)
+                                                path=(*path, branch_step(i)), level=level)
                                       for i, b in enumerate(value)]
             elif key == "enum":
                 parts["enum"] = _dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
@@ -545,7 +545,7 @@ class _OpenAIStrict:
         if items is MISSING or isinstance(items, list):
             self.block(ptr, "array without a single items schema (A.2 Array keywords)")
             return {}
-        return self.node(items, f"{ptr}/items", label_child(label, "items"), path=path + (ITEMS_STEP,),
+        return self.node(items, f"{ptr}/items", label_child(label, "items"), path=(*path, ITEMS_STEP),
                          level=level)
 
     def object_parts(self, schema: dict[str, JSON], parts: dict[str, JSON], ptr: str, label: str,
@@ -562,7 +562,7 @@ class _OpenAIStrict:
         out_props: dict[str, JSON] = {}
         for name, sub in (props or {}).items():
             child = self.node(sub, f"{ptr}/properties/{escape_token(name)}",
-                              label_child(label, "properties", name), path=path + (prop_step(name),),
+                              label_child(label, "properties", name), path=(*path, prop_step(name)),
                               level=level)
             out_props[name] = child if name in required or not self.widen_optional else _widen_null(child)
         undeclared = [r for r in required if r not in out_props]

@@ -178,7 +178,7 @@ def _upfront_lines(catalogs: Catalogs, sizes: list[ToolSize], remember: Remember
     if large:
         lines += ["", (f"OpenAI advises fewer than {NAMESPACE_ADVISED_FUNCTIONS} functions per namespace (F.1); "
                        "these toolsets have more: " + ", ".join(f"{_code(n)} ({k})" for n, k in large) + ".")]
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _parts_lines(catalogs: Catalogs) -> list[str]:
@@ -234,7 +234,7 @@ def _strict_lines(catalogs: Catalogs, ir: ApiIR) -> list[str]:
                        "then other writes, previews, reads)."), "",
                   "| tool | anthropic strict |", "|---|---|"]
         lines += [f"| {_code(t)} | {_md(d)} |" for t, d in decisions]
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _non_strict_lines(ir: ApiIR, functions: list[dict[str, Any]]) -> list[str]:

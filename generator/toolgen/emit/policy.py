@@ -128,7 +128,7 @@ def rewrites_markdown(rows: list[PolicyRow]) -> list[str]:
     found = [(row.tool, dialect, r) for row in sorted(rows, key=lambda row: row.tool)
              for dialect, records in sorted(row.dialect_rewrites.items()) for r in records if r.get("kind") != "ref"]
     if not found:
-        return lines + ["None: every dialect sends the canonical arguments."]
+        return [*lines, "None: every dialect sends the canonical arguments."]
     lines += ["| tool | dialect | argument | sent as |", "|---|---|---|---|"]
     for tool, dialect, r in found:
         where = _path_text(list(r.get("path") or []))
@@ -257,10 +257,7 @@ def _row_line(r: PolicyRow) -> str:
         retry = ("none" if r.retry.max_attempts <= 1
                  else f"{r.retry.max_attempts}× within {_ms(r.retry.deadline_ms)}")
         timeout = _ms(r.timeout_ms)
-    if r.pagination is None:
-        pages = "—"
-    else:
-        pages = f"{r.pagination.style}, ≤{r.pagination.max_page_size}"
+    pages = "—" if r.pagination is None else f"{r.pagination.style}, ≤{r.pagination.max_page_size}"
     out = []
     if r.output.fields:
         out.append(f"{len(r.output.fields)} field{'s' if len(r.output.fields) != 1 else ''}")
@@ -423,7 +420,7 @@ def narrowed_markdown(rows: list[PolicyRow]) -> list[str]:
         for n in r.narrowed:
             changes.setdefault((n.arg, _narrowed_text(n)), []).append(r.intent)
     if not changes:
-        return lines + ["None: every argument has the spec's schema."]
+        return [*lines, "None: every argument has the spec's schema."]
     lines += ["| argument | change | intents |", "|---|---|---|"]
     for (arg, change), intents in sorted(changes.items(), key=lambda kv: (kv[1][0], kv[0])):
         lines.append(f"| {_code(arg)} | {change} | {', '.join(_code(i) for i in intents)} |")

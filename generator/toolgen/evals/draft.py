@@ -77,7 +77,7 @@ def draft_tasks(policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]],
     return TaskFile(api=api, package=package, tasks=tuple(tasks))
 
 
-def _task(api: str, task_id: str, tool: str, kind: Any, prompt: str, expect: str | None,
+def _task(api: str, task_id: str, tool: str, kind: Any, prompt: str, expect: str | None,  # noqa: PLR0913
           constraints: Sequence[Constraint], *, writes: int = 0, approve: bool = False) -> Task:
     return Task(id=task_id, tool=tool, kind=kind, prompt=prompt, expect_tool=expect,
                 constraints=tuple(constraints), writes=writes, approve=approve, split=split_for(api, task_id))
@@ -182,7 +182,7 @@ def _prompt(intent: _Intent, n: int) -> tuple[str, list[Constraint]]:
 
 def _closeness(a: _Intent, b: _Intent) -> tuple[int, int]:
     common = 0
-    for x, y in zip(a.path, b.path):
+    for x, y in zip(a.path, b.path, strict=False):  # the shared leading segments of two paths
         if x != y:
             break
         common += 1

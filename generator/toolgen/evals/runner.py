@@ -109,7 +109,7 @@ def exchange_file(folder: Path, run: int, task: Task) -> Path:
     return folder / "exchanges" / f"run-{run}" / (task.id.replace("/", "--") + ".json")
 
 
-def run_eval(tasks: TaskFile, provider: str, model: str, runs: int, via: Live | Replay, *,
+def run_eval(tasks: TaskFile, provider: str, model: str, runs: int, via: Live | Replay, *,  # noqa: PLR0913
              upstream: str | None = None, upstream_token: str | None = None, scripted: bool = False,
              progress: Callable[[int, Task, TaskOutcome], None] | None = None) -> RunResults:
     """Run every task `runs` times (see the module docstring). Raises `ValueError` for an unknown

@@ -164,7 +164,7 @@ class _Checker:
         op = str(operator.data)
         if op == "relation_in":
             return self._in(left, right, right_node)
-        if "dyn" in (left, right) or left == right and not isinstance(left, dict):
+        if "dyn" in (left, right) or (left == right and not isinstance(left, dict)):
             return "bool"
         if left in _NUMERIC and right in _NUMERIC:
             return "bool"
@@ -238,7 +238,7 @@ class _Checker:
                 raise _Refused(f"{_source(target)} has no member {name!r} (its members: {known})",
                                node.children[1] if len(getattr(node, "children", ())) > 1 else node)
             return kind[name]
-        if kind == "dyn" or isinstance(kind, tuple) and kind[0] == "map":
+        if kind == "dyn" or (isinstance(kind, tuple) and kind[0] == "map"):
             return "dyn" if kind == "dyn" else kind[1]
         raise _Refused(f"a {_shown(kind)} has no members (.{name})", node)
 
@@ -431,7 +431,7 @@ class Condition:
             activation = {"args": _typed(args, self.types),
                           "caller": json_to_cel({"id": str(caller_id), "scopes": [str(s) for s in scopes]})}
             value = self.program.evaluate(activation)
-        except Exception as exc:  # noqa: BLE001 - any failure of the expression asks for approval
+        except Exception as exc:  # noqa: BLE001 - any evaluation error requires approval (fail closed)
             return True, f"evaluation failed ({type(exc).__name__})"
         from celpy import celtypes
 

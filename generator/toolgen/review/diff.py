@@ -21,7 +21,6 @@ listed after. Catalog tokens are counted per tool, as REPORT.md counts them.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field, fields
@@ -97,7 +96,8 @@ def coded_tools(catalogs: list[Any]) -> frozenset[str]:
         if entry.get("type") == "namespace" and isinstance(entry.get("tools"), list):
             stack.extend(entry["tools"])
         callers = entry.get("allowed_callers")
-        if isinstance(callers, list) and any(c != "direct" for c in callers) and isinstance(entry.get("name"), str):
+        named = isinstance(entry.get("name"), str)
+        if named and isinstance(callers, list) and any(c != "direct" for c in callers):
             found.add(entry["name"])
     return frozenset(found)
 
@@ -134,7 +134,7 @@ def read_dir(path: Path) -> dict[str, Surface]:
                                  for n in CALLER_CATALOGS if (folder / n).is_file()])
         except (OSError, ValueError) as exc:
             raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
-                                              SourceLocation(where))])
+                                              SourceLocation(where))]) from None
         surface = _surface(policy, mcp, where, coded)
         out[surface.api] = surface
     return out
@@ -145,7 +145,8 @@ def _git(*args: str) -> str:
         proc = subprocess.run(["git", *args], check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
         raise DiagnosticError([Diagnostic("diff-git-error", "error", f"cannot run git: {exc}", None,
-                                          "install git, or compare two folders: toolgen diff OLD_DIR NEW_DIR")])
+                                          "install git, or compare two folders: "
+                                          "toolgen diff OLD_DIR NEW_DIR")]) from None
     if proc.returncode != 0:
         raise DiagnosticError([Diagnostic("diff-git-error", "error", f"git {' '.join(args)}: "
                                           f"{proc.stderr.strip() or 'failed'}", None,
@@ -201,7 +202,8 @@ def read_git(ref: str, directory: str) -> dict[str, Surface]:
             coded = coded_tools([json.loads(_git("show", f"{ref}:./{rel}/{n}")) for n in CALLER_CATALOGS
                                  if f"{folder}/{n}" in files])
         except ValueError as exc:
-            raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}", None)])
+            raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
+                                              None)]) from None
         surface = _surface(policy, mcp, where, coded)
         out[surface.api] = surface
     return out
@@ -526,6 +528,11 @@ def _around(text: str, start: int, end: int, width: int = SHOWN) -> str:
     return _clip(text, lo, hi, width)
 
 
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
 def describe_change(old: str, new: str, width: int = SHOWN) -> str:
     """“old” → “new”, shortened to the part that changed (with a little context), for a review."""
     old, new = " ".join(old.split()), " ".join(new.split())
@@ -533,9 +540,9 @@ def describe_change(old: str, new: str, width: int = SHOWN) -> str:
         return f"description added: “{_clip(new, 0, len(new), width)}”"
     if not new:
         return f"description removed (was “{_clip(old, 0, len(old), width)}”)"
-    prefix = len(os.path.commonprefix([old, new]))
+    prefix = _common_prefix(old, new)
     limit = min(len(old), len(new)) - prefix
-    suffix = min(limit, len(os.path.commonprefix([old[::-1], new[::-1]])))
+    suffix = min(limit, _common_prefix(old[::-1], new[::-1]))
     start = 0
     if prefix > 20:  # keep a few words before the change
         start = old.find(" ", prefix - 20) + 1 or prefix
@@ -637,7 +644,7 @@ def render_markdown(result: DiffResult, base: str, head: str) -> str:
             continue
         lines += [f"### {title}", ""]
         for api in sorted({c.api for c in changes}):
-            lines += [f"**{_cell(api)}**", ""] + _table([c for c in changes if c.api == api]) + [""]
+            lines += [f"**{_cell(api)}**", "", *_table([c for c in changes if c.api == api]), ""]
     lines += ["### Catalog size", "", "| API | tools | MCP tokens (o200k) | Δ |", "|---|---|---|---|"]
     for api in sorted(result.tokens):
         (ot, nt), (oc, nc) = result.tokens[api], result.tools[api]

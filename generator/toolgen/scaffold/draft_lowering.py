@@ -25,6 +25,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from ..codes.table import DESCRIPTION_LIMIT
 from ..compile.intent import IntentMap, LoadedIntentMap
 from ..compile.ir import ApiIR
 from ..compile.load import SpecDocument
@@ -35,7 +36,6 @@ from ..compile.operations import Operation
 from ..diagnostics import Diagnostic, DiagnosticSink
 from ..remember import Memo
 from ..review.lint import LintInput, LintSettings, apply_severity, lint_api
-from ..review.lint.rules import DESCRIPTION_LIMIT
 
 
 class _SameDocumentKeys(OperationKeys):

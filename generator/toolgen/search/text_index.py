@@ -291,7 +291,7 @@ def analyse_query(query: str) -> tuple[list[str], list[str], list[str], set[str]
     for i, word in enumerate(words):
         if word in PREPOSITIONS and head:
             break
-        if i == 0 and any(word in ws for ws in ACTION_WORDS.values()) or word in ACTION_WORDS:
+        if (i == 0 and any(word in ws for ws in ACTION_WORDS.values())) or word in ACTION_WORDS:
             continue
         head.append(word)
     head_expanded = [*head, *(w for word in head for w in WORD_SYNONYMS.get(word, ()))]
@@ -359,7 +359,7 @@ def _object_nouns(path: str) -> list[str]:
     return words
 
 
-def _action_of(row: Mapping[str, Any], title: str, body: str) -> str:
+def _action_of(row: Mapping[str, Any], title: str, body: str) -> str:  # noqa: PLR0911
     """The action class of an operation: from its effect, the first verb of its title, operationId or
     description, and the shape of its path."""
     if row.get("composite"):

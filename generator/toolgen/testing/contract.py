@@ -152,7 +152,8 @@ def _from_class(items: list[Any]) -> str:
     return "a"
 
 
-def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[str, Any] | None = None,
+def synthesise(schema: Any, root: Mapping[str, Any], *, arg_examples: Mapping[str,
+               Any] | None = None,
                name: str | None = None, depth: int = 0) -> Any:
     """A value valid for `schema` (best effort; the caller validates). `arg_examples` overrides by
     property name at any depth. In order: the example given for `name`; the schema's own value

@@ -20,6 +20,7 @@ keeps its data in memory (60 tickets, ``T-100`` … ``T-159``) and behaves like 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import threading
 import time
@@ -266,10 +267,8 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in headers.items():
             self.send_header(k, v)
         self.end_headers()
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
     def _history(self, ticket_id: str) -> None:
         state = self.server.state
@@ -280,10 +279,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._problem(404, "Not Found", f"Ticket {ticket_id} does not exist.")
             return
         entries = [{"at": ticket["created_at"], "event": "created", "actor": "customer"}]
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._send(200, {"entries": entries})
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
 
 class TicketsHTTPServer(ThreadingHTTPServer):

@@ -1,8 +1,9 @@
 """One finding, one severity: the build, `toolgen lint` in every format and REPORT.md agree.
 
-The rule table (`toolgen.review.lint.rules.RULES`) is the only severity table: a diagnostic the
-build emits at a fixed severity is emitted at the rule's severity, and lint passes build
-diagnostics through unchanged (configured severities apply to both alike)."""
+The registry of codes (`toolgen.codes.table`, whose lint rules `toolgen.review.lint.rules.RULES`
+lists) is the only severity table: a diagnostic the build emits at a fixed severity is emitted at
+its code's severity, and lint passes build diagnostics through unchanged (configured severities
+apply to both alike)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from toolgen.cli import main
-from toolgen.review.lint import RULES
+from toolgen.codes import CODES
 
 GENERATOR = Path(__file__).resolve().parents[3] / "generator" / "toolgen"
 
@@ -42,7 +43,7 @@ components:
 
 def test_the_build_emits_every_rule_at_the_rule_table_severity() -> None:
     """Every `sink.error/warning/info("code", ...)` and `Diagnostic("code", "sev", ...)` in the
-    generator uses the severity the rule table gives that code."""
+    generator uses the severity the registry gives that code."""
     call = re.compile(r"\.(error|warning|info)\(\s*\"([a-z0-9-]+)\"")
     made = re.compile(r"Diagnostic\(\s*\"([a-z0-9-]+)\",\s*\"(error|warning|info)\"")
     seen: list[tuple[str, str, str]] = []
@@ -51,8 +52,8 @@ def test_the_build_emits_every_rule_at_the_rule_table_severity() -> None:
         seen += [(m.group(2), m.group(1), path.name) for m in call.finditer(text)]
         seen += [(m.group(1), m.group(2), path.name) for m in made.finditer(text)]
     assert any(code == "schema-cycle" for code, _, _ in seen)  # the scan finds what it must judge
-    wrong = [(code, sev, where, RULES[code].severity) for code, sev, where in seen
-             if code in RULES and RULES[code].severity != sev]
+    wrong = [(code, sev, where, CODES[code].severity) for code, sev, where in seen
+             if code in CODES and CODES[code].severity != sev]
     assert not wrong, wrong
 
 

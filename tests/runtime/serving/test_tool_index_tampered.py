@@ -89,7 +89,7 @@ def _short_entry(value: dict[str, Any]) -> None:
 
 
 def _wider(value: dict[str, Any]) -> None:
-    value["semantic"]["documents"] = [row + [0.0] for row in value["semantic"]["documents"]]
+    value["semantic"]["documents"] = [[*row, 0.0] for row in value["semantic"]["documents"]]
 
 
 def _ragged(value: dict[str, Any]) -> None:

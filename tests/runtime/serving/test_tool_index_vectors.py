@@ -94,7 +94,7 @@ def test_the_option_stores_the_vectors_the_runtime_would_compute(api: str) -> No
     catalog = json.loads((GENERATED / api / "mcp.json").read_text(encoding="utf-8"))
     written = json.loads(json.dumps(search_json(policy, catalog, [], semantic="lsa")))
     assert written["semantic"] == json.loads(json.dumps(semantic_index(written["documents"])))
-    with pytest.raises(ValueError, match="search.semantic"):
+    with pytest.raises(ValueError, match=r"search\.semantic"):
         search_json(policy, catalog, [], semantic="bert")
 
 

@@ -118,7 +118,7 @@ def _xml_body(ctx: Ctx, op: Operation, media: str, schema: Any, schema_ptr: str)
 
 
 def _binary_string(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "string" and schema.get("format") in ("binary", "byte") or \
+    return (schema.get("type") == "string" and schema.get("format") in ("binary", "byte")) or \
         schema.get("contentMediaType") is not None
 
 

@@ -304,7 +304,7 @@ def _result(ctx: Ctx, key: str, intent: CompositeIntent, by_id: dict[str, _Step]
     return result_schema, fields
 
 
-def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str, ...],
+def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str, ...],  # noqa: PLR0913
                    input_schema: dict[str, Any], result_schema: dict[str, Any], plan: CompositePlan,
                    row: Callable[..., PolicyRow], effect: Effect, fields: list[str], summary: str, how: str,
                    loc: Any) -> list[Tool]:

@@ -340,7 +340,7 @@ def tool_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, pagination: 
         except KeyError:
             raise Skip("output-redact-unknown", f"output.redact {path!r} is not a field of the response of "
                        f"{op.key}, so nothing would be redacted", iloc("output", "redact", index),
-                       "use a dotted path of the response (the same form as output.fields)")
+                       "use a dotted path of the response (the same form as output.fields)") from None
         target = out["properties"]["items"]["items"] if pagination is not None else out
         if shape == "result":
             target = out["properties"][RESULT_KEY]  # through its items and null branch
@@ -419,7 +419,7 @@ def _shaped_output_schema(ctx: Ctx, op: Operation, intent: ToolIntent, paginatio
                 view = object_view(node)
                 known = ", ".join(sorted(view[0])) if view else "(not an object)"
                 raise Skip("output-field-unknown", f"output field {exc.args[0]!r} is not in the {what} of {op.key}",
-                           iloc("output", "fields"), f"available fields: {known}")
+                           iloc("output", "fields"), f"available fields: {known}") from None
             if projected is None:
                 raise _too_large(ctx, op, body, f"more than {ctx.converter.budget.max_nodes:,}", fields=True)
             return limit_depth(projected, levels)

@@ -206,8 +206,8 @@ class _ParameterLowering:
             if value is not None and _header_text_problem(value) is None:
                 self.fixed.append(FixedValue("header", wire, value))
         elif lower == "authorization" and not self.auth:
-            self.auth = self.auth + (AuthBinding("header:Authorization", "bearer", "header", "Authorization",
-                                                 secret_name(ctx.api, "", 1)),)
+            self.auth = (*self.auth, AuthBinding("header:Authorization", "bearer", "header", "Authorization",
+                                                 secret_name(ctx.api, "", 1)))
         elif param.get("required") and (lower == "accept" or (
                 lower == "content-type" and "requestBody" not in op.node)):
             # a required Accept, or a Content-Type on a request without a body (the body's

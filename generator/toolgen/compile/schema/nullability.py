@@ -10,6 +10,7 @@ properties by.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
@@ -32,20 +33,20 @@ def make_nullable(schema: JSONSchema) -> JSONSchema:
         out = dict(schema)
         types = as_list(schema["type"])
         if "null" not in types:
-            out["type"] = normalise_type(types + ["null"])
+            out["type"] = normalise_type([*types, "null"])
         if "enum" in out and None not in out["enum"]:
-            out["enum"] = list(out["enum"]) + [None]
+            out["enum"] = [*out["enum"], None]
         return out
     if not rejecting:
         if "enum" in schema and None not in schema["enum"]:
-            return {**schema, "enum": list(schema["enum"]) + [None]}
+            return {**schema, "enum": [*schema["enum"], None]}
         return schema  # no type and no applicator: null is accepted already
     core = {k: v for k, v in schema.items() if k not in _ANNOTATIONS}
     notes = {k: v for k, v in schema.items() if k in _ANNOTATIONS}
     if list(core) == ["anyOf"]:
         if any(b == {"type": "null"} for b in core["anyOf"]):
             return schema
-        return {"anyOf": list(core["anyOf"]) + [{"type": "null"}], **notes}
+        return {"anyOf": [*core["anyOf"], {"type": "null"}], **notes}
     return {"anyOf": [core, {"type": "null"}], **notes}
 
 
@@ -67,10 +68,8 @@ class ReadWriteMixin:
             if target is not None:
                 if target not in self._rw_memo:
                     self._rw_memo[target] = (False, False)  # breaks cycles
-                    try:
+                    with contextlib.suppress(PointerError):
                         self._rw_memo[target] = self._rw(resolve_pointer(self.doc.data, target), depth + 1)
-                    except PointerError:
-                        pass
                 r, w = self._rw_memo[target]
                 read_only, write_only = read_only or r, write_only or w
         branches = node.get("allOf")

@@ -74,7 +74,7 @@ class RefsMixin:
         while isinstance(current, dict) and "$ref" in current:
             target_ptr = self._ref_pointer(current.get("$ref"), current_ptr)
             if target_ptr in visited:
-                chain = " -> ".join("#" + p for p in visited + [target_ptr])
+                chain = " -> ".join("#" + p for p in [*visited, target_ptr])
                 raise DiagnosticError([Diagnostic(
                     "ref-cycle", "error", f"$ref chain loops back to itself: {chain}",
                     self.doc.locate(join_pointer(pointer, "$ref")),
@@ -215,7 +215,7 @@ class RefsMixin:
     def _is_recursive(self, target: str, at: str) -> bool:
         scc = self._scc(target)
         if scc.loop is not None:
-            chain = " -> ".join(self._display(p) for p in scc.loop + (scc.loop[0],))
+            chain = " -> ".join(self._display(p) for p in (*scc.loop, scc.loop[0]))
             raise DiagnosticError([Diagnostic(
                 "ref-cycle", "error",
                 f"$ref cycle without schema content: {chain} "
@@ -284,7 +284,7 @@ class RefsMixin:
                     path = [v]
                     while path[-1] != start:
                         path.append(previous[path[-1]])
-                    return list(reversed(path)) + [start]
+                    return [*reversed(path), start]
                 if w not in visited:
                     visited.add(w)
                     previous[w] = v

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
+from ...codes.table import DESCRIPTION_LIMIT
 from ...compile.intent import LoadedIntentMap, ToolIntent
 from ...compile.ir import ApiIR, Tool
 from ...compile.load import SpecDocument
@@ -54,7 +55,6 @@ from .rules import (
     CATALOG_REQUEST_LIMITS,
     CATALOG_TOO_MANY_TOKENS,
     CATALOG_TOO_MANY_TOOLS,
-    DESCRIPTION_LIMIT,
     DESCRIPTION_MISSING,
     DESCRIPTION_NO_WHEN_NOT,
     DESCRIPTION_TOO_LONG,
@@ -565,10 +565,10 @@ class _Linter:
             parts = view.key.lower().split("_")
             verb = parts[0]
             if verb == "look" and len(parts) > 2 and parts[1] == "up":
-                verb, parts = "lookup", ["lookup"] + parts[2:]
+                verb, parts = "lookup", ["lookup", *parts[2:]]
             if verb not in SYNONYM_VERBS or len(parts) < 2:
                 continue
-            noun = "_".join(parts[1:-1] + [_singular(parts[-1])])
+            noun = "_".join([*parts[1:-1], _singular(parts[-1])])
             groups.setdefault(noun, {}).setdefault(verb, []).append(view)
         return {noun: [v for vs in verbs.values() for v in vs] for noun, verbs in groups.items() if len(verbs) > 1}
 

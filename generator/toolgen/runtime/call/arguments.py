@@ -154,10 +154,10 @@ def plain_arguments(raw: Any) -> dict[str, Any]:
         for key in source:
             if not isinstance(key, str):
                 raise invalid_argument(path, f"object keys must be strings, not {type(key).__name__}")
-            _text(key, path + (key,))
+            _text(key, (*path, key))
             target[key] = None  # keeps the caller's key order; the value is filled in below
         for key, item in reversed(list(source.items())):
-            stack.append((item, target, key, path + (key,)))
+            stack.append((item, target, key, (*path, key)))
 
     open_object(raw, (), root)
     nodes = 0
@@ -176,7 +176,7 @@ def plain_arguments(raw: Any) -> dict[str, Any]:
             arr: list[Any] = [None] * len(value)
             target[slot] = arr
             for index in range(len(value) - 1, -1, -1):
-                stack.append((value[index], arr, index, path + (index,)))
+                stack.append((value[index], arr, index, (*path, index)))
         else:
             target[slot] = _scalar(value, path)
     return root

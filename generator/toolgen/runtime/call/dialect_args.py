@@ -128,12 +128,12 @@ class _Decoder:
             out: dict[str, Any] = {}
             for key, item in value.items():
                 child = node.children.get(("~" + key) if key[:1] in ("[", "{", "|", "~") else key)
-                out[key] = item if child is None else self.decode(item, child, sent + (key,), in_branch)
+                out[key] = item if child is None else self.decode(item, child, (*sent, key), in_branch)
             value = out
         elif isinstance(value, list):
             child = node.children.get(ITEMS_STEP)
             if child is not None:
-                value = [self.decode(item, child, sent + (i,), in_branch) for i, item in enumerate(value)]
+                value = [self.decode(item, child, (*sent, i), in_branch) for i, item in enumerate(value)]
         for step, child in node.children.items():
             if step.startswith("|"):
                 value = self.decode(value, child, sent, True)
@@ -171,15 +171,15 @@ class _Decoder:
                 return None
             for i, e in enumerate(entries):
                 if not (isinstance(e, dict) and set(e) == {"key", "value"} and isinstance(e["key"], str)):
-                    raise invalid_argument(sent + (i,), 'each entry must be {"key": <string>, "value": ...}')
+                    raise invalid_argument((*sent, i), 'each entry must be {"key": <string>, "value": ...}')
         out: dict[str, Any] = {}
         child = node.children.get(MAP_VALUES_STEP)
         for i, entry in enumerate(entries):
             key = entry["key"]
             if key in out:
-                raise invalid_argument(sent + (i, "key"), f"key {key[:80]!r} appears twice")
+                raise invalid_argument((*sent, i, "key"), f"key {key[:80]!r} appears twice")
             out[key] = entry["value"] if child is None else self.decode(
-                entry["value"], child, sent + (i, "value"), in_branch)
+                entry["value"], child, (*sent, i, "value"), in_branch)
         return out
 
 

@@ -224,15 +224,15 @@ def _first_undeclared(value: Any, schema: Any, root: Mapping[str, Any],
         _, props, extra = _object_view(schema, root)
         for key, item in value.items():
             if closed and key not in names:
-                return path + (key,)
+                return (*path, key)
             found = _first_undeclared(item, props.get(key, extra if isinstance(extra, dict) else None), root,
-                                      path + (key,))
+                                      (*path, key))
             if found is not None:
                 return found
     elif isinstance(value, list):
         items = _items_schema(schema, root)
         for index, item in enumerate(value):
-            found = _first_undeclared(item, items, root, path + (index,))
+            found = _first_undeclared(item, items, root, (*path, index))
             if found is not None:
                 return found
     return None

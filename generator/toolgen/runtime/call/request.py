@@ -17,6 +17,7 @@ Null handling (null means "omit") and members a closed nested object does not de
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -70,7 +71,7 @@ def _enc(value: str) -> str:
     return quote(value, safe="")
 
 
-def serialise_path(name: str, value: Any, style: str | None, explode: bool | None) -> str:
+def serialise_path(name: str, value: Any, style: str | None, explode: bool | None) -> str:  # noqa: PLR0911
     """One path parameter (already percent-encoded), OpenAPI ``simple`` (default), ``label`` or
     ``matrix`` style. A ``/`` inside a value is encoded as ``%2F``."""
     style = style or "simple"
@@ -117,12 +118,12 @@ def deep_object_pairs(prefix: str, value: Any, path: tuple[str | int, ...] = ())
         return out
     if isinstance(value, dict):
         for key, item in value.items():
-            _check_bracket_key(str(key), path + (key,))
-            out.extend(deep_object_pairs(f"{prefix}[{key}]", item, path + (key,)))
+            _check_bracket_key(str(key), (*path, key))
+            out.extend(deep_object_pairs(f"{prefix}[{key}]", item, (*path, key)))
         return out
     if isinstance(value, list):
         for index, item in enumerate(value):
-            out.extend(deep_object_pairs(f"{prefix}[{index}]", item, path + (index,)))
+            out.extend(deep_object_pairs(f"{prefix}[{index}]", item, (*path, index)))
         return out
     out.append((prefix, scalar(value)))
     return out
@@ -188,7 +189,7 @@ def serialise_query(name: str, value: Any, style: str | None, explode: bool | No
         if explode:
             for k in value:
                 if param_key(str(k)) in taken:
-                    raise invalid_argument(path + (k,), f"the member {str(k)[:40]!r} would be sent as the "
+                    raise invalid_argument((*path, k), f"the member {str(k)[:40]!r} would be sent as the "
                                            f"parameter {str(k)[:40]!r}, which this request sets otherwise (another "
                                            "argument, a fixed or hidden value, paging or a credential)")
             return [(str(k), scalar(v)) for k, v in value.items() if v is not None]
@@ -312,10 +313,8 @@ def bytes_view(data: bytes) -> dict[str, Any]:
     SHA-256 and, when they are UTF-8 text, that text, so the human approving the request reads
     what will be sent. Shape: ``{"bytes": int, "sha256": hex, "text"?: str}``."""
     view: dict[str, Any] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    try:
+    with contextlib.suppress(UnicodeDecodeError):
         view["text"] = data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
     return view
 
 
@@ -454,7 +453,7 @@ def _cookie_pairs(row: PolicyRow, binding: ArgBinding, value: Any,
     spread = isinstance(value, dict) and explode is not False
     pairs = serialise_query(binding.wire_name, value, binding.style, explode, at,
                             taken_names(row, "cookie", binding) if spread else frozenset())
-    return [(_cookie_name(k, at + (k,) if spread else at), _cookie_value(v, at)) for k, v in pairs]
+    return [(_cookie_name(k, (*at, k) if spread else at), _cookie_value(v, at)) for k, v in pairs]
 
 
 def _cookie_value(value: str, path: tuple[str | int, ...]) -> str:
@@ -550,10 +549,10 @@ def _form_member(body: _Body, row: PolicyRow, binding: ArgBinding, value: Any,
         body.value, body.value_set = value, True
     elif isinstance(value, dict):
         for k, v in value.items():
-            _check_bracket_key(str(k), at + (k,), nested=False)
+            _check_bracket_key(str(k), (*at, k), nested=False)
             body.form_pairs.extend(
                 (fk, fv, False) for fk, fv in serialise_query(
-                    k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, at + (k,)))
+                    k, v, "deepObject" if isinstance(v, (dict, list)) else None, None, (*at, k)))
 
 
 def _with_query(root: str, pairs: list[tuple[str, str]]) -> str:

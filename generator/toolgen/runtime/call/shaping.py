@@ -236,10 +236,10 @@ def shrink(value: Any, max_bytes: int) -> tuple[Any, bool]:
         children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         for k, child in children:
             if isinstance(child, str) and len(child) > _KEEP_CHARS and (" " in child or len(child) > _ATOM_CHARS):
-                strings.append((len(child), at + (k,)))
+                strings.append((len(child), (*at, k)))
             elif isinstance(child, (dict, list)):
-                containers.append((compact_size(child), at + (k,)))
-                stack.append((child, at + (k,)))
+                containers.append((compact_size(child), (*at, k)))
+                stack.append((child, (*at, k)))
     # 1. shorten strings, longest first, each just enough (sizes in UTF-8 bytes of the JSON text)
     for _, path in sorted(strings, key=lambda e: (-e[0], e[1])):
         if total <= max_bytes:
@@ -328,7 +328,7 @@ def _longest_string(value: Any, path: tuple[Any, ...]) -> tuple[tuple[Any, ...] 
     else:
         return best
     for k, v in children:
-        p, n = _longest_string(v, path + (k,))
+        p, n = _longest_string(v, (*path, k))
         if n > best[1]:
             best = (p, n)
     return best

@@ -120,7 +120,7 @@ def read_tools_for(row: PolicyRow, specs: Mapping[str, ToolSpec]) -> tuple[str, 
             continue  # a composite (no operation of its own) shows no one path's state
         path = [p for p in spec.row.path.split("/") if p]
         common = 0
-        for a, b in zip(target, path):
+        for a, b in zip(target, path, strict=False):  # the shared leading segments
             if a != b:
                 break
             common += 1

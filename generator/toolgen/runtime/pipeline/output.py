@@ -126,7 +126,7 @@ def shape(call: Call, spec: ToolSpec, validated: Validated, hold: Hold, exchange
         hold.settle("complete", {"status": status}, status)
         raise Halt("output", exc, attempts=exchange.attempts, status=status) from None
     warnings = _schema_warnings(call, spec, exchange, answer, result)
-    call.emit("output", "allow", bytes=None if not omitted else omitted)
+    call.emit("output", "allow", bytes=omitted or None)
     hold.settle("complete", result, status)
     call.emit("result", "ok", status=status)
     return CallResult(call.tool, True, result=result, fingerprint=call.fp, status=status,

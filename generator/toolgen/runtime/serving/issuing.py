@@ -11,6 +11,7 @@ composite record, the plan's write requests as its preview showed them);
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from typing import Any
 
@@ -111,11 +112,9 @@ def issue_approval(host: Host, record_tool: str, preview_id: str, *, approved_by
         host.preview_store().put(approval_record(host.api, record_tool, spec.intent, str(actor), approval_id,
                                                  preview_id, by, request, now, float(ttl_s)))
     except Exception as exc:  # noqa: BLE001 - any store outage
-        try:
+        with contextlib.suppress(Exception):  # already failing; the store error is what is reported
             host.audit.emit(AuditEvent(host.clock.time(), call_id, record_tool, str(actor), "approval", "fail",
                                        preview_id, "receipt_store_unavailable", {}))
-        except Exception:  # noqa: BLE001, S110 - already failing; the store error is what is reported
-            pass
         raise make_error("receipt_store_unavailable", f"The approval could not be stored ({type(exc).__name__}).",
                          details={"store": type(host.receipts).__name__}) from None
     return approval_id

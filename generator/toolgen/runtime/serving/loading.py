@@ -8,6 +8,7 @@ folder), or ``generated/<name>``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from pathlib import Path
@@ -67,10 +68,8 @@ def cursor_key_for(receipts_path: Path) -> bytes:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(secrets.token_bytes(32))
-            try:
+            with contextlib.suppress(FileExistsError):  # another process created it a moment ago: read theirs
                 os.link(tmp, key_file)
-            except FileExistsError:  # another process created it a moment ago: read theirs
-                pass
         finally:
             tmp.unlink(missing_ok=True)
     mode = key_file.stat().st_mode

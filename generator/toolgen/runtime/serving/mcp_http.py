@@ -643,7 +643,8 @@ class _QuietAcceptErrors(logging.Filter):
         return True
 
 
-async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = None, actor: Actor | None = None,
+async def serve_http(registry: Registry, *, verifier: Any = None, auth: Any = None,  # noqa: PLR0913
+                     actor: Actor | None = None,
                      host: str = "127.0.0.1", port: int = 8000, search_tool: bool | None = None,
                      transport_security: Any = None,
                      on_ready: Callable[[str], Awaitable[None] | None] | None = None,

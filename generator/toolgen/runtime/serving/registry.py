@@ -47,6 +47,7 @@ later attempt gets the API's own success; the receipt is then kept as ``unknown`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -113,7 +114,7 @@ class Registry:
     without its catalog entry.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913
         self,
         policy: Mapping[str, Any] | PolicyTable,
         catalog: list[Mapping[str, Any]],
@@ -281,11 +282,9 @@ class Registry:
         """The result of a call whose path failed before it held a receipt (a runtime bug); the
         call path settles any receipt it holds itself."""
         name = str(tool)[:200]
-        try:
+        with contextlib.suppress(Exception):  # the audit sink failing must not turn into a raise either
             self.audit.emit(AuditEvent(self.clock.time(), "", name, "", "result", "error", None, "internal_error",
                                        {"error": type(exc).__name__}))
-        except Exception:  # noqa: BLE001, S110 - the audit sink failing must not turn into a raise either
-            pass
         spec = self.specs.get(name)
         return CallResult(name, False, error=make_error(
             "internal_error", f"{name}: the runtime failed while handling the call ({type(exc).__name__}).",
@@ -374,9 +373,7 @@ class Registry:
         missing = error.details["missing"]
         call_id = secrets.token_hex(8)
         for step, decision in (("permission", "deny"), ("result", "error")):
-            try:
+            with contextlib.suppress(Exception):  # a failing sink never breaks a refusal
                 self.audit.emit(AuditEvent(self.clock.time(), call_id, tool, actor.id, step, decision, None,
                                            "permission_denied", {"missing": missing} if step == "permission" else {}))
-            except Exception:  # noqa: BLE001, S110 - a failing sink never breaks a refusal
-                pass
         return CallResult(tool, False, error=error, call_id=call_id)

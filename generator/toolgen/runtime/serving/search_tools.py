@@ -23,6 +23,7 @@ when the caller's scopes allow it), each definition exactly the package's ``mcp.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from pathlib import Path
 from typing import Any
@@ -141,8 +142,6 @@ class ToolSearch:
 
     def _audit(self, call_id: str, actor: Actor, step: str, decision: str, code: str | None,
                detail: dict[str, Any]) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a failing sink never breaks a search
             self.registry.audit.emit(AuditEvent(self.registry.clock.time(), call_id, SEARCH_TOOL_NAME, actor.id, step, decision,
                                                 None, code, detail))
-        except Exception:  # noqa: BLE001, S110 - a failing sink never breaks a search
-            pass

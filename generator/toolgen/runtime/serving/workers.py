@@ -21,6 +21,7 @@ POSIX only (``os.fork``). Messages go to `log` (one line each).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -108,10 +109,8 @@ def supervise(count: int, run: Callable[[], int], *, log: Callable[[str], None],
 def _stop_all(workers: set[int], grace_s: float, clock: Clock) -> None:
     """SIGTERM every worker, wait up to `grace_s` for all of them, SIGKILL the rest and reap them."""
     for pid in workers:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     deadline = clock.monotonic() + grace_s
     while workers and clock.monotonic() < deadline:
         for pid in list(workers):

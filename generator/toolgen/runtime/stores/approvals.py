@@ -51,7 +51,8 @@ def issue_next_step(api: str, tool: str, preview_id: str | None, actor_id: str) 
             "\"approval_id\": ...}}.")
 
 
-def approval_record(api: str, record_tool: str, intent: str, actor_id: str, approval_id: str, preview_id: str,
+def approval_record(api: str, record_tool: str, intent: str, actor_id: str, approval_id: str,  # noqa: PLR0913
+                    preview_id: str,
                     approved_by: str, request: dict[str, Any], now: float, ttl_s: float) -> StoredPreview:
     """The stored form of one issued approval (see the module docstring)."""
     return StoredPreview(approval_scope(api, record_tool), actor_id, approval_key(approval_id), intent,
