@@ -264,18 +264,15 @@ _code("input-example-invalid", "error", "lower", rule="build",
       summary=("An intent's `input_examples` entry is not a whole call the tool's input schema accepts, "
                "names an argument the model does not see, or has a secret-like member."),
       fix=("Give the arguments as the model sees them (`toolgen catalog`), valid under the input schema, "
-           "without secrets."),
-      doc="docs/dialects.md#input-examples-anthropic-input_examples")
+           "without secrets."))
 _code("spec-example-invalid", "warning", "lower", rule="build",
       summary=("A request-body or parameter example of the spec breaks the tool's input schema (or names a "
                "secret-like member); it is not shown to models as an input example."),
-      fix="Fix the example in the spec, or give the intent its own `input_examples`.",
-      doc="docs/dialects.md#input-examples-anthropic-input_examples")
+      fix="Fix the example in the spec, or give the intent its own `input_examples`.")
 _code("programmatic-record", "error", "lower", rule="build",
       summary=("`programmatic` lists `record`: model-written code must never call a record tool (it writes, "
                "and approval gates it)."),
-      fix="List only `read` or `preview`; the record tool is always called directly.",
-      doc="docs/dialects.md#programmatic-callers-allowed_callers")
+      fix="List only `read` or `preview`; the record tool is always called directly.")
 _code("preview-required", "error", "lower", rule="build",
       summary=("`preview: false` on a write whose record tool needs its preview (`approval: required`, or "
                "`record.arguments: preview`)."),
