@@ -93,3 +93,16 @@ def test_a_paths_member_that_is_neither_a_path_nor_an_extension_still_fails(tmp_
     with pytest.raises(DiagnosticError) as exc:
         load_spec(path, sink=DiagnosticSink())
     assert [d.location.pointer for d in exc.value.diagnostics if d.location] == ["/paths/codegen-contextRoot"]
+
+
+def test_a_callback_given_as_a_reference_is_not_an_error(tmp_path: Path) -> None:
+    """`callbacks: {name: {$ref: ...}}` (PeerTube): a Callback Object may be a Reference Object."""
+    callback = {"{$request.body#/url}": {"post": {"responses": {"200": {"description": "ok"}}}}}
+    path = _spec(tmp_path, "3.0.3", {"type": "object"}, components={"callbacks": {"hook": callback}})
+    doc = json.loads(path.read_text())
+    doc["paths"]["/r/{id}"]["patch"]["callbacks"] = {"searchTarget === search-index":
+                                                     {"$ref": "#/components/callbacks/hook"}}
+    path.write_text(json.dumps(doc))
+    sink = DiagnosticSink()
+    load_spec(path, sink=sink)
+    assert [d for d in sink.items if d.severity != "info"] == []
