@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import json
 import re
 import types
@@ -377,6 +378,7 @@ def _is_typeddict(tp: Any) -> bool:
 
 
 def _typeddicts_in(tp: Any) -> list[Any]:
+    tp = tp.__value__ if hasattr(tp, "__value__") and not _is_typeddict(tp) else tp  # an alias (google-genai)
     origin = typing.get_origin(tp)
     if origin in _WRAPPERS or (
             origin is not None and getattr(origin, "__name__", "") == "Annotated"):
@@ -446,26 +448,24 @@ def _adapter_check(tp: Any, entry: Any) -> str | None:
     return f"unknown keys {', '.join(extra[:3])}" if extra else None
 
 
+#: dialect -> (module, the SDK's TypedDict tool param, label), for the dialects whose SDK types are TypedDicts
+_TYPED_PARAMS = {
+    "openai": ("openai.types.chat", "ChatCompletionFunctionToolParam", "openai ChatCompletionFunctionToolParam"),
+    "openai.responses": ("openai.types.responses", "ToolParam", "openai responses ToolParam"),
+    "anthropic": ("anthropic.types", "ToolUnionParam", "anthropic ToolUnionParam"),
+    "gemini.interactions": ("google.genai.interactions", "ToolParam", "google-genai interactions ToolParam"),
+}
+
+
 def _typed_dict_param(dialect: str) -> tuple[Any, str] | None:
-    """(the SDK's TypedDict tool param, its label) for the dialects whose SDK types are TypedDicts."""
-    if dialect == "openai":
-        from openai.types.chat import ChatCompletionFunctionToolParam
-
-        return ChatCompletionFunctionToolParam, "openai ChatCompletionFunctionToolParam"
-    if dialect == "openai.responses":
-        from openai.types.responses import ToolParam
-
-        return ToolParam, "openai responses ToolParam"
-    if dialect == "anthropic":
-        from anthropic.types import ToolUnionParam
-
-        return ToolUnionParam, "anthropic ToolUnionParam"
-    return None
+    """(the SDK's TypedDict tool param, its label) for the dialects of `_TYPED_PARAMS`, else None."""
+    found = _TYPED_PARAMS.get(dialect)
+    return None if found is None else (getattr(importlib.import_module(found[0]), found[1]), found[2])
 
 
 def check_catalog(dialect: str, entries: list[Any]) -> CatalogCheck:
     """Validate each entry of a catalog file (`dialect`: ``openai``, ``openai.responses``,
-    ``anthropic``, ``gemini``, ``mcp``) with its provider's official SDK type."""
+    ``anthropic``, ``gemini``, ``gemini.interactions``, ``mcp``) with its provider's official SDK type."""
     typed = _typed_dict_param(dialect)
     if typed is not None:
         tp, label = typed

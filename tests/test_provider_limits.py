@@ -294,9 +294,9 @@ def test_turning_the_rule_off_does_not_turn_the_limit_into_an_internal_error(tmp
 
 
 def _tool(name: str, toolset: str | None, deferred: bool) -> Tool:
-    """What `plan_parts` reads of a tool: its name, toolset and loading."""
+    """What `plan_parts` reads of a tool: its name, toolset and loading (the views: whether code calls it)."""
     policy = SimpleNamespace(toolset=toolset, loading="deferred" if deferred else "eager")
-    return cast(Tool, SimpleNamespace(name=name, policy=policy))
+    return cast(Tool, SimpleNamespace(name=name, policy=policy, programmatic=False))
 
 
 @given(st.lists(st.tuples(st.sampled_from([None, "a", "b", "c", "d", "e"]), st.booleans()), max_size=60),

@@ -285,9 +285,9 @@ def test_report_gives_the_upfront_cost_per_dialect(deferred_build: Any) -> None:
     from toolgen.tokens import count_tokens
 
     report = (deferred_build.out / "REPORT.md").read_text()
-    rows = dict(re.findall(r"^\| (openai|openai-responses|anthropic|mcp|gemini) \| `[^`]+` \| .*? \| \d+ \| (\d+) \|$",
-                           report, re.MULTILINE))
-    assert set(rows) == {"openai", "openai-responses", "anthropic", "mcp", "gemini"}
+    rows = dict(re.findall(r"^\| (openai|openai-responses|anthropic|mcp|gemini|gemini-interactions) \| `[^`]+` \| "
+                           r".*? \| \d+ \| (\d+) \|$", report, re.MULTILINE))
+    assert set(rows) == {"openai", "openai-responses", "anthropic", "mcp", "gemini", "gemini-interactions"}
     policy = deferred_build.json("policy.json")
     eager = {r["tool"] for r in policy["tools"] if r["loading"] == "eager"}
     searchable = sorted({r["toolset"] for r in policy["tools"] if r["loading"] == "deferred"})
@@ -304,6 +304,9 @@ def test_report_gives_the_upfront_cost_per_dialect(deferred_build: Any) -> None:
     chat = [t for t in deferred_build.json("openai.json") if t["function"]["name"] in eager]
     assert int(rows["openai"]) == tokens([*chat, openai_search_function(searchable)])
     assert int(rows["openai"]) < tokens(deferred_build.json("openai.json"))
+    interactions = deferred_build.json("gemini.interactions.json")
+    assert int(rows["gemini-interactions"]) == tokens([e for e in interactions if not e.get("defer_loading")])
+    assert int(rows["gemini-interactions"]) < tokens(interactions)
     assert "## Toolsets" in report and "### Toolset `pulls`" in report
     policy_md = (deferred_build.out / "POLICY.md").read_text()
     assert "### Toolset `pulls` (deferred)" in policy_md and "(deferred) | record |" in policy_md
@@ -421,8 +424,9 @@ def test_include_everything_github_costs_at_most_2000_tokens_up_front(tmp_path: 
     built = build_api(intent, tmp_path / "out", emit=("openai", "anthropic", "mcp", "gemini", "policy"),
                       run_lint=False)
     costs = {c.view: c.tokens for c in upfront_costs(built.catalogs.deferred)}
-    assert set(costs) == {"openai", "openai-responses", "anthropic", "mcp", "gemini"}
-    assert all(costs[v] <= 2_000 for v in ("openai", "openai-responses", "anthropic", "mcp", "gemini")), costs
+    views = ("openai", "openai-responses", "anthropic", "mcp", "gemini", "gemini-interactions")
+    assert set(costs) == set(views)
+    assert all(costs[v] <= 2_000 for v in views), costs
     assert check_responses_catalog(built.catalogs.deferred.files["openai.responses.json"], max_tools=128) == []
 
 

@@ -5,6 +5,8 @@ as a real process in which the extra's packages cannot be imported (`tests.suppo
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from tests.support.without_modules import toolgen_without
 
@@ -49,6 +51,17 @@ def test_serve_without_the_mcp_sdk_is_exit_2_naming_the_extra() -> None:
         assert done.returncode == 2, (done.returncode, done.stderr)
         assert "mcp" in done.stderr
         _says_install_from_a_clone(done.stderr, "mcp")
+
+
+def test_serve_otel_without_the_sdk_is_exit_2_naming_the_extra() -> None:
+    env = {**os.environ, "OTEL_TRACES_EXPORTER": "none"}
+    for args, environ in ((["serve", "tickets", "--otel"], env),
+                          (["serve", "tickets"], {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"})):
+        done = toolgen_without(["opentelemetry.sdk", "opentelemetry.exporter"], [*args, "--receipts", "memory://"],
+                               env=environ)
+        assert done.returncode == 2, (done.returncode, done.stderr)
+        assert "otel" in done.stderr and "OpenTelemetry" in done.stderr
+        _says_install_from_a_clone(done.stderr, "otel")
 
 
 def test_a_postgresql_url_without_a_password_keeps_the_install_hint() -> None:

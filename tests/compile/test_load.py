@@ -68,3 +68,41 @@ def test_structural_error_outside_schemas_still_fails(tmp_path: Path) -> None:
         load_spec(path, sink=DiagnosticSink())
     assert {d.code for d in exc.value.diagnostics} == {"spec-invalid"}
     assert all(d.location and d.location.line for d in exc.value.diagnostics)
+
+
+@pytest.mark.parametrize("version", ["3.0.3", "3.1.0"])
+@pytest.mark.parametrize("value", ["/apis/registry/v2", {"a": 1}, ["x"], 7])
+def test_a_specification_extension_of_the_paths_object_is_not_an_error(tmp_path: Path, version: str,
+                                                                       value: Any) -> None:
+    """OpenAPI's Paths Object may be extended with `x-` members (Apicurio's
+    `x-codegen-contextRoot: /apis/registry/v2`), whatever their value; they are not path items."""
+    path = _spec(tmp_path, version, {"type": "object"})
+    doc = json.loads(path.read_text())
+    doc["paths"]["x-codegen-contextRoot"] = value
+    path.write_text(json.dumps(doc))
+    sink = DiagnosticSink()
+    load_spec(path, sink=sink)
+    assert [d for d in sink.items if d.severity != "info"] == []
+
+
+def test_a_paths_member_that_is_neither_a_path_nor_an_extension_still_fails(tmp_path: Path) -> None:
+    path = _spec(tmp_path, "3.0.3", {"type": "object"})
+    doc = json.loads(path.read_text())
+    doc["paths"]["codegen-contextRoot"] = "/apis/registry/v2"  # no `x-`: read as a path item, and not one
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DiagnosticError) as exc:
+        load_spec(path, sink=DiagnosticSink())
+    assert [d.location.pointer for d in exc.value.diagnostics if d.location] == ["/paths/codegen-contextRoot"]
+
+
+def test_a_callback_given_as_a_reference_is_not_an_error(tmp_path: Path) -> None:
+    """`callbacks: {name: {$ref: ...}}` (PeerTube): a Callback Object may be a Reference Object."""
+    callback = {"{$request.body#/url}": {"post": {"responses": {"200": {"description": "ok"}}}}}
+    path = _spec(tmp_path, "3.0.3", {"type": "object"}, components={"callbacks": {"hook": callback}})
+    doc = json.loads(path.read_text())
+    doc["paths"]["/r/{id}"]["patch"]["callbacks"] = {"searchTarget === search-index":
+                                                     {"$ref": "#/components/callbacks/hook"}}
+    path.write_text(json.dumps(doc))
+    sink = DiagnosticSink()
+    load_spec(path, sink=sink)
+    assert [d for d in sink.items if d.severity != "info"] == []

@@ -68,4 +68,4 @@ def test_an_unknown_artifact_names_the_registry_choices(tmp_path: Path) -> None:
     assert diagnostic.location is not None and diagnostic.location.pointer == "/emit/1"
     assert diagnostic.location.line == 3
     assert diagnostic.message == ("emit.1: Input should be one of 'openai', 'anthropic', 'mcp', 'gemini', "
-                                  "'policy', 'report', 'python'")
+                                  "'policy', 'report', 'python', 'registry'")

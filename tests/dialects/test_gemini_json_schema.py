@@ -86,9 +86,11 @@ def test_json_schema_changes_gemini_json_and_drops_the_gemini_rewrites(
     files = _files(json_schema_root)
     assert set(files) == set(default_files)
     changed = {name for name in files if files[name] != default_files[name]}
-    assert changed == {"gemini.json", "policy.json", "POLICY.md", "REPORT.md"}
+    assert changed == {"gemini.json", "gemini.interactions.json", "policy.json", "POLICY.md", "REPORT.md"}
     declarations = json.loads(files["gemini.json"])
     assert all("parametersJsonSchema" in d and "parameters" not in d for d in declarations)
+    interactions = {e["name"]: e for e in json.loads(files["gemini.interactions.json"]) if e["type"] == "function"}
+    assert all(interactions[d["name"]]["parameters"] == d["parametersJsonSchema"] for d in declarations)
     update = next(d for d in declarations if d["name"] == "preview_update_customer")
     metadata = json.dumps(update["parametersJsonSchema"]["properties"]["metadata"])
     assert "additionalProperties" in metadata and "JSON-encoded" not in metadata  # the map as a map

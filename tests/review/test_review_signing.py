@@ -78,7 +78,9 @@ def test_init_hides_the_signing_parameters_and_the_draft_builds_without_them(
     result = cli("build", "-q")
     assert result.exit_code == 0, result.stdout + result.stderr
     inputs = _inputs(tmp_path)
-    assert inputs["list_groups"] == {"Marker"}
+    # no signing parameter; `cursor` and `page_size` are the drafted link-style paging (a `# decide` mark:
+    # the spec says nowhere where the next `Marker` comes from)
+    assert inputs["list_groups"] == {"Marker", "cursor", "page_size"}
     assert inputs["preview_create_group"] == {"Name"}
     assert "param-signed-visible" not in (tmp_path / "generated" / "logs" / "REPORT.md").read_text("utf-8")
 

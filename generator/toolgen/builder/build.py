@@ -28,7 +28,7 @@ from ..compile.load import SpecDocument, load_spec
 from ..compile.lower import lower
 from ..compile.lower.reuse import OperationKeys
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, display_path
-from ..dialects import DialectOptions, check_deferred
+from ..dialects import DialectOptions, RegistryListing, check_deferred
 from ..dialects import names as dialect_names
 from ..emit import json_bytes, known_contents, piece_key
 from ..emit.build_report import ToolSize, measure, report_markdown
@@ -36,6 +36,7 @@ from ..emit.dialect_catalogs import Catalogs, build_catalogs
 from ..emit.policy import policy_markdown, policy_table, table_json
 from ..emit.python import package_files, package_plan, warm_up
 from ..emit.search_index import search_json
+from ..emit.server_json import server_json, server_json_problems
 from ..remember import Remember, computed
 from ..review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from .cache import Cache
@@ -300,7 +301,8 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap,  
                        intent_display)
     t2 = time.perf_counter()
     files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package,
-                                        pieces=pieces, semantic_search=options.semantic_search)
+                                        pieces=pieces, semantic_search=options.semantic_search,
+                                        registry=options.registry)
     pieces.save()
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
@@ -335,8 +337,8 @@ def _relocated(diagnostics: list[Diagnostic], file: str, display: str) -> list[D
 def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnostic],  # noqa: PLR0913
                progress: Advance | None = None, *, catalogs: Catalogs | None = None,
                sizes: list[ToolSize] | None = None, package: Pending[dict[str, str]] | None = None,
-               pieces: BuildPieces | None = None, semantic_search: str | None = None
-               ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+               pieces: BuildPieces | None = None, semantic_search: str | None = None,
+               registry: RegistryListing | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
     measured (so nothing is built or tokenised twice); `package` is the package's Python being
@@ -344,7 +346,10 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     formatted here. `pieces`: what the build cache remembers of each tool
     (`toolgen.builder.incremental.BuildPieces`);
     None: everything is computed. `semantic_search`: toolgen.yaml ``search.semantic`` (None: a
-    lexical ``search.json``; `toolgen.emit.search_index.search_json`)."""
+    lexical ``search.json``; `toolgen.emit.search_index.search_json`). `registry`: toolgen.yaml ``registry:``
+    of the API; with it and the ``registry`` artifact, ``server.json`` (`toolgen.emit.server_json`), checked
+    against the registry's published schema (a refusal is a toolgen bug: the listing was checked when the
+    project was read)."""
     pieces = pieces or build_pieces(None)
     if catalogs is None:
         catalogs = build_catalogs(ir, progress)
@@ -374,6 +379,12 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
         sizes = measure(catalogs, pieces.tokens) if "report" in emit else []
     if "report" in emit:
         files["REPORT.md"] = report_markdown(ir, catalogs, sizes, diagnostics, pieces.tokens).encode("utf-8")
+    if registry is not None and "registry" in emit:
+        listing = server_json(ir, registry)
+        refused = server_json_problems(listing)
+        if refused:
+            raise RuntimeError("server.json breaks the MCP registry's schema (a toolgen bug): " + "; ".join(refused[:5]))
+        files["server.json"] = json_bytes(listing, pieces.json)
     if "python" in emit:
         with _gc_resumed():
             files.update(package_files(ir, package.result() if package is not None else None))
@@ -411,7 +422,8 @@ def target_options(target: ApiTarget) -> DialectOptions:
             "search-semantic-unavailable", "error",
             f"{target.name}: search.semantic: {target.semantic_search} needs numpy, which is not installed",
             target.semantic_at, "pip install -e '.[semantic]' in a clone of toolgen, or remove search.semantic (lexical search)")])
-    return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search)
+    return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search,
+                          anthropic_input_examples=target.anthropic_input_examples, registry=target.registry)
 
 
 def build_project(project: Project, progress: Progress | None = None, cache: Cache | None = None

@@ -42,8 +42,8 @@ class Output:
 
 # every file name toolgen may write into an output folder (any artifact selection: each dialect's
 # files, from the dialect registry, and the rest), and caches
-OWNED_NAMES = frozenset({*catalog_files(), "policy.json", "POLICY.md", "REPORT.md", "search.json", "__init__.py",
-                         "models.py", "__pycache__"})
+OWNED_NAMES = frozenset({*catalog_files(), "policy.json", "POLICY.md", "REPORT.md", "search.json", "server.json",
+                         "__init__.py", "models.py", "__pycache__"})
 #: the parts of a split catalog and their index (`toolgen.dialects._parts`): anthropic.3.json, ...
 OWNED_PARTS = re.compile(r"(anthropic|openai\.responses)\.([0-9]+|parts)\.json")
 

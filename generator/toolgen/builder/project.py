@@ -13,9 +13,11 @@ apis:
     intent_map: intent_maps/tickets.yaml
     out: generated/tickets
     # spec: ...   optional; default: the intent map's `spec:` key
-emit: [openai, anthropic, mcp, gemini, policy, report, python]
+    # registry: {name: io.github.acme/tickets, url: https://tickets.example.com/mcp}   # writes server.json
+emit: [openai, anthropic, mcp, gemini, policy, report, python, registry]   # registry: server.json (with `registry:`)
 dialects:                  # optional; also per API (an API's value wins)
   gemini: {parameters: schema}   # or json_schema: parametersJsonSchema, no reshaped arguments
+  anthropic: {input_examples: true}   # false: no input_examples in anthropic.json
 search:                    # optional; also per API (an API's value wins)
   semantic: lsa            # default: none (lexical only); lsa: search.json also holds LSA vectors
 ```
@@ -36,13 +38,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from ..compile.load import checked_tree
 from ..compile.sourcemap import locate_ruamel
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
-from ..dialects import GeminiParameters, names
+from ..dialects import GeminiParameters, RegistryListing, names
 from ..naming import API_NAME_PATTERN
 from ..yaml_text import plain_yaml, read_yaml
 
 PROJECT_FILE = "toolgen.yaml"
 #: an artifact `emit` / ``--emit`` names: a dialect's catalog (`toolgen.dialects.names`) or one of these
-OTHER_ARTIFACTS = ("policy", "report", "python")
+OTHER_ARTIFACTS = ("policy", "report", "python", "registry")
 Artifact = str
 ALL_ARTIFACTS: tuple[Artifact, ...] = (*names(), *OTHER_ARTIFACTS)
 
@@ -66,8 +68,15 @@ class GeminiConfig(_Strict):
         "cannot say them; `json_schema`: `parametersJsonSchema` (JSON Schema, canonical arguments)."))
 
 
+class AnthropicConfig(_Strict):
+    input_examples: bool | None = Field(None, description=(
+        "`true` (default): each read and preview tool carries up to 3 `input_examples` (the intent map's, else "
+        "the spec's that fit its input schema); `false`: none."))
+
+
 class DialectsConfig(_Strict):
     gemini: GeminiConfig = GeminiConfig()
+    anthropic: AnthropicConfig = AnthropicConfig()
 
 
 class SearchConfig(_Strict):
@@ -75,6 +84,22 @@ class SearchConfig(_Strict):
         "`none` (default): tool search is the lexical index alone; `lsa`: search.json also holds vectors "
         "learned from the API's own text (latent semantic analysis), fused with the lexical ranking "
         "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen)."))
+
+
+class RegistryConfig(_Strict):
+    """What the API's ``server.json`` for the MCP registry says (format 2025-12-11); without it none is written."""
+
+    name: str = Field(min_length=3, max_length=200, pattern=r"^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$", description=(
+        "Server name in reverse-DNS form, one slash: `io.github.<owner>/<name>` or `<your.domain>/<name>` "
+        "(the registry checks that you own the namespace)."))
+    version: str | None = Field(None, min_length=1, max_length=255, pattern=r"^[^\s^~<>=*]+$",
+                                description="Default: the spec's info.version. A version, never a range.")
+    description: str | None = Field(None, min_length=1, max_length=100,
+                                    description="Default: the API's title and how many tools it has.")
+    url: str | None = Field(None, pattern=r"^https?://[^\s]+$",
+                            description="Where `toolgen serve --http` answers (its /mcp endpoint): a remote.")
+    repository: str | None = Field(None, pattern=r"^https?://[^\s]+$", description="URL of the source repository.")
+    website: str | None = Field(None, pattern=r"^https?://[^\s]+$", description="URL of the documentation.")
 
 
 class ApiEntry(_Strict):
@@ -85,6 +110,7 @@ class ApiEntry(_Strict):
     emit: list[KnownArtifact] | None = None
     dialects: DialectsConfig | None = Field(None, description="This API's dialect choices (override the project's).")
     search: SearchConfig | None = Field(None, description="This API's tool-search options (override the project's).")
+    registry: RegistryConfig | None = Field(None, description="Write server.json for the MCP registry.")
 
 
 class LintConfig(_Strict):
@@ -124,6 +150,8 @@ class ApiTarget:
     gemini_parameters: GeminiParameters = "schema"  # toolgen.yaml `dialects.gemini.parameters`
     semantic_search: str | None = None  # toolgen.yaml `search.semantic` (None: off)
     semantic_at: SourceLocation | None = None  # where that option is set
+    anthropic_input_examples: bool = True  # toolgen.yaml `dialects.anthropic.input_examples`
+    registry: RegistryListing | None = None  # toolgen.yaml `registry:` of the API (server.json)
 
 
 @dataclass
@@ -203,6 +231,8 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         spec = override if override is not None else (base / api.spec if api.spec else None)
         gemini = ((api.dialects.gemini.parameters if api.dialects is not None else None)
                   or model.dialects.gemini.parameters or "schema")
+        examples = next((v for v in ((api.dialects.anthropic.input_examples if api.dialects is not None else None),
+                                     model.dialects.anthropic.input_examples) if v is not None), True)
         semantic_key = (["apis", str(i), "search", "semantic"]
                         if api.search is not None and api.search.semantic is not None else ["search", "semantic"])
         semantic = (api.search.semantic if api.search is not None else None) or model.search.semantic
@@ -210,7 +240,8 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
         targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
                                  tuple(api.emit or model.emit), gemini,
                                  None if semantic in (None, "none") else semantic,
-                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key))))
+                                 SourceLocation(display, line, col, "/" + "/".join(semantic_key)), examples,
+                                 RegistryListing(**api.registry.model_dump()) if api.registry is not None else None))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
 

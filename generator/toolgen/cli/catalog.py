@@ -6,8 +6,8 @@ stdout: that catalog as JSON without the tools whose ``permission`` the scopes d
 (`toolgen.runtime.identity.filter_catalog`), for a host that sends a model only what its caller
 may use. Entries that are not tools of the package (a hosted ``tool_search`` entry) are kept.
 
-    toolgen catalog API_OR_DIR --dialect mcp|openai|openai.responses|anthropic|gemini --scopes a,b
-                    [--toolset NAME | --part K]
+    toolgen catalog API_OR_DIR --dialect mcp|openai|openai.responses|anthropic|gemini|gemini.interactions
+                    --scopes a,b [--toolset NAME | --part K]
 
 A catalog split into parts (Anthropic's over 10,000 tools with tool search: ``anthropic.<k>.json``
 and the index ``anthropic.parts.json``) needs a choice: `--toolset` prints the part holding that
@@ -15,7 +15,9 @@ toolset, `--part` the part numbered K (`toolgen.runtime.catalogs.read_catalog`).
 
 ``openai.responses`` is the Responses catalog (``openai.responses.json``, written only for a package
 with toolsets or deferred tools): functions are filtered inside their namespaces, and a namespace
-left empty is dropped. ``--scopes ""`` keeps only the tools that need no scope. Exit codes: 0 printed; 2 bad input
+left empty is dropped. ``gemini.interactions`` is Gemini's Interactions catalog
+(``gemini.interactions.json``): its client-run ``tool_search`` entry is kept. ``--scopes ""`` keeps only
+the tools that need no scope. Exit codes: 0 printed; 2 bad input
 (unknown package, a catalog file that is missing or not JSON, a split catalog without a part chosen
 or no part holding the toolset); 3 internal error.
 """

@@ -1,6 +1,7 @@
 """`toolgen eval`: draft eval tasks, run them against a model through the runtime, report the results.
 
     toolgen eval init API_OR_DIR [--out evals/API.yaml] [--force]
+    toolgen eval from-audit API_OR_DIR AUDIT_LOG [--out evals/API.audit.yaml] [--force]
     toolgen eval run API_OR_DIR --provider P --model M [--runs N] [--tasks FILE] [--base-url URL]
                      [--api-key-env VAR] [--upstream URL] [--record DIR | --replay DIR] [--out DIR] [--scripted]
                      [--only GLOB ...]
@@ -8,7 +9,8 @@
 
 Input: a generated package (API name of the project file, or its folder), a task file
 (`toolgen.evals.tasks`), a provider (openai · anthropic · gemini · openai-compatible) and model.
-Output: ``init`` writes the drafted task file; ``run`` writes ``results.json`` (and, with
+Output: ``init`` writes the drafted task file; ``from-audit`` the draft tasks of an audit log's failed
+calls (`toolgen.evals.from_audit`; exit 1 when it holds none); ``run`` writes ``results.json`` (and, with
 ``--record``, every provider exchange) into the run folder and prints the Markdown report;
 ``report`` prints a run folder's report (through `toolgen.shown_text.terminal_safe`: text from
 ``results.json`` cannot drive the terminal). ``--replay DIR`` re-runs a recorded folder offline: the
@@ -33,6 +35,7 @@ from pathlib import Path
 import click
 
 from ..evals.draft import draft_tasks
+from ..evals.from_audit import draft_from_audit, failed_calls
 from ..evals.outcomes import RunResults
 from ..evals.report import dumps, report_json, report_markdown
 from ..evals.tasks import dump_tasks, load_tasks
@@ -77,6 +80,47 @@ def init_command(api_or_dir: str, out: Path | None, force: bool) -> None:
     held = sum(1 for t in tasks.tasks if t.split == "held-out")
     click.echo(f"wrote {target}: {len(tasks.tasks)} tasks ({', '.join(f'{n} {k}' for k, n in kinds.items())}); "
                f"{held} held out. Review and edit them before you trust a score.")
+
+
+AUDIT_HEADER = ("# toolgen eval tasks drafted by `toolgen eval from-audit` from the failed calls of an audit log\n"
+                "# (docs/eval.md). Every task is a DRAFT: write the user's real request as its prompt and check\n"
+                "# `expect` before you run it. `split` follows the fixed hash rule; do not change it by hand.\n")
+
+
+@eval_group.command("from-audit")
+@click.argument("api_or_dir")
+@click.argument("audit_log", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Where to write the draft tasks (default: evals/<api>.audit.yaml).")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@guarded
+def from_audit_command(api_or_dir: str, audit_log: Path, out: Path | None, force: bool) -> None:
+    """Draft tasks from the failed calls of AUDIT_LOG (invalid arguments, unknown tool, denied, approval,
+    unknown outcome), for a human to label: production failures become regression tasks."""
+    folder = package_folder("eval from-audit", api_or_dir)
+    policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
+    catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
+    target = out or Path("evals") / f"{policy.get('api', folder.name)}.audit.yaml"
+    if target.exists() and not force:
+        click.echo(f"toolgen eval from-audit: {target} exists; label it, or pass --force to draft it again", err=True)
+        sys.exit(2)
+    try:
+        with audit_log.open(encoding="utf-8") as lines:
+            calls = failed_calls(lines, str(audit_log))
+    except OSError as exc:
+        click.echo(f"toolgen eval from-audit: cannot read {audit_log}: {exc.strerror}", err=True)
+        sys.exit(2)
+    package = os.path.relpath(folder.resolve(), (Path.cwd() / target.parent).resolve())
+    try:
+        tasks = draft_from_audit(calls, str(policy.get("api", folder.name)), Path(package).as_posix(),
+                                 {str(t["name"]): t for t in catalog}, {str(r["tool"]): r for r in policy["tools"]})
+    except ValueError as exc:
+        click.echo(f"toolgen eval from-audit: {exc}", err=True)
+        sys.exit(1)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(dump_tasks(tasks, AUDIT_HEADER), encoding="utf-8")
+    click.echo(f"wrote {target}: {len(tasks.tasks)} draft tasks from {len(calls)} failed calls; label each prompt "
+               "and check its expect, then `toolgen eval run ... --tasks` it.")
 
 
 @eval_group.command("run")

@@ -68,6 +68,7 @@ from ..runtime.serving.registry import Actor, Registry
 from ..runtime.serving.search_tools import has_deferred, index_warnings
 from ..runtime.serving.workers import supervise
 from ..runtime.stores import DEFAULT_RECEIPTS_PATH, MemoryReceiptStore, receipts_scheme
+from ..runtime.telemetry import export_asked, install_sdk
 from .call import RECEIPTS_HELP, open_registry, startup_warnings
 from .exits import EXTRA_HINT
 
@@ -117,15 +118,18 @@ def parse_address(value: str) -> tuple[str, int]:
                    "given). Default: issued with --http, client over stdio.")
 @click.option("--search-tool", type=click.Choice(sorted(SEARCH_TOOL_CHOICES)), default="auto", show_default=True,
               help="Serve the search_tools meta-tool: when the package has deferred tools, always, or never.")
+@click.option("--otel", is_flag=True, default=False,
+              help="Export traces and the duration metric over OTLP (the otel extra; also on when OTEL_* asks).")
 @click.option("--workers", type=int, default=1, show_default=True,
               help="With --http: worker processes serving one address (they share state through --receipts, "
                    "which must not be memory://).")
 def serve_command(api_or_dir: str, scopes: str | None, actor_id: str, base_url: str | None,
                   receipts_spec: str | None, audit_log: Path | None, http_address: str | None,
                   tokens_file: Path | None, auth_server_file: Path | None, caller_secrets_file: Path | None,
-                  no_auth: bool, approvals: str | None, search_tool: str, workers: int) -> None:
+                  no_auth: bool, approvals: str | None, search_tool: str, otel: bool, workers: int) -> None:
     """Serve the tools of a generated package as an MCP server, over stdio or Streamable HTTP."""
     _require_mcp()
+    _start_telemetry(otel, workers)
     search = SEARCH_TOOL_CHOICES[search_tool]
     if workers < 1:
         _bad(f"--workers must be at least 1, not {workers}")
@@ -319,6 +323,21 @@ def _warn_startup(registry: Registry, base_url: str | None, search: bool | None)
         warnings += [f"[{w.code}] {w}" for w in index_warnings(registry)]
     for warning in warnings:
         click.echo(f"toolgen serve: warning: {warning}", err=True)
+
+
+def _start_telemetry(otel: bool, workers: int) -> None:
+    """Install OpenTelemetry's SDK when `--otel` or the ``OTEL_*`` environment asks for export
+    (`toolgen.runtime.telemetry.install_sdk`); exit 2 naming the ``otel`` extra when it is missing,
+    or with more than one worker."""
+    if not export_asked(otel, os.environ):
+        return
+    if workers != 1:
+        _bad("--otel (or the OTEL_* environment) serves with --workers 1 only: each worker would export alone")
+    try:
+        install_sdk()
+    except ImportError as exc:
+        _bad(f"exporting traces needs OpenTelemetry's SDK and OTLP exporter ({type(exc).__name__}: {exc}); "
+             "install the otel extra: " + EXTRA_HINT.format(extra="otel"))
 
 
 def _require_mcp() -> None:

@@ -260,6 +260,19 @@ _code("approval-defaulted", "info", "lower", rule="build",
 _code("approval-on-read", "warning", "lower", rule="build",
       summary="A read intent sets `approval`, which applies to record tools only.",
       fix="Remove `approval`, or mark the intent write.")
+_code("input-example-invalid", "error", "lower", rule="build",
+      summary=("An intent's `input_examples` entry is not a whole call the tool's input schema accepts, "
+               "names an argument the model does not see, or has a secret-like member."),
+      fix=("Give the arguments as the model sees them (`toolgen catalog`), valid under the input schema, "
+           "without secrets."))
+_code("spec-example-invalid", "warning", "lower", rule="build",
+      summary=("A request-body or parameter example of the spec breaks the tool's input schema (or names a "
+               "secret-like member); it is not shown to models as an input example."),
+      fix="Fix the example in the spec, or give the intent its own `input_examples`.")
+_code("programmatic-record", "error", "lower", rule="build",
+      summary=("`programmatic` lists `record`: model-written code must never call a record tool (it writes, "
+               "and approval gates it)."),
+      fix="List only `read` or `preview`; the record tool is always called directly.")
 _code("preview-required", "error", "lower", rule="build",
       summary=("`preview: false` on a write whose record tool needs its preview (`approval: required`, or "
                "`record.arguments: preview`)."),
@@ -707,6 +720,10 @@ _code("diff-unknown-ref", "error", "diff", summary="git knows no commit of that 
       fix="Check the ref (in CI, fetch it first: `git fetch origin main`), or compare two folders.")
 
 # toolgen eval task files
+_code("eval-audit", "error", "eval",
+      summary="A line of the audit log `toolgen eval from-audit` reads is not a JSON audit event.",
+      fix="Pass the JSON-lines file `--audit-log` wrote (one event per line).",
+      doc="docs/eval.md#tasks-from-production-failures-toolgen-eval-from-audit")
 _code("eval-yaml", "error", "eval", summary="The task file cannot be read, or is not valid YAML.",
       fix="Check the path and the YAML syntax.")
 _code("eval-format", "error", "eval",

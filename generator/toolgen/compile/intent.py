@@ -267,6 +267,17 @@ class ToolIntent(_Strict):
     keywords: list[str] = Field(
         default_factory=list, description="Words users say for this tool that its name and description lack; "
                                           "tool search indexes them.")
+    input_examples: list[dict[str, Any]] | None = Field(
+        None, max_length=3,
+        description="Argument objects (by the names the model sees) shown to models beside the read or preview "
+                    "tool's input schema (Anthropic `input_examples`); each must be valid under that schema and "
+                    "name no secret. They replace the spec's own examples; `[]` shows none. At most 3.")
+    programmatic: list[Literal["read", "preview", "record"]] | None = Field(
+        None,
+        description="Which of this intent's tools model-written code may call (Anthropic `allowed_callers` with "
+                    "code execution, OpenAI Responses `allowed_callers: programmatic`): `read` (a read intent's "
+                    "tool) and `preview` (a write's preview tool). `record` is refused: a loop in code must never "
+                    "write. Default: `defaults.programmatic` (none: direct calls only).")
     examples: list[ExampleText] = Field(default_factory=list, max_length=MAX_EXAMPLES, description=EXAMPLES_DOC)
     use_when: GuidanceText | None = Field(None, description=USE_WHEN_DOC)
     not_for: GuidanceText | None = Field(None, description=NOT_FOR_DOC)
@@ -403,6 +414,10 @@ class Defaults(_Strict):
     retry: RetrySpec = RetrySpec()
     max_body_bytes: int | None = Field(
         None, ge=1, description="Request body limit of every tool whose intent sets none (`tools.*.max_body_bytes`).")
+    programmatic: list[Literal["read", "preview", "record"]] = Field(
+        default_factory=list,
+        description="The tools of every intent that sets no `programmatic` which model-written code may call: "
+                    "`read`, `preview` (`record` is refused). Default: none, direct calls only.")
     limits: list[LimitSpec] = Field(
         default_factory=list, description="The limits of every tool whose intent sets no `limits` "
                                           "(a `per: api` limit here is one budget over the API's tools).")

@@ -57,6 +57,12 @@ class Tool:
     #: False when the intent map asks for a non-strict tool (`strict: false`): OpenAI gets the natural schema
     #: with ``strict: false`` and no argument rewrites, Anthropic never selects it as strict
     strict: bool = True
+    #: argument objects shown to models beside the input schema (Anthropic ``input_examples``), each valid
+    #: under `input_schema` (`toolgen.compile.lower.input_examples`); only read and preview tools have any
+    input_examples: tuple[JSON, ...] = ()
+    #: whether model-written code may call the tool (``allowed_callers``): only ever a read or preview
+    #: tool without approval whose intent (or the map's defaults) asks for it
+    programmatic: bool = False
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,14 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ._base import Dialect, DialectOptions, DialectSchema, GeminiParameters
+from ._base import (
+    Dialect,
+    DialectOptions,
+    DialectSchema,
+    GeminiParameters,
+    RegistryListing,
+    allows_code_callers,
+)
 from ._check import Violation
 from ._deferred import VIEWS, DeferredViews, check_deferred, deferred_views
 from ._limits import Limit, RequestProblem, limit_value, request_problems
@@ -130,8 +137,10 @@ __all__ = [
     "Limit",
     "Part",
     "PartPlan",
+    "RegistryListing",
     "RequestProblem",
     "Violation",
+    "allows_code_callers",
     "catalog_files",
     "catalog_request_problems",
     "check_catalog",

@@ -92,6 +92,23 @@ GeminiParameters = Literal["schema", "json_schema"]
 
 
 @dataclass(frozen=True)
+class RegistryListing:
+    """toolgen.yaml ``registry:`` of one API: what its ``server.json`` for the MCP registry says
+    (`toolgen.emit.server_json`). `name`: the reverse-DNS server name (``io.github.acme/tickets``; the
+    registry checks that the publisher owns its namespace); `version`: default the spec's
+    ``info.version``; `description`: at most 100 characters (default: counts the tools); `url`: where
+    ``toolgen serve --http`` answers (a ``streamable-http`` remote; none: no remote); `repository`,
+    `website`: URLs of the source and of the documentation."""
+
+    name: str
+    version: str | None = None
+    description: str | None = None
+    url: str | None = None
+    repository: str | None = None
+    website: str | None = None
+
+
+@dataclass(frozen=True)
 class DialectOptions:
     """A project's choices of how catalogs are shaped (toolgen.yaml ``dialects:``).
 
@@ -99,6 +116,9 @@ class DialectOptions:
     conservative OpenAPI-3.0 subset (C.2, F.3; arguments reshaped where the subset cannot say them);
     ``json_schema`` sends ``parametersJsonSchema`` (C.3: JSON Schema, no reshaped arguments, so the
     runtime receives canonical values).
+
+    `anthropic_input_examples`: whether Anthropic tools carry ``input_examples`` (B.1; default yes; the
+    examples are each tool's `Tool.input_examples`).
 
     `anthropic_search_limit`: tools per Anthropic request with tool search, the search tool included
     (F.2: 10,000; lowered by tests, or by a host that adds tools of its own, through `build_api`'s
@@ -109,13 +129,16 @@ class DialectOptions:
     `semantic_search`: toolgen.yaml ``search.semantic``, what ``search.json`` holds besides the lexical
     documents: None (default) nothing; ``"lsa"`` the vectors of `toolgen.search.vector_index` (format 3).
     It rides here so that the build cache's key and every build path carry it with the other
-    project choices.
+    project choices, as does `registry` (toolgen.yaml ``registry:`` of the API: None writes no
+    ``server.json``).
     """
 
     gemini_parameters: GeminiParameters = "schema"
+    anthropic_input_examples: bool = True
     anthropic_search_limit: int = 10_000
     responses_limit: int = 128
     semantic_search: str | None = None
+    registry: RegistryListing | None = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +199,14 @@ class Dialect:
     def files(self) -> tuple[str, ...]:
         """Every file this dialect may write into a generated folder: its catalog, then `extra_files`."""
         return (self.file, *self.extra_files)
+
+
+def allows_code_callers(tool: Tool) -> bool:
+    """Whether model-written code may call `tool` (Anthropic ``allowed_callers`` with code execution, OpenAI
+    Responses ``allowed_callers: ["direct", "programmatic"]``): only a read or preview tool without approval
+    whose intent asks for it (`Tool.programmatic`); never a record tool (it writes) nor an approval-gated
+    one, whatever the IR says."""
+    return tool.programmatic and tool.policy.mode in ("read", "preview") and tool.policy.approval == "never"
 
 
 def render_note_value(key: str, value: JSON) -> str:

@@ -14,8 +14,9 @@ Per dialect:
   eager functions plus the ``search_tools`` function (`toolgen.search.tool.openai_search_function`),
   answers it with the same index, and adds the found functions from ``openai.json`` to its next
   request, as for Gemini.
-- OpenAI Responses (``openai.responses.json``, written when the API has toolsets or deferred tools):
-  namespaces, ``defer_loading`` and ``tool_search`` (`toolgen.dialects._responses`, F.1).
+- OpenAI Responses (``openai.responses.json``, written when the API has toolsets, deferred tools or a
+  tool model-written code may call): namespaces, ``defer_loading``, ``tool_search`` and
+  ``allowed_callers`` (`toolgen.dialects._responses`, F.1).
 - Anthropic (``anthropic.json``): ``defer_loading: true`` on deferred tools plus the BM25 tool-search
   server tool (F.2). A request with tool search carries at most 10,000 tools: a larger catalog is
   written as parts instead (``anthropic.1.json``, ``anthropic.2.json``, ...: each every eager tool,
@@ -29,6 +30,9 @@ Per dialect:
 - Gemini (``gemini.json``): no deferred loading or hosted search (F.3); a client sends the eager
   declarations plus the ``search_tools`` declaration, answers it with the same index, and adds the
   found declarations from ``gemini.json`` to its next request.
+- Gemini Interactions (``gemini.interactions.json``, written with every Gemini catalog): every
+  function, deferred ones marked ``defer_loading``, and a client-run ``tool_search`` entry; a request
+  carries the entries without ``defer_loading`` (`toolgen.dialects._interactions`).
 
 For the two client-run views (`CLIENT_SEARCH`) one request carries the up-front view, not the file:
 the tools-per-request limit is counted on it (`DeferredViews.request_view`).
@@ -42,7 +46,9 @@ from typing import Any
 
 from ..compile.ir import Tool, Toolset
 from ..search.tool import gemini_search_declaration, mcp_search_tool, openai_search_function
+from ._base import allows_code_callers
 from ._check import Violation
+from ._interactions import check_interactions_catalog, interactions_catalog, interactions_upfront
 from ._parts import PartPlan, index_file, part_file, plan_namespaces, plan_parts
 from ._responses import check_responses_catalog, responses_catalog, responses_upfront
 from .anthropic import (
@@ -71,6 +77,9 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
                                     "load when found")),
     ("mcp", "mcp.json", "`tools/list`: eager tools and the `search_tools` meta-tool"),
     ("gemini", "gemini.json", "eager declarations and a client-run `search_tools` declaration"),
+    ("gemini-interactions", "gemini.interactions.json",
+     ("Interactions: the functions without `defer_loading` and a client-run `tool_search`; found functions "
+      "are added from the same file")),
 )
 
 #: the dialects with no deferred loading whose client runs ``search_tools`` itself (F.1 Chat
@@ -122,7 +131,7 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
     searchable = tuple(sorted({t.policy.toolset for t in deferred if t.policy.toolset is not None}))
     out = DeferredViews(deferred=len(deferred), searchable=searchable)
     eager_names = {t.name for t in tools if t.policy.loading == "eager"}
-    if toolsets or deferred:
+    if toolsets or deferred or any(allows_code_callers(t) for t in tools):
         responses = responses_catalog(list(tools), catalogs.get("openai", []), list(toolsets))
         namespaces = plan_namespaces(tools, responses_limit)
         out.parts["openai.responses"] = namespaces
@@ -133,6 +142,10 @@ def deferred_views(tools: Sequence[Tool], catalogs: Mapping[str, list[dict[str, 
         else:
             out.files["openai.responses.json"] = responses
         out.upfront["openai-responses"] = responses_upfront(responses)
+    if "gemini" in catalogs:
+        interactions = out.files["gemini.interactions.json"] = interactions_catalog(
+            tools, catalogs["gemini"], gemini_search_declaration(searchable))
+        out.upfront["gemini-interactions"] = interactions_upfront(interactions)
     if deferred:
         plan = plan_parts(tools, search_limit)
         out.parts["anthropic"] = plan
@@ -224,6 +237,8 @@ def check_deferred(views: DeferredViews, *, include_dialect_files: bool = True,
     limit = plan.limit if plan is not None else ANTHROPIC_MAX_SEARCH_TOOLS
     for anthropic in views.catalogs_of("anthropic").values() if include_dialect_files else ():
         problems += check_anthropic_catalog(anthropic, max_search_tools=limit)
+    if "gemini.interactions.json" in views.files:
+        problems += check_interactions_catalog(views.files["gemini.interactions.json"])
     if views.deferred:
         problems += check_mcp_catalog(views.upfront["mcp"])
         problems += check_gemini_catalog(views.upfront["gemini"],

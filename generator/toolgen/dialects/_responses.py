@@ -25,6 +25,7 @@ from typing import Any
 
 from ..compile.ir import Tool, Toolset
 from ..naming import TOOLSET_NAME_RE
+from ._base import allows_code_callers
 from ._check import Report, Violation
 from .openai import check_openai_catalog
 
@@ -35,14 +36,22 @@ TOOL_SEARCH: dict[str, JSON] = {"type": "tool_search"}
 NAMESPACE_ADVISED_FUNCTIONS = 10
 
 
-def responses_function(chat_entry: dict[str, JSON], *, deferred: bool) -> dict[str, JSON]:
+#: the callers of a function model-written code may call (``allowed_callers``; absent: direct calls only)
+PROGRAMMATIC_CALLERS: tuple[str, ...] = ("direct", "programmatic")
+
+
+def responses_function(chat_entry: dict[str, JSON], *, deferred: bool, programmatic: bool = False
+                       ) -> dict[str, JSON]:
     """A Chat Completions function tool (``{"type": "function", "function": {...}}``) in the flat
-    Responses shape, with ``defer_loading: true`` when `deferred`."""
+    Responses shape, with ``defer_loading: true`` when `deferred` and ``allowed_callers: ["direct",
+    "programmatic"]`` when `programmatic` (`toolgen.dialects._base.allows_code_callers`)."""
     fn = chat_entry["function"]
     out: dict[str, JSON] = {"type": "function", "name": fn["name"], "description": fn.get("description", ""),
                             "parameters": fn["parameters"], "strict": fn["strict"]}
     if deferred:
         out["defer_loading"] = True
+    if programmatic:
+        out["allowed_callers"] = list(PROGRAMMATIC_CALLERS)
     return out
 
 
@@ -57,7 +66,7 @@ def responses_catalog(tools: Sequence[Tool], chat_entries: Sequence[dict[str, JS
     for tool, entry in zip(tools, chat_entries, strict=True):
         deferred = tool.policy.loading == "deferred"
         any_deferred = any_deferred or deferred
-        fn = responses_function(entry, deferred=deferred)
+        fn = responses_function(entry, deferred=deferred, programmatic=allows_code_callers(tool))
         if tool.policy.toolset is None:
             loose.append(fn)
         else:
@@ -161,10 +170,15 @@ def check_responses_catalog(catalog: list[dict[str, JSON]], *, max_tools: int | 
         if "defer_loading" in fn and not isinstance(fn["defer_loading"], bool):
             report.add(label, where + "/defer_loading", "F.1-defer-loading", "defer_loading must be a boolean")
         deferred += fn.get("defer_loading") is True
+        callers = fn.get("allowed_callers", list(PROGRAMMATIC_CALLERS))
+        if (not isinstance(callers, list) or not callers or len(set(map(str, callers))) != len(callers)
+                or not all(c in PROGRAMMATIC_CALLERS for c in callers)):
+            report.add(label, where + "/allowed_callers", "F.1-allowed-callers",
+                       "allowed_callers must be distinct values of [\"direct\", \"programmatic\"]")
         if "function" in fn:
             report.add(label, where, "A.1-responses-shape", "Responses functions are flat (no nested \"function\")")
         chat.append({"type": "function", "function": {k: v for k, v in fn.items()
-                                                      if k not in ("type", "defer_loading")}})
+                                                      if k not in ("type", "defer_loading", "allowed_callers")}})
     for v in (check_chat or _check_chat)(chat):
         report.add(v.tool, v.pointer.replace("/function", "", 1), v.rule, v.message)
     if deferred and not searches:

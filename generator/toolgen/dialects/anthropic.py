@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..compile.ir import Tool
-from ._base import Dialect, DialectSchema, describe
+from ..compile.lower.input_examples import MAX_INPUT_EXAMPLES, example_problem
+from ._base import Dialect, DialectOptions, DialectSchema, allows_code_callers, describe
 from ._check import (
     Report,
     Summary,
@@ -53,6 +55,12 @@ LIMITS: tuple[Limit, ...] = (
 #: variant is `tool_search_tool_regex_20251119`); at most 10,000 tools per request with tool search
 TOOL_SEARCH: dict[str, Any] = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 TOOL_SEARCH_TYPE_RE = re.compile(r"^tool_search_tool_(regex|bm25)_[0-9]{8}$")
+#: F.2 / programmatic tool calling: ``allowed_callers`` of a tool model-written code may call (the code
+#: execution tool's version that keeps the interpreter's state between calls; the host sends that tool)
+CODE_EXECUTION_TYPE = "code_execution_20260120"
+PROGRAMMATIC_CALLERS: tuple[str, ...] = ("direct", CODE_EXECUTION_TYPE)
+ALLOWED_CALLERS: frozenset[str] = frozenset(
+    {"direct", "code_execution_20250825", "code_execution_20260120", "code_execution_20260521"})
 ANTHROPIC_MAX_SEARCH_TOOLS = 10_000
 ANTHROPIC_SEARCH_SOURCE = "F.2: at most 10,000 tools with tool search"
 #: F.2: keywords Anthropic strict schemas do not support (moved into the description of strict tools).
@@ -211,6 +219,7 @@ def _check_tool(report: Report, i: int, tool: JSON) -> None:
         report.add(label, "/description", "B.1-fields", "description must be a string")
     if "strict" in tool and not isinstance(tool["strict"], bool):
         report.add(label, "/strict", "B.1-fields", "strict must be a boolean")
+    _check_callers(report, label, tool)
     if "input_schema" not in tool:
         report.add(label, "/input_schema", "B.1-fields", "input_schema is required")
         return
@@ -218,6 +227,7 @@ def _check_tool(report: Report, i: int, tool: JSON) -> None:
     base = "/input_schema"
     if not object_root(report, label, base, schema, "B.1-input-schema-object", "input_schema"):
         return
+    _check_examples(report, label, tool, schema)
     summary = Summary(schema)
     check_2020_12(report, label, base, schema, "B.1-json-schema-2020-12", summary)
     check_items_and_refs(report, label, base, schema, "B.1", summary)
@@ -236,6 +246,33 @@ def _check_tool(report: Report, i: int, tool: JSON) -> None:
             for key in node:
                 if key in ANTHROPIC_STRICT_UNSUPPORTED or (key == "minItems" and node[key] not in (0, 1)):
                     report.add(label, base + ptr, "F.2-keyword", f"{key!r} is not supported in strict schemas")
+
+
+def _check_callers(report: Report, label: str, tool: dict[str, JSON]) -> None:
+    """F.2: ``allowed_callers`` is a non-empty list of distinct known callers."""
+    if "allowed_callers" not in tool:
+        return
+    callers = tool["allowed_callers"]
+    if (not isinstance(callers, list) or not callers or len(set(map(str, callers))) != len(callers)
+            or not all(isinstance(c, str) and c in ALLOWED_CALLERS for c in callers)):
+        report.add(label, "/allowed_callers", "F.2-allowed-callers",
+                   f"allowed_callers must be distinct values of {sorted(ALLOWED_CALLERS)}")
+
+
+def _check_examples(report: Report, label: str, tool: dict[str, JSON], schema: JSON) -> None:
+    """B.1: ``input_examples`` is a list of at most `MAX_INPUT_EXAMPLES` objects, each valid under the
+    tool's ``input_schema`` (the API refuses one that is not) and holding no secret-like member."""
+    if "input_examples" not in tool:
+        return
+    examples = tool["input_examples"]
+    if not isinstance(examples, list) or not 0 < len(examples) <= MAX_INPUT_EXAMPLES:
+        report.add(label, "/input_examples", "B.1-input-examples",
+                   f"input_examples must be a list of 1 to {MAX_INPUT_EXAMPLES} argument objects")
+        return
+    for i, example in enumerate(examples):
+        problem = example_problem(example, schema, complete_only=False)
+        if problem is not None:
+            report.add(label, f"/input_examples/{i}", "B.1-input-examples", f"the example {problem}")
 
 
 def _check_across(report: Report, tools: list[JSON], max_search_tools: int) -> None:
@@ -400,13 +437,37 @@ def select_strict(tools: list[Tool], entries: list[dict[str, JSON]], facts: list
     return out, [(tools[i].name, decisions[i]) for i in range(len(tools))]
 
 
-def _catalog_entry(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
+def _catalog_entry(tool: Tool, *, examples: bool = True
+                   ) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
     input_schema = anthropic_input_schema(tool.input_schema)
     entry = anthropic_tool(tool.name, tool.description, tool.input_schema, input_schema=input_schema)
     entry["strict"] = False  # until `select_strict` chooses it, within the catalog's budgets
     if tool.policy.loading == "deferred":
         entry["defer_loading"] = True  # F.2: found by the tool-search tool (`deferred_catalog`)
-    return entry, input_schema.warnings, ()
+    warnings = input_schema.warnings
+    if examples and tool.input_examples:
+        kept, dropped = fitting_examples(tool.input_examples, input_schema.schema)
+        if kept:
+            entry["input_examples"] = kept
+        warnings += dropped
+    if allows_code_callers(tool):
+        entry["allowed_callers"] = list(PROGRAMMATIC_CALLERS)
+    return entry, warnings, ()
+
+
+def fitting_examples(examples: Sequence[JSON], schema: JSON) -> tuple[list[JSON], tuple[str, ...]]:
+    """The examples valid under the Anthropic view `schema` (the API refuses a request whose
+    ``input_examples`` break the tool's ``input_schema``; the view closes objects the canonical schema
+    leaves open), at most `MAX_INPUT_EXAMPLES`; and a warning for each one left out."""
+    kept: list[JSON] = []
+    dropped: list[str] = []
+    for i, example in enumerate(examples):
+        problem = example_problem(example, schema, complete_only=False)
+        if problem is not None:
+            dropped.append(f"input example {i + 1} left out: it {problem}")
+        elif len(kept) < MAX_INPUT_EXAMPLES:
+            kept.append(example)
+    return kept, tuple(dropped)
 
 
 def _entry_name(entry: dict[str, JSON]) -> str:
@@ -417,6 +478,17 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
     return check_anthropic_catalog(tools)
 
 
+def _entry_without_examples(tool: Tool) -> tuple[dict[str, JSON], tuple[str, ...], tuple[dict[str, JSON], ...]]:
+    return _catalog_entry(tool, examples=False)
+
+
+def _configure(options: DialectOptions) -> Dialect:
+    """toolgen.yaml ``dialects.anthropic.input_examples: false`` sends no ``input_examples``."""
+    if not options.anthropic_input_examples:
+        return replace(DIALECT, catalog_entry=_entry_without_examples)
+    return DIALECT
+
+
 DIALECT = Dialect("anthropic", 1, _catalog_entry, _entry_name, _check, None, LIMITS, select_strict, strict_facts,
-                  title="Anthropic", checks_per_tool=True, check_tool=check_anthropic_tool,
+                  configure=_configure, title="Anthropic", checks_per_tool=True, check_tool=check_anthropic_tool,
                   check_across=check_anthropic_across)

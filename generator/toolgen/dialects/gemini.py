@@ -382,4 +382,4 @@ def _check(tools: list[dict[str, JSON]], max_tools: int | None) -> list[Violatio
 
 DIALECT = Dialect("gemini", 3, _catalog_entry, _entry_name, _check, limit_value(LIMITS, "max_tools"), LIMITS,
                   configure=_configure, title="Gemini", reshapes_arguments=True,
-                  checks_per_tool=True)
+                  checks_per_tool=True, extra_files=("gemini.interactions.json",))

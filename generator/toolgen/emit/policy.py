@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..compile.ir import ApiIR
+from ..dialects import allows_code_callers
 from ..policy.format import InputRef, MappingValue, NarrowedArg, PolicyRow, PolicyTable, StepRef
 from ..remember import Remember, computed
 from . import also_known, piece_key
@@ -170,6 +171,12 @@ def policy_markdown(ir: ApiIR, table: PolicyTable | None = None) -> str:
         lines += toolsets_markdown(table)
         for name, group in grouped_rows(table):
             lines += ["", _toolset_heading(table, name), "", *header, *(_row_line(r) for r in group)]
+    coded = [t.name for t in ir.tools if allows_code_callers(t)]
+    if coded:  # what a loop in model-written code may call: a reviewer sees it widen
+        lines += ["", "## Called from model-written code", "",
+                  ("Model-written code may call these tools (`allowed_callers` in anthropic.json and "
+                   "openai.responses.json; the intent map's `programmatic`). A record tool never is; every call "
+                   "still goes through this table."), "", ", ".join(_code(name) for name in sorted(coded))]
     lines += _limits_section(rows)
     lines += _after_table(ir, rows)
     return "\n".join(lines).rstrip() + "\n"

@@ -145,11 +145,12 @@ _HEADER = ("# toolgen eval tasks (docs/eval.md). Drafted by `toolgen eval init`;
            "# `split` follows the fixed hash rule of the format; do not change it by hand.\n")
 
 
-def dump_tasks(tasks: TaskFile) -> str:
-    """The YAML text of `tasks`: byte-identical for equal inputs (keys in a fixed order)."""
+def dump_tasks(tasks: TaskFile, header: str = _HEADER) -> str:
+    """The YAML text of `tasks` after the comment lines `header`: byte-identical for equal inputs
+    (keys in a fixed order)."""
     body = {"toolgen_eval": FORMAT, "api": tasks.api, "package": tasks.package,
             "tasks": [t.to_json() for t in tasks.tasks]}
-    return _HEADER + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=110)
+    return header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=110)
 
 
 class _Locator:

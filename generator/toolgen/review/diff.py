@@ -11,9 +11,10 @@ Risky changes are the ones a reviewer must look at because callers break or the 
 weaker: a tool removed or renamed, a tool calling another operation, a new record (writing) tool,
 effect widened (read → write → destructive), approval removed, permission changed, idempotency key
 removed or no longer sent to the API, an approval condition that asks less often or is not provably
-as strict, a limit removed or loosened, a new required argument, an argument removed, and a
-description that still promises approval after the gate was dropped. Everything else (new read tools, optional
-arguments, description changes, shown old → new and shortened, output or other policy changes) is
+as strict, a limit removed or loosened, a new required argument, an argument removed, a tool that
+model-written code may now call (``allowed_callers`` in anthropic.json or openai.responses.json), and a
+description that still promises approval after the gate was dropped. Everything else (new read tools,
+optional arguments, description changes, shown old → new and shortened, output or other policy changes) is
 listed after. Catalog tokens are counted per tool, as REPORT.md counts them.
 """
 
@@ -42,6 +43,9 @@ class Surface:
     api: str
     rows: dict[str, PolicyRow]
     tools: dict[str, dict[str, Any]]
+    #: the tools model-written code may call (a caller other than ``direct`` in anthropic.json's or
+    #: openai.responses.json's ``allowed_callers``)
+    coded: frozenset[str] = frozenset()
 
     def tokens(self) -> int:
         """o200k tokens of the MCP catalog: the sum over its tools of each tool's compact JSON, counted
@@ -76,7 +80,29 @@ class DiffResult:
 # reading surfaces
 
 
-def _surface(policy: Any, mcp: Any, where: str) -> Surface:
+#: the catalogs that carry ``allowed_callers`` (docs/dialects.md, "Programmatic callers")
+CALLER_CATALOGS = ("anthropic.json", "openai.responses.json")
+
+
+def coded_tools(catalogs: list[Any]) -> frozenset[str]:
+    """The names of the tools in `catalogs` (parsed anthropic.json / openai.responses.json files,
+    namespaces included) whose ``allowed_callers`` name a caller other than ``direct``."""
+    found: set[str] = set()
+    stack = [e for c in catalogs if isinstance(c, list) for e in c]
+    while stack:
+        entry = stack.pop()
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("type") == "namespace" and isinstance(entry.get("tools"), list):
+            stack.extend(entry["tools"])
+        callers = entry.get("allowed_callers")
+        named = isinstance(entry.get("name"), str)
+        if named and isinstance(callers, list) and any(c != "direct" for c in callers):
+            found.add(entry["name"])
+    return frozenset(found)
+
+
+def _surface(policy: Any, mcp: Any, where: str, coded: frozenset[str] = frozenset()) -> Surface:
     if not isinstance(mcp, list):
         raise DiagnosticError([Diagnostic("diff-input-invalid", "error",
                                           f"{where}: mcp.json is not a toolgen output (not an array of tools)",
@@ -87,7 +113,7 @@ def _surface(policy: Any, mcp: Any, where: str) -> Surface:
     except PolicyFormatError as exc:
         raise DiagnosticError([exc.diagnostic("diff-input-invalid")]) from None
     tools = {str(t["name"]): t for t in mcp if isinstance(t, dict) and "name" in t}
-    return Surface(table.api or Path(where).name, table.rows(), tools)
+    return Surface(table.api or Path(where).name, table.rows(), tools, coded)
 
 
 def read_dir(path: Path) -> dict[str, Surface]:
@@ -104,10 +130,12 @@ def read_dir(path: Path) -> dict[str, Surface]:
             policy = json.loads((folder / "policy.json").read_text(encoding="utf-8"))
             mcp_file = folder / "mcp.json"
             mcp = json.loads(mcp_file.read_text(encoding="utf-8")) if mcp_file.exists() else []
+            coded = coded_tools([json.loads((folder / n).read_text(encoding="utf-8"))
+                                 for n in CALLER_CATALOGS if (folder / n).is_file()])
         except (OSError, ValueError) as exc:
             raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
                                               SourceLocation(where))]) from None
-        surface = _surface(policy, mcp, where)
+        surface = _surface(policy, mcp, where, coded)
         out[surface.api] = surface
     return out
 
@@ -171,10 +199,12 @@ def read_git(ref: str, directory: str) -> dict[str, Surface]:
         try:
             policy = json.loads(_git("show", f"{ref}:./{rel}/policy.json"))
             mcp = json.loads(_git("show", f"{ref}:./{rel}/mcp.json")) if f"{folder}/mcp.json" in files else []
+            coded = coded_tools([json.loads(_git("show", f"{ref}:./{rel}/{n}")) for n in CALLER_CATALOGS
+                                 if f"{folder}/{n}" in files])
         except ValueError as exc:
             raise DiagnosticError([Diagnostic("diff-input-invalid", "error", f"{where}: {exc}",
                                               None)]) from None
-        surface = _surface(policy, mcp, where)
+        surface = _surface(policy, mcp, where, coded)
         out[surface.api] = surface
     return out
 
@@ -565,8 +595,19 @@ def diff_surfaces(old: dict[str, Surface], new: dict[str, Surface]) -> DiffResul
         for name in sorted(set(o.rows) & set(n.rows)):
             result.changes.extend(compare_tool(api, name, o.rows[name], n.rows[name], o.tools.get(name),
                                                n.tools.get(name)))
+        result.changes.extend(_caller_changes(api, o, n))
     result.changes.sort(key=lambda c: (not c.risky, c.api, c.tool, c.kind))
     return result
+
+
+def _caller_changes(api: str, old: Surface, new: Surface) -> list[Change]:
+    """A tool model-written code may now call is risky (a loop in code calls it unseen); one it may no
+    longer call is not."""
+    out = [Change(api, name, "code-callers-added", True, "model-written code may now call it (allowed_callers)")
+           for name in sorted(new.coded - old.coded)]
+    out += [Change(api, name, "code-callers-removed", False, "only called directly now")
+            for name in sorted(old.coded - new.coded) if name in new.rows]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

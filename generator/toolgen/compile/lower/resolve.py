@@ -110,6 +110,11 @@ class ResolvedIntent:
     #: the intent's `limits`, else ``defaults.limits``; `limits_own`: the intent states them
     limits: tuple[LimitSpec, ...]
     limits_own: bool
+    #: the arguments the intent gives as input examples (as stated; None: none given)
+    input_examples: tuple[dict[str, Any], ...] | None
+    #: the modes model-written code may call: the intent's `programmatic`, else ``defaults.programmatic``
+    programmatic: tuple[str, ...]
+    programmatic_own: bool
     fixed: Mapping[str, Any]
     hide: tuple[str, ...]
     null: Mapping[str, Literal["omit", "send"]]
@@ -246,6 +251,9 @@ def resolve_intent(
         max_body_bytes=intent.max_body_bytes or defaults.max_body_bytes,
         limits=tuple(intent.limits if intent.limits is not None else defaults.limits),
         limits_own=intent.limits is not None,
+        input_examples=tuple(intent.input_examples) if intent.input_examples is not None else None,
+        programmatic=tuple(intent.programmatic if intent.programmatic is not None else defaults.programmatic),
+        programmatic_own=intent.programmatic is not None,
         fixed=intent.fixed,
         hide=tuple(intent.hide),
         null=intent.null,

@@ -20,6 +20,7 @@ from ..operations import Operation
 from .context import Arg, Ctx, Skip
 from .gates import checked_condition, lower_limits
 from .idempotency_key import key_constraints
+from .input_examples import tool_examples
 from .resolve import ResolvedIntent, resolve_intent
 from .reuse import lowered_operation
 from .text import describe_tool, summary_of, title_of
@@ -58,6 +59,8 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         success_status=lowered.success, narrowed=lowered.narrowed, toolset=placed.toolset,
         loading=placed.loading, keywords=placed.keywords, examples=placed.examples, not_for=placed.not_for,
         max_body_bytes=resolved.max_body_bytes)
+    examples = tool_examples(ctx, op, key, resolved, lowered.args, base_schema, where, explicit=explicit)
+    programmatic = _programmatic(ctx, resolved)
 
     if effect == "read":
         row = replace(base, pagination=lowered.pagination,
@@ -65,7 +68,7 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
         desc = describe_tool(summary, "read", row, None)
         ctx.names[key] = op.pointer
         return [Tool(key, desc, base_schema, lowered.output_schema, row, title, op.pointer,
-                     strict=resolved.strict)]
+                     strict=resolved.strict, input_examples=examples, programmatic="read" in programmatic)]
 
     idem = resolved.idempotency
     record_args = list(lowered.args)
@@ -113,9 +116,25 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
     ctx.names[preview_name] = op.pointer
     return [
         Tool(preview_name, preview_desc, base_schema, _preview_output_schema(), preview_row,
-             f"Preview: {title}" if title else None, op.pointer, strict=resolved.strict),
+             f"Preview: {title}" if title else None, op.pointer, strict=resolved.strict,
+             input_examples=examples, programmatic="preview" in programmatic),
         record_tool,
     ]
+
+
+def _programmatic(ctx: Ctx, resolved: ResolvedIntent) -> tuple[str, ...]:
+    """The modes of this intent's tools that model-written code may call: the intent's `programmatic`,
+    else the map's `defaults.programmatic` (resolved: `ResolvedIntent.programmatic`). `record` is
+    refused with a located ``programmatic-record`` error and never returned: a loop in model-written
+    code must never write (the record tool is the one that writes, and the one approval gates)."""
+    key, where, explicit, own = resolved.key, resolved.where, resolved.explicit, resolved.programmatic_own
+    modes = resolved.programmatic
+    if "record" in modes:
+        at = (ctx.intents.locate(*where, "programmatic") if own and explicit
+              else ctx.intents.locate("defaults", "programmatic") if not own else None)
+        ctx.sink.error("programmatic-record", f"intent `{key}` lets model-written code call its record tool",
+                       at, "list only `read` or `preview`: a record tool writes, and is called directly", tool=key)
+    return tuple(m for m in modes if m != "record")
 
 
 def _key_schema(api_schema: dict[str, Any] | None) -> dict[str, Any]:

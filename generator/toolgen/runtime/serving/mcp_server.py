@@ -59,6 +59,7 @@ import jsonschema_rs
 from ...pointer import join_pointer
 from ..call.response_body import mismatch_text
 from ..errors import make_error
+from ..telemetry import record_outcome, tool_call_span
 from .elicit import approval_from_answer, approval_input_required, request_state_security, speaks_mrtr
 from .registry import Actor, Approval, CallResult, Registry
 from .search_tools import SEARCH_TOOL_NAME, ToolSearch, has_deferred, search_tool_entry
@@ -284,7 +285,10 @@ def build_server(registry: Registry, actor: Actor | None = None, *, actor_for: A
             if isinstance(answered, CallResult):
                 return to_call_tool_result(answered)
             approval = answered
-        result = await registry.acall(name, arguments, actor=who, approval=approval)
+        with tool_call_span(name, dict(meta) if meta else None) as span:
+            result = await registry.acall(name, arguments, actor=who, approval=approval)
+            record_outcome(span, result.error.code if result.error is not None else None,
+                           replayed=result.replayed, result_known=result.error is None or result.error.result_known)
         if (elicit and state is None and approval is None and result.error is not None
                 and result.error.code == "approval_required" and speaks_mrtr(ctx)):
             ask = await anyio.to_thread.run_sync(partial(approval_input_required, registry, name, arguments, who))

@@ -28,6 +28,7 @@ import httpx
 from ..call.deadline import attempt_deadline
 from ..errors import failure_cause
 from ..pipeline.effects import MAX_RESPONSE_BYTES, Outcome, Send
+from ..telemetry import record_status, upstream_span
 from .content_coding import BodyTooLarge, BoundedDecoder
 
 __all__ = ["IdleStackPool", "IdleStackTransport", "async_client", "failure_kind", "send_async", "send_sync",
@@ -56,7 +57,15 @@ def failure_kind(exc: Exception) -> str:
 
 def send_sync(client: httpx.Client, send: Send) -> Outcome:
     """Send `send.request` on `client` within `send.timeout_s` seconds (the whole attempt: every
-    socket operation, deadline.py; the caller installs the deadline backend, `ensure_deadlines`)."""
+    socket operation, deadline.py; the caller installs the deadline backend, `ensure_deadlines`),
+    in a client span whose trace context the request carries (`toolgen.runtime.telemetry`)."""
+    with upstream_span(send.request) as span:
+        outcome = _send_sync(client, send)
+        record_status(span, outcome.status, outcome.kind)
+        return outcome
+
+
+def _send_sync(client: httpx.Client, send: Send) -> Outcome:
     started = time.perf_counter()
     send.request.extensions["timeout"] = httpx.Timeout(send.timeout_s).as_dict()
     try:
@@ -106,7 +115,14 @@ def _cut(status: int, headers: httpx.Headers, chunks: list[bytes], started: floa
 
 
 async def send_async(client: httpx.AsyncClient, send: Send) -> Outcome:
-    """`send_sync` for asyncio: the whole attempt bounded by a cancel scope."""
+    """`send_sync` for asyncio: the whole attempt bounded by a cancel scope, in a client span."""
+    with upstream_span(send.request) as span:
+        outcome = await _send_async(client, send)
+        record_status(span, outcome.status, outcome.kind)
+        return outcome
+
+
+async def _send_async(client: httpx.AsyncClient, send: Send) -> Outcome:
     started = time.perf_counter()
     send.request.extensions["timeout"] = httpx.Timeout(send.timeout_s).as_dict()
     try:

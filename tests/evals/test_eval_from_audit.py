@@ -1,0 +1,108 @@
+"""`toolgen eval from-audit`: failed calls of a real audit log (the runtime's JSON-lines sink, calls
+against the loopback tickets API) become draft tasks that `load_tasks` and `eval run` accept, with no
+argument value copied; a line that is not an event is a located refusal; a log without failures is
+exit 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.support.build import REPO, run
+from tests.support.runtime_env import READER, WRITER, tickets_package
+
+from toolgen.evals.from_audit import PER_FAILURE, draft_from_audit, failed_calls
+from toolgen.evals.tasks import load_tasks
+from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
+from toolgen.runtime.audit import JsonlAuditSink
+from toolgen.testing.tickets_server import TicketsServer
+
+TICKETS = REPO / "generated" / "tickets"
+PLANTED = "T-9planted"
+
+
+def _audit_log(path: Path, invalid: int = 1) -> Path:
+    """An audit log of real calls: `invalid` calls with a bad ticket id, one a reader may not make,
+    one record with a preview_id nobody issued, and one that succeeds."""
+    policy, catalog = tickets_package()
+    sink = JsonlAuditSink(path)
+    with TicketsServer() as server:
+        registry = Registry(policy, list(catalog), base_url=server.base_url,
+                            credentials=StaticCredentials({"TICKETS_TOKEN": server.token}),
+                            receipts=MemoryReceiptStore(), audit=sink, cursor_key=b"k" * 32)
+        for _ in range(invalid):
+            assert not registry.call("get_ticket", {"ticket_id": PLANTED + "!"}, actor=READER).ok
+        assert not registry.call("preview_ticket_followup", {"ticket_id": "T-102", "note": PLANTED,
+                                                             "visibility": "public"}, actor=READER).ok
+        assert not registry.call("record_ticket_followup", {"preview_id": "sha256:" + "0" * 64, "action_id": "a"},
+                                 actor=WRITER).ok
+        assert registry.call("get_ticket", {"ticket_id": "T-102"}, actor=Actor.of("r", ["ticket:read"])).ok
+        registry.close()
+    sink.close()
+    return path
+
+
+def test_failed_calls_become_draft_tasks_eval_accepts(tmp_path: Path) -> None:
+    log = _audit_log(tmp_path / "audit.jsonl")
+    out = tmp_path / "evals" / "tickets.audit.yaml"
+    done = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out))
+    assert done.exit_code == 0, done.output
+    text = out.read_text(encoding="utf-8")
+    assert PLANTED not in text  # the log holds no argument value, and nothing invents one
+    tasks = {t.id: t for t in load_tasks(out).tasks}
+    assert set(tasks) == {"audit/get_ticket/invalid_arguments/1", "audit/preview_ticket_followup/permission_denied/1",
+                          "audit/record_ticket_followup/preview_not_found/1"}
+    invalid = tasks["audit/get_ticket/invalid_arguments/1"]
+    assert (invalid.kind, invalid.expect_tool) == ("positive", "get_ticket") and "/ticket_id" in invalid.prompt
+    denied = tasks["audit/preview_ticket_followup/permission_denied/1"]
+    assert (denied.kind, denied.expect_tool) == ("no_tool", None)
+    unknown = tasks["audit/record_ticket_followup/preview_not_found/1"]
+    assert (unknown.kind, unknown.expect_tool, unknown.writes, unknown.approve) == (
+        "multi_step", "preview_ticket_followup", 1, True)
+    assert all(t.prompt.startswith("DRAFT, label me:") for t in tasks.values())
+    again = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out))
+    assert again.exit_code == 2 and "--force" in again.output  # a labelled file is never overwritten silently
+
+
+def test_eval_run_accepts_the_drafts(tmp_path: Path) -> None:
+    pytest.importorskip("anthropic")
+    log = _audit_log(tmp_path / "audit.jsonl")
+    out = tmp_path / "tasks.yaml"
+    assert run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out)).exit_code == 0
+    ran = run("eval", "run", str(TICKETS), "--provider", "anthropic", "--model", "scripted", "--scripted",
+              "--runs", "1", "--tasks", str(out), "--out", str(tmp_path / "run"))
+    assert ran.exit_code == 0, ran.output
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert len(json.dumps(results)) > 0 and "audit/get_ticket/invalid_arguments/1" in json.dumps(results)
+
+
+def test_at_most_a_few_tasks_per_tool_and_failure(tmp_path: Path) -> None:
+    log = _audit_log(tmp_path / "audit.jsonl", invalid=PER_FAILURE + 2)
+    with log.open(encoding="utf-8") as lines:
+        calls = failed_calls(lines, "audit.jsonl")
+    assert sum(c.code == "invalid_arguments" for c in calls) == PER_FAILURE + 2
+    policy, catalog = tickets_package()
+    drafted = draft_from_audit(calls, "tickets", "p", {t["name"]: t for t in catalog},
+                               {r["tool"]: r for r in policy["tools"]})
+    assert sum(t.id.startswith("audit/get_ticket/invalid_arguments/") for t in drafted.tasks) == PER_FAILURE
+
+
+def test_a_line_that_is_not_an_event_is_located(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    log.write_text('{"call_id": "a", "tool": "t", "step": "result", "decision": "ok"}\n{not json\n', encoding="utf-8")
+    done = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(tmp_path / "t.yaml"))
+    assert done.exit_code == 2 and "audit.jsonl:2:1" in done.output and "eval-audit" in done.output
+    log.write_text('[1, 2]\n', encoding="utf-8")
+    assert "audit.jsonl:1:1" in run("eval", "from-audit", str(TICKETS), str(log), "--out",
+                                    str(tmp_path / "t.yaml")).output
+
+
+def test_a_log_without_failures_drafts_nothing(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    log.write_text('{"call_id": "a", "tool": "get_ticket", "step": "result", "decision": "ok", "code": null}\n'
+                   '{"call_id": "b", "tool": "get_ticket", "step": "result", "decision": "error", '
+                   '"code": "upstream_error"}\n', encoding="utf-8")
+    done = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(tmp_path / "t.yaml"))
+    assert done.exit_code == 1 and "no failed call to draft" in done.output
+    assert not (tmp_path / "t.yaml").exists()
