@@ -38,6 +38,7 @@ import httpx
 from ...policy.format import PerCaller
 from ..clock import SYSTEM, Clock
 from ..errors import ToolError, make_error
+from .local_yaml import compose_located
 
 __all__ = [
     "ACCESS_TOKEN_TYPE",
@@ -111,12 +112,7 @@ def load_caller_secrets(path: str | os.PathLike[str]) -> CallerSecretsFile:
             f"{file}: other users may read or write it (mode {stat.S_IMODE(mode):04o}); it holds "
             f"secrets: run `chmod 600 {file}`"
         )
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1:1"
-        raise CallerSecretsError(f"{file}:{where}: not valid YAML/JSON") from None
+    root = compose_located(file, text, CallerSecretsError)
 
     def fail(node: Any, message: str) -> CallerSecretsError:
         mark = getattr(node, "start_mark", None)

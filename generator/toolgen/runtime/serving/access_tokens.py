@@ -52,6 +52,7 @@ from typing import Any
 import httpx
 
 from ..call.caller_credentials import TokenExchangeClient
+from ..call.local_yaml import compose_located
 from ..clock import SYSTEM, Clock
 
 __all__ = [
@@ -307,7 +308,6 @@ def load_authorization_server(
     missing key, a URL that is not ``https://`` (``http://`` only on a loopback host), an algorithm
     outside `ASYMMETRIC_ALGORITHMS`, a leeway outside 0-300 s, a client secret variable that is not
     set, a file every user may write."""
-    import yaml  # type: ignore[import-untyped, unused-ignore]
 
     file = Path(path)
     env = os.environ if environ is None else environ
@@ -324,14 +324,7 @@ def load_authorization_server(
             f"{stat.S_IMODE(mode):04o}): anyone could name their own issuer; "
             f"run `chmod 644 {file}`"
         )
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1:1"
-        raise AuthorizationServerError(
-            f"{file}:{where}: not valid YAML/JSON: {getattr(exc, 'problem', None) or 'syntax error'}"
-        ) from None
+    root = compose_located(file, text, AuthorizationServerError)
     reader = _Reader(file)
     top = reader.mapping(root, "the authorization-server file", _KEYS)
     for required in ("issuer", "jwks_uri", "resource"):

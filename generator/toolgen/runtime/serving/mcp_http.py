@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..call.local_yaml import compose_located
 from ..clock import SYSTEM, Clock
 from .registry import Actor, Registry
 
@@ -182,20 +183,8 @@ def _read_token_text(file: Path) -> tuple[str, int]:
 
 def _compose_token_yaml(file: Path, text: str) -> Any:
     """The YAML node tree of the token file's `text` (None when empty); `TokenFileError` at the line
-    and column of a syntax error."""
-    import yaml  # type: ignore[import-untyped, unused-ignore]
-
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            line, column = mark.line + 1, mark.column + 1
-        else:  # a reader error (a character YAML does not allow) knows its offset only
-            offset = int(getattr(exc, "position", 0) or 0)
-            line, column = text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
-        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or "syntax error"
-        raise TokenFileError(f"{file}:{line}:{column}: not valid YAML/JSON: {problem}") from None
+    and column of a syntax error (`toolgen.runtime.call.local_yaml.compose_located`)."""
+    return compose_located(file, text, TokenFileError)
 
 
 class _TokenFileReader:
