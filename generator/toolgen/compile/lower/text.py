@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from ..ir import Mode, PolicyRow
@@ -39,10 +40,22 @@ def operation_examples(examples: Mapping[str, Sequence[str]], op: Operation) -> 
     ``METHOD /path`` (the method in any case) or its synthetic id, in that order."""
     if not examples:
         return []
-    method, _, path = op.key.partition(" ")
-    keys = [op.operation_id, op.key, *(k for k in examples if k.partition(" ")[0].upper() == method
-                                       and k.partition(" ")[2].strip() == path and k != op.key), op.synthetic_id]
+    routes = _routes(tuple(examples)).get(op.key, ())
+    keys = [op.operation_id, op.key, *(k for k in routes if k != op.key), op.synthetic_id]
     return [text for key in dict.fromkeys(k for k in keys if k) for text in examples.get(key, ())]
+
+
+@lru_cache(maxsize=8)
+def _routes(keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The keys of a top-level `examples` that read ``METHOD /path``, by ``METHOD /path`` with the
+    method in upper case and the path stripped (`Operation.key`'s form), each group in map order:
+    made once per map, not once per operation."""
+    out: dict[str, list[str]] = {}
+    for key in keys:
+        method, _, path = key.partition(" ")
+        if path.strip():
+            out.setdefault(f"{method.upper()} {path.strip()}", []).append(key)
+    return {route: tuple(found) for route, found in out.items()}
 
 
 def guidance(use_when: str | None, not_for: str | None) -> str:
@@ -76,14 +89,13 @@ def examples_sentence(examples: Sequence[str]) -> str:
     return f" Examples: {'; '.join(chr(34) + e + chr(34) for e in examples)}." if examples else ""
 
 
-def summary_of(ctx: Ctx, op: Operation, intent: ResolvedIntent, limit: int) -> str:
+def summary_of(ctx: Ctx, op: Operation, intent: ResolvedIntent, limit: int, examples: Sequence[str]) -> str:
     """The text a tool's description starts with: the intent's `description`, else the operation's
     summary and the first paragraph of its description (cut to `limit` characters less what the
     intent's `use_when` / `not_for` add, `guidance`), then that guidance, whole, then the requests of
-    its `examples` (and of the map's top-level `examples` for its operation) that fit within `limit`
-    (`with_examples`)."""
+    `examples` (the tool's requests as `toolgen.compile.lower.toolsets.place` gathered them: the
+    intent's and the map's top-level ones for its operation) that fit within `limit` (`with_examples`)."""
     extra = guidance(intent.use_when, intent.not_for)
-    examples = expansion_texts([*intent.examples, *operation_examples(ctx.intents.model.examples, op)])
     if intent.description:
         return with_examples(" ".join(intent.description.split()) + extra, examples, limit)
     whole = limit

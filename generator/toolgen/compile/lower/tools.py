@@ -43,12 +43,12 @@ def lower_intent(ctx: Ctx, op: Operation, key: str, intent: ToolIntent, where: t
     output = OutputPolicy(
         fields=rule.fields, max_bytes=rule.max_bytes, redact=rule.redact, schema_mode=rule.schema_mode,
         shape=lowered.shape, body=lowered.body, accept=lowered.accept, redirect=lowered.redirect)
-    summary = summary_of(ctx, op, resolved, defaults.description_max_chars)
+    placed = place(ctx, op, toolset=resolved.toolset, loading=resolved.loading, keywords=resolved.keywords,
+                   group=group, examples=resolved.examples, not_for=resolved.not_for)
+    summary = summary_of(ctx, op, resolved, defaults.description_max_chars, placed.examples)
     title = resolved.title or title_of(op)
     bindings = tuple(a.binding for a in lowered.args if a.binding is not None)
     base_schema = _input_schema(lowered.args)
-    placed = place(ctx, op, toolset=resolved.toolset, loading=resolved.loading, keywords=resolved.keywords,
-                   group=group, examples=resolved.examples, not_for=resolved.not_for)
     # what every row of this intent says alike; each mode replaces its own members
     base = PolicyRow(
         tool=key, mode="read", effect="read", operation_id=op.synthetic_id, method=op.method,
