@@ -21,6 +21,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.support.fault_server import FaultServer
+from tests.support.hostile_server import HostileServer
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import tickets_dir
 from tests.support.trust_registry import tickets_routes
@@ -82,6 +83,13 @@ def fault() -> Iterator[FaultServer]:
     `tests.support.trust_registry.tickets_routes` (a ticket, its follow-ups, its deletion); one per test."""
     with FaultServer(honours_keys=True) as srv:
         tickets_routes(srv)
+        yield srv
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileServer]:
+    """A hostile API on loopback (`tests.support.hostile_server`): each test sets its handler."""
+    with HostileServer() as srv:
         yield srv
 
 
