@@ -290,8 +290,9 @@ def test_a_refusal_is_located_when_toolgen_names_file_line_and_column() -> None:
 
 # -- the spec's own verdict on an answer ------------------------------------------------------------
 
-def _corpus_module() -> Any:
-    spec = importlib.util.spec_from_file_location("toolgen_bench_corpus", REPO / "benchmarks" / "corpus.py")
+def _corpus_calls_module() -> Any:
+    path = REPO / "benchmarks" / "corpus_calls.py"
+    spec = importlib.util.spec_from_file_location("toolgen_bench_corpus_calls", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -300,7 +301,7 @@ def _corpus_module() -> Any:
 
 def test_the_spec_check_asserts_formats_and_names_a_property_example() -> None:
     pytest.importorskip("openapi_schema_validator")
-    corpus = _corpus_module()
+    corpus = _corpus_calls_module()
     when = {"type": "string", "format": "date-time", "example": "2018-04-03T02:00:00+0000"}
     spec = {"openapi": "3.0.0", "paths": {"/shows": {"get": {"responses": {"200": {"content": {
         "application/json": {"schema": {"type": "object", "properties": {"end": when}}}}}}}}}}
