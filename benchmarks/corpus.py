@@ -14,7 +14,7 @@ in a fresh temporary project folder:
 3. Prism (``prism mock SPEC``) serves the API from its own spec; the toolgen runtime calls it
    in-process (``Registry(base_url=<prism>)``, a dummy secret for every ``auth`` secret the policy
    names, an actor holding every scope): every read tool and every preview tool with arguments
-   generated from the tool's ``inputSchema`` (`corpuslib.generate_args`: required properties, and
+   generated from the tool's ``inputSchema`` (`corpus_args.generate_args`: required properties, and
    every property when that differs), plus a deterministic sample of writes run as preview ->
    approve -> record. Each call is classified (`corpuslib.classify`).
 4. for a deterministic sample of specs (``--serve``), ``toolgen serve`` over stdio and over

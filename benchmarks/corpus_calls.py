@@ -3,7 +3,7 @@ the spec, the runtime calling every tool against it, and ``toolgen serve`` calle
 
 - `Prism`: ``prism mock SPEC`` on a free loopback port; its ``base_url`` once it listens.
 - `call_tools(gen_dir, spec, base_url, records, rel, deadline)`: every read and preview tool of the
-  package built at `gen_dir` (one argument example per `corpuslib.generate_args` mode, when they
+  package built at `gen_dir` (one argument example per `corpus_args.generate_args` mode, when they
   differ; the next page when a read gives a cursor) and `records` record tools (preview -> approve
   -> record), through `Registry.call` against Prism at `base_url`; one dict per call: the tool, the
   arguments, the request sent and the answer received (excerpts), the spec's own verdict on a 2xx
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 # benchmarks/ on the path: corpuslib is imported by file name, also when this file is loaded by path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpuslib as lib
+from corpus_args import ArgumentError, generate_args
 
 if TYPE_CHECKING:
     from toolgen.runtime import Approval
@@ -318,7 +319,7 @@ class ToolCalls:
             entry["spec_example"] = obs.from_example
 
     def examples(self, tool: str) -> list[tuple[str, dict[str, Any] | None, str | None]]:
-        """``(mode, arguments, None)`` per `corpuslib.generate_args` mode whose arguments differ from
+        """``(mode, arguments, None)`` per `corpus_args.generate_args` mode whose arguments differ from
         the earlier mode's, or ``(mode, None, why)`` when none can be made; the cursor argument left out."""
         schema = self.catalog[tool]["inputSchema"]
         cursor = (self.rows[tool].get("pagination") or {}).get("cursor_arg")
@@ -330,8 +331,8 @@ class ToolCalls:
         seen: list[Any] = []
         for mode in ("required", "full"):
             try:
-                args = lib.generate_args(schema, mode)
-            except lib.ArgumentError as exc:
+                args = generate_args(schema, mode)
+            except ArgumentError as exc:
                 out.append((mode, None, str(exc)))
                 break
             if args not in seen:
@@ -381,8 +382,8 @@ class ToolCalls:
             shown = self.registry.call(preview_tool, args, actor=self.actor)
             preview_id = shown.result["preview_id"]  # type: ignore[index]
         try:
-            rec_args = lib.generate_args(schema, "required")
-        except lib.ArgumentError as exc:
+            rec_args = generate_args(schema, "required")
+        except ArgumentError as exc:
             self.call(tool, None, "record", str(exc))
             return
         if preview_id is not None:
