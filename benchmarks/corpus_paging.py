@@ -7,7 +7,7 @@ against Prism in dynamic mode.
 Per spec, in a fresh temporary project: ``toolgen init`` and ``toolgen build`` (as `corpus.py`
 runs them), then ``prism mock -d SPEC`` (dynamic mode: every answer generated anew from the spec's
 schemas, so a next cursor differs from call to call). For each tool whose policy row has a
-``pagination``: the first page with the tool's required arguments (`corpuslib.generate_args`) at
+``pagination``: the first page with the tool's required arguments (`corpus_args.generate_args`) at
 its smallest page size (so that a page-or-offset walk sees a full page), then the page its
 ``next_cursor`` names, through `toolgen.runtime.Registry` with the requests captured. Outcome per
 tool:
@@ -42,6 +42,7 @@ from urllib.parse import parse_qsl, urlsplit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus
+import corpus_args
 import corpus_calls
 import corpus_report
 import corpuslib as lib
@@ -112,9 +113,9 @@ def _walk_one(registry: Any, actor: Any, capture: Any, row: Mapping[str, Any],
                              "param": pagination.get("cursor_param"), "next": pagination.get("next_field")}
     props = {k: v for k, v in schema.get("properties", {}).items() if k not in (cursor_arg, size_arg)}
     try:
-        args = lib.generate_args({**schema, "properties": props,
-                                  "required": [r for r in schema.get("required", []) if r in props]}, "required")
-    except lib.ArgumentError as exc:
+        required = [r for r in schema.get("required", []) if r in props]
+        args = corpus_args.generate_args({**schema, "properties": props, "required": required}, "required")
+    except corpus_args.ArgumentError as exc:
         return {**entry, "outcome": "first_page_failed", "cause": f"no arguments: {exc}"[:200]}
     args[size_arg] = int(pagination.get("min_page_size") or 1)
     for _ in range(ATTEMPTS):
