@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tests.support.hostile_server import HostileServer, response
 from tests.support.http_serving import http_server
 from tests.support.profiles import examples
 from tests.support.runtime_env import mcp_json, tickets_dir
@@ -254,6 +255,21 @@ def test_a_failed_jwks_fetch_keeps_the_known_keys(auth_server: LoopbackAS) -> No
     jwks.uri = auth_server.url + "/missing"  # the server answers 404 from now on
     clock.advance(61)
     assert verify(verifier, token) is not None
+
+
+def hostile_jwks(answer: Any) -> HostileServer:
+    """A JWKS endpoint that answers every fetch with `answer` (raw bytes or chunks, `HostileServer`)."""
+    return HostileServer(lambda request: answer)
+
+
+def test_a_deeply_nested_jwks_answer_is_a_failed_fetch_not_an_exception(auth_server: LoopbackAS) -> None:
+    """`json.loads` of 100,000 opening brackets raises RecursionError, no ValueError: the verifier
+    still answers None (a 401), never an exception (the SDK's middleware would answer 500)."""
+    token = auth_server.access_token("alice", ["ticket:read"])
+    with hostile_jwks(response(200, b"[" * 100_000, {"Content-Type": "application/json"})) as jwks:
+        verifier = JwtVerifier(config(auth_server), jwks=JwksCache(jwks.base_url + "/jwks"))
+        assert verify(verifier, token) is None
+        assert verifier.jwks.fetches == 1
 
 
 # ------------------------------------------------------------------------------------------------

@@ -198,7 +198,7 @@ class JwksCache:
             if response.status_code != 200 or len(response.content) > MAX_JWKS_BYTES:
                 return
             document = json.loads(response.content)
-        except (httpx.HTTPError, ValueError):
+        except (httpx.HTTPError, ValueError, RecursionError):  # RecursionError: JSON nested too deep
             return  # keep the keys known
         entries = document.get("keys") if isinstance(document, dict) else None
         if not isinstance(entries, list):
