@@ -11,6 +11,7 @@ import base64
 import hashlib
 import hmac
 import json
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from toolgen.cli import main
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.clock import ManualClock
 from toolgen.runtime.serving.access_tokens import (
+    MAX_JWKS_BYTES,
     AuthorizationServer,
     AuthorizationServerError,
     JwksCache,
@@ -270,6 +272,23 @@ def test_a_deeply_nested_jwks_answer_is_a_failed_fetch_not_an_exception(auth_ser
         verifier = JwtVerifier(config(auth_server), jwks=JwksCache(jwks.base_url + "/jwks"))
         assert verify(verifier, token) is None
         assert verifier.jwks.fetches == 1
+
+
+def test_a_huge_jwks_answer_is_not_read_past_the_bound(auth_server: LoopbackAS) -> None:
+    """A 32 MB answer: the fetch stops reading once it passes `MAX_JWKS_BYTES` (256 KiB), so the
+    memory it takes stays near the bound, and the answer gives no keys."""
+    size, chunk = 32 * 1024 * 1024, b" " * 65536
+    head = response(200, b"", {"Content-Type": "application/json", "Content-Length": str(size)})
+    answer = [(head, 0.0)] + [(chunk, 0.0)] * (size // len(chunk))
+    with hostile_jwks(answer) as jwks:
+        cache = JwksCache(jwks.base_url + "/jwks")
+        tracemalloc.start()
+        try:
+            assert anyio.run(cache.key, None) is None
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 4 * MAX_JWKS_BYTES, f"the fetch held {peak / 1e6:.1f} MB"
 
 
 # ------------------------------------------------------------------------------------------------

@@ -189,15 +189,10 @@ class JwksCache:
         self._tried_at = now
         self.fetches += 1
         try:
-            client = self._client or httpx.AsyncClient(follow_redirects=False)
-            try:
-                response = await client.get(self.uri, timeout=5.0, headers={"Accept": "application/json"})
-            finally:
-                if self._client is None:
-                    await client.aclose()
-            if response.status_code != 200 or len(response.content) > MAX_JWKS_BYTES:
+            body = await self._get()
+            if body is None:
                 return
-            document = json.loads(response.content)
+            document = json.loads(body)
         except (httpx.HTTPError, ValueError, RecursionError):  # RecursionError: JSON nested too deep
             return  # keep the keys known
         entries = document.get("keys") if isinstance(document, dict) else None
@@ -214,6 +209,26 @@ class JwksCache:
         if keys:
             self._keys = keys
             self._fetched_at = now
+
+
+    async def _get(self) -> bytes | None:
+        """The body of a 200 answer from `uri`, read no further than `MAX_JWKS_BYTES`; else None."""
+        client = self._client or httpx.AsyncClient(follow_redirects=False)
+        try:
+            async with client.stream(
+                "GET", self.uri, timeout=5.0, headers={"Accept": "application/json"}
+            ) as response:
+                if response.status_code != 200:
+                    return None
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_JWKS_BYTES:
+                        return None
+                return bytes(body)
+        finally:
+            if self._client is None:
+                await client.aclose()
 
 
 class JwtVerifier:
