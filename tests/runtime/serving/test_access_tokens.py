@@ -11,6 +11,7 @@ import base64
 import hashlib
 import hmac
 import json
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from tests.support.hostile_server import HostileServer, response
+from tests.support.hostile_server import HostileServer, response, trickle
 from tests.support.http_serving import http_server
 from tests.support.profiles import examples
 from tests.support.runtime_env import mcp_json, tickets_dir
@@ -289,6 +290,30 @@ def test_a_huge_jwks_answer_is_not_read_past_the_bound(auth_server: LoopbackAS) 
         finally:
             tracemalloc.stop()
     assert peak < 4 * MAX_JWKS_BYTES, f"the fetch held {peak / 1e6:.1f} MB"
+
+
+def test_a_jwks_answer_that_trickles_in_ends_at_the_fetch_deadline(auth_server: LoopbackAS) -> None:
+    """One byte every 0.2 s (each read within the per-read timeout) would hold the fetch, and every
+    verification waiting on its lock, for as long as the server likes: the whole fetch has a
+    deadline (`timeout_s`), after which the keys already known are kept."""
+    token = auth_server.access_token("alice", ["ticket:read"])
+    clock = ManualClock()
+    body = json.dumps({"keys": []}).encode() + b" " * 1000
+    with hostile_jwks(trickle(200, body, 0.2, {"Content-Type": "application/json"})) as jwks:
+        cache = JwksCache(auth_server.url + "/jwks", max_age_s=60, timeout_s=1.0, clock=clock)
+        verifier = JwtVerifier(config(auth_server), jwks=cache, clock=clock)
+        assert verify(verifier, token) is not None
+        cache.uri = jwks.base_url + "/jwks"
+        clock.advance(61)
+        started = time.monotonic()
+
+        async def bounded() -> Any:
+            with anyio.fail_after(10):
+                return await verifier.verify_token(token)
+
+        assert anyio.run(bounded) is not None  # the known key still verifies
+        assert time.monotonic() - started < 5
+        assert cache.fetches == 2
 
 
 # ------------------------------------------------------------------------------------------------

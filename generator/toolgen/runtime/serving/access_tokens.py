@@ -31,8 +31,8 @@ hold (RFC 7519, RFC 9068 §4, RFC 8725):
 Keys come from `jwks_uri` (`JwksCache`): fetched when first needed and again after `max_age_s`; a
 ``kid`` the cached set lacks (the authorization server rotated its keys) refetches at once, but at
 most once per `min_refetch_s`, so a stream of tokens with invented ``kid``\\ s costs one fetch per
-interval; a ``kid`` still unknown after the refetch is refused. A fetch that fails keeps the keys
-already known.
+interval; a ``kid`` still unknown after the refetch is refused. A fetch that fails (not 200, not a
+JWKS, over `MAX_JWKS_BYTES`, or longer than `FETCH_TIMEOUT_S` in all) keeps the keys already known.
 
 The protected-resource metadata (RFC 9728) is served by the MCP SDK from `auth_settings()`.
 Errors: `AuthorizationServerError` (a ValueError) names the file, line and column of a bad value.
@@ -79,6 +79,8 @@ ASYMMETRIC_ALGORITHMS = (
 )
 #: The most bytes of a JWKS document read.
 MAX_JWKS_BYTES = 256 * 1024
+#: Seconds one JWKS fetch may take in all (each read has as long: an answer trickling in ends here).
+FETCH_TIMEOUT_S = 5.0
 #: Longest token looked at (longer ones are refused unparsed).
 MAX_TOKEN_LENGTH = 16 * 1024
 
@@ -141,7 +143,8 @@ class AuthorizationServer:
 
 class JwksCache:
     """The signing keys of a JWKS URL (RFC 7517), cached (see the module docstring for when it
-    fetches). `fetches` counts the fetches made (successful or not)."""
+    fetches). A fetch reads at most `MAX_JWKS_BYTES` within `timeout_s` seconds in all, else it
+    fails. `fetches` counts the fetches made (successful or not)."""
 
     def __init__(
         self,
@@ -149,10 +152,12 @@ class JwksCache:
         *,
         max_age_s: float = 300.0,
         min_refetch_s: float = 30.0,
+        timeout_s: float = FETCH_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
         clock: Clock = SYSTEM,
     ) -> None:
         self.uri = uri
+        self.timeout_s = timeout_s
         self.max_age_s = max_age_s
         self.min_refetch_s = min_refetch_s
         self.clock = clock
@@ -189,11 +194,11 @@ class JwksCache:
         self._tried_at = now
         self.fetches += 1
         try:
-            body = await self._get()
+            body = await asyncio.wait_for(self._get(), self.timeout_s)
             if body is None:
                 return
             document = json.loads(body)
-        except (httpx.HTTPError, ValueError, RecursionError):  # RecursionError: JSON nested too deep
+        except (httpx.HTTPError, ValueError, RecursionError, TimeoutError):  # RecursionError: nested too deep
             return  # keep the keys known
         entries = document.get("keys") if isinstance(document, dict) else None
         if not isinstance(entries, list):
