@@ -316,6 +316,38 @@ def test_a_jwks_answer_that_trickles_in_ends_at_the_fetch_deadline(auth_server: 
         assert cache.fetches == 2
 
 
+def test_keys_come_only_from_the_configured_jwks_answer(auth_server: LoopbackAS) -> None:
+    """A forger's key reaches the verifier by no other way: not by a redirect of `jwks_uri` (not
+    followed), not by the token's own ``jku``/``x5u`` header (never fetched), not as a symmetric
+    (``oct``) key published in the set (HMAC is never an allowed algorithm, and an RSA algorithm
+    cannot use it)."""
+    from joserfc.jwk import OctKey, RSAKey
+
+    evil = RSAKey.generate_key(2048, parameters={"kid": "k-evil", "alg": "RS256"}, private=True)
+    oct_key = OctKey.generate_key(256, parameters={"kid": "k-oct"})
+    claims = {"sub": "mallory", "aud": RESOURCE, "scope": "ticket:delete"}
+    forged = auth_server.sign(claims, key=evil)
+    published = {"keys": [evil.as_dict(private=False), oct_key.as_dict(private=True)]}
+    with hostile_jwks(response(200, json.dumps(published), {"Content-Type": "application/json"})) as theirs:
+        def redirect(request: Any) -> bytes:
+            return response(302, b"", {"Location": theirs.base_url + "/jwks"})
+
+        with HostileServer(redirect) as ours:
+            redirected = JwtVerifier(config(auth_server), jwks=JwksCache(ours.base_url + "/jwks"))
+            assert verify(redirected, forged) is None
+            assert [r.path for r in theirs.requests] == []  # the redirect was not followed
+        verifier = JwtVerifier(config(auth_server))
+        for header in ({"jku": theirs.base_url + "/jwks"}, {"x5u": theirs.base_url + "/jwks"}):
+            assert verify(verifier, auth_server.sign(claims, key=evil, header=header)) is None
+        assert theirs.requests == []
+        trusting = JwtVerifier(config(auth_server), jwks=JwksCache(theirs.base_url + "/jwks"))
+        assert verify(trusting, forged) is not None  # the guard: that set's keys do verify
+        for algorithm in ("HS256", "RS256"):
+            body = {**claims, "iss": auth_server.issuer, "exp": int(time.time()) + 600}
+            signed = hs256({"alg": algorithm, "kid": "k-oct"}, body, oct_key.raw_value)
+            assert verify(trusting, signed) is None, algorithm
+
+
 # ------------------------------------------------------------------------------------------------
 # the authorization-server file
 
