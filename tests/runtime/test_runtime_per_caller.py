@@ -285,6 +285,34 @@ def test_an_unreachable_token_endpoint_is_retryable_and_sends_nothing(
     assert upstream.callers == []
 
 
+@pytest.fixture
+def patched_answer(auth_server: LoopbackAS) -> Iterator[dict[str, Any]]:
+    """The token endpoint's answer changed for one test (`LoopbackAS.answer_patch`)."""
+    yield auth_server.answer_patch
+    auth_server.answer_patch.clear()
+
+
+@pytest.mark.parametrize(
+    "expires_in", [10**400, 2**63, -5, 0, 600.5, "600", True, None], ids=lambda v: str(v)[:12]
+)
+def test_an_exchange_answer_without_a_usable_lifetime_is_used_once(
+    auth_server: LoopbackAS, upstream: Upstream, tmp_path: Path, patched_answer: dict[str, Any], expires_in: Any
+) -> None:
+    """``expires_in`` missing or not a positive integer: the token is used for this call and not
+    cached. One beyond any lifetime (an integer no double holds) is cached for at most a day; never
+    an internal error."""
+    patched_answer["expires_in"] = expires_in
+    reg = make_registry(auth_server, upstream, per=exchange_per_caller(), tmp_path=tmp_path)
+    alice = caller(auth_server, "alice")
+    before = len(auth_server.token_requests)
+    for _ in range(2):
+        got = reg.call("get_ticket", {"ticket_id": "T-102"}, actor=alice)
+        assert got.ok, got.to_json()
+    assert upstream.callers == ["alice", "alice"]
+    cached = isinstance(expires_in, int) and not isinstance(expires_in, bool) and expires_in > 0
+    assert len(auth_server.token_requests) - before == (1 if cached else 2)
+
+
 @settings(
     max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
