@@ -296,7 +296,11 @@ def patched_answer(auth_server: LoopbackAS) -> Iterator[dict[str, Any]]:
     "expires_in", [10**400, 2**63, -5, 0, 600.5, "600", True, None], ids=lambda v: str(v)[:12]
 )
 def test_an_exchange_answer_without_a_usable_lifetime_is_used_once(
-    auth_server: LoopbackAS, upstream: Upstream, tmp_path: Path, patched_answer: dict[str, Any], expires_in: Any
+    auth_server: LoopbackAS,
+    upstream: Upstream,
+    tmp_path: Path,
+    patched_answer: dict[str, Any],
+    expires_in: Any,
 ) -> None:
     """``expires_in`` missing or not a positive integer: the token is used for this call and not
     cached. One beyond any lifetime (an integer no double holds) is cached for at most a day; never
@@ -311,6 +315,38 @@ def test_an_exchange_answer_without_a_usable_lifetime_is_used_once(
     assert upstream.callers == ["alice", "alice"]
     cached = isinstance(expires_in, int) and not isinstance(expires_in, bool) and expires_in > 0
     assert len(auth_server.token_requests) - before == (1 if cached else 2)
+
+
+@pytest.mark.parametrize(
+    ("member", "value"),
+    [
+        ("issued_token_type", "urn:ietf:params:oauth:token-type:refresh_token"),
+        ("issued_token_type", "urn:ietf:params:oauth:token-type:id_token"),
+        ("issued_token_type", None),
+        ("token_type", "N_A"),
+        ("token_type", "DPoP"),
+        ("token_type", None),
+    ],
+)
+def test_an_exchanged_token_of_a_type_not_asked_for_is_refused(
+    auth_server: LoopbackAS,
+    upstream: Upstream,
+    tmp_path: Path,
+    patched_answer: dict[str, Any],
+    member: str,
+    value: str | None,
+) -> None:
+    """The exchange asks for an access token (RFC 8693 §2.1 ``requested_token_type``); an answer
+    issuing another type (a refresh or ID token, RFC 8693 §2.2.1 ``issued_token_type``, required),
+    or one not usable as a bearer token (``token_type``, RFC 6749 §5.1), is never sent to the API."""
+    patched_answer[member] = value
+    reg = make_registry(auth_server, upstream, per=exchange_per_caller("always"), tmp_path=tmp_path)
+    got = reg.call("get_ticket", {"ticket_id": "T-102"}, actor=caller(auth_server, "alice"))
+    assert got.error is not None and got.error.code == "credential_unavailable", got.to_json()
+    assert got.error.retryable is False and upstream.callers == []
+    patched_answer.clear()
+    patched_answer["token_type"] = "bearer"  # the guard: the same answer, of the type asked for, is used
+    assert reg.call("get_ticket", {"ticket_id": "T-102"}, actor=caller(auth_server, "alice")).ok
 
 
 @settings(

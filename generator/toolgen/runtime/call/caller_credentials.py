@@ -213,7 +213,9 @@ class TokenExchange:
 
     def accept(self, actor_id: str, subject_token: str, per: PerCaller, outcome: Any, *, tool: str) -> str:
         """The issued token of the token endpoint's answer `outcome` (the call path's `Outcome`:
-        ``status``, ``content``, failure ``kind``), cached for this caller.
+        ``status``, ``content``, failure ``kind``), cached for this caller. The answer must issue what
+        was asked: ``issued_token_type`` the access-token type (RFC 8693 §2.2.1, required) and
+        ``token_type`` ``Bearer`` (RFC 6749 §5.1, any case); a refresh or ID token is never sent.
         Raises `ToolError` ``credential_unavailable`` (retryable when the endpoint could not be
         reached or failed, 5xx; not when it refused, 4xx), never naming a token."""
         status = outcome.status
@@ -242,6 +244,14 @@ class TokenExchange:
         token, expires = answer.get("access_token"), answer.get("expires_in")
         if not isinstance(token, str) or not token:
             raise self._failed(tool, "the authorization server's answer holds no access_token", False, status)
+        issued, kind = answer.get("issued_token_type"), answer.get("token_type")
+        if issued != ACCESS_TOKEN_TYPE or not isinstance(kind, str) or kind.lower() != "bearer":
+            raise self._failed(
+                tool,
+                "the authorization server issued no bearer access token (issued_token_type, token_type)",
+                False,
+                status,
+            )
         if isinstance(expires, int) and not isinstance(expires, bool) and expires > 0:
             expires = min(expires, MAX_CACHED_S)  # any integer: 10**400 is no float
             until = self.clock.time() + expires - min(EXPIRY_MARGIN_S, expires / 10)
