@@ -260,6 +260,32 @@ def test_a_failed_jwks_fetch_keeps_the_known_keys(auth_server: LoopbackAS) -> No
     assert verify(verifier, token) is not None
 
 
+def test_a_key_the_set_no_longer_holds_verifies_nothing_even_when_none_is_left() -> None:
+    """The authorization server revokes its only key (it publishes an empty set, or one of keys this
+    verifier cannot use): once the cache refetches, the old key's tokens are refused. An answer
+    that is a JWKS replaces the keys whatever it holds; only a failed fetch keeps them."""
+    clock = ManualClock()
+    with LoopbackAS(RESOURCE) as server:
+        jwks = JwksCache(server.url + "/jwks", max_age_s=60, min_refetch_s=30, clock=clock)
+        verifier = JwtVerifier(config(server), jwks=jwks, clock=clock)
+        token = server.access_token("alice", ["ticket:read"])
+        assert verify(verifier, token) is not None
+        server.retire(str(server.signing.kid if server.signing else ""))
+        clock.advance(61)
+        assert verify(verifier, token) is None
+        assert jwks.fetches == 2 and server.jwks_fetches == 2
+    unusable = {"keys": [{"kty": "XYZ", "kid": "k-new", "use": "sig"}]}
+    with LoopbackAS(RESOURCE) as server:
+        jwks = JwksCache(server.url + "/jwks", max_age_s=60, min_refetch_s=30, clock=clock)
+        verifier = JwtVerifier(config(server), jwks=jwks, clock=clock)
+        token = server.access_token("alice", ["ticket:read"])
+        assert verify(verifier, token) is not None
+        with hostile_jwks(response(200, json.dumps(unusable), {"Content-Type": "application/json"})) as other:
+            jwks.uri = other.base_url + "/jwks"
+            clock.advance(61)
+            assert verify(verifier, token) is None
+
+
 def hostile_jwks(answer: Any) -> HostileServer:
     """A JWKS endpoint that answers every fetch with `answer` (raw bytes or chunks, `HostileServer`)."""
     return HostileServer(lambda request: answer)

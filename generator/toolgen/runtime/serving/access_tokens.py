@@ -32,7 +32,8 @@ Keys come from `jwks_uri` (`JwksCache`): fetched when first needed and again aft
 ``kid`` the cached set lacks (the authorization server rotated its keys) refetches at once, but at
 most once per `min_refetch_s`, so a stream of tokens with invented ``kid``\\ s costs one fetch per
 interval; a ``kid`` still unknown after the refetch is refused. A fetch that fails (not 200, not a
-JWKS, over `MAX_JWKS_BYTES`, or longer than `FETCH_TIMEOUT_S` in all) keeps the keys already known.
+JWKS, over `MAX_JWKS_BYTES`, or longer than `FETCH_TIMEOUT_S` in all) keeps the keys already known;
+a JWKS answer replaces them, even when it holds no key this verifier can use (a revoked key ends).
 
 The protected-resource metadata (RFC 9728) is served by the MCP SDK from `auth_settings()`.
 Errors: `AuthorizationServerError` (a ValueError) names the file, line and column of a bad value.
@@ -211,9 +212,8 @@ class JwksCache:
                 keys[entry.get("kid") if isinstance(entry.get("kid"), str) else None] = jwt.PyJWK(entry)
             except (jwt.PyJWTError, ValueError, TypeError, KeyError):
                 continue  # a key this library cannot use (an unknown kty or curve)
-        if keys:
-            self._keys = keys
-            self._fetched_at = now
+        self._keys = keys  # the set as published, even with no key left: a revoked key verifies nothing
+        self._fetched_at = now
 
 
     async def _get(self) -> bytes | None:
