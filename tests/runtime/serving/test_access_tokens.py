@@ -114,6 +114,9 @@ def refused_tokens(server: LoopbackAS) -> dict[str, str]:
         "wrong issuer": server.access_token("mallory", ["ticket:read"], iss="https://evil.example.test/"),
         "no subject": server.sign({"aud": RESOURCE, "scope": "ticket:read"}),
         "not yet valid": server.access_token("mallory", ["ticket:read"], nbf=int(claims["iat"]) + 3600),
+        "issued in the future": server.access_token("mallory", ["ticket:read"], iat=int(claims["iat"]) + 3600),
+        "subject not a string": server.sign({"sub": 7, "aud": RESOURCE, "scope": "ticket:read"}),
+        "longer than 16 KiB": server.access_token("mallory", ["ticket:read"], pad="x" * 16_384),
         "alg none": f"{b64({'alg': 'none', 'typ': 'JWT'})}.{payload}.",
         "alg none with the kid": f"{b64({'alg': 'none', 'kid': kid})}.{payload}.",
         "re-signed by another key with the same kid": server.sign(
