@@ -509,6 +509,22 @@ def test_bad_caller_secrets_files_are_refused(tmp_path: Path, text: str, mode: i
     assert "k}" not in str(caught.value)
 
 
+def test_a_caller_secrets_file_behind_a_symlink_is_judged_by_the_file_it_names(tmp_path: Path) -> None:
+    """A symlink's own mode (0777) says nothing: the file it names must be private. A link to a
+    group-readable file is refused; a link to a mode-600 file (the layout of a mounted secret
+    volume, ``callers.yaml -> ..data/callers.yaml``) is read."""
+    data = tmp_path / "..data"
+    data.mkdir()
+    target = secrets_file(data, "callers:\n  alice: {TICKETS_TOKEN: alice-key-1}\n", 0o640)
+    link = tmp_path / "callers.yaml"
+    link.symlink_to(target)
+    with pytest.raises(CallerSecretsError, match="chmod 600") as caught:
+        load_caller_secrets(link)
+    assert "alice-key-1" not in str(caught.value)
+    target.chmod(0o600)
+    assert load_caller_secrets(link).get("alice", "TICKETS_TOKEN") == "alice-key-1"
+
+
 # ------------------------------------------------------------------------------------------------
 # what `toolgen serve --http` warns at start
 
