@@ -106,3 +106,25 @@ def test_a_log_without_failures_drafts_nothing(tmp_path: Path) -> None:
     done = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(tmp_path / "t.yaml"))
     assert done.exit_code == 1 and "no failed call to draft" in done.output
     assert not (tmp_path / "t.yaml").exists()
+
+
+RESULT = ('{"call_id": "a", "tool": "get_ticket", "step": "result", "decision": "error", '
+          '"code": "unknown_tool"')
+
+
+@pytest.mark.parametrize(("line", "what"), [
+    ("[" * 100_000, "not JSON"),
+    (RESULT + ', "ts": 1e300}', "ts"),
+    (RESULT + ', "ts": -1e20}', "ts"),
+    (RESULT + ', "ts": ' + "9" * 400 + "}", "ts"),
+    (RESULT + ', "ts": NaN}', "ts"),
+])
+def test_a_line_no_runtime_writes_is_located_never_an_internal_error(tmp_path: Path, line: str,
+                                                                   what: str) -> None:
+    """JSON nested past Python's recursion limit, and a time that is no Unix time (beyond a double,
+    before 1970 or after 9999, not a number), are refused at their line like any other bad line."""
+    log = tmp_path / "audit.jsonl"
+    log.write_text(line + "\n", encoding="utf-8")
+    done = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(tmp_path / "t.yaml"))
+    assert done.exit_code == 2 and "audit.jsonl:1:1" in done.output, done.output
+    assert "eval-audit" in done.output and what in done.output and not (tmp_path / "t.yaml").exists()
