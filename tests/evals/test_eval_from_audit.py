@@ -128,3 +128,24 @@ def test_a_line_no_runtime_writes_is_located_never_an_internal_error(tmp_path: P
     done = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(tmp_path / "t.yaml"))
     assert done.exit_code == 2 and "audit.jsonl:1:1" in done.output, done.output
     assert "eval-audit" in done.output and what in done.output and not (tmp_path / "t.yaml").exists()
+
+
+@pytest.mark.parametrize("name", ["", " ", "no_such\ntool: x", "t" * 5000])
+def test_whatever_tool_name_a_model_sent_the_draft_loads(tmp_path: Path, name: str) -> None:
+    """An unknown tool's name is the model's text, written to the log as sent (the runtime audits a
+    call of the tool ``""`` too): the file drafted from it always loads, and a call that named no
+    tool drafts nothing."""
+    policy, catalog = tickets_package()
+    log = tmp_path / "audit.jsonl"
+    sink = JsonlAuditSink(log)
+    registry = Registry(policy, list(catalog), base_url="http://127.0.0.1:9",
+                        credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), audit=sink,
+                        cursor_key=b"k" * 32)
+    assert registry.call(name, {}, actor=READER).error.code == "unknown_tool"  # type: ignore[union-attr]
+    assert not registry.call("get_ticket", {"ticket_id": "!"}, actor=READER).ok
+    registry.close()
+    sink.close()
+    out = tmp_path / "t.yaml"
+    assert run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out)).exit_code == 0
+    tools = [t.tool for t in load_tasks(out).tasks]
+    assert tools == (["get_ticket"] if not name.strip() else [name, "get_ticket"])

@@ -20,7 +20,8 @@ Failures drafted (the call's ``result``/``error`` event, with the step that refu
   ``multi_step`` task expecting the preview tool, one write, approved.
 
 Other failures (the API's own errors, timeouts of reads) say nothing about the model and are not
-drafted. A line that is not an audit event is a located ``eval-audit`` error.
+drafted, nor is a call that named no tool (an empty or blank name: a task needs one). A line that
+is not an audit event is a located ``eval-audit`` error.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def draft_from_audit(calls: Iterable[FailedCall], api: str, package: str, tools:
     counts: dict[tuple[str, str], int] = {}
     tasks: list[Task] = []
     for call in calls:
-        if call.code not in DRAFTED_CODES:
+        if call.code not in DRAFTED_CODES or not call.tool.strip():  # a call naming no tool: no task's tool
             continue
         key = (call.tool, call.code)
         counts[key] = counts.get(key, 0) + 1
