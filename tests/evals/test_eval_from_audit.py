@@ -149,3 +149,20 @@ def test_whatever_tool_name_a_model_sent_the_draft_loads(tmp_path: Path, name: s
     assert run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out)).exit_code == 0
     tools = [t.tool for t in load_tasks(out).tasks]
     assert tools == (["get_ticket"] if not name.strip() else [name, "get_ticket"])
+
+
+def test_tool_names_that_spell_the_same_id_draft_distinct_ids(tmp_path: Path) -> None:
+    """An id keeps the safe characters of a tool's name, 64 at most: names a model sent that differ
+    only elsewhere (``x y`` and ``x_y``, a shared 64-character prefix) draft tasks with distinct
+    ids, so the file loads."""
+    names = ["x y", "x_y", "a" * 64 + "1", "a" * 64 + "2"]
+    log = tmp_path / "audit.jsonl"
+    events = [{"call_id": f"c{i}", "tool": name, "step": "result", "decision": "error", "code": "unknown_tool",
+               "ts": 1} for i, name in enumerate(names)]
+    log.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
+    out = tmp_path / "t.yaml"
+    assert run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out)).exit_code == 0
+    tasks = load_tasks(out).tasks
+    assert [t.tool for t in tasks] == names
+    assert [t.id for t in tasks] == ["audit/x_y/unknown_tool/1", "audit/x_y/unknown_tool/2",
+                                     f"audit/{'a' * 64}/unknown_tool/1", f"audit/{'a' * 64}/unknown_tool/2"]

@@ -123,6 +123,7 @@ def draft_from_audit(calls: Iterable[FailedCall], api: str, package: str, tools:
     (name -> MCP tool) and policy rows (name -> row) are given. Raises ValueError when no call is a
     failure this drafts (a task file holds at least one task)."""
     counts: dict[tuple[str, str], int] = {}
+    numbers: dict[str, int] = {}  # id stem -> last number: names a model sent may share a stem
     tasks: list[Task] = []
     for call in calls:
         if call.code not in DRAFTED_CODES or not call.tool.strip():  # a call naming no tool: no task's tool
@@ -131,7 +132,9 @@ def draft_from_audit(calls: Iterable[FailedCall], api: str, package: str, tools:
         counts[key] = counts.get(key, 0) + 1
         if counts[key] > PER_FAILURE:
             continue
-        task_id = f"audit/{_ID_SAFE.sub('_', call.tool)[:64] or 'tool'}/{call.code}/{counts[key]}"
+        stem = f"audit/{_ID_SAFE.sub('_', call.tool)[:64] or 'tool'}/{call.code}"
+        numbers[stem] = numbers.get(stem, 0) + 1
+        task_id = f"{stem}/{numbers[stem]}"
         kind, expect, writes, approve = _expectation(call, tools, rows)
         tasks.append(Task(id=task_id, tool=call.tool, kind=kind, prompt=_prompt(call, expect), expect_tool=expect,
                           constraints=(), writes=writes, approve=approve, split=split_for(api, task_id)))
