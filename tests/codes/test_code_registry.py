@@ -20,7 +20,8 @@ import pytest
 
 from toolgen.builder.cache import Cache, canonical
 from toolgen.builder.incremental import fresh, remember
-from toolgen.codes import CODES, STAGES, UnregisteredCode, code_info, is_registered
+from toolgen.codes import CODES, STAGES, UnregisteredCode, code_info, is_registered, table
+from toolgen.codes.rows import Rows
 from toolgen.diagnostics import Diagnostic, DiagnosticSink, SourceLocation
 
 REPO = Path(__file__).resolve().parents[2]
@@ -134,6 +135,25 @@ def test_a_diagnostic_with_an_unregistered_code_cannot_be_made() -> None:
         code_info("")
     sink.info("schema-cycle", "a recursive schema")
     assert [d.code for d in sink] == ["schema-cycle"]
+
+
+def test_a_code_registered_twice_or_not_kebab_case_is_refused() -> None:
+    """Within one module's group of rows and across the groups the registry assembles."""
+    rows = Rows()
+    rows.add("spec-invalid", "error", "spec", summary="s", fix="f")
+    with pytest.raises(ValueError, match="registered twice"):
+        rows.add("spec-invalid", "warning", "spec", summary="s", fix="f")
+    for code in ("SpecInvalid", "spec", "spec_invalid"):
+        with pytest.raises(ValueError, match="kebab-case"):
+            rows.add(code, "error", "spec", summary="s", fix="f")
+    with pytest.raises(ValueError, match="unknown severity"):
+        rows.add("spec-broken", "fatal", "spec", summary="s", fix="f")  # type: ignore[arg-type]
+    assert [row.doc for row in rows] == ["README.md#specs"]  # the stage's section by default
+    other = Rows()
+    other.add("spec-invalid", "error", "lower", summary="s", fix="f")
+    with pytest.raises(ValueError, match="'spec-invalid' is registered twice"):
+        table._registry(rows, other)
+    assert list(table._registry(rows, Rows())) == ["spec-invalid"]
 
 
 def test_the_registry_is_read_only_and_every_row_complete() -> None:

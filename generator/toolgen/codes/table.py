@@ -32,7 +32,7 @@ from .command_codes import COMMAND_CODES
 from .lowering_codes import LOWERING_CODES
 from .lowering_rules import LOWERING_RULES
 from .reading_codes import READING_CODES
-from .rows import STAGES, Code, RuleSource, Severity, Stage
+from .rows import STAGES, Code, Rows, RuleSource, Severity, Stage
 from .tool_rules import (
     DEFAULT_LARGE_OUTPUT_TOKENS,
     DEFAULT_MAX_CATALOG_BYTES,
@@ -54,9 +54,10 @@ class UnregisteredCode(ValueError):
         self.code = code
 
 
-def _registry() -> dict[str, Code]:
+def _registry(*groups: Rows) -> dict[str, Code]:
+    """The rows of `groups`, in order, by code; `ValueError` on a code two groups register."""
     table: dict[str, Code] = {}
-    for rows in (TOOL_RULES, LOWERING_RULES, READING_CODES, LOWERING_CODES, COMMAND_CODES):
+    for rows in groups:
         for row in rows:
             if row.code in table:
                 raise ValueError(f"code {row.code!r} is registered twice")
@@ -64,7 +65,7 @@ def _registry() -> dict[str, Code]:
     return table
 
 
-_TABLE = _registry()
+_TABLE = _registry(TOOL_RULES, LOWERING_RULES, READING_CODES, LOWERING_CODES, COMMAND_CODES)
 
 #: every diagnostic code, read-only, in registration order
 CODES: Mapping[str, Code] = MappingProxyType(_TABLE)
