@@ -289,6 +289,21 @@ def test_a_key_the_set_no_longer_holds_verifies_nothing_even_when_none_is_left()
             assert verify(verifier, token) is None
 
 
+def test_a_jwk_naming_its_algorithm_verifies_that_algorithm_only(auth_server: LoopbackAS) -> None:
+    """The signing key published with ``alg: PS256``: an RS256 token it signed is refused even when
+    the configuration allows both (RFC 7517 §4.4: the key is for that algorithm only); published
+    with ``alg: RS256`` (the guard), the same token verifies."""
+    token = auth_server.access_token("alice", ["ticket:read"])
+    assert auth_server.signing is not None
+    for declared, accepted in (("PS256", False), ("RS256", True)):
+        jwk = {**auth_server.signing.as_dict(private=False), "alg": declared}
+        body = json.dumps({"keys": [jwk]})
+        with hostile_jwks(response(200, body, {"Content-Type": "application/json"})) as jwks:
+            verifier = JwtVerifier(config(auth_server, algorithms=("RS256", "PS256")),
+                                   jwks=JwksCache(jwks.base_url + "/jwks"))
+            assert (verify(verifier, token) is not None) is accepted, declared
+
+
 def hostile_jwks(answer: Any) -> HostileServer:
     """A JWKS endpoint that answers every fetch with `answer` (raw bytes or chunks, `HostileServer`)."""
     return HostileServer(lambda request: answer)
