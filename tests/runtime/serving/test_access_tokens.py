@@ -8,6 +8,7 @@ tools over the real MCP client."""
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import hmac
 import json
@@ -334,6 +335,29 @@ def test_a_huge_jwks_answer_is_not_read_past_the_bound(auth_server: LoopbackAS) 
         finally:
             tracemalloc.stop()
     assert peak < 4 * MAX_JWKS_BYTES, f"the fetch held {peak / 1e6:.1f} MB"
+
+
+def test_a_compressed_jwks_answer_is_bounded_decoded() -> None:
+    """64 KiB of gzip that inflate to 64 MB: the bound holds for the decoded answer, each chunk
+    decoded no further than what is left of it (a decoder inflating a whole chunk at once would
+    hold the 64 MB before any size check)."""
+    bomb = gzip.compress(b" " * (64 * 1024 * 1024), compresslevel=9)
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    with hostile_jwks(response(200, bomb, headers)) as jwks:
+        cache = JwksCache(jwks.base_url + "/jwks")
+        tracemalloc.start()
+        try:
+            assert anyio.run(cache.key, None) is None
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert len(bomb) < MAX_JWKS_BYTES and peak < 4 * MAX_JWKS_BYTES, f"the fetch held {peak / 1e6:.1f} MB"
+    from joserfc.jwk import RSAKey
+
+    key = RSAKey.generate_key(2048, parameters={"kid": "k-1", "alg": "RS256"}, private=False)
+    published = gzip.compress(json.dumps({"keys": [key.as_dict(private=False)]}).encode())
+    with hostile_jwks(response(200, published, headers)) as jwks:  # the guard: a small gzip answer is read
+        assert anyio.run(JwksCache(jwks.base_url + "/jwks").key, "k-1") is not None
 
 
 def test_a_jwks_answer_that_trickles_in_ends_at_the_fetch_deadline(auth_server: LoopbackAS) -> None:

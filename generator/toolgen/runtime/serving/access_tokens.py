@@ -55,6 +55,7 @@ import httpx
 from ..call.caller_credentials import TokenExchangeClient
 from ..call.local_yaml import compose_located
 from ..clock import SYSTEM, Clock
+from ..transport.content_coding import BodyTooLarge, BoundedDecoder
 
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
@@ -217,7 +218,8 @@ class JwksCache:
 
 
     async def _get(self) -> bytes | None:
-        """The body of a 200 answer from `uri`, read no further than `MAX_JWKS_BYTES`; else None."""
+        """The body of a 200 answer from `uri`, read and decoded (``Content-Encoding``) no further
+        than `MAX_JWKS_BYTES`; else None. Raises `httpx.HTTPError` (a body that does not decode)."""
         client = self._client or httpx.AsyncClient(follow_redirects=False)
         try:
             async with client.stream(
@@ -225,12 +227,13 @@ class JwksCache:
             ) as response:
                 if response.status_code != 200:
                     return None
+                decoder = BoundedDecoder(response.headers.get("content-encoding"), MAX_JWKS_BYTES)
                 body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_JWKS_BYTES:
-                        return None
-                return bytes(body)
+                async for chunk in response.aiter_raw():  # decoded within the bound: no gzip bomb
+                    body += decoder.feed(chunk)
+                return bytes(body + decoder.finish())
+        except BodyTooLarge:
+            return None
         finally:
             if self._client is None:
                 await client.aclose()
