@@ -87,6 +87,14 @@ def test_a_condition_that_does_not_check_is_an_error_at_its_line_and_column(tmp_
     assert not (tmp_path / "out" / "policy.json").exists()
 
 
+def test_a_condition_on_a_hidden_argument_is_an_error(tmp_path: Path) -> None:
+    """A hidden argument is no member of ``args``: the model never fills it, so a condition on it
+    could never see what the model chose (its fixed value is the map's own)."""
+    body = refund_intent('args.reason == "fraudulent"', extra="    args: {reason: {hide: true}}\n")
+    out = build(tmp_path, PAYMENTS, body, expect=2).result.output
+    assert "approval-condition-invalid" in out and "no member 'reason'" in out, out
+
+
 def test_a_block_condition_is_located_on_its_own_line(tmp_path: Path) -> None:
     body = ("tools:\n  refund:\n    operation: createRefund\n    effect: write\n    permission: payments:write\n"
             "    approval:\n      when: |\n        args.amount > 5 &&\n          args.charge == 3\n")
