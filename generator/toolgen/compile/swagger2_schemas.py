@@ -126,8 +126,8 @@ def value_schema(
         if key == "items" and isinstance(value, dict):
             if "collectionFormat" in value:
                 trail.warn("swagger2-dropped", "a nested array's `collectionFormat` has no OpenAPI 3 "
-                          "equivalent and is dropped", src + "/items/collectionFormat",
-                          "flatten the parameter, or describe the encoding in its description")
+                           "equivalent and is dropped", src + "/items/collectionFormat",
+                           "flatten the parameter, or describe the encoding in its description")
             if "$ref" in value or "properties" in value or "allOf" in value:
                 out[key] = convert_schema(trail, value, src + "/items", dst + "/items")
             else:
@@ -135,8 +135,8 @@ def value_schema(
         elif key == "type" and value == "file":
             if not allow_file:
                 trail.error("swagger2-invalid", "`type: file` is allowed only on `in: formData` parameters",
-                           src + "/type", "send the file as a form field (`in: formData`, consumes "
-                           "multipart/form-data)")
+                            src + "/type", "send the file as a form field (`in: formData`, consumes "
+                            "multipart/form-data)")
             out["type"], out["format"] = "string", "binary"
             trail.at(dst + "/format", src + "/type")
         elif key == "format" and node.get("type") == "file":

@@ -30,6 +30,7 @@ JSON = Any
 
 
 def dedupe(values: list[JSON]) -> list[JSON]:
+    """`values` without repeats (compared as sorted-key JSON), first occurrences in order."""
     seen: set[str] = set()
     out: list[JSON] = []
     for v in values:
@@ -41,6 +42,7 @@ def dedupe(values: list[JSON]) -> list[JSON]:
 
 
 def ordered(parts: dict[str, JSON], order: tuple[str, ...]) -> dict[str, JSON]:
+    """`parts` with the keys of `order` first, in that order, then the others as they came."""
     out = {k: parts[k] for k in order if k in parts}
     for k, v in parts.items():
         if k not in out:
@@ -119,6 +121,8 @@ def widen_null(node: JSON) -> JSON:
 
 
 def def_name(pointer: str) -> str:
+    """The ``$defs`` name of the recursive ``$ref`` target at `pointer`: its own name under
+    ``$defs``/``definitions``, else ``ref_`` and the pointer's tokens; only ``[A-Za-z0-9_.-]``."""
     tokens = [t for t in pointer.split("/") if t]
     if len(tokens) == 2 and tokens[0] in DEFS_KEYS:
         raw = tokens[1].replace("~1", "/").replace("~0", "~")

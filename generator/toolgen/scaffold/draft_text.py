@@ -175,7 +175,12 @@ def left_out_lines(left_out: list[LeftOut]) -> list[str]:
 
 
 def render_draft(doc: SpecDocument, drafts: list[Draft], data: dict[str, Any], left_out: list[LeftOut],
-            command: str, map_decisions: list[str]) -> str:
+                 command: str, map_decisions: list[str]) -> str:
+    """The draft intent map's text: the header comment (naming `command`), ``toolgen``, ``spec`` and
+    ``api`` of `data`, the `auth:` block of `doc`'s security schemes, the `drafts` under ``tools:``
+    grouped by first tag (each with its notes above it and its end-of-line comments), the decisions
+    about the whole map (`map_decisions`) above ``tools:``, the `left_out` operations as comments
+    after the last tool, and the ``toolsets:`` of `data`."""
     from ruamel.yaml.comments import CommentedMap
 
     raw_info = doc.data.get("info")
@@ -290,6 +295,7 @@ def _auth_block(doc: SpecDocument, api: str) -> Any:
 
 
 def one_line(text: str) -> str:
+    """`text` with every run of whitespace (newlines included) made one space: one comment line."""
     return " ".join(text.split())
 
 

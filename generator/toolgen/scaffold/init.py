@@ -482,8 +482,9 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
     for key, code, message, hint in found:
         if key in by_key:
             by_key[key].notes.append(one_line(f"decide [{code}]: {message}; {hint}")[:MARK_CHARS])
-    text = render_draft(doc, drafts, data, left_out, command,
-                   [f"decide [{code}]: {message}; {hint}" for key, code, message, hint in found if key not in by_key])
+    map_decisions = [f"decide [{code}]: {message}; {hint}" for key, code, message, hint in found
+                     if key not in by_key]
+    text = render_draft(doc, drafts, data, left_out, command, map_decisions)
     skipped = [(item.operation, item.reason) for item in left_out]
     marked = [(key if key in by_key else "", code, message) for key, code, message, _ in found]
     if decisions:  # the effects in doubt are marked as they are drafted (lint reports them from the marks)

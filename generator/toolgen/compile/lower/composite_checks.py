@@ -105,7 +105,7 @@ def parse_mappings(
 
 
 def check_references(ctx: Ctx, intent: CompositeIntent, steps: list[Step], output: dict[str, MappingValue],
-                      loc: Any) -> dict[str, set[str]]:
+                     loc: Any) -> dict[str, set[str]]:
     """Each step's `needs` (the steps its arguments read); unknown steps, references to later steps,
     cycles and references between branch or aggregate steps are located errors."""
     sink = ctx.sink
@@ -155,7 +155,7 @@ def check_references(ctx: Ctx, intent: CompositeIntent, steps: list[Step], outpu
 
 
 def check_steps(ctx: Ctx, intent: CompositeIntent, steps: list[Step], input_schema: dict[str, Any],
-                 loc: Any) -> None:
+                loc: Any) -> None:
     """Every required step argument mapped (the idempotency key excepted: the runtime fills it), every
     mapped argument one the step takes, and every mapping's types able to match the argument's."""
     sink = ctx.sink
