@@ -1,10 +1,11 @@
-"""The `# decide [RULE]: ...` marks of an intent map: the decisions `toolgen init` left to a human.
+"""The `# decide [RULE]: ...` marks of an intent map: the decisions `toolgen init` and `toolgen describe`
+left to a human.
 
 Input: the intent map's text and the findings of `lint_api` on it. Output: the findings with those
 the marks carry located at their mark (`apply_marks`), plus one finding per open mark of a rule that
 only a mark can raise (`MARK_RULES`: whether an operation changes something when its words disagree,
 which permission an operation needs when the spec asks for no scope, whether a drafted pagination
-walks the way the API pages). Pure: the caller reads the file.
+walks the way the API pages, whether search expansions `toolgen describe` drafted say what users say). Pure: the caller reads the file.
 
 A mark is a comment line ``# decide [RULE]: text`` above an intent's key (the intent it belongs to)
 or above ``tools:`` (the whole map). A finding of RULE that lint locates at that intent (or, for the
@@ -20,10 +21,12 @@ import re
 from dataclasses import dataclass, replace
 
 from ...diagnostics import Diagnostic, SourceLocation
-from .rules import EFFECT_UNDECIDED, PAGINATION_UNDECIDED, PERMISSION_UNDECIDED, Rule
+from .rules import EFFECT_UNDECIDED, EXAMPLES_UNREVIEWED, PAGINATION_UNDECIDED, PERMISSION_UNDECIDED, Rule
 
 #: the rules whose findings come from marks alone (nothing else in the map says the decision is open)
-MARK_RULES: dict[str, Rule] = {r.id: r for r in (EFFECT_UNDECIDED, PERMISSION_UNDECIDED, PAGINATION_UNDECIDED)}
+MARK_RULES: dict[str, Rule] = {
+    r.id: r for r in (EFFECT_UNDECIDED, PERMISSION_UNDECIDED, PAGINATION_UNDECIDED, EXAMPLES_UNREVIEWED)
+}
 
 _MARK = re.compile(r"^(?P<indent>\s*)# decide \[(?P<rule>[a-z0-9-]+)\]:?\s*(?P<text>.*)$")
 _KEY = re.compile(r"^(?P<tools>tools):|^  (?P<intent>[^\s#'\"][^:#]*):\s*(#.*)?$")
