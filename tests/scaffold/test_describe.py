@@ -281,3 +281,60 @@ def test_plan_bounds_the_run(tickets: Path) -> None:
     assert plan.later == ["list_tickets", "ticket_delete", "ticket_followup"]
     with pytest.raises(ValueError):
         DescribeOptions(examples=9)
+
+
+def test_batches_keep_to_the_count_and_the_prompt_budget() -> None:
+    from toolgen.scaffold.describe import MAX_PROMPT_CHARS, ToolText, batches, prompt_for
+
+    def tool(n: int, chars: int) -> ToolText:
+        return ToolText(f"t{n:02d}", "GET", f"/t/{n}", None, "s", "d" * chars, ())
+
+    small = [tool(n, 10) for n in range(25)]
+    assert [len(b) for b in batches(small, DescribeOptions(batch=10))] == [10, 10, 5]
+    big = [tool(n, 20_000) for n in range(5)]
+    cut = batches(big, DescribeOptions(batch=10))
+    assert [len(b) for b in cut] == [2, 2, 1]
+    assert all(len(prompt_for(b, 3)) <= MAX_PROMPT_CHARS + 1_000 for b in cut)
+    assert [t for b in cut for t in b] == big
+
+
+def test_an_include_groups_tools_are_drafted_into_the_top_level_examples(tickets: Path) -> None:
+    text = tickets.read_text(encoding="utf-8")
+    head = text[: text.index("tools:\n")]
+    tickets.write_text(head + "tools:\n  get_ticket:\n    operation: getTicket\n    effect: read\n"
+                       "include:\n  - {match: \"*\", approval: required}\n", encoding="utf-8")
+    before = _plain(tickets)
+    writer = FunctionWriter(_good)
+    result = _run(tickets, writer)
+    after = _plain(tickets)
+    shown = {t["tool"] for p in writer.prompts for t in json.loads(p)["tools"]}
+    assert "get_ticket" in shown and len(shown) == 5
+    refs = {t.ref for t in result.plan.todo} - {None}
+    assert refs == {"getTicketHistory", "listTickets", "addFollowup", "deleteTicket"}
+    assert set(after["examples"]) == refs and after["tools"]["get_ticket"]["use_when"]
+    rest = {k: v for k, v in after.items() if k != "examples"}
+    assert _without_expansions(rest, {"get_ticket"}) == before
+    findings = lint_target(LintTarget(tickets), LintSettings()).findings
+    marks = sorted(d.location.pointer or "" for d in findings if d.code == "examples-unreviewed"
+                   if d.location is not None)
+    assert marks == sorted(["/tools/get_ticket", *(f"/examples/{r}" for r in refs)])
+    assert not [d for d in findings if d.code == "examples-operation-unknown"]
+    again = FunctionWriter(_good)
+    assert _run(tickets, again).drafted == {} and again.prompts == []
+
+
+def test_top_level_examples_are_appended_after_the_last_entry() -> None:
+    text = ("toolgen: 1\nspec: s.yaml\ninclude:\n  - {match: \"*\"}\nexamples:\n  getA: [\"open thing A now\"]\n"
+            "  # a comment about B\n  \"GET /b\":\n    - find the b please\n\n# the end\n")
+    drafts = {"get_c": Expansion(("look up the c for me",), use_when="never written"),
+              "get_a": Expansion(("another A request here",))}
+    new, skipped = splice(text, drafts, "review", refs={"get_c": "GET /c/{id}", "get_a": "getA"})
+    assert skipped == {"get_a": "the top-level `examples:` has 'getA' already"}
+    assert new.startswith(text.split("\n# the end")[0]) and new.endswith("\n# the end\n")
+    data = plain_yaml(read_yaml(new))
+    assert data["examples"] == {"getA": ["open thing A now"], "GET /b": ["find the b please"],
+                                "GET /c/{id}": ["look up the c for me"]}
+    from toolgen.review.lint.marks import parse_marks
+
+    (mark,) = parse_marks(new)
+    assert (mark.owner, mark.section) == ("GET /c/{id}", "examples")

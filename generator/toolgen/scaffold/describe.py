@@ -26,13 +26,13 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..compile.intent import MAX_EXAMPLE_CHARS, MAX_EXAMPLES, MAX_GUIDANCE_CHARS, LoadedIntentMap
 from ..compile.load import SpecDocument
 from ..compile.lower import operation_parameters
-from ..compile.operations import OperationIndex, list_operations
+from ..compile.operations import Operation, OperationIndex, list_operations
 from ..compile.schema import SchemaConverter
 from ..diagnostics import DiagnosticError, DiagnosticSink
 from ..review.lint.examples import MAX_WORDS, MIN_WORDS
@@ -46,6 +46,9 @@ PARAMETER_CHARS = 200
 MAX_PARAMETERS = 30
 #: an answer longer than this is not read at all
 MAX_ANSWER_CHARS = 200_000
+#: a request's prompt stops taking tools at this many characters (about 12,000 tokens); a tool whose
+#: text alone is longer goes in a request of its own
+MAX_PROMPT_CHARS = 48_000
 
 SYSTEM = (
     "You write search expansions for the tools of an API. For each tool you are given the text of the "
@@ -96,6 +99,9 @@ class ToolText:
     summary: str
     description: str
     parameters: tuple[tuple[str, str, str], ...]  # (name, in, description)
+    #: for a tool of an `include` group: the top-level `examples:` key of its operation; None for an
+    #: intent of `tools:`
+    ref: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "operation": f"{self.method} {self.path}", "operationId": self.operation_id,
@@ -150,25 +156,66 @@ def tool_text(doc: SpecDocument, converter: SchemaConverter, key: str, op: Any) 
                     _plain(op.node.get("description") or "", TEXT_CHARS), tuple(shown))
 
 
+def _included(doc: SpecDocument, loaded: LoadedIntentMap, index: OperationIndex, explicit: set[str]
+              ) -> list[tuple[str, Operation]]:
+    """(tool name, operation) of each operation an `include` group turns into tools (the map lowered
+    as the build lowers it), sorted by name; a write's preview and record tools count once."""
+    from ..compile.inputs import api_name_for
+    from ..compile.lower import lower
+
+    ir = lower(doc, loaded, DiagnosticSink(), api_name_for(loaded, loaded.path.stem))
+    by_pointer = {op.pointer: op for op in index.by_route.values()}
+    found: dict[str, tuple[str, Operation]] = {}
+    for tool in ir.tools:
+        op = by_pointer.get(tool.source_pointer)
+        if op is not None and op.pointer not in explicit and op.pointer not in found:
+            found[op.pointer] = (tool.policy.intent or tool.name, op)
+    return sorted(found.values(), key=lambda item: item[0])
+
+
+def _reference(index: OperationIndex, op: Operation) -> str:
+    """The top-level `examples:` key of `op`: its operationId where that finds it, else ``METHOD /path``."""
+    return op.operation_id if op.operation_id and index.by_id.get(op.operation_id) is op else op.key
+
+
 def plan_describe(doc: SpecDocument, loaded: LoadedIntentMap, options: DescribeOptions) -> DescribePlan:
-    """Which intents of `tools:` to draft (see `DescribePlan`). An intent has expansions when it gives
-    `examples`, `use_when` or `not_for`, or the map's top-level `examples` names its operation."""
+    """Which tools to draft (see `DescribePlan`): the intents of `tools:`, sorted by key, then the tools
+    of `include` groups, sorted by name. An intent has expansions when it gives `examples`,
+    `use_when` or `not_for`, a tool when the map's top-level `examples` names its operation (an
+    include group's tool: even with `replace`, whose entry is edited by hand)."""
     model = loaded.model
     index = OperationIndex(list_operations(doc))
     converter = SchemaConverter(doc, DiagnosticSink())
     by_top = {op.pointer for ref in model.examples if (op := index.find(ref)) is not None}
     plan = DescribePlan()
+
+    explicit: set[str] = set()
     for key in sorted(model.tools):
         intent = model.tools[key]
         op = index.find(intent.operation)
         if op is None:
             plan.skipped.append((key, f"its operation {intent.operation!r} is not in the spec"))
-        elif not options.replace and (_has_expansions(intent) or op.pointer in by_top):
+            continue
+        explicit.add(op.pointer)
+        if not options.replace and (_has_expansions(intent) or op.pointer in by_top):
             plan.have.append(key)
         elif len(plan.todo) >= options.max_tools:
             plan.later.append(key)
         else:
             plan.todo.append(tool_text(doc, converter, key, op))
+    if not model.include:
+        return plan
+    names = set(model.tools)
+    for name, op in _included(doc, loaded, index, explicit):
+        if op.pointer in by_top:
+            plan.have.append(name)
+        elif name in names:
+            plan.skipped.append((name, "an intent of `tools:` has the same name"))
+        elif len(plan.todo) >= options.max_tools:
+            plan.later.append(name)
+        else:
+            names.add(name)
+            plan.todo.append(replace(tool_text(doc, converter, name, op), ref=_reference(index, op)))
     return plan
 
 
@@ -193,6 +240,22 @@ def prompt_for(batch: Sequence[ToolText], examples: int) -> str:
              f"{min(MAX_GUIDANCE_CHARS, 160)} characters, or null.")
     return json.dumps({"rules": rules, "tools": [t.to_json() for t in batch]}, ensure_ascii=False, sort_keys=True,
                       indent=1)
+
+
+def batches(tools: Sequence[ToolText], options: DescribeOptions) -> list[list[ToolText]]:
+    """`tools` in order, cut into requests of at most `options.batch` tools and, past the first tool
+    of a request, `MAX_PROMPT_CHARS` characters of prompt."""
+    out: list[list[ToolText]] = []
+    current: list[ToolText] = []
+    size = 0
+    for tool in tools:
+        cost = len(json.dumps(tool.to_json(), ensure_ascii=False)) + 20
+        if current and (len(current) >= options.batch or size + cost > MAX_PROMPT_CHARS):
+            out.append(current)
+            current, size = [], 0
+        current.append(tool)
+        size += cost
+    return [*out, current] if current else out
 
 
 def _norm(text: str) -> str:
@@ -309,8 +372,7 @@ def describe(doc: SpecDocument, loaded: LoadedIntentMap, writer: Writer, options
     drafted: dict[str, Expansion] = {}
     dropped: list[tuple[str, str]] = []
     requests = 0
-    for start in range(0, len(plan.todo), options.batch):
-        batch = plan.todo[start:start + options.batch]
+    for batch in batches(plan.todo, options):
         answer = writer.write(SYSTEM, prompt_for(batch, options.examples), schema)
         requests += 1
         found, lost = parse_answer(answer, [t.tool for t in batch], options.examples, taken)
@@ -318,7 +380,13 @@ def describe(doc: SpecDocument, loaded: LoadedIntentMap, writer: Writer, options
         dropped.extend(lost)
     text = loaded.text
     if drafted:
-        text, unwritten = splice(loaded.text, drafted, mark_text(writer.name), replace=options.replace)
+        refs = {t.tool: t.ref for t in plan.todo if t.ref is not None}
+        for key in refs.keys() & drafted.keys():  # an include group's tool has no place for guidance
+            drafted[key] = Expansion(drafted[key].examples)
+            if not drafted[key].examples:
+                del drafted[key]
+        text, unwritten = splice(loaded.text, drafted, mark_text(writer.name), replace=options.replace,
+                                 refs=refs)
         for key, why in sorted(unwritten.items()):
             del drafted[key]
             dropped.append((key, why))
@@ -333,5 +401,5 @@ def mark_text(writer: str) -> str:
 
 
 __all__ = ["MAX_DRAFTED", "MAX_EXAMPLES", "SYSTEM", "DescribeOptions", "DescribePlan", "DescribeResult", "ToolText",
-           "Writer", "answer_schema", "describe", "mark_text", "parse_answer", "plan_describe", "prompt_for",
+           "Writer", "answer_schema", "batches", "describe", "mark_text", "parse_answer", "plan_describe", "prompt_for",
            "tool_text"]

@@ -4,7 +4,10 @@ Input: the map's text, the drafts by intent key (`Expansion`) and the review mar
 text with, in each drafted intent's block, the fields it lacks (`examples` as a block sequence,
 `use_when`, `not_for`; with ``replace`` its own ones first removed) as double-quoted scalars after the
 block's last line, and a ``# decide [examples-unreviewed]: ...`` comment line right above the
-intent's key (`toolgen.review.lint.marks`: `toolgen lint` reports it until a human deletes it).
+intent's key (`toolgen.review.lint.marks`: `toolgen lint` reports it until a human deletes it). A
+tool of an `include` group has no block of its own: its requests become an entry of the top-level
+`examples:` (operationId or ``METHOD /path`` -> requests, a double-quoted key), added after that
+mapping's last entry (or as a new mapping at the end of the map), each entry marked the same way.
 
 Why text and not a YAML dump: ruamel.yaml's round trip keeps comments but re-flows a user's wrapped
 flow sequences; a splice changes nothing it does not add. The text is found through the round-trip
@@ -44,8 +47,10 @@ class Expansion:
         return out
 
 
-class SpliceError(ValueError):
-    """The map cannot be edited as text (no block `tools:` mapping); nothing was written."""
+def _block(node: Any) -> bool:
+    """Whether `node` is a non-empty block mapping of a round-trip tree."""
+    fa = getattr(node, "fa", None)
+    return isinstance(node, dict) and bool(node) and hasattr(node, "lc") and fa is not None and not fa.flow_style()
 
 
 def _indent(line: str) -> int:
@@ -113,18 +118,60 @@ def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: M
     return out
 
 
-def _expected(old: Any, edits: Mapping[str, Mapping[str, Any]]) -> Any:
+def _entry_lines(ref: str, texts: list[str], pad: str, mark: str | None, newline: str) -> list[str]:
+    out = [f"{pad}# decide [{EXAMPLES_UNREVIEWED.id}]: {mark}{newline}"] if mark is not None else []
+    out.append(f"{pad}{json.dumps(ref, ensure_ascii=False)}:{newline}")
+    return out + [f"{pad}  - {json.dumps(t, ensure_ascii=False)}{newline}" for t in texts]
+
+
+def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]], mark: str | None) -> list[str]:
+    """`lines` with `entries` (operation reference -> requests) added to the top-level `examples:`
+    mapping (after its last entry), or with that mapping added at the end of the map."""
+    out = list(lines)
+    newline = "\r\n" if out and out[0].endswith("\r\n") else "\n"
+    if out and not out[-1].endswith(("\n", "\r")):
+        out[-1] += newline
+    if "examples" not in root:
+        added = [f"examples:{newline}"]
+        for ref in sorted(entries):
+            added += _entry_lines(ref, entries[ref], "  ", mark, newline)
+        return out + added
+    node = root["examples"]
+    start = root.lc.key("examples")[0]
+    stop = next((n for n in sorted(root.lc.key(k)[0] for k in root) if n > start), len(out))
+    indent = node.lc.key(next(iter(node)))[1]
+    end = _content_end(out, start, stop, indent)
+    added = []
+    for ref in sorted(entries):
+        added += _entry_lines(ref, entries[ref], " " * indent, mark, newline)
+    out[end:end] = added
+    return out
+
+
+def _expected(old: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]]) -> Any:
     new = copy.deepcopy(old)
     for key, fields in edits.items():
         new["tools"][key].update(copy.deepcopy(dict(fields)))
+    if entries:
+        new.setdefault("examples", {}).update(copy.deepcopy(dict(entries)))
     return new
 
 
-def _apply(text: str, root: Any, edits: Mapping[str, Mapping[str, Any]], mark: str | None) -> str:
+def _apply(text: str, root: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]],
+           mark: str | None) -> str:
     lines = text.splitlines(keepends=True)
-    bounds = _block_bounds(root, len(lines))
-    for key in sorted(edits, key=lambda k: bounds[k][0], reverse=True):  # bottom up: lines above stay put
-        lines = _edit_intent(lines, root["tools"][key], bounds[key], edits[key], mark)
+    regions: list[tuple[int, str]] = []  # (first line, intent key or "" for the top-level examples)
+    bounds: dict[str, tuple[int, int]] = {}
+    if edits:
+        bounds = _block_bounds(root, len(lines))
+        regions += [(bounds[key][0], key) for key in edits]
+    if entries:
+        regions.append((root.lc.key("examples")[0] if "examples" in root else len(lines), ""))
+    for _, key in sorted(regions, reverse=True):  # bottom up: the lines above a region stay put
+        if key:
+            lines = _edit_intent(lines, root["tools"][key], bounds[key], edits[key], mark)
+        else:
+            lines = _edit_examples(lines, root, entries, mark)
     return "".join(lines)
 
 
@@ -135,37 +182,61 @@ def _same(text: str, expected: Any) -> bool:
         return False
 
 
-def splice(text: str, drafts: Mapping[str, Expansion], mark: str | None, *, replace: bool = False
-           ) -> tuple[str, dict[str, str]]:
-    """`text` with the `drafts` written and each drafted intent marked (`mark`: the mark's text; None:
-    no mark), and the intents not written with why (see the module docstring). Without `replace` a
-    field the intent already has is kept. Raises `SpliceError` when `tools:` is no block mapping."""
-    root = read_yaml(text)
+def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], replace: bool
+          ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], dict[str, str]]:
+    """(intent key -> fields to write, operation reference -> requests, intent key -> why not written)."""
     tools = root.get("tools") if isinstance(root, dict) else None
-    if not isinstance(tools, dict) or not hasattr(tools, "lc") or tools.fa.flow_style():
-        raise SpliceError("the map's `tools:` is not a block mapping")
-    old = plain_yaml(root)
+    examples = root.get("examples", {}) if isinstance(root, dict) else None
     edits: dict[str, dict[str, Any]] = {}
+    entries: dict[str, list[str]] = {}
     skipped: dict[str, str] = {}
     for key, draft in drafts.items():
-        node = tools.get(key)
-        if not isinstance(node, dict) or not node or node.fa.flow_style():
+        if key in refs:
+            if not isinstance(examples, dict) or ("examples" in root and not _block(examples)):
+                skipped[key] = "the map's top-level `examples:` is not a block mapping (write its requests by hand)"
+            elif refs[key] in examples:
+                skipped[key] = f"the top-level `examples:` has {refs[key]!r} already"
+            elif draft.examples:
+                entries[refs[key]] = list(draft.examples)
+            continue
+        node = tools.get(key) if _block(tools) else None
+        if not _block(node):
             skipped[key] = "its intent is not a block mapping (write its expansions by hand)"
             continue
         fields = _written(node, draft.fields(), replace)
         if fields:
             edits[key] = fields
-    new = _apply(text, root, edits, mark)
-    if _same(new, _expected(old, edits)):
+    return edits, entries, skipped
+
+
+def splice(text: str, drafts: Mapping[str, Expansion], mark: str | None, *, replace: bool = False,
+           refs: Mapping[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    """`text` with the `drafts` written and each draft marked (`mark`: the mark's text; None: no mark),
+    and the drafts not written with why (see the module docstring). A draft whose key `refs` maps to
+    an operation reference (a tool of an `include` group) is written as that reference's entry of the
+    top-level `examples:` (its requests only); any other is an intent of `tools:`, where, without
+    `replace`, a field the intent already has is kept."""
+    root = read_yaml(text)
+    if not isinstance(root, dict):
+        return text, dict.fromkeys(drafts, "the map is not a mapping")
+    old = plain_yaml(root)
+    edits, entries, skipped = _plan(root, drafts, refs or {}, replace)
+    new = _apply(text, root, edits, entries, mark)
+    if _same(new, _expected(old, edits, entries)):
         return new, skipped
     kept: dict[str, dict[str, Any]] = {}
     for key in sorted(edits):  # one at a time: find the intents whose edit changes something else
         trial = {**kept, key: edits[key]}
-        if _same(_apply(text, root, trial, mark), _expected(old, trial)):
+        if _same(_apply(text, root, trial, {}, mark), _expected(old, trial, {})):
             kept = trial
         else:
             skipped[key] = "writing it into the text would change more than its expansions (an alias or merge)"
-    return _apply(text, root, kept, mark), skipped
+    if entries and not _same(_apply(text, root, kept, entries, mark), _expected(old, kept, entries)):
+        by_ref = {ref: key for key, ref in (refs or {}).items()}
+        skipped.update({by_ref[ref]: "writing the top-level `examples:` would change more than its entries"
+                        for ref in entries})
+        entries = {}
+    return _apply(text, root, kept, entries, mark), skipped
 
 
-__all__ = ["EXPANSION_FIELDS", "Expansion", "SpliceError", "splice"]
+__all__ = ["EXPANSION_FIELDS", "Expansion", "splice"]
