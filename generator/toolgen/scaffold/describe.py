@@ -149,8 +149,8 @@ def tool_text(doc: SpecDocument, converter: SchemaConverter, key: str, op: Any) 
         params = []
     shown = []
     for p in params[:MAX_PARAMETERS]:
-        schema = p.get("schema") if isinstance(p.get("schema"), dict) else {}
-        about = p.get("description") or schema.get("description") or ""
+        schema = p.get("schema")
+        about = p.get("description") or (schema.get("description") if isinstance(schema, dict) else "") or ""
         shown.append((_plain(p.get("name"), 100), _plain(p.get("in"), 20), _plain(about, PARAMETER_CHARS)))
     return ToolText(key, op.method, op.path, op.operation_id, _plain(op.node.get("summary") or "", TEXT_CHARS),
                     _plain(op.node.get("description") or "", TEXT_CHARS), tuple(shown))
@@ -356,7 +356,8 @@ def _taken(loaded: LoadedIntentMap, replaced: set[str]) -> set[str]:
     """The normalised requests the map gives, but those of the intents whose expansions are replaced."""
     model = loaded.model
     given = [t for key, spec in model.tools.items() if key not in replaced for t in spec.examples]
-    given += [t for spec in (*model.composites.values(), *model.toolsets.values()) for t in spec.examples]
+    given += [t for composite in model.composites.values() for t in composite.examples]
+    given += [t for toolset in model.toolsets.values() for t in toolset.examples]
     given += [t for texts in model.examples.values() for t in texts]
     return {_norm(t) for t in given}
 

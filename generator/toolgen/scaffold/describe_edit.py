@@ -199,7 +199,7 @@ def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], r
             elif draft.examples:
                 entries[refs[key]] = list(draft.examples)
             continue
-        node = tools.get(key) if _block(tools) else None
+        node = tools.get(key) if tools is not None and _block(tools) else None
         if not _block(node):
             skipped[key] = "its intent is not a block mapping (write its expansions by hand)"
             continue
