@@ -148,6 +148,10 @@ def test_init_without_describe_is_unchanged_and_with_it_says_there_is_no_writer(
     assert again.exit_code == 0, again.stderr
     assert "no writer configured" in again.stderr
     assert (project / "intent_maps" / "gizmos.yaml").read_bytes() == first
+    options_only = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--no-project", "--force", "--provider",
+                       "openai", "--model", "m")
+    assert options_only.exit_code == 0 and "with --describe only" in options_only.stderr
+    assert (project / "intent_maps" / "gizmos.yaml").read_bytes() == first
 
 
 @needs_sdks

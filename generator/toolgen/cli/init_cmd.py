@@ -110,7 +110,9 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     if result.secrets:
         steps.append("to call the API: export " + " ".join(f"{s}=..." for s in result.secrets)
                      + f"   (named in the map's `auth:`), then toolgen call generated/{name} TOOL --args JSON")
+    choice = WriterChoice(provider, model, base_url, api_key_env, record, replay)
+    if not describe and (choice.configured or provider or model or record):
+        click.echo("toolgen: the writer's options take effect with --describe only; nothing was drafted.", err=True)
     if describe:
-        run_describe(target, None, WriterChoice(provider, model, base_url, api_key_env, record, replay),
-                     DescribeOptions(), "toolgen init --describe")
+        run_describe(target, None, choice, DescribeOptions(), "toolgen init --describe")
     click.echo("Next:\n" + "\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)), err=True)
