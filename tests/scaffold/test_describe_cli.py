@@ -137,6 +137,10 @@ def test_describe_refuses_a_missing_key_and_both_tapes(tickets: Path, cli: Invok
     both = cli("describe", str(tickets), "--provider", "openai", "--model", "m", "--record", "a.json",
                "--replay", "b.json")
     assert both.exit_code == 2 and "exclude each other" in both.stderr
+    Path("bad.json").write_text(json.dumps({"writer": {"provider": "openai", "model": "m"},
+                                            "exchanges": [{"request": {"method": "POST"}}]}), encoding="utf-8")
+    bad = cli("describe", str(tickets), "--replay", "bad.json")
+    assert bad.exit_code == 2 and "not a describe cassette" in bad.stderr
 
 
 def test_init_without_describe_is_unchanged_and_with_it_says_there_is_no_writer(project: Path,
