@@ -187,7 +187,8 @@ def test_no_map_lets_code_call_a_record_or_an_approval_gated_tool(tmp_path: Path
 def test_toolgen_diff_reports_code_callers_added_as_risky(tmp_path: Path) -> None:
     from tests.support.build import run
 
-    from toolgen.review.diff import diff_surfaces, read_dir
+    from toolgen.review.diff import diff_surfaces
+    from toolgen.review.diff_inputs import read_dir
 
     (tmp_path / "spec.json").write_text(json.dumps(SPEC, indent=1), encoding="utf-8")
     plain = MAP.replace(", programmatic: [read]", "").replace("    programmatic: [preview]\n", "")
