@@ -338,3 +338,30 @@ def test_top_level_examples_are_appended_after_the_last_entry() -> None:
 
     (mark,) = parse_marks(new)
     assert (mark.owner, mark.section) == ("GET /c/{id}", "examples")
+
+
+@pytest.mark.slow
+def test_describe_over_a_real_specs_draft_only_adds_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stripe's whole spec drafted by `toolgen init` (about 450 intents): every intent drafted in batches,
+    every line of the draft kept, the drafted map read back with only the expansions new."""
+    from click.testing import CliRunner
+    from tests.support.build import REAL
+
+    from toolgen.cli import main
+
+    spec = REAL / "stripe.json"
+    if not spec.is_file():
+        pytest.skip("../shared/specs/real/stripe.json is not at hand")
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(spec, tmp_path / "stripe.json")
+    assert CliRunner().invoke(main, ["init", "stripe.json", "--out", "stripe.yaml", "--no-project"]).exit_code == 0
+    path = tmp_path / "stripe.yaml"
+    before = path.read_text(encoding="utf-8")
+    writer = FunctionWriter(_good)
+    result = _run(path, writer, max_tools=1_000)
+    after = path.read_text(encoding="utf-8")
+    assert len(result.drafted) == len(load_intent_map(path).model.tools) > 400 and not result.dropped
+    ops = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False).get_opcodes()
+    assert {tag for tag, *_ in ops} == {"equal", "insert"}
+    assert _without_expansions(_plain(path), set(result.drafted)) == plain_yaml(read_yaml(before))
+    assert after.count(MARK) == len(result.drafted)
