@@ -6,7 +6,7 @@ Input: the operation (its request body's and parameters' ``example`` / ``example
 ``input_examples``. Output: at most `MAX_INPUT_EXAMPLES` argument objects, each valid under the
 tool's input schema (JSON Schema 2020-12, the schema the runtime enforces), none longer than
 `MAX_EXAMPLE_BYTES` in compact JSON, none holding a member whose name says it carries a secret
-(`SECRET_MEMBER`), none naming an argument the model does not see (hidden, fixed, the idempotency
+(`secret_name`), none naming an argument the model does not see (hidden, fixed, the idempotency
 key, a credential: the input schema closes its root). Only read and preview tools get examples: a
 record tool takes a ``preview_id`` no example can know.
 
@@ -40,8 +40,20 @@ MAX_INPUT_EXAMPLES = 3
 MAX_EXAMPLE_BYTES = 1024
 #: a member (at any depth) whose name says it holds a secret: never shown in an example
 SECRET_MEMBER = re.compile(
-    r"(?i)(pass(word|wd|phrase)|secret|token|api[-_]?key|apikey|credential|private[-_]?key|authori[sz]ation"
-    r"|cookie|session[-_]?id|signature)")
+    r"(?i)(pass(word|wd|phrase|code)|secret|token|api[-_]?key|apikey|access[-_]?key|credential"
+    r"|private[-_]?key|authori[sz]ation|cookie|session[-_]?id|signature|bearer)")
+#: words that name a secret only as a whole word of the name (``pin``, ``pinCode``, ``user_pwd``; not
+#: ``pinned`` or ``shipping``): the name is split at ``_``, ``-``, ``.``, spaces and case changes
+SECRET_WORDS = frozenset({"pwd", "pin", "otp", "totp", "hotp", "jwt", "mfa", "cvv", "cvc", "ssn"})
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def secret_name(name: str) -> bool:
+    """Whether a member's name says it holds a secret: `SECRET_MEMBER` anywhere in it, or one of
+    `SECRET_WORDS` as a whole word of it (``pin_code``, ``userPwd``, ``OTP``)."""
+    if SECRET_MEMBER.search(name):
+        return True
+    return any(word.lower() in SECRET_WORDS for word in _NAME_WORDS.findall(name))
 
 Example = dict[str, Any]
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -120,7 +132,7 @@ def _secret_members(value: Any, path: str) -> Iterator[str]:
     if isinstance(value, dict):
         for k, v in value.items():
             here = f"{path}/{k}" if path else str(k)
-            if SECRET_MEMBER.search(str(k)):
+            if secret_name(str(k)):
                 yield here
             yield from _secret_members(v, here)
     elif isinstance(value, list):
