@@ -220,7 +220,7 @@ def test_remembered_lint_facts_follow_the_operation(tmp_path: Path) -> None:
 def test_lint_facts_keyed_without_the_operation_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check above can fail: keyed without the operation's part of the document, the finding of
     the build before comes back."""
-    monkeypatch.setattr("toolgen.review.lint.linter.piece_key",  # the operations' facts; other keys as they are
+    monkeypatch.setattr("toolgen.review.lint.operation_checks.piece_key",  # the operations' facts; other keys as they are
                         lambda kind, *parts: piece_key(kind, parts[0], parts[2]) if len(parts) == 3 else
                         piece_key(kind, *parts))
     warm, cold = _paging_edited_builds(tmp_path)
