@@ -102,7 +102,9 @@ class OperationChecks(LintContext):
                          loc, tool=view.main.name)
 
     def _idempotency_place(self, op: Operation) -> KeyPlace | None:
-        return idempotency_place(self.doc, self.converter, op)
+        """Where `op` takes an idempotency key (`idempotency_place`), remembered by the operation's
+        part of the document (`_remembered`): a write's request body is walked once, not on every build."""
+        return self._remembered(op, "idempotency-place 1", partial(idempotency_place, self.doc, self.converter, op))
 
     def _check_key_sent(self, view: Any, row: Any) -> None:
         """``idempotency-header-unused`` / ``idempotency-key-unsent``: the operation takes an
