@@ -31,8 +31,9 @@ def test_one_edited_summary_recomputes_one_operation(tmp_path: Path) -> None:
     intent = _write_inputs(tmp_path, state)
     cache = Cache(tmp_path / "cache")
     first = build_api(intent, tmp_path / "out", cache=cache)
-    # the four explicit tools' operations and the include group's two, and the two intents it inferred
-    assert first.computed["lower"] == 8
+    # the four explicit tools' operations and the include group's two, the two intents it inferred,
+    # and the spec's input examples of each of the six
+    assert first.computed["lower"] == 14
     again = build_api(intent, tmp_path / "out", cache=cache)
     assert again.files == first.files
     assert set(again.computed.values()) == {0}
@@ -43,8 +44,8 @@ def test_one_edited_summary_recomputes_one_operation(tmp_path: Path) -> None:
     assert edited.files == cold.files
     assert edited.diagnostics == cold.diagnostics
     # listTrees, and plantTree: its path item (and the response it refers to) is the one edited;
-    # lowered and their intents inferred again
-    assert edited.computed["lower"] == 4
+    # lowered, their intents inferred and their examples taken again
+    assert edited.computed["lower"] == 6
     assert edited.computed["search"] == 1
     assert edited.computed["catalog"] == 4  # list_trees in four dialects: plant_tree's tools did not change
     assert edited.computed["plan"] == 0  # no argument schema changed
