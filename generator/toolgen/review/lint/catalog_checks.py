@@ -15,7 +15,7 @@ from ...emit import compact_json, piece_key
 from ...emit.build_report import measure
 from ...naming import has_word
 from ...tokens import count_tokens
-from .context import IntentView, LintContext
+from .lint_context import IntentView, LintContext
 from .examples import example_findings
 from .rules import (
     CATALOG_REQUEST_LIMITS,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...diagnostics import Diagnostic, DiagnosticSink
 from .catalog_checks import CatalogChecks
-from .context import LintInput
+from .lint_context import LintInput
 from .operation_checks import OperationChecks
 from .preflight import preflight_findings
 from .shared_credentials import shared_credentials

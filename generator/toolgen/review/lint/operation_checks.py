@@ -22,7 +22,7 @@ from ...compile.verbs import changes_named
 from ...emit import compact_json, piece_key
 from ...pointer import PointerError, ref_to_pointer, resolve_pointer
 from ...tokens import count_tokens
-from .context import LintContext
+from .lint_context import LintContext
 from .rules import (
     DESTRUCTIVE_WITHOUT_APPROVAL,
     EFFECT_CONTRADICTS_METHOD,
