@@ -44,8 +44,8 @@ from .words import (
     WORD_SYNONYMS,
 )
 
-__all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_terms", "query_terms",
-           "search_documents", "split_words"]
+__all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_terms", "item_path", "names_one",
+           "query_terms", "search_documents", "split_words"]
 
 #: version of the document format (``search.json`` ``format``)
 SEARCH_FORMAT = 3
@@ -77,7 +77,10 @@ RELATED = {
 #: description (a request written from the vendor's docs names what the description names)
 STRUCTURE = ("f_core", "f_object", "f_nouns", "f_text", "f_examples")
 #: how much the share of the request's terms a document names weighs: score × (1 - w + w × share)
-COVERAGE_WEIGHT = 0.5
+COVERAGE_WEIGHT = 0.85
+#: the boost of an operation that acts on one item (its path ends with a parameter, or with an action
+#: after one) when the request names one thing by a value (`names_one`)
+ITEM_BOOST = 0.2
 #: the weight of matching the request's object (`analyse_query`) against the operation's object
 HEAD_WEIGHT = 1.0
 #: the extra weight of the last noun of a compound object ("repository *secret*"), its head
@@ -137,6 +140,28 @@ def _clean(text: str) -> str:
     for pattern in _BOILERPLATE:
         text = pattern.sub("", text)
     return text
+
+
+#: a value that names one thing: a number, an opaque id, an id with its prefix (cus_123), a key (PROJ-123)
+_ONE = re.compile(r"^(?:[0-9][0-9,.]*|[A-Z]+-[0-9]+|[a-z]+_[A-Za-z0-9]*[0-9][A-Za-z0-9]*)$")
+
+
+def names_one(query: str) -> bool:
+    """Whether `query` names the one thing it acts on by a value: an identifier right after its
+    object, before any preposition ("delete virtual machine 740", "show playlist 3cEYpjA9oz9GiPac4AsH4n"),
+    its object not a plural ("delete devices 501, 502 and 503" names several)."""
+    words = query.split()
+    for i, written in enumerate(words[1:], 1):
+        word = written.rstrip("?!.,:;)")
+        if word.lower() in PREPOSITIONS:
+            return False
+        if _ONE.match(word) or _OPAQUE.fullmatch(word):
+            before = split_words(words[i - 1])
+            after = words[i + 1].lower() if i + 1 < len(words) else ""
+            # the value ends the object: the request ends, or goes on after a comma, dash or preposition
+            return (bool(before) and not _plural(before[-1]) and not before[-1].isdigit()
+                    and (written != word or after in PREPOSITIONS or after in ("", "-", "and")))
+    return False
 
 
 def query_terms(query: str) -> tuple[list[str], set[str]]:
@@ -230,6 +255,17 @@ def content_terms(terms: Sequence[str]) -> list[str]:
     matches nothing the request asks about."""
     content = [t for t in terms if t not in GENERIC_ACTION]
     return content or list(terms)
+
+
+def item_path(path: str) -> bool:
+    """Whether an operation's `path` acts on one item: it ends with a parameter
+    (``/sites/{id}/``), or with an action after one (``/subscriptions/{id}/cancel``)."""
+    segments = [s for s in path.split("/") if s]
+    if not segments:
+        return False
+    if segments[-1].startswith("{"):
+        return True
+    return len(segments) >= 2 and segments[-2].startswith("{") and segments[-1] in PATH_ACTIONS
 
 
 def _first_sentence(text: str) -> str:
