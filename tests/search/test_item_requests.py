@@ -42,7 +42,8 @@ def test_item_paths(path: str, item: bool) -> None:
 def _package() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Two operations with the same words: one deletes many widgets, one deletes one; and reads of
     other things, so that the words of the two are rare (bm25 scores them well above its rounding)."""
-    rows, catalog = [], []
+    rows: list[dict[str, Any]] = []
+    catalog: list[dict[str, Any]] = []
     others = [(f"get_{thing}", f"{thing}Read", f"/{thing}s/{{id}}/", "GET", f"Read {thing}s")
               for thing in ("gadget", "sprocket", "lever", "spring", "bolt", "nut", "washer", "gear")]
     for tool, op_id, path, method, title in (
