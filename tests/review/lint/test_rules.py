@@ -211,6 +211,8 @@ def test_every_lint_rule_has_a_case() -> None:
                                          # their marks and near misses in tests/scaffold/test_init.py
                                          "effect-undecided", "permission-undecided",
                                          "pagination-undecided",  # tests/scaffold/test_init_pagination.py
+                                         # tests/scaffold/test_describe.py: reported until the mark is deleted
+                                         "examples-unreviewed",
                                          # a request's ranking needs an index of several tools: tested with
                                          # their triggers and a map without findings in
                                          # tests/test_search_expansions.py
