@@ -1,0 +1,136 @@
+"""`ToolIndex.search` ranks exactly as the plain ranking it speeds up: every matched document scored
+in full, its coverage and matching found one term and one table at a time. `_reference` below is
+that ranking, kept as the oracle; the index's own path prunes the documents whose upper bound cannot
+reach the first `limit` places and asks SQLite fewer, larger questions. Same tools, same order, same
+scores to the float, over the blind request sets and generated requests, on the repository's
+generated packages."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolgen.runtime.identity import missing_of, scope_set
+from toolgen.runtime.serving.tool_index import Hit, ToolIndex, _action_factor
+from toolgen.search.text_index import (
+    COVERAGE_WEIGHT,
+    HEAD_NOUN_WEIGHT,
+    HEAD_WEIGHT,
+    ITEM_BOOST,
+    STRUCTURE,
+    TABLES,
+    analyse_query,
+    content_terms,
+    names_one,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+GENERATED = REPO / "generated"
+BLIND = REPO / "benchmarks" / "queries" / "blind"
+APIS = sorted(p.name for p in GENERATED.iterdir() if (p / "search.json").is_file())
+
+
+def _reference(index: ToolIndex, query: str, scopes: Iterable[str] | None = None, limit: int = 5) -> list[Hit]:
+    """The lexical ranking scored in full: every document that matches a term gets its exact score."""
+    if limit <= 0:
+        return []
+    terms, own, head, actions = analyse_query(query)
+    if not terms:
+        return []
+    db = index._db
+    held = None if scopes is None else scope_set(scopes)
+    terms += [f"act{a}" for a in sorted(actions)]
+    match = " OR ".join(dict.fromkeys(f'"{t}"' for t in terms))
+    totals: dict[int, float] = {}
+    for table, (columns, table_weight) in TABLES.items():
+        weights = ", ".join(str(w) for _, w in columns)
+        for rowid, raw in db.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} WHERE {table} MATCH ?",
+                                     (match,)):
+            totals[rowid] = totals.get(rowid, 0.0) - raw * table_weight
+    last = [t[1:] for t in head if t.startswith("^")]
+    head = [t for t in head if not t.startswith("^")]
+    for words, weight in ((last, HEAD_NOUN_WEIGHT), (head, HEAD_WEIGHT)):
+        if words:
+            for rowid, raw in db.execute("SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?",
+                                         (" OR ".join(dict.fromkeys(f'"{t}"' for t in words)),)):
+                totals[rowid] = totals.get(rowid, 0.0) - float(raw) * weight
+    distinct = list(dict.fromkeys(own))
+    found: dict[int, int] = {}
+    for term in distinct:
+        rows: set[int] = set()
+        for table in STRUCTURE:
+            rows.update(r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',)))
+        for rowid in rows:
+            found[rowid] = found.get(rowid, 0) + 1
+    coverage = {rowid: n / len(distinct) for rowid, n in found.items()}
+    one = "create" not in actions and names_one(query)
+    content = content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)])
+    matched: set[int] = set()
+    if content:
+        any_term = " OR ".join(dict.fromkeys(f'"{t}"' for t in content))
+        for table in TABLES:
+            if table != "f_verbs":
+                matched.update(r for (r,) in db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
+                                                        (any_term,)))
+    ranked: list[tuple[float, str, int]] = []
+    for rowid in matched.intersection(totals):
+        doc = index._docs[rowid - 1]
+        tool = next((t for t, need in doc.tools if held is None or not missing_of(need, held)), None)
+        if tool is None:
+            continue
+        score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
+        score *= _action_factor(actions, doc.actions)
+        if one and rowid in index._items:
+            score *= 1 + ITEM_BOOST
+        ranked.append((-round(score, 6), tool, rowid))
+    return [Hit(tool, index._docs[rowid - 1].toolset, -negative, index._docs[rowid - 1].operation)
+            for negative, tool, rowid in heapq.nsmallest(limit, ranked)]
+
+
+def _blind_requests() -> list[str]:
+    """Every request of the blind sets (benchmarks/queries/blind/*.yaml)."""
+    return [str(q["q"]) for path in sorted(BLIND.glob("*.yaml"))
+            for q in yaml.safe_load(path.read_text(encoding="utf-8"))["queries"]]
+
+
+@pytest.fixture(scope="module", params=APIS)
+def index(request: pytest.FixtureRequest) -> ToolIndex:
+    return ToolIndex.from_dir(GENERATED / request.param)
+
+
+def test_the_blind_requests_rank_as_the_full_scoring_does(index: ToolIndex) -> None:
+    requests = _blind_requests()
+    assert len(requests) > 100, "the blind request sets were not read"
+    for query in requests:
+        for limit in (1, 5, 20):
+            assert index.search(query, limit=limit) == _reference(index, query, limit=limit), (query, limit)
+
+
+def test_scope_filtering_ranks_as_the_full_scoring_does(index: ToolIndex) -> None:
+    scopes = sorted({s for d in index._docs for _, need in d.tools for s in need})
+    held = scopes[::3]
+    for query in _blind_requests()[::4]:
+        assert index.search(query, scopes=held, limit=5) == _reference(index, query, held, 5), query
+
+
+WORDS = ["list", "get", "delete", "create", "update", "the", "all", "repos", "repository", "issue", "issues",
+         "label", "pull", "request", "PR", "comment", "user", "org", "team", "secret", "branch", "file", "12",
+         "from", "in", "of", "show", "remove", "customer", "charge", "refund", "ticket", "cancel", "search",
+         "webhook", "key", "ch_3MmlLr", "octocat/hello-world", "which", "what", "stop", "following", "star"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), limit=st.integers(0, 12))
+def test_generated_requests_rank_as_the_full_scoring_does(words: list[str], limit: int) -> None:
+    query = " ".join(words)
+    for index in _INDEXES.values():
+        assert index.search(query, limit=limit) == _reference(index, query, limit=limit), (query, limit)
+
+
+_INDEXES = {name: ToolIndex.from_dir(GENERATED / name) for name in APIS}
