@@ -204,34 +204,34 @@ class ToolIndex:
         index.warnings = (warning,) if warning is not None else ()
         return index
 
-    def _coverage(self, terms: list[str]) -> dict[int, float]:
+    def _term_rows(self, terms: Iterable[str]) -> dict[tuple[str, str], set[int]]:
+        """(term, table) → the documents whose text in that table contains the term (FTS5 matching,
+        so stemmed), for each distinct term of `terms` and each table but the derived ``verbs``: what
+        `_coverage` and `_matching` read, asked of SQLite once per term and table."""
+        return {(term, table): {rowid for (rowid,) in self._db.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',))}
+                for term in dict.fromkeys(terms) for table in TABLES if table != "f_verbs"}
+
+    def _coverage(self, terms: list[str], rows: Mapping[tuple[str, str], set[int]] | None = None
+                  ) -> dict[int, float]:
         """Per document, the share of the request's distinct terms that its name, title, keywords,
-        object, path nouns, arguments or description contain (FTS5 matching, so stemmed): a document
-        that names every thing the request names beats one that matches a single rare word many times."""
+        object, path nouns, arguments or description contain (`rows`: `_term_rows` of `terms`): a
+        document that names every thing the request names beats one that matches a single rare word
+        many times. Without `rows` they are asked here."""
         distinct = list(dict.fromkeys(terms))
         if not distinct:
             return {}
-        found: dict[int, int] = {}
+        rows = self._term_rows(distinct) if rows is None else rows
+        found: Counter[int] = Counter()
         for term in distinct:
-            rows: set[int] = set()
-            for table in STRUCTURE:
-                rows.update(r for (r,) in self._db.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (f'"{term}"',)))
-            for rowid in rows:
-                found[rowid] = found.get(rowid, 0) + 1
+            found.update(set().union(*(rows[term, table] for table in STRUCTURE)))
         return {rowid: n / len(distinct) for rowid, n in found.items()}
 
-    def _matching(self, terms: list[str]) -> set[int]:
-        """The documents whose text (any field but the derived ``verbs``) contains one of `terms`."""
-        if not terms:
-            return set()
-        match = " OR ".join(dict.fromkeys(f'"{t}"' for t in terms))
-        rows: set[int] = set()
-        for table in TABLES:
-            if table != "f_verbs":
-                rows.update(r for (r,) in self._db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
-                                                           (match,)))
-        return rows
+    def _matching(self, terms: list[str], rows: Mapping[tuple[str, str], set[int]] | None = None) -> set[int]:
+        """The documents whose text (any field but the derived ``verbs``) contains one of `terms`
+        (`rows`: `_term_rows` of `terms`, asked here when not given)."""
+        rows = self._term_rows(terms) if rows is None else rows
+        return set().union(*(found for (term, _), found in rows.items() if term in terms)) if terms else set()
 
     # -- search ----------------------------------------------------------------------------------
 
@@ -269,26 +269,44 @@ class ToolIndex:
             for rowid, raw in self._db.execute(
                     "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_WEIGHT
-        coverage = self._coverage(own)
         one = "create" not in actions and names_one(query)  # "delete virtual machine 740"
         # a request's own action when it is specific (search, cancel, refund) is a thing it asks for too
-        matched = self._matching(content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)]))
+        content = content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)])
+        term_rows = self._term_rows([*own, *content])
+        coverage = self._coverage(own, term_rows)
+        matched = self._matching(content, term_rows)
         similarity = None
         if self._semantic is not None:
             similarity = self._semantic.similarity(" ".join(content_terms([t for t in terms if not t.startswith("act")])))
             if not similarity.any():
                 similarity = None
-        ranked: list[tuple[float, str, int]] = []
-        for rowid in matched.intersection(totals):  # the others matched only derived action words
+
+        def scored(rowid: int) -> tuple[float, str, int] | None:
+            """(-score rounded, the tool that acts, rowid), or None when the caller's scopes allow no tool."""
             doc = self._docs[rowid - 1]
             tool = next((t for t, need in doc.tools if held is None or not missing_of(need, held)), None)
             if tool is None:
-                continue
+                return None
             score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
             score *= _action_factor(actions, doc.actions)
             if one and rowid in self._items:
                 score *= 1 + ITEM_BOOST
-            ranked.append((-round(score, 6), tool, rowid))
+            return (-round(score, 6), tool, rowid)
+
+        rest: Iterable[int] = matched.intersection(totals)  # the others matched only derived action words
+        ranked: list[tuple[float, str, int]] = []
+        if similarity is None and len(matched) > _FIRST * limit:
+            # score the documents of the highest bm25 totals first; a document whose total times
+            # `_CEILING` (the most the factors can multiply it by) stays below the limit-th score so far
+            # cannot reach the first `limit` places: it is not scored (the same hits, less work)
+            first = heapq.nlargest(_FIRST * limit, rest, key=totals.__getitem__)
+            ranked = [hit for hit in map(scored, first) if hit is not None]
+            rest = set(rest).difference(first)
+            if len(ranked) >= limit:
+                floor = (-heapq.nsmallest(limit, ranked)[-1][0] - 1e-6) / _CEILING
+                if floor > 0:
+                    rest = [rowid for rowid in rest if totals[rowid] >= floor]
+        ranked += [hit for hit in map(scored, rest) if hit is not None]
         if similarity is not None:
             ranked = self._fuse(ranked, similarity, limit)
         # best first: score, then tool name; only the `limit` best are made into hits
@@ -307,6 +325,16 @@ class ToolIndex:
             ranked = [entry for entry in ranked if -entry[0] >= floor]
         return [(-round(-negative * (1 + FUSION_WEIGHT * max(0.0, float(similarity[rowid - 1]))), 6), tool, rowid)
                 for negative, tool, rowid in ranked]
+
+
+#: the most `ToolIndex.search` multiplies a document's bm25 total by (full coverage, the exact action
+#: boost, no penalty, the one-item boost), with a margin for the order of the float products: a
+#: document whose total times this stays below a score already found cannot outrank it
+_CEILING = ((1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * 1.0) * max(1.0, 1 + EXACT_BOOST, 1 + RELATED_BOOST)
+            * max(1.0, 1 - FAMILY_PENALTY) * max(1.0, 1 + ITEM_BOOST) * (1 + 1e-9))
+#: how many documents per place asked for `ToolIndex.search` scores first, by bm25 total, to find
+#: the score the others must be able to reach
+_FIRST = 4
 
 
 def _action_factor(actions: set[str], doc_actions: frozenset[str]) -> float:
