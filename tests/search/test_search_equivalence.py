@@ -8,8 +8,10 @@ generated packages."""
 from __future__ import annotations
 
 import heapq
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -99,9 +101,9 @@ def _blind_requests() -> list[str]:
             for q in yaml.safe_load(path.read_text(encoding="utf-8"))["queries"]]
 
 
-@pytest.fixture(scope="module", params=APIS)
+@pytest.fixture(scope="module", params=[*APIS, "replicated"])
 def index(request: pytest.FixtureRequest) -> ToolIndex:
-    return ToolIndex.from_dir(GENERATED / request.param)
+    return _INDEXES[request.param]
 
 
 def test_the_blind_requests_rank_as_the_full_scoring_does(index: ToolIndex) -> None:
@@ -133,4 +135,54 @@ def test_generated_requests_rank_as_the_full_scoring_does(words: list[str], limi
         assert index.search(query, limit=limit) == _reference(index, query, limit=limit), (query, limit)
 
 
-_INDEXES = {name: ToolIndex.from_dir(GENERATED / name) for name in APIS}
+def _replicated(copies: int) -> ToolIndex:
+    """The documents of every generated package, `copies` times over under other tool names: an index
+    of many documents with equal texts, so equal scores (the tie-break by tool name) and a bound
+    that prunes most of them."""
+    rows: list[dict[str, Any]] = []
+    documents: list[dict[str, Any]] = []
+    for name in APIS:
+        policy = json.loads((GENERATED / name / "policy.json").read_text(encoding="utf-8"))
+        search = json.loads((GENERATED / name / "search.json").read_text(encoding="utf-8"))
+        for k in range(copies):
+            rows += [{**row, "tool": f"{row['tool']}_{k}", "intent": f"{row.get('intent') or row['tool']}_{k}"}
+                     for row in policy["tools"]]
+            documents += [{**doc, "intent": f"{doc['intent']}_{k}", "tools": [[f"{t}_{k}", s] for t, s in doc["tools"]]}
+                          for doc in search["documents"]]
+    return ToolIndex({"tools": rows}, [], documents=documents)
+
+
+_INDEXES = {**{name: ToolIndex.from_dir(GENERATED / name) for name in APIS}, "replicated": _replicated(40)}
+
+
+def test_the_bound_leaves_documents_unscored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pruning is exercised by the requests above: a common request scores fewer documents than
+    it matches, and still ranks as the full scoring does."""
+    from toolgen.runtime.serving import tool_index
+
+    index = _INDEXES["replicated"]
+    query = "list all repos in the netflix org"
+    expected = _reference(index, query, limit=5)
+    calls: list[int] = []
+    factor = tool_index._action_factor
+    monkeypatch.setattr(tool_index, "_action_factor", lambda *a: calls.append(1) or factor(*a))
+    assert index.search(query, limit=5) == expected
+    terms, _, _, actions = analyse_query(query)
+    matched = index._matching(content_terms([*terms, *sorted(actions)]))
+    assert 0 < len(calls) < len(matched) / 2, (len(calls), len(matched))
+
+
+def test_the_ceiling_bounds_every_factor_a_score_can_get() -> None:
+    """`_CEILING` is at least the product of the largest coverage factor, every pair of request and
+    document action classes, and the one-item boost: a bound below it would prune a document that
+    could rank."""
+    from itertools import chain, combinations
+
+    from toolgen.runtime.serving.tool_index import _CEILING
+
+    classes = ["get", "list", "search", "create", "update", "delete", "cancel", "detach", "refund"]
+    sets = [set(c) for c in chain.from_iterable(combinations(classes, n) for n in range(3))]
+    for asked in sets:
+        for has in sets:
+            most = (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * 1.0) * _action_factor(asked, frozenset(has))
+            assert most * (1 + ITEM_BOOST) <= _CEILING and most <= _CEILING, (asked, has)
