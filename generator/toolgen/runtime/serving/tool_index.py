@@ -150,9 +150,9 @@ class ToolIndex:
         docs = documents if documents is not None else search_documents(policy, catalog)
         self._semantic = SemanticIndex.load(semantic, len(docs), embedder)
         self._db = sqlite3.connect(":memory:")
-        for table, (columns, _) in TABLES.items():
+        for table, (columns, _) in TABLES.items():  # contentless: search reads rowids and bm25, never the text
             self._db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5("
-                             f"{', '.join(c for c, _ in columns)}, tokenize='porter unicode61')")
+                             f"{', '.join(c for c, _ in columns)}, content='', tokenize='porter unicode61')")
         self._docs: list[_Doc] = []
         for rowid, document in enumerate(docs, 1):
             fields = document.get("fields") or {}
