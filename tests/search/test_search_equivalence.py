@@ -165,7 +165,12 @@ def test_the_bound_leaves_documents_unscored(monkeypatch: pytest.MonkeyPatch) ->
     expected = _reference(index, query, limit=5)
     calls: list[int] = []
     factor = tool_index._action_factor
-    monkeypatch.setattr(tool_index, "_action_factor", lambda *a: calls.append(1) or factor(*a))
+
+    def counted(actions: set[str], doc_actions: frozenset[str]) -> float:
+        calls.append(1)
+        return factor(actions, doc_actions)
+
+    monkeypatch.setattr(tool_index, "_action_factor", counted)
     assert index.search(query, limit=5) == expected
     terms, _, _, actions = analyse_query(query)
     matched = index._matching(content_terms([*terms, *sorted(actions)]))
