@@ -69,7 +69,7 @@ def _dense_pins(folder: Path, out: Path, queries: list[str], model: Path | None,
                       os.path.relpath(model.resolve(), out), os.path.relpath(tokenizer.resolve(), out))
 
 
-def measure(spec: Path, n: int, queries: list[str], semantic: str | None = None, *,  # noqa: PLR0915
+def measure(spec: Path, n: int, queries: list[str], semantic: str | None = None, *,
             model: Path | None = None, tokenizer: Path | None = None) -> dict[str, Any]:
     from toolgen.builder.build import build_api
     from toolgen.dialects import DialectOptions

@@ -21,18 +21,18 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 
-import numpy as np  # noqa: E402
+import numpy as np
+from tests.support.dense_model import sha256, write_model, write_tokenizer
+from tests.support.profiles import examples
 
-from tests.support.dense_model import sha256, write_model, write_tokenizer  # noqa: E402
-from tests.support.profiles import examples  # noqa: E402
-from toolgen.builder.build import build_project  # noqa: E402
-from toolgen.builder.output_files import Output, check_outputs, write_outputs  # noqa: E402
-from toolgen.builder.project import load_project  # noqa: E402
-from toolgen.diagnostics import DiagnosticError  # noqa: E402
-from toolgen.runtime.serving.tool_index import ToolIndex  # noqa: E402
-from toolgen.search import dense_index  # noqa: E402
-from toolgen.search.dense_sidecar import MAGIC, SIDECAR_FILE, SidecarError, decode, encode, same_pins  # noqa: E402
-from toolgen.search.onnx_embedder import DenseModelError, OnnxEmbedder  # noqa: E402
+from toolgen.builder.build import build_project
+from toolgen.builder.output_files import Output, check_outputs, write_outputs
+from toolgen.builder.project import load_project
+from toolgen.diagnostics import DiagnosticError
+from toolgen.runtime.serving.tool_index import ToolIndex
+from toolgen.search import dense_index
+from toolgen.search.dense_sidecar import MAGIC, SIDECAR_FILE, SidecarError, decode, encode, same_pins
+from toolgen.search.onnx_embedder import DenseModelError, OnnxEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
 INTENT_MAP = REPO / "intent_maps" / "github.yaml"

@@ -39,10 +39,10 @@ from ..emit.python import package_files, package_plan, warm_up
 from ..emit.search_index import dense_search, search_json
 from ..emit.server_json import server_json, server_json_problems
 from ..remember import Remember, computed
+from ..review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from ..search.dense_index import DenseModel, pinned_embedder
 from ..search.dense_sidecar import SIDECAR_FILE
 from ..search.onnx_embedder import DenseModelError, DenseUnavailable, file_sha256
-from ..review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
 from .cache import Cache
 from .incremental import BuildPieces, build_pieces, catalog_memo, conformance_problems, package_job
 from .output_files import Output

@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..remember import Remember, computed
+from ..search.dense_index import DenseModel, dense_files
 from ..search.text_index import SEARCH_FORMAT, TABLES, search_documents
 from ..search.tool import mcp_search_tool
-from ..search.dense_index import DenseModel, dense_files
 from ..search.vector_index import SEMANTIC_BACKENDS, SEMANTIC_FORMAT, Embedder, semantic_index
 from . import piece_key
 

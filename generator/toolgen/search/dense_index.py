@@ -203,11 +203,11 @@ class DenseIndex:
         depth, rank = max(DENSE_DEPTH, limit), 0
         for index in np.argsort(-similarity, kind="stable"):
             rowid = int(index) + 1
-            tool = tools.get(rowid) or pick(rowid)
-            if tool is None:
+            visible = tools.get(rowid) or pick(rowid)
+            if visible is None:
                 continue
             rank += 1
-            tools[rowid] = tool
+            tools[rowid] = visible
             scores[rowid] = scores.get(rowid, 0.0) + DENSE_WEIGHT / (RRF_K + rank)
             if rank >= depth:
                 break

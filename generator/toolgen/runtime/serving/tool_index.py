@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from ...policy.format import read_policy
+from ...search.dense_index import DenseIndex, is_dense, load_dense, warn_once
 from ...search.text_index import (
     COVERAGE_WEIGHT,
     EXACT_BOOST,
@@ -71,7 +72,6 @@ from ...search.text_index import (
     search_documents,
     split_words,
 )
-from ...search.dense_index import DenseIndex, is_dense, load_dense, warn_once
 from ...search.vector_index import FUSION_WEIGHT, SEMANTIC_FORMAT, Embedder, SemanticIndex
 from ..identity import missing_of, scope_set
 
