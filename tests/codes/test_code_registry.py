@@ -20,12 +20,13 @@ import pytest
 
 from toolgen.builder.cache import Cache, canonical
 from toolgen.builder.incremental import fresh, remember
-from toolgen.codes import CODES, STAGES, UnregisteredCode, code_info, is_registered
+from toolgen.codes import CODES, STAGES, UnregisteredCode, code_info, is_registered, table
+from toolgen.codes.rows import Rows
 from toolgen.diagnostics import Diagnostic, DiagnosticSink, SourceLocation
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "generator" / "toolgen"
-TABLE = PACKAGE / "codes" / "table.py"
+REGISTRY = PACKAGE / "codes"  # the registry's modules (`toolgen.codes.table` and its rows)
 KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 
 #: what makes or raises a diagnostic from a code given as its first argument (or `code=`): the
@@ -70,7 +71,7 @@ def test_every_code_the_package_emits_is_registered() -> None:
             found.setdefault(value, where)
             if not is_registered(value):
                 wrong.append(where)
-    assert not wrong, f"unregistered codes (add them to toolgen/codes/table.py): {wrong}"
+    assert not wrong, f"unregistered codes (add them to their stage's module of toolgen/codes): {wrong}"
     # the walk sees every kind of place that emits: a sink, the value type, Skip and each helper
     for code in ("spec-invalid", "ref-external", "composite-cycle", "hide-required", "eval-field",
                  "swagger2-dropped", "swagger2-invalid", "diff-input-invalid", "schema-cycle"):
@@ -81,7 +82,8 @@ def test_every_code_the_package_emits_is_registered() -> None:
 def test_every_registered_code_is_written_in_the_package() -> None:
     """A row whose code no module outside the registry writes is dead (the lint rules are written
     in `toolgen.review.lint.rules`, the rest where they are emitted)."""
-    text = "\n".join(path.read_text(encoding="utf-8") for path in sorted(PACKAGE.rglob("*.py")) if path != TABLE)
+    text = "\n".join(path.read_text(encoding="utf-8") for path in sorted(PACKAGE.rglob("*.py"))
+                     if path.parent != REGISTRY)
     dead = [code for code in CODES if f'"{code}"' not in text]
     assert not dead, dead
 
@@ -133,6 +135,25 @@ def test_a_diagnostic_with_an_unregistered_code_cannot_be_made() -> None:
         code_info("")
     sink.info("schema-cycle", "a recursive schema")
     assert [d.code for d in sink] == ["schema-cycle"]
+
+
+def test_a_code_registered_twice_or_not_kebab_case_is_refused() -> None:
+    """Within one module's group of rows and across the groups the registry assembles."""
+    rows = Rows()
+    rows.add("spec-invalid", "error", "spec", summary="s", fix="f")
+    with pytest.raises(ValueError, match="registered twice"):
+        rows.add("spec-invalid", "warning", "spec", summary="s", fix="f")
+    for code in ("SpecInvalid", "spec", "spec_invalid"):
+        with pytest.raises(ValueError, match="kebab-case"):
+            rows.add(code, "error", "spec", summary="s", fix="f")
+    with pytest.raises(ValueError, match="unknown severity"):
+        rows.add("spec-broken", "fatal", "spec", summary="s", fix="f")  # type: ignore[arg-type]
+    assert [row.doc for row in rows] == ["README.md#specs"]  # the stage's section by default
+    other = Rows()
+    other.add("spec-invalid", "error", "lower", summary="s", fix="f")
+    with pytest.raises(ValueError, match="'spec-invalid' is registered twice"):
+        table._registry(rows, other)
+    assert list(table._registry(rows, Rows())) == ["spec-invalid"]
 
 
 def test_the_registry_is_read_only_and_every_row_complete() -> None:

@@ -11,11 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolgen.compile.operations import Operation
+from toolgen.compile.verb_words import DESTRUCTIVE_VERBS, NOUN_LIKE, READ_VERBS, WRITE_VERBS
 from toolgen.compile.verbs import (
-    DESTRUCTIVE_VERBS,
-    NOUN_LIKE,
-    READ_VERBS,
-    WRITE_VERBS,
     action_of,
     changes_named,
     guess_effect,

@@ -5,39 +5,41 @@ show in messages and the ruamel.yaml tree that locates any key at file:line:col.
 
 The intent map says, per operation, what it means: effect, permission scope, approval, idempotency
 key, pagination, output projection and budget. Its format is defined once, by the pydantic models
-below (unknown keys are errors); the same models produce the published JSON Schema
+below and the members of a tool intent they compose (`toolgen.compile.intent_members`, importable
+from here; unknown keys are errors); the same models produce the published JSON Schema
 (`intent_map_json_schema`) that editors use.
 
-Errors are located `Diagnostic`s (file:line:col from the YAML) raised as `DiagnosticError`.
+Errors are located `Diagnostic`s (file:line:col from the YAML) raised as `DiagnosticError`; a
+validation error's message and hint are `toolgen.compile.intent_errors`'s.
 """
 
 from __future__ import annotations
 
-import difflib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation, display_path
 from ..naming import ARG_NAME_RE
-from ..pointer import escape_token
-from ..policy.limits import MAX_CONDITION_CHARS
-from ..policy.members import (
-    MAX_ATTEMPTS,
-    MAX_BACKOFF_MS,
-    MAX_DEADLINE_MS,
-    MAX_LIMIT,
-    MAX_LIMIT_WINDOW_S,
-    MAX_PAGE_SIZE,
-    MAX_PREVIEW_TTL_S,
-    MAX_TIMEOUT_MS,
-)
+from ..policy.members import MAX_PAGE_SIZE, MAX_PREVIEW_TTL_S, MAX_TIMEOUT_MS
 from ..remember import Remember, computed
 from ..yaml_text import plain_yaml, read_yaml
 from .intent_blocks import load_blocks
+from .intent_errors import invalid_diagnostics
+from .intent_members import (
+    ApprovalCondition,
+    ArgSpec,
+    IdempotencySpec,
+    LimitSpec,
+    OutputSpec,
+    PaginationSpec,
+    RecordSpec,
+    RetrySpec,
+    StrictModel,
+    duration_s,
+)
 from .load import checked_tree
 from .sourcemap import locate_ruamel
 
@@ -48,157 +50,6 @@ TOOLSET_FROM_TAG = "from_tag"
 #: the value of an include group's `toolset` that names each operation's toolset after its path's first
 #: resource segment (``/v1/customers/{id}`` -> customers), for specs without tags
 TOOLSET_FROM_PATH = "from_path"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RetrySpec(_Strict):
-    """Bounded retries. Writes without an idempotency key are never retried."""
-
-    max_attempts: int | None = Field(None, ge=1, le=MAX_ATTEMPTS, description="Tries in total, including the first.")
-    backoff_ms: int | None = Field(None, ge=0, le=MAX_BACKOFF_MS, description="First backoff; doubles each try.")
-    deadline_ms: int | None = Field(None, ge=1, le=MAX_DEADLINE_MS, description="No retry starts after this.")
-    on: list[str] | None = Field(None, description="Conditions that allow a retry: `timeout` or HTTP statuses.")
-
-
-class IdempotencySpec(_Strict):
-    """Where the idempotency key comes from and how it is sent."""
-
-    key: str = Field(description="Name of the record tool's argument that carries the key.",
-                     pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-    send_as: str = Field(
-        "none",
-        description="`header:NAME`, `query:NAME`, `body:FIELD`, or `none` (used for receipts only).",
-        pattern=r"^(none|(header|query|body):.+)$",
-    )
-    honoured_by_api: bool | None = Field(
-        None,
-        description="Whether the API deduplicates requests by this key (as Stripe and the IETF Idempotency-Key "
-        "draft do: a repeat with the same key returns the first result instead of writing again). Only then does "
-        "the runtime re-send a write whose outcome is unknown; otherwise it returns `result_unknown` and never "
-        "re-sends. Lint asks for it whenever the key is sent to the API. Needs `send_as` other than `none`.",
-    )
-
-
-class PaginationSpec(_Strict):
-    """How a list operation pages; the runtime normalises it to `items` + an opaque `next_cursor`."""
-
-    style: Literal["cursor", "offset", "page", "link"]
-    items: str = Field("", description="Dotted path of the item array in the response; '' = the body is the array.")
-    cursor: str | None = Field(None, description="API parameter for the cursor / offset / page number.")
-    limit: str | None = Field(None, description="API parameter for the page size.")
-    next: str | None = Field(None, description="Dotted path of the API's next cursor in the response body; for "
-                             "`link`, of the next page's URL (absent: the Link header's rel=next); "
-                             "`header:NAME`: the response header NAME holds it.")
-    has_more: str | None = Field(None, description="Dotted path of a has-more flag in the response body.")
-    cursor_from_item: str | None = Field(
-        None, description="For `starting_after` APIs: the item field whose value on the last item is the next cursor.")
-    page_size: int | None = Field(None, ge=1, description="Default page size.")
-    max_page_size: int | None = Field(None, ge=1, le=MAX_PAGE_SIZE, description="Upper bound the model may ask for.")
-
-
-class OutputSpec(_Strict):
-    """What of the response the model sees."""
-
-    fields: list[str] = Field(default_factory=list, description="Dotted paths to keep; empty = no projection.")
-    max_bytes: int | None = Field(None, ge=256, description="Size budget of the serialised result.")
-    redact: list[str] = Field(default_factory=list, description="Dotted paths replaced by '[redacted]'.")
-    schema_mode: Literal["strict", "warn", "off"] | None = None
-    depth: int | None = Field(None, ge=1, le=32, description="Depth kept in an unprojected output schema.")
-
-
-class RecordSpec(_Strict):
-    """What the record tool of a write takes, and how long a stored preview stays executable."""
-
-    arguments: Literal["preview", "full"] | None = Field(
-        None,
-        description="`preview`: `record_<key>` takes only the `preview_id` of `preview_<key>` (plus the idempotency "
-        "key) and the runtime executes exactly the request it stored at preview time, the one the approval is "
-        "bound to. `full`: `record_<key>` takes every argument again and must rebuild the same request. Default: "
-        "`preview` for approval-gated writes, `full` for writes without approval.")
-    preview_ttl_s: int | None = Field(
-        None, ge=10, le=MAX_PREVIEW_TTL_S,
-        description="Seconds a stored preview can be executed by the record tool (default `defaults.preview_ttl_s`); "
-                    "after it the record call gets `preview_expired` and must preview again.")
-
-
-class ArgSpec(_Strict):
-    """One argument of a tool as the model sees it: a narrower schema, another description, or hidden.
-
-    `schema` must accept only values the canonical schema (from the spec) accepts; toolgen proves it
-    at build time (`toolgen.compile.narrowing`) and the runtime then validates against the narrowed
-    schema. `hide: true` removes an optional argument (the runtime never sends it), like the tool-level
-    `hide` list, which names wire names instead of argument names."""
-
-    schema_: dict[str, Any] | None = Field(
-        None, alias="schema",
-        description="A JSON Schema 2020-12 (inline, no $ref) that accepts a subset of the canonical schema.")
-    description: str | None = Field(None, description="Replaces the argument's description in every catalog.")
-    hide: bool = Field(False, description="Hide this optional argument: the model never sees it, the runtime "
-                                          "never sends it.")
-
-
-class ApprovalCondition(_Strict):
-    """An approval asked only when a condition holds (docs/runtime.md, "Conditional approval")."""
-
-    when: str = Field(
-        min_length=1, max_length=MAX_CONDITION_CHARS,
-        description="A CEL expression over `args` (the validated, canonical arguments) and `caller` (`id`, "
-                    "`scopes`), e.g. `args.amount > 50000`: the record tool asks for approval when it is true, "
-                    "or when it cannot be evaluated. Checked against the tool's arguments at build.")
-
-
-#: a limit's window: a whole number of seconds, or digits and a unit (s, m, h, d)
-DURATION_RE = r"[1-9][0-9]{0,8}[smhd]"
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
-
-
-def duration_s(value: int | str) -> int:
-    """Seconds of a window written as seconds (``60``) or with a unit (``30s``, ``1m``, ``2h``, ``1d``)."""
-    return value if isinstance(value, int) else int(value[:-1]) * _UNIT_S[value[-1]]
-
-
-class LimitSpec(_Strict):
-    """What a tool may send (docs/runtime.md, "Limits"): one of `calls` with a `window`, `sum` with `max`
-    and a `window`, or `concurrent`. Counted when a request is sent, across every worker sharing the
-    receipt store."""
-
-    per: Literal["actor", "tool", "api"] = Field(
-        description="Who shares the count: `actor` (each caller its own), `tool` (every caller of the tool) "
-                    "or `api` (every tool of the API with the same limit).")
-    calls: int | None = Field(None, ge=1, le=MAX_LIMIT, description="Requests sent per window, at most.")
-    sum: str | None = Field(None, pattern=ARG_NAME_RE.pattern,
-                            description="A numeric argument whose values sent per window add up to `max` at most.")
-    max: int | None = Field(None, ge=1, le=MAX_LIMIT, description="The most `sum` may add up to per window.")
-    concurrent: int | None = Field(None, ge=1, le=MAX_LIMIT, description="Requests in flight at once, at most.")
-    window: int | str | None = Field(
-        None, description="The window of `calls` and `sum`: seconds, or `30s`, `1m`, `1h`, `1d` (at most 30 days).")
-
-    @field_validator("window")
-    @classmethod
-    def _duration(cls, value: int | str | None) -> int | str | None:
-        if value is None:
-            return None
-        if ((isinstance(value, str) and not re.fullmatch(DURATION_RE, value))
-                or (isinstance(value, int) and value < 1)):
-            raise ValueError("a window is a positive number of seconds or digits and a unit: 30s, 1m, 1h, 1d")
-        if duration_s(value) > MAX_LIMIT_WINDOW_S:
-            raise ValueError(f"a window is at most {MAX_LIMIT_WINDOW_S} seconds (30d)")
-        return value
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> LimitSpec:
-        kinds = [k for k in ("calls", "sum", "concurrent") if getattr(self, k) is not None]
-        if len(kinds) != 1:
-            raise ValueError("a limit is one of {calls, window}, {sum, max, window} or {concurrent}")
-        if (self.sum is None) != (self.max is None):
-            raise ValueError("a sum limit needs both `sum` (the argument) and `max`")
-        if (self.window is None) != (self.concurrent is not None):
-            raise ValueError("`calls` and `sum` need a `window`; `concurrent` takes none")
-        return self
-
 
 #: bounds of the search expansions (`examples`, `use_when`, `not_for`): a few short requests, one line each
 MAX_EXAMPLES = 10
@@ -215,7 +66,7 @@ NOT_FOR_DOC = ("One line: what this tool is not for, and what to use instead. Ap
                "(\"Not for: ...\"); tool search never indexes it.")
 
 
-class ToolIntent(_Strict):
+class ToolIntent(StrictModel):
     """One intent: an operation and what it means. Reads become one tool named by the key; write and
     destructive intents become `preview_<key>` and `record_<key>`."""
 
@@ -293,7 +144,7 @@ class ToolIntent(_Strict):
 STEP_ID_RE = r"^[a-z][a-z0-9_]{0,63}$"
 
 
-class CompositeStepSpec(_Strict):
+class CompositeStepSpec(StrictModel):
     """One step of a composite: an operation, its arguments mapped from the composite's input, earlier
     steps' answers and literals (docs/composites.md, "The mapping language")."""
 
@@ -309,7 +160,7 @@ class CompositeStepSpec(_Strict):
         None, description="Branch steps: the value of the switch argument that takes this step.")
 
 
-class CompositeIntent(_Strict):
+class CompositeIntent(StrictModel):
     """A composite tool: one intent over several operations of the API (docs/composites.md). A read
     composite is one tool (`get_<key>` unless the key starts with a read verb); a composite with a
     write step is `preview_<key>` + `record_<key>`."""
@@ -353,7 +204,7 @@ class CompositeIntent(_Strict):
     strict: bool = Field(True, strict=True)
 
 
-class IncludeSpec(_Strict):
+class IncludeSpec(StrictModel):
     """A group of operations taken whole, effects inferred from what each operation says it does (the verb of its
     Action, operationId, path or summary; the method when they name none; never a read on POST) unless given."""
 
@@ -374,7 +225,7 @@ class IncludeSpec(_Strict):
         None, description="`eager` or `deferred` for the group's tools; default: the toolset's `loading`.")
 
 
-class ToolsetSpec(_Strict):
+class ToolsetSpec(StrictModel):
     """A toolset: a named group of tools (a namespace in OpenAI's Responses API) and how it loads."""
 
     description: str = Field(min_length=1, max_length=200,
@@ -388,7 +239,7 @@ class ToolsetSpec(_Strict):
                     "each of its tools.")
 
 
-class Defaults(_Strict):
+class Defaults(StrictModel):
     timeout_ms: int = Field(5000, ge=1, le=MAX_TIMEOUT_MS)
     page_size: int = Field(20, ge=1)
     max_page_size: int = Field(100, ge=1, le=MAX_PAGE_SIZE)
@@ -423,7 +274,7 @@ class Defaults(_Strict):
                                           "(a `per: api` limit here is one budget over the API's tools).")
 
 
-class PerCallerSpec(_Strict):
+class PerCallerSpec(StrictModel):
     """Each caller reaches the API with its own credential for this scheme (`toolgen serve --http`
     with several callers): `via: exchange` trades the caller's access token for one for this API at
     the authorization server (RFC 8693 token exchange; `audience`, `resource`, `scope` are what it
@@ -446,7 +297,7 @@ class PerCallerSpec(_Strict):
         return self
 
 
-class AuthSpec(_Strict):
+class AuthSpec(StrictModel):
     """The runtime secret of a security scheme. For a spec that declares no security (GitHub's), give
     `kind` (and for apiKey `in`/`name`): the credential then applies to every operation."""
 
@@ -460,13 +311,13 @@ class AuthSpec(_Strict):
         None, description="Each caller's own credential for this scheme (token exchange or lookup).")
 
 
-class Budgets(_Strict):
+class Budgets(StrictModel):
     max_schema_nodes: int = Field(20_000, ge=10)
     max_schema_depth: int = Field(64, ge=2)
     max_parameters: int = Field(500, ge=1)
 
 
-class ApiSpec(_Strict):
+class ApiSpec(StrictModel):
     name: str | None = Field(None, pattern=r"^[a-z_][a-z0-9_]*$",
                              description="API name: lower-case letters, digits, '_' (also the Python package name).")
 
@@ -484,7 +335,7 @@ class ApiSpec(_Strict):
                                     description="Headers the runtime sends on every call (e.g. an API version).")
 
 
-class IntentMap(_Strict):
+class IntentMap(StrictModel):
     """The whole intent map file."""
 
     toolgen: Literal[1] = Field(description="Format version of the intent map.")
@@ -602,104 +453,8 @@ def _parse_intent_map(text: str, path: Path, display: str, remember: Remember = 
     try:
         model = IntentMap.model_validate(data)
     except ValidationError as exc:
-        diagnostics = []
-        for err in exc.errors():
-            if _other_branch(err):
-                continue
-            loc = [p for p in err["loc"]  # pydantic's own steps, and "[key]" for a key (the key is located)
-                   if not (isinstance(p, str) and (p.startswith(("function-", "literal[")) or p in _STEPS))]
-            tokens = [str(p) for p in loc]
-            line, col = locate_ruamel(root, tokens)
-            pointer = "".join("/" + escape_token(t) for t in tokens)
-            message, hint = _explain(err, loc, data)
-            diagnostics.append(Diagnostic("intent-invalid", "error", message,
-                                          SourceLocation(display, line, col, pointer), hint))
-        raise DiagnosticError(diagnostics) from None
+        raise DiagnosticError(invalid_diagnostics(exc, IntentMap, root, display)) from None
     return LoadedIntentMap(model, path, display, root, text)
-
-
-#: pydantic's steps in an error's location that are no key of the intent map
-_STEPS = frozenset({"[key]", "ApprovalCondition"})
-
-
-def _other_branch(err: Any) -> bool:
-    """An error of the `approval` union's branch the value was not written for: the word branch of a
-    mapping (``{when: ...}``), the mapping branch of a word."""
-    loc = [str(p) for p in err["loc"]]
-    if "approval" not in loc or loc.index("approval") + 1 >= len(loc):
-        return False
-    branch = loc[loc.index("approval") + 1]
-    return ((branch.startswith("literal[") and isinstance(err.get("input"), dict))
-            or (branch == "ApprovalCondition" and err["type"] == "model_type"))
-
-
-_FIELD_DOCS = {
-    "effect": "one of read, write, destructive",
-    "approval": "one of never, required, or {when: EXPR} (a CEL condition)",
-    "toolgen": "the format version; write `toolgen: 1`",
-    "send_as": "write `header:NAME`, `query:NAME`, `body:FIELD` or `none`, e.g. header:Idempotency-Key",
-    "key": "the name of the record tool's argument: letters, digits and '_', e.g. action_id",
-    "name": "lower-case letters, digits and '_', starting with a letter or '_' (it is also a Python package name)",
-    "secret": "an environment-variable name: letters, digits and '_'",
-    "style": "one of cursor, offset, page, link",
-    "schema_mode": "one of strict, warn, off",
-    "loading": "one of eager, deferred",
-    "description": "one short sentence (at most 200 characters) saying what the toolset's tools are for",
-}
-
-
-def _explain(err: Any, loc: list[Any], data: Any) -> tuple[str, str | None]:
-    """A readable message + hint for one pydantic error."""
-    where = ".".join(str(p) for p in loc) or "(top level)"
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        key = str(loc[-1]) if loc else ""
-        parent_model = _model_at(loc[:-1])
-        known = sorted(f.alias or n for n, f in parent_model.model_fields.items()) if parent_model else []
-        close = difflib.get_close_matches(key, known, n=1)
-        hint = f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(known)}" if known else None)
-        return f"unknown key `{key}` in {'.'.join(str(p) for p in loc[:-1]) or 'the intent map'}", hint
-    if kind == "missing":
-        field = str(loc[-1]) if loc else ""
-        return f"missing required key `{field}` in {'.'.join(str(p) for p in loc[:-1]) or 'the intent map'}", \
-            _FIELD_DOCS.get(field)
-    field = str(loc[-1]) if loc else ""
-    value = err.get("input")
-    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    return f"{where}: {err['msg']} (got {shown})", _FIELD_DOCS.get(field)
-
-
-def _model_at(loc: list[Any]) -> type[BaseModel] | None:
-    """The pydantic model class that validates the object at `loc` (for did-you-mean hints)."""
-    model: type[BaseModel] | None = IntentMap
-    i = 0
-    while model is not None and i < len(loc):
-        key = loc[i]
-        field = model.model_fields.get(str(key))
-        if field is None:
-            return None
-        annotation = field.annotation
-        nested = _models_in(annotation)
-        if str(key) in ("tools", "auth", "args", "toolsets", "composites"):
-            i += 2  # dict key then the value
-        elif str(key) in ("include", "steps"):
-            i += 2  # list index then the value
-        else:
-            i += 1
-        model = nested
-    return model
-
-
-def _models_in(annotation: Any) -> type[BaseModel] | None:
-    import typing
-
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _models_in(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def intent_map_json_schema() -> dict[str, Any]:
@@ -709,3 +464,44 @@ def intent_map_json_schema() -> dict[str, Any]:
     schema["$id"] = "https://toolgen.dev/schemas/intent-map-1.json"
     schema["title"] = "toolgen intent map"
     return schema
+
+
+#: the public names, the members of a tool intent (`toolgen.compile.intent_members`) among them
+__all__ = [
+    "EXAMPLES_DOC",
+    "MAX_EXAMPLES",
+    "MAX_EXAMPLE_CHARS",
+    "MAX_GUIDANCE_CHARS",
+    "NOT_FOR_DOC",
+    "STEP_ID_RE",
+    "TOOLSET_FROM_PATH",
+    "TOOLSET_FROM_TAG",
+    "USE_WHEN_DOC",
+    "ApiSpec",
+    "ApprovalCondition",
+    "ArgSpec",
+    "AuthSpec",
+    "Budgets",
+    "CompositeIntent",
+    "CompositeStepSpec",
+    "Defaults",
+    "Effect",
+    "ExampleText",
+    "GuidanceText",
+    "IdempotencySpec",
+    "IncludeSpec",
+    "IntentMap",
+    "LimitSpec",
+    "LoadedIntentMap",
+    "Loading",
+    "OutputSpec",
+    "PaginationSpec",
+    "PerCallerSpec",
+    "RecordSpec",
+    "RetrySpec",
+    "ToolIntent",
+    "ToolsetSpec",
+    "duration_s",
+    "intent_map_json_schema",
+    "load_intent_map",
+]

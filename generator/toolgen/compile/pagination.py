@@ -4,7 +4,9 @@ answer together.
 Input: the operation's query parameter names (and their JSON types), the canonical schema of its
 success response and whether that response declares a `Link` header. Output: a
 `DetectedPagination` (style, item array, cursor and limit parameters, next cursor or next URL,
-has-more flag, and a `doubt` when a human should check it) or None.
+has-more flag, and a `doubt` when a human should check it) or None. The answer's side (its item
+array and paging fields) is read by `toolgen.compile.paging_answer`; this module pairs it with the
+query parameters that take its values back.
 
 The styles recognised, in this order (the first that both sides bear out wins):
 
@@ -23,7 +25,7 @@ The styles recognised, in this order (the first that both sides bear out wins):
 
 Where one side is missing (several arrays and no usual item list, ``starting_after`` without a
 has-more flag, an offset declared as text, a token parameter with nothing that says where its next
-value is), `without_answer` and `likeliest_items` give the likeliest reading as a `guess` with a
+value is), `without_answer` and `paging_answer.likeliest_items` give the likeliest reading as a `guess` with a
 doubt: `toolgen init` drafts it marked, an ``include`` group never takes it.
 
 Used by `include` groups (so a whole spec gets paginated list tools) and by `toolgen init` (which
@@ -39,7 +41,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .schema import object_view
+from .paging_answer import (
+    PagingFields,
+    find_items_field,
+    item_id_field,
+    json_types,
+    likeliest_items,
+    norm_name,
+)
 
 CURSOR_PARAMS = ("cursor", "starting_after", "page_token", "pageToken", "PageToken", "next_token", "nextToken",
                  "NextToken", "start_cursor", "startCursor", "after", "continuation_token", "continuationToken",
@@ -58,36 +67,9 @@ WINDOW_PARAMS = ("until", "before", "since", "after", "ending_before", "endingBe
                  "older_than", "to", "from", "start_time", "end_time", "startTime", "endTime")
 #: the bounds a newest-first listing walks towards: a numeric next value goes back as one of them
 DESCENDING_WINDOW = ("until", "before", "max_id", "ending_before")
-ITEM_FIELDS = ("data", "items", "results", "entries", "records", "values", "list", "elements", "objects", "value",
-               "content", "rows", "hits", "nodes", "edges", "resources", "Items")
-#: the members that wrap a list one level down (``data.items``, HAL's ``_embedded.orders``, EPA's
-#: ``Results.Facilities``; compared in lower case); a list inside any other member (Stripe's
-#: ``refunds.data`` of one charge) is not the answer's list
-WRAPPERS = frozenset({"data", "result", "results", "response", "_embedded", "embedded", "page", "payload",
-                      "content", "body", "list", "items", "value", "Data", "Result", "Response"})
-#: arrays of an answer that are never its items
-NOT_ITEMS = frozenset({"errors", "warnings", "messages", "notices", "links", "_links", "errors_list", "error",
-                       "includes", "included", "facets", "aggregations", "sort", "sorts", "fields", "columns",
-                       "debug", "meta"})
-#: the names of an answer's next token (the leaf of a dotted path), in preference order
-NEXT_FIELDS = ("next_cursor", "nextCursor", "next_page_token", "nextPageToken", "NextPageToken", "next_token",
-               "nextToken", "NextToken", "cursor", "next", "next_page", "nextPage", "continuation_token",
-               "continuationToken", "continuation", "next_marker", "nextMarker", "NextMarker", "end_cursor",
-               "endCursor", "after", "next_offset", "nextOffset", "next_page_cursor", "nextPageCursor",
-               "next_start", "nextStart", "scroll_id", "LastEvaluatedKey", "last_key", "lastKey", "marker", "Marker")
-#: the names of a next-page URL in an answer
-NEXT_URL_FIELDS = ("next_url", "nextUrl", "next_page_url", "nextPageUrl", "nextLink", "next_link", "nextlink",
-                   "@odata.nextLink", "odata.nextLink", "next_href", "nextHref", "NextLink", "nextPageLink",
-                   "next_page_link", "nextUri", "next_uri", "nextPageUri", "next_page_uri", "NextUri")
-HAS_MORE_FIELDS = ("has_more", "hasMore", "has_next", "hasNext", "more", "has_next_page", "hasNextPage",
-                   "HasMore", "more_results", "moreResults", "has_more_items")
-#: containers of next links: ``links.next``, ``_links.next.href``
-_LINK_CONTAINERS = frozenset({"links", "_links", "link", "pagination", "paging", "meta", "page", "navigation"})
 #: how `pagination.next` names a response header instead of an answer member (``header:NextPageToken``;
 #: the runtime's `toolgen.runtime.call.shaping.NEXT_HEADER`)
 NEXT_HEADER = "header:"
-#: how deep an answer is searched for its paging fields (``paging.cursors.after`` is 3)
-MAX_DEPTH = 3
 
 
 @dataclass(frozen=True)
@@ -110,178 +92,15 @@ class DetectedPagination:
     guess: bool = False
 
 
-MAX_TYPE_NODES = 2_000  # schema nodes `_types` visits for one answer member, at most
-
-def _props(schema: Any, root: Any) -> dict[str, Any] | None:
-    """The properties of an object schema (a root ``$defs`` reference and a nullable object looked
-    through), or None."""
-    node = schema
-    for _ in range(8):
-        ref = node.get("$ref") if isinstance(node, dict) else None
-        if not (isinstance(ref, str) and ref.startswith("#/$defs/") and isinstance(root, dict)):
-            break
-        node = (root.get("$defs") or {}).get(ref[len("#/$defs/"):])
-    if not isinstance(node, dict):
-        return None
-    view = object_view({**node, "$defs": root.get("$defs")} if isinstance(root, dict) and "$defs" in root
-                       and "$defs" not in node else node)
-    return view[0] if view else None
-
-
-def _field(schema: Any, dotted: str) -> Any:
-    node = schema
-    for part in dotted.split("."):
-        props = _props(node, schema)
-        if props is None or part not in props:
-            return None
-        node = props[part]
-    return node
-
-
-def _types(schema: Any) -> set[str]:
-    """The JSON types `schema` admits: its `type`, or those of its `anyOf`/`oneOf` branches. Each
-    node is visited once and at most `MAX_TYPE_NODES` in all: a spec's nested unions (a `$ref` to
-    a union of `$ref`s, levels deep) inline to millions of paths, which a walk of every path would
-    take minutes to cover."""
-    out: set[str] = set()
-    stack, seen, visits = [schema], set(), 0
-    while stack and visits < MAX_TYPE_NODES:
-        node = stack.pop()
-        if not isinstance(node, dict) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        visits += 1
-        t = node.get("type")
-        if isinstance(t, str):
-            out.add(t)
-        elif isinstance(t, list):
-            out |= {str(x) for x in t}
-        else:
-            for key in ("oneOf", "anyOf"):
-                branches = node.get(key)
-                stack.extend(reversed(branches) if isinstance(branches, list) else ())
-    return out
-
-
-def _is_array(schema: Any) -> bool:
-    return "array" in _types(schema)
-
-
-def find_items_field(response_schema: Any) -> str | None:
-    """Dotted path of the item array: ``""`` for an array body, a well-known name, the single array
-    property of the response object that is not an error or link list (Square answers ``errors``
-    beside ``payments``), or the same one level down in a wrapper member (``data.items``,
-    ``_embedded.orders``; `WRAPPERS`)."""
-    if _is_array(response_schema):
-        return ""
-    top = _direct_items(response_schema, response_schema)
-    if top is not None:
-        return top
-    props = _props(response_schema, response_schema) or {}
-    nested = [f"{name}.{inner}" for name, value in props.items() if str(name).lower() in WRAPPERS
-              for inner in [_direct_items(value, response_schema)] if inner is not None]
-    return nested[0] if len(nested) == 1 else None
-
-
-def _direct_items(schema: Any, root: Any) -> str | None:
-    props = _props(schema, root)
-    if not props:
-        return None
-    for name in ITEM_FIELDS:
-        if _is_array(props.get(name)):
-            return name
-    arrays = [str(k) for k, v in props.items() if _is_array(v) and str(k) not in NOT_ITEMS]
-    return arrays[0] if len(arrays) == 1 else None
-
-
-def _leaves(schema: Any, skip: str, depth: int = MAX_DEPTH) -> list[tuple[str, Any]]:
-    """(dotted path, schema) of every property of the answer down to `depth`, breadth first, not
-    entering the item array `skip`."""
-    out: list[tuple[str, Any]] = []
-    level: list[tuple[str, Any]] = [("", schema)]
-    for _ in range(depth):
-        following: list[tuple[str, Any]] = []
-        for prefix, node in level:
-            for name, sub in (_props(node, schema) or {}).items():
-                path = f"{prefix}.{name}" if prefix else str(name)
-                if path == skip or ("." in str(name) and prefix):  # only a top-level name may hold a
-                    continue  # dot (``@odata.nextLink``): a deeper one has no dotted path
-                out.append((path, sub))
-                following.append((path, sub))
-        level = following
-    return out
-
-
-def _scalar(schema: Any) -> bool:
-    types = _types(schema) - {"null"}
-    return bool(types) and types <= {"string", "integer", "number"}
-
-
-def _is_url(path: str, schema: Any) -> bool:
-    parts = path.split(".")
-    leaf = parts[-1]
-    if "string" not in _types(schema):
-        return False
-    fmt = schema.get("format") if isinstance(schema, dict) else None
-    if leaf in NEXT_URL_FIELDS or path in NEXT_URL_FIELDS or fmt in ("uri", "url", "uri-reference", "iri"):
-        return leaf.lower().startswith("next") or leaf in NEXT_URL_FIELDS or (
-            leaf == "href" and len(parts) > 1 and parts[-2] == "next")
-    if leaf == "href" and len(parts) > 2 and parts[-2] == "next" and parts[-3] in _LINK_CONTAINERS:
-        return True
-    return leaf == "next" and len(parts) > 1 and parts[-2] in ("links", "_links", "link")
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
 def _takes_back(leaf: str, names: list[str]) -> str | None:
     """The query parameter that takes the answer's token `leaf` back: the same name, or the name
     without ``next`` (``nextPageToken`` -> ``pageToken``, ``next_marker`` -> ``marker``)."""
-    wanted = {_norm(leaf)}
-    bare = _norm(leaf).removeprefix("next")
+    wanted = {norm_name(leaf)}
+    bare = norm_name(leaf).removeprefix("next")
     if bare:
         wanted |= {bare, bare.removeprefix("page") or bare}
     wanted.discard("")
-    return next((n for n in names if _norm(n) in wanted), None)
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """The paging fields of an answer: next tokens, next URLs and has-more flags (dotted paths)."""
-
-    tokens: list[tuple[str, Any]]
-    urls: list[str]
-    has_more: str | None
-
-    @classmethod
-    def of(cls, schema: Any, items: str, token_params: list[str] | None = None) -> _Answer:
-        """The paging fields of `schema` outside its item array `items`; `token_params` are the query
-        parameters named as tokens (`cursor_like`, never a ``page`` or ``offset``, whose echo in
-        the answer is the current position): an answer member of the same name is the next one
-        (HERE's ``pageToken`` in and out)."""
-        leaves = _leaves(schema, items)
-        urls = [p for p, s in leaves if _is_url(p, s)]
-        rank = {n: i for i, n in enumerate(NEXT_FIELDS)}
-        echoed = {_norm(t) for t in token_params or ()}
-
-        def order(path: str) -> int | None:
-            """A next token's rank: a usual name, or any member of a ``next...`` object (Asana's
-            ``next_page.offset``), or a member named as a token parameter; None for what is not one."""
-            parts = path.split(".")
-            if parts[-1] == "after" and "cursor" not in path:
-                return None
-            if parts[-1] in rank:
-                return rank[parts[-1]]
-            if len(parts) > 1 and parts[-2].lower().startswith("next"):
-                return len(rank)
-            return len(rank) + 1 if _norm(parts[-1]) in echoed else None
-
-        tokens = sorted(((p, s) for p, s in leaves if order(p) is not None and _scalar(s) and p not in urls),
-                        key=lambda ps: (order(ps[0]) or 0, ps[0].count(".")))
-        has_more = next((p for name in HAS_MORE_FIELDS for p, s in leaves
-                         if p.split(".")[-1] == name and "boolean" in _types(s)), None)
-        return cls(tokens, urls, has_more)
+    return next((n for n in names if norm_name(n) in wanted), None)
 
 
 def _query_names(query_params: list[str], types: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -291,7 +110,7 @@ def _query_names(query_params: list[str], types: dict[str, str]) -> tuple[list[s
     return list(query_params), numeric
 
 
-def _cursor_style(items: str, names: list[str], answer: _Answer, limit: str | None,
+def _cursor_style(items: str, names: list[str], answer: PagingFields, limit: str | None,
                   types: dict[str, str]) -> DetectedPagination | None:
     """A token in the answer and the parameter that takes it back: by name, else (a text token) a
     usual cursor parameter or a ``page``/``offset`` that takes text, else (a numeric ``next``) a
@@ -301,7 +120,7 @@ def _cursor_style(items: str, names: list[str], answer: _Answer, limit: str | No
     for path, schema in answer.tokens:
         leaf = path.split(".")[-1]
         param = _takes_back(leaf, names)
-        textual = "string" in _types(schema)
+        textual = "string" in json_types(schema)
         if param is None and textual and takers:
             param = takers[0]
         if param is None and not textual and leaf in ("next", "nextPage", "next_page"):
@@ -362,7 +181,7 @@ def _beside(next_field: str | None, items: str) -> bool:
     if not next_field or next_field.startswith(NEXT_HEADER) or "." not in next_field:
         return True
     parent = next_field.rpartition(".")[0]
-    return items.startswith(parent + ".") or _norm(parent.split(".")[-1]) in _PAGING_HOLDERS
+    return items.startswith(parent + ".") or norm_name(parent.split(".")[-1]) in _PAGING_HOLDERS
 
 
 def _detect_in(items: str, query_params: list[str], response_schema: Any, link_header: bool,
@@ -371,7 +190,7 @@ def _detect_in(items: str, query_params: list[str], response_schema: Any, link_h
     """`detect` once the item array is known."""
     names, numeric = _query_names(query_params, types)
     limit = next((p for p in LIMIT_PARAMS if p in names and p in numeric), None)
-    answer = _Answer.of(response_schema, items,
+    answer = PagingFields.of(response_schema, items,
                         [n for n in cursor_like(names, types, params) if _tokenish(n)])
     found = _cursor_style(items, names, answer, limit, types)
     if found is not None:
@@ -387,7 +206,7 @@ def _detect_in(items: str, query_params: list[str], response_schema: Any, link_h
     if answer.urls:
         return DetectedPagination("link", items, None, limit, next=answer.urls[0])
     bare = next((p for p, sch in answer.tokens if p.split(".")[-1] in ("next", "next_page", "nextPage")
-                 and "string" in _types(sch)), None)
+                 and "string" in json_types(sch)), None)
     if bare is not None:  # a text `next` that no parameter takes: a next-page URL without `format: uri`
         return DetectedPagination("link", items, None, limit, next=bare, doubt=(
             f"the answer's `{bare}` is text that no query parameter takes back, so it is drafted as the next "
@@ -419,19 +238,19 @@ def offset_like(names: list[str], numeric: list[str]) -> str | None:
     return next((p for p in OFFSET_PARAMS if p in numeric), None)
 
 
-def _position_only(items: str, names: list[str], numeric: list[str], limit: str | None, answer: _Answer,
+def _position_only(items: str, names: list[str], numeric: list[str], limit: str | None, answer: PagingFields,
                    types: dict[str, str]) -> DetectedPagination | None:
     """A position parameter spelled outside the usual lists (``pagenumber``, ``pageno``,
     ``page_index``, ``StartIndex``), or a ``page`` declared as text, with nothing in the answer
     that says where the next page is: drafted as the page or offset style with a doubt (the
     runtime ends the listing on a short or empty page), never a text ``offset`` (Asana's is a
     token) nor a time bound."""
-    limit = limit or next((n for n in numeric if _norm(n) in {_norm(x) for x in LIMIT_PARAMS}), None)
+    limit = limit or next((n for n in numeric if norm_name(n) in {norm_name(x) for x in LIMIT_PARAMS}), None)
     for style, wanted in (("page", _PAGE_NORM), ("offset", _OFFSET_NORM)):
-        param = next((n for n in numeric if _norm(n) in wanted), None)
+        param = next((n for n in numeric if norm_name(n) in wanted), None)
         textual = None
         if param is None and style == "page":
-            textual = next((n for n in names if _norm(n) in wanted and types.get(n) == "string"), None)
+            textual = next((n for n in names if norm_name(n) in wanted and types.get(n) == "string"), None)
             param = textual
         if param is None:
             continue
@@ -457,14 +276,14 @@ _TOKEN_PARTS = ("cursor", "marker", "continuation", "scrollid", "pagetoken", "ne
 _RANGE_ENDS = frozenset({"end", "to", "until", "stop", "endtime", "enddate", "endat", "before"})
 #: parts of a name that make a "token" anything but a position (an access token, an API key)
 _NOT_POSITION = ("access", "auth", "api", "session", "csrf", "id_token", "idtoken", "refresh")
-_LIMIT_NORM = frozenset(_norm(n) for n in LIMIT_PARAMS)
+_LIMIT_NORM = frozenset(norm_name(n) for n in LIMIT_PARAMS)
 #: the formats of a text parameter that is a moment, never a position
 _TIME_FORMATS = frozenset({"date", "date-time", "time"})
 
 
 def _tokenish(name: str) -> bool:
     """Whether a parameter's name says it takes a token (``cursor``, ``pageToken``, ``marker``)."""
-    return name in CURSOR_PARAMS or any(part in _norm(name) for part in _TOKEN_PARTS)
+    return name in CURSOR_PARAMS or any(part in norm_name(name) for part in _TOKEN_PARTS)
 
 
 def cursor_like(names: list[str], types: dict[str, str],
@@ -475,9 +294,9 @@ def cursor_like(names: list[str], types: dict[str, str],
     token), or an ``offset``/``skip``/``start``/``page`` declared as text that is no number declared
     as text (`numbers_as_text`) nor a date, nor a ``start`` or ``from`` an ``end`` or ``to`` bounds."""
     out = []
-    ranged = any(_norm(n) in _RANGE_ENDS for n in names)
+    ranged = any(norm_name(n) in _RANGE_ENDS for n in names)
     for name in names:
-        n = _norm(name)
+        n = norm_name(name)
         # a bare `token` is as often a credential; a `start` an `end` bounds is a range
         if n == "token" or any(w in n for w in _NOT_POSITION) or (ranged and n in ("start", "from")):
             continue
@@ -508,35 +327,8 @@ def numbers_as_text(name: str, names: list[str], types: dict[str, str],
             value = where.get(key) if isinstance(where, Mapping) else None
             if value is not None:
                 return str(value).strip().isdigit()
-    sizes = [n for n in names if _norm(n) in _LIMIT_NORM]
+    sizes = [n for n in names if norm_name(n) in _LIMIT_NORM]
     return bool(sizes) and all(types.get(n) in (None, "string") for n in sizes)
-
-
-def likeliest_items(response_schema: Any, resource: str | None = None) -> tuple[str, list[str]] | None:
-    """(the likeliest item array, every candidate) of an answer with several arrays and no usual
-    item list (`find_items_field` finds none), or None. The candidates are the arrays of the
-    answer's top level that are no error or link lists (`NOT_ITEMS`), else those one level down in
-    wrapper members (`WRAPPERS`); the likeliest is the one of objects named as the operation's
-    `resource` (the last literal path segment: ``/instances`` -> ``instances``), else the first of
-    objects (Google's ``{instances: [...], unreachable: [text]}``), else the first."""
-    root = response_schema
-    props = _props(root, root) or {}
-    arrays = [str(k) for k, v in props.items() if _is_array(v) and str(k) not in NOT_ITEMS]
-    if not arrays:
-        arrays = [f"{name}.{inner}" for name, value in props.items() if str(name).lower() in WRAPPERS
-                  for inner, sub in (_props(value, root) or {}).items()
-                  if _is_array(sub) and str(inner) not in NOT_ITEMS]
-    if len(arrays) < 2:
-        return None
-
-    def of_objects(path: str) -> bool:
-        node = _field(root, path)
-        return isinstance(node, dict) and _props(node.get("items"), root) is not None
-
-    objects = [a for a in arrays if of_objects(a)]
-    wanted = _norm(resource or "")
-    named = [a for a in objects if wanted and _norm(a.split(".")[-1]) in (wanted, wanted.rstrip("s"))]
-    return (named or objects or arrays)[0], arrays
 
 
 #: a header-like word in a parameter's description (``X-Files-Cursor-Next``, ``NextPageToken``)
@@ -547,7 +339,7 @@ def _next_header(name: str) -> bool:
     """Whether a response header name says it holds the next page's token (``NextPageToken``,
     ``X-Next-Cursor``, ``X-Files-Cursor-Next``, ``x-ms-continuation``; never ``Link`` nor a previous
     page's)."""
-    n = _norm(name)
+    n = norm_name(name)
     if n == "link" or "prev" in n or "before" in n:
         return False
     return "cursor" in n or "continuation" in n or ("next" in n and any(
@@ -567,7 +359,7 @@ def _header_token(items: str, names: list[str], limit: str | None, types: dict[s
         return DetectedPagination("cursor", items, takers[0], limit, next=f"{NEXT_HEADER}{declared}")
     for name in takers:
         text = str(params.get(name, {}).get("description") or "")
-        said = next((w for w in _HEADER_WORD.findall(text) if _next_header(w) and "next" in _norm(w)), None)
+        said = next((w for w in _HEADER_WORD.findall(text) if _next_header(w) and "next" in norm_name(w)), None)
         if said is not None and "header" in text.lower():
             return DetectedPagination("cursor", items, name, limit, next=f"{NEXT_HEADER}{said}", doubt=(
                 f"the description of `{name}` says the next value comes in the response header `{said}`, "
@@ -576,20 +368,7 @@ def _header_token(items: str, names: list[str], limit: str | None, types: dict[s
     return None
 
 
-def _item_id(schema: Any, items: str) -> str | None:
-    """The field of one item that names it: ``id``, or ``<member>.id`` when a single member of the
-    item holds one (Clever's ``{data: {id}, uri}``); None without one."""
-    array = _field(schema, items) if items else schema
-    props = _props(array.get("items"), schema) if isinstance(array, dict) else None
-    if not props:
-        return None
-    if "id" in props:
-        return "id"
-    inner = [f"{k}.id" for k, v in props.items() if "id" in (_props(v, schema) or {})]
-    return inner[0] if len(inner) == 1 else None
-
-
-def without_answer(items: str, names: list[str], types: dict[str, str], answer: _Answer, schema: Any,
+def without_answer(items: str, names: list[str], types: dict[str, str], answer: PagingFields, schema: Any,
                    params: Mapping[str, Mapping[str, Any]]) -> DetectedPagination | None:
     """A position parameter with nothing in the answer or the declared headers that says where the
     next page is, drafted for a human to confirm (`DetectedPagination.guess`, with a doubt saying
@@ -598,17 +377,17 @@ def without_answer(items: str, names: list[str], types: dict[str, str], answer: 
     offset style, which ends on a short or empty page; any other token parameter (`cursor_like`) is
     the link style, which follows a ``Link: rel="next"`` header and else shows the first page only.
     None for a time bound alone, which is a filter as often as a position."""
-    limit = next((n for n in names if _norm(n) in _LIMIT_NORM), None)
-    after = next((n for n in names if _norm(n) == "startingafter"), None)
-    item_id = _item_id(schema, items)
+    limit = next((n for n in names if norm_name(n) in _LIMIT_NORM), None)
+    after = next((n for n in names if norm_name(n) == "startingafter"), None)
+    item_id = item_id_field(schema, items)
     if after is not None and item_id is not None:
         return DetectedPagination("cursor", items, after, limit, cursor_from_item=item_id, guess=True, doubt=(
             f"`{after}` takes the last item's `{item_id}`, but the answer has no has-more flag: the runtime "
             "asks for the next page while pages come back full, so a short page ends the listing; check the "
             "API's page size and that it walks this way"))
-    ranged = any(_norm(n) in _RANGE_ENDS for n in names)  # DigitalOcean's start/end: a time range
-    text = next((n for n in names if _norm(n) in ("offset", "skip", "start", "startindex", "from")
-                 and not (ranged and _norm(n) in ("start", "from"))
+    ranged = any(norm_name(n) in _RANGE_ENDS for n in names)  # DigitalOcean's start/end: a time range
+    text = next((n for n in names if norm_name(n) in ("offset", "skip", "start", "startindex", "from")
+                 and not (ranged and norm_name(n) in ("start", "from"))
                  and types.get(n) == "string" and numbers_as_text(n, names, types, params)), None)
     if text is not None:
         size = (f"`{limit}` as the page size" if limit
@@ -637,10 +416,30 @@ def paging_signals(query_params: list[str], response_schema: Any, link_header: b
     out = [f"takes {', '.join(taken)}"] if taken else []
     items = find_items_field(response_schema)
     if items is not None:
-        answer = _Answer.of(response_schema, items)
+        answer = PagingFields.of(response_schema, items)
         fields = [p for p, _ in answer.tokens] + answer.urls + ([answer.has_more] if answer.has_more else [])
         if fields:
             out.append(f"answers {', '.join(dict.fromkeys(fields))}")
     if link_header:
         out.append("declares a Link header")
     return out
+
+
+#: the public names, `find_items_field` among them (lint reads it here, with `paging_signals`)
+__all__ = [
+    "CURSOR_PARAMS",
+    "DESCENDING_WINDOW",
+    "LIMIT_PARAMS",
+    "NEXT_HEADER",
+    "OFFSET_PARAMS",
+    "PAGE_PARAMS",
+    "WINDOW_PARAMS",
+    "DetectedPagination",
+    "cursor_like",
+    "detect",
+    "find_items_field",
+    "numbers_as_text",
+    "offset_like",
+    "paging_signals",
+    "without_answer",
+]

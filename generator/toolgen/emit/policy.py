@@ -305,8 +305,10 @@ def composites_markdown(rows: list[PolicyRow]) -> list[str]:
     if not chosen:
         return []
     lines = ["", "## Composite tools", "",
-             ("Each step runs under its own row: the runtime validates its arguments, checks its permission, "
-              "applies its timeout and validates its answer, as for a tool of that operation. A composite that "
+             ("Each step runs under its own row, in the call path's order: the runtime checks its permission, "
+              "validates its arguments, applies its timeout (within what is left of the composite's deadline), "
+              "counts its limits when it sends and validates its answer, as for a tool of that operation. "
+              "A composite that "
               "writes is previewed as a whole and approved once; each write step sends its own idempotency key: "
               "`tgs-` and the hex SHA-256 of the JSON array of the record tool, the record key and the step id "
               "(cut to 36 characters in all, or to the step's key parameter's `maxLength` when that is shorter, "

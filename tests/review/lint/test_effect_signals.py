@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from tests.support.profiles import examples
 
 from toolgen.compile.operations import Operation
-from toolgen.compile.verbs import SUBRESOURCE_VERBS, changes_named, guess_effect
+from toolgen.compile.verb_words import SUBRESOURCE_VERBS
+from toolgen.compile.verbs import changes_named, guess_effect
 from toolgen.review.lint import LintSettings, LintTarget, lint_target
 
 
