@@ -107,7 +107,7 @@ class BlindResult:
     scores: dict[tuple[str, str], Scores]  # (engine, part) → Scores; part "all" sums both halves
 
 
-def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str, ...],  # noqa: PLR0913
+def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str, ...],
              expansions: Path | None = None, dense: tuple[Path, Path] | None = None) -> BlindResult:
     """Score every engine on the set at `path`; with `expansions`, also the build whose intent map adds
     ``<expansions>/<api>.yaml`` (its top-level `examples:`), as *toolgen + examples* and *provider
