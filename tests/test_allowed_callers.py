@@ -123,6 +123,34 @@ def test_a_map_that_lets_code_call_a_record_tool_is_refused(tmp_path: Path, inte
     assert (refused[0].location.line, refused[0].location.pointer) == (line, pointer)
 
 
+def test_a_record_caller_carried_in_by_a_yaml_alias_or_merge_key_is_refused(tmp_path: Path) -> None:
+    """The check reads the composed map: a ``programmatic`` list with ``record`` reaches an intent
+    through an alias or a merge key (``<<: *base``) as surely as written out, and is refused there."""
+    merged = """tools:
+  base: &base
+    operation: get0
+    effect: read
+    programmatic: &modes [read, preview, record]
+  post_w:
+    <<: *base
+    operation: post0
+    effect: write
+    approval: never
+    idempotency: {key: action_id, send_as: none}
+  post_x:
+    operation: post1
+    effect: write
+    approval: never
+    idempotency: {key: k, send_as: none}
+    programmatic: *modes
+"""
+    with pytest.raises(DiagnosticError) as caught:
+        _build(tmp_path, merged)
+    found = caught.value.diagnostics
+    refused = sorted(d.message.split("`")[1] for d in found if d.code == "programmatic-record")
+    assert refused == ["base", "post_w", "post_x"], found
+
+
 def test_the_catalogs_refuse_a_record_tool_whatever_the_ir_says(tmp_path: Path) -> None:
     built = _build(tmp_path, MAP)
     tools = {t.name: t for t in built.ir.tools}
@@ -187,7 +215,8 @@ def test_no_map_lets_code_call_a_record_or_an_approval_gated_tool(tmp_path: Path
 def test_toolgen_diff_reports_code_callers_added_as_risky(tmp_path: Path) -> None:
     from tests.support.build import run
 
-    from toolgen.review.diff import diff_surfaces, read_dir
+    from toolgen.review.diff import diff_surfaces
+    from toolgen.review.diff_inputs import read_dir
 
     (tmp_path / "spec.json").write_text(json.dumps(SPEC, indent=1), encoding="utf-8")
     plain = MAP.replace(", programmatic: [read]", "").replace("    programmatic: [preview]\n", "")

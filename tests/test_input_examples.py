@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tests.support.profiles import examples
 
 from toolgen.builder.build import ApiBuild, build_api
-from toolgen.compile.lower.input_examples import MAX_INPUT_EXAMPLES, SECRET_MEMBER, example_problem
+from toolgen.compile.lower.input_examples import MAX_INPUT_EXAMPLES, example_problem, secret_name
 from toolgen.diagnostics import DiagnosticError
 from toolgen.dialects import DialectOptions, check_catalog
 
@@ -183,7 +183,8 @@ def test_the_conformance_check_refuses_an_example_the_schema_refuses() -> None:
         assert [v.rule for v in found] and {v.rule for v in found} == {"B.1-input-examples"}, bad
 
 
-MEMBER = st.sampled_from(["text", "visibility", "password", "api_key", "note", "id"])
+MEMBER = st.sampled_from(["text", "visibility", "password", "api_key", "note", "id", "pin", "userPwd", "otp_code",
+                          "access_key", "jwt", "bearer", "pinned", "shipping"])
 VALUE = st.one_of(st.text(max_size=8), st.integers(), st.sampled_from(["public", "internal", "T-3"]), st.none())
 
 
@@ -199,5 +200,30 @@ def test_every_example_shown_fits_the_schema_and_names_no_secret(tmp_path: Path,
         assert len(shown) <= MAX_INPUT_EXAMPLES
         for example in shown:
             assert example_problem(example, entry["input_schema"], complete_only=False) is None
-            assert not any(SECRET_MEMBER.search(k) for k in example)
+            assert not any(secret_name(k) for k in example)
     assert check_catalog("anthropic", built.catalogs["anthropic"]) == []
+
+
+@pytest.mark.parametrize(("name", "secret"), [
+    ("password", True), ("api_key", True), ("pwd", True), ("userPwd", True), ("user_pwd", True),
+    ("access_key", True), ("accessKey", True), ("AWSAccessKeyId", True), ("bearer", True), ("jwt", True),
+    ("JWT", True), ("otp", True), ("otpCode", True), ("pin", True), ("pin_code", True), ("PIN", True),
+    ("mfa_code", True), ("cardCvv", True), ("passcode", True),
+    ("pinned", False), ("shipping", False), ("spinner", False), ("topping", False), ("option", False),
+    ("mfactor", False), ("text", False), ("visibility", False), ("opinion", False)])
+def test_secret_names_are_told_by_their_words(name: str, secret: bool) -> None:
+    """A secret's short names (``pwd``, ``pin``, ``otp``, ``jwt``) count as whole words of a member's
+    name only, so ``pinned`` and ``shipping`` still get examples; the longer ones count anywhere."""
+    assert secret_name(name) is secret
+
+
+def test_a_pin_member_is_never_shown(tmp_path: Path) -> None:
+    """A body example holding ``pin`` is left out; one holding ``pinned`` is shown."""
+    spec = _spec({"e0": {"text": "hi", "pin": "0000"}, "e1": {"text": "ok", "pinned": True}})
+    properties = {"text": {"type": "string"}, "pin": {"type": "string"}, "pinned": {"type": "boolean"}}
+    schema = {"type": "object", "required": ["text"], "additionalProperties": False, "properties": properties}
+    spec["paths"]["/notes/{id}"]["post"]["requestBody"]["content"]["application/json"]["schema"] = schema
+    built = _build(tmp_path, spec)
+    shown = [ex for entry in built.catalogs["anthropic"] for ex in entry.get("input_examples", [])]
+    assert not any("pin" in ex for ex in shown)
+    assert any(ex.get("pinned") is True for ex in shown)

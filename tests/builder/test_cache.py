@@ -461,14 +461,15 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
     spec's text is unchanged (an edit of the intent map only), with the findings they gave; an edit
     of the spec computes them again, and its new findings are reported (at their lines: the files
     equal a build without the cache)."""
-    from toolgen.compile import duplicates, load, sourcemap
+    from toolgen.compile import duplicates, load, sourcemap, spec_validation
     from toolgen.compile.lower import reuse
 
     validated: list[int] = []
     read: list[str] = []
     scanned: list[int] = []  # the text parsed again for keys written twice (`toolgen.compile.duplicates`)
     located: list[int] = []  # the text scanned for the lines and columns of pointers
-    real_findings, real_read, real_scan = load.model_findings, reuse.OperationKeys._read, duplicates.json_duplicate_keys
+    real_findings, real_read = spec_validation.model_findings, reuse.OperationKeys._read
+    real_scan = duplicates.json_duplicate_keys
     real_locate = sourcemap.locate_json_many
 
     def locate(text: str, pointers: list[str]) -> Any:
@@ -489,7 +490,7 @@ def test_what_the_spec_alone_gives_is_kept_by_its_text(tmp_path: Path, monkeypat
         read.append(op.pointer)
         return real_read(self, op)
 
-    monkeypatch.setattr(load, "model_findings", findings)
+    monkeypatch.setattr(spec_validation, "model_findings", findings)
     monkeypatch.setattr(reuse.OperationKeys, "_read", reads)
     monkeypatch.setattr(load, "json_duplicate_keys", scan)
     state = _fresh_state()
@@ -536,16 +537,16 @@ def test_each_api_of_a_project_keeps_its_own_pieces(tmp_path: Path, monkeypatch:
     built last. (The tables of pieces were one per kind for the whole cache, and each build keeps only
     the pieces it used, so each API's build threw away the other's: alternate edits of two APIs
     validated, lowered and transformed everything each time.)"""
-    from toolgen.compile import load
+    from toolgen.compile import spec_validation
 
     validated: list[str] = []
-    real_findings = load.model_findings
+    real_findings = spec_validation.model_findings
 
     def findings(doc: Any) -> Any:
         validated.append(doc.display)
         return real_findings(doc)
 
-    monkeypatch.setattr(load, "model_findings", findings)
+    monkeypatch.setattr(spec_validation, "model_findings", findings)
     states = {name: _fresh_state() for name in ("left", "right")}
     states["right"]["tree"] = "List the trees."  # two specs, not one text validated once for both
     _write_project(tmp_path, states)
@@ -568,7 +569,7 @@ def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(tmp_path: Path, m
     import yaml
 
     from toolgen.builder.cache import environment_key
-    from toolgen.compile import load
+    from toolgen.compile import load, spec_validation
 
     if not getattr(yaml, "__with_libyaml__", False):
         pytest.skip("this PyYAML has no C loader: one reader only")
@@ -577,13 +578,13 @@ def test_the_yaml_reader_is_part_of_the_key_of_what_yaml_gives(tmp_path: Path, m
     with pytest.raises(yaml.YAMLError):
         yaml.load("a:\tb\n", Loader=yaml.SafeLoader)
     validated: list[int] = []
-    real_findings = load.model_findings
+    real_findings = spec_validation.model_findings
 
     def findings(doc: Any) -> Any:
         validated.append(1)
         return real_findings(doc)
 
-    monkeypatch.setattr(load, "model_findings", findings)
+    monkeypatch.setattr(spec_validation, "model_findings", findings)
     state = _fresh_state()
     intent = _write_inputs(tmp_path, state)
     spec = json.loads((tmp_path / "items.json").read_text(encoding="utf-8"))

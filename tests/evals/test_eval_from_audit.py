@@ -106,3 +106,63 @@ def test_a_log_without_failures_drafts_nothing(tmp_path: Path) -> None:
     done = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(tmp_path / "t.yaml"))
     assert done.exit_code == 1 and "no failed call to draft" in done.output
     assert not (tmp_path / "t.yaml").exists()
+
+
+RESULT = ('{"call_id": "a", "tool": "get_ticket", "step": "result", "decision": "error", '
+          '"code": "unknown_tool"')
+
+
+@pytest.mark.parametrize(("line", "what"), [
+    ("[" * 100_000, "not JSON"),
+    (RESULT + ', "ts": 1e300}', "ts"),
+    (RESULT + ', "ts": -1e20}', "ts"),
+    (RESULT + ', "ts": ' + "9" * 400 + "}", "ts"),
+    (RESULT + ', "ts": NaN}', "ts"),
+])
+def test_a_line_no_runtime_writes_is_located_never_an_internal_error(tmp_path: Path, line: str,
+                                                                   what: str) -> None:
+    """JSON nested past Python's recursion limit, and a time that is no Unix time (beyond a double,
+    before 1970 or after 9999, not a number), are refused at their line like any other bad line."""
+    log = tmp_path / "audit.jsonl"
+    log.write_text(line + "\n", encoding="utf-8")
+    done = run("eval", "from-audit", str(TICKETS), str(log), "--out", str(tmp_path / "t.yaml"))
+    assert done.exit_code == 2 and "audit.jsonl:1:1" in done.output, done.output
+    assert "eval-audit" in done.output and what in done.output and not (tmp_path / "t.yaml").exists()
+
+
+@pytest.mark.parametrize("name", ["", " ", "no_such\ntool: x", "t" * 5000])
+def test_whatever_tool_name_a_model_sent_the_draft_loads(tmp_path: Path, name: str) -> None:
+    """An unknown tool's name is the model's text, written to the log as sent (the runtime audits a
+    call of the tool ``""`` too): the file drafted from it always loads, and a call that named no
+    tool drafts nothing."""
+    policy, catalog = tickets_package()
+    log = tmp_path / "audit.jsonl"
+    sink = JsonlAuditSink(log)
+    registry = Registry(policy, list(catalog), base_url="http://127.0.0.1:9",
+                        credentials=StaticCredentials({}), receipts=MemoryReceiptStore(), audit=sink,
+                        cursor_key=b"k" * 32)
+    assert registry.call(name, {}, actor=READER).error.code == "unknown_tool"  # type: ignore[union-attr]
+    assert not registry.call("get_ticket", {"ticket_id": "!"}, actor=READER).ok
+    registry.close()
+    sink.close()
+    out = tmp_path / "t.yaml"
+    assert run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out)).exit_code == 0
+    tools = [t.tool for t in load_tasks(out).tasks]
+    assert tools == (["get_ticket"] if not name.strip() else [name, "get_ticket"])
+
+
+def test_tool_names_that_spell_the_same_id_draft_distinct_ids(tmp_path: Path) -> None:
+    """An id keeps the safe characters of a tool's name, 64 at most: names a model sent that differ
+    only elsewhere (``x y`` and ``x_y``, a shared 64-character prefix) draft tasks with distinct
+    ids, so the file loads."""
+    names = ["x y", "x_y", "a" * 64 + "1", "a" * 64 + "2"]
+    log = tmp_path / "audit.jsonl"
+    events = [{"call_id": f"c{i}", "tool": name, "step": "result", "decision": "error", "code": "unknown_tool",
+               "ts": 1} for i, name in enumerate(names)]
+    log.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
+    out = tmp_path / "t.yaml"
+    assert run("eval", "from-audit", str(TICKETS), str(log), "--out", str(out)).exit_code == 0
+    tasks = load_tasks(out).tasks
+    assert [t.tool for t in tasks] == names
+    assert [t.id for t in tasks] == ["audit/x_y/unknown_tool/1", "audit/x_y/unknown_tool/2",
+                                     f"audit/{'a' * 64}/unknown_tool/1", f"audit/{'a' * 64}/unknown_tool/2"]

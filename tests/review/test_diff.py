@@ -199,7 +199,7 @@ def test_description_still_promising_approval_is_risky() -> None:
 def test_diff_and_report_count_tokens_alike() -> None:
     from tests.support.build import REPO
 
-    from toolgen.review.diff import read_dir
+    from toolgen.review.diff_inputs import read_dir
 
     surface = read_dir(REPO / "generated" / "tickets")["tickets"]
     report = (REPO / "generated" / "tickets" / "REPORT.md").read_text(encoding="utf-8")

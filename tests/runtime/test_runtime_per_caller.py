@@ -285,6 +285,70 @@ def test_an_unreachable_token_endpoint_is_retryable_and_sends_nothing(
     assert upstream.callers == []
 
 
+@pytest.fixture
+def patched_answer(auth_server: LoopbackAS) -> Iterator[dict[str, Any]]:
+    """The token endpoint's answer changed for one test (`LoopbackAS.answer_patch`)."""
+    yield auth_server.answer_patch
+    auth_server.answer_patch.clear()
+
+
+@pytest.mark.parametrize(
+    "expires_in", [10**400, 2**63, -5, 0, 600.5, "600", True, None], ids=lambda v: str(v)[:12]
+)
+def test_an_exchange_answer_without_a_usable_lifetime_is_used_once(
+    auth_server: LoopbackAS,
+    upstream: Upstream,
+    tmp_path: Path,
+    patched_answer: dict[str, Any],
+    expires_in: Any,
+) -> None:
+    """``expires_in`` missing or not a positive integer: the token is used for this call and not
+    cached. One beyond any lifetime (an integer no double holds) is cached for at most a day; never
+    an internal error."""
+    patched_answer["expires_in"] = expires_in
+    reg = make_registry(auth_server, upstream, per=exchange_per_caller(), tmp_path=tmp_path)
+    alice = caller(auth_server, "alice")
+    before = len(auth_server.token_requests)
+    for _ in range(2):
+        got = reg.call("get_ticket", {"ticket_id": "T-102"}, actor=alice)
+        assert got.ok, got.to_json()
+    assert upstream.callers == ["alice", "alice"]
+    cached = isinstance(expires_in, int) and not isinstance(expires_in, bool) and expires_in > 0
+    assert len(auth_server.token_requests) - before == (1 if cached else 2)
+
+
+@pytest.mark.parametrize(
+    ("member", "value"),
+    [
+        ("issued_token_type", "urn:ietf:params:oauth:token-type:refresh_token"),
+        ("issued_token_type", "urn:ietf:params:oauth:token-type:id_token"),
+        ("issued_token_type", None),
+        ("token_type", "N_A"),
+        ("token_type", "DPoP"),
+        ("token_type", None),
+    ],
+)
+def test_an_exchanged_token_of_a_type_not_asked_for_is_refused(
+    auth_server: LoopbackAS,
+    upstream: Upstream,
+    tmp_path: Path,
+    patched_answer: dict[str, Any],
+    member: str,
+    value: str | None,
+) -> None:
+    """The exchange asks for an access token (RFC 8693 §2.1 ``requested_token_type``); an answer
+    issuing another type (a refresh or ID token, RFC 8693 §2.2.1 ``issued_token_type``, required),
+    or one not usable as a bearer token (``token_type``, RFC 6749 §5.1), is never sent to the API."""
+    patched_answer[member] = value
+    reg = make_registry(auth_server, upstream, per=exchange_per_caller("always"), tmp_path=tmp_path)
+    got = reg.call("get_ticket", {"ticket_id": "T-102"}, actor=caller(auth_server, "alice"))
+    assert got.error is not None and got.error.code == "credential_unavailable", got.to_json()
+    assert got.error.retryable is False and upstream.callers == []
+    patched_answer.clear()
+    patched_answer["token_type"] = "bearer"  # the guard: the same answer, of the type asked for, is used
+    assert reg.call("get_ticket", {"ticket_id": "T-102"}, actor=caller(auth_server, "alice")).ok
+
+
 @settings(
     max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -443,6 +507,22 @@ def test_bad_caller_secrets_files_are_refused(tmp_path: Path, text: str, mode: i
     with pytest.raises(CallerSecretsError, match=what.replace("`", ".")) as caught:
         load_caller_secrets(secrets_file(tmp_path, text, mode))
     assert "k}" not in str(caught.value)
+
+
+def test_a_caller_secrets_file_behind_a_symlink_is_judged_by_the_file_it_names(tmp_path: Path) -> None:
+    """A symlink's own mode (0777) says nothing: the file it names must be private. A link to a
+    group-readable file is refused; a link to a mode-600 file (the layout of a mounted secret
+    volume, ``callers.yaml -> ..data/callers.yaml``) is read."""
+    data = tmp_path / "..data"
+    data.mkdir()
+    target = secrets_file(data, "callers:\n  alice: {TICKETS_TOKEN: alice-key-1}\n", 0o640)
+    link = tmp_path / "callers.yaml"
+    link.symlink_to(target)
+    with pytest.raises(CallerSecretsError, match="chmod 600") as caught:
+        load_caller_secrets(link)
+    assert "alice-key-1" not in str(caught.value)
+    target.chmod(0o600)
+    assert load_caller_secrets(link).get("alice", "TICKETS_TOKEN") == "alice-key-1"
 
 
 # ------------------------------------------------------------------------------------------------

@@ -18,12 +18,8 @@ from tests.support.recording_server import RecordingServer
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.call.credentials import Injected
 from toolgen.runtime.call.nulls import normalise_nulls
-from toolgen.runtime.call.request import (
-    build_request,
-    deep_object_pairs,
-    serialise_path,
-    serialise_query,
-)
+from toolgen.runtime.call.parameter_styles import deep_object_pairs, serialise_path, serialise_query
+from toolgen.runtime.call.request import build_request
 from toolgen.runtime.call.shaping import (
     CursorCodec,
     enforce_budget,

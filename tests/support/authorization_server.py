@@ -8,7 +8,8 @@ callers' JWT access tokens and per-caller credentials.
   ``subject_token`` must be an access token this server signed for `resource` (the MCP server),
   unexpired, and the ``audience`` one this client may ask for; the issued token is a JWT for that
   audience whose ``sub`` is the subject token's and whose ``act`` names the client (RFC 8693 §4.1).
-  Every issued token is kept in `issued` (to plant and grep for). Nothing else is accepted.
+  Every issued token is kept in `issued` (to plant and grep for); `answer_patch` changes the answer's
+  members (a value None drops one), for answers a real server might give. Nothing else is accepted.
 - `access_token(sub, scopes, ...)`: an access token this server signs for a caller (what its
   authorization endpoint would issue after the caller's login), any claim overridable.
 """
@@ -122,6 +123,11 @@ class TokenExchangeGrant(BaseGrant, TokenEndpointMixin):  # type: ignore[misc]
             "expires_in": owner.exchanged_ttl_s,
             "scope": scope,
         }
+        for name, value in owner.answer_patch.items():  # a test's changes to the answer (None: drop)
+            if value is None:
+                answer.pop(name, None)
+            else:
+                answer[name] = value
         owner.issued.append(token)
         return 200, answer, [("Content-Type", "application/json"), ("Cache-Control", "no-store")]
 
@@ -213,6 +219,7 @@ class AuthorizationServer(LoopbackServer):
         self.jwks_fetches = 0
         self.issued: list[str] = []
         self.token_requests: list[bytes] = []
+        self.answer_patch: dict[str, Any] = {}
         self.authlib = _Authlib(self)
         self.authlib.register_grant(TokenExchangeGrant)
         self.rotate()

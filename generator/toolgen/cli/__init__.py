@@ -1,6 +1,6 @@
 """`toolgen`, the command line: one module per command, the only package that imports click.
 
-    toolgen build · lint · init · diff · vendor · call · serve · approve · search · catalog · schema · eval
+    toolgen build · lint · init · describe · diff · vendor · call · serve · approve · search · catalog · schema · eval
 
 Each command's module is imported when the command runs (`toolgen build` imports no runtime, server
 or eval code). Input: the command line. Output: what each command prints, and the exit code. Every command
@@ -26,7 +26,8 @@ from .exits import ends_at_once
 _COMMANDS = {
     "build": ("build_cmd", "build_command"), "schema": ("schema_cmd", "schema_command"),
     "call": ("call", "call_command"), "serve": ("serve", "serve_command"), "lint": ("lint", "lint_command"),
-    "init": ("init_cmd", "init_command"), "diff": ("diff_cmd", "diff_command"),
+    "init": ("init_cmd", "init_command"), "describe": ("describe_cmd", "describe_command"),
+    "diff": ("diff_cmd", "diff_command"),
     "vendor": ("vendor", "vendor_command"),
     "search": ("search_cmd", "search_command"), "catalog": ("catalog", "catalog_command"),
     "approve": ("approve", "approve_command"), "eval": ("eval", "eval_group"),

@@ -14,7 +14,8 @@ from typing import Literal
 import click
 
 from ..diagnostics import DiagnosticError
-from ..review.diff import diff_surfaces, read_dir, read_git, render_json, render_markdown
+from ..review.diff import diff_surfaces, render_json, render_markdown
+from ..review.diff_inputs import read_dir, read_git
 from .exits import ExitCode, guarded, print_diagnostics
 
 

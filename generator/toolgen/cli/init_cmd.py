@@ -1,12 +1,14 @@
-"""`toolgen init SPEC [--out FILE] [--name API] [--force] [--project FILE | --no-project]`: write a
-draft intent map for a spec and add it to the project.
+"""`toolgen init SPEC [--out FILE] [--name API] [--force] [--project FILE | --no-project] [--describe
+WRITER OPTIONS]`: write a draft intent map for a spec and add it to the project.
 
 Input: an OpenAPI document. Output: the draft of `toolgen.scaffold.init` (with an `auth:` block naming
 the secrets it chose, and `# decide [RULE]` where `toolgen lint --strict` still fails; their count
 by rule is printed), written atomically to `--out` (default ``intent_maps/<api>.yaml``); an
 existing file is kept unless --force (exit 2). The API is added to the project file (default
 ./toolgen.yaml, created if missing, comments kept), and the next steps printed keep
-`toolgen build --check` green: build the API through the project, commit generated/.
+`toolgen build --check` green: build the API through the project, commit generated/. With
+``--describe``, `toolgen describe` then drafts the draft's search expansions through the writer the
+options name (`toolgen.cli.describe_cmd`); without a writer it says so and drafts nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import click
 from ..builder.project import PROJECT_FILE, add_api
 from ..compile.load import load_spec
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
+from ..scaffold.describe import DescribeOptions
 from ..scaffold.init import api_name_from, draft_intent_map, renamed_keyword
+from .describe_cmd import WriterChoice, run_describe, writer_options
 from .exits import guarded
 
 
@@ -33,9 +37,13 @@ from .exits import guarded
 @click.option("--project", "project_file", type=click.Path(path_type=Path), default=None,
               help="Project file to add the API to (default: ./toolgen.yaml, created if missing).")
 @click.option("--no-project", is_flag=True, help="Do not add the API to a project file.")
+@click.option("--describe", "describe", is_flag=True,
+              help="Then draft search expansions through a writer, as `toolgen describe` (its options below).")
+@writer_options
 @guarded
 def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool, project_file: Path | None,
-                 no_project: bool) -> None:
+                 no_project: bool, describe: bool, provider: str | None, model: str | None, base_url: str | None,
+                 api_key_env: str | None, record: Path | None, replay: Path | None) -> None:
     """Write a draft intent map for SPEC, to edit before building, and add it to toolgen.yaml."""
     stem = spec.stem.split(".")[0] if "." in spec.stem else spec.stem
     name = api_name or api_name_from(stem)
@@ -102,4 +110,9 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     if result.secrets:
         steps.append("to call the API: export " + " ".join(f"{s}=..." for s in result.secrets)
                      + f"   (named in the map's `auth:`), then toolgen call generated/{name} TOOL --args JSON")
+    choice = WriterChoice(provider, model, base_url, api_key_env, record, replay)
+    if not describe and (choice.configured or provider or model or record):
+        click.echo("toolgen: the writer's options take effect with --describe only; nothing was drafted.", err=True)
+    if describe:
+        run_describe(target, None, choice, DescribeOptions(), "toolgen init --describe")
     click.echo("Next:\n" + "\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)), err=True)

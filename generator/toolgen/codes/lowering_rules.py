@@ -226,3 +226,9 @@ _code("pagination-undecided", "warning", "lint", rule="lint",
                "that says where its next value is)."),
       fix=("Check the drafted `pagination:` against the API's documentation (or remove it and bound the "
            "list with `output.max_bytes`), then delete the mark."))
+_code("examples-unreviewed", "warning", "lint", rule="lint",
+      summary=("A `# decide [examples-unreviewed]` mark is left in the intent map: `toolgen describe` "
+               "drafted the intent's search expansions (`examples`, `use_when`, `not_for`) through a "
+               "model that read only the operation's text, and nobody has reviewed them yet."),
+      fix=("Read the drafted requests: keep those a user of the tool would really type, correct or delete "
+           "the rest and any `use_when` / `not_for` line that is not true; then delete the mark."))

@@ -11,7 +11,8 @@ names the line, column and pointer of the file the user wrote.
 Errors (raised as `DiagnosticError`, exit code 2): unreadable file, syntax error (with line and
 column), a text no reader should walk (nested deeper than `MAX_DEPTH`, YAML aliases that expand past
 `MAX_ALIAS_EXPANSION` values or contain themselves, a number longer than Python reads), a Swagger 2.0 construct that has no OpenAPI 3 equivalent, a missing or unsupported
-`openapi` version, and structural errors outside schema objects. Problems inside schema objects (e.g. `type: 'null'`
+`openapi` version, and structural errors outside schema objects (the openapi-pydantic model's
+findings: `toolgen.compile.spec_validation`). Problems inside schema objects (e.g. `type: 'null'`
 in a 3.0 document, which real specs contain) are warnings: the schema stage normalises both
 dialects anyway. So is a key written twice in one object (``spec-duplicate-key``, at the occurrence
 that is read, naming the ones dropped: `toolgen.compile.duplicates`).
@@ -30,13 +31,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..pointer import escape_token, parse_pointer
 from ..remember import Remember, computed
 from .duplicates import DuplicateKey, json_duplicate_keys, yaml_duplicate_keys
 from .sourcemap import locate_json_many, locate_yaml, yaml_nodes
+from .spec_validation import validate_model
 from .swagger2 import PointerMap, convert_swagger2, is_swagger2
 
 OpenAPIVersion = Literal["3.0", "3.1"]
@@ -444,10 +445,6 @@ def join_tokens(tokens: list[str]) -> str:
     return "".join("/" + escape_token(t) for t in tokens)
 
 
-_SCHEMA_KEYS = {"schema", "schemas", "items", "properties", "additionalProperties", "allOf", "anyOf",
-                "oneOf", "not", "$defs", "prefixItems", "patternProperties"}
-
-
 def load_spec(path: Path, display: str | None = None, sink: DiagnosticSink | None = None,
               remember: Remember = computed) -> SpecDocument:
     """Load and structurally validate an OpenAPI 3.0/3.1 document, or a Swagger 2.0 one (converted
@@ -554,12 +551,12 @@ def duplicate_key_warnings(doc: SpecDocument, remember: Remember = computed) -> 
 
 
 def _checked(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember) -> SpecDocument:
-    """`doc` after its duplicate keys went to `sink` and its model validation ran (`_validate_model`);
+    """`doc` after its duplicate keys went to `sink` and its model validation ran (`validate_model`);
     a validation error is raised with the duplicate-key warnings beside it (a dropped duplicate is
     often its cause)."""
     duplicates = duplicate_key_warnings(doc, remember) if sink is not None else []
     try:
-        _validate_model(doc, sink, remember)
+        validate_model(doc, sink, remember)
     except DiagnosticError as exc:
         raise DiagnosticError([*exc.diagnostics, *duplicates]) from None
     if sink is not None:
@@ -582,111 +579,3 @@ def _load_swagger2(path: Path, display: str, text: str, data: dict[str, Any], fm
                        remember=remember)
     return _checked(doc, sink, remember)
 
-
-def _validate_model(doc: SpecDocument, sink: DiagnosticSink | None, remember: Remember = computed) -> None:
-    """Validate with the openapi-pydantic model of the document's version (`model_findings`,
-    through `remember`): a problem inside a schema object is a warning in `sink`, any other raises."""
-    findings = remember(doc.content_key + " validation 1", partial(model_findings, doc))
-    what = f"OpenAPI {doc.version}" if doc.swagger is None else f"Swagger {doc.swagger} (read as OpenAPI 3.0)"
-    errors: list[Diagnostic] = []
-    for pointer, in_schema, message in findings:
-        location = doc.locate(pointer)
-        if in_schema:
-            if sink is not None:
-                sink.warning("spec-schema-invalid",
-                             f"schema object is not valid {what}: {message}", location,
-                             "toolgen reads it leniently; fix the spec to silence this")
-        else:
-            errors.append(Diagnostic(
-                "spec-invalid", "error", f"not a valid {what} document: {message}",
-                location, "fix the document at this pointer"))
-    if errors:
-        raise DiagnosticError(doc.fill_locations(errors[:20]))
-
-
-def model_findings(doc: SpecDocument) -> tuple[tuple[str, bool, str], ...]:
-    """What the openapi-pydantic model of the document's version finds wrong with `doc.data`, as
-    ``(JSON pointer of data, inside a schema object?, pydantic's message)``, in pydantic's order,
-    each pointer and message once, without the noise of a ``Reference | X`` union's other branch
-    (`_loc_to_pointer`). A pure function of `doc.data` and its version."""
-    if doc.version == "3.1":
-        from openapi_pydantic.v3.v3_1 import OpenAPI
-    else:
-        from openapi_pydantic.v3.v3_0 import OpenAPI  # type: ignore[assignment]
-    try:
-        OpenAPI.model_validate(doc.data)
-    except ValidationError as exc:
-        found: list[tuple[str, bool, str]] = []
-        seen: set[str] = set()
-        for err in exc.errors():
-            mapped = _loc_to_pointer(doc.data, err["loc"], boolean_schemas=doc.version == "3.1")
-            if mapped is None:  # the other branch of a Reference | Object union: noise
-                continue
-            pointer, in_schema = mapped
-            if _extension_of_paths(pointer) or _referenced_callback(pointer):
-                continue
-            key = pointer + "|" + err["msg"]
-            if key in seen:
-                continue
-            seen.add(key)
-            found.append((pointer, in_schema, str(err["msg"])))
-        return tuple(found)
-    return ()
-
-
-def _extension_of_paths(pointer: str) -> bool:
-    """Whether `pointer` is at or under a specification extension of the Paths Object
-    (``/paths/x-codegen-contextRoot``): OpenAPI 3.0.3 and 3.1 section "Paths Object" say it MAY be
-    extended with ``x-`` members, which openapi-pydantic's model reads as path items and refuses."""
-    parts = pointer.split("/")
-    return len(parts) >= 3 and parts[1] == "paths" and parts[2].startswith("x-")
-
-
-def _referenced_callback(pointer: str) -> bool:
-    """Whether `pointer` is the ``$ref`` of a callback given as a Reference Object
-    (``.../callbacks/<name>/$ref``): OpenAPI 3.0.3 and 3.1 type an operation's `callbacks` as
-    ``Map[string, Callback Object | Reference Object]``, and openapi-pydantic's model reads the
-    reference as a path expression named ``$ref`` (PeerTube's callbacks are references). The
-    reference itself is resolved, and checked, wherever toolgen follows one."""
-    parts = pointer.split("/")
-    return len(parts) >= 4 and parts[-1] == "$ref" and parts[-3] == "callbacks"
-
-
-def _loc_to_pointer(data: Any, loc: tuple[Any, ...], *, boolean_schemas: bool = False
-                    ) -> tuple[str, bool] | None:
-    """Map a pydantic error location onto a JSON pointer that exists in `data`.
-
-    Union branch tags (model names such as ``Reference``) are not in the data and are skipped.
-    Returns (pointer, whether the location is inside a schema object), or None for an error that
-    only says the value does not fit the *other* branch of a ``Reference | X`` union: a value
-    without ``$ref`` failing the ``Reference`` branch, or a value with ``$ref`` failing the object
-    branch (pydantic reports every branch; only the branch the value is meant for says what is wrong).
-    A property literally named like a keyword (``properties: {additionalProperties: ...}``) is
-    still inside its schema. With `boolean_schemas` (OpenAPI 3.1 = JSON Schema 2020-12), ``true`` and
-    ``false`` in a schema position are valid schemas, which openapi-pydantic's model rejects: None.
-    """
-    node = data
-    parts: list[str] = []
-    in_schema = False
-    for item in loc:
-        if isinstance(node, dict) and isinstance(item, str) and item in node:
-            parts.append(item)
-            if item in _SCHEMA_KEYS:
-                in_schema = True
-            node = node[item]
-        elif isinstance(node, list) and isinstance(item, int) and 0 <= item < len(node):
-            parts.append(str(item))
-            node = node[item]
-        elif isinstance(item, str) and _BRANCH_TAG.match(item) and isinstance(node, dict):
-            if (item == "Reference") != ("$ref" in node):
-                return None
-        elif isinstance(item, str) and _BRANCH_TAG.match(item) and isinstance(node, bool):
-            if boolean_schemas and in_schema:
-                return None
-        else:
-            continue
-    return "".join("/" + escape_token(p) for p in parts), in_schema
-
-
-#: pydantic's union branch tags are model class names (``Reference``, ``Schema``, ``RequestBody``)
-_BRANCH_TAG = re.compile(r"^[A-Z][A-Za-z0-9]*$")

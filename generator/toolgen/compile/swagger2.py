@@ -50,7 +50,10 @@ field (``servers``, ``components``, ``openapi`` would take their OpenAPI 3 meani
 is more than a host name and port, a ``basePath`` with a query or fragment); ``schemes`` that name
 no HTTP scheme are ``swagger2-unsupported``.
 Everything else is copied as it stands, so the OpenAPI 3.0 validation that follows reports it at
-the 2.0 location through the pointer map.
+the 2.0 location through the pointer map. The schemas and ``$ref`` s are converted by
+`toolgen.compile.swagger2_schemas`, the responses by `swagger2_responses`, the security schemes by
+`swagger2_security`; this module converts the document, its servers, paths, operations and
+parameters.
 """
 
 from __future__ import annotations
@@ -63,22 +66,18 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourceLocation
 from ..pointer import escape_token, join_pointer, ref_to_pointer, resolve_pointer
+from .swagger2_responses import convert_response, convert_responses
+from .swagger2_schemas import SCHEMA_KEYWORDS, convert_schema, rewrite_ref, value_schema
 from .swagger2_security import security_scheme
 
 #: the OpenAPI version a converted document declares
 CONVERTED_VERSION = "3.0.3"
 
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
-#: keywords of a 2.0 non-body parameter, header or items object that belong in a 3.0 ``schema``
-_SCHEMA_KEYWORDS = ("type", "format", "items", "default", "maximum", "exclusiveMaximum", "minimum",
-                    "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
-                    "uniqueItems", "enum", "multipleOf")
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 #: collectionFormat -> (style, explode) for query parameters and form fields
 _QUERY_STYLES = {"csv": ("form", False), "ssv": ("spaceDelimited", False), "pipes": ("pipeDelimited", False),
                  "multi": ("form", True)}
-_REF_PREFIXES = (("/definitions/", "/components/schemas/"), ("/parameters/", "/components/parameters/"),
-                 ("/responses/", "/components/responses/"))
 #: the fields of a Swagger 2.0 Swagger Object (section "Swagger Object"); any other key but ``x-*`` is
 #: not 2.0, and copied into the converted document it could take an OpenAPI 3 meaning (``servers``,
 #: ``components``, ``openapi``)
@@ -311,13 +310,14 @@ class _Converter:
             group = components.setdefault("schemas", {})
             self.at("/components/schemas", src)
             for name, schema in value.items():
-                group[name] = self.schema(schema, join_pointer(src, name), join_pointer("/components/schemas", name))
+                dst = join_pointer("/components/schemas", name)
+                group[name] = convert_schema(self, schema, join_pointer(src, name), dst)
         elif key == "responses":
             group = components.setdefault("responses", {})
             self.at("/components/responses", src)
             for name, resp in value.items():
-                group[name] = self.response(resp, join_pointer(src, name), join_pointer("/components/responses", name),
-                                            self.produces)
+                dst = join_pointer("/components/responses", name)
+                group[name] = convert_response(self, resp, join_pointer(src, name), dst, self.produces)
         elif key == "parameters":
             kept: dict[str, Any] = {}
             for name, param in value.items():
@@ -392,7 +392,7 @@ class _Converter:
                 continue
             component = None
             if target.startswith("/parameters/") and target.count("/") == 2:
-                component = self.rewrite_ref(ref)
+                component = rewrite_ref(ref)
             resolved, target = self.follow(resolved, target)
             out.append(_Param(resolved, target, site, component))
         return out
@@ -447,7 +447,7 @@ class _Converter:
                     self.at(where, where)
                 body_written = self.request_body(out, bodies, form, consumes, src)
             elif key == "responses" and isinstance(value, dict):
-                out["responses"] = self.responses(value, where, produces)
+                out["responses"] = convert_responses(self, value, where, produces)
                 self.at(where, where)
             elif key == "schemes":
                 servers = self.servers(value, where, where.rsplit("/", 1)[0] + "/servers")
@@ -487,7 +487,8 @@ class _Converter:
             self.at(mt_dst, mt_src)
             entry: dict[str, Any] = {}
             if "schema" in node:
-                entry["schema"] = self.schema(node["schema"], param.src + "/schema", mt_dst + "/schema")
+                schema_src = param.src + "/schema"
+                entry["schema"] = convert_schema(self, node["schema"], schema_src, mt_dst + "/schema")
             if mt in examples:
                 entry["example"] = copy.deepcopy(examples[mt])
                 self.at(mt_dst + "/example", join_pointer(param.src + "/x-examples", mt))
@@ -524,7 +525,8 @@ class _Converter:
             properties: dict[str, Any] = {}
             for f in fields:
                 name = str(f.node.get("name"))
-                prop = self.value_schema(f.node, f.src, join_pointer(schema_dst + "/properties", name), allow_file=True)
+                prop_dst = join_pointer(schema_dst + "/properties", name)
+                prop = value_schema(self, f.node, f.src, prop_dst, allow_file=True)
                 if "description" in f.node:
                     prop["description"] = copy.deepcopy(f.node["description"])
                 properties[name] = prop
@@ -566,12 +568,12 @@ class _Converter:
         if not isinstance(node, dict):
             return copy.deepcopy(node)
         if "$ref" in node or "schema" in node:  # not a 2.0 non-body parameter: copied as it is
-            return {k: (self.rewrite_ref(v) if k == "$ref" and isinstance(v, str) else copy.deepcopy(v))
+            return {k: (rewrite_ref(v) if k == "$ref" and isinstance(v, str) else copy.deepcopy(v))
                     for k, v in node.items()}
         where = node.get("in")
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in _SCHEMA_KEYWORDS or key in ("collectionFormat", "x-nullable", "x-example"):
+            if key in SCHEMA_KEYWORDS or key in ("collectionFormat", "x-nullable", "x-example"):
                 continue
             if key == "allowEmptyValue" and where != "query":
                 self.warn("swagger2-dropped", f"`allowEmptyValue` on a {where} parameter has no OpenAPI 3 "
@@ -580,7 +582,7 @@ class _Converter:
                 continue
             out[key] = copy.deepcopy(value)
             self.at(join_pointer(dst, key), join_pointer(p.src, key))
-        out["schema"] = self.value_schema(node, p.src, dst + "/schema", allow_file=False)
+        out["schema"] = value_schema(self, node, p.src, dst + "/schema", allow_file=False)
         style = self.collection_style(p, str(where))
         if style is not None and (where == "query" or style[0] != "simple"):
             out["style"], out["explode"] = style
@@ -616,164 +618,5 @@ class _Converter:
                        "use one of csv, ssv, tsv, pipes, multi")
         return None
 
-    def value_schema(self, node: dict[str, Any], src: str, dst: str, *, allow_file: bool) -> dict[str, Any]:
-        """The schema at `dst` of the parameter, header or items object at `src`: its validation
-        keywords, which keep their relative pointers."""
-        self.at(dst, src)
-        out: dict[str, Any] = {}
-        for key in _SCHEMA_KEYWORDS:
-            if key not in node:
-                continue
-            value = node[key]
-            if key == "items" and isinstance(value, dict):
-                if "collectionFormat" in value:
-                    self.warn("swagger2-dropped", "a nested array's `collectionFormat` has no OpenAPI 3 "
-                              "equivalent and is dropped", src + "/items/collectionFormat",
-                              "flatten the parameter, or describe the encoding in its description")
-                if "$ref" in value or "properties" in value or "allOf" in value:
-                    out[key] = self.schema(value, src + "/items", dst + "/items")
-                else:
-                    out[key] = self.value_schema(value, src + "/items", dst + "/items", allow_file=False)
-            elif key == "type" and value == "file":
-                if not allow_file:
-                    self.error("swagger2-invalid", "`type: file` is allowed only on `in: formData` parameters",
-                               src + "/type", "send the file as a form field (`in: formData`, consumes "
-                               "multipart/form-data)")
-                out["type"], out["format"] = "string", "binary"
-                self.at(dst + "/format", src + "/type")
-            elif key == "format" and node.get("type") == "file":
-                continue
-            else:
-                out[key] = copy.deepcopy(value)
-        if "x-nullable" in node:
-            out["nullable"] = copy.deepcopy(node["x-nullable"])
-            self.at(dst + "/nullable", src + "/x-nullable")
-        return out
-
-    # -- responses ----------------------------------------------------------------------------
-
-    def responses(self, responses: dict[str, Any], src: str, produces: list[tuple[str, str]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for code, resp in responses.items():
-            where = join_pointer(src, code)
-            if code.startswith("x-"):
-                out[code] = copy.deepcopy(resp)
-                self.at(where, where)
-            else:
-                out[code] = self.response(resp, where, where, produces)
-        return out
-
-    def response(self, resp: Any, src: str, dst: str, produces: list[tuple[str, str]]) -> Any:
-        """A 2.0 Response Object (or a `$ref` to one) at `src` -> the 3.0 one at `dst`."""
-        self.at(dst, src)
-        if not isinstance(resp, dict):
-            return copy.deepcopy(resp)
-        if isinstance(resp.get("$ref"), str):
-            return {"$ref": self.rewrite_ref(resp["$ref"])}
-        out: dict[str, Any] = {}
-        content: dict[str, Any] = {}
-        schema = resp.get("schema")
-        if "schema" in resp:
-            is_file = isinstance(schema, dict) and schema.get("type") == "file"
-            types = produces or [("application/octet-stream" if is_file else "application/json", src + "/schema")]
-            for mt, mt_src in types:
-                mt_dst = join_pointer(dst + "/content", mt)
-                self.at(mt_dst, mt_src)
-                content[mt] = {"schema": self.schema(schema, src + "/schema", mt_dst + "/schema")}
-            self.at(dst + "/content", src + "/schema")
-        examples = resp.get("examples")
-        if isinstance(examples, dict):
-            if not content:
-                self.at(dst + "/content", src + "/examples")
-            for mt, example in examples.items():
-                ex_src = join_pointer(src + "/examples", mt)
-                mt_dst = join_pointer(dst + "/content", mt)
-                if mt not in content:  # an example of a media type `produces` does not list
-                    self.at(mt_dst, ex_src)
-                    content[mt] = ({"schema": self.schema(schema, src + "/schema", mt_dst + "/schema")}
-                                   if "schema" in resp else {})
-                content[mt]["example"] = copy.deepcopy(example)
-                self.at(mt_dst + "/example", ex_src)
-        for key, value in resp.items():
-            where = join_pointer(src, key)
-            if key == "schema" or (key == "examples" and isinstance(value, dict)):
-                continue
-            if key == "headers" and isinstance(value, dict):
-                out["headers"] = {name: self.header(h, join_pointer(where, name), join_pointer(dst + "/headers", name))
-                                  for name, h in value.items()}
-                self.at(dst + "/headers", where)
-            else:
-                out[key] = copy.deepcopy(value)
-                self.at(join_pointer(dst, key), where)
-        if content:
-            out["content"] = content
-        return out
-
-    def header(self, header: Any, src: str, dst: str) -> Any:
-        self.at(dst, src)
-        if not isinstance(header, dict):
-            return copy.deepcopy(header)
-        out: dict[str, Any] = {}
-        for key, value in header.items():
-            if key in _SCHEMA_KEYWORDS or key in ("collectionFormat", "x-nullable"):
-                continue
-            out[key] = copy.deepcopy(value)
-            self.at(join_pointer(dst, key), join_pointer(src, key))
-        out["schema"] = self.value_schema(header, src, dst + "/schema", allow_file=False)
-        return out
-
-    # -- schemas, security, refs --------------------------------------------------------------
-
-    def rewrite_ref(self, ref: str) -> str:
-        """A 2.0 ``$ref`` -> the same target in the converted document. The prefix is matched on the
-        decoded pointer (a fragment may percent-encode its ``/``), and a rewritten reference is written
-        with RFC 6901 escapes only."""
-        pointer = ref_to_pointer(ref)
-        if pointer is None:
-            return ref
-        for old, new in _REF_PREFIXES:
-            if ref.startswith("#" + old):  # the author's own encoding of the name is kept
-                return "#" + new + ref[len(old) + 1:]
-            if pointer.startswith(old):
-                return "#" + new + pointer[len(old):].replace("%", "%25")
-        return ref
-
-    def schema(self, node: Any, src: str, dst: str) -> Any:
-        """A 2.0 Schema Object at `src` -> the 3.0 one at `dst` (recorded in the map)."""
-        self.at(dst, src)
-        if not isinstance(node, dict):
-            return copy.deepcopy(node)
-        out: dict[str, Any] = {}
-        nullable_ref = node.get("x-nullable") is True and isinstance(node.get("$ref"), str)
-        for key, value in node.items():
-            where, sub = join_pointer(src, key), join_pointer(dst, key)
-            if key == "$ref" and isinstance(value, str):
-                if nullable_ref:  # 3.0 ignores a reference's siblings: the reference moves into allOf
-                    out["allOf"] = [{"$ref": self.rewrite_ref(value)}]
-                    for tail in ("/allOf", "/allOf/0", "/allOf/0/$ref"):
-                        self.at(dst + tail, where)
-                else:
-                    out[key] = self.rewrite_ref(value)
-            elif key == "x-nullable":
-                out["nullable"] = copy.deepcopy(value)
-                self.at(dst + "/nullable", where)
-            elif key == "type" and value == "file":
-                out["type"], out["format"] = "string", "binary"
-                self.at(dst + "/format", where)
-            elif key == "format" and node.get("type") == "file":
-                continue
-            elif key == "discriminator" and isinstance(value, str):
-                out[key] = {"propertyName": value}
-                self.at(sub + "/propertyName", where)
-            elif key == "properties" and isinstance(value, dict):
-                out[key] = {name: self.schema(s, join_pointer(where, name), join_pointer(sub, name))
-                            for name, s in value.items()}
-            elif key in ("allOf", "anyOf", "oneOf", "items") and isinstance(value, list):
-                out[key] = [self.schema(s, join_pointer(where, i), join_pointer(sub, i)) for i, s in enumerate(value)]
-            elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
-                out[key] = self.schema(value, where, sub)
-            else:
-                out[key] = copy.deepcopy(value)
-        return out
 
 __all__ = ["CONVERTED_VERSION", "Converted", "PointerMap", "convert_swagger2", "is_swagger2"]

@@ -5,7 +5,8 @@ Input: an IR `Tool` (its canonical input schema: self-contained JSON Schema 2020
 ``type: object``, every constraint of the spec, the original optionality, ``$defs`` + ``$ref`` for
 recursive schemas). Output: the strict view (`openai_parameters` -> `DialectSchema`), the tool object
 (`openai_tool`), the A.2 limits (`schema_stats`, `openai_limit_problems`) and the conformance check
-of a whole catalog (`check_openai_catalog`).
+of a whole catalog (`check_openai_catalog`). The rules applied to one node (null widening, key
+order, the keywords strict mode carries) are `toolgen.dialects._openai_nodes`'.
 
 Decisions:
 
@@ -27,7 +28,6 @@ Decisions:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -45,7 +45,6 @@ from ._base import (
     copy_json,
     describe,
     label_child,
-    or_null,
     order_moved,
     prop_step,
     render_note_value,
@@ -62,14 +61,22 @@ from ._check import (
     tool_label,
 )
 from ._loose import check_loose_nodes, loose_parameters
+from ._openai_nodes import (
+    OPENAI_KEY_ORDER,
+    admits_string,
+    carried,
+    dedupe,
+    def_name,
+    node_types,
+    null_consistent,
+    ordered,
+    widen_null,
+)
 from ._openai_rules import (
     LIMITS,
-    OPENAI_ARRAY_KEYWORDS,
     OPENAI_MAX_DEPTH,
     OPENAI_MAX_TOOLS,
-    OPENAI_NUMBER_KEYWORDS,
     OPENAI_STRICT_FORMATS,
-    OPENAI_STRING_KEYWORDS,
     SchemaStats,
     check_openai_strict,
     openai_limit_problems,
@@ -89,104 +96,6 @@ __all__ = ["LIMITS", "OPENAI_MAX_DEPTH", "OPENAI_MAX_TOOLS", "OPENAI_STRICT_FORM
            "openai_tool", "schema_stats"]
 
 JSON = Any
-
-def _dedupe(values: list[JSON]) -> list[JSON]:
-    seen: set[str] = set()
-    out: list[JSON] = []
-    for v in values:
-        key = json.dumps(v, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            out.append(v)
-    return out
-
-
-def _ordered(parts: dict[str, JSON], order: tuple[str, ...]) -> dict[str, JSON]:
-    out = {k: parts[k] for k in order if k in parts}
-    for k, v in parts.items():
-        if k not in out:
-            out[k] = v
-    return out
-
-
-_OPENAI_KEY_ORDER: tuple[str, ...] = (
-    "title", "description", "type", "enum", "const", "format", "properties", "required",
-    "additionalProperties", "patternProperties", "items", "anyOf", "allOf", "$ref", "$defs",
-)
-
-
-def _admits_null(node: JSON) -> bool:
-    """Whether null passes every constraint of `node` that toolgen emits (type, enum, const, anyOf);
-    `$ref` counts as not admitting null (conservative)."""
-    if not isinstance(node, dict):
-        return node is True
-    if "$ref" in node:
-        return False
-    types = types_of(node)
-    if types is not None and "null" not in types:
-        return False
-    if "const" in node and node["const"] is not None:
-        return False
-    if isinstance(node.get("enum"), list) and None not in node["enum"]:
-        return False
-    if isinstance(node.get("anyOf"), list) and not any(_admits_null(b) for b in node["anyOf"]):
-        return False
-    return not (types is None and any(k in node for k in ("properties", "items", "allOf", "not")))
-
-
-def _null_consistent(node: dict[str, JSON]) -> dict[str, JSON]:
-    """A.4 "Enum + nullable": when the type admits null, `enum` lists null too (const -> enum)."""
-    types = types_of(node)
-    if types is None or "null" not in types:
-        return node
-    if isinstance(node.get("enum"), list) and None not in node["enum"]:
-        node["enum"] = [*node["enum"], None]
-    if "const" in node and node["const"] is not None:
-        node["enum"] = [node.pop("const"), None]
-    return node
-
-
-def _widen_null(node: JSON) -> JSON:
-    """Make an originally optional member nullable (A.2 "Optional fields", A.4, E point 2).
-
-    Typed nodes get ``"null"`` in their type array (and in `enum`; a `const` becomes a two-value
-    `enum`); `anyOf` nodes get a ``{"type": "null"}`` branch; `$ref` nodes (and anything else) are
-    wrapped as ``anyOf: [<node>, {"type": "null"}]``."""
-    if not isinstance(node, dict) or _admits_null(node):
-        return node
-    s = dict(node)
-    if "$ref" in s or "allOf" in s:
-        return {"anyOf": [s, {"type": "null"}]}
-    changed = False
-    if isinstance(s.get("anyOf"), list):
-        if not any(_admits_null(b) for b in s["anyOf"]):
-            s["anyOf"] = [*s["anyOf"], {"type": "null"}]
-        changed = True
-    types = types_of(s)
-    if types is not None:
-        if "null" not in types:
-            s["type"] = [*types, "null"]
-        changed = True
-    if isinstance(s.get("enum"), list):
-        if None not in s["enum"]:
-            s["enum"] = [*s["enum"], None]
-        changed = True
-    if "const" in s:
-        s["enum"] = [s.pop("const"), None]
-        changed = True
-    if changed:
-        return _ordered(s, _OPENAI_KEY_ORDER)
-    return or_null(s)
-
-
-def _def_name(pointer: str) -> str:
-    tokens = [t for t in pointer.split("/") if t]
-    if len(tokens) == 2 and tokens[0] in DEFS_KEYS:
-        raw = tokens[1].replace("~1", "/").replace("~0", "~")
-    else:
-        raw = "ref_" + "_".join(tokens)
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", raw)
-    return name or "def"
 
 
 class _OpenAIStrict:
@@ -227,7 +136,7 @@ class _OpenAIStrict:
         if pointer == "":
             return "#"
         if pointer not in self.def_names:
-            base = _def_name(pointer)
+            base = def_name(pointer)
             name, n = base, 2
             used = set(self.def_names.values())
             while name in used:
@@ -390,7 +299,7 @@ class _OpenAIStrict:
         extra: dict[str, JSON] = {"expect": expect}
         if lenient:
             extra["lenient"] = True
-        if _admits_string(node):
+        if admits_string(node):
             extra["keep_strings"] = True  # a plain string is a canonical value here: parse only containers
         self.record(path, "json_string", reason, **extra)
         self.notes.append(f"{label or '(root)'}: JSON-encoded string ({reason})")
@@ -474,7 +383,7 @@ class _OpenAIStrict:
             if "$ref" in schema:
                 return self.ref(schema, ptr, label, path, level)
 
-        types = _node_types(schema)
+        types = node_types(schema)
         is_object = types is not None and "object" in types
         is_array = types is not None and "array" in types
         if not is_root:
@@ -500,7 +409,7 @@ class _OpenAIStrict:
             text = describe(parts.get("description"), moved)
             if text:
                 parts["description"] = text
-        out = _null_consistent(_ordered(parts, _OPENAI_KEY_ORDER))
+        out = null_consistent(ordered(parts, OPENAI_KEY_ORDER))
         if not any(k in out for k in ("type", "enum", "const", "anyOf", "allOf", "$ref")):
             if is_root:
                 self.block(ptr, "unconstrained value {}")
@@ -527,11 +436,11 @@ class _OpenAIStrict:
                                                 path=(*path, branch_step(i)), level=level)
                                       for i, b in enumerate(value)]
             elif key == "enum":
-                parts["enum"] = _dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
+                parts["enum"] = dedupe([copy_json(v) for v in value]) if isinstance(value, list) \
                     else copy_json(value)
             elif key == "const":
                 parts["const"] = copy_json(value)
-            elif _carried(key, value, types):
+            elif carried(key, value, types):
                 parts[key] = value
             else:
                 moved.append((key, value))
@@ -564,7 +473,7 @@ class _OpenAIStrict:
             child = self.node(sub, f"{ptr}/properties/{escape_token(name)}",
                               label_child(label, "properties", name), path=(*path, prop_step(name)),
                               level=level)
-            out_props[name] = child if name in required or not self.widen_optional else _widen_null(child)
+            out_props[name] = child if name in required or not self.widen_optional else widen_null(child)
         undeclared = [r for r in required if r not in out_props]
         if undeclared:
             self.block(ptr, f"required but undeclared properties {undeclared}")
@@ -579,62 +488,6 @@ class _OpenAIStrict:
 #: keywords `_OpenAIStrict.node` transforms itself, not as plain keywords (`keyword_parts`)
 _STRUCTURAL = frozenset({"properties", "required", "additionalProperties", "patternProperties", "items",
                          "allOf", "type"})
-
-
-def _node_types(schema: dict[str, JSON]) -> list[str] | None:
-    """The node's types: its ``type``; else an object when it has ``properties``, an array when it
-    has ``items`` (unless ``anyOf``/``oneOf`` says what it is); else None."""
-    types = types_of(schema)
-    if types is None and "anyOf" not in schema and "oneOf" not in schema:
-        if "properties" in schema:
-            return ["object"]
-        if "items" in schema:
-            return ["array"]
-    return types
-
-
-def _carried(key: str, value: JSON, types: list[str] | None) -> bool:
-    """Whether strict mode carries `key` with `value` on a node of `types`: A.2's formats on a string
-    node; F.1's ``pattern`` (one that compiles) on a string node, number keywords on a numeric node,
-    ``minItems``/``maxItems`` (non-negative) on an array node."""
-    if types is None:
-        return False
-    kinds = set(types)
-    stringy = "string" in kinds and kinds <= {"string", "null"}
-    if key == "format":
-        return stringy and value in OPENAI_STRICT_FORMATS
-    if key in OPENAI_STRING_KEYWORDS:
-        return stringy and isinstance(value, str) and _compiles(value)
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if key in OPENAI_NUMBER_KEYWORDS:
-        return bool(kinds & {"number", "integer"}) and kinds <= {"number", "integer", "null"} and number
-    if key in OPENAI_ARRAY_KEYWORDS:
-        return ("array" in kinds and kinds <= {"array", "null"} and isinstance(value, int) and number
-                and value >= 0)
-    return False
-
-
-def _admits_string(node: JSON) -> bool:
-    """Whether a canonical node may accept a string (its type, or any branch of its anyOf/oneOf)."""
-    if not isinstance(node, dict):
-        return node is True
-    types = types_of(node)
-    if types is not None and "string" in types:
-        return True
-    if isinstance(node.get("enum"), list) and any(isinstance(v, str) for v in node["enum"]):
-        return True
-    for key in ("anyOf", "oneOf"):
-        if isinstance(node.get(key), list) and any(_admits_string(b) for b in node[key]):
-            return True
-    return False
-
-
-def _compiles(pattern: str) -> bool:
-    try:
-        re.compile(pattern)
-    except re.error:
-        return False
-    return True
 
 
 def openai_parameters(canonical: dict[str, JSON]) -> DialectSchema:

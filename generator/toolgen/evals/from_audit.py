@@ -20,7 +20,8 @@ Failures drafted (the call's ``result``/``error`` event, with the step that refu
   ``multi_step`` task expecting the preview tool, one write, approved.
 
 Other failures (the API's own errors, timeouts of reads) say nothing about the model and are not
-drafted. A line that is not an audit event is a located ``eval-audit`` error.
+drafted, nor is a call that named no tool (an empty or blank name: a task needs one). A line that
+is not an audit event is a located ``eval-audit`` error.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class FailedCall:
 
 def failed_calls(lines: Iterable[str], display: str) -> list[FailedCall]:
     """The failed calls of an audit log's `lines` (`display` names the file in errors), in log order.
-    Raises `DiagnosticError` (``eval-audit``, file:line) for a line that is not a JSON audit event."""
+    Raises `DiagnosticError` (``eval-audit``, file:line) for a line that is not a JSON audit event (JSON
+    nested too deep included) or whose result's ``ts`` is a number that is no Unix time."""
     steps: dict[str, dict[str, Any]] = {}  # call id -> the last refusing event before its result
     out: list[FailedCall] = []
     for number, text in enumerate(lines, 1):
@@ -68,8 +70,9 @@ def failed_calls(lines: Iterable[str], display: str) -> list[FailedCall]:
             continue
         try:
             event = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise _bad(display, number, f"not JSON ({exc.msg})") from None
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+            raise _bad(display, number, f"not JSON ({why})") from None
         if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in ("call_id", "tool", "step",
                                                                                           "decision")):
             raise _bad(display, number, "not an audit event (call_id, tool, step and decision are strings)")
@@ -81,14 +84,31 @@ def failed_calls(lines: Iterable[str], display: str) -> list[FailedCall]:
                 raw_detail = refusal.get("detail")
                 detail: dict[str, Any] = raw_detail if isinstance(raw_detail, dict) else {}
                 pointer = detail.get("pointer") if isinstance(detail.get("pointer"), str) else None
-                raw_ts = event.get("ts")
-                ts = float(raw_ts) if isinstance(raw_ts, int | float) and not isinstance(raw_ts, bool) else 0.0
+                ts = _time(event.get("ts"))
+                if ts is None:
+                    raise _bad(display, number, "`ts` is not a Unix time in seconds (1970 to 9999)")
                 out.append(FailedCall(call, event["tool"], code, str(refusal.get("step", "result")), pointer,
                                       ts, number))
             steps.pop(call, None)
         elif event["decision"] in ("deny", "fail"):
             steps[call] = event
     return out
+
+
+#: the last second a ``ts`` may name (9999-12-31T23:59:59Z: `datetime`'s last year)
+LAST_TS = 253_402_300_799.0
+
+
+def _time(raw: Any) -> float | None:
+    """An event's ``ts`` as Unix seconds: 0.0 (an unknown time) when it is absent or no number, None
+    when it is a number no time has (beyond a double, before 1970, after `LAST_TS`, NaN)."""
+    if not isinstance(raw, int | float) or isinstance(raw, bool):
+        return 0.0
+    try:
+        ts = float(raw)
+    except OverflowError:
+        return None
+    return ts if 0.0 <= ts <= LAST_TS else None
 
 
 def _bad(display: str, line: int, why: str) -> DiagnosticError:
@@ -103,15 +123,18 @@ def draft_from_audit(calls: Iterable[FailedCall], api: str, package: str, tools:
     (name -> MCP tool) and policy rows (name -> row) are given. Raises ValueError when no call is a
     failure this drafts (a task file holds at least one task)."""
     counts: dict[tuple[str, str], int] = {}
+    numbers: dict[str, int] = {}  # id stem -> last number: names a model sent may share a stem
     tasks: list[Task] = []
     for call in calls:
-        if call.code not in DRAFTED_CODES:
+        if call.code not in DRAFTED_CODES or not call.tool.strip():  # a call naming no tool: no task's tool
             continue
         key = (call.tool, call.code)
         counts[key] = counts.get(key, 0) + 1
         if counts[key] > PER_FAILURE:
             continue
-        task_id = f"audit/{_ID_SAFE.sub('_', call.tool)[:64] or 'tool'}/{call.code}/{counts[key]}"
+        stem = f"audit/{_ID_SAFE.sub('_', call.tool)[:64] or 'tool'}/{call.code}"
+        numbers[stem] = numbers.get(stem, 0) + 1
+        task_id = f"{stem}/{numbers[stem]}"
         kind, expect, writes, approve = _expectation(call, tools, rows)
         tasks.append(Task(id=task_id, tool=call.tool, kind=kind, prompt=_prompt(call, expect), expect_tool=expect,
                           constraints=(), writes=writes, approve=approve, split=split_for(api, task_id)))

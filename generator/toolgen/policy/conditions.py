@@ -21,7 +21,9 @@ the build checked.
 
 Evaluation never raises: `Condition.holds` answers True (approval required) when the expression
 fails (an optional argument absent, a division by zero, an overflow) or yields no boolean: a
-condition that cannot be decided asks for approval (fail closed).
+condition that cannot be decided asks for approval (fail closed). So does one whose evaluation would
+be too long, without evaluating it: the caller sizes the arguments, so more than `MAX_VALUES`
+values, or macros that would visit more than `MAX_VISITS` elements, ask at once.
 
 The implementation is cel-python (``celpy``, a maintained pure-Python CEL: its parser gives every
 node a line and column, which the checker reports), imported when a condition is first used.
@@ -35,6 +37,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["CALLER_TYPE", "Condition", "ConditionProblem", "check", "compile_condition", "implies", "schema_type"]
+
+#: The most argument values a condition is evaluated on (converting each to CEL takes about 15 us).
+MAX_VALUES = 20_000
+#: The most elements its macros may visit, estimated as the values to the power of how deep its
+#: comprehension macros nest (cel-python takes about 0.5 ms per visit).
+MAX_VISITS = 2_000
+_COMPREHENSIONS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 
 #: The CEL type of ``caller``.
 CALLER_TYPE: dict[str, Any] = {"id": "string", "scopes": ("list", "string")}
@@ -420,11 +429,17 @@ class Condition:
     text: str
     types: CelType
     program: Any
+    #: how deep its comprehension macros nest (0: none), for the budget (`MAX_VISITS`)
+    depth: int = 0
 
     def holds(self, args: dict[str, Any], caller_id: str, scopes: list[str] | tuple[str, ...]) -> tuple[bool, str]:
         """``(approval required, why)``: the expression's value on `args` (the canonical arguments)
         and the caller; ``(True, "evaluation failed: ...")`` when it fails or is not a bool (fail
-        closed). Never raises."""
+        closed), or without evaluating when that would exceed `MAX_VALUES` or `MAX_VISITS`. Never
+        raises."""
+        values = _count_values(args, MAX_VALUES + 1)
+        if values > MAX_VALUES or (self.depth and values**self.depth > MAX_VISITS):
+            return True, f"evaluation failed (too large: {values} values, macros nested {self.depth} deep)"
         try:
             from celpy.adapter import json_to_cel
 
@@ -447,7 +462,38 @@ def compile_condition(text: str, input_schema: Any) -> Condition:
     if problems:
         first = problems[0]
         raise ValueError(f"approval condition {text!r}: {first.message} (line {first.line}, column {first.column})")
-    return Condition(text, schema_type(input_schema), _environment().program(_parse(text)))
+    tree = _parse(text)
+    return Condition(text, schema_type(input_schema), _environment().program(tree), _macro_depth(tree))
+
+
+def _macro_depth(tree: Any) -> int:
+    """How deep the comprehension macros of a parse tree nest: a macro inside another's predicate
+    counts one more (its target does not: ``xs.map(...).filter(...)`` visits each element twice)."""
+    deepest, stack = 0, [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        children = [c for c in getattr(node, "children", ()) if c is not None]
+        if getattr(node, "data", None) == "member_dot_arg" and str(node.children[1]) in _COMPREHENSIONS:
+            deepest = max(deepest, depth + 1)
+            stack.append((node.children[0], depth))
+            stack.extend((c, depth + 1) for c in children[2:])
+        else:
+            stack.extend((c, depth) for c in children)
+    return deepest
+
+
+def _count_values(value: Any, most: int) -> int:
+    """The values in `value` (itself, each list item and map value, all the way down), counted up
+    to `most`."""
+    count, stack = 0, [value]
+    while stack and count < most:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
 
 
 def _typed(value: Any, kind: CelType) -> Any:

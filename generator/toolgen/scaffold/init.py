@@ -1,8 +1,8 @@
 """`toolgen init SPEC`: a draft intent map for a spec, for a human to edit.
 
-Input: a loaded `SpecDocument`. Output: the intent map as YAML text (ruamel.yaml, with comments):
-every operation of the spec as an explicit intent, grouped by its first tag (a comment per group),
-with
+Input: a loaded `SpecDocument`. Output: `InitResult`, holding the intent map as YAML text (written
+with its comments by `toolgen.scaffold.draft_text`): every operation of the spec as an explicit
+intent, grouped by its first tag (a comment per group), with
 
 - the effect from what the operation says it does (`toolgen.compile.verbs.guess_effect`: the verb of
   its Action, operationId, path or summary, the method only as the prior): a GET whose name says
@@ -52,7 +52,6 @@ each operation's lowering (`toolgen.scaffold.draft_lowering`): an operation is l
 
 from __future__ import annotations
 
-import io
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -65,7 +64,7 @@ from ..compile.load import SpecDocument
 from ..compile.lower import operation_parameters, operation_success
 from ..compile.lower.body import body_member_costs
 from ..compile.lower.idempotency_key import idempotency_place
-from ..compile.lower.security import secret_name, signed_parameters
+from ..compile.lower.security import signed_parameters
 from ..compile.lower.toolsets import path_toolset, tag_description, with_resources
 from ..compile.operations import (
     Operation,
@@ -81,11 +80,17 @@ from ..naming import MAX_TOOL_NAME, shorten, snake_case, stable_suffix, toolset_
 from ..review.lint.rules import EFFECT_UNDECIDED, PAGINATION_UNDECIDED, PERMISSION_UNDECIDED
 from .draft_lowering import DraftLowering, fit_descriptions, lower_errors
 from .draft_lowering import decisions as decisions_of
+from .draft_text import (
+    MARK_CHARS,
+    Draft,
+    LeftOut,
+    auth_secrets,
+    one_line,
+    plain_comment_lines,
+    render_draft,
+)
 
 MAX_FIELD_HINTS = 15
-#: a `# decide [RULE]` mark is one comment line of at most this many characters (the longest rule
-#: message and hint fit)
-MARK_CHARS = 1000
 #: a draft with more intents than this loads its toolsets `deferred` (found by tool search): OpenAI
 #: advises fewer than 20 functions up front, and the whole catalog would not fit one request
 EAGER_INTENTS = 20
@@ -95,30 +100,6 @@ KEY_CANDIDATES = ("action_id", "idempotency_key", "toolgen_action_id")
 #: o200k tokens; compact JSON schemas run at 3.5 to 4 bytes a token, so 48,000 bytes leaves room)
 BODY_NODES = Budgets().max_schema_nodes
 BODY_BYTES = 48_000
-
-
-@dataclass
-class _Draft:
-    """One operation's intent while the map is drafted."""
-
-    op: Operation
-    key: str
-    intent: dict[str, Any]
-    notes: list[str] = field(default_factory=list)  # comment lines above the intent
-    eol: dict[str, str] = field(default_factory=dict)  # key -> end-of-line comment
-    toolset_description: str = ""
-
-
-@dataclass(frozen=True)
-class LeftOut:
-    """An operation the draft leaves out: why (the build's diagnostic), what to do to include it (its
-    hint), and the intent drafted for it (None when no intent can be drafted)."""
-
-    operation: str
-    reason: str
-    remedy: str
-    key: str | None = None
-    intent: dict[str, Any] | None = None
 
 
 @dataclass
@@ -163,7 +144,7 @@ def _is_keyword(name: str) -> bool:
 _SAFE = ("GET", "HEAD", "OPTIONS")
 
 
-def _effect_notes(op: Operation, guess: EffectGuess, draft: _Draft) -> None:
+def _effect_notes(op: Operation, guess: EffectGuess, draft: Draft) -> None:
     """Notes where the drafted effect is not the method's: a change on a safe method, a read on POST,
     a destructive POST/PUT/PATCH; a `# decide [effect-undecided]` mark when the words disagree."""
     effect = guess.effect
@@ -233,7 +214,7 @@ class _Drafter:
     def _clash(self, name: str, effect: str) -> bool:
         return any(n in self.taken for n in self._names(name, effect))
 
-    def permission(self, op: Operation, effect: str, draft: _Draft) -> Any:
+    def permission(self, op: Operation, effect: str, draft: Draft) -> Any:
         reqs = operation_requirements(self.doc, op)
         for req in reqs:
             scopes = [str(s) for name, value in req.items() if name in self.declared and isinstance(value, list)
@@ -252,12 +233,12 @@ class _Drafter:
             self.unscoped.append(own)
         return own
 
-    def draft(self, op: Operation, id_counts: dict[str, int]) -> _Draft:
+    def draft(self, op: Operation, id_counts: dict[str, int]) -> Draft:
         guess = guess_effect(op)
         effect = guess.effect
         key = self.name(op, effect)
         intent: dict[str, Any] = {"operation": _operation_ref(op, id_counts), "effect": effect}
-        draft = _Draft(op, key, intent)
+        draft = Draft(op, key, intent)
         summary = op.node.get("summary") or op.node.get("description") or ""
         summary = " ".join(str(summary).split())
         head = f"{op.key}" + (f": {summary[:100]}" + ("…" if len(summary) > 100 else "") if summary else "")
@@ -317,7 +298,7 @@ class _Drafter:
 
 
 def _draft_output_fields(converter: SchemaConverter, response: Any, fields_of: Any, fields: list[str],
-                         intent: dict[str, Any], draft: _Draft) -> None:
+                         intent: dict[str, Any], draft: Draft) -> None:
     """A read whose whole response expands beyond the build's node budget (`BODY_NODES`): draft
     ``output: {fields: [...]}`` with its top-level fields (of each item, for a list), each kept one
     level deep as the build keeps it, leaving out a field that alone would not fit, and say so in a
@@ -347,7 +328,7 @@ def _draft_output_fields(converter: SchemaConverter, response: Any, fields_of: A
                        + "; keep only what agents need")
 
 
-def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any], draft: _Draft) -> None:
+def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any], draft: Draft) -> None:
     """A write whose request body would exceed the build's node budget (`BODY_NODES`) or make a tool
     larger than lint's per-tool budget (`BODY_BYTES`): hide its largest optional members, largest
     first, until the rest fits, as `hide:` (wire names), and say so in a comment above the intent. A
@@ -373,7 +354,7 @@ def _draft_hide(converter: SchemaConverter, op: Operation, intent: dict[str, Any
 
 
 def _draft_signed_hide(doc: SpecDocument, op: Operation, params: list[dict[str, Any]], intent: dict[str, Any],
-                       draft: _Draft) -> None:
+                       draft: Draft) -> None:
     """Hide the optional parameters a security scheme's request signature computes
     (`toolgen.compile.lower.security.signed_parameters`: AWS SigV4's ``X-Amz-Date``,
     ``X-Amz-Signature``, ...), ahead of any `hide:` entry already drafted, and say why in a comment
@@ -411,7 +392,7 @@ def _scope_mismatch(op: Operation, effect: str, scopes: list[str]) -> str | None
 
 
 def _draft_pagination(params: list[dict[str, Any]], response: Any, declared: tuple[bool, Sequence[str]],
-                      draft: _Draft) -> Any:
+                      draft: Draft) -> Any:
     """Draft `pagination:` of a read from its query parameters and its answer together
     (`toolgen.compile.pagination.detect`; `declared`: whether the response declares a Link header,
     and the names of the headers it declares); where detection has a doubt, a
@@ -445,7 +426,7 @@ def _items_schema(response: Any, dotted: str) -> Any:
     return node
 
 
-def _first_drafts(doc: SpecDocument, api: str) -> tuple[_Drafter, list[_Draft], list[LeftOut]]:
+def _first_drafts(doc: SpecDocument, api: str) -> tuple[_Drafter, list[Draft], list[LeftOut]]:
     drafter, operations = _Drafter(doc, api), list_operations(doc)  # one draft per operation but TRACE
     id_counts = dict(Counter(op.operation_id for op in operations if op.operation_id))
     left_out = [LeftOut(op.key, "operation-method-unsupported: TRACE operations are not turned into tools",
@@ -500,15 +481,16 @@ def draft_intent_map(doc: SpecDocument, *, api: str, spec_ref: str, out: Path, c
         found.insert(0, ("", PERMISSION_UNDECIDED.id, _unscoped_message(drafter.unscoped), hint))
     for key, code, message, hint in found:
         if key in by_key:
-            by_key[key].notes.append(_one_line(f"decide [{code}]: {message}; {hint}")[:MARK_CHARS])
-    text = _render(doc, drafts, data, left_out, command,
-                   [f"decide [{code}]: {message}; {hint}" for key, code, message, hint in found if key not in by_key])
+            by_key[key].notes.append(one_line(f"decide [{code}]: {message}; {hint}")[:MARK_CHARS])
+    map_decisions = [f"decide [{code}]: {message}; {hint}" for key, code, message, hint in found
+                     if key not in by_key]
+    text = render_draft(doc, drafts, data, left_out, command, map_decisions)
     skipped = [(item.operation, item.reason) for item in left_out]
     marked = [(key if key in by_key else "", code, message) for key, code, message, _ in found]
     if decisions:  # the effects in doubt are marked as they are drafted (lint reports them from the marks)
         marked += [(d.key, rule, note.split(": ", 1)[1]) for d in drafts for note in d.notes
                    for rule in (EFFECT_UNDECIDED.id, PAGINATION_UNDECIDED.id) if note.startswith(f"decide [{rule}]")]
-    return InitResult(text, api, len(drafts), skipped, sorted(set(_auth_secrets(doc, api).values())), left_out,
+    return InitResult(text, api, len(drafts), skipped, sorted(set(auth_secrets(doc, api).values())), left_out,
                       marked)
 
 
@@ -519,13 +501,13 @@ def _unscoped_message(own: list[str]) -> str:
             f"{names} (each has a `permission:` note)")
 
 
-def _toolsets(doc: SpecDocument, drafts: list[_Draft]) -> dict[str, dict[str, str]]:
+def _toolsets(doc: SpecDocument, drafts: list[Draft]) -> dict[str, dict[str, str]]:
     """One toolset per first tag the drafts use (named by `toolset_from_tag`, described by the spec's tag
     description and the resources of its operations, `with_resources`): `eager` when the draft is small,
     else `deferred` (found by tool search), for the human to choose which toolsets a model sees up front."""
     loading = "eager" if len(drafts) <= EAGER_INTENTS else "deferred"
     paths: dict[str, list[str]] = {}  # each toolset's paths in draft order, in one pass (~1,000 toolsets)
-    first: dict[str, _Draft] = {}
+    first: dict[str, Draft] = {}
     for d in (d for d in drafts if isinstance(d.intent.get("toolset"), str)):
         paths.setdefault(d.intent["toolset"], []).append(d.op.url_path)
         first.setdefault(d.intent["toolset"], d)
@@ -540,254 +522,7 @@ def _toolset_description(doc: SpecDocument, tag: str) -> str:
                            lambda text: " ".join(plain_comment_lines(text, width=100_000, max_lines=1)))
 
 
-def _group_order(doc: SpecDocument, drafts: list[_Draft]) -> list[tuple[str, list[_Draft]]]:
-    """Drafts grouped by first tag (the spec's tag order first), untagged ones by their path toolset."""
-    groups: dict[str, list[_Draft]] = {}
-    for d in drafts:
-        if d.op.tags:
-            tag = d.op.tags[0]
-        else:
-            name = d.intent.get("toolset")
-            tag = f"(no tag) {d.toolset_description.removeprefix('Operations under ').rstrip('.')}" if name else ""
-        groups.setdefault(tag, []).append(d)
-    declared = [str(t.get("name")) for t in doc.data.get("tags") or [] if isinstance(t, dict)]
-    order = [t for t in declared if t in groups] + [t for t in groups if t not in declared]
-    return [(t, groups[t]) for t in order]
-
-
-MAX_TAG_LINES = 3
-TAG_WIDTH = 96
-
-
-def _tag_descriptions(doc: SpecDocument) -> dict[str, list[str]]:
-    """Tag -> its description's first paragraph as plain text, wrapped (at most `MAX_TAG_LINES`)."""
-    out = {}
-    for t in doc.data.get("tags") or []:
-        if isinstance(t, dict) and isinstance(t.get("description"), str):
-            lines = plain_comment_lines(t["description"])
-            if lines:
-                out[str(t.get("name"))] = lines
-    return out
-
-
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MD_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
-_MD_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-
-
-def plain_comment_lines(markdown: str, width: int = TAG_WIDTH, max_lines: int = MAX_TAG_LINES) -> list[str]:
-    """The first paragraph of a Markdown text as plain words, wrapped to `width`: links keep their
-    text, emphasis, code marks, headings, list bullets and HTML tags go; a cut ends in "…"."""
-    import textwrap
-
-    paragraph: list[str] = []
-    for raw in markdown.replace("\r\n", "\n").split("\n"):
-        line = raw.strip()
-        if not line:
-            if paragraph:
-                break
-            continue
-        if re.match(r"^#{1,6}\s", line):  # a heading is a paragraph of its own: skip it
-            if paragraph:
-                break
-            continue
-        line = re.sub(r"^([-*+]\s+|>\s*|\d+[.)]\s+)", "", line)
-        if line.startswith(("```", "|", "<!--")):
-            if paragraph:
-                break
-            continue
-        paragraph.append(line)
-    text = " ".join(paragraph)
-    text = _MD_LINK.sub(r"\1", text)
-    text = _MD_REF_LINK.sub(r"\1", text)
-    text = _HTML_TAG.sub("", text)
-    text = _MD_EMPHASIS.sub(r"\2", text)
-    text = " ".join(text.split())
-    if not text:
-        return []
-    lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
-    if len(lines) > max_lines:
-        lines = lines[:max_lines]
-        lines[-1] = lines[-1][: width - 1].rstrip() + "…"
-    return lines
-
-
-def _intent_node(intent: dict[str, Any]) -> Any:
-    """An intent as a ruamel mapping, its nested mappings and lists in flow style."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    node = CommentedMap()
-    for k, v in intent.items():
-        if isinstance(v, dict):
-            inner = CommentedMap(v)
-            inner.fa.set_flow_style()
-            node[k] = inner
-        elif isinstance(v, list):
-            seq = CommentedSeq(v)
-            seq.fa.set_flow_style()
-            node[k] = seq
-        else:
-            node[k] = v
-    return node
-
-
-def _dump(root: Any) -> str:
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
-    yaml.width = 4096
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    buf = io.StringIO()
-    yaml.dump(root, buf)
-    return buf.getvalue()
-
-
-def left_out_lines(left_out: list[LeftOut]) -> list[str]:
-    """The comment lines (without ``# ``) listing left-out operations: per operation why, what to do,
-    and its drafted intent indented as under `tools:`, so uncommenting it (``# `` removed) puts it back."""
-    from ruamel.yaml.comments import CommentedMap
-
-    if not left_out:
-        return []
-    lines = [f"=== Operations left out ({len(left_out)}): the build cannot turn them into tools as drafted ===",
-             "Each: why, what to do, and its intent. Apply the remedy, uncomment the intent (delete the",
-             "leading `# `; it belongs under `tools:`), then run `toolgen lint`."]
-    for item in left_out:
-        lines += ["", f"{_one_line(item.operation)}", f"  why: {_one_line(item.reason)[:400]}",
-                  f"  to include it: {_one_line(item.remedy)[:400]}"]
-        if item.key is not None and item.intent is not None:
-            root = CommentedMap()
-            root[item.key] = _intent_node(item.intent)
-            lines += ["  " + line for line in _dump(root).rstrip("\n").split("\n")]
-    return lines
-
-
-def _render(doc: SpecDocument, drafts: list[_Draft], data: dict[str, Any], left_out: list[LeftOut],
-            command: str, map_decisions: list[str]) -> str:
-    from ruamel.yaml.comments import CommentedMap
-
-    raw_info = doc.data.get("info")
-    info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
-    title = " ".join(str(info.get("title") or data["api"]["name"]).split())
-    version = str(info.get("version") or "")
-    root = CommentedMap()
-    root["toolgen"] = 1
-    root["spec"] = data["spec"]
-    api = CommentedMap()
-    api["name"] = data["api"]["name"]
-    root["api"] = api
-    if not (doc.data.get("components") or {}).get("securitySchemes"):
-        root.yaml_set_comment_before_after_key(
-            "api", after="The spec declares no security scheme. If the API needs a credential, declare it:\n"
-            "auth: {token: {secret: " + data["api"]["name"].upper() + "_TOKEN, kind: bearer}}", after_indent=0)
-    auth = _auth_block(doc, data["api"]["name"])
-    if auth:
-        root["auth"] = auth
-        root.yaml_set_comment_before_after_key(
-            "auth", before="securitySchemes key -> the runtime secret: the environment variable the runtime reads "
-            "the credential from", indent=0)
-    tools = CommentedMap()
-    root["tools"] = tools
-    if map_decisions:  # right above `tools:`, where lint locates the findings about the whole map
-        root.yaml_set_comment_before_after_key("tools", before="\n".join(
-            ["Decisions left for the whole map (`toolgen lint --strict` reports them until made):",
-             *(_one_line(line)[:MARK_CHARS] for line in map_decisions)]), indent=0)
-    descriptions = _tag_descriptions(doc)
-    for tag, members in _group_order(doc, drafts):
-        first = True
-        for d in members:
-            node = _intent_node(d.intent)
-            for k, comment in d.eol.items():
-                if k in node:
-                    node.yaml_add_eol_comment(comment, k)
-            tools[d.key] = node
-            lines = [""]
-            if first:
-                label = tag or "(no tag)"
-                lines += [f"=== {label} ({len(members)} operation{'s' if len(members) != 1 else ''}) ==="]
-                lines += descriptions.get(tag, [])
-                lines.append("")
-                first = False
-            lines += d.notes
-            tools.yaml_set_comment_before_after_key(d.key, before="\n".join(_comment_lines(lines)), indent=2)
-    missing = left_out_lines(left_out)
-    if data.get("toolsets"):
-        sets = CommentedMap()
-        for name, spec in data["toolsets"].items():
-            entry = CommentedMap({k: _flow_safe(v) for k, v in spec.items()})
-            entry.fa.set_flow_style()
-            sets[name] = entry
-        root["toolsets"] = sets
-        deferred = any(spec["loading"] == "deferred" for spec in data["toolsets"].values())
-        # the left-out intents go right after the last tool, so an uncommented one lands under `tools:`
-        root.yaml_set_comment_before_after_key("toolsets", before="\n".join(["", *missing, ""] if missing else [""]) + (
-            "\nToolsets (namespaces), one per tag (or per path for untagged operations). "
-            + ("With this many tools they are deferred: a model finds their tools by tool search.\n"
-               "Make the toolsets an agent needs first `eager` (a few, under 20 tools up front)."
-               if deferred else "All eager: every tool is in the catalog up front.")), indent=0)
-    body = _dump(root)
-    header = [
-        f"Draft intent map for {title}" + (f" {version}" if version else "") + f", written by `{command}`.",
-        "Review it before use: effects come from what each operation's name says it does (its Action,",
-        "operationId, path or summary; the method only when they say nothing), approval is required on",
-        "every write (the safe default), and pagination was detected from parameters and answers. Each",
-        "`# decide [RULE]:` comment is a choice left to you: `toolgen lint --strict` reports it at that",
-        "line until it is made (and, for effect-undecided and permission-undecided, the mark deleted).",
-        "Delete the intents agents do not need (a catalog of more than 128 tools does not fit one OpenAI",
-        "request), add a description that says when NOT to use a tool, and project large outputs with",
-        "output.fields.",
-    ]
-    text = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header) + body
-    if missing and not data.get("toolsets"):
-        text += "".join(f"# {line}\n".replace("# \n", "#\n") for line in ["", *missing])
-    return text
-
-
-_FLOW_INDICATORS = re.compile(r"[?:,\[\]{}#&*!|>'\"%@`]")
-
-
-def _flow_safe(value: Any) -> Any:
-    """A string double-quoted when it holds a YAML indicator (``What will you make?``): a plain
-    scalar with one inside a flow mapping is read differently, or not at all, by YAML 1.1 parsers."""
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
-
-    return DoubleQuotedScalarString(value) if isinstance(value, str) and _FLOW_INDICATORS.search(value) else value
-
-
-def _auth_secrets(doc: SpecDocument, api: str) -> dict[str, str]:
-    """Security scheme -> the secret name the runtime would use by default (so the draft says which
-    environment variables to set)."""
-    schemes = (doc.data.get("components") or {}).get("securitySchemes")
-    if not isinstance(schemes, dict):
-        return {}
-    return {str(name): secret_name(api, str(name), len(schemes)) for name in schemes}
-
-
-def _auth_block(doc: SpecDocument, api: str) -> Any:
-    from ruamel.yaml.comments import CommentedMap
-
-    secrets = _auth_secrets(doc, api)
-    if not secrets:
-        return None
-    block = CommentedMap()
-    for name, secret in secrets.items():
-        entry = CommentedMap({"secret": secret})
-        entry.fa.set_flow_style()
-        block[name] = entry
-    return block
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _comment_lines(lines: list[str]) -> list[str]:
-    # ruamel writes each line of `before` as a comment; an empty line stays a blank line
-    return [line.replace("\n", " ") for line in lines]
-
-
-__all__ = ["InitResult", "LeftOut", "api_name_from", "draft_intent_map", "drafted_effects", "left_out_lines", "plain_comment_lines", "renamed_keyword"]
+__all__ = ["InitResult", "api_name_from", "draft_intent_map", "drafted_effects", "renamed_keyword"]
 
 
 def _param_types(params: list[dict[str, Any]]) -> dict[str, str]:

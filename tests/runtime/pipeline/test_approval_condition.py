@@ -6,6 +6,7 @@ request that would be sent, failing closed, audited, and enforced against a real
 from __future__ import annotations
 
 import json
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,14 @@ def test_a_condition_that_does_not_check_is_an_error_at_its_line_and_column(tmp_
     assert "approval-condition-invalid" in out and message in out, out
     assert f"api.yaml:{line}:{opening + column}" in out, out
     assert not (tmp_path / "out" / "policy.json").exists()
+
+
+def test_a_condition_on_a_hidden_argument_is_an_error(tmp_path: Path) -> None:
+    """A hidden argument is no member of ``args``: the model never fills it, so a condition on it
+    could never see what the model chose (its fixed value is the map's own)."""
+    body = refund_intent('args.reason == "fraudulent"', extra="    args: {reason: {hide: true}}\n")
+    out = build(tmp_path, PAYMENTS, body, expect=2).result.output
+    assert "approval-condition-invalid" in out and "no member 'reason'" in out, out
 
 
 def test_a_block_condition_is_located_on_its_own_line(tmp_path: Path) -> None:
@@ -265,3 +274,26 @@ def test_descriptions_say_when_approval_is_asked_without_showing_the_condition(s
     assert "else call record_refund with the preview_id." in preview
     assert "when the preview says approval_required" in record, record
     assert "50000" not in preview + record  # a model that knew the threshold could aim just below it
+
+
+TAGGED = {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}},
+                                           "amount": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize(("when", "count"), [
+    ('args.tags.exists(a, args.tags.exists(b, a != b && a + b == "xy"))', 400),
+    ('args.tags.exists(t, t == "x")', 50_000),
+    ("args.amount > 50000", 150_000),
+])
+def test_a_condition_over_arguments_too_large_to_evaluate_asks_at_once(when: str, count: int) -> None:
+    """cel-python takes about half a millisecond per element a macro visits (400 tags under two
+    nested macros: 160,000 visits, over a minute), and the arguments are the caller's to size: a
+    condition whose evaluation would exceed its budget asks for the approval at once, unevaluated."""
+    condition = compile_condition(when, TAGGED)
+    started = time.perf_counter()
+    required, why = condition.holds({"tags": [str(i) for i in range(count)], "amount": 1}, "a", [])
+    assert time.perf_counter() - started < 1.0
+    assert required and why.startswith("evaluation failed (too large"), why
+    small = {"tags": ["x", "y"], "amount": 60_000}
+    assert condition.holds(small, "a", []) == (True, "true")  # small arguments are evaluated
+    assert condition.holds({"tags": ["a", "b"], "amount": 1}, "a", []) == (False, "false")

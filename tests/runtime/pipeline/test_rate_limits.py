@@ -276,6 +276,62 @@ def test_no_window_ever_sends_more_than_the_sum(limited: Built, calls: list[tupl
         assert sorted(json.loads(r.body)["amount"] for r in recorder.requests) == sorted(a for _, a in log)
 
 
+UNBOUNDED_SUM = """tools:
+  refund:
+    operation: createRefund
+    effect: write
+    permission: payments:write
+    approval: never
+    record: {arguments: full}
+    idempotency: {key: action_id, send_as: "header:Idempotency-Key", honoured_by_api: true}
+    limits: [{per: tool, sum: amount, max: 100000, window: 1d}]
+"""
+
+
+@pytest.fixture(scope="module")
+def unbounded(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """`refund` summing an `amount` whose schema bounds nothing (no minimum, no maximum)."""
+    tmp = tmp_path_factory.mktemp("unbounded")
+    spec = tmp / "payments.yaml"
+    bounded = "amount: {type: integer, minimum: 0, maximum: 100000000}"
+    text = PAYMENTS.read_text(encoding="utf-8").replace(bounded, "amount: {type: integer}")
+    spec.write_text(text, encoding="utf-8")
+    return build(tmp, spec, UNBOUNDED_SUM)
+
+
+def _spelled(amount: int, spelling: str) -> Any:
+    if spelling == "float":
+        return float(amount) if abs(amount) < 2**1023 else amount
+    if spelling == "exponent":
+        return json.loads(f"{amount}e0") if abs(amount) < 10**300 else amount
+    if spelling == "text":
+        return str(amount)
+    return amount
+
+
+AMOUNTS = st.one_of(st.integers(-200_000, 200_000), st.integers(2**53 - 2, 2**53 + 2),
+                    st.integers(2**63 - 2, 2**64), st.integers(4, 400).map(lambda k: 10**k),
+                    st.integers(300, 400).map(lambda k: -(10**k)))
+
+
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(calls=st.lists(st.tuples(AMOUNTS, st.sampled_from(["int", "float", "exponent", "text"])), max_size=12))
+def test_no_spelling_of_the_summed_argument_passes_the_sum(unbounded: Built,
+                                                           calls: list[tuple[int, str]]) -> None:
+    """On an argument the schema leaves unbounded: amounts too large for a double (10**400), their
+    negatives, floats, exponents and text are each sent (and counted) canonically or refused before
+    anything is sent; what is sent never adds up past the limit, and no call fails internally."""
+    with RecordingServer() as recorder:
+        reg = Registry.from_dir(unbounded.out, base_url=recorder.base_url, credentials=StaticCredentials({}),
+                                receipts=MemoryReceiptStore())
+        for i, (amount, spelling) in enumerate(calls):
+            res = reg.call("record_refund", refund(_spelled(amount, spelling), f"k{i}"), actor=CLERK)
+            refused = res.error.code if res.error is not None else None
+            assert res.ok or refused in ("rate_limited", "invalid_arguments"), res.to_json()
+        amounts = [json.loads(r.body)["amount"] for r in recorder.requests]
+    assert sum(max(0, a) for a in amounts) <= 100_000, amounts
+
+
 def test_a_composites_steps_count_against_the_limits_their_rows_carry(tmp_path: Path) -> None:
     """A composite's step rows carry the limits their operation's intent (else `defaults.limits`)
     gives it, and the step path enforces them like a tool's: a `per: api` budget counts the requests

@@ -8,9 +8,12 @@ tools over the real MCP client."""
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import hmac
 import json
+import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tests.support.hostile_server import HostileServer, response, trickle
 from tests.support.http_serving import http_server
 from tests.support.profiles import examples
 from tests.support.runtime_env import mcp_json, tickets_dir
@@ -28,6 +32,7 @@ from toolgen.cli import main
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.clock import ManualClock
 from toolgen.runtime.serving.access_tokens import (
+    MAX_JWKS_BYTES,
     AuthorizationServer,
     AuthorizationServerError,
     JwksCache,
@@ -110,6 +115,9 @@ def refused_tokens(server: LoopbackAS) -> dict[str, str]:
         "wrong issuer": server.access_token("mallory", ["ticket:read"], iss="https://evil.example.test/"),
         "no subject": server.sign({"aud": RESOURCE, "scope": "ticket:read"}),
         "not yet valid": server.access_token("mallory", ["ticket:read"], nbf=int(claims["iat"]) + 3600),
+        "issued in the future": server.access_token("mallory", ["ticket:read"], iat=int(claims["iat"]) + 3600),
+        "subject not a string": server.sign({"sub": 7, "aud": RESOURCE, "scope": "ticket:read"}),
+        "longer than 16 KiB": server.access_token("mallory", ["ticket:read"], pad="x" * 16_384),
         "alg none": f"{b64({'alg': 'none', 'typ': 'JWT'})}.{payload}.",
         "alg none with the kid": f"{b64({'alg': 'none', 'kid': kid})}.{payload}.",
         "re-signed by another key with the same kid": server.sign(
@@ -254,6 +262,158 @@ def test_a_failed_jwks_fetch_keeps_the_known_keys(auth_server: LoopbackAS) -> No
     jwks.uri = auth_server.url + "/missing"  # the server answers 404 from now on
     clock.advance(61)
     assert verify(verifier, token) is not None
+
+
+def test_a_key_the_set_no_longer_holds_verifies_nothing_even_when_none_is_left() -> None:
+    """The authorization server revokes its only key (it publishes an empty set, or one of keys this
+    verifier cannot use): once the cache refetches, the old key's tokens are refused. An answer
+    that is a JWKS replaces the keys whatever it holds; only a failed fetch keeps them."""
+    clock = ManualClock()
+    with LoopbackAS(RESOURCE) as server:
+        jwks = JwksCache(server.url + "/jwks", max_age_s=60, min_refetch_s=30, clock=clock)
+        verifier = JwtVerifier(config(server), jwks=jwks, clock=clock)
+        token = server.access_token("alice", ["ticket:read"])
+        assert verify(verifier, token) is not None
+        server.retire(str(server.signing.kid if server.signing else ""))
+        clock.advance(61)
+        assert verify(verifier, token) is None
+        assert jwks.fetches == 2 and server.jwks_fetches == 2
+    unusable = {"keys": [{"kty": "XYZ", "kid": "k-new", "use": "sig"}]}
+    with LoopbackAS(RESOURCE) as server:
+        jwks = JwksCache(server.url + "/jwks", max_age_s=60, min_refetch_s=30, clock=clock)
+        verifier = JwtVerifier(config(server), jwks=jwks, clock=clock)
+        token = server.access_token("alice", ["ticket:read"])
+        assert verify(verifier, token) is not None
+        with hostile_jwks(response(200, json.dumps(unusable), {"Content-Type": "application/json"})) as other:
+            jwks.uri = other.base_url + "/jwks"
+            clock.advance(61)
+            assert verify(verifier, token) is None
+
+
+def test_a_jwk_naming_its_algorithm_verifies_that_algorithm_only(auth_server: LoopbackAS) -> None:
+    """The signing key published with ``alg: PS256``: an RS256 token it signed is refused even when
+    the configuration allows both (RFC 7517 §4.4: the key is for that algorithm only); published
+    with ``alg: RS256`` (the guard), the same token verifies."""
+    token = auth_server.access_token("alice", ["ticket:read"])
+    assert auth_server.signing is not None
+    for declared, accepted in (("PS256", False), ("RS256", True)):
+        jwk = {**auth_server.signing.as_dict(private=False), "alg": declared}
+        body = json.dumps({"keys": [jwk]})
+        with hostile_jwks(response(200, body, {"Content-Type": "application/json"})) as jwks:
+            verifier = JwtVerifier(config(auth_server, algorithms=("RS256", "PS256")),
+                                   jwks=JwksCache(jwks.base_url + "/jwks"))
+            assert (verify(verifier, token) is not None) is accepted, declared
+
+
+def hostile_jwks(answer: Any) -> HostileServer:
+    """A JWKS endpoint that answers every fetch with `answer` (raw bytes or chunks, `HostileServer`)."""
+    return HostileServer(lambda request: answer)
+
+
+def test_a_deeply_nested_jwks_answer_is_a_failed_fetch_not_an_exception(auth_server: LoopbackAS) -> None:
+    """`json.loads` of 100,000 opening brackets raises RecursionError, no ValueError: the verifier
+    still answers None (a 401), never an exception (the SDK's middleware would answer 500)."""
+    token = auth_server.access_token("alice", ["ticket:read"])
+    with hostile_jwks(response(200, b"[" * 100_000, {"Content-Type": "application/json"})) as jwks:
+        verifier = JwtVerifier(config(auth_server), jwks=JwksCache(jwks.base_url + "/jwks"))
+        assert verify(verifier, token) is None
+        assert verifier.jwks.fetches == 1
+
+
+def test_a_huge_jwks_answer_is_not_read_past_the_bound(auth_server: LoopbackAS) -> None:
+    """A 32 MB answer: the fetch stops reading once it passes `MAX_JWKS_BYTES` (256 KiB), so the
+    memory it takes stays near the bound, and the answer gives no keys."""
+    size, chunk = 32 * 1024 * 1024, b" " * 65536
+    head = response(200, b"", {"Content-Type": "application/json", "Content-Length": str(size)})
+    answer = [(head, 0.0)] + [(chunk, 0.0)] * (size // len(chunk))
+    with hostile_jwks(answer) as jwks:
+        cache = JwksCache(jwks.base_url + "/jwks")
+        tracemalloc.start()
+        try:
+            assert anyio.run(cache.key, None) is None
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 4 * MAX_JWKS_BYTES, f"the fetch held {peak / 1e6:.1f} MB"
+
+
+def test_a_compressed_jwks_answer_is_bounded_decoded() -> None:
+    """64 KiB of gzip that inflate to 64 MB: the bound holds for the decoded answer, each chunk
+    decoded no further than what is left of it (a decoder inflating a whole chunk at once would
+    hold the 64 MB before any size check)."""
+    bomb = gzip.compress(b" " * (64 * 1024 * 1024), compresslevel=9)
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    with hostile_jwks(response(200, bomb, headers)) as jwks:
+        cache = JwksCache(jwks.base_url + "/jwks")
+        tracemalloc.start()
+        try:
+            assert anyio.run(cache.key, None) is None
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert len(bomb) < MAX_JWKS_BYTES and peak < 4 * MAX_JWKS_BYTES, f"the fetch held {peak / 1e6:.1f} MB"
+    from joserfc.jwk import RSAKey
+
+    key = RSAKey.generate_key(2048, parameters={"kid": "k-1", "alg": "RS256"}, private=False)
+    published = gzip.compress(json.dumps({"keys": [key.as_dict(private=False)]}).encode())
+    with hostile_jwks(response(200, published, headers)) as jwks:  # the guard: a small gzip answer is read
+        assert anyio.run(JwksCache(jwks.base_url + "/jwks").key, "k-1") is not None
+
+
+def test_a_jwks_answer_that_trickles_in_ends_at_the_fetch_deadline(auth_server: LoopbackAS) -> None:
+    """One byte every 0.2 s (each read within the per-read timeout) would hold the fetch, and every
+    verification waiting on its lock, for as long as the server likes: the whole fetch has a
+    deadline (`timeout_s`), after which the keys already known are kept."""
+    token = auth_server.access_token("alice", ["ticket:read"])
+    clock = ManualClock()
+    body = json.dumps({"keys": []}).encode() + b" " * 1000
+    with hostile_jwks(trickle(200, body, 0.2, {"Content-Type": "application/json"})) as jwks:
+        cache = JwksCache(auth_server.url + "/jwks", max_age_s=60, timeout_s=1.0, clock=clock)
+        verifier = JwtVerifier(config(auth_server), jwks=cache, clock=clock)
+        assert verify(verifier, token) is not None
+        cache.uri = jwks.base_url + "/jwks"
+        clock.advance(61)
+        started = time.monotonic()
+
+        async def bounded() -> Any:
+            with anyio.fail_after(10):
+                return await verifier.verify_token(token)
+
+        assert anyio.run(bounded) is not None  # the known key still verifies
+        assert time.monotonic() - started < 5
+        assert cache.fetches == 2
+
+
+def test_keys_come_only_from_the_configured_jwks_answer(auth_server: LoopbackAS) -> None:
+    """A forger's key reaches the verifier by no other way: not by a redirect of `jwks_uri` (not
+    followed), not by the token's own ``jku``/``x5u`` header (never fetched), not as a symmetric
+    (``oct``) key published in the set (HMAC is never an allowed algorithm, and an RSA algorithm
+    cannot use it)."""
+    from joserfc.jwk import OctKey, RSAKey
+
+    evil = RSAKey.generate_key(2048, parameters={"kid": "k-evil", "alg": "RS256"}, private=True)
+    oct_key = OctKey.generate_key(256, parameters={"kid": "k-oct"})
+    claims = {"sub": "mallory", "aud": RESOURCE, "scope": "ticket:delete"}
+    forged = auth_server.sign(claims, key=evil)
+    published = {"keys": [evil.as_dict(private=False), oct_key.as_dict(private=True)]}
+    with hostile_jwks(response(200, json.dumps(published), {"Content-Type": "application/json"})) as theirs:
+        def redirect(request: Any) -> bytes:
+            return response(302, b"", {"Location": theirs.base_url + "/jwks"})
+
+        with HostileServer(redirect) as ours:
+            redirected = JwtVerifier(config(auth_server), jwks=JwksCache(ours.base_url + "/jwks"))
+            assert verify(redirected, forged) is None
+            assert [r.path for r in theirs.requests] == []  # the redirect was not followed
+        verifier = JwtVerifier(config(auth_server))
+        for header in ({"jku": theirs.base_url + "/jwks"}, {"x5u": theirs.base_url + "/jwks"}):
+            assert verify(verifier, auth_server.sign(claims, key=evil, header=header)) is None
+        assert theirs.requests == []
+        trusting = JwtVerifier(config(auth_server), jwks=JwksCache(theirs.base_url + "/jwks"))
+        assert verify(trusting, forged) is not None  # the guard: that set's keys do verify
+        for algorithm in ("HS256", "RS256"):
+            body = {**claims, "iss": auth_server.issuer, "exp": int(time.time()) + 600}
+            signed = hs256({"alg": algorithm, "kid": "k-oct"}, body, oct_key.raw_value)
+            assert verify(trusting, signed) is None, algorithm
 
 
 # ------------------------------------------------------------------------------------------------

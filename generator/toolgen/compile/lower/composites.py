@@ -5,10 +5,10 @@ per composite one read tool (pattern pipeline, branch or aggregate of reads) or 
 `record_<key>` pair (a composite with a write step), each an ordinary IR `Tool` whose `PolicyRow`
 has no operation and carries the `CompositePlan`.
 
-Each step's row is lowered by the code that lowers an ordinary tool of its operation
-(`toolgen.compile.lower.tools.lower_intent`), from the operation's own intent in `tools:` when the
-map has one (its permission, idempotency, narrowed arguments, timeout, retries), else from the intent
-an include group would infer; then without pagination and projection (a reference reads the whole
+Each step's row is lowered (`composite_steps`) by the code that lowers an ordinary tool of its
+operation (`toolgen.compile.lower.tools.lower_intent`), from the operation's own intent in `tools:`
+when the map has one (its permission, idempotency, narrowed arguments, timeout, retries), else from
+the intent an include group would infer; then without pagination and projection (a reference reads the whole
 answer), and a write step as a record row with full arguments and approval ``never`` (the
 composite's approval covers it).
 
@@ -21,59 +21,53 @@ from the step answer's schema at the reference's pointer).
 Every problem is a located error (file:line:col + JSON pointer in the intent map, and what to do):
 an unknown step operation, a malformed or dangling reference, a reference to a later step or a
 cycle, a reference between branch or aggregate steps, an unmapped required step argument, a mapping
-whose types cannot match, a write step in an aggregate, an override looser than derived, a branch
+whose types cannot match (those of the shape, mappings and references: `composite_checks`), a
+write step in an aggregate, an override looser than derived, a branch
 `when` missing or duplicated, one argument mapped into two steps with incompatible schemas.
 """
 
 from __future__ import annotations
 
 import copy
-import difflib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from ...diagnostics import DiagnosticError, DiagnosticSink, SourceLocation
+from ...diagnostics import SourceLocation
 from ...naming import tool_name_problem
-from ...pointer import escape_token, parse_pointer
+from ...pointer import parse_pointer
 from ...policy.format import (
     CompositePlan,
     CompositeStep,
     InputRef,
-    LiteralValue,
     MappingValue,
     StepRef,
     mapping_references,
 )
-from ..intent import (
-    CompositeIntent,
-    CompositeStepSpec,
-    IncludeSpec,
-    OutputSpec,
-    RecordSpec,
-    ToolIntent,
-)
+from ..intent import CompositeIntent
 from ..ir import AuthBinding, Effect, Idempotency, Mode, OutputPolicy, PolicyRow, Retry, Tool
-from ..operations import Operation, OperationIndex, find_operation, suggest_operations
+from ..operations import Operation, OperationIndex
 from ..schema.projection import project_schema
-from ..schema.satisfiable import json_type_of as json_type
-from .composite_refs import INPUT, cycle_path, in_cycle, parse_ref, parse_value
+from .composite_checks import (
+    branch_switch,
+    check_references,
+    check_shape,
+    check_steps,
+    has_errors_at,
+    parse_mappings,
+)
 from .composite_schemas import (
     ERRORS,
     STEPS,
-    answer_schema,
     compatible,
     hoist_defs,
     record_output_schema,
     schema_at,
-    schema_types,
-    types_meet,
 )
-from .context import Ctx, Skip
-from .infer import infer_intent
-from .resolve import resolve_intent
+from .composite_steps import Step, lower_step, step_effect_guess
+from .context import Ctx
 from .text import cap_text, expansion_texts, guidance, with_examples
-from .tools import PREVIEW_ID_ARG, _preview_output_schema, lower_intent
+from .tools import PREVIEW_ID_ARG, _preview_output_schema
 from .toolsets import place
 
 #: effects from least to most strict
@@ -89,18 +83,6 @@ def composite_tool_names(key: str, writes: bool) -> tuple[str, ...]:
     if writes:
         return ("preview_" + key, "record_" + key)
     return (key if key.startswith(READ_PREFIXES) else "get_" + key,)
-
-
-@dataclass
-class _Step:
-    spec: CompositeStepSpec
-    index: int
-    op: Operation
-    row: PolicyRow
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None
-    args: dict[str, MappingValue]
-    redact: tuple[str, ...]  # the step intent's own redaction paths (dotted, into its answer)
 
 
 class _Failed(Exception):
@@ -133,15 +115,15 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
     def loc(*more: str | int) -> SourceLocation:
         return intents.locate(*where, *more)
 
-    _check_shape(ctx, key, intent, loc)
+    check_shape(ctx, key, intent, loc)
     steps_ids = [s.id for s in intent.steps]
     # 1. each step's operation, lowered as an ordinary tool of it
-    lowered: list[_Step] = []
-    writes_any = any(_step_effect_guess(ctx, by_ref, s) != "read" for s in intent.steps)
+    lowered: list[Step] = []
+    writes_any = any(step_effect_guess(ctx, by_ref, s) != "read" for s in intent.steps)
     names = composite_tool_names(key, writes_any)
     owner = names[-1]
     for index, spec in enumerate(intent.steps):
-        step = _lower_step(ctx, operations, by_ref, key, owner, index, spec, loc)
+        step = lower_step(ctx, operations, by_ref, key, owner, index, spec, loc)
         if step is not None:
             lowered.append(step)
     if len(lowered) != len(intent.steps):
@@ -150,19 +132,19 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
     if writes != writes_any:  # the guess and the lowering disagree only on a broken step
         raise _Failed
     # 2. the mappings, their references and the step order
-    output = _parse_mappings(ctx, intent, lowered, loc)
-    switch = _switch(ctx, intent, loc)
-    needs = _check_references(ctx, intent, lowered, output, loc)
-    if _has_errors_at(sink, intents.display, where):
+    output = parse_mappings(ctx, intent, lowered, loc)
+    switch = branch_switch(ctx, intent, loc)
+    needs = check_references(ctx, intent, lowered, output, loc)
+    if has_errors_at(sink, intents.display, where):
         raise _Failed
     # 3. derived arguments, and the checks that need step schemas
     by_id = {s.spec.id: s for s in lowered}
     input_schema = _input_schema(ctx, intent, lowered, switch, loc)
-    _check_steps(ctx, intent, lowered, input_schema, loc)
+    check_steps(ctx, intent, lowered, input_schema, loc)
     # 4. effect, permission, approval
     effect = _effect(ctx, key, intent, lowered, writes, loc)
     permission = _permission(ctx, intent, lowered, loc)
-    if _has_errors_at(sink, intents.display, where):
+    if has_errors_at(sink, intents.display, where):
         raise _Failed
     # 5. the plan, the output, the tools
     ordered = lowered  # pipeline steps run in the order written (references checked above)
@@ -211,7 +193,9 @@ def _lower_composite(ctx: Ctx, operations: list[Operation], by_ref: OperationInd
                           summary, how, loc)
 
 
-def _effect(ctx: Ctx, key: str, intent: CompositeIntent, lowered: list[_Step], writes: bool, loc: Any) -> Effect:
+def _effect(
+    ctx: Ctx, key: str, intent: CompositeIntent, lowered: list[Step], writes: bool, loc: Any
+) -> Effect:
     """The composite's effect (the strictest step's, or the intent's when stricter); located errors for
     overrides looser than derived, a write in an aggregate and a key sent to the API."""
     sink = ctx.sink
@@ -246,23 +230,6 @@ def _effect(ctx: Ctx, key: str, intent: CompositeIntent, lowered: list[_Step], w
     return effect
 
 
-def _parse_mappings(ctx: Ctx, intent: CompositeIntent, lowered: list[_Step], loc: Any) -> dict[str, MappingValue]:
-    """Each step's `args` parsed into its `_Step.args`; the result members (`output`, default: one per
-    step, its whole answer)."""
-    for step in lowered:
-        for arg, raw in step.spec.args.items():
-            value = parse_value(raw, loc("steps", step.index, "args", arg), ctx.sink)
-            if value is not None:
-                step.args[arg] = value
-    output_raw = intent.output if intent.output is not None else {s.id: f"${s.id}" for s in intent.steps}
-    output: dict[str, MappingValue] = {}
-    for member, raw in output_raw.items():
-        value = parse_value(raw, loc("output", member) if intent.output is not None else loc("steps"), ctx.sink)
-        if value is not None:
-            output[member] = value
-    return output
-
-
 def _check_names(ctx: Ctx, key: str, names: tuple[str, ...], taken: set[str], loc: Any) -> None:
     for name in names:
         problem = tool_name_problem(name)
@@ -276,7 +243,7 @@ def _check_names(ctx: Ctx, key: str, names: tuple[str, ...], taken: set[str], lo
             raise _Failed
 
 
-def _result(ctx: Ctx, key: str, intent: CompositeIntent, by_id: dict[str, _Step], input_schema: dict[str, Any],
+def _result(ctx: Ctx, key: str, intent: CompositeIntent, by_id: dict[str, Step], input_schema: dict[str, Any],
             output: dict[str, MappingValue], writes: bool, loc: Any) -> tuple[dict[str, Any], list[str]]:
     """(the combined result's schema, projected; the projection's fields, `errors` kept in an aggregate).
     An `output` member named like a member the runtime adds (`errors` of an aggregate, `steps` of a
@@ -351,186 +318,11 @@ def _writing_tools(ctx: Ctx, key: str, intent: CompositeIntent, names: tuple[str
     ]
 
 
-
-def _has_errors_at(sink: DiagnosticSink, display: str, where: tuple[str, str]) -> bool:
-    prefix = "/" + "/".join(escape_token(w) for w in where)
-    return any(d.location is not None and d.location.file == display
-               and (d.location.pointer or "").startswith(prefix) for d in sink.errors)
-
-
-def _check_shape(ctx: Ctx, key: str, intent: CompositeIntent, loc: Any) -> None:
-    """Step ids unique and not `input`; a branch's switch and `when`s; `when` only on branches."""
-    sink = ctx.sink
-    seen: dict[str, int] = {}
-    for index, step in enumerate(intent.steps):
-        if step.id == INPUT:
-            sink.error("composite-step-id", f"composite `{key}`: step id `input` is reserved for the composite's "
-                       "arguments", loc("steps", index, "id"), "choose another id")
-        if step.id in seen:
-            sink.error("composite-step-id", f"composite `{key}`: step id `{step.id}` is used twice "
-                       f"(steps {seen[step.id]} and {index})", loc("steps", index, "id"), "give every step its own id")
-        seen.setdefault(step.id, index)
-    whens: dict[str, int] = {}
-    if intent.pattern == "branch":
-        if intent.switch is None:
-            sink.error("composite-switch-missing", f"composite `{key}` is a branch without a `switch`", loc(),
-                       "add `switch: $input/<argument>`, the argument whose value chooses the step")
-        for index, step in enumerate(intent.steps):
-            if step.when is None:
-                sink.error("composite-when-missing", f"branch `{key}`: step `{step.id}` has no `when`",
-                           loc("steps", index), "add `when: <value of the switch argument that takes this step>`")
-            elif step.when in whens:
-                sink.error("composite-when-duplicate", f"branch `{key}`: steps {whens[step.when]} and {index} both "
-                           f"run when the switch is {step.when!r}", loc("steps", index, "when"),
-                           "give every branch step its own `when` value")
-            else:
-                whens[step.when] = index
-    else:
-        if intent.switch is not None:
-            sink.error("composite-switch-unused", f"composite `{key}` is a {intent.pattern}; only a branch has a "
-                       "`switch`", loc("switch"), "drop `switch`, or set `pattern: branch`")
-        for index, step in enumerate(intent.steps):
-            if step.when is not None:
-                sink.error("composite-when-unused", f"composite `{key}` is a {intent.pattern}; only branch steps "
-                           "have `when`", loc("steps", index, "when"), "drop `when`, or set `pattern: branch`")
-
-
-def _step_intent(ctx: Ctx, op: Operation, by_ref: OperationIndex) -> tuple[ToolIntent, bool]:
-    """The intent an ordinary tool of `op` is lowered from: the map's own (first in `tools:` order)
-    when it has one (True), else the one an include group would infer (False)."""
-    for intent in ctx.intents.model.tools.values():
-        if find_operation(by_ref, intent.operation) is op:
-            return intent, True
-    return infer_intent(ctx, op, IncludeSpec()), False
-
-
-def _step_effect_guess(ctx: Ctx, by_ref: OperationIndex, spec: CompositeStepSpec) -> str:
-    op = find_operation(by_ref, spec.operation)
-    if op is None:
-        return "read"
-    try:
-        return _step_intent(ctx, op, by_ref)[0].effect
-    except Skip:
-        return "read"
-
-
-def _lower_step(ctx: Ctx, operations: list[Operation], by_ref: OperationIndex, key: str, owner: str, index: int,
-                spec: CompositeStepSpec, loc: Any) -> _Step | None:
-    sink = ctx.sink
-    op = find_operation(by_ref, spec.operation)
-    where = loc("steps", index, "operation")
-    if op is None:
-        close = suggest_operations(operations, spec.operation)
-        sink.error("composite-step-operation-unknown",
-                   f"composite `{key}`: step `{spec.id}` names operation {spec.operation!r}, which is not in "
-                   f"{ctx.doc.display}", where,
-                   f"did you mean {', '.join(repr(c) for c in close)}?" if close else
-                   "use an operationId or `METHOD /path` exactly as written in the spec")
-        return None
-    try:
-        base, _explicit = _step_intent(ctx, op, by_ref)
-    except Skip as skip:
-        sink.error(skip.code, f"composite `{key}`, step `{spec.id}`: {skip.message}", where, skip.hint)
-        return None
-    keep = base.output
-    step_intent = base.model_copy(update={
-        "pagination": None, "approval": "never", "preview": False, "record": RecordSpec(arguments="full"),
-        "output": OutputSpec(max_bytes=keep.max_bytes if keep else None,
-                             schema_mode=keep.schema_mode if keep else None),
-        "toolset": None, "loading": None, "keywords": [], "examples": [], "use_when": None, "not_for": None,
-    })
-    # lowered by the ordinary tools' code, in a scratch context: its names and diagnostics are the
-    # ordinary tool's business, only errors are reported here, at the step
-    scratch = Ctx(ctx.doc, ctx.intents, DiagnosticSink(), ctx.api, ctx.converter, names={},
-                  toolsets=dict(ctx.toolsets))
-    try:
-        made = lower_intent(scratch, op, spec.id, step_intent, ("steps",), explicit=False)
-    except Skip as skip:
-        sink.error(skip.code, f"composite `{key}`, step `{spec.id}` ({op.key}): {skip.message}", where, skip.hint)
-        return None
-    except DiagnosticError as exc:
-        for d in exc.diagnostics:
-            sink.error(d.code, f"composite `{key}`, step `{spec.id}` ({op.key}): {d.message}", where, d.hint)
-        return None
-    for d in scratch.sink.errors:
-        sink.error(d.code, f"composite `{key}`, step `{spec.id}` ({op.key}): {d.message}", where, d.hint)
-    if scratch.sink.errors:
-        return None
-    tool = made[-1]
-    row = replace(tool.policy, tool=f"{owner}.{spec.id}", pair=None, intent=key, toolset=None, loading="eager",
-                  keywords=(), examples=(), not_for=None)
-    redact = resolve_intent(ctx.intents, spec.id, base, ("steps",), explicit=False).output.redact
-    return _Step(spec, index, op, row, tool.input_schema, answer_schema(tool.output_schema, row.output.shape), {},
-                 redact)
-
-
-def _switch(ctx: Ctx, intent: CompositeIntent, loc: Any) -> InputRef | None:
-    if intent.pattern != "branch" or intent.switch is None:
-        return None
-    ref = parse_ref(intent.switch, loc("switch"), ctx.sink) if intent.switch.startswith("$") else None
-    if ref is None or not isinstance(ref, InputRef) or len(parse_pointer(ref.pointer)) != 1:
-        if ref is not None or not intent.switch.startswith("$"):
-            ctx.sink.error("composite-switch-invalid", f"switch {intent.switch!r} is not an argument of the composite",
-                           loc("switch"), "write `switch: $input/<argument>`")
-        return None
-    return ref
-
-
-def _check_references(ctx: Ctx, intent: CompositeIntent, steps: list[_Step], output: dict[str, MappingValue],
-                      loc: Any) -> dict[str, set[str]]:
-    """Each step's `needs` (the steps its arguments read); unknown steps, references to later steps,
-    cycles and references between branch or aggregate steps are located errors."""
-    sink = ctx.sink
-    ids = [s.spec.id for s in steps]
-    needs: dict[str, set[str]] = {s.spec.id: set() for s in steps}
-    for step in steps:
-        for arg, value in step.args.items():
-            for ref in mapping_references(value):
-                if not isinstance(ref, StepRef):
-                    continue
-                where = loc("steps", step.index, "args", arg)
-                if ref.step not in needs:
-                    close = difflib.get_close_matches(ref.step, ids, n=1)
-                    sink.error("composite-reference-unknown", f"step `{step.spec.id}` reads `${ref.step}`, which is "
-                               "not a step of this composite", where,
-                               f"did you mean `${close[0]}`?" if close else f"steps: {', '.join(ids)}")
-                    continue
-                needs[step.spec.id].add(ref.step)
-    for step in steps:
-        if in_cycle(step.spec.id, needs):
-            sink.error("composite-cycle", f"step `{step.spec.id}` reads its own answer, through "
-                       f"{' -> '.join(cycle_path(step.spec.id, needs))}", loc("steps", step.index, "args"),
-                       "a step can read only the answers of steps that run before it")
-            continue
-        for need in sorted(needs[step.spec.id], key=ids.index):
-            where = loc("steps", step.index, "args")
-            if intent.pattern == "branch":
-                sink.error("composite-reference-branch", f"branch step `{step.spec.id}` reads `${need}`, another "
-                           "branch; exactly one branch step runs", where,
-                           "use a pipeline, or map the value from the composite's input")
-            elif intent.pattern == "aggregate":
-                sink.error("composite-reference-aggregate", f"aggregate step `{step.spec.id}` reads `${need}`; "
-                           "aggregate steps run at once, independently", where,
-                           "use a pipeline when a step needs another's answer")
-            elif ids.index(need) > ids.index(step.spec.id) and not in_cycle(need, needs):
-                sink.error("composite-reference-later", f"step `{step.spec.id}` reads `${need}`, a later step",
-                           where, f"move step `{need}` before step `{step.spec.id}`: pipeline steps run in the "
-                           "order written")
-    for member, value in output.items():
-        for ref in mapping_references(value):
-            if isinstance(ref, StepRef) and ref.step not in needs:
-                close = difflib.get_close_matches(ref.step, ids, n=1)
-                sink.error("composite-reference-unknown", f"output member `{member}` reads `${ref.step}`, which is "
-                           "not a step of this composite", loc("output", member),
-                           f"did you mean `${close[0]}`?" if close else f"steps: {', '.join(ids)}")
-    return needs
-
-
 # ---------------------------------------------------------------------------------------------
 # schemas
 
 
-def _input_schema(ctx: Ctx, intent: CompositeIntent, steps: list[_Step], switch: InputRef | None,
+def _input_schema(ctx: Ctx, intent: CompositeIntent, steps: list[Step], switch: InputRef | None,
                   loc: Any) -> dict[str, Any]:
     """The composite's canonical input schema: an object of the derived arguments (docs/composites.md,
     "The composite's arguments"), strict-mode friendly like every tool's."""
@@ -595,73 +387,7 @@ def _input_schema(ctx: Ctx, intent: CompositeIntent, steps: list[_Step], switch:
     return out
 
 
-def _check_steps(ctx: Ctx, intent: CompositeIntent, steps: list[_Step], input_schema: dict[str, Any],
-                 loc: Any) -> None:
-    """Every required step argument mapped (the idempotency key excepted: the runtime fills it), every
-    mapped argument one the step takes, and every mapping's types able to match the argument's."""
-    sink = ctx.sink
-    by_id = {s.spec.id: s for s in steps}
-    for step in steps:
-        props = step.input_schema.get("properties", {})
-        key_arg = step.row.idempotency.arg if step.row.idempotency is not None else None
-        for name in step.input_schema.get("required", []):
-            if name not in step.args and name != key_arg:
-                sink.error("composite-argument-unmapped",
-                           f"step `{step.spec.id}` ({step.op.key}) requires argument `{name}`, which its `args` "
-                           "do not map", loc("steps", step.index, "args") if step.spec.args
-                           else loc("steps", step.index),
-                           f"map it: args: {{{name}: $input/{name}}} (or a step's answer, or a literal)")
-        for arg, value in step.args.items():
-            where = loc("steps", step.index, "args", arg)
-            if arg not in props or arg == key_arg:
-                close = difflib.get_close_matches(arg, list(props), n=1)
-                sink.error("composite-argument-unknown",
-                           f"step `{step.spec.id}` maps `{arg}`, which is not an argument of {step.op.key}"
-                           + (" (the runtime fills the idempotency key)" if arg == key_arg else ""), where,
-                           f"did you mean `{close[0]}`?" if close else
-                           f"its arguments: {', '.join(sorted(props)) or '(none)'}")
-                continue
-            target = schema_at(step.input_schema, [arg])
-            source = _value_schema(value, by_id, input_schema)
-            if not types_meet(schema_types(source), schema_types(target)):
-                sink.error("composite-mapping-type",
-                           f"step `{step.spec.id}` argument `{arg}` takes {_shown(schema_types(target))}, but is "
-                           f"fed {_shown(schema_types(source))} ({_describe(value)})", where,
-                           "map a member of the right type, or a literal the argument accepts")
-            elif isinstance(value, LiteralValue) and not value.references() and isinstance(target, dict) \
-                    and isinstance(target.get("enum"), list) and value.value not in target["enum"]:
-                sink.error("composite-mapping-type",
-                           f"step `{step.spec.id}` argument `{arg}` is one of {target['enum']!r}, but is given "
-                           f"{value.value!r}", where, "use one of the listed values")
-
-
-def _value_schema(value: MappingValue, steps: dict[str, _Step], input_schema: dict[str, Any]) -> Any:
-    """The schema of the values a mapping gives, as far as known (None: unknown)."""
-    if isinstance(value, InputRef):
-        return schema_at(input_schema, parse_pointer(value.pointer))
-    if isinstance(value, StepRef):
-        step = steps.get(value.step)
-        if step is None or step.output_schema is None:
-            return None
-        return schema_at(step.output_schema, parse_pointer(value.pointer))
-    if value.references():
-        return {"type": json_type(value.value)} if isinstance(value.value, (dict, list)) else None
-    return {"type": json_type(value.value)}
-
-
-def _shown(types: set[str] | None) -> str:
-    return "any value" if types is None else " or ".join(sorted(types))
-
-
-def _describe(value: MappingValue) -> str:
-    if isinstance(value, InputRef):
-        return f"$input{value.pointer}"
-    if isinstance(value, StepRef):
-        return f"${value.step}{value.pointer}"
-    return f"the literal {value.value!r}"
-
-
-def _permission(ctx: Ctx, intent: CompositeIntent, steps: list[_Step], loc: Any) -> tuple[str, ...]:
+def _permission(ctx: Ctx, intent: CompositeIntent, steps: list[Step], loc: Any) -> tuple[str, ...]:
     scopes = [scope for s in steps for scope in s.row.permission]
     extra = [intent.permission] if isinstance(intent.permission, str) else list(intent.permission or [])
     for scope in extra:
@@ -671,7 +397,7 @@ def _permission(ctx: Ctx, intent: CompositeIntent, steps: list[_Step], loc: Any)
     return tuple(dict.fromkeys([*scopes, *extra]))
 
 
-def _auth_union(steps: list[_Step]) -> tuple[AuthBinding, ...]:
+def _auth_union(steps: list[Step]) -> tuple[AuthBinding, ...]:
     """The credentials the steps use, one per scheme, with the union of the scopes the steps ask for."""
     merged: dict[tuple[str, str, str, str, str], list[str]] = {}
     for step in steps:
@@ -682,13 +408,13 @@ def _auth_union(steps: list[_Step]) -> tuple[AuthBinding, ...]:
                  for (scheme, kind, location, wire, secret), scopes in merged.items())
 
 
-def _default_timeout(pattern: str, steps: list[_Step]) -> int:
+def _default_timeout(pattern: str, steps: list[Step]) -> int:
     """One deadline: the steps' timeouts summed (pipeline), the longest (branch, aggregate)."""
     times = [s.row.timeout_ms for s in steps]
     return sum(times) if pattern == "pipeline" else max(times)
 
 
-def _output_schema(intent: CompositeIntent, steps: dict[str, _Step], input_schema: dict[str, Any],
+def _output_schema(intent: CompositeIntent, steps: dict[str, Step], input_schema: dict[str, Any],
                    output: dict[str, MappingValue]) -> dict[str, Any]:
     """The combined result's schema: one property per output member (its schema read from the step's
     answer schema at the reference's pointer, `{}` when that cannot be told); an aggregate adds
@@ -717,7 +443,7 @@ def _output_schema(intent: CompositeIntent, steps: dict[str, _Step], input_schem
     return out
 
 
-def _derived_redact(steps: dict[str, _Step], output: dict[str, MappingValue]) -> list[str]:
+def _derived_redact(steps: dict[str, Step], output: dict[str, MappingValue]) -> list[str]:
     """The steps' own redactions carried to the combined result: a step intent that redacts
     `requester.phone` redacts `<member>.requester.phone` of a member that holds that part of its answer."""
     found: list[str] = []

@@ -6,7 +6,7 @@ Input: the operation (its request body's and parameters' ``example`` / ``example
 ``input_examples``. Output: at most `MAX_INPUT_EXAMPLES` argument objects, each valid under the
 tool's input schema (JSON Schema 2020-12, the schema the runtime enforces), none longer than
 `MAX_EXAMPLE_BYTES` in compact JSON, none holding a member whose name says it carries a secret
-(`SECRET_MEMBER`), none naming an argument the model does not see (hidden, fixed, the idempotency
+(`secret_name`), none naming an argument the model does not see (hidden, fixed, the idempotency
 key, a credential: the input schema closes its root). Only read and preview tools get examples: a
 record tool takes a ``preview_id`` no example can know.
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from ...diagnostics import DiagnosticError
@@ -33,6 +34,7 @@ from .body import pick_request_media
 from .context import Arg, Ctx, Skip
 from .parameters import merged_parameters
 from .resolve import ResolvedIntent
+from .reuse import remembered_examples
 
 #: Anthropic advises a few examples per tool ("1-5"); each costs catalog tokens in every request
 MAX_INPUT_EXAMPLES = 3
@@ -40,8 +42,20 @@ MAX_INPUT_EXAMPLES = 3
 MAX_EXAMPLE_BYTES = 1024
 #: a member (at any depth) whose name says it holds a secret: never shown in an example
 SECRET_MEMBER = re.compile(
-    r"(?i)(pass(word|wd|phrase)|secret|token|api[-_]?key|apikey|credential|private[-_]?key|authori[sz]ation"
-    r"|cookie|session[-_]?id|signature)")
+    r"(?i)(pass(word|wd|phrase|code)|secret|token|api[-_]?key|apikey|access[-_]?key|credential"
+    r"|private[-_]?key|authori[sz]ation|cookie|session[-_]?id|signature|bearer)")
+#: words that name a secret only as a whole word of the name (``pin``, ``pinCode``, ``user_pwd``; not
+#: ``pinned`` or ``shipping``): the name is split at ``_``, ``-``, ``.``, spaces and case changes
+SECRET_WORDS = frozenset({"pwd", "pin", "otp", "totp", "hotp", "jwt", "mfa", "cvv", "cvc", "ssn"})
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def secret_name(name: str) -> bool:
+    """Whether a member's name says it holds a secret: `SECRET_MEMBER` anywhere in it, or one of
+    `SECRET_WORDS` as a whole word of it (``pin_code``, ``userPwd``, ``OTP``)."""
+    if SECRET_MEMBER.search(name):
+        return True
+    return any(word.lower() in SECRET_WORDS for word in _NAME_WORDS.findall(name))
 
 Example = dict[str, Any]
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -65,6 +79,12 @@ def tool_examples(ctx: Ctx, op: Operation, key: str, intent: ResolvedIntent, arg
             elif example not in kept:
                 kept.append(example)
         return tuple(kept)
+    return remembered_examples(ctx, op, args, schema, partial(_spec_examples, ctx, op, key, args, schema))
+
+
+def _spec_examples(ctx: Ctx, op: Operation, key: str, args: list[Arg], schema: dict[str, Any]) -> tuple[Example, ...]:
+    """The spec's examples that can be shown beside `schema` (at most `MAX_INPUT_EXAMPLES`), each
+    invalid one a ``spec-example-invalid`` warning."""
     found: list[Example] = []
     for example, pointer in _spec_candidates(ctx, op, args):
         problem = example_problem(example, schema, complete_only=True)
@@ -120,7 +140,7 @@ def _secret_members(value: Any, path: str) -> Iterator[str]:
     if isinstance(value, dict):
         for k, v in value.items():
             here = f"{path}/{k}" if path else str(k)
-            if SECRET_MEMBER.search(str(k)):
+            if secret_name(str(k)):
                 yield here
             yield from _secret_members(v, here)
     elif isinstance(value, list):

@@ -158,7 +158,8 @@ def _without_other_key_places(ctx: Ctx, op: Operation, intent: ResolvedIntent, a
 
 
 #: a query parameter or body member that names the method to run (Laravel, Symfony and Rack run it
-#: on a POST; Laravel reads a JSON body's too), as `toolgen.runtime.call.request.param_key` reads names
+#: on a POST; Laravel reads a JSON body's too), as `toolgen.runtime.call.parameter_styles.param_key`
+#: reads names
 METHOD_PARAMETER = "_method"
 
 

@@ -1,13 +1,15 @@
-"""The `# decide [RULE]: ...` marks of an intent map: the decisions `toolgen init` left to a human.
+"""The `# decide [RULE]: ...` marks of an intent map: the decisions `toolgen init` and `toolgen describe`
+left to a human.
 
 Input: the intent map's text and the findings of `lint_api` on it. Output: the findings with those
 the marks carry located at their mark (`apply_marks`), plus one finding per open mark of a rule that
 only a mark can raise (`MARK_RULES`: whether an operation changes something when its words disagree,
 which permission an operation needs when the spec asks for no scope, whether a drafted pagination
-walks the way the API pages). Pure: the caller reads the file.
+walks the way the API pages, whether search expansions `toolgen describe` drafted say what users say). Pure: the caller reads the file.
 
-A mark is a comment line ``# decide [RULE]: text`` above an intent's key (the intent it belongs to)
-or above ``tools:`` (the whole map). A finding of RULE that lint locates at that intent (or, for the
+A mark is a comment line ``# decide [RULE]: text`` above an intent's key (the intent it belongs to),
+above an entry of the top-level ``examples:`` (the operation it names: `toolgen describe`'s marks of
+an include group's tool) or above ``tools:`` (the whole map). A finding of RULE that lint locates at that intent (or, for the
 whole map, at ``tools:``, ``toolsets:`` or the map itself; for a finding in the spec, one whose mark
 names its ``file:line:col``) is reported at the mark's line, its JSON pointer kept. A mark of a
 `MARK_RULES` rule is open until deleted: it is the human's answer that closes it (edit the intent,
@@ -16,17 +18,21 @@ then delete the mark). A mark whose finding is gone (made, or the rule turned of
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
 
 from ...diagnostics import Diagnostic, SourceLocation
-from .rules import EFFECT_UNDECIDED, PAGINATION_UNDECIDED, PERMISSION_UNDECIDED, Rule
+from .rules import EFFECT_UNDECIDED, EXAMPLES_UNREVIEWED, PAGINATION_UNDECIDED, PERMISSION_UNDECIDED, Rule
 
 #: the rules whose findings come from marks alone (nothing else in the map says the decision is open)
-MARK_RULES: dict[str, Rule] = {r.id: r for r in (EFFECT_UNDECIDED, PERMISSION_UNDECIDED, PAGINATION_UNDECIDED)}
+MARK_RULES: dict[str, Rule] = {
+    r.id: r for r in (EFFECT_UNDECIDED, PERMISSION_UNDECIDED, PAGINATION_UNDECIDED, EXAMPLES_UNREVIEWED)
+}
 
 _MARK = re.compile(r"^(?P<indent>\s*)# decide \[(?P<rule>[a-z0-9-]+)\]:?\s*(?P<text>.*)$")
-_KEY = re.compile(r"^(?P<tools>tools):|^  (?P<intent>[^\s#'\"][^:#]*):\s*(#.*)?$")
+_KEY = re.compile(r"^(?P<tools>tools):|^  (?:(?P<intent>[^\s#'\"][^:#]*)|(?P<quoted>\"(?:[^\"\\]|\\.)*\")):\s*(#.*)?$")
+_TOP = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*):")
 _MAP_POINTERS = ("", "/tools", "/toolsets")
 
 
@@ -40,14 +46,28 @@ class Mark:
     col: int
     owner: str
     text: str
+    #: ``examples`` for a mark above an entry of the top-level `examples:` (its owner is the entry's
+    #: operation reference), else ``tools``
+    section: str = "tools"
+
+
+def _key_name(found: re.Match[str]) -> str:
+    if found["intent"]:
+        return found["intent"].strip()
+    try:
+        return str(json.loads(found["quoted"]))
+    except ValueError:
+        return found["quoted"]
 
 
 def parse_marks(text: str) -> list[Mark]:
     """Every mark of an intent map's text, with the key it sits above (the next key line after a run
-    of comment and blank lines: an intent key indented by two spaces, or ``tools:``). A mark above
-    anything else belongs to no key and is kept with owner ``"?"`` (it carries no finding)."""
+    of comment and blank lines: an intent key indented by two spaces, or ``tools:``; under the
+    top-level ``examples:``, an entry's key, plain or double-quoted). A mark above anything else
+    belongs to no key and is kept with owner ``"?"`` (it carries no finding)."""
     out: list[Mark] = []
     pending: list[tuple[str, int, int, str]] = []
+    section = "tools"
     for n, line in enumerate(text.splitlines(), 1):
         found = _MARK.match(line)
         if found:
@@ -56,9 +76,13 @@ def parse_marks(text: str) -> list[Mark]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         key = _KEY.match(line)
-        owner = "" if key and key["tools"] else (key["intent"].strip() if key and key["intent"] else "?")
-        out += [Mark(rule, ln, col, owner, body) for rule, ln, col, body in pending]
+        owner = "" if key and key["tools"] else (_key_name(key) if key and (key["intent"] or key["quoted"]) else "?")
+        where = section if owner not in ("", "?") else "tools"
+        out += [Mark(rule, ln, col, owner, body, where) for rule, ln, col, body in pending]
         pending = []
+        top = _TOP.match(line)
+        if top:
+            section = "examples" if top["key"] == "examples" else "tools"
     out += [Mark(rule, ln, col, "?", body) for rule, ln, col, body in pending]
     return out
 
@@ -84,7 +108,8 @@ def apply_marks(findings: list[Diagnostic], marks: list[Mark], display: str) -> 
     display path as the findings name it."""
     by_key: dict[tuple[str, str], Mark] = {}
     for m in marks:
-        by_key.setdefault((m.rule, m.owner), m)
+        if m.section == "tools":
+            by_key.setdefault((m.rule, m.owner), m)
     out: list[Diagnostic] = []
     for d in findings:
         owner = _owner(d, display)
@@ -106,9 +131,10 @@ def apply_marks(findings: list[Diagnostic], marks: list[Mark], display: str) -> 
         rule = MARK_RULES.get(m.rule)
         if rule is None:
             continue
-        pointer = "/tools/" + m.owner.replace("~", "~0").replace("/", "~1") if m.owner not in ("", "?") else None
+        pointer = (f"/{m.section}/" + m.owner.replace("~", "~0").replace("/", "~1")
+                   if m.owner not in ("", "?") else None)
         out.append(Diagnostic(rule.id, rule.severity, m.text or rule.summary, SourceLocation(
-            display, m.line, m.col, pointer), rule.help, m.owner if pointer else None))
+            display, m.line, m.col, pointer), rule.help, m.owner if pointer and m.section == "tools" else None))
     return out
 
 

@@ -102,6 +102,7 @@ STRICT_DISABLED = RULES["strict-disabled"]
 EFFECT_UNDECIDED = RULES["effect-undecided"]
 PERMISSION_UNDECIDED = RULES["permission-undecided"]
 PAGINATION_UNDECIDED = RULES["pagination-undecided"]
+EXAMPLES_UNREVIEWED = RULES["examples-unreviewed"]
 
 
 def rule_for(code: str) -> Rule:

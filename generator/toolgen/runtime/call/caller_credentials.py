@@ -9,7 +9,8 @@ credential. Its value for a call comes from the caller:
   binding's ``audience``, ``resource`` and ``scope``. `TokenExchange` builds that request (the call
   path sends it as a `Send` effect: sans IO) and reads the answer; the issued token is cached per
   caller — keyed by the actor id, the SHA-256 of the subject token and what was asked — until
-  ``expires_in`` minus a margin (an answer without ``expires_in`` is used once, not cached). Neither
+  ``expires_in`` (at most a day) minus a margin (an answer without ``expires_in`` is used once, not
+  cached). Neither
   token is ever logged, audited, stored in a receipt or shown: the call scrubs both from everything
   it returns (`Call.secret_values`).
 - ``via: lookup``: the caller's own secret by its principal, from a `SecretResolver`: a caller
@@ -56,6 +57,8 @@ ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
 #: Seconds before its ``expires_in`` an exchanged token stops being used (at most a tenth of its life).
 EXPIRY_MARGIN_S = 30.0
+#: Longest an exchanged token is cached (seconds), whatever its ``expires_in`` says.
+MAX_CACHED_S = 86_400
 #: The most bytes of a token endpoint's answer read.
 MAX_ANSWER_BYTES = 64 * 1024
 
@@ -210,7 +213,9 @@ class TokenExchange:
 
     def accept(self, actor_id: str, subject_token: str, per: PerCaller, outcome: Any, *, tool: str) -> str:
         """The issued token of the token endpoint's answer `outcome` (the call path's `Outcome`:
-        ``status``, ``content``, failure ``kind``), cached for this caller.
+        ``status``, ``content``, failure ``kind``), cached for this caller. The answer must issue what
+        was asked: ``issued_token_type`` the access-token type (RFC 8693 §2.2.1, required) and
+        ``token_type`` ``Bearer`` (RFC 6749 §5.1, any case); a refresh or ID token is never sent.
         Raises `ToolError` ``credential_unavailable`` (retryable when the endpoint could not be
         reached or failed, 5xx; not when it refused, 4xx), never naming a token."""
         status = outcome.status
@@ -239,7 +244,16 @@ class TokenExchange:
         token, expires = answer.get("access_token"), answer.get("expires_in")
         if not isinstance(token, str) or not token:
             raise self._failed(tool, "the authorization server's answer holds no access_token", False, status)
+        issued, kind = answer.get("issued_token_type"), answer.get("token_type")
+        if issued != ACCESS_TOKEN_TYPE or not isinstance(kind, str) or kind.lower() != "bearer":
+            raise self._failed(
+                tool,
+                "the authorization server issued no bearer access token (issued_token_type, token_type)",
+                False,
+                status,
+            )
         if isinstance(expires, int) and not isinstance(expires, bool) and expires > 0:
+            expires = min(expires, MAX_CACHED_S)  # any integer: 10**400 is no float
             until = self.clock.time() + expires - min(EXPIRY_MARGIN_S, expires / 10)
             key = self._key(actor_id, subject_token, per)
             with self._lock:

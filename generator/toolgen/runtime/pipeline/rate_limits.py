@@ -54,16 +54,20 @@ def _bucket(call: Call, spec: ToolSpec, limit: Limit) -> str:
 def _cost(spec: ToolSpec, validated: Validated, limit: Limit) -> float:
     """1 for a call or a slot; the summed argument's canonical value for a sum (a negative value
     counts 0: it adds nothing toward the most). Raises `Halt` ``invalid_arguments`` when the value is
-    not a finite number (the build requires a required numeric argument; a stored preview could
-    still lack it)."""
+    not a finite double (the build requires a required numeric argument; a stored preview could
+    still lack it; an integer beyond 1.8e308, of either sign, has no double)."""
     if limit.kind != "sum":
         return 1.0
     value: Any = validated.args.get(str(limit.sum_arg))
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    try:
+        cost = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:
+        cost = math.nan
+    if not math.isfinite(cost):
         raise Halt("limits", make_error(
-            "invalid_arguments", f"{spec.name}: the limit sums argument {limit.sum_arg!r}, which is not a number "
-            "here; nothing was sent.", details={"pointer": f"/{limit.sum_arg}"}))
-    return max(0.0, float(value))
+            "invalid_arguments", f"{spec.name}: the limit sums argument {limit.sum_arg!r}, which is not a "
+            "finite number here; nothing was sent.", details={"pointer": f"/{limit.sum_arg}"}))
+    return max(0.0, cost)
 
 
 def _takes(call: Call, spec: ToolSpec, validated: Validated, budget: Budget) -> Taken:

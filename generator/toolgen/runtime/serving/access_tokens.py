@@ -31,8 +31,9 @@ hold (RFC 7519, RFC 9068 §4, RFC 8725):
 Keys come from `jwks_uri` (`JwksCache`): fetched when first needed and again after `max_age_s`; a
 ``kid`` the cached set lacks (the authorization server rotated its keys) refetches at once, but at
 most once per `min_refetch_s`, so a stream of tokens with invented ``kid``\\ s costs one fetch per
-interval; a ``kid`` still unknown after the refetch is refused. A fetch that fails keeps the keys
-already known.
+interval; a ``kid`` still unknown after the refetch is refused. A fetch that fails (not 200, not a
+JWKS, over `MAX_JWKS_BYTES`, or longer than `FETCH_TIMEOUT_S` in all) keeps the keys already known;
+a JWKS answer replaces them, even when it holds no key this verifier can use (a revoked key ends).
 
 The protected-resource metadata (RFC 9728) is served by the MCP SDK from `auth_settings()`.
 Errors: `AuthorizationServerError` (a ValueError) names the file, line and column of a bad value.
@@ -54,6 +55,7 @@ import httpx
 from ..call.caller_credentials import TokenExchangeClient
 from ..call.local_yaml import compose_located
 from ..clock import SYSTEM, Clock
+from ..transport.content_coding import BodyTooLarge, BoundedDecoder
 
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
@@ -79,6 +81,8 @@ ASYMMETRIC_ALGORITHMS = (
 )
 #: The most bytes of a JWKS document read.
 MAX_JWKS_BYTES = 256 * 1024
+#: Seconds one JWKS fetch may take in all (each read has as long: an answer trickling in ends here).
+FETCH_TIMEOUT_S = 5.0
 #: Longest token looked at (longer ones are refused unparsed).
 MAX_TOKEN_LENGTH = 16 * 1024
 
@@ -141,7 +145,8 @@ class AuthorizationServer:
 
 class JwksCache:
     """The signing keys of a JWKS URL (RFC 7517), cached (see the module docstring for when it
-    fetches). `fetches` counts the fetches made (successful or not)."""
+    fetches). A fetch reads at most `MAX_JWKS_BYTES` within `timeout_s` seconds in all, else it
+    fails. `fetches` counts the fetches made (successful or not)."""
 
     def __init__(
         self,
@@ -149,10 +154,12 @@ class JwksCache:
         *,
         max_age_s: float = 300.0,
         min_refetch_s: float = 30.0,
+        timeout_s: float = FETCH_TIMEOUT_S,
         client: httpx.AsyncClient | None = None,
         clock: Clock = SYSTEM,
     ) -> None:
         self.uri = uri
+        self.timeout_s = timeout_s
         self.max_age_s = max_age_s
         self.min_refetch_s = min_refetch_s
         self.clock = clock
@@ -189,16 +196,11 @@ class JwksCache:
         self._tried_at = now
         self.fetches += 1
         try:
-            client = self._client or httpx.AsyncClient(follow_redirects=False)
-            try:
-                response = await client.get(self.uri, timeout=5.0, headers={"Accept": "application/json"})
-            finally:
-                if self._client is None:
-                    await client.aclose()
-            if response.status_code != 200 or len(response.content) > MAX_JWKS_BYTES:
+            body = await asyncio.wait_for(self._get(), self.timeout_s)
+            if body is None:
                 return
-            document = json.loads(response.content)
-        except (httpx.HTTPError, ValueError):
+            document = json.loads(body)
+        except (httpx.HTTPError, ValueError, RecursionError, TimeoutError):  # RecursionError: nested too deep
             return  # keep the keys known
         entries = document.get("keys") if isinstance(document, dict) else None
         if not isinstance(entries, list):
@@ -211,9 +213,30 @@ class JwksCache:
                 keys[entry.get("kid") if isinstance(entry.get("kid"), str) else None] = jwt.PyJWK(entry)
             except (jwt.PyJWTError, ValueError, TypeError, KeyError):
                 continue  # a key this library cannot use (an unknown kty or curve)
-        if keys:
-            self._keys = keys
-            self._fetched_at = now
+        self._keys = keys  # the set as published, even with no key left: a revoked key verifies nothing
+        self._fetched_at = now
+
+
+    async def _get(self) -> bytes | None:
+        """The body of a 200 answer from `uri`, read and decoded (``Content-Encoding``) no further
+        than `MAX_JWKS_BYTES`; else None. Raises `httpx.HTTPError` (a body that does not decode)."""
+        client = self._client or httpx.AsyncClient(follow_redirects=False)
+        try:
+            async with client.stream(
+                "GET", self.uri, timeout=5.0, headers={"Accept": "application/json"}
+            ) as response:
+                if response.status_code != 200:
+                    return None
+                decoder = BoundedDecoder(response.headers.get("content-encoding"), MAX_JWKS_BYTES)
+                body = bytearray()
+                async for chunk in response.aiter_raw():  # decoded within the bound: no gzip bomb
+                    body += decoder.feed(chunk)
+                return bytes(body + decoder.finish())
+        except BodyTooLarge:
+            return None
+        finally:
+            if self._client is None:
+                await client.aclose()
 
 
 class JwtVerifier:

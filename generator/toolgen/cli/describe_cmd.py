@@ -1,0 +1,231 @@
+"""`toolgen describe INTENT_MAP [--provider P --model M | --replay FILE] [--record FILE] [--spec PATH]
+[--max-tools N] [--batch N] [--examples N] [--replace]`: draft the search expansions of the intents
+that lack them, for a human to review.
+
+Input: an intent map and its spec; a writer: a provider's model (`toolgen.evals.writers`, the
+providers of `toolgen eval`: openai · anthropic · gemini · openai-compatible, the API key from the
+provider's variable or ``--api-key-env``), or a recorded run (``--replay FILE``: every request must
+equal the recorded one; nothing is sent). Output: the intent map rewritten in place, atomically, with
+each drafted intent's `examples` / `use_when` / `not_for` added and a ``# decide [examples-unreviewed]``
+mark above it (`toolgen.scaffold.describe`); what was drafted, left alone and dropped, printed on
+stderr. Without a writer nothing is drafted and the command says so (exit 0). ``--record FILE`` keeps
+every exchange. Exit codes: 0 ok · 2 bad input (map, spec, arguments, missing key or SDK, a replay
+that differs, a writer that failed: nothing written) · 3 internal error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
+from .exits import EXTRA_HINT, ExitCode, guarded
+from .terminal import terminal_safe
+
+PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
+_SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai", "openai-compatible": "openai"}
+_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
+            "openai-compatible": "OPENAI_API_KEY"}
+#: the most tools shown by name in each list of the summary
+SHOWN = 20
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class WriterChoice:
+    """The writer the command line chose: a provider and model (with its endpoint and key variable),
+    a cassette to replay, a file to record into; `configured` is false when none was given."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    record: Path | None = None
+    replay: Path | None = None
+
+    @property
+    def configured(self) -> bool:
+        return self.replay is not None or (self.provider is not None and self.model is not None)
+
+
+def writer_options(func: F) -> F:
+    """The writer's options, shared by `toolgen describe` and `toolgen init --describe`."""
+    options = [
+        click.option("--provider", type=click.Choice(PROVIDERS), default=None,
+                     help="The provider whose model drafts the expansions (as `toolgen eval run`)."),
+        click.option("--model", default=None, help="Model name as the provider spells it."),
+        click.option("--base-url", default=None, help="Provider endpoint (needed for openai-compatible servers)."),
+        click.option("--api-key-env", default=None,
+                     help="Environment variable holding the API key (default per provider)."),
+        click.option("--record", type=click.Path(path_type=Path), default=None,
+                     help="Keep every exchange with the provider in this JSON file (replayable offline)."),
+        click.option("--replay", type=click.Path(path_type=Path), default=None,
+                     help="Answer every request from this recorded file; sends nothing to a provider."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def describe_options(func: F) -> F:
+    """The bounds of a describe run (`toolgen.scaffold.describe.DescribeOptions`)."""
+    options = [
+        click.option("--max-tools", type=click.IntRange(min=1), default=100, show_default=True,
+                     help="The most tools drafted in one run (run again for the rest)."),
+        click.option("--batch", type=click.IntRange(1, 50), default=10, show_default=True,
+                     help="Tools per request to the model."),
+        click.option("--examples", type=click.IntRange(1, MAX_DRAFTED), default=3, show_default=True,
+                     help="Requests drafted per tool."),
+        click.option("--replace", is_flag=True, help="Draft tools that already have expansions too, replacing them."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.command("describe")
+@click.argument("intent_map", type=click.Path(path_type=Path))
+@click.option("--spec", "spec", type=click.Path(path_type=Path), default=None,
+              help="The spec, when not the intent map's `spec:`.")
+@writer_options
+@describe_options
+@guarded
+def describe_command(intent_map: Path, spec: Path | None, provider: str | None, model: str | None,
+                     base_url: str | None, api_key_env: str | None, record: Path | None, replay: Path | None,
+                     max_tools: int, batch: int, examples: int, replace: bool) -> None:
+    """Draft search expansions (examples, use_when, not_for) for the intents of INTENT_MAP that lack them."""
+    choice = WriterChoice(provider, model, base_url, api_key_env, record, replay)
+    run_describe(intent_map, spec, choice, DescribeOptions(max_tools, batch, examples, replace), "toolgen describe")
+
+
+def _fail(command: str, message: str) -> None:
+    click.echo(terminal_safe(f"{command}: {message}; nothing was written."), err=True)
+    sys.exit(ExitCode.BAD_INPUT)
+
+
+def _require_sdk(command: str, provider: str) -> None:
+    for module in ("httpx2", _SDKS.get(provider, "openai")):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            _fail(command, f"the {provider} provider needs the {module!r} package, which is not installed "
+                           f"({type(exc).__name__}: {exc}); install the eval extra: " + EXTRA_HINT.format(extra="eval"))
+
+
+def _names(keys: list[str]) -> str:
+    shown = ", ".join(keys[:SHOWN])
+    return shown + (f" and {len(keys) - SHOWN:,} more" if len(keys) > SHOWN else "")
+
+
+def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, options: DescribeOptions,
+                 command: str) -> None:
+    """Load the map and its spec, draft through the chosen writer and write the map (see the module
+    docstring); prints on stderr. Raises `DiagnosticError` for a map or spec that cannot be loaded;
+    exits 2 for a writer that cannot be made or failed."""
+    from ..compile.inputs import require_spec, resolve_spec_path
+    from ..compile.intent import load_intent_map
+    from ..compile.load import load_spec
+    from ..diagnostics import DiagnosticSink, display_path
+    from ..scaffold.describe import describe, plan_describe
+
+    loaded = load_intent_map(intent_map)
+    spec_path = resolve_spec_path(loaded, spec)
+    require_spec(loaded, spec_path, overridden=spec is not None)
+    doc = load_spec(spec_path, sink=DiagnosticSink())
+    shown = display_path(intent_map)
+    if not choice.configured:
+        plan = plan_describe(doc, loaded, options)
+        lacking = len(plan.todo) + len(plan.later)
+        click.echo(f"{command}: no writer configured (--provider and --model, or --replay FILE): nothing drafted; "
+                   f"{lacking:,} intent{'s' if lacking != 1 else ''} of {shown} lack search expansions.", err=True)
+        return
+    writer, transport, cassette = _make_writer(command, choice)
+    try:
+        result = describe(doc, loaded, writer, options)
+    except Exception as exc:  # noqa: BLE001 - the writer's SDK and transport raise their own error types
+        mismatch = getattr(transport, "mismatch", None)
+        _fail(command, f"the writer failed: {mismatch or f'{type(exc).__name__}: {exc}'}")
+        return
+    if cassette is not None and getattr(transport, "position", None) != len(cassette.exchanges):
+        _fail(command, f"the run sent fewer requests than {choice.replay} recorded: the map or spec changed")
+    if choice.record is not None and cassette is None:
+        from ..evals.writers import Cassette
+
+        writer_info = getattr(writer, "provider", choice.provider), getattr(writer, "model", choice.model)
+        Cassette(str(writer_info[0]), str(writer_info[1]), choice.base_url,
+                 list(getattr(transport, "exchanges", []))).write(choice.record)
+    if result.text != loaded.text:
+        tmp = intent_map.with_name(intent_map.name + ".tmp")
+        tmp.write_text(result.text, encoding="utf-8")
+        os.replace(tmp, intent_map)
+    _report(command, shown, result)
+
+
+def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
+    """(writer, its transport, the cassette replayed or None)."""
+    if choice.record is not None and choice.replay is not None:
+        _fail(command, "--record and --replay exclude each other")
+    cassette = None
+    if choice.replay is not None:
+        from ..evals.writers import Cassette
+
+        try:
+            cassette = Cassette.read(choice.replay)
+        except (OSError, ValueError) as exc:
+            _fail(command, f"{choice.replay}: {exc}")
+        assert cassette is not None
+        provider, model, base_url, key = cassette.provider, cassette.model, cassette.base_url, "replay"
+    else:
+        assert choice.provider is not None and choice.model is not None
+        provider, model, base_url = choice.provider, choice.model, choice.base_url
+        env = choice.api_key_env or _KEY_ENV[provider]
+        key = os.environ.get(env) or ""
+        if not key and provider != "openai-compatible":
+            _fail(command, f"no API key: set {env} (or name another variable with --api-key-env)")
+    _require_sdk(command, provider)
+    import httpx2 as httpx
+
+    from ..evals.cassette import RecordingTransport, ReplayTransport
+    from ..evals.writers import make_writer
+
+    transport: httpx.BaseTransport = (ReplayTransport(cassette.exchanges) if cassette is not None
+                                      else RecordingTransport())
+    try:
+        client = httpx.Client(transport=transport, timeout=300.0)
+        return make_writer(provider, model, api_key=key or "none", base_url=base_url, http_client=client), \
+            transport, cassette
+    except ValueError as exc:
+        _fail(command, str(exc))
+        raise
+
+
+def _report(command: str, shown: str, result: Any) -> None:
+    plan = result.plan
+    drafted = sorted(result.drafted)
+    echo = click.echo
+    echo(f"{command}: {shown}: drafted search expansions for {len(drafted):,} intent"
+         f"{'s' if len(drafted) != 1 else ''} in {result.requests:,} request{'s' if result.requests != 1 else ''}"
+         + (f": {_names(drafted)}" if drafted else "") + ".", err=True)
+    if plan.have:
+        echo(f"  left alone (they have expansions; --replace drafts them again): {len(plan.have):,}", err=True)
+    if plan.later:
+        echo(f"  over --max-tools, for a later run: {_names(plan.later)}", err=True)
+    for key, why in plan.skipped:
+        echo(terminal_safe(f"  not drafted: {key}: {why}"), err=True)
+    for key, why in result.dropped:
+        echo(terminal_safe(f"  dropped from the answer: {key + ': ' if key else ''}{why}"), err=True)
+    if drafted:
+        echo(f"Next: review each `# decide [examples-unreviewed]` mark in {shown}: keep the requests users would "
+             "say, fix or delete the rest, then delete the mark (`toolgen lint --strict` reports each until then).",
+             err=True)
+
+
+__all__ = ["WriterChoice", "describe_command", "describe_options", "run_describe", "writer_options"]

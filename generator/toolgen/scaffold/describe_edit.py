@@ -1,0 +1,242 @@
+"""Write drafted search expansions into an intent map's text, every other byte kept.
+
+Input: the map's text, the drafts by intent key (`Expansion`) and the review mark's text. Output: the
+text with, in each drafted intent's block, the fields it lacks (`examples` as a block sequence,
+`use_when`, `not_for`; with ``replace`` its own ones first removed) as double-quoted scalars after the
+block's last line, and a ``# decide [examples-unreviewed]: ...`` comment line right above the
+intent's key (`toolgen.review.lint.marks`: `toolgen lint` reports it until a human deletes it). A
+tool of an `include` group has no block of its own: its requests become an entry of the top-level
+`examples:` (operationId or ``METHOD /path`` -> requests, a double-quoted key), added after that
+mapping's last entry (or as a new mapping at the end of the map), each entry marked the same way.
+
+Why text and not a YAML dump: ruamel.yaml's round trip keeps comments but re-flows a user's wrapped
+flow sequences; a splice changes nothing it does not add. The text is found through the round-trip
+tree's line numbers (``lc``), and the result is read back: its data must equal the old data with
+exactly the drafted fields set, or that intent is not written (an intent other intents merge or
+alias, a block scalar that keeps trailing lines). An intent written in flow style is not written.
+A value is written as a JSON string, which YAML reads as the same double-quoted scalar; the caller
+has refused control and format characters in it. Pure.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..review.lint.rules import EXAMPLES_UNREVIEWED
+from ..yaml_text import plain_yaml, read_yaml
+
+EXPANSION_FIELDS = ("examples", "use_when", "not_for")
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """The drafted expansions of one intent: requests in users' words and two optional lines."""
+
+    examples: tuple[str, ...]
+    use_when: str | None = None
+    not_for: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The fields to write: those drafted (`examples` as a list)."""
+        out: dict[str, Any] = {"examples": list(self.examples)} if self.examples else {}
+        out.update({k: v for k, v in (("use_when", self.use_when), ("not_for", self.not_for)) if v is not None})
+        return out
+
+
+def _block(node: Any) -> bool:
+    """Whether `node` is a non-empty block mapping of a round-trip tree."""
+    fa = getattr(node, "fa", None)
+    return isinstance(node, dict) and bool(node) and hasattr(node, "lc") and fa is not None and not fa.flow_style()
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _is_trailer(line: str, child_indent: int) -> bool:
+    """A blank line, or a comment no deeper than the intent's members (it belongs to what follows)."""
+    stripped = line.strip()
+    return not stripped or (stripped.startswith("#") and _indent(line) <= child_indent)
+
+
+def _content_end(lines: list[str], start: int, stop: int, child_indent: int) -> int:
+    """The index after the last line of [start, stop) that is not a trailer."""
+    end = stop
+    while end > start + 1 and _is_trailer(lines[end - 1], child_indent):
+        end -= 1
+    return end
+
+
+def _block_bounds(root: Any, line_count: int) -> dict[str, tuple[int, int]]:
+    """Intent key -> (its key's line, the line where the next intent or top-level key starts), 0-based."""
+    tools = root["tools"]
+    top = sorted(root.lc.key(k)[0] for k in root)
+    tools_line = root.lc.key("tools")[0]
+    tools_end = next((n for n in top if n > tools_line), line_count)
+    starts = sorted((tools.lc.key(k)[0], str(k)) for k in tools)
+    return {key: (line, starts[i + 1][0] if i + 1 < len(starts) else tools_end)
+            for i, (line, key) in enumerate(starts)}
+
+
+def _written(node: Any, drafted: Mapping[str, Any], replace: bool) -> dict[str, Any]:
+    return {k: v for k, v in drafted.items() if replace or k not in node}
+
+
+def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: Mapping[str, Any],
+                 mark: str | None) -> list[str]:
+    """`lines` with one intent's fields written (see the module docstring)."""
+    key_line, stop = bounds
+    members = sorted((node.lc.key(k)[0], node.lc.key(k)[1], str(k)) for k in node)
+    child_indent = members[0][1]
+    pad = " " * child_indent
+    out = list(lines)
+    end = _content_end(out, key_line, stop, child_indent)
+    newline = "\r\n" if out[key_line].endswith("\r\n") else "\n"
+    added: list[str] = []
+    for name, value in fields.items():
+        if isinstance(value, list):
+            added += [f"{pad}{name}:{newline}", *(f"{pad}  - {json.dumps(v, ensure_ascii=False)}{newline}"
+                                                  for v in value)]
+        else:
+            added.append(f"{pad}{name}: {json.dumps(value, ensure_ascii=False)}{newline}")
+    if end > 0 and not out[end - 1].endswith(("\n", "\r")):
+        out[end - 1] += newline
+    out[end:end] = added
+    removed = [i for i, (line, _, name) in enumerate(members) if name in fields and name in EXPANSION_FIELDS]
+    for i in sorted(removed, reverse=True):  # a replaced field's own lines, below the new ones' place first
+        first = members[i][0]
+        after = members[i + 1][0] if i + 1 < len(members) else end
+        del out[first:_content_end(out, first, after, child_indent)]
+    if mark is not None:
+        above = out[key_line - 1] if key_line > 0 else ""
+        if f"# decide [{EXAMPLES_UNREVIEWED.id}]" not in above:
+            out.insert(key_line, f"{' ' * _indent(out[key_line])}# decide [{EXAMPLES_UNREVIEWED.id}]: {mark}{newline}")
+    return out
+
+
+def _entry_lines(ref: str, texts: list[str], pad: str, mark: str | None, newline: str) -> list[str]:
+    out = [f"{pad}# decide [{EXAMPLES_UNREVIEWED.id}]: {mark}{newline}"] if mark is not None else []
+    out.append(f"{pad}{json.dumps(ref, ensure_ascii=False)}:{newline}")
+    return out + [f"{pad}  - {json.dumps(t, ensure_ascii=False)}{newline}" for t in texts]
+
+
+def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]], mark: str | None) -> list[str]:
+    """`lines` with `entries` (operation reference -> requests) added to the top-level `examples:`
+    mapping (after its last entry), or with that mapping added at the end of the map."""
+    out = list(lines)
+    newline = "\r\n" if out and out[0].endswith("\r\n") else "\n"
+    if out and not out[-1].endswith(("\n", "\r")):
+        out[-1] += newline
+    if "examples" not in root:
+        added = [f"examples:{newline}"]
+        for ref in sorted(entries):
+            added += _entry_lines(ref, entries[ref], "  ", mark, newline)
+        return out + added
+    node = root["examples"]
+    start = root.lc.key("examples")[0]
+    stop = next((n for n in sorted(root.lc.key(k)[0] for k in root) if n > start), len(out))
+    indent = node.lc.key(next(iter(node)))[1]
+    end = _content_end(out, start, stop, indent)
+    added = []
+    for ref in sorted(entries):
+        added += _entry_lines(ref, entries[ref], " " * indent, mark, newline)
+    out[end:end] = added
+    return out
+
+
+def _expected(old: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]]) -> Any:
+    new = copy.deepcopy(old)
+    for key, fields in edits.items():
+        new["tools"][key].update(copy.deepcopy(dict(fields)))
+    if entries:
+        new.setdefault("examples", {}).update(copy.deepcopy(dict(entries)))
+    return new
+
+
+def _apply(text: str, root: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]],
+           mark: str | None) -> str:
+    lines = text.splitlines(keepends=True)
+    regions: list[tuple[int, str]] = []  # (first line, intent key or "" for the top-level examples)
+    bounds: dict[str, tuple[int, int]] = {}
+    if edits:
+        bounds = _block_bounds(root, len(lines))
+        regions += [(bounds[key][0], key) for key in edits]
+    if entries:
+        regions.append((root.lc.key("examples")[0] if "examples" in root else len(lines), ""))
+    for _, key in sorted(regions, reverse=True):  # bottom up: the lines above a region stay put
+        if key:
+            lines = _edit_intent(lines, root["tools"][key], bounds[key], edits[key], mark)
+        else:
+            lines = _edit_examples(lines, root, entries, mark)
+    return "".join(lines)
+
+
+def _same(text: str, expected: Any) -> bool:
+    try:
+        return bool(plain_yaml(read_yaml(text)) == expected)
+    except Exception:  # noqa: BLE001 - ruamel raises several unrelated error types for text it cannot read
+        return False
+
+
+def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], replace: bool
+          ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]], dict[str, str]]:
+    """(intent key -> fields to write, operation reference -> requests, intent key -> why not written)."""
+    tools = root.get("tools") if isinstance(root, dict) else None
+    examples = root.get("examples", {}) if isinstance(root, dict) else None
+    edits: dict[str, dict[str, Any]] = {}
+    entries: dict[str, list[str]] = {}
+    skipped: dict[str, str] = {}
+    for key, draft in drafts.items():
+        if key in refs:
+            if not isinstance(examples, dict) or ("examples" in root and not _block(examples)):
+                skipped[key] = "the map's top-level `examples:` is not a block mapping (write its requests by hand)"
+            elif refs[key] in examples:
+                skipped[key] = f"the top-level `examples:` has {refs[key]!r} already"
+            elif draft.examples:
+                entries[refs[key]] = list(draft.examples)
+            continue
+        node = tools.get(key) if tools is not None and _block(tools) else None
+        if not _block(node):
+            skipped[key] = "its intent is not a block mapping (write its expansions by hand)"
+            continue
+        fields = _written(node, draft.fields(), replace)
+        if fields:
+            edits[key] = fields
+    return edits, entries, skipped
+
+
+def splice(text: str, drafts: Mapping[str, Expansion], mark: str | None, *, replace: bool = False,
+           refs: Mapping[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    """`text` with the `drafts` written and each draft marked (`mark`: the mark's text; None: no mark),
+    and the drafts not written with why (see the module docstring). A draft whose key `refs` maps to
+    an operation reference (a tool of an `include` group) is written as that reference's entry of the
+    top-level `examples:` (its requests only); any other is an intent of `tools:`, where, without
+    `replace`, a field the intent already has is kept."""
+    root = read_yaml(text)
+    if not isinstance(root, dict):
+        return text, dict.fromkeys(drafts, "the map is not a mapping")
+    old = plain_yaml(root)
+    edits, entries, skipped = _plan(root, drafts, refs or {}, replace)
+    new = _apply(text, root, edits, entries, mark)
+    if _same(new, _expected(old, edits, entries)):
+        return new, skipped
+    kept: dict[str, dict[str, Any]] = {}
+    for key in sorted(edits):  # one at a time: find the intents whose edit changes something else
+        trial = {**kept, key: edits[key]}
+        if _same(_apply(text, root, trial, {}, mark), _expected(old, trial, {})):
+            kept = trial
+        else:
+            skipped[key] = "writing it into the text would change more than its expansions (an alias or merge)"
+    if entries and not _same(_apply(text, root, kept, entries, mark), _expected(old, kept, entries)):
+        by_ref = {ref: key for key, ref in (refs or {}).items()}
+        skipped.update({by_ref[ref]: "writing the top-level `examples:` would change more than its entries"
+                        for ref in entries})
+        entries = {}
+    return _apply(text, root, kept, entries, mark), skipped
+
+
+__all__ = ["EXPANSION_FIELDS", "Expansion", "splice"]
