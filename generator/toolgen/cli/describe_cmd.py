@@ -25,14 +25,11 @@ from typing import Any, TypeVar
 
 import click
 
+from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
 from .terminal import terminal_safe
 
-PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
-_SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai", "openai-compatible": "openai"}
-_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
-            "openai-compatible": "OPENAI_API_KEY"}
 #: the most tools shown by name in each list of the summary
 SHOWN = 20
 
@@ -112,7 +109,7 @@ def _fail(command: str, message: str) -> None:
 
 
 def _require_sdk(command: str, provider: str) -> None:
-    for module in ("httpx2", _SDKS.get(provider, "openai")):
+    for module in ("httpx2", *SDK_MODULES.get(provider, ())):
         try:
             importlib.import_module(module)
         except ImportError as exc:
@@ -186,7 +183,7 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
     else:
         assert choice.provider is not None and choice.model is not None
         provider, model, base_url = choice.provider, choice.model, choice.base_url
-        env = choice.api_key_env or _KEY_ENV[provider]
+        env = choice.api_key_env or KEY_ENV[provider]
         key = os.environ.get(env) or ""
         if not key and provider != "openai-compatible":
             _fail(command, f"no API key: set {env} (or name another variable with --api-key-env)")
