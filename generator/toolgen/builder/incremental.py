@@ -167,11 +167,12 @@ def remember(cache: Cache | None, key: str | None, name: str, files: dict[str, b
     cache.put("manifest", key, canonical(record).encode("utf-8"))
 
 
-def _diagnostic(data: dict[str, object]) -> Diagnostic:
+def _diagnostic(data: dict[str, Any]) -> Diagnostic:
+    """A remembered diagnostic (the manifest's copy of `Diagnostic.to_json`) made again."""
     loc = data.get("location")
     location = SourceLocation(**loc) if isinstance(loc, dict) else None
-    return Diagnostic(str(data["code"]), data["severity"], str(data["message"]), location,  # type: ignore[arg-type]
-                      data.get("hint"), data.get("tool"))  # type: ignore[arg-type]
+    return Diagnostic(str(data["code"]), data["severity"], str(data["message"]), location,
+                      data.get("hint"), data.get("tool"))
 
 
 def package_job(cache: Cache | None, worker: Worker | None, plan: PackagePlan, *, size: int,
