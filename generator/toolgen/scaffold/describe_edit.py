@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,21 @@ class Expansion:
         out: dict[str, Any] = {"examples": list(self.examples)} if self.examples else {}
         out.update({k: v for k, v in (("use_when", self.use_when), ("not_for", self.not_for)) if v is not None})
         return out
+
+
+#: where YAML (and ruamel's line numbers) break lines: after LF, CRLF or a lone CR; never at the
+#: other breaks `str.splitlines` knows (U+2028, U+2029, U+0085), which ruamel does not count
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+
+def _lines(text: str) -> list[str]:
+    """`text` cut into lines as YAML counts them, each with its line break."""
+    return [line for line in _LINE_END.split(text) if line]
+
+
+def _newline(line: str) -> str:
+    """The line break `line` ends with (LF when none)."""
+    return "\r\n" if line.endswith("\r\n") else "\r" if line.endswith("\r") else "\n"
 
 
 def _block(node: Any) -> bool:
@@ -95,7 +111,7 @@ def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: M
     pad = " " * child_indent
     out = list(lines)
     end = _content_end(out, key_line, stop, child_indent)
-    newline = "\r\n" if out[key_line].endswith("\r\n") else "\n"
+    newline = _newline(out[key_line])
     added: list[str] = []
     for name, value in fields.items():
         if isinstance(value, list):
@@ -128,7 +144,7 @@ def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]]
     """`lines` with `entries` (operation reference -> requests) added to the top-level `examples:`
     mapping (after its last entry), or with that mapping added at the end of the map."""
     out = list(lines)
-    newline = "\r\n" if out and out[0].endswith("\r\n") else "\n"
+    newline = _newline(out[0]) if out else "\n"
     if out and not out[-1].endswith(("\n", "\r")):
         out[-1] += newline
     if "examples" not in root:
@@ -159,7 +175,7 @@ def _expected(old: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping
 
 def _apply(text: str, root: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]],
            mark: str | None) -> str:
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     regions: list[tuple[int, str]] = []  # (first line, intent key or "" for the top-level examples)
     bounds: dict[str, tuple[int, int]] = {}
     if edits:
