@@ -33,6 +33,7 @@ PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
 _SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai", "openai-compatible": "openai"}
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
             "openai-compatible": "OPENAI_API_KEY"}
+_BOM = "\ufeff"
 #: the most tools shown by name in each list of the summary
 SHOWN = 20
 
@@ -137,6 +138,7 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
     from ..scaffold.describe import describe, plan_describe
 
     loaded = load_intent_map(intent_map)
+    saved = _read_saved(command, intent_map, loaded.text)
     spec_path = resolve_spec_path(loaded, spec)
     require_spec(loaded, spec_path, overridden=spec is not None)
     doc = load_spec(spec_path, sink=DiagnosticSink())
@@ -149,7 +151,7 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
         return
     writer, transport, cassette = _make_writer(command, choice)
     try:
-        result = describe(doc, loaded, writer, options)
+        result = describe(doc, loaded, writer, options, saved.text)
     except Exception as exc:  # noqa: BLE001 - the writer's SDK and transport raise their own error types
         mismatch = getattr(transport, "mismatch", None)
         _fail(command, f"the writer failed: {mismatch or f'{type(exc).__name__}: {exc}'}")
@@ -162,11 +164,36 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
         writer_info = getattr(writer, "provider", choice.provider), getattr(writer, "model", choice.model)
         Cassette(str(writer_info[0]), str(writer_info[1]), choice.base_url,
                  list(getattr(transport, "exchanges", []))).write(choice.record)
-    if result.text != loaded.text:
-        tmp = intent_map.with_name(intent_map.name + ".tmp")
-        tmp.write_text(result.text, encoding="utf-8")
-        os.replace(tmp, intent_map)
+    if result.text != saved.text:
+        _write_saved(saved, result.text)
     _report(command, shown, result)
+
+
+@dataclass(frozen=True)
+class SavedMap:
+    """The intent map as saved: its bytes, whether they start with a byte order mark, and its text
+    without the mark, line breaks as saved (CRLF, LF or CR: a draft keeps them)."""
+
+    path: Path
+    raw: bytes
+    bom: bool
+    text: str
+
+
+def _read_saved(command: str, path: Path, loaded_text: str) -> SavedMap:
+    raw = path.read_bytes()
+    text = raw.decode("utf-8")
+    bom = text.startswith(_BOM)
+    text = text.removeprefix(_BOM)
+    if text.replace("\r\n", "\n").replace("\r", "\n") != loaded_text:
+        _fail(command, f"{path} changed while it was read: run again")
+    return SavedMap(path, raw, bom, text)
+
+
+def _write_saved(saved: SavedMap, text: str) -> None:
+    tmp = saved.path.with_name(saved.path.name + ".tmp")
+    tmp.write_bytes(((_BOM if saved.bom else "") + text).encode("utf-8"))
+    os.replace(tmp, saved.path)
 
 
 def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
