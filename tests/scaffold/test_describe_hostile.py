@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,45 @@ def test_a_line_separator_inside_a_value_does_not_shift_the_lines(separator: str
     data = plain_yaml(read_yaml(new))
     assert data["tools"]["a"]["description"] == plain_yaml(read_yaml(text))["tools"]["a"]["description"]
     assert data["tools"]["a"]["examples"] == data["tools"]["b"]["examples"] == ["find the thing for me"]
+
+
+@needs_sdks
+def test_the_map_is_replaced_atomically_keeping_its_mode_its_symlink_and_other_files(
+        tickets: Path, tape: Path, cli: Invoke) -> None:
+    folder = tickets.parent
+    (folder / "tickets.yaml.tmp").write_text("my own notes\n", encoding="utf-8")
+    real = folder / "real.yaml"
+    tickets.rename(real)
+    tickets.symlink_to("real.yaml")
+    os.chmod(real, 0o640)
+    result = cli("describe", str(tickets), "--replay", str(tape))
+    assert result.exit_code == 0, result.stderr
+    assert tickets.is_symlink() and real.read_text(encoding="utf-8").count(MARK) == 5
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert (folder / "tickets.yaml.tmp").read_text(encoding="utf-8") == "my own notes\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["real.yaml", "tickets.yaml", "tickets.yaml.tmp"]
+
+
+@needs_sdks
+def test_a_read_only_map_is_refused_before_the_writer_is_asked(tickets: Path, tape: Path, cli: Invoke) -> None:
+    before = tickets.read_bytes()
+    os.chmod(tickets, 0o444)
+    result = cli("describe", str(tickets), "--replay", str(tape))
+    assert result.exit_code == 2 and "is read-only" in result.stderr and "tickets.yaml" in result.stderr
+    assert tickets.read_bytes() == before and stat.S_IMODE(tickets.stat().st_mode) == 0o444
+
+
+@needs_sdks
+def test_a_map_changed_while_drafting_is_not_overwritten(tickets: Path, cli: Invoke) -> None:
+    """Another run (or an editor) saves the map while the model answers: the run writes nothing."""
+    edited = tickets.read_text(encoding="utf-8") + "# saved by someone else meanwhile\n"
+
+    def answer(prompt: str) -> str:
+        tickets.write_text(edited, encoding="utf-8")
+        return _answer(prompt)
+
+    with WriterModelServer(answer) as server:
+        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
+                     server.base_url("openai-compatible"))
+    assert result.exit_code == 2 and "changed while" in result.stderr and "run again" in result.stderr
+    assert tickets.read_text(encoding="utf-8") == edited

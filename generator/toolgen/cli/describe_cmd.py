@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..diagnostics import display_path
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
 from .terminal import terminal_safe
@@ -134,7 +137,7 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
     from ..compile.inputs import require_spec, resolve_spec_path
     from ..compile.intent import load_intent_map
     from ..compile.load import load_spec
-    from ..diagnostics import DiagnosticSink, display_path
+    from ..diagnostics import DiagnosticSink
     from ..scaffold.describe import describe, plan_describe
 
     loaded = load_intent_map(intent_map)
@@ -165,7 +168,7 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
         Cassette(str(writer_info[0]), str(writer_info[1]), choice.base_url,
                  list(getattr(transport, "exchanges", []))).write(choice.record)
     if result.text != saved.text:
-        _write_saved(saved, result.text)
+        _write_saved(command, saved, result.text)
     _report(command, shown, result)
 
 
@@ -180,20 +183,50 @@ class SavedMap:
     text: str
 
 
-def _read_saved(command: str, path: Path, loaded_text: str) -> SavedMap:
-    raw = path.read_bytes()
-    text = raw.decode("utf-8")
+def _read_saved(command: str, intent_map: Path, loaded_text: str) -> SavedMap:
+    """The map as saved (a symlink's target: the link stays); refuses a map no one may write (mode
+    without a write bit: its owner meant it to stay as it is) or one that changed since it was loaded."""
+    path = Path(os.path.realpath(intent_map))
+    shown = display_path(intent_map)
+    try:
+        raw = path.read_bytes()
+        mode = path.stat().st_mode
+    except OSError as exc:
+        _fail(command, f"cannot read {shown}: {exc.strerror}")
+        raise
+    if not mode & 0o222:
+        _fail(command, f"{shown} is read-only: make it writable (chmod u+w) to draft into it")
+    text = raw.decode("utf-8", "replace")
     bom = text.startswith(_BOM)
     text = text.removeprefix(_BOM)
     if text.replace("\r\n", "\n").replace("\r", "\n") != loaded_text:
-        _fail(command, f"{path} changed while it was read: run again")
+        _fail(command, f"{shown} changed while it was read: run again")
     return SavedMap(path, raw, bom, text)
 
 
-def _write_saved(saved: SavedMap, text: str) -> None:
-    tmp = saved.path.with_name(saved.path.name + ".tmp")
-    tmp.write_bytes(((_BOM if saved.bom else "") + text).encode("utf-8"))
-    os.replace(tmp, saved.path)
+def _write_saved(command: str, saved: SavedMap, text: str) -> None:
+    """Replace the map with `text` (its byte order mark put back) atomically: a new file beside it,
+    with the map's mode, renamed over it; refused when the map changed since it was read."""
+    shown = display_path(saved.path)
+    data = ((_BOM if saved.bom else "") + text).encode("utf-8")
+    try:
+        if saved.path.read_bytes() != saved.raw:
+            _fail(command, f"{shown} changed while the writer drafted (another run or an editor saved it): "
+                           "run again")
+        mode = stat.S_IMODE(saved.path.stat().st_mode)
+        fd, tmp = tempfile.mkstemp(dir=saved.path.parent, prefix=f".{saved.path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, saved.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        _fail(command, f"cannot write {shown}: {exc.strerror or exc}")
 
 
 def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
