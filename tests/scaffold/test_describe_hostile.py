@@ -125,3 +125,19 @@ def test_a_map_changed_while_drafting_is_not_overwritten(tickets: Path, cli: Inv
                      server.base_url("openai-compatible"))
     assert result.exit_code == 2 and "changed while" in result.stderr and "run again" in result.stderr
     assert tickets.read_text(encoding="utf-8") == edited
+
+
+@needs_sdks
+@pytest.mark.parametrize("target", ["map", "spec", "folder"])
+def test_a_recording_aimed_at_the_map_the_spec_or_a_folder_is_refused_before_anything_is_sent(
+        tickets: Path, cli: Invoke, target: str) -> None:
+    spec = tickets.parent.parent / "specs" / "tickets.yaml"
+    (tickets.parent.parent / "folder").mkdir()
+    path = {"map": tickets, "spec": spec, "folder": tickets.parent.parent / "folder"}[target]
+    before = {p: p.read_bytes() for p in (tickets, spec)}
+    with WriterModelServer(_answer) as server:
+        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
+                     server.base_url("openai-compatible"), "--record", str(path))
+        sent = server.requests["chat"]
+    assert result.exit_code == 2 and "--record" in result.stderr and "nothing was written" in result.stderr
+    assert sent == [] and {p: p.read_bytes() for p in (tickets, spec)} == before

@@ -146,6 +146,7 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
     require_spec(loaded, spec_path, overridden=spec is not None)
     doc = load_spec(spec_path, sink=DiagnosticSink())
     shown = display_path(intent_map)
+    _check_record(command, choice, {"intent map": saved.path, "spec": spec_path})
     if not choice.configured:
         plan = plan_describe(doc, loaded, options)
         lacking = len(plan.todo) + len(plan.later)
@@ -165,11 +166,27 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
         from ..evals.writers import Cassette
 
         writer_info = getattr(writer, "provider", choice.provider), getattr(writer, "model", choice.model)
-        Cassette(str(writer_info[0]), str(writer_info[1]), choice.base_url,
-                 list(getattr(transport, "exchanges", []))).write(choice.record)
+        try:
+            Cassette(str(writer_info[0]), str(writer_info[1]), choice.base_url,
+                     list(getattr(transport, "exchanges", []))).write(choice.record)
+        except OSError as exc:
+            _fail(command, f"cannot write the recording --record {choice.record}: {exc.strerror or exc}")
     if result.text != saved.text:
         _write_saved(command, saved, result.text)
     _report(command, shown, result)
+
+
+def _check_record(command: str, choice: WriterChoice, inputs: dict[str, Path]) -> None:
+    """Refuse a ``--record`` file that is a folder, or one of the run's inputs (the recording would
+    replace it), before anything is sent."""
+    if choice.record is None:
+        return
+    if choice.record.is_dir():
+        _fail(command, f"--record {choice.record} is a folder: name a JSON file to record into")
+    target = os.path.realpath(choice.record)
+    for what, path in inputs.items():
+        if target == os.path.realpath(path):
+            _fail(command, f"--record {choice.record} is the {what} this run reads: name another file")
 
 
 @dataclass(frozen=True)
