@@ -10,13 +10,16 @@ import json
 import os
 import shutil
 import stat
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.review_project import Invoke, cli
 from tests.support.writer_server import WriterModelServer
 
 from toolgen.scaffold.describe_edit import Expansion, splice
+from toolgen.testing.loopback import LoopbackServer
 from toolgen.yaml_text import plain_yaml, read_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,3 +144,60 @@ def test_a_recording_aimed_at_the_map_the_spec_or_a_folder_is_refused_before_any
         sent = server.requests["chat"]
     assert result.exit_code == 2 and "--record" in result.stderr and "nothing was written" in result.stderr
     assert sent == [] and {p: p.read_bytes() for p in (tickets, spec)} == before
+
+
+KEY = "sk-test-0123456789abcdefSECRET"
+
+
+class EchoServer(LoopbackServer):
+    """A provider that echoes the credential it was sent: in an error (`status` 401) or in the answer,
+    as a request of every tool (200), the way a careless proxy or a hostile endpoint would."""
+
+    def __init__(self, status: int) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+                sent = self.headers.get("authorization") or ""
+                if status != 200:
+                    payload: Any = {"error": {"message": f"Incorrect API key provided: {sent}",
+                                              "type": "invalid_request_error"}}
+                else:
+                    tools = [t["tool"] for t in json.loads(body["messages"][-1]["content"])["tools"]]
+                    answer = {"tools": [{"tool": t, "examples": [f"use the key {sent} now"],
+                                         "use_when": f"always {sent}", "not_for": None} for t in tools]}
+                    payload = {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+                        {"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": json.dumps(answer)}}]}
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        super().__init__(HTTPServer(("127.0.0.1", 0), Handler))
+
+    def base_url(self) -> str:
+        address: Any = self.httpd.server_address
+        return f"http://{address[0]!s}:{address[1]}/v1"
+
+
+@needs_sdks
+@pytest.mark.parametrize("status", [401, 200])
+def test_the_api_key_is_never_printed_recorded_or_written(tickets: Path, cli: Invoke, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch, status: int) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    tape = tmp_path / "tape.json"
+    with EchoServer(status) as server:
+        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
+                     server.base_url(), "--record", str(tape))
+    assert result.exit_code == (2 if status != 200 else 0), result.stderr
+    assert KEY not in result.stderr and KEY not in result.stdout
+    assert KEY not in tickets.read_text(encoding="utf-8")
+    if status == 200:
+        recorded = tape.read_text(encoding="utf-8")
+        assert KEY not in recorded and "authorization" not in recorded.lower()
+        assert "[redacted API key]" in recorded

@@ -37,6 +37,10 @@ _SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai",
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
             "openai-compatible": "OPENAI_API_KEY"}
 _BOM = "\ufeff"
+#: what stands for the API key wherever a server echoed it (a failure message, a recording, an answer)
+REDACTED = "[redacted API key]"
+#: a key shorter than this is not searched for (it would hide ordinary words)
+MIN_KEY_CHARS = 8
 #: the most tools shown by name in each list of the summary
 SHOWN = 20
 
@@ -153,12 +157,13 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
         click.echo(f"{command}: no writer configured (--provider and --model, or --replay FILE): nothing drafted; "
                    f"{lacking:,} intent{'s' if lacking != 1 else ''} of {shown} lack search expansions.", err=True)
         return
-    writer, transport, cassette = _make_writer(command, choice)
+    writer, transport, cassette, key = _make_writer(command, choice)
+    redact = _redactor(key)
     try:
-        result = describe(doc, loaded, writer, options, saved.text)
+        result = describe(doc, loaded, RedactingWriter(writer, redact), options, saved.text)
     except Exception as exc:  # noqa: BLE001 - the writer's SDK and transport raise their own error types
         mismatch = getattr(transport, "mismatch", None)
-        _fail(command, f"the writer failed: {mismatch or f'{type(exc).__name__}: {exc}'}")
+        _fail(command, redact(f"the writer failed: {mismatch or f'{type(exc).__name__}: {exc}'}"))
         return
     if cassette is not None and getattr(transport, "position", None) != len(cassette.exchanges):
         _fail(command, f"the run sent fewer requests than {choice.replay} recorded: the map or spec changed")
@@ -168,7 +173,7 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
         writer_info = getattr(writer, "provider", choice.provider), getattr(writer, "model", choice.model)
         try:
             Cassette(str(writer_info[0]), str(writer_info[1]), choice.base_url,
-                     list(getattr(transport, "exchanges", []))).write(choice.record)
+                     [_redacted(e, redact) for e in getattr(transport, "exchanges", [])]).write(choice.record)
         except OSError as exc:
             _fail(command, f"cannot write the recording --record {choice.record}: {exc.strerror or exc}")
     if result.text != saved.text:
@@ -246,8 +251,42 @@ def _write_saved(command: str, saved: SavedMap, text: str) -> None:
         _fail(command, f"cannot write {shown}: {exc.strerror or exc}")
 
 
-def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
-    """(writer, its transport, the cassette replayed or None)."""
+def _redactor(key: str) -> Callable[[str], str]:
+    """What hides the API key `key` in a text (one too short to find safely is left: `MIN_KEY_CHARS`)."""
+    if len(key) < MIN_KEY_CHARS:
+        return lambda text: text
+    return lambda text: text.replace(key, REDACTED)
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` (an exchange's JSON) with `redact` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class RedactingWriter:
+    """A writer whose answers have the API key hidden (a server that echoes it reaches neither the
+    map nor the terminal through the answer)."""
+
+    inner: Any
+    redact: Callable[[str], str]
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    def write(self, system: str, prompt: str, schema: Any) -> str:
+        return self.redact(self.inner.write(system, prompt, schema))
+
+
+def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any, str]:
+    """(writer, its transport, the cassette replayed or None, the API key it sends)."""
     if choice.record is not None and choice.replay is not None:
         _fail(command, "--record and --replay exclude each other")
     cassette = None
@@ -278,7 +317,7 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
     try:
         client = httpx.Client(transport=transport, timeout=300.0)
         return make_writer(provider, model, api_key=key or "none", base_url=base_url, http_client=client), \
-            transport, cassette
+            transport, cassette, key
     except ValueError as exc:
         _fail(command, str(exc))
         raise
@@ -305,4 +344,4 @@ def _report(command: str, shown: str, result: Any) -> None:
              err=True)
 
 
-__all__ = ["WriterChoice", "describe_command", "describe_options", "run_describe", "writer_options"]
+__all__ = ["RedactingWriter", "WriterChoice", "describe_command", "describe_options", "run_describe", "writer_options"]
