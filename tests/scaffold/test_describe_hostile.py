@@ -201,3 +201,15 @@ def test_the_api_key_is_never_printed_recorded_or_written(tickets: Path, cli: In
         recorded = tape.read_text(encoding="utf-8")
         assert KEY not in recorded and "authorization" not in recorded.lower()
         assert "[redacted API key]" in recorded
+
+
+def test_an_intent_with_a_merge_key_is_written_or_left_out_never_a_crash() -> None:
+    text = ("toolgen: 1\nspec: s.yaml\ntools:\n  a: &base\n    operation: getA\n    effect: read\n"
+            "  b:\n    <<: *base\n    operation: getB\n")
+    new, skipped = splice(text, {k: Expansion(("find the thing for me",)) for k in "ab"}, "review")
+    data = plain_yaml(read_yaml(new))
+    assert data["tools"]["b"]["examples"] == ["find the thing for me"] and data["tools"]["b"]["effect"] == "read"
+    assert skipped == {} and data["tools"]["a"]["examples"] == ["find the thing for me"]
+    # `a` alone: its requests would reach `b` through the merge, so it is left out
+    new, skipped = splice(text, {"a": Expansion(("find the thing for me",))}, "review")
+    assert new == text and set(skipped) == {"a"}

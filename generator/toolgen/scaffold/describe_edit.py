@@ -69,6 +69,12 @@ def _block(node: Any) -> bool:
     return isinstance(node, dict) and bool(node) and hasattr(node, "lc") and fa is not None and not fa.flow_style()
 
 
+def _own(node: Any) -> list[Any]:
+    """The keys written in `node`'s own text: not those a merge key (``<<: *base``) brings, which
+    have no line of their own."""
+    return [k for k in node if k in node.lc.data]
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
@@ -90,10 +96,10 @@ def _content_end(lines: list[str], start: int, stop: int, child_indent: int) -> 
 def _block_bounds(root: Any, line_count: int) -> dict[str, tuple[int, int]]:
     """Intent key -> (its key's line, the line where the next intent or top-level key starts), 0-based."""
     tools = root["tools"]
-    top = sorted(root.lc.key(k)[0] for k in root)
+    top = sorted(root.lc.key(k)[0] for k in _own(root))
     tools_line = root.lc.key("tools")[0]
     tools_end = next((n for n in top if n > tools_line), line_count)
-    starts = sorted((tools.lc.key(k)[0], str(k)) for k in tools)
+    starts = sorted((tools.lc.key(k)[0], str(k)) for k in _own(tools))
     return {key: (line, starts[i + 1][0] if i + 1 < len(starts) else tools_end)
             for i, (line, key) in enumerate(starts)}
 
@@ -106,7 +112,7 @@ def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: M
                  mark: str | None) -> list[str]:
     """`lines` with one intent's fields written (see the module docstring)."""
     key_line, stop = bounds
-    members = sorted((node.lc.key(k)[0], node.lc.key(k)[1], str(k)) for k in node)
+    members = sorted((node.lc.key(k)[0], node.lc.key(k)[1], str(k)) for k in _own(node))
     child_indent = members[0][1]
     pad = " " * child_indent
     out = list(lines)
@@ -154,7 +160,7 @@ def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]]
         return out + added
     node = root["examples"]
     start = root.lc.key("examples")[0]
-    stop = next((n for n in sorted(root.lc.key(k)[0] for k in root) if n > start), len(out))
+    stop = next((n for n in sorted(root.lc.key(k)[0] for k in _own(root)) if n > start), len(out))
     indent = node.lc.key(next(iter(node)))[1]
     end = _content_end(out, start, stop, indent)
     added = []
