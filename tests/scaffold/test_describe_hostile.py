@@ -213,3 +213,16 @@ def test_an_intent_with_a_merge_key_is_written_or_left_out_never_a_crash() -> No
     # `a` alone: its requests would reach `b` through the merge, so it is left out
     new, skipped = splice(text, {"a": Expansion(("find the thing for me",))}, "review")
     assert new == text and set(skipped) == {"a"}
+
+
+@pytest.mark.parametrize("given", ["    examples: []\n", "    use_when: null\n", "    not_for:\n",
+                                   "    examples: []\n    use_when: ~\n"])
+def test_an_empty_expansion_field_is_filled_not_lost(given: str) -> None:
+    """An intent whose `examples` is empty or whose `use_when` / `not_for` is null has no expansions:
+    it is drafted, and each drafted field is written (none reported drafted but left out)."""
+    text = f"toolgen: 1\nspec: s.yaml\ntools:\n  a:\n    operation: getA\n{given}    effect: read\n"
+    draft = Expansion(("find the thing for me",), "when the thing is wanted", "other things")
+    new, skipped = splice(text, {"a": draft}, "review")
+    assert skipped == {}
+    data = plain_yaml(read_yaml(new))["tools"]["a"]
+    assert data == {"operation": "getA", "effect": "read", **draft.fields()}

@@ -105,7 +105,9 @@ def _block_bounds(root: Any, line_count: int) -> dict[str, tuple[int, int]]:
 
 
 def _written(node: Any, drafted: Mapping[str, Any], replace: bool) -> dict[str, Any]:
-    return {k: v for k, v in drafted.items() if replace or k not in node}
+    """The drafted fields to write into `node`: all with `replace`, else those it lacks (absent, null
+    or an empty list: what `toolgen.scaffold.describe` counts as no expansion; its line is replaced)."""
+    return {k: v for k, v in drafted.items() if replace or node.get(k) in (None, [])}
 
 
 def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: Mapping[str, Any],
