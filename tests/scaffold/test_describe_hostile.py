@@ -226,3 +226,16 @@ def test_an_empty_expansion_field_is_filled_not_lost(given: str) -> None:
     assert skipped == {}
     data = plain_yaml(read_yaml(new))["tools"]["a"]
     assert data == {"operation": "getA", "effect": "read", **draft.fields()}
+
+
+@pytest.mark.parametrize("end", ["...\n", "... # the end\n# after the document\n"])
+def test_a_document_end_marker_after_the_last_intent_stays_after_it(end: str) -> None:
+    """Drafted lines go above the map's ``...``: below it they are outside the document (the map
+    was left undrafted, its intents reported as aliased)."""
+    text = f"---\ntoolgen: 1\nspec: s.yaml\ninclude:\n  - {{match: \"*\"}}\ntools:\n  a:\n    operation: getA\n{end}"
+    drafts = {"a": Expansion(("find the thing for me",)), "b": Expansion(("look up a b for me",))}
+    new, skipped = splice(text, drafts, "review", refs={"b": "getB"})
+    assert skipped == {} and new.endswith(end)
+    data = plain_yaml(read_yaml(new))
+    assert data["tools"]["a"]["examples"] == ["find the thing for me"]
+    assert data["examples"] == {"getB": ["look up a b for me"]}

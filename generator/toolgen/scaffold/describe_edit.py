@@ -69,6 +69,21 @@ def _block(node: Any) -> bool:
     return isinstance(node, dict) and bool(node) and hasattr(node, "lc") and fa is not None and not fa.flow_style()
 
 
+_MARKER = re.compile(r"(?:\.\.\.|---)(?:[ \t]|\r?\n|\r|$)")
+
+
+def _document_end(lines: list[str]) -> int:
+    """The index of the line that ends the map's document (``...``, or the ``---`` that starts a
+    next one) after its content, or the line count: what is drafted goes above it."""
+    content = False
+    for i, line in enumerate(lines):
+        if content and _MARKER.match(line):
+            return i
+        stripped = line.strip()
+        content = content or bool(stripped and not stripped.startswith("#") and not _MARKER.match(line))
+    return len(lines)
+
+
 def _own(node: Any) -> list[Any]:
     """The keys written in `node`'s own text: not those a merge key (``<<: *base``) brings, which
     have no line of their own."""
@@ -148,21 +163,24 @@ def _entry_lines(ref: str, texts: list[str], pad: str, mark: str | None, newline
     return out + [f"{pad}  - {json.dumps(t, ensure_ascii=False)}{newline}" for t in texts]
 
 
-def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]], mark: str | None) -> list[str]:
+def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]], mark: str | None,
+                   doc_end: int) -> list[str]:
     """`lines` with `entries` (operation reference -> requests) added to the top-level `examples:`
-    mapping (after its last entry), or with that mapping added at the end of the map."""
+    mapping (after its last entry), or with that mapping added at the end of the map's document
+    (line `doc_end`)."""
     out = list(lines)
     newline = _newline(out[0]) if out else "\n"
-    if out and not out[-1].endswith(("\n", "\r")):
-        out[-1] += newline
+    if doc_end > 0 and not out[doc_end - 1].endswith(("\n", "\r")):
+        out[doc_end - 1] += newline
     if "examples" not in root:
         added = [f"examples:{newline}"]
         for ref in sorted(entries):
             added += _entry_lines(ref, entries[ref], "  ", mark, newline)
-        return out + added
+        out[doc_end:doc_end] = added
+        return out
     node = root["examples"]
     start = root.lc.key("examples")[0]
-    stop = next((n for n in sorted(root.lc.key(k)[0] for k in _own(root)) if n > start), len(out))
+    stop = next((n for n in sorted(root.lc.key(k)[0] for k in _own(root)) if n > start), doc_end)
     indent = node.lc.key(next(iter(node)))[1]
     end = _content_end(out, start, stop, indent)
     added = []
@@ -184,18 +202,19 @@ def _expected(old: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping
 def _apply(text: str, root: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]],
            mark: str | None) -> str:
     lines = _lines(text)
+    doc_end = _document_end(lines)
     regions: list[tuple[int, str]] = []  # (first line, intent key or "" for the top-level examples)
     bounds: dict[str, tuple[int, int]] = {}
     if edits:
-        bounds = _block_bounds(root, len(lines))
+        bounds = _block_bounds(root, doc_end)
         regions += [(bounds[key][0], key) for key in edits]
     if entries:
-        regions.append((root.lc.key("examples")[0] if "examples" in root else len(lines), ""))
+        regions.append((root.lc.key("examples")[0] if "examples" in root else doc_end, ""))
     for _, key in sorted(regions, reverse=True):  # bottom up: the lines above a region stay put
         if key:
             lines = _edit_intent(lines, root["tools"][key], bounds[key], edits[key], mark)
         else:
-            lines = _edit_examples(lines, root, entries, mark)
+            lines = _edit_examples(lines, root, entries, mark, doc_end)
     return "".join(lines)
 
 
