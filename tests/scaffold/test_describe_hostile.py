@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.review_project import Invoke, cli
+from tests.support.review_project import Invoke, cli, project
 from tests.support.writer_server import WriterModelServer
 
 from toolgen.scaffold.describe_edit import Expansion, splice
@@ -27,7 +27,7 @@ MARK = "# decide [examples-unreviewed]"
 _MISSING = [name for name in ("openai",) if importlib.util.find_spec(name) is None]
 needs_sdks = pytest.mark.skipif(bool(_MISSING), reason=f"the provider SDKs are not installed: {_MISSING}")
 
-__all__ = ["cli"]
+__all__ = ["cli", "project"]
 
 
 def _answer(prompt: str) -> str:
@@ -239,3 +239,32 @@ def test_a_document_end_marker_after_the_last_intent_stays_after_it(end: str) ->
     data = plain_yaml(read_yaml(new))
     assert data["tools"]["a"]["examples"] == ["find the thing for me"]
     assert data["examples"] == {"getB": ["look up a b for me"]}
+
+
+@pytest.mark.parametrize("problem", ["key", "both tapes", "record onto the draft"])
+def test_init_describe_refuses_a_writer_it_cannot_use_before_writing_the_draft(
+        project: Path, cli: Invoke, monkeypatch: pytest.MonkeyPatch, problem: str) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    args = {"key": ["--provider", "anthropic", "--model", "m"],
+            "both tapes": ["--provider", "openai", "--model", "m", "--record", "a.json", "--replay", "b.json"],
+            "record onto the draft": ["--provider", "openai", "--model", "m", "--record",
+                                      "intent_maps/gizmos.yaml"]}[problem]
+    before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
+    project_file = (project / "toolgen.yaml").read_bytes()
+    result = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--describe", *args)
+    assert result.exit_code == 2 and "nothing was written" in result.stderr
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == before
+    assert (project / "toolgen.yaml").read_bytes() == project_file
+
+
+@needs_sdks
+def test_init_describe_says_the_draft_was_written_when_the_writer_fails(project: Path, cli: Invoke,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with EchoServer(401) as server:
+        result = cli("init", "specs/widgets.yaml", "--name", "gizmos", "--describe", "--provider",
+                     "openai-compatible", "--model", "m", "--base-url", server.base_url())
+    assert result.exit_code == 2 and "nothing was written" not in result.stderr
+    assert "without search expansions" in result.stderr and "toolgen describe" in result.stderr
+    assert MARK not in (project / "intent_maps" / "gizmos.yaml").read_text(encoding="utf-8")

@@ -37,6 +37,8 @@ _SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai",
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
             "openai-compatible": "OPENAI_API_KEY"}
 _BOM = "\ufeff"
+#: `toolgen init --describe`: its writer runs after the draft is written
+INIT_COMMAND = "toolgen init --describe"
 #: what stands for the API key wherever a server echoed it (a failure message, a recording, an answer)
 REDACTED = "[redacted API key]"
 #: a key shorter than this is not searched for (it would hide ordinary words)
@@ -115,8 +117,18 @@ def describe_command(intent_map: Path, spec: Path | None, provider: str | None, 
 
 
 def _fail(command: str, message: str) -> None:
-    click.echo(terminal_safe(f"{command}: {message}; nothing was written."), err=True)
+    after = ("the draft intent map was written without search expansions (`toolgen describe` drafts them)"
+             if command == INIT_COMMAND else "nothing was written")
+    click.echo(terminal_safe(f"{command}: {message}; {after}."), err=True)
     sys.exit(ExitCode.BAD_INPUT)
+
+
+def check_writer(command: str, choice: WriterChoice, intent_map: Path, spec: Path) -> None:
+    """Refuse (exit 2), before anything is written, a writer the run could not use: ``--record``
+    with ``--replay``, a recording that cannot be read or aims at an input, a missing key or SDK."""
+    if choice.configured:
+        _check_record(command, choice, {"intent map": intent_map, "spec": spec})
+        _make_writer(command, choice)
 
 
 def _require_sdk(command: str, provider: str) -> None:
@@ -344,4 +356,4 @@ def _report(command: str, shown: str, result: Any) -> None:
              err=True)
 
 
-__all__ = ["RedactingWriter", "WriterChoice", "describe_command", "describe_options", "run_describe", "writer_options"]
+__all__ = ["INIT_COMMAND", "RedactingWriter", "WriterChoice", "check_writer", "describe_command", "describe_options", "run_describe", "writer_options"]
