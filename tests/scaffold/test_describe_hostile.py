@@ -268,3 +268,25 @@ def test_init_describe_says_the_draft_was_written_when_the_writer_fails(project:
     assert result.exit_code == 2 and "nothing was written" not in result.stderr
     assert "without search expansions" in result.stderr and "toolgen describe" in result.stderr
     assert MARK not in (project / "intent_maps" / "gizmos.yaml").read_text(encoding="utf-8")
+
+
+@needs_sdks
+@pytest.mark.parametrize("args", [["--provider", "anthropic"], ["--model", "other"],
+                                  ["--provider", "openai-compatible", "--model", "m", "--base-url", "http://x/v1"]])
+def test_a_replay_refuses_a_writer_other_than_the_recorded_one(tickets: Path, tape: Path, cli: Invoke,
+                                                               args: list[str]) -> None:
+    """A writer named beside ``--replay`` that is not the recorded one is refused, not ignored (the
+    review mark would name a writer the user did not choose)."""
+    before = tickets.read_bytes()
+    result = cli("describe", str(tickets), "--replay", str(tape), *args)
+    assert result.exit_code == 2 and "recorded" in result.stderr and str(tape) in result.stderr
+    assert tickets.read_bytes() == before
+
+
+@needs_sdks
+def test_a_recording_of_an_unknown_provider_names_the_file(tickets: Path, tape: Path, cli: Invoke) -> None:
+    data = json.loads(tape.read_text(encoding="utf-8"))
+    data["writer"]["provider"] = "bogus"
+    tape.write_text(json.dumps(data), encoding="utf-8")
+    result = cli("describe", str(tickets), "--replay", str(tape))
+    assert result.exit_code == 2 and f"{tape}: " in result.stderr and "unknown provider 'bogus'" in result.stderr

@@ -311,6 +311,15 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any, str
             _fail(command, f"{choice.replay}: {exc}")
         assert cassette is not None
         provider, model, base_url, key = cassette.provider, cassette.model, cassette.base_url, "replay"
+        if provider not in PROVIDERS:
+            _fail(command, f"{choice.replay}: the recording's writer has an unknown provider {provider!r}: "
+                           f"use one of {', '.join(PROVIDERS)}")
+        asked = {"--provider": (choice.provider, provider), "--model": (choice.model, model),
+                 "--base-url": (choice.base_url, base_url)}
+        for option, (given, recorded) in asked.items():
+            if given is not None and given != recorded:
+                _fail(command, f"{choice.replay} recorded {option} {recorded!r}, not {given!r}: drop {option} "
+                               "to replay the recording, or record a run of the writer you name")
     else:
         assert choice.provider is not None and choice.model is not None
         provider, model, base_url = choice.provider, choice.model, choice.base_url
