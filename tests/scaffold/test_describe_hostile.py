@@ -290,3 +290,18 @@ def test_a_recording_of_an_unknown_provider_names_the_file(tickets: Path, tape: 
     tape.write_text(json.dumps(data), encoding="utf-8")
     result = cli("describe", str(tickets), "--replay", str(tape))
     assert result.exit_code == 2 and f"{tape}: " in result.stderr and "unknown provider 'bogus'" in result.stderr
+
+
+@needs_sdks
+def test_an_answer_of_thousands_of_items_does_not_flood_the_terminal(tickets: Path, cli: Invoke) -> None:
+    def flood(prompt: str) -> str:
+        tools = [t["tool"] for t in json.loads(prompt)["tools"]]
+        return json.dumps({"tools": [{"tool": tools[0], "examples": [f"request {i} of many" for i in range(5000)]},
+                                     *({"tool": f"other_{i}"} for i in range(3000))]})
+
+    with WriterModelServer(flood) as server:
+        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url",
+                     server.base_url("openai-compatible"), "--max-tools", "1")
+    assert result.exit_code == 0, result.stderr[-500:]
+    assert len(result.stderr.splitlines()) < 60 and "and 7,947 more dropped from the answers" in result.stderr
+    assert tickets.read_text(encoding="utf-8").count(MARK) == 1

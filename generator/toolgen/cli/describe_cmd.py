@@ -45,6 +45,8 @@ REDACTED = "[redacted API key]"
 MIN_KEY_CHARS = 8
 #: the most tools shown by name in each list of the summary
 SHOWN = 20
+#: the most dropped answer parts listed one by one (a model may answer thousands of items)
+SHOWN_DROPS = 50
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -357,8 +359,10 @@ def _report(command: str, shown: str, result: Any) -> None:
         echo(f"  over --max-tools, for a later run: {_names(plan.later)}", err=True)
     for key, why in plan.skipped:
         echo(terminal_safe(f"  not drafted: {key}: {why}"), err=True)
-    for key, why in result.dropped:
+    for key, why in result.dropped[:SHOWN_DROPS]:
         echo(terminal_safe(f"  dropped from the answer: {key + ': ' if key else ''}{why}"), err=True)
+    if len(result.dropped) > SHOWN_DROPS:
+        echo(f"  and {len(result.dropped) - SHOWN_DROPS:,} more dropped from the answers", err=True)
     if drafted:
         echo(f"Next: review each `# decide [examples-unreviewed]` mark in {shown}: keep the requests users would "
              "say, fix or delete the rest, then delete the mark (`toolgen lint --strict` reports each until then).",
