@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.support.profiles import examples
 from tests.support.review_project import Invoke, cli, project
 from tests.support.writer_server import WriterModelServer
 
@@ -305,3 +308,41 @@ def test_an_answer_of_thousands_of_items_does_not_flood_the_terminal(tickets: Pa
     assert result.exit_code == 0, result.stderr[-500:]
     assert len(result.stderr.splitlines()) < 60 and "and 7,947 more dropped from the answers" in result.stderr
     assert tickets.read_text(encoding="utf-8").count(MARK) == 1
+
+
+@st.composite
+def _layouts(draw: st.DrawFn) -> str:
+    """An intent map as people save them: LF or CRLF, comments at any indentation, blank lines,
+    trailing spaces, block scalars of every chomping, flow members, a last line without a break."""
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    pad = st.sampled_from(["", " ", "   "])
+    lines = ["toolgen: 1", "spec: s.yaml" + draw(pad), "tools:" + draw(st.sampled_from(["", "  # the tools"]))]
+    for n in range(draw(st.integers(1, 4))):
+        lines += [f"  t{n}:", f"    operation: op{n}" + draw(pad)]
+        lines += draw(st.lists(st.sampled_from([
+            "    effect: read", "    description: >-\n      folded text\n      more", "    output: {fields: [id]}",
+            "    summary: |\n      clipped", "    note: |-\n      stripped\n", "    tags:\n    - a\n    - b",
+            "    hide: [a,\n           b]", "    text: plain text\n      continued", "# a comment at column 0",
+            "      # a deep comment", "", "  # a comment at the intents' indentation"]), max_size=5, unique=True))
+    lines += draw(st.sampled_from([[], ["# the end"], [""], ["examples: {}"]]))
+    text = newline.join(line.replace("\n", newline) for line in lines)
+    return text + draw(st.sampled_from(["", newline]))
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(_layouts(), st.sets(st.integers(0, 3)))
+def test_any_layout_is_drafted_by_adding_lines_only(text: str, chosen: set[int]) -> None:
+    root = read_yaml(text)
+    keys = [k for k in root["tools"] if int(k[1:]) in chosen and "examples" not in root["tools"][k]]
+    drafts = {k: Expansion((f"find the {k} thing for me",), "when it is asked") for k in keys}
+    new, skipped = splice(text, drafts, "review")
+    data, old = plain_yaml(read_yaml(new)), plain_yaml(root)
+    for key, draft in drafts.items():
+        if key not in skipped:
+            old["tools"][key].update(draft.fields())
+    assert data == old
+    newline = "\r\n" if "\r\n" in text else "\n"
+    kept = iter(new.split(newline))
+    assert all(any(line == other for other in kept) for line in text.split(newline))  # only lines added
+    assert new.count(MARK) == len(drafts) - len(skipped)
+    assert "\n" not in new.replace(newline, "") if newline == "\r\n" else "\r" not in new
