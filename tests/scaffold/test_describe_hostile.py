@@ -346,3 +346,11 @@ def test_any_layout_is_drafted_by_adding_lines_only(text: str, chosen: set[int])
     assert all(any(line == other for other in kept) for line in text.split(newline))  # only lines added
     assert new.count(MARK) == len(drafts) - len(skipped)
     assert "\n" not in new.replace(newline, "") if newline == "\r\n" else "\r" not in new
+
+
+def test_an_intent_left_out_says_why_and_what_to_do() -> None:
+    """A block scalar that keeps its trailing lines (``|+``) as an intent's last member cannot take
+    lines after it: the reason names it (not only aliases) and says to write the expansions by hand."""
+    text = "toolgen: 1\nspec: s.yaml\ntools:\n  a:\n    operation: getA\n    description: |+\n      kept\n\n"
+    new, skipped = splice(text, {"a": Expansion(("find the thing for me",))}, "review")
+    assert new == text and "|+" in skipped["a"] and "by hand" in skipped["a"]

@@ -273,7 +273,8 @@ def splice(text: str, drafts: Mapping[str, Expansion], mark: str | None, *, repl
         if _same(_apply(text, root, trial, {}, mark), _expected(old, trial, {})):
             kept = trial
         else:
-            skipped[key] = "writing it into the text would change more than its expansions (an alias or merge)"
+            skipped[key] = ("writing it into the text would change more than its expansions (an alias or a merge of "
+                            "it, or a `|+` block scalar at its end): write its expansions by hand")
     if entries and not _same(_apply(text, root, kept, entries, mark), _expected(old, kept, entries)):
         by_ref = {ref: key for key, ref in (refs or {}).items()}
         skipped.update({by_ref[ref]: "writing the top-level `examples:` would change more than its entries"
