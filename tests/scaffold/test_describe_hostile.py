@@ -354,3 +354,16 @@ def test_an_intent_left_out_says_why_and_what_to_do() -> None:
     text = "toolgen: 1\nspec: s.yaml\ntools:\n  a:\n    operation: getA\n    description: |+\n      kept\n\n"
     new, skipped = splice(text, {"a": Expansion(("find the thing for me",))}, "review")
     assert new == text and "|+" in skipped["a"] and "by hand" in skipped["a"]
+
+
+@needs_sdks
+def test_a_password_in_the_base_url_is_not_recorded(tickets: Path, cli: Invoke, tmp_path: Path) -> None:
+    tape = tmp_path / "tape.json"
+    with WriterModelServer(_answer) as server:
+        url = server.base_url("openai-compatible").replace("http://", "http://user:hunter2-secret@")
+        result = cli("describe", str(tickets), "--provider", "openai-compatible", "--model", "m", "--base-url", url,
+                     "--record", str(tape))
+    assert result.exit_code == 0, result.stderr
+    recorded = json.loads(tape.read_text(encoding="utf-8"))
+    assert "hunter2-secret" not in json.dumps(recorded) and "user@" not in json.dumps(recorded)
+    assert recorded["writer"]["base_url"] == server.base_url("openai-compatible")

@@ -20,6 +20,7 @@ import os
 import stat
 import sys
 import tempfile
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,7 +187,7 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
 
         writer_info = getattr(writer, "provider", choice.provider), getattr(writer, "model", choice.model)
         try:
-            Cassette(str(writer_info[0]), str(writer_info[1]), choice.base_url,
+            Cassette(str(writer_info[0]), str(writer_info[1]), _without_userinfo(choice.base_url),
                      [_redacted(e, redact) for e in getattr(transport, "exchanges", [])]).write(choice.record)
         except OSError as exc:
             _fail(command, f"cannot write the recording --record {choice.record}: {exc.strerror or exc}")
@@ -270,6 +271,14 @@ def _redactor(key: str) -> Callable[[str], str]:
     if len(key) < MIN_KEY_CHARS:
         return lambda text: text
     return lambda text: text.replace(key, REDACTED)
+
+
+def _without_userinfo(url: str | None) -> str | None:
+    """`url` without a ``user:password@`` part (a credential a recording must not keep)."""
+    if url is None or "@" not in url:
+        return url
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]))
 
 
 def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
