@@ -7,7 +7,7 @@ against Prism in dynamic mode.
 Per spec, in a fresh temporary project: ``toolgen init`` and ``toolgen build`` (as `corpus.py`
 runs them), then ``prism mock -d SPEC`` (dynamic mode: every answer generated anew from the spec's
 schemas, so a next cursor differs from call to call). For each tool whose policy row has a
-``pagination``: the first page with the tool's required arguments (`corpuslib.generate_args`) at
+``pagination``: the first page with the tool's required arguments (`corpus_args.generate_args`) at
 its smallest page size (so that a page-or-offset walk sees a full page), then the page its
 ``next_cursor`` names, through `toolgen.runtime.Registry` with the requests captured. Outcome per
 tool:
@@ -42,6 +42,9 @@ from urllib.parse import parse_qsl, urlsplit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus
+import corpus_args
+import corpus_calls
+import corpus_report
 import corpuslib as lib
 
 #: first pages tried before a walk counts as having no next page (dynamic answers vary)
@@ -50,13 +53,13 @@ ATTEMPTS = 4
 WITHIN = 20
 
 
-class DynamicPrism(corpus.Prism):
+class DynamicPrism(corpus_calls.Prism):
     """``prism mock -d SPEC``: answers generated from the schemas on every call."""
 
     def __init__(self, prism: str, spec: Path, log: Path) -> None:
         import subprocess
 
-        self.port = corpus._free_port()
+        self.port = corpus_calls._free_port()
         self.log = log
         with log.open("w", encoding="utf-8") as out:
             self.proc = subprocess.Popen([prism, "mock", "-d", str(spec), "-p", str(self.port), "-h", "127.0.0.1"],
@@ -83,7 +86,7 @@ def walk(gen_dir: Path, base_url: str) -> list[dict[str, Any]]:
     secrets = {a["secret"]: "corpus-user:corpus-secret" if a.get("kind") == "basic" else "corpus-secret-token"
                for r in policy["tools"] for a in r.get("auth") or []}
     scopes = {s for r in policy["tools"] for s in r.get("permission") or []}
-    capture = corpus.Capture()
+    capture = corpus_calls.Capture()
     client = httpx.Client(event_hooks={"request": [capture.on_request], "response": [capture.on_response]})
     registry = Registry(policy, list(catalog.values()), base_url=base_url, credentials=StaticCredentials(secrets),
                         http_client=client)
@@ -110,9 +113,9 @@ def _walk_one(registry: Any, actor: Any, capture: Any, row: Mapping[str, Any],
                              "param": pagination.get("cursor_param"), "next": pagination.get("next_field")}
     props = {k: v for k, v in schema.get("properties", {}).items() if k not in (cursor_arg, size_arg)}
     try:
-        args = lib.generate_args({**schema, "properties": props,
-                                  "required": [r for r in schema.get("required", []) if r in props]}, "required")
-    except lib.ArgumentError as exc:
+        required = [r for r in schema.get("required", []) if r in props]
+        args = corpus_args.generate_args({**schema, "properties": props, "required": required}, "required")
+    except corpus_args.ArgumentError as exc:
         return {**entry, "outcome": "first_page_failed", "cause": f"no arguments: {exc}"[:200]}
     args[size_arg] = int(pagination.get("min_page_size") or 1)
     for _ in range(ATTEMPTS):
@@ -148,7 +151,7 @@ def _why_no_next(capture: Any, pagination: Mapping[str, Any]) -> str:
     response = capture.response
     if response is None:
         return "no answer captured"
-    body, is_json = corpus._decode(response)
+    body, is_json = corpus_calls._decode(response)
     field = pagination.get("next_field")
     style = pagination.get("style")
     if style == "link" and not field:
@@ -228,10 +231,10 @@ def report(results: list[dict[str, Any]], meta: Mapping[str, Any], out: Path) ->
     for w in walks:
         what = f"`{w.get('first')}` → `{w.get('second')}`" if "second" in w else str(w.get("cause", ""))
         lines.append(f"| `{w['spec']}` | {w['tool']} | {w['style']} | {w.get('param') or w.get('next') or ''} | "
-                     f"{w['outcome']} | {corpus._md(what)[:200]} |")
+                     f"{w['outcome']} | {corpus_report._md(what)[:200]} |")
     none = [r["path"] for r in results if not r.get("walks") and "failed" not in r]
     lines += ["", f"Specs whose draft has no pagination: {len(none)} ({', '.join(f'`{p}`' for p in none) or '-'})."]
-    lines += [f"- `{f['path']}` failed: {corpus._md(f['why'])[:300]}" for f in failed]
+    lines += [f"- `{f['path']}` failed: {corpus_report._md(f['why'])[:300]}" for f in failed]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": summary, "walks": walks}, indent=1)

@@ -13,9 +13,11 @@ toolgen.yaml ``search: {semantic: lsa}``, the vectors too; each a build of its o
   build's policy table and MCP catalog (the index's part of the build, computed again on the same
   inputs) and its share of the rest of the build (wall; CPU, the figure a loaded machine keeps);
 - ``load_s``: `ToolIndex.from_dir` on the written package (reading ``search.json`` into FTS5);
-- per-query latency of `ToolIndex.search` after loading (mean wall and CPU, p95 and max wall, in ms)
+- per-query latency of `ToolIndex.search` after loading (mean, median and p95 wall and CPU, max wall, in ms)
   over the requests of
-  ``--queries`` (default: the development half of ``queries/blind/github.yaml``), each run 3 times.
+  ``--queries`` (default: the development half of ``queries/blind/github.yaml``), each run 3 times;
+- ``rss_after_load_mb``: the process's resident memory once the index is loaded (Linux), and
+  ``peak_rss_mb`` its peak over the whole run (the build's included), in MiB.
 
 Prints one JSON object per option; ``--write`` also writes ``benchmarks/results/search_scale.md``.
 """
@@ -46,6 +48,15 @@ def _children_cpu() -> float:
     """CPU seconds of this process's finished children (the worker that writes models.py)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def _rss_mb() -> int | None:
+    """The resident memory of this process now, in MiB (Linux ``/proc/self/statm``), or None elsewhere."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20)
 
 
 def measure(spec: Path, n: int, queries: list[str], semantic: str | None = None) -> dict[str, Any]:
@@ -79,6 +90,7 @@ def measure(spec: Path, n: int, queries: list[str], semantic: str | None = None)
         start = time.perf_counter()
         index = ToolIndex.from_dir(out)
         load_s = time.perf_counter() - start
+        loaded_rss = _rss_mb()
         times: list[float] = []
         cpu_times: list[float] = []
         for _ in range(3):
@@ -88,6 +100,7 @@ def measure(spec: Path, n: int, queries: list[str], semantic: str | None = None)
                 times.append(1000 * (time.perf_counter() - start))
                 cpu_times.append(1000 * (time.process_time() - cpu))
         times.sort()
+        cpu_times.sort()
         return {
             "option": semantic or "none", "spec": spec.name, "copies": n, "operations": len({r["intent"] for r in policy["tools"]}),
             "tools": len(policy["tools"]), "build_s": round(build_s, 2), "build_cpu_s": round(build_cpu, 2),
@@ -98,6 +111,11 @@ def measure(spec: Path, n: int, queries: list[str], semantic: str | None = None)
             "search_json_bytes": len(build.files["search.json"]), "load_s": round(load_s, 2),
             "queries": len(queries), "query_ms_mean": round(statistics.fmean(times), 2),
             "query_ms_p95": round(times[int(0.95 * (len(times) - 1))], 2), "query_ms_max": round(times[-1], 2),
+            "query_ms_median": round(statistics.median(times), 2),
+            "query_cpu_ms_median": round(statistics.median(cpu_times), 2),
+            "query_cpu_ms_p95": round(cpu_times[int(0.95 * (len(cpu_times) - 1))], 2),
+            "rss_after_load_mb": loaded_rss,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "python": platform.python_version(), "cpus": os.cpu_count(), "load_average": os.getloadavg()[0],
         }
 
@@ -115,16 +133,19 @@ def render(results: list[dict[str, Any]]) -> str:
          "index's part is `search_json` run again on the build's own policy table and MCP catalog; queries "
          "are the development half of the blind GitHub set, each run 3 times after loading."), "",
         ("| option | operations | tools | build s (CPU s) | index s (CPU s) | index / rest of build, wall (CPU) "
-         "| search.json bytes | load s | query ms mean (CPU) | p95 | max |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| search.json bytes | load s | query ms mean (CPU) | median (CPU) | p95 (CPU) | max "
+         "| RSS after load MiB | peak RSS MiB |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(
             f"| {r['option']} | {r['operations']:,} | {r['tools']:,} | {r['build_s']:.1f} ({r['build_cpu_s']:.1f}) "
             f"| {r['index_s']:.2f} ({r['index_cpu_s']:.2f}) "
             f"| {100 * r['index_share_of_rest']:.1f}% ({100 * r['index_cpu_share_of_rest']:.1f}%) "
             f"| {r['search_json_bytes']:,} | {r['load_s']:.2f} "
-            f"| {r['query_ms_mean']:.1f} ({r['query_cpu_ms_mean']:.1f}) | {r['query_ms_p95']:.1f} "
-            f"| {r['query_ms_max']:.1f} |")
+            f"| {r['query_ms_mean']:.1f} ({r['query_cpu_ms_mean']:.1f}) "
+            f"| {r['query_ms_median']:.1f} ({r['query_cpu_ms_median']:.1f}) "
+            f"| {r['query_ms_p95']:.1f} ({r['query_cpu_ms_p95']:.1f}) | {r['query_ms_max']:.1f} "
+            f"| {r['rss_after_load_mb']} | {r['peak_rss_mb']:,} |")
     return "\n".join([*lines, ""])
 
 

@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     store.start()
     upstream = FaultServer(honours_keys=True)
     upstream.__enter__()
-    from tests.runtime.test_runtime_trust import followup_body, ticket_body
+    from tests.support.trust_registry import followup_body, ticket_body
 
     upstream.route("GET", TICKET_PATH, body=ticket_body())
     upstream.route("POST", FOLLOWUPS, status=201, body=followup_body)

@@ -63,7 +63,6 @@ sys.path.insert(0, str(REPO / "generator"))
 
 from toolgen.runtime.serving.tool_index import Hit, ToolIndex, _action_factor
 from toolgen.search.text_index import (
-    _GENERIC_ACTION,
     COVERAGE_WEIGHT,
     HEAD_NOUN_WEIGHT,
     HEAD_WEIGHT,
@@ -75,6 +74,7 @@ from toolgen.search.text_index import (
     split_words,
 )
 from toolgen.search.vector_index import stem_terms
+from toolgen.search.words import GENERIC_ACTION
 
 #: the providers of the blind request sets (benchmarks/queries/blind): none of their specs is read
 EXCLUDED = ("asana.com", "docusign.net", "googleapis.com", "github.com", "jira.local", "atlassian.com",
@@ -131,7 +131,7 @@ def _resolve(spec: dict[str, Any], node: Any) -> Any:
 def _words(text: str) -> list[str]:
     text = html.unescape(_TAG.sub(" ", _LINK.sub(" ", text)))
     return [w for w in split_words(text) if w.isalpha() and 2 <= len(w) <= 30
-            and w not in STOP_WORDS and w not in _GENERIC_ACTION]
+            and w not in STOP_WORDS and w not in GENERIC_ACTION]
 
 
 def operation_words(spec: dict[str, Any], description_words: int = 40) -> list[list[str]]:

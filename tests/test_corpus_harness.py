@@ -1,4 +1,4 @@
-"""The corpus harness's pure parts (benchmarks/corpuslib.py): the development-half rule, the argument
+"""The corpus harness's pure parts (benchmarks/corpuslib.py, corpus_args.py): the development-half rule, the argument
 generator, the classification of one call and the spec check of an answer, on canned inputs. The harness itself runs real specs
 against Prism (`python benchmarks/corpus.py --ci`, a step of .ci/run)."""
 
@@ -20,6 +20,11 @@ assert _spec is not None and _spec.loader is not None
 lib = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = lib
 _spec.loader.exec_module(lib)
+_args_path = REPO / "benchmarks" / "corpus_args.py"
+_args_spec = importlib.util.spec_from_file_location("toolgen_bench_corpus_args", _args_path)
+assert _args_spec is not None and _args_spec.loader is not None
+argen = importlib.util.module_from_spec(_args_spec)
+_args_spec.loader.exec_module(argen)
 
 
 # -- the development half --------------------------------------------------------------------------
@@ -92,27 +97,27 @@ SCHEMAS: list[dict[str, Any]] = [
 @pytest.mark.parametrize("schema", SCHEMAS)
 @pytest.mark.parametrize("mode", ["required", "full"])
 def test_generated_arguments_are_valid_and_the_same_every_time(schema: dict[str, Any], mode: str) -> None:
-    args = lib.generate_args(schema, mode)
-    assert lib.schema_errors(schema, args) == []
-    assert lib.generate_args(schema, mode) == args
+    args = argen.generate_args(schema, mode)
+    assert argen.schema_errors(schema, args) == []
+    assert argen.generate_args(schema, mode) == args
 
 
 def test_maps_get_their_minimum_entries_and_required_lists_an_item() -> None:
-    args = lib.generate_args(SCHEMAS[4])
+    args = argen.generate_args(SCHEMAS[4])
     assert len(args["tags"]) == 2 and len(args["ids"]) == 1
 
 
 def test_full_mode_fills_optional_properties_required_mode_does_not() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}
-    assert set(lib.generate_args(schema, "required")) == {"a"}
-    assert set(lib.generate_args(schema, "full")) == {"a", "b"}
+    assert set(argen.generate_args(schema, "required")) == {"a"}
+    assert set(argen.generate_args(schema, "full")) == {"a", "b"}
 
 
 def test_an_unsatisfiable_schema_is_an_argument_error() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string", "minLength": 5, "maxLength": 2}},
               "required": ["a"]}
-    with pytest.raises(lib.ArgumentError):
-        lib.generate_args(schema)
+    with pytest.raises(argen.ArgumentError):
+        argen.generate_args(schema)
 
 
 # -- catalogs with the provider SDKs ---------------------------------------------------------------
@@ -290,8 +295,9 @@ def test_a_refusal_is_located_when_toolgen_names_file_line_and_column() -> None:
 
 # -- the spec's own verdict on an answer ------------------------------------------------------------
 
-def _corpus_module() -> Any:
-    spec = importlib.util.spec_from_file_location("toolgen_bench_corpus", REPO / "benchmarks" / "corpus.py")
+def _corpus_calls_module() -> Any:
+    path = REPO / "benchmarks" / "corpus_calls.py"
+    spec = importlib.util.spec_from_file_location("toolgen_bench_corpus_calls", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -300,7 +306,7 @@ def _corpus_module() -> Any:
 
 def test_the_spec_check_asserts_formats_and_names_a_property_example() -> None:
     pytest.importorskip("openapi_schema_validator")
-    corpus = _corpus_module()
+    corpus = _corpus_calls_module()
     when = {"type": "string", "format": "date-time", "example": "2018-04-03T02:00:00+0000"}
     spec = {"openapi": "3.0.0", "paths": {"/shows": {"get": {"responses": {"200": {"content": {
         "application/json": {"schema": {"type": "object", "properties": {"end": when}}}}}}}}}}

@@ -83,21 +83,25 @@ def test_a_module_over_the_line_limit_fails(copy: Path) -> None:
 
 
 def test_a_baselined_module_may_not_grow_and_must_be_lowered_when_it_shrinks(copy: Path) -> None:
-    entry = next(line for line in (copy / BASELINE).read_text(encoding="utf-8").splitlines()
-                 if line.endswith(tuple("0123456789")) and "  module-lines  " in line)
-    module = copy / entry.split()[0]
-    text = module.read_text(encoding="utf-8")
+    # a module over the limit, listed at its size (planted: the committed baseline may list none)
+    planted = copy / "benchmarks" / "planted.py"
+    text = "X = 1\n\n" * 401  # 802 lines
+    original = (copy / BASELINE).read_text(encoding="utf-8")
     try:
-        module.write_text(text + "\n", encoding="utf-8")
+        planted.write_text(text, encoding="utf-8")
+        (copy / BASELINE).write_text(original + "benchmarks/planted.py  module-lines  802\n", encoding="utf-8")
+        assert _gate(copy).returncode == 0
+        planted.write_text(text + "\n", encoding="utf-8")
         grew = _gate(copy)
         assert grew.returncode == 1 and "grew: " in grew.stdout
         lines = text.splitlines(keepends=True)
         lines.remove("\n")  # one blank line fewer
-        module.write_text("".join(lines), encoding="utf-8")
+        planted.write_text("".join(lines), encoding="utf-8")
         shrank = _gate(copy)
         assert shrank.returncode == 1 and "shrank: " in shrank.stdout
     finally:
-        module.write_text(text, encoding="utf-8")
+        planted.unlink()
+        (copy / BASELINE).write_text(original, encoding="utf-8")
 
 
 def test_a_stale_entry_fails_until_update_drops_it(copy: Path) -> None:

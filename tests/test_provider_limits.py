@@ -232,7 +232,7 @@ def test_lint_reports_the_limit_without_building_catalogs(tmp_path: Path, monkey
     def no_catalogs(*_: Any, **__: Any) -> Any:
         raise AssertionError("lint built catalogs although a provider limit already refuses them")
 
-    monkeypatch.setattr("toolgen.review.lint.linter.build_catalogs", no_catalogs)
+    monkeypatch.setattr("toolgen.review.lint.lint_context.build_catalogs", no_catalogs)
     loaded = load_intent_map(intent)
     sink = DiagnosticSink()
     doc = load_spec(tmp_path / "many.json", sink=sink)

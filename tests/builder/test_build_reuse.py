@@ -31,8 +31,9 @@ def test_one_edited_summary_recomputes_one_operation(tmp_path: Path) -> None:
     intent = _write_inputs(tmp_path, state)
     cache = Cache(tmp_path / "cache")
     first = build_api(intent, tmp_path / "out", cache=cache)
-    # the four explicit tools' operations and the include group's two, and the two intents it inferred
-    assert first.computed["lower"] == 8
+    # the four explicit tools' operations and the include group's two, the two intents it inferred,
+    # and the spec's input examples of each of the six
+    assert first.computed["lower"] == 14
     again = build_api(intent, tmp_path / "out", cache=cache)
     assert again.files == first.files
     assert set(again.computed.values()) == {0}
@@ -43,8 +44,8 @@ def test_one_edited_summary_recomputes_one_operation(tmp_path: Path) -> None:
     assert edited.files == cold.files
     assert edited.diagnostics == cold.diagnostics
     # listTrees, and plantTree: its path item (and the response it refers to) is the one edited;
-    # lowered and their intents inferred again
-    assert edited.computed["lower"] == 4
+    # lowered, their intents inferred and their examples taken again
+    assert edited.computed["lower"] == 6
     assert edited.computed["search"] == 1
     assert edited.computed["catalog"] == 4  # list_trees in four dialects: plant_tree's tools did not change
     assert edited.computed["plan"] == 0  # no argument schema changed
@@ -220,11 +221,50 @@ def test_remembered_lint_facts_follow_the_operation(tmp_path: Path) -> None:
 def test_lint_facts_keyed_without_the_operation_are_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check above can fail: keyed without the operation's part of the document, the finding of
     the build before comes back."""
-    monkeypatch.setattr("toolgen.review.lint.linter.piece_key",  # the operations' facts; other keys as they are
-                        lambda kind, *parts: piece_key(kind, parts[0], parts[2]) if len(parts) == 3 else
-                        piece_key(kind, *parts))
+    _key_lint_facts_without_the_operation(monkeypatch)
     warm, cold = _paging_edited_builds(tmp_path)
     assert _paging_findings(warm) != _paging_findings(cold)
+
+
+def _key_lint_facts_without_the_operation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lint rules' facts of an operation keyed without its part of the document (other keys as they are)."""
+    monkeypatch.setattr("toolgen.review.lint.operation_checks.piece_key",
+                        lambda kind, *parts: piece_key(kind, parts[0], parts[2]) if len(parts) == 3 else
+                        piece_key(kind, *parts))
+
+
+def _idempotency_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
+    """A cached and a cold build after createItem (a write whose record sends no idempotency key)
+    gains an ``Idempotency-Key`` header parameter: where it takes its key changes."""
+    intent = _write_inputs(tmp_path, _fresh_state())
+    cache = Cache(tmp_path / "cache")
+    build_api(intent, tmp_path / "out", cache=cache)
+    spec = json.loads((tmp_path / "items.json").read_text(encoding="utf-8"))
+    spec["paths"]["/items"]["post"]["parameters"] = [
+        {"name": "Idempotency-Key", "in": "header", "schema": {"type": "string"}}]
+    (tmp_path / "items.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
+    return build_api(intent, tmp_path / "out", cache=cache), build_api(intent, tmp_path / "out", cache=None)
+
+
+def _idempotency_findings(build: Any) -> list[str]:
+    return [d.message for d in build.diagnostics if d.code.startswith("idempotency-")]
+
+
+def test_remembered_idempotency_places_follow_the_operation(tmp_path: Path) -> None:
+    """Where a write takes its idempotency key (the policy rules' `idempotency_place`) is remembered
+    under its operation's part of the document: after an edit there, the findings are a cold build's."""
+    warm, cold = _idempotency_edited_builds(tmp_path)
+    assert warm.diagnostics == cold.diagnostics and warm.files == cold.files
+    assert any("Idempotency-Key" in m for m in _idempotency_findings(warm))
+
+
+def test_idempotency_places_keyed_without_the_operation_are_caught(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: keyed without the operation's part of the document, the place the
+    build before found comes back."""
+    _key_lint_facts_without_the_operation(monkeypatch)
+    warm, cold = _idempotency_edited_builds(tmp_path)
+    assert _idempotency_findings(warm) != _idempotency_findings(cold)
 
 
 def _policy_edited_builds(tmp_path: Path) -> tuple[Any, Any]:
@@ -255,3 +295,49 @@ def test_policy_rows_keyed_without_the_tool_are_caught(tmp_path: Path, monkeypat
     monkeypatch.setattr("toolgen.emit.policy.piece_key", lambda kind, tool, rewrites: piece_key(kind, tool.name))
     warm, cold = _policy_edited_builds(tmp_path)
     assert warm.files["policy.json"] != cold.files["policy.json"]
+
+
+def _example_edited_builds(tmp_path: Path, first: Any, then: Any) -> tuple[Any, Any]:
+    """A cached and a cold build after createItem's request-body example changes from `first` to
+    `then` (the spec's examples become the tool's input examples, `toolgen.compile.lower.input_examples`)."""
+    intent = _write_inputs(tmp_path, _fresh_state())
+    cache = Cache(tmp_path / "cache")
+
+    def write(example: Any) -> None:
+        spec = json.loads((tmp_path / "items.json").read_text(encoding="utf-8"))
+        spec["paths"]["/items"]["post"]["requestBody"]["content"]["application/json"]["example"] = example
+        (tmp_path / "items.json").write_text(json.dumps(spec, indent=2), encoding="utf-8")
+
+    write(first)
+    build_api(intent, tmp_path / "out", cache=cache)
+    write(then)
+    return build_api(intent, tmp_path / "out", cache=cache), build_api(intent, tmp_path / "out", cache=None)
+
+
+def _input_examples(build: Any) -> dict[str, Any]:
+    return {t.name: t.input_examples for t in build.ir.tools if t.input_examples}
+
+
+@pytest.mark.parametrize(("then", "shown"), [({"name": "fir", "color": "green"}, True), ({"name": 7}, False),
+                                             ("no object", False)])
+def test_remembered_spec_examples_follow_the_operation(tmp_path: Path, then: Any, shown: bool) -> None:
+    """A tool's input examples taken from the spec are remembered under its operation's part of the
+    document (`toolgen.compile.lower.reuse.remembered_examples`): after the example changes (to
+    another valid one, to one the schema refuses: a located warning, or to one that gives no
+    arguments: left out), the tools, findings and files are a cold build's."""
+    warm, cold = _example_edited_builds(tmp_path, {"name": "oak", "color": "red"}, then)
+    assert _input_examples(warm) == _input_examples(cold)
+    assert warm.diagnostics == cold.diagnostics and warm.files == cold.files
+    assert shown == any(then in examples for examples in _input_examples(warm).values())
+    assert (then == {"name": 7}) == any(d.code == "spec-example-invalid" for d in warm.diagnostics)
+
+
+def test_spec_examples_keyed_without_the_operation_are_caught(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: keyed without the operation's part of the document, the example the
+    build before found comes back."""
+    digest = reuse._digest
+    monkeypatch.setattr(reuse, "_digest", lambda *parts: digest(*parts[:2], *parts[3:])
+                        if parts[0] == "spec-examples 1" else digest(*parts))
+    warm, cold = _example_edited_builds(tmp_path, {"name": "oak", "color": "red"}, {"name": "fir", "color": "green"})
+    assert _input_examples(warm) != _input_examples(cold)

@@ -21,10 +21,10 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.dialects.test_dialects import obj
 from tests.support.build import CASES, REAL, REPO, Built, build, run
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
+from tests.support.schema_strategies import obj
 
 from toolgen.diagnostics import DiagnosticError
 from toolgen.dialects import DialectSchema, check_catalog

@@ -20,8 +20,11 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from tests.support.fault_server import FaultServer
+from tests.support.hostile_server import HostileServer
 from tests.support.recording_server import RecordingServer
 from tests.support.runtime_env import tickets_dir
+from tests.support.trust_registry import tickets_routes
 
 from toolgen.runtime import (
     MemoryAuditSink,
@@ -71,6 +74,22 @@ def registry(server: TicketsServer, receipts_path: Path) -> Iterator[Registry]:
 @pytest.fixture
 def recorder() -> Iterator[RecordingServer]:
     with RecordingServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def fault() -> Iterator[FaultServer]:
+    """The fault-injecting API, deduplicating idempotency keys, answering the tickets routes of
+    `tests.support.trust_registry.tickets_routes` (a ticket, its follow-ups, its deletion); one per test."""
+    with FaultServer(honours_keys=True) as srv:
+        tickets_routes(srv)
+        yield srv
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileServer]:
+    """A hostile API on loopback (`tests.support.hostile_server`): each test sets its handler."""
+    with HostileServer() as srv:
         yield srv
 
 

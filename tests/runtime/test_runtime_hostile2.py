@@ -295,13 +295,9 @@ async def test_an_oversized_approval_in_meta_is_no_approval(field: str, server: 
     megabyte would become a receipt key kept for good, an ``approved_by`` of a megabyte would go into
     every audit event. Over 255 characters the approval is not taken: ``approval_required``, nothing
     sent, nothing stored, nothing of it audited."""
-    from tests.runtime.test_runtime_identity import (
-        TOKENS,
-        connect,
-        make_registry,
-        write_token_file,
-    )
+    from tests.runtime.test_runtime_identity import connect, make_registry
     from tests.support.http_serving import http_server
+    from tests.support.token_files import TOKENS, write_token_file
 
     registry = make_registry(server)
     verifier = load_token_file(write_token_file(tmp_path / "tokens.yaml"))[0]

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
-from tests.runtime.test_runtime_identity import TOKENS, write_token_file
 from tests.support.http_serving import http_server
 from tests.support.runtime_env import tickets_package
+from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials, telemetry
 from toolgen.runtime.serving.mcp_http import load_token_file

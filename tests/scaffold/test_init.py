@@ -1,7 +1,7 @@
 """`toolgen init`: the draft of the widgets fixture spec (effects, scopes, idempotency, pagination,
 hints, names), refusal to overwrite, located errors; and the sweep over every real spec in
 ../shared/specs/real (slow): the draft is valid YAML and a valid intent map, lints with warnings
-only, and builds."""
+only, and builds. The drafted effects are tested in `test_init_effects.py`."""
 
 from __future__ import annotations
 
@@ -11,12 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 import yaml
 from tests.support.build import SHARED
+from tests.support.init_drafts import check_draft, write_spec
 
-from toolgen.compile.intent import intent_map_json_schema
 from toolgen.naming import tool_name_problem
 from toolgen.review.lint import LintSettings, LintTarget, lint_target
 
@@ -31,17 +30,11 @@ def _init(cli: Callable[..., Any], spec: Path | str, out: str, *more: str) -> An
     return cli("init", str(spec), "--out", out, *more)
 
 
-def _check_draft(path: Path) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator(intent_map_json_schema()).validate(data)
-    return data  # type: ignore[no-any-return]
-
-
 def test_draft_of_the_fixture_spec(project: Path, cli: Callable[..., Any]) -> None:
     result = _init(cli, "specs/widgets.yaml", "drafts/widgets.yaml")
     assert result.exit_code == 0, result.stderr
     text = (project / "drafts" / "widgets.yaml").read_text(encoding="utf-8")
-    data = _check_draft(project / "drafts" / "widgets.yaml")
+    data = check_draft(project / "drafts" / "widgets.yaml")
     assert data["spec"] == "../specs/widgets.yaml"
     assert data["api"] == {"name": "widgets"}
     tools = data["tools"]
@@ -82,7 +75,7 @@ def test_names_are_valid_unique_and_fit_with_the_prefix(project: Path, cli: Call
     spec["paths"]["/widgets/search"]["get"]["operationId"] = "create-widget"  # snake_cases like createWidget
     (project / "specs" / "long.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     assert _init(cli, "specs/long.yaml", "drafts/long.yaml").exit_code == 0
-    tools = _check_draft(project / "drafts" / "long.yaml")["tools"]
+    tools = check_draft(project / "drafts" / "long.yaml")["tools"]
     names = []
     for key, intent in tools.items():
         full = [key] if intent["effect"] == "read" else ["preview_" + key, "record_" + key]
@@ -106,7 +99,7 @@ def test_refuses_to_overwrite_without_force(project: Path, cli: Callable[..., An
 def test_default_out_and_name(project: Path, cli: Callable[..., Any]) -> None:
     result = cli("init", "specs/widgets.yaml", "--name", "gizmos")
     assert result.exit_code == 0, result.stderr
-    assert _check_draft(project / "intent_maps" / "gizmos.yaml")["api"] == {"name": "gizmos"}
+    assert check_draft(project / "intent_maps" / "gizmos.yaml")["api"] == {"name": "gizmos"}
     assert cli("init", "specs/widgets.yaml", "--name", "Bad-Name").exit_code == 2
 
 
@@ -140,7 +133,7 @@ definitions:
 """, encoding="utf-8")
     result = _init(cli, "specs/v2.yaml", "drafts/v2.yaml")
     assert result.exit_code == 0, result.stderr
-    data = _check_draft(project / "drafts" / "v2.yaml")
+    data = check_draft(project / "drafts" / "v2.yaml")
     assert {t["operation"] for t in data["tools"].values()} == {"listThings", "createThing"}
 
 
@@ -165,7 +158,7 @@ def test_init_on_real_spec(spec: str, tmp_path: Path, monkeypatch: pytest.Monkey
         assert f"error[{UNREADABLE[spec]}]" in result.stderr and f"{spec}:" in result.stderr
         return
     assert result.exit_code == 0, result.stderr
-    data = _check_draft(tmp_path / out)
+    data = check_draft(tmp_path / out)
     assert data["tools"]
     t1 = time.perf_counter()
     lint = lint_target(LintTarget(tmp_path / out), LintSettings())
@@ -187,7 +180,7 @@ def test_init_completes_the_project(project: Path, cli: Callable[..., Any]) -> N
     assert cli("build", "-q").exit_code == 0
     result = cli("init", "specs/widgets.yaml", "--name", "gizmos")
     assert result.exit_code == 0, result.stderr
-    data = _check_draft(project / "intent_maps" / "gizmos.yaml")
+    data = check_draft(project / "intent_maps" / "gizmos.yaml")
     assert data["auth"] == {"oauth": {"secret": "GIZMOS_OAUTH"}, "apiKey": {"secret": "GIZMOS_APIKEY"}}
     text = config.read_text(encoding="utf-8")
     assert "# The review-workflow fixture project (tests/review)." in text and "# a closing comment" in text
@@ -306,139 +299,6 @@ def test_a_large_draft_defers_its_toolsets(tmp_path: Path, monkeypatch: pytest.M
     assert {r["loading"] for r in policy["tools"]} == {"deferred"}
 
 
-def _write_spec(tmp_path: Path, name: str, spec: dict[str, Any]) -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
-    return path
-
-
-def _aws_op(action: str, doc: str) -> dict[str, Any]:
-    return {"operationId": f"GET_{action}", "description": f"<p>{doc}</p>",
-            "parameters": [{"name": "DBInstanceIdentifier", "in": "query", "required": True,
-                            "schema": {"type": "string"}},
-                           {"name": "Action", "in": "query", "required": True,
-                            "schema": {"type": "string", "enum": [action]}}],
-            "responses": {"200": {"description": "Success"}}}
-
-
-#: the AWS Query shape (RDS, ElastiCache, CloudFormation): every action is a GET on `/#Action=X`
-_AWS_QUERY = {
-    "openapi": "3.0.0", "info": {"title": "Amazon RDS", "version": "2014-10-31"},
-    "servers": [{"url": "https://rds.example.com"}],
-    "paths": {
-        "/#Action=DeleteDBInstance": {"get": _aws_op("DeleteDBInstance", "Deletes a DB instance.")},
-        "/#Action=RebootDBInstance": {"get": _aws_op("RebootDBInstance", "Reboots a DB instance.")},
-        "/#Action=DescribeDBInstances": {"get": _aws_op("DescribeDBInstances", "Describes DB instances.")},
-        "/?Action=TerminateInstances": {"get": {"parameters": [{"name": "InstanceId", "in": "query",
-                                                                 "required": True, "schema": {"type": "string"}}],
-                                                 "responses": {"200": {"description": "Success"}}}},
-        "/things/search": {"post": {"operationId": "searchThings", "summary": "Search things",
-                                    "requestBody": {"content": {"application/json": {"schema": {
-                                        "type": "object", "properties": {"q": {"type": "string"}}}}}},
-                                    "responses": {"200": {"description": "ok"}}}},
-        "/things/{id}": {"get": {"operationId": "getThing", "summary": "Creates the thing when it is missing",
-                                 "parameters": [{"name": "id", "in": "path", "required": True,
-                                                 "schema": {"type": "string"}}],
-                                 "responses": {"200": {"description": "ok"}}}},
-    },
-}
-
-
-def test_a_get_that_changes_is_never_drafted_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  cli: Callable[..., Any]) -> None:
-    """The AWS Query shape: the effect comes from the Action (and operationId, path, summary), not the
-    method. The destructive and write GETs need approval, their MCP tools are not read-only, the
-    doubtful ones carry a `# decide:` note, and lint --strict finds no effect rule on the draft."""
-    monkeypatch.chdir(tmp_path)
-    _write_spec(tmp_path, "rds.json", _AWS_QUERY)
-    result = cli("init", "rds.json", "--out", "draft.yaml", "--no-project")
-    assert result.exit_code == 0, result.stderr
-    text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")
-    tools = _check_draft(tmp_path / "draft.yaml")["tools"]
-    by_op = {t["operation"]: t for t in tools.values()}
-    assert by_op["GET_DeleteDBInstance"]["effect"] == "destructive"
-    assert by_op["GET_DeleteDBInstance"]["approval"] == "required"
-    assert by_op["GET_RebootDBInstance"]["effect"] == "write"
-    assert by_op["GET_RebootDBInstance"]["approval"] == "required"
-    assert by_op["GET /?Action=TerminateInstances"]["effect"] == "destructive"
-    assert by_op["GET_DescribeDBInstances"]["effect"] == "read"
-    assert by_op["searchThings"]["effect"] == "read"  # a POST that searches, with a note to decide
-    assert by_op["getThing"]["effect"] == "write"  # the words disagree: a write until a human decides
-    assert "# effect: GET, but its Action `DeleteDBInstance` says `delete`: drafted destructive" in text
-    assert "# decide [effect-undecided]: POST, but its operationId `searchThings` says `search`: drafted read" in text
-    assert "# decide [effect-undecided]: GET, but its summary `Creates the thing when it is missing` says `create`" in text
-    lint = lint_target(LintTarget(tmp_path / "draft.yaml"), LintSettings())
-    codes = {d.code for d in lint.findings}
-    assert not codes & {"effect-read-names-change", "effect-write-on-safe-method", "effect-contradicts-method"}
-    # the two effects in doubt are open decisions, reported at their marks until a human deletes them
-    lines = text.splitlines()
-    marks = [i + 1 for i, line in enumerate(lines) if line.strip().startswith("# decide [effect-undecided]")]
-    undecided = [d for d in lint.findings if d.code == "effect-undecided"]
-    assert len(marks) == 2 and sorted(d.location.line or 0 for d in undecided if d.location) == marks
-    assert {d.location.pointer for d in undecided if d.location} == {
-        f"/tools/{key}" for key, t in tools.items() if t["operation"] in ("searchThings", "getThing")}
-    (tmp_path / "decided.yaml").write_text("\n".join(line for n, line in enumerate(lines, 1) if n not in marks) + "\n",
-                                           encoding="utf-8")
-    decided = lint_target(LintTarget(tmp_path / "decided.yaml"), LintSettings())
-    assert "effect-undecided" not in {d.code for d in decided.findings}
-    assert cli("build", "draft.yaml", "--out", "gen", "-q", "--emit", "mcp,policy").exit_code == 0
-    mcp = json.loads((tmp_path / "gen" / "mcp.json").read_text(encoding="utf-8"))
-    hints = {t["name"]: t.get("annotations", {}) for t in mcp}
-    record = next(n for n in hints if n.startswith("record_") and "delete_db_instance" in n)
-    assert hints[record].get("readOnlyHint") is not True and hints[record].get("destructiveHint") is True
-    assert hints[next(n for n in hints if "describe_db_instances" in n)].get("readOnlyHint") is True
-
-
-def test_drafted_effects_are_the_drafts_effects(tmp_path: Path) -> None:
-    """`drafted_effects` (what the corpus effect check reads, without lowering the map) gives every
-    intent of the draft its drafted effect, under the draft's key."""
-    from toolgen.compile.load import load_spec
-    from toolgen.diagnostics import DiagnosticSink
-    from toolgen.scaffold.init import draft_intent_map, drafted_effects
-
-    _write_spec(tmp_path, "rds.json", _AWS_QUERY)
-    doc = load_spec(tmp_path / "rds.json", sink=DiagnosticSink())
-    draft = yaml.safe_load(draft_intent_map(doc, api="rds", spec_ref="rds.json", out=tmp_path / "d.yaml",
-                                            command="toolgen init", decisions=False).text)["tools"]
-    quick = {key: (op.key, effect) for op, key, effect in drafted_effects(doc, "rds")}
-    assert {k: t["effect"] for k, t in draft.items()} == {k: quick[k][1] for k in draft}
-    assert {quick[k][1] for k in draft} == {"read", "write", "destructive"}
-
-
-def test_lint_flags_a_read_whose_action_says_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`effect-read-names-change`, located at the intent's `effect:` line, with the remedy."""
-    monkeypatch.chdir(tmp_path)
-    _write_spec(tmp_path, "rds.json", _AWS_QUERY)
-    (tmp_path / "map.yaml").write_text(
-        "toolgen: 1\nspec: rds.json\napi: {name: rds}\ntools:\n"
-        "  delete_db_instance:\n    operation: GET_DeleteDBInstance\n    effect: read\n    permission: rds:read\n"
-        "  describe_db_instances:\n    operation: GET_DescribeDBInstances\n    effect: read\n"
-        "    permission: rds:read\n", encoding="utf-8")
-    findings = [d for d in lint_target(LintTarget(tmp_path / "map.yaml"), LintSettings()).findings
-                if d.code == "effect-read-names-change"]
-    assert len(findings) == 1
-    (finding,) = findings
-    assert finding.location is not None and finding.location.line == 7
-    assert "Action `DeleteDBInstance` says `delete`" in finding.message
-    assert finding.hint is not None and "set `effect: destructive` and `approval: required`" in finding.hint
-
-
-def test_include_groups_infer_effects_from_the_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     cli: Callable[..., Any]) -> None:
-    """An include group's inferred effects follow the same words: the GET that deletes is destructive
-    (previewed, approved); a POST that searches stays a write (no human sees a note there)."""
-    monkeypatch.chdir(tmp_path)
-    _write_spec(tmp_path, "rds.json", _AWS_QUERY)
-    (tmp_path / "map.yaml").write_text("toolgen: 1\nspec: rds.json\napi: {name: rds}\ninclude: [{match: '*'}]\n",
-                                       encoding="utf-8")
-    assert cli("build", "map.yaml", "--out", "gen", "-q", "--emit", "policy").exit_code == 0
-    policy = json.loads((tmp_path / "gen" / "policy.json").read_text(encoding="utf-8"))
-    effects = {r["tool"]: r["effect"] for r in policy["tools"]}
-    assert effects["record_get_delete_db_instance"] == "destructive"
-    assert effects["get_describe_db_instances"] == "read"
-    assert effects["record_search_things"] == "write"
-
-
 def test_untagged_and_mixed_specs_get_toolsets_by_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        cli: Callable[..., Any]) -> None:
     """Stripe's shape: no tags, so the toolsets come from the first path segment that is not a
@@ -456,9 +316,9 @@ def test_untagged_and_mixed_specs_get_toolsets_by_path(tmp_path: Path, monkeypat
                                    "responses": {"200": {"description": "ok"}}}}
     spec = {"openapi": "3.0.0", "info": {"title": "Pay", "version": "1"}, "paths": paths}
     monkeypatch.chdir(tmp_path)
-    _write_spec(tmp_path, "pay.json", spec)
+    write_spec(tmp_path, "pay.json", spec)
     assert cli("init", "pay.json", "--out", "draft.yaml", "--no-project").exit_code == 0
-    data = _check_draft(tmp_path / "draft.yaml")
+    data = check_draft(tmp_path / "draft.yaml")
     # each description: the path's or tag's words, then the resources its operations act on
     assert {k: (v["description"].split(" Tools for ")[0], v["loading"]) for k, v in data["toolsets"].items()} == {
         "charges": ("Operations under /charges.", "deferred"),
@@ -499,11 +359,11 @@ def test_operations_without_scopes_get_the_maps_own_permission(tmp_path: Path, m
     it `<api>:read` (not a made-up scope) and leaves the choice to a human: one `# decide
     [permission-undecided]` mark above `tools:`, where lint --strict reports it until it is deleted."""
     monkeypatch.chdir(tmp_path)
-    _write_spec(tmp_path, "music.json", _SCOPES_SPEC)
+    write_spec(tmp_path, "music.json", _SCOPES_SPEC)
     result = cli("init", "music.json", "--out", "draft.yaml", "--no-project")
     assert result.exit_code == 0, result.stderr
     assert "1 decision left before `toolgen lint --strict` passes (1 permission-undecided)" in result.stderr
-    tools = _check_draft(tmp_path / "draft.yaml")["tools"]
+    tools = check_draft(tmp_path / "draft.yaml")["tools"]
     assert tools["get_album"]["permission"] == "music:read"
     assert tools["save_albums"]["permission"] == "library-modify"
     text = (tmp_path / "draft.yaml").read_text(encoding="utf-8")
@@ -533,7 +393,7 @@ def test_decisions_left_are_marked_and_counted(tmp_path: Path, monkeypatch: pyte
     spec = json.loads(json.dumps(_SCOPES_SPEC))
     del spec["paths"]["/albums/{id}"]["get"]["summary"]
     monkeypatch.chdir(tmp_path)
-    _write_spec(tmp_path, "music.json", spec)
+    write_spec(tmp_path, "music.json", spec)
     result = cli("init", "music.json", "--out", "draft.yaml", "--no-project")
     assert result.exit_code == 0, result.stderr
     assert ("2 decisions left before `toolgen lint --strict` passes (1 description-missing, 1 permission-undecided)"
@@ -575,7 +435,7 @@ def test_left_out_operations_say_why_and_how_to_include_them(tmp_path: Path, mon
                 "get": {"operationId": "listEnvelopes", "summary": "List envelopes", "tags": ["envelopes"],
                         "responses": {"200": {"description": "ok"}}}}}}
     monkeypatch.chdir(tmp_path)
-    _write_spec(tmp_path, "sign.json", spec)
+    write_spec(tmp_path, "sign.json", spec)
     (tmp_path / "toolgen.yaml").write_text("toolgen: 1\napis: []\n", encoding="utf-8")
     result = cli("init", "sign.json", "--out", "draft.yaml", "--no-project")
     assert result.exit_code == 0, result.stderr
@@ -585,7 +445,7 @@ def test_left_out_operations_say_why_and_how_to_include_them(tmp_path: Path, mon
     assert "#   why: schema-too-large: " in text
     assert "#   to include it: " in text
     assert "#   create_envelope:\n#     operation: createEnvelope\n#     effect: write\n" in text
-    assert "create_envelope" not in _check_draft(tmp_path / "draft.yaml")["tools"]
+    assert "create_envelope" not in check_draft(tmp_path / "draft.yaml")["tools"]
     # the remedy: raise the budget, uncomment the intent
     start = text.index("#   create_envelope:")
     end = text.index("\n\n", start) if "\n\n" in text[start:] else len(text)
@@ -593,7 +453,7 @@ def test_left_out_operations_say_why_and_how_to_include_them(tmp_path: Path, mon
     fixed = text[:start] + "\n".join(line[2:] for line in block) + text[end:]
     fixed = fixed.replace("api:\n", "budgets: {max_schema_nodes: 100000}\napi:\n", 1)
     (tmp_path / "draft.yaml").write_text(fixed, encoding="utf-8")
-    assert "create_envelope" in _check_draft(tmp_path / "draft.yaml")["tools"]
+    assert "create_envelope" in check_draft(tmp_path / "draft.yaml")["tools"]
     build = cli("build", "draft.yaml", "--out", "gen", "-q", "--emit", "policy")
     assert build.exit_code == 0, build.stderr
     policy = json.loads((tmp_path / "gen" / "policy.json").read_text(encoding="utf-8"))
@@ -611,11 +471,11 @@ def test_a_spec_description_too_long_is_drafted_shorter(tmp_path: Path, monkeypa
         "parameters": [{"name": "name", "in": "query", "required": True, "schema": {"type": "string"}}],
         "responses": {"201": {"description": "created"}}}}}}
     monkeypatch.chdir(tmp_path)
-    _write_spec(tmp_path, "long.json", spec)
+    write_spec(tmp_path, "long.json", spec)
     result = cli("init", "long.json", "--out", "draft.yaml", "--no-project")
     assert result.exit_code == 0, result.stderr
     assert "`toolgen lint --strict` passes on the draft as written" in result.stderr
-    description = _check_draft(tmp_path / "draft.yaml")["tools"]["create_widget"]["description"]
+    description = check_draft(tmp_path / "draft.yaml")["tools"]["create_widget"]["description"]
     assert description.startswith("Create a widget. This call stores") and description.endswith("right away.")
     assert len(description) < 1024
     assert "description: the spec's text would make a" in (tmp_path / "draft.yaml").read_text(encoding="utf-8")

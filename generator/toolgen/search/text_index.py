@@ -14,7 +14,8 @@ sentence), ``keywords`` (intent-map `keywords`), ``object`` (the resource the pa
 (the path's literal segments), ``verbs`` (the action class with its everyday synonyms, effect and
 mode), ``args`` (the toolset's name, argument names and descriptions) and ``body`` (the description
 without the runtime's boilerplate). API abbreviations are spelled out on both sides
-(``PR`` -> pull request); phrases users say for an action ("get rid of") become its class.
+(``PR`` -> pull request); phrases users say for an action ("get rid of") become its class. The word
+tables of both sides are those of `toolgen.search.words`.
 """
 
 from __future__ import annotations
@@ -28,9 +29,23 @@ from functools import partial
 from typing import Any
 
 from ..remember import Remember
+from .words import (
+    ABBREVIATIONS,
+    ACTION_PHRASES,
+    ACTION_WORDS,
+    GENERIC_ACTION,
+    NOUN_SYNONYMS,
+    PATH_ACTIONS,
+    PHRASE_SYNONYMS,
+    PREPOSITIONS,
+    QUESTION_WORDS,
+    READ_VERBS,
+    STOP_WORDS,
+    WORD_SYNONYMS,
+)
 
-__all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_terms", "query_terms",
-           "search_documents", "split_words"]
+__all__ = ["SEARCH_FORMAT", "STOP_WORDS", "TABLES", "analyse_query", "content_terms", "item_path", "names_one",
+           "query_terms", "search_documents", "split_words"]
 
 #: version of the document format (``search.json`` ``format``)
 SEARCH_FORMAT = 3
@@ -52,66 +67,6 @@ TABLES: dict[str, tuple[tuple[tuple[str, float], ...], float]] = {
     "f_examples": ((("examples", 1.0),), EXAMPLES_WEIGHT),
 }
 
-#: action classes and the words (after lower-casing) that ask for them
-ACTION_WORDS: dict[str, tuple[str, ...]] = {
-    "delete": ("delete", "remove", "drop", "erase", "destroy", "purge", "wipe", "unset", "detach",
-               "discard", "deletes", "removes", "deleted", "removed", "kill", "revoke", "unassign",
-               "unlink", "unfollow", "unstar", "unwatch", "unsubscribe", "unblock", "unlock", "trash", "disable"),
-    "create": ("create", "add", "new", "make", "open", "start", "post", "write", "creates", "adds",
-               "register", "submit", "file", "raise", "generate", "issue", "send", "attach", "invite", "trigger",
-               "save", "insert", "launch", "provision", "upload",
-               "leave", "put"),
-    "update": ("update", "edit", "change", "modify", "rename", "set", "patch", "replace", "updates",
-               "adjust", "configure", "enable", "disable", "toggle", "move", "transfer", "mark", "reopen",
-               "close", "assign", "lock", "archive", "upgrade", "downgrade"),
-    "list": ("list", "lists", "all", "browse", "enumerate", "every", "index", "recent", "history"),
-    "get": ("get", "fetch", "retrieve", "read", "details", "detail", "show", "view", "see", "display",
-            "inspect", "info", "information", "status", "check", "what", "which", "current", "retrieves",
-            "gets", "lookup", "download", "returns", "return"),
-    "search": ("search", "find", "query", "lookup", "locate", "filter", "matching", "searches"),
-}
-#: the generic words of reading and writing: they say that a request acts, not on what
-_GENERIC_ACTION = frozenset({
-    "get", "gets", "list", "lists", "create", "creates", "update", "updates", "delete", "deletes", "add", "adds",
-    "remove", "removes", "new", "make", "set", "change", "edit", "modify", "show", "view", "see", "display",
-    "fetch", "retrieve", "retrieves", "read", "return", "returns", "all", "every", "info", "information",
-    "details", "detail", "current", "recent", "put", "post", "patch", "write"})
-#: multi-word phrases and the action class they ask for (matched before single words)
-ACTION_PHRASES: dict[str, str] = {
-    "get rid of": "delete", "take off": "delete", "take away": "delete", "throw away": "delete",
-    "clean up": "delete", "tear down": "delete", "turn off": "disable", "turn on": "enable",
-    "show all": "list", "show me all": "list", "list all": "list", "all of the": "list",
-    "look up": "get", "look at": "get", "look for": "search", "search for": "search",
-    "set up": "create", "sign up": "create", "kick off": "create", "spin up": "create",
-}
-#: everyday phrases → the API's words for them (matched before single words)
-PHRASE_SYNONYMS: dict[str, str] = {
-    "money back": "refund", "pay out": "payout", "send money": "transfer", "move money": "transfer",
-    "thumbs up": "reaction", "sign up": "subscription create", "code review": "review",
-    "credit card": "card", "bank account": "bank account", "pull request": "pull request",
-}
-#: single words → the API's words, added to the query (people say "reply", specs say "comment")
-WORD_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "reply": ("comment",), "replies": ("comment",), "my": ("authenticated", "user"),
-    "mine": ("authenticated", "user"),
-    "approve": ("review",), "assign": ("assignees",), "unassign": ("assignees",),
-    "emoji": ("reaction",), "teammate": ("member",), "colleague": ("member",),
-    "settings": ("configuration",), "trigger": ("dispatch",), "manually": ("dispatch",), "ban": ("block",), "customer": ("customers",),
-    # everyday English verbs → the verbs APIs name their operations with (no API's own words)
-    "grow": ("resize",), "shrink": ("resize",), "widen": ("resize", "expand"), "enlarge": ("resize",),
-    "scale": ("resize",), "unplug": ("detach",), "disconnect": ("detach",), "plug": ("attach",),
-    "reboot": ("reset", "restart"), "restart": ("reset",), "boot": ("start",), "launch": ("insert",),
-    "provision": ("insert",), "spin": ("insert",), "reassign": ("assign",), "fix": ("update", "edit"),
-    "correct": ("update", "edit"), "remind": ("reminder", "notification"), "history": ("events", "log", "audit"),
-    "logged": ("current", "session"), "whoami": ("current", "user"), "myself": ("current", "user"),
-}
-#: verbs that name an action of their own when they end a path (``POST /payouts/{payout}/cancel``);
-#: a request that says one of them asks for that action
-PATH_ACTIONS = frozenset(
-    ["cancel", "void", "finalize", "capture", "confirm", "accept", "close", "pay", "resume", "expire", "attach", "detach", "verify", "reverse", "reject", "send", "approve", "dismiss", "merge", "lock", "unlock", "rerun", "dispatch", "pause", "archive", "restore", "transfer", "sync", "star", "unstar", "follow", "unfollow", "block", "unblock", "pin", "unpin", "publish", "refund",
-     "start", "stop", "reset", "resize", "suspend", "restart", "retry", "validate", "release", "clone",
-     "redeliver", "submit", "import", "export"]
-)
 #: classes close enough to earn part of the boost
 RELATED = {
     ("get", "list"), ("list", "get"), ("search", "list"), ("list", "search"), ("get", "search"),
@@ -122,17 +77,10 @@ RELATED = {
 #: description (a request written from the vendor's docs names what the description names)
 STRUCTURE = ("f_core", "f_object", "f_nouns", "f_text", "f_examples")
 #: how much the share of the request's terms a document names weighs: score × (1 - w + w × share)
-COVERAGE_WEIGHT = 0.5
-#: verbs of reading that name no thing: only their action class is searched for ("find" must not
-#: match "findings")
-READ_VERBS = frozenset({"find", "fetch", "retrieve", "read", "show", "view", "see", "display", "inspect",
-                        "lookup", "locate", "browse", "enumerate", "look", "retrieves", "gets", "lists"})
-#: the first words of a question; a question asks to read, whatever verbs it goes on to say
-QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "how", "when", "where", "why", "is", "are",
-                            "am", "was", "were", "do", "does", "did", "has", "have", "whats"})
-#: words that end a request's object: what follows them is context ("from issue 12")
-PREPOSITIONS = frozenset({"on", "in", "for", "of", "from", "to", "at", "with", "by", "under", "into", "onto",
-                          "inside", "within", "across", "about", "between", "after", "before", "since"})
+COVERAGE_WEIGHT = 0.85
+#: the boost of an operation that acts on one item (its path ends with a parameter, or with an action
+#: after one) when the request names one thing by a value (`names_one`)
+ITEM_BOOST = 0.2
 #: the weight of matching the request's object (`analyse_query`) against the operation's object
 HEAD_WEIGHT = 1.0
 #: the extra weight of the last noun of a compound object ("repository *secret*"), its head
@@ -144,46 +92,6 @@ FAMILY_PENALTY = 0.3
 EXACT_BOOST = 0.6
 RELATED_BOOST = 0.2
 
-#: API nouns and abbreviations → the words the specs use (both sides of the index are expanded)
-ABBREVIATIONS: dict[str, tuple[str, ...]] = {
-    "pr": ("pull", "request"), "prs": ("pull", "request"), "pulls": ("pull", "request"),
-    "repo": ("repository",), "repos": ("repository",), "org": ("organization",),
-    "orgs": ("organization",), "organisation": ("organization",), "organisations": ("organization",),
-    "sub": ("subscription",), "subs": ("subscription",), "env": ("environment",), "envs": ("environment",),
-    "config": ("configuration",), "configs": ("configuration",), "msg": ("message",),
-    "desc": ("description",), "perm": ("permission",), "perms": ("permission",), "info": ("information",),
-    # the prefixes of object ids people paste (cus_123, ch_1, pi_3...)
-    "cus": ("customer",), "ch": ("charge",), "pi": ("payment", "intent"), "pm": ("payment", "method"),
-    "prod": ("product",), "acct": ("account",), "txn": ("transaction",), "evt": ("event",),
-    "po": ("payout",), "dp": ("dispute",), "ii": ("invoiceitem",), "seti": ("setup", "intent"),
-}
-NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {  # plurals need no entry: the porter stemmer joins them
-    "app": ("application",), "apps": ("application",), "auth": ("authorization",), "ci": ("workflow", "check"),
-    "gha": ("actions", "workflow"), "bug": ("issue",), "bugs": ("issue",), "ticket": ("issue",),
-    "tickets": ("issue",), "dm": ("message",),
-    "cc": ("card",), "card": ("payment", "method"), "cards": ("payment", "method"),
-    "chargeback": ("dispute",), "chargebacks": ("dispute",), "promo": ("promotion",),
-    "sku": ("product", "price"), "bill": ("invoice",), "bills": ("invoice",),
-    "payment": ("intent",), "payments": ("intent",), "client": ("customer",),
-    "clients": ("customer",), "plan": ("price",), "plans": ("price",),
-    "webhook": ("hook",), "webhooks": ("hook",), "hook": ("webhook",), "hooks": ("webhook",),
-    "star": ("starred", "starring"), "stars": ("starred", "starring"), "stargazer": ("star",),
-    "stargazers": ("star",), "starred": ("stargazers",), "watch": ("subscription", "watched"),
-    "ssh": ("key",), "gpg": ("key",), "coupon": ("discount",), "discount": ("coupon",),
-    "tag": ("ref",), "tags": ("ref",), "branch": ("ref",),
-    # general computing vocabulary: a VM is a virtual machine, which clouds call an instance
-    "vm": ("virtual", "machine", "instance"), "vms": ("virtual", "machine", "instance"),
-    "server": ("instance",), "servers": ("instance",),
-}
-STOP_WORDS = frozenset(
-    ["a", "an", "the", "of", "to", "in", "on", "for", "from", "by", "with", "and", "or", "at", "as", "is", "are", "be", "been", "this", "that", "these", "those", "it", "its", "my", "our", "your", "their", "me", "we", "i", "you", "us", "them", "please", "can", "could", "would", "should", "will", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "there", "here", "into", "onto", "about", "so", "any", "some", "one", "via", "using", "use", "want", "need", "just", "also", "then", "than", "if", "else", "too", "very", "out", "up", "off", "over", "under", "again", "only", "own", "same", "such", "no", "nor", "not", "have", "has", "had", "having", "am", "was", "were", "being", "let", "lets", "i'd", "i'm", "we're", "it's",
-     # the halves of contractions (don't → don t) and other function words of English
-     "don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "wouldn", "shouldn", "couldn", "haven",
-     "hasn", "hadn", "ll", "ve", "re", "whatever", "whichever", "whoever", "anymore", "already", "still",
-     "right", "now", "yet", "ever", "each", "both", "either", "neither", "much", "many", "more", "most",
-     "other", "another", "while", "because", "though", "although", "until", "hey", "ok", "okay",
-     "thanks", "actually", "really", "currently", "may", "might", "must", "shall", "give", "tell"]
-)
 _BOILERPLATE = (
     re.compile(r"PREVIEW ONLY, never writes:.*", re.DOTALL),
     re.compile(r"\s*(?:Writes|Deletes|Destructive) \((?:POST|PUT|PATCH|DELETE)\)\..*", re.DOTALL),
@@ -232,6 +140,28 @@ def _clean(text: str) -> str:
     for pattern in _BOILERPLATE:
         text = pattern.sub("", text)
     return text
+
+
+#: a value that names one thing: a number, an opaque id, an id with its prefix (cus_123), a key (PROJ-123)
+_ONE = re.compile(r"^(?:[0-9][0-9,.]*|[A-Z]+-[0-9]+|[a-z]+_[A-Za-z0-9]*[0-9][A-Za-z0-9]*)$")
+
+
+def names_one(query: str) -> bool:
+    """Whether `query` names the one thing it acts on by a value: an identifier right after its
+    object, before any preposition ("delete virtual machine 740", "show playlist 3cEYpjA9oz9GiPac4AsH4n"),
+    its object not a plural ("delete devices 501, 502 and 503" names several)."""
+    words = query.split()
+    for i, written in enumerate(words[1:], 1):
+        word = written.rstrip("?!.,:;)")
+        if word.lower() in PREPOSITIONS:
+            return False
+        if _ONE.match(word) or _OPAQUE.fullmatch(word):
+            before = split_words(words[i - 1])
+            after = words[i + 1].lower() if i + 1 < len(words) else ""
+            # the value ends the object: the request ends, or goes on after a comma, dash or preposition
+            return (bool(before) and not _plural(before[-1]) and not before[-1].isdigit()
+                    and (written != word or after in PREPOSITIONS or after in ("", "-", "and")))
+    return False
 
 
 def query_terms(query: str) -> tuple[list[str], set[str]]:
@@ -320,11 +250,22 @@ def _gerund_stem(word: str) -> str:
 
 
 def content_terms(terms: Sequence[str]) -> list[str]:
-    """The terms of a request that say more than that it reads or writes (`_GENERIC_ACTION` dropped),
+    """The terms of a request that say more than that it reads or writes (`GENERIC_ACTION` dropped),
     or all of `terms` when every one is generic ("list all"): a tool that matches none of them
     matches nothing the request asks about."""
-    content = [t for t in terms if t not in _GENERIC_ACTION]
+    content = [t for t in terms if t not in GENERIC_ACTION]
     return content or list(terms)
+
+
+def item_path(path: str) -> bool:
+    """Whether an operation's `path` acts on one item: it ends with a parameter
+    (``/sites/{id}/``), or with an action after one (``/subscriptions/{id}/cancel``)."""
+    segments = [s for s in path.split("/") if s]
+    if not segments:
+        return False
+    if segments[-1].startswith("{"):
+        return True
+    return len(segments) >= 2 and segments[-2].startswith("{") and segments[-1] in PATH_ACTIONS
 
 
 def _first_sentence(text: str) -> str:

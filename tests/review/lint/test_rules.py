@@ -97,7 +97,7 @@ CASES = [
          _set("delete_widget", effect="write")),
     Case("effect-write-on-safe-method", _set("touch_widget", effect="write", **WRITE),
          _set("touch_widget", effect="read")),
-    # a read whose operationId names a change (tests/scaffold/test_init.py has the AWS Query shape,
+    # a read whose operationId names a change (tests/scaffold/test_init_effects.py has the AWS Query shape,
     # a GET that deletes); the near miss is a read whose words name no change
     Case("effect-read-names-change", _all(_set("create_widget", effect="read"),
                                           _drop("create_widget", "approval", "record", "idempotency")),

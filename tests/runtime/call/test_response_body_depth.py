@@ -1,6 +1,6 @@
 """A JSON answer nested too deep to parse is unreadable whatever its Content-Type says
 (`toolgen.runtime.call.response_body.decode_body`): never a binary summary or text a tool would return as its
-result. Over a real loopback API in tests/runtime/test_runtime_trust.py (``nested-1000``)."""
+result. Over a real loopback API in tests/runtime/test_runtime_trust_robustness.py (``nested-1000``)."""
 
 from __future__ import annotations
 

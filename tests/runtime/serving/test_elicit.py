@@ -13,9 +13,10 @@ import json
 from typing import Any
 
 import pytest
-from tests.runtime.test_runtime_identity import TOKENS, error_of, write_token_file
+from tests.runtime.test_runtime_identity import error_of
 from tests.support.http_serving import http_server
 from tests.support.runtime_env import tickets_package
+from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime import MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
 from toolgen.runtime.clock import SYSTEM, Clock, ManualClock

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from tests.runtime.serving.test_elicit import _answer, _client, _registry
-from tests.runtime.test_runtime_identity import TOKENS, write_token_file
 from tests.support.http_serving import http_server
+from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime.serving.elicit import approval_input_required
 from toolgen.runtime.serving.mcp_http import load_token_file

@@ -21,11 +21,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.runtime.serving.test_elicit import _answer, _client
-from tests.runtime.test_runtime_identity import TOKENS, write_token_file
 from tests.support.build import build
 from tests.support.http_serving import http_server
 from tests.support.profiles import examples
 from tests.support.recording_server import RecordingServer
+from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime import Actor, MemoryReceiptStore, Registry
 from toolgen.runtime.serving.elicit import (

@@ -285,8 +285,9 @@ def test_cli_serve_rejects_an_unknown_approvals_mode(tmp_path: Path) -> None:
 async def test_http_self_approval_refused_issued_approval_accepted(server: TicketsServer, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     pytest.importorskip("httpx2")
-    from tests.runtime.test_runtime_identity import TOKENS, connect, error_of, write_token_file
+    from tests.runtime.test_runtime_identity import connect, error_of
     from tests.support.http_serving import http_server
+    from tests.support.token_files import TOKENS, write_token_file
 
     from toolgen.runtime.serving.mcp_http import load_token_file
 
@@ -327,15 +328,8 @@ async def test_cli_serve_http_issues_by_default_and_accepts_what_toolgen_approve
     from functools import partial
 
     import anyio
-    from tests.runtime.test_runtime_identity import (
-        TOKENS,
-        TOOLGEN,
-        connect,
-        error_of,
-        serve_process,
-        served_url,
-        write_token_file,
-    )
+    from tests.runtime.test_runtime_identity import TOOLGEN, connect, error_of, serve_process, served_url
+    from tests.support.token_files import TOKENS, write_token_file
 
     tokens = write_token_file(tmp_path / "tokens.yaml")
     proc = serve_process(tmp_path, server, "--http", "127.0.0.1:0", "--tokens", str(tokens))

@@ -25,8 +25,9 @@ from tests.runtime.serving.test_mcp_http_guard import (
     _host_port,
     _list_tools,
 )
-from tests.runtime.test_runtime_identity import TOKENS, make_registry, write_token_file
+from tests.runtime.test_runtime_identity import make_registry
 from tests.support.http_serving import http_server
+from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime.serving.mcp_http import load_token_file, max_connections_per_address
 from toolgen.testing.tickets_server import TicketsServer

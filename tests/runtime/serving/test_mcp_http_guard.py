@@ -18,14 +18,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from tests.runtime.test_runtime_identity import (
-    TOKENS,
-    make_registry,
-    served_url,
-    write_token_file,
-)
+from tests.runtime.test_runtime_identity import make_registry, served_url
 from tests.support.http_serving import http_server
 from tests.support.runtime_env import tickets_dir
+from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime.serving.mcp_http import load_token_file
 from toolgen.testing.tickets_server import TicketsServer

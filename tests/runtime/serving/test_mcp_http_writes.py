@@ -11,8 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 from tests.runtime.serving.test_mcp_http_guard import _host_port
-from tests.runtime.test_runtime_identity import make_registry, write_token_file
+from tests.runtime.test_runtime_identity import make_registry
 from tests.support.http_serving import http_server
+from tests.support.token_files import write_token_file
 
 from toolgen.runtime.serving.mcp_http import CoalescedWrites, load_token_file
 from toolgen.testing.tickets_server import TicketsServer

@@ -20,7 +20,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.runtime.test_runtime_identity import TOKENS, connect, serve_process, served_url, write_token_file
+from tests.runtime.test_runtime_identity import connect, serve_process, served_url
+from tests.support.token_files import TOKENS, write_token_file
 
 from toolgen.runtime.serving.workers import supervise
 from toolgen.testing.tickets_server import TicketsServer

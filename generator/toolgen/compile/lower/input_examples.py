@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from ...diagnostics import DiagnosticError
@@ -33,6 +34,7 @@ from .body import pick_request_media
 from .context import Arg, Ctx, Skip
 from .parameters import merged_parameters
 from .resolve import ResolvedIntent
+from .reuse import remembered_examples
 
 #: Anthropic advises a few examples per tool ("1-5"); each costs catalog tokens in every request
 MAX_INPUT_EXAMPLES = 3
@@ -77,6 +79,12 @@ def tool_examples(ctx: Ctx, op: Operation, key: str, intent: ResolvedIntent, arg
             elif example not in kept:
                 kept.append(example)
         return tuple(kept)
+    return remembered_examples(ctx, op, args, schema, partial(_spec_examples, ctx, op, key, args, schema))
+
+
+def _spec_examples(ctx: Ctx, op: Operation, key: str, args: list[Arg], schema: dict[str, Any]) -> tuple[Example, ...]:
+    """The spec's examples that can be shown beside `schema` (at most `MAX_INPUT_EXAMPLES`), each
+    invalid one a ``spec-example-invalid`` warning."""
     found: list[Example] = []
     for example, pointer in _spec_candidates(ctx, op, args):
         problem = example_problem(example, schema, complete_only=True)

@@ -28,7 +28,7 @@ import hashlib
 import json
 import marshal
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
@@ -40,7 +40,7 @@ from ...remember import Remember, computed
 from ..intent import IncludeSpec, LoadedIntentMap, ToolIntent
 from ..load import SpecDocument
 from ..operations import Operation
-from .context import Ctx, Lowered, Skip
+from .context import Arg, Ctx, Lowered, Skip
 from .infer import infer_intent
 from .operation import lower_operation
 from .resolve import ResolvedIntent
@@ -347,6 +347,33 @@ def inferred_intent(ctx: Ctx, op: Operation, group: IncludeSpec) -> ToolIntent:
             raise here[0]
         return here[0]
     return found if found is not None else infer_intent(ctx, op, group)
+
+
+def remembered_examples(ctx: Ctx, op: Operation, args: list[Arg], schema: dict[str, Any],
+                        compute: Callable[[], tuple[dict[str, Any], ...]]) -> tuple[dict[str, Any], ...]:
+    """`compute()`: the input examples a tool takes from the spec (`toolgen.compile.lower.input_examples`),
+    through `ctx.remember` when the build passed one and the operation's `OperationKeys.reads` can be
+    known. Keyed by what assembling and checking them reads: the operation's part of the document, the
+    intent map's settings (`OperationKeys.base`), each argument's name and binding and the tool's input
+    schema. A computation that emitted a diagnostic (a `spec-example-invalid` warning, located in this
+    build's document) is remembered as such and computed again each time."""
+    reads = ctx.keys.reads(op) if ctx.remember is not None and ctx.keys is not None else None
+    if reads is None or ctx.remember is None or ctx.keys is None:
+        return compute()
+    here: list[tuple[dict[str, Any], ...]] = []  # computed by this call (what it emitted is in the sink)
+
+    def run() -> tuple[dict[str, Any], ...] | None:
+        with _recording(ctx) as recording:
+            found = compute()
+        here.append(found)
+        return None if recording.kept else found
+
+    bindings = [(a.name, a.binding.location, a.binding.wire_name) if a.binding is not None else (a.name,)
+                for a in args]
+    found = ctx.remember(_digest("spec-examples 1", ctx.keys.base, reads, _text(bindings), _text(schema)), run)
+    if here:
+        return here[0]
+    return found if found is not None else compute()
 
 
 def _unlocated_location(loc: SourceLocation) -> SourceLocation:

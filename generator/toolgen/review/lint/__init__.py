@@ -1,4 +1,5 @@
-"""`toolgen lint`: the rule table (`rules`), the linter (`linter`, a pure stage the build runs too),
+"""`toolgen lint`: the rule table (`rules`), the linter (`linter`, a pure stage the build runs
+too: its input and helpers in `context`, its rules in `operation_checks` and `catalog_checks`),
 loading what to lint (`targets`), the output formats (`formats`: text, json, sarif, github) and the
 findings known before any catalog is built (`preflight`: the build stops on them in seconds)."""
 

@@ -35,7 +35,9 @@ The query is normalised the same way as the documents (API abbreviations such as
 ``sub`` are expanded on both sides), the phrases users say for an action ("get rid of", "show all",
 "look up") become that action class, and stop words are dropped. The terms are OR-ed into one FTS5
 ``MATCH``; bm25 scores the documents, and a document whose action class agrees with the request's
-gets a multiplicative boost (a related class a smaller one). Writes are one operation with two tools
+gets a multiplicative boost (a related class a smaller one). A request that names the one thing it acts
+on by a value ("delete virtual machine 740", `toolgen.search.text_index.names_one`) boosts the operations
+whose path acts on one item (``/virtual-machines/{id}/``, not the bulk ``/virtual-machines/``). Writes are one operation with two tools
 (``preview_*`` + ``record_*``): the hit names the tool that acts (``record_*``), or the preview when
 only the preview is allowed. Results are deterministic: score, then tool name.
 """
@@ -58,6 +60,7 @@ from ...search.text_index import (
     FAMILY_PENALTY,
     HEAD_NOUN_WEIGHT,
     HEAD_WEIGHT,
+    ITEM_BOOST,
     READS,
     RELATED,
     RELATED_BOOST,
@@ -67,6 +70,8 @@ from ...search.text_index import (
     TABLES,
     analyse_query,
     content_terms,
+    item_path,
+    names_one,
     query_terms,
     search_documents,
     split_words,
@@ -164,6 +169,11 @@ class ToolIndex:
                     f"VALUES (?, {', '.join('?' for _ in columns)})",
                     (rowid, *(str(fields.get(c) or "") for c, _ in columns)))
 
+        paths = {str(r.get("intent") or r.get("tool")): str((r.get("operation") or {}).get("path") or "")
+                 for r in policy.get("tools", []) or [] if isinstance(r, Mapping) and not r.get("composite")}
+        #: the documents whose operation acts on one item (`toolgen.search.text_index.item_path`)
+        self._items = frozenset(i for i, d in enumerate(self._docs, 1) if item_path(paths.get(d.intent, "")))
+
     # -- constructors ----------------------------------------------------------------------------
 
     @classmethod
@@ -260,6 +270,7 @@ class ToolIndex:
                     "SELECT rowid, bm25(f_object) FROM f_object WHERE f_object MATCH ?", (match_head,)):
                 totals[int(rowid)] = totals.get(int(rowid), 0.0) - float(raw) * HEAD_WEIGHT
         coverage = self._coverage(own)
+        one = "create" not in actions and names_one(query)  # "delete virtual machine 740"
         # a request's own action when it is specific (search, cancel, refund) is a thing it asks for too
         matched = self._matching(content_terms([*(t for t in terms if not t.startswith("act")), *sorted(actions)]))
         similarity = None
@@ -275,6 +286,8 @@ class ToolIndex:
                 continue
             score = totals[rowid] * (1 - COVERAGE_WEIGHT + COVERAGE_WEIGHT * coverage.get(rowid, 0.0))
             score *= _action_factor(actions, doc.actions)
+            if one and rowid in self._items:
+                score *= 1 + ITEM_BOOST
             ranked.append((-round(score, 6), tool, rowid))
         if similarity is not None:
             ranked = self._fuse(ranked, similarity, limit)

@@ -1,12 +1,12 @@
-"""Composite tools at run time (docs/composites.md "The runtime"), over real loopback servers: the
-example tickets API, and the fault-injecting API for faults between steps.
+"""Composite tools at run time (docs/composites.md "The runtime"), over a real loopback server: the
+example tickets API.
 
 The composites are the hand-made plans of `tests.support.composites` (a read pipeline, an aggregate,
 a read branch, a writing pipeline with two write steps between two reads: faults between two
 writes need two), except for `toolgen call` and MCP over stdio, which serve the committed tickets
-package (generated/tickets). tests/runtime/pipeline/composite/test_composite_examples.py runs the composites
-of
-every committed example.
+package (generated/tickets). Faults between steps and while preparing them are tested in
+`test_composite_faults.py`; tests/runtime/pipeline/composite/test_composite_examples.py runs the
+composites of every committed example.
 """
 
 from __future__ import annotations
@@ -18,46 +18,28 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from tests.support.composite_calls import NOTES, composite_registry, preview_notes, step_key_of
 from tests.support.composites import composite_package
-from tests.support.fault_server import Fault, FaultServer
-from tests.support.profiles import examples
 from tests.support.runtime_env import ADMIN, READER, WRITER, error_code, mcp_json, tickets_dir
 
 from toolgen.cli import main
-from toolgen.runtime import Actor, Approval, MemoryAuditSink, MemoryReceiptStore, Registry, StaticCredentials
-from toolgen.runtime.pipeline.idempotency import step_key
+from toolgen.runtime import Actor, Approval, MemoryAuditSink, Registry
 from toolgen.runtime.serving.tool_index import ToolIndex
 from toolgen.testing.tickets_server import TicketsServer
-
-NOTES = {"ticket_id": "T-101", "note": "Called the customer.", "second_note": "Sent the invoice."}
-
-
-
-def _sk(key: str, step: str, tool: str = "record_ticket_notes") -> str:
-    """The idempotency key write step `step` of composite `tool` sends for the record key `key`."""
-    return step_key(tool, key, step)
-
-def _registry(policy: dict[str, Any], catalog: list[Mapping[str, Any]], base_url: str, token: str = "fault-api-token-91c2",
-              **options: Any) -> Registry:
-    return Registry(policy, catalog, base_url=base_url, credentials=StaticCredentials({"TICKETS_TOKEN": token}),
-                    **options)
 
 
 @pytest.fixture
 def reg(server: TicketsServer) -> Iterator[Registry]:
     server.state.history_delay = 0.05  # the example API's history is slow by default (to trip timeouts)
     policy, catalog = composite_package()
-    registry = _registry(policy, catalog, server.base_url, server.token, audit=MemoryAuditSink())
+    registry = composite_registry(policy, catalog, server.base_url, server.token, audit=MemoryAuditSink())
     yield registry
     registry.close()
 
@@ -113,7 +95,7 @@ def test_a_missing_member_is_the_steps_error_naming_the_pointer(server: TicketsS
     row = next(r for r in policy["tools"] if r["tool"] == "get_ticket_overview")
     row["composite"]["steps"][1]["args"]["ticket_id"] = {"$ref": "step", "step": "ticket", "pointer": "/parent/id"}
     server.state.history_delay = 0.05
-    with _registry(policy, catalog, server.base_url, server.token) as registry:
+    with composite_registry(policy, catalog, server.base_url, server.token) as registry:
         result = registry.call("get_ticket_overview", {"ticket_id": "T-101"}, actor=READER)
     assert error_code(result) == "composite_reference_missing"
     details = result.error.details  # type: ignore[union-attr]
@@ -165,7 +147,7 @@ def test_an_aggregate_shares_one_deadline(server: TicketsServer) -> None:
     row = next(r for r in policy["tools"] if r["tool"] == "get_two_histories")
     row["retry"]["deadline_ms"], row["timeout_ms"] = 500, 500
     server.state.history_delay = 1.5
-    with _registry(policy, catalog, server.base_url, server.token) as registry:
+    with composite_registry(policy, catalog, server.base_url, server.token) as registry:
         started = time.monotonic()
         result = registry.call("get_two_histories", {"first": "T-101", "second": "T-102"}, actor=READER)
         elapsed = time.monotonic() - started
@@ -194,26 +176,20 @@ def test_permission_of_a_step_the_actor_lacks_is_refused_before_anything_is_sent
     policy, catalog = composite_package()
     for name in ("preview_ticket_notes", "record_ticket_notes"):  # a row that (wrongly) asks only ticket:read
         next(r for r in policy["tools"] if r["tool"] == name)["permission"] = ["ticket:read"]
-    with _registry(policy, catalog, server.base_url, server.token) as registry:
+    with composite_registry(policy, catalog, server.base_url, server.token) as registry:
         for tool, args in (("preview_ticket_notes", NOTES), ("record_ticket_notes", {"preview_id": "x", "action_id": "a"})):
             result = registry.call(tool, args, actor=READER)
             assert error_code(result) == "permission_denied", result.to_json()
             assert result.error.details["step"] == "first"  # type: ignore[union-attr]
             assert result.error.details["missing"] == ["ticket:write"]  # type: ignore[union-attr]
     assert server.state.requests == []
-    with _registry(*composite_package(), server.base_url, server.token) as registry:
+    with composite_registry(*composite_package(), server.base_url, server.token) as registry:
         refused = registry.call("preview_ticket_notes", NOTES, actor=READER)  # the union: refused by the row
         assert error_code(refused) == "permission_denied" and "step" not in refused.error.details  # type: ignore[union-attr]
     assert server.state.requests == []
 
 
 # -- writing composites -----------------------------------------------------------------------------
-
-
-def _preview(registry: Registry, args: dict[str, Any] = NOTES, actor: Actor = WRITER) -> str:
-    shown = registry.call("preview_ticket_notes", args, actor=actor)
-    assert shown.ok and shown.result is not None, shown.to_json()
-    return str(shown.result["preview_id"])
 
 
 def test_preview_runs_the_reads_and_shows_every_write_in_order(reg: Registry, server: TicketsServer) -> None:
@@ -226,11 +202,11 @@ def test_preview_runs_the_reads_and_shows_every_write_in_order(reg: Registry, se
     assert all(r["request"]["headers"]["Authorization"] == "[redacted]" for r in requests)
     assert shown.result["reads"] == [{"id": "ticket", "state": "done"}] and shown.result["approval_required"]
     assert _posts(server) == 0 and [r.path for r in server.state.requests] == ["/v1/tickets/T-101"]
-    assert _preview(reg) == shown.result["preview_id"]  # same reads, same plan
+    assert preview_notes(reg) == shown.result["preview_id"]  # same reads, same plan
 
 
 def test_record_one_approval_for_the_plan_keys_per_step_and_replay(reg: Registry, server: TicketsServer) -> None:
-    preview_id = _preview(reg)
+    preview_id = preview_notes(reg)
     record = {"preview_id": preview_id, "action_id": "act-1"}
     assert error_code(reg.call("record_ticket_notes", record, actor=WRITER)) == "approval_required"
     assert error_code(reg.call("record_ticket_notes", record, actor=WRITER,
@@ -239,11 +215,11 @@ def test_record_one_approval_for_the_plan_keys_per_step_and_replay(reg: Registry
     done = reg.call("record_ticket_notes", record, actor=WRITER, approval=Approval(preview_id, approved_by="ann"))
     assert done.ok and done.result is not None, done.to_json()
     assert [(s["id"], s["state"], s.get("idempotency_key")) for s in done.result["steps"]] == [
-        ("ticket", "done", None), ("first", "done", _sk("act-1", "first")), ("second", "done", _sk("act-1", "second")),
+        ("ticket", "done", None), ("first", "done", step_key_of("act-1", "first")), ("second", "done", step_key_of("act-1", "second")),
         ("after", "done", None)]
     assert done.result["ticket"]["followup_count"] == 2
     keys = [r.headers.get("Idempotency-Key") for r in server.requests_for("POST", "/followups")]
-    assert keys == [_sk("act-1", "first"), _sk("act-1", "second")]
+    assert keys == [step_key_of("act-1", "first"), step_key_of("act-1", "second")]
     again = reg.call("record_ticket_notes", record, actor=WRITER, approval=Approval(preview_id))
     assert again.ok and again.replayed and again.result == done.result
     assert server.side_effects["addFollowup"] == 2
@@ -253,197 +229,17 @@ def test_record_one_approval_for_the_plan_keys_per_step_and_replay(reg: Registry
     assert error_code(other) == "approval_used" and server.side_effects["addFollowup"] == 2
     # the step receipts are the record key's, completed
     for step in ("first", "second"):
-        receipt = reg.receipts.get("tickets/record_ticket_notes.first".replace("first", step), _sk("act-1", step))
+        receipt = reg.receipts.get("tickets/record_ticket_notes.first".replace("first", step), step_key_of("act-1", step))
         assert receipt is not None and receipt.state == "completed"
     assert reg.receipts.get("tickets/record_ticket_notes", "act-1").state == "completed"  # type: ignore[union-attr]
 
 
 def test_a_record_with_another_actors_preview_finds_nothing(reg: Registry, server: TicketsServer) -> None:
-    preview_id = _preview(reg)
+    preview_id = preview_notes(reg)
     other = Actor.of("other", ["ticket:read", "ticket:write"])
     result = reg.call("record_ticket_notes", {"preview_id": preview_id, "action_id": "a"}, actor=other,
                       approval=Approval(preview_id))
     assert error_code(result) == "preview_not_found" and _posts(server) == 0
-
-
-# -- faults between steps, on the fault-injecting API ----------------------------------------------------
-
-
-def _ticket(request: Any, n: int) -> dict[str, Any]:
-    return {"id": "T-1", "subject": "s", "status": "open", "priority": "low", "followup_count": 0}
-
-
-def _followup(request: Any, n: int) -> dict[str, Any]:
-    return {"id": f"F-{n}", "ticket_id": "T-1", "visibility": "internal", "created_at": "2025-03-01T12:00:00Z"}
-
-
-def _fault_api(fault: FaultServer) -> None:
-    fault.route("GET", r"^/v1/tickets/T-1$", 200, _ticket)
-    fault.route("POST", r"^/v1/tickets/T-1/followups$", 201, _followup)
-
-
-#: a step's timeout where the test is not about timeouts: long enough for a loopback answer on a
-#: loaded machine (400 ms was not: the step of a test about approvals timed out instead)
-STEP_TIMEOUT_MS = 3000
-
-
-def _fault_registry(fault: FaultServer, *, honoured: bool = False, step_timeout_ms: int = STEP_TIMEOUT_MS,
-                    receipts: Any = None) -> Registry:
-    policy, catalog = composite_package()
-    for row in policy["tools"]:
-        for step in (row.get("composite") or {}).get("steps", []):
-            step["row"]["timeout_ms"] = step_timeout_ms
-            step["row"]["retry"]["max_attempts"] = 1
-            if step["row"].get("idempotency"):
-                step["row"]["idempotency"]["honoured_by_api"] = honoured
-    return _registry(policy, catalog, fault.base_url + "/v1",
-                     receipts=receipts if receipts is not None else MemoryReceiptStore())
-
-
-NOTES_T1 = {"ticket_id": "T-1", "note": "one", "second_note": "two"}
-
-
-def _record(registry: Registry, preview_id: str, key: str) -> Any:
-    return registry.call("record_ticket_notes", {"preview_id": preview_id, "action_id": key}, actor=WRITER,
-                         approval=Approval(preview_id))
-
-
-def _states(result: Any) -> list[tuple[str, str]]:
-    steps = result.result["steps"] if result.ok else result.error.details["steps"]
-    return [(s["id"], s["state"]) for s in steps]
-
-
-@pytest.mark.parametrize(("fault", "state", "code"), [
-    (Fault.answer(500), "result_unknown", "result_unknown"),           # a write's 500: may have happened
-    (Fault.hang(1.0, write=True), "result_unknown", "result_unknown"),  # timed out after sending
-    (Fault.drop(write=True), "result_unknown", "result_unknown"),       # connection dropped mid-way
-    (Fault.answer(422), "failed", "upstream_rejected"),                 # the API refused: nothing written
-])
-def test_a_fault_on_the_second_write_is_reported_step_by_step(fault: Fault, state: str, code: str) -> None:
-    with FaultServer(honours_keys=False) as api:
-        _fault_api(api)
-        # a hang outlasts the step's timeout (the write was sent, its answer never came)
-        with _fault_registry(api, step_timeout_ms=400 if fault.kind == "hang" else STEP_TIMEOUT_MS) as registry:
-            preview_id = _preview(registry, NOTES_T1)
-            api.script("POST", r"^/v1/tickets/T-1/followups$", Fault.ok(), fault)
-            result = _record(registry, preview_id, "k")
-            assert error_code(result) == code, result.to_json()
-            assert _states(result) == [("ticket", "done"), ("first", "done"), ("second", state), ("after", "not_run")]
-            assert result.error.details["step"] == "second"
-            assert "not rolled back" in (result.error.next_step or "")
-            receipt = registry.receipts.get("tickets/record_ticket_notes", "k")
-            assert receipt is not None and receipt.state == "unknown"  # a write was done: never pending, never released
-            assert api.side_effects_for(_sk("k", "first")) == 1
-            # the same record key again: the done write is replayed, never sent again
-            again = _record(registry, preview_id, "k")
-            assert api.side_effects_for(_sk("k", "first")) == 1
-            assert len(api.requests_for(key=_sk("k", "first"))) == 1
-            if state == "failed":  # a definitive refusal: the step runs again and the plan completes
-                assert again.ok, again.to_json()
-                assert again.result["steps"][1] == {"id": "first", "state": "done", "idempotency_key": _sk("k", "first"),
-                                                    "replayed": True}
-                assert api.side_effects_for(_sk("k", "second")) == 1
-            else:  # the second write may have happened: not re-sent to an API that does not deduplicate
-                assert error_code(again) == "result_unknown"
-                assert _states(again)[2] == ("second", "result_unknown")
-                assert api.side_effects_for(_sk("k", "second")) <= 1 and len(api.requests_for(key=_sk("k", "second"))) == 1
-
-
-def test_a_failed_read_before_any_write_releases_the_record_and_gives_the_approval_back() -> None:
-    with FaultServer(honours_keys=False) as api:
-        _fault_api(api)
-        with _fault_registry(api) as registry:
-            preview_id = _preview(registry, NOTES_T1)
-            api.script("GET", r"^/v1/tickets/T-1$", Fault.answer(503))
-            result = _record(registry, preview_id, "k")
-            assert error_code(result) == "upstream_unavailable" or error_code(result) == "upstream_error", result.to_json()
-            assert _states(result) == [("ticket", "failed"), ("first", "not_run"), ("second", "not_run"),
-                                       ("after", "not_run")]
-            assert registry.receipts.get("tickets/record_ticket_notes", "k") is None
-            assert api.requests_for(method="POST") == []
-            assert _record(registry, preview_id, "k").ok  # the approval was not spent
-            assert api.total_side_effects == 2
-
-
-def test_a_receipt_store_failure_on_a_step_sends_nothing_for_it() -> None:
-    class Failing(MemoryReceiptStore):
-        def begin(self, scope: str, key: str, fingerprint: str, actor: str, lease_ms: int = 0) -> Any:
-            if scope.endswith(".second"):
-                raise ConnectionError("store down")
-            return super().begin(scope, key, fingerprint, actor, lease_ms)
-
-    with FaultServer(honours_keys=False) as api:
-        _fault_api(api)
-        with _fault_registry(api, receipts=Failing()) as registry:
-            preview_id = _preview(registry, NOTES_T1)
-            result = _record(registry, preview_id, "k")
-            assert error_code(result) == "receipt_store_unavailable", result.to_json()
-            assert _states(result)[1:3] == [("first", "done"), ("second", "failed")]
-            assert api.requests_for(key=_sk("k", "second")) == [] and api.side_effects_for(_sk("k", "first")) == 1
-            assert registry.receipts.get("tickets/record_ticket_notes", "k").state == "unknown"  # type: ignore[union-attr]
-
-
-def test_a_stale_preview_is_refused_and_nothing_is_written() -> None:
-    with FaultServer(honours_keys=False) as api:
-        _fault_api(api)
-        with _fault_registry(api) as registry:
-            preview_id = _preview(registry, NOTES_T1)
-            moved = dict(_ticket(None, 0), id="T-2")  # the ticket now answers as another one
-            api.route("GET", r"^/v1/tickets/T-1$", 200, moved)
-            result = _record(registry, preview_id, "k")
-            assert error_code(result) == "preview_stale", result.to_json()
-            assert result.error.details["steps"] == ["first", "second"]
-            assert api.requests_for(method="POST") == []
-            assert registry.receipts.get("tickets/record_ticket_notes", "k") is None
-            api.route("GET", r"^/v1/tickets/T-1$", 200, _ticket)  # back as previewed: the same approval works
-            assert _record(registry, preview_id, "k").ok
-
-
-def test_concurrent_records_with_one_key_write_each_step_once() -> None:
-    with FaultServer(honours_keys=False) as api:
-        _fault_api(api)
-        api.script("POST", r"^/v1/tickets/T-1/followups$", Fault.hang(0.2, write=True, hold_key=False))
-        with _fault_registry(api, step_timeout_ms=2000) as registry:
-            preview_id = _preview(registry, NOTES_T1)
-
-            async def both() -> list[Any]:
-                return list(await asyncio.gather(*(registry.acall(
-                    "record_ticket_notes", {"preview_id": preview_id, "action_id": "k"}, actor=WRITER,
-                    approval=Approval(preview_id)) for _ in range(2))))
-
-            results = asyncio.run(both())
-            codes = sorted(str(error_code(r)) for r in results)
-            assert api.side_effects_for(_sk("k", "first")) <= 1 and api.side_effects_for(_sk("k", "second")) <= 1
-            assert "idempotency_in_progress" in codes or all(r.ok for r in results), [r.to_json() for r in results]
-
-
-FAULTS = st.sampled_from([Fault.ok(), Fault.answer(500), Fault.answer(422), Fault.answer(503),
-                          Fault.hang(0.5, write=True), Fault.drop(write=True), Fault.drop(write=False)])
-
-
-@settings(max_examples=examples(12), deadline=None, suppress_health_check=list(HealthCheck))
-@given(plan=st.lists(st.tuples(st.lists(FAULTS, max_size=3), st.lists(FAULTS, max_size=1)), min_size=1, max_size=3))
-def test_over_random_faults_and_replays_each_step_key_writes_at_most_once(plan: list[Any]) -> None:
-    """Property: whatever the faults on writes and reads, and however often the record key is used
-    again, no step key reaches the API's side effect twice, and no receipt stays pending."""
-    with FaultServer(honours_keys=False) as api:
-        _fault_api(api)
-        with _fault_registry(api, step_timeout_ms=250) as registry:
-            preview_id = _preview(registry, NOTES_T1)
-            for writes, reads in plan:
-                api.clear_scripts()
-                api.script("POST", r"^/v1/tickets/T-1/followups$", *writes)
-                api.script("GET", r"^/v1/tickets/T-1$", *reads)
-                result = _record(registry, preview_id, "k")
-                states = dict(_states(result)) if (result.ok or "steps" in result.error.details) else {}
-                if result.ok:
-                    assert set(states.values()) == {"done"}
-                for key in (_sk("k", "first"), _sk("k", "second")):
-                    assert api.side_effects_for(key) <= 1, (key, api.side_effects_by_key())
-                for scope, key in (("tickets/record_ticket_notes", "k"), ("tickets/record_ticket_notes.first", _sk("k", "first")),
-                                   ("tickets/record_ticket_notes.second", _sk("k", "second"))):
-                    receipt = registry.receipts.get(scope, key)
-                    assert receipt is None or receipt.state != "pending", (scope, receipt)
 
 
 # -- the surfaces: toolgen call and the MCP server -------------------------------------------------------
@@ -535,8 +331,8 @@ def test_the_plan_is_deep_copied_per_package() -> None:
 
 def test_issued_approvals_cover_a_composite_plan(server: TicketsServer) -> None:
     policy, catalog = composite_package()
-    with _registry(policy, catalog, server.base_url, server.token, approvals="issued") as registry:
-        preview_id = _preview(registry)
+    with composite_registry(policy, catalog, server.base_url, server.token, approvals="issued") as registry:
+        preview_id = preview_notes(registry)
         shown = registry.approvable_request("record_ticket_notes", preview_id, WRITER.id)
         assert [r["step"] for r in shown["requests"]] == ["first", "second"]
         assert shown["requests"][1]["request"]["body"]["note"] == NOTES["second_note"]
@@ -561,7 +357,7 @@ async def test_the_mcp_client_calls_composites_over_streamable_http(server: Tick
     httpx2 = pytest.importorskip("httpx2")
     server.state.history_delay = 0.3
     policy, catalog = composite_package()
-    registry = _registry(policy, catalog, server.base_url, server.token)
+    registry = composite_registry(policy, catalog, server.base_url, server.token)
     async with http_server(registry, actor=READER) as url, AsyncExitStack() as stack:
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
         client = await stack.enter_async_context(Client(streamable_http_client(url, http_client=http)))
@@ -575,96 +371,3 @@ async def test_the_mcp_client_calls_composites_over_streamable_http(server: Tick
         assert both.is_error is False and both.structured_content["errors"] == {}
         assert elapsed < 0.55, elapsed  # the two 0.3 s reads overlapped in the server's event loop
     await registry.aclose()
-
-
-def test_a_cancelled_record_leaves_no_receipt_pending() -> None:
-    with FaultServer(honours_keys=False) as api:
-        _fault_api(api)
-        with _fault_registry(api, step_timeout_ms=3000) as registry:
-            preview_id = _preview(registry, NOTES_T1)
-            api.script("POST", r"^/v1/tickets/T-1/followups$", Fault.hang(2.0, write=True))
-
-            async def cancelled() -> None:
-                with pytest.raises(asyncio.TimeoutError):
-                    await asyncio.wait_for(registry.acall(
-                        "record_ticket_notes", {"preview_id": preview_id, "action_id": "c"}, actor=WRITER,
-                        approval=Approval(preview_id)), 0.5)
-
-            asyncio.run(cancelled())
-            first = registry.receipts.get("tickets/record_ticket_notes.first", _sk("c", "first"))
-            record = registry.receipts.get("tickets/record_ticket_notes", "c")
-            assert first is not None and first.state == "unknown"  # sent, then cancelled: may have written
-            assert record is not None and record.state == "unknown"
-            assert api.requests_for(key=_sk("c", "second")) == []
-
-
-@pytest.mark.parametrize("answer", [dict(_ticket(None, 0), id="../admin"), {"subject": "no id"}],
-                         ids=["refused-by-the-step-schema", "member-gone"])
-def test_a_write_that_can_no_longer_be_built_is_stale_and_releases_the_record(answer: dict[str, Any]) -> None:
-    """A read that now answers so that a write's request cannot be built at all (a path parameter
-    that would climb the URL, a member gone) is ``preview_stale`` like a changed request: nothing
-    written, the record's receipt released (not left ``unknown``), the approval not spent."""
-    with FaultServer(honours_keys=False) as api:
-        _fault_api(api)
-        with _fault_registry(api) as registry:
-            preview_id = _preview(registry, NOTES_T1)
-            api.route("GET", r"^/v1/tickets/T-1$", 200, answer)
-            result = _record(registry, preview_id, "k")
-            assert error_code(result) == "preview_stale", result.to_json()
-            assert result.error.details["steps"] == ["first"]
-            assert result.error.details["cause"]["details"]["step"] == "first"
-            assert api.requests_for(method="POST") == []
-            assert registry.receipts.get("tickets/record_ticket_notes", "k") is None
-            api.route("GET", r"^/v1/tickets/T-1$", 200, _ticket)
-            again = _record(registry, preview_id, "k")  # the approval was not spent
-            assert again.ok and [s for _, s in _states(again)] == ["done"] * 4
-            assert len(api.requests_for(method="POST")) == 2
-
-
-def test_an_aggregate_step_answering_without_its_member_is_a_partial_error() -> None:
-    """One aggregate step whose answer lacks the member the output reads is that step's
-    ``composite_reference_missing`` in ``errors``; the other steps' members still come back."""
-    with FaultServer(honours_keys=False) as api:
-        api.route("GET", r"^/v1/tickets/T-1/history$", 200, {"not_entries": True})
-        api.route("GET", r"^/v1/tickets/T-2/history$", 200, {"entries": [{"event": "created"}]})
-        with _fault_registry(api) as registry:
-            result = registry.call("get_two_histories", {"first": "T-1", "second": "T-2"}, actor=READER)
-    assert result.ok and result.result is not None, result.to_json()
-    assert result.result["second"] == [{"event": "created"}] and "first" not in result.result
-    error = result.result["errors"]["first"]
-    assert error["code"] == "composite_reference_missing" and error["details"]["pointer"] == "/entries"
-    assert set(result.result["errors"]) == {"first"}
-
-
-class _FlakyVault:
-    """A credentials provider whose first lookup fails (an outage), the others answer."""
-
-    def __init__(self, token: str) -> None:
-        self.token = token
-        self.calls = 0
-        self.lock = threading.Lock()
-
-    def get(self, secret: str) -> str | None:
-        with self.lock:
-            self.calls += 1
-            if self.calls == 1:
-                raise RuntimeError("vault unreachable")
-        return self.token
-
-
-@pytest.mark.parametrize("driver", ["sync", "async"])
-def test_a_fault_preparing_one_aggregate_step_is_that_steps_error(server: TicketsServer, driver: str) -> None:
-    """A fault in the runtime's own path before a step is sent (here the credentials provider
-    raising) is that step's ``internal_error`` in ``errors``; the other step still answers."""
-    server.state.history_delay = 0.0
-    policy, catalog = composite_package()
-    registry = Registry(policy, catalog, base_url=server.base_url, credentials=_FlakyVault(server.token))
-    with registry:
-        args = {"first": "T-101", "second": "T-102"}
-        result = (registry.call("get_two_histories", args, actor=READER) if driver == "sync"
-                  else asyncio.run(registry.acall("get_two_histories", args, actor=READER)))
-    assert result.ok and result.result is not None, result.to_json()
-    errors = result.result["errors"]
-    assert len(errors) == 1 and next(iter(errors.values()))["code"] == "internal_error"
-    assert set(result.result) == {"first", "second", "errors"} - set(errors)
-    assert len(server.requests_for("GET", "/history")) == 1
