@@ -10,6 +10,9 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
+import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
@@ -367,3 +370,24 @@ def test_a_password_in_the_base_url_is_not_recorded(tickets: Path, cli: Invoke, 
     recorded = json.loads(tape.read_text(encoding="utf-8"))
     assert "hunter2-secret" not in json.dumps(recorded) and "user@" not in json.dumps(recorded)
     assert recorded["writer"]["base_url"] == server.base_url("openai-compatible")
+
+
+@needs_sdks
+def test_two_runs_at_once_draft_the_map_once(tickets: Path) -> None:
+    """Two `toolgen describe` processes on one map, their requests answered only when both have
+    asked: one writes its draft, the other finds the map changed and writes nothing."""
+    both = threading.Barrier(2, timeout=60)
+
+    def answer(prompt: str) -> str:
+        both.wait()
+        return _answer(prompt)
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "generator"), os.environ.get("PYTHONPATH", "")])}
+    with WriterModelServer(answer) as server:
+        command = [sys.executable, "-m", "toolgen", "describe", str(tickets), "--provider", "openai-compatible",
+                   "--model", "m", "--base-url", server.base_url("openai-compatible"), "--max-tools", "1"]
+        runs = [subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        outcomes = sorted((run.wait(timeout=120), run.stderr.read() if run.stderr else "") for run in runs)
+    assert [code for code, _ in outcomes] == [0, 2], outcomes
+    assert "changed while the writer drafted" in outcomes[1][1]
+    assert tickets.read_text(encoding="utf-8").count(MARK) == 1

@@ -247,23 +247,40 @@ def _write_saved(command: str, saved: SavedMap, text: str) -> None:
     shown = display_path(saved.path)
     data = ((_BOM if saved.bom else "") + text).encode("utf-8")
     try:
-        if saved.path.read_bytes() != saved.raw:
-            _fail(command, f"{shown} changed while the writer drafted (another run or an editor saved it): "
-                           "run again")
-        mode = stat.S_IMODE(saved.path.stat().st_mode)
-        fd, tmp = tempfile.mkstemp(dir=saved.path.parent, prefix=f".{saved.path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, saved.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with open(saved.path, "rb") as held:
+            _lock(held.fileno())  # released when closed: after the rename
+            _replace_unchanged(command, saved, data, shown)
     except OSError as exc:
         _fail(command, f"cannot write {shown}: {exc.strerror or exc}")
+
+
+def _lock(fd: int) -> None:
+    """Hold an exclusive lock on the open map: a second run that opened it before this one renames
+    a new file over it waits here, then finds it changed (no lock where the OS has no ``flock``)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _replace_unchanged(command: str, saved: SavedMap, data: bytes, shown: str) -> None:
+    """Rename a new file holding `data`, with the map's mode, over the map, unless the map (read by
+    its path, under the lock) is no longer what was read."""
+    if saved.path.read_bytes() != saved.raw:
+        _fail(command, f"{shown} changed while the writer drafted (another run or an editor saved it): run again")
+    mode = stat.S_IMODE(saved.path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(dir=saved.path.parent, prefix=f".{saved.path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, saved.path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _redactor(key: str) -> Callable[[str], str]:
