@@ -391,3 +391,11 @@ def test_two_runs_at_once_draft_the_map_once(tickets: Path) -> None:
     assert [code for code, _ in outcomes] == [0, 2], outcomes
     assert "changed while the writer drafted" in outcomes[1][1]
     assert tickets.read_text(encoding="utf-8").count(MARK) == 1
+
+
+def test_an_intent_merged_into_tools_from_elsewhere_is_left_out_never_a_crash() -> None:
+    text = "toolgen: 1\nx-shared: &shared\n  b:\n    operation: getB\ntools:\n  <<: *shared\n  a:\n    operation: getA\n"
+    new, skipped = splice(text, {k: Expansion(("find the thing for me",)) for k in "ab"}, "review")
+    assert set(skipped) == {"b"} and "by hand" in skipped["b"]
+    data = plain_yaml(read_yaml(new))
+    assert data["tools"]["a"]["examples"] == ["find the thing for me"] and "examples" not in data["tools"]["b"]

@@ -243,6 +243,9 @@ def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], r
                 entries[refs[key]] = list(draft.examples)
             continue
         node = tools.get(key) if tools is not None and _block(tools) else None
+        if node is not None and key not in _own(tools):
+            skipped[key] = "its intent is merged into `tools:` from elsewhere (write its expansions by hand)"
+            continue
         if not _block(node):
             skipped[key] = "its intent is not a block mapping (write its expansions by hand)"
             continue
