@@ -399,3 +399,9 @@ def test_an_intent_merged_into_tools_from_elsewhere_is_left_out_never_a_crash() 
     assert set(skipped) == {"b"} and "by hand" in skipped["b"]
     data = plain_yaml(read_yaml(new))
     assert data["tools"]["a"]["examples"] == ["find the thing for me"] and "examples" not in data["tools"]["b"]
+
+
+def test_top_level_examples_made_of_a_merge_only_are_left_alone() -> None:
+    text = "toolgen: 1\ndefaults: &e\n  getA: [\"open a thing now\"]\nexamples:\n  <<: *e\n"
+    new, skipped = splice(text, {"b": Expansion(("find the thing for me",))}, "review", refs={"b": "getB"})
+    assert new == text and "by hand" in skipped["b"]

@@ -87,7 +87,8 @@ def _document_end(lines: list[str]) -> int:
 def _own(node: Any) -> list[Any]:
     """The keys written in `node`'s own text: not those a merge key (``<<: *base``) brings, which
     have no line of their own."""
-    return [k for k in node if k in node.lc.data]
+    written = node.lc.data or {}
+    return [k for k in node if k in written]
 
 
 def _indent(line: str) -> int:
@@ -181,7 +182,7 @@ def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]]
     node = root["examples"]
     start = root.lc.key("examples")[0]
     stop = next((n for n in sorted(root.lc.key(k)[0] for k in _own(root)) if n > start), doc_end)
-    indent = node.lc.key(next(iter(node)))[1]
+    indent = node.lc.key(_own(node)[0])[1]
     end = _content_end(out, start, stop, indent)
     added = []
     for ref in sorted(entries):
@@ -235,7 +236,8 @@ def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], r
     skipped: dict[str, str] = {}
     for key, draft in drafts.items():
         if key in refs:
-            if not isinstance(examples, dict) or ("examples" in root and not _block(examples)):
+            writable = _block(examples) and bool(_own(examples))
+            if not isinstance(examples, dict) or ("examples" in root and not writable):
                 skipped[key] = "the map's top-level `examples:` is not a block mapping (write its requests by hand)"
             elif refs[key] in examples:
                 skipped[key] = f"the top-level `examples:` has {refs[key]!r} already"
