@@ -405,3 +405,20 @@ def test_top_level_examples_made_of_a_merge_only_are_left_alone() -> None:
     text = "toolgen: 1\ndefaults: &e\n  getA: [\"open a thing now\"]\nexamples:\n  <<: *e\n"
     new, skipped = splice(text, {"b": Expansion(("find the thing for me",))}, "review", refs={"b": "getB"})
     assert new == text and "by hand" in skipped["b"]
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "big"])
+def test_a_recording_that_never_ends_or_is_too_big_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              source: str) -> None:
+    from toolgen.evals import writers
+
+    path = Path(source)
+    if source == "big":
+        monkeypatch.setattr(writers, "MAX_CASSETTE_BYTES", 1_000)
+        path = tmp_path / "big.json"
+        path.write_text(json.dumps({"writer": {"provider": "openai", "model": "m"}, "exchanges": [],
+                                    "padding": "x" * 2_000}), encoding="utf-8")
+    elif not path.exists():
+        pytest.skip("no /dev/zero here")
+    with pytest.raises(ValueError, match=r"regular file|bytes"):
+        writers.Cassette.read(path)
