@@ -210,11 +210,13 @@ class ApiResult:
 
 
 def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, str]], *,
-                    semantic: bool = False, extra: str = "") -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
+                    semantic: bool = False, extra: str = "", dense: tuple[Path, Path] | None = None
+                    ) -> tuple[int, float, dict[str, Callable[[str], list[str]]]]:
     """Build `spec_path` include-everything, index it: (tools, seconds to index, the engines:
     ``toolgen`` (the default, lexical index), with `semantic` also ``toolgen + lsa`` (the same
-    documents with the vectors of toolgen.yaml ``search: {semantic: lsa}``), then ``plain bm25`` and
-    ``provider stand-in``, each ranking operationIds for a request, best first)."""
+    documents with the vectors of toolgen.yaml ``search: {semantic: lsa}``), with `dense` (an ONNX
+    model and its tokenizer.json) also ``toolgen + dense`` (the dense option, `dense_engine`), then
+    ``plain bm25`` and ``provider stand-in``, each ranking operationIds for a request, best first)."""
     from toolgen.runtime.serving.tool_index import ToolIndex
     from toolgen.search.text_index import search_documents
 
@@ -231,11 +233,33 @@ def ranking_engines(spec_path: Path, name: str, operations: dict[str, dict[str, 
         documents = search_documents(policy, catalog)
         fused = ToolIndex(policy, catalog, documents=documents, semantic=semantic_index(documents))
         engines["toolgen + lsa"] = lambda text: [h.operation for h in fused.search(text, limit=DEPTH)]
+    if dense is not None:
+        engines["toolgen + dense"] = dense_engine(policy, catalog, *dense)
     baseline = PlainBM25(operations)
     stand_in = ProviderStandIn(policy, catalog)
     engines["plain bm25"] = lambda text: baseline.rank(text, DEPTH)
     engines["provider stand-in"] = lambda text: stand_in.rank(text, DEPTH)
     return len(policy["tools"]), index_seconds, engines
+
+
+def dense_engine(policy: dict[str, Any], catalog: list[dict[str, Any]], model: Path,
+                 tokenizer: Path) -> Callable[[str], list[str]]:
+    """The ranking of the dense option (toolgen.yaml ``search: {semantic: onnx, ...}``) with `model`
+    and `tokenizer`: the documents embedded, stored in and read back from ``search.vectors`` (so the
+    int8 quantisation is measured too), fused with the lexical index at the weight of
+    `toolgen.search.dense_index.DENSE_WEIGHT` (a caller may set it before searching)."""
+    from toolgen.runtime.serving.tool_index import ToolIndex
+    from toolgen.search.dense_index import DenseIndex, DenseModel, dense_files, pinned_embedder
+    from toolgen.search.dense_sidecar import decode
+    from toolgen.search.onnx_embedder import file_sha256
+    from toolgen.search.text_index import search_documents
+
+    pins = DenseModel(model, file_sha256(model), tokenizer, file_sha256(tokenizer), model.name, tokenizer.name)
+    embedder = pinned_embedder(pins.model, pins.model_sha256, pins.tokenizer, pins.tokenizer_sha256)
+    documents = search_documents(policy, catalog)
+    _, sidecar = dense_files(documents, pins, embedder)
+    index = ToolIndex(policy, catalog, documents=documents, dense=DenseIndex(decode(sidecar).vectors, embedder))
+    return lambda text: [h.operation for h in index.search(text, limit=DEPTH)]
 
 
 def evaluate(api: str, shared: Path = DEFAULT_SHARED) -> ApiResult:

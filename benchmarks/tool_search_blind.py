@@ -52,7 +52,7 @@ from tool_search import (
 BLIND = REPO / "benchmarks" / "queries" / "blind"
 SPLIT_SALT = "toolgen-search-split:"
 #: the engines `tool_search.ranking_engines` gives, in the order of the table's columns
-ENGINES = ("toolgen", "toolgen + lsa", "plain bm25", "provider stand-in", "toolgen + examples",
+ENGINES = ("toolgen", "toolgen + lsa", "toolgen + dense", "plain bm25", "provider stand-in", "toolgen + examples",
            "provider stand-in + examples")
 PARTS = ("dev", "held-out")
 
@@ -108,10 +108,10 @@ class BlindResult:
 
 
 def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str, ...],
-             expansions: Path | None = None) -> BlindResult:
+             expansions: Path | None = None, dense: tuple[Path, Path] | None = None) -> BlindResult:
     """Score every engine on the set at `path`; with `expansions`, also the build whose intent map adds
     ``<expansions>/<api>.yaml`` (its top-level `examples:`), as *toolgen + examples* and *provider
-    stand-in + examples*."""
+    stand-in + examples*; with `dense` (an ONNX model and its tokenizer.json), *toolgen + dense*."""
 
     api, ref, queries = load_set(path)
     spec_path = resolve_spec(ref, corpus_dir, shared)
@@ -123,7 +123,8 @@ def evaluate(path: Path, corpus_dir: Path | None, shared: Path, parts: tuple[str
         unknown = sorted(o for o in q.ops if o not in operations)
         if unknown:
             raise SystemExit(f"{path}: {q.text!r} is labelled with unknown operations {unknown}")
-    tools, index_seconds, engines = ranking_engines(spec_path, api.replace("-", "_"), operations, semantic=True)
+    tools, index_seconds, engines = ranking_engines(spec_path, api.replace("-", "_"), operations, semantic=True,
+                                                    dense=dense)
     extra = expansions / f"{api}.yaml" if expansions is not None else None
     if extra is not None and extra.is_file():
         _, _, more = ranking_engines(spec_path, api.replace("-", "_"), operations,
@@ -195,10 +196,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expansions", type=Path, default=None,
                         help="a folder of <api>.yaml intent-map text (top-level `examples:`) written from each "
                              "API's spec alone: also score the builds that add it")
+    parser.add_argument("--model", type=Path, default=None, help="an ONNX sentence-embedding model: also score "
+                        "the dense option (toolgen + dense), with --tokenizer")
+    parser.add_argument("--tokenizer", type=Path, default=None, help="the model's tokenizer.json")
+    parser.add_argument("--dense-weight", type=float, default=None,
+                        help="the dense ranking's weight in the fusion (default: DENSE_WEIGHT); fit it on dev only")
     args = parser.parse_args(argv)
+    if args.dense_weight is not None:
+        from toolgen.search import dense_index
+
+        dense_index.DENSE_WEIGHT = args.dense_weight
+    dense = (args.model, args.tokenizer) if args.model is not None and args.tokenizer is not None else None
     parts = PARTS if args.part == "both" else (args.part,)
     names = [n for n in args.only.split(",") if n] or sorted(p.stem for p in BLIND.glob("*.yaml"))
-    results = [evaluate(BLIND / f"{n}.yaml", args.corpus_dir, args.shared, parts, args.expansions) for n in names]
+    results = [evaluate(BLIND / f"{n}.yaml", args.corpus_dir, args.shared, parts, args.expansions, dense)
+               for n in names]
     text = render(results, parts)
     if args.show_misses:
         for res in results:

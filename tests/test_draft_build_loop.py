@@ -106,7 +106,7 @@ class _Counted:
     """Counts the calls of the lint stage's near-synonym comparison, by the toolset's first member."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from toolgen.review.lint import linter
+        from toolgen.review.lint import catalog_checks
         from toolgen.review.lint.toolset_rules import near_synonyms as real
 
         self.groups: list[list[str]] = []
@@ -115,7 +115,7 @@ class _Counted:
             self.groups.append([m.key for m in members])
             return real(members)
 
-        monkeypatch.setattr(linter, "near_synonyms", counted)
+        monkeypatch.setattr(catalog_checks, "near_synonyms", counted)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -35,10 +36,13 @@ from ..emit.build_report import ToolSize, measure, report_markdown
 from ..emit.dialect_catalogs import Catalogs, build_catalogs
 from ..emit.policy import policy_markdown, policy_table, table_json
 from ..emit.python import package_files, package_plan, warm_up
-from ..emit.search_index import search_json
+from ..emit.search_index import dense_search, search_json
 from ..emit.server_json import server_json, server_json_problems
 from ..remember import Remember, computed
 from ..review.lint import LintInput, LintSettings, apply_severity, lint_api, preflight_findings
+from ..search.dense_index import DenseModel, pinned_embedder
+from ..search.dense_sidecar import SIDECAR_FILE
+from ..search.onnx_embedder import DenseModelError, DenseUnavailable, file_sha256
 from .cache import Cache
 from .incremental import BuildPieces, build_pieces, catalog_memo, conformance_problems, package_job
 from .output_files import Output
@@ -302,7 +306,7 @@ def _build_rest(ir: ApiIR, held: list[SpecDocument], intents: LoadedIntentMap,  
     t2 = time.perf_counter()
     files, catalogs, sizes = emit_files(ir, emit, shown, catalogs=catalogs, sizes=sizes, package=package,
                                         pieces=pieces, semantic_search=options.semantic_search,
-                                        registry=options.registry)
+                                        registry=options.registry, dense=options.dense)
     pieces.save()
     timings["emit"] = time.perf_counter() - t2
     diagnostics = sink.sorted()
@@ -338,7 +342,8 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
                progress: Advance | None = None, *, catalogs: Catalogs | None = None,
                sizes: list[ToolSize] | None = None, package: Pending[dict[str, str]] | None = None,
                pieces: BuildPieces | None = None, semantic_search: str | None = None,
-               registry: RegistryListing | None = None) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
+               registry: RegistryListing | None = None, dense: DenseModel | None = None
+               ) -> tuple[dict[str, bytes], Catalogs, list[ToolSize]]:
     """All files of one API, in memory. `progress(done, total)` follows the catalog's tools when the
     catalogs are built here; `catalogs` and `sizes` are the caller's, already built, checked and
     measured (so nothing is built or tokenised twice); `package` is the package's Python being
@@ -349,7 +354,8 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     lexical ``search.json``; `toolgen.emit.search_index.search_json`). `registry`: toolgen.yaml ``registry:``
     of the API; with it and the ``registry`` artifact, ``server.json`` (`toolgen.emit.server_json`), checked
     against the registry's published schema (a refusal is a toolgen bug: the listing was checked when the
-    project was read)."""
+    project was read). `dense`: the pinned model of ``search: {semantic: onnx}``: ``search.json`` names
+    it and ``search.vectors`` holds the documents' vectors (`toolgen.search.dense_index.dense_files`)."""
     pieces = pieces or build_pieces(None)
     if catalogs is None:
         catalogs = build_catalogs(ir, progress)
@@ -370,9 +376,11 @@ def emit_files(ir: ApiIR, emit: tuple[Artifact, ...], diagnostics: list[Diagnost
     policy = table_json(ir, table, catalogs.rewrites, pieces.policy)
     if "policy" in emit or with_package:
         files["policy.json"] = json_bytes(policy, pieces.json)
-        files["search.json"] = json_bytes(search_json(policy, catalogs.tools.get("mcp", []),
-                                                      catalogs.deferred.searchable, pieces.search,
-                                                      semantic=semantic_search), pieces.json)
+        search = search_json(policy, catalogs.tools.get("mcp", []), catalogs.deferred.searchable, pieces.search,
+                             semantic=semantic_search if dense is None else None)
+        if dense is not None:
+            files[SIDECAR_FILE] = dense_search(search, dense)
+        files["search.json"] = json_bytes(search, pieces.json)
     if "policy" in emit:
         files["POLICY.md"] = policy_markdown(ir, table).encode("utf-8")
     if sizes is None:
@@ -416,7 +424,11 @@ def _check_conformance(ir: ApiIR, catalogs: Catalogs, dialects: tuple[str, ...],
 def target_options(target: ApiTarget) -> DialectOptions:
     """The dialect and search choices of one API of the project file. Raises a `DiagnosticError`
     located at toolgen.yaml's ``search.semantic`` when it asks for the semantic index and numpy (the
-    ``semantic`` extra) is not installed."""
+    ``semantic`` extra) is not installed, and for the dense option as `dense_pins` says."""
+    if target.dense is not None:
+        return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search,
+                              anthropic_input_examples=target.anthropic_input_examples, registry=target.registry,
+                              dense=dense_pins(target))
     if target.semantic_search is not None and importlib.util.find_spec("numpy") is None:
         raise DiagnosticError([Diagnostic(
             "search-semantic-unavailable", "error",
@@ -424,6 +436,52 @@ def target_options(target: ApiTarget) -> DialectOptions:
             target.semantic_at, "pip install -e '.[semantic]' in a clone of toolgen, or remove search.semantic (lexical search)")])
     return DialectOptions(gemini_parameters=target.gemini_parameters, semantic_search=target.semantic_search,
                           anthropic_input_examples=target.anthropic_input_examples, registry=target.registry)
+
+
+def dense_pins(target: ApiTarget) -> DenseModel:
+    """The pinned model of an API with ``search: {semantic: onnx, ...}`` (`target.dense`), checked:
+    the extra installed (``search-dense-unavailable``), each file there and readable
+    (``search-dense-model``), of its pinned SHA-256 (``search-dense-pin-mismatch``, located at the
+    pin), and the model a sentence-embedding graph onnxruntime runs (``search-dense-model``). Raises
+    a located `DiagnosticError`; never downloads anything."""
+    config = target.dense
+    assert config is not None
+    missing = [m for m in ("onnxruntime", "tokenizers", "numpy") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise DiagnosticError([Diagnostic(
+            "search-dense-unavailable", "error",
+            f"{target.name}: search.semantic: onnx needs {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed", target.semantic_at,
+            "pip install -e '.[dense]' in a clone of toolgen, or remove search.semantic (lexical search)")])
+    for key, path, pin in (("model", config.model, config.model_sha256),
+                           ("tokenizer", config.tokenizer, config.tokenizer_sha256)):
+        try:
+            found = file_sha256(path)
+        except OSError as exc:
+            raise DiagnosticError([Diagnostic(
+                "search-dense-model", "error", f"{target.name}: search.{key}: cannot read {display_path(path)} "
+                f"({exc.strerror or exc})", config.at[key],
+                f"put the {key} file there (toolgen never downloads one), or point search.{key} at it")]) from None
+        if found != pin:
+            raise DiagnosticError([Diagnostic(
+                "search-dense-pin-mismatch", "error", f"{target.name}: search.{key}_sha256: {display_path(path)} has "
+                f"SHA-256 {found}, not the pinned {pin}", config.at[f"{key}_sha256"],
+                f"use the pinned {key}; or, having checked where this one came from, pin {found}")])
+    try:
+        pinned_embedder(config.model, config.model_sha256, config.tokenizer, config.tokenizer_sha256)
+    except DenseModelError as exc:
+        key = "tokenizer" if str(exc).startswith("tokenizer") else "model"
+        raise DiagnosticError([Diagnostic("search-dense-model", "error", f"{target.name}: search.{key}: {exc}",
+                                          config.at[key], "export the model with its sentence-transformers "
+                                          "ONNX exporter, and give its own tokenizer.json")]) from None
+    except DenseUnavailable as exc:
+        raise DiagnosticError([Diagnostic("search-dense-unavailable", "error", f"{target.name}: {exc}",
+                                          target.semantic_at, "pip install -e '.[dense]' in a clone of toolgen")]
+                              ) from None
+    out = target.out.resolve()
+    return DenseModel(config.model.resolve(), config.model_sha256, config.tokenizer.resolve(),
+                      config.tokenizer_sha256, Path(os.path.relpath(config.model.resolve(), out)).as_posix(),
+                      Path(os.path.relpath(config.tokenizer.resolve(), out)).as_posix())
 
 
 def build_project(project: Project, progress: Progress | None = None, cache: Cache | None = None

@@ -66,7 +66,8 @@ MAX_ENTRY_BYTES = 256 << 20
 #: libraries whose versions can change what a build writes (formatters, model generator, tokenizer, parsers)
 _LIBRARIES = ("black", "datamodel-code-generator", "pydantic", "pydantic-core", "jinja2", "bpe-openai",
               "ruamel.yaml", "PyYAML", "jsonschema", "jsonschema-rs", "openapi-pydantic", "isort",
-              "numpy")  # numpy: the vectors of the `search.semantic` option
+              "numpy",  # numpy: the vectors of the `search.semantic` option
+              "onnxruntime", "tokenizers")  # the dense option's model run (`search: {semantic: onnx}`)
 
 
 def digest(*parts: bytes | str) -> str:

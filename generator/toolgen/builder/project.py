@@ -20,6 +20,8 @@ dialects:                  # optional; also per API (an API's value wins)
   anthropic: {input_examples: true}   # false: no input_examples in anthropic.json
 search:                    # optional; also per API (an API's value wins)
   semantic: lsa            # default: none (lexical only); lsa: search.json also holds LSA vectors
+  # semantic: onnx, model: models/m.onnx, model_sha256: HEX, tokenizer: models/tokenizer.json,
+  # tokenizer_sha256: HEX   (a local model, pinned; its vectors in search.vectors)
 ```
 
 The spec of an API can be overridden without editing any file: `--spec NAME=PATH` on the command
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..compile.load import checked_tree
 from ..compile.sourcemap import locate_ruamel
@@ -79,11 +81,36 @@ class DialectsConfig(_Strict):
     anthropic: AnthropicConfig = AnthropicConfig()
 
 
+_SHA256 = r"^[0-9a-f]{64}$"
+#: the keys of `search:` that name the dense option's files and pins (all four, only with `semantic: onnx`)
+DENSE_KEYS = ("model", "model_sha256", "tokenizer", "tokenizer_sha256")
+
+
 class SearchConfig(_Strict):
-    semantic: Literal["none", "lsa"] | None = Field(None, description=(
+    semantic: Literal["none", "lsa", "onnx"] | None = Field(None, description=(
         "`none` (default): tool search is the lexical index alone; `lsa`: search.json also holds vectors "
         "learned from the API's own text (latent semantic analysis), fused with the lexical ranking "
-        "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen)."))
+        "(needs numpy: pip install -e '.[semantic]' in a clone of toolgen); `onnx`: the documents are "
+        "embedded by a local sentence-embedding model (`model`, `tokenizer`, each pinned by its SHA-256) "
+        "into search.vectors, fused by reciprocal rank (needs pip install -e '.[dense]')."))
+    model: str | None = Field(None, min_length=1, description=(
+        "`semantic: onnx`: the ONNX model file (relative to toolgen.yaml); never downloaded."))
+    model_sha256: str | None = Field(None, pattern=_SHA256, description="The model file's SHA-256, lower-case hex.")
+    tokenizer: str | None = Field(None, min_length=1, description=(
+        "`semantic: onnx`: the model's tokenizer.json (relative to toolgen.yaml)."))
+    tokenizer_sha256: str | None = Field(None, pattern=_SHA256, description=(
+        "The tokenizer file's SHA-256, lower-case hex."))
+
+    @model_validator(mode="after")
+    def _dense_keys(self) -> SearchConfig:
+        given = [k for k in DENSE_KEYS if getattr(self, k) is not None]
+        if self.semantic == "onnx" and len(given) != len(DENSE_KEYS):
+            missing = ", ".join(k for k in DENSE_KEYS if k not in given)
+            raise ValueError(f"semantic: onnx needs {missing}: the model and tokenizer files and their SHA-256 "
+                             "(sha256sum FILE)")
+        if self.semantic != "onnx" and given:
+            raise ValueError(f"{', '.join(given)} only go with semantic: onnx")
+        return self
 
 
 class RegistryConfig(_Strict):
@@ -152,6 +179,20 @@ class ApiTarget:
     semantic_at: SourceLocation | None = None  # where that option is set
     anthropic_input_examples: bool = True  # toolgen.yaml `dialects.anthropic.input_examples`
     registry: RegistryListing | None = None  # toolgen.yaml `registry:` of the API (server.json)
+    dense: DenseConfig | None = None  # toolgen.yaml `search:` with `semantic: onnx`
+
+
+@dataclass(frozen=True)
+class DenseConfig:
+    """The dense option's files and pins, as toolgen.yaml states them: `model` and `tokenizer`
+    resolved against its folder, and where each key is (`at`: key -> location), for the build's
+    located errors (`toolgen.builder.build.target_options`)."""
+
+    model: Path
+    model_sha256: str
+    tokenizer: Path
+    tokenizer_sha256: str
+    at: dict[str, SourceLocation]
 
 
 @dataclass
@@ -233,17 +274,32 @@ def load_project(path: Path, spec_overrides: dict[str, str] | None = None) -> Pr
                   or model.dialects.gemini.parameters or "schema")
         examples = next((v for v in ((api.dialects.anthropic.input_examples if api.dialects is not None else None),
                                      model.dialects.anthropic.input_examples) if v is not None), True)
-        semantic_key = (["apis", str(i), "search", "semantic"]
-                        if api.search is not None and api.search.semantic is not None else ["search", "semantic"])
-        semantic = (api.search.semantic if api.search is not None else None) or model.search.semantic
+        own = api.search is not None and api.search.semantic is not None
+        search = api.search if own and api.search is not None else model.search
+        prefix = ["apis", str(i), "search"] if own else ["search"]
+        semantic_key = [*prefix, "semantic"]
+        semantic = search.semantic
         line, col = locate_ruamel(root_node, semantic_key)
+        dense = _dense_config(search, prefix, base, root_node, display) if semantic == "onnx" else None
         targets.append(ApiTarget(api.name, base / api.intent_map, base / api.out, spec,
                                  tuple(api.emit or model.emit), gemini,
                                  None if semantic in (None, "none") else semantic,
                                  SourceLocation(display, line, col, "/" + "/".join(semantic_key)), examples,
-                                 RegistryListing(**api.registry.model_dump()) if api.registry is not None else None))
+                                 RegistryListing(**api.registry.model_dump()) if api.registry is not None else None,
+                                 dense))
     return Project(base, path, targets, base / model.schema_out if model.schema_out else None, model.lint)
 
+
+def _dense_config(search: SearchConfig, prefix: list[str], base: Path, root_node: object,
+                  display: str) -> DenseConfig:
+    """The `DenseConfig` of a `search:` block with ``semantic: onnx`` (its four keys are there: the
+    model's validator requires them), each key located at `prefix` + its name."""
+    at = {}
+    for key in DENSE_KEYS:
+        line, col = locate_ruamel(root_node, [*prefix, key])
+        at[key] = SourceLocation(display, line, col, "/" + "/".join([*prefix, key]))
+    return DenseConfig(base / str(search.model), str(search.model_sha256), base / str(search.tokenizer),
+                       str(search.tokenizer_sha256), at)
 
 
 NEW_PROJECT_HEADER = """\

@@ -29,14 +29,11 @@ from typing import Any, TypeVar
 import click
 
 from ..diagnostics import display_path
+from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
 from .terminal import terminal_safe
 
-PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
-_SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai", "openai-compatible": "openai"}
-_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
-            "openai-compatible": "OPENAI_API_KEY"}
 _BOM = "\ufeff"
 #: `toolgen init --describe`: its writer runs after the draft is written
 INIT_COMMAND = "toolgen init --describe"
@@ -135,7 +132,7 @@ def check_writer(command: str, choice: WriterChoice, intent_map: Path, spec: Pat
 
 
 def _require_sdk(command: str, provider: str) -> None:
-    for module in ("httpx2", _SDKS.get(provider, "openai")):
+    for module in ("httpx2", *SDK_MODULES.get(provider, ())):
         try:
             importlib.import_module(module)
         except ImportError as exc:
@@ -351,7 +348,7 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any, str
     else:
         assert choice.provider is not None and choice.model is not None
         provider, model, base_url = choice.provider, choice.model, choice.base_url
-        env = choice.api_key_env or _KEY_ENV[provider]
+        env = choice.api_key_env or KEY_ENV[provider]
         key = os.environ.get(env) or ""
         if not key and provider != "openai-compatible":
             _fail(command, f"no API key: set {env} (or name another variable with --api-key-env)")

@@ -37,18 +37,12 @@ import click
 from ..evals.draft import draft_tasks
 from ..evals.from_audit import draft_from_audit, failed_calls
 from ..evals.outcomes import RunResults
+from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..evals.report import dumps, report_json, report_markdown
 from ..evals.tasks import dump_tasks, load_tasks
 from .call import package_folder
 from .exits import EXTRA_HINT, guarded
 from .terminal import terminal_safe
-
-PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
-#: the official SDK each provider's adapter imports (`toolgen.evals.providers`)
-_SDKS = {"openai": ("openai",), "anthropic": ("anthropic",), "gemini": ("google.genai",),
-         "openai-compatible": ("openai",)}
-_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
-            "openai-compatible": "OPENAI_API_KEY"}
 
 
 @click.group("eval")
@@ -187,7 +181,7 @@ def run_command(api_or_dir: str, provider: str | None, model: str | None, runs: 
                                Live("scripted", server.base_url(provider), record), upstream=upstream,
                                upstream_token=upstream_token, scripted=True, progress=_progress)
     else:
-        env = api_key_env or _KEY_ENV[provider]
+        env = api_key_env or KEY_ENV[provider]
         key = os.environ.get(env)
         if not key and provider != "openai-compatible":
             _fail(f"no API key: set {env} (or name another variable with --api-key-env)")
@@ -202,7 +196,7 @@ def _require_sdks(provider: str) -> None:
     sends through (``httpx2``, which the SDKs bring) cannot be imported: the extra is optional, so
     its absence is the user's set-up to complete, not a toolgen bug. Another provider name passes
     (`toolgen.evals.providers.make_adapter` refuses it)."""
-    for module in ("httpx2", *_SDKS.get(provider, ())):
+    for module in ("httpx2", *SDK_MODULES.get(provider, ())):
         try:
             importlib.import_module(module)
         except ImportError as exc:

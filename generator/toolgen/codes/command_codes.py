@@ -20,6 +20,16 @@ _code("out-unsafe", "error", "build",
 _code("search-semantic-unavailable", "error", "build",
       summary="`search.semantic` is set, but numpy, which it needs, is not installed.",
       fix="Install the `semantic` extra, or remove `search.semantic` (lexical search).")
+_code("search-dense-unavailable", "error", "build",
+      summary="`search.semantic: onnx` is set, but onnxruntime or tokenizers, which it needs, is not installed.",
+      fix="Install the `dense` extra, or remove `search.semantic` (lexical search).")
+_code("search-dense-model", "error", "build",
+      summary=("The dense option's model or tokenizer file is missing, unreadable, not parseable, or not a "
+               "sentence-embedding graph (inputs `input_ids`, `attention_mask`; a per-token or pooled output)."),
+      fix="Point `search.model` / `search.tokenizer` at a sentence-transformers ONNX export and its tokenizer.json.")
+_code("search-dense-pin-mismatch", "error", "build",
+      summary="The SHA-256 of the dense option's model or tokenizer file is not the one toolgen.yaml pins.",
+      fix="Use the pinned file; or, having checked where the new file came from, pin its hash (sha256sum FILE).")
 
 # toolgen init
 _code("init-name-invalid", "error", "init", summary="The API name is not valid.",

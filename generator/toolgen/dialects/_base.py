@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..compile.ir import Tool
+from ..search.dense_index import DenseModel
 from ._check import Violation
 from ._limits import Limit
 from ._walk import DEFS_KEYS, types_of
@@ -130,7 +131,8 @@ class DialectOptions:
     documents: None (default) nothing; ``"lsa"`` the vectors of `toolgen.search.vector_index` (format 3).
     It rides here so that the build cache's key and every build path carry it with the other
     project choices, as does `registry` (toolgen.yaml ``registry:`` of the API: None writes no
-    ``server.json``).
+    ``server.json``). `dense`: the pinned model of ``search: {semantic: onnx}``
+    (`toolgen.search.dense_index.DenseModel`; its hashes key the cache).
     """
 
     gemini_parameters: GeminiParameters = "schema"
@@ -139,6 +141,7 @@ class DialectOptions:
     responses_limit: int = 128
     semantic_search: str | None = None
     registry: RegistryListing | None = None
+    dense: DenseModel | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,10 @@ docs/generated-format.md.
 With the project's semantic option (toolgen.yaml ``search: {semantic: lsa}``) or an `Embedder`, the
 file is of format `toolgen.search.vector_index.SEMANTIC_FORMAT` and also holds the documents' vectors
 (``semantic``, `toolgen.search.vector_index.semantic_index`), which the runtime fuses with the lexical
-ranking. Without either (the default) no vector is computed and numpy is not imported.
+ranking. Without either (the default) no vector is computed and numpy is not imported. With the
+dense option (``search: {semantic: onnx, ...}``, `dense_search`) the vectors go into the binary
+sidecar ``search.vectors`` and ``search.json`` names the pinned model and what the vectors were made
+from.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..remember import Remember, computed
+from ..search.dense_index import DenseModel, dense_files
 from ..search.text_index import SEARCH_FORMAT, TABLES, search_documents
 from ..search.tool import mcp_search_tool
 from ..search.vector_index import SEMANTIC_BACKENDS, SEMANTIC_FORMAT, Embedder, semantic_index
@@ -54,3 +58,16 @@ def search_json(policy: Mapping[str, Any], mcp_catalog: Sequence[Mapping[str, An
         value["format"] = SEMANTIC_FORMAT
         value["semantic"] = semantic_index(documents, embedder)
     return value
+
+
+def dense_search(value: dict[str, Any], pins: DenseModel, embedder: Embedder | None = None) -> bytes:
+    """Make `value` (a lexical ``search.json`` value of `search_json`) the dense option's: format
+    `SEMANTIC_FORMAT`, ``semantic`` naming the pinned model and the documents' hash (no float: the
+    file is the same bytes on every CPU). Returns the ``search.vectors`` bytes
+    (`toolgen.search.dense_index.dense_files`). Raises `toolgen.search.onnx_embedder.DenseUnavailable`
+    and `toolgen.search.onnx_embedder.DenseModelError` (the build checked both first:
+    `toolgen.builder.build.dense_pins`)."""
+    semantic, sidecar = dense_files(value["documents"], pins, embedder)
+    value["format"] = SEMANTIC_FORMAT
+    value["semantic"] = semantic
+    return sidecar

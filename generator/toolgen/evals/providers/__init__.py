@@ -15,8 +15,7 @@ from pathlib import Path
 import httpx2 as httpx
 
 from ..conversation import Adapter
-
-PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
+from ..provider_names import PROVIDERS
 
 
 def make_adapter(provider: str, package: Path, model: str, *, api_key: str, base_url: str | None,

@@ -15,8 +15,8 @@ from ...emit import compact_json, piece_key
 from ...emit.build_report import measure
 from ...naming import has_word
 from ...tokens import count_tokens
-from .lint_context import IntentView, LintContext
 from .examples import example_findings
+from .lint_context import IntentView, LintContext
 from .rules import (
     CATALOG_REQUEST_LIMITS,
     CATALOG_TOO_MANY_TOKENS,

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from ...policy.format import read_policy
+from ...search.dense_index import DenseIndex, is_dense, load_dense, warn_once
 from ...search.text_index import (
     COVERAGE_WEIGHT,
     EXACT_BOOST,
@@ -104,8 +105,10 @@ class IndexWarning:
     """A ``search.json`` beside a package that tool search does not use, and why (`checked_search`):
     `code` is ``search_index_unreadable`` (not JSON, of another format, malformed) or
     ``search_index_mismatch`` (its documents do not index the package's tools, each once with its
-    policy permission: none while the package has some, other ones, one twice, another permission); `file` the file's path; `message` what is wrong; `hint` what
-    to do. The index then analyses the package itself (the documents the build writes), so search
+    policy permission: none while the package has some, other ones, one twice, another permission), or
+    ``search_dense_unavailable`` (the dense option's model, extra or ``search.vectors`` is missing or
+    does not match: the ranking is then the lexical one); `file` the file's path; `message` what is
+    wrong; `hint` what to do. The index then analyses the package itself (the documents the build writes), so search
     keeps working; the warning says the shipped file is wrong."""
 
     code: str
@@ -134,7 +137,7 @@ class ToolIndex:
 
     def __init__(self, policy: Mapping[str, Any], catalog: Sequence[Mapping[str, Any]], *,
                  documents: Sequence[Mapping[str, Any]] | None = None, semantic: Any = None,
-                 embedder: Embedder | None = None) -> None:
+                 embedder: Embedder | None = None, dense: DenseIndex | None = None) -> None:
         """Index `policy` (the ``policy.json`` object) and `catalog` (the ``mcp.json`` entries); with
         `documents` (the ``documents`` of a ``search.json`` written by `toolgen build`), index those
         instead of analysing the package again. Either way the documents are those of
@@ -144,11 +147,14 @@ class ToolIndex:
         when the project opts in (toolgen.yaml ``search: {semantic: lsa}``). Without a usable one
         (absent, as by default; malformed; made by an embedder that is neither stored nor given as
         `embedder`; or numpy not installed) the ranking is the lexical one alone, and numpy is not
-        imported when there is none."""
+        imported when there is none. `dense`: the dense option's index (``search: {semantic: onnx}``,
+        loaded by `from_dir` / `from_registry` from the package's ``search.vectors``), fused with the
+        lexical ranking by reciprocal rank (`toolgen.search.dense_index.DenseIndex.fuse`)."""
         #: why a package's ``search.json`` was not used (`from_dir`, `from_registry`: `checked_search`)
         self.warnings: tuple[IndexWarning, ...] = ()
         docs = documents if documents is not None else search_documents(policy, catalog)
-        self._semantic = SemanticIndex.load(semantic, len(docs), embedder)
+        self._semantic = None if is_dense(semantic) else SemanticIndex.load(semantic, len(docs), embedder)
+        self._dense = dense
         self._db = sqlite3.connect(":memory:")
         for table, (columns, _) in TABLES.items():
             self._db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5("
@@ -188,8 +194,9 @@ class ToolIndex:
         policy = read_policy(folder / "policy.json").to_json()
         catalog = json.loads((folder / "mcp.json").read_text(encoding="utf-8"))
         documents, semantic, warning = checked_search(folder / SEARCH_FILE, policy)
-        index = cls(policy, catalog, documents=documents, semantic=semantic, embedder=embedder)
-        index.warnings = (warning,) if warning is not None else ()
+        dense, unused = _dense_of(folder, semantic, documents, embedder)
+        index = cls(policy, catalog, documents=documents, semantic=semantic, embedder=embedder, dense=dense)
+        index.warnings = tuple(w for w in (warning, unused) if w is not None)
         return index
 
     @classmethod
@@ -200,8 +207,10 @@ class ToolIndex:
         source = getattr(registry, "source", None)
         documents, semantic, warning = (checked_search(Path(source) / SEARCH_FILE, registry.policy)
                                         if source is not None else (None, None, None))
-        index = cls(registry.policy, registry.catalog(), documents=documents, semantic=semantic, embedder=embedder)
-        index.warnings = (warning,) if warning is not None else ()
+        dense, unused = _dense_of(Path(source), semantic, documents, embedder) if source is not None else (None, None)
+        index = cls(registry.policy, registry.catalog(), documents=documents, semantic=semantic, embedder=embedder,
+                    dense=dense)
+        index.warnings = tuple(w for w in (warning, unused) if w is not None)
         return index
 
     def _coverage(self, terms: list[str]) -> dict[int, float]:
@@ -291,9 +300,15 @@ class ToolIndex:
             ranked.append((-round(score, 6), tool, rowid))
         if similarity is not None:
             ranked = self._fuse(ranked, similarity, limit)
+        if self._dense is not None:
+            ranked = self._dense.fuse(query, ranked, lambda rowid: self._visible_tool(rowid, held), limit)
         # best first: score, then tool name; only the `limit` best are made into hits
         return [Hit(tool, self._docs[rowid - 1].toolset, -negative, self._docs[rowid - 1].operation)
                 for negative, tool, rowid in heapq.nsmallest(limit, ranked)]
+
+    def _visible_tool(self, rowid: int, held: Any) -> str | None:
+        """The tool of document `rowid` that the caller's scopes `held` allow (None: no filtering)."""
+        return next((t for t, need in self._docs[rowid - 1].tools if held is None or not missing_of(need, held)), None)
 
     def _fuse(self, ranked: list[tuple[float, str, int]], similarity: Any, limit: int) -> list[tuple[float, str, int]]:
         """The lexical ranking `ranked` ((-score, tool, rowid)) with each score multiplied by
@@ -320,6 +335,23 @@ def _action_factor(actions: set[str], doc_actions: frozenset[str]) -> float:
         if (actions <= READS) != (doc_actions <= READS):
             factor *= 1 - FAMILY_PENALTY  # a write for a read request, or a read for a write
     return factor
+
+
+def _dense_of(folder: Path, semantic: Any, documents: Sequence[Mapping[str, Any]] | None,
+              embedder: Embedder | None) -> tuple[DenseIndex | None, IndexWarning | None]:
+    """The dense index of the package in `folder` when its ``search.json`` (`semantic`, `documents`)
+    asks for one and it loads, else (None, why not: ``search_dense_unavailable``, also logged once).
+    The search is then the lexical one: never an error, never stale vectors."""
+    if documents is None or not is_dense(semantic):
+        return None, None
+    dense, problem = load_dense(folder, semantic, documents, embedder)
+    if problem is None:
+        return dense, None
+    path = folder / SEARCH_FILE
+    warn_once(f"{path}: the dense ranking is off ({problem}); tool search ranks lexically")
+    return None, IndexWarning("search_dense_unavailable", str(path), f"the dense ranking is off: {problem}; "
+                              "tool search ranks lexically", "install the `dense` extra and put the pinned model "
+                              "where search.json names it, or rebuild the package (`toolgen build`)")
 
 
 def load_search(path: Path) -> tuple[list[Mapping[str, Any]] | None, Any]:

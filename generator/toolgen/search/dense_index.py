@@ -1,0 +1,215 @@
+"""Kernel `search_dense`: the dense option of tool search, from the build's pins to the runtime's fusion.
+
+Input, at build time: the index documents of ``search.json`` and the pinned model (`DenseModel`, from
+toolgen.yaml ``search: {semantic: onnx, ...}``). Output: `dense_files` -> the ``semantic`` value of
+``search.json`` (which model, pinned by hash, and which documents the vectors were made from; no
+float in it) and the bytes of its sidecar ``search.vectors`` (`toolgen.search.dense_sidecar`).
+
+At run time: `load_dense` -> a `DenseIndex` over the sidecar's vectors and the model, or the reason
+there is none (the extra not installed, the model or its tokenizer missing or of another hash, the
+sidecar absent, refused or made from other documents or by another model). Tool search then ranks
+lexically and says why once (`warn_once`): a stale vector never ranks anything.
+`DenseIndex.fuse` merges the lexical ranking with the dense one by weighted reciprocal rank fusion
+(Cormack, Clarke and Büttcher, SIGIR 2009): ``1 / (RRF_K + lexical rank) + DENSE_WEIGHT /
+(RRF_K + dense rank)``, over the lexical hits and the `DENSE_DEPTH` nearest operations the caller's
+scopes allow, so an operation whose text shares no word with the request can still be found.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .dense_sidecar import SIDECAR_FILE, SidecarError, decode, dense_texts, documents_sha256, encode
+from .onnx_embedder import MAX_TOKENS, DenseModelError, DenseUnavailable, OnnxEmbedder, dense_modules
+from .vector_index import Embedder
+
+__all__ = ["DENSE_DEPTH", "DENSE_NAME", "DENSE_WEIGHT", "RRF_K", "DenseIndex", "DenseModel", "dense_files",
+           "is_dense", "load_dense", "pinned_embedder", "warn_once"]
+
+#: ``search.json`` ``semantic.embedder`` of the dense option
+DENSE_NAME = "onnx"
+#: reciprocal rank fusion's constant and the weight of the dense ranking against the lexical one (1:
+#: equal), chosen on the development halves of the blind request sets with all-MiniLM-L6-v2 (best mean
+#: MRR of k in {20, 60} × weight in {0.25, 0.5, 1, 2}, with and without the expansions;
+#: benchmarks/results/search_dense.md): the lexical ranking leads, the model reorders and fills in
+RRF_K = 20
+DENSE_WEIGHT = 0.25
+#: how many of the nearest operations by the model (those the caller may see) join the fusion
+DENSE_DEPTH = 50
+
+_LOG = logging.getLogger("toolgen.search")
+_WARNED: set[str] = set()
+_LOCK = threading.Lock()
+_EMBEDDERS: dict[tuple[str, str, str], OnnxEmbedder] = {}
+_HEX = frozenset("0123456789abcdef")
+
+
+def warn_once(message: str) -> None:
+    """Log `message` as a warning of the ``toolgen.search`` logger, once per process."""
+    with _LOCK:
+        if message in _WARNED:
+            return
+        _WARNED.add(message)
+    _LOG.warning("%s", message)
+
+
+@dataclass(frozen=True)
+class DenseModel:
+    """The pinned model of the dense option, as a build reads it: `model` and `tokenizer` the files
+    (resolved), their SHA-256 pins, and `model_ref` / `tokenizer_ref` the way ``search.json`` names
+    them (relative to the generated package's folder, ``/``-separated: never a path of one machine)."""
+
+    model: Path
+    model_sha256: str
+    tokenizer: Path
+    tokenizer_sha256: str
+    model_ref: str
+    tokenizer_ref: str
+    max_tokens: int = MAX_TOKENS
+
+
+def dense_files(documents: Sequence[Mapping[str, Any]], pins: DenseModel,
+                embedder: Embedder | None = None) -> tuple[dict[str, Any], bytes]:
+    """(the ``semantic`` value of ``search.json``, the ``search.vectors`` bytes) for `documents`:
+    each document's `toolgen.search.dense_sidecar.dense_texts` embedded by the pinned model
+    (`embedder`: one already loaded, of the same name). Raises `DenseUnavailable`, `DenseModelError`."""
+    texts = dense_texts(documents)
+    digest = documents_sha256(texts)
+    if embedder is None:
+        embedder = pinned_embedder(pins.model, pins.model_sha256, pins.tokenizer, pins.tokenizer_sha256,
+                                   pins.max_tokens)
+    vectors = embedder.embed(texts) if texts else []
+    value = {"embedder": DENSE_NAME, "documents_sha256": digest, "max_tokens": pins.max_tokens,
+             "model": {"path": pins.model_ref, "sha256": pins.model_sha256},
+             "tokenizer": {"path": pins.tokenizer_ref, "sha256": pins.tokenizer_sha256},
+             "vectors": SIDECAR_FILE}
+    sidecar = encode(vectors, model_sha256=pins.model_sha256, tokenizer_sha256=pins.tokenizer_sha256,
+                     documents=digest, max_tokens=pins.max_tokens)
+    return value, sidecar
+
+
+def is_dense(value: Any) -> bool:
+    """Whether a ``search.json`` ``semantic`` value is the dense option's."""
+    return isinstance(value, Mapping) and value.get("embedder") == DENSE_NAME
+
+
+def _pin(value: Any) -> tuple[str, str] | None:
+    """(path, sha256) of a ``model`` / ``tokenizer`` member, or None when malformed."""
+    if not isinstance(value, Mapping):
+        return None
+    path, sha = value.get("path"), value.get("sha256")
+    if not (isinstance(path, str) and path and isinstance(sha, str) and len(sha) == 64 and set(sha) <= _HEX):
+        return None
+    return path, sha
+
+
+def pinned_embedder(model: Path, model_sha256: str, tokenizer: Path, tokenizer_sha256: str,
+                    max_tokens: int = MAX_TOKENS) -> OnnxEmbedder:
+    """`OnnxEmbedder.load` of these files and pins, loaded once per process (by file, hash and cut;
+    a file changed on disk after its load is not read again). Raises as `OnnxEmbedder.load`."""
+    model, tokenizer = model.resolve(), tokenizer.resolve()
+    key = (str(model), model_sha256, f"{tokenizer}\0{tokenizer_sha256}\0{max_tokens}")
+    with _LOCK:
+        found = _EMBEDDERS.get(key)
+    if found is None:
+        found = OnnxEmbedder.load(model, model_sha256, tokenizer, tokenizer_sha256, max_tokens=max_tokens)
+        with _LOCK:
+            _EMBEDDERS[key] = found
+    return found
+
+
+def load_dense(folder: Path, value: Mapping[str, Any], documents: Sequence[Mapping[str, Any]],
+               embedder: Embedder | None = None) -> tuple[DenseIndex | None, str | None]:
+    """(the dense index of the package in `folder`, None) or (None, why there is none): `value` is
+    the ``semantic`` value of its ``search.json`` (`is_dense`), `documents` its documents. The
+    sidecar must hold one vector per document, made from these documents' texts by the model and
+    tokenizer `value` pins; the model (`embedder` when it has the pinned name, else the files `value`
+    names, relative to `folder`, checked against their hashes) must embed to the sidecar's width.
+    Never raises."""
+    model, tokenizer = _pin(value.get("model")), _pin(value.get("tokenizer"))
+    max_tokens = value.get("max_tokens")
+    if (model is None or tokenizer is None or value.get("vectors") != SIDECAR_FILE
+            or not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= 1 << 16):
+        return None, "search.json's semantic value is malformed"
+    digest = documents_sha256(dense_texts(documents))
+    if value.get("documents_sha256") != digest:
+        return None, "search.json's vectors were made from other documents than it holds"
+    try:
+        dense_modules()
+    except DenseUnavailable as exc:
+        return None, str(exc)
+    try:
+        sidecar = decode((folder / SIDECAR_FILE).read_bytes())
+    except OSError as exc:
+        return None, f"{SIDECAR_FILE} cannot be read ({exc.strerror or exc}): rebuild the package"
+    except SidecarError as exc:
+        return None, f"{SIDECAR_FILE} is refused: {exc}; rebuild the package"
+    header = sidecar.header
+    wanted = {"count": len(documents), "documents_sha256": digest, "max_tokens": max_tokens,
+              "model_sha256": model[1], "tokenizer_sha256": tokenizer[1]}
+    if any(header.get(k) != v for k, v in wanted.items()):
+        return None, f"{SIDECAR_FILE} was not made from this search.json's documents by its pinned model: rebuild"
+    try:
+        if embedder is None or embedder.name != f"onnx:{model[1]}:{tokenizer[1]}":
+            embedder = pinned_embedder(folder / model[0], model[1], folder / tokenizer[0], tokenizer[1], max_tokens)
+        width = len(embedder.embed(["tool search"])[0])
+    except (DenseModelError, DenseUnavailable) as exc:
+        return None, str(exc)
+    if sidecar.vectors.shape[0] and width != sidecar.vectors.shape[1]:
+        return None, f"the model embeds {width} dimensions, {SIDECAR_FILE} holds {sidecar.vectors.shape[1]}: rebuild"
+    return DenseIndex(sidecar.vectors, embedder), None
+
+
+class DenseIndex:
+    """The documents' dense vectors (count × dimensions, from the sidecar) and the model that embeds
+    a request in their space."""
+
+    def __init__(self, vectors: Any, embedder: Embedder) -> None:
+        self._vectors = vectors
+        self._embedder = embedder
+
+    def similarity(self, text: str) -> Any | None:
+        """Per document (in order), the cosine similarity of `text` to it (numpy array), or None
+        when the model fails on it (a warning is logged once)."""
+        np, _, _ = dense_modules()
+        try:
+            query = np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
+        except (DenseModelError, ValueError) as exc:
+            warn_once(f"tool search ranks lexically: the dense model failed on a request ({exc})")
+            return None
+        if query.shape != (self._vectors.shape[1],) or not np.isfinite(query).all():
+            return None
+        return self._vectors @ query
+
+    def fuse(self, query: str, ranked: list[tuple[float, str, int]], pick: Callable[[int], str | None],
+             limit: int) -> list[tuple[float, str, int]]:
+        """`ranked` (the lexical ranking: (-score, tool, rowid), rowid from 1) fused with the dense
+        ranking of `query` by weighted reciprocal rank (module docstring): the same entries with the
+        fused score, plus the `DENSE_DEPTH` (at least `limit`) nearest documents for which `pick(rowid)`
+        names a tool the caller may use. `ranked` unchanged when the model fails on `query`."""
+        similarity = self.similarity(query)
+        if similarity is None or not len(similarity):
+            return ranked
+        np, _, _ = dense_modules()
+        scores: dict[int, float] = {}
+        tools: dict[int, str] = {}
+        for rank, (_, tool, rowid) in enumerate(sorted(ranked), 1):
+            scores[rowid] = 1.0 / (RRF_K + rank)
+            tools[rowid] = tool
+        depth, rank = max(DENSE_DEPTH, limit), 0
+        for index in np.argsort(-similarity, kind="stable"):
+            rowid = int(index) + 1
+            visible = tools.get(rowid) or pick(rowid)
+            if visible is None:
+                continue
+            rank += 1
+            tools[rowid] = visible
+            scores[rowid] = scores.get(rowid, 0.0) + DENSE_WEIGHT / (RRF_K + rank)
+            if rank >= depth:
+                break
+        return [(-round(score, 9), tools[rowid], rowid) for rowid, score in scores.items()]
