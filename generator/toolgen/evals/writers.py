@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx2 as httpx
 
-from .providers import PROVIDERS
+from .provider_names import PROVIDERS
 
 #: the most a model may write for one batch (the Messages API requires a bound; the others take it too)
 MAX_OUTPUT_TOKENS = 4096
