@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from toolgen.testing.loopback import LoopbackServer
@@ -95,7 +95,7 @@ class WriterModelServer(LoopbackServer):
                 self.end_headers()
                 self.wfile.write(data)
 
-        super().__init__(HTTPServer(("127.0.0.1", 0), Handler))
+        super().__init__(ThreadingHTTPServer(("127.0.0.1", 0), Handler))
 
     def base_url(self, provider: str) -> str:
         address: Any = self.httpd.server_address

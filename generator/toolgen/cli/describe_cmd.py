@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 import sys
+import tempfile
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +28,23 @@ from typing import Any, TypeVar
 
 import click
 
+from ..diagnostics import display_path
 from ..evals.provider_names import KEY_ENV, PROVIDERS, SDK_MODULES
 from ..scaffold.describe import MAX_DRAFTED, DescribeOptions
 from .exits import EXTRA_HINT, ExitCode, guarded
 from .terminal import terminal_safe
 
+_BOM = "\ufeff"
+#: `toolgen init --describe`: its writer runs after the draft is written
+INIT_COMMAND = "toolgen init --describe"
+#: what stands for the API key wherever a server echoed it (a failure message, a recording, an answer)
+REDACTED = "[redacted API key]"
+#: a key shorter than this is not searched for (it would hide ordinary words)
+MIN_KEY_CHARS = 8
 #: the most tools shown by name in each list of the summary
 SHOWN = 20
+#: the most dropped answer parts listed one by one (a model may answer thousands of items)
+SHOWN_DROPS = 50
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -104,8 +117,18 @@ def describe_command(intent_map: Path, spec: Path | None, provider: str | None, 
 
 
 def _fail(command: str, message: str) -> None:
-    click.echo(terminal_safe(f"{command}: {message}; nothing was written."), err=True)
+    after = ("the draft intent map was written without search expansions (`toolgen describe` drafts them)"
+             if command == INIT_COMMAND else "nothing was written")
+    click.echo(terminal_safe(f"{command}: {message}; {after}."), err=True)
     sys.exit(ExitCode.BAD_INPUT)
+
+
+def check_writer(command: str, choice: WriterChoice, intent_map: Path, spec: Path) -> None:
+    """Refuse (exit 2), before anything is written, a writer the run could not use: ``--record``
+    with ``--replay``, a recording that cannot be read or aims at an input, a missing key or SDK."""
+    if choice.configured:
+        _check_record(command, choice, {"intent map": intent_map, "spec": spec})
+        _make_writer(command, choice)
 
 
 def _require_sdk(command: str, provider: str) -> None:
@@ -130,26 +153,29 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
     from ..compile.inputs import require_spec, resolve_spec_path
     from ..compile.intent import load_intent_map
     from ..compile.load import load_spec
-    from ..diagnostics import DiagnosticSink, display_path
+    from ..diagnostics import DiagnosticSink
     from ..scaffold.describe import describe, plan_describe
 
     loaded = load_intent_map(intent_map)
+    saved = _read_saved(command, intent_map, loaded.text)
     spec_path = resolve_spec_path(loaded, spec)
     require_spec(loaded, spec_path, overridden=spec is not None)
     doc = load_spec(spec_path, sink=DiagnosticSink())
     shown = display_path(intent_map)
+    _check_record(command, choice, {"intent map": saved.path, "spec": spec_path})
     if not choice.configured:
         plan = plan_describe(doc, loaded, options)
         lacking = len(plan.todo) + len(plan.later)
         click.echo(f"{command}: no writer configured (--provider and --model, or --replay FILE): nothing drafted; "
                    f"{lacking:,} intent{'s' if lacking != 1 else ''} of {shown} lack search expansions.", err=True)
         return
-    writer, transport, cassette = _make_writer(command, choice)
+    writer, transport, cassette, key = _make_writer(command, choice)
+    redact = _redactor(key)
     try:
-        result = describe(doc, loaded, writer, options)
+        result = describe(doc, loaded, RedactingWriter(writer, redact), options, saved.text)
     except Exception as exc:  # noqa: BLE001 - the writer's SDK and transport raise their own error types
         mismatch = getattr(transport, "mismatch", None)
-        _fail(command, f"the writer failed: {mismatch or f'{type(exc).__name__}: {exc}'}")
+        _fail(command, redact(f"the writer failed: {mismatch or f'{type(exc).__name__}: {exc}'}"))
         return
     if cassette is not None and getattr(transport, "position", None) != len(cassette.exchanges):
         _fail(command, f"the run sent fewer requests than {choice.replay} recorded: the map or spec changed")
@@ -157,17 +183,147 @@ def run_describe(intent_map: Path, spec: Path | None, choice: WriterChoice, opti
         from ..evals.writers import Cassette
 
         writer_info = getattr(writer, "provider", choice.provider), getattr(writer, "model", choice.model)
-        Cassette(str(writer_info[0]), str(writer_info[1]), choice.base_url,
-                 list(getattr(transport, "exchanges", []))).write(choice.record)
-    if result.text != loaded.text:
-        tmp = intent_map.with_name(intent_map.name + ".tmp")
-        tmp.write_text(result.text, encoding="utf-8")
-        os.replace(tmp, intent_map)
+        try:
+            Cassette(str(writer_info[0]), str(writer_info[1]), _without_userinfo(choice.base_url),
+                     [_redacted(e, redact) for e in getattr(transport, "exchanges", [])]).write(choice.record)
+        except OSError as exc:
+            _fail(command, f"cannot write the recording --record {choice.record}: {exc.strerror or exc}")
+    if result.text != saved.text:
+        _write_saved(command, saved, result.text)
     _report(command, shown, result)
 
 
-def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
-    """(writer, its transport, the cassette replayed or None)."""
+def _check_record(command: str, choice: WriterChoice, inputs: dict[str, Path]) -> None:
+    """Refuse a ``--record`` file that is a folder, or one of the run's inputs (the recording would
+    replace it), before anything is sent."""
+    if choice.record is None:
+        return
+    if choice.record.is_dir():
+        _fail(command, f"--record {choice.record} is a folder: name a JSON file to record into")
+    target = os.path.realpath(choice.record)
+    for what, path in inputs.items():
+        if target == os.path.realpath(path):
+            _fail(command, f"--record {choice.record} is the {what} this run reads: name another file")
+
+
+@dataclass(frozen=True)
+class SavedMap:
+    """The intent map as saved: its bytes, whether they start with a byte order mark, and its text
+    without the mark, line breaks as saved (CRLF, LF or CR: a draft keeps them)."""
+
+    path: Path
+    raw: bytes
+    bom: bool
+    text: str
+
+
+def _read_saved(command: str, intent_map: Path, loaded_text: str) -> SavedMap:
+    """The map as saved (a symlink's target: the link stays); refuses a map no one may write (mode
+    without a write bit: its owner meant it to stay as it is) or one that changed since it was loaded."""
+    path = Path(os.path.realpath(intent_map))
+    shown = display_path(intent_map)
+    try:
+        raw = path.read_bytes()
+        mode = path.stat().st_mode
+    except OSError as exc:
+        _fail(command, f"cannot read {shown}: {exc.strerror}")
+        raise
+    if not mode & 0o222:
+        _fail(command, f"{shown} is read-only: make it writable (chmod u+w) to draft into it")
+    text = raw.decode("utf-8", "replace")
+    bom = text.startswith(_BOM)
+    text = text.removeprefix(_BOM)
+    if text.replace("\r\n", "\n").replace("\r", "\n") != loaded_text:
+        _fail(command, f"{shown} changed while it was read: run again")
+    return SavedMap(path, raw, bom, text)
+
+
+def _write_saved(command: str, saved: SavedMap, text: str) -> None:
+    """Replace the map with `text` (its byte order mark put back) atomically: a new file beside it,
+    with the map's mode, renamed over it; refused when the map changed since it was read."""
+    shown = display_path(saved.path)
+    data = ((_BOM if saved.bom else "") + text).encode("utf-8")
+    try:
+        with open(saved.path, "rb") as held:
+            _lock(held.fileno())  # released when closed: after the rename
+            _replace_unchanged(command, saved, data, shown)
+    except OSError as exc:
+        _fail(command, f"cannot write {shown}: {exc.strerror or exc}")
+
+
+def _lock(fd: int) -> None:
+    """Hold an exclusive lock on the open map: a second run that opened it before this one renames
+    a new file over it waits here, then finds it changed (no lock where the OS has no ``flock``)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _replace_unchanged(command: str, saved: SavedMap, data: bytes, shown: str) -> None:
+    """Rename a new file holding `data`, with the map's mode, over the map, unless the map (read by
+    its path, under the lock) is no longer what was read."""
+    if saved.path.read_bytes() != saved.raw:
+        _fail(command, f"{shown} changed while the writer drafted (another run or an editor saved it): run again")
+    mode = stat.S_IMODE(saved.path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(dir=saved.path.parent, prefix=f".{saved.path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, saved.path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _redactor(key: str) -> Callable[[str], str]:
+    """What hides the API key `key` in a text (one too short to find safely is left: `MIN_KEY_CHARS`)."""
+    if len(key) < MIN_KEY_CHARS:
+        return lambda text: text
+    return lambda text: text.replace(key, REDACTED)
+
+
+def _without_userinfo(url: str | None) -> str | None:
+    """`url` without a ``user:password@`` part (a credential a recording must not keep)."""
+    if url is None or "@" not in url:
+        return url
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]))
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` (an exchange's JSON) with `redact` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class RedactingWriter:
+    """A writer whose answers have the API key hidden (a server that echoes it reaches neither the
+    map nor the terminal through the answer)."""
+
+    inner: Any
+    redact: Callable[[str], str]
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    def write(self, system: str, prompt: str, schema: Any) -> str:
+        return self.redact(self.inner.write(system, prompt, schema))
+
+
+def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any, str]:
+    """(writer, its transport, the cassette replayed or None, the API key it sends)."""
     if choice.record is not None and choice.replay is not None:
         _fail(command, "--record and --replay exclude each other")
     cassette = None
@@ -180,6 +336,15 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
             _fail(command, f"{choice.replay}: {exc}")
         assert cassette is not None
         provider, model, base_url, key = cassette.provider, cassette.model, cassette.base_url, "replay"
+        if provider not in PROVIDERS:
+            _fail(command, f"{choice.replay}: the recording's writer has an unknown provider {provider!r}: "
+                           f"use one of {', '.join(PROVIDERS)}")
+        asked = {"--provider": (choice.provider, provider), "--model": (choice.model, model),
+                 "--base-url": (choice.base_url, base_url)}
+        for option, (given, recorded) in asked.items():
+            if given is not None and given != recorded:
+                _fail(command, f"{choice.replay} recorded {option} {recorded!r}, not {given!r}: drop {option} "
+                               "to replay the recording, or record a run of the writer you name")
     else:
         assert choice.provider is not None and choice.model is not None
         provider, model, base_url = choice.provider, choice.model, choice.base_url
@@ -198,7 +363,7 @@ def _make_writer(command: str, choice: WriterChoice) -> tuple[Any, Any, Any]:
     try:
         client = httpx.Client(transport=transport, timeout=300.0)
         return make_writer(provider, model, api_key=key or "none", base_url=base_url, http_client=client), \
-            transport, cassette
+            transport, cassette, key
     except ValueError as exc:
         _fail(command, str(exc))
         raise
@@ -217,12 +382,14 @@ def _report(command: str, shown: str, result: Any) -> None:
         echo(f"  over --max-tools, for a later run: {_names(plan.later)}", err=True)
     for key, why in plan.skipped:
         echo(terminal_safe(f"  not drafted: {key}: {why}"), err=True)
-    for key, why in result.dropped:
+    for key, why in result.dropped[:SHOWN_DROPS]:
         echo(terminal_safe(f"  dropped from the answer: {key + ': ' if key else ''}{why}"), err=True)
+    if len(result.dropped) > SHOWN_DROPS:
+        echo(f"  and {len(result.dropped) - SHOWN_DROPS:,} more dropped from the answers", err=True)
     if drafted:
         echo(f"Next: review each `# decide [examples-unreviewed]` mark in {shown}: keep the requests users would "
              "say, fix or delete the rest, then delete the mark (`toolgen lint --strict` reports each until then).",
              err=True)
 
 
-__all__ = ["WriterChoice", "describe_command", "describe_options", "run_describe", "writer_options"]
+__all__ = ["INIT_COMMAND", "RedactingWriter", "WriterChoice", "check_writer", "describe_command", "describe_options", "run_describe", "writer_options"]

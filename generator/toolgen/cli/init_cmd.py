@@ -24,7 +24,7 @@ from ..compile.load import load_spec
 from ..diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, SourceLocation, display_path
 from ..scaffold.describe import DescribeOptions
 from ..scaffold.init import api_name_from, draft_intent_map, renamed_keyword
-from .describe_cmd import WriterChoice, run_describe, writer_options
+from .describe_cmd import INIT_COMMAND, WriterChoice, check_writer, run_describe, writer_options
 from .exits import guarded
 
 
@@ -62,6 +62,9 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     if not spec.exists():
         raise DiagnosticError([Diagnostic("spec-not-found", "error", f"spec file not found: {display_path(spec)}",
                                           SourceLocation(display_path(spec)), "check the path")])
+    choice = WriterChoice(provider, model, base_url, api_key_env, record, replay)
+    if describe:
+        check_writer("toolgen init", choice, target, spec)
     loaded = DiagnosticSink()
     doc = load_spec(spec, sink=loaded)
     spec_ref = Path(os.path.relpath(spec.resolve(), target.resolve().parent)).as_posix()
@@ -110,9 +113,8 @@ def init_command(spec: Path, out: Path | None, api_name: str | None, force: bool
     if result.secrets:
         steps.append("to call the API: export " + " ".join(f"{s}=..." for s in result.secrets)
                      + f"   (named in the map's `auth:`), then toolgen call generated/{name} TOOL --args JSON")
-    choice = WriterChoice(provider, model, base_url, api_key_env, record, replay)
     if not describe and (choice.configured or provider or model or record):
         click.echo("toolgen: the writer's options take effect with --describe only; nothing was drafted.", err=True)
     if describe:
-        run_describe(target, None, choice, DescribeOptions(), "toolgen init --describe")
+        run_describe(target, None, choice, DescribeOptions(), INIT_COMMAND)
     click.echo("Next:\n" + "\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)), err=True)

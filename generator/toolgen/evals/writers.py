@@ -26,6 +26,8 @@ from .provider_names import PROVIDERS
 #: the most a model may write for one batch (the Messages API requires a bound; the others take it too)
 MAX_OUTPUT_TOKENS = 4096
 ANSWER_NAME = "search_expansions"
+#: the largest recording read (a run of 1,000 tools records about 10 MB)
+MAX_CASSETTE_BYTES = 256 * 1024 * 1024
 
 
 @dataclass
@@ -131,8 +133,16 @@ class Cassette:
 
     @classmethod
     def read(cls, path: Path) -> Cassette:
-        """Raises `OSError` when the file cannot be read, `ValueError` when it is no cassette."""
-        data = json.loads(path.read_text(encoding="utf-8"))
+        """Raises `OSError` when the file cannot be read, `ValueError` when it is no cassette: not a
+        regular file (a device or pipe may never end), over `MAX_CASSETTE_BYTES`, not JSON or not
+        of the shape."""
+        if not path.is_file():
+            raise ValueError("not a regular file: name a recording written by --record")
+        with path.open("rb") as tape:
+            raw = tape.read(MAX_CASSETTE_BYTES + 1)
+        if len(raw) > MAX_CASSETTE_BYTES:
+            raise ValueError(f"the recording has more than {MAX_CASSETTE_BYTES:,} bytes")
+        data = json.loads(raw.decode("utf-8"))
         if not _is_cassette(data):
             raise ValueError("not a describe cassette: {\"writer\": {provider, model, base_url}, \"exchanges\": "
                              "[{request: {method, path, body}, response: {status, content_type, body}}, ...]}")

@@ -362,11 +362,12 @@ def _taken(loaded: LoadedIntentMap, replaced: set[str]) -> set[str]:
     return {_norm(t) for t in given}
 
 
-def describe(doc: SpecDocument, loaded: LoadedIntentMap, writer: Writer, options: DescribeOptions
-             ) -> DescribeResult:
+def describe(doc: SpecDocument, loaded: LoadedIntentMap, writer: Writer, options: DescribeOptions,
+             text: str | None = None) -> DescribeResult:
     """Draft the expansions of the planned tools, one writer request per batch, and splice them into
-    the map's text (`toolgen.scaffold.describe_edit.splice`, which raises `ValueError` when the edit
-    would change anything but those fields). Writer errors propagate."""
+    the map's text (`toolgen.scaffold.describe_edit.splice`, which leaves out a draft whose edit
+    would change anything but its fields). `text`: the map's text as saved (line breaks and all, no
+    byte order mark), when not `loaded.text`, which has them made LF. Writer errors propagate."""
     plan = plan_describe(doc, loaded, options)
     taken = _taken(loaded, {t.tool for t in plan.todo} if options.replace else set())
     schema = answer_schema(options.examples)
@@ -379,14 +380,15 @@ def describe(doc: SpecDocument, loaded: LoadedIntentMap, writer: Writer, options
         found, lost = parse_answer(answer, [t.tool for t in batch], options.examples, taken)
         drafted.update(found)
         dropped.extend(lost)
-    text = loaded.text
+    original = loaded.text if text is None else text
+    text = original
     if drafted:
         refs = {t.tool: t.ref for t in plan.todo if t.ref is not None}
         for key in refs.keys() & drafted.keys():  # an include group's tool has no place for guidance
             drafted[key] = Expansion(drafted[key].examples)
             if not drafted[key].examples:
                 del drafted[key]
-        text, unwritten = splice(loaded.text, drafted, mark_text(writer.name), replace=options.replace,
+        text, unwritten = splice(original, drafted, mark_text(writer.name), replace=options.replace,
                                  refs=refs)
         for key, why in sorted(unwritten.items()):
             del drafted[key]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,10 +48,47 @@ class Expansion:
         return out
 
 
+#: where YAML (and ruamel's line numbers) break lines: after LF, CRLF or a lone CR; never at the
+#: other breaks `str.splitlines` knows (U+2028, U+2029, U+0085), which ruamel does not count
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+
+def _lines(text: str) -> list[str]:
+    """`text` cut into lines as YAML counts them, each with its line break."""
+    return [line for line in _LINE_END.split(text) if line]
+
+
+def _newline(line: str) -> str:
+    """The line break `line` ends with (LF when none)."""
+    return "\r\n" if line.endswith("\r\n") else "\r" if line.endswith("\r") else "\n"
+
+
 def _block(node: Any) -> bool:
     """Whether `node` is a non-empty block mapping of a round-trip tree."""
     fa = getattr(node, "fa", None)
     return isinstance(node, dict) and bool(node) and hasattr(node, "lc") and fa is not None and not fa.flow_style()
+
+
+_MARKER = re.compile(r"(?:\.\.\.|---)(?:[ \t]|\r?\n|\r|$)")
+
+
+def _document_end(lines: list[str]) -> int:
+    """The index of the line that ends the map's document (``...``, or the ``---`` that starts a
+    next one) after its content, or the line count: what is drafted goes above it."""
+    content = False
+    for i, line in enumerate(lines):
+        if content and _MARKER.match(line):
+            return i
+        stripped = line.strip()
+        content = content or bool(stripped and not stripped.startswith("#") and not _MARKER.match(line))
+    return len(lines)
+
+
+def _own(node: Any) -> list[Any]:
+    """The keys written in `node`'s own text: not those a merge key (``<<: *base``) brings, which
+    have no line of their own."""
+    written = node.lc.data or {}
+    return [k for k in node if k in written]
 
 
 def _indent(line: str) -> int:
@@ -74,28 +112,30 @@ def _content_end(lines: list[str], start: int, stop: int, child_indent: int) -> 
 def _block_bounds(root: Any, line_count: int) -> dict[str, tuple[int, int]]:
     """Intent key -> (its key's line, the line where the next intent or top-level key starts), 0-based."""
     tools = root["tools"]
-    top = sorted(root.lc.key(k)[0] for k in root)
+    top = sorted(root.lc.key(k)[0] for k in _own(root))
     tools_line = root.lc.key("tools")[0]
     tools_end = next((n for n in top if n > tools_line), line_count)
-    starts = sorted((tools.lc.key(k)[0], str(k)) for k in tools)
+    starts = sorted((tools.lc.key(k)[0], str(k)) for k in _own(tools))
     return {key: (line, starts[i + 1][0] if i + 1 < len(starts) else tools_end)
             for i, (line, key) in enumerate(starts)}
 
 
 def _written(node: Any, drafted: Mapping[str, Any], replace: bool) -> dict[str, Any]:
-    return {k: v for k, v in drafted.items() if replace or k not in node}
+    """The drafted fields to write into `node`: all with `replace`, else those it lacks (absent, null
+    or an empty list: what `toolgen.scaffold.describe` counts as no expansion; its line is replaced)."""
+    return {k: v for k, v in drafted.items() if replace or node.get(k) in (None, [])}
 
 
 def _edit_intent(lines: list[str], node: Any, bounds: tuple[int, int], fields: Mapping[str, Any],
                  mark: str | None) -> list[str]:
     """`lines` with one intent's fields written (see the module docstring)."""
     key_line, stop = bounds
-    members = sorted((node.lc.key(k)[0], node.lc.key(k)[1], str(k)) for k in node)
+    members = sorted((node.lc.key(k)[0], node.lc.key(k)[1], str(k)) for k in _own(node))
     child_indent = members[0][1]
     pad = " " * child_indent
     out = list(lines)
     end = _content_end(out, key_line, stop, child_indent)
-    newline = "\r\n" if out[key_line].endswith("\r\n") else "\n"
+    newline = _newline(out[key_line])
     added: list[str] = []
     for name, value in fields.items():
         if isinstance(value, list):
@@ -124,22 +164,25 @@ def _entry_lines(ref: str, texts: list[str], pad: str, mark: str | None, newline
     return out + [f"{pad}  - {json.dumps(t, ensure_ascii=False)}{newline}" for t in texts]
 
 
-def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]], mark: str | None) -> list[str]:
+def _edit_examples(lines: list[str], root: Any, entries: Mapping[str, list[str]], mark: str | None,
+                   doc_end: int) -> list[str]:
     """`lines` with `entries` (operation reference -> requests) added to the top-level `examples:`
-    mapping (after its last entry), or with that mapping added at the end of the map."""
+    mapping (after its last entry), or with that mapping added at the end of the map's document
+    (line `doc_end`)."""
     out = list(lines)
-    newline = "\r\n" if out and out[0].endswith("\r\n") else "\n"
-    if out and not out[-1].endswith(("\n", "\r")):
-        out[-1] += newline
+    newline = _newline(out[0]) if out else "\n"
+    if doc_end > 0 and not out[doc_end - 1].endswith(("\n", "\r")):
+        out[doc_end - 1] += newline
     if "examples" not in root:
         added = [f"examples:{newline}"]
         for ref in sorted(entries):
             added += _entry_lines(ref, entries[ref], "  ", mark, newline)
-        return out + added
+        out[doc_end:doc_end] = added
+        return out
     node = root["examples"]
     start = root.lc.key("examples")[0]
-    stop = next((n for n in sorted(root.lc.key(k)[0] for k in root) if n > start), len(out))
-    indent = node.lc.key(next(iter(node)))[1]
+    stop = next((n for n in sorted(root.lc.key(k)[0] for k in _own(root)) if n > start), doc_end)
+    indent = node.lc.key(_own(node)[0])[1]
     end = _content_end(out, start, stop, indent)
     added = []
     for ref in sorted(entries):
@@ -159,19 +202,20 @@ def _expected(old: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping
 
 def _apply(text: str, root: Any, edits: Mapping[str, Mapping[str, Any]], entries: Mapping[str, list[str]],
            mark: str | None) -> str:
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
+    doc_end = _document_end(lines)
     regions: list[tuple[int, str]] = []  # (first line, intent key or "" for the top-level examples)
     bounds: dict[str, tuple[int, int]] = {}
     if edits:
-        bounds = _block_bounds(root, len(lines))
+        bounds = _block_bounds(root, doc_end)
         regions += [(bounds[key][0], key) for key in edits]
     if entries:
-        regions.append((root.lc.key("examples")[0] if "examples" in root else len(lines), ""))
+        regions.append((root.lc.key("examples")[0] if "examples" in root else doc_end, ""))
     for _, key in sorted(regions, reverse=True):  # bottom up: the lines above a region stay put
         if key:
             lines = _edit_intent(lines, root["tools"][key], bounds[key], edits[key], mark)
         else:
-            lines = _edit_examples(lines, root, entries, mark)
+            lines = _edit_examples(lines, root, entries, mark, doc_end)
     return "".join(lines)
 
 
@@ -192,7 +236,8 @@ def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], r
     skipped: dict[str, str] = {}
     for key, draft in drafts.items():
         if key in refs:
-            if not isinstance(examples, dict) or ("examples" in root and not _block(examples)):
+            writable = _block(examples) and bool(_own(examples))
+            if not isinstance(examples, dict) or ("examples" in root and not writable):
                 skipped[key] = "the map's top-level `examples:` is not a block mapping (write its requests by hand)"
             elif refs[key] in examples:
                 skipped[key] = f"the top-level `examples:` has {refs[key]!r} already"
@@ -200,6 +245,9 @@ def _plan(root: Any, drafts: Mapping[str, Expansion], refs: Mapping[str, str], r
                 entries[refs[key]] = list(draft.examples)
             continue
         node = tools.get(key) if tools is not None and _block(tools) else None
+        if node is not None and key not in _own(tools):
+            skipped[key] = "its intent is merged into `tools:` from elsewhere (write its expansions by hand)"
+            continue
         if not _block(node):
             skipped[key] = "its intent is not a block mapping (write its expansions by hand)"
             continue
@@ -230,7 +278,8 @@ def splice(text: str, drafts: Mapping[str, Expansion], mark: str | None, *, repl
         if _same(_apply(text, root, trial, {}, mark), _expected(old, trial, {})):
             kept = trial
         else:
-            skipped[key] = "writing it into the text would change more than its expansions (an alias or merge)"
+            skipped[key] = ("writing it into the text would change more than its expansions (an alias or a merge of "
+                            "it, or a `|+` block scalar at its end): write its expansions by hand")
     if entries and not _same(_apply(text, root, kept, entries, mark), _expected(old, kept, entries)):
         by_ref = {ref: key for key, ref in (refs or {}).items()}
         skipped.update({by_ref[ref]: "writing the top-level `examples:` would change more than its entries"
